@@ -1,0 +1,121 @@
+/**
+ * Typed store errors. Each one carries OpenSearch's error `type` string and HTTP status so the
+ * index API can answer `{error: {root_cause, type, reason, ...}, status}` without a lookup table,
+ * and a platform adapter can rebuild the same class from an OpenSearch error body.
+ */
+export class StoreError extends Error {
+  readonly type: string
+  readonly status: number
+  readonly reason: string
+  /** Extra keys OpenSearch puts next to `type`/`reason` (`index`, `index_uuid`, `resource.id`, ...). */
+  readonly metadata: Record<string, unknown>
+
+  constructor(type: string, status: number, reason: string, metadata: Record<string, unknown> = {}) {
+    super(reason)
+    this.name = new.target.name
+    this.type = type
+    this.status = status
+    this.reason = reason
+    this.metadata = metadata
+  }
+
+  /** The `error` object of OpenSearch's REST error body. */
+  toOpenSearch(): { root_cause: Record<string, unknown>[]; type: string; reason: string; [k: string]: unknown } {
+    const cause = { type: this.type, reason: this.reason, ...this.metadata }
+    return { root_cause: [cause], ...cause }
+  }
+}
+
+const indexMeta = (index: string, uuid = '_na_') => ({ index_uuid: uuid, index })
+
+export class VersionConflict extends StoreError {
+  constructor(reason: string, index: string, uuid?: string) {
+    super('version_conflict_engine_exception', 409, reason, { ...indexMeta(index, uuid), shard: '0' })
+  }
+}
+
+export class IndexNotFound extends StoreError {
+  constructor(index: string) {
+    super('index_not_found_exception', 404, `no such index [${index}]`, {
+      'resource.type': 'index_or_alias',
+      'resource.id': index,
+      ...indexMeta(index),
+    })
+  }
+}
+
+export class DocumentMissing extends StoreError {
+  constructor(index: string, id: string, uuid?: string) {
+    super('document_missing_exception', 404, `[${id}]: document missing`, { ...indexMeta(index, uuid), shard: '0' })
+  }
+}
+
+export class AlreadyExists extends StoreError {
+  constructor(reason: string, index?: string, uuid?: string) {
+    super('resource_already_exists_exception', 400, reason, index === undefined ? {} : indexMeta(index, uuid))
+  }
+}
+
+export class StrictMappingViolation extends StoreError {
+  constructor(field: string, parent = '_doc') {
+    super(
+      'strict_dynamic_mapping_exception',
+      400,
+      `mapping set to strict, dynamic introduction of [${field}] within [${parent}] is not allowed`,
+    )
+  }
+}
+
+export class MapperParsing extends StoreError {
+  constructor(reason: string) {
+    super('mapper_parsing_exception', 400, reason)
+  }
+}
+
+export class IllegalArgument extends StoreError {
+  constructor(reason: string) {
+    super('illegal_argument_exception', 400, reason)
+  }
+}
+
+export class ParsingError extends StoreError {
+  constructor(reason: string) {
+    super('parsing_exception', 400, reason)
+  }
+}
+
+export class InvalidIndexName extends StoreError {
+  constructor(index: string, why: string) {
+    super('invalid_index_name_exception', 400, `Invalid index name [${index}], ${why}`, indexMeta(index))
+  }
+}
+
+/** A missing alias, template or data stream (OpenSearch uses `resource_not_found_exception`). */
+export class ResourceNotFound extends StoreError {
+  constructor(reason: string) {
+    super('resource_not_found_exception', 404, reason)
+  }
+}
+
+export class AliasesNotFound extends StoreError {
+  constructor(names: string[]) {
+    super('aliases_not_found_exception', 404, `aliases [${names.join(',')}] missing`, {
+      'resource.type': 'aliases',
+      'resource.id': names.join(','),
+    })
+  }
+}
+
+/** Unknown or expired point in time. */
+export class SearchContextMissing extends StoreError {
+  constructor(id: string) {
+    super('search_context_missing_exception', 404, `No search context found for id [${id}]`)
+  }
+}
+
+/** Sorting/aggregating on something that cannot be sorted (text without fielddata, unmapped field). */
+export class QueryShardError extends StoreError {
+  constructor(reason: string) {
+    super('query_shard_exception', 400, reason)
+  }
+}

@@ -1,0 +1,493 @@
+/**
+ * The Store port: every feature reads and writes indices through this interface, whose semantics
+ * and shapes are OpenSearch's. Parameters mirror `@opensearch-project/opensearch` request params
+ * (`{index, id, body, if_seq_no, ...}`) and responses are OpenSearch REST bodies, so the platform
+ * adapter is a thin mapping and the index API only serialises what it gets back.
+ *
+ * Failures throw the typed errors of `./errors`. Not-found documents are answers, not errors,
+ * exactly like OpenSearch: `get` returns `{found: false}` and `delete` returns `result: "not_found"`.
+ */
+import { Type as T, type Static } from '@sinclair/typebox'
+
+// ---------------------------------------------------------------------------------------------
+// Validated input (TypeBox). Deep structures (queries, mappings) stay open records: the store
+// validates them itself and answers with OpenSearch's own parsing errors.
+
+const Json = T.Record(T.String(), T.Unknown())
+
+export const FieldType = T.Union(
+  [
+    'keyword', 'text', 'match_only_text', 'date', 'long', 'integer', 'short', 'byte', 'double',
+    'float', 'half_float', 'scaled_float', 'unsigned_long', 'boolean', 'ip', 'object', 'nested',
+    'flat_object', 'wildcard', 'constant_keyword', 'alias',
+  ].map((name) => T.Literal(name)),
+)
+export type FieldType = Static<typeof FieldType>
+
+export const Dynamic = T.Union([T.Boolean(), T.Literal('true'), T.Literal('false'), T.Literal('strict')])
+export type Dynamic = Static<typeof Dynamic>
+
+/** One property of a mapping; sub-objects recurse through `properties`, multi-fields through `fields`. */
+export const FieldMapping = T.Recursive((Self) =>
+  T.Object(
+    {
+      type: T.Optional(T.String()),
+      properties: T.Optional(T.Record(T.String(), Self)),
+      fields: T.Optional(T.Record(T.String(), Self)),
+      dynamic: T.Optional(Dynamic),
+      enabled: T.Optional(T.Boolean()),
+      ignore_above: T.Optional(T.Integer()),
+      format: T.Optional(T.String()),
+      index: T.Optional(T.Boolean()),
+    },
+    { additionalProperties: true },
+  ),
+)
+export type FieldMapping = Static<typeof FieldMapping>
+
+export const Mappings = T.Object(
+  {
+    dynamic: T.Optional(Dynamic),
+    properties: T.Optional(T.Record(T.String(), FieldMapping)),
+    date_detection: T.Optional(T.Boolean()),
+    numeric_detection: T.Optional(T.Boolean()),
+    _meta: T.Optional(Json),
+  },
+  { additionalProperties: true },
+)
+export type Mappings = Static<typeof Mappings>
+
+/** Settings as sent: nested (`{index: {hidden: true}}`), flat (`{"index.hidden": true}`) or bare (`{hidden: true}`). */
+export const IndexSettings = Json
+export type IndexSettings = Static<typeof IndexSettings>
+
+export const AliasDefinition = T.Object(
+  {
+    filter: T.Optional(Json),
+    routing: T.Optional(T.String()),
+    index_routing: T.Optional(T.String()),
+    search_routing: T.Optional(T.String()),
+    is_write_index: T.Optional(T.Boolean()),
+    is_hidden: T.Optional(T.Boolean()),
+  },
+  { additionalProperties: false },
+)
+export type AliasDefinition = Static<typeof AliasDefinition>
+
+export const CreateIndexBody = T.Object(
+  {
+    settings: T.Optional(IndexSettings),
+    mappings: T.Optional(Mappings),
+    aliases: T.Optional(T.Record(T.String(), AliasDefinition)),
+  },
+  { additionalProperties: false },
+)
+export type CreateIndexBody = Static<typeof CreateIndexBody>
+
+export const IndexTemplateBody = T.Object(
+  {
+    index_patterns: T.Union([T.String(), T.Array(T.String())]),
+    priority: T.Optional(T.Integer({ minimum: 0 })),
+    version: T.Optional(T.Integer()),
+    composed_of: T.Optional(T.Array(T.String())),
+    template: T.Optional(CreateIndexBody),
+    data_stream: T.Optional(T.Object({ timestamp_field: T.Optional(T.Object({ name: T.String() })) })),
+    _meta: T.Optional(Json),
+  },
+  { additionalProperties: false },
+)
+export type IndexTemplateBody = Static<typeof IndexTemplateBody>
+
+const AliasActionTarget = T.Object(
+  {
+    index: T.Optional(T.String()),
+    indices: T.Optional(T.Array(T.String())),
+    alias: T.Optional(T.String()),
+    aliases: T.Optional(T.Array(T.String())),
+    ...AliasDefinition.properties,
+    must_exist: T.Optional(T.Boolean()),
+  },
+  { additionalProperties: false },
+)
+export const AliasAction = T.Union([
+  T.Object({ add: AliasActionTarget }),
+  T.Object({ remove: AliasActionTarget }),
+  T.Object({ remove_index: T.Object({ index: T.Optional(T.String()), indices: T.Optional(T.Array(T.String())) }) }),
+])
+export type AliasAction = Static<typeof AliasAction>
+
+export const UpdateAliasesBody = T.Object({ actions: T.Array(AliasAction) })
+export type UpdateAliasesBody = Static<typeof UpdateAliasesBody>
+
+/** A query-DSL node, e.g. `{term: {user: "kimchy"}}`. Parsed by `./query`, which throws `ParsingError`. */
+export type Query = Record<string, unknown>
+
+export const SourceFilter = T.Union([
+  T.Boolean(),
+  T.String(),
+  T.Array(T.String()),
+  T.Object(
+    {
+      includes: T.Optional(T.Union([T.String(), T.Array(T.String())])),
+      excludes: T.Optional(T.Union([T.String(), T.Array(T.String())])),
+      include: T.Optional(T.Union([T.String(), T.Array(T.String())])),
+      exclude: T.Optional(T.Union([T.String(), T.Array(T.String())])),
+    },
+    { additionalProperties: false },
+  ),
+])
+export type SourceFilter = Static<typeof SourceFilter>
+
+export const SortOrder = T.Union([T.Literal('asc'), T.Literal('desc')])
+/** `"field"`, `{"field": "desc"}`, `{"field": {"order", "missing", "unmapped_type", "mode"}}`, or a list of them. */
+export const SortClause = T.Union([
+  T.String(),
+  T.Record(
+    T.String(),
+    T.Union([
+      SortOrder,
+      T.Object(
+        {
+          order: T.Optional(SortOrder),
+          missing: T.Optional(T.Union([T.String(), T.Number()])),
+          unmapped_type: T.Optional(T.String()),
+          mode: T.Optional(T.String()),
+        },
+        { additionalProperties: true },
+      ),
+    ]),
+  ),
+])
+export type SortClause = Static<typeof SortClause>
+
+export const SearchBody = T.Object(
+  {
+    query: T.Optional(Json),
+    from: T.Optional(T.Integer({ minimum: 0 })),
+    size: T.Optional(T.Integer({ minimum: 0 })),
+    sort: T.Optional(T.Union([SortClause, T.Array(SortClause)])),
+    search_after: T.Optional(T.Array(T.Unknown())),
+    track_total_hits: T.Optional(T.Union([T.Boolean(), T.Integer({ minimum: 0 })])),
+    _source: T.Optional(SourceFilter),
+    seq_no_primary_term: T.Optional(T.Boolean()),
+    version: T.Optional(T.Boolean()),
+    aggs: T.Optional(Json),
+    aggregations: T.Optional(Json),
+    pit: T.Optional(T.Object({ id: T.String(), keep_alive: T.Optional(T.String()) })),
+    track_scores: T.Optional(T.Boolean()),
+    timeout: T.Optional(T.String()),
+    terminate_after: T.Optional(T.Integer()),
+    stored_fields: T.Optional(T.Union([T.String(), T.Array(T.String())])),
+  },
+  { additionalProperties: true },
+)
+export type SearchBody = Static<typeof SearchBody>
+
+export const UpdateBody = T.Object(
+  {
+    doc: T.Optional(Json),
+    upsert: T.Optional(Json),
+    doc_as_upsert: T.Optional(T.Boolean()),
+    detect_noop: T.Optional(T.Boolean()),
+    _source: T.Optional(SourceFilter),
+    script: T.Optional(T.Unknown()),
+  },
+  { additionalProperties: false },
+)
+export type UpdateBody = Static<typeof UpdateBody>
+
+// ---------------------------------------------------------------------------------------------
+// Request parameters (client-shaped)
+
+export type ExpandWildcards = 'open' | 'closed' | 'hidden' | 'all' | 'none'
+
+/** How an index expression (`a,b*,-bc`, aliases, data streams) resolves to concrete indices. */
+export interface ResolveOptions {
+  expand_wildcards?: ExpandWildcards | ExpandWildcards[] | string
+  /** Missing concrete names are skipped instead of failing with `index_not_found_exception`. */
+  ignore_unavailable?: boolean
+  /** A wildcard (or `_all`) that matches nothing is fine; default true. */
+  allow_no_indices?: boolean
+}
+
+/** `true`, `false` or `wait_for`; the embedded store is always current, so all are equivalent. */
+export type Refresh = boolean | 'true' | 'false' | 'wait_for' | ''
+
+export type Source = Record<string, unknown>
+
+export interface WriteParams {
+  index: string
+  id?: string
+  refresh?: Refresh
+  if_seq_no?: number
+  if_primary_term?: number
+  /** `external`/`external_gte` take the caller's `version`; default `internal`. */
+  version?: number
+  version_type?: 'internal' | 'external' | 'external_gte'
+  timeout?: string
+}
+
+export interface IndexParams extends WriteParams {
+  body: Source
+  /** `create` fails with a version conflict if the id exists; data streams accept only `create`. */
+  op_type?: 'index' | 'create'
+}
+
+export interface UpdateParams extends WriteParams {
+  id: string
+  body: UpdateBody
+  retry_on_conflict?: number
+}
+
+export interface DeleteParams extends WriteParams {
+  id: string
+}
+
+export interface GetParams {
+  index: string
+  id: string
+  _source?: SourceFilter
+  _source_includes?: string | string[]
+  _source_excludes?: string | string[]
+  realtime?: boolean
+  refresh?: Refresh
+}
+
+/**
+ * Bulk body: the NDJSON lines already parsed, as the client takes them:
+ * `[{index: {_index, _id}}, {...doc}, {delete: {_id}}, {update: {_id}}, {doc: {...}}, ...]`.
+ */
+export type BulkLine = Record<string, unknown>
+export interface BulkParams {
+  index?: string
+  body: BulkLine[]
+  refresh?: Refresh
+}
+
+export interface SearchParams extends ResolveOptions {
+  /** Index expression; omitted or `_all` means every (non-hidden) index. Must be omitted with `pit`. */
+  index?: string | string[]
+  body?: SearchBody
+  /** Answer `hits.total` as a plain number, like `?rest_total_hits_as_int=true`. */
+  rest_total_hits_as_int?: boolean
+}
+
+export interface CountParams extends ResolveOptions {
+  index?: string | string[]
+  body?: { query?: Query }
+}
+
+export interface CreatePitParams extends ResolveOptions {
+  index: string | string[]
+  keep_alive: string
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses (OpenSearch REST bodies)
+
+export interface ShardsInfo {
+  total: number
+  successful: number
+  skipped?: number
+  failed: number
+}
+
+export interface Acknowledged {
+  acknowledged: boolean
+}
+
+export interface CreateIndexResponse extends Acknowledged {
+  shards_acknowledged: boolean
+  index: string
+}
+
+export type WriteResult = 'created' | 'updated' | 'deleted' | 'not_found' | 'noop'
+
+export interface WriteResponse {
+  _index: string
+  _id: string
+  _version: number
+  result: WriteResult
+  _shards: ShardsInfo
+  _seq_no: number
+  _primary_term: number
+  forced_refresh?: boolean
+}
+
+export type GetResponse =
+  | {
+      _index: string
+      _id: string
+      _version: number
+      _seq_no: number
+      _primary_term: number
+      found: true
+      _source?: Source
+    }
+  | { _index: string; _id: string; found: false }
+
+export interface BulkItemResult {
+  _index: string
+  _id: string | null
+  _version?: number
+  result?: WriteResult
+  _shards?: ShardsInfo
+  _seq_no?: number
+  _primary_term?: number
+  status: number
+  error?: ReturnType<import('./errors').StoreError['toOpenSearch']>
+}
+
+export interface BulkResponse {
+  took: number
+  errors: boolean
+  items: Array<Partial<Record<'index' | 'create' | 'update' | 'delete', BulkItemResult>>>
+}
+
+export interface SearchHit {
+  _index: string
+  _id: string
+  _score: number | null
+  _source?: Source
+  _version?: number
+  _seq_no?: number
+  _primary_term?: number
+  sort?: unknown[]
+  matched_queries?: string[]
+}
+
+export interface TermsBucket {
+  key: string | number
+  key_as_string?: string
+  doc_count: number
+  [subAggregation: string]: unknown
+}
+
+export type AggregationResult =
+  | { doc_count_error_upper_bound: number; sum_other_doc_count: number; buckets: TermsBucket[] }
+  | { value: number | null; value_as_string?: string }
+  | Record<string, unknown>
+
+export interface SearchResponse {
+  took: number
+  timed_out: boolean
+  _shards: ShardsInfo
+  hits: {
+    total?: { value: number; relation: 'eq' | 'gte' } | number
+    max_score: number | null
+    hits: SearchHit[]
+  }
+  aggregations?: Record<string, AggregationResult>
+  pit_id?: string
+}
+
+export interface CountResponse {
+  count: number
+  _shards: ShardsInfo
+}
+
+export interface IndexInfo {
+  aliases: Record<string, AliasDefinition>
+  mappings: Mappings
+  /** `{index: {number_of_shards: "1", hidden: "true", uuid, creation_date, provided_name, ...}}`, values as strings. */
+  settings: { index: Record<string, unknown> }
+  data_stream?: string
+}
+
+export interface IndexTemplateEntry {
+  name: string
+  index_template: IndexTemplateBody
+}
+
+export interface DataStreamInfo {
+  name: string
+  timestamp_field: { name: string }
+  indices: Array<{ index_name: string; index_uuid: string }>
+  generation: number
+  status: 'GREEN' | 'YELLOW' | 'RED'
+  template: string
+}
+
+export interface PitInfo {
+  pit_id: string
+  creation_time: number
+  keep_alive: number
+}
+
+export interface CreatePitResponse {
+  pit_id: string
+  _shards: ShardsInfo
+  creation_time: number
+}
+
+export interface DeletePitResponse {
+  pits: Array<{ pit_id: string; successful: boolean }>
+}
+
+/** A concrete index with what `_cat/indices` and `GET /<index>` need. */
+export interface IndexStats {
+  index: string
+  uuid: string
+  hidden: boolean
+  docs_count: number
+  data_stream?: string
+  creation_date: number
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export interface Store {
+  // Indices
+  createIndex(params: { index: string; body?: CreateIndexBody }): Promise<CreateIndexResponse>
+  deleteIndex(params: { index: string | string[] } & ResolveOptions): Promise<Acknowledged>
+  existsIndex(params: { index: string | string[] } & ResolveOptions): Promise<boolean>
+  getIndex(params: { index: string | string[] } & ResolveOptions): Promise<Record<string, IndexInfo>>
+  putMapping(params: { index: string | string[]; body: Mappings } & ResolveOptions): Promise<Acknowledged>
+  getMapping(params: { index?: string | string[] } & ResolveOptions): Promise<Record<string, { mappings: Mappings }>>
+  getSettings(
+    params: { index?: string | string[] } & ResolveOptions,
+  ): Promise<Record<string, { settings: { index: Record<string, unknown> } }>>
+  putSettings(params: { index: string | string[]; body: IndexSettings } & ResolveOptions): Promise<Acknowledged>
+  /** Concrete index names for an expression (comma lists, `*`, `-exclusions`, aliases, data streams). */
+  resolve(expression: string | string[] | undefined, options?: ResolveOptions): Promise<string[]>
+  /** Per-index figures for `_cat/indices`, in name order. */
+  stats(params?: { index?: string | string[] } & ResolveOptions): Promise<IndexStats[]>
+  refresh(params?: { index?: string | string[] } & ResolveOptions): Promise<{ _shards: ShardsInfo }>
+  flush(params?: { index?: string | string[] } & ResolveOptions): Promise<{ _shards: ShardsInfo }>
+
+  // Composable index templates
+  putIndexTemplate(params: { name: string; body: IndexTemplateBody; create?: boolean }): Promise<Acknowledged>
+  getIndexTemplate(params?: { name?: string }): Promise<{ index_templates: IndexTemplateEntry[] }>
+  deleteIndexTemplate(params: { name: string }): Promise<Acknowledged>
+
+  // Aliases
+  /** All actions apply atomically: readers see the state before or after, never in between. */
+  updateAliases(params: { body: UpdateAliasesBody }): Promise<Acknowledged>
+  /** `{index: {aliases: {name: definition}}}`; `name` filters aliases (wildcards allowed). */
+  getAlias(
+    params?: { index?: string | string[]; name?: string | string[] } & ResolveOptions,
+  ): Promise<Record<string, { aliases: Record<string, AliasDefinition> }>>
+
+  // Data streams
+  createDataStream(params: { name: string }): Promise<Acknowledged>
+  getDataStream(params?: { name?: string | string[] }): Promise<{ data_streams: DataStreamInfo[] }>
+  deleteDataStream(params: { name: string | string[] }): Promise<Acknowledged>
+
+  // Documents
+  get(params: GetParams): Promise<GetResponse>
+  index(params: IndexParams): Promise<WriteResponse>
+  create(params: IndexParams & { id: string }): Promise<WriteResponse>
+  update(params: UpdateParams): Promise<WriteResponse>
+  delete(params: DeleteParams): Promise<WriteResponse>
+  bulk(params: BulkParams): Promise<BulkResponse>
+
+  // Search
+  search(params: SearchParams): Promise<SearchResponse>
+  count(params: CountParams): Promise<CountResponse>
+  createPit(params: CreatePitParams): Promise<CreatePitResponse>
+  deletePit(params: { body: { pit_id: string | string[] } }): Promise<DeletePitResponse>
+  deleteAllPits(): Promise<DeletePitResponse>
+  getAllPits(): Promise<{ pits: PitInfo[] }>
+
+  close(): Promise<void>
+}
