@@ -1,0 +1,69 @@
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { ClusterSettings } from "./config/cluster-settings";
+import type { NodeConfig } from "./config/node-config";
+import { storeSettingsPersistence } from "./config/store-persistence";
+import type { Server } from "bun";
+import { assembleApp } from "./http/assemble";
+import { noteRemoteAddress } from "./http/remote";
+import type { Logger } from "./http/log";
+import type { PluginRoute } from "./http/route";
+import type { Security } from "./security/caller";
+import type { Store } from "./store/port";
+import { openEmbeddedStore } from "./store/embedded";
+import { createSecurity } from "./security";
+import { securityRoutes } from "./security/routes";
+import { indexApiRoutes } from "./indexer/routes";
+
+/** What every feature module is built from: collaborators, never globals. */
+export interface Deps {
+  node: NodeConfig;
+  settings: ClusterSettings;
+  store: Store;
+  security: Security;
+  log: Logger;
+  dataDir: string;
+  now: () => number;
+}
+
+export interface App {
+  fetch: (request: Request, server?: unknown) => Response | Promise<Response>;
+  deps: Deps;
+  /** Every plugin route with the cluster action it requires (walked by the permission tests). */
+  pluginRoutes: PluginRoute[];
+  storeKind: "embedded" | "platform";
+  /** Lines telling a new user how to log in (first start). */
+  loginHints: string[];
+  reloadSecurity(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The composition root: config -> store -> settings -> security -> feature modules -> HTTP app. */
+export async function createApp(node: NodeConfig, log: Logger): Promise<App> {
+  const dataDir = resolve(node.values.get("path.data") as string);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const platformUrl = node.values.get("storage.platform.url") as string;
+  if (platformUrl) throw new Error("platform mode (storage.platform.url) is not available in this build yet");
+  const store = openEmbeddedStore(join(dataDir, "store.db"));
+  const settings = new ClusterSettings(node, storeSettingsPersistence(store));
+  const security = await createSecurity({ node, dataDir, log });
+  const deps: Deps = { node, settings, store, security: security.security, log, dataDir, now: Date.now };
+
+  const pluginRoutes: PluginRoute[] = [...securityRoutes(deps.security)];
+  const http = assembleApp({ security: deps.security, log, pluginRoutes, groups: [indexApiRoutes(deps)] });
+
+  return {
+    fetch: (request, server) => {
+      noteRemoteAddress(request, server as Server<unknown> | undefined);
+      return http.handle(request) as Promise<Response>;
+    },
+    deps,
+    pluginRoutes,
+    storeKind: "embedded",
+    loginHints: security.loginHints,
+    reloadSecurity: () => security.reload(),
+    async close() {
+      await store.close();
+    },
+  };
+}

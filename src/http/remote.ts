@@ -1,0 +1,15 @@
+import type { Server } from "bun";
+
+// Elysia's fetch does not carry Bun's server, so the client address is noted
+// per request at the front door and looked up by whoever needs it (the
+// failed-login throttle).
+const addresses = new WeakMap<Request, string>();
+
+export function noteRemoteAddress(request: Request, server: Server<unknown> | undefined): void {
+  const ip = server?.requestIP(request)?.address;
+  if (ip) addresses.set(request, ip);
+}
+
+export function remoteAddressOf(request: Request): string | undefined {
+  return addresses.get(request);
+}
