@@ -194,14 +194,21 @@ describe('unreachable Engine', () => {
     expect(error.message).toContain('API socket is not available')
   })
 
-  test.skipIf(process.getuid?.() === 0)('a socket the process may not open is unavailable', async () => {
+  // Root ignores file modes, so as root the call is made by a child running as `nobody`.
+  const asRoot = process.getuid?.() === 0
+  test.skipIf(asRoot && !Bun.which('setpriv'))('a socket the process may not open is unavailable', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'engine-denied-'))
     const locked = startEngineServer({ dir })
-    chmodSync(dir, 0o000)
+    chmodSync(dir, 0o700)
+    if (!asRoot) chmodSync(dir, 0o000)
     try {
-      const error = await client({ socketPath: locked.socketPath }).iocState().catch((e) => e)
-      expect(error).toBeInstanceOf(EngineUnavailable)
-      expect(error.kind).toBe('denied')
+      const probe = [process.execPath, join(import.meta.dir, 'denied-probe.ts'), locked.socketPath]
+      const command = asRoot ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', ...probe] : probe
+      const child = Bun.spawnSync(command, { stderr: 'pipe' })
+      const outcome = JSON.parse(child.stdout.toString())
+      expect(outcome).toMatchObject({ name: 'EngineUnavailable', kind: 'denied' })
+      expect(outcome.message).toContain('The Engine cannot be reached because its API socket is not available')
+      expect(locked.requests).toHaveLength(0)
     } finally {
       chmodSync(dir, 0o700)
       await locked.stop()
