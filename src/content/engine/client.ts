@@ -1,5 +1,6 @@
 // The five Engine calls the Content Manager makes (reference 3.3), with the success rules of 3.2
 // and the mock answers of 3.5. Settings are plain values so tests build it without a server.
+import type { Logger } from '../../http/log'
 import { EngineRefused } from './errors'
 import type {
   EngineResourceType,
@@ -10,12 +11,8 @@ import type {
 } from './schemas'
 import { exchange, type EngineReply } from './transport'
 
-export interface EngineLog {
-  debug(message: string, fields?: Record<string, unknown>): void
-  info(message: string, fields?: Record<string, unknown>): void
-  warn(message: string, fields?: Record<string, unknown>): void
-  error(message: string, fields?: Record<string, unknown>): void
-}
+/** Only the logging calls the client makes, so any Logger (or a test recorder) fits. */
+export type EngineLog = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>
 
 /** Per-call limits in milliseconds; the policy load is bounded by `engine.reload_timeout_minutes`. */
 export interface EngineTimeouts {

@@ -45,7 +45,8 @@ export function createPolicyReloader(engine: EngineClient, now: () => number = D
         return 'failed'
       }
       loaded.set(space, current.hash)
-      log.info('Policy loaded into the Engine', { space, hash: current.hash })
+      // Not `hash`: the node logger masks keys that look like secrets.
+      log.info('Policy loaded into the Engine', { space, aggregate: current.hash })
       return 'loaded'
     } catch (error) {
       log.error('Policy could not be loaded into the Engine', {
