@@ -1,5 +1,5 @@
-// Wire shapes of the Engine's Unix-socket API (reference section 3). The client sends these and
-// the Engine test server checks incoming bodies against the same schemas, so the two cannot drift.
+// Wire shapes of the Engine's Unix-socket API (reference section 3): what the client sends and
+// reads. The Engine, not these schemas, judges request contents; its error texts are what callers see.
 import { t, type Static } from 'elysia'
 
 /** Resource kinds the Engine validates; rules are Ruleset Management's business, never sent here. */
