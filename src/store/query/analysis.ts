@@ -1,0 +1,11 @@
+/**
+ * The `standard` analyzer, approximately: Unicode word tokens (letters, digits, `_`, joined by
+ * an inner `.` or `'` as UAX#29 does for `example.com` and `don't`), lower-cased.
+ */
+const WORD = /[\p{L}\p{N}\p{M}_]+(?:['.’][\p{L}\p{N}\p{M}_]+)*/gu
+
+export function analyze(text: string): string[] {
+  const out: string[] = []
+  for (const m of text.matchAll(WORD)) out.push(m[0].toLowerCase())
+  return out
+}

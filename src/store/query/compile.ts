@@ -1,0 +1,677 @@
+/**
+ * THE in-memory evaluator of the query DSL. It mirrors OpenSearch on JSON documents: keyword
+ * fields compare whole values, text fields compare analysed tokens, an array matches when any
+ * element does, a missing field makes a leaf false (so `must_not` of it is true), and with a
+ * mapping (`fieldTypes`) an unmapped field matches nothing, like an OpenSearch index.
+ * Without a mapping each value is typed by itself, as dynamic mapping would (string -> keyword
+ * for term-level queries and text for `match`, number -> numeric, boolean -> boolean).
+ */
+import { IllegalArgument, ParsingError } from '../errors'
+import { analyze } from './analysis'
+import { parseDate, parseDateMath } from './dates'
+import { type DocView, fieldPath, isObject, keywordOf, asDocView, type Source } from './doc'
+import { compareCodePoints, fold } from './fold'
+import { parseCidr, parseIp } from './ip'
+import { luceneRegExp } from './lucene-regexp'
+import { type StringMatcher, wildcardMatcher } from './wildcard'
+
+/** A mapped field: its type, and for multi-fields (`msg.keyword`) the source path it reads. */
+export interface FieldSpec {
+  type: string
+  path?: string
+  ignore_above?: number
+  format?: string
+}
+export type FieldTypes = ReadonlyMap<string, FieldSpec> | Record<string, string | FieldSpec>
+
+export interface CompileOptions {
+  /** Epoch millis used for `now` in date math; default Date.now() at compile time. */
+  now?: number
+}
+
+export type Test = (doc: DocView) => boolean
+
+export interface CompiledQuery {
+  test: Test
+  /** Every `_name`d sub-query, to be tested on its own (OpenSearch's `matched_queries`). */
+  named: ReadonlyArray<{ name: string; test: Test }>
+}
+
+/** `(source) => boolean`; pass a `DocView` to share field caches across many compiled queries. */
+export function compileQuery(
+  query: unknown,
+  fieldTypes?: FieldTypes,
+  options?: CompileOptions,
+): (doc: Source | DocView) => boolean {
+  const { test } = compile(query, fieldTypes, options)
+  return (doc) => test(asDocView(doc))
+}
+
+/** Like `compileQuery`, but answers the matched `_name`s (in query order) or null when the query does not match. */
+export function compileNamedQuery(
+  query: unknown,
+  fieldTypes?: FieldTypes,
+  options?: CompileOptions,
+): (doc: Source | DocView) => string[] | null {
+  const { test, named } = compile(query, fieldTypes, options)
+  return (doc) => {
+    const d = asDocView(doc)
+    if (!test(d)) return null
+    return matchedNames(named, d)
+  }
+}
+
+export function matchedNames(named: CompiledQuery['named'], d: DocView): string[] {
+  const out: string[] = []
+  for (const n of named) if (!out.includes(n.name) && n.test(d)) out.push(n.name)
+  return out
+}
+
+export function compile(query: unknown, fieldTypes?: FieldTypes, options?: CompileOptions): CompiledQuery {
+  const c = new Compiler(normaliseTypes(fieldTypes), options?.now ?? Date.now())
+  const test = query === undefined || query === null ? always : c.node(query)
+  return { test, named: c.named }
+}
+
+const always: Test = () => true
+const never: Test = () => false
+
+function normaliseTypes(t: FieldTypes | undefined): ReadonlyMap<string, FieldSpec> | undefined {
+  if (t === undefined || t instanceof Map) return t as ReadonlyMap<string, FieldSpec> | undefined
+  const m = new Map<string, FieldSpec>()
+  for (const [k, v] of Object.entries(t)) m.set(k, typeof v === 'string' ? { type: v } : v)
+  return m
+}
+
+type Kind = 'keyword' | 'text' | 'number' | 'date' | 'boolean' | 'ip' | 'object' | 'auto'
+
+export function kindOf(type: string): Kind {
+  switch (type) {
+    case 'text': case 'match_only_text': return 'text'
+    case 'long': case 'integer': case 'short': case 'byte': case 'double': case 'float':
+    case 'half_float': case 'scaled_float': case 'unsigned_long': return 'number'
+    case 'date': case 'date_nanos': return 'date'
+    case 'boolean': return 'boolean'
+    case 'ip': return 'ip'
+    case 'object': case 'nested': return 'object'
+    default: return 'keyword'
+  }
+}
+
+/** How a leaf reads one field of a document. */
+interface Field {
+  name: string
+  kind: Kind
+  format?: string
+  raw(d: DocView): unknown[]
+  keywords(d: DocView): string[]
+  folded(d: DocView): string[]
+  tokens(d: DocView): string[]
+}
+
+export const toNumber = (v: unknown): number | undefined => {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined
+  if (typeof v === 'string' && v.trim() !== '') {
+    const n = Number(v)
+    return Number.isFinite(n) ? n : undefined
+  }
+  return undefined
+}
+
+export const toBool = (v: unknown): boolean | undefined => {
+  if (v === true || v === 'true') return true
+  if (v === false || v === 'false' || v === '') return false
+  return undefined
+}
+
+/** Split `{field: value | {value, ...params}, _name, boost}` into its parts. */
+export function leafParts(queryName: string, body: unknown, valueKey = 'value'): { field: string; params: Record<string, unknown>; name?: string } {
+  if (!isObject(body)) throw new ParsingError(`[${queryName}] query malformed, no start_object after query name`)
+  let field: string | undefined
+  let params: Record<string, unknown> = {}
+  let name = typeof body._name === 'string' ? body._name : undefined
+  for (const [k, v] of Object.entries(body)) {
+    if (k === '_name' || k === 'boost') continue
+    if (field !== undefined)
+      throw new ParsingError(`[${queryName}] query doesn't support multiple fields, found [${field}] and [${k}]`)
+    field = k
+    if (isObject(v)) {
+      params = v
+      if (typeof v._name === 'string') name = v._name
+    } else params = { [valueKey]: v }
+  }
+  if (field === undefined) throw new ParsingError(`[${queryName}] query requires a field`)
+  return { field, params, name }
+}
+
+const clauses = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
+
+class Compiler {
+  readonly named: Array<{ name: string; test: Test }> = []
+
+  constructor(
+    private readonly types: ReadonlyMap<string, FieldSpec> | undefined,
+    private readonly now: number,
+  ) {}
+
+  node(q: unknown): Test {
+    if (!isObject(q)) throw new ParsingError('query malformed, must start with start_object')
+    const keys = Object.keys(q)
+    if (keys.length !== 1)
+      throw new ParsingError(keys.length === 0 ? 'query malformed, empty clause found' : `[${keys[0]}] malformed query, expected [END_OBJECT] but found [FIELD_NAME]`)
+    const type = keys[0]
+    const body = q[type]
+    let name: string | undefined
+    let test: Test
+    switch (type) {
+      case 'match_all':
+        test = always
+        name = nameOf(body)
+        break
+      case 'match_none':
+        test = never
+        name = nameOf(body)
+        break
+      case 'bool':
+        ;({ test, name } = this.bool(body))
+        break
+      case 'constant_score': {
+        if (!isObject(body) || body.filter === undefined) throw new ParsingError('[constant_score] requires a \'filter\' element')
+        test = this.node(body.filter)
+        name = nameOf(body)
+        break
+      }
+      case 'nested': {
+        if (!isObject(body) || body.query === undefined) throw new ParsingError('[nested] requires \'query\' field')
+        test = this.node(body.query)
+        name = nameOf(body)
+        break
+      }
+      case 'dis_max': {
+        if (!isObject(body)) throw new ParsingError('[dis_max] malformed')
+        const qs = clauses(body.queries).map((x) => this.node(x))
+        test = anyOf(qs)
+        name = nameOf(body)
+        break
+      }
+      case 'ids': {
+        if (!isObject(body)) throw new ParsingError('[ids] query malformed')
+        const ids = new Set(clauses(body.values).map(String))
+        test = (d) => d.id !== undefined && ids.has(d.id)
+        name = nameOf(body)
+        break
+      }
+      case 'exists': {
+        if (!isObject(body) || typeof body.field !== 'string') throw new ParsingError('[exists] must be provided with a [field]')
+        test = this.exists(body.field)
+        name = nameOf(body)
+        break
+      }
+      case 'term':
+      case 'terms':
+      case 'prefix':
+      case 'wildcard':
+      case 'regexp':
+      case 'range':
+      case 'match':
+      case 'match_phrase':
+      case 'match_phrase_prefix':
+      case 'match_bool_prefix': {
+        const parts =
+          type === 'terms' ? termsParts(body) : leafParts(type, body, type.startsWith('match') ? 'query' : 'value')
+        name = parts.name
+        const field = this.field(parts.field)
+        test = field === undefined ? never : this.leaf(type, field, parts.params)
+        break
+      }
+      case 'multi_match': {
+        if (!isObject(body) || body.query === undefined) throw new ParsingError('[multi_match] requires query')
+        const fields = clauses(body.fields).map((f) => String(f).replace(/\^[\d.]+$/, ''))
+        test = anyOf(
+          fields.map((f) => {
+            const field = this.field(f)
+            return field === undefined ? never : this.leaf('match', field, body)
+          }),
+        )
+        name = nameOf(body)
+        break
+      }
+      default:
+        throw new ParsingError(`unknown query [${type}]`)
+    }
+    if (name !== undefined) this.named.push({ name, test })
+    return test
+  }
+
+  private bool(body: unknown): { test: Test; name?: string } {
+    if (!isObject(body)) throw new ParsingError('[bool] query malformed')
+    for (const k of Object.keys(body))
+      if (!['must', 'filter', 'should', 'must_not', 'minimum_should_match', 'boost', '_name', 'adjust_pure_negative'].includes(k))
+        throw new ParsingError(`[bool] query does not support [${k}]`)
+    const must = [...clauses(body.must), ...clauses(body.filter)].map((x) => this.node(x))
+    const should = clauses(body.should).map((x) => this.node(x))
+    const mustNot = clauses(body.must_not).map((x) => this.node(x))
+    const defaultMsm = should.length > 0 && must.length === 0 ? 1 : 0
+    const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, should.length)
+    if (msm > should.length) return { test: never, name: nameOf(body) }
+    const test: Test = (d) => {
+      for (const t of must) if (!t(d)) return false
+      for (const t of mustNot) if (t(d)) return false
+      if (msm > 0) {
+        let hits = 0
+        for (let i = 0; i < should.length; i++) {
+          if (should[i](d) && ++hits >= msm) return true
+          if (hits + should.length - i - 1 < msm) return false
+        }
+        return false
+      }
+      return true
+    }
+    return { test, name: nameOf(body) }
+  }
+
+  /** Resolve a field name to how it is read; undefined = unmapped in a mapped index (matches nothing). */
+  field(name: string): Field | undefined {
+    if (name === '_id' || name === '_index') {
+      const get = name === '_id' ? (d: DocView) => (d.id === undefined ? [] : [d.id]) : (d: DocView) => (d.index === undefined ? [] : [d.index])
+      return { name, kind: 'keyword', raw: get, keywords: get, folded: (d) => get(d).map(fold), tokens: get }
+    }
+    let spec: FieldSpec | undefined
+    let path = name
+    if (this.types) {
+      spec = this.types.get(name)
+      if (spec === undefined) return undefined
+      path = spec.path ?? name
+    } else if (name.endsWith('.keyword')) {
+      // Without a mapping, `x.keyword` is the dynamic keyword sub-field of `x` when the document has no such key.
+      const fp = fieldPath(name)
+      const parent = fieldPath(name.slice(0, -'.keyword'.length))
+      const pick = (d: DocView) => (fp.collect(d.source).length > 0 ? fp : parent)
+      return {
+        name,
+        kind: 'auto',
+        raw: (d) => d.values(pick(d)),
+        keywords: (d) => d.keywords(pick(d)),
+        folded: (d) => d.folded(pick(d)),
+        tokens: (d) => d.tokens(pick(d)),
+      }
+    }
+    const fp = fieldPath(path)
+    const kind: Kind = spec ? kindOf(spec.type) : 'auto'
+    const limit = spec?.ignore_above
+    if (limit !== undefined && kind === 'keyword') {
+      // Values longer than ignore_above are not indexed: no query sees them.
+      const fit = (xs: string[]) => xs.filter((x) => x.length <= limit)
+      return {
+        name,
+        kind,
+        raw: (d) => d.values(fp).filter((v) => typeof v !== 'string' || v.length <= limit),
+        keywords: (d) => fit(d.keywords(fp)),
+        folded: (d) => {
+          const k = d.keywords(fp)
+          const f = d.folded(fp)
+          return f.filter((_, i) => k[i].length <= limit)
+        },
+        tokens: (d) => fit(d.keywords(fp)),
+      }
+    }
+    return {
+      name,
+      kind,
+      format: spec?.format,
+      raw: (d) => d.values(fp),
+      keywords: (d) => d.keywords(fp),
+      folded: (d) => d.folded(fp),
+      tokens: (d) => d.tokens(fp),
+    }
+  }
+
+  private exists(name: string): Test {
+    const f = this.field(name)
+    if (f === undefined) {
+      // An object field in a mapping exists when any of its sub-fields does.
+      if (!this.types) return never
+      const subs = [...this.types.keys()].filter((k) => k.startsWith(`${name}.`) && !this.types!.get(k)!.path)
+      return anyOf(subs.map((s) => this.exists(s)))
+    }
+    if (f.kind === 'keyword') return (d) => f.keywords(d).length > 0
+    return (d) => {
+      for (const v of f.raw(d)) if (!isObject(v) || hasLeaf(v)) return true
+      return false
+    }
+  }
+
+  private leaf(type: string, f: Field, p: Record<string, unknown>): Test {
+    const ci = p.case_insensitive === true
+    switch (type) {
+      case 'term':
+        if (!('value' in p)) throw new ParsingError('[term] query requires a value')
+        return this.term(f, p.value, ci)
+      case 'terms': {
+        const values = p.value as unknown[]
+        if (f.kind === 'keyword' || f.kind === 'auto') {
+          const set = new Set<string>()
+          for (const v of values) {
+            const k = keywordOf(v)
+            if (k !== undefined) set.add(k)
+          }
+          return (d) => {
+            for (const k of f.keywords(d)) if (set.has(k)) return true
+            return false
+          }
+        }
+        return anyOf(values.map((v) => this.term(f, v, false)))
+      }
+      case 'prefix': {
+        const value = requireString('prefix', p.value)
+        const pre = ci ? fold(value) : value
+        return this.strings(f, ci, (s) => s.startsWith(pre))
+      }
+      case 'wildcard': {
+        const value = requireString('wildcard', p.value ?? p.wildcard)
+        return this.strings(f, ci, wildcardMatcher(value, ci))
+      }
+      case 'regexp':
+        return this.regexp(f, p, ci)
+      case 'range':
+        return this.range(f, p)
+      case 'match':
+      case 'match_bool_prefix':
+        return this.match(f, p)
+      case 'match_phrase':
+      case 'match_phrase_prefix':
+        return this.phrase(f, p)
+    }
+    throw new ParsingError(`unknown query [${type}]`)
+  }
+
+  private strings(f: Field, ci: boolean, m: StringMatcher): Test {
+    if (f.kind === 'text') {
+      return ci
+        ? (d) => {
+            for (const t of f.tokens(d)) if (m(fold(t))) return true
+            return false
+          }
+        : (d) => {
+            for (const t of f.tokens(d)) if (m(t)) return true
+            return false
+          }
+    }
+    return (d) => {
+      for (const s of ci ? f.folded(d) : f.keywords(d)) if (m(s)) return true
+      return false
+    }
+  }
+
+  private regexp(f: Field, p: Record<string, unknown>, ci: boolean): Test {
+    const pcre = p._pcre
+    if (isObject(pcre)) {
+      // Sigma's original PCRE pattern: JS RegExp with search (substring) semantics.
+      if (typeof pcre.pattern !== 'string') throw new ParsingError('[regexp] _pcre.pattern must be a string')
+      let flags = [...new Set(String(pcre.flags ?? '').replace(/[^imsu]/g, ''))].join('')
+      if (ci && !flags.includes('i')) flags += 'i'
+      let re: RegExp
+      try {
+        re = new RegExp(pcre.pattern, flags.includes('u') ? flags : `${flags}u`)
+      } catch {
+        try {
+          re = new RegExp(pcre.pattern, flags.replace('u', ''))
+        } catch (e) {
+          throw new IllegalArgument(`invalid regular expression [${pcre.pattern}]: ${(e as Error).message}`)
+        }
+      }
+      return this.strings(f, false, (s) => re.test(s))
+    }
+    const value = requireString('regexp', p.value)
+    const re = luceneRegExp(value, typeof p.flags === 'string' ? p.flags : 'ALL', ci)
+    return this.strings(f, false, (s) => re.test(s))
+  }
+
+  private term(f: Field, value: unknown, ci: boolean): Test {
+    if (value === null || value === undefined || isObject(value) || Array.isArray(value))
+      throw new ParsingError('[term] query does not support array or object values')
+    switch (f.kind) {
+      case 'text': {
+        const t = ci ? fold(String(value)) : String(value)
+        return (d) => (ci ? f.tokens(d).some((x) => fold(x) === t) : f.tokens(d).includes(t))
+      }
+      case 'number': {
+        const n = toNumber(value)
+        if (n === undefined) return never
+        return (d) => f.raw(d).some((v) => toNumber(v) === n)
+      }
+      case 'date': {
+        const ms = parseDateMath(value, false, this.now, f.format)
+        return (d) => f.raw(d).some((v) => parseDate(v, f.format) === ms)
+      }
+      case 'boolean': {
+        const b = toBool(value)
+        if (b === undefined) return never
+        return (d) => f.raw(d).some((v) => toBool(v) === b)
+      }
+      case 'ip': {
+        const range = parseCidr(String(value))
+        if (!range) return never
+        return (d) =>
+          f.raw(d).some((v) => {
+            const ip = typeof v === 'string' ? parseIp(v) : undefined
+            return ip !== undefined && ip >= range[0] && ip <= range[1]
+          })
+      }
+      case 'object':
+        return never
+      case 'keyword':
+      case 'auto': {
+        const k = keywordOf(value)!
+        if (ci) {
+          const fk = fold(k)
+          return (d) => f.folded(d).includes(fk)
+        }
+        if (f.kind === 'auto' && typeof value === 'number') {
+          // Dynamic typing: a numeric value compares numerically with numbers, as keyword with strings.
+          return (d) => f.raw(d).some((v) => (typeof v === 'number' ? v === value : keywordOf(v) === k))
+        }
+        return (d) => f.keywords(d).includes(k)
+      }
+    }
+  }
+
+  private range(f: Field, p: Record<string, unknown>): Test {
+    let { gt, gte, lt, lte } = p as Record<string, unknown>
+    if ('from' in p || 'to' in p) {
+      const incLo = p.include_lower !== false
+      const incHi = p.include_upper !== false
+      if (p.from !== undefined && p.from !== null) incLo ? (gte = p.from) : (gt = p.from)
+      if (p.to !== undefined && p.to !== null) incHi ? (lte = p.to) : (lt = p.to)
+    }
+    const format = typeof p.format === 'string' ? p.format : f.format
+    const bounds = { gt, gte, lt, lte }
+    for (const [k, v] of Object.entries(bounds)) if (v === null) delete (bounds as Record<string, unknown>)[k]
+
+    const numeric = mapBounds(bounds, (v) => toNumber(v))
+    const dates = mapBounds(bounds, (v, up) => {
+      try {
+        return parseDateMath(v, up, this.now, format)
+      } catch {
+        return undefined
+      }
+    })
+    const strings = mapBounds(bounds, (v) => keywordOf(v))
+    const numCmp = (a: number, b: number) => a - b
+
+    switch (f.kind) {
+      case 'number':
+        if (!numeric) throw new ParsingError('[range] bounds of a numeric field must be numbers')
+        return (d) => f.raw(d).some((v) => inRange(toNumber(v), numeric, numCmp))
+      case 'date':
+        if (!dates) throw new ParsingError('[range] failed to parse date bounds')
+        return (d) => f.raw(d).some((v) => inRange(parseDate(v, format), dates, numCmp))
+      case 'ip': {
+        const ips = mapBounds(bounds, (v) => (typeof v === 'string' ? parseIp(v) : undefined))
+        if (!ips) throw new ParsingError('[range] bounds of an ip field must be addresses')
+        const cmp = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0)
+        return (d) => f.raw(d).some((v) => inRange(typeof v === 'string' ? parseIp(v) : undefined, ips, cmp))
+      }
+      case 'boolean': {
+        const bools = mapBounds(bounds, (v) => {
+          const b = toBool(v)
+          return b === undefined ? undefined : Number(b)
+        })
+        if (!bools) return never
+        return (d) => f.raw(d).some((v) => {
+          const b = toBool(v)
+          return b !== undefined && inRange(Number(b), bools, numCmp)
+        })
+      }
+      case 'object':
+        return never
+      case 'text':
+        if (!strings) return never
+        return (d) => f.tokens(d).some((t) => inRange(t, strings, compareCodePoints))
+      case 'keyword':
+        if (!strings) return never
+        return (d) => f.keywords(d).some((s) => inRange(s, strings, compareCodePoints))
+      case 'auto':
+        return (d) =>
+          f.raw(d).some((v) => {
+            if (typeof v === 'number') return numeric !== undefined && inRange(v, numeric, numCmp)
+            if (typeof v !== 'string') return false
+            if (numeric) {
+              const n = toNumber(v)
+              if (n !== undefined) return inRange(n, numeric, numCmp)
+            }
+            if (dates && !numeric) {
+              const ms = parseDate(v, format)
+              if (ms !== undefined) return inRange(ms, dates, numCmp)
+            }
+            return strings !== undefined && inRange(v, strings, compareCodePoints)
+          })
+    }
+  }
+
+  private match(f: Field, p: Record<string, unknown>): Test {
+    const query = p.query
+    if (query === undefined || query === null || isObject(query)) throw new ParsingError('[match] requires query value')
+    if (f.kind !== 'text' && f.kind !== 'auto') {
+      if (f.kind === 'keyword') {
+        const k = keywordOf(query)!
+        return (d) => f.keywords(d).includes(k)
+      }
+      return this.term(f, query, false)
+    }
+    const qt = analyze(String(query))
+    if (qt.length === 0) return p.zero_terms_query === 'all' ? always : never
+    const and = String(p.operator ?? 'or').toLowerCase() === 'and'
+    const need = and ? qt.length : p.minimum_should_match === undefined ? 1 : Math.max(1, minimumShouldMatch(p.minimum_should_match, qt.length))
+    return (d) => {
+      const tokens = f.tokens(d)
+      if (tokens.length === 0) return false
+      let hits = 0
+      for (const t of qt) if (tokens.includes(t) && ++hits >= need) return true
+      return false
+    }
+  }
+
+  private phrase(f: Field, p: Record<string, unknown>): Test {
+    const query = p.query
+    if (query === undefined || query === null || isObject(query)) throw new ParsingError('[match_phrase] requires query value')
+    if (f.kind !== 'text' && f.kind !== 'auto') return this.match(f, p)
+    const qt = analyze(String(query))
+    if (qt.length === 0) return p.zero_terms_query === 'all' ? always : never
+    return (d) =>
+      f.raw(d).some((v) => {
+        const k = keywordOf(v)
+        if (k === undefined) return false
+        const tokens = analyze(k)
+        outer: for (let i = 0; i + qt.length <= tokens.length; i++) {
+          for (let j = 0; j < qt.length; j++) if (tokens[i + j] !== qt[j]) continue outer
+          return true
+        }
+        return false
+      })
+  }
+}
+
+function nameOf(body: unknown): string | undefined {
+  return isObject(body) && typeof body._name === 'string' ? body._name : undefined
+}
+
+function termsParts(body: unknown): { field: string; params: Record<string, unknown>; name?: string } {
+  if (!isObject(body)) throw new ParsingError('[terms] query malformed')
+  let field: string | undefined
+  let values: unknown[] | undefined
+  for (const [k, v] of Object.entries(body)) {
+    if (k === '_name' || k === 'boost' || k === 'value_type') continue
+    if (field !== undefined) throw new ParsingError(`[terms] query does not support multiple fields, found [${field}] and [${k}]`)
+    field = k
+    if (!Array.isArray(v)) throw new ParsingError(isObject(v) ? '[terms] lookup is not supported' : `[terms] query does not support [${k}]`)
+    values = v
+  }
+  if (field === undefined) throw new ParsingError('[terms] query requires a field')
+  return { field, params: { value: values }, name: nameOf(body) }
+}
+
+function requireString(q: string, v: unknown): string {
+  if (typeof v === 'string') return v
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v)
+  throw new ParsingError(`[${q}] query requires a value`)
+}
+
+function anyOf(tests: Test[]): Test {
+  if (tests.length === 0) return never
+  if (tests.length === 1) return tests[0]
+  return (d) => {
+    for (const t of tests) if (t(d)) return true
+    return false
+  }
+}
+
+function hasLeaf(o: unknown): boolean {
+  if (Array.isArray(o)) return o.some(hasLeaf)
+  if (isObject(o)) return Object.values(o).some(hasLeaf)
+  return o !== null && o !== undefined
+}
+
+interface Bounds<T> {
+  gt?: T
+  gte?: T
+  lt?: T
+  lte?: T
+}
+
+function mapBounds<T>(b: Bounds<unknown>, f: (v: unknown, roundUp: boolean) => T | undefined): Bounds<T> | undefined {
+  const out: Bounds<T> = {}
+  for (const k of ['gt', 'gte', 'lt', 'lte'] as const) {
+    if (b[k] === undefined) continue
+    const v = f(b[k], k === 'gt' || k === 'lte')
+    if (v === undefined) return undefined
+    out[k] = v
+  }
+  return out
+}
+
+function inRange<T>(v: T | undefined, b: Bounds<T>, cmp: (a: T, b: T) => number): boolean {
+  if (v === undefined) return false
+  if (b.gt !== undefined && !(cmp(v, b.gt) > 0)) return false
+  if (b.gte !== undefined && !(cmp(v, b.gte) >= 0)) return false
+  if (b.lt !== undefined && !(cmp(v, b.lt) < 0)) return false
+  if (b.lte !== undefined && !(cmp(v, b.lte) <= 0)) return false
+  return true
+}
+
+/** `2`, `-1`, `"75%"`, `"-25%"` against `n` optional clauses (OpenSearch rounds percentages down). */
+export function minimumShouldMatch(spec: unknown, n: number): number {
+  const s = String(spec).trim()
+  let v: number
+  if (s.endsWith('%')) {
+    const pct = Number(s.slice(0, -1))
+    if (!Number.isFinite(pct)) throw new ParsingError(`[bool] invalid minimum_should_match [${s}]`)
+    v = Math.trunc((n * pct) / 100)
+    v = pct < 0 ? n + v : v
+  } else {
+    const k = Number(s)
+    if (!Number.isInteger(k)) throw new ParsingError(`[bool] invalid minimum_should_match [${s}]`)
+    v = k < 0 ? n + k : k
+  }
+  return Math.max(0, v)
+}

@@ -1,0 +1,234 @@
+import { IllegalArgument } from '../errors'
+import { escapeRegExp } from './wildcard'
+
+/**
+ * Lucene `regexp` syntax -> an anchored JS RegExp (whole-value match, `.` matches newline, one
+ * code point per `.`). Optional operators follow `flags` (default ALL): `@` any string, `#` empty
+ * language, `<n-m>` numeric interval, `&` intersection and `~` complement — the last two only
+ * where JS can express them (over the whole pattern). `^` and `$` are plain characters in Lucene.
+ */
+export function luceneRegExp(pattern: string, flags = 'ALL', caseInsensitive = false): RegExp {
+  const f = parseFlags(flags)
+  const src = new Translator(pattern, f).translate()
+  try {
+    return new RegExp(`^(?:${src})$`, caseInsensitive ? 'iu' : 'u')
+  } catch (e) {
+    throw new IllegalArgument(`failed to parse regexp [${pattern}]: ${(e as Error).message}`)
+  }
+}
+
+const FLAG_BITS: Record<string, number> = {
+  INTERSECTION: 1, COMPLEMENT: 2, EMPTY: 4, ANYSTRING: 8, INTERVAL: 32, ALL: 0xffff, NONE: 0,
+}
+const INTERSECTION = 1
+const COMPLEMENT = 2
+const EMPTY = 4
+const ANYSTRING = 8
+const INTERVAL = 32
+
+function parseFlags(flags: string): number {
+  let bits = 0
+  for (const name of flags.split('|')) {
+    const key = name.trim().toUpperCase()
+    if (key === '') continue
+    if (!(key in FLAG_BITS)) throw new IllegalArgument(`Unknown regexp flag [${name}]`)
+    bits |= FLAG_BITS[key]
+  }
+  return bits
+}
+
+class Translator {
+  private pos = 0
+  private depth = 0
+  constructor(
+    private readonly p: string,
+    private readonly flags: number,
+  ) {}
+
+  translate(): string {
+    const out = this.union()
+    if (this.pos < this.p.length) this.fail(`unexpected character '${this.p[this.pos]}'`)
+    return out
+  }
+
+  private fail(why: string): never {
+    throw new IllegalArgument(`failed to parse regexp [${this.p}]: ${why} at position ${this.pos}`)
+  }
+
+  private peek(c: string): boolean {
+    return this.p[this.pos] === c
+  }
+
+  private has(flag: number): boolean {
+    return (this.flags & flag) !== 0
+  }
+
+  private union(): string {
+    const alts = [this.inter()]
+    while (this.peek('|')) {
+      this.pos++
+      alts.push(this.inter())
+    }
+    return alts.join('|')
+  }
+
+  private topOnly(op: string): never {
+    this.fail(`operator '${op}' is supported only over the whole pattern`)
+  }
+
+  private inter(): string {
+    const left = this.concat()
+    if (this.has(INTERSECTION) && this.peek('&')) {
+      if (this.depth > 0) this.topOnly('&')
+      this.pos++
+      const right = this.inter()
+      return `(?=(?:${left})$)(?:${right})`
+    }
+    return left
+  }
+
+  private concat(): string {
+    let out = ''
+    while (this.pos < this.p.length && !this.peek('|') && !this.peek(')') && !(this.has(INTERSECTION) && this.peek('&')))
+      out += this.repeat()
+    return out
+  }
+
+  private repeat(): string {
+    let atom = this.complement()
+    for (;;) {
+      const c = this.p[this.pos]
+      if (c === '*' || c === '+' || c === '?') {
+        this.pos++
+        atom = `(?:${atom})${c}`
+      } else if (c === '{') {
+        const m = /^\{(\d+)(,(\d*))?\}/.exec(this.p.slice(this.pos))
+        if (!m) this.fail('malformed repetition')
+        this.pos += m[0].length
+        atom = `(?:${atom})${m[0]}`
+      } else return atom
+    }
+  }
+
+  private complement(): string {
+    if (this.has(COMPLEMENT) && this.peek('~')) {
+      const start = this.pos
+      this.pos++
+      const inner = this.complement()
+      // Expressible only when it spans the whole pattern: "any string except those".
+      if (start !== 0 || this.pos !== this.p.length) this.topOnly('~')
+      return `(?!(?:${inner})$)[^]*`
+    }
+    return this.charClass()
+  }
+
+  private charClass(): string {
+    if (!this.peek('[')) return this.simple()
+    this.pos++
+    let negate = false
+    if (this.peek('^')) {
+      negate = true
+      this.pos++
+    }
+    let body = ''
+    let first = true
+    while (this.pos < this.p.length && (!this.peek(']') || first)) {
+      first = false
+      const lo = this.classChar()
+      if (this.peek('-') && this.p[this.pos + 1] !== ']' && this.pos + 1 < this.p.length) {
+        this.pos++
+        const hi = this.classChar()
+        body += `${lo}-${hi}`
+      } else body += lo
+    }
+    if (!this.peek(']')) this.fail('expected ]')
+    this.pos++
+    return `[${negate ? '^' : ''}${body}]`
+  }
+
+  private classChar(): string {
+    let c = this.nextCodePoint()
+    if (c === '\\') {
+      c = this.nextCodePoint()
+      if (c === '') this.fail('dangling escape')
+      if ('dDsSwW'.includes(c)) return `\\${c}`
+    }
+    return /[\\\]\[^-]/.test(c) ? `\\${c}` : c
+  }
+
+  private nextCodePoint(): string {
+    const cp = this.p.codePointAt(this.pos)
+    if (cp === undefined) return ''
+    const s = String.fromCodePoint(cp)
+    this.pos += s.length
+    return s
+  }
+
+  private simple(): string {
+    const c = this.p[this.pos]
+    if (c === '.') {
+      this.pos++
+      return '[^]'
+    }
+    if (c === '#' && this.has(EMPTY)) {
+      this.pos++
+      return '(?!)'
+    }
+    if (c === '@' && this.has(ANYSTRING)) {
+      this.pos++
+      return '[^]*'
+    }
+    if (c === '"') {
+      const end = this.p.indexOf('"', this.pos + 1)
+      if (end < 0) this.fail('expected "')
+      const lit = this.p.slice(this.pos + 1, end)
+      this.pos = end + 1
+      return escapeRegExp(lit)
+    }
+    if (c === '(') {
+      this.pos++
+      if (this.peek(')')) {
+        this.pos++
+        return '(?:)'
+      }
+      this.depth++
+      const inner = this.union()
+      this.depth--
+      if (!this.peek(')')) this.fail('expected )')
+      this.pos++
+      return `(?:${inner})`
+    }
+    if (c === '<' && this.has(INTERVAL)) {
+      const m = /^<(\d+)-(\d+)>/.exec(this.p.slice(this.pos))
+      if (m) {
+        this.pos += m[0].length
+        return interval(m[1], m[2], this)
+      }
+    }
+    if (c === '\\') {
+      this.pos++
+      const e = this.nextCodePoint()
+      if (e === '') this.fail('dangling escape')
+      if ('dDsSwW'.includes(e)) return `\\${e}`
+      return escapeRegExp(e)
+    }
+    if (c === ')' || c === '*' || c === '+' || c === '?' || c === '{') this.fail(`unexpected '${c}'`)
+    return escapeRegExp(this.nextCodePoint())
+  }
+
+  failInterval(): never {
+    this.fail('numeric interval too wide')
+  }
+}
+
+/** `<n-m>`: decimal numbers in range; leading zeros free unless both bounds have the same width. */
+function interval(lo: string, hi: string, t: Translator): string {
+  let a = Number(lo)
+  let b = Number(hi)
+  if (a > b) [a, b] = [b, a]
+  if (b - a > 10_000) t.failInterval()
+  const width = lo.length === hi.length ? lo.length : 0
+  const alts: string[] = []
+  for (let n = a; n <= b; n++) alts.push(width ? String(n).padStart(width, '0') : String(n))
+  return width ? `(?:${alts.join('|')})` : `0*(?:${alts.join('|')})`
+}
