@@ -1,0 +1,215 @@
+import { timingSafeEqual } from "node:crypto";
+import { ApiError, OpenSearchHttpError } from "../http/errors";
+import type { Logger } from "../http/log";
+import { remoteAddressOf } from "../http/remote";
+import { AUTHENTICATED_ONLY } from "./actions";
+import { isSystemIndex } from "./builtin-roles";
+import type { Caller, Security } from "./caller";
+import type { InternalUser } from "./config-schema";
+import { FailureLimiter } from "./failure-limiter";
+import { ExpiringLru } from "./lru";
+import type { Identity, Policy } from "./policy";
+
+export interface AuthSettings {
+  cacheTtlSeconds: number;
+  cacheMaxEntries: number;
+  maxFailedAttempts: number;
+  blockSeconds: number;
+}
+
+/** One configuration generation: replaced whole on reload, never mutated. */
+export interface Generation {
+  policy: Policy;
+  users: Record<string, InternalUser>;
+  /** Set when the first-start admin is in use: how to log in. */
+  loginHint?: string;
+}
+
+interface CachedAuth {
+  digest: Buffer;
+  identity: Identity;
+}
+
+export const REALM = 'Basic realm="svc"';
+
+/**
+ * The security layer: HTTP Basic against the internal users, cluster and
+ * index permissions from the current Policy, DLS. bcrypt is slow on purpose,
+ * so a verified Authorization header is remembered (by its SHA-256, never in
+ * clear) for a short while and concurrent first requests share one check.
+ */
+export class SecurityService implements Security {
+  private readonly cache: ExpiringLru<CachedAuth>;
+  private readonly inflight = new Map<string, Promise<Identity | undefined>>();
+  private readonly limiter: FailureLimiter;
+  private readonly dlsCache = new Map<string, Record<string, unknown>>();
+  private dummyHash?: { gen: Generation; hash: Promise<string> };
+
+  constructor(
+    private gen: Generation,
+    private readonly auth: AuthSettings,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.cache = new ExpiringLru(auth.cacheMaxEntries, now);
+    this.limiter = new FailureLimiter(auth.maxFailedAttempts, auth.blockSeconds, now);
+  }
+
+  get policy(): Policy {
+    return this.gen.policy;
+  }
+
+  get loginHint(): string | undefined {
+    return this.gen.loginHint;
+  }
+
+  /** Installs a new generation; cached authentications belong to the old one. */
+  install(gen: Generation): void {
+    this.gen = gen;
+    this.cache.clear();
+    this.inflight.clear();
+    this.dlsCache.clear();
+  }
+
+  async authenticate(request: Request, remoteAddress?: string): Promise<Caller> {
+    const address = remoteAddress ?? remoteAddressOf(request);
+    const header = request.headers.get("authorization");
+    if (!header) throw unauthorized("Authentication required.");
+    const blocked = this.limiter.blockedFor(address);
+    if (blocked > 0) {
+      throw new ApiError(429, "Too many failed authentication attempts from this address; try again later.", { "Retry-After": String(blocked) });
+    }
+    const gen = this.gen;
+    const identity = await this.verify(header, gen);
+    if (!identity) {
+      this.limiter.recordFailure(address);
+      this.log.info("authentication failed", { remote_address: address });
+      throw unauthorized("Invalid credentials.");
+    }
+    return { name: identity.name, backendRoles: identity.backendRoles, attributes: identity.attributes, roles: gen.policy.resolveRoles(identity, address) };
+  }
+
+  async authorize(request: Request, action: string, remoteAddress?: string): Promise<Caller> {
+    const caller = await this.authenticate(request, remoteAddress);
+    if (action === AUTHENTICATED_ONLY) return caller;
+    if (!this.hasClusterPermission(caller, action)) throw new ApiError(403, noPermissions(action, caller));
+    return caller;
+  }
+
+  hasClusterPermission(caller: Caller, action: string): boolean {
+    return this.gen.policy.hasCluster(caller.roles, action);
+  }
+
+  /**
+   * Throws the platform's 403 (security_exception) unless every index is
+   * granted; system indices are refused to everyone. Pass the concrete names
+   * the request touches (wildcards and aliases resolved).
+   */
+  authorizeIndices(caller: Caller, action: string, indices: string[]): void {
+    for (const index of indices) {
+      if (!this.mayAccessIndex(caller, action, index)) throw new OpenSearchHttpError(403, "security_exception", noPermissions(action, caller));
+    }
+  }
+
+  /** The subset of indices the caller may use for the action (for wildcard expansions). */
+  permittedIndices(caller: Caller, action: string, indices: string[]): string[] {
+    return indices.filter((i) => this.mayAccessIndex(caller, action, i));
+  }
+
+  isSystemIndex(index: string): boolean {
+    return isSystemIndex(index);
+  }
+
+  documentFilter(caller: Caller, index: string): Record<string, unknown> | undefined {
+    const queries = this.gen.policy.dlsQueries(identityOf(caller), caller.roles, index);
+    if (queries.length === 0) return undefined;
+    const parsed = queries.map((q) => this.parseDls(q));
+    // Several roles restricting the same index: a document visible through any of them is visible (the platform ORs them).
+    return parsed.length === 1 ? parsed[0] : { bool: { should: parsed, minimum_should_match: 1 } };
+  }
+
+  private mayAccessIndex(caller: Caller, action: string, index: string): boolean {
+    return !isSystemIndex(index) && this.gen.policy.hasIndex(identityOf(caller), caller.roles, action, index);
+  }
+
+  private parseDls(text: string): Record<string, unknown> {
+    let q = this.dlsCache.get(text);
+    if (!q) {
+      q = JSON.parse(text) as Record<string, unknown>;
+      if (this.dlsCache.size > 10_000) this.dlsCache.clear();
+      this.dlsCache.set(text, q);
+    }
+    return structuredClone(q);
+  }
+
+  private async verify(header: string, gen: Generation): Promise<Identity | undefined> {
+    const digest = Buffer.from(new Bun.CryptoHasher("sha256").update(header).digest());
+    const key = digest.toString("hex");
+    const hit = this.cache.get(key);
+    // The map is keyed by a one-way hash, so lookup timing says nothing about the header; the byte compare is constant-time anyway.
+    if (hit && timingSafeEqual(hit.digest, digest)) return hit.identity;
+    let pending = this.inflight.get(key);
+    if (!pending) {
+      pending = this.check(header, gen).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, pending);
+    }
+    const identity = await pending;
+    if (identity && gen === this.gen) this.cache.set(key, { digest, identity }, this.auth.cacheTtlSeconds * 1000);
+    return identity;
+  }
+
+  private async check(header: string, gen: Generation): Promise<Identity | undefined> {
+    const creds = parseBasic(header);
+    const user = creds ? gen.users[creds.name] : undefined;
+    if (!creds || !user) {
+      // Spend the same bcrypt time for unknown users, so timing does not tell which names exist.
+      await Bun.password.verify(creds?.password ?? "", await this.dummy(gen)).catch(() => false);
+      return undefined;
+    }
+    const ok = await Bun.password.verify(creds.password, user.hash).catch(() => false);
+    if (!ok) return undefined;
+    return {
+      name: creds.name,
+      backendRoles: user.backend_roles ?? [],
+      attributes: (user.attributes ?? {}) as Record<string, string>,
+      directRoles: user.opendistro_security_roles ?? [],
+    };
+  }
+
+  /** A hash as costly as the real ones, to verify against when the user does not exist. */
+  private dummy(gen: Generation): Promise<string> {
+    if (this.dummyHash?.gen !== gen) {
+      const sample = Object.values(gen.users)[0]?.hash ?? "";
+      const cost = Number(/^\$2[aby]\$(\d\d)\$/.exec(sample)?.[1] ?? 12);
+      this.dummyHash = { gen, hash: Bun.password.hash(crypto.randomUUID(), { algorithm: "bcrypt", cost }) };
+    }
+    return this.dummyHash.hash;
+  }
+}
+
+export function parseBasic(header: string): { name: string; password: string } | undefined {
+  const m = /^basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
+  if (!m) return undefined;
+  let decoded: string;
+  try {
+    decoded = Buffer.from(m[1]!, "base64").toString("utf8");
+  } catch {
+    return undefined;
+  }
+  const colon = decoded.indexOf(":");
+  if (colon <= 0) return undefined;
+  return { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+function identityOf(caller: Caller): Identity {
+  return { name: caller.name, backendRoles: caller.backendRoles, attributes: caller.attributes, directRoles: [] };
+}
+
+function unauthorized(message: string): ApiError {
+  return new ApiError(401, message, { "WWW-Authenticate": REALM });
+}
+
+/** The platform's wording, so operators recognise it. */
+export function noPermissions(action: string, caller: Caller): string {
+  return `no permissions for [${action}] and User [name=${caller.name}, backend_roles=[${caller.backendRoles.join(", ")}], requestedTenant=null]`;
+}
