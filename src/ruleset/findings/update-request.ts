@@ -1,0 +1,50 @@
+import { ApiError } from "../../http/errors";
+import { checkCase, type Case } from "./case";
+
+/** One validated element of `findings`: where the finding is and the normalized case to merge. */
+export interface CaseUpdate {
+  _id: string;
+  _index: string;
+  case: Case;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const blank = (v: unknown) => v === undefined || v === null || (typeof v === "string" && v.trim() === "");
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Parses and validates a findings update body in the reference's order
+ * (section 4.3): JSON, the `findings` array, emptiness, the limit (0 means
+ * the endpoint is disabled), then each element. The first failure is the 400;
+ * nothing is returned, so nothing is written, unless every element is valid.
+ * `limit` is read by the caller from the settings of this very request.
+ */
+export function parseUpdateRequest(body: Uint8Array, limit: number): CaseUpdate[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(decoder.decode(body));
+  } catch (e) {
+    throw new ApiError(400, `Invalid JSON body: ${(e as Error).message}`);
+  }
+  const findings = isObject(parsed) ? parsed.findings : undefined;
+  if (!Array.isArray(findings)) throw new ApiError(400, 'Request body must contain a "findings" array');
+  if (findings.length === 0) throw new ApiError(400, "Findings array is empty");
+  if (limit === 0) throw new ApiError(400, "Case management is disabled");
+  if (findings.length > limit) throw new ApiError(400, `Cannot update more than ${limit} findings at once`);
+
+  return findings.map((element, i) => {
+    const fail = (reason: string) => new ApiError(400, `Element at index ${i}${reason}`);
+    if (!isObject(element)) throw fail(" is not a JSON object");
+    const { _id, _index, case: raw } = element;
+    if (blank(_id)) throw fail(" is missing _id");
+    // The reference fails with an internal error on these; a number or object is the client's mistake.
+    if (typeof _id !== "string") throw fail(": _id must be a string");
+    if (blank(_index)) throw fail(" is missing _index");
+    if (typeof _index !== "string") throw fail(": _index must be a string");
+    if (!isObject(raw)) throw fail(" is missing or invalid case object");
+    const checked = checkCase(raw);
+    if ("error" in checked) throw fail(`: ${checked.error}`);
+    return { _id, _index, case: checked.ok };
+  });
+}

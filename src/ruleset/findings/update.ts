@@ -1,0 +1,77 @@
+import { ApiError } from "../../http/errors";
+import { INDEX_ACTIONS } from "../../security/actions";
+import type { Caller, Security } from "../../security/caller";
+import type { BulkItemResult, BulkLine, Store } from "../../store/port";
+import type { CaseUpdate } from "./update-request";
+
+export interface UpdatedItem {
+  _id: string;
+  _index: string;
+  status: number;
+  result?: string;
+  error?: string;
+}
+
+export interface UpdateFindingsResponse {
+  took: number;
+  errors: boolean;
+  items: UpdatedItem[];
+}
+
+/**
+ * Concurrent writers of one finding may retry this often on a version
+ * conflict before the item fails; each retry re-reads, so a field written by
+ * another request that answered 200 is never lost.
+ */
+const RETRY_ON_CONFLICT = 10;
+
+/**
+ * Merges each case into `svc.case` of its finding with the caller's index
+ * rights: one bulk of partial updates (objects merge, arrays replace). An
+ * index the caller may not update is a 403 item and is not sent; the store
+ * answers the rest (missing document 404, data stream name 400). Items keep
+ * the request order.
+ */
+export async function updateFindings(
+  deps: { store: Store; security: Security; now: () => number },
+  caller: Caller,
+  updates: CaseUpdate[],
+): Promise<UpdateFindingsResponse> {
+  const started = deps.now();
+  const items: UpdatedItem[] = new Array(updates.length);
+  const sent: number[] = [];
+  const lines: BulkLine[] = [];
+  updates.forEach((u, i) => {
+    try {
+      deps.security.authorizeIndices(caller, INDEX_ACTIONS.update, [u._index]);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      items[i] = { _id: u._id, _index: u._index, status: e.status, error: e.message };
+      return;
+    }
+    sent.push(i);
+    lines.push({ update: { _index: u._index, _id: u._id, retry_on_conflict: RETRY_ON_CONFLICT } }, { doc: { svc: { case: u.case } } });
+  });
+
+  if (lines.length > 0) {
+    let answer;
+    try {
+      answer = await deps.store.bulk({ body: lines, refresh: "wait_for" });
+    } catch (e) {
+      throw new ApiError(500, `Bulk update failed: ${(e as Error).message}`);
+    }
+    answer.items.forEach((entry, k) => {
+      const i = sent[k];
+      items[i] = itemOf(updates[i], entry.update ?? Object.values(entry)[0]);
+    });
+  }
+  const errors = items.some((it) => it.error !== undefined);
+  return { took: Math.max(0, deps.now() - started), errors, items };
+}
+
+function itemOf(u: CaseUpdate, r: BulkItemResult | undefined): UpdatedItem {
+  const base = { _id: u._id, _index: u._index };
+  if (!r) return { ...base, status: 500, error: "no answer from the store for this item" };
+  if (r.error) return { ...base, status: r.status || 500, error: r.error.reason };
+  return { ...base, status: r.status, result: r.result ?? "updated" };
+}
