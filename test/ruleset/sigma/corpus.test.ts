@@ -13,6 +13,11 @@ interface CorpusEvent {
   match: boolean
   /** Expected matched search identifiers (only checked when given). */
   selections?: string[]
+  /**
+   * A known disagreement of the evaluator with Sigma semantics (reported, not hidden): the case
+   * runs as `test.failing`, so it turns red the day the evaluator is fixed and the note can go.
+   */
+  deviation?: string
 }
 interface CorpusCase {
   name: string
@@ -52,7 +57,8 @@ for (const file of files) {
       if (!c.events?.length) throw new Error(`${file}: '${c.name}' has neither events nor error`)
       c.events.forEach((e, i) => {
         total++
-        test(`${c.name} [${i}] ${e.match ? 'matches' : 'does not match'} ${JSON.stringify(e.event)}`, () => {
+        const run = e.deviation ? test.failing : test
+        run(`${c.name} [${i}] ${e.match ? 'matches' : 'does not match'} ${JSON.stringify(e.event)}`, () => {
           const rule = compileSigmaRule(withTitle(c.rule), c.options)
           const matches = evaluateRules(e.event, [rule], c.fieldTypes)
           expect(matches.length === 1).toBe(e.match)
