@@ -56,13 +56,7 @@ export interface AssembleOptions {
  */
 export function assembleApp({ security, log, pluginRoutes, groups = [] }: AssembleOptions) {
   const app = new Elysia().onParse(() => UNPARSED as never);
-  for (const r of pluginRoutes) {
-    const handler = ({ request, params, query }: any) =>
-      runPluginRoute(r, security, { request, params: decodeParams(params), query, remoteAddress: remoteAddressOf(request) });
-    app.route(r.method, r.path, handler);
-  }
-  for (const g of groups) app.use(g);
-
+  // Elysia applies error hooks only to routes registered after them, so the handler comes first.
   const known = () => app.routes.map((r) => ({ method: r.method.toUpperCase(), re: patternToRegExp(r.path) }));
   let table: ReturnType<typeof known> | undefined;
 
@@ -79,6 +73,13 @@ export function assembleApp({ security, log, pluginRoutes, groups = [] }: Assemb
     if (code === "PARSE") return envelope(400, "Invalid request body.");
     return errorResponse(error, path, log);
   });
+  for (const r of pluginRoutes) {
+    const handler = ({ request, params, query }: any) =>
+      runPluginRoute(r, security, { request, params: decodeParams(params), query, remoteAddress: remoteAddressOf(request) });
+    app.route(r.method, r.path, handler);
+  }
+  for (const g of groups) app.use(g);
+
   return app;
 }
 
