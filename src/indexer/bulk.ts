@@ -1,0 +1,175 @@
+/**
+ * `POST [/<index>]/_bulk`: NDJSON parsed with OpenSearch's line-numbered errors, every item
+ * authorized on the concrete index it writes to (a refused item fails alone, with a 403 item
+ * error), then one Store bulk for the rest, results merged back in request order.
+ */
+import { OpenSearchHttpError } from '../http/errors'
+import type { BulkItemResult, BulkLine, BulkResponse } from '../store/port'
+import { badRequest, forbidden, type RequestContext } from './context'
+import { ACTIONS, refreshParam } from './documents'
+import type { IndexRouter } from './router'
+
+type Op = 'index' | 'create' | 'update' | 'delete'
+const OPS: Op[] = ['index', 'create', 'update', 'delete']
+
+const META: Record<Op, string[]> = {
+  index: ['_index', '_id', 'routing', 'if_seq_no', 'if_primary_term', 'version', 'version_type', 'op_type', 'require_alias', 'pipeline', '_type'],
+  create: ['_index', '_id', 'routing', 'if_seq_no', 'if_primary_term', 'version', 'version_type', 'require_alias', 'pipeline', '_type'],
+  update: ['_index', '_id', 'routing', 'if_seq_no', 'if_primary_term', 'version', 'version_type', 'require_alias', 'retry_on_conflict', '_source', '_type'],
+  delete: ['_index', '_id', 'routing', 'if_seq_no', 'if_primary_term', 'version', 'version_type', '_type'],
+}
+
+interface Item {
+  /** The result key: `index` with op_type create answers under `create`. */
+  op: Op
+  meta: Record<string, unknown>
+  source?: Record<string, unknown>
+  index: string
+}
+
+function malformed(line: number, detail: string): OpenSearchHttpError {
+  return badRequest(`Malformed action/metadata line [${line}], ${detail}`)
+}
+
+/** Parses the NDJSON body into items; structural problems fail the whole request, like OpenSearch. */
+export function parseBulk(text: string, defaultIndex: string | undefined): Item[] {
+  const lines = text.split('\n')
+  if (lines.length > 0 && lines[lines.length - 1].trim() === '') lines.pop()
+  else if (text.length > 0) throw badRequest('The bulk request must be terminated by a newline [\\n]')
+  const items: Item[] = []
+  for (let i = 0; i < lines.length; i++) {
+    const lineNo = i + 1
+    const raw = lines[i].trim()
+    if (raw === '') continue
+    let action: unknown
+    try {
+      action = JSON.parse(raw)
+    } catch (e) {
+      throw malformed(lineNo, `expected a JSON object: ${(e as Error).message}`)
+    }
+    if (action === null || typeof action !== 'object' || Array.isArray(action)) throw malformed(lineNo, `expected START_OBJECT but found [${Array.isArray(action) ? 'START_ARRAY' : 'VALUE'}]`)
+    const keys = Object.keys(action)
+    if (keys.length === 0) throw malformed(lineNo, 'expected FIELD_NAME but found [END_OBJECT]')
+    if (keys.length > 1) throw malformed(lineNo, `expected END_OBJECT but found [FIELD_NAME]`)
+    const op = keys[0] as Op
+    if (!OPS.includes(op)) throw malformed(lineNo, `expected field [create], [delete], [index] or [update] but found [${keys[0]}]`)
+    const meta = (action as Record<string, unknown>)[op]
+    if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) throw malformed(lineNo, `expected START_OBJECT but found [VALUE]`)
+    const m = meta as Record<string, unknown>
+    for (const key of Object.keys(m)) {
+      if (!META[op].includes(key)) throw badRequest(`Action/metadata line [${lineNo}] contains an unknown parameter [${key}]`)
+    }
+    const index = m._index === undefined ? defaultIndex : String(m._index)
+    if (index === undefined || index === '') throw badRequest('Validation Failed: 1: index is missing;', 'action_request_validation_exception')
+    let kind: Op = op
+    if (op === 'index' && m.op_type !== undefined) {
+      if (m.op_type !== 'index' && m.op_type !== 'create') throw badRequest(`opType must be 'create' or 'index', found: [${String(m.op_type)}]`)
+      if (m.op_type === 'create') kind = 'create'
+    }
+    const item: Item = { op: kind, meta: m, index }
+    if (op !== 'delete') {
+      i++
+      if (i >= lines.length) throw badRequest(`Validation Failed: 1: ${op === 'update' ? 'script or doc is missing' : 'source is missing'};`, 'action_request_validation_exception')
+      let source: unknown
+      try {
+        source = JSON.parse(lines[i])
+      } catch (e) {
+        throw badRequest(`Failed to parse the source of line [${i + 1}]: ${(e as Error).message}`, 'parse_exception')
+      }
+      if (source === null || typeof source !== 'object' || Array.isArray(source)) throw badRequest(`The source of line [${i + 1}] is not a JSON object`, 'parse_exception')
+      item.source = source as Record<string, unknown>
+    }
+    items.push(item)
+  }
+  if (items.length === 0) throw badRequest('Validation Failed: 1: no requests added;', 'action_request_validation_exception')
+  return items
+}
+
+function itemError(item: Item, status: number, type: string, reason: string, extra: Record<string, unknown> = {}): Partial<Record<Op, BulkItemResult>> {
+  const cause = { type, reason, ...extra }
+  return { [item.op]: { _index: item.index, _id: item.meta._id === undefined ? null : String(item.meta._id), status, error: { root_cause: [cause], ...cause } } }
+}
+
+const WRITE_ACTION: Record<Op, string> = { index: ACTIONS.index, create: ACTIONS.index, update: ACTIONS.update, delete: ACTIONS.delete }
+
+async function bulk(ctx: RequestContext): Promise<BulkResponse> {
+  const started = ctx.deps.now()
+  const defaultIndex = ctx.part('index')
+  const limit = ctx.deps.node.values.get('http.max_body_bytes') as number
+  const items = parseBulk(await ctx.text({ limit, status: 413 }), defaultIndex)
+  const requireAlias = ctx.flag('require_alias', false)
+  const sourceParam = ctx.str('_source')
+  const includes = ctx.list('_source_includes')
+  const excludes = ctx.list('_source_excludes')
+
+  const results: Array<Partial<Record<Op, BulkItemResult>> | undefined> = new Array(items.length)
+  const targets = new Map<string, string[]>()
+  const aliasCheck = new Map<string, boolean>()
+  const lines: BulkLine[] = []
+  const sent: number[] = []
+  for (let n = 0; n < items.length; n++) {
+    const item = items[n]
+    const id = item.meta._id
+    if (id !== undefined && String(id) === '') {
+      results[n] = itemError(item, 400, 'illegal_argument_exception', 'if _id is specified it must not be empty')
+      continue
+    }
+    if (id !== undefined && Buffer.byteLength(String(id)) > 512) {
+      results[n] = itemError(item, 400, 'illegal_argument_exception', `id [${String(id)}] is too long, must be no longer than 512 bytes but was: ${Buffer.byteLength(String(id))}`)
+      continue
+    }
+    if (item.op !== 'delete' && (item.meta.require_alias ?? requireAlias) === true) {
+      if (!aliasCheck.has(item.index)) aliasCheck.set(item.index, Object.keys(await ctx.store.getAlias({ name: item.index }).catch(() => ({}))).length > 0)
+      if (!aliasCheck.get(item.index)) {
+        results[n] = itemError(item, 404, 'index_not_found_exception', `no such index [${item.index}] and [require_alias] request flag is [true] and [${item.index}] is not an alias`, {
+          'resource.type': 'index_expression',
+          'resource.id': item.index,
+          index_uuid: '_na_',
+          index: item.index,
+        })
+        continue
+      }
+    }
+    if (!targets.has(item.index)) targets.set(item.index, await ctx.writeTargets(item.index))
+    try {
+      ctx.deps.security.authorizeIndices(ctx.caller, WRITE_ACTION[item.op], targets.get(item.index)!)
+    } catch {
+      const denied = forbidden(WRITE_ACTION[item.op], ctx.caller)
+      results[n] = itemError(item, 403, denied.type, denied.reason)
+      continue
+    }
+    const meta: Record<string, unknown> = { ...item.meta, _index: item.index }
+    delete meta.require_alias
+    delete meta.op_type
+    let source = item.source
+    if (item.op === 'update') {
+      // Response source filtering travels in the update body, where the Store reads it.
+      const wanted = meta._source ?? sourceParam ?? (includes || excludes ? { includes: includes ?? [], excludes: excludes ?? [] } : undefined)
+      delete meta._source
+      if (wanted !== undefined && source && source._source === undefined) {
+        source = { ...source, _source: wanted === 'true' ? true : wanted === 'false' ? false : typeof wanted === 'string' ? wanted.split(',') : wanted }
+      }
+    }
+    lines.push({ [item.op]: meta })
+    if (source !== undefined) lines.push(source)
+    sent.push(n)
+  }
+
+  let took = 0
+  if (lines.length > 0) {
+    const refresh = refreshParam(ctx)
+    const res = await ctx.store.bulk({ body: lines, ...(refresh !== undefined ? { refresh } : {}) })
+    took = res.took
+    res.items.forEach((r, k) => (results[sent[k]] = r))
+  }
+  const out = results.map((r) => r ?? {})
+  return {
+    took: Math.max(took, ctx.deps.now() - started),
+    errors: out.some((r) => Object.values(r).some((v) => v && (v.error !== undefined || v.status >= 400))),
+    items: out,
+  }
+}
+
+export function bulkRoutes(r: IndexRouter): void {
+  r.on(['POST', 'PUT'], ['/_bulk', '/:index/_bulk'], bulk)
+}

@@ -1,0 +1,116 @@
+/**
+ * The `_cat` table renderer: `h` (names, aliases, `*` patterns), `v`, `s` (with `:desc`),
+ * `format=json|text`, `help`, `bytes`. Text cells are padded to the column width and numbers
+ * right-aligned, like OpenSearch's RestTable; rows carry no trailing blanks.
+ */
+import { badRequest, type RequestContext } from './context'
+import { globMatcher } from './names'
+import { Reply } from './router'
+
+export type Cell = string | number | null | undefined
+
+export interface Column {
+  name: string
+  aliases?: string[]
+  /** Shown when `h` is absent. */
+  default?: boolean
+  /** Sizes in bytes, rendered by the `bytes` parameter. */
+  bytes?: boolean
+  description?: string
+}
+
+const UNITS: Array<[string, number]> = [
+  ['pb', 1024 ** 5],
+  ['tb', 1024 ** 4],
+  ['gb', 1024 ** 3],
+  ['mb', 1024 ** 2],
+  ['kb', 1024],
+]
+
+/** OpenSearch's ByteSizeValue text: `208b`, `4.5kb`, `1mb`. */
+export function humanBytes(n: number): string {
+  for (const [unit, size] of UNITS) {
+    if (n >= size) {
+      const v = n / size
+      return `${Number.isInteger(v) ? v : Number(v.toFixed(1))}${unit}`
+    }
+  }
+  return `${n}b`
+}
+
+function bytesIn(n: number, unit: string): string {
+  const sizes: Record<string, number> = { b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, t: 1024 ** 4, tb: 1024 ** 4, p: 1024 ** 5, pb: 1024 ** 5 }
+  const size = sizes[unit]
+  if (size === undefined) throw badRequest(`failed to parse [bytes] with value [${unit}]`)
+  return String(Math.floor(n / size))
+}
+
+function pick(ctx: RequestContext, columns: Column[]): Column[] {
+  const h = ctx.list('h')
+  if (!h) return columns.filter((c) => c.default)
+  const out: Column[] = []
+  for (const wanted of h) {
+    const match = globMatcher(wanted)
+    const found = columns.filter((c) => match(c.name) || (c.aliases ?? []).some((a) => a === wanted))
+    for (const c of found) if (!out.includes(c)) out.push(c)
+  }
+  return out
+}
+
+function byName(columns: Column[], name: string): Column | undefined {
+  return columns.find((c) => c.name === name || (c.aliases ?? []).includes(name))
+}
+
+export function renderCat(ctx: RequestContext, columns: Column[], rows: Array<Record<string, Cell>>): Reply {
+  if (ctx.flag('help', false)) {
+    const text = columns.map((c) => `${c.name.padEnd(24)} | ${(c.aliases ?? []).join(',').padEnd(16)} | ${c.description ?? c.name}`).join('\n') + '\n'
+    return new Reply(200, text, 'text/plain; charset=UTF-8')
+  }
+  const shown = pick(ctx, columns)
+  const bytes = ctx.str('bytes')
+  const value = (c: Column, row: Record<string, Cell>): string => {
+    const v = row[c.name]
+    if (v === null || v === undefined) return ''
+    if (c.bytes && typeof v === 'number') return bytes === undefined ? humanBytes(v) : bytesIn(v, bytes)
+    return String(v)
+  }
+
+  const sorted = [...rows]
+  const sortSpec = ctx.list('s')
+  if (sortSpec) {
+    const keys = sortSpec.map((s) => {
+      const [name, dir] = s.split(':')
+      const col = byName(columns, name)
+      if (!col) throw badRequest(`Unable to sort by unknown sort key \`${name}\``, 'unsupported_operation_exception')
+      return { col, desc: dir === 'desc' }
+    })
+    sorted.sort((a, b) => {
+      for (const { col, desc } of keys) {
+        const x = a[col.name]
+        const y = b[col.name]
+        const cmp = typeof x === 'number' && typeof y === 'number' ? x - y : String(x ?? '').localeCompare(String(y ?? ''))
+        if (cmp !== 0) return desc ? -cmp : cmp
+      }
+      return 0
+    })
+  }
+
+  const format = ctx.str('format') ?? 'text'
+  if (format === 'json') return new Reply(200, sorted.map((row) => Object.fromEntries(shown.map((c) => [c.name, row[c.name] === undefined || row[c.name] === null ? null : value(c, row)]))))
+  if (format !== 'text' && format !== 'txt') throw badRequest(`Unsupported format [${format}]`)
+
+  const table = sorted.map((row) => shown.map((c) => value(c, row)))
+  if (ctx.flag('v', false)) table.unshift(shown.map((c) => c.name))
+  const widths = shown.map((_, i) => Math.max(0, ...table.map((r) => r[i].length)))
+  const numeric = shown.map((c) => rows.length > 0 && rows.every((r) => typeof r[c.name] === 'number' || r[c.name] === null || r[c.name] === undefined))
+  const header = ctx.flag('v', false)
+  const text = table
+    .map((r, rowIndex) =>
+      r
+        .map((cell, i) => (numeric[i] && !(header && rowIndex === 0) ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
+        .join(' ')
+        .trimEnd() + '\n',
+    )
+    .join('')
+  return new Reply(200, text, 'text/plain; charset=UTF-8')
+}

@@ -1,0 +1,189 @@
+/**
+ * Single-document routes: `_doc` get/exists/index/delete, `_create`, `_update`, `_source`.
+ */
+import { UpdateBody, type GetParams, type IndexParams, type Refresh, type Source, type WriteResponse } from '../store/port'
+import { OpenSearchHttpError } from '../http/errors'
+import { badRequest, type RequestContext } from './context'
+import { visible } from './dls'
+import { Reply, type IndexRouter } from './router'
+
+export const ACTIONS = {
+  get: 'indices:data/read/get',
+  index: 'indices:data/write/index',
+  update: 'indices:data/write/update',
+  delete: 'indices:data/write/delete',
+} as const
+
+/** OpenSearch limits ids to 512 bytes of UTF-8. */
+export function checkId(id: string): void {
+  const bytes = Buffer.byteLength(id, 'utf8')
+  if (bytes > 512) throw badRequest(`id [${id}] is too long, must be no longer than 512 bytes but was: ${bytes}`, 'action_request_validation_exception')
+  if (id === '') throw badRequest('if _id is specified it must not be empty', 'action_request_validation_exception')
+}
+
+export function refreshParam(ctx: RequestContext): Refresh | undefined {
+  const v = ctx.str('refresh')
+  if (v === undefined) return undefined
+  if (v === '' || v === 'true') return true
+  if (v === 'false') return false
+  if (v === 'wait_for') return 'wait_for'
+  throw badRequest(`Unknown value for refresh: [${v}].`)
+}
+
+function sourceParams(ctx: RequestContext): Pick<GetParams, '_source' | '_source_includes' | '_source_excludes'> {
+  const out: Pick<GetParams, '_source' | '_source_includes' | '_source_excludes'> = {}
+  const source = ctx.str('_source')
+  if (source !== undefined) {
+    out._source = source === '' || source === 'true' ? true : source === 'false' ? false : source.split(',')
+  }
+  const inc = ctx.list('_source_includes') ?? ctx.list('_source_include')
+  if (inc) out._source_includes = inc
+  const exc = ctx.list('_source_excludes') ?? ctx.list('_source_exclude')
+  if (exc) out._source_excludes = exc
+  return out
+}
+
+function casParams(ctx: RequestContext): { if_seq_no?: number; if_primary_term?: number } {
+  const out: { if_seq_no?: number; if_primary_term?: number } = {}
+  const seq = ctx.int('if_seq_no')
+  const term = ctx.int('if_primary_term')
+  if (seq !== undefined) out.if_seq_no = seq
+  if (term !== undefined) out.if_primary_term = term
+  if ((seq === undefined) !== (term === undefined) && seq !== undefined) {
+    throw badRequest('Validation Failed: 1: ifSeqNo is set, but primary term is [0];', 'action_request_validation_exception')
+  }
+  return out
+}
+
+function versionParams(ctx: RequestContext): Pick<IndexParams, 'version' | 'version_type'> {
+  const out: Pick<IndexParams, 'version' | 'version_type'> = {}
+  const version = ctx.int('version')
+  if (version !== undefined) out.version = version
+  const vt = ctx.str('version_type')
+  if (vt !== undefined) {
+    if (vt !== 'internal' && vt !== 'external' && vt !== 'external_gte') throw badRequest(`No version type match [${vt}]`)
+    out.version_type = vt
+  }
+  return out
+}
+
+/** 201 for a created document, 200 otherwise, like OpenSearch. */
+function written(res: WriteResponse): Reply {
+  return new Reply(res.result === 'created' ? 201 : res.result === 'not_found' ? 404 : 200, res)
+}
+
+async function readTarget(ctx: RequestContext): Promise<string> {
+  const name = ctx.part('index')!
+  const [index] = await ctx.authorized(ACTIONS.get, name, { expand_wildcards: 'all' })
+  if (index === undefined) throw badRequest(`no concrete index for [${name}]`)
+  return index
+}
+
+async function getDoc(ctx: RequestContext, sourceOnly: boolean): Promise<unknown> {
+  const name = ctx.part('index')!
+  const id = ctx.part('id')!
+  const index = await readTarget(ctx)
+  const params: GetParams = { index: name, id, ...sourceParams(ctx) }
+  const realtime = ctx.flag('realtime')
+  if (realtime !== undefined) params.realtime = realtime
+  const refresh = refreshParam(ctx)
+  if (refresh !== undefined) params.refresh = refresh
+  let res = await ctx.store.get(params)
+  if (res.found && ctx.documentFilter(index) !== undefined) {
+    // DLS is tested on the whole document, whatever part of it the caller asked to see.
+    const full = params._source === undefined && !params._source_includes && !params._source_excludes ? res : await ctx.store.get({ index: name, id, realtime: params.realtime })
+    if (!full.found || !(await visible(ctx, ctx.store, index, id, full._source))) res = { _index: res._index, _id: id, found: false }
+  }
+  if (sourceOnly) {
+    if (!res.found) throw new OpenSearchHttpError(404, 'resource_not_found_exception', `Document not found [${name}]/[${id}]`)
+    return res._source ?? {}
+  }
+  return res.found ? res : new Reply(404, res)
+}
+
+async function indexDoc(ctx: RequestContext, opType: 'index' | 'create' | undefined): Promise<Reply> {
+  const name = ctx.part('index')!
+  const id = ctx.part('id')
+  if (id !== undefined) checkId(id)
+  await ctx.authorizeWrite(ACTIONS.index, name)
+  const body = await ctx.json()
+  if (body === undefined) throw badRequest('Validation Failed: 1: source is missing;', 'action_request_validation_exception')
+  const op = opType ?? ctx.str('op_type')
+  if (op !== undefined && op !== 'index' && op !== 'create') throw badRequest(`opType must be 'create' or 'index', found: [${op}]`)
+  if (op === 'create' && id === undefined && opType === 'create') throw badRequest('Validation Failed: 1: an id must be provided if version type or value are set;', 'action_request_validation_exception')
+  const params: IndexParams = { index: name, body: body as Source, ...casParams(ctx), ...versionParams(ctx) }
+  if (id !== undefined) params.id = id
+  if (op !== undefined) params.op_type = op
+  const refresh = refreshParam(ctx)
+  if (refresh !== undefined) params.refresh = refresh
+  const res = op === 'create' && id !== undefined ? await ctx.store.create({ ...params, id }) : await ctx.store.index(params)
+  return written(res)
+}
+
+const UPDATE_FIELDS = Object.keys(UpdateBody.properties)
+
+/** Lucene-style "did you mean": a known field within two edits. */
+function suggestion(field: string, known: string[]): string | undefined {
+  const distance = (a: string, b: string) => {
+    const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)])
+    for (let j = 1; j <= b.length; j++) d[0][j] = j
+    for (let i = 1; i <= a.length; i++)
+      for (let j = 1; j <= b.length; j++) d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+    return d[a.length][b.length]
+  }
+  return known.find((k) => distance(field, k) <= 2)
+}
+
+async function updateDoc(ctx: RequestContext): Promise<Reply> {
+  const name = ctx.part('index')!
+  const id = ctx.part('id')!
+  checkId(id)
+  await ctx.authorizeWrite(ACTIONS.update, name)
+  const body = await ctx.json()
+  if (body === undefined) throw badRequest('Validation Failed: 1: script or doc is missing;', 'action_request_validation_exception')
+  for (const key of Object.keys(body)) {
+    if (!UPDATE_FIELDS.includes(key)) {
+      const near = suggestion(key, UPDATE_FIELDS)
+      throw badRequest(`[UpdateRequest] unknown field [${key}]${near ? ` did you mean [${near}]?` : ''}`, 'x_content_parse_exception')
+    }
+  }
+  if (body.script !== undefined) throw badRequest('scripted updates are not supported', 'illegal_argument_exception')
+  for (const key of ['doc', 'upsert'] as const) {
+    const v = body[key]
+    if (v !== undefined && (v === null || typeof v !== 'object' || Array.isArray(v))) throw badRequest(`[UpdateRequest] [${key}] must be an object`, 'x_content_parse_exception')
+  }
+  if (body.doc === undefined && body.upsert === undefined) throw badRequest('Validation Failed: 1: script or doc is missing;', 'action_request_validation_exception')
+  const source = sourceParams(ctx)
+  if (source._source !== undefined && body._source === undefined) body._source = source._source
+  const retry = ctx.int('retry_on_conflict')
+  const refresh = refreshParam(ctx)
+  const res = await ctx.store.update({
+    index: name,
+    id,
+    body: body as never,
+    ...casParams(ctx),
+    ...(retry !== undefined ? { retry_on_conflict: retry } : {}),
+    ...(refresh !== undefined ? { refresh } : {}),
+  })
+  return written(res)
+}
+
+async function deleteDoc(ctx: RequestContext): Promise<Reply> {
+  const name = ctx.part('index')!
+  const id = ctx.part('id')!
+  checkId(id)
+  await ctx.authorized(ACTIONS.delete, name, { expand_wildcards: 'all' })
+  const refresh = refreshParam(ctx)
+  const res = await ctx.store.delete({ index: name, id, ...casParams(ctx), ...versionParams(ctx), ...(refresh !== undefined ? { refresh } : {}) })
+  return written(res)
+}
+
+export function documentRoutes(r: IndexRouter): void {
+  r.on(['GET', 'HEAD'], '/:index/_doc/:id', (ctx) => getDoc(ctx, false))
+  r.on(['GET', 'HEAD'], '/:index/_source/:id', (ctx) => getDoc(ctx, true))
+  r.on(['PUT', 'POST'], '/:index/_doc/:id', (ctx) => indexDoc(ctx, undefined))
+  r.on('POST', '/:index/_doc', (ctx) => indexDoc(ctx, undefined))
+  r.on(['PUT', 'POST'], '/:index/_create/:id', (ctx) => indexDoc(ctx, 'create'))
+  r.on('POST', '/:index/_update/:id', updateDoc)
+  r.on('DELETE', '/:index/_doc/:id', deleteDoc)
+}

@@ -1,0 +1,151 @@
+/**
+ * Index management: create, delete, get, exists, mappings, settings, refresh, flush.
+ */
+import { flattenKeys } from '../config/flat-keys'
+import type { CreateIndexBody, IndexSettings, Mappings } from '../store/port'
+import { badRequest, type RequestContext } from './context'
+import { Reply, type IndexRouter } from './router'
+import { globMatcher } from './names'
+
+export const INDEX_ACTIONS = {
+  create: 'indices:admin/create',
+  delete: 'indices:admin/delete',
+  get: 'indices:admin/get',
+  getMapping: 'indices:admin/mappings/get',
+  putMapping: 'indices:admin/mapping/put',
+  getSettings: 'indices:monitor/settings/get',
+  putSettings: 'indices:admin/settings/update',
+  refresh: 'indices:admin/refresh',
+  flush: 'indices:admin/flush',
+} as const
+
+const CREATE_KEYS = new Set(['settings', 'mappings', 'aliases'])
+
+/** `{index: {a: {b: 1}}}` as `{"index.a.b": "1"}`, what `flat_settings=true` answers. */
+export function flatSettings(settings: Record<string, unknown>): Record<string, unknown> {
+  const flat = flattenKeys(settings)
+  return Object.fromEntries(Object.entries(flat).map(([k, v]) => [k, Array.isArray(v) || v === null ? v : String(v)]))
+}
+
+function shapeSettings(ctx: RequestContext, settings: { index: Record<string, unknown> }): Record<string, unknown> {
+  return ctx.flag('flat_settings', false) ? flatSettings(settings) : settings
+}
+
+async function createIndex(ctx: RequestContext) {
+  const index = ctx.part('index')!
+  ctx.deps.security.authorizeIndices(ctx.caller, INDEX_ACTIONS.create, [index])
+  const body = (await ctx.json()) ?? {}
+  for (const key of Object.keys(body)) {
+    if (!CREATE_KEYS.has(key)) throw badRequest(`unknown key [${key}] for create index`, 'parse_exception')
+  }
+  for (const key of CREATE_KEYS) {
+    const v = body[key]
+    if (v !== undefined && (v === null || typeof v !== 'object' || Array.isArray(v))) {
+      throw badRequest(`Failed to parse [${key}]: expected an object`, 'mapper_parsing_exception')
+    }
+  }
+  return ctx.store.createIndex({ index, body: body as CreateIndexBody })
+}
+
+async function deleteIndex(ctx: RequestContext) {
+  const expression = ctx.part('index')!
+  const options = ctx.resolveOptions()
+  await ctx.authorized(INDEX_ACTIONS.delete, expression, { ...options, expand_wildcards: options.expand_wildcards ?? 'open' })
+  return ctx.store.deleteIndex({ index: expression, ...options })
+}
+
+async function getIndex(ctx: RequestContext) {
+  const expression = ctx.part('index')!
+  const options = ctx.resolveOptions()
+  await ctx.authorized(INDEX_ACTIONS.get, expression, options)
+  if (ctx.request.method === 'HEAD') return (await ctx.store.existsIndex({ index: expression, ...options })) ? {} : new Reply(404, {})
+  const got = await ctx.store.getIndex({ index: expression, ...options })
+  if (!ctx.flag('flat_settings', false)) return got
+  return Object.fromEntries(Object.entries(got).map(([name, info]) => [name, { ...info, settings: flatSettings(info.settings) }]))
+}
+
+async function getMapping(ctx: RequestContext) {
+  const expression = ctx.part('index')
+  const options = ctx.resolveOptions()
+  await ctx.authorized(INDEX_ACTIONS.getMapping, expression, options)
+  return ctx.store.getMapping({ ...(expression !== undefined ? { index: expression } : {}), ...options })
+}
+
+async function putMapping(ctx: RequestContext) {
+  const expression = ctx.part('index') ?? '_all'
+  const options = ctx.resolveOptions()
+  await ctx.authorized(INDEX_ACTIONS.putMapping, expression, options)
+  const body = await ctx.json()
+  if (body === undefined) throw badRequest('Validation Failed: 1: mapping source is missing;', 'action_request_validation_exception')
+  return ctx.store.putMapping({ index: expression, body: body as Mappings, ...options })
+}
+
+async function getSettings(ctx: RequestContext) {
+  const expression = ctx.part('index')
+  const options = ctx.resolveOptions()
+  await ctx.authorized(INDEX_ACTIONS.getSettings, expression, options)
+  const names = ctx.part('name')?.split(',')
+  const got = await ctx.store.getSettings({ ...(expression !== undefined ? { index: expression } : {}), ...options })
+  const out: Record<string, unknown> = {}
+  for (const [index, { settings }] of Object.entries(got)) {
+    if (!names) {
+      out[index] = { settings: shapeSettings(ctx, settings) }
+      continue
+    }
+    // Setting-name filters match the flat keys; the answer keeps the caller's shape.
+    const matchers = names.map(globMatcher)
+    const flat = flatSettings(settings)
+    const kept = Object.fromEntries(Object.entries(flat).filter(([k]) => matchers.some((m) => m(k))))
+    if (Object.keys(kept).length === 0) continue
+    out[index] = { settings: ctx.flag('flat_settings', false) ? kept : nest(kept) }
+  }
+  return out
+}
+
+function nest(flat: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, any> = {}
+  for (const [key, value] of Object.entries(flat)) {
+    const parts = key.split('.')
+    let cur = out
+    for (const p of parts.slice(0, -1)) cur = cur[p] && typeof cur[p] === 'object' ? cur[p] : (cur[p] = {})
+    cur[parts[parts.length - 1]] = value
+  }
+  return out
+}
+
+async function putSettings(ctx: RequestContext) {
+  const expression = ctx.part('index') ?? '_all'
+  const options = ctx.resolveOptions()
+  await ctx.authorized(INDEX_ACTIONS.putSettings, expression, options)
+  const body = await ctx.json()
+  if (body === undefined) throw badRequest('Validation Failed: 1: no settings to update;', 'action_request_validation_exception')
+  const settings = (body.settings !== undefined && Object.keys(body).length === 1 ? body.settings : body) as IndexSettings
+  return ctx.store.putSettings({ index: expression, body: settings, ...options })
+}
+
+async function refresh(ctx: RequestContext) {
+  const expression = ctx.part('index')
+  const options = ctx.resolveOptions()
+  await ctx.authorized(INDEX_ACTIONS.refresh, expression, options)
+  return ctx.store.refresh({ ...(expression !== undefined ? { index: expression } : {}), ...options })
+}
+
+async function flush(ctx: RequestContext) {
+  const expression = ctx.part('index')
+  const options = ctx.resolveOptions()
+  await ctx.authorized(INDEX_ACTIONS.flush, expression, options)
+  for (const p of ['wait_if_ongoing', 'force']) ctx.flag(p)
+  return ctx.store.flush({ ...(expression !== undefined ? { index: expression } : {}), ...options })
+}
+
+export function indexRoutes(r: IndexRouter): void {
+  r.on('PUT', '/:index', createIndex)
+  r.on('DELETE', '/:index', deleteIndex)
+  r.on(['GET', 'HEAD'], '/:index', getIndex)
+  r.on('GET', ['/_mapping', '/:index/_mapping'], getMapping)
+  r.on(['PUT', 'POST'], ['/:index/_mapping', '/_mapping'], putMapping)
+  r.on('GET', ['/_settings', '/:index/_settings', '/:index/_settings/:name', '/_settings/:name'], getSettings)
+  r.on('PUT', ['/:index/_settings', '/_settings'], putSettings)
+  r.on(['GET', 'POST'], ['/_refresh', '/:index/_refresh'], refresh)
+  r.on(['GET', 'POST'], ['/_flush', '/:index/_flush'], flush)
+}

@@ -1,0 +1,94 @@
+/**
+ * The index API's routing: every handler runs behind authentication and answers errors in
+ * OpenSearch's shape (`{error: {root_cause, type, reason, ...}, status}`) itself, so the
+ * metadata of typed store errors (`index`, `resource.id`, ...) survives.
+ */
+import { Elysia } from 'elysia'
+import type { TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { ApiError, OpenSearchHttpError } from '../http/errors'
+import { remoteAddressOf } from '../http/remote'
+import { StoreError } from '../store/errors'
+import { badRequest, RequestContext, type IndexApiDeps } from './context'
+
+export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE'
+
+/** A handler's answer with a status other than 200 (201 for created documents, 404 for a missing one). */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly contentType = 'application/json; charset=UTF-8',
+  ) {}
+}
+
+export type Handler = (ctx: RequestContext) => Promise<unknown> | unknown
+
+const JSON_TYPE = 'application/json; charset=UTF-8'
+
+function errorBody(error: unknown): { status: number; body: unknown; headers?: Record<string, string> } | undefined {
+  if (error instanceof StoreError) return { status: error.status, body: { error: error.toOpenSearch(), status: error.status } }
+  if (error instanceof OpenSearchHttpError) {
+    const cause = { type: error.type, reason: error.reason, ...error.details }
+    return { status: error.status, body: { error: { root_cause: [cause], ...cause }, status: error.status } }
+  }
+  if (error instanceof ApiError) {
+    // Authentication and authorization failures of the security layer, as the security plugin shapes them.
+    const type = error.status === 401 || error.status === 403 ? 'security_exception' : error.status === 413 ? 'content_too_long_exception' : 'status_exception'
+    const cause = { type, reason: error.message }
+    return { status: error.status, body: { error: { root_cause: [cause], ...cause }, status: error.status }, headers: error.headers }
+  }
+  return undefined
+}
+
+function respond(method: string, status: number, body: unknown, pretty: boolean, contentType = JSON_TYPE, headers: Record<string, string> = {}): Response {
+  // HEAD answers carry the status only; OpenSearch sends no body.
+  if (method === 'HEAD') return new Response(null, { status, headers: { 'content-type': contentType, ...headers } })
+  const text = typeof body === 'string' && !contentType.includes('json') ? body : JSON.stringify(body, null, pretty ? 2 : undefined) + (pretty ? '\n' : '')
+  return new Response(text, { status, headers: { 'content-type': contentType, ...headers } })
+}
+
+export class IndexRouter {
+  readonly app = new Elysia({ name: 'index-api' })
+
+  constructor(private readonly deps: IndexApiDeps) {}
+
+  on(methods: Method | Method[], paths: string | string[], handler: Handler): this {
+    for (const method of [methods].flat()) {
+      for (const path of [paths].flat()) {
+        this.app.route(method, path, ({ request, params }: { request: Request; params: Record<string, string> }) => this.run(handler, request, params ?? {}))
+      }
+    }
+    return this
+  }
+
+  private async run(handler: Handler, request: Request, params: Record<string, string>): Promise<Response> {
+    const pretty = /[?&]pretty(=true|=|&|$)/.test(request.url)
+    try {
+      const caller = await this.deps.security.authenticate(request, remoteAddressOf(request))
+      const ctx = new RequestContext(this.deps, request, params, caller)
+      const result = await handler(ctx)
+      if (result instanceof Response) return result
+      if (result instanceof Reply) return respond(request.method, result.status, result.body, pretty, result.contentType)
+      return respond(request.method, 200, result, pretty)
+    } catch (error) {
+      const mapped = errorBody(error)
+      if (mapped) return respond(request.method, mapped.status, mapped.body, pretty, JSON_TYPE, mapped.headers)
+      this.deps.log.error('index API request failed', {
+        method: request.method,
+        path: new URL(request.url).pathname,
+        error: error instanceof Error ? { message: error.message, stack: error.stack } : String(error),
+      })
+      const cause = { type: 'exception', reason: 'internal error' }
+      return respond(request.method, 500, { error: { root_cause: [cause], ...cause }, status: 500 }, pretty)
+    }
+  }
+}
+
+/** Checks a body against a port schema; the first problem becomes OpenSearch's 400 naming the field. */
+export function validate<T>(schema: TSchema, value: unknown, what: string): T {
+  if (Value.Check(schema, value)) return value as T
+  const first = Value.Errors(schema, value).First()
+  const where = first?.path ? first.path.replace(/^\//, '').replace(/\//g, '.') : ''
+  throw badRequest(`[${what}] failed to parse${where ? ` field [${where}]` : ''}: ${first?.message ?? 'invalid value'}`, 'x_content_parse_exception')
+}

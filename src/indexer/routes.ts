@@ -1,0 +1,31 @@
+/**
+ * The index API of embedded mode: OpenSearch's REST shapes over the Store port, every route
+ * authenticated and authorized with OpenSearch's action names on concrete indices.
+ */
+import { aliasRoutes } from './aliases'
+import { bulkRoutes } from './bulk'
+import { catRoutes } from './cat'
+import { clusterRoutes } from './cluster'
+import type { IndexApiDeps } from './context'
+import { documentRoutes } from './documents'
+import { indexRoutes } from './indices'
+import { IndexRouter } from './router'
+import { searchRoutes } from './search'
+import { templateRoutes } from './templates'
+
+export type { IndexApiDeps } from './context'
+export { COMPATIBLE_OPENSEARCH_VERSION } from './cluster'
+
+export function indexApiRoutes(deps: IndexApiDeps) {
+  const r = new IndexRouter(deps)
+  // Static prefixes first: they must win over the `/:index` routes.
+  clusterRoutes(r)
+  catRoutes(r)
+  templateRoutes(r)
+  aliasRoutes(r)
+  searchRoutes(r)
+  bulkRoutes(r)
+  indexRoutes(r)
+  documentRoutes(r)
+  return r.app
+}

@@ -1,0 +1,180 @@
+/**
+ * `_search`, `_count` and point in time. Every read is authorized on the concrete indices it
+ * touches and carries the caller's DLS filter, aggregations included (they run over the
+ * filtered hits).
+ */
+import type { Query, SearchBody, SearchParams, SortClause } from '../store/port'
+import { badRequest, type RequestContext } from './context'
+import { dlsFilter, withFilter } from './dls'
+import type { IndexRouter } from './router'
+
+export const SEARCH_ACTION = 'indices:data/read/search'
+export const PIT_ACTIONS = {
+  create: 'indices:data/read/point_in_time/create',
+  delete: 'indices:data/read/point_in_time/delete',
+  readAll: 'indices:data/read/point_in_time/readall',
+} as const
+
+/** The search-source keys we evaluate. */
+const SUPPORTED_KEYS = new Set([
+  'query', 'from', 'size', 'sort', 'search_after', 'track_total_hits', '_source', 'seq_no_primary_term', 'version',
+  'aggs', 'aggregations', 'pit', 'track_scores', 'timeout', 'terminate_after', 'stored_fields', 'explain', 'min_score', 'profile',
+])
+/** Keys OpenSearch knows that this store does not implement: a clear 400 instead of a silently different answer. */
+const KNOWN_UNSUPPORTED = new Set([
+  'highlight', 'collapse', 'rescore', 'suggest', 'script_fields', 'docvalue_fields', 'fields', 'post_filter', 'indices_boost',
+  'slice', 'stats', 'ext', 'search_pipeline', 'derived', 'verbose_pipeline', 'include_named_queries_score',
+])
+
+function negative(name: string, v: number): never {
+  throw badRequest(`[${name}] parameter cannot be negative, found [${v}]`)
+}
+
+/** Merges URL parameters into the body and validates what OpenSearch validates before searching. */
+async function searchBody(ctx: RequestContext, allowed: Set<string>): Promise<Record<string, unknown>> {
+  const body = (await ctx.json()) ?? {}
+  for (const key of Object.keys(body)) {
+    if (allowed.has(key)) continue
+    if (KNOWN_UNSUPPORTED.has(key) && allowed === SUPPORTED_KEYS) throw badRequest(`[${key}] is not supported by this server`)
+    const v = body[key]
+    const token = v !== null && typeof v === 'object' ? (Array.isArray(v) ? 'START_ARRAY' : 'START_OBJECT') : 'VALUE_STRING'
+    throw badRequest(`Unknown key for a ${token} in [${key}].`, 'parsing_exception')
+  }
+  if (body.query !== undefined && (body.query === null || typeof body.query !== 'object' || Array.isArray(body.query))) {
+    throw badRequest('[query] must be an object', 'parsing_exception')
+  }
+  if (ctx.str('q') !== undefined) throw badRequest('the [q] parameter (query_string) is not supported by this server')
+  return body
+}
+
+function applyUrlParams(ctx: RequestContext, body: Record<string, unknown>): void {
+  const from = ctx.int('from')
+  if (from !== undefined) body.from = from
+  const size = ctx.int('size')
+  if (size !== undefined) body.size = size
+  for (const key of ['from', 'size'] as const) {
+    const v = body[key]
+    if (v === undefined) continue
+    if (typeof v !== 'number' || !Number.isInteger(v)) throw badRequest(`[${key}] must be an integer`, 'parsing_exception')
+    if (v < 0) negative(key, v)
+  }
+  const sort = ctx.list('sort')
+  if (sort) {
+    body.sort = sort.map((s): SortClause => {
+      const [field, order] = s.split(':')
+      if (order === undefined) return field
+      if (order !== 'asc' && order !== 'desc') throw badRequest(`Unknown sort order [${order}]`)
+      return { [field]: order }
+    })
+  }
+  const source = ctx.str('_source')
+  if (source !== undefined) body._source = source === '' || source === 'true' ? true : source === 'false' ? false : source.split(',')
+  const includes = ctx.list('_source_includes')
+  const excludes = ctx.list('_source_excludes')
+  if (includes || excludes) {
+    const cur = typeof body._source === 'object' && body._source !== null && !Array.isArray(body._source) ? (body._source as Record<string, unknown>) : {}
+    body._source = { ...cur, ...(includes ? { includes } : {}), ...(excludes ? { excludes } : {}) }
+  }
+  const seq = ctx.flag('seq_no_primary_term')
+  if (seq !== undefined) body.seq_no_primary_term = seq
+  const version = ctx.flag('version')
+  if (version !== undefined) body.version = version
+  const tth = ctx.str('track_total_hits')
+  if (tth !== undefined) {
+    if (tth === 'true' || tth === '') body.track_total_hits = true
+    else if (tth === 'false') body.track_total_hits = false
+    else if (/^-?\d+$/.test(tth)) body.track_total_hits = Number(tth)
+    else throw badRequest(`Failed to parse value [${tth}] for [track_total_hits]`)
+  }
+  const t = body.track_total_hits
+  if (typeof t === 'number') {
+    if (t === -1) body.track_total_hits = true
+    else if (t < -1) throw badRequest(`[track_total_hits] parameter must be positive or equals to -1, got ${t}`)
+  }
+  if (ctx.flag('rest_total_hits_as_int', false) && typeof body.track_total_hits === 'number') {
+    throw badRequest(`[rest_total_hits_as_int] cannot be used if the tracking of total hits is not accurate, got ${body.track_total_hits}`, 'action_request_validation_exception')
+  }
+  if (ctx.str('scroll') !== undefined) throw badRequest('scroll searches are not supported by this server; use point in time with search_after')
+}
+
+/** Indices a PIT was opened on, by id; PITs of the embedded store live in this process too. */
+const pitIndices = new Map<string, string[]>()
+
+async function search(ctx: RequestContext) {
+  const body = await searchBody(ctx, SUPPORTED_KEYS)
+  applyUrlParams(ctx, body)
+  const expression = ctx.part('index')
+  const options = ctx.resolveOptions()
+  let indices: string[]
+  if (body.pit !== undefined) {
+    const pit = body.pit as { id?: unknown }
+    if (expression !== undefined) throw badRequest('[indices] cannot be used with point in time', 'action_request_validation_exception')
+    if (!pit || typeof pit.id !== 'string') throw badRequest('[pit] requires an [id]', 'parsing_exception')
+    // A PIT opened elsewhere cannot be scoped here: it needs permission on every index.
+    indices = pitIndices.get(pit.id) ?? ['*']
+    ctx.deps.security.authorizeIndices(ctx.caller, SEARCH_ACTION, indices)
+  } else {
+    indices = await ctx.authorized(SEARCH_ACTION, expression, options)
+  }
+  body.query = withFilter(body.query as Query | undefined, dlsFilter(ctx, indices))
+  const params: SearchParams = { body: body as SearchBody, ...options }
+  if (expression !== undefined) params.index = expression
+  if (ctx.flag('rest_total_hits_as_int', false)) params.rest_total_hits_as_int = true
+  return ctx.store.search(params)
+}
+
+async function count(ctx: RequestContext) {
+  const body = await searchBody(ctx, new Set(['query']))
+  if (ctx.int('terminate_after') !== undefined || ctx.str('min_score') !== undefined) {
+    throw badRequest('[terminate_after] and [min_score] are not supported by this server')
+  }
+  const expression = ctx.part('index')
+  const options = ctx.resolveOptions()
+  const indices = await ctx.authorized(SEARCH_ACTION, expression, options)
+  const query = withFilter(body.query as Query | undefined, dlsFilter(ctx, indices))
+  return ctx.store.count({ ...(expression !== undefined ? { index: expression } : {}), ...options, body: query === undefined ? {} : { query } })
+}
+
+async function createPit(ctx: RequestContext) {
+  const expression = ctx.part('index')!
+  const keepAlive = ctx.str('keep_alive')
+  if (keepAlive === undefined) throw badRequest('Validation Failed: 1: keep alive not set;', 'action_request_validation_exception')
+  const options = ctx.resolveOptions()
+  const indices = await ctx.authorized(PIT_ACTIONS.create, expression, options)
+  const res = await ctx.store.createPit({ index: expression, keep_alive: keepAlive, ...options })
+  pitIndices.set(res.pit_id, indices)
+  return res
+}
+
+async function deletePits(ctx: RequestContext) {
+  const body = (await ctx.json()) ?? {}
+  const ids = body.pit_id
+  const list = typeof ids === 'string' ? [ids] : Array.isArray(ids) && ids.every((i) => typeof i === 'string') ? (ids as string[]) : undefined
+  if (!list || list.length === 0) throw badRequest('Validation Failed: 1: no pit ids specified;', 'action_request_validation_exception')
+  for (const id of list) ctx.deps.security.authorizeIndices(ctx.caller, PIT_ACTIONS.delete, pitIndices.get(id) ?? ['*'])
+  const res = await ctx.store.deletePit({ body: { pit_id: list } })
+  for (const id of list) pitIndices.delete(id)
+  return res
+}
+
+async function deleteAllPits(ctx: RequestContext) {
+  ctx.deps.security.authorizeIndices(ctx.caller, PIT_ACTIONS.delete, ['*'])
+  const res = await ctx.store.deleteAllPits()
+  pitIndices.clear()
+  return res
+}
+
+async function listPits(ctx: RequestContext) {
+  ctx.deps.security.authorizeIndices(ctx.caller, PIT_ACTIONS.readAll, ['*'])
+  return ctx.store.getAllPits()
+}
+
+export function searchRoutes(r: IndexRouter): void {
+  r.on(['GET', 'POST'], ['/_search', '/:index/_search'], search)
+  r.on(['GET', 'POST'], ['/_count', '/:index/_count'], count)
+  r.on('POST', '/:index/_search/point_in_time', createPit)
+  r.on('DELETE', '/_search/point_in_time', deletePits)
+  r.on('DELETE', '/_search/point_in_time/_all', deleteAllPits)
+  r.on('GET', '/_search/point_in_time/_all', listPits)
+}
+
