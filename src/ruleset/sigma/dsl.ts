@@ -59,13 +59,29 @@ export const exists = (field: string): Query => ({ exists: { field } })
 const isPlain = (q: Query, key: 'filter' | 'should'): q is { bool: BoolBody } =>
   'bool' in q && q.bool._name === undefined && Object.keys(q.bool).every(k => k === key || (key === 'should' && k === 'minimum_should_match'))
 
+/**
+ * Rough evaluation cost, so cheap clauses run first and short-circuit the expensive ones
+ * (clause order never changes the result, in OpenSearch or in memory).
+ */
+export function cost(q: Query): number {
+  if ('bool' in q) {
+    const b = q.bool
+    return [...(b.filter ?? []), ...(b.should ?? []), ...(b.must_not ?? [])].reduce((n, c) => n + cost(c), 0)
+  }
+  if ('regexp' in q) return 8
+  if ('wildcard' in q) return 2
+  return 1
+}
+
+const byCost = (qs: Query[]) => qs.map(q => [cost(q), q] as const).sort((a, b) => a[0] - b[0]).map(([, q]) => q)
+
 export function and(children: Query[]): Query {
-  const flat = children.flatMap(c => (isPlain(c, 'filter') ? c.bool.filter! : [c]))
+  const flat = byCost(children.flatMap(c => (isPlain(c, 'filter') ? c.bool.filter! : [c])))
   return flat.length === 1 ? flat[0] : { bool: { filter: flat } }
 }
 
 export function or(children: Query[]): Query {
-  const flat = children.flatMap(c => (isPlain(c, 'should') ? c.bool.should! : [c]))
+  const flat = byCost(children.flatMap(c => (isPlain(c, 'should') ? c.bool.should! : [c])))
   return flat.length === 1 ? flat[0] : { bool: { should: flat, minimum_should_match: 1 } }
 }
 

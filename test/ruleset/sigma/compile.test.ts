@@ -11,12 +11,12 @@ describe('compiled tree shape (reference sigma.md 3.4)', () => {
     })
   })
 
-  test('AND is bool.filter, OR is a should-only bool with minimum_should_match 1', () => {
+  test('AND is bool.filter, OR is a should-only bool with minimum_should_match 1; cheaper clauses first', () => {
     expect(query("  sel:\n    A: [x, y]\n    B: 'z'\n  condition: sel")).toEqual({
       bool: {
         filter: [
-          { bool: { should: [{ term: { A: { value: 'x', case_insensitive: true } } }, { term: { A: { value: 'y', case_insensitive: true } } }], minimum_should_match: 1 } },
           { term: { B: { value: 'z', case_insensitive: true } } },
+          { bool: { should: [{ term: { A: { value: 'x', case_insensitive: true } } }, { term: { A: { value: 'y', case_insensitive: true } } }], minimum_should_match: 1 } },
         ],
         _name: 'sel',
       },
@@ -165,6 +165,11 @@ describe('condition selectors', () => {
     const q = query(`${det}  condition: selection_a or not selection_b and filter_x`) as any
     expect(q.bool.should).toHaveLength(2)
     expect(q.bool.should[1].bool.filter[0]).toEqual({ bool: { must_not: [{ term: { B: { value: 1, _name: 'selection_b' } } }] } })
+  })
+
+  test('clauses are ordered by cost: terms, then wildcards, then regexps', () => {
+    const q = query("  s:\n    A|re: x\n    B|contains: y\n    C: z\n  condition: s") as any
+    expect(q.bool.filter.map((c: object) => Object.keys(c)[0])).toEqual(['term', 'wildcard', 'regexp'])
   })
 
   test('selections reports only identifiers in positive position', () => {
