@@ -1,0 +1,92 @@
+// Composition of the Content Manager's resource side: one repository, one Engine client and one
+// per-node policy reloader shared by the routes, the start-up work and the tasks that build on it
+// (sync and promotion call `recomputeSpaces` after they change content).
+import { SettingsSnapshot, type ClusterSettings } from '../config/cluster-settings'
+import type { Logger } from '../http/log'
+import type { PluginRoute } from '../http/route'
+import type { Journal } from '../journal/journal'
+import type { Security } from '../security/caller'
+import type { Store } from '../store/port'
+import { afterChange, type ContentContext } from './context'
+import { createEngineClient, createPolicyReloader, engineOptionsFromSettings, type EngineClient, type ReloadOutcome } from './engine'
+import { ensureLockIndex } from './locks/creation-lock'
+import { ensureSpacePolicies } from './policy/defaults'
+import { engineLoads } from './policy/engine-load'
+import { PolicyService } from './policy/service'
+import { ContentRepository, ContentUnavailable } from './repository'
+import { ResourceService } from './resources/service'
+import { contentResourceRoutes } from './routes'
+import { noRulesetSync, type RulesetSync } from './ruleset-sync'
+import { spaceHash, type SpaceHashResult } from './space-hash'
+import type { Space } from './spaces'
+
+export interface ContentManagerDeps {
+  store: Store
+  settings: ClusterSettings
+  security: Security
+  log: Logger
+  now: () => number
+  journal: Journal
+  /** Defaults to a client built from the node settings (`engine.socket_path`, `engine.mock`, ...). */
+  engine?: EngineClient
+  /** Defaults to a no-op until Ruleset Management is wired in. */
+  rulesetSync?: RulesetSync
+}
+
+export interface ContentManager {
+  routes: PluginRoute[]
+  /** Start-up work: the lock index and the draft/test/custom policies exist afterwards. Idempotent. */
+  startup(): Promise<void>
+  repo: ContentRepository
+  resources: ResourceService
+  policies: PolicyService
+  engine: EngineClient
+  spaceHash(space: Space): Promise<string | undefined>
+  /** Recomputes the hashes of spaces whose content changed; loads `standard` into the Engine when its hash moved. */
+  recomputeSpaces(spaces: Space[]): Promise<SpaceHashResult[]>
+  /** Resolves once every Engine load started so far has finished. */
+  engineLoadsSettled(): Promise<ReloadOutcome[]>
+}
+
+export function createContentManager(deps: ContentManagerDeps): ContentManager {
+  const engine = deps.engine ?? createEngineClient(engineOptionsFromSettings(new SettingsSnapshot(deps.settings.node.values), deps.log))
+  const repo = new ContentRepository(deps.store)
+  const loads = engineLoads(repo, createPolicyReloader(engine, deps.now))
+  const ctx: ContentContext = {
+    store: deps.store,
+    repo,
+    settings: deps.settings,
+    security: deps.security,
+    engine,
+    ruleset: deps.rulesetSync ?? noRulesetSync,
+    journal: deps.journal,
+    log: deps.log,
+    now: deps.now,
+    engineLoads: loads,
+  }
+  const resources = new ResourceService(ctx)
+  const policies = new PolicyService(ctx)
+  return {
+    routes: contentResourceRoutes(resources, policies),
+    async startup() {
+      await ensureLockIndex(deps.store)
+      try {
+        await ensureSpacePolicies(deps)
+      } catch (e) {
+        if (!(e instanceof ContentUnavailable)) throw e
+        // Setup has not provisioned the content indices yet; the next start (or reset) creates them.
+        deps.log.warn('Space policies not created: content indices are missing', { index: e.alias })
+      }
+    },
+    repo,
+    resources,
+    policies,
+    engine,
+    spaceHash: (space) => spaceHash(repo, space),
+    recomputeSpaces: (spaces) => afterChange(ctx, spaces),
+    engineLoadsSettled: () => loads.settled(),
+  }
+}
+
+/** The plugin routes of this module, for the composition root. */
+export const contentRoutes = (deps: ContentManagerDeps): PluginRoute[] => createContentManager(deps).routes

@@ -1,0 +1,40 @@
+// Spec background 8: whenever the standard space's aggregate hash changes, the whole standard
+// policy is built and loaded into the Engine, best-effort. The reload loader of the Engine client
+// does the single-flight and remembers what the Engine accepted; this file builds what it sends.
+import type { FullPolicy, PolicyReloader, ReloadOutcome } from '../engine'
+import { CONTENT_ALIASES } from '../indices'
+import type { ContentRepository } from '../repository'
+import { storedSpaceHash } from '../space-hash'
+import type { Space } from '../spaces'
+
+/** The policy of a space and every Engine resource of that space (rules are never sent). */
+export async function buildFullPolicy(repo: ContentRepository, space: Space): Promise<{ hash: string; fullPolicy: FullPolicy } | null> {
+  const policy = await repo.policy(space)
+  if (!policy) return null
+  const hash = storedSpaceHash(policy)
+  if (hash === undefined) return null
+  const docs = async (alias: string) => (await repo.list(alias, space)).map((d) => d.document)
+  const [integrations, kvdbs, decoders, filters] = await Promise.all(
+    [CONTENT_ALIASES.integrations, CONTENT_ALIASES.kvdbs, CONTENT_ALIASES.decoders, CONTENT_ALIASES.filters].map(docs),
+  )
+  return { hash, fullPolicy: { policy: policy.document, resources: { integrations, kvdbs, decoders, filters } } }
+}
+
+export interface EngineLoads {
+  /** Starts loading `space` into the Engine in the background; never throws, never blocks the caller. */
+  trigger(space: Space): void
+  /** Resolves when every load started so far has finished (tests, shutdown). */
+  settled(): Promise<ReloadOutcome[]>
+}
+
+export function engineLoads(repo: ContentRepository, reloader: PolicyReloader): EngineLoads {
+  const inFlight = new Set<Promise<ReloadOutcome>>()
+  return {
+    trigger(space) {
+      const p = reloader.reload(space, () => buildFullPolicy(repo, space))
+      inFlight.add(p)
+      void p.finally(() => inFlight.delete(p))
+    },
+    settled: () => Promise.all([...inFlight]),
+  }
+}

@@ -1,0 +1,213 @@
+// Reads and writes space-aware content documents (reference 2.5 envelope) through the Store. It
+// knows nothing of HTTP or of who is calling: callers authorise their writes before using it.
+import { IndexNotFound, VersionConflict } from '../store/errors'
+import type { SearchHit, Source, Store } from '../store/port'
+import { documentHash } from './hash'
+import { CONTENT_ALIASES } from './indices'
+import type { Space } from './spaces'
+
+export type Doc = Record<string, unknown>
+
+/** One stored envelope with the version it was read at (for optimistic writes). */
+export interface Stored {
+  _id: string
+  seqNo: number
+  primaryTerm: number
+  document: Doc
+  hash: string
+  space: string
+  source: Source
+}
+
+export interface Envelope {
+  document: Doc
+  hash: { sha256: string }
+  space: { name: string; hash?: { sha256: string } }
+  yaml?: string
+  [extra: string]: unknown
+}
+
+const PAGE = 10_000
+
+export const isObject = (v: unknown): v is Doc => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+/** The envelope of a document as stored: its hash always follows the document it carries. */
+export function envelope(document: Doc, space: string, extra: Partial<Envelope> = {}): Envelope {
+  return { document, hash: { sha256: documentHash(document) }, space: { name: space }, ...extra }
+}
+
+function toStored(hit: { _id: string; _seq_no?: number; _primary_term?: number; _source?: Source }): Stored {
+  const source = hit._source ?? {}
+  const space = isObject(source.space) ? String(source.space.name ?? '') : ''
+  const hash = isObject(source.hash) ? String(source.hash.sha256 ?? '') : ''
+  return {
+    _id: hit._id,
+    seqNo: hit._seq_no ?? -1,
+    primaryTerm: hit._primary_term ?? 0,
+    document: isObject(source.document) ? source.document : {},
+    hash,
+    space,
+    source,
+  }
+}
+
+export class ContentUnavailable extends Error {
+  constructor(readonly alias: string) {
+    super(`Content index [${alias}] does not exist.`)
+  }
+}
+
+export class ContentRepository {
+  constructor(private readonly store: Store) {}
+
+  /** The concrete index behind an alias; writes go there so nothing ever auto-creates an index named like the alias. */
+  async concrete(alias: string): Promise<string> {
+    const names = await this.store.resolve(alias, { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true })
+    if (names.length === 0) throw new ContentUnavailable(alias)
+    if (names.length === 1) return names[0]
+    // An alias over both slots (mid-swap): the write index is the live one.
+    const aliases = await this.store.getAlias({ name: alias })
+    const writer = Object.entries(aliases).find(([, a]) => a.aliases[alias]?.is_write_index)
+    return writer?.[0] ?? names[0]
+  }
+
+  async exists(alias: string): Promise<boolean> {
+    return (await this.store.resolve(alias, { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true })).length > 0
+  }
+
+  async getById(alias: string, id: string): Promise<Stored | undefined> {
+    try {
+      const r = await this.store.get({ index: alias, id })
+      return r.found ? toStored(r) : undefined
+    } catch (e) {
+      if (e instanceof IndexNotFound) return undefined
+      throw e
+    }
+  }
+
+  /** Documents of a space matching extra filters, every page of them, in `document.id` order. */
+  async list(alias: string, space: Space | string, options: { filter?: Doc[]; source?: string[] } = {}): Promise<Stored[]> {
+    const out: Stored[] = []
+    let after: unknown[] | undefined
+    for (;;) {
+      let hits: SearchHit[]
+      try {
+        const r = await this.store.search({
+          index: alias,
+          body: {
+            query: { bool: { filter: [{ term: { 'space.name': space } }, ...(options.filter ?? [])] } },
+            size: PAGE,
+            sort: [{ 'document.id': { order: 'asc', unmapped_type: 'keyword' } }],
+            seq_no_primary_term: true,
+            ...(options.source ? { _source: options.source } : {}),
+            ...(after ? { search_after: after } : {}),
+          },
+          ignore_unavailable: true,
+        })
+        hits = r.hits.hits
+      } catch (e) {
+        if (e instanceof IndexNotFound) return out
+        throw e
+      }
+      out.push(...hits.map(toStored))
+      if (hits.length < PAGE) return out
+      after = hits[hits.length - 1].sort
+    }
+  }
+
+  async findByDocumentId(alias: string, space: Space | string, id: string): Promise<Stored | undefined> {
+    return (await this.list(alias, space, { filter: [{ term: { 'document.id': id } }] }))[0]
+  }
+
+  async findByTitle(alias: string, space: Space | string, title: string): Promise<Stored[]> {
+    return this.list(alias, space, { filter: [{ term: { 'document.metadata.title': title } }] })
+  }
+
+  /** Documents of a space, or undefined when the index is missing (the limit check is then skipped). */
+  async count(alias: string, space: Space | string): Promise<number | undefined> {
+    try {
+      if (!(await this.exists(alias))) return undefined
+      return (await this.store.count({ index: alias, body: { query: { term: { 'space.name': space } } } })).count
+    } catch (e) {
+      if (e instanceof IndexNotFound) return undefined
+      throw e
+    }
+  }
+
+  /** The policy of a space (one per space; the user-overrides document has no space and never matches). */
+  async policy(space: Space | string): Promise<Stored | undefined> {
+    return (await this.list(CONTENT_ALIASES.policies, space))[0]
+  }
+
+  async create(alias: string, id: string, body: Envelope): Promise<void> {
+    await this.store.index({ index: await this.concrete(alias), id, body, op_type: 'create', refresh: true })
+  }
+
+  /** Replaces a document, only if it is still the version that was read. */
+  async replace(alias: string, stored: Stored, body: Envelope): Promise<void> {
+    await this.store.index({
+      index: await this.concrete(alias),
+      id: stored._id,
+      body,
+      if_seq_no: stored.seqNo,
+      if_primary_term: stored.primaryTerm,
+      refresh: true,
+    })
+  }
+
+  /** Writes a document whatever its current version (restores, copies). */
+  async put(alias: string, id: string, body: Envelope | Source): Promise<void> {
+    await this.store.index({ index: await this.concrete(alias), id, body: body as Source, refresh: true })
+  }
+
+  async remove(alias: string, id: string): Promise<boolean> {
+    const r = await this.store.delete({ index: await this.concrete(alias), id, refresh: true })
+    return r.result === 'deleted'
+  }
+
+  async removeMany(alias: string, ids: string[]): Promise<void> {
+    if (ids.length === 0) return
+    const index = await this.concrete(alias)
+    for (let i = 0; i < ids.length; i += 1000) {
+      const body = ids.slice(i, i + 1000).map((id) => ({ delete: { _index: index, _id: id } }))
+      await this.store.bulk({ body, refresh: true })
+    }
+  }
+
+  /** Writes only the aggregate hash of a policy, conditionally on the version read. */
+  async setSpaceHash(stored: Stored, hash: string): Promise<void> {
+    await this.store.update({
+      index: await this.concrete(CONTENT_ALIASES.policies),
+      id: stored._id,
+      body: { doc: { space: { name: stored.space, hash: { sha256: hash } } } },
+      if_seq_no: stored.seqNo,
+      if_primary_term: stored.primaryTerm,
+      refresh: true,
+    })
+  }
+
+  /**
+   * Read-modify-write of one document with optimistic concurrency, retried on conflict (parents
+   * gain and lose children concurrently). `change` returns the new document, or undefined to skip.
+   */
+  async modify(
+    alias: string,
+    read: () => Promise<Stored | undefined>,
+    change: (current: Stored) => Doc | undefined,
+    attempts: number,
+  ): Promise<Stored | undefined> {
+    for (let i = 1; ; i++) {
+      const current = await read()
+      if (!current) return undefined
+      const next = change(current)
+      if (next === undefined) return current
+      try {
+        // Everything else of the envelope (space, its aggregate hash, offset) is kept as it was.
+        await this.replace(alias, current, { ...(current.source as Envelope), document: next, hash: { sha256: documentHash(next) } })
+        return current
+      } catch (e) {
+        if (!(e instanceof VersionConflict) || i >= attempts) throw e
+      }
+    }
+  }
+}

@@ -1,0 +1,286 @@
+// Create, update and delete of integrations, decoders, rules, KVDBs and filters (reference 4.3
+// and 4.4). Creation runs under the (type, space) lock so the limit check and the write are one
+// step; updates and deletes rely on optimistic concurrency of the documents they change.
+import { ApiError } from '../../http/errors'
+import { INDEX_ACTIONS } from '../../security/actions'
+import type { Caller } from '../../security/caller'
+import { VersionConflict } from '../../store/errors'
+import { afterChange, authorizeWrites, requireDraftPolicy, type ContentContext } from '../context'
+import { EngineError, engineValidationMessage } from '../engine'
+import { CONTENT_ALIASES } from '../indices'
+import { INTEGRATION_LISTS, KINDS, LIST_KIND, type IntegrationList, type ResourceKind } from '../kinds'
+import { withCreationLock } from '../locks/creation-lock'
+import { envelope, isObject, type Doc, type Stored } from '../repository'
+import { RulesetRejected } from '../ruleset-sync'
+import type { Space } from '../spaces'
+import { forCreate, forUpdate, isMissing, nestMetadata, renderYaml, requireFields } from './normalize'
+
+const cm = 'plugins.content_manager.'
+
+/** Reference 4.4, "Create requires" / "Update requires" (paths inside `resource`). */
+const CREATE_REQUIRED: Record<ResourceKind, string[]> = {
+  integration: ['category', 'metadata.title', 'metadata.author'],
+  decoder: [],
+  kvdb: ['content', 'metadata.title', 'metadata.author'],
+  rule: ['metadata.title'],
+  filter: ['name', 'metadata.title', 'metadata.author'],
+}
+const UPDATE_REQUIRED: Record<ResourceKind, string[]> = {
+  integration: ['category', 'enabled', 'metadata.title', 'metadata.author'],
+  decoder: [],
+  kvdb: ['enabled', 'content', 'metadata.title', 'metadata.author'],
+  rule: ['enabled', 'metadata.title', 'metadata.author'],
+  filter: ['name', 'enabled', 'metadata.title', 'metadata.author'],
+}
+
+/** Kinds that belong to an integration and are listed in one of its lists. */
+const CHILD_LIST: Partial<Record<ResourceKind, IntegrationList>> = { decoder: 'decoders', kvdb: 'kvdbs', rule: 'rules' }
+const FILTER_SPACES: Space[] = ['draft', 'standard']
+const article = (label: string) => (/^[AEIOU]/i.test(label) ? 'An' : 'A')
+const ids = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
+
+export class ResourceService {
+  constructor(private readonly ctx: ContentContext) {}
+
+  async create(kind: ResourceKind, body: Doc, caller: Caller): Promise<string> {
+    const { ctx } = this
+    const info = KINDS[kind]
+    await requireDraftPolicy(ctx)
+    const resource = nestMetadata(requireResource(body))
+    let space: Space = 'draft'
+    const listName = CHILD_LIST[kind]
+    let parentId: string | undefined
+    if (listName) {
+      if (isMissing(body.integration) || typeof body.integration !== 'string') throw new ApiError(400, 'Missing [integration] field.')
+      parentId = body.integration
+    }
+    if (kind === 'filter') {
+      space = filterSpace(body.space)
+      if ('id' in resource) throw new ApiError(400, 'ID should not be provided in the payload.')
+    }
+    requireFields(resource, CREATE_REQUIRED[kind])
+    const settings = await ctx.settings.snapshot()
+    const parentAlias = listName ? CONTENT_ALIASES.integrations : CONTENT_ALIASES.policies
+    await authorizeWrites(ctx, caller, INDEX_ACTIONS.index, [info.alias, parentAlias])
+
+    const lockSettings = {
+      maxRetries: settings.num(`${cm}resource_lock.max_retries`),
+      retryBackoffMillis: settings.num(`${cm}resource_lock.retry_backoff_millis`),
+      staleThresholdMillis: settings.num(`${cm}resource_lock.stale_threshold_millis`),
+    }
+    return withCreationLock(ctx, lockSettings, { type: kind, space }, async () => {
+      const parent = parentId === undefined ? undefined : await this.draftIntegration(parentId)
+      if (kind === 'rule') checkProduct(resource, parent!)
+      if (kind === 'integration' || kind === 'rule') await this.uniqueTitle(kind, resource)
+      if (!listName && !(await ctx.repo.policy(space))) throw new ApiError(400, `The ${space} space has no policy.`)
+      await this.checkLimit(kind, space, settings.num(info.limitSetting))
+
+      const id = crypto.randomUUID()
+      const document = forCreate(resource, id, ctx.now())
+      if (kind === 'integration') for (const list of INTEGRATION_LISTS) document[list] = []
+      await this.validateWithEngine(kind, document)
+      if (kind === 'rule') await this.ruleset(() => ctx.ruleset.upsertRule(space, document, parentId!, false))
+      if (kind === 'integration') await this.ruleset(() => ctx.ruleset.upsertIntegration(space, document, false))
+
+      await ctx.repo.create(info.alias, id, this.envelopeOf(kind, document, space))
+      try {
+        if (listName) await this.link(CONTENT_ALIASES.integrations, () => ctx.repo.getById(CONTENT_ALIASES.integrations, parentId!), listName, id, 'add')
+        else await this.link(CONTENT_ALIASES.policies, () => ctx.repo.policy(space), kind === 'filter' ? 'filters' : 'integrations', id, 'add')
+      } catch (e) {
+        // Without its link the resource is unreachable: take it back out, here and in Ruleset Management.
+        await ctx.repo.remove(info.alias, id).catch(() => {})
+        if (kind === 'rule') await ctx.ruleset.deleteRule(space, id).catch(() => {})
+        if (kind === 'integration') await ctx.ruleset.deleteIntegration(space, id).catch(() => {})
+        throw e
+      }
+      await afterChange(ctx, [space])
+      return id
+    })
+  }
+
+  async update(kind: ResourceKind, id: string, body: Doc, caller: Caller): Promise<string> {
+    const { ctx } = this
+    const info = KINDS[kind]
+    await requireDraftPolicy(ctx)
+    const stored = await this.existing(kind, id)
+    if (kind !== 'filter' && stored.space !== 'draft') throw new ApiError(400, `${info.label} with ID '${id}' is not in draft space.`)
+    const resource = nestMetadata(requireResource(body))
+    let space = stored.space as Space
+    if (kind === 'filter') {
+      space = filterSpace(body.space)
+      if (stored.space !== space) throw new ApiError(400, `${info.label} with ID '${id}' is not in ${space} space.`)
+    }
+    requireFields(resource, UPDATE_REQUIRED[kind])
+    const document = forUpdate(resource, id, stored.document, ctx.now())
+    if (kind === 'integration') {
+      for (const list of INTEGRATION_LISTS) {
+        if (!(list in resource)) document[list] = stored.document[list] ?? []
+        else if (!sameSet(ids(resource[list]), ids(stored.document[list])) || !Array.isArray(resource[list])) {
+          throw new ApiError(400, `Content of '${list}' cannot be added or removed via update. Please use the specific resource endpoints.`)
+        }
+      }
+    }
+    if (kind === 'integration' || kind === 'rule') await this.uniqueTitle(kind, resource, id)
+    const parent = kind === 'rule' ? (await this.parentsOf('rule', id))[0] : undefined
+    if (parent) checkProduct(resource, parent)
+    if (document === stored.document) return id // nothing changed: no write, no hash change
+    await authorizeWrites(ctx, caller, INDEX_ACTIONS.index, [info.alias])
+    await this.validateWithEngine(kind, document)
+    if (kind === 'rule') await this.ruleset(() => ctx.ruleset.upsertRule(space, document, String(parent?.document.id ?? ''), true))
+    if (kind === 'integration') await this.ruleset(() => ctx.ruleset.upsertIntegration(space, document, true))
+    try {
+      await ctx.repo.replace(info.alias, stored, this.envelopeOf(kind, document, space, stored.source))
+    } catch (e) {
+      if (e instanceof VersionConflict) throw new ApiError(409, `${info.label} [${id}] was modified concurrently. Please retry.`)
+      throw e
+    }
+    await afterChange(ctx, [space])
+    return id
+  }
+
+  async remove(kind: ResourceKind, id: string, caller: Caller): Promise<string> {
+    const { ctx } = this
+    const info = KINDS[kind]
+    const draft = await requireDraftPolicy(ctx)
+    const stored = await this.existing(kind, id)
+    const allowed: string[] = kind === 'filter' ? FILTER_SPACES : ['draft']
+    if (!allowed.includes(stored.space)) throw new ApiError(400, `${info.label} with ID '${id}' is not in draft space.`)
+    const space = stored.space as Space
+    if (kind === 'integration') {
+      for (const list of INTEGRATION_LISTS) {
+        if (ids(stored.document[list]).length > 0) throw new ApiError(400, `Cannot delete integration because it has ${list} attached.`)
+      }
+    }
+    if (kind === 'decoder' && draft.document.root_decoder === id) {
+      throw new ApiError(400, `Cannot remove decoder [${id}] as it is set as root decoder.`)
+    }
+    const listName = CHILD_LIST[kind]
+    const parentAlias = listName ? CONTENT_ALIASES.integrations : CONTENT_ALIASES.policies
+    await authorizeWrites(ctx, caller, INDEX_ACTIONS.delete, [info.alias])
+    await authorizeWrites(ctx, caller, INDEX_ACTIONS.index, [parentAlias])
+
+    if (kind === 'rule') await this.ruleset(() => ctx.ruleset.deleteRule(space, id))
+    if (kind === 'integration') await this.ruleset(() => ctx.ruleset.deleteIntegration(space, id))
+    if (listName) {
+      for (const parent of await this.parentsOf(kind, id)) {
+        await this.link(CONTENT_ALIASES.integrations, () => ctx.repo.getById(CONTENT_ALIASES.integrations, parent._id), listName, id, 'remove')
+      }
+    } else {
+      await this.link(CONTENT_ALIASES.policies, () => ctx.repo.policy(space), kind === 'filter' ? 'filters' : 'integrations', id, 'remove')
+    }
+    await ctx.repo.remove(info.alias, stored._id)
+    await afterChange(ctx, [space])
+    return id
+  }
+
+  /** The stored document behind a path id, or 404 (reference 4.1: unknown ids are 404). */
+  private async existing(kind: ResourceKind, id: string): Promise<Stored> {
+    const stored = await this.ctx.repo.getById(KINDS[kind].alias, id)
+    if (!stored) throw new ApiError(404, 'Resource not found.')
+    return stored
+  }
+
+  private async draftIntegration(id: string): Promise<Stored> {
+    const parent = await this.ctx.repo.getById(CONTENT_ALIASES.integrations, id)
+    if (!parent) throw new ApiError(400, `Integration [${id}] not found.`)
+    if (parent.space !== 'draft') throw new ApiError(400, `Integration with ID '${id}' is not in draft space.`)
+    return parent
+  }
+
+  /** Draft integrations that list `id` in the list of its kind. */
+  private parentsOf(kind: ResourceKind, id: string): Promise<Stored[]> {
+    const list = CHILD_LIST[kind]
+    if (!list) return Promise.resolve([])
+    return this.ctx.repo.list(CONTENT_ALIASES.integrations, 'draft', { filter: [{ term: { [`document.${list}`]: id } }] })
+  }
+
+  private async uniqueTitle(kind: ResourceKind, resource: Doc, self?: string): Promise<void> {
+    const title = String((resource.metadata as Doc).title ?? '')
+    const clash = (await this.ctx.repo.findByTitle(KINDS[kind].alias, 'draft', title)).some((d) => d._id !== self)
+    if (clash) throw new ApiError(400, `${article(kind)} ${kind} with the name '${title}' already exists in the draft space.`)
+  }
+
+  private async checkLimit(kind: ResourceKind, space: Space, limit: number): Promise<void> {
+    const info = KINDS[kind]
+    const count = limit === 0 ? 0 : await this.ctx.repo.count(info.alias, space)
+    if (count !== undefined && count >= limit) {
+      const where = kind === 'filter' ? ` in the ${space} space` : ''
+      throw new ApiError(
+        400,
+        `Maximum number of ${info.plural} reached${where} (${limit}): no new ${kind} can be created. Raise [${info.limitSetting}] to allow more.`,
+      )
+    }
+  }
+
+  private async validateWithEngine(kind: ResourceKind, document: Doc): Promise<void> {
+    const type = KINDS[kind].engineType
+    if (!type) return
+    try {
+      await this.ctx.engine.validateResource(type, document)
+    } catch (e) {
+      if (e instanceof EngineError) throw new ApiError(400, engineValidationMessage(kind, e))
+      throw e
+    }
+  }
+
+  private async ruleset(call: () => Promise<void>): Promise<void> {
+    try {
+      await call()
+    } catch (e) {
+      if (e instanceof RulesetRejected) throw new ApiError(400, `Error in Security Analytics. ${e.message}`)
+      throw e
+    }
+  }
+
+  /** Adds or removes `id` in a parent's list, retried on concurrent changes of the parent. */
+  private async link(alias: string, read: () => Promise<Stored | undefined>, list: string, id: string, op: 'add' | 'remove'): Promise<void> {
+    const settings = await this.ctx.settings.snapshot()
+    const attempts = settings.num(`${cm}integration.max_update_attempts`)
+    const done = await this.ctx.repo.modify(
+      alias,
+      read,
+      (current) => {
+        const present = ids(current.document[list])
+        if (op === 'add' ? present.includes(id) : !present.includes(id)) return undefined
+        const next = op === 'add' ? [...present, id] : present.filter((x) => x !== id)
+        return { ...current.document, [list]: next }
+      },
+      attempts,
+    )
+    if (!done && op === 'add') throw new ApiError(400, `The parent of [${id}] no longer exists.`)
+  }
+
+  private envelopeOf(kind: ResourceKind, document: Doc, space: Space, previous?: Doc) {
+    const extra: Doc = {}
+    if (kind === 'filter') extra['@timestamp'] = new Date(this.ctx.now()).toISOString()
+    if (previous?.offset !== undefined) extra.offset = previous.offset
+    if (KINDS[kind].yaml) extra.yaml = renderYaml(document, kind)
+    return envelope(document, space, extra)
+  }
+}
+
+function requireResource(body: Doc): Doc {
+  if (!isObject(body.resource)) throw new ApiError(400, 'Missing [resource] field.')
+  return body.resource
+}
+
+function filterSpace(value: unknown): Space {
+  if (isMissing(value)) throw new ApiError(400, 'Missing [space] field.')
+  if (!FILTER_SPACES.includes(value as Space)) throw new ApiError(400, 'Invalid space value.')
+  return value as Space
+}
+
+/** A rule's `logsource.product` must be its integration's title (reference 4.4). */
+function checkProduct(resource: Doc, parent: Stored): void {
+  const logsource = isObject(resource.logsource) ? resource.logsource : {}
+  const product = logsource.product
+  const title = isObject(parent.document.metadata) ? parent.document.metadata.title : undefined
+  if (product !== title) {
+    throw new ApiError(
+      400,
+      `Rule logsource.product '${String(product ?? '')}' must match the title '${String(title ?? '')}' of integration [${String(parent.document.id)}].`,
+    )
+  }
+}
+
+const sameSet = (a: string[], b: string[]) => a.length === b.length && new Set(a).size === new Set(b).size && a.every((x) => b.includes(x))

@@ -1,0 +1,82 @@
+// Thin HTTP layer of the content resources, policy and space routes: parse, call a service, shape
+// the `{message, status}` answer. Authorization of the cluster action happens before a handler runs.
+import { ApiError, envelope } from '../http/errors'
+import { readBody, type BodyLimit } from '../http/body'
+import { route, type PluginRoute } from '../http/route'
+import { CONTENT_MANAGER_ACTIONS } from '../security/actions'
+import { KINDS, type ResourceKind } from './kinds'
+import type { PolicyService } from './policy/service'
+import { isObject, type Doc } from './repository'
+import type { ResourceService } from './resources/service'
+
+export const CONTENT_PREFIX = '/_plugins/_content_manager'
+
+/** Resource documents can carry whole KVDBs; anything larger is refused before it is buffered. */
+const RESOURCE_BODY: BodyLimit = { limit: 10 * 1024 * 1024, status: 413 }
+const ID = /^[A-Za-z0-9_-]+$/
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** JSON, or YAML where the kind accepts it (reference 4.1); `detail` adds the parser's complaint. */
+async function readResourceBody(request: Request, yamlAllowed: boolean, detail: boolean): Promise<Doc> {
+  const bytes = await readBody(request, RESOURCE_BODY)
+  const invalid = (why?: string) => new ApiError(400, detail && why ? `Invalid request body. ${why}` : 'Invalid request body.')
+  let text: string
+  try {
+    text = utf8.decode(bytes)
+  } catch {
+    throw invalid('The body is not valid UTF-8.')
+  }
+  if (text.trim() === '') throw invalid()
+  const yaml = yamlAllowed && /^application\/(x-)?yaml\b/i.test(request.headers.get('content-type') ?? '')
+  let value: unknown
+  try {
+    value = yaml ? Bun.YAML.parse(text) : JSON.parse(text)
+  } catch (e) {
+    throw invalid(e instanceof Error ? e.message : undefined)
+  }
+  if (!isObject(value)) throw invalid('The body must be an object.')
+  return value
+}
+
+function checkId(id: string | undefined): string {
+  if (!id || !ID.test(id)) throw new ApiError(400, "Invalid 'id' format.")
+  return id
+}
+
+export function contentResourceRoutes(resources: ResourceService, policies: PolicyService): PluginRoute[] {
+  const routes: PluginRoute[] = []
+  for (const info of Object.values(KINDS)) {
+    const kind: ResourceKind = info.kind
+    const actions = CONTENT_MANAGER_ACTIONS[kind]
+    const base = `${CONTENT_PREFIX}/${info.plural}`
+    routes.push(
+      route('POST', base, actions.create, async ({ request, caller }) => {
+        const body = await readResourceBody(request, info.yaml, true)
+        return envelope(201, await resources.create(kind, body, caller))
+      }),
+      route('PUT', `${base}/:id`, actions.update, async ({ request, params, caller }) => {
+        const id = checkId(params.id)
+        const body = await readResourceBody(request, info.yaml, false)
+        return envelope(200, await resources.update(kind, id, body, caller))
+      }),
+      route('DELETE', `${base}/:id`, actions.delete, async ({ params, caller }) => {
+        return envelope(200, await resources.remove(kind, checkId(params.id), caller))
+      }),
+    )
+  }
+  routes.push(
+    route('PUT', `${CONTENT_PREFIX}/policy/:space`, CONTENT_MANAGER_ACTIONS.policyUpdate, async ({ request, params, caller }) => {
+      // The disable switch answers before the body is even looked at.
+      await policies.assertUpdatesEnabled()
+      const body = await readResourceBody(request, false, false)
+      return envelope(200, await policies.update(params.space ?? '', body, caller))
+    }),
+    route('DELETE', `${CONTENT_PREFIX}/space/:space`, CONTENT_MANAGER_ACTIONS.spaceDelete, async ({ params, caller }) => {
+      const space = params.space ?? ''
+      await policies.reset(space, caller)
+      return envelope(200, `Successfully reset space [${space}].`)
+    }),
+  )
+  return routes
+}
