@@ -10,7 +10,11 @@ import {
 } from "./names";
 import type { PlainIndexDef } from "./types";
 
-/** A hidden service index created with its explicit body, plus a template of the same content. */
+/**
+ * A hidden service index created with its explicit body, plus a template of
+ * the same content so that a write after a manual deletion recreates it with
+ * the right mapping instead of a dynamic one.
+ */
 function internal(name: string, templateName: string | undefined, mappings: Mappings, extraSettings: Record<string, unknown> = {}): PlainIndexDef {
   const body = { settings: internalIndexSettings(extraSettings), mappings };
   return {
@@ -48,7 +52,7 @@ export const CTI_CONSUMERS_MAPPINGS: Mappings = {
     pending_sync_phases: kw,
   },
 };
-export const CTI_CONSUMERS: PlainIndexDef = internal(CTI_CONSUMERS_INDEX, undefined, CTI_CONSUMERS_MAPPINGS);
+export const CTI_CONSUMERS: PlainIndexDef = internal(CTI_CONSUMERS_INDEX, "cti-consumers", CTI_CONSUMERS_MAPPINGS);
 
 /** Job documents in the job scheduler's interval shape (content-manager 5.5). */
 export const CONTENT_MANAGER_JOBS_MAPPINGS: Mappings = {
@@ -61,11 +65,11 @@ export const CONTENT_MANAGER_JOBS_MAPPINGS: Mappings = {
     schedule: obj({ interval: obj({ start_time: long, period: integer, unit: kw }) }),
   },
 };
-export const CONTENT_MANAGER_JOBS: PlainIndexDef = internal(CONTENT_MANAGER_JOBS_INDEX, undefined, CONTENT_MANAGER_JOBS_MAPPINGS);
+export const CONTENT_MANAGER_JOBS: PlainIndexDef = internal(CONTENT_MANAGER_JOBS_INDEX, "content-manager-jobs", CONTENT_MANAGER_JOBS_MAPPINGS);
 
 /** Spec "Resource-creation lock document": strict, one field, no aliases. Also holds every other lease. */
 export const RESOURCE_LOCKS_MAPPINGS: Mappings = { dynamic: "strict", properties: { acquired_at: long } };
-export const RESOURCE_LOCKS: PlainIndexDef = internal(RESOURCE_LOCKS_INDEX, undefined, RESOURCE_LOCKS_MAPPINGS);
+export const RESOURCE_LOCKS: PlainIndexDef = internal(RESOURCE_LOCKS_INDEX, "content-manager-resource-locks", RESOURCE_LOCKS_MAPPINGS);
 
 /**
  * `.svc-internal-state` (reference 3.8 and content-manager 5.4): the CTI

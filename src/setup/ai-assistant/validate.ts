@@ -1,0 +1,90 @@
+import { Type as T, type Static, type TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { ApiError } from "../../http/errors";
+
+/**
+ * Payloads of the AI assistant settings and providers (reference 3.8, flat
+ * documents in `.svc-internal-state`). The reference leaves validation to the
+ * strict mapping; we check the same shapes up front so a mistake is a clear
+ * 400 naming the field instead of a mapping error.
+ */
+
+export const FieldPolicyEntry = T.Object(
+  { field: T.String({ minLength: 1 }), action: T.String({ minLength: 1 }), kind: T.Optional(T.String()) },
+  { additionalProperties: false },
+);
+
+export const AssistantSettings = T.Object(
+  {
+    privacy_default_on: T.Optional(T.Boolean()),
+    privacy_default_per_provider: T.Optional(T.Record(T.String(), T.Unknown())),
+    user_can_override: T.Optional(T.Boolean()),
+    field_policy: T.Optional(T.Array(FieldPolicyEntry)),
+  },
+  { additionalProperties: false },
+);
+export type AssistantSettings = Static<typeof AssistantSettings>;
+
+export const Provider = T.Object(
+  {
+    name: T.Optional(T.String()),
+    type: T.Optional(T.String()),
+    base_url: T.Optional(T.String()),
+    model: T.Optional(T.String()),
+    /** Opaque to us: the dashboard encrypts it (`enc:v1:` prefix). */
+    api_key: T.Optional(T.String()),
+    is_default: T.Optional(T.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type Provider = Static<typeof Provider>;
+
+export const SETTINGS_KEYS = Object.keys(AssistantSettings.properties) as (keyof AssistantSettings)[];
+const PROVIDER_KEYS = new Set(Object.keys(Provider.properties));
+
+const typeName = (schema: TSchema): string => {
+  if (schema.type === "array") return "array";
+  if (schema.type === "object") return "object";
+  return String(schema.type);
+};
+
+/** Checks `value` against one property schema; the message names the field and the expected type. */
+function checkField(name: string, schema: TSchema, value: unknown): void {
+  if (Value.Check(schema, value)) return;
+  if (schema === AssistantSettings.properties.field_policy && Array.isArray(value)) {
+    const bad = (value as unknown[]).findIndex((entry) => !Value.Check(FieldPolicyEntry, entry));
+    throw new ApiError(
+      400,
+      `Field 'field_policy[${bad}]' must be an object with non-empty string 'field' and 'action', an optional string 'kind', and no other keys.`,
+    );
+  }
+  throw new ApiError(400, `Field '${name}' must be of type ${typeName(schema)}.`);
+}
+
+/** Keeps the four settings keys (everything else is dropped, as the reference does); null means absent. */
+export function pickSettings(body: Record<string, unknown>): AssistantSettings {
+  const out: Record<string, unknown> = {};
+  for (const key of SETTINGS_KEYS) {
+    const value = body[key];
+    if (value === undefined || value === null) continue;
+    checkField(key, (AssistantSettings.properties as Record<string, TSchema>)[key], value);
+    out[key] = value;
+  }
+  return out as AssistantSettings;
+}
+
+/** A provider body without `id` and `updated_at` (both owned by the server). Unknown keys are refused. */
+export function validProvider(body: Record<string, unknown>): Provider {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (key === "id" || key === "updated_at" || key === "_id") continue;
+    if (!PROVIDER_KEYS.has(key)) throw new ApiError(400, `Unknown provider field: '${key}'.`);
+    if (value === null) continue;
+    checkField(key, (Provider.properties as Record<string, TSchema>)[key], value);
+    out[key] = value;
+  }
+  return out as Provider;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (s: string) => UUID.test(s);

@@ -1,0 +1,263 @@
+import type { ClusterSettings } from "../config/cluster-settings";
+import type { Logger } from "../http/log";
+import { releaseLease, tryAcquireLease, type HeldLease, type LeaseSpec } from "../jobs/lease";
+import { AlreadyExists, IndexNotFound } from "../store/errors";
+import type { Store } from "../store/port";
+import {
+  RESOURCE_LOCKS,
+  SETTINGS_DOC_ID,
+  SETTINGS_INDEX,
+  SETUP_DEFINITIONS,
+  SETUP_STATUS_INDEX,
+  type ContentIndexDef,
+  type DataStreamDef,
+  type PlainIndexDef,
+  type SetupDef,
+  type TemplateDef,
+} from "./indices";
+import { ensureIndex } from "./ensure";
+import { readSetupStatus, writeSetupStatus } from "./status";
+
+/**
+ * The Setup bootstrap (reference 1.1-1.8): every template, index, data stream
+ * and content alias is provisioned idempotently in registration order, each
+ * step with its own timeout and retry budget. One node runs it at a time
+ * (a lease document); the others wait for its outcome.
+ */
+
+export interface BootstrapDeps {
+  store: Store;
+  settings: ClusterSettings;
+  log: Logger;
+  now: () => number;
+}
+
+/** One retryable step; `name` is `<kind>:<resource>`, e.g. `template:settings`, `stream:svc-events-raw-v5`. */
+export interface BootstrapTask {
+  name: string;
+  run: () => Promise<void>;
+}
+
+export interface BootstrapOptions {
+  definitions?: SetupDef[];
+  /**
+   * Test seam: every task passes through it before running, so a test can
+   * make one fail. Not reachable from configuration or HTTP.
+   */
+  wrapTask?: (task: BootstrapTask) => BootstrapTask;
+  sleep?: (ms: number) => Promise<void>;
+  /** A lease older than this is taken over (its holder is presumed dead). */
+  leaseStaleMillis?: number;
+  /** How often a waiting node looks at the lease while another node bootstraps. */
+  pollMillis?: number;
+}
+
+export interface BootstrapResult {
+  status: "ready" | "failed";
+  /** False when another node ran it and this one waited for the outcome. */
+  ranHere: boolean;
+  completed: string[];
+  failedTask?: string;
+  skipped: string[];
+}
+
+export const BOOTSTRAP_LEASE_ID = "setup-bootstrap";
+const DEFAULT_LEASE_STALE_MILLIS = 10 * 60_000;
+
+export class TaskTimeout extends Error {
+  constructor(task: string, seconds: number) {
+    super(`setup task ${task} did not finish within ${seconds}s`);
+  }
+}
+
+async function withTimeout<T>(work: Promise<T>, seconds: number, task: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TaskTimeout(task, seconds)), seconds * 1000);
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const ignoreExists = (e: unknown) => {
+  if (!(e instanceof AlreadyExists)) throw e;
+};
+
+function templateTask(store: Store, t: TemplateDef): BootstrapTask {
+  // Overwritten on every boot (create = false), as the reference does.
+  return { name: `template:${t.name}`, run: async () => void (await store.putIndexTemplate({ name: t.name, body: t.body, create: false })) };
+}
+
+function indexTask(store: Store, d: PlainIndexDef): BootstrapTask {
+  return {
+    name: `index:${d.name}`,
+    run: () => ensureIndex(store, d),
+  };
+}
+
+function streamTask(store: Store, d: DataStreamDef): BootstrapTask {
+  return {
+    name: `stream:${d.name}`,
+    run: async () => {
+      const existing = await store.getDataStream({ name: d.name }).catch((e) => {
+        if (e instanceof IndexNotFound || (e as { status?: number }).status === 404) return { data_streams: [] };
+        throw e;
+      });
+      if (existing.data_streams.some((s) => s.name === d.name)) return;
+      await store.createDataStream({ name: d.name }).catch(ignoreExists);
+    },
+  };
+}
+
+/**
+ * A content alias must always point at a physical index, never be a concrete
+ * index itself (an early write to the alias name auto-creates one with
+ * dynamic mappings, which breaks sorting and aggregations for good).
+ */
+function contentTask(store: Store, d: ContentIndexDef): BootstrapTask {
+  return {
+    name: `content:${d.alias}`,
+    run: async () => {
+      const concrete = await store.resolve(d.alias, { expand_wildcards: "all", ignore_unavailable: true, allow_no_indices: true });
+      if (concrete.includes(d.alias)) await store.deleteIndex({ index: d.alias });
+      else if (concrete.length > 0) return; // the alias already points at its live slot (-a, or -b after a swap)
+      if (await store.existsIndex({ index: d.index, expand_wildcards: "all" })) {
+        await store.updateAliases({ body: { actions: [{ add: { index: d.index, alias: d.alias, ...d.aliasDefinition } }] } });
+        return;
+      }
+      try {
+        await store.createIndex({ index: d.index, body: { ...d.body, aliases: { [d.alias]: d.aliasDefinition } } });
+      } catch (e) {
+        ignoreExists(e);
+        await store.updateAliases({ body: { actions: [{ add: { index: d.index, alias: d.alias, ...d.aliasDefinition } }] } });
+      }
+    },
+  };
+}
+
+/** Reference 1.8: the default settings document is written only when absent; a failure is a warning. */
+function defaultSettingsTask(deps: BootstrapDeps): BootstrapTask {
+  return {
+    name: `document:${SETTINGS_INDEX}/${SETTINGS_DOC_ID}`,
+    run: async () => {
+      try {
+        await deps.store.index({
+          index: SETTINGS_INDEX,
+          id: SETTINGS_DOC_ID,
+          op_type: "create",
+          body: { engine: { index_raw_events: false } },
+          refresh: true,
+        });
+      } catch (e) {
+        if ((e as { status?: number }).status === 409) return; // present already: keep the operator's value
+        deps.log.warn("default settings document not written", { error: e });
+      }
+    },
+  };
+}
+
+/** The ordered task list of one bootstrap. The marker is written right after its index exists. */
+export function bootstrapTasks(deps: BootstrapDeps, definitions: SetupDef[] = SETUP_DEFINITIONS): BootstrapTask[] {
+  const { store } = deps;
+  const tasks: BootstrapTask[] = [];
+  for (const d of definitions) {
+    if (d.kind !== "index" || d.template) tasks.push(templateTask(store, d.template!));
+    if (d.kind === "index") tasks.push(indexTask(store, d));
+    else if (d.kind === "stream") tasks.push(streamTask(store, d));
+    else tasks.push(contentTask(store, d));
+    if (d.kind === "index" && d.name === SETUP_STATUS_INDEX) {
+      tasks.push({ name: `marker:running`, run: () => writeSetupStatus(deps, "running") });
+    }
+    if (d.kind === "index" && d.name === SETTINGS_INDEX) tasks.push(defaultSettingsTask(deps));
+  }
+  return tasks;
+}
+
+interface RetryPolicy {
+  timeoutSeconds: number;
+  backoffSeconds: number;
+  maxRetries: number;
+}
+
+async function runWithRetries(task: BootstrapTask, policy: RetryPolicy, sleep: (ms: number) => Promise<void>, log: Logger): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await withTimeout(task.run(), policy.timeoutSeconds, task.name);
+      return;
+    } catch (e) {
+      if (attempt >= policy.maxRetries) throw e;
+      log.warn("setup task failed, retrying", { task: task.name, attempt: attempt + 1, backoff_seconds: policy.backoffSeconds, error: e });
+      await sleep(policy.backoffSeconds * 1000);
+    }
+  }
+}
+
+/** Runs every task on this node; the caller holds the lease. */
+export async function runTasks(deps: BootstrapDeps, opts: BootstrapOptions = {}): Promise<BootstrapResult> {
+  const s = await deps.settings.snapshot();
+  const policy: RetryPolicy = {
+    timeoutSeconds: s.num("plugins.setup.timeout"),
+    backoffSeconds: s.num("plugins.setup.backoff"),
+    maxRetries: s.num("plugins.setup.max_retries"),
+  };
+  const sleep = opts.sleep ?? ((ms: number) => Bun.sleep(ms));
+  const tasks = bootstrapTasks(deps, opts.definitions).map((t) => (opts.wrapTask ? opts.wrapTask(t) : t));
+  const completed: string[] = [];
+  for (let i = 0; i < tasks.length; i++) {
+    const task = tasks[i];
+    try {
+      // The marker write is best-effort (reference 1.6): logged and swallowed, never retried.
+      if (task.name.startsWith("marker:")) await task.run().catch((e) => deps.log.warn("setup marker not written", { error: e }));
+      else await runWithRetries(task, policy, sleep, deps.log);
+      completed.push(task.name);
+    } catch (e) {
+      const skipped = tasks.slice(i + 1).map((t) => t.name);
+      deps.log.error("setup task failed, later tasks skipped", { task: task.name, skipped: skipped.length, error: e });
+      await writeSetupStatus(deps, "failed").catch((err) => deps.log.warn("setup marker not written", { error: err }));
+      return { status: "failed", ranHere: true, completed, failedTask: task.name, skipped };
+    }
+  }
+  await writeSetupStatus(deps, "ready").catch((e) => deps.log.warn("setup marker not written", { error: e }));
+  deps.log.info("setup ready", { tasks: completed.length });
+  return { status: "ready", ranHere: true, completed, skipped: [] };
+}
+
+/** The lease lives in the resource-locks index, which therefore exists before anything else runs. */
+const ensureLeaseIndex = (store: Store) => ensureIndex(store, RESOURCE_LOCKS);
+
+/**
+ * Runs the bootstrap on whichever node takes the lease first. A node that
+ * finds the lease taken polls until it is released (then reports the
+ * marker's outcome) or goes stale (then takes over and runs it itself).
+ */
+export async function runBootstrap(deps: BootstrapDeps, opts: BootstrapOptions = {}): Promise<BootstrapResult> {
+  const sleep = opts.sleep ?? ((ms: number) => Bun.sleep(ms));
+  const spec: LeaseSpec = { index: RESOURCE_LOCKS.name, id: BOOTSTRAP_LEASE_ID, staleMillis: opts.leaseStaleMillis ?? DEFAULT_LEASE_STALE_MILLIS };
+  const leaseDeps = { store: deps.store, now: deps.now };
+  try {
+    await ensureLeaseIndex(deps.store);
+  } catch (e) {
+    // Without the lease index the tasks (all idempotent) still run; they will report what is wrong.
+    deps.log.warn("setup lease index unavailable, bootstrapping without the lease", { error: e });
+    return runTasks(deps, opts);
+  }
+  for (;;) {
+    const held: HeldLease | undefined = await tryAcquireLease(leaseDeps, spec);
+    if (held) {
+      try {
+        return await runTasks(deps, opts);
+      } finally {
+        await releaseLease(leaseDeps, held).catch((e) => deps.log.warn("setup lease not released", { error: e }));
+      }
+    }
+    await sleep(opts.pollMillis ?? 1000);
+    const lease = await deps.store.get({ index: spec.index, id: spec.id });
+    if (!lease.found) {
+      const status = await readSetupStatus(deps.store);
+      if (status === "ready" || status === "failed") return { status, ranHere: false, completed: [], skipped: [] };
+    }
+  }
+}

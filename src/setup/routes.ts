@@ -1,0 +1,66 @@
+import type { Deps } from "../app";
+import { SMALL_BODY } from "../http/body";
+import { envelope } from "../http/errors";
+import { route, type PluginRoute } from "../http/route";
+import { SETUP_ACTIONS } from "../security/actions";
+import { AssistantService, PROVIDER_MESSAGES } from "./ai-assistant/service";
+import { readObjectBody } from "./sessions/body";
+import { ownerOf } from "./sessions/owner";
+import { SessionService } from "./sessions/service";
+import { updateSetupSettings } from "./settings";
+
+const BASE = "/_plugins/_setup";
+const AI = `${BASE}/ai_assistant`;
+
+export interface SetupServices {
+  sessions: SessionService;
+  assistant: AssistantService;
+}
+
+export function setupServices(deps: Pick<Deps, "store" | "settings" | "now">): SetupServices {
+  return { sessions: new SessionService(deps), assistant: new AssistantService(deps) };
+}
+
+/** Every route of the Setup extension; authorization of each action happens before the handler. */
+export function setupRoutes(deps: Deps, services: SetupServices = setupServices(deps)): PluginRoute[] {
+  const { sessions, assistant } = services;
+  // Settings and provider documents are small: the default plugin limit (413) applies; sessions have their own 400.
+  const readAssistant = (request: Request) => readObjectBody(request, SMALL_BODY);
+
+  return [
+    route("PUT", `${BASE}/settings`, SETUP_ACTIONS.settingsUpdate, ({ request, caller }) => updateSetupSettings(deps, caller, request)),
+
+    route("POST", `${AI}/sessions`, SETUP_ACTIONS.sessionWrite, async ({ request, caller }) =>
+      sessions.create(ownerOf(caller), await readObjectBody(request)),
+    ),
+    route("PUT", `${AI}/sessions/:id`, SETUP_ACTIONS.sessionWrite, async ({ request, caller, params }) =>
+      sessions.replace(ownerOf(caller), params.id, await readObjectBody(request)),
+    ),
+    route("PATCH", `${AI}/sessions/:id`, SETUP_ACTIONS.sessionWrite, async ({ request, caller, params }) =>
+      sessions.rename(ownerOf(caller), params.id, await readObjectBody(request)),
+    ),
+    route("DELETE", `${AI}/sessions/:id`, SETUP_ACTIONS.sessionWrite, async ({ caller, params }) => {
+      const { id } = await sessions.delete(ownerOf(caller), params.id);
+      return envelope(200, "Session deleted.", { id });
+    }),
+
+    route("GET", `${AI}/settings`, SETUP_ACTIONS.aiSettingsRead, () => assistant.getSettings()),
+    route("PUT", `${AI}/settings`, SETUP_ACTIONS.aiSettingsWrite, async ({ request }) => {
+      await assistant.putSettings(await readAssistant(request));
+      return envelope(200, "Settings updated.");
+    }),
+    route("GET", `${AI}/providers`, SETUP_ACTIONS.aiSettingsRead, async () => ({ providers: await assistant.listProviders() })),
+    route("POST", `${AI}/providers`, SETUP_ACTIONS.aiSettingsWrite, async ({ request }) => {
+      const id = await assistant.createProvider(await readAssistant(request));
+      return envelope(200, PROVIDER_MESSAGES.saved, { id });
+    }),
+    route("PUT", `${AI}/providers/:id`, SETUP_ACTIONS.aiSettingsWrite, async ({ request, params }) => {
+      const id = await assistant.putProvider(params.id, await readAssistant(request));
+      return envelope(200, PROVIDER_MESSAGES.saved, { id });
+    }),
+    route("DELETE", `${AI}/providers/:id`, SETUP_ACTIONS.aiSettingsWrite, async ({ params }) => {
+      const id = await assistant.deleteProvider(params.id);
+      return envelope(200, PROVIDER_MESSAGES.deleted, { id });
+    }),
+  ];
+}

@@ -1,0 +1,86 @@
+import type { ClusterSettings } from "../config/cluster-settings";
+import { readBody, SMALL_BODY } from "../http/body";
+import { ApiError } from "../http/errors";
+import type { Logger } from "../http/log";
+import { INDEX_ACTIONS } from "../security/actions";
+import type { Caller, Security } from "../security/caller";
+import type { Store } from "../store/port";
+import { SETTINGS_DOC_ID, SETTINGS_INDEX } from "./indices";
+
+/** `PUT /_plugins/_setup/settings`, reference section 2, step by step. */
+
+export const SETTINGS_MESSAGES = {
+  disabled: "Setup settings updates are disabled on this deployment.",
+  invalidBody: "Invalid request body.",
+  missingEngine: "Missing required field: 'engine'.",
+  missingIndexRawEvents: "Missing required field: 'engine.index_raw_events'.",
+  notBoolean: "Field 'engine.index_raw_events' must be of type boolean.",
+  updated: "Settings updated successfully.",
+  internal: "Internal Server Error.",
+} as const;
+
+export interface SettingsRecord {
+  engine: { index_raw_events: boolean };
+}
+
+export interface SetupSettingsDeps {
+  store: Store;
+  settings: ClusterSettings;
+  security: Security;
+  log: Logger;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Steps 2-6: the body to the Settings record, or the first failing rule's 400. */
+export function parseSettingsRecord(text: string | undefined): SettingsRecord {
+  if (text === undefined || text.trim() === "") throw new ApiError(400, SETTINGS_MESSAGES.invalidBody);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ApiError(400, SETTINGS_MESSAGES.invalidBody);
+  }
+  if (!isObject(body) || !isObject(body.engine)) throw new ApiError(400, SETTINGS_MESSAGES.missingEngine);
+  if (!("index_raw_events" in body.engine)) throw new ApiError(400, SETTINGS_MESSAGES.missingIndexRawEvents);
+  const value = body.engine.index_raw_events;
+  if (typeof value !== "boolean") throw new ApiError(400, SETTINGS_MESSAGES.notBoolean);
+  // Only the one known path reaches the store; unknown keys are ignored.
+  return { engine: { index_raw_events: value } };
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+export async function updateSetupSettings(deps: SetupSettingsDeps, caller: Caller, request: Request): Promise<{ message: string; status: 200 }> {
+  const s = await deps.settings.snapshot();
+  // Checked before the body, for every caller including superusers.
+  if (!s.bool("plugins.setup.settings_update.enabled")) throw new ApiError(403, SETTINGS_MESSAGES.disabled);
+  let text: string | undefined;
+  try {
+    text = decoder.decode(await readBody(request, SMALL_BODY));
+  } catch (e) {
+    if (e instanceof ApiError) throw e;
+    throw new ApiError(400, SETTINGS_MESSAGES.invalidBody);
+  }
+  const record = parseSettingsRecord(text);
+  // The write is done with the caller's rights: a denial is answered with its own status and message.
+  deps.security.authorizeIndices(caller, INDEX_ACTIONS.index, [SETTINGS_INDEX]);
+  try {
+    await deps.store.index({ index: SETTINGS_INDEX, id: SETTINGS_DOC_ID, body: { ...record }, refresh: true });
+  } catch (e) {
+    deps.log.error("setup settings not persisted", { error: e });
+    throw new ApiError(500, SETTINGS_MESSAGES.internal);
+  }
+  return { message: SETTINGS_MESSAGES.updated, status: 200 };
+}
+
+/** The current Settings record (the default when none was written yet). */
+export async function readSetupSettings(store: Store): Promise<SettingsRecord> {
+  try {
+    const doc = await store.get({ index: SETTINGS_INDEX, id: SETTINGS_DOC_ID });
+    const v = doc.found ? (doc._source as Partial<SettingsRecord> | undefined)?.engine?.index_raw_events : undefined;
+    return { engine: { index_raw_events: v === true } };
+  } catch {
+    return { engine: { index_raw_events: false } };
+  }
+}
