@@ -29,10 +29,12 @@ export async function startServer(repo: string, log: (line: string) => void): Pr
   const binary = join(repo, 'dist', 'svc-ext')
   const cmd = existsSync(binary) ? [binary, 'serve'] : [process.execPath, join(repo, 'src', 'main.ts'), 'serve']
   log(`starting ${cmd.join(' ')} on 127.0.0.1:${port} with data in ${dataDir}`)
+  // A node file from the caller's environment would change what is under test.
+  const { SVC_CONFIG: _ignored, ...env } = process.env
   const child = Bun.spawn(cmd, {
     cwd: dataDir,
     env: {
-      ...process.env,
+      ...env,
       'SVC_SETTING_http.host': '127.0.0.1',
       'SVC_SETTING_http.port': String(port),
       'SVC_SETTING_path.data': dataDir,
