@@ -83,19 +83,14 @@ export async function startServer(repo: string, log: (line: string) => void): Pr
 
 /**
  * The wipe of the Java harness, over plain HTTP: PITs, data streams, every index (hidden and
- * closed too), templates, then every persistent and transient cluster setting. Client errors
+ * closed too), templates, and every persistent and transient cluster setting. Client errors
  * (a 404 for "nothing to delete", a 405 for an API the target lacks) are fine; 5xx are not.
  */
 export async function wipe(exec: Executor): Promise<void> {
   const check = (what: string, status: number) => {
     if (status >= 500) throw new Error(`${what} answered ${status}`)
   }
-  check('delete PITs', (await exec.call('DELETE', '/_search/point_in_time/_all')).status)
-  check('delete data streams', (await exec.call('DELETE', '/_data_stream/*')).status)
-  check('delete indices', (await exec.call('DELETE', '/*?expand_wildcards=open,closed,hidden')).status)
-  for (const kind of ['_index_template', '_template', '_component_template']) {
-    check(`delete ${kind}`, (await exec.call('DELETE', `/${kind}/*`)).status)
-  }
+  // Settings first: resetting them may write the index that holds them, which the index wipe then removes.
   const settings = await exec.call('GET', '/_cluster/settings')
   check('get cluster settings', settings.status)
   if (settings.status === 200 && settings.body && typeof settings.body === 'object') {
@@ -105,5 +100,11 @@ export async function wipe(exec: Executor): Promise<void> {
       if (keys.length > 0) reset[scope] = Object.fromEntries(keys.map((k) => [`${k}.*`, null]))
     }
     if (Object.keys(reset).length > 0) check('reset cluster settings', (await exec.call('PUT', '/_cluster/settings', reset)).status)
+  }
+  check('delete PITs', (await exec.call('DELETE', '/_search/point_in_time/_all')).status)
+  check('delete data streams', (await exec.call('DELETE', '/_data_stream/*')).status)
+  check('delete indices', (await exec.call('DELETE', '/*?expand_wildcards=open,closed,hidden')).status)
+  for (const kind of ['_index_template', '_template', '_component_template']) {
+    check(`delete ${kind}`, (await exec.call('DELETE', `/${kind}/*`)).status)
   }
 }
