@@ -50,6 +50,8 @@ export interface MatchedEvent {
 }
 
 export interface FindingInput {
+  /** Optional document id: a detector gives a deterministic one so a re-run batch cannot duplicate. */
+  id?: string;
   event: MatchedEvent;
   rule: FindingRule;
   detector: FindingDetector;
@@ -123,7 +125,7 @@ export async function appendFindings(
   const out: AppendedFinding[] = [];
   for (let at = 0; at < findings.length; at += bulkSize) {
     const lines: BulkLine[] = [];
-    for (const f of findings.slice(at, at + bulkSize)) lines.push({ create: { _index: stream } }, buildFinding(f, opts.now));
+    for (const f of findings.slice(at, at + bulkSize)) lines.push({ create: f.id === undefined ? { _index: stream } : { _index: stream, _id: f.id } }, buildFinding(f, opts.now));
     const answer = await store.bulk({ body: lines, refresh: opts.refresh });
     for (const entry of answer.items) {
       const r = entry.create ?? Object.values(entry)[0];

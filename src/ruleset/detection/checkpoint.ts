@@ -1,0 +1,99 @@
+/**
+ * Where a detector stands, kept in the Store so every node (and a restarted one) continues from
+ * the same place. The key is the store's `_seq_no` per concrete index: it grows with every write
+ * to that index, so "newer than the checkpoint" means "indexed (or re-indexed) since", whatever
+ * the event's own `@timestamp` says — a late event with an old timestamp is still evaluated, and
+ * nothing is evaluated twice. A new backing index (rollover) starts from its first document.
+ *
+ * `epoch` is the detector's `enabled_time` the checkpoint belongs to: enabling a detector
+ * re-baselines it at the indices' current ends, so what was indexed while it was off is never
+ * evaluated (the spec's "the interval missed is never re-evaluated").
+ */
+import { IndexNotFound, VersionConflict } from '../../store/errors'
+import type { Store } from '../../store/port'
+import { DETECTOR_STATE_INDEX, ensureIndex } from '../indices'
+
+export interface Checkpoint {
+  detector_id: string
+  epoch: number | null
+  /** Concrete index -> highest `_seq_no` already evaluated. */
+  indices: Record<string, number>
+  last_run_at: number
+  last_run?: RunSummary
+}
+
+export interface RunSummary {
+  started_at: number
+  took_ms: number
+  documents: number
+  findings: number
+  duplicates: number
+  shed: number
+  skipped_rules: string[]
+}
+
+export interface StoredCheckpoint {
+  checkpoint: Checkpoint
+  seqNo: number
+  primaryTerm: number
+}
+
+export async function loadCheckpoint(store: Store, detectorId: string): Promise<StoredCheckpoint | undefined> {
+  await ensureIndex(store, DETECTOR_STATE_INDEX)
+  const got = await store.get({ index: DETECTOR_STATE_INDEX, id: detectorId })
+  if (!got.found) return undefined
+  return { checkpoint: got._source as unknown as Checkpoint, seqNo: got._seq_no, primaryTerm: got._primary_term }
+}
+
+/**
+ * Writes the checkpoint; with `previous` only if nobody else wrote it since (a second node that
+ * stole a stale lease must not move it backwards). Answers the new version, or undefined when lost.
+ */
+export async function saveCheckpoint(store: Store, cp: Checkpoint, previous?: { seqNo: number; primaryTerm: number }): Promise<StoredCheckpoint | undefined> {
+  await ensureIndex(store, DETECTOR_STATE_INDEX)
+  try {
+    const r = await store.index({
+      index: DETECTOR_STATE_INDEX,
+      id: cp.detector_id,
+      body: cp as unknown as Record<string, unknown>,
+      ...(previous ? { if_seq_no: previous.seqNo, if_primary_term: previous.primaryTerm } : {}),
+      refresh: true,
+    })
+    return { checkpoint: cp, seqNo: r._seq_no, primaryTerm: r._primary_term }
+  } catch (e) {
+    if (e instanceof VersionConflict) return undefined
+    throw e
+  }
+}
+
+export async function deleteCheckpoint(store: Store, detectorId: string): Promise<void> {
+  await ensureIndex(store, DETECTOR_STATE_INDEX)
+  await store.delete({ index: DETECTOR_STATE_INDEX, id: detectorId, refresh: true })
+}
+
+/** Concrete indices behind the detector's index expressions; expressions naming nothing are skipped. */
+export async function concreteIndices(store: Store, expressions: string[]): Promise<string[]> {
+  const out = new Set<string>()
+  for (const e of expressions) {
+    try {
+      for (const i of await store.resolve(e, { expand_wildcards: 'open', ignore_unavailable: true })) out.add(i)
+    } catch (err) {
+      if (!(err instanceof IndexNotFound)) throw err
+    }
+  }
+  return [...out].sort()
+}
+
+/** The highest `_seq_no` in an index, -1 when it is empty. */
+export async function maxSeqNo(store: Store, index: string): Promise<number> {
+  const r = await store.search({ index, body: { size: 1, sort: [{ _seq_no: 'desc' }], _source: false, seq_no_primary_term: true } })
+  const hit = r.hits.hits[0]
+  return hit?._seq_no ?? -1
+}
+
+/** The checkpoint at the current end of every index: only what is indexed from now on is new. */
+export async function baseline(store: Store, detectorId: string, expressions: string[], epoch: number | null, now: number): Promise<Checkpoint> {
+  const indices: Record<string, number> = {}
+  for (const index of await concreteIndices(store, expressions)) indices[index] = await maxSeqNo(store, index)
+  return { detector_id: detectorId, epoch, indices, last_run_at: now }
+}

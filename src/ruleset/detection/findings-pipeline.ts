@@ -1,0 +1,98 @@
+/**
+ * The path from matches to the findings stream, bounded by the enrichment settings:
+ * `enriched_findings_bulk_size` documents per bulk, at most `enriched_findings_max_in_flight`
+ * bulks at once, and at most `correlation.max_pending_findings` findings accepted but not yet
+ * written across every detector of this node — beyond that, new findings are shed (counted and
+ * logged, never queued without bound), as the spec says. `enriched_findings_index_enabled=false`
+ * turns the writing off entirely.
+ *
+ * Each finding carries a deterministic id (detector, rule, event index, event id, event
+ * `_seq_no`), so re-running a batch after a crash between "written" and "checkpoint saved" finds
+ * the earlier copies (a create conflict) instead of writing duplicates.
+ */
+import type { SettingsSnapshot } from '../../config/cluster-settings'
+import type { Logger } from '../../http/log'
+import type { Store } from '../../store/port'
+import { appendFindings, type FindingInput } from '../findings/writer'
+import { FINDINGS_STREAM } from '../indices'
+
+const SA = 'plugins.security_analytics.'
+export const FINDINGS_SETTINGS = {
+  bulkSize: `${SA}enriched_findings_bulk_size`,
+  batchSize: `${SA}enriched_findings_enrich_batch_size`,
+  maxInFlight: `${SA}enriched_findings_max_in_flight`,
+  indexEnabled: `${SA}enriched_findings_index_enabled`,
+  maxPending: `${SA}correlation.max_pending_findings`,
+} as const
+
+export interface SubmitResult {
+  written: number
+  duplicates: number
+  shed: number
+  /** Findings that could not be written; the caller must not move its checkpoint past them. */
+  failed: number
+  errors: string[]
+}
+
+export class FindingsPipeline {
+  private pending = 0
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+    private readonly stream = FINDINGS_STREAM,
+  ) {}
+
+  /** Findings accepted and not yet written (all detectors of this node). */
+  get inFlight(): number {
+    return this.pending
+  }
+
+  async submit(findings: Array<FindingInput & { id: string }>, settings: SettingsSnapshot): Promise<SubmitResult> {
+    const out: SubmitResult = { written: 0, duplicates: 0, shed: 0, failed: 0, errors: [] }
+    if (findings.length === 0 || !settings.bool(FINDINGS_SETTINGS.indexEnabled)) return out
+    const room = Math.max(0, settings.num(FINDINGS_SETTINGS.maxPending) - this.pending)
+    const accepted = findings.slice(0, room)
+    out.shed = findings.length - accepted.length
+    if (out.shed > 0) this.log.warn('findings shed: too many pending findings', { shed: out.shed, pending: this.pending })
+    this.pending += accepted.length
+    {
+      const bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
+      const chunks: Array<typeof accepted> = []
+      for (let i = 0; i < accepted.length; i += bulkSize) chunks.push(accepted.slice(i, i + bulkSize))
+      const workers = Math.min(settings.num(FINDINGS_SETTINGS.maxInFlight), chunks.length)
+      let next = 0
+      await Promise.all(
+        Array.from({ length: workers }, async () => {
+          while (next < chunks.length) {
+            const chunk = chunks[next++]
+            try {
+              const items = await appendFindings(this.store, chunk, { stream: this.stream, bulkSize, refresh: true })
+              for (const item of items) {
+                if (item.status === 201 || item.status === 200) out.written++
+                else if (item.status === 409) out.duplicates++
+                else {
+                  out.failed++
+                  if (out.errors.length < 5) out.errors.push(item.error ?? `status ${item.status}`)
+                }
+              }
+            } catch (e) {
+              out.failed += chunk.length
+              if (out.errors.length < 5) out.errors.push((e as Error).message)
+            } finally {
+              this.pending -= chunk.length
+            }
+          }
+        }),
+      )
+    }
+    return out
+  }
+}
+
+/** A stable id for one (detector, rule, event version) finding. */
+export function findingId(detectorId: string, ruleId: string, index: string, docId: string, seqNo: number): string {
+  const h = new Bun.CryptoHasher('sha256')
+  h.update(`${detectorId}\u0000${ruleId}\u0000${index}\u0000${docId}\u0000${seqNo}`)
+  return h.digest('base64url').slice(0, 32)
+}

@@ -1,0 +1,78 @@
+/**
+ * Runs every enabled detector on its interval. One croner clock per node ticks every few
+ * seconds; a detector is due when its interval has passed since `last_run_at` in its (shared)
+ * checkpoint, and a lease document per detector makes sure one node runs it. Detectors created,
+ * changed or disabled on any node are seen at the next tick, since the list is read from the
+ * Store every time.
+ */
+import { Cron } from 'croner'
+import { tryAcquireLease, withLease } from '../../jobs/lease'
+import type { Detectors } from '../detectors'
+import { DETECTOR_LOCKS_INDEX } from '../indices'
+import type { Schedule, StoredDetector } from '../model'
+import { loadCheckpoint } from './checkpoint'
+import { type RunDeps, type RunOutcome, runDetector } from './run'
+
+const UNIT_MILLIS = { MINUTES: 60_000, HOURS: 3_600_000, DAYS: 86_400_000 } as const
+
+export const intervalMillis = (s: Schedule) => s.period.interval * UNIT_MILLIS[s.period.unit]
+
+export interface SchedulerOptions {
+  /** Seconds between ticks (default 10). */
+  tickSeconds?: number
+  /** A run that outlives this is assumed dead and its lease may be taken over (default 15 min). */
+  staleMillis?: number
+}
+
+export class DetectionScheduler {
+  private cron?: Cron
+  private ticking?: Promise<void>
+
+  constructor(
+    private readonly deps: RunDeps & { detectors: Detectors },
+    private readonly options: SchedulerOptions = {},
+  ) {}
+
+  start(): void {
+    const every = this.options.tickSeconds ?? 10
+    this.cron = new Cron(`*/${every} * * * * *`, { protect: true, catch: e => this.deps.log.error('detection tick failed', { error: e as Error }) }, () => this.tick())
+  }
+
+  async stop(): Promise<void> {
+    this.cron?.stop()
+    await this.ticking
+  }
+
+  /** Runs every due detector once (what each clock tick does). */
+  tick(): Promise<void> {
+    this.ticking = (async () => {
+      for (const { id, detector } of await this.deps.detectors.enabled()) {
+        try {
+          if (await this.due(id, detector)) await this.runLeased(id)
+        } catch (e) {
+          this.deps.log.error('detector run failed', { detector: id, error: e as Error })
+        }
+      }
+    })()
+    return this.ticking
+  }
+
+  /** Runs one detector now under its lease; undefined when another node holds it. */
+  async runLeased(id: string): Promise<RunOutcome | undefined> {
+    const lease = await tryAcquireLease(this.deps, { index: DETECTOR_LOCKS_INDEX, id: `run-${id}`, staleMillis: this.options.staleMillis ?? 15 * 60_000 })
+    if (!lease) return undefined
+    return withLease(this.deps, lease, async () => {
+      // Re-read under the lease: it may have been disabled or deleted since the list was taken.
+      const outcome = await runDetector(this.deps, id, await this.deps.detectors.stored(id))
+      if (outcome.status === 'ran' && (outcome.findings > 0 || outcome.shed > 0))
+        this.deps.log.info('detector run', { detector: id, documents: outcome.documents, findings: outcome.findings, shed: outcome.shed })
+      return outcome
+    })
+  }
+
+  private async due(id: string, detector: StoredDetector): Promise<boolean> {
+    const cp = await loadCheckpoint(this.deps.store, id)
+    if (!cp || cp.checkpoint.epoch !== detector.enabled_time) return true
+    return this.deps.now() - cp.checkpoint.last_run_at >= intervalMillis(detector.schedule)
+  }
+}

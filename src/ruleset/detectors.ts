@@ -1,0 +1,325 @@
+/**
+ * Detectors (reference 5.4): validation and limits in the reference's order, standard detectors
+ * (provisioned by the Content Manager, `source: standard`) versus user detectors (`custom`), and
+ * `set_enabled`. A caller of `undefined` is the Content Manager (internal): it skips the user
+ * limits and guards but not `max_rules_per_detector`.
+ */
+import { ApiError } from '../http/errors'
+import { acquireLease, releaseLease } from '../jobs/lease'
+import type { Caller, Security } from '../security/caller'
+import { IndexNotFound, VersionConflict } from '../store/errors'
+import type { SearchBody, SearchResponse } from '../store/port'
+import { assertAccess, backendRoleClause, filteredCaller, requireBackendRoles, storedUser } from './access'
+import type { RulesetDeps } from './deps'
+import { DETECTOR_LOCKS_INDEX, DETECTORS_INDEX, ensureIndex, FINDINGS_STREAM } from './indices'
+import { check, DetectorBody, type DetectorSource, iso, type StoredDetector } from './model'
+import type { Rules } from './rules'
+
+export const MAX_DETECTORS = 'plugins.security_analytics.max_detectors'
+export const MAX_RULES_PER_DETECTOR = 'plugins.security_analytics.max_rules_per_detector'
+export const EVENTS_PREFIX = 'svc-events-v5'
+const DETECTION_TYPES = new Set(['rules', 'threat_intel'])
+
+export interface DetectorView {
+  _id: string
+  _version: number
+  detector: Record<string, unknown>
+}
+
+/** Tells detection runs that a detector (re)starts: what was indexed before is not its business. */
+export interface DetectorLifecycle {
+  started(id: string, detector: StoredDetector): Promise<void>
+  deleted(id: string): Promise<void>
+}
+
+export interface DetectorsDeps extends RulesetDeps {
+  security: Pick<Security, 'authorizeIndices'>
+}
+
+export class Detectors {
+  lifecycle?: DetectorLifecycle
+
+  constructor(
+    private readonly d: DetectorsDeps,
+    private readonly rules: Rules,
+  ) {}
+
+  /** `POST /detectors` (caller) or the Content Manager's create (caller undefined, `id` given). */
+  async create(body: unknown, caller: Caller | undefined, opts: { id?: string; documentId?: string } = {}): Promise<DetectorView> {
+    const input = this.validateShape(body)
+    const settings = await this.d.settings.snapshot()
+    const filtered = filteredCaller(settings, caller)
+    requireBackendRoles(filtered)
+    this.checkRuleCount(input, settings.num(MAX_RULES_PER_DETECTOR))
+    const source: DetectorSource = caller ? 'custom' : 'standard'
+    await ensureIndex(this.d.store, DETECTORS_INDEX)
+
+    const write = async () => {
+      await this.checkIndices(input, caller)
+      await this.checkRules(input, source)
+      const now = this.d.now()
+      const enabled = input.enabled ?? true
+      const user = storedUser(filtered ?? caller)
+      const stored: StoredDetector = {
+        type: 'detector',
+        name: input.name,
+        detector_type: input.detector_type,
+        enabled,
+        schedule: input.schedule,
+        inputs: input.inputs,
+        triggers: input.triggers ?? [],
+        threat_intel_enabled: input.threat_intel_enabled ?? false,
+        last_update_time: now,
+        enabled_time: enabled ? now : null,
+        source,
+        ...(user ? { user } : {}),
+        ...(opts.documentId ? { document: { id: opts.documentId } } : {}),
+        findings_index: FINDINGS_STREAM,
+      }
+      const id = opts.id ?? crypto.randomUUID()
+      const r = await this.d.store.index({ index: DETECTORS_INDEX, id, body: { detector: stored }, op_type: 'create', refresh: true })
+      if (enabled) await this.lifecycle?.started(id, stored)
+      return { _id: id, _version: r._version, detector: render(stored) }
+    }
+    if (!caller) return write()
+    // The count and the write happen under one cluster-wide lock, so concurrent creations
+    // cannot both slip under `max_detectors` (reference 5.4 step 6).
+    const lease = await acquireLease(this.d, { index: DETECTOR_LOCKS_INDEX, id: 'user-detector-count', staleMillis: 30_000 }, 50, 100)
+    if (!lease) throw new ApiError(429, 'Too many concurrent requests are creating detectors, retry later.')
+    try {
+      const max = settings.num(MAX_DETECTORS)
+      const count = await this.countUserDetectors()
+      if (count !== undefined && count >= max) throw new ApiError(400, `This request would create more than the allowed detectors [${max}].`)
+      return await write()
+    } finally {
+      await releaseLease(this.d, lease)
+    }
+  }
+
+  /** `PUT /detectors/{id}` (caller) or the Content Manager's update (caller undefined). */
+  async update(id: string, body: unknown, caller: Caller | undefined): Promise<DetectorView> {
+    const input = this.validateShape(body)
+    const settings = await this.d.settings.snapshot()
+    const filtered = filteredCaller(settings, caller)
+    requireBackendRoles(filtered)
+    this.checkRuleCount(input, settings.num(MAX_RULES_PER_DETECTOR))
+    const current = await this.load(id)
+    assertAccess(filtered, current.detector.user, id)
+    const was = current.detector
+    const now = this.d.now()
+    const enabled = input.enabled ?? was.enabled
+    let next: StoredDetector
+    if (caller && was.source === 'standard') {
+      const changed =
+        input.name !== was.name ||
+        input.detector_type !== was.detector_type ||
+        !sameJson(input.inputs, was.inputs) ||
+        !sameJson(input.triggers ?? [], was.triggers) ||
+        (input.threat_intel_enabled ?? false) !== was.threat_intel_enabled
+      if (changed) throw new ApiError(400, 'Standard detectors cannot be modified by users. Only enabling or disabling is allowed.')
+      next = { ...was, enabled }
+    } else {
+      await this.checkIndices(input, caller)
+      await this.checkRules(input, was.source)
+      next = {
+        ...was,
+        name: input.name,
+        detector_type: input.detector_type,
+        enabled,
+        schedule: input.schedule,
+        inputs: input.inputs,
+        triggers: input.triggers ?? [],
+        threat_intel_enabled: input.threat_intel_enabled ?? false,
+      }
+      const user = storedUser(filtered)
+      if (user) next.user = user
+    }
+    if (enabled !== was.enabled) next.enabled_time = enabled ? now : null
+    next.last_update_time = now
+    const view = await this.save(id, next, current)
+    if (enabled && !was.enabled) await this.lifecycle?.started(id, next)
+    if (enabled !== was.enabled) this.auditToggle(id, next, caller)
+    return view
+  }
+
+  async get(id: string, caller?: Caller): Promise<DetectorView> {
+    const current = await this.load(id)
+    assertAccess(filteredCaller(await this.d.settings.snapshot(), caller), current.detector.user, id)
+    return { _id: id, _version: current.version, detector: render(current.detector) }
+  }
+
+  /** Internal read for detection runs. */
+  async stored(id: string): Promise<StoredDetector | undefined> {
+    await ensureIndex(this.d.store, DETECTORS_INDEX)
+    const got = await this.d.store.get({ index: DETECTORS_INDEX, id })
+    return got.found ? (got._source as { detector: StoredDetector }).detector : undefined
+  }
+
+  async delete(id: string, caller: Caller | undefined): Promise<{ _id: string; _version: number }> {
+    const current = await this.load(id)
+    assertAccess(filteredCaller(await this.d.settings.snapshot(), caller), current.detector.user, id)
+    if (caller && current.detector.source === 'standard') throw new ApiError(400, 'Standard detectors cannot be deleted by users.')
+    const r = await this.d.store.delete({ index: DETECTORS_INDEX, id, refresh: true })
+    await this.lifecycle?.deleted(id)
+    return { _id: id, _version: r._version }
+  }
+
+  /** `POST /detectors/_search`: the body runs over the detectors index, narrowed by backend roles. */
+  async search(body: SearchBody, caller?: Caller): Promise<SearchResponse> {
+    await ensureIndex(this.d.store, DETECTORS_INDEX)
+    const filtered = filteredCaller(await this.d.settings.snapshot(), caller)
+    const query = filtered
+      ? { bool: { filter: [...(body.query ? [body.query] : []), backendRoleClause(filtered, 'detector.user.backend_roles')] } }
+      : body.query
+    return this.d.store.search({ index: DETECTORS_INDEX, body: { ...body, ...(query ? { query } : {}), seq_no_primary_term: true, version: true } })
+  }
+
+  /**
+   * `detector/set_enabled`: toggles `enabled` only. A missing detector is a success with version
+   * -1 and an unchanged state is a no-op (reference 5.5).
+   */
+  async setEnabled(id: string, enabled: boolean, user?: string): Promise<{ _id: string; _version: number; changed: boolean }> {
+    await ensureIndex(this.d.store, DETECTORS_INDEX)
+    for (let attempt = 0; ; attempt++) {
+      const got = await this.d.store.get({ index: DETECTORS_INDEX, id })
+      if (!got.found) return { _id: id, _version: -1, changed: false }
+      const was = (got._source as { detector: StoredDetector }).detector
+      if (was.enabled === enabled) return { _id: id, _version: got._version, changed: false }
+      const now = this.d.now()
+      const next: StoredDetector = { ...was, enabled, enabled_time: enabled ? now : null, last_update_time: now }
+      try {
+        const r = await this.d.store.index({
+          index: DETECTORS_INDEX, id, body: { detector: next }, if_seq_no: got._seq_no, if_primary_term: got._primary_term, refresh: true,
+        })
+        if (enabled) await this.lifecycle?.started(id, next)
+        this.auditToggle(id, next, undefined, user)
+        return { _id: id, _version: r._version, changed: true }
+      } catch (e) {
+        if (!(e instanceof VersionConflict) || attempt >= 4) throw e
+      }
+    }
+  }
+
+  /** Every enabled detector (the scheduler's view). */
+  async enabled(): Promise<Array<{ id: string; detector: StoredDetector }>> {
+    await ensureIndex(this.d.store, DETECTORS_INDEX)
+    const r = await this.d.store.search({ index: DETECTORS_INDEX, body: { size: 10_000, query: { term: { 'detector.enabled': true } } } })
+    return r.hits.hits.map(h => ({ id: h._id, detector: (h._source as { detector: StoredDetector }).detector }))
+  }
+
+  private validateShape(body: unknown): DetectorBody {
+    const input = check(DetectorBody, body, 'detector')
+    for (const t of input.triggers ?? []) {
+      const types = t.detection_types ?? []
+      if (types.length === 0) throw new ApiError(400, `Trigger [${t.name}] should mention at least one detection type but found none`)
+      for (const type of types) if (!DETECTION_TYPES.has(type)) throw new ApiError(400, `Trigger [${t.name}] has unsupported detection type [${type}]`)
+    }
+    return input
+  }
+
+  private checkRuleCount(input: DetectorBody, max: number): void {
+    for (const { detector_input: di } of input.inputs) {
+      const n = Math.max(di.custom_rules?.length ?? 0, di.pre_packaged_rules?.length ?? 0)
+      if (n > max) throw new ApiError(400, `Detector cannot have more than ${max} rules, but found ${n}`)
+    }
+  }
+
+  /** Source prefix, then read permission and existence of what the indices name (steps 7-8). */
+  private async checkIndices(input: DetectorBody, caller: Caller | undefined): Promise<void> {
+    const expressions = input.inputs.flatMap(i => i.detector_input.indices)
+    if (caller && expressions.some(e => !e.startsWith(EVENTS_PREFIX)))
+      throw new ApiError(400, `Threat detectors can only be created for \`${EVENTS_PREFIX}\` data sources.`)
+    const missing: string[] = []
+    const concrete: string[] = []
+    for (const e of expressions) {
+      try {
+        concrete.push(...(await this.d.store.resolve(e, { expand_wildcards: 'open' })))
+      } catch (err) {
+        if (err instanceof IndexNotFound) missing.push(e)
+        else throw err
+      }
+    }
+    if (caller && concrete.length > 0) {
+      try {
+        this.d.security.authorizeIndices(caller, 'indices:data/read/search', concrete)
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 403)
+          throw new ApiError(403, `User doesn't have read permissions for one or more configured index ${expressions.join(', ')}`)
+        throw err
+      }
+    }
+    if (missing.length > 0) throw new ApiError(404, `Indices not found ${missing.join(',')}`)
+  }
+
+  /** One rule space per detector; referenced rules must exist there (step 9, 5.5). */
+  private async checkRules(input: DetectorBody, source: DetectorSource): Promise<void> {
+    for (const { detector_input: di } of input.inputs) {
+      const custom = (di.custom_rules ?? []).map(r => r.id)
+      const pre = (di.pre_packaged_rules ?? []).map(r => r.id)
+      if (custom.length > 0 && pre.length > 0) throw new ApiError(400, 'Detector cannot have both prepackaged and custom rules. Use only one type.')
+      if (custom.length > 0) {
+        const { missing } = await this.rules.bySpaceIds('custom', custom)
+        if (missing.length > 0) {
+          if (source === 'standard')
+            throw new ApiError(400, `Cannot create [${input.detector_type}] detector. Custom rules [${missing.join(', ')}] are not in "custom" space.`)
+          throw new ApiError(404, `Rules not found [${missing.join(', ')}]`)
+        }
+      }
+      if (pre.length > 0) {
+        const { missing } = await this.rules.bySpaceIds('standard', pre)
+        if (missing.length > 0) throw new ApiError(404, `Rules not found [${missing.join(', ')}]`)
+      }
+    }
+  }
+
+  private async countUserDetectors(): Promise<number | undefined> {
+    try {
+      const r = await this.d.store.count({ index: DETECTORS_INDEX, body: { query: { bool: { must_not: [{ term: { 'detector.source': 'standard' } }] } } } })
+      return r.count
+    } catch (e) {
+      // The reference lets a creation proceed when the count fails.
+      this.d.log.warn('could not count user detectors; creation proceeds', { error: e as Error })
+      return undefined
+    }
+  }
+
+  private async load(id: string): Promise<{ detector: StoredDetector; version: number; seqNo: number; primaryTerm: number }> {
+    await ensureIndex(this.d.store, DETECTORS_INDEX)
+    const got = await this.d.store.get({ index: DETECTORS_INDEX, id })
+    if (!got.found) throw new ApiError(404, `Detector with ${id} is not found`)
+    return { detector: (got._source as { detector: StoredDetector }).detector, version: got._version, seqNo: got._seq_no, primaryTerm: got._primary_term }
+  }
+
+  private async save(id: string, next: StoredDetector, current: { seqNo: number; primaryTerm: number }): Promise<DetectorView> {
+    try {
+      const r = await this.d.store.index({
+        index: DETECTORS_INDEX, id, body: { detector: next }, if_seq_no: current.seqNo, if_primary_term: current.primaryTerm, refresh: true,
+      })
+      return { _id: id, _version: r._version, detector: render(next) }
+    } catch (e) {
+      if (e instanceof VersionConflict) throw new ApiError(409, `Detector ${id} was updated concurrently; read it again and retry.`)
+      throw e
+    }
+  }
+
+  private auditToggle(id: string, d: StoredDetector, caller?: Caller, user?: string): void {
+    const who = caller?.name ?? user ?? 'internal'
+    this.d.log.info(`Detector [${id}] (${d.detector_type}, ${d.source}) was ${d.enabled ? 'enabled' : 'disabled'} by [${who}]`)
+  }
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+export function render(d: StoredDetector): Record<string, unknown> {
+  return {
+    name: d.name,
+    detector_type: d.detector_type,
+    enabled: d.enabled,
+    schedule: d.schedule,
+    inputs: d.inputs,
+    triggers: d.triggers,
+    last_update_time: iso(d.last_update_time),
+    enabled_time: iso(d.enabled_time),
+    threat_intel_enabled: d.threat_intel_enabled,
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Ruleset Management's system indices (reference 5.2, platform form). They are created on first
+ * use rather than at start-up so that a node without Ruleset Management traffic writes nothing.
+ * Mappings are `dynamic: false`: everything stays in `_source`, only what searches filter on is
+ * indexed, so a large compiled query or an odd CTI field can never blow up the mapping.
+ */
+import { AlreadyExists } from '../store/errors'
+import type { Mappings, Store } from '../store/port'
+
+export const DETECTORS_INDEX = '.platform-sap-detectors-config'
+export const PREPACKAGED_RULES_INDEX = '.platform-sap-pre-packaged-rules-config'
+export const CUSTOM_RULES_INDEX = '.platform-sap-custom-rules-config'
+export const LOG_TYPES_INDEX = '.platform-sap-log-types-config'
+/** Per-detector run state (checkpoints, last run); shared by every node through the Store. */
+export const DETECTOR_STATE_INDEX = '.platform-sap-detectors-state'
+/** Lease documents (`{acquired_at}`): one per detector run, one for the user-detector count. */
+export const DETECTOR_LOCKS_INDEX = '.platform-sap-detectors-locks'
+/** Where enriched findings go (spec: findings live in this data stream). */
+export const FINDINGS_STREAM = 'svc-findings-v5-security'
+
+const kw = { type: 'keyword' }
+const date = { type: 'date', format: 'epoch_millis||strict_date_optional_time' }
+const userMapping = { properties: { name: kw, backend_roles: kw, roles: kw } }
+
+const RULE_MAPPING: Mappings = {
+  dynamic: false,
+  properties: {
+    rule: {
+      properties: {
+        category: kw,
+        title: { type: 'text', fields: { keyword: kw } },
+        level: kw,
+        status: kw,
+        author: kw,
+        sigma_id: kw,
+        space: kw,
+        tags: { properties: { value: kw } },
+        document: { properties: { id: kw } },
+        user: userMapping,
+        last_update_time: date,
+      },
+    },
+  },
+}
+
+const MAPPINGS: Record<string, Mappings> = {
+  [DETECTORS_INDEX]: {
+    dynamic: false,
+    properties: {
+      detector: {
+        properties: {
+          name: { type: 'text', fields: { keyword: kw } },
+          detector_type: kw,
+          enabled: { type: 'boolean' },
+          source: kw,
+          user: userMapping,
+          document: { properties: { id: kw } },
+          inputs: {
+            properties: {
+              detector_input: {
+                properties: { indices: kw, custom_rules: { properties: { id: kw } }, pre_packaged_rules: { properties: { id: kw } } },
+              },
+            },
+          },
+          last_update_time: date,
+          enabled_time: date,
+        },
+      },
+    },
+  },
+  [PREPACKAGED_RULES_INDEX]: RULE_MAPPING,
+  [CUSTOM_RULES_INDEX]: RULE_MAPPING,
+  [LOG_TYPES_INDEX]: {
+    dynamic: false,
+    properties: {
+      name: kw,
+      category: kw,
+      space: kw,
+      source: kw,
+      document: { properties: { id: kw } },
+    },
+  },
+  [DETECTOR_STATE_INDEX]: { dynamic: false, properties: { detector_id: kw, last_run_at: date } },
+  [DETECTOR_LOCKS_INDEX]: { dynamic: 'strict', properties: { acquired_at: { type: 'long' } } },
+}
+
+const ensured = new WeakMap<Store, Set<string>>()
+
+/** Creates the system index once per store (hidden, one shard); concurrent creators are fine. */
+export async function ensureIndex(store: Store, index: keyof typeof MAPPINGS | string): Promise<void> {
+  let done = ensured.get(store)
+  if (!done) ensured.set(store, (done = new Set()))
+  if (done.has(index)) return
+  if (!(await store.existsIndex({ index, expand_wildcards: 'all' }))) {
+    try {
+      await store.createIndex({
+        index,
+        body: { settings: { index: { hidden: true, number_of_shards: 1, auto_expand_replicas: '0-1' } }, mappings: MAPPINGS[index] },
+      })
+    } catch (e) {
+      if (!(e instanceof AlreadyExists)) throw e
+    }
+  }
+  done.add(index)
+}
+
+/** Forget what was ensured (an index deleted behind our back, e.g. by a test wiping the store). */
+export function forgetEnsured(store: Store): void {
+  ensured.delete(store)
+}

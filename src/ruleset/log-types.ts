@@ -1,0 +1,102 @@
+/**
+ * Log types (reference 5.8): every integration is registered as a log type whose name is the
+ * integration title; a rule's `logsource.product` names its log type. A log type may carry
+ * Sigma-field -> document-field mappings `[{raw_field, ecs, ocsf, ...}]`; the key used is the
+ * log type's own `schema`, else `plugins.security_analytics.mappings.default_schema`. Fields
+ * without an entry map to themselves (identity, as the fork's CTI log types do).
+ */
+import type { SettingsSnapshot } from '../config/cluster-settings'
+import { ApiError } from '../http/errors'
+import type { SearchBody, SearchResponse } from '../store/port'
+import type { RulesetDeps } from './deps'
+import { ensureIndex, LOG_TYPES_INDEX } from './indices'
+import { type FieldMappingEntry, type Space, type StoredLogType } from './model'
+import { spaceDocId } from './space-ids'
+
+export const DEFAULT_SCHEMA_SETTING = 'plugins.security_analytics.mappings.default_schema'
+
+export interface LogTypeInput {
+  /** CTI document id of the integration. */
+  id: string
+  name: string
+  description?: string
+  category?: string
+  source?: string
+  schema?: string
+  mappings?: FieldMappingEntry[]
+}
+
+const KEY = { index: LOG_TYPES_INDEX, prefix: '' }
+
+export class LogTypes {
+  constructor(private readonly d: RulesetDeps) {}
+
+  async upsert(space: Space, input: LogTypeInput): Promise<{ _id: string; result: 'created' | 'updated' }> {
+    if (!input.id || !input.name) throw new ApiError(400, 'A log type needs an id and a name')
+    await ensureIndex(this.d.store, LOG_TYPES_INDEX)
+    const { id, exists } = await spaceDocId(this.d.store, KEY, space, input.id)
+    const doc: StoredLogType = {
+      name: input.name,
+      description: input.description ?? '',
+      category: input.category ?? '',
+      space,
+      source: input.source ?? space,
+      document: { id: input.id },
+      tags: { correlation_id: 0 },
+      ...(input.schema ? { schema: input.schema } : {}),
+      mappings: input.mappings ?? [],
+      last_update_time: this.d.now(),
+    }
+    await this.d.store.index({ index: LOG_TYPES_INDEX, id, body: doc as unknown as Record<string, unknown>, refresh: true })
+    return { _id: id, result: exists ? 'updated' : 'created' }
+  }
+
+  async delete(space: Space, ctiId: string): Promise<boolean> {
+    await ensureIndex(this.d.store, LOG_TYPES_INDEX)
+    const { id, exists } = await spaceDocId(this.d.store, KEY, space, ctiId)
+    if (!exists) return false
+    const r = await this.d.store.delete({ index: LOG_TYPES_INDEX, id, refresh: true })
+    return r.result === 'deleted'
+  }
+
+  /** Removes every log type of a space; answers how many went. */
+  async deleteSpace(space: Space): Promise<number> {
+    await ensureIndex(this.d.store, LOG_TYPES_INDEX)
+    const r = await this.d.store.search({ index: LOG_TYPES_INDEX, body: { size: 10000, _source: false, query: { term: { space } } } })
+    let n = 0
+    for (const h of r.hits.hits) if ((await this.d.store.delete({ index: LOG_TYPES_INDEX, id: h._id, refresh: true })).result === 'deleted') n++
+    return n
+  }
+
+  /** The log type named `name`; the standard space wins over the others when several exist. */
+  async byName(name: string, space?: Space): Promise<StoredLogType | undefined> {
+    await ensureIndex(this.d.store, LOG_TYPES_INDEX)
+    const filter: Record<string, unknown>[] = [{ term: { name } }]
+    if (space) filter.push({ term: { space } })
+    const r = await this.d.store.search({ index: LOG_TYPES_INDEX, body: { size: 10, query: { bool: { filter } } } })
+    const all = r.hits.hits.map(h => h._source as unknown as StoredLogType)
+    return all.find(l => l.space === 'standard') ?? all[0]
+  }
+
+  /** Sigma field -> document field for rules of log type `name`. */
+  async fieldMapping(name: string, settings: SettingsSnapshot): Promise<Record<string, string>> {
+    const lt = await this.byName(name)
+    return mappingOf(lt, settings.str(DEFAULT_SCHEMA_SETTING))
+  }
+
+  async search(body: SearchBody): Promise<SearchResponse> {
+    await ensureIndex(this.d.store, LOG_TYPES_INDEX)
+    return this.d.store.search({ index: LOG_TYPES_INDEX, body })
+  }
+}
+
+export function mappingOf(lt: StoredLogType | undefined, defaultSchema: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  if (!lt) return out
+  const schema = lt.schema || defaultSchema
+  for (const m of lt.mappings ?? []) {
+    const target = (m as Record<string, string>)[schema]
+    if (typeof target === 'string' && target !== '') out[m.raw_field] = target
+  }
+  return out
+}

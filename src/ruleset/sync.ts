@@ -1,0 +1,155 @@
+/**
+ * The service calls the Content Manager makes into Ruleset Management (reference 5.9): rules,
+ * integrations (log types) and detectors per space. It implements the Content Manager's
+ * `RulesetSync` port and adds the detector and space calls.
+ */
+import type { Doc } from '../content/repository'
+import { type RulesetSync, RulesetRejected } from '../content/ruleset-sync'
+import { ApiError } from '../http/errors'
+import type { RulesetDeps } from './deps'
+import type { Detectors } from './detectors'
+import type { LogTypes } from './log-types'
+import type { Space } from './model'
+import type { Rules } from './rules'
+
+export const DETECTOR_INTERVAL_SETTING = 'plugins.content_manager.security_analytics.detector_interval'
+
+/** A standard detector as the Content Manager provisions it from a CTI integration (5.5). */
+export interface StandardDetector {
+  /** The integration's CTI id; also the detector's id, so a re-sync updates it in place. */
+  integrationId: string
+  /** Integration title = log type name. */
+  logType: string
+  /** Raw CTI category (`cloud-services`), used for the default source index. */
+  category: string
+  ruleIds: string[]
+  sources?: string[]
+  /** Minutes; out of 1..10080 (or absent) falls back to the `detector_interval` setting. */
+  interval?: number
+  enabled?: boolean
+}
+
+export interface RulesetDetectorSync {
+  upsertDetector(d: StandardDetector): Promise<{ _id: string; result: 'created' | 'updated'; skippedRules: string[] }>
+  deleteDetector(id: string): Promise<boolean>
+  setDetectorEnabled(id: string, enabled: boolean, user?: string): Promise<{ _id: string; _version: number; changed: boolean }>
+  deleteSpace(space: Space): Promise<{ integrations: number; rules: number; failures: string[] }>
+}
+
+const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined)
+const obj = (v: unknown): Doc => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Doc) : {})
+
+/** `cloud-services` -> `Cloud Services` (how the fork shows categories). */
+export const prettyCategory = (c: string) =>
+  c.split('-').filter(Boolean).map(w => w[0].toUpperCase() + w.slice(1)).join(' ')
+
+export class RulesetService implements RulesetSync, RulesetDetectorSync {
+  constructor(
+    private readonly d: RulesetDeps,
+    private readonly logTypes: LogTypes,
+    private readonly rules: Rules,
+    private readonly detectors: Detectors,
+  ) {}
+
+  async upsertRule(space: Space, rule: Doc, integrationId: string, _existed: boolean): Promise<void> {
+    const ctiId = str(rule.id)
+    if (!ctiId) throw new RulesetRejected('A rule needs an id')
+    const ls = obj(rule.logsource)
+    const category = str(ls.product) ?? str(ls.category) ?? (await this.integrationTitle(space, integrationId)) ?? 'linux'
+    try {
+      await this.rules.upsert(space, { body: rule, ctiId, category })
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 400) throw new RulesetRejected(e.message)
+      throw e
+    }
+  }
+
+  async deleteRule(space: Space, id: string): Promise<void> {
+    await this.rules.delete(space, id)
+  }
+
+  async upsertIntegration(space: Space, integration: Doc, _existed: boolean): Promise<void> {
+    const id = str(integration.id)
+    const meta = obj(integration.metadata)
+    const name = str(meta.title) ?? str(integration.title)
+    if (!id || !name) throw new RulesetRejected('An integration needs an id and a metadata.title')
+    const category = str(integration.category)
+    await this.logTypes.upsert(space, {
+      id,
+      name,
+      description: str(meta.description),
+      category: category && prettyCategory(category),
+      source: space,
+    })
+  }
+
+  async deleteIntegration(space: Space, id: string): Promise<void> {
+    await this.logTypes.delete(space, id)
+  }
+
+  async upsertDetector(sd: StandardDetector): Promise<{ _id: string; result: 'created' | 'updated'; skippedRules: string[] }> {
+    const settings = await this.d.settings.snapshot()
+    const { rules, missing } = await this.rules.bySpaceIds('standard', sd.ruleIds)
+    if (missing.length > 0) this.d.log.warn('standard detector: rules not found, skipped', { integration: sd.integrationId, rules: missing })
+    const interval = sd.interval !== undefined && sd.interval >= 1 && sd.interval <= 10080 ? sd.interval : settings.num(DETECTOR_INTERVAL_SETTING)
+    const body = {
+      type: 'detector',
+      name: sd.logType.toLowerCase(),
+      detector_type: sd.logType,
+      enabled: sd.enabled ?? false,
+      schedule: { period: { interval, unit: 'MINUTES' } },
+      inputs: [
+        {
+          detector_input: {
+            description: `Detector for ${sd.logType} integration`,
+            indices: sd.sources && sd.sources.length > 0 ? sd.sources : [`svc-events-v5-${sd.category}`],
+            custom_rules: [],
+            pre_packaged_rules: rules.map(r => ({ id: r.rule.document.id })),
+          },
+        },
+      ],
+      triggers: [],
+    }
+    const existing = await this.detectors.stored(sd.integrationId)
+    if (existing) {
+      await this.detectors.update(sd.integrationId, body, undefined)
+      return { _id: sd.integrationId, result: 'updated', skippedRules: missing }
+    }
+    await this.detectors.create(body, undefined, { id: sd.integrationId, documentId: sd.integrationId })
+    return { _id: sd.integrationId, result: 'created', skippedRules: missing }
+  }
+
+  async deleteDetector(id: string): Promise<boolean> {
+    try {
+      await this.detectors.delete(id, undefined)
+      return true
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return false
+      throw e
+    }
+  }
+
+  setDetectorEnabled(id: string, enabled: boolean, user?: string) {
+    return this.detectors.setEnabled(id, enabled, user)
+  }
+
+  async deleteSpace(space: Space): Promise<{ integrations: number; rules: number; failures: string[] }> {
+    const failures: string[] = []
+    const attempt = async (what: string, fn: () => Promise<number>) => {
+      try {
+        return await fn()
+      } catch (e) {
+        failures.push(`${what}: ${(e as Error).message}`)
+        return 0
+      }
+    }
+    const integrations = await attempt('integrations', () => this.logTypes.deleteSpace(space))
+    const rules = await attempt('rules', () => this.rules.deleteSpace(space))
+    return { integrations, rules, failures }
+  }
+
+  private async integrationTitle(space: Space, integrationId: string): Promise<string | undefined> {
+    const r = await this.logTypes.search({ size: 1, query: { bool: { filter: [{ term: { 'document.id': integrationId } }, { term: { space } }] } } })
+    return (r.hits.hits[0]?._source as { name?: string } | undefined)?.name
+  }
+}
