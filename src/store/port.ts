@@ -214,6 +214,8 @@ export interface ResolveOptions {
 export type Refresh = boolean | 'true' | 'false' | 'wait_for' | ''
 
 export type Source = Record<string, unknown>
+/** A document as callers hand it in: any JSON object (interfaces included, hence `object`). */
+export type DocumentBody = object
 
 export interface WriteParams {
   index: string
@@ -228,7 +230,7 @@ export interface WriteParams {
 }
 
 export interface IndexParams extends WriteParams {
-  body: Source
+  body: DocumentBody
   /** `create` fails with a version conflict if the id exists; data streams accept only `create`. */
   op_type?: 'index' | 'create'
 }

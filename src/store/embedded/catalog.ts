@@ -1,0 +1,116 @@
+/**
+ * The in-memory view of indices, aliases, templates and data streams. SQLite is the truth;
+ * this is rebuilt from it at open and after any failed transaction, so it never drifts.
+ */
+import type { Database } from 'bun:sqlite'
+import type { AliasDefinition, IndexTemplateBody, Mappings } from '../port'
+import type { FieldSpec } from '../query/compile'
+import type { Namespace } from '../names'
+import { fieldSpecs, type IndexedKind, indexedKind } from './mapping'
+
+export interface IndexMeta {
+  ix: number
+  name: string
+  uuid: string
+  created: number
+  /** Flat `index.*` settings, string values. */
+  settings: Record<string, string | string[]>
+  mappings: Mappings
+  seq: number
+  dataStream?: string
+  docCount: number
+  specs: Map<string, FieldSpec>
+  /** field name -> fv field id, for fields with an indexed kind */
+  fieldIds: Map<string, number>
+}
+
+export interface DataStreamMeta {
+  name: string
+  template: string
+  generation: number
+  tsField: string
+}
+
+export class Catalog implements Namespace {
+  byName = new Map<string, IndexMeta>()
+  byIx = new Map<number, IndexMeta>()
+  /** alias -> index name -> definition */
+  aliasMap = new Map<string, Map<string, AliasDefinition>>()
+  templates = new Map<string, IndexTemplateBody>()
+  streams = new Map<string, DataStreamMeta>()
+
+  static load(db: Database): Catalog {
+    const c = new Catalog()
+    const counts = new Map<number, number>()
+    for (const r of db.query('SELECT ix, count(*) AS n FROM docs GROUP BY ix').all() as Array<{ ix: number; n: number }>)
+      counts.set(r.ix, r.n)
+    type Row = { ix: number; name: string; uuid: string; created: number; settings: string; mappings: string; seq: number; data_stream: string | null }
+    for (const r of db.query('SELECT * FROM indices').all() as Row[]) {
+      const mappings = JSON.parse(r.mappings) as Mappings
+      const meta: IndexMeta = {
+        ix: r.ix,
+        name: r.name,
+        uuid: r.uuid,
+        created: r.created,
+        settings: JSON.parse(r.settings),
+        mappings,
+        seq: r.seq,
+        dataStream: r.data_stream ?? undefined,
+        docCount: counts.get(r.ix) ?? 0,
+        specs: fieldSpecs(mappings),
+        fieldIds: new Map(),
+      }
+      c.byName.set(meta.name, meta)
+      c.byIx.set(meta.ix, meta)
+    }
+    for (const r of db.query('SELECT f, ix, name FROM fields').all() as Array<{ f: number; ix: number; name: string }>)
+      c.byIx.get(r.ix)?.fieldIds.set(r.name, r.f)
+    for (const r of db.query('SELECT alias, ix, def FROM aliases').all() as Array<{ alias: string; ix: number; def: string }>) {
+      const meta = c.byIx.get(r.ix)
+      if (!meta) continue
+      let m = c.aliasMap.get(r.alias)
+      if (!m) c.aliasMap.set(r.alias, (m = new Map()))
+      m.set(meta.name, JSON.parse(r.def))
+    }
+    for (const r of db.query('SELECT name, body FROM templates').all() as Array<{ name: string; body: string }>)
+      c.templates.set(r.name, JSON.parse(r.body))
+    for (const r of db.query('SELECT name, template, generation, ts_field FROM data_streams').all() as Array<{
+      name: string
+      template: string
+      generation: number
+      ts_field: string
+    }>)
+      c.streams.set(r.name, { name: r.name, template: r.template, generation: r.generation, tsField: r.ts_field })
+    return c
+  }
+
+  hidden(meta: IndexMeta): boolean {
+    return meta.settings['index.hidden'] === 'true'
+  }
+
+  backingIndices(ds: DataStreamMeta): string[] {
+    return [...this.byName.values()].filter((m) => m.dataStream === ds.name).map((m) => m.name).sort()
+  }
+
+  // Namespace
+  get indices() {
+    return [...this.byName.values()].map((m) => ({ name: m.name, hidden: this.hidden(m) }))
+  }
+  get aliases() {
+    const out: Array<{ alias: string; index: string; hidden: boolean; filter?: Record<string, unknown> }> = []
+    for (const [alias, m] of this.aliasMap)
+      for (const [index, def] of m) out.push({ alias, index, hidden: def.is_hidden === true, filter: def.filter })
+    return out
+  }
+  get dataStreams() {
+    return [...this.streams.values()].map((ds) => ({ name: ds.name, indices: this.backingIndices(ds) }))
+  }
+  isIndex(name: string): boolean {
+    return this.byName.has(name)
+  }
+}
+
+export function kindOfField(meta: IndexMeta, field: string): IndexedKind | undefined {
+  const spec = meta.specs.get(field)
+  return spec ? indexedKind(spec) : undefined
+}

@@ -1,0 +1,11 @@
+import type { Store } from '../port'
+import { EmbeddedStore, type EmbeddedStoreOptions } from './store'
+
+export { EmbeddedStore, autoId, backingIndexName, OPENSEARCH_VERSION_ID, type EmbeddedStoreOptions } from './store'
+export type { Synchronous } from './schema'
+export { fieldSpecs } from './mapping'
+
+/** Open (or create) the embedded store in one SQLite file; `:memory:` for a throwaway store. */
+export function openEmbeddedStore(path: string, options?: EmbeddedStoreOptions): Store & EmbeddedStore {
+  return new EmbeddedStore(path, options)
+}

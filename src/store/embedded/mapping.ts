@@ -1,0 +1,314 @@
+/**
+ * Mappings as OpenSearch applies them on write: dynamic mapping of new fields (strings become
+ * `text` with a `.keyword` sub-field, or `date` when they look like one), `dynamic: strict`
+ * rejections, `dynamic: false` and `enabled: false` (stored, not indexed), type checks of values,
+ * and the list of (field, value) pairs the embedded store indexes for SQL lookups.
+ */
+import { IllegalArgument, MapperParsing, StrictMappingViolation } from '../errors'
+import type { FieldMapping, Mappings } from '../port'
+import { isObject, keywordOf } from '../query/doc'
+import { type FieldSpec, kindOf } from '../query/compile'
+import { looksLikeDate, parseDate } from '../query/dates'
+import { parseIp } from '../query/ip'
+
+export const KNOWN_TYPES = new Set([
+  'keyword', 'text', 'match_only_text', 'date', 'date_nanos', 'long', 'integer', 'short', 'byte', 'double', 'float',
+  'half_float', 'scaled_float', 'unsigned_long', 'boolean', 'ip', 'object', 'nested', 'flat_object', 'wildcard',
+  'constant_keyword', 'binary', 'geo_point', 'alias', 'knn_vector', 'token_count',
+])
+
+/** Field kinds stored in the `fv` side table (and so answerable from SQLite indexes). */
+export type IndexedKind = 'keyword' | 'number' | 'date' | 'boolean'
+
+const INT_RANGE: Record<string, [number, number]> = {
+  byte: [-128, 127],
+  short: [-32768, 32767],
+  integer: [-2147483648, 2147483647],
+  long: [Number.MIN_SAFE_INTEGER * 1024, Number.MAX_SAFE_INTEGER * 1024],
+  unsigned_long: [0, Number.MAX_SAFE_INTEGER * 2048],
+}
+
+const dynamicOf = (m: { dynamic?: unknown }, inherited: string): string =>
+  m.dynamic === undefined ? inherited : String(m.dynamic)
+
+/** Check a mapping the caller sent (types known, `dynamic` valid) and normalise it. */
+export function validateMappings(m: Mappings): Mappings {
+  if (!isObject(m)) throw new MapperParsing('Failed to parse mapping: mapping must be an object')
+  // `{"_doc": {...}}` is the pre-7 typed form, still accepted with the type name `_doc`.
+  if (Object.keys(m).length === 1 && isObject((m as Record<string, unknown>)._doc))
+    m = (m as Record<string, unknown>)._doc as Mappings
+  checkDynamic(m.dynamic)
+  const walk = (props: unknown, prefix: string) => {
+    if (props === undefined) return
+    if (!isObject(props)) throw new MapperParsing(`Failed to parse mapping: properties of [${prefix || '_doc'}] must be an object`)
+    for (const [name, def] of Object.entries(props)) {
+      const path = prefix ? `${prefix}.${name}` : name
+      if (name === '') throw new MapperParsing('Failed to parse mapping: field name cannot be an empty string')
+      if (!isObject(def)) throw new MapperParsing(`Failed to parse mapping: Expected map for property [fields] on field [${path}] but got a class java.lang.String`)
+      const type = def.type === undefined ? (def.properties !== undefined ? 'object' : 'object') : def.type
+      if (typeof type !== 'string' || !KNOWN_TYPES.has(type))
+        throw new MapperParsing(`Failed to parse mapping: No handler for type [${String(type)}] declared on field [${name}]`)
+      checkDynamic(def.dynamic)
+      walk(def.properties, path)
+      if (def.fields !== undefined) walk(def.fields, path)
+    }
+  }
+  walk(m.properties, '')
+  return m
+}
+
+function checkDynamic(d: unknown): void {
+  if (d === undefined) return
+  if (![true, false, 'true', 'false', 'strict', 'strict_allow_templates'].includes(d as never))
+    throw new MapperParsing(`Failed to parse mapping: Could not convert [dynamic] to boolean`)
+}
+
+/**
+ * Merge `update` into `base` (put-mapping semantics): new fields are added, existing fields keep
+ * their type (changing it is an error), objects merge recursively.
+ */
+export function mergeMappings(base: Mappings, update: Mappings): Mappings {
+  const out: Mappings = structuredClone(base)
+  for (const [k, v] of Object.entries(update)) {
+    if (k === 'properties') continue
+    ;(out as Record<string, unknown>)[k] = v
+  }
+  if (update.properties) out.properties = mergeProps(out.properties ?? {}, update.properties, '')
+  return out
+}
+
+function mergeProps(base: Record<string, FieldMapping>, update: Record<string, FieldMapping>, prefix: string) {
+  for (const [name, def] of Object.entries(update)) {
+    const path = prefix ? `${prefix}.${name}` : name
+    const cur = base[name]
+    if (!cur) {
+      base[name] = structuredClone(def)
+      continue
+    }
+    const curType = cur.type ?? 'object'
+    const newType = def.type ?? 'object'
+    if (curType !== newType)
+      throw new IllegalArgument(`mapper [${path}] cannot be changed from type [${curType}] to [${newType}]`)
+    for (const [k, v] of Object.entries(def)) if (k !== 'properties' && k !== 'fields') (cur as Record<string, unknown>)[k] = v
+    if (def.properties) cur.properties = mergeProps(cur.properties ?? {}, def.properties, path)
+    if (def.fields) cur.fields = mergeProps(cur.fields ?? {}, def.fields, path)
+  }
+  return base
+}
+
+/** Flat `path -> FieldSpec` of every searchable field, multi-fields included (`msg.keyword`). */
+export function fieldSpecs(m: Mappings): Map<string, FieldSpec> {
+  const out = new Map<string, FieldSpec>()
+  const walk = (props: Record<string, FieldMapping> | undefined, prefix: string) => {
+    if (!props) return
+    for (const [name, def] of Object.entries(props)) {
+      const path = prefix ? `${prefix}.${name}` : name
+      const type = def.type ?? 'object'
+      if (type === 'object' || type === 'nested') {
+        if (def.enabled === false) continue
+        walk(def.properties, path)
+        continue
+      }
+      if (def.index === false) continue
+      out.set(path, { type, ignore_above: def.ignore_above, format: def.format })
+      if (def.fields)
+        for (const [sub, sdef] of Object.entries(def.fields))
+          out.set(`${path}.${sub}`, { type: sdef.type ?? 'keyword', path, ignore_above: sdef.ignore_above, format: sdef.format })
+    }
+  }
+  walk(m.properties, '')
+  return out
+}
+
+export function indexedKind(spec: FieldSpec): IndexedKind | undefined {
+  const k = kindOf(spec.type)
+  if (k === 'keyword' || k === 'number' || k === 'date' || k === 'boolean') return k
+  return undefined
+}
+
+export type IndexedValue = [field: string, value: string | number]
+
+/**
+ * Apply the mapping to one document: returns the (possibly grown) mapping when dynamic mapping
+ * added fields, and the indexable values. Throws the errors OpenSearch gives for bad values.
+ */
+export function applyMapping(
+  mapping: Mappings,
+  doc: Record<string, unknown>,
+  id: string,
+  collect: IndexedValue[] | undefined,
+): Mappings | undefined {
+  const ctx = new Walk(mapping, id, collect)
+  ctx.object(doc, mapping as FieldMapping, '', dynamicOf(mapping, 'true'), true)
+  return ctx.grown
+}
+
+class Walk {
+  grown: Mappings | undefined
+  private root: Mappings
+
+  constructor(
+    mapping: Mappings,
+    private readonly id: string,
+    private readonly out: IndexedValue[] | undefined,
+  ) {
+    this.root = mapping
+  }
+
+  /** Copy-on-write: the first dynamic addition clones the mapping, later ones edit the clone. */
+  private writable(path: string[]): FieldMapping {
+    if (!this.grown) {
+      this.grown = structuredClone(this.root)
+      this.root = this.grown
+    }
+    let node = this.grown as FieldMapping
+    for (const p of path) node = node.properties![p]
+    return node
+  }
+
+  object(obj: Record<string, unknown>, mapping: FieldMapping, prefix: string, dynamic: string, indexed: boolean): void {
+    for (const rawKey of Object.keys(obj)) {
+      const value = obj[rawKey]
+      if (rawKey === '') throw new MapperParsing(`field name cannot be an empty string`)
+      if (value === null || value === undefined) continue
+      // `{"a.b": 1}` maps like `{"a": {"b": 1}}`.
+      const parts = rawKey.split('.')
+      if (parts.some((p) => p === '')) throw new MapperParsing(`field name cannot contain only whitespace or dots: ['${rawKey}']`)
+      let m = mapping
+      let path = prefix
+      let dyn = dynamic
+      let ok = true
+      for (let i = 0; i < parts.length; i++) {
+        const name = parts[i]
+        const parentPath = path
+        path = path ? `${path}.${name}` : name
+        const last = i === parts.length - 1
+        let def = m.properties?.[name]
+        if (!def) {
+          if (dyn === 'strict') throw new StrictMappingViolation(name, parentPath || '_doc')
+          if (dyn === 'false' || !indexed) {
+            ok = false
+            break
+          }
+          def = this.addField(parentPath, name, last ? value : {})
+          if (!def) {
+            ok = false
+            break
+          }
+        }
+        if (!last) {
+          if (def.type !== undefined && def.type !== 'object' && def.type !== 'nested')
+            throw new MapperParsing(`Could not dynamically add mapping for field [${path}]. Existing mapping for [${path}] must be of type object but found [${def.type}].`)
+          if (def.enabled === false) {
+            ok = false
+            break
+          }
+          dyn = dynamicOf(def, dyn)
+        }
+        m = def
+      }
+      if (!ok) continue
+      this.value(value, m, path, dyn, indexed)
+    }
+  }
+
+  private value(value: unknown, def: FieldMapping, path: string, dynamic: string, indexed: boolean): void {
+    const type = def.type ?? 'object'
+    if (type === 'object' || type === 'nested') {
+      if (def.enabled === false) return
+      const dyn = dynamicOf(def, dynamic)
+      const each = (v: unknown) => {
+        if (v === null) return
+        if (Array.isArray(v)) return v.forEach(each)
+        if (!isObject(v))
+          throw new MapperParsing(`object mapping for [${path}] tried to parse field [${path.split('.').pop()}] as object, but found a concrete value`)
+        this.object(v, def, path, dyn, indexed)
+      }
+      each(value)
+      return
+    }
+    if (type === 'flat_object' || type === 'binary' || type === 'geo_point' || type === 'knn_vector') return
+    const each = (v: unknown) => {
+      if (v === null) return
+      if (Array.isArray(v)) return v.forEach(each)
+      if (isObject(v)) throw this.bad(path, type, v)
+      this.leaf(v, def, type, path)
+    }
+    each(value)
+  }
+
+  private leaf(v: unknown, def: FieldMapping, type: string, path: string): void {
+    const idx = def.index !== false && this.out !== undefined
+    switch (kindOf(type)) {
+      case 'number': {
+        const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN
+        if (!Number.isFinite(n)) throw this.bad(path, type, v)
+        const range = INT_RANGE[type]
+        if (range && (n < range[0] || n > range[1]))
+          throw this.bad(path, type, v, `Value [${v}] is out of range for ${type === 'integer' ? 'an integer' : `a ${type}`}`)
+        // The raw number, not a truncated one: the evaluator re-checks candidates against the source.
+        if (idx) this.out!.push([path, n])
+        break
+      }
+      case 'date': {
+        const ms = parseDate(v, def.format)
+        if (ms === undefined) throw this.bad(path, type, v)
+        if (idx) this.out!.push([path, ms])
+        break
+      }
+      case 'boolean': {
+        if (v !== true && v !== false && v !== 'true' && v !== 'false' && v !== '')
+          throw this.bad(path, type, v, `Failed to parse value [${v}] as only [true] or [false] are allowed.`)
+        if (idx) this.out!.push([path, v === true || v === 'true' ? 1 : 0])
+        break
+      }
+      case 'ip':
+        if (typeof v !== 'string' || parseIp(v) === undefined) throw this.bad(path, type, v, `'${String(v)}' is not an IP string literal.`)
+        break
+      case 'keyword': {
+        const k = keywordOf(v)!
+        if (idx && (def.ignore_above === undefined || k.length <= def.ignore_above)) this.out!.push([path, k])
+        break
+      }
+      default:
+        break // text: answered by the evaluator over the stored source
+    }
+    if (def.fields && this.out) {
+      const k = keywordOf(v)!
+      for (const [sub, sdef] of Object.entries(def.fields)) {
+        const st = sdef.type ?? 'keyword'
+        if (kindOf(st) === 'keyword' && sdef.index !== false && (sdef.ignore_above === undefined || k.length <= sdef.ignore_above))
+          this.out.push([`${path}.${sub}`, k])
+      }
+    }
+  }
+
+  private bad(path: string, type: string, v: unknown, cause?: string): MapperParsing {
+    const preview = typeof v === 'string' ? v : JSON.stringify(v)
+    return new MapperParsing(
+      `failed to parse field [${path}] of type [${type}] in document with id '${this.id}'. Preview of field's value: '${preview}'${cause ? ` (${cause})` : ''}`,
+    )
+  }
+
+  /** Dynamic mapping of a new field, like OpenSearch's defaults. */
+  private addField(parentPath: string, name: string, value: unknown): FieldMapping | undefined {
+    let sample = value
+    if (Array.isArray(sample)) sample = sample.find((x) => x !== null)
+    if (sample === undefined || sample === null) return undefined
+    let def: FieldMapping
+    if (typeof sample === 'string') {
+      const dateDetection = this.root.date_detection !== false
+      if (dateDetection && looksLikeDate(sample)) def = { type: 'date' }
+      else if (this.root.numeric_detection === true && sample.trim() !== '' && Number.isFinite(Number(sample)))
+        def = { type: Number.isInteger(Number(sample)) ? 'long' : 'float' }
+      else def = { type: 'text', fields: { keyword: { type: 'keyword', ignore_above: 256 } } }
+    } else if (typeof sample === 'number') def = { type: Number.isInteger(sample) ? 'long' : 'float' }
+    else if (typeof sample === 'boolean') def = { type: 'boolean' }
+    else if (isObject(sample)) def = { properties: {} } // dynamic objects carry no explicit type, as in OpenSearch
+    else return undefined
+    const parent = this.writable(parentPath ? parentPath.split('.') : [])
+    parent.properties ??= {}
+    parent.properties[name] ??= def
+    return parent.properties[name]
+  }
+}

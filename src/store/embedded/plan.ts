@@ -1,0 +1,180 @@
+/**
+ * SQL candidate selection: turns the indexable part of a query (term, terms, ids, range, prefix
+ * on keyword/numeric/date/boolean fields) into a `SELECT rid` over the `fv` B-tree, so that only
+ * those rows are read and checked by the evaluator. Null means "no restriction" (scan the index).
+ */
+import { toBool, toNumber, leafParts } from '../query/compile'
+import { parseDateMath } from '../query/dates'
+import { isObject, keywordOf } from '../query/doc'
+import type { IndexMeta } from './catalog'
+import { kindOfField } from './catalog'
+
+export type Bind = string | number
+export interface Plan {
+  sql: string
+  params: Bind[]
+  /** Lower is more selective; used to pick one conjunct. */
+  cost: number
+}
+
+const EMPTY: Plan = { sql: 'SELECT rid FROM docs WHERE 0', params: [], cost: 0 }
+const MAX_IN = 500
+
+export function planQuery(q: unknown, meta: IndexMeta, now: number): Plan | null {
+  try {
+    return new Planner(meta, now).node(q)
+  } catch {
+    return null // the evaluator reports malformed queries with OpenSearch's errors
+  }
+}
+
+class Planner {
+  constructor(
+    private readonly meta: IndexMeta,
+    private readonly now: number,
+  ) {}
+
+  node(q: unknown): Plan | null {
+    if (!isObject(q)) return null
+    const [type] = Object.keys(q)
+    const body = q[type]
+    switch (type) {
+      case 'match_none':
+        return EMPTY
+      case 'constant_score':
+        return isObject(body) ? this.node(body.filter) : null
+      case 'bool':
+        return this.bool(body)
+      case 'ids': {
+        if (!isObject(body) || !Array.isArray(body.values)) return null
+        return this.ids(body.values.map(String))
+      }
+      case 'term':
+      case 'prefix':
+      case 'range': {
+        const { field, params } = leafParts(type, body)
+        if (params.case_insensitive === true) return null
+        if (field === '_id' && type === 'term') return this.ids([String(params.value)])
+        return this.leaf(type, field, params)
+      }
+      case 'terms': {
+        if (!isObject(body)) return null
+        const fields = Object.keys(body).filter((k) => k !== 'boost' && k !== '_name')
+        if (fields.length !== 1 || !Array.isArray(body[fields[0]])) return null
+        const values = body[fields[0]] as unknown[]
+        if (fields[0] === '_id') return this.ids(values.map(String))
+        return this.leaf('terms', fields[0], { value: values })
+      }
+      default:
+        return null
+    }
+  }
+
+  private ids(ids: string[]): Plan | null {
+    if (ids.length === 0) return EMPTY
+    if (ids.length > MAX_IN) return null
+    return {
+      sql: `SELECT rid FROM docs WHERE ix = ? AND id IN (${ids.map(() => '?').join(',')})`,
+      params: [this.meta.ix, ...ids],
+      cost: 0,
+    }
+  }
+
+  private bool(body: unknown): Plan | null {
+    if (!isObject(body)) return null
+    const list = (v: unknown) => (v === undefined ? [] : Array.isArray(v) ? v : [v])
+    const must = [...list(body.must), ...list(body.filter)]
+    const should = list(body.should)
+    let best: Plan | null = null
+    for (const c of must) {
+      const p = this.node(c)
+      if (p && (!best || p.cost < best.cost)) best = p
+    }
+    const msm = body.minimum_should_match
+    const shouldRequired = should.length > 0 && (must.length === 0 ? msm === undefined || Number(msm) >= 1 : msm !== undefined && Number(msm) >= 1)
+    if (!best && shouldRequired && (msm === undefined || Number(msm) === 1)) {
+      const plans = should.map((c) => this.node(c))
+      if (plans.every((p): p is Plan => p !== null))
+        return {
+          sql: plans.map((p) => p.sql).join(' UNION '),
+          params: plans.flatMap((p) => p.params),
+          cost: Math.max(...plans.map((p) => p.cost)) + 1,
+        }
+    }
+    return best
+  }
+
+  private leaf(type: string, field: string, p: Record<string, unknown>): Plan | null {
+    const kind = kindOfField(this.meta, field)
+    if (!kind) return null
+    const f = this.meta.fieldIds.get(field)
+    if (f === undefined) return EMPTY // mapped but no document ever had a value
+    const conv = (v: unknown, roundUp = false): Bind | undefined => {
+      switch (kind) {
+        case 'keyword':
+          return keywordOf(v)
+        case 'number':
+          return toNumber(v)
+        case 'boolean': {
+          const b = toBool(v)
+          return b === undefined ? undefined : Number(b)
+        }
+        case 'date':
+          try {
+            return parseDateMath(v, roundUp, this.now, this.meta.specs.get(field)?.format)
+          } catch {
+            return undefined
+          }
+      }
+    }
+    if (type === 'term') {
+      if (kind === 'date' && typeof p.value === 'string' && (p.value.includes('/') || p.value.startsWith('now'))) return null
+      const v = conv(p.value)
+      if (v === undefined) return null
+      return { sql: 'SELECT rid FROM fv WHERE f = ? AND v = ?', params: [f, v], cost: 1 }
+    }
+    if (type === 'terms') {
+      const values = (p.value as unknown[]).map((x) => conv(x))
+      if (values.length > MAX_IN || values.some((v) => v === undefined)) return null
+      if (values.length === 0) return EMPTY
+      return { sql: `SELECT rid FROM fv WHERE f = ? AND v IN (${values.map(() => '?').join(',')})`, params: [f, ...(values as Bind[])], cost: 2 }
+    }
+    if (type === 'prefix') {
+      if (kind !== 'keyword' || typeof p.value !== 'string' || p.value === '') return null
+      const hi = successor(p.value)
+      return hi === undefined
+        ? { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ?', params: [f, p.value], cost: 3 }
+        : { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ? AND v < ?', params: [f, p.value, hi], cost: 3 }
+    }
+    // range
+    const b: Record<string, unknown> = { gt: p.gt, gte: p.gte, lt: p.lt, lte: p.lte }
+    if ('from' in p || 'to' in p) {
+      if (p.from != null) b[p.include_lower === false ? 'gt' : 'gte'] = p.from
+      if (p.to != null) b[p.include_upper === false ? 'lt' : 'lte'] = p.to
+    }
+    if (typeof p.format === 'string') return null
+    const ops: Record<string, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' }
+    let sql = 'SELECT rid FROM fv WHERE f = ?'
+    const params: Bind[] = [f]
+    for (const op of ['gt', 'gte', 'lt', 'lte']) {
+      if (b[op] === undefined || b[op] === null) continue
+      const v = conv(b[op], op === 'gt' || op === 'lte')
+      if (v === undefined) return null
+      sql += ` AND v ${ops[op]} ?`
+      params.push(v)
+    }
+    // A keyword range with only an upper bound would also catch nothing else: values are all TEXT.
+    return { sql, params, cost: params.length > 2 ? 4 : 5 }
+  }
+}
+
+/** Smallest string greater than every string with this prefix (UTF-8/code-point order). */
+function successor(prefix: string): string | undefined {
+  const cps = [...prefix].map((c) => c.codePointAt(0)!)
+  while (cps.length > 0) {
+    let last = cps.pop()! + 1
+    if (last >= 0xd800 && last <= 0xdfff) last = 0xe000
+    if (last <= 0x10ffff) return String.fromCodePoint(...cps, last)
+  }
+  return undefined
+}

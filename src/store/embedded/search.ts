@@ -1,0 +1,312 @@
+/**
+ * Search execution over candidate rows: the evaluator decides matches, then sorting,
+ * search_after, from/size, track_total_hits, _source filtering, named queries and
+ * aggregations shape an OpenSearch response. Memory stays bounded by from+size (plus
+ * aggregation buckets), whatever the number of matches.
+ */
+import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
+import type { SearchBody, SearchHit, SearchResponse } from '../port'
+import { compile, kindOf, matchedNames, toNumber, type CompiledQuery, type FieldSpec } from '../query/compile'
+import { parseDate } from '../query/dates'
+import { DocView, fieldPath, isObject, keywordOf } from '../query/doc'
+import { compareCodePoints } from '../query/fold'
+import { filterSource, sourceSpec } from '../source-filter'
+import { instantiate, parseAggs, results, type TargetCtx } from './aggs'
+
+export interface Row {
+  rid: number
+  id: string
+  seq: number
+  ver: number
+  src: string
+}
+
+export interface SearchTarget extends TargetCtx {
+  /** Alias filters that apply (null: none). */
+  filters: Array<Record<string, unknown>> | null
+  /** Candidate rows for the (filtered) query, in `rid` order. */
+  rows(query: unknown): Iterable<Row>
+}
+
+export interface SearchOptions {
+  now: number
+  maxResultWindow: number
+  restTotalHitsAsInt?: boolean
+  pitId?: string
+}
+
+type SortValue = string | number | undefined
+interface SortField {
+  field: string
+  order: 1 | -1
+  missing: '_last' | '_first' | SortValue
+  unmappedType?: string
+  mode?: string
+}
+
+interface Entry {
+  key: SortValue[]
+  rid: number
+  target: SearchTarget
+  compiled: CompiledQuery
+  row: Row
+  source: Record<string, unknown>
+}
+
+const SHARDS = { total: 1, successful: 1, skipped: 0, failed: 0 }
+
+export function runSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptions): SearchResponse {
+  const started = performance.now()
+  const size = body.size ?? 10
+  const from = body.from ?? 0
+  if (!Number.isInteger(size) || size < 0) throw new IllegalArgument(`[size] parameter cannot be negative, found [${size}]`)
+  if (!Number.isInteger(from) || from < 0) throw new IllegalArgument(`[from] parameter cannot be negative, found [${from}]`)
+  if (from + size > opts.maxResultWindow)
+    throw new IllegalArgument(
+      `Result window is too large, from + size must be less than or equal to: [${opts.maxResultWindow}] but was [${from + size}]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.`,
+    )
+  const sort = parseSort(body.sort)
+  const sorted = sort.length > 0 && !(sort.length === 1 && sort[0].field === '_score')
+  const after = body.search_after
+  if (after !== undefined) {
+    if (sort.length === 0) throw new IllegalArgument('Sort must contain at least one field.')
+    if (from > 0) throw new IllegalArgument('[from] parameter must be set to 0 when [search_after] is used.')
+    if (after.length !== sort.length)
+      throw new IllegalArgument(`search_after has ${after.length} value(s) but sort has ${sort.length}.`)
+  }
+  const track = body.track_total_hits ?? 10_000
+  const trackLimit = track === true ? Infinity : track === false ? 0 : Number(track)
+  const aggDefs = parseAggs(body.aggs ?? body.aggregations, opts.now)
+  const aggs = instantiate(aggDefs)
+  const hasAggs = aggs.size > 0
+  const window = from + size
+  const spec = sourceSpec(body._source)
+
+  let entries: Entry[] = []
+  let total = 0
+  const compact = () => {
+    entries.sort((a, b) => compareEntries(a, b, sort))
+    entries.length = Math.min(entries.length, window)
+  }
+
+  scan: for (const target of targets) {
+    const query = target.filters
+      ? { bool: { must: [body.query ?? { match_all: {} }], filter: target.filters } }
+      : (body.query ?? { match_all: {} })
+    const compiled = compile(query, target.specs, { now: opts.now })
+    const keyOf = sortKeys(sort, target)
+    const afterKey = after ? searchAfterKey(after, sort, target) : undefined
+    for (const row of target.rows(query)) {
+      const source = JSON.parse(row.src) as Record<string, unknown>
+      const d = new DocView(source, row.id, target.name)
+      if (!compiled.test(d)) continue
+      total++
+      if (hasAggs) for (const a of aggs.values()) a.collect(d, target)
+      if (window === 0) continue
+      const key = sorted || after ? keyOf(d, row) : []
+      // Documents before the search_after key still count as hits, as in OpenSearch.
+      if (afterKey && compareKeys(key, afterKey, sort) <= 0) continue
+      if (!sorted) {
+        if (entries.length < window) entries.push({ key, rid: row.rid, target, compiled, row, source })
+        else if (!hasAggs && total > trackLimit) break scan
+        continue
+      }
+      entries.push({ key, rid: row.rid, target, compiled, row, source })
+      if (entries.length >= Math.max(2 * window, 1024)) compact()
+    }
+    if (!sorted && !hasAggs && window === 0 && total > trackLimit) break
+  }
+  if (sorted) compact()
+
+  const page = entries.slice(from, window)
+  const hits: SearchHit[] = page.map((e) => {
+    const hit: SearchHit = { _index: e.target.name, _id: e.row.id, _score: sorted && !body.track_scores ? null : 1 }
+    if (body.version) hit._version = e.row.ver
+    if (body.seq_no_primary_term) {
+      hit._seq_no = e.row.seq
+      hit._primary_term = 1
+    }
+    const src = filterSource(e.source, spec)
+    if (src !== undefined) hit._source = src
+    if (sort.length > 0 && (sorted || after)) hit.sort = e.key.map((v) => (v === undefined ? null : v))
+    if (e.compiled.named.length > 0) {
+      const names = matchedNames(e.compiled.named, new DocView(e.source, e.row.id, e.target.name))
+      if (names.length > 0) hit.matched_queries = names
+    }
+    return hit
+  })
+
+  const counted = Math.min(total, trackLimit)
+  const response: SearchResponse = {
+    took: Math.round(performance.now() - started),
+    timed_out: false,
+    _shards: { ...SHARDS, total: Math.max(1, targets.length), successful: Math.max(1, targets.length) },
+    hits: {
+      ...(track === false
+        ? opts.restTotalHitsAsInt
+          ? { total: -1 }
+          : {}
+        : opts.restTotalHitsAsInt
+          ? { total: counted }
+          : { total: { value: counted, relation: total > trackLimit ? 'gte' : 'eq' } }),
+      max_score: sorted && !body.track_scores ? null : hits.length > 0 ? 1 : null,
+      hits,
+    },
+  }
+  if (hasAggs) response.aggregations = results(aggs) as SearchResponse['aggregations']
+  if (opts.pitId) response.pit_id = opts.pitId
+  return response
+}
+
+export function runCount(targets: SearchTarget[], query: unknown, now: number): number {
+  let n = 0
+  for (const target of targets) {
+    const q = target.filters ? { bool: { must: [query ?? { match_all: {} }], filter: target.filters } } : (query ?? { match_all: {} })
+    const { test } = compile(q, target.specs, { now })
+    for (const row of target.rows(q)) if (test(new DocView(JSON.parse(row.src), row.id, target.name))) n++
+  }
+  return n
+}
+
+function parseSort(sort: SearchBody['sort']): SortField[] {
+  if (sort === undefined) return []
+  const list = Array.isArray(sort) ? sort : [sort]
+  const out: SortField[] = []
+  for (const s of list) {
+    if (typeof s === 'string') {
+      const [field, order] = s.split(':')
+      out.push(sortField(field, order))
+      continue
+    }
+    if (!isObject(s)) throw new ParsingError('[sort] malformed')
+    for (const [field, v] of Object.entries(s)) {
+      if (typeof v === 'string') out.push(sortField(field, v))
+      else if (isObject(v)) {
+        const f = sortField(field, v.order as string | undefined)
+        if (v.missing !== undefined) f.missing = v.missing as SortField['missing']
+        if (typeof v.unmapped_type === 'string') f.unmappedType = v.unmapped_type
+        if (typeof v.mode === 'string') f.mode = v.mode
+        out.push(f)
+      } else throw new ParsingError(`[sort] malformed for field [${field}]`)
+    }
+  }
+  return out
+}
+
+function sortField(field: string, order: string | undefined): SortField {
+  if (order !== undefined && order !== 'asc' && order !== 'desc')
+    throw new IllegalArgument(`Unknown SortOrder [${order}]`)
+  const dir = order === undefined ? (field === '_score' ? -1 : 1) : order === 'asc' ? 1 : -1
+  return { field, order: dir, missing: '_last' }
+}
+
+type KeyReader = (d: DocView, row: Row) => SortValue
+
+function sortKeys(sort: SortField[], target: SearchTarget): (d: DocView, row: Row) => SortValue[] {
+  const readers: KeyReader[] = sort.map((s) => sortReader(s, target))
+  return (d, row) => readers.map((r) => r(d, row))
+}
+
+function sortReader(s: SortField, target: SearchTarget): KeyReader {
+  switch (s.field) {
+    case '_score':
+      return () => 1
+    case '_doc':
+    case '_shard_doc':
+      return (_, row) => row.rid
+    case '_id':
+      return (d) => d.id
+    case '_index':
+      return () => target.name
+  }
+  const values = valueReader(s.field, target, s.unmappedType)
+  const missing = s.missing === '_last' || s.missing === '_first' ? undefined : s.missing
+  const mode = s.mode ?? (s.order === 1 ? 'min' : 'max')
+  return (d) => {
+    const vs = values(d)
+    if (vs.length === 0) return missing
+    if (vs.length === 1) return vs[0]
+    if (typeof vs[0] === 'number' && (mode === 'sum' || mode === 'avg' || mode === 'median')) {
+      const nums = (vs as number[]).slice().sort((a, b) => a - b)
+      const sum = nums.reduce((a, b) => a + b, 0)
+      return mode === 'sum' ? sum : mode === 'avg' ? sum / nums.length : nums[Math.floor(nums.length / 2)]
+    }
+    let best = vs[0]
+    for (const v of vs) if (compareValues(v, best) * (mode === 'max' ? -1 : 1) < 0) best = v
+    return best
+  }
+}
+
+function valueReader(field: string, target: SearchTarget, unmappedType?: string): (d: DocView) => Array<string | number> {
+  const spec: FieldSpec | undefined = target.specs?.get(field)
+  if (target.specs && !spec) {
+    if (unmappedType !== undefined) return () => []
+    throw new QueryShardError(`No mapping found for [${field}] in order to sort on`)
+  }
+  const kind = spec ? kindOf(spec.type) : 'auto'
+  if (kind === 'text')
+    throw new IllegalArgument(
+      `Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [${field}] in order to load field data by uninverting the inverted index. Note that this can use significant memory.`,
+    )
+  const fp = fieldPath(spec?.path ?? field)
+  const limit = spec?.ignore_above
+  return (d) => {
+    const out: Array<string | number> = []
+    for (const v of d.values(fp)) {
+      const c = comparable(v, kind, spec?.format)
+      if (c !== undefined && (limit === undefined || typeof c !== 'string' || c.length <= limit)) out.push(c)
+    }
+    return out
+  }
+}
+
+function comparable(v: unknown, kind: string, format?: string): string | number | undefined {
+  switch (kind) {
+    case 'number':
+      return toNumber(v)
+    case 'date':
+      return parseDate(v, format)
+    case 'boolean':
+      return v === true || v === 'true' ? 1 : v === false || v === 'false' ? 0 : undefined
+    case 'auto':
+      if (typeof v === 'number') return v
+      if (typeof v === 'boolean') return v ? 1 : 0
+      return typeof v === 'string' ? v : undefined
+    default:
+      return isObject(v) ? undefined : keywordOf(v)
+  }
+}
+
+function searchAfterKey(after: unknown[], sort: SortField[], target: SearchTarget): SortValue[] {
+  return after.map((v, i) => {
+    if (v === null || v === undefined) return undefined
+    const spec = target.specs?.get(sort[i].field)
+    if (spec && kindOf(spec.type) === 'date' && typeof v === 'string') return parseDate(v) ?? v
+    if (spec && kindOf(spec.type) === 'number' && typeof v === 'string') return toNumber(v) ?? v
+    return typeof v === 'number' || typeof v === 'string' ? v : keywordOf(v)
+  })
+}
+
+function compareValues(a: string | number, b: string | number): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b
+  if (typeof a === 'string' && typeof b === 'string') return compareCodePoints(a, b)
+  return typeof a === 'number' ? -1 : 1
+}
+
+function compareKeys(a: SortValue[], b: SortValue[], sort: SortField[]): number {
+  for (let i = 0; i < sort.length; i++) {
+    const x = a[i]
+    const y = b[i]
+    if (x === y) continue
+    const first = sort[i].missing === '_first'
+    if (x === undefined) return first ? -1 : 1
+    if (y === undefined) return first ? 1 : -1
+    const c = compareValues(x, y) * sort[i].order
+    if (c !== 0) return c
+  }
+  return 0
+}
+
+function compareEntries(a: Entry, b: Entry, sort: SortField[]): number {
+  return compareKeys(a.key, b.key, sort) || a.rid - b.rid
+}

@@ -1,0 +1,1280 @@
+/**
+ * The embedded Store: a single-node index store on bun:sqlite (WAL). Documents are rows of
+ * `docs`; keyword/numeric/date/boolean values also go to the `fv` B-tree so selective queries
+ * read only candidate rows, which the one evaluator then checks (results are exact).
+ * bun:sqlite is synchronous, so every write (including its `if_seq_no` / create-only check) is
+ * one atomic transaction; in-memory catalog changes are undone if that transaction fails.
+ */
+import { Database } from 'bun:sqlite'
+import {
+  AlreadyExists,
+  AliasesNotFound,
+  DocumentMissing,
+  IllegalArgument,
+  IndexNotFound,
+  InvalidIndexName,
+  MapperParsing,
+  ParsingError,
+  ResourceNotFound,
+  SearchContextMissing,
+  StoreError,
+  VersionConflict,
+} from '../errors'
+import { hasWildcard, resolveExpression, type ResolveRequest, validateIndexName, wildcardToRegExp } from '../names'
+import type {
+  Acknowledged,
+  AliasDefinition,
+  BulkItemResult,
+  BulkParams,
+  BulkResponse,
+  CountParams,
+  CountResponse,
+  CreateIndexBody,
+  CreateIndexResponse,
+  CreatePitParams,
+  CreatePitResponse,
+  DataStreamInfo,
+  DeleteParams,
+  DeletePitResponse,
+  GetParams,
+  GetResponse,
+  IndexInfo,
+  IndexParams,
+  IndexSettings,
+  IndexStats,
+  IndexTemplateBody,
+  IndexTemplateEntry,
+  Mappings,
+  PitInfo,
+  ResolveOptions,
+  SearchParams,
+  SearchResponse,
+  ShardsInfo,
+  Store,
+  UpdateAliasesBody,
+  UpdateParams,
+  WriteParams,
+  WriteResponse,
+} from '../port'
+import { type FieldSpec } from '../query/compile'
+import { isObject } from '../query/doc'
+import { filterSource, sourceSpec } from '../source-filter'
+import { flattenSettings, nestSettings, parseTimeValue, validateSettings } from '../settings'
+import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
+import { applyMapping, fieldSpecs, indexedKind, type IndexedValue, mergeMappings, validateMappings } from './mapping'
+import { planQuery } from './plan'
+import { prepareDatabase, type Synchronous } from './schema'
+import { type Row, runCount, runSearch, type SearchTarget } from './search'
+
+export interface EmbeddedStoreOptions {
+  /** See schema.ts: FULL (default) survives power loss, NORMAL survives kill -9 only. */
+  synchronous?: Synchronous
+  /** Milliseconds since the epoch; injectable for date math and PIT expiry in tests. */
+  clock?: () => number
+}
+
+/** The OpenSearch version whose behaviour and version id we report. */
+export const OPENSEARCH_VERSION_ID = '137277827' // 3.6.0
+
+const SHARDS_WRITE: ShardsInfo = { total: 2, successful: 1, failed: 0 }
+const SHARDS_ONE: ShardsInfo = { total: 1, successful: 1, skipped: 0, failed: 0 }
+
+interface DocRow extends Row {
+  keys: string
+}
+
+interface PitMeta {
+  id: string
+  created: number
+  keepAlive: number
+  expires: number
+  targets: Array<{ ix: number; name: string; specs: Map<string, FieldSpec> }>
+}
+
+type Op = 'index' | 'create' | 'update' | 'delete'
+
+export class EmbeddedStore implements Store {
+  private readonly db: Database
+  private cat: Catalog
+  private readonly now: () => number
+  private readonly pits = new Map<string, PitMeta>()
+  /** Undo actions for in-memory changes of the running transaction. */
+  private undo: Array<() => void> | undefined
+  private closed = false
+
+  constructor(path: string, options: EmbeddedStoreOptions = {}) {
+    this.db = new Database(path, { create: true })
+    prepareDatabase(this.db, options.synchronous ?? 'FULL')
+    this.cat = Catalog.load(this.db)
+    this.now = options.clock ?? Date.now
+  }
+
+  /** The SQLite query plan of the candidate lookup for `query` on `index` (for tests and diagnostics). */
+  explain(index: string, query: unknown): string[] {
+    const meta = this.indexMeta(index)
+    const { sql, params } = this.rowsSql(meta, query)
+    return (this.db.query(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail)
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Transactions
+
+  private tx<T>(fn: () => T): T {
+    this.assertOpen()
+    if (this.undo) return fn() // nested: part of the outer transaction
+    const undo: Array<() => void> = []
+    this.undo = undo
+    try {
+      return this.db.transaction(fn).immediate()
+    } catch (e) {
+      for (let i = undo.length - 1; i >= 0; i--) undo[i]()
+      throw e
+    } finally {
+      this.undo = undefined
+    }
+  }
+
+  private onUndo(f: () => void): void {
+    this.undo?.push(f)
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreError('illegal_state_exception', 400, 'store is closed')
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Resolution
+
+  private resolveTargets(expression: string | string[] | undefined, req: ResolveRequest = {}) {
+    return resolveExpression(this.cat, expression, req)
+  }
+
+  async resolve(expression: string | string[] | undefined, options?: ResolveOptions): Promise<string[]> {
+    return [...this.resolveTargets(expression, options).keys()]
+  }
+
+  private indexMeta(name: string): IndexMeta {
+    const meta = this.cat.byName.get(name)
+    if (!meta) throw new IndexNotFound(name)
+    return meta
+  }
+
+  /** The one index a document operation addresses (index, alias with one index or a write index, data stream). */
+  private readTarget(name: string): IndexMeta | undefined {
+    const direct = this.cat.byName.get(name)
+    if (direct) return direct
+    const alias = this.cat.aliasMap.get(name)
+    if (alias) {
+      if (alias.size === 1) return this.cat.byName.get([...alias.keys()][0])
+      const w = [...alias.entries()].find(([, d]) => d.is_write_index === true)
+      if (w) return this.cat.byName.get(w[0])
+      throw new IllegalArgument(
+        `alias [${name}] has more than one index associated with it [${[...alias.keys()].sort().join(', ')}], can't execute a single index op`,
+      )
+    }
+    const ds = this.cat.streams.get(name)
+    if (ds) return this.writeIndexOf(ds)
+    return undefined
+  }
+
+  private writeIndexOf(ds: DataStreamMeta): IndexMeta {
+    const backing = this.cat.backingIndices(ds)
+    return this.indexMeta(backing[backing.length - 1])
+  }
+
+  /** Where a write goes; creates the index (or data stream) on first write like OpenSearch's auto-create. */
+  private writeTarget(name: string, op: Op, cas: boolean, upsert: boolean): IndexMeta {
+    const direct = this.cat.byName.get(name)
+    if (direct) {
+      if (direct.dataStream && op === 'index' && !cas)
+        throw new IllegalArgument(
+          `index request with op_type=index and no if_primary_term and if_seq_no set targeting backing indices is disallowed, target corresponding data stream [${direct.dataStream}] instead`,
+        )
+      return direct
+    }
+    const alias = this.cat.aliasMap.get(name)
+    if (alias) {
+      const w = [...alias.entries()].find(([, d]) => d.is_write_index === true)
+      if (w) return this.indexMeta(w[0])
+      if (alias.size === 1 && [...alias.values()][0].is_write_index !== false) return this.indexMeta([...alias.keys()][0])
+      throw new IllegalArgument(
+        `no write index is defined for alias [${name}]. The write index may be explicitly disabled using is_write_index=false or the alias points to multiple indices without one being designated as a write index`,
+      )
+    }
+    const ds = this.cat.streams.get(name)
+    if (ds) {
+      if (op !== 'create') throw new IllegalArgument('only write ops with an op_type of create are allowed in data streams')
+      return this.writeIndexOf(ds)
+    }
+    // Deletes never create indices; updates only when they may upsert.
+    if (op === 'delete' || (op === 'update' && !upsert)) throw new IndexNotFound(name)
+    const template = this.matchTemplate(name)
+    if (template?.body.data_stream) {
+      if (op !== 'create') throw new IllegalArgument('only write ops with an op_type of create are allowed in data streams')
+      return this.writeIndexOf(this.createDataStreamNow(name))
+    }
+    return this.createIndexNow(name, {})
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Indices
+
+  async createIndex(params: { index: string; body?: CreateIndexBody }): Promise<CreateIndexResponse> {
+    const name = params.index
+    this.tx(() => {
+      const template = this.matchTemplate(name)
+      if (template?.body.data_stream)
+        throw new IllegalArgument(
+          `cannot create index with name [${name}], because it matches with template [${template.name}] that creates data streams only, use create data stream api instead`,
+        )
+      this.createIndexNow(name, params.body ?? {})
+    })
+    return { acknowledged: true, shards_acknowledged: true, index: name }
+  }
+
+  private createIndexNow(name: string, body: CreateIndexBody, dataStream?: string): IndexMeta {
+    validateIndexName(name)
+    const existing = this.cat.byName.get(name)
+    if (existing) throw new AlreadyExists(`index [${name}/${existing.uuid}] already exists`, name, existing.uuid)
+    if (this.cat.aliasMap.has(name)) throw new InvalidIndexName(name, 'already exists as alias')
+    if (this.cat.streams.has(name)) throw new InvalidIndexName(name, 'already exists as data stream')
+    if (!isObject(body)) throw new ParsingError('request body must be an object')
+    for (const k of Object.keys(body))
+      if (k !== 'settings' && k !== 'mappings' && k !== 'aliases') throw new ParsingError(`unknown key [${k}] for create index`)
+
+    const template = this.matchTemplate(name)?.body.template
+    let mappings: Mappings = {}
+    if (template?.mappings) mappings = mergeMappings(mappings, validateMappings(template.mappings))
+    if (body.mappings) mappings = mergeMappings(mappings, validateMappings(body.mappings))
+    if (dataStream) mappings = mergeMappings(mappings, { properties: { '@timestamp': { type: 'date' } } })
+    const requested = { ...flattenSettings(template?.settings), ...flattenSettings(body.settings) }
+    validateSettings(requested)
+    const uuid = randomId(16)
+    const created = this.now()
+    const settings: Record<string, string | string[]> = {
+      'index.number_of_shards': '1',
+      'index.number_of_replicas': '1',
+    }
+    for (const [k, v] of Object.entries(requested)) if (v !== null) settings[k] = v
+    if (dataStream) settings['index.hidden'] = 'true'
+    Object.assign(settings, {
+      'index.uuid': uuid,
+      'index.creation_date': String(created),
+      'index.provided_name': name,
+      'index.version.created': OPENSEARCH_VERSION_ID,
+    })
+    const aliases = { ...(template?.aliases ?? {}), ...(body.aliases ?? {}) }
+    for (const a of Object.keys(aliases)) {
+      validateAliasName(a)
+      if (a === name) throw new InvalidIndexName(a, 'an index or data stream exists with the same name as the alias')
+    }
+
+    const r = this.db
+      .query('INSERT INTO indices (name, uuid, created, settings, mappings, seq, data_stream) VALUES (?, ?, ?, ?, ?, -1, ?)')
+      .run(name, uuid, created, JSON.stringify(settings), JSON.stringify(mappings), dataStream ?? null)
+    const meta: IndexMeta = {
+      ix: Number(r.lastInsertRowid),
+      name,
+      uuid,
+      created,
+      settings,
+      mappings,
+      seq: -1,
+      dataStream,
+      docCount: 0,
+      specs: fieldSpecs(mappings),
+      fieldIds: new Map(),
+    }
+    this.cat.byName.set(name, meta)
+    this.cat.byIx.set(meta.ix, meta)
+    this.onUndo(() => {
+      this.cat.byName.delete(name)
+      this.cat.byIx.delete(meta.ix)
+    })
+    for (const [alias, def] of Object.entries(aliases)) this.putAlias(alias, meta, def ?? {})
+    this.checkWriteIndices()
+    return meta
+  }
+
+  async deleteIndex(params: { index: string | string[] } & ResolveOptions): Promise<Acknowledged> {
+    const names = this.namesForIndexOp(params.index, params, 'open,closed')
+    this.tx(() => {
+      for (const name of names) {
+        const meta = this.indexMeta(name)
+        if (meta.dataStream) {
+          const ds = this.cat.streams.get(meta.dataStream)
+          if (ds && this.writeIndexOf(ds).name === name)
+            throw new IllegalArgument(
+              `index [${name}] is the write index for data stream [${ds.name}] and cannot be deleted`,
+            )
+        }
+        this.dropIndex(meta)
+      }
+    })
+    return { acknowledged: true }
+  }
+
+  /** Concrete names for index-level operations: aliases are not accepted as delete targets. */
+  private namesForIndexOp(expression: string | string[], opts: ResolveOptions, defaultExpand = 'open'): string[] {
+    const parts = (Array.isArray(expression) ? expression : [expression]).flatMap((e) => e.split(','))
+    for (const p of parts)
+      if (!hasWildcard(p) && !p.startsWith('-') && p !== '_all' && (this.cat.aliasMap.has(p) || this.cat.streams.has(p)) && !this.cat.byName.has(p))
+        throw new IllegalArgument(
+          `The provided expression [${p}] matches an alias, specify the corresponding concrete indices instead.`,
+        )
+    return [
+      ...this.resolveTargets(expression, {
+        ...opts,
+        includeAliases: false,
+        includeDataStreams: false,
+        defaultExpand,
+      }).keys(),
+    ]
+  }
+
+  private dropIndex(meta: IndexMeta): void {
+    this.db.query('DELETE FROM fv WHERE f IN (SELECT f FROM fields WHERE ix = ?)').run(meta.ix)
+    this.db.query('DELETE FROM fields WHERE ix = ?').run(meta.ix)
+    this.db.query('DELETE FROM docs WHERE ix = ?').run(meta.ix)
+    this.db.query('DELETE FROM aliases WHERE ix = ?').run(meta.ix)
+    this.db.query('DELETE FROM indices WHERE ix = ?').run(meta.ix)
+    this.cat.byName.delete(meta.name)
+    this.cat.byIx.delete(meta.ix)
+    const removed: Array<[string, AliasDefinition]> = []
+    for (const [alias, m] of this.cat.aliasMap) {
+      const def = m.get(meta.name)
+      if (def) {
+        removed.push([alias, def])
+        m.delete(meta.name)
+        if (m.size === 0) this.cat.aliasMap.delete(alias)
+      }
+    }
+    this.onUndo(() => {
+      this.cat.byName.set(meta.name, meta)
+      this.cat.byIx.set(meta.ix, meta)
+      for (const [alias, def] of removed) {
+        let m = this.cat.aliasMap.get(alias)
+        if (!m) this.cat.aliasMap.set(alias, (m = new Map()))
+        m.set(meta.name, def)
+      }
+    })
+  }
+
+  async existsIndex(params: { index: string | string[] } & ResolveOptions): Promise<boolean> {
+    try {
+      const found = this.resolveTargets(params.index, { ...params, allow_no_indices: params.allow_no_indices ?? false })
+      return found.size > 0
+    } catch (e) {
+      if (e instanceof IndexNotFound) return false
+      throw e
+    }
+  }
+
+  async getIndex(params: { index: string | string[] } & ResolveOptions): Promise<Record<string, IndexInfo>> {
+    const out: Record<string, IndexInfo> = {}
+    for (const name of this.resolveTargets(params.index, params).keys()) {
+      const meta = this.indexMeta(name)
+      out[name] = {
+        aliases: this.aliasesOf(name),
+        mappings: structuredClone(meta.mappings),
+        settings: { index: nestSettings(stripIndexPrefix(meta.settings)) },
+        ...(meta.dataStream ? { data_stream: meta.dataStream } : {}),
+      }
+    }
+    return out
+  }
+
+  private aliasesOf(index: string): Record<string, AliasDefinition> {
+    const out: Record<string, AliasDefinition> = {}
+    for (const [alias, m] of [...this.cat.aliasMap].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const def = m.get(index)
+      if (def) out[alias] = structuredClone(def)
+    }
+    return out
+  }
+
+  async putMapping(params: { index: string | string[]; body: Mappings } & ResolveOptions): Promise<Acknowledged> {
+    const update = validateMappings(params.body)
+    const names = [...this.resolveTargets(params.index, params).keys()]
+    this.tx(() => {
+      for (const name of names) {
+        const meta = this.indexMeta(name)
+        this.setMappings(meta, mergeMappings(meta.mappings, update))
+      }
+    })
+    return { acknowledged: true }
+  }
+
+  private setMappings(meta: IndexMeta, mappings: Mappings): void {
+    const before = { mappings: meta.mappings, specs: meta.specs }
+    this.db.query('UPDATE indices SET mappings = ? WHERE ix = ?').run(JSON.stringify(mappings), meta.ix)
+    meta.mappings = mappings
+    meta.specs = fieldSpecs(mappings)
+    this.onUndo(() => Object.assign(meta, before))
+  }
+
+  async getMapping(params: { index?: string | string[] } & ResolveOptions = {}): Promise<Record<string, { mappings: Mappings }>> {
+    const out: Record<string, { mappings: Mappings }> = {}
+    for (const name of this.resolveTargets(params.index, params).keys())
+      out[name] = { mappings: structuredClone(this.indexMeta(name).mappings) }
+    return out
+  }
+
+  async getSettings(
+    params: { index?: string | string[] } & ResolveOptions = {},
+  ): Promise<Record<string, { settings: { index: Record<string, unknown> } }>> {
+    const out: Record<string, { settings: { index: Record<string, unknown> } }> = {}
+    for (const name of this.resolveTargets(params.index, params).keys())
+      out[name] = { settings: { index: nestSettings(stripIndexPrefix(this.indexMeta(name).settings)) } }
+    return out
+  }
+
+  async putSettings(params: { index: string | string[]; body: IndexSettings } & ResolveOptions): Promise<Acknowledged> {
+    const body = isObject(params.body) && isObject(params.body.settings) ? params.body.settings : params.body
+    const update = flattenSettings(body as Record<string, unknown>)
+    validateSettings(update)
+    const frozen = Object.keys(update).filter((k) =>
+      ['index.number_of_shards', 'index.uuid', 'index.creation_date', 'index.provided_name', 'index.version.created', 'index.number_of_routing_shards'].includes(k),
+    )
+    const names = [...this.resolveTargets(params.index, params).keys()]
+    if (frozen.length > 0)
+      throw new IllegalArgument(`Can't update non dynamic settings [[${frozen.join(', ')}]] for open indices [${names.map((n) => `[${n}/${this.indexMeta(n).uuid}]`).join(', ')}]`)
+    this.tx(() => {
+      for (const name of names) {
+        const meta = this.indexMeta(name)
+        const before = meta.settings
+        const next = { ...before }
+        for (const [k, v] of Object.entries(update)) {
+          if (v === null) delete next[k]
+          else next[k] = v
+        }
+        this.db.query('UPDATE indices SET settings = ? WHERE ix = ?').run(JSON.stringify(next), meta.ix)
+        meta.settings = next
+        this.onUndo(() => (meta.settings = before))
+      }
+    })
+    return { acknowledged: true }
+  }
+
+  async stats(params: { index?: string | string[] } & ResolveOptions = {}): Promise<IndexStats[]> {
+    return [...this.resolveTargets(params.index, params).keys()].map((name) => {
+      const m = this.indexMeta(name)
+      return {
+        index: name,
+        uuid: m.uuid,
+        hidden: this.cat.hidden(m),
+        docs_count: m.docCount,
+        creation_date: m.created,
+        ...(m.dataStream ? { data_stream: m.dataStream } : {}),
+      }
+    })
+  }
+
+  async refresh(params: { index?: string | string[] } & ResolveOptions = {}): Promise<{ _shards: ShardsInfo }> {
+    const n = this.resolveTargets(params.index, params).size
+    return { _shards: { total: n * 2, successful: n, failed: 0 } }
+  }
+
+  async flush(params: { index?: string | string[] } & ResolveOptions = {}): Promise<{ _shards: ShardsInfo }> {
+    const n = this.resolveTargets(params.index, params).size
+    this.db.run('PRAGMA wal_checkpoint(PASSIVE)')
+    return { _shards: { total: n * 2, successful: n, failed: 0 } }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Templates
+
+  private matchTemplate(index: string): { name: string; body: IndexTemplateBody } | undefined {
+    let best: { name: string; body: IndexTemplateBody } | undefined
+    for (const [name, body] of this.cat.templates) {
+      const patterns = Array.isArray(body.index_patterns) ? body.index_patterns : [body.index_patterns]
+      if (!patterns.some((p) => wildcardToRegExp(p).test(index))) continue
+      if (!best || (body.priority ?? 0) > (best.body.priority ?? 0)) best = { name, body }
+    }
+    return best
+  }
+
+  async putIndexTemplate(params: { name: string; body: IndexTemplateBody; create?: boolean }): Promise<Acknowledged> {
+    const { name, body } = params
+    if (!isObject(body) || body.index_patterns === undefined)
+      throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: index patterns are missing;')
+    if (name !== name.toLowerCase() || name.includes(' ') || name.startsWith('_'))
+      throw new InvalidIndexName(name, 'must be lowercase')
+    if (params.create && this.cat.templates.has(name)) throw new IllegalArgument(`index template [${name}] already exists`)
+    const patterns = Array.isArray(body.index_patterns) ? body.index_patterns : [body.index_patterns]
+    if (body.template?.mappings) validateMappings(body.template.mappings)
+    if (body.template?.settings) validateSettings(flattenSettings(body.template.settings))
+    const priority = body.priority ?? 0
+    for (const [other, ob] of this.cat.templates) {
+      if (other === name || (ob.priority ?? 0) !== priority) continue
+      const op = Array.isArray(ob.index_patterns) ? ob.index_patterns : [ob.index_patterns]
+      const overlap = patterns.some((p) => op.some((q) => wildcardToRegExp(p).test(q) || wildcardToRegExp(q).test(p)))
+      if (overlap)
+        throw new IllegalArgument(
+          `index template [${name}] has index patterns [${patterns.join(', ')}] matching patterns from existing templates [${other}] with patterns (${other} => [${op.join(', ')}]) that have the same priority [${priority}], multiple index templates may not match during index creation, please use a different priority`,
+        )
+    }
+    const stored: IndexTemplateBody = { ...body, index_patterns: patterns }
+    this.tx(() => {
+      const before = this.cat.templates.get(name)
+      this.db.query('INSERT OR REPLACE INTO templates (name, body) VALUES (?, ?)').run(name, JSON.stringify(stored))
+      this.cat.templates.set(name, stored)
+      this.onUndo(() => (before ? this.cat.templates.set(name, before) : this.cat.templates.delete(name)))
+    })
+    return { acknowledged: true }
+  }
+
+  async getIndexTemplate(params: { name?: string } = {}): Promise<{ index_templates: IndexTemplateEntry[] }> {
+    const names = (params.name ?? '*').split(',')
+    const out: IndexTemplateEntry[] = []
+    for (const n of names) {
+      const re = wildcardToRegExp(n)
+      const found = [...this.cat.templates].filter(([k]) => re.test(k))
+      if (found.length === 0 && !hasWildcard(n)) throw new ResourceNotFound(`index template matching [${n}] not found`)
+      for (const [k, v] of found) if (!out.some((e) => e.name === k)) out.push({ name: k, index_template: structuredClone(v) })
+    }
+    return { index_templates: out.sort((a, b) => (a.name < b.name ? -1 : 1)) }
+  }
+
+  async deleteIndexTemplate(params: { name: string }): Promise<Acknowledged> {
+    const names = params.name.split(',').flatMap((n) => {
+      const found = [...this.cat.templates.keys()].filter((k) => wildcardToRegExp(n).test(k))
+      if (found.length === 0 && !hasWildcard(n)) throw new ResourceNotFound(`index_template [${n}] missing`)
+      return found
+    })
+    for (const n of names) {
+      const user = [...this.cat.streams.values()].find((ds) => ds.template === n)
+      if (user)
+        throw new IllegalArgument(`unable to remove composable templates [${n}] as they are in use by a data streams [${user.name}]`)
+    }
+    this.tx(() => {
+      for (const n of names) {
+        const before = this.cat.templates.get(n)!
+        this.db.query('DELETE FROM templates WHERE name = ?').run(n)
+        this.cat.templates.delete(n)
+        this.onUndo(() => this.cat.templates.set(n, before))
+      }
+    })
+    return { acknowledged: true }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Aliases
+
+  private putAlias(alias: string, meta: IndexMeta, def: AliasDefinition): void {
+    const clean: AliasDefinition = {}
+    if (def.filter !== undefined) clean.filter = def.filter
+    if (def.routing !== undefined) {
+      clean.index_routing = def.routing
+      clean.search_routing = def.routing
+    }
+    if (def.index_routing !== undefined) clean.index_routing = def.index_routing
+    if (def.search_routing !== undefined) clean.search_routing = def.search_routing
+    if (def.is_write_index !== undefined) clean.is_write_index = def.is_write_index
+    if (def.is_hidden !== undefined) clean.is_hidden = def.is_hidden
+    this.db.query('INSERT OR REPLACE INTO aliases (alias, ix, def) VALUES (?, ?, ?)').run(alias, meta.ix, JSON.stringify(clean))
+    let m = this.cat.aliasMap.get(alias)
+    if (!m) this.cat.aliasMap.set(alias, (m = new Map()))
+    const before = m.get(meta.name)
+    m.set(meta.name, clean)
+    const map = m
+    this.onUndo(() => {
+      if (before) map.set(meta.name, before)
+      else map.delete(meta.name)
+      if (map.size === 0) this.cat.aliasMap.delete(alias)
+    })
+  }
+
+  private removeAlias(alias: string, meta: IndexMeta): void {
+    const m = this.cat.aliasMap.get(alias)
+    const before = m?.get(meta.name)
+    if (!m || !before) return
+    this.db.query('DELETE FROM aliases WHERE alias = ? AND ix = ?').run(alias, meta.ix)
+    m.delete(meta.name)
+    if (m.size === 0) this.cat.aliasMap.delete(alias)
+    this.onUndo(() => {
+      let mm = this.cat.aliasMap.get(alias)
+      if (!mm) this.cat.aliasMap.set(alias, (mm = new Map()))
+      mm.set(meta.name, before)
+    })
+  }
+
+  /** OpenSearch allows at most one write index per alias. */
+  private checkWriteIndices(): void {
+    for (const [alias, m] of this.cat.aliasMap) {
+      const writers = [...m.entries()].filter(([, d]) => d.is_write_index === true).map(([i]) => i)
+      if (writers.length > 1)
+        throw new IllegalArgument(`alias [${alias}] has more than one write index [${writers.sort().join(',')}]`)
+    }
+  }
+
+  async updateAliases(params: { body: UpdateAliasesBody }): Promise<Acknowledged> {
+    const actions = params.body?.actions
+    if (!Array.isArray(actions) || actions.length === 0)
+      throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: No action specified;')
+    this.tx(() => {
+      for (const action of actions) {
+        const [type] = Object.keys(action)
+        const a = (action as Record<string, Record<string, unknown>>)[type]
+        if (!isObject(a) || Object.keys(action).length !== 1)
+          throw new ParsingError(`[aliases] failed to parse field [actions]`)
+        const indexExprs = [...(a.index !== undefined ? [String(a.index)] : []), ...((a.indices as string[]) ?? [])]
+        if (indexExprs.length === 0)
+          throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: One of [index] or [indices] is required;`)
+        if (type === 'remove_index') {
+          for (const name of this.namesForIndexOp(indexExprs, {})) this.dropIndex(this.indexMeta(name))
+          continue
+        }
+        const aliasNames = [...(a.alias !== undefined ? [String(a.alias)] : []), ...((a.aliases as string[]) ?? [])]
+        if (aliasNames.length === 0)
+          throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: One of [alias] or [aliases] is required;`)
+        const targets = [...this.resolveTargets(indexExprs, { includeAliases: false, expand_wildcards: 'all' }).keys()]
+        if (type === 'add') {
+          for (const alias of aliasNames) {
+            validateAliasName(alias)
+            if (this.cat.byName.has(alias) || this.cat.streams.has(alias))
+              throw new StoreError('invalid_alias_name_exception', 400, `Invalid alias name [${alias}]: an index or data stream exists with the same name as the alias`, {
+                index: alias,
+              })
+            for (const t of targets) this.putAlias(alias, this.indexMeta(t), a as AliasDefinition)
+          }
+        } else if (type === 'remove') {
+          let removed = 0
+          for (const pattern of aliasNames) {
+            const re = wildcardToRegExp(pattern)
+            for (const alias of [...this.cat.aliasMap.keys()])
+              if (re.test(alias))
+                for (const t of targets)
+                  if (this.cat.aliasMap.get(alias)?.has(t)) {
+                    this.removeAlias(alias, this.indexMeta(t))
+                    removed++
+                  }
+          }
+          if (removed === 0 && a.must_exist !== false) throw new AliasesNotFound(aliasNames)
+        } else throw new ParsingError(`[aliases] unknown action [${type}]`)
+      }
+      this.checkWriteIndices()
+    })
+    return { acknowledged: true }
+  }
+
+  async getAlias(
+    params: { index?: string | string[]; name?: string | string[] } & ResolveOptions = {},
+  ): Promise<Record<string, { aliases: Record<string, AliasDefinition> }>> {
+    const names = params.name === undefined ? undefined : (Array.isArray(params.name) ? params.name : params.name.split(',')).filter(Boolean)
+    const wantsAll = names === undefined || names.includes('_all') || names.includes('*')
+    const indices = this.resolveTargets(params.index, { ...params, defaultExpand: params.index === undefined && names ? 'all' : 'open' })
+    const out: Record<string, { aliases: Record<string, AliasDefinition> }> = {}
+    const found = new Set<string>()
+    for (const index of indices.keys()) {
+      const all = this.aliasesOf(index)
+      const picked: Record<string, AliasDefinition> = {}
+      for (const [alias, def] of Object.entries(all)) {
+        if (!wantsAll && !matchesAliasPatterns(alias, names!)) continue
+        picked[alias] = def
+        found.add(alias)
+      }
+      if (Object.keys(picked).length > 0 || names === undefined) out[index] = { aliases: picked }
+    }
+    if (names && !wantsAll) {
+      const missing = names.filter((n) => !hasWildcard(n) && !n.startsWith('-') && !found.has(n))
+      if (missing.length > 0) throw new AliasesNotFound(missing)
+    }
+    return out
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Data streams
+
+  async createDataStream(params: { name: string }): Promise<Acknowledged> {
+    this.tx(() => this.createDataStreamNow(params.name))
+    return { acknowledged: true }
+  }
+
+  private createDataStreamNow(name: string): DataStreamMeta {
+    validateIndexName(name)
+    if (name.startsWith('.ds-')) throw new InvalidIndexName(name, "data_stream [.ds-] must not start with '.ds-'")
+    if (this.cat.streams.has(name)) throw new AlreadyExists(`data_stream [${name}] already exists`)
+    if (this.cat.byName.has(name) || this.cat.aliasMap.has(name))
+      throw new AlreadyExists(`data_stream [${name}] conflicts with existing index or alias`)
+    const template = this.matchTemplate(name)
+    if (!template?.body.data_stream) throw new IllegalArgument(`no matching index template found for data stream [${name}]`)
+    const tsField = template.body.data_stream.timestamp_field?.name ?? '@timestamp'
+    const ds: DataStreamMeta = { name, template: template.name, generation: 1, tsField }
+    this.db.query('INSERT INTO data_streams (name, template, generation, ts_field) VALUES (?, ?, 1, ?)').run(name, template.name, tsField)
+    this.cat.streams.set(name, ds)
+    this.onUndo(() => this.cat.streams.delete(name))
+    const backing = this.createIndexNow(backingIndexName(name, 1), {}, name)
+    if (tsField !== '@timestamp')
+      this.setMappings(backing, mergeMappings(backing.mappings, { properties: { [tsField]: { type: 'date' } } }))
+    return ds
+  }
+
+  async getDataStream(params: { name?: string | string[] } = {}): Promise<{ data_streams: DataStreamInfo[] }> {
+    const names = params.name === undefined ? ['*'] : (Array.isArray(params.name) ? params.name : params.name.split(','))
+    const out: DataStreamInfo[] = []
+    for (const n of names) {
+      const re = wildcardToRegExp(n === '_all' ? '*' : n)
+      const found = [...this.cat.streams.values()].filter((d) => re.test(d.name))
+      if (found.length === 0 && !hasWildcard(n) && n !== '_all') throw new IndexNotFound(n)
+      for (const ds of found)
+        if (!out.some((o) => o.name === ds.name))
+          out.push({
+            name: ds.name,
+            timestamp_field: { name: ds.tsField },
+            indices: this.cat.backingIndices(ds).map((i) => ({ index_name: i, index_uuid: this.indexMeta(i).uuid })),
+            generation: ds.generation,
+            status: 'GREEN',
+            template: ds.template,
+          })
+    }
+    return { data_streams: out.sort((a, b) => (a.name < b.name ? -1 : 1)) }
+  }
+
+  async deleteDataStream(params: { name: string | string[] }): Promise<Acknowledged> {
+    const names = (Array.isArray(params.name) ? params.name : params.name.split(',')).flatMap((n) => {
+      const re = wildcardToRegExp(n === '_all' ? '*' : n)
+      const found = [...this.cat.streams.keys()].filter((k) => re.test(k))
+      if (found.length === 0 && !hasWildcard(n) && n !== '_all') throw new ResourceNotFound(`data_stream matching [${n}] not found`)
+      return found
+    })
+    this.tx(() => {
+      for (const n of names) {
+        const ds = this.cat.streams.get(n)!
+        for (const i of this.cat.backingIndices(ds)) this.dropIndex(this.indexMeta(i))
+        this.db.query('DELETE FROM data_streams WHERE name = ?').run(n)
+        this.cat.streams.delete(n)
+        this.onUndo(() => this.cat.streams.set(n, ds))
+      }
+    })
+    return { acknowledged: true }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Documents
+
+  private getRow(meta: IndexMeta, id: string): DocRow | null {
+    return this.db.query('SELECT rid, id, seq, ver, src, keys FROM docs WHERE ix = ? AND id = ?').get(meta.ix, id) as DocRow | null
+  }
+
+  async get(params: GetParams): Promise<GetResponse> {
+    this.assertOpen()
+    const meta = this.readTarget(params.index)
+    if (!meta) throw new IndexNotFound(params.index)
+    const row = this.getRow(meta, String(params.id))
+    if (!row) return { _index: meta.name, _id: String(params.id), found: false }
+    const spec = sourceSpec(params._source, params._source_includes, params._source_excludes)
+    const source = filterSource(JSON.parse(row.src), spec)
+    return {
+      _index: meta.name,
+      _id: row.id,
+      _version: row.ver,
+      _seq_no: row.seq,
+      _primary_term: 1,
+      found: true,
+      ...(source !== undefined ? { _source: source } : {}),
+    }
+  }
+
+  async index(params: IndexParams): Promise<WriteResponse> {
+    const op: Op = params.op_type === 'create' ? 'create' : 'index'
+    return this.tx(() => this.write(op, params.index, params.id, params.body as Record<string, unknown>, params))
+  }
+
+  async create(params: IndexParams & { id: string }): Promise<WriteResponse> {
+    return this.tx(() => this.write('create', params.index, params.id, params.body as Record<string, unknown>, params))
+  }
+
+  async update(params: UpdateParams): Promise<WriteResponse> {
+    return this.tx(() => this.write('update', params.index, params.id, params.body as unknown as Record<string, unknown>, params))
+  }
+
+  async delete(params: DeleteParams): Promise<WriteResponse> {
+    return this.tx(() => this.write('delete', params.index, params.id, undefined, params))
+  }
+
+  /** One document write; must run inside a transaction. All checks precede all changes. */
+  private write(op: Op, index: string, id: string | undefined, body: Record<string, unknown> | undefined, p: WriteParams): WriteResponse {
+    if (id !== undefined) {
+      id = String(id)
+      if (id === '') throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: if _id is specified it must not be empty;')
+      if (Buffer.byteLength(id) > 512)
+        throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: id [${id}] is too long, must be no longer than 512 bytes but was: ${Buffer.byteLength(id)};`)
+    }
+    if ((op === 'update' || op === 'delete') && id === undefined) throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: id is missing;')
+    if (op !== 'delete' && !isObject(body)) throw new MapperParsing('failed to parse, document is empty')
+    if (p.if_seq_no !== undefined && p.if_primary_term === undefined)
+      throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: ifSeqNo is set, but primary term is [0];`)
+    if (p.if_seq_no !== undefined && p.version_type !== undefined && p.version_type !== 'internal')
+      throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: compare and write operations can not be used with version type [EXTERNAL];')
+    const upsert = op === 'update' && isObject(body) && (body.doc_as_upsert === true || body.upsert !== undefined)
+    const meta = this.writeTarget(index, op, p.if_seq_no !== undefined, upsert)
+    const existing = id === undefined ? null : this.getRow(meta, id)
+
+    if (p.if_seq_no !== undefined) {
+      const want = `required seqNo [${p.if_seq_no}], primary term [${p.if_primary_term}]`
+      if (!existing) {
+        if (op !== 'update') throw new VersionConflict(`[${id}]: version conflict, ${want}. but no document was found`, meta.name, meta.uuid)
+      } else if (existing.seq !== Number(p.if_seq_no) || Number(p.if_primary_term) !== 1)
+        throw new VersionConflict(
+          `[${id}]: version conflict, ${want}. current document has seqNo [${existing.seq}] and primary term [1]`,
+          meta.name,
+          meta.uuid,
+        )
+    }
+
+    if (op === 'delete') {
+      if (!existing) {
+        // OpenSearch spends a sequence number on a delete that finds nothing, too.
+        const seq = this.nextSeq(meta)
+        return this.response(meta, id!, 1, 'not_found', seq, p)
+      }
+      const version = this.nextVersion(existing, p, id!, meta)
+      this.removeKeys(existing)
+      this.db.query('DELETE FROM docs WHERE rid = ?').run(existing.rid)
+      this.adjustCount(meta, -1)
+      return this.response(meta, id!, version, 'deleted', this.nextSeq(meta), p)
+    }
+
+    let source = body!
+    let result: 'created' | 'updated' = existing ? 'updated' : 'created'
+    if (op === 'update') {
+      const u = body as Record<string, unknown>
+      for (const k of Object.keys(u))
+        if (!['doc', 'upsert', 'doc_as_upsert', 'detect_noop', '_source', 'script', 'scripted_upsert'].includes(k))
+          throw new ParsingError(`[UpdateRequest] unknown field [${k}]`)
+      if (u.script !== undefined) throw new IllegalArgument('scripted updates are not supported by the embedded store; send a partial doc')
+      if (u.doc !== undefined && !isObject(u.doc)) throw new ParsingError('[UpdateRequest] doc must be an object')
+      if (!existing) {
+        const upsert = u.doc_as_upsert === true ? u.doc : u.upsert
+        if (!isObject(upsert)) throw new DocumentMissing(meta.name, id!, meta.uuid)
+        source = upsert
+        result = 'created'
+      } else {
+        if (u.doc === undefined) throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: script or doc is missing;')
+        const old = JSON.parse(existing.src) as Record<string, unknown>
+        const merged = deepMerge(old, u.doc as Record<string, unknown>)
+        if (u.detect_noop !== false && deepEqual(merged.value, old) && !merged.changed)
+          return {
+            ...this.response(meta, id!, existing.ver, 'noop', existing.seq, p),
+            _shards: { total: 0, successful: 0, failed: 0 },
+          }
+        source = merged.value
+      }
+    } else if (op === 'create' && existing) {
+      throw new VersionConflict(`[${id}]: version conflict, document already exists (current version [${existing.ver}])`, meta.name, meta.uuid)
+    }
+
+    if (id === undefined) id = autoId()
+    if (meta.dataStream) {
+      const ds = this.cat.streams.get(meta.dataStream)
+      const ts = ds?.tsField ?? '@timestamp'
+      const v = source[ts]
+      if (v === undefined || v === null || Array.isArray(v))
+        throw new MapperParsing(`documents must contain a single-valued timestamp field '${ts}' of date type`)
+    }
+    const values: IndexedValue[] = []
+    const grown = applyMapping(meta.mappings, source, id, values)
+    const version = existing ? this.nextVersion(existing, p, id, meta) : p.version_type === 'external' || p.version_type === 'external_gte' ? Number(p.version) : 1
+
+    // --- changes from here on
+    if (grown) this.setMappings(meta, grown)
+    const keys: Array<[number, string | number]> = []
+    for (const [field, v] of values) {
+      const f = this.fieldId(meta, field)
+      if (f !== undefined) keys.push([f, v])
+    }
+    const seq = this.nextSeq(meta)
+    const src = JSON.stringify(source)
+    const keysJson = JSON.stringify(keys)
+    let rid: number
+    if (existing) {
+      this.removeKeys(existing)
+      this.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
+      rid = existing.rid
+    } else {
+      const r = this.db.query('INSERT INTO docs (ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?)').run(meta.ix, id, seq, version, src, keysJson)
+      rid = Number(r.lastInsertRowid)
+      this.adjustCount(meta, 1)
+    }
+    const ins = this.db.query('INSERT OR IGNORE INTO fv (f, v, rid) VALUES (?, ?, ?)')
+    for (const [f, v] of keys) ins.run(f, v, rid)
+    return this.response(meta, id, version, result, seq, p)
+  }
+
+  private nextVersion(existing: DocRow, p: WriteParams, id: string, meta: IndexMeta): number {
+    if (p.version_type === 'external' || p.version_type === 'external_gte') {
+      const v = Number(p.version)
+      const ok = p.version_type === 'external' ? v > existing.ver : v >= existing.ver
+      if (!ok)
+        throw new VersionConflict(
+          `[${id}]: version conflict, current version [${existing.ver}] is higher or equal to the one provided [${v}]`,
+          meta.name,
+          meta.uuid,
+        )
+      return v
+    }
+    return existing.ver + 1
+  }
+
+  private response(meta: IndexMeta, id: string, version: number, result: WriteResponse['result'], seq: number, p: WriteParams): WriteResponse {
+    const r: WriteResponse = {
+      _index: meta.name,
+      _id: id,
+      _version: version,
+      result,
+      _shards: { ...SHARDS_WRITE },
+      _seq_no: seq,
+      _primary_term: 1,
+    }
+    if (p.refresh === true || p.refresh === 'true' || p.refresh === '') r.forced_refresh = true
+    return r
+  }
+
+  private nextSeq(meta: IndexMeta): number {
+    const seq = ++meta.seq
+    this.db.query('UPDATE indices SET seq = ? WHERE ix = ?').run(seq, meta.ix)
+    this.onUndo(() => (meta.seq = Math.min(meta.seq, seq - 1)))
+    return seq
+  }
+
+  private adjustCount(meta: IndexMeta, by: number): void {
+    meta.docCount += by
+    this.onUndo(() => (meta.docCount -= by))
+  }
+
+  private fieldId(meta: IndexMeta, field: string): number | undefined {
+    const known = meta.fieldIds.get(field)
+    if (known !== undefined) return known
+    const spec = meta.specs.get(field)
+    if (!spec || !indexedKind(spec)) return undefined
+    const r = this.db.query('INSERT INTO fields (ix, name) VALUES (?, ?)').run(meta.ix, field)
+    const f = Number(r.lastInsertRowid)
+    meta.fieldIds.set(field, f)
+    this.onUndo(() => meta.fieldIds.delete(field))
+    return f
+  }
+
+  private removeKeys(row: DocRow): void {
+    const del = this.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
+    for (const [f, v] of JSON.parse(row.keys) as Array<[number, string | number]>) del.run(f, v, row.rid)
+  }
+
+  async bulk(params: BulkParams): Promise<BulkResponse> {
+    const started = performance.now()
+    const lines = params.body
+    if (!Array.isArray(lines)) throw new IllegalArgument('bulk body must be a list of action and source lines')
+    const items: BulkResponse['items'] = []
+    let errors = false
+    this.tx(() => {
+      for (let i = 0; i < lines.length; i++) {
+        const action = lines[i]
+        const keys = isObject(action) ? Object.keys(action) : []
+        if (keys.length !== 1 || !['index', 'create', 'update', 'delete'].includes(keys[0]))
+          throw new IllegalArgument(
+            `Malformed action/metadata line [${i + 1}], expected one of [create, delete, index, update] but found [${keys[0] ?? String(action)}]`,
+          )
+        const op = keys[0] as Op
+        const meta = (action as Record<string, unknown>)[op]
+        if (!isObject(meta)) throw new IllegalArgument(`Malformed action/metadata line [${i + 1}], expected START_OBJECT`)
+        for (const k of Object.keys(meta))
+          if (!['_index', '_id', 'if_seq_no', 'if_primary_term', 'version', 'version_type', 'routing', 'require_alias', 'retry_on_conflict', 'pipeline', '_source', 'dynamic_templates', '_type'].includes(k))
+            throw new IllegalArgument(`Action/metadata line [${i + 1}] contains an unknown parameter [${k}]`)
+        let doc: Record<string, unknown> | undefined
+        if (op !== 'delete') {
+          const next = lines[++i]
+          if (next === undefined) throw new IllegalArgument('The bulk request must be terminated by a newline [\\n]')
+          if (!isObject(next)) throw new MapperParsing('failed to parse, document is empty')
+          doc = next
+        }
+        const index = (meta._index as string | undefined) ?? params.index
+        const id = meta._id === undefined || meta._id === null ? undefined : String(meta._id)
+        if (index === undefined)
+          throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: index is missing;`)
+        try {
+          const r = this.write(op, index, id, doc, {
+            index,
+            if_seq_no: meta.if_seq_no as number | undefined,
+            if_primary_term: meta.if_primary_term as number | undefined,
+            version: meta.version as number | undefined,
+            version_type: meta.version_type as WriteParams['version_type'],
+            refresh: params.refresh,
+          })
+          const status = r.result === 'created' ? 201 : r.result === 'not_found' ? 404 : 200
+          const { forced_refresh: _, ...rest } = r
+          items.push({ [op]: { ...rest, status } })
+        } catch (e) {
+          if (!(e instanceof StoreError)) throw e
+          errors = true
+          const item: BulkItemResult = { _index: this.displayIndex(index), _id: id ?? null, status: e.status, error: bulkError(e) }
+          items.push({ [op]: item })
+        }
+      }
+    })
+    return { took: Math.round(performance.now() - started), errors, items }
+  }
+
+  private displayIndex(name: string): string {
+    try {
+      return this.readTarget(name)?.name ?? name
+    } catch {
+      return name
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Search
+
+  private rowsSql(meta: { ix: number; name: string } & Partial<IndexMeta>, query: unknown): { sql: string; params: Array<string | number> } {
+    const cols = 'rid, id, seq, ver, src'
+    const plan = meta.fieldIds ? planQuery(query, meta as IndexMeta, this.now()) : null
+    if (plan)
+      // fv field ids belong to one index, so the candidate rids need no further ix filter.
+      return { sql: `SELECT ${cols} FROM docs WHERE rid IN (${plan.sql}) ORDER BY rid`, params: plan.params }
+    return { sql: `SELECT ${cols} FROM docs WHERE ix = ? ORDER BY rid`, params: [meta.ix] }
+  }
+
+  private targets(expression: string | string[] | undefined, opts: ResolveOptions): SearchTarget[] {
+    const resolved = this.resolveTargets(expression, opts)
+    return [...resolved].map(([name, filters]) => {
+      const meta = this.indexMeta(name)
+      return {
+        name,
+        specs: meta.specs,
+        filters,
+        rows: (query: unknown) => {
+          const { sql, params } = this.rowsSql(meta, query)
+          return this.db.query(sql).iterate(...params) as Iterable<Row>
+        },
+      }
+    })
+  }
+
+  private maxResultWindow(targets: SearchTarget[]): number {
+    let max = 10_000
+    for (const t of targets) {
+      const v = this.cat.byName.get(t.name)?.settings['index.max_result_window']
+      if (typeof v === 'string') max = Math.max(max, Number(v))
+    }
+    return max
+  }
+
+  async search(params: SearchParams): Promise<SearchResponse> {
+    this.assertOpen()
+    const body = params.body ?? {}
+    if (!isObject(body)) throw new ParsingError('request body must be an object')
+    if (body.pit) {
+      if (params.index !== undefined && params.index !== '' && !(Array.isArray(params.index) && params.index.length === 0))
+        throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: [indices] cannot be used with point in time;')
+      const pit = this.pit(body.pit.id)
+      if (body.pit.keep_alive) {
+        pit.keepAlive = parseTimeValue(body.pit.keep_alive)
+        pit.expires = this.now() + pit.keepAlive
+      }
+      const targets: SearchTarget[] = pit.targets.map((t) => ({
+        name: t.name,
+        specs: t.specs,
+        filters: null,
+        rows: () => this.db.query('SELECT rid, id, seq, ver, src FROM pit_docs WHERE pit = ? AND ix = ? ORDER BY rid').iterate(pit.id, t.ix) as Iterable<Row>,
+      }))
+      return runSearch(targets, body, { now: this.now(), maxResultWindow: 10_000, restTotalHitsAsInt: params.rest_total_hits_as_int, pitId: pit.id })
+    }
+    const targets = this.targets(params.index, params)
+    return runSearch(targets, body, {
+      now: this.now(),
+      maxResultWindow: this.maxResultWindow(targets),
+      restTotalHitsAsInt: params.rest_total_hits_as_int,
+    })
+  }
+
+  async count(params: CountParams): Promise<CountResponse> {
+    this.assertOpen()
+    const body = params.body ?? {}
+    if (!isObject(body)) throw new ParsingError('request body must be an object')
+    for (const k of Object.keys(body)) if (k !== 'query') throw new ParsingError(`request does not support [${k}]`)
+    const targets = this.targets(params.index, params)
+    const n = runCount(targets, body.query, this.now())
+    return { count: n, _shards: { total: Math.max(1, targets.length), successful: Math.max(1, targets.length), skipped: 0, failed: 0 } }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Point in time
+
+  private expirePits(): void {
+    const now = this.now()
+    for (const [id, p] of this.pits)
+      if (p.expires <= now) {
+        this.pits.delete(id)
+        this.db.query('DELETE FROM pit_docs WHERE pit = ?').run(id)
+      }
+  }
+
+  private pit(id: string): PitMeta {
+    this.expirePits()
+    const p = this.pits.get(id)
+    if (!p) throw new SearchContextMissing(id)
+    return p
+  }
+
+  async createPit(params: CreatePitParams): Promise<CreatePitResponse> {
+    this.assertOpen()
+    this.expirePits()
+    const keepAlive = parseTimeValue(params.keep_alive ?? '', 'keep_alive')
+    const names = [...this.resolveTargets(params.index, params).keys()]
+    const id = randomId(48)
+    const created = this.now()
+    const pit: PitMeta = {
+      id,
+      created,
+      keepAlive,
+      expires: created + keepAlive,
+      targets: names.map((n) => {
+        const m = this.indexMeta(n)
+        return { ix: m.ix, name: n, specs: new Map(m.specs) }
+      }),
+    }
+    this.tx(() => {
+      const copy = this.db.query('INSERT INTO pit_docs (pit, rid, ix, id, seq, ver, src) SELECT ?, rid, ix, id, seq, ver, src FROM docs WHERE ix = ?')
+      for (const t of pit.targets) copy.run(id, t.ix)
+    })
+    this.pits.set(id, pit)
+    return { pit_id: id, _shards: { ...SHARDS_ONE, total: names.length, successful: names.length }, creation_time: created }
+  }
+
+  async deletePit(params: { body: { pit_id: string | string[] } }): Promise<DeletePitResponse> {
+    this.assertOpen()
+    this.expirePits()
+    const ids = Array.isArray(params.body?.pit_id) ? params.body.pit_id : [params.body?.pit_id]
+    const pits = ids.map((id) => {
+      const ok = typeof id === 'string' && this.pits.delete(id)
+      if (ok) this.db.query('DELETE FROM pit_docs WHERE pit = ?').run(id)
+      return { pit_id: String(id), successful: ok }
+    })
+    if (pits.every((p) => !p.successful)) throw new SearchContextMissing(ids.join(','))
+    return { pits }
+  }
+
+  async deleteAllPits(): Promise<DeletePitResponse> {
+    this.assertOpen()
+    const pits = [...this.pits.keys()].map((pit_id) => ({ pit_id, successful: true }))
+    this.pits.clear()
+    this.db.run('DELETE FROM pit_docs')
+    return { pits }
+  }
+
+  async getAllPits(): Promise<{ pits: PitInfo[] }> {
+    this.assertOpen()
+    this.expirePits()
+    return { pits: [...this.pits.values()].map((p) => ({ pit_id: p.id, creation_time: p.created, keep_alive: p.keepAlive })) }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    this.db.run('DELETE FROM pit_docs')
+    this.db.close()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export function backingIndexName(stream: string, generation: number): string {
+  return `.ds-${stream}-${String(generation).padStart(6, '0')}`
+}
+
+function validateAliasName(alias: string): void {
+  if (alias === '' || hasWildcard(alias) || alias.startsWith('_'))
+    throw new StoreError('invalid_alias_name_exception', 400, `Invalid alias name [${alias}]: must not contain wildcards or start with '_'`, { index: alias })
+}
+
+function matchesAliasPatterns(alias: string, patterns: string[]): boolean {
+  let included = false
+  for (const p of patterns) {
+    if (p.startsWith('-')) {
+      if (wildcardToRegExp(p.slice(1)).test(alias)) included = false
+    } else if (wildcardToRegExp(p).test(alias)) included = true
+  }
+  return included
+}
+
+function stripIndexPrefix(settings: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(settings)) out[k.startsWith('index.') ? k.slice(6) : k] = v
+  return out
+}
+
+function bulkError(e: StoreError): BulkItemResult['error'] {
+  const { root_cause: _, ...rest } = e.toOpenSearch()
+  return rest as BulkItemResult['error']
+}
+
+/** Partial-update merge: objects merge recursively, everything else (arrays too) is replaced. */
+function deepMerge(target: Record<string, unknown>, patch: Record<string, unknown>): { value: Record<string, unknown>; changed: boolean } {
+  const out: Record<string, unknown> = { ...target }
+  let changed = false
+  for (const [k, v] of Object.entries(patch)) {
+    const cur = out[k]
+    if (isObject(v) && isObject(cur)) {
+      const r = deepMerge(cur, v)
+      out[k] = r.value
+      changed ||= r.changed
+    } else {
+      if (!deepEqual(cur, v) || !(k in out)) changed = true
+      out[k] = v
+    }
+  }
+  return { value: out, changed }
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]))
+  if (isObject(a) && isObject(b)) {
+    const ka = Object.keys(a)
+    if (ka.length !== Object.keys(b).length) return false
+    return ka.every((k) => k in b && deepEqual(a[k], b[k]))
+  }
+  return false
+}
+
+const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+
+function randomId(chars: number): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(chars))
+  let s = ''
+  for (const b of bytes) s += B64[b & 63]
+  return s
+}
+
+let lastMs = 0
+let counter = 0
+const pool = new Uint8Array(4096)
+let poolAt = pool.length
+
+/**
+ * 20-character base64url ids like OpenSearch's auto-generated ones: 48 bits of time, a 24-bit
+ * sequence and 48 random bits, so ids from one process are unique and roughly time-ordered.
+ */
+export function autoId(): string {
+  const ms = Date.now()
+  if (ms !== lastMs) {
+    lastMs = ms
+    counter = 0
+  } else counter = (counter + 1) & 0xffffff
+  if (poolAt + 6 > pool.length) {
+    crypto.getRandomValues(pool)
+    poolAt = 0
+  }
+  const b = new Uint8Array(15)
+  let t = ms
+  for (let i = 5; i >= 0; i--) {
+    b[i] = t % 256
+    t = Math.floor(t / 256)
+  }
+  b[6] = counter >> 16
+  b[7] = (counter >> 8) & 255
+  b[8] = counter & 255
+  b.set(pool.subarray(poolAt, poolAt + 6), 9)
+  poolAt += 6
+  return Buffer.from(b).toString('base64url')
+}

@@ -1,0 +1,140 @@
+/** Index-name rules and the resolution of index expressions, as OpenSearch's IndexNameExpressionResolver. */
+import { IndexNotFound, InvalidIndexName } from './errors'
+import type { ResolveOptions } from './port'
+
+const BAD_CHARS = ['\\', '/', '*', '?', '"', '<', '>', '|', ' ', ',', '#', ':']
+
+export function validateIndexName(name: string): void {
+  if (name === '') throw new InvalidIndexName(name, 'must not be empty')
+  if (name !== name.toLowerCase()) throw new InvalidIndexName(name, 'must be lowercase')
+  for (const c of BAD_CHARS) if (name.includes(c)) throw new InvalidIndexName(name, `must not contain the following characters [${BAD_CHARS.join(', ')}]`)
+  if (name.startsWith('_') || name.startsWith('-') || name.startsWith('+'))
+    throw new InvalidIndexName(name, "must not start with '_', '-', or '+'")
+  if (name === '.' || name === '..') throw new InvalidIndexName(name, "must not be '.' or '..'")
+  if (new TextEncoder().encode(name).length > 255) throw new InvalidIndexName(name, 'index name is too long, (> 255)')
+}
+
+export interface WildcardOptions {
+  open: boolean
+  hidden: boolean
+}
+
+export function expandOptions(o: ResolveOptions | undefined, defaults = 'open'): WildcardOptions {
+  const raw = o?.expand_wildcards ?? defaults
+  const list = (Array.isArray(raw) ? raw : String(raw).split(',')).map((s) => s.trim())
+  const all = list.includes('all')
+  return { open: all || list.includes('open'), hidden: all || list.includes('hidden') }
+}
+
+const reCache = new Map<string, RegExp>()
+export function wildcardToRegExp(pattern: string): RegExp {
+  let re = reCache.get(pattern)
+  if (!re) {
+    re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[\\^$.+?()[\]{}|/]/g, '\\$&')).join('.*')}$`, 's')
+    if (reCache.size < 10_000) reCache.set(pattern, re)
+  }
+  return re
+}
+
+export const hasWildcard = (s: string) => s.includes('*')
+
+/** What the resolver needs to know about the catalog. */
+export interface Namespace {
+  indices: Iterable<{ name: string; hidden: boolean }>
+  /** alias -> index -> {hidden, filter} */
+  aliases: Iterable<{ alias: string; index: string; hidden: boolean; filter?: Record<string, unknown> }>
+  dataStreams: Iterable<{ name: string; indices: string[] }>
+  isIndex(name: string): boolean
+}
+
+export interface ResolveRequest extends ResolveOptions {
+  includeDataStreams?: boolean
+  includeAliases?: boolean
+  defaultExpand?: string
+}
+
+/**
+ * Concrete indices for an expression, each with the alias filters that apply to it
+ * (`filters === null`: reached directly or through an unfiltered alias, so no filter).
+ */
+export function resolveExpression(
+  ns: Namespace,
+  expression: string | string[] | undefined,
+  req: ResolveRequest = {},
+): Map<string, Array<Record<string, unknown>> | null> {
+  const opts = expandOptions(req, req.defaultExpand)
+  const ignoreUnavailable = req.ignore_unavailable === true
+  const allowNoIndices = req.allow_no_indices !== false
+  const includeDs = req.includeDataStreams !== false
+  const includeAliases = req.includeAliases !== false
+  let parts = (Array.isArray(expression) ? expression : expression === undefined ? [] : [expression])
+    .flatMap((e) => e.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+  if (parts.length === 0 || (parts.length === 1 && parts[0] === '_all')) parts = ['*']
+
+  const out = new Map<string, Array<Record<string, unknown>> | null>()
+  const add = (index: string, filter?: Record<string, unknown>) => {
+    const cur = out.get(index)
+    if (filter === undefined) out.set(index, null)
+    else if (cur === undefined) out.set(index, [filter])
+    else if (cur !== null) cur.push(filter)
+  }
+  const dsList = includeDs ? [...ns.dataStreams] : []
+  const aliasList = includeAliases ? [...ns.aliases] : []
+  const indexList = [...ns.indices]
+  let wildcardSeen = false
+
+  for (const part of parts) {
+    if (part.startsWith('-') && wildcardSeen) {
+      const re = wildcardToRegExp(part.slice(1))
+      for (const name of [...out.keys()]) if (re.test(name)) out.delete(name)
+      for (const ds of dsList) if (re.test(ds.name)) for (const i of ds.indices) out.delete(i)
+      for (const a of aliasList) if (re.test(a.alias)) out.delete(a.index)
+      continue
+    }
+    if (hasWildcard(part)) {
+      wildcardSeen = true
+      if (!opts.open && !opts.hidden) continue
+      const re = wildcardToRegExp(part)
+      // Hidden things match a wildcard only with expand_wildcards=hidden, or a dot-pattern for a dot-name.
+      const visible = (name: string, hidden: boolean) =>
+        hidden ? opts.hidden || (part.startsWith('.') && name.startsWith('.')) : opts.open
+      let matched = false
+      for (const ix of indexList)
+        if (re.test(ix.name) && visible(ix.name, ix.hidden)) {
+          add(ix.name)
+          matched = true
+        }
+      for (const a of aliasList)
+        if (re.test(a.alias) && visible(a.alias, a.hidden)) {
+          add(a.index, a.filter)
+          matched = true
+        }
+      for (const ds of dsList)
+        if (re.test(ds.name) && visible(ds.name, false)) {
+          for (const i of ds.indices) add(i)
+          matched = true
+        }
+      if (!matched && !allowNoIndices) throw new IndexNotFound(part)
+      continue
+    }
+    if (ns.isIndex(part)) {
+      add(part)
+      continue
+    }
+    const viaAlias = aliasList.filter((a) => a.alias === part)
+    if (viaAlias.length > 0) {
+      for (const a of viaAlias) add(a.index, a.filter)
+      continue
+    }
+    const ds = dsList.find((d) => d.name === part)
+    if (ds) {
+      for (const i of ds.indices) add(i)
+      continue
+    }
+    if (!ignoreUnavailable) throw new IndexNotFound(part)
+  }
+  if (out.size === 0 && !allowNoIndices) throw new IndexNotFound(parts.join(','))
+  return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+}

@@ -1,0 +1,63 @@
+/**
+ * Index settings in OpenSearch's two spellings: flat `index.*` keys with string values (how they
+ * are stored and compared) and the nested form `GET /<index>/_settings` answers with.
+ */
+import { IllegalArgument } from './errors'
+import { isObject } from './query/doc'
+
+export type FlatSettings = Record<string, string | string[] | null>
+
+/** `{index: {hidden: true}}`, `{"index.hidden": true}` and `{hidden: true}` all become `{"index.hidden": "true"}`. */
+export function flattenSettings(settings: Record<string, unknown> | undefined): FlatSettings {
+  const out: FlatSettings = {}
+  const walk = (o: Record<string, unknown>, prefix: string) => {
+    for (const [k, v] of Object.entries(o)) {
+      const key = prefix ? `${prefix}.${k}` : k
+      if (isObject(v)) walk(v, key)
+      else out[key.startsWith('index.') ? key : `index.${key}`] = v === null ? null : Array.isArray(v) ? v.map(String) : String(v)
+    }
+  }
+  if (settings) walk(settings, '')
+  return out
+}
+
+export function nestSettings(flat: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [key, v] of Object.entries(flat)) {
+    const parts = key.split('.')
+    let node = out
+    for (let i = 0; i < parts.length - 1; i++) {
+      const next = node[parts[i]]
+      node = (isObject(next) ? next : (node[parts[i]] = {})) as Record<string, unknown>
+    }
+    node[parts[parts.length - 1]] = v
+  }
+  return out
+}
+
+const POSITIVE = new Set(['index.number_of_shards', 'index.number_of_routing_shards'])
+const NON_NEGATIVE = new Set(['index.number_of_replicas', 'index.max_result_window'])
+const BOOLEAN = new Set(['index.hidden', 'index.blocks.write', 'index.blocks.read_only', 'index.blocks.read', 'index.blocks.metadata'])
+
+/** Type checks OpenSearch makes on the settings we interpret. */
+export function validateSettings(flat: FlatSettings): void {
+  for (const [key, v] of Object.entries(flat)) {
+    if (v === null || Array.isArray(v)) continue
+    if (POSITIVE.has(key) || NON_NEGATIVE.has(key)) {
+      const n = Number(v)
+      const min = POSITIVE.has(key) ? 1 : 0
+      if (!/^-?\d+$/.test(v)) throw new IllegalArgument(`Failed to parse value [${v}] for setting [${key}]`)
+      if (n < min) throw new IllegalArgument(`Failed to parse value [${v}] for setting [${key}] must be >= ${min}`)
+    }
+    if (BOOLEAN.has(key) && v !== 'true' && v !== 'false')
+      throw new IllegalArgument(`Failed to parse value [${v}] as only [true] or [false] are allowed.`)
+  }
+}
+
+/** `30s`, `1m`, `2h`, `1d`, `500ms` -> milliseconds. */
+export function parseTimeValue(v: string, setting = 'keep_alive'): number {
+  const m = /^(\d+(?:\.\d+)?)(nanos|micros|ms|s|m|h|d)$/.exec(v.trim())
+  if (!m) throw new IllegalArgument(`failed to parse setting [${setting}] with value [${v}] as a time value: unit is missing or unrecognized`)
+  const unit = { nanos: 1e-6, micros: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2]]!
+  return Math.round(Number(m[1]) * unit)
+}
