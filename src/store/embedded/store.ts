@@ -242,7 +242,8 @@ export class EmbeddedStore implements Store {
     for (const k of Object.keys(body))
       if (k !== 'settings' && k !== 'mappings' && k !== 'aliases') throw new ParsingError(`unknown key [${k}] for create index`)
 
-    const template = this.matchTemplate(name)?.body.template
+    // A backing index takes its data stream's template (its own `.ds-` name matches none).
+    const template = this.matchTemplate(dataStream ?? name)?.body.template
     let mappings: Mappings = {}
     if (template?.mappings) mappings = mergeMappings(mappings, validateMappings(template.mappings))
     if (body.mappings) mappings = mergeMappings(mappings, validateMappings(body.mappings))
