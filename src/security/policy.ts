@@ -50,14 +50,15 @@ export class Policy {
   private readonly groupNames: string[];
   private readonly memo = new Map<string, boolean>();
   private readonly roleMemo = new Map<string, string[]>();
-  private readonly usesHosts: boolean;
+  /** True when a mapping matches on client hosts, so a user's roles can differ per address. */
+  readonly rolesDependOnAddress: boolean;
 
   constructor(readonly config: SecurityConfig) {
     this.groups = { ...config.actionGroups, ...BUILTIN_ACTION_GROUPS };
     this.roles = { ...config.roles, ...BUILTIN_ROLES };
     this.mappings = { ...BUILTIN_MAPPINGS, ...config.mappings };
     this.groupNames = Object.keys(this.groups);
-    this.usesHosts = Object.values(this.mappings).some((m) => (m.hosts?.length ?? 0) > 0);
+    this.rolesDependOnAddress = Object.values(this.mappings).some((m) => (m.hosts?.length ?? 0) > 0);
     for (const [name, role] of Object.entries(this.roles)) this.compiled.set(name, this.compile(role));
   }
 
@@ -108,7 +109,7 @@ export class Policy {
 
   /** Roles of an identity: direct ones plus every mapping that matches (users, backend roles, hosts). */
   resolveRoles(identity: Identity, remoteAddress?: string): string[] {
-    const key = `r\u0000${identity.name}\u0000${identity.backendRoles.join(",")}\u0000${identity.directRoles.join(",")}\u0000${this.usesHosts ? (remoteAddress ?? "") : ""}`;
+    const key = `r\u0000${identity.name}\u0000${identity.backendRoles.join(",")}\u0000${identity.directRoles.join(",")}\u0000${this.rolesDependOnAddress ? (remoteAddress ?? "") : ""}`;
     let roles = this.roleMemo.get(key);
     if (!roles) {
       roles = this.computeRoles(identity, remoteAddress);

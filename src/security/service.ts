@@ -26,8 +26,9 @@ export interface Generation {
 }
 
 interface CachedAuth {
-  digest: Buffer;
+  digest: Uint8Array;
   identity: Identity;
+  caller?: Readonly<Caller>;
 }
 
 export const REALM = 'Basic realm="svc"';
@@ -82,12 +83,30 @@ export class SecurityService implements Security {
       throw new ApiError(429, "Too many failed authentication attempts from this address; try again later.", { "Retry-After": String(blocked) });
     }
     const gen = this.gen;
-    const identity = await this.verify(header, gen);
+    const digest = Bun.SHA256.hash(header) as Uint8Array;
+    const key = Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString("base64");
+    const hit = this.cache.get(key);
+    // The map is keyed by a one-way hash, so lookup timing says nothing about the header; the byte compare is constant-time anyway.
+    if (hit && timingSafeEqual(hit.digest, digest)) {
+      this.stats.cacheHits++;
+      return hit.caller ? { ...hit.caller } : this.callerOf(hit.identity, gen, address);
+    }
+    const identity = await this.verify(header, key, gen);
     if (!identity) {
       this.limiter.recordFailure(address);
       this.log.info("authentication failed", { remote_address: address });
       throw unauthorized("Invalid credentials.");
     }
+    const caller = this.callerOf(identity, gen, address);
+    if (gen === this.gen) {
+      // Roles depend on the address only when some mapping uses hosts; otherwise the whole caller is reusable.
+      const reusable = gen.policy.rolesDependOnAddress ? undefined : Object.freeze({ ...caller });
+      this.cache.set(key, { digest, identity, caller: reusable }, this.auth.cacheTtlSeconds * 1000);
+    }
+    return caller;
+  }
+
+  private callerOf(identity: Identity, gen: Generation, address: string | undefined): Caller {
     return { name: identity.name, backendRoles: identity.backendRoles, attributes: identity.attributes, roles: gen.policy.resolveRoles(identity, address) };
   }
 
@@ -144,23 +163,14 @@ export class SecurityService implements Security {
     return structuredClone(q);
   }
 
-  private async verify(header: string, gen: Generation): Promise<Identity | undefined> {
-    const digest = Buffer.from(new Bun.CryptoHasher("sha256").update(header).digest());
-    const key = digest.toString("hex");
-    const hit = this.cache.get(key);
-    // The map is keyed by a one-way hash, so lookup timing says nothing about the header; the byte compare is constant-time anyway.
-    if (hit && timingSafeEqual(hit.digest, digest)) {
-      this.stats.cacheHits++;
-      return hit.identity;
-    }
+  /** Runs bcrypt once for concurrent first requests with the same header. */
+  private verify(header: string, key: string, gen: Generation): Promise<Identity | undefined> {
     let pending = this.inflight.get(key);
     if (!pending) {
       pending = this.check(header, gen).finally(() => this.inflight.delete(key));
       this.inflight.set(key, pending);
     }
-    const identity = await pending;
-    if (identity && gen === this.gen) this.cache.set(key, { digest, identity }, this.auth.cacheTtlSeconds * 1000);
-    return identity;
+    return pending;
   }
 
   private async check(header: string, gen: Generation): Promise<Identity | undefined> {

@@ -13,10 +13,12 @@ function grants(permissions: string[], extra: Partial<SecurityConfig> = {}): (ac
 }
 
 /** Every raw cluster action the spec defines (Setup, Content Manager, Ruleset Management). */
+const isString = (v: unknown): v is string => typeof v === "string";
+const CM_SINGLE: string[] = (Object.values(CM) as unknown[]).filter(isString);
 const ALL_RAW: string[] = [
   ...Object.values(SETUP_ACTIONS),
   ...CONTENT_RESOURCES.flatMap((r) => Object.values(CM[r])),
-  ...Object.values(CM).filter((v): v is string => typeof v === "string"),
+  ...CM_SINGLE,
   ...Object.values(RULESET_ACTIONS),
   ...Object.values(PLATFORM_SA_ACTIONS),
 ];
@@ -70,9 +72,9 @@ describe("Content Manager action groups", () => {
   }
 
   test("read-only groups resolve to cluster:monitor/, state-changing ones to cluster:admin/", () => {
-    const readOnly = [CM.subscriptionGet, CM.logtest, CM.logtestDetection, CM.logtestNormalization, CM.promoteGet, CM.versionCheck];
+    const readOnly: string[] = [CM.subscriptionGet, CM.logtest, CM.logtestDetection, CM.logtestNormalization, CM.promoteGet, CM.versionCheck];
     for (const a of readOnly) expect(a).toStartWith("cluster:monitor/content_manager/");
-    const changing = Object.values(CM).filter((v): v is string => typeof v === "string" && !readOnly.includes(v));
+    const changing = CM_SINGLE.filter((v) => !readOnly.includes(v));
     for (const a of changing) expect(a).toStartWith("cluster:admin/content_manager/");
   });
 

@@ -46,7 +46,7 @@ describe("over HTTP", () => {
   test("authinfo answers the platform's fields for any authenticated user", async () => {
     const res = await call("GET", AUTHINFO_PATH, basic("alice", "alice-pw"));
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = (await res.json()) as Record<string, unknown>;
     expect(body).toMatchObject({
       user: "User [name=alice, backend_roles=[analyst, blue], requestedTenant=null]",
       user_name: "alice",
@@ -69,7 +69,7 @@ describe("over HTTP", () => {
   test("missing permission: 403 envelope naming action and user", async () => {
     const res = await call("PUT", "/_plugins/_setup/settings", basic("alice", "alice-pw"));
     expect(res.status).toBe(403);
-    const body = await res.json();
+    const body = (await res.json()) as Record<string, unknown>;
     expect(body.status).toBe(403);
     expect(body.message).toBe("no permissions for [cluster:admin/setup/settings/update] and User [name=alice, backend_roles=[analyst, blue], requestedTenant=null]");
     expect((await call("PUT", "/_plugins/_setup/settings", basic("root", "root-pw"))).status).toBe(200);
@@ -81,6 +81,6 @@ describe("over HTTP", () => {
     const res = await call("GET", AUTHINFO_PATH, basic("guesser", "guesser-pw"));
     expect(res.status).toBe(429);
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect((await res.json()).status).toBe(429);
+    expect(((await res.json()) as { status: number }).status).toBe(429);
   });
 });
