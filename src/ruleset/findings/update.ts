@@ -1,4 +1,4 @@
-import { ApiError } from "../../http/errors";
+import { ApiError, OpenSearchHttpError } from "../../http/errors";
 import { INDEX_ACTIONS } from "../../security/actions";
 import type { Caller, Security } from "../../security/caller";
 import type { BulkItemResult, BulkLine, Store } from "../../store/port";
@@ -45,7 +45,8 @@ export async function updateFindings(
     try {
       deps.security.authorizeIndices(caller, INDEX_ACTIONS.update, [u._index]);
     } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
+      // The security layer answers denials in either envelope; both carry the status and the reason.
+      if (!(e instanceof ApiError || e instanceof OpenSearchHttpError)) throw e;
       items[i] = { _id: u._id, _index: u._index, status: e.status, error: e.message };
       return;
     }
