@@ -151,7 +151,8 @@ export const EVENTS_MAPPINGS: Mappings = { dynamic: true, date_detection: false,
 export const FINDINGS_MAPPINGS: Mappings = {
   dynamic: true,
   date_detection: false,
-  properties: withSvc({ rule: RULE_FIELDS, case: CASE_FIELDS }),
+  // `svc.detector` (the detector that produced the finding) is filtered on by the findings read side.
+  properties: withSvc({ rule: RULE_FIELDS, case: CASE_FIELDS, detector: obj({ id: kw, type: kw }) }),
 };
 
 /** Raw events: the original line plus the agent that sent it; anything else is stored as sent. */
