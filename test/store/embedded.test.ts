@@ -1,0 +1,4 @@
+import { openEmbeddedStore } from '../../src/store/embedded'
+import { runStoreContract } from './contract'
+
+runStoreContract('embedded (:memory:)', () => openEmbeddedStore(':memory:'))
