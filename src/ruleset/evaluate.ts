@@ -8,7 +8,7 @@
 import type { SettingsSnapshot } from '../config/cluster-settings'
 import { ApiError } from '../http/errors'
 import type { Logger } from '../http/log'
-import { fieldSpecs } from '../store/embedded/mapping'
+import { fieldSpecs } from '../store/embedded'
 import { compileQuery, type FieldSpec } from '../store/query'
 import type { Store } from '../store/port'
 import { type CompiledSigmaRule, compileSigmaRule, evaluateRules, type Query } from './sigma'

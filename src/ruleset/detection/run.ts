@@ -9,7 +9,7 @@
  */
 import type { ClusterSettings, SettingsSnapshot } from '../../config/cluster-settings'
 import type { Logger } from '../../http/log'
-import { fieldSpecs } from '../../store/embedded/mapping'
+import { fieldSpecs } from '../../store/embedded'
 import type { FieldTypes } from '../../store/query'
 import type { SearchHit, Store } from '../../store/port'
 import { type CompiledSigmaRule, evaluateRules } from '../sigma'
@@ -18,6 +18,9 @@ import type { StoredDetector, StoredRule } from '../model'
 import type { Rules } from '../rules'
 import { baseline, type Checkpoint, concreteIndices, loadCheckpoint, type RunSummary, saveCheckpoint } from './checkpoint'
 import { FINDINGS_SETTINGS, type FindingsPipeline, findingId } from './findings-pipeline'
+
+/** Documents read per store call (the platform's default `index.max_result_window`). */
+export const SCAN_PAGE = 10_000
 
 export interface RunDeps {
   store: Store
@@ -51,7 +54,7 @@ export async function runDetector(deps: RunDeps, id: string, detector: StoredDet
   }
   const settings = await deps.settings.snapshot()
   const prepared = await prepareRules(deps, detector, settings)
-  const pageSize = settings.num(FINDINGS_SETTINGS.batchSize)
+  const batchSize = settings.num(FINDINGS_SETTINGS.batchSize)
   const summary: RunSummary = { started_at: startedAt, took_ms: 0, documents: 0, findings: 0, duplicates: 0, shed: 0, skipped_rules: prepared.skipped }
   const cp: Checkpoint = { ...stored.checkpoint, indices: { ...stored.checkpoint.indices } }
 
@@ -59,26 +62,30 @@ export async function runDetector(deps: RunDeps, id: string, detector: StoredDet
     const fieldTypes = await typesOf(deps.store, index)
     let after = cp.indices[index] ?? -1
     for (;;) {
+      // Read in large pages (one pass over the index each) and work in batches of the
+      // enrichment batch size, moving the checkpoint after every batch.
       const page = await deps.store.search({
         index,
-        body: { size: pageSize, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true },
+        body: { size: SCAN_PAGE, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false },
       })
       const hits = page.hits.hits
-      if (hits.length === 0) break
-      const batch: Array<FindingInput & { id: string }> = []
-      for (const hit of hits) batch.push(...match(id, detector, hit, prepared, fieldTypes))
-      summary.documents += hits.length
-      const r = await deps.findings.submit(batch, settings)
-      if (r.failed > 0) throw new Error(`detector ${id}: ${r.failed} findings could not be written (${r.errors.join('; ')})`)
-      summary.findings += r.written
-      summary.duplicates += r.duplicates
-      summary.shed += r.shed
-      after = hits[hits.length - 1]._seq_no!
-      cp.indices[index] = after
-      const saved = await saveCheckpoint(deps.store, cp, stored)
-      if (!saved) return { status: 'lost' } // another node moved it: that node owns this detector now
-      stored = saved
-      if (hits.length < pageSize) break
+      for (let at = 0; at < hits.length; at += batchSize) {
+        const slice = hits.slice(at, at + batchSize)
+        const batch: Array<FindingInput & { id: string }> = []
+        for (const hit of slice) batch.push(...match(id, detector, hit, prepared, fieldTypes))
+        summary.documents += slice.length
+        const r = await deps.findings.submit(batch, settings)
+        if (r.failed > 0) throw new Error(`detector ${id}: ${r.failed} findings could not be written (${r.errors.join('; ')})`)
+        summary.findings += r.written
+        summary.duplicates += r.duplicates
+        summary.shed += r.shed
+        after = slice[slice.length - 1]._seq_no!
+        cp.indices[index] = after
+        const saved = await saveCheckpoint(deps.store, cp, stored)
+        if (!saved) return { status: 'lost' } // another node moved it: that node owns this detector now
+        stored = saved
+      }
+      if (hits.length < SCAN_PAGE) break
     }
   }
   summary.took_ms = deps.now() - startedAt

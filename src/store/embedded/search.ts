@@ -82,6 +82,8 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
   const window = from + size
   const spec = sourceSpec(body._source)
 
+  const seqAfter =
+    after && track === false && !hasAggs && sort.length === 1 && sort[0].field === '_seq_no' && sort[0].order === 1 ? Number(after[0]) : undefined
   let entries: Entry[] = []
   let total = 0
   const compact = () => {
@@ -97,6 +99,9 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
     const keyOf = sortKeys(sort, target)
     const afterKey = after ? searchAfterKey(after, sort, target) : undefined
     for (const row of target.rows(query)) {
+      // Paging by `_seq_no` without totals (how detectors read what is new): rows at or before
+      // the key cannot be hits, so they are not parsed at all.
+      if (seqAfter !== undefined && row.seq <= seqAfter) continue
       const source = JSON.parse(row.src) as Record<string, unknown>
       const d = new DocView(source, row.id, target.name)
       if (!compiled.test(d)) continue
@@ -216,6 +221,8 @@ function sortReader(s: SortField, target: SearchTarget): KeyReader {
       return (_, row) => row.rid
     case '_id':
       return (d) => d.id
+    case '_seq_no':
+      return (_, row) => row.seq
     case '_index':
       return () => target.name
   }
