@@ -122,6 +122,16 @@ export class SecurityService implements Security {
   }
 
   /**
+   * What `perform_permission_check=true` reports: the raw actions (members
+   * of the group, when `action` names one) the caller does not hold.
+   */
+  missingPrivileges(caller: Caller, action: string): string[] {
+    const policy = this.gen.policy;
+    const wanted = policy.groups[action] ? policy.expand([action]) : [action];
+    return wanted.filter((a) => !policy.hasCluster(caller.roles, a));
+  }
+
+  /**
    * Throws the platform's 403 (security_exception) unless every index is
    * granted; system indices are refused to everyone. Pass the concrete names
    * the request touches (wildcards and aliases resolved).

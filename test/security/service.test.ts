@@ -84,6 +84,16 @@ describe("authorization", () => {
     expect((await security.authorize(request(basic("root", "root-pw")), SETUP_ACTIONS.settingsUpdate)).name).toBe("root");
   });
 
+  test("perform_permission_check: the missing raw actions of a group", async () => {
+    const { security } = await setup();
+    const alice = await security.authenticate(request(basic("alice", "alice-pw")));
+    const root = await security.authenticate(request(basic("root", "root-pw")));
+    expect(security.missingPrivileges(alice, "plugin:content_manager/subscription/post")).toEqual([CM.subscriptionCreate]);
+    expect(security.missingPrivileges(root, "plugin:content_manager/subscription/post")).toEqual([]);
+    expect(security.missingPrivileges(alice, "plugin:content_manager/logtest")).toEqual([CM.logtest]);
+    expect(security.missingPrivileges(alice, CM.logtestDetection)).toEqual([]);
+  });
+
   test("authentication-only routes accept any authenticated user", async () => {
     const { security } = await setup();
     expect((await security.authorize(request(basic("bob", "bob-pw")), AUTHENTICATED_ONLY)).name).toBe("bob");
