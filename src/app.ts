@@ -14,6 +14,7 @@ import { openEmbeddedStore } from "./store/embedded";
 import { createSecurity } from "./security";
 import { securityRoutes } from "./security/routes";
 import { indexApiRoutes } from "./indexer/routes";
+import { setupRoutes } from "./setup";
 
 /** What every feature module is built from: collaborators, never globals. */
 export interface Deps {
@@ -49,7 +50,7 @@ export async function createApp(node: NodeConfig, log: Logger): Promise<App> {
   const security = await createSecurity({ node, dataDir, log });
   const deps: Deps = { node, settings, store, security: security.security, log, dataDir, now: Date.now };
 
-  const pluginRoutes: PluginRoute[] = [...securityRoutes(deps.security)];
+  const pluginRoutes: PluginRoute[] = [...securityRoutes(deps.security), ...setupRoutes(deps)];
   const http = assembleApp({ security: deps.security, log, pluginRoutes, groups: [indexApiRoutes(deps)] });
 
   return {

@@ -1,0 +1,23 @@
+import type { Deps } from "../app";
+import { runBootstrap, type BootstrapResult } from "./bootstrap";
+import { startRetentionJob } from "./retention";
+
+export { setupRoutes, setupServices } from "./routes";
+export { runBootstrap, type BootstrapResult, type BootstrapOptions, type BootstrapTask } from "./bootstrap";
+export { waitForSetupReady, readSetupStatus, type SetupStatus } from "./status";
+export { readSetupSettings, type SettingsRecord } from "./settings";
+export { applyRetention, startRetentionJob } from "./retention";
+
+/**
+ * What a node does for the Setup extension at start: the bootstrap in the
+ * background (requests are served meanwhile; consumers wait for the marker)
+ * and, in embedded mode, the retention job that stands in for ISM.
+ */
+export function startSetup(deps: Deps, opts: { embedded: boolean }): { ready: Promise<BootstrapResult>; stop(): void } {
+  const ready = runBootstrap(deps).catch((e) => {
+    deps.log.error("setup bootstrap crashed", { error: e });
+    return { status: "failed", ranHere: true, completed: [], skipped: [] } satisfies BootstrapResult;
+  });
+  const retention = opts.embedded ? startRetentionJob(deps) : undefined;
+  return { ready, stop: () => retention?.stop() };
+}
