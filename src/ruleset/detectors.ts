@@ -243,7 +243,7 @@ export class Detectors {
       try {
         this.d.security.authorizeIndices(caller, 'indices:data/read/search', concrete)
       } catch (err) {
-        if (err instanceof ApiError && err.status === 403)
+        if ((err as { status?: unknown }).status === 403)
           throw new ApiError(403, `User doesn't have read permissions for one or more configured index ${expressions.join(', ')}`)
         throw err
       }
