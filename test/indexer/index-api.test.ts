@@ -109,11 +109,12 @@ describe('document-level security', () => {
 
 describe('index permissions on concrete indices', () => {
   test('wildcards and aliases are resolved before authorization', async () => {
-    expect((await ok(api.call('alice', 'GET', '/logs-*/_search'))).hits.hits.length).toBe(2)
+    expect((await ok(api.call('alice', 'GET', '/logs-a/_search'))).hits.hits.length).toBe(2)
     // An alias whose name the role does not cover, over an index it does: allowed.
     expect(ids(await ok(api.call('alice', 'GET', '/plain-alias/_search')))).toEqual(['l1', 'l2'])
     // An alias whose name matches the role's pattern, over an index it does not: refused.
-    for (const path of ['/logs-evil/_search', '/secret/_search', '/mixed/_search', '/*/_search', '/_search', '/secret/_doc/x1']) {
+    // `logs-*` also expands to the alias `logs-evil`, hence to `secret`: refused as a whole.
+    for (const path of ['/logs-*/_search', '/logs-evil/_search', '/secret/_search', '/mixed/_search', '/*/_search', '/_search', '/secret/_doc/x1']) {
       const res = await api.call('alice', 'GET', path)
       expect(res.status, path).toBe(403)
       expect(res.body.error.type).toBe('security_exception')
