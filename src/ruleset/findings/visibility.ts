@@ -36,3 +36,28 @@ export async function findingsFilter(store: Store, settings: SettingsSnapshot, c
   }
   return ids.length === 0 ? MATCH_NONE : { terms: { "svc.detector.id": ids } };
 }
+
+/** Backing indices of the findings streams (`.ds-svc-findings-v5-<category>-NNNNNN`). */
+const FINDINGS_BACKING = /^\.ds-svc-findings-v5-/;
+
+/**
+ * The same visibility for the index API (`GET svc-findings-v5-*\/_search`,
+ * `_count`, `_doc`): applied to the findings backing indices among the
+ * concrete indices of a read, leaving the others alone. Undefined when the
+ * read touches no findings or nothing is filtered.
+ */
+export function findingsReadFilter(deps: { store: Store; settings: { snapshot(): Promise<SettingsSnapshot> } }) {
+  return async (caller: Caller, indices: string[]): Promise<Query | undefined> => {
+    const findings = indices.filter((i) => FINDINGS_BACKING.test(i));
+    if (findings.length === 0) return undefined;
+    const filter = await findingsFilter(deps.store, await deps.settings.snapshot(), caller);
+    if (filter === undefined || findings.length === indices.length) return filter;
+    const inFindings = { bool: { should: findings.map((index) => ({ term: { _index: index } })), minimum_should_match: 1 } };
+    return {
+      bool: {
+        should: [{ bool: { filter: [inFindings, filter] } }, { bool: { must_not: [inFindings] } }],
+        minimum_should_match: 1,
+      },
+    };
+  };
+}

@@ -17,6 +17,7 @@ import { createLogger } from "../../../src/http/log";
 import { noteRemoteAddress } from "../../../src/http/remote";
 import { indexApiRoutes } from "../../../src/indexer/routes";
 import { findingsRoutes } from "../../../src/ruleset/findings/routes";
+import { findingsReadFilter } from "../../../src/ruleset/findings/visibility";
 import { appendFindings, type FindingInput } from "../../../src/ruleset/findings/writer";
 import { createSecurity } from "../../../src/security";
 import { runBootstrap } from "../../../src/setup/bootstrap";
@@ -28,7 +29,7 @@ export const PASSWORD = "pw-123456";
 /**
  * `admin`: all_access. `analyst` (backend role `blue`) and `red` (backend role
  * `red`): the case-management actions, update rights on the findings backing
- * indices only, read on the findings streams. `viewer`: search only, no case
+ * indices only, read on the findings streams and on \`misc-*\`. `viewer`: search only, no case
  * update. `nobody`: no role.
  */
 const USERS: Record<string, string[]> = { admin: ["admin"], analyst: ["blue", "case"], red: ["red", "case"], viewer: ["view"], nobody: [] };
@@ -41,7 +42,7 @@ case_manager:
   index_permissions:
     - index_patterns: [".ds-svc-findings-v5-*"]
       allowed_actions: ["indices:data/write/update", "read"]
-    - index_patterns: ["svc-findings-v5-*"]
+    - index_patterns: ["svc-findings-v5-*", "misc-*"]
       allowed_actions: ["read"]
 finding_viewer:
   cluster_permissions: ["cluster:admin/platform/securityanalytics/findings/get"]
@@ -93,7 +94,7 @@ export async function startFindingsServer(): Promise<FindingsServer> {
   const boot = await runBootstrap(deps);
   if (boot.status !== "ready") throw new Error(`bootstrap ${boot.status} at ${boot.failedTask}`);
 
-  const app = assembleApp({ security, log, pluginRoutes: findingsRoutes(deps), groups: [indexApiRoutes(deps)] });
+  const app = assembleApp({ security, log, pluginRoutes: findingsRoutes(deps), groups: [indexApiRoutes({ ...deps, readFilter: findingsReadFilter(deps) })] });
   const server: Server<undefined> = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
