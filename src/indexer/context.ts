@@ -9,7 +9,7 @@ import { readBody, type BodyLimit } from '../http/body'
 import { OpenSearchHttpError } from '../http/errors'
 import type { Logger } from '../http/log'
 import type { Caller, Security } from '../security/caller'
-import type { ResolveOptions, Store } from '../store/port'
+import type { Query, ResolveOptions, Store } from '../store/port'
 
 export interface IndexApiDeps {
   store: Store
@@ -18,6 +18,11 @@ export interface IndexApiDeps {
   node: NodeConfig
   log: Logger
   now: () => number
+  /**
+   * A filter a feature puts on reads of some indices besides DLS (filter_by_backend_roles on
+   * findings); undefined when nothing applies to these indices for this caller.
+   */
+  readFilter?: (caller: Caller, indices: string[]) => Promise<Query | undefined>
 }
 
 /** 10 MiB for every JSON body but bulk, whose limit is the node's http.max_body_bytes. */

@@ -27,6 +27,14 @@ export function dlsFilter(ctx: RequestContext, indices: string[]): Query | undef
   }
 }
 
+/** DLS and the features' read filter (findings visibility), ANDed; what every search path applies. */
+export async function readFilter(ctx: RequestContext, indices: string[]): Promise<Query | undefined> {
+  const dls = dlsFilter(ctx, indices)
+  const feature = await ctx.deps.readFilter?.(ctx.caller, indices)
+  if (feature === undefined) return dls
+  return dls === undefined ? feature : { bool: { filter: [dls, feature] } }
+}
+
 /** The user's query with the DLS filter ANDed in (the filter never changes scores). */
 export function withFilter(query: Query | undefined, filter: Query | undefined): Query | undefined {
   if (filter === undefined) return query
@@ -52,7 +60,7 @@ export function fieldTypes(mappings: Mappings | undefined): Map<string, FieldSpe
 
 /** True when the document passes the index's DLS query for the caller (or there is none). */
 export async function visible(ctx: RequestContext, store: Store, index: string, id: string, source: Record<string, unknown> | undefined): Promise<boolean> {
-  const filter = ctx.documentFilter(index)
+  const filter = await readFilter(ctx, [index])
   if (filter === undefined) return true
   const mapping = await store.getMapping({ index, expand_wildcards: 'all' })
   const types = fieldTypes(mapping[index]?.mappings)

@@ -89,7 +89,7 @@ async function getDoc(ctx: RequestContext, sourceOnly: boolean): Promise<unknown
   const refresh = refreshParam(ctx)
   if (refresh !== undefined) params.refresh = refresh
   let res = await ctx.store.get(params)
-  if (res.found && ctx.documentFilter(index) !== undefined) {
+  if (res.found && (ctx.documentFilter(index) !== undefined || ctx.deps.readFilter !== undefined)) {
     // DLS is tested on the whole document, whatever part of it the caller asked to see.
     const full = params._source === undefined && !params._source_includes && !params._source_excludes ? res : await ctx.store.get({ index: name, id, realtime: params.realtime })
     if (!full.found || !(await visible(ctx, ctx.store, index, id, full._source))) res = { _index: res._index, _id: id, found: false }

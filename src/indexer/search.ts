@@ -5,7 +5,7 @@
  */
 import type { Query, SearchBody, SearchParams, SortClause } from '../store/port'
 import { badRequest, type RequestContext } from './context'
-import { dlsFilter, withFilter } from './dls'
+import { readFilter, withFilter } from './dls'
 import type { IndexRouter } from './router'
 
 export const SEARCH_ACTION = 'indices:data/read/search'
@@ -116,7 +116,7 @@ async function search(ctx: RequestContext) {
   } else {
     indices = await ctx.authorized(SEARCH_ACTION, expression, options)
   }
-  body.query = withFilter(body.query as Query | undefined, dlsFilter(ctx, indices))
+  body.query = withFilter(body.query as Query | undefined, await readFilter(ctx, indices))
   const params: SearchParams = { body: body as SearchBody, ...options }
   if (expression !== undefined) params.index = expression
   if (ctx.flag('rest_total_hits_as_int', false)) params.rest_total_hits_as_int = true
@@ -131,7 +131,7 @@ async function count(ctx: RequestContext) {
   const expression = ctx.part('index')
   const options = ctx.resolveOptions()
   const indices = await ctx.authorized(SEARCH_ACTION, expression, options)
-  const query = withFilter(body.query as Query | undefined, dlsFilter(ctx, indices))
+  const query = withFilter(body.query as Query | undefined, await readFilter(ctx, indices))
   return ctx.store.count({ ...(expression !== undefined ? { index: expression } : {}), ...options, body: query === undefined ? {} : { query } })
 }
 
