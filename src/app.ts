@@ -14,7 +14,12 @@ import { openEmbeddedStore } from "./store/embedded";
 import { createSecurity } from "./security";
 import { securityRoutes } from "./security/routes";
 import { indexApiRoutes } from "./indexer/routes";
-import { setupRoutes } from "./setup";
+import { setupRoutes, startSetup } from "./setup";
+import { Journal } from "./journal/journal";
+import { createContentManager } from "./content/manager";
+import { createRuleset, rulesetRoutes } from "./ruleset";
+import { findingsRoutes } from "./ruleset/findings/routes";
+import { findingsRoutes } from "./ruleset/findings/routes";
 
 /** What every feature module is built from: collaborators, never globals. */
 export interface Deps {
@@ -25,6 +30,8 @@ export interface Deps {
   log: Logger;
   dataDir: string;
   now: () => number;
+  /** Node-local record of what this node did (lock audit, job runs). */
+  journal: Journal;
 }
 
 export interface App {
@@ -36,6 +43,8 @@ export interface App {
   /** Lines telling a new user how to log in (first start). */
   loginHints: string[];
   reloadSecurity(): Promise<void>;
+  /** Resolves when the start-up work (bootstrap, content policies, detection clock) is done. */
+  ready: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -50,7 +59,7 @@ export async function createApp(node: NodeConfig, log: Logger): Promise<App> {
   const security = await createSecurity({ node, dataDir, log });
   const deps: Deps = { node, settings, store, security: security.security, log, dataDir, now: Date.now };
 
-  const pluginRoutes: PluginRoute[] = [...securityRoutes(deps.security), ...setupRoutes(deps)];
+  const pluginRoutes: PluginRoute[] = [...securityRoutes(deps.security), ...setupRoutes(deps), ...findingsRoutes(deps)];
   const http = assembleApp({ security: deps.security, log, pluginRoutes, groups: [indexApiRoutes(deps)] });
 
   return {
@@ -63,8 +72,13 @@ export async function createApp(node: NodeConfig, log: Logger): Promise<App> {
     storeKind: "embedded",
     loginHints: security.loginHints,
     reloadSecurity: () => security.reload(),
+    ready: started,
     async close() {
+      setup.stop();
+      await started;
+      await ruleset.stop();
       await store.close();
+      journal.close();
     },
   };
 }

@@ -8,6 +8,8 @@ import { updateFindings } from "./update";
 import { parseUpdateRequest } from "./update-request";
 import { findingsFilter } from "./visibility";
 
+export { findingsReadFilter } from "./visibility";
+
 export const MAX_CASE_BULK = "plugins.security_analytics.max_case_management_bulk_size";
 
 /** At most 100 findings with their comment threads; far beyond that is not a case update. */
