@@ -19,7 +19,6 @@ import { Journal } from "./journal/journal";
 import { createContentManager } from "./content/manager";
 import { createRuleset, rulesetRoutes } from "./ruleset";
 import { findingsRoutes } from "./ruleset/findings/routes";
-import { findingsRoutes } from "./ruleset/findings/routes";
 
 /** What every feature module is built from: collaborators, never globals. */
 export interface Deps {
@@ -57,10 +56,29 @@ export async function createApp(node: NodeConfig, log: Logger): Promise<App> {
   const store = openEmbeddedStore(join(dataDir, "store.db"));
   const settings = new ClusterSettings(node, storeSettingsPersistence(store));
   const security = await createSecurity({ node, dataDir, log });
-  const deps: Deps = { node, settings, store, security: security.security, log, dataDir, now: Date.now };
+  const journal = new Journal(join(dataDir, "journal.db"));
+  const deps: Deps = { node, settings, store, security: security.security, log, dataDir, now: Date.now, journal };
 
-  const pluginRoutes: PluginRoute[] = [...securityRoutes(deps.security), ...setupRoutes(deps), ...findingsRoutes(deps)];
+  const ruleset = createRuleset(deps);
+  const content = createContentManager({ ...deps, rulesetSync: ruleset.sync });
+  const pluginRoutes: PluginRoute[] = [
+    ...securityRoutes(deps.security),
+    ...setupRoutes(deps),
+    ...findingsRoutes(deps),
+    ...rulesetRoutes(ruleset),
+    ...content.routes,
+  ];
   const http = assembleApp({ security: deps.security, log, pluginRoutes, groups: [indexApiRoutes(deps)] });
+
+  // Background start-up: requests are served meanwhile; features that need the indices wait for the setup marker.
+  const setup = startSetup(deps, { embedded: true });
+  const started = setup.ready
+    .then(async (result) => {
+      if (result.status !== "ready") return;
+      await content.startup();
+      ruleset.start();
+    })
+    .catch((e) => log.error("start-up work failed", { error: e }));
 
   return {
     fetch: (request, server) => {
