@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { appendFindings } from "../../../src/ruleset/findings/writer";
 import { sampleFinding, startFindingsServer, type FindingsServer } from "./harness";
 
 const UPDATE = "/_plugins/_security_analytics/findings/_update";
@@ -25,9 +26,25 @@ async function setLimit(value: number | null) {
   await Bun.sleep(SETTINGS_CACHE_MS);
 }
 
-describe("findings are where a case update addresses them", () => {
-  test("written to the security findings stream's backing index", () => {
+describe("findings writer", () => {
+  test("writes to the security findings stream's backing index, the stored document readable through the index API", async () => {
     expect(f[0]._index).toBe(".ds-svc-findings-v5-security-000001");
+    const r = await s.request("GET", `/${f[0]._index}/_doc/${f[0]._id}`);
+    expect(r.status).toBe(200);
+    const doc = r.body._source;
+    expect(doc.event).toMatchObject({ action: "login_failed", kind: "event", index: ".ds-svc-events-v5-security-000001" });
+    expect(doc.svc.rule).toMatchObject({ id: "rule-medium", level: "medium", tags: ["medium", "linux", "attack.credential-access"] });
+    expect(doc.svc.detector).toEqual({ id: "det-blue", type: "linux" });
+    expect(doc.svc.integration).toEqual({ name: "linux", category: "security" });
+    expect(doc.svc.case).toBeUndefined();
+  });
+
+  test("op_type create: a finding with a given id is never overwritten", async () => {
+    const first = await appendFindings(s.store, [{ ...sampleFinding(), id: "fixed-finding-id" }]);
+    expect(first[0]).toMatchObject({ _id: "fixed-finding-id", status: 201 });
+    const again = await appendFindings(s.store, [{ ...sampleFinding({ title: "other" }), id: "fixed-finding-id" }]);
+    expect(again[0].status).toBe(409);
+    expect((await s.source(first[0]._index, "fixed-finding-id")).svc.rule.title).toBe("SSH failed password");
   });
 });
 
@@ -123,6 +140,17 @@ describe("validation: 400 with the reference's message, first failure wins, noth
     const r2 = await update({ findings: [item(11, { status: null, user: null, comments: null, tags: null })] });
     expect(r2.status).toBe(200);
     expect(await caseOf(11)).toEqual({ status: null, title: "t", user: null, comments: null, tags: null });
+  });
+
+  test("a body over 10 MiB is refused before it is parsed", async () => {
+    const r = await s.request("PUT", UPDATE, { raw: `{"findings": [], "pad": "${"x".repeat(10 * 1024 * 1024)}"}` });
+    expect(r.status).toBe(413);
+    expect(r.body.status).toBe(413);
+  });
+
+  test("an unauthenticated request is a 401", async () => {
+    const r = await fetch(s.url + UPDATE, { method: "PUT", body: JSON.stringify({ findings: [ok()] }) });
+    expect(r.status).toBe(401);
   });
 
   test("the route needs the findings update permission", async () => {
