@@ -48,14 +48,14 @@ export interface App {
 }
 
 /** The composition root: config -> store -> settings -> security -> feature modules -> HTTP app. */
-export async function createApp(node: NodeConfig, log: Logger): Promise<App> {
+export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Record<string, string | undefined> } = {}): Promise<App> {
   const dataDir = resolve(node.values.get("path.data") as string);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const platformUrl = node.values.get("storage.platform.url") as string;
   if (platformUrl) throw new Error("platform mode (storage.platform.url) is not available in this build yet");
   const store = openEmbeddedStore(join(dataDir, "store.db"));
   const settings = new ClusterSettings(node, storeSettingsPersistence(store));
-  const security = await createSecurity({ node, dataDir, log });
+  const security = await createSecurity({ node, dataDir, log, env: opts.env });
   const journal = new Journal(join(dataDir, "journal.db"));
   const deps: Deps = { node, settings, store, security: security.security, log, dataDir, now: Date.now, journal };
 

@@ -15,8 +15,8 @@ export interface RunningServer {
  * Starts svc-ext on the configured address: HTTPS when a certificate is
  * configured (the spec says every request uses HTTPS), plain HTTP otherwise.
  */
-export async function startServer(node: NodeConfig, log: Logger): Promise<RunningServer> {
-  const app = await createApp(node, log);
+export async function startServer(node: NodeConfig, log: Logger, opts: { env?: Record<string, string | undefined> } = {}): Promise<RunningServer> {
+  const app = await createApp(node, log, opts);
   const cert = node.values.get("http.tls.certificate") as string;
   const key = node.values.get("http.tls.key") as string;
   const tls = cert ? { cert: Bun.file(cert), key: Bun.file(key) } : undefined;
