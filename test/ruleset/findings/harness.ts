@@ -16,6 +16,7 @@ import { assembleApp } from "../../../src/http/assemble";
 import { createLogger } from "../../../src/http/log";
 import { noteRemoteAddress } from "../../../src/http/remote";
 import { indexApiRoutes } from "../../../src/indexer/routes";
+import { Journal } from "../../../src/journal/journal";
 import { findingsRoutes } from "../../../src/ruleset/findings/routes";
 import { findingsReadFilter } from "../../../src/ruleset/findings/visibility";
 import { appendFindings, type FindingInput } from "../../../src/ruleset/findings/writer";
@@ -90,7 +91,8 @@ export async function startFindingsServer(): Promise<FindingsServer> {
   const store = openEmbeddedStore(join(dataDir, "store.db"));
   const settings = new ClusterSettings(node, storeSettingsPersistence(store));
   const { security } = await createSecurity({ node, dataDir, log, env: {} });
-  const deps: Deps = { node, settings, store, security, log, dataDir, now: Date.now };
+  const journal = new Journal(join(dataDir, "journal.db"));
+  const deps: Deps = { node, settings, store, security, log, dataDir, now: Date.now, journal };
   const boot = await runBootstrap(deps);
   if (boot.status !== "ready") throw new Error(`bootstrap ${boot.status} at ${boot.failedTask}`);
 
@@ -138,6 +140,7 @@ export async function startFindingsServer(): Promise<FindingsServer> {
     async stop() {
       server.stop(true);
       await store.close();
+      journal.close();
       rmSync(root, { recursive: true, force: true });
     },
   };
