@@ -18,7 +18,7 @@ import { setupRoutes, startSetup } from "./setup";
 import { Journal } from "./journal/journal";
 import { createContentManager } from "./content/manager";
 import { createRuleset, rulesetRoutes } from "./ruleset";
-import { findingsRoutes } from "./ruleset/findings/routes";
+import { findingsReadFilter, findingsRoutes } from "./ruleset/findings/routes";
 
 /** What every feature module is built from: collaborators, never globals. */
 export interface Deps {
@@ -68,7 +68,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     ...rulesetRoutes(ruleset),
     ...content.routes,
   ];
-  const http = assembleApp({ security: deps.security, log, pluginRoutes, groups: [indexApiRoutes(deps)] });
+  const http = assembleApp({ security: deps.security, log, pluginRoutes, groups: [indexApiRoutes({ ...deps, readFilter: findingsReadFilter(deps) })] });
 
   // Background start-up: requests are served meanwhile; features that need the indices wait for the setup marker.
   const setup = startSetup(deps, { embedded: true });
