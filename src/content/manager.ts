@@ -13,6 +13,7 @@ import { ensureLockIndex } from './locks/creation-lock'
 import { ensureSpacePolicies } from './policy/defaults'
 import { engineLoads } from './policy/engine-load'
 import { PolicyService } from './policy/service'
+import { promotionRoutes } from './promotion/routes'
 import { ContentRepository, ContentUnavailable } from './repository'
 import { ResourceService } from './resources/service'
 import { contentResourceRoutes } from './routes'
@@ -67,7 +68,7 @@ export function createContentManager(deps: ContentManagerDeps): ContentManager {
   const resources = new ResourceService(ctx)
   const policies = new PolicyService(ctx)
   return {
-    routes: contentResourceRoutes(resources, policies),
+    routes: [...contentResourceRoutes(resources, policies), ...promotionRoutes(ctx)],
     async startup() {
       await ensureLockIndex(deps.store)
       try {

@@ -113,7 +113,14 @@ export async function createContentIndices(store: Store): Promise<void> {
 }
 
 export async function startHarness(
-  opts: { node?: Record<string, unknown>; engine?: 'mock' | 'server'; skipStartup?: boolean; now?: () => number } = {},
+  opts: {
+    node?: Record<string, unknown>
+    engine?: 'mock' | 'server'
+    skipStartup?: boolean
+    now?: () => number
+    /** Wraps the embedded store the whole harness uses (fault injection for the promotion tests). */
+    wrapStore?: (store: Store) => Store
+  } = {},
 ): Promise<Harness> {
   const dirs = tempDirs()
   writeSecurityFile(dirs, 'internal_users.yml', await usersFile(USERS))
@@ -133,7 +140,8 @@ export async function startHarness(
     dirs.configDir,
   )
   const settings = new ClusterSettings(node, memoryPersistence(), Date.now, 0)
-  const store = new EmbeddedStore(':memory:')
+  const embedded = new EmbeddedStore(':memory:')
+  const store = opts.wrapStore ? opts.wrapStore(embedded) : embedded
   await createContentIndices(store)
   const journalDir = mkdtempSync(join(tmpdir(), 'content-journal-'))
   const journal = new Journal(join(journalDir, 'journal.db'))

@@ -1,0 +1,93 @@
+// Ruleset Management's copies of the target space's integrations and rules: step 4 of a promotion,
+// and the reconciliation that follows a rollback. Both are best-effort: a failure is a warning and
+// never changes the promotion's answer.
+import type { Logger } from '../../http/log'
+import type { Doc } from '../repository'
+import type { RulesetSync } from '../ruleset-sync'
+import type { Applied } from './consolidate'
+import type { Plan, Step } from './plan'
+
+interface Deps {
+  ruleset: RulesetSync
+  log: Logger
+}
+
+const ids = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
+const documentOf = (source: Doc | undefined): Doc => (source?.document ?? {}) as Doc
+
+/** The integration listing a rule in a set of integration documents ('' when none does). */
+function parentOf(integrations: Doc[], ruleId: string): string {
+  return String(integrations.find((i) => ids(i.rules).includes(ruleId))?.id ?? '')
+}
+
+async function attempt(deps: Deps, warnings: string[], what: string, call: () => Promise<void>): Promise<void> {
+  try {
+    await call()
+  } catch (e) {
+    const error = e instanceof Error ? e.message : String(e)
+    warnings.push(`${what}: ${error}`)
+    deps.log.warn('Ruleset Management call failed during a promotion', { call: what, error })
+  }
+}
+
+/** Step 4: removed rules and integrations deleted, then applied integrations and rules upserted (POST when new, PUT otherwise). */
+export async function syncRuleset(deps: Deps, plan: Plan): Promise<string[]> {
+  const warnings: string[] = []
+  const { target } = plan
+  const removed = (list: string) => plan.removals.filter((s) => s.list === list)
+  const applied = (list: string) => plan.applies.filter((s) => s.list === list)
+  for (const s of removed('rules')) await attempt(deps, warnings, `delete rule ${s.id}`, () => deps.ruleset.deleteRule(target, s.id))
+  for (const s of removed('integrations')) {
+    await attempt(deps, warnings, `delete integration ${s.id}`, () => deps.ruleset.deleteIntegration(target, s.id))
+  }
+  for (const s of applied('integrations')) {
+    await attempt(deps, warnings, `upsert integration ${s.id}`, () =>
+      deps.ruleset.upsertIntegration(target, documentOf(s.body), s.previous !== undefined),
+    )
+  }
+  for (const s of applied('rules')) {
+    await attempt(deps, warnings, `upsert rule ${s.id}`, () =>
+      deps.ruleset.upsertRule(target, documentOf(s.body), parentOf(plan.after.integrations, s.id), s.previous !== undefined),
+    )
+  }
+  return warnings
+}
+
+/**
+ * After a rollback, puts Ruleset Management back to the pre-promotion target in the spec's order:
+ * revert applied rules (adds deleted, updates restored), revert applied integrations, restore
+ * deleted integrations, restore deleted rules. Every call re-asserts a pre-promotion state, so it is
+ * harmless for a copy Ruleset Management never received.
+ */
+export async function reconcileRuleset(deps: Deps, plan: Plan, applied: Applied[]): Promise<string[]> {
+  const warnings: string[] = []
+  const { target } = plan
+  const before = plan.before.integrations.map((i) => i.document)
+  const revert = async (s: Step) => {
+    if (s.list === 'rules') {
+      if (s.previous === undefined) await attempt(deps, warnings, `delete rule ${s.id}`, () => deps.ruleset.deleteRule(target, s.id))
+      else {
+        await attempt(deps, warnings, `restore rule ${s.id}`, () =>
+          deps.ruleset.upsertRule(target, documentOf(s.previous), parentOf(before, s.id), true),
+        )
+      }
+    } else if (s.previous === undefined) {
+      await attempt(deps, warnings, `delete integration ${s.id}`, () => deps.ruleset.deleteIntegration(target, s.id))
+    } else {
+      await attempt(deps, warnings, `restore integration ${s.id}`, () => deps.ruleset.upsertIntegration(target, documentOf(s.previous), true))
+    }
+  }
+  const forward = applied.filter((s) => s.operation !== 'remove')
+  const removals = applied.filter((s) => s.operation === 'remove')
+  for (const s of forward.filter((s) => s.list === 'rules')) await revert(s)
+  for (const s of forward.filter((s) => s.list === 'integrations')) await revert(s)
+  for (const s of removals.filter((s) => s.list === 'integrations')) {
+    await attempt(deps, warnings, `re-create integration ${s.id}`, () => deps.ruleset.upsertIntegration(target, documentOf(s.previous), false))
+  }
+  for (const s of removals.filter((s) => s.list === 'rules')) {
+    await attempt(deps, warnings, `re-create rule ${s.id}`, () =>
+      deps.ruleset.upsertRule(target, documentOf(s.previous), parentOf(before, s.id), false),
+    )
+  }
+  return warnings
+}
