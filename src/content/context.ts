@@ -7,10 +7,11 @@ import type { Journal } from '../journal/journal'
 import type { Caller, Security } from '../security/caller'
 import type { Store } from '../store/port'
 import type { EngineClient } from './engine'
+import type { CreationLock, LocalTurns } from './locks/creation-lock'
 import type { EngineLoads } from './policy/engine-load'
 import { ContentRepository, ContentUnavailable } from './repository'
 import type { RulesetSync } from './ruleset-sync'
-import { recomputeSpaceHash, type SpaceHashResult } from './space-hash'
+import type { SpaceHashes, SpaceHashResult } from './space-hash'
 import type { Space } from './spaces'
 
 export interface ContentContext {
@@ -24,6 +25,9 @@ export interface ContentContext {
   log: Logger
   now: () => number
   engineLoads: EngineLoads
+  creationLock: CreationLock
+  turns: LocalTurns
+  hashes: SpaceHashes
 }
 
 /** Throws 403 unless the caller may perform `action` on the concrete indices behind `aliases`. */
@@ -48,9 +52,7 @@ export async function afterChange(ctx: ContentContext, spaces: Space[]): Promise
   const results: SpaceHashResult[] = []
   for (const space of new Set(spaces)) {
     try {
-      const r = await recomputeSpaceHash(ctx.repo, space)
-      results.push(r)
-      if (r.changed && space === 'standard') ctx.engineLoads.trigger('standard')
+      results.push(await ctx.hashes.recompute(space))
     } catch (e) {
       ctx.log.error('Space hash could not be recomputed', { space, error: e instanceof Error ? e.message : String(e) })
     }

@@ -9,7 +9,7 @@ import type { Security } from '../security/caller'
 import type { Store } from '../store/port'
 import { afterChange, type ContentContext } from './context'
 import { createEngineClient, createPolicyReloader, engineOptionsFromSettings, type EngineClient, type ReloadOutcome } from './engine'
-import { ensureLockIndex } from './locks/creation-lock'
+import { ensureLockIndex, LocalTurns, withCreationLock, type CreationLock } from './locks/creation-lock'
 import { ensureSpacePolicies } from './policy/defaults'
 import { engineLoads } from './policy/engine-load'
 import { PolicyService } from './policy/service'
@@ -18,7 +18,7 @@ import { ContentRepository, ContentUnavailable } from './repository'
 import { ResourceService } from './resources/service'
 import { contentResourceRoutes } from './routes'
 import { noRulesetSync, type RulesetSync } from './ruleset-sync'
-import { spaceHash, type SpaceHashResult } from './space-hash'
+import { spaceHash, spaceHashes, type SpaceHashResult } from './space-hash'
 import type { Space } from './spaces'
 
 export interface ContentManagerDeps {
@@ -32,6 +32,8 @@ export interface ContentManagerDeps {
   engine?: EngineClient
   /** Defaults to a no-op until Ruleset Management is wired in. */
   rulesetSync?: RulesetSync
+  /** Only the lock benchmark replaces this, to measure creation without it. */
+  creationLock?: CreationLock
 }
 
 export interface ContentManager {
@@ -64,6 +66,12 @@ export function createContentManager(deps: ContentManagerDeps): ContentManager {
     log: deps.log,
     now: deps.now,
     engineLoads: loads,
+    creationLock: deps.creationLock ?? withCreationLock,
+    turns: new LocalTurns(),
+    // The standard space is what the Engine runs: every change of its hash is loaded (background 8).
+    hashes: spaceHashes(repo, (r) => {
+      if (r.space === 'standard') loads.trigger('standard')
+    }),
   }
   const resources = new ResourceService(ctx)
   const policies = new PolicyService(ctx)

@@ -81,3 +81,45 @@ export async function spaceHash(repo: ContentRepository, space: Space): Promise<
   const policy = await repo.policy(space)
   return policy ? storedSpaceHash(policy) : undefined
 }
+
+export interface SpaceHashes {
+  /**
+   * Recomputes `space` after a change. Concurrent requests on this node share work: the promise
+   * returned always belongs to a recompute that started after the call, so it sees the caller's
+   * change, but N writers finishing together cost two recomputes, not N racing ones.
+   */
+  recompute(space: Space): Promise<SpaceHashResult>
+}
+
+export function spaceHashes(repo: ContentRepository, onChanged: (r: SpaceHashResult) => void): SpaceHashes {
+  const running = new Map<Space, Promise<SpaceHashResult>>()
+  const queued = new Map<Space, Promise<SpaceHashResult>>()
+  const start = (space: Space): Promise<SpaceHashResult> => {
+    const p = recomputeSpaceHash(repo, space).then((r) => {
+      if (r.changed) onChanged(r)
+      return r
+    })
+    running.set(space, p)
+    const clear = () => {
+      if (running.get(space) === p) running.delete(space)
+    }
+    p.then(clear, clear)
+    return p
+  }
+  return {
+    recompute(space) {
+      const current = running.get(space)
+      if (!current) return start(space)
+      const waiting = queued.get(space)
+      if (waiting) return waiting
+      const next = current
+        .catch(() => undefined)
+        .then(() => {
+          queued.delete(space)
+          return start(space)
+        })
+      queued.set(space, next)
+      return next
+    },
+  }
+}

@@ -85,6 +85,8 @@ export function recordingRulesetSync() {
 export interface Harness {
   url: string
   store: Store
+  security: Awaited<ReturnType<typeof securityFor>>['security']
+  log: ReturnType<typeof createLogger>
   settings: ClusterSettings
   content: ContentManager
   journal: Journal
@@ -163,6 +165,8 @@ export async function startHarness(
   return {
     url,
     store,
+    security,
+    log,
     settings,
     content,
     journal,

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { creationLockId } from '../../src/content/locks/creation-lock'
 import { CONTENT_ALIASES, RESOURCE_LOCKS_INDEX } from '../../src/setup/indices'
-import { filterBody, integrationBody, PREFIX, ruleBody, startHarness, type Harness } from './harness'
+import { createContentManager } from '../../src/content/manager'
+import { basic } from '../security/helpers'
+import { filterBody, integrationBody, kvdbBody, PREFIX, ruleBody, startHarness, USERS, type Harness } from './harness'
 
 let h: Harness
 
@@ -57,6 +59,26 @@ describe('creation limits', () => {
     expect(zero.body.message).toContain('plugins.content_manager.max_rules')
     await h.set({ 'plugins.content_manager.max_rules': 200 })
     expect((await h.request('POST', `${PREFIX}/rules`, { body: ruleBody(parent, 'allowed', title) })).status).toBe(201)
+  })
+
+  test('two nodes sharing the store still store exactly the limit (the lock document, not the node queue, decides)', async () => {
+    await h.set({ 'plugins.content_manager.max_kvdbs': 4 })
+    const other = createContentManager({ store: h.store, settings: h.settings, security: h.security, log: h.log, now: Date.now, journal: h.journal })
+    const admin = await h.security.authenticate(new Request('http://x/', { headers: { authorization: basic('admin', USERS.admin.password) } }))
+    const parent = (await h.content.repo.list(CONTENT_ALIASES.integrations, 'draft'))[0]
+    const attempts = Array.from({ length: 20 }, (_, i) => {
+      const node = i % 2 === 0 ? h.content : other
+      return node.resources.create('kvdb', kvdbBody(parent._id, `kv-${i}`), admin).then(
+        () => 201,
+        (e: { status?: number }) => e.status ?? 500,
+      )
+    })
+    const statuses = await Promise.all(attempts)
+    expect(statuses.filter((s) => s === 201)).toHaveLength(4)
+    expect(statuses.every((s) => s === 201 || s === 400 || s === 503)).toBe(true)
+    expect(await h.content.repo.count(CONTENT_ALIASES.kvdbs, 'draft')).toBe(4)
+    expect(((await h.content.repo.getById(CONTENT_ALIASES.integrations, parent._id))!.document.kvdbs as string[]).length).toBe(4)
+    expect(await lockDocs()).toBe(0)
   })
 
   test('filters are limited per space', async () => {

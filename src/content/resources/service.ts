@@ -9,7 +9,6 @@ import { afterChange, authorizeWrites, requireDraftPolicy, type ContentContext }
 import { EngineError, engineValidationMessage } from '../engine'
 import { CONTENT_ALIASES } from '../indices'
 import { INTEGRATION_LISTS, KINDS, LIST_KIND, type IntegrationList, type ResourceKind } from '../kinds'
-import { withCreationLock } from '../locks/creation-lock'
 import { envelope, isObject, type Doc, type Stored } from '../repository'
 import { RulesetRejected } from '../ruleset-sync'
 import type { Space } from '../spaces'
@@ -68,7 +67,7 @@ export class ResourceService {
       retryBackoffMillis: settings.num(`${cm}resource_lock.retry_backoff_millis`),
       staleThresholdMillis: settings.num(`${cm}resource_lock.stale_threshold_millis`),
     }
-    return withCreationLock(ctx, lockSettings, { type: kind, space }, async () => {
+    return ctx.creationLock(ctx, lockSettings, { type: kind, space }, async () => {
       const parent = parentId === undefined ? undefined : await this.draftIntegration(parentId)
       if (kind === 'rule') checkProduct(resource, parent!)
       if (kind === 'integration' || kind === 'rule') await this.uniqueTitle(kind, resource)
