@@ -16,6 +16,7 @@ import { ClusterSettings, memoryPersistence } from "../../src/config/cluster-set
 import { buildNodeConfig } from "../../src/config/node-config";
 import { assembleApp } from "../../src/http/assemble";
 import { createLogger } from "../../src/http/log";
+import { Journal } from "../../src/journal/journal";
 import { createSecurity } from "../../src/security";
 import { runBootstrap } from "../../src/setup/bootstrap";
 import { setupRoutes } from "../../src/setup/routes";
@@ -49,7 +50,8 @@ async function startService(root: string): Promise<Target> {
   const store = openEmbeddedStore(join(dataDir, "store.db"));
   const settings = new ClusterSettings(node, memoryPersistence());
   const { security } = await createSecurity({ node, dataDir, log, env: {} });
-  const deps: Deps = { node, settings, store, security, log, dataDir, now: Date.now };
+  const journal = new Journal(join(dataDir, "journal.db"));
+  const deps: Deps = { node, settings, store, security, log, dataDir, now: Date.now, journal };
   const boot = await runBootstrap(deps);
   if (boot.status !== "ready") throw new Error(`bootstrap ${boot.status}`);
   const app = assembleApp({ security, log, pluginRoutes: setupRoutes(deps) });
@@ -61,6 +63,7 @@ async function startService(root: string): Promise<Target> {
     async stop() {
       server.stop(true);
       await store.close();
+      journal.close();
     },
   };
 }
