@@ -177,9 +177,10 @@ export class Rules {
     return out
   }
 
-  /** Compiles a stored rule for detection with the current mapping of its log type. */
-  async compileForDetection(rule: StoredRule, settings: SettingsSnapshot): Promise<CompiledSigmaRule> {
-    const fieldMapping = await this.logTypes.fieldMapping(rule.category, settings)
+  /** Compiles a stored rule for detection with the current mapping of its log type (memoised in `mappings`). */
+  async compileForDetection(rule: StoredRule, settings: SettingsSnapshot, mappings = new Map<string, Promise<Record<string, string>>>()): Promise<CompiledSigmaRule> {
+    if (!mappings.has(rule.category)) mappings.set(rule.category, this.logTypes.fieldMapping(rule.category, settings))
+    const fieldMapping = await mappings.get(rule.category)!
     const compiled = compileSigmaRule(parseStoredBody(rule.rule), { fieldMapping })
     return { ...compiled, id: rule.document.id }
   }

@@ -102,17 +102,20 @@ describe('findings bounds of a detection run', () => {
   test('beyond correlation.max_pending_findings new findings are shed, counted, and the run moves on', async () => {
     await s.setSetting(`${SA}correlation.max_pending_findings`, 3)
     await s.setSetting(`${SA}enriched_findings_enrich_batch_size`, 10)
+    await s.setSetting(`${SA}enriched_findings_bulk_size`, 10)
     try {
       const before = (await s.findings()).length
       await s.index(hits(25))
       const r = await s.ruleset.scheduler.runLeased(LINUX.id)
-      // Batches of 10, 10 and 5 events: 3 findings accepted from each, the rest shed.
+      // Batches of 10, 10 and 5 events, each flushed as it fills a bulk of 10 (the last at the
+      // end of the page): 3 findings accepted from each, the rest shed.
       expect(r).toMatchObject({ status: 'ran', documents: 25, findings: 9, shed: 16 })
       expect((await s.findings()).length).toBe(before + 9)
       expect(s.ruleset.findings.inFlight).toBe(0)
     } finally {
       await s.setSetting(`${SA}correlation.max_pending_findings`, 10000)
       await s.setSetting(`${SA}enriched_findings_enrich_batch_size`, 100)
+      await s.setSetting(`${SA}enriched_findings_bulk_size`, 100)
     }
   })
 

@@ -18,6 +18,7 @@ import { createLogger } from '../../src/http/log'
 import { noteRemoteAddress } from '../../src/http/remote'
 import { indexApiRoutes } from '../../src/indexer/routes'
 import { createRuleset, type Ruleset, rulesetRoutes } from '../../src/ruleset'
+import { Journal } from '../../src/journal/journal'
 import { forgetEnsured } from '../../src/ruleset/indices'
 import { createSecurity } from '../../src/security'
 import { runBootstrap } from '../../src/setup/bootstrap'
@@ -96,7 +97,8 @@ export async function startRulesetServer(): Promise<RulesetServer> {
     const store = openEmbeddedStore(join(dataDir, 'store.db'))
     const settings = new ClusterSettings(node, storeSettingsPersistence(store), Date.now, 0)
     const { security } = await createSecurity({ node, dataDir, log, env: {} })
-    const deps: Deps = { node, settings, store, security, log, dataDir, now: Date.now }
+    const journal = new Journal(join(dataDir, 'journal.db'))
+    const deps: Deps = { node, settings, store, security, log, dataDir, now: Date.now, journal }
     if (bootstrap) {
       const boot = await runBootstrap(deps)
       if (boot.status !== 'ready') throw new Error(`bootstrap ${boot.status} at ${boot.failedTask}`)
@@ -118,6 +120,7 @@ export async function startRulesetServer(): Promise<RulesetServer> {
     await current.ruleset.stop()
     server.stop(true)
     forgetEnsured(current.deps.store)
+    current.deps.journal.close()
     await current.deps.store.close()
   }
   await start(true)

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RulesetRejected } from '../../src/content/ruleset-sync'
 import { CUSTOM_RULES_INDEX, PREPACKAGED_RULES_INDEX } from '../../src/ruleset/indices'
+import type { FieldMappingEntry } from '../../src/ruleset/model'
 import { ctiRule, detectorBody, LINUX, type RulesetServer, startRulesetServer } from './harness'
 
 const BASE = '/_plugins/_security_analytics'
@@ -152,7 +153,7 @@ describe('log types and field mappings', () => {
     await s.ruleset.logTypes.upsert('standard', {
       id: 'int-win',
       name: 'windows',
-      mappings: [{ raw_field: 'CommandLine', ecs: 'process.command_line', ocsf: 'actor.process.cmd_line' }],
+      mappings: [{ raw_field: 'CommandLine', ecs: 'process.command_line', ocsf: 'actor.process.cmd_line' } as FieldMappingEntry],
     })
     const body = yaml('Win', "  sel:\n    CommandLine|contains: whoami\n  condition: sel", 'windows')
     const ecs = await s.request('POST', `${BASE}/rules`, { raw: body })
@@ -161,7 +162,7 @@ describe('log types and field mappings', () => {
     try {
       const ocsf = await s.request('POST', `${BASE}/rules`, { raw: body })
       expect(JSON.parse(ocsf.body.rule.queries[0].value).wildcard).toHaveProperty(['actor.process.cmd_line'])
-      await s.ruleset.logTypes.upsert('standard', { id: 'int-win', name: 'windows', schema: 'ecs', mappings: [{ raw_field: 'CommandLine', ecs: 'process.command_line', ocsf: 'actor.process.cmd_line' }] })
+      await s.ruleset.logTypes.upsert('standard', { id: 'int-win', name: 'windows', schema: 'ecs', mappings: [{ raw_field: 'CommandLine', ecs: 'process.command_line', ocsf: 'actor.process.cmd_line' } as FieldMappingEntry] })
       const own = await s.request('POST', `${BASE}/rules`, { raw: body })
       expect(JSON.parse(own.body.rule.queries[0].value).wildcard).toHaveProperty(['process.command_line'])
     } finally {

@@ -6,6 +6,7 @@
  * and one finding per (event, matched rule) is appended. After each page the findings are written
  * first and the checkpoint moved second, so a crash in between repeats the page, and the
  * deterministic finding ids turn the repeat into create conflicts: no duplicate, no miss.
+ * (Checkpointing per page rather than per batch: each checkpoint is a durable write.)
  */
 import type { ClusterSettings, SettingsSnapshot } from '../../config/cluster-settings'
 import type { Logger } from '../../http/log'
@@ -55,6 +56,7 @@ export async function runDetector(deps: RunDeps, id: string, detector: StoredDet
   const settings = await deps.settings.snapshot()
   const prepared = await prepareRules(deps, detector, settings)
   const batchSize = settings.num(FINDINGS_SETTINGS.batchSize)
+  const bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
   const summary: RunSummary = { started_at: startedAt, took_ms: 0, documents: 0, findings: 0, duplicates: 0, shed: 0, skipped_rules: prepared.skipped }
   const cp: Checkpoint = { ...stored.checkpoint, indices: { ...stored.checkpoint.indices } }
 
@@ -62,29 +64,38 @@ export async function runDetector(deps: RunDeps, id: string, detector: StoredDet
     const fieldTypes = await typesOf(deps.store, index)
     let after = cp.indices[index] ?? -1
     for (;;) {
-      // Read in large pages (one pass over the index each) and work in batches of the
-      // enrichment batch size, moving the checkpoint after every batch.
+      // Read in large pages (one pass over the index each), evaluate batches of
+      // `enriched_findings_enrich_batch_size` events, write findings once a bulk's worth
+      // (`enriched_findings_bulk_size`) is pending and at the page's end, then move the
+      // checkpoint past the page. A crash before the
+      // checkpoint re-evaluates at most one page, and the finding ids make that a no-op.
       const page = await deps.store.search({
         index,
         body: { size: SCAN_PAGE, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false },
       })
       const hits = page.hits.hits
-      for (let at = 0; at < hits.length; at += batchSize) {
-        const slice = hits.slice(at, at + batchSize)
-        const batch: Array<FindingInput & { id: string }> = []
-        for (const hit of slice) batch.push(...match(id, detector, hit, prepared, fieldTypes))
-        summary.documents += slice.length
-        const r = await deps.findings.submit(batch, settings)
+      let pending: Array<FindingInput & { id: string }> = []
+      const flush = async () => {
+        const r = await deps.findings.submit(pending, settings)
+        pending = []
         if (r.failed > 0) throw new Error(`detector ${id}: ${r.failed} findings could not be written (${r.errors.join('; ')})`)
         summary.findings += r.written
         summary.duplicates += r.duplicates
         summary.shed += r.shed
-        after = slice[slice.length - 1]._seq_no!
-        cp.indices[index] = after
-        const saved = await saveCheckpoint(deps.store, cp, stored)
-        if (!saved) return { status: 'lost' } // another node moved it: that node owns this detector now
-        stored = saved
       }
+      for (let at = 0; at < hits.length; at += batchSize) {
+        const slice = hits.slice(at, at + batchSize)
+        for (const hit of slice) pending.push(...match(id, detector, hit, prepared, fieldTypes))
+        summary.documents += slice.length
+        if (pending.length >= bulkSize) await flush()
+      }
+      if (pending.length > 0) await flush()
+      if (hits.length === 0) break
+      after = hits[hits.length - 1]._seq_no!
+      cp.indices[index] = after
+      const saved = await saveCheckpoint(deps.store, cp, stored)
+      if (!saved) return { status: 'lost' } // another node moved it: that node owns this detector now
+      stored = saved
       if (hits.length < SCAN_PAGE) break
     }
   }
@@ -117,6 +128,7 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
   const compiled: CompiledSigmaRule[] = []
   const meta = new Map<CompiledSigmaRule, FindingRule>()
   const skipped: string[] = []
+  const mappings = new Map<string, Promise<Record<string, string>>>()
   for (const { detector_input: di } of detector.inputs) {
     const custom = (di.custom_rules ?? []).map(r => r.id)
     const pre = (di.pre_packaged_rules ?? []).map(r => r.id)
@@ -130,7 +142,7 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
           continue
         }
         try {
-          const c = await deps.rules.compileForDetection(rule, settings)
+          const c = await deps.rules.compileForDetection(rule, settings, mappings)
           compiled.push(c)
           meta.set(c, findingRule(rule))
         } catch (e) {

@@ -24,8 +24,10 @@ export interface Row {
 export interface SearchTarget extends TargetCtx {
   /** Alias filters that apply (null: none). */
   filters: Array<Record<string, unknown>> | null
-  /** Candidate rows for the (filtered) query, in `rid` order. */
-  rows(query: unknown): Iterable<Row>
+  /** Candidate rows for the (filtered) query, in `rid` order, at most `limit` of them. */
+  rows(query: unknown, limit?: number): Iterable<Row>
+  /** The number of matches when the store can answer it without the evaluator (else undefined). */
+  exactCount?(query: unknown): number | undefined
 }
 
 export interface SearchOptions {
@@ -82,13 +84,18 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
   const window = from + size
   const spec = sourceSpec(body._source)
 
-  const seqAfter =
-    after && track === false && !hasAggs && sort.length === 1 && sort[0].field === '_seq_no' && sort[0].order === 1 ? Number(after[0]) : undefined
+  // Paging by `_seq_no` without totals (how detectors read what is new): rows at or before the
+  // search_after key, and rows after the last seq_no of an already full window, cannot be hits,
+  // so they are not parsed at all.
+  const seqPaging = track === false && !hasAggs && sort.length === 1 && sort[0].field === '_seq_no' && sort[0].order === 1
+  const seqAfter = seqPaging && after ? Number(after[0]) : undefined
+  let seqCeiling: number | undefined
   let entries: Entry[] = []
   let total = 0
   const compact = () => {
     entries.sort((a, b) => compareEntries(a, b, sort))
     entries.length = Math.min(entries.length, window)
+    if (seqPaging && window > 0 && entries.length >= window) seqCeiling = entries[entries.length - 1].row.seq
   }
 
   scan: for (const target of targets) {
@@ -98,10 +105,22 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
     const compiled = compile(query, target.specs, { now: opts.now })
     const keyOf = sortKeys(sort, target)
     const afterKey = after ? searchAfterKey(after, sort, target) : undefined
+    // Unsorted, no aggregations and an exact index answer: count in SQL, read only the page.
+    const exact = !sorted && !after && !hasAggs ? target.exactCount?.(query) : undefined
+    if (exact !== undefined) {
+      const need = window - entries.length
+      if (need > 0)
+        for (const row of target.rows(query, need)) {
+          const source = JSON.parse(row.src) as Record<string, unknown>
+          entries.push({ key: [], rid: row.rid, target, compiled, row, source })
+        }
+      total += exact
+      if (entries.length >= window && total > trackLimit) break
+      continue
+    }
     for (const row of target.rows(query)) {
-      // Paging by `_seq_no` without totals (how detectors read what is new): rows at or before
-      // the key cannot be hits, so they are not parsed at all.
       if (seqAfter !== undefined && row.seq <= seqAfter) continue
+      if (seqCeiling !== undefined && row.seq > seqCeiling) continue
       const source = JSON.parse(row.src) as Record<string, unknown>
       const d = new DocView(source, row.id, target.name)
       if (!compiled.test(d)) continue
