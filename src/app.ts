@@ -38,6 +38,8 @@ export interface App {
   deps: Deps;
   /** Every plugin route with the cluster action it requires (walked by the permission tests). */
   pluginRoutes: PluginRoute[];
+  /** Every method and path pattern served, plugin routes and index API alike. */
+  httpRoutes: Array<{ method: string; path: string }>;
   storeKind: "embedded" | "platform";
   /** Lines telling a new user how to log in (first start). */
   loginHints: string[];
@@ -87,6 +89,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     },
     deps,
     pluginRoutes,
+    httpRoutes: http.routes.map((r) => ({ method: r.method.toUpperCase(), path: r.path })),
     storeKind: "embedded",
     loginHints: security.loginHints,
     reloadSecurity: () => security.reload(),
