@@ -7,6 +7,7 @@ import type { AliasDefinition, IndexTemplateBody, Mappings } from '../port'
 import type { FieldSpec } from '../query/compile'
 import type { Namespace } from '../names'
 import { fieldSpecs, type IndexedKind, indexedKind } from './mapping'
+import { ridRange } from './schema'
 
 export interface IndexMeta {
   ix: number
@@ -19,6 +20,8 @@ export interface IndexMeta {
   seq: number
   dataStream?: string
   docCount: number
+  /** The rowid the next new document of this index gets. */
+  nextRid: number
   specs: Map<string, FieldSpec>
   /** field name -> fv field id, for fields with an indexed kind */
   fieldIds: Map<string, number>
@@ -57,6 +60,7 @@ export class Catalog implements Namespace {
         seq: r.seq,
         dataStream: r.data_stream ?? undefined,
         docCount: counts.get(r.ix) ?? 0,
+        nextRid: nextRid(db, r.ix),
         specs: fieldSpecs(mappings),
         fieldIds: new Map(),
       }
@@ -108,6 +112,12 @@ export class Catalog implements Namespace {
   isIndex(name: string): boolean {
     return this.byName.has(name)
   }
+}
+
+export function nextRid(db: Database, ix: number): number {
+  const [lo, hi] = ridRange(ix)
+  const r = db.query('SELECT max(rid) AS m FROM docs WHERE rid BETWEEN ? AND ?').get(lo, hi) as { m: number | null }
+  return r.m === null ? lo : r.m + 1
 }
 
 export function kindOfField(meta: IndexMeta, field: string): IndexedKind | undefined {

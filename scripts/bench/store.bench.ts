@@ -1,0 +1,197 @@
+/**
+ * Embedded store benchmarks (issue 3, benchmark 5), each against a baseline measured in the
+ * same run on the same machine:
+ *  (a) bulk ingest of 100,000 ~1 KB documents (keyword, date, long + text) in bulks of 1,000,
+ *      vs. inserting the same JSON into a plain bun:sqlite table in one transaction;
+ *  (b) median latency of a selective term query and a range query over those documents,
+ *      vs. the equivalent query on an indexed plain table (rows fetched and JSON-parsed);
+ *  (c) peak RSS of a child process ingesting 1,000,000 documents in bulks of 1,000.
+ * Both sides use WAL with synchronous=FULL (the store's default durability).
+ *
+ *   node_modules/.bin/bun scripts/bench/store.bench.ts [--docs N] [--rss-docs N]
+ */
+import { Database } from 'bun:sqlite'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openEmbeddedStore } from '../../src/store/embedded'
+import type { BulkLine } from '../../src/store/port'
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(name)
+  return i > 0 ? Number(process.argv[i + 1]) : fallback
+}
+
+const WORDS = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango'.split(' ')
+const HOSTS = 10_000
+const BASE_TS = Date.UTC(2024, 0, 1)
+
+/** Deterministic ~1 KB event. */
+function makeDoc(i: number): Record<string, unknown> {
+  let msg = ''
+  let x = i * 2654435761
+  while (msg.length < 880) {
+    x = (x * 1103515245 + 12345) >>> 0
+    msg += `${WORDS[x % WORDS.length]} `
+  }
+  return {
+    host: `host-${i % HOSTS}`,
+    '@timestamp': new Date(BASE_TS + i * 1000).toISOString(),
+    bytes: i,
+    message: msg,
+    level: i % 5 === 0 ? 'error' : 'info',
+  }
+}
+
+const MAPPINGS = {
+  properties: {
+    host: { type: 'keyword' },
+    '@timestamp': { type: 'date' },
+    bytes: { type: 'long' },
+    message: { type: 'text' },
+    level: { type: 'keyword' },
+  },
+} as const
+
+function bulkLines(from: number, n: number): BulkLine[] {
+  const lines: BulkLine[] = []
+  for (let i = from; i < from + n; i++) lines.push({ index: { _id: String(i) } }, makeDoc(i))
+  return lines
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]
+}
+
+async function rssChild(path: string, docs: number): Promise<void> {
+  const store = openEmbeddedStore(path)
+  await store.createIndex({ index: 'rss', body: { mappings: MAPPINGS } })
+  let peak = process.memoryUsage().rss
+  const t0 = performance.now()
+  for (let i = 0; i < docs; i += 1000) {
+    const r = await store.bulk({ index: 'rss', body: bulkLines(i, Math.min(1000, docs - i)) })
+    if (r.errors) throw new Error('bulk errors')
+    const rss = process.memoryUsage().rss
+    if (rss > peak) peak = rss
+  }
+  const secs = (performance.now() - t0) / 1000
+  await store.close()
+  console.log(JSON.stringify({ peak, docs, secs }))
+}
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--rss-child')) {
+    const i = process.argv.indexOf('--rss-child')
+    return rssChild(process.argv[i + 1], Number(process.argv[i + 2]))
+  }
+  const N = arg('--docs', 100_000)
+  const RSS_DOCS = arg('--rss-docs', 1_000_000)
+  const dir = mkdtempSync(join(tmpdir(), 'store-bench-'))
+  const rows: Array<[string, string, string, string]> = []
+  try {
+    // Same documents for both sides, generated up front so neither pays for generation.
+    const docs = Array.from({ length: N }, (_, i) => makeDoc(i))
+
+    // (a) baseline: plain table, one transaction
+    const raw = new Database(join(dir, 'raw.db'))
+    raw.run('PRAGMA journal_mode = WAL')
+    raw.run('PRAGMA synchronous = FULL')
+    raw.run('CREATE TABLE plain (id INTEGER PRIMARY KEY, doc TEXT NOT NULL)')
+    const insPlain = raw.query('INSERT INTO plain (doc) VALUES (?)')
+    let t0 = performance.now()
+    raw.transaction(() => {
+      for (const d of docs) insPlain.run(JSON.stringify(d))
+    })()
+    const baseSecs = (performance.now() - t0) / 1000
+
+    // (a) the store: bulks of 1,000 (one transaction and one fsync each), with auto-generated
+    // ids (the usual log-ingest path) and with explicit ids (each one checked for existence).
+    const ingest = async (index: string, explicitIds: boolean) => {
+      await store.createIndex({ index, body: { mappings: MAPPINGS } })
+      const start = performance.now()
+      for (let i = 0; i < N; i += 1000) {
+        const lines: BulkLine[] = []
+        for (let j = i; j < Math.min(N, i + 1000); j++) lines.push({ index: explicitIds ? { _id: String(j) } : {} }, docs[j])
+        const r = await store.bulk({ index, body: lines })
+        if (r.errors) throw new Error('bulk errors')
+      }
+      return N / ((performance.now() - start) / 1000)
+    }
+    const store = openEmbeddedStore(join(dir, 'store.db'))
+    const baseRate = N / baseSecs
+    const autoRate = await ingest('bench-auto', false)
+    const storeRate = await ingest('bench', true)
+    rows.push(['(a) bulk ingest docs/s, auto ids', autoRate.toFixed(0), baseRate.toFixed(0), (autoRate / baseRate).toFixed(2)])
+    rows.push(['(a) bulk ingest docs/s, explicit ids', storeRate.toFixed(0), baseRate.toFixed(0), (storeRate / baseRate).toFixed(2)])
+
+    // (b) baseline: indexed plain table with the same fields as columns
+    raw.run('CREATE TABLE events (id INTEGER PRIMARY KEY, host TEXT, bytes INTEGER, ts INTEGER, doc TEXT)')
+    const insEv = raw.query('INSERT INTO events (host, bytes, ts, doc) VALUES (?, ?, ?, ?)')
+    raw.transaction(() => {
+      for (const d of docs) insEv.run(d.host as string, d.bytes as number, Date.parse(d['@timestamp'] as string), JSON.stringify(d))
+    })()
+    raw.run('CREATE INDEX ev_host ON events (host)')
+    raw.run('CREATE INDEX ev_bytes ON events (bytes)')
+    const rawTerm = raw.query('SELECT doc FROM events WHERE host = ? LIMIT 10')
+    const rawRange = raw.query('SELECT doc FROM events WHERE bytes >= ? AND bytes < ? ORDER BY id LIMIT 10')
+    const rawCount = raw.query('SELECT count(*) AS n FROM events WHERE bytes >= ? AND bytes < ?')
+
+    const REPS = 200
+    const time = async (f: (i: number) => unknown) => {
+      const xs: number[] = []
+      for (let i = 0; i < REPS; i++) {
+        const s = performance.now()
+        await f(i)
+        xs.push(performance.now() - s)
+      }
+      return median(xs)
+    }
+    const host = (i: number) => `host-${(i * 7919) % HOSTS}`
+    const lo = (i: number) => (i * 4999) % (N - 100)
+    // Warm up both sides once.
+    await store.search({ index: 'bench', body: { query: { term: { host: host(1) } } } })
+    rawTerm.all(host(1))
+
+    const termStore = await time((i) => store.search({ index: 'bench', body: { query: { term: { host: host(i) } } } }))
+    const termRaw = await time((i) => (rawTerm.all(host(i)) as Array<{ doc: string }>).map((r) => JSON.parse(r.doc)))
+    rows.push(['(b) term query median ms (10 hits)', termStore.toFixed(3), termRaw.toFixed(3), (termRaw / termStore).toFixed(2)])
+
+    const rangeStore = await time((i) =>
+      store.search({ index: 'bench', body: { query: { range: { bytes: { gte: lo(i), lt: lo(i) + 100 } } } } }),
+    )
+    const rangeRaw = await time((i) => {
+      const hits = (rawRange.all(lo(i), lo(i) + 100) as Array<{ doc: string }>).map((r) => JSON.parse(r.doc))
+      return [hits, rawCount.get(lo(i), lo(i) + 100)]
+    })
+    rows.push(['(b) range query median ms (100 matches, top 10)', rangeStore.toFixed(3), rangeRaw.toFixed(3), (rangeRaw / rangeStore).toFixed(2)])
+    await store.close()
+    raw.close()
+
+    // (c) peak RSS in a child process
+    const child = Bun.spawn([process.execPath, import.meta.path, '--rss-child', join(dir, 'rss.db'), String(RSS_DOCS)], {
+      stdout: 'pipe',
+      stderr: 'inherit',
+    })
+    const out = await new Response(child.stdout).text()
+    await child.exited
+    const { peak, secs } = JSON.parse(out.trim().split('\n').pop()!) as { peak: number; secs: number }
+    rows.push([
+      `(c) peak RSS MiB ingesting ${RSS_DOCS.toLocaleString('en')} docs`,
+      (peak / 2 ** 20).toFixed(0),
+      '300 (aim)',
+      (300 / (peak / 2 ** 20)).toFixed(2),
+    ])
+    rows.push([`(c) ingest docs/s during the RSS run`, (RSS_DOCS / secs).toFixed(0), '', ''])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+
+  const head: [string, string, string, string] = ['benchmark', 'store', 'baseline', 'ratio (higher is better)']
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
+  console.log(line(head))
+  for (const r of rows) console.log(line(r))
+}
+
+await main()
