@@ -1,14 +1,16 @@
 // Step 2 of a promotion: when the Engine is asked (reference 3.4), what it is sent (3.3.2), and
 // that a refusal or an unreachable Engine stops the promotion before anything is written.
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { faultyStore, type FaultyStore } from '../../fixtures/faulty-store'
 import { startHarness, type Harness } from '../harness'
 import { contentApi, dump, noChanges, type ContentApi } from './scenario'
 
 let h: Harness
 let api: ContentApi
+let store: FaultyStore
 
 beforeEach(async () => {
-  h = await startHarness()
+  h = await startHarness({ wrapStore: (s) => (store = faultyStore(s)) })
   api = contentApi(h)
 })
 afterEach(() => h.stop())
@@ -140,5 +142,29 @@ describe('Engine gating', () => {
     const before = await dump(h, 'test')
     expect((await api.promote('draft', noChanges())).status).toBe(200)
     expect(await dump(h, 'test')).toEqual(before)
+  })
+
+  test('after a rollback the Engine session of the target is loaded again from the restored content', async () => {
+    const web = await api.integration('web')
+    const d1 = await api.decoder(web, 'decoder/web/0')
+    expect((await api.promote('draft', await previewOf('draft'))).status).toBe(200)
+    await h.content.engineLoadsSettled()
+    const decoders = () => h.engine!.sessions.get('test')!.resources.decoders.map((d) => d.id)
+    expect(decoders()).toEqual([d1])
+    const d2 = await api.decoder(web, 'decoder/web/1')
+    const changes = await previewOf('draft')
+    expect(changes.decoders).toEqual([{ operation: 'add', id: d2 }])
+    const before = await dump(h, 'test')
+    // The last write (the decoder add; integrations are written first) fails.
+    store.arm({ failAt: [2], match: (m) => m.index.startsWith('svc-threatintel-') })
+    const seen = h.engine!.requestsTo(VALIDATE).length
+    expect((await api.promote('draft', changes)).status).toBe(500)
+    store.disarm()
+    expect(await dump(h, 'test')).toEqual(before)
+    // Validation loaded d2 into the session; the rollback loaded the restored space back.
+    const [validation, restore] = h.engine!.requestsTo(VALIDATE).slice(seen).map((r) => r.body as any)
+    expect(validation.full_policy.resources.decoders.map((d: any) => d.id).sort()).toEqual([d1, d2].sort())
+    expect(restore.full_policy.resources.decoders.map((d: any) => d.id)).toEqual([d1])
+    expect(decoders()).toEqual([d1])
   })
 })
