@@ -161,21 +161,36 @@ async function run(target: Target): Promise<{ create: Figures; replace: Figures 
 
 const fmt = (f: Figures) => `${f.rps.toFixed(0).padStart(6)} req/s  p50 ${f.p50.toFixed(2).padStart(6)} ms  p99 ${f.p99.toFixed(2).padStart(7)} ms${f.errors ? `  errors ${f.errors}` : ""}`;
 
+/** The better of the rounds: the machine is shared, so a single round can catch someone else's fsyncs. */
+const best = (a: Figures | undefined, b: Figures) => (!a || b.rps > a.rps ? b : a);
+const ROUNDS = 2;
+
 const root = mkdtempSync(join(tmpdir(), "svc-bench-sessions-"));
 try {
-  const baseline = startBaseline(root);
-  const base = await run(baseline);
-  await baseline.stop();
-  const service = await startService(root);
-  const ours = await run(service);
-  await service.stop();
-  console.log(`sessions: ${CLIENTS} clients x ${PER_CLIENT} requests per phase, 8-message transcripts (~2 KB)`);
-  for (const op of ["create", "replace"] as const) {
-    console.log(`${op.padEnd(8)} svc-ext   ${fmt(ours[op])}`);
-    console.log(`${op.padEnd(8)} baseline  ${fmt(base[op])}`);
-    console.log(`${op.padEnd(8)} ratio (svc-ext / baseline req/s): ${(ours[op].rps / base[op].rps).toFixed(3)}`);
+  const results: Record<"ours" | "base", { create?: Figures; replace?: Figures }> = { ours: {}, base: {} };
+  for (let round = 0; round < ROUNDS; round++) {
+    const dir = join(root, `round-${round}`);
+    mkdirSync(dir);
+    const baseline = startBaseline(dir);
+    const b = await run(baseline);
+    await baseline.stop();
+    const service = await startService(dir);
+    const o = await run(service);
+    await service.stop();
+    for (const op of ["create", "replace"] as const) {
+      results.base[op] = best(results.base[op], b[op]);
+      results.ours[op] = best(results.ours[op], o[op]);
+    }
   }
-  if (ours.create.errors || ours.replace.errors) process.exitCode = 1;
+  console.log(`sessions: ${CLIENTS} clients x ${PER_CLIENT} requests per phase, 8-message transcripts (~2 KB), best of ${ROUNDS} rounds`);
+  for (const op of ["create", "replace"] as const) {
+    const ours = results.ours[op]!;
+    const base = results.base[op]!;
+    console.log(`${op.padEnd(8)} svc-ext   ${fmt(ours)}`);
+    console.log(`${op.padEnd(8)} baseline  ${fmt(base)}`);
+    console.log(`${op.padEnd(8)} ratio (svc-ext / baseline req/s): ${(ours.rps / base.rps).toFixed(3)}`);
+    if (ours.errors) process.exitCode = 1;
+  }
 } finally {
   rmSync(root, { recursive: true, force: true });
 }
