@@ -45,6 +45,8 @@ export interface Namespace {
   aliases: Iterable<{ alias: string; index: string; hidden: boolean; filter?: Record<string, unknown> }>
   dataStreams: Iterable<{ name: string; indices: string[] }>
   isIndex(name: string): boolean
+  alias(name: string): Array<{ index: string; filter?: Record<string, unknown> }>
+  dataStream(name: string): { name: string; indices: string[] } | undefined
 }
 
 export interface ResolveRequest extends ResolveOptions {
@@ -80,14 +82,17 @@ export function resolveExpression(
     else if (cur === undefined) out.set(index, [filter])
     else if (cur !== null) cur.push(filter)
   }
-  const dsList = includeDs ? [...ns.dataStreams] : []
-  const aliasList = includeAliases ? [...ns.aliases] : []
-  const indexList = [...ns.indices]
+  // Listing the catalog is only needed for wildcards; literal names are looked up directly.
+  let lists: { ds: Array<{ name: string; indices: string[] }>; aliases: ReturnType<typeof aliasesOf>; indices: Array<{ name: string; hidden: boolean }> } | undefined
+  const aliasesOf = () => (includeAliases ? [...ns.aliases] : [])
+  const all = () =>
+    (lists ??= { ds: includeDs ? [...ns.dataStreams] : [], aliases: aliasesOf(), indices: [...ns.indices] })
   let wildcardSeen = false
 
   for (const part of parts) {
     if (part.startsWith('-') && wildcardSeen) {
       const re = wildcardToRegExp(part.slice(1))
+      const { ds: dsList, aliases: aliasList } = all()
       for (const name of [...out.keys()]) if (re.test(name)) out.delete(name)
       for (const ds of dsList) if (re.test(ds.name)) for (const i of ds.indices) out.delete(i)
       for (const a of aliasList) if (re.test(a.alias)) out.delete(a.index)
@@ -97,6 +102,7 @@ export function resolveExpression(
       wildcardSeen = true
       if (!opts.open && !opts.hidden) continue
       const re = wildcardToRegExp(part)
+      const { ds: dsList, aliases: aliasList, indices: indexList } = all()
       // Hidden things match a wildcard only with expand_wildcards=hidden, or a dot-pattern for a dot-name.
       const visible = (name: string, hidden: boolean) =>
         hidden ? opts.hidden || (part.startsWith('.') && name.startsWith('.')) : opts.open
@@ -123,12 +129,12 @@ export function resolveExpression(
       add(part)
       continue
     }
-    const viaAlias = aliasList.filter((a) => a.alias === part)
+    const viaAlias = includeAliases ? ns.alias(part) : []
     if (viaAlias.length > 0) {
       for (const a of viaAlias) add(a.index, a.filter)
       continue
     }
-    const ds = dsList.find((d) => d.name === part)
+    const ds = includeDs ? ns.dataStream(part) : undefined
     if (ds) {
       for (const i of ds.indices) add(i)
       continue

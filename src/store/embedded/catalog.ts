@@ -112,6 +112,14 @@ export class Catalog implements Namespace {
   isIndex(name: string): boolean {
     return this.byName.has(name)
   }
+  alias(name: string): Array<{ index: string; filter?: Record<string, unknown> }> {
+    const m = this.aliasMap.get(name)
+    return m ? [...m].map(([index, def]) => ({ index, filter: def.filter })) : []
+  }
+  dataStream(name: string): { name: string; indices: string[] } | undefined {
+    const ds = this.streams.get(name)
+    return ds ? { name, indices: this.backingIndices(ds) } : undefined
+  }
 }
 
 export function nextRid(db: Database, ix: number): number {

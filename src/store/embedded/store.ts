@@ -62,7 +62,7 @@ import { filterSource, sourceSpec } from '../source-filter'
 import { flattenSettings, nestSettings, parseTimeValue, validateSettings } from '../settings'
 import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
 import { applyMapping, fieldSpecs, indexedKind, type IndexedValue, mergeMappings, validateMappings } from './mapping'
-import { planQuery } from './plan'
+import { type Plan, planQuery } from './plan'
 import { MAX_IX, prepareDatabase, ridRange, type Synchronous } from './schema'
 import { type Row, runCount, runSearch, type SearchTarget } from './search'
 
@@ -1061,9 +1061,20 @@ export class EmbeddedStore implements Store {
   // -------------------------------------------------------------------------------------------
   // Search
 
+  /** The last plan, so that counting and reading the same query plans it once. */
+  private lastPlan: { meta: IndexMeta; query: unknown; plan: Plan | null } | undefined
+
+  private plan(meta: IndexMeta, query: unknown): Plan | null {
+    const last = this.lastPlan
+    if (last && last.meta === meta && last.query === query) return last.plan
+    const plan = planQuery(query, meta, this.now())
+    this.lastPlan = { meta, query, plan }
+    return plan
+  }
+
   private rowsSql(meta: IndexMeta, query: unknown, limit?: number): { sql: string; params: Array<string | number> } {
     const cols = 'rid, id, seq, ver, src'
-    const plan = planQuery(query, meta, this.now())
+    const plan = this.plan(meta, query)
     const tail = limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(limit))}`
     if (plan)
       // fv field ids belong to one index, so the candidate rids need no further ix filter.
@@ -1073,7 +1084,7 @@ export class EmbeddedStore implements Store {
 
   private exactCount(meta: IndexMeta, query: unknown): number | undefined {
     if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)) return meta.docCount
-    const plan = planQuery(query, meta, this.now())
+    const plan = this.plan(meta, query)
     if (!plan?.exact) return undefined
     return (this.db.query(`SELECT count(*) AS n FROM (${plan.sql})`).get(...plan.params) as { n: number }).n
   }
@@ -1088,7 +1099,9 @@ export class EmbeddedStore implements Store {
         filters,
         rows: (query: unknown, limit?: number) => {
           const { sql, params } = this.rowsSql(meta, query, limit)
-          return this.db.query(sql).iterate(...params) as Iterable<Row>
+          // A bounded page is fetched in one call (cheaper per row); open-ended reads stream.
+          const stmt = this.db.query(sql)
+          return (limit !== undefined ? stmt.all(...params) : stmt.iterate(...params)) as Iterable<Row>
         },
         exactCount: filters ? undefined : (query: unknown) => this.exactCount(meta, query),
       }
@@ -1125,11 +1138,15 @@ export class EmbeddedStore implements Store {
       return runSearch(targets, body, { now: this.now(), maxResultWindow: 10_000, restTotalHitsAsInt: params.rest_total_hits_as_int, pitId: pit.id })
     }
     const targets = this.targets(params.index, params)
-    return runSearch(targets, body, {
-      now: this.now(),
-      maxResultWindow: this.maxResultWindow(targets),
-      restTotalHitsAsInt: params.rest_total_hits_as_int,
-    })
+    try {
+      return runSearch(targets, body, {
+        now: this.now(),
+        maxResultWindow: this.maxResultWindow(targets),
+        restTotalHitsAsInt: params.rest_total_hits_as_int,
+      })
+    } finally {
+      this.lastPlan = undefined // plans embed field ids and `now`: valid for this call only
+    }
   }
 
   async count(params: CountParams): Promise<CountResponse> {
@@ -1138,7 +1155,12 @@ export class EmbeddedStore implements Store {
     if (!isObject(body)) throw new ParsingError('request body must be an object')
     for (const k of Object.keys(body)) if (k !== 'query') throw new ParsingError(`request does not support [${k}]`)
     const targets = this.targets(params.index, params)
-    const n = runCount(targets, body.query, this.now())
+    let n: number
+    try {
+      n = runCount(targets, body.query, this.now())
+    } finally {
+      this.lastPlan = undefined
+    }
     return { count: n, _shards: { total: Math.max(1, targets.length), successful: Math.max(1, targets.length), skipped: 0, failed: 0 } }
   }
 
