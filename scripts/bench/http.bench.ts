@@ -5,9 +5,9 @@ import { spawnBinary, spawnScript } from "./lib/processes";
 const concurrency = 32;
 const durationMs = Number(process.env.BENCH_MS ?? 5000);
 
-const svc = await spawnBinary({ env: { SVC_SETTING_log__level: "warn" } });
+const svc = await spawnBinary();
 const sample = await (await fetch(svc.url + "/", { headers: { authorization: svc.auth } })).text();
-const bare = await spawnScript("lib/bare-server.ts", [sample]);
+const bare = await spawnScript("bare-server.ts", [sample]);
 try {
   const base = await runLoad({ url: bare.url + "/", concurrency, durationMs, warmupMs: 1000 });
   const ours = await runLoad({ url: svc.url + "/", headers: { authorization: svc.auth }, concurrency, durationMs, warmupMs: 1000 });
