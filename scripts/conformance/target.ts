@@ -2,7 +2,7 @@
  * The server under test: a given URL, or our own binary started on a temporary data dir,
  * and the wipe that resets it between tests.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Executor } from './executor'
@@ -21,13 +21,28 @@ async function freePort(): Promise<number> {
   return port!
 }
 
-/** Starts dist/svc-ext (or `bun src/main.ts` when the binary is not built) and waits until `GET /` answers. */
+/** Newest modification time under a directory. */
+function newest(dir: string): number {
+  let t = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) t = Math.max(t, statSync(join(entry.parentPath, entry.name)).mtimeMs)
+  }
+  return t
+}
+
+/** dist/svc-ext when it is built from the current sources, else the sources themselves (a stale binary would test old code). */
+function serverCommand(repo: string): string[] {
+  const binary = join(repo, 'dist', 'svc-ext')
+  if (existsSync(binary) && statSync(binary).mtimeMs >= newest(join(repo, 'src'))) return [binary, 'serve']
+  return [process.execPath, join(repo, 'src', 'main.ts'), 'serve']
+}
+
+/** Starts the server (see serverCommand) and waits until `GET /` answers. */
 export async function startServer(repo: string, log: (line: string) => void): Promise<StartedServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-conformance-'))
   const port = await freePort()
   const password = `Conf-${crypto.randomUUID()}`
-  const binary = join(repo, 'dist', 'svc-ext')
-  const cmd = existsSync(binary) ? [binary, 'serve'] : [process.execPath, join(repo, 'src', 'main.ts'), 'serve']
+  const cmd = serverCommand(repo)
   log(`starting ${cmd.join(' ')} on 127.0.0.1:${port} with data in ${dataDir}`)
   // A node file from the caller's environment would change what is under test.
   const { SVC_CONFIG: _ignored, ...env } = process.env

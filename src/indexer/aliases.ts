@@ -17,19 +17,19 @@ export const ALIAS_ACTIONS = {
 
 const isPattern = (s: string) => s.includes('*')
 
-/** Does alias `alias` pass the requested name expression? Exclusions count only after the first wildcard. */
+/**
+ * Does alias `alias` pass the requested name expression? As OpenSearch's `findAliases`: names are
+ * applied in order, a `-name` removes what earlier names matched, `_all` matches everything.
+ */
 export function aliasNameFilter(names: string[] | undefined): (alias: string) => boolean {
   if (!names || names.length === 0) return () => true
-  const firstWildcard = names.findIndex(isPattern)
-  const cut = firstWildcard < 0 ? names.length : firstWildcard
+  const steps = names.map((n) => (n.startsWith('-') ? { include: false, match: globMatcher(n.slice(1)) } : { include: true, match: n === '_all' ? () => true : globMatcher(n) }))
   return (alias) => {
     let matched = false
-    names.forEach((n, i) => {
-      if (i > cut && n.startsWith('-')) {
-        const p = n.slice(1)
-        if (p === '_all' || globMatcher(p)(alias)) matched = false
-      } else if (n === '_all' || globMatcher(n)(alias)) matched = true
-    })
+    for (const step of steps) {
+      if (step.include) matched ||= step.match(alias)
+      else if (matched) matched = !step.match(alias)
+    }
     return matched
   }
 }
@@ -56,7 +56,7 @@ async function aliasesOf(ctx: RequestContext, expression: string | undefined, op
 }
 
 async function getAlias(ctx: RequestContext) {
-  const expression = ctx.part('index')
+  const expression = ctx.indexExpression()
   const rawNames = ctx.part('name')
   const names = rawNames?.split(',').map((s) => s.trim()).filter(Boolean)
   const options = ctx.resolveOptions({ expand_wildcards: 'all' })
@@ -94,6 +94,9 @@ async function updateAliases(ctx: RequestContext) {
   const parsed = validate<UpdateAliasesBody>(UpdateAliasesBody, body, 'aliases')
   if (parsed.actions.length === 0) throw badRequest('Validation Failed: 1: no actions specified;', 'action_request_validation_exception')
   for (const action of parsed.actions) {
+    const spec = Object.values(action)[0] as { aliases?: string[]; indices?: string[] }
+    if (Array.isArray(spec.aliases) && spec.aliases.length === 0) throw badRequest('[aliases] can\'t be empty', 'illegal_argument_exception')
+    if (Array.isArray(spec.indices) && spec.indices.length === 0) throw badRequest('[indices] can\'t be empty', 'illegal_argument_exception')
     const { kind, indices } = actionTargets(action)
     if (indices.length === 0) throw badRequest('Validation Failed: 1: One of [index] or [indices] is required;', 'action_request_validation_exception')
     const concrete = await ctx.store.resolve(indices, { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true })
@@ -104,17 +107,31 @@ async function updateAliases(ctx: RequestContext) {
   return ctx.store.updateAliases({ body: parsed })
 }
 
+const PUT_ALIAS_KEYS = new Set(['index', 'indices', 'alias', 'aliases', 'must_exist', ...Object.keys(AliasDefinition.properties)])
+
+/** `PUT /<index>/_alias/<name>`; the body may name the index and the alias too, and then wins over the path. */
 async function putAlias(ctx: RequestContext) {
-  const index = ctx.part('index')!
-  const name = ctx.part('name')!
   const body = (await ctx.json()) ?? {}
-  const definition = validate<AliasDefinition>(AliasDefinition, body, 'alias')
-  await ctx.authorized(ALIAS_ACTIONS.update, index, { expand_wildcards: 'all' })
-  return ctx.store.updateAliases({ body: { actions: [{ add: { index, alias: name, ...definition } }] } })
+  for (const key of Object.keys(body)) {
+    if (!PUT_ALIAS_KEYS.has(key)) throw badRequest(`[alias] unknown field [${key}]`, 'x_content_parse_exception')
+  }
+  const { index: bodyIndex, indices, alias: bodyAlias, aliases, must_exist: _ignored, ...rest } = body
+  const index = (bodyIndex as string | undefined) ?? (Array.isArray(indices) ? (indices as string[]).join(',') : undefined) ?? ctx.indexExpression()
+  const name = (bodyAlias as string | undefined) ?? (Array.isArray(aliases) ? (aliases as string[]).join(',') : undefined) ?? ctx.part('name')
+  if (!index) throw badRequest('Validation Failed: 1: One of [index] or [indices] is required;', 'action_request_validation_exception')
+  if (!name) throw badRequest('Validation Failed: 1: One of [alias] or [aliases] is required;', 'action_request_validation_exception')
+  const definition = validate<AliasDefinition>(AliasDefinition, rest, 'alias')
+  const targets = index.split(',').filter(Boolean)
+  await ctx.authorized(ALIAS_ACTIONS.update, targets.join(','), { expand_wildcards: 'all' })
+  const actions = name
+    .split(',')
+    .filter(Boolean)
+    .map((alias): AliasAction => ({ add: { indices: targets, alias, ...definition } }))
+  return ctx.store.updateAliases({ body: { actions } })
 }
 
 async function deleteAlias(ctx: RequestContext) {
-  const expression = ctx.part('index')!
+  const expression = ctx.indexExpression()!
   const names = ctx.part('name')!.split(',').filter(Boolean)
   const all = await ctx.store.getAlias({ index: expression, expand_wildcards: 'all' })
   const keep = aliasNameFilter(names)
@@ -130,6 +147,7 @@ async function deleteAlias(ctx: RequestContext) {
 export function aliasRoutes(r: IndexRouter): void {
   r.on('POST', '/_aliases', updateAliases)
   r.on(['GET', 'HEAD'], ['/_alias', '/_alias/:name', '/:index/_alias/:name', '/:index/_alias', '/_aliases', '/:index/_aliases'], getAlias)
-  r.on(['PUT', 'POST'], ['/:index/_alias/:name', '/:index/_aliases/:name'], putAlias)
+  r.on(['PUT', 'POST'], ['/:index/_alias/:name', '/:index/_aliases/:name', '/_alias/:name', '/_aliases/:name'], putAlias)
+  r.on('PUT', ['/:index/_alias', '/:index/_aliases', '/_alias'], putAlias)
   r.on('DELETE', ['/:index/_alias/:name', '/:index/_aliases/:name'], deleteAlias)
 }

@@ -45,14 +45,19 @@ function bytesIn(n: number, unit: string): string {
   return String(Math.floor(n / size))
 }
 
-function pick(ctx: RequestContext, columns: Column[]): Column[] {
+/** The columns to show, each with its header: an alias asked for by name is shown as that alias, like RestTable. */
+function pick(ctx: RequestContext, columns: Column[]): Array<{ column: Column; header: string }> {
   const h = ctx.list('h')
-  if (!h) return columns.filter((c) => c.default)
-  const out: Column[] = []
+  if (!h) return columns.filter((c) => c.default).map((column) => ({ column, header: column.name }))
+  const out: Array<{ column: Column; header: string }> = []
   for (const wanted of h) {
+    const byAlias = columns.find((c) => c.name !== wanted && (c.aliases ?? []).includes(wanted) && !columns.some((o) => o.name === wanted))
+    if (byAlias) {
+      if (!out.some((o) => o.column === byAlias)) out.push({ column: byAlias, header: wanted })
+      continue
+    }
     const match = globMatcher(wanted)
-    const found = columns.filter((c) => match(c.name) || (c.aliases ?? []).some((a) => a === wanted))
-    for (const c of found) if (!out.includes(c)) out.push(c)
+    for (const column of columns.filter((c) => match(c.name))) if (!out.some((o) => o.column === column)) out.push({ column, header: column.name })
   }
   return out
 }
@@ -66,7 +71,8 @@ export function renderCat(ctx: RequestContext, columns: Column[], rows: Array<Re
     const text = columns.map((c) => `${c.name.padEnd(24)} | ${(c.aliases ?? []).join(',').padEnd(16)} | ${c.description ?? c.name}`).join('\n') + '\n'
     return new Reply(200, text, 'text/plain; charset=UTF-8')
   }
-  const shown = pick(ctx, columns)
+  const picked = pick(ctx, columns)
+  const shown = picked.map((p) => p.column)
   const bytes = ctx.str('bytes')
   const value = (c: Column, row: Record<string, Cell>): string => {
     const v = row[c.name]
@@ -96,11 +102,13 @@ export function renderCat(ctx: RequestContext, columns: Column[], rows: Array<Re
   }
 
   const format = ctx.str('format') ?? 'text'
-  if (format === 'json') return new Reply(200, sorted.map((row) => Object.fromEntries(shown.map((c) => [c.name, row[c.name] === undefined || row[c.name] === null ? null : value(c, row)]))))
+  if (format === 'json') {
+    return new Reply(200, sorted.map((row) => Object.fromEntries(picked.map(({ column: c, header }) => [header, row[c.name] === undefined || row[c.name] === null ? null : value(c, row)]))))
+  }
   if (format !== 'text' && format !== 'txt') throw badRequest(`Unsupported format [${format}]`)
 
   const table = sorted.map((row) => shown.map((c) => value(c, row)))
-  if (ctx.flag('v', false)) table.unshift(shown.map((c) => c.name))
+  if (ctx.flag('v', false)) table.unshift(picked.map((p) => p.header))
   const widths = shown.map((_, i) => Math.max(0, ...table.map((r) => r[i].length)))
   const numeric = shown.map((c) => rows.length > 0 && rows.every((r) => typeof r[c.name] === 'number' || r[c.name] === null || r[c.name] === undefined))
   const header = ctx.flag('v', false)

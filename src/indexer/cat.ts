@@ -30,7 +30,7 @@ const INDEX_COLUMNS: Column[] = [
 ]
 
 async function catIndices(ctx: RequestContext) {
-  const expression = ctx.part('index')
+  const expression = ctx.indexExpression()
   const options = ctx.resolveOptions()
   const indices = await ctx.authorized(CAT_ACTIONS.indices, expression, options)
   const stats = indices.length === 0 ? [] : await ctx.store.stats({ index: indices, expand_wildcards: 'all' })
@@ -77,6 +77,10 @@ const NODE_COLUMNS: Column[] = [
   { name: 'file_desc.current', aliases: ['fdc', 'fileDescriptorCurrent'] },
   { name: 'file_desc.percent', aliases: ['fdp', 'fileDescriptorPercent'] },
   { name: 'file_desc.max', aliases: ['fdm', 'fileDescriptorMax'] },
+  { name: 'disk.total', aliases: ['dt', 'diskTotal'], bytes: true },
+  { name: 'disk.used', aliases: ['du', 'diskUsed'], bytes: true },
+  { name: 'disk.avail', aliases: ['d', 'da', 'disk', 'diskAvail'], bytes: true },
+  { name: 'disk.used_percent', aliases: ['dup', 'diskUsedPercent'] },
   { name: 'cpu', default: true },
   { name: 'load_1m', aliases: ['l'], default: true },
   { name: 'load_5m', aliases: ['l'], default: true },
@@ -101,6 +105,17 @@ async function fileDescriptors(): Promise<{ current: number; max: number }> {
   }
 }
 
+/** Disk figures of the data directory's file system. */
+async function disk(path: string): Promise<{ total: number; avail: number } | undefined> {
+  try {
+    const { statfs } = await import('node:fs/promises')
+    const s = await statfs(path)
+    return { total: s.blocks * s.bsize, avail: s.bavail * s.bsize }
+  } catch {
+    return undefined
+  }
+}
+
 const started = Date.now()
 
 async function catNodes(ctx: RequestContext) {
@@ -112,8 +127,10 @@ async function catNodes(ctx: RequestContext) {
   const fd = await fileDescriptors()
   const url = new URL(ctx.request.url)
   const uptime = Math.floor((Date.now() - started) / 1000)
+  const fs = await disk(String(ctx.deps.node.values.get('path.data')))
+  const nodeId = new Bun.CryptoHasher('sha256').update(`${ctx.deps.node.values.get('cluster.name')}/${ctx.deps.node.values.get('node.name')}`).digest('base64url').slice(0, 22)
   const row: Record<string, Cell> = {
-    id: new Bun.CryptoHasher('sha256').update(String(ctx.deps.node.values.get('node.name'))).digest('base64url').slice(0, 4),
+    id: ctx.flag('full_id', false) ? nodeId : nodeId.slice(0, 4),
     pid: process.pid,
     ip: '127.0.0.1',
     port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
@@ -128,6 +145,10 @@ async function catNodes(ctx: RequestContext) {
     'file_desc.current': fd.current,
     'file_desc.percent': fd.max > 0 ? Math.round((100 * fd.current) / fd.max) : -1,
     'file_desc.max': fd.max,
+    'disk.total': fs?.total,
+    'disk.used': fs ? fs.total - fs.avail : undefined,
+    'disk.avail': fs?.avail,
+    'disk.used_percent': fs && fs.total > 0 ? ((100 * (fs.total - fs.avail)) / fs.total).toFixed(2) : undefined,
     cpu: Math.min(100, Math.round((100 * l1) / Math.max(1, navigator.hardwareConcurrency))),
     load_1m: l1.toFixed(2),
     load_5m: l5.toFixed(2),

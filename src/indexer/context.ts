@@ -9,6 +9,7 @@ import { readBody, type BodyLimit } from '../http/body'
 import { OpenSearchHttpError } from '../http/errors'
 import type { Logger } from '../http/log'
 import type { Caller, Security } from '../security/caller'
+import { SYSTEM_INDICES } from '../security'
 import type { Query, ResolveOptions, Store } from '../store/port'
 
 export interface IndexApiDeps {
@@ -114,6 +115,15 @@ export class RequestContext {
     }
   }
 
+  /**
+   * An index expression from the path with the system indices cut out of its wildcard
+   * expansions, as the security plugin's system-index protection does: `*` never reaches
+   * `.svc-internal-state`, naming it explicitly still does (and is then refused).
+   */
+  indexExpression(name = 'index'): string | undefined {
+    return withoutSystemIndices(this.part(name))
+  }
+
   // ---- body --------------------------------------------------------------------------------
 
   async text(limit: BodyLimit = { limit: JSON_BODY_LIMIT, status: 413 }): Promise<string> {
@@ -178,6 +188,14 @@ export class RequestContext {
   documentFilter(index: string): Record<string, unknown> | undefined {
     return this.deps.security.documentFilter(this.caller, index)
   }
+}
+
+export function withoutSystemIndices(expression: string | undefined): string | undefined {
+  const parts = (expression ?? '').split(',').map((p) => p.trim()).filter(Boolean)
+  const all = parts.length === 0 || (parts.length === 1 && parts[0] === '_all')
+  if (!all && !parts.some((p) => p.includes('*'))) return expression
+  const base = all ? ['*'] : parts
+  return [...base, ...SYSTEM_INDICES.map((i) => `-${i}`)].join(',')
 }
 
 export function forbidden(action: string, caller: Caller): OpenSearchHttpError {

@@ -48,14 +48,14 @@ async function createIndex(ctx: RequestContext) {
 }
 
 async function deleteIndex(ctx: RequestContext) {
-  const expression = ctx.part('index')!
+  const expression = ctx.indexExpression()!
   const options = ctx.resolveOptions()
   await ctx.authorized(INDEX_ACTIONS.delete, expression, { ...options, expand_wildcards: options.expand_wildcards ?? 'open' })
   return ctx.store.deleteIndex({ index: expression, ...options })
 }
 
 async function getIndex(ctx: RequestContext) {
-  const expression = ctx.part('index')!
+  const expression = ctx.indexExpression()!
   const options = ctx.resolveOptions()
   await ctx.authorized(INDEX_ACTIONS.get, expression, options)
   if (ctx.request.method === 'HEAD') return (await ctx.store.existsIndex({ index: expression, ...options })) ? {} : new Reply(404, {})
@@ -65,14 +65,14 @@ async function getIndex(ctx: RequestContext) {
 }
 
 async function getMapping(ctx: RequestContext) {
-  const expression = ctx.part('index')
+  const expression = ctx.indexExpression()
   const options = ctx.resolveOptions()
   await ctx.authorized(INDEX_ACTIONS.getMapping, expression, options)
   return ctx.store.getMapping({ ...(expression !== undefined ? { index: expression } : {}), ...options })
 }
 
 async function putMapping(ctx: RequestContext) {
-  const expression = ctx.part('index') ?? '_all'
+  const expression = ctx.indexExpression() ?? '_all'
   const options = ctx.resolveOptions()
   await ctx.authorized(INDEX_ACTIONS.putMapping, expression, options)
   const body = await ctx.json()
@@ -81,10 +81,10 @@ async function putMapping(ctx: RequestContext) {
 }
 
 async function getSettings(ctx: RequestContext) {
-  const expression = ctx.part('index')
+  const expression = ctx.indexExpression()
   const options = ctx.resolveOptions()
   await ctx.authorized(INDEX_ACTIONS.getSettings, expression, options)
-  const names = ctx.part('name')?.split(',')
+  const names = ctx.part('name')?.split(',').map((n) => (n === '_all' ? '*' : n))
   const got = await ctx.store.getSettings({ ...(expression !== undefined ? { index: expression } : {}), ...options })
   const out: Record<string, unknown> = {}
   for (const [index, { settings }] of Object.entries(got)) {
@@ -114,7 +114,7 @@ function nest(flat: Record<string, unknown>): Record<string, unknown> {
 }
 
 async function putSettings(ctx: RequestContext) {
-  const expression = ctx.part('index') ?? '_all'
+  const expression = ctx.indexExpression() ?? '_all'
   const options = ctx.resolveOptions()
   await ctx.authorized(INDEX_ACTIONS.putSettings, expression, options)
   const body = await ctx.json()
@@ -124,17 +124,19 @@ async function putSettings(ctx: RequestContext) {
 }
 
 async function refresh(ctx: RequestContext) {
-  const expression = ctx.part('index')
+  const expression = ctx.indexExpression()
   const options = ctx.resolveOptions()
   await ctx.authorized(INDEX_ACTIONS.refresh, expression, options)
   return ctx.store.refresh({ ...(expression !== undefined ? { index: expression } : {}), ...options })
 }
 
 async function flush(ctx: RequestContext) {
-  const expression = ctx.part('index')
+  const expression = ctx.indexExpression()
   const options = ctx.resolveOptions()
   await ctx.authorized(INDEX_ACTIONS.flush, expression, options)
-  for (const p of ['wait_if_ongoing', 'force']) ctx.flag(p)
+  if (ctx.flag('force', false) && ctx.flag('wait_if_ongoing', true) === false) {
+    throw badRequest('Validation Failed: 1: wait_if_ongoing must be true for a force flush;', 'action_request_validation_exception')
+  }
   return ctx.store.flush({ ...(expression !== undefined ? { index: expression } : {}), ...options })
 }
 

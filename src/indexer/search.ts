@@ -56,6 +56,7 @@ function applyUrlParams(ctx: RequestContext, body: Record<string, unknown>): voi
     const v = body[key]
     if (v === undefined) continue
     if (typeof v !== 'number' || !Number.isInteger(v)) throw badRequest(`[${key}] must be an integer`, 'parsing_exception')
+    if (v > 2147483647 || v < -2147483648) throw badRequest(`Numeric value (${v}) out of range of int`, 'x_content_parse_exception')
     if (v < 0) negative(key, v)
   }
   const sort = ctx.list('sort')
@@ -97,24 +98,31 @@ function applyUrlParams(ctx: RequestContext, body: Record<string, unknown>): voi
   if (ctx.str('scroll') !== undefined) throw badRequest('scroll searches are not supported by this server; use point in time with search_after')
 }
 
+function sortsOnShardDoc(sort: unknown): boolean {
+  return [sort].flat().some((c) => c === '_shard_doc' || (c !== null && typeof c === 'object' && '_shard_doc' in c))
+}
+
 /** Indices a PIT was opened on, by id; PITs of the embedded store live in this process too. */
 const pitIndices = new Map<string, string[]>()
 
 async function search(ctx: RequestContext) {
   const body = await searchBody(ctx, SUPPORTED_KEYS)
   applyUrlParams(ctx, body)
-  const expression = ctx.part('index')
+  const expression = ctx.indexExpression()
   const options = ctx.resolveOptions()
   let indices: string[]
   if (body.pit !== undefined) {
     const pit = body.pit as { id?: unknown }
-    if (expression !== undefined) throw badRequest('[indices] cannot be used with point in time', 'action_request_validation_exception')
+    if (ctx.part('index') !== undefined) throw badRequest('[indices] cannot be used with point in time', 'action_request_validation_exception')
     if (!pit || typeof pit.id !== 'string') throw badRequest('[pit] requires an [id]', 'parsing_exception')
     // A PIT opened elsewhere cannot be scoped here: it needs permission on every index.
     indices = pitIndices.get(pit.id) ?? ['*']
     ctx.deps.security.authorizeIndices(ctx.caller, SEARCH_ACTION, indices)
   } else {
     indices = await ctx.authorized(SEARCH_ACTION, expression, options)
+  }
+  if (body.pit === undefined && sortsOnShardDoc(body.sort)) {
+    throw badRequest('Validation Failed: 1: _shard_doc is only supported with point-in-time (PIT) searches;', 'action_request_validation_exception')
   }
   body.query = withFilter(body.query as Query | undefined, await readFilter(ctx, indices))
   const params: SearchParams = { body: body as SearchBody, ...options }
@@ -128,7 +136,7 @@ async function count(ctx: RequestContext) {
   if (ctx.int('terminate_after') !== undefined || ctx.str('min_score') !== undefined) {
     throw badRequest('[terminate_after] and [min_score] are not supported by this server')
   }
-  const expression = ctx.part('index')
+  const expression = ctx.indexExpression()
   const options = ctx.resolveOptions()
   const indices = await ctx.authorized(SEARCH_ACTION, expression, options)
   const query = withFilter(body.query as Query | undefined, await readFilter(ctx, indices))
@@ -136,7 +144,7 @@ async function count(ctx: RequestContext) {
 }
 
 async function createPit(ctx: RequestContext) {
-  const expression = ctx.part('index')!
+  const expression = ctx.indexExpression()!
   const keepAlive = ctx.str('keep_alive')
   if (keepAlive === undefined) throw badRequest('Validation Failed: 1: keep alive not set;', 'action_request_validation_exception')
   const options = ctx.resolveOptions()

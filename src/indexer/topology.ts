@@ -20,6 +20,19 @@ function num(v: unknown, fallback: number): number {
   return v === undefined || v === null || Number.isNaN(n) ? fallback : n
 }
 
+/**
+ * Replicas this one node reports: `auto_expand_replicas` ("0-1", "0-all") expands to
+ * nodes - 1 = 0 here, as on a one-node OpenSearch; otherwise the configured number.
+ */
+function effectiveReplicas(idx: Record<string, unknown>): number {
+  const auto = idx.auto_expand_replicas
+  if (typeof auto === 'string' && auto !== 'false') {
+    const m = /^(\d+)-(\d+|all)$/.exec(auto)
+    if (m) return Number(m[1])
+  }
+  return num(idx.number_of_replicas, 1)
+}
+
 /** Number of shards/replicas by index for the indices an expression resolves to (all, by default). */
 export async function indexShards(store: Store, index: string | undefined, options: ResolveOptions = {}): Promise<IndexShards[]> {
   const settings = await store.getSettings({ index: index ?? '*', expand_wildcards: 'all', ...options })
@@ -27,7 +40,7 @@ export async function indexShards(store: Store, index: string | undefined, optio
     .map(([name, { settings: s }]) => {
       const idx = (s.index ?? {}) as Record<string, unknown>
       const shards = num(idx.number_of_shards, 1)
-      const replicas = num(idx.number_of_replicas, 1)
+      const replicas = effectiveReplicas(idx)
       return { index: name, shards, replicas, health: (replicas > 0 ? 'yellow' : 'green') as Health, hidden: String(idx.hidden) === 'true' }
     })
     .sort((a, b) => (a.index < b.index ? -1 : a.index > b.index ? 1 : 0))

@@ -62,8 +62,8 @@ describe('stash and paths', () => {
     const s = new Stash()
     s.set('n', 5)
     s.set('l', [1, 'a'])
-    expect(s.resolve('$n')).toBe(5)
-    expect(s.resolve({ k: '$l', t: 'id-${n}' })).toEqual({ k: [1, 'a'], t: 'id-5' })
+    expect(s.resolve<unknown>('$n')).toBe(5)
+    expect(s.resolve<unknown>({ k: '$l', t: 'id-${n}' })).toEqual({ k: [1, 'a'], t: 'id-5' })
     expect(() => s.resolve('$missing')).toThrow()
   })
 
