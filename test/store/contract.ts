@@ -421,7 +421,10 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
       })
 
       test('data streams: auto-created on first create-write, backing index naming, op_type rules', async () => {
-        await store.putIndexTemplate({ name: 'ds', body: { index_patterns: ['events-*'], data_stream: {}, priority: 10 } })
+        await store.putIndexTemplate({
+          name: 'ds',
+          body: { index_patterns: ['events-*'], data_stream: {}, priority: 10, template: { mappings: { properties: { code: { type: 'keyword' } } } } },
+        })
         await expect(store.index({ index: 'events-a', body: { '@timestamp': '2024-01-01T00:00:00Z' } })).rejects.toBeInstanceOf(IllegalArgument)
         const w = await store.index({ index: 'events-a', body: { '@timestamp': '2024-01-01T00:00:00Z', msg: 'hi' }, op_type: 'create' })
         expect(w._index).toBe('.ds-events-a-000001')
@@ -434,7 +437,9 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         expect(ds.data_streams[0].indices.map((i) => i.index_name)).toEqual(['.ds-events-a-000001'])
         const r = await search('events-a', { query: { match_all: {} } })
         expect(r.hits.hits.map((h) => h._index)).toEqual(['.ds-events-a-000001', '.ds-events-a-000001'])
-        expect((await store.getMapping({ index: '.ds-events-a-000001' }))['.ds-events-a-000001'].mappings.properties!['@timestamp']).toEqual({ type: 'date' })
+        const dsProps = (await store.getMapping({ index: '.ds-events-a-000001' }))['.ds-events-a-000001'].mappings.properties!
+        expect(dsProps['@timestamp']).toEqual({ type: 'date' })
+        expect(dsProps.code).toEqual({ type: 'keyword' }) // the stream's template shapes its backing index
         expect(await store.resolve('*')).toEqual(['.ds-events-a-000001']) // through the data stream, not the hidden index
         expect((await store.getIndex({ index: '.ds-events-a-000001' }))['.ds-events-a-000001'].settings.index.hidden).toBe('true')
         await expect(store.createIndex({ index: 'events-b' })).rejects.toBeInstanceOf(IllegalArgument)
