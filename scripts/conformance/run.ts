@@ -8,6 +8,7 @@
  *            --only <substring[,substring]>   restrict to matching files
  *            --json <file>                    write every result as JSON
  *            --quiet                          no per-test failure lines
+ *            --include-unsupported            also run the tests of unsupported-tests.txt
  *
  * Without a URL it starts dist/svc-ext (or src/main.ts) on a temporary data dir. Tests come from
  * <repo>/../shared/conformance/opensearch-rest unless SVC_CONFORMANCE_DIR says otherwise. Exits 1
@@ -31,6 +32,7 @@ interface Options {
   only: string[]
   json?: string
   quiet: boolean
+  includeUnsupported: boolean
 }
 
 function parseArgs(argv: string[]): Options {
@@ -41,6 +43,7 @@ function parseArgs(argv: string[]): Options {
     password: process.env.SVC_CONFORMANCE_PASSWORD,
     only: [],
     quiet: false,
+    includeUnsupported: false,
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
@@ -56,6 +59,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--only') o.only.push(...next().split(','))
     else if (a === '--json') o.json = next()
     else if (a === '--quiet') o.quiet = true
+    else if (a === '--include-unsupported') o.includeUnsupported = true
     else throw new Error(`unknown argument ${a}`)
   }
   return o
@@ -107,7 +111,10 @@ export async function main(argv: string[]): Promise<number> {
 
     for (const path of files) {
       const file = loadSuiteFile(suiteDir, path)
-      const fileResults = await exec.runFile(file, lists.unsupported.get(path) ?? new Map(), () => wipe(exec))
+      for (const name of lists.unsupported.get(path)?.keys() ?? []) {
+        if (!file.tests.some((t) => t.name === name)) throw new Error(`unsupported-tests.txt names [${name}], which is not a test of ${path}`)
+      }
+      const fileResults = await exec.runFile(file, opts.includeUnsupported ? new Map() : (lists.unsupported.get(path) ?? new Map()), () => wipe(exec))
       results.push(...fileResults)
       const c: Counts = { passed: 0, failed: 0, skipped: 0 }
       fileResults.forEach((r) => add(c, r))

@@ -77,6 +77,7 @@ async function putMapping(ctx: RequestContext) {
   await ctx.authorized(INDEX_ACTIONS.putMapping, expression, options)
   const body = await ctx.json()
   if (body === undefined) throw badRequest('Validation Failed: 1: mapping source is missing;', 'action_request_validation_exception')
+  if ('_doc' in body) throw badRequest('Types cannot be provided in put mapping requests')
   return ctx.store.putMapping({ index: expression, body: body as Mappings, ...options })
 }
 

@@ -56,7 +56,7 @@ function applyUrlParams(ctx: RequestContext, body: Record<string, unknown>): voi
     const v = body[key]
     if (v === undefined) continue
     if (typeof v !== 'number' || !Number.isInteger(v)) throw badRequest(`[${key}] must be an integer`, 'parsing_exception')
-    if (v > 2147483647 || v < -2147483648) throw badRequest(`Numeric value (${v}) out of range of int`, 'x_content_parse_exception')
+    if (v > 2147483647 || v < -2147483648) throw badRequest(`Numeric value (${v}) out of range of int`, 'input_coercion_exception')
     if (v < 0) negative(key, v)
   }
   const sort = ctx.list('sort')
@@ -126,7 +126,7 @@ async function search(ctx: RequestContext) {
   }
   body.query = withFilter(body.query as Query | undefined, await readFilter(ctx, indices))
   const params: SearchParams = { body: body as SearchBody, ...options }
-  if (expression !== undefined) params.index = expression
+  if (body.pit === undefined) params.index = expression
   if (ctx.flag('rest_total_hits_as_int', false)) params.rest_total_hits_as_int = true
   return ctx.store.search(params)
 }
