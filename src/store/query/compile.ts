@@ -109,9 +109,13 @@ interface Field {
   tokens(d: DocView): string[]
 }
 
+// Decimal text only, as Java's number parsing reads it (surrounding blanks allowed); JavaScript's
+// Number() would also take hexadecimal, binary and octal literals.
+const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/
+
 export const toNumber = (v: unknown): number | undefined => {
   if (typeof v === 'number') return Number.isFinite(v) ? v : undefined
-  if (typeof v === 'string' && v.trim() !== '') {
+  if (typeof v === 'string' && DECIMAL.test(v)) {
     const n = Number(v)
     return Number.isFinite(n) ? n : undefined
   }
