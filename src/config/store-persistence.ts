@@ -33,7 +33,7 @@ export function storeSettingsPersistence(store: Store, maxAttempts = 20): Settin
 
   async function ensureIndex() {
     try {
-      await store.createIndex({ index: CLUSTER_SETTINGS_INDEX, body: { settings: { "index.hidden": true }, mappings: MAPPINGS } });
+      await store.createIndex({ index: CLUSTER_SETTINGS_INDEX, body: { settings: { "index.hidden": true, "index.auto_expand_replicas": "0-1" }, mappings: MAPPINGS } });
     } catch (e) {
       if (!(e instanceof AlreadyExists)) throw e;
     }

@@ -2,7 +2,7 @@
  * `_cat/indices`, `_cat/nodes`, `_cat/aliases`.
  */
 import { freemem, loadavg, totalmem } from 'node:os'
-import { badRequest, type RequestContext } from './context'
+import { badRequest, withoutSystemIndices, type RequestContext } from './context'
 import { renderCat, type Cell, type Column } from './cat-table'
 import { aliasNameFilter } from './aliases'
 import type { IndexRouter } from './router'
@@ -174,8 +174,9 @@ const ALIAS_COLUMNS: Column[] = [
 async function catAliases(ctx: RequestContext) {
   const names = ctx.part('name')?.split(',')
   const options = ctx.resolveOptions({ expand_wildcards: 'all' })
-  await ctx.authorized(CAT_ACTIONS.aliases, undefined, options)
-  const all = await ctx.store.getAlias({ ...options })
+  // Like every wildcard, "all aliases" never reaches the system indices.
+  const indices = await ctx.authorized(CAT_ACTIONS.aliases, withoutSystemIndices(undefined), options)
+  const all = await ctx.store.getAlias({ index: indices, ...options })
   const keep = aliasNameFilter(names)
   const rows: Array<Record<string, Cell>> = []
   for (const [index, { aliases }] of Object.entries(all)) {
