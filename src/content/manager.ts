@@ -10,6 +10,7 @@ import type { Store } from '../store/port'
 import { afterChange, type ContentContext } from './context'
 import { createEngineClient, createPolicyReloader, engineOptionsFromSettings, type EngineClient, type ReloadOutcome } from './engine'
 import { ensureLockIndex, LocalTurns, withCreationLock, type CreationLock } from './locks/creation-lock'
+import { logtestRoutes } from './logtest/routes'
 import { ensureSpacePolicies } from './policy/defaults'
 import { engineLoads } from './policy/engine-load'
 import { PolicyService } from './policy/service'
@@ -76,7 +77,7 @@ export function createContentManager(deps: ContentManagerDeps): ContentManager {
   const resources = new ResourceService(ctx)
   const policies = new PolicyService(ctx)
   return {
-    routes: [...contentResourceRoutes(resources, policies), ...promotionRoutes(ctx)],
+    routes: [...contentResourceRoutes(resources, policies), ...promotionRoutes(ctx), ...logtestRoutes(ctx)],
     async startup() {
       await ensureLockIndex(deps.store)
       try {

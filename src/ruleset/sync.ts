@@ -4,10 +4,11 @@
  * `RulesetSync` port and adds the detector and space calls.
  */
 import type { Doc } from '../content/repository'
-import { type RulesetSync, RulesetRejected } from '../content/ruleset-sync'
+import { type RuleEvaluation, type RuleEvaluationResult, type RulesetSync, RulesetRejected } from '../content/ruleset-sync'
 import { ApiError } from '../http/errors'
 import type { RulesetDeps } from './deps'
 import type { Detectors } from './detectors'
+import { evaluateRulesRequest } from './evaluate'
 import type { LogTypes } from './log-types'
 import type { Space } from './model'
 import type { Rules } from './rules'
@@ -85,6 +86,11 @@ export class RulesetService implements RulesetSync, RulesetDetectorSync {
 
   async deleteIntegration(space: Space, id: string): Promise<void> {
     await this.logTypes.delete(space, id)
+  }
+
+  /** `rules/evaluate` for logtest detection (reference 5.10). */
+  async evaluate(request: RuleEvaluation): Promise<RuleEvaluationResult> {
+    return evaluateRulesRequest({ store: this.d.store, log: this.d.log, logTypes: this.logTypes }, request, await this.d.settings.snapshot())
   }
 
   async upsertDetector(sd: StandardDetector): Promise<{ _id: string; result: 'created' | 'updated'; skippedRules: string[] }> {
