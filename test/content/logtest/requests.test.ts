@@ -24,6 +24,7 @@ let s: TestServer
 
 beforeAll(async () => {
   s = await startTestServer({
+    logLines: [],
     settings: { [LIMIT_KEY]: LIMIT },
     roles: {
       r_combined: { cluster_permissions: ['plugin:content_manager/logtest'] },
