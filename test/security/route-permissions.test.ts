@@ -4,7 +4,7 @@
  * app, so a new route without a permission check fails here by itself.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { AUTHENTICATED_ONLY } from "../../src/security/actions";
+import { AUTHENTICATED_ONLY, CONTENT_MANAGER_ACTIONS, RULESET_ACTIONS } from "../../src/security/actions";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 const PASSWORD = "Route-pass-1";
@@ -22,6 +22,11 @@ let server: TestServer;
 let pluginRoutes: Array<{ method: string; path: string; action: string }>;
 let indexRoutes: Array<{ method: string; path: string }>;
 const userFor = new Map<string, string>();
+/** Routes that also run an action on the caller's behalf (spec Authentication 4: logtest needs rules/evaluate too). */
+const ALSO_REQUIRED: Record<string, string[]> = {
+  [CONTENT_MANAGER_ACTIONS.logtest]: [RULESET_ACTIONS.rulesEvaluate],
+  [CONTENT_MANAGER_ACTIONS.logtestDetection]: [RULESET_ACTIONS.rulesEvaluate],
+};
 
 beforeAll(async () => {
   // First start: learn the routes the app serves.
@@ -45,7 +50,7 @@ beforeAll(async () => {
     { name: "everything", password: PASSWORD, roles: ["everything"] },
   ];
   actions.forEach((action, i) => {
-    roles[`only_${i}`] = { cluster_permissions: [action], index_permissions: INDEX_ALL };
+    roles[`only_${i}`] = { cluster_permissions: [action, ...(ALSO_REQUIRED[action] ?? [])], index_permissions: INDEX_ALL };
     users.push({ name: `only_${i}`, password: PASSWORD, roles: [`only_${i}`] });
     userFor.set(action, `only_${i}`);
   });
