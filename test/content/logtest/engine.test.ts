@@ -14,6 +14,7 @@ const LIMIT = 2048
 let engine: EngineServer
 let s: TestServer
 const ids = { web: '', quiet: '', adminRule: '', bobRule: '' }
+let adminRule: { resource: Record<string, unknown> }
 
 const RAW = '10.0.0.7 - alice "GET /admin/users"'
 const request = (extra: Record<string, unknown> = {}) => ({ space: 'test', queue: 1, location: '/var/log/web/access.log', event: RAW, trace_level: 'NONE', ...extra })
@@ -62,7 +63,8 @@ beforeAll(async () => {
     },
   })
   // Fields the events streams map: a detector (and so logtest) matches nothing on unmapped ones.
-  ids.adminRule = await create('rules', rule('Admin area requested', 'medium', { 'event.kind': 'event', 'url.original|startswith': '/admin' }))
+  adminRule = rule('Admin area requested', 'medium', { 'event.kind': 'event', 'url.original|startswith': '/admin' })
+  ids.adminRule = await create('rules', adminRule)
   ids.bobRule = await create('rules', rule('Bob seen', 'low', { 'user.name': 'bob' }))
 
   const preview = await s.request('GET', `${CM}/promote?space=draft`)
@@ -255,4 +257,14 @@ test('a burst beyond the pool and its queue is shed with 429; the rest are serve
     engine.stall(0)
   }
   expect((await s.request('POST', NORMALIZATION, { body: request() })).status).toBe(200)
+})
+
+test('a disabled rule is not evaluated once the change is promoted', async () => {
+  const put = await s.request('PUT', `${CM}/rules/${ids.adminRule}`, { body: { resource: { ...adminRule.resource, enabled: false } } })
+  expect({ status: put.status, body: put.body }).toMatchObject({ status: 200 })
+  const preview = await s.request('GET', `${CM}/promote?space=draft`)
+  expect((await s.request('POST', `${CM}/promote`, { body: { space: 'draft', changes: preview.body.changes } })).status).toBe(200)
+
+  const r = await s.request('POST', LOGTEST, { body: request({ integration: ids.web }) })
+  expect(r.body.message.detection).toEqual({ status: 'success', rules_evaluated: 1, rules_matched: 0, matches: [] })
 })
