@@ -150,9 +150,8 @@ describe('body limit (413 before parsing)', () => {
         method: 'POST',
         headers: { authorization: 'Basic ' + btoa(`${s.admin.name}:${s.admin.password}`), 'content-type': 'application/json' },
         body,
-        // @ts-expect-error Bun and undici need this for stream bodies
-        duplex: 'half',
-      })
+        duplex: 'half', // a stream body needs it
+      } as RequestInit)
       expect(res.status).toBe(413)
       expect(await res.json()).toEqual({ message: `logtest payload exceeds the maximum allowed size of ${LIMIT} bytes.`, status: 413 })
     })
@@ -183,13 +182,13 @@ describe('body limit (413 before parsing)', () => {
 })
 
 describe('permissions (spec Authentication 4)', () => {
-  const valid = {
+  const valid: Record<string, unknown> = {
     [LOGTEST]: { ...event, space: 'test' },
     [NORMALIZATION]: { ...event, space: 'test' },
     [DETECTION]: { space: 'test', integration: 'nope', input: { a: 1 } },
   }
   // What each route answers a permitted caller with these bodies (mock Engine, unknown integration).
-  const permitted = { [LOGTEST]: 200, [NORMALIZATION]: 200, [DETECTION]: 400 }
+  const permitted: Record<string, number> = { [LOGTEST]: 200, [NORMALIZATION]: 200, [DETECTION]: 400 }
   const expected: Record<keyof typeof USERS, Record<string, boolean>> = {
     combined: { [LOGTEST]: true, [NORMALIZATION]: false, [DETECTION]: false },
     split: { [LOGTEST]: false, [NORMALIZATION]: true, [DETECTION]: true },
