@@ -1,0 +1,228 @@
+// Incremental update (reference 1.4, 2.4, 7.4, 7.5): the feed is read in windows of
+// `max_items_per_bulk` offsets, `(from, to]`; each change is applied in feed order and after every
+// window the consumer's `local_offset` is checkpointed. On any error the last applied offset is
+// checkpointed before the error propagates, so the next pass resumes exactly there. Replays are
+// harmless: a document already at (or past) a change's offset is left alone, a delete of a missing
+// document is a no-op, and a create overwrites by id.
+import type { Logger } from '../../http/log'
+import { IndexNotFound } from '../../store/errors'
+import type { Source, Store } from '../../store/port'
+import type { ContentKind } from '../../setup/indices'
+import type { CtiClient } from '../cti/client'
+import type { Change } from '../cti/schemas'
+import { isObject, type Doc } from '../repository'
+import { BulkWriter, type BulkLimits } from './bulk-writer'
+import type { ConsumerDef } from './consumers'
+import { cveType, reprocess, routeRecord } from './documents'
+import { applyPatch, PatchError } from './json-patch'
+import { Progress } from './progress'
+import type { ConsumerState, ConsumerStates } from './state'
+
+export interface ChangesDeps {
+  store: Store
+  cti: CtiClient
+  states: ConsumerStates
+  log: Logger
+  limits: BulkLimits
+  /** `update_sub_batch_size`. */
+  subBatch: number
+  /** `offset_flush_interval`: windows between forced flushes of the content indices. */
+  flushEvery: number
+  /** Physical index per content kind of this consumer. */
+  targets: Partial<Record<ContentKind, string>>
+  signal?: AbortSignal
+  now?: () => number
+}
+
+export interface ChangesResult {
+  applied: number
+  skipped: number
+  /** Offset the consumer is at afterwards. */
+  offset: number
+}
+
+interface Located {
+  kind: ContentKind
+  index: string
+  source: Source
+}
+
+const offsetOf = (source: Source) => (typeof source.offset === 'number' ? source.offset : -1)
+
+export async function applyChanges(
+  deps: ChangesDeps,
+  def: ConsumerDef,
+  url: string,
+  state: ConsumerState,
+  target: number,
+): Promise<ChangesResult> {
+  const window = deps.limits.maxItems
+  const start = state.local_offset
+  const progress = new Progress(deps.log, 'change feed', { consumer: def.kind, from: start, to: target }, deps.now)
+  let checkpointed = start
+  let applied = 0
+  let skipped = 0
+  let last = start
+  let windows = 0
+  const checkpoint = async (offset: number) => {
+    Object.assign(state, { local_offset: offset, remote_offset: target, status: 'running' })
+    await deps.states.write(state)
+    checkpointed = offset
+  }
+  try {
+    for (let from = start; from < target; ) {
+      const to = Math.min(from + window, target)
+      const changes = await deps.cti.changes(url, from, to, deps.signal)
+      const pendingUpdates: Change[] = []
+      const flushUpdates = async () => {
+        if (pendingUpdates.length === 0) return
+        const batch = pendingUpdates.splice(0, pendingUpdates.length)
+        const r = await applyUpdateBatch(deps, def, batch)
+        applied += r.applied
+        skipped += r.skipped
+        last = batch[batch.length - 1].offset
+      }
+      for (const change of [...changes].sort((a, b) => a.offset - b.offset)) {
+        if (deps.signal?.aborted) throw deps.signal.reason ?? new Error('aborted')
+        if (change.offset <= from || change.offset > to) continue
+        const type = change.type.toLowerCase()
+        if (def.singleIndex && type === 'update') {
+          pendingUpdates.push(change)
+          if (pendingUpdates.length >= deps.subBatch) await flushUpdates()
+          continue
+        }
+        await flushUpdates()
+        if (await applyOne(deps, def, change, type)) applied++
+        else skipped++
+        last = change.offset
+      }
+      await flushUpdates()
+      last = to
+      await checkpoint(to)
+      windows++
+      if (windows % deps.flushEvery === 0) await flush(deps)
+      progress.tick(changes.length, (to - start) / Math.max(1, target - start))
+      from = to
+    }
+  } catch (e) {
+    if (last > checkpointed) {
+      try {
+        await checkpoint(last)
+      } catch (cpError) {
+        deps.log.error('checkpoint after a failed window could not be written', { consumer: def.kind, error: cpError })
+      }
+    }
+    throw e
+  }
+  await flush(deps)
+  progress.finish()
+  return { applied, skipped, offset: last }
+}
+
+async function flush(deps: ChangesDeps): Promise<void> {
+  const indices = Object.values(deps.targets).filter((x): x is string => !!x)
+  if (indices.length > 0) await deps.store.flush({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
+}
+
+/** Which of this consumer's indices holds `_id = resource` (a resource named `policy` is the policy). */
+async function locate(deps: ChangesDeps, def: ConsumerDef, resource: string): Promise<Located | undefined> {
+  const kinds: ContentKind[] = resource === 'policy' && def.kind === 'ruleset' ? ['policies'] : def.indices
+  for (const kind of kinds) {
+    const index = deps.targets[kind]
+    if (!index) continue
+    try {
+      const doc = await deps.store.get({ index, id: resource })
+      if (doc.found) return { kind, index, source: doc._source ?? {} }
+    } catch (e) {
+      if (!(e instanceof IndexNotFound)) throw e
+    }
+  }
+  return undefined
+}
+
+function patched(def: ConsumerDef, found: Located, change: Change): Doc {
+  const operations = change.operations ?? []
+  if (def.kind === 'vulnerabilities') {
+    const document = found.source.document
+    const next = isObject(document) || Array.isArray(document) ? applyPatch(document as Doc, operations) : document
+    return reprocess(found.kind, { ...found.source, document: next }, change.offset)
+  }
+  const { yaml: _derived, ...root } = found.source
+  return reprocess(found.kind, applyPatch(root, operations), change.offset)
+}
+
+/** Applies one change; false when it was skipped (already applied, unknown type, nothing to do). */
+async function applyOne(deps: ChangesDeps, def: ConsumerDef, change: Change, type: string): Promise<boolean> {
+  if (type === 'create') {
+    if (!isObject(change.payload)) return false
+    const routed = routeRecord(def, change.resource, change.payload, change.offset)
+    if ('skip' in routed) {
+      deps.log.warn('change skipped', { consumer: def.kind, offset: change.offset, resource: change.resource, reason: routed.skip })
+      return false
+    }
+    const index = deps.targets[routed.kind]
+    if (!index) return false
+    await deps.store.index({ index, id: routed.id, body: routed.body })
+    return true
+  }
+  if (type === 'update') {
+    const found = await locate(deps, def, change.resource)
+    if (!found) {
+      // Upstream fails the pass here, which would stall the feed at this offset forever.
+      deps.log.warn('update of a document that is not stored; skipped', { consumer: def.kind, offset: change.offset, resource: change.resource })
+      return false
+    }
+    if (offsetOf(found.source) >= change.offset) return false
+    try {
+      await deps.store.index({ index: found.index, id: change.resource, body: patched(def, found, change) })
+    } catch (e) {
+      if (e instanceof PatchError) throw new PatchError(`change ${change.offset} (${change.resource}): ${e.message}`)
+      throw e
+    }
+    return true
+  }
+  if (type === 'delete') {
+    if (def.kind === 'vulnerabilities' || cveType(change.resource)) return false
+    const found = await locate(deps, def, change.resource)
+    if (!found) return false
+    await deps.store.delete({ index: found.index, id: change.resource })
+    return true
+  }
+  deps.log.warn('change of unknown type skipped', { consumer: def.kind, offset: change.offset, type: change.type })
+  return false
+}
+
+/** Reference 7.4: consecutive updates of a single-index consumer as one multi-get and one bulk. */
+async function applyUpdateBatch(deps: ChangesDeps, def: ConsumerDef, batch: Change[]): Promise<{ applied: number; skipped: number }> {
+  const kind = def.indices[0]
+  const index = deps.targets[kind]
+  if (!index) return { applied: 0, skipped: batch.length }
+  const ids = [...new Set(batch.map((c) => c.resource))]
+  const r = await deps.store.search({ index, body: { query: { ids: { values: ids } }, size: ids.length } })
+  const current = new Map<string, Source>(r.hits.hits.map((h) => [h._id, h._source ?? {}]))
+  const writes = new Map<string, Doc>()
+  let skipped = 0
+  for (const change of batch) {
+    const source = writes.get(change.resource) ?? current.get(change.resource)
+    if (!source) {
+      deps.log.warn('update of a document that is not stored; skipped', { consumer: def.kind, offset: change.offset, resource: change.resource })
+      skipped++
+      continue
+    }
+    if (offsetOf(source) >= change.offset) {
+      skipped++
+      continue
+    }
+    try {
+      writes.set(change.resource, patched(def, { kind, index, source }, change))
+    } catch (e) {
+      if (e instanceof PatchError) throw new PatchError(`change ${change.offset} (${change.resource}): ${e.message}`)
+      throw e
+    }
+  }
+  const writer = new BulkWriter(deps.store, deps.limits, { signal: deps.signal })
+  for (const [id, body] of writes) await writer.add({ op: 'index', index, id, body })
+  const result = await writer.finish()
+  if (result.dropped > 0) throw new Error(`update sub-batch failed: ${result.reasons.join('; ')}`)
+  return { applied: writes.size, skipped }
+}

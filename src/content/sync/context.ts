@@ -1,0 +1,80 @@
+// What one sync pass works with: the collaborators plus the settings snapshot taken at its start.
+import type { SettingsSnapshot } from '../../config/cluster-settings'
+import type { Logger } from '../../http/log'
+import type { Store } from '../../store/port'
+import type { CtiClient } from '../cti/client'
+import type { CtiCredentials } from '../cti/credentials'
+import type { Sleep } from '../cti/sleep'
+import type { EngineClient } from '../engine'
+import type { ContentRepository } from '../repository'
+import type { SpaceHashResult } from '../space-hash'
+import type { Space } from '../spaces'
+import { bulkLimits, BulkWriter, type BulkLimits } from './bulk-writer'
+import type { ConsumerDef } from './consumers'
+import type { LocalSnapshots } from './local-snapshots'
+import type { SyncRuleset } from './ruleset-post-sync'
+import { loadSnapshotFile } from './snapshot'
+import type { ConsumerStates } from './state'
+import type { ContentKind } from '../../setup/indices'
+
+export interface PassContext {
+  store: Store
+  repo: ContentRepository
+  settings: SettingsSnapshot
+  log: Logger
+  now: () => number
+  cti: CtiClient
+  credentials: CtiCredentials
+  states: ConsumerStates
+  local: LocalSnapshots
+  ruleset: SyncRuleset
+  engine: EngineClient
+  recomputeSpaces(spaces: Space[]): Promise<SpaceHashResult[]>
+  iocExportPath: string
+  signal: AbortSignal
+  sleep?: Sleep
+  limits: BulkLimits
+}
+
+export const limitsOf = (s: SettingsSnapshot) => bulkLimits(s)
+
+const cm = 'plugins.content_manager.'
+
+export class SnapshotIncomplete extends Error {
+  override name = 'SnapshotIncomplete'
+}
+
+/**
+ * Loads an archive into the given physical indices. Any document the bulk layer dropped makes
+ * the load a failure (reference 2.9): no offset advance and no promotion to stable.
+ */
+export async function loadArchive(
+  ctx: PassContext,
+  def: ConsumerDef,
+  file: string,
+  targets: Partial<Record<ContentKind, string>>,
+): Promise<{ maxOffset: number; documents: number }> {
+  const flushEvery = ctx.settings.num(`${cm}offset_flush_interval`)
+  let bulks = 0
+  const indices = Object.values(targets).filter((x): x is string => !!x)
+  const writer = new BulkWriter(ctx.store, ctx.limits, {
+    signal: ctx.signal,
+    sleep: ctx.sleep,
+    onBulk: async () => {
+      // Durable progress every `offset_flush_interval` bulks (reference 7.5).
+      if (++bulks % flushEvery === 0) await ctx.store.flush({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
+    },
+  })
+  const target = (kind: ContentKind) => {
+    const index = targets[kind]
+    if (!index) throw new Error(`no target index for ${kind}`)
+    return index
+  }
+  const loaded = await loadSnapshotFile(file, def, target, writer, { log: ctx.log, signal: ctx.signal, now: ctx.now })
+  const result = await writer.finish()
+  await ctx.store.refresh({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
+  if (result.dropped > 0) {
+    throw new SnapshotIncomplete(`${result.dropped} snapshot documents were dropped: ${result.reasons.slice(0, 3).join('; ')}`)
+  }
+  return { maxOffset: loaded.maxOffset, documents: result.written }
+}

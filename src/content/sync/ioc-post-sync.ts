@@ -1,0 +1,84 @@
+// IoC consumer post-sync (reference 2.11, 7.7), only after content changed: one paged scan of the
+// IoC index (point in time, `search_page_size` pages) computes the per-type hashes stored in the
+// summary document and writes the NDJSON export the Engine loads; then the Engine is told, unless
+// it reports that it is still loading a previous export (fail-closed).
+import { mkdirSync, renameSync, createWriteStream } from 'node:fs'
+import { dirname } from 'node:path'
+import type { Logger } from '../../http/log'
+import type { Store } from '../../store/port'
+import type { EngineClient } from '../engine'
+import { sha256Hex } from '../hash'
+import { isObject } from '../repository'
+
+export const IOC_SUMMARY_ID = '__ioc_type_hashes__'
+
+export interface IocPostSyncDeps {
+  store: Store
+  engine: EngineClient
+  log: Logger
+  /** Physical IoC index. */
+  index: string
+  exportPath: string
+  pageSize: number
+  keepAliveSeconds: number
+}
+
+export async function iocPostSync(deps: IocPostSyncDeps): Promise<{ types: Record<string, string>; combined: string; exported: number }> {
+  await deps.store.refresh({ index: deps.index, expand_wildcards: 'all' })
+  mkdirSync(dirname(deps.exportPath), { recursive: true })
+  const tmp = `${deps.exportPath}.tmp-${process.pid}`
+  const out = createWriteStream(tmp)
+  const perType = new Map<string, Bun.CryptoHasher>()
+  let exported = 0
+  const pit = await deps.store.createPit({ index: deps.index, keep_alive: `${deps.keepAliveSeconds}s`, expand_wildcards: 'all' })
+  try {
+    let after: unknown[] | undefined
+    for (;;) {
+      const r = await deps.store.search({
+        body: {
+          pit: { id: pit.pit_id, keep_alive: `${deps.keepAliveSeconds}s` },
+          query: { exists: { field: 'document.id' } },
+          sort: [{ 'document.type': { order: 'asc', missing: '_first' } }, { 'document.id': { order: 'asc' } }],
+          size: deps.pageSize,
+          _source: ['document', 'hash.sha256'],
+          ...(after ? { search_after: after } : {}),
+        },
+      })
+      const hits = r.hits.hits
+      for (const h of hits) {
+        const src = h._source ?? {}
+        const doc = isObject(src.document) ? src.document : {}
+        const type = String(doc.type ?? '')
+        const hash = isObject(src.hash) ? String(src.hash.sha256 ?? '') : ''
+        let hasher = perType.get(type)
+        if (!hasher) perType.set(type, (hasher = new Bun.CryptoHasher('sha256')))
+        hasher.update(hash)
+        if (!out.write(JSON.stringify(doc) + '\n')) await new Promise((res) => out.once('drain', res))
+        exported++
+      }
+      if (hits.length < deps.pageSize) break
+      after = hits[hits.length - 1].sort
+    }
+  } finally {
+    await new Promise((res) => out.end(res))
+    await deps.store.deletePit({ body: { pit_id: pit.pit_id } }).catch(() => {})
+  }
+  renameSync(tmp, deps.exportPath)
+  const types: Record<string, string> = {}
+  for (const [type, hasher] of perType) types[type] = hasher.digest('hex')
+  const combined = sha256Hex(Object.values(types).join(''))
+  await deps.store.index({
+    index: deps.index,
+    id: IOC_SUMMARY_ID,
+    body: { type_hashes: Object.fromEntries(Object.entries(types).map(([k, v]) => [k, { hash: { sha256: v } }])) },
+    refresh: true,
+  })
+  try {
+    const state = await deps.engine.iocState()
+    if (state.updating) deps.log.warn('Engine is still loading IoCs; notification skipped until the next update', {})
+    else await deps.engine.iocUpdate(deps.exportPath, combined)
+  } catch (e) {
+    deps.log.warn('Engine could not be notified of new IoCs', { error: (e as Error).message })
+  }
+  return { types, combined, exported }
+}

@@ -1,0 +1,70 @@
+// Snapshots on this node's disk (reference 1.5.4): the packaged ones shipped with the product
+// (`<kind>.zip` and `manifest.json`), and per consumer the "stable" one, the last archive that
+// was loaded in full, kept so that a failed remote load can fall back to known-good content.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { t, type Static } from 'elysia'
+import { Value } from '@sinclair/typebox/value'
+import type { ConsumerDef } from './consumers'
+
+export const ManifestEntry = t.Object({
+  name: t.String(),
+  context: t.String(),
+  type: t.Optional(t.String()),
+  resource: t.String(),
+  is_public: t.Optional(t.Boolean()),
+  remote_offset: t.Optional(t.Integer({ minimum: 0 })),
+})
+export type ManifestEntry = Static<typeof ManifestEntry>
+
+export class LocalSnapshots {
+  constructor(readonly dir: string) {}
+
+  private path(name: string): string {
+    return join(this.dir, name)
+  }
+
+  packaged(def: ConsumerDef): string | undefined {
+    const p = this.path(def.snapshotFile)
+    return existsSync(p) ? p : undefined
+  }
+
+  stable(def: ConsumerDef): string | undefined {
+    const p = this.path(`${def.kind}.stable.zip`)
+    return existsSync(p) ? p : undefined
+  }
+
+  /** The manifest entry of a consumer's packaged snapshot; undefined when absent or malformed. */
+  manifest(def: ConsumerDef): ManifestEntry | undefined {
+    try {
+      const all = JSON.parse(readFileSync(this.path('manifest.json'), 'utf8')) as Record<string, unknown>
+      const entry = all?.[def.snapshotFile]
+      return Value.Check(ManifestEntry, entry) ? entry : undefined
+    } catch {
+      return undefined
+    }
+  }
+
+  /** Where a remote snapshot is downloaded to before it is loaded. */
+  download(def: ConsumerDef): string {
+    mkdirSync(this.dir, { recursive: true })
+    return this.path(`.${def.kind}.download-${process.pid}-${Date.now()}.zip`)
+  }
+
+  /** An archive loaded in full becomes the stable one (atomic rename; the previous one is replaced). */
+  promote(def: ConsumerDef, file: string): void {
+    const target = this.path(`${def.kind}.stable.zip`)
+    if (file === target) return
+    mkdirSync(this.dir, { recursive: true })
+    // A packaged archive is consumed by its promotion (upstream moves it too).
+    renameSync(file, target)
+  }
+
+  deletePackaged(def: ConsumerDef): void {
+    rmSync(this.path(def.snapshotFile), { force: true })
+  }
+
+  discard(file: string): void {
+    rmSync(file, { force: true })
+  }
+}

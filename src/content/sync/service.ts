@@ -1,0 +1,260 @@
+// A sync pass over the three consumers (reference 2.1): one pass per node at a time, one per
+// cluster (the `catalog-sync` lease, renewed while the pass runs), after the Setup marker says
+// ready, consumers in order with a failure of one not stopping the others, and one immediate retry
+// when a consumer asks for it.
+import type { ClusterSettings } from '../../config/cluster-settings'
+import type { Logger } from '../../http/log'
+import type { Journal } from '../../journal/journal'
+import { tryAcquireLease, releaseLease, type HeldLease } from '../../jobs/lease'
+import { waitForSetupReady } from '../../setup/status'
+import { VersionConflict } from '../../store/errors'
+import type { Store } from '../../store/port'
+import { CtiClient } from '../cti/client'
+import type { CtiCredentials } from '../cti/credentials'
+import { isCtiError } from '../cti/errors'
+import { sleep, type Sleep } from '../cti/sleep'
+import type { EngineClient } from '../engine'
+import { RESOURCE_LOCKS_INDEX } from '../indices'
+import { ContentRepository } from '../repository'
+import type { SpaceHashResult } from '../space-hash'
+import type { Space } from '../spaces'
+import { bulkLimits } from './bulk-writer'
+import { CONSUMER_KINDS, CONSUMERS, type ConsumerKind } from './consumers'
+import type { PassContext } from './context'
+import { LocalSnapshots } from './local-snapshots'
+import { runConsumer, type ConsumerOutcome } from './pass'
+import type { SyncRuleset } from './ruleset-post-sync'
+import { ConsumerStates } from './state'
+
+export const SYNC_LOCK_ID = 'catalog-sync'
+const cm = 'plugins.content_manager.'
+
+export type Trigger = 'start' | 'schedule' | 'demand' | 'registration' | 'test'
+
+export interface ContentSyncDeps {
+  store: Store
+  settings: ClusterSettings
+  log: Logger
+  now: () => number
+  journal: Journal
+  credentials: CtiCredentials
+  engine: EngineClient
+  ruleset: SyncRuleset
+  recomputeSpaces(spaces: Space[]): Promise<SpaceHashResult[]>
+  clusterUuid: string
+  snapshotsDir: string
+  iocExportPath: string
+  /** Tests pass a sleep that records waits; production sleeps for real. */
+  sleep?: Sleep
+}
+
+export interface PassReport {
+  trigger: Trigger
+  outcome: 'done' | 'setup_not_ready' | 'aborted'
+  consumers: Partial<Record<ConsumerKind, ConsumerOutcome | { kind: ConsumerKind; status: 'failed'; error: string; deferred?: boolean }>>
+  retried: boolean
+}
+
+export type StartResult = 'started' | 'busy' | 'locked'
+
+export class ContentSync {
+  private current?: Promise<PassReport>
+  private readonly stopping = new AbortController()
+  private readonly states: ConsumerStates
+  private readonly repo: ContentRepository
+  private readonly local: LocalSnapshots
+
+  constructor(private readonly deps: ContentSyncDeps) {
+    this.states = new ConsumerStates(deps.store)
+    this.repo = new ContentRepository(deps.store)
+    this.local = new LocalSnapshots(deps.snapshotsDir)
+  }
+
+  get running(): boolean {
+    return this.current !== undefined
+  }
+
+  /** Resolves when the pass in progress (if any) has finished. */
+  async idle(): Promise<void> {
+    await this.current?.catch(() => undefined)
+  }
+
+  /**
+   * Starts a pass in the background. `busy` when one runs on this node, `locked` when another node
+   * holds the cluster-wide sync lock; the pass itself is not awaited.
+   */
+  async start(trigger: Trigger): Promise<StartResult> {
+    const r = await this.begin(trigger)
+    if (typeof r === 'string') return r
+    r.pass.catch(() => undefined)
+    return 'started'
+  }
+
+  /** Runs a pass to its end (scheduled runs and tests). */
+  async run(trigger: Trigger): Promise<PassReport | 'busy' | 'locked'> {
+    const r = await this.begin(trigger)
+    return typeof r === 'string' ? r : r.pass
+  }
+
+  /** Aborts the pass in progress (shutdown) and waits for it to unwind. */
+  async stop(): Promise<void> {
+    this.stopping.abort(new Error('svc-ext is shutting down'))
+    await this.idle()
+  }
+
+  private async begin(trigger: Trigger): Promise<{ pass: Promise<PassReport> } | 'busy' | 'locked'> {
+    if (this.current || this.stopping.signal.aborted) return 'busy'
+    // Claim the node-local permit before any await, so two triggers cannot both pass this point.
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    this.current = gate.then(() => ({ trigger, outcome: 'aborted' as const, consumers: {}, retried: false }))
+    let lease: HeldLease | undefined
+    try {
+      const s = await this.deps.settings.snapshot()
+      lease = await tryAcquireLease(
+        { store: this.deps.store, now: this.deps.now },
+        { index: RESOURCE_LOCKS_INDEX, id: SYNC_LOCK_ID, staleMillis: s.num(`${cm}resource_lock.stale_threshold_millis`) },
+      )
+    } catch (e) {
+      this.deps.log.error('sync lock could not be taken', { error: e })
+    }
+    if (!lease) {
+      this.current = undefined
+      release()
+      this.deps.log.info('a content sync runs on another node; this pass does not start', { trigger })
+      return 'locked'
+    }
+    const held = lease
+    const pass = this.pass(trigger, held).finally(() => {
+      this.current = undefined
+    })
+    this.current = pass
+    release()
+    return { pass }
+  }
+
+  private async pass(trigger: Trigger, held: HeldLease): Promise<PassReport> {
+    const { log, journal } = this.deps
+    const renewal = this.renew(held)
+    const report: PassReport = { trigger, outcome: 'done', consumers: {}, retried: false }
+    const started = this.deps.now()
+    try {
+      const s = await this.deps.settings.snapshot()
+      const setup = await waitForSetupReady(
+        { store: this.deps.store, log },
+        {
+          retries: s.num(`${cm}setup_wait.max_retries`),
+          baseSeconds: s.num(`${cm}setup_wait.backoff_base_seconds`),
+          sleep: (ms) => (this.deps.sleep ?? sleep)(ms, this.stopping.signal),
+        },
+      )
+      if (setup !== 'ready') {
+        log.warn('content sync skipped: setup is not ready', { trigger, setup })
+        report.outcome = 'setup_not_ready'
+        return report
+      }
+      log.info('content sync started', { trigger })
+      let retry = await this.consumers(report)
+      if (retry && !this.stopping.signal.aborted) {
+        log.info('content sync retrying once', { trigger })
+        report.retried = true
+        retry = await this.consumers(report)
+      }
+      if (this.stopping.signal.aborted) report.outcome = 'aborted'
+      return report
+    } finally {
+      renewal.stop()
+      await releaseLease({ store: this.deps.store, now: this.deps.now }, renewal.current()).catch((e) =>
+        log.warn('sync lock could not be released', { error: e }),
+      )
+      journal.record('sync.pass', trigger, {
+        outcome: report.outcome,
+        millis: this.deps.now() - started,
+        consumers: Object.fromEntries(Object.entries(report.consumers).map(([k, v]) => [k, { status: v?.status, updated: 'updated' in (v ?? {}) ? (v as ConsumerOutcome).updated : false }])),
+      })
+    }
+  }
+
+  /** One round over the consumers; true when one of them asks for the retry. */
+  private async consumers(report: PassReport): Promise<boolean> {
+    const s = await this.deps.settings.snapshot()
+    const ctx: PassContext = {
+      store: this.deps.store,
+      repo: this.repo,
+      settings: s,
+      log: this.deps.log,
+      now: this.deps.now,
+      cti: new CtiClient(s, { credentials: this.deps.credentials, log: this.deps.log, clusterUuid: this.deps.clusterUuid, sleep: this.deps.sleep, now: this.deps.now }),
+      credentials: this.deps.credentials,
+      states: this.states,
+      local: this.local,
+      ruleset: this.deps.ruleset,
+      engine: this.deps.engine,
+      recomputeSpaces: this.deps.recomputeSpaces,
+      iocExportPath: this.deps.iocExportPath,
+      signal: this.stopping.signal,
+      sleep: this.deps.sleep,
+      limits: bulkLimits(s),
+    }
+    let retry = false
+    for (const kind of CONSUMER_KINDS) {
+      if (this.stopping.signal.aborted) break
+      const def = CONSUMERS[kind]
+      try {
+        const o = await runConsumer(ctx, def)
+        report.consumers[kind] = o
+        retry ||= o.retry
+        this.deps.log.info('consumer synchronised', { consumer: kind, updated: o.updated, local_offset: o.localOffset, remote_offset: o.remoteOffset, from: o.loadedFrom })
+      } catch (e) {
+        const deferred = isCtiError(e, 'rate_limited')
+        const aborted = this.stopping.signal.aborted
+        report.consumers[kind] = { kind, status: 'failed', error: (e as Error).message, deferred }
+        if (aborted) break
+        // A rate limit that outlived its retries waits for the next scheduled run (spec background 5).
+        if (!deferred) retry = true
+        this.deps.log.error(deferred ? 'consumer sync deferred: CTI rate limit' : 'consumer sync failed', { consumer: kind, error: (e as Error).message })
+        try {
+          await this.states.patch(def, { status: 'failed' })
+        } catch (pe) {
+          this.deps.log.error('consumer status could not be set to failed', { consumer: kind, error: pe })
+        }
+      }
+    }
+    return retry
+  }
+
+  /** Keeps the lease fresh every stale/3 (at least 1 s); a conflict means another node took it. */
+  private renew(held: HeldLease): { stop(): void; current(): HeldLease } {
+    let lease = held
+    let stopped = false
+    const every = Math.max(1000, Math.floor(held.staleMillis / 3))
+    const timer = setInterval(async () => {
+      if (stopped) return
+      try {
+        const at = this.deps.now()
+        const r = await this.deps.store.index({
+          index: lease.index,
+          id: lease.id,
+          body: { acquired_at: at },
+          if_seq_no: lease.seqNo,
+          if_primary_term: lease.primaryTerm,
+          refresh: true,
+        })
+        lease = { ...lease, seqNo: r._seq_no, primaryTerm: r._primary_term, acquiredAt: at }
+      } catch (e) {
+        if (e instanceof VersionConflict) {
+          this.deps.log.warn('sync lock was taken over by another node; no longer renewing it', {})
+          stopped = true
+          clearInterval(timer)
+        }
+      }
+    }, every)
+    return {
+      stop: () => {
+        stopped = true
+        clearInterval(timer)
+      },
+      current: () => lease,
+    }
+  }
+}
