@@ -51,9 +51,10 @@ function pick(ctx: RequestContext, columns: Column[]): Array<{ column: Column; h
   if (!h) return columns.filter((c) => c.default).map((column) => ({ column, header: column.name }))
   const out: Array<{ column: Column; header: string }> = []
   for (const wanted of h) {
-    const byAlias = columns.find((c) => c.name !== wanted && (c.aliases ?? []).includes(wanted) && !columns.some((o) => o.name === wanted))
-    if (byAlias) {
-      if (!out.some((o) => o.column === byAlias)) out.push({ column: byAlias, header: wanted })
+    if (!wanted.includes('*')) {
+      // A name or alias is shown each time it is asked for (`h=cd,creation.date` shows both).
+      const column = columns.find((c) => c.name === wanted) ?? columns.find((c) => (c.aliases ?? []).includes(wanted))
+      if (column) out.push({ column, header: wanted })
       continue
     }
     const match = globMatcher(wanted)

@@ -42,7 +42,7 @@ async function catIndices(ctx: RequestContext) {
     const sh = shards.get(s.index)
     const health = sh?.health ?? 'green'
     if (wantHealth !== undefined && wantHealth !== health) continue
-    const size = (s as { store_size_in_bytes?: number }).store_size_in_bytes ?? 0
+    const size = s.store_size_in_bytes
     rows.push({
       health,
       status: 'open',

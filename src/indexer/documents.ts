@@ -84,6 +84,8 @@ async function getDoc(ctx: RequestContext, sourceOnly: boolean): Promise<unknown
   const id = ctx.part('id')!
   const index = await readTarget(ctx)
   const params: GetParams = { index: name, id, ...sourceParams(ctx) }
+  const stored = ctx.list('stored_fields')
+  if (stored && !sourceOnly) params.stored_fields = stored
   const realtime = ctx.flag('realtime')
   if (realtime !== undefined) params.realtime = realtime
   const refresh = refreshParam(ctx)
@@ -91,7 +93,7 @@ async function getDoc(ctx: RequestContext, sourceOnly: boolean): Promise<unknown
   let res = await ctx.store.get(params)
   if (res.found && (ctx.documentFilter(index) !== undefined || ctx.deps.readFilter !== undefined)) {
     // DLS is tested on the whole document, whatever part of it the caller asked to see.
-    const full = params._source === undefined && !params._source_includes && !params._source_excludes ? res : await ctx.store.get({ index: name, id, realtime: params.realtime })
+    const full = params._source === undefined && !params._source_includes && !params._source_excludes && !params.stored_fields ? res : await ctx.store.get({ index: name, id, realtime: params.realtime })
     if (!full.found || !(await visible(ctx, ctx.store, index, id, full._source))) res = { _index: res._index, _id: id, found: false }
   }
   if (sourceOnly) {
@@ -154,7 +156,11 @@ async function updateDoc(ctx: RequestContext): Promise<Reply> {
   }
   if (body.doc === undefined && body.upsert === undefined) throw badRequest('Validation Failed: 1: script or doc is missing;', 'action_request_validation_exception')
   const source = sourceParams(ctx)
-  if (source._source !== undefined && body._source === undefined) body._source = source._source
+  if (body._source === undefined) {
+    if (source._source_includes || source._source_excludes)
+      body._source = { includes: [source._source_includes ?? []].flat(), excludes: [source._source_excludes ?? []].flat() }
+    else if (source._source !== undefined) body._source = source._source
+  }
   const retry = ctx.int('retry_on_conflict')
   const refresh = refreshParam(ctx)
   const res = await ctx.store.update({

@@ -102,8 +102,15 @@ function sortsOnShardDoc(sort: unknown): boolean {
   return [sort].flat().some((c) => c === '_shard_doc' || (c !== null && typeof c === 'object' && '_shard_doc' in c))
 }
 
-/** Indices a PIT was opened on, by id; PITs of the embedded store live in this process too. */
-const pitIndices = new Map<string, string[]>()
+/**
+ * The indices a PIT was opened on, as the Store keeps them with the PIT (so a PIT opened through
+ * another node is scoped too). An unknown PIT needs rights on every index: the Store then
+ * answers that it is missing, which such a caller may learn.
+ */
+async function pitIndices(ctx: RequestContext, id: string): Promise<string[]> {
+  const { pits } = await ctx.store.getAllPits()
+  return pits.find((p) => p.pit_id === id)?.indices ?? ['*']
+}
 
 async function search(ctx: RequestContext) {
   const body = await searchBody(ctx, SUPPORTED_KEYS)
@@ -115,8 +122,7 @@ async function search(ctx: RequestContext) {
     const pit = body.pit as { id?: unknown }
     if (ctx.part('index') !== undefined) throw badRequest('[indices] cannot be used with point in time', 'action_request_validation_exception')
     if (!pit || typeof pit.id !== 'string') throw badRequest('[pit] requires an [id]', 'parsing_exception')
-    // A PIT opened elsewhere cannot be scoped here: it needs permission on every index.
-    indices = pitIndices.get(pit.id) ?? ['*']
+    indices = await pitIndices(ctx, pit.id)
     ctx.deps.security.authorizeIndices(ctx.caller, SEARCH_ACTION, indices)
   } else {
     indices = await ctx.authorized(SEARCH_ACTION, expression, options)
@@ -148,10 +154,8 @@ async function createPit(ctx: RequestContext) {
   const keepAlive = ctx.str('keep_alive')
   if (keepAlive === undefined) throw badRequest('Validation Failed: 1: keep alive not set;', 'action_request_validation_exception')
   const options = ctx.resolveOptions()
-  const indices = await ctx.authorized(PIT_ACTIONS.create, expression, options)
-  const res = await ctx.store.createPit({ index: expression, keep_alive: keepAlive, ...options })
-  pitIndices.set(res.pit_id, indices)
-  return res
+  await ctx.authorized(PIT_ACTIONS.create, expression, options)
+  return ctx.store.createPit({ index: expression, keep_alive: keepAlive, ...options })
 }
 
 async function deletePits(ctx: RequestContext) {
@@ -159,17 +163,13 @@ async function deletePits(ctx: RequestContext) {
   const ids = body.pit_id
   const list = typeof ids === 'string' ? [ids] : Array.isArray(ids) && ids.every((i) => typeof i === 'string') ? (ids as string[]) : undefined
   if (!list || list.length === 0) throw badRequest('Validation Failed: 1: no pit ids specified;', 'action_request_validation_exception')
-  for (const id of list) ctx.deps.security.authorizeIndices(ctx.caller, PIT_ACTIONS.delete, pitIndices.get(id) ?? ['*'])
-  const res = await ctx.store.deletePit({ body: { pit_id: list } })
-  for (const id of list) pitIndices.delete(id)
-  return res
+  for (const id of list) ctx.deps.security.authorizeIndices(ctx.caller, PIT_ACTIONS.delete, await pitIndices(ctx, id))
+  return ctx.store.deletePit({ body: { pit_id: list } })
 }
 
 async function deleteAllPits(ctx: RequestContext) {
   ctx.deps.security.authorizeIndices(ctx.caller, PIT_ACTIONS.delete, ['*'])
-  const res = await ctx.store.deleteAllPits()
-  pitIndices.clear()
-  return res
+  return ctx.store.deleteAllPits()
 }
 
 async function listPits(ctx: RequestContext) {

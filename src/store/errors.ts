@@ -67,8 +67,9 @@ export class StrictMappingViolation extends StoreError {
 }
 
 export class MapperParsing extends StoreError {
-  constructor(reason: string) {
-    super('mapper_parsing_exception', 400, reason)
+  /** `cause` becomes OpenSearch's `caused_by` (e.g. the illegal_argument_exception under a mapping failure). */
+  constructor(reason: string, cause?: StoreError) {
+    super('mapper_parsing_exception', 400, reason, cause ? { caused_by: { type: cause.type, reason: cause.reason, ...cause.metadata } } : {})
   }
 }
 

@@ -39,6 +39,7 @@ export const FieldMapping = T.Recursive((Self) =>
       ignore_above: T.Optional(T.Integer()),
       format: T.Optional(T.String()),
       index: T.Optional(T.Boolean()),
+      store: T.Optional(T.Boolean()),
     },
     { additionalProperties: true },
   ),
@@ -251,6 +252,11 @@ export interface GetParams {
   _source?: SourceFilter
   _source_includes?: string | string[]
   _source_excludes?: string | string[]
+  /**
+   * Fields mapped with `store: true` to answer under `fields`; naming any of them leaves `_source`
+   * out unless `_source` is asked for (or `_source` is one of the names), as in OpenSearch.
+   */
+  stored_fields?: string | string[]
   realtime?: boolean
   refresh?: Refresh
 }
@@ -314,6 +320,8 @@ export interface WriteResponse {
   _seq_no: number
   _primary_term: number
   forced_refresh?: boolean
+  /** Updates asked for `_source` answer the resulting document here. */
+  get?: { _seq_no: number; _primary_term: number; found: true; _source?: Source }
 }
 
 export type GetResponse =
@@ -325,6 +333,8 @@ export type GetResponse =
       _primary_term: number
       found: true
       _source?: Source
+      /** Stored fields asked for with `stored_fields`, each as a list of values. */
+      fields?: Record<string, unknown[]>
     }
   | { _index: string; _id: string; found: false }
 
@@ -336,6 +346,7 @@ export interface BulkItemResult {
   _shards?: ShardsInfo
   _seq_no?: number
   _primary_term?: number
+  get?: WriteResponse['get']
   status: number
   error?: ReturnType<import('./errors').StoreError['toOpenSearch']>
 }
@@ -413,7 +424,13 @@ export interface DataStreamInfo {
 export interface PitInfo {
   pit_id: string
   creation_time: number
+  /** The longest keep-alive asked for so far (a search may extend it, never shorten it). */
   keep_alive: number
+  /**
+   * The concrete indices the PIT was opened on, so that any node can authorize a search of it
+   * on exactly those (OpenSearch encodes them in the PIT id; not part of its list answer).
+   */
+  indices?: string[]
 }
 
 export interface CreatePitResponse {
@@ -432,6 +449,8 @@ export interface IndexStats {
   uuid: string
   hidden: boolean
   docs_count: number
+  /** Size of the stored documents (their JSON sources). */
+  store_size_in_bytes: number
   data_stream?: string
   creation_date: number
 }

@@ -61,3 +61,30 @@ export function parseTimeValue(v: string, setting = 'keep_alive'): number {
   const unit = { nanos: 1e-6, micros: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2]]!
   return Math.round(Number(m[1]) * unit)
 }
+
+/**
+ * Primaries and replicas of an index on this single node: `auto_expand_replicas` ("0-1",
+ * "0-all") expands to nodes - 1 = 0 here (its lower bound), otherwise `number_of_replicas`.
+ */
+export function shardCopies(flat: Record<string, unknown>): { primaries: number; replicas: number } {
+  const num = (v: unknown, fallback: number) => (v === undefined || v === null || Number.isNaN(Number(v)) ? fallback : Number(v))
+  const auto = flat['index.auto_expand_replicas']
+  const m = typeof auto === 'string' ? /^(\d+)-(\d+|all)$/.exec(auto) : null
+  return { primaries: num(flat['index.number_of_shards'], 1), replicas: m ? Number(m[1]) : num(flat['index.number_of_replicas'], 1) }
+}
+
+/**
+ * A write or broadcast answer's `_shards` on one node: every copy counts in `total`, only
+ * primaries can succeed (replicas are never assigned without a second node), as OpenSearch
+ * answers `{total: 2, successful: 1}` for a write to a one-replica index on one node.
+ */
+export function shardsOf(indices: Array<Record<string, unknown>>): { total: number; successful: number; failed: number } {
+  let total = 0
+  let successful = 0
+  for (const s of indices) {
+    const { primaries, replicas } = shardCopies(s)
+    total += primaries * (1 + replicas)
+    successful += primaries
+  }
+  return { total, successful, failed: 0 }
+}

@@ -278,3 +278,43 @@ describe('cluster routes', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250)
   })
 })
+
+describe('conformance details over HTTP', () => {
+  test('a PIT opened through another node is authorized on the indices it was opened on', async () => {
+    // Opened on the Store directly: this server's routes never saw it being created.
+    const mine = await api.store.createPit({ index: 'logs-a', keep_alive: '1m' })
+    const theirs = await api.store.createPit({ index: 'secret', keep_alive: '1m' })
+    const body = await ok(api.call('alice', 'POST', '/_search', { pit: { id: mine.pit_id }, sort: [{ _id: 'asc' }] }))
+    expect(ids(body)).toEqual(['l1', 'l2'])
+    const refused = await api.call('alice', 'POST', '/_search', { pit: { id: theirs.pit_id } })
+    expect(refused.status).toBe(403)
+    expect((await api.call('alice', 'DELETE', '/_search/point_in_time', { pit_id: theirs.pit_id })).status).toBe(403)
+    await ok(api.call('alice', 'DELETE', '/_search/point_in_time', { pit_id: mine.pit_id }))
+    const listed = await ok(api.call('admin', 'GET', '/_search/point_in_time/_all'))
+    expect(listed.pits.map((p: any) => [p.pit_id, p.indices])).toEqual([[theirs.pit_id, ['secret']]])
+    await ok(api.call('admin', 'DELETE', '/_search/point_in_time/_all'))
+  })
+
+  test('GET _doc with stored_fields; _update with _source filters in the URL', async () => {
+    await ok(api.call('admin', 'PUT', '/stored', { mappings: { properties: { count: { type: 'integer', store: true } } } }))
+    await ok(api.call('admin', 'PUT', '/stored/_doc/1', { count: 1, other: 'x' }), 201)
+    const got = await ok(api.call('admin', 'GET', '/stored/_doc/1?stored_fields=count'))
+    expect(got.fields).toEqual({ count: [1] })
+    expect(got._source).toBeUndefined()
+    expect((await ok(api.call('admin', 'GET', '/stored/_doc/1?stored_fields=count&_source=true')))._source).toEqual({ count: 1, other: 'x' })
+    const updated = await ok(api.call('admin', 'POST', '/stored/_update/1?_source_includes=other', { doc: { other: 'y' } }))
+    expect(updated.get._source).toEqual({ other: 'y' })
+    expect((await ok(api.call('admin', 'POST', '/stored/_update/1?_source=count', { doc: { other: 'z' } }))).get._source).toEqual({ count: 1 })
+  })
+
+  test('_cat columns asked for twice (by alias and by name) are shown twice', async () => {
+    const text = (await api.call('admin', 'GET', '/_cat/indices/shared?h=i,cd,creation.date,dc')).text
+    const [index, cd, creation, docs] = text.trim().split(/\s+/)
+    expect(index).toBe('shared')
+    expect(cd).toMatch(/^\d{13}$/)
+    expect(creation).toBe(cd)
+    expect(docs).toBe('3')
+    const sized = await ok(api.call('admin', 'GET', '/_cat/indices/shared?format=json&h=index,store.size&bytes=b'))
+    expect(Number(sized[0]['store.size'])).toBeGreaterThan(0)
+  })
+})

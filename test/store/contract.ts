@@ -18,6 +18,7 @@ import {
   VersionConflict,
 } from '../../src/store/errors'
 import type { SearchBody, SearchResponse, Store } from '../../src/store/port'
+import { storeDetailsContract } from './contract-details'
 
 export function runStoreContract(name: string, makeStore: () => Store | Promise<Store>): void {
   describe(`Store contract: ${name}`, () => {
@@ -616,5 +617,7 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         expect(total(live)).toBe(12)
       })
     })
+
+    storeDetailsContract(() => store)
   })
 }

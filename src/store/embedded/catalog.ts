@@ -20,6 +20,11 @@ export interface IndexMeta {
   seq: number
   dataStream?: string
   docCount: number
+  /**
+   * Characters of stored sources (the store size we report), kept up to date by writes once
+   * known; undefined until first asked for, so opening a store never scans every document.
+   */
+  sourceChars?: number
   /** The rowid the next new document of this index gets. */
   nextRid: number
   specs: Map<string, FieldSpec>

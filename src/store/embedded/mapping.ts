@@ -38,12 +38,16 @@ export function validateMappings(m: Mappings): Mappings {
   if (Object.keys(m).length === 1 && isObject((m as Record<string, unknown>)._doc))
     m = (m as Record<string, unknown>)._doc as Mappings
   checkDynamic(m.dynamic)
+  if (isObject(m.properties)) m = { ...m, properties: expandDottedNames(m.properties) }
   const walk = (props: unknown, prefix: string) => {
     if (props === undefined) return
     if (!isObject(props)) throw new MapperParsing(`Failed to parse mapping: properties of [${prefix || '_doc'}] must be an object`)
     for (const [name, def] of Object.entries(props)) {
       const path = prefix ? `${prefix}.${name}` : name
-      if (name === '') throw new MapperParsing('Failed to parse mapping: field name cannot be an empty string')
+      if (name === '') {
+        const cause = new IllegalArgument('field name cannot be an empty string')
+        throw new MapperParsing(`Failed to parse mapping [_doc]: ${cause.reason}`, cause)
+      }
       if (!isObject(def)) throw new MapperParsing(`Failed to parse mapping: Expected map for property [fields] on field [${path}] but got a class java.lang.String`)
       const type = def.type === undefined ? (def.properties !== undefined ? 'object' : 'object') : def.type
       if (typeof type !== 'string' || !KNOWN_TYPES.has(type))
@@ -55,6 +59,36 @@ export function validateMappings(m: Mappings): Mappings {
   }
   walk(m.properties, '')
   return m
+}
+
+/**
+ * A property named `a.b` is the sub-property `b` of an object `a`, as OpenSearch's mapping parser
+ * reads it (merged with an `a` given alongside). Multi-fields (`fields`) are left as they are.
+ */
+function expandDottedNames(props: Record<string, FieldMapping>): Record<string, FieldMapping> {
+  const out: Record<string, FieldMapping> = {}
+  for (const [name, def] of Object.entries(props)) {
+    const expanded = isObject(def) && isObject(def.properties) ? { ...def, properties: expandDottedNames(def.properties) } : def
+    const parts = name.split('.')
+    if (name === '' || parts.some((p) => p === '')) {
+      out[name] = expanded // refused with the empty-name error below
+      continue
+    }
+    let level = out
+    for (const p of parts.slice(0, -1)) {
+      const cur = level[p]
+      if (!isObject(cur)) level[p] = { properties: {} }
+      else if (!isObject(cur.properties)) level[p] = { ...cur, properties: {} }
+      else level[p] = { ...cur, properties: { ...cur.properties } }
+      level = level[p].properties!
+    }
+    const last = parts[parts.length - 1]
+    const prev = level[last]
+    level[last] = isObject(prev) && isObject(prev.properties) && isObject(expanded) && isObject(expanded.properties)
+      ? { ...prev, ...expanded, properties: { ...prev.properties, ...expanded.properties } }
+      : expanded
+  }
+  return out
 }
 
 function checkDynamic(d: unknown): void {
@@ -120,6 +154,58 @@ export function fieldSpecs(m: Mappings): Map<string, FieldSpec> {
   return out
 }
 
+/** Leaf fields mapped with `store: true`, by path, with their types (what `stored_fields` can return). */
+export function storedFields(m: Mappings): Map<string, string> {
+  const out = new Map<string, string>()
+  const walk = (props: Record<string, FieldMapping> | undefined, prefix: string) => {
+    for (const [name, def] of Object.entries(props ?? {})) {
+      const path = prefix ? `${prefix}.${name}` : name
+      const type = def.type ?? 'object'
+      if (type === 'object' || type === 'nested') walk(def.properties, path)
+      else if (String(def.store) === 'true') out.set(path, type)
+    }
+  }
+  walk(m.properties, '')
+  return out
+}
+
+/** A source value as the stored field gives it back: numbers as numbers, dates formatted. */
+export function storedValue(v: unknown, type: string, format?: string): unknown {
+  switch (kindOf(type)) {
+    case 'number': {
+      const n = typeof v === 'number' ? v : Number(v)
+      return Number.isFinite(n) ? (INT_RANGE[type] ? Math.trunc(n) : n) : v
+    }
+    case 'date': {
+      const ms = parseDate(v, format)
+      return ms === undefined ? v : new Date(ms).toISOString()
+    }
+    case 'boolean':
+      return v === true || v === 'true'
+    default:
+      return v
+  }
+}
+
+/**
+ * `{"a.b": 1}` maps like `{"a": {"b": 1}}`; names that cannot be split into object paths are
+ * refused with OpenSearch's messages (its DocumentParser splits like Java's `String.split`,
+ * which drops trailing empty parts: `"a."` is `a`).
+ */
+export function splitFieldName(name: string): string[] {
+  if (name === '') throw new IllegalArgument('field name cannot be an empty string')
+  if (!name.includes('.')) return [name]
+  const parts = name.split('.')
+  while (parts.length > 0 && parts[parts.length - 1] === '') parts.pop()
+  if (parts.length === 0) throw new IllegalArgument('field name cannot contain only the character [.]')
+  for (const p of parts)
+    if (p.trim() === '') {
+      if (p !== '') throw new IllegalArgument(`object field cannot contain only whitespace: ['${name}']`)
+      throw new IllegalArgument(`object field starting or ending with a [.] makes object resolution ambiguous: [${name}]`)
+    }
+  return parts
+}
+
 export function indexedKind(spec: FieldSpec): IndexedKind | undefined {
   const k = kindOf(spec.type)
   if (k === 'keyword' || k === 'number' || k === 'date' || k === 'boolean') return k
@@ -169,11 +255,8 @@ class Walk {
   object(obj: Record<string, unknown>, mapping: FieldMapping, prefix: string, dynamic: string, indexed: boolean): void {
     for (const rawKey of Object.keys(obj)) {
       const value = obj[rawKey]
-      if (rawKey === '') throw new MapperParsing(`field name cannot be an empty string`)
+      const parts = splitFieldName(rawKey)
       if (value === null || value === undefined) continue
-      // `{"a.b": 1}` maps like `{"a": {"b": 1}}`.
-      const parts = rawKey.split('.')
-      if (parts.some((p) => p === '')) throw new MapperParsing(`field name cannot contain only whitespace or dots: ['${rawKey}']`)
       let m = mapping
       let path = prefix
       let dyn = dynamic

@@ -47,9 +47,11 @@ import type {
   Mappings,
   PitInfo,
   ResolveOptions,
+  SearchBody,
   SearchParams,
   SearchResponse,
   ShardsInfo,
+  SourceFilter,
   Store,
   UpdateAliasesBody,
   UpdateParams,
@@ -57,11 +59,12 @@ import type {
   WriteResponse,
 } from '../port'
 import { type FieldSpec } from '../query/compile'
-import { isObject } from '../query/doc'
+import { DEFAULT_MAX_TERMS_COUNT, rewriteTerms } from '../query/terms'
+import { fieldPath, isObject } from '../query/doc'
 import { filterSource, sourceSpec } from '../source-filter'
-import { flattenSettings, nestSettings, parseTimeValue, validateSettings } from '../settings'
+import { flattenSettings, nestSettings, parseTimeValue, shardCopies, shardsOf, validateSettings } from '../settings'
 import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
-import { applyMapping, fieldSpecs, indexedKind, type IndexedValue, mergeMappings, validateMappings } from './mapping'
+import { applyMapping, fieldSpecs, indexedKind, type IndexedValue, mergeMappings, storedFields, storedValue, validateMappings } from './mapping'
 import { type Plan, planQuery } from './plan'
 import { MAX_IX, prepareDatabase, ridRange, type Synchronous } from './schema'
 import { type Row, runCount, runSearch, type SearchTarget } from './search'
@@ -76,11 +79,12 @@ export interface EmbeddedStoreOptions {
 /** The OpenSearch version whose behaviour and version id we report. */
 export const OPENSEARCH_VERSION_ID = '137277827' // 3.6.0
 
-const SHARDS_WRITE: ShardsInfo = { total: 2, successful: 1, failed: 0 }
 const SHARDS_ONE: ShardsInfo = { total: 1, successful: 1, skipped: 0, failed: 0 }
 
 interface DocRow extends Row {
   keys: string
+  /** length(src), read where the source itself is not. */
+  len?: number
 }
 
 interface PitMeta {
@@ -258,7 +262,8 @@ export class EmbeddedStore implements Store {
     if (dataStream) mappings = mergeMappings(mappings, { properties: { '@timestamp': { type: 'date' } } })
     const requested = { ...flattenSettings(template?.settings), ...flattenSettings(body.settings) }
     validateSettings(requested)
-    const uuid = randomId(16)
+    // 22 base64url characters: 128 random bits, the shape of OpenSearch's index uuids.
+    const uuid = randomId(22)
     const created = this.now()
     const settings: Record<string, string | string[]> = {
       'index.number_of_shards': '1',
@@ -337,11 +342,13 @@ export class EmbeddedStore implements Store {
   /** Concrete names for index-level operations: aliases are not accepted as delete targets. */
   private namesForIndexOp(expression: string | string[], opts: ResolveOptions, defaultExpand = 'open'): string[] {
     const parts = (Array.isArray(expression) ? expression : [expression]).flatMap((e) => e.split(','))
-    for (const p of parts)
-      if (!hasWildcard(p) && !p.startsWith('-') && p !== '_all' && (this.cat.aliasMap.has(p) || this.cat.streams.has(p)) && !this.cat.byName.has(p))
-        throw new IllegalArgument(
-          `The provided expression [${p}] matches an alias, specify the corresponding concrete indices instead.`,
-        )
+    // With ignore_unavailable an alias name is just not a concrete index: skipped, not refused.
+    if (opts.ignore_unavailable !== true)
+      for (const p of parts)
+        if (!hasWildcard(p) && !p.startsWith('-') && p !== '_all' && (this.cat.aliasMap.has(p) || this.cat.streams.has(p)) && !this.cat.byName.has(p))
+          throw new IllegalArgument(
+            `The provided expression [${p}] matches an alias, specify the corresponding concrete indices instead.`,
+          )
     return [
       ...this.resolveTargets(expression, {
         ...opts,
@@ -479,11 +486,13 @@ export class EmbeddedStore implements Store {
   async stats(params: { index?: string | string[] } & ResolveOptions = {}): Promise<IndexStats[]> {
     return [...this.resolveTargets(params.index, params).keys()].map((name) => {
       const m = this.indexMeta(name)
+      m.sourceChars ??= (this.db.query('SELECT coalesce(sum(length(src)), 0) AS n FROM docs WHERE rid BETWEEN ? AND ?').get(...ridRange(m.ix)) as { n: number }).n
       return {
         index: name,
         uuid: m.uuid,
         hidden: this.cat.hidden(m),
         docs_count: m.docCount,
+        store_size_in_bytes: m.sourceChars,
         creation_date: m.created,
         ...(m.dataStream ? { data_stream: m.dataStream } : {}),
       }
@@ -491,14 +500,14 @@ export class EmbeddedStore implements Store {
   }
 
   async refresh(params: { index?: string | string[] } & ResolveOptions = {}): Promise<{ _shards: ShardsInfo }> {
-    const n = this.resolveTargets(params.index, params).size
-    return { _shards: { total: n * 2, successful: n, failed: 0 } }
+    const names = [...this.resolveTargets(params.index, params).keys()]
+    return { _shards: shardsOf(names.map((n) => this.indexMeta(n).settings)) }
   }
 
   async flush(params: { index?: string | string[] } & ResolveOptions = {}): Promise<{ _shards: ShardsInfo }> {
-    const n = this.resolveTargets(params.index, params).size
+    const names = [...this.resolveTargets(params.index, params).keys()]
     this.db.run('PRAGMA wal_checkpoint(PASSIVE)')
-    return { _shards: { total: n * 2, successful: n, failed: 0 } }
+    return { _shards: shardsOf(names.map((n) => this.indexMeta(n).settings)) }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -632,19 +641,23 @@ export class EmbeddedStore implements Store {
     const actions = params.body?.actions
     if (!Array.isArray(actions) || actions.length === 0)
       throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: No action specified;')
+    const parsed = actions.map((action) => {
+      const [type] = Object.keys(action)
+      const a = (action as Record<string, Record<string, unknown>>)[type]
+      if (!isObject(a) || Object.keys(action).length !== 1)
+        throw new ParsingError(`[aliases] failed to parse field [actions]`)
+      const indexExprs = [...(a.index !== undefined ? [String(a.index)] : []), ...((a.indices as string[]) ?? [])]
+      if (indexExprs.length === 0)
+        throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: One of [index] or [indices] is required;`)
+      return { type, a, indexExprs }
+    })
     this.tx(() => {
-      for (const action of actions) {
-        const [type] = Object.keys(action)
-        const a = (action as Record<string, Record<string, unknown>>)[type]
-        if (!isObject(a) || Object.keys(action).length !== 1)
-          throw new ParsingError(`[aliases] failed to parse field [actions]`)
-        const indexExprs = [...(a.index !== undefined ? [String(a.index)] : []), ...((a.indices as string[]) ?? [])]
-        if (indexExprs.length === 0)
-          throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: One of [index] or [indices] is required;`)
-        if (type === 'remove_index') {
-          for (const name of this.namesForIndexOp(indexExprs, {})) this.dropIndex(this.indexMeta(name))
-          continue
-        }
+      // Like OpenSearch, every remove_index goes first, so that an index can be replaced by an
+      // alias of the same name in one request; the other actions then see the state without it.
+      const doomed = parsed.filter((p) => p.type === 'remove_index').flatMap((p) => this.namesForIndexOp(p.indexExprs, {}))
+      for (const name of new Set(doomed)) this.dropIndex(this.indexMeta(name))
+      for (const { type, a, indexExprs } of parsed) {
+        if (type === 'remove_index') continue
         const aliasNames = [...(a.alias !== undefined ? [String(a.alias)] : []), ...((a.aliases as string[]) ?? [])]
         if (aliasNames.length === 0)
           throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: One of [alias] or [aliases] is required;`)
@@ -778,7 +791,7 @@ export class EmbeddedStore implements Store {
   }
 
   private getHead(meta: IndexMeta, id: string): DocRow | null {
-    return this.db.query("SELECT rid, id, seq, ver, '' AS src, keys FROM docs WHERE ix = ? AND id = ?").get(meta.ix, id) as DocRow | null
+    return this.db.query("SELECT rid, id, seq, ver, '' AS src, keys, length(src) AS len FROM docs WHERE ix = ? AND id = ?").get(meta.ix, id) as DocRow | null
   }
 
   async get(params: GetParams): Promise<GetResponse> {
@@ -787,8 +800,12 @@ export class EmbeddedStore implements Store {
     if (!meta) throw new IndexNotFound(params.index)
     const row = this.getRow(meta, String(params.id))
     if (!row) return { _index: meta.name, _id: String(params.id), found: false }
-    const spec = sourceSpec(params._source, params._source_includes, params._source_excludes)
-    const source = filterSource(JSON.parse(row.src), spec)
+    const stored = params.stored_fields === undefined ? [] : listOf(params.stored_fields)
+    const sourceAsked = params._source !== undefined || params._source_includes !== undefined || params._source_excludes !== undefined
+    const spec = stored.length > 0 && !sourceAsked && !stored.includes('_source') ? null : sourceSpec(params._source, params._source_includes, params._source_excludes)
+    const full = JSON.parse(row.src) as Record<string, unknown>
+    const source = filterSource(full, spec)
+    const fields = stored.length > 0 ? this.storedValues(meta, full, stored) : undefined
     return {
       _index: meta.name,
       _id: row.id,
@@ -797,7 +814,19 @@ export class EmbeddedStore implements Store {
       _primary_term: 1,
       found: true,
       ...(source !== undefined ? { _source: source } : {}),
+      ...(fields !== undefined && Object.keys(fields).length > 0 ? { fields } : {}),
     }
+  }
+
+  /** `stored_fields` (names or wildcards) answered from the source for fields mapped `store: true`. */
+  private storedValues(meta: IndexMeta, source: Record<string, unknown>, wanted: string[]): Record<string, unknown[]> {
+    const out: Record<string, unknown[]> = {}
+    for (const [path, type] of storedFields(meta.mappings)) {
+      if (!wanted.some((w) => wildcardToRegExp(w).test(path))) continue
+      const values = fieldPath(path).collect(source)
+      if (values.length > 0) out[path] = values.map((v) => storedValue(v, type, meta.specs.get(path)?.format))
+    }
+    return out
   }
 
   async index(params: IndexParams): Promise<WriteResponse> {
@@ -857,7 +886,7 @@ export class EmbeddedStore implements Store {
       const version = this.nextVersion(existing, p, id!, meta)
       this.removeKeys(existing)
       this.db.query('DELETE FROM docs WHERE rid = ?').run(existing.rid)
-      this.adjustCount(meta, -1)
+      this.adjustCount(meta, -1, -(existing.len ?? existing.src.length))
       return this.response(meta, id!, version, 'deleted', this.nextSeq(meta), p)
     }
 
@@ -880,10 +909,11 @@ export class EmbeddedStore implements Store {
         const old = JSON.parse(existing.src) as Record<string, unknown>
         const merged = deepMerge(old, u.doc as Record<string, unknown>)
         if (u.detect_noop !== false && deepEqual(merged.value, old) && !merged.changed)
-          return {
-            ...this.response(meta, id!, existing.ver, 'noop', existing.seq, p),
-            _shards: { total: 0, successful: 0, failed: 0 },
-          }
+          return withGet(
+            { ...this.response(meta, id!, existing.ver, 'noop', existing.seq, p), _shards: { total: 0, successful: 0, failed: 0 } },
+            u._source,
+            old,
+          )
         source = merged.value
       }
     } else if (op === 'create' && existing) {
@@ -917,15 +947,17 @@ export class EmbeddedStore implements Store {
       this.removeKeys(existing)
       this.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
       rid = existing.rid
+      this.adjustCount(meta, 0, src.length - (existing.len ?? existing.src.length))
     } else {
       rid = meta.nextRid++
       if (rid > ridRange(meta.ix)[1]) throw new IllegalArgument(`index [${meta.name}] is full`)
       this.onUndo(() => (meta.nextRid = Math.min(meta.nextRid, rid)))
       this.db.query('INSERT INTO docs (rid, ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?, ?)').run(rid, meta.ix, id, seq, version, src, keysJson)
-      this.adjustCount(meta, 1)
+      this.adjustCount(meta, 1, src.length)
     }
     this.insertKeys(keys, rid)
-    return this.response(meta, id, version, result, seq, p)
+    const written = this.response(meta, id, version, result, seq, p)
+    return op === 'update' ? withGet(written, (body as Record<string, unknown>)._source, source) : written
   }
 
   private nextVersion(existing: DocRow, p: WriteParams, id: string, meta: IndexMeta): number {
@@ -949,7 +981,8 @@ export class EmbeddedStore implements Store {
       _id: id,
       _version: version,
       result,
-      _shards: { ...SHARDS_WRITE },
+      // One primary is written; its replicas count in `total` but are never assigned on one node.
+      _shards: { total: 1 + shardCopies(meta.settings).replicas, successful: 1, failed: 0 },
       _seq_no: seq,
       _primary_term: 1,
     }
@@ -964,9 +997,13 @@ export class EmbeddedStore implements Store {
     return seq
   }
 
-  private adjustCount(meta: IndexMeta, by: number): void {
+  private adjustCount(meta: IndexMeta, by: number, chars: number): void {
     meta.docCount += by
-    this.onUndo(() => (meta.docCount -= by))
+    if (meta.sourceChars !== undefined) meta.sourceChars += chars
+    this.onUndo(() => {
+      meta.docCount -= by
+      if (meta.sourceChars !== undefined) meta.sourceChars -= chars
+    })
   }
 
   private fieldId(meta: IndexMeta, field: string): number | undefined {
@@ -1022,6 +1059,8 @@ export class EmbeddedStore implements Store {
           if (next === undefined) throw new IllegalArgument('The bulk request must be terminated by a newline [\\n]')
           if (!isObject(next)) throw new MapperParsing('failed to parse, document is empty')
           doc = next
+          // `_source` on an update's action line asks for the updated document, like in its body.
+          if (op === 'update' && meta._source !== undefined && doc._source === undefined) doc = { ...doc, _source: meta._source }
         }
         const index = (meta._index as string | undefined) ?? params.index
         const id = meta._id === undefined || meta._id === null ? undefined : String(meta._id)
@@ -1039,8 +1078,11 @@ export class EmbeddedStore implements Store {
           const status = r.result === 'created' ? 201 : r.result === 'not_found' ? 404 : 200
           const { forced_refresh: _, ...rest } = r
           items.push({ [op]: { ...rest, status } })
-        } catch (e) {
-          if (!(e instanceof StoreError)) throw e
+        } catch (caught) {
+          if (!(caught instanceof StoreError)) throw caught
+          // OpenSearch's bulk auto-creates the index of an update and then misses the document;
+          // the answer is the same without leaving an empty index behind.
+          const e = op === 'update' && caught instanceof IndexNotFound && id !== undefined ? new DocumentMissing(index, id) : caught
           errors = true
           const item: BulkItemResult = { _index: this.displayIndex(index), _id: id ?? null, status: e.status, error: bulkError(e) }
           items.push({ [op]: item })
@@ -1117,18 +1159,39 @@ export class EmbeddedStore implements Store {
     return max
   }
 
+  /** Terms lookups resolved and `index.max_terms_count` enforced (see query/terms.ts). */
+  private rewriteQuery(query: unknown, indices: string[]): unknown {
+    if (query === undefined) return query
+    let maxTerms = DEFAULT_MAX_TERMS_COUNT
+    for (const name of indices) {
+      const v = this.cat.byName.get(name)?.settings['index.max_terms_count']
+      if (typeof v === 'string') maxTerms = Math.min(maxTerms, Number(v))
+    }
+    return rewriteTerms(query, {
+      maxTerms,
+      lookup: (index, id) => {
+        const meta = this.readTarget(index)
+        if (!meta) throw new IndexNotFound(index)
+        const row = this.getRow(meta, id)
+        return row ? (JSON.parse(row.src) as Record<string, unknown>) : undefined
+      },
+    })
+  }
+
   async search(params: SearchParams): Promise<SearchResponse> {
     this.assertOpen()
-    const body = params.body ?? {}
+    let body = params.body ?? {}
     if (!isObject(body)) throw new ParsingError('request body must be an object')
     if (body.pit) {
       if (params.index !== undefined && params.index !== '' && !(Array.isArray(params.index) && params.index.length === 0))
         throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: [indices] cannot be used with point in time;')
       const pit = this.pit(body.pit.id)
       if (body.pit.keep_alive) {
-        pit.keepAlive = parseTimeValue(body.pit.keep_alive)
+        // Like OpenSearch's reader contexts: the keep-alive only grows, and counts from this use.
+        pit.keepAlive = Math.max(pit.keepAlive, parseTimeValue(body.pit.keep_alive))
         pit.expires = this.now() + pit.keepAlive
       }
+      if (body.query !== undefined) body = { ...body, query: this.rewriteQuery(body.query, pit.targets.map((t) => t.name)) as SearchBody['query'] }
       const targets: SearchTarget[] = pit.targets.map((t) => ({
         name: t.name,
         specs: t.specs,
@@ -1138,6 +1201,7 @@ export class EmbeddedStore implements Store {
       return runSearch(targets, body, { now: this.now(), maxResultWindow: 10_000, restTotalHitsAsInt: params.rest_total_hits_as_int, pitId: pit.id })
     }
     const targets = this.targets(params.index, params)
+    if (body.query !== undefined) body = { ...body, query: this.rewriteQuery(body.query, targets.map((t) => t.name)) as SearchBody['query'] }
     try {
       return runSearch(targets, body, {
         now: this.now(),
@@ -1157,7 +1221,7 @@ export class EmbeddedStore implements Store {
     const targets = this.targets(params.index, params)
     let n: number
     try {
-      n = runCount(targets, body.query, this.now())
+      n = runCount(targets, this.rewriteQuery(body.query, targets.map((t) => t.name)), this.now())
     } finally {
       this.lastPlan = undefined
     }
@@ -1232,7 +1296,9 @@ export class EmbeddedStore implements Store {
   async getAllPits(): Promise<{ pits: PitInfo[] }> {
     this.assertOpen()
     this.expirePits()
-    return { pits: [...this.pits.values()].map((p) => ({ pit_id: p.id, creation_time: p.created, keep_alive: p.keepAlive })) }
+    return {
+      pits: [...this.pits.values()].map((p) => ({ pit_id: p.id, creation_time: p.created, keep_alive: p.keepAlive, indices: p.targets.map((t) => t.name) })),
+    }
   }
 
   async close(): Promise<void> {
@@ -1248,6 +1314,15 @@ export class EmbeddedStore implements Store {
 export function backingIndexName(stream: string, generation: number): string {
   return `.ds-${stream}-${String(generation).padStart(6, '0')}`
 }
+
+/** An update answers the document it left under `get` when `_source` was asked for. */
+function withGet(r: WriteResponse, wanted: unknown, source: Record<string, unknown>): WriteResponse {
+  if (wanted === undefined || wanted === false || wanted === 'false') return r
+  const filtered = filterSource(source, sourceSpec(wanted as SourceFilter))
+  return { ...r, get: { _seq_no: r._seq_no, _primary_term: r._primary_term, found: true, ...(filtered !== undefined ? { _source: filtered } : {}) } }
+}
+
+const listOf = (v: string | string[]): string[] => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean)
 
 function validateAliasName(alias: string): void {
   if (alias === '' || hasWildcard(alias) || alias.startsWith('_'))

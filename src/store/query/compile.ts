@@ -6,7 +6,7 @@
  * Without a mapping each value is typed by itself, as dynamic mapping would (string -> keyword
  * for term-level queries and text for `match`, number -> numeric, boolean -> boolean).
  */
-import { IllegalArgument, ParsingError } from '../errors'
+import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
 import { analyze } from './analysis'
 import { parseDate, parseDateMath } from './dates'
 import { type DocView, fieldPath, isObject, keywordOf, asDocView, type Source } from './doc'
@@ -331,6 +331,9 @@ class Compiler {
   }
 
   private exists(name: string): Test {
+    // Every document has these metadata fields; `_source` is stored, not indexed.
+    if (name === '_seq_no' || name === '_version' || name === '_primary_term') return always
+    if (name === '_source') throw new QueryShardError('The _source field is not searchable')
     const f = this.field(name)
     if (f === undefined) {
       // An object field in a mapping exists when any of its sub-fields does.

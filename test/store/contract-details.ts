@@ -1,0 +1,219 @@
+/**
+ * More of the Store contract: OpenSearch details the REST conformance suite checks (index uuids,
+ * alias action ordering, stored fields, update `get`, shard headers, PIT keep-alive, field-name
+ * errors, dotted mapping names, metadata `exists`, terms limits and lookups, store size).
+ * Registered by `runStoreContract`, so every adapter runs it.
+ */
+import { describe, expect, test } from 'bun:test'
+import { DocumentMissing, IllegalArgument, IndexNotFound, MapperParsing, QueryShardError, StoreError } from '../../src/store/errors'
+import type { SearchResponse, Store } from '../../src/store/port'
+
+export function storeDetailsContract(store: () => Store): void {
+  const total = (r: SearchResponse) => (typeof r.hits.total === 'number' ? r.hits.total : r.hits.total?.value)
+  const error = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as StoreError)
+
+  describe('OpenSearch details', () => {
+    test('index uuids are 22 base64url characters, like OpenSearch’s', async () => {
+      await store().createIndex({ index: 'u1' })
+      await store().createIndex({ index: 'u2' })
+      const got = await store().getIndex({ index: 'u1,u2' })
+      const a = got.u1.settings.index.uuid as string
+      expect(a).toMatch(/^[A-Za-z0-9_-]{22}$/)
+      expect(got.u2.settings.index.uuid).not.toBe(a)
+      expect((await store().stats({ index: 'u1' }))[0].uuid).toBe(a)
+    })
+
+    test('remove_index runs before the other alias actions, so an alias can take the index’s name', async () => {
+      await store().createIndex({ index: 'test' })
+      await store().createIndex({ index: 'test_2' })
+      await store().index({ index: 'test_2', id: '1', body: { v: 2 }, refresh: true })
+      await store().updateAliases({
+        body: { actions: [{ add: { index: 'test_2', aliases: ['test', 'test_write'] } }, { remove_index: { index: 'test' } }] },
+      })
+      expect(Object.keys(await store().getIndex({ index: 'test' }))).toEqual(['test_2'])
+      expect(await store().getAlias({ name: 'test,test_write' })).toEqual({ test_2: { aliases: { test: {}, test_write: {} } } })
+      const got = await store().get({ index: 'test', id: '1' })
+      expect(got.found && got._index).toBe('test_2')
+    })
+
+    test('a failing alias action undoes the remove_index of the same request', async () => {
+      await store().createIndex({ index: 'keep' })
+      await store().createIndex({ index: 'other' })
+      const e = await error(
+        store().updateAliases({ body: { actions: [{ remove_index: { index: 'keep' } }, { add: { index: 'missing', alias: 'a' } }] } }),
+      )
+      expect(e).toBeInstanceOf(IndexNotFound)
+      expect(await store().existsIndex({ index: 'keep' })).toBe(true)
+      // The removed index is gone for the actions that follow it, whatever their order.
+      const late = await error(
+        store().updateAliases({ body: { actions: [{ add: { index: 'keep', alias: 'late' } }, { remove_index: { index: 'keep' } }] } }),
+      )
+      expect(late).toBeInstanceOf(IndexNotFound)
+      expect(await store().existsIndex({ index: 'keep' })).toBe(true)
+    })
+
+    test('stored_fields answers fields mapped with store: true, and leaves _source out unless asked', async () => {
+      await store().createIndex({
+        index: 'sf',
+        body: { mappings: { properties: { count: { type: 'integer', store: true }, when: { type: 'date', store: true }, plain: { type: 'keyword' } } } },
+      })
+      await store().index({ index: 'sf', id: '1', body: { count: '7', when: '2024-01-02', plain: 'x', include: { a: 1 } } })
+      const only = await store().get({ index: 'sf', id: '1', stored_fields: 'count,plain' })
+      expect(only.found).toBe(true)
+      if (!only.found) return
+      expect(only.fields).toEqual({ count: [7] })
+      expect(only._source).toBeUndefined()
+      const both = await store().get({ index: 'sf', id: '1', stored_fields: ['c*', 'when'], _source: true })
+      expect(both.found && both.fields).toEqual({ count: [7], when: ['2024-01-02T00:00:00.000Z'] })
+      expect(both.found && both._source?.include).toEqual({ a: 1 })
+      const withSource = await store().get({ index: 'sf', id: '1', stored_fields: ['_source', 'nothing'] })
+      expect(withSource.found && withSource.fields).toBeUndefined()
+      expect(withSource.found && withSource._source?.plain).toBe('x')
+    })
+
+    test('updates answer the resulting document under get when _source is asked for', async () => {
+      await store().index({ index: 'up', id: '1', body: { foo: 'bar', bar: 'foo' } })
+      const plain = await store().update({ index: 'up', id: '1', body: { doc: { foo: 'baz' } } })
+      expect(plain.get).toBeUndefined()
+      const full = await store().update({ index: 'up', id: '1', body: { doc: { foo: 'qux' }, _source: true } })
+      expect(full.get).toEqual({ _seq_no: full._seq_no, _primary_term: 1, found: true, _source: { foo: 'qux', bar: 'foo' } })
+      const some = await store().update({ index: 'up', id: '1', body: { doc: { foo: 'qux' }, _source: ['bar'] } })
+      expect(some.result).toBe('noop')
+      expect(some.get?._source).toEqual({ bar: 'foo' })
+      const upsert = await store().update({ index: 'up', id: '2', body: { doc: { foo: 'baz' }, upsert: { foo: 'bar' }, _source: { includes: 'foo' } } })
+      expect(upsert.result).toBe('created')
+      expect(upsert.get?._source).toEqual({ foo: 'bar' })
+      const bulk = await store().bulk({
+        body: [{ update: { _index: 'up', _id: '1', _source: true } }, { doc: { foo: 'b1' } }, { update: { _index: 'up', _id: '2' } }, { doc: { foo: 'b2' }, _source: ['foo'] }],
+      })
+      expect(bulk.items[0].update?.get?._source).toEqual({ foo: 'b1', bar: 'foo' })
+      expect(bulk.items[1].update?.get?._source).toEqual({ foo: 'b2' })
+    })
+
+    test('a bulk update of a missing index is a missing document and creates nothing', async () => {
+      const r = await store().bulk({ body: [{ update: { _index: 'nowhere', _id: '123' } }, { doc: { field: 'value' } }] })
+      expect(r.errors).toBe(true)
+      const item = r.items[0].update!
+      expect(item.status).toBe(404)
+      expect(item.error?.type).toBe('document_missing_exception')
+      expect(item.error?.reason).toBe('[123]: document missing')
+      expect(await store().existsIndex({ index: 'nowhere' })).toBe(false)
+      expect(new DocumentMissing('x', '1').type).toBe(item.error!.type)
+    })
+
+    test('_shards of writes and broadcasts count every copy; only primaries succeed on one node', async () => {
+      await store().createIndex({ index: 'r0', body: { settings: { number_of_shards: 5, number_of_replicas: 0 } } })
+      await store().createIndex({ index: 'r1', body: { settings: { number_of_shards: 2, number_of_replicas: 1 } } })
+      await store().createIndex({ index: 'rauto', body: { settings: { number_of_replicas: 3, auto_expand_replicas: '0-1' } } })
+      expect((await store().index({ index: 'r0', id: '1', body: {} }))._shards).toEqual({ total: 1, successful: 1, failed: 0 })
+      expect((await store().index({ index: 'r1', id: '1', body: {} }))._shards).toEqual({ total: 2, successful: 1, failed: 0 })
+      expect((await store().index({ index: 'rauto', id: '1', body: {} }))._shards).toEqual({ total: 1, successful: 1, failed: 0 })
+      expect((await store().delete({ index: 'r0', id: '1' }))._shards.total).toBe(1)
+      expect((await store().refresh({ index: 'r0' }))._shards).toEqual({ total: 5, successful: 5, failed: 0 })
+      expect((await store().refresh({ index: 'r0,r1,rauto' }))._shards).toEqual({ total: 5 + 4 + 1, successful: 5 + 2 + 1, failed: 0 })
+      expect((await store().flush({ index: 'r1' }))._shards).toEqual({ total: 4, successful: 2, failed: 0 })
+      expect((await store().refresh({ index: 'nomatch*' }))._shards).toEqual({ total: 0, successful: 0, failed: 0 })
+    })
+
+    test('delete with ignore_unavailable skips an alias name instead of refusing it', async () => {
+      await store().createIndex({ index: 'index', body: { aliases: { alias: {} } } })
+      await store().createIndex({ index: 'index2' })
+      expect(await error(store().deleteIndex({ index: 'alias,index2' }))).toBeInstanceOf(IllegalArgument)
+      expect(await store().existsIndex({ index: 'index2' })).toBe(true)
+      await store().deleteIndex({ index: 'alias', ignore_unavailable: true })
+      await store().deleteIndex({ index: 'alias,index2', ignore_unavailable: true })
+      expect(await store().existsIndex({ index: 'index' })).toBe(true)
+      expect(await store().existsIndex({ index: 'index2' })).toBe(false)
+    })
+
+    test('a PIT keeps the longest keep-alive asked for and lists its indices', async () => {
+      await store().index({ index: 'p1', id: '1', body: { v: 1 }, refresh: true })
+      await store().index({ index: 'p2', id: '1', body: { v: 1 }, refresh: true })
+      const { pit_id } = await store().createPit({ index: 'p*', keep_alive: '23h' })
+      await store().search({ body: { pit: { id: pit_id, keep_alive: '10m' } } })
+      let [info] = (await store().getAllPits()).pits
+      expect(info).toMatchObject({ pit_id, keep_alive: 23 * 3_600_000, indices: ['p1', 'p2'] })
+      await store().search({ body: { pit: { id: pit_id, keep_alive: '2d' } } })
+      ;[info] = (await store().getAllPits()).pits
+      expect(info.keep_alive).toBe(2 * 86_400_000)
+    })
+
+    test('field names made only of dots, or empty, are refused with OpenSearch’s messages', async () => {
+      await store().createIndex({ index: 'names' })
+      for (const body of [{ '.': 'bar' }, { '..': 'bar' }, { foo: { '.': 'bar' } }]) {
+        const e = await error(store().index({ index: 'names', id: '1', body }))
+        expect(e).toBeInstanceOf(IllegalArgument)
+        expect(e!.reason).toBe('field name cannot contain only the character [.]')
+      }
+      expect((await error(store().index({ index: 'names', id: '1', body: { '': 1 } })))!.reason).toBe('field name cannot be an empty string')
+      expect((await error(store().index({ index: 'names', id: '1', body: { '.a': 1 } })))!.reason).toBe(
+        'object field starting or ending with a [.] makes object resolution ambiguous: [.a]',
+      )
+      expect((await error(store().index({ index: 'names', id: '1', body: { 'a. .b': 1 } })))!.reason).toBe("object field cannot contain only whitespace: ['a. .b']")
+      expect((await store().get({ index: 'names', id: '1' })).found).toBe(false)
+      const mapping = await error(store().createIndex({ index: 'bad', body: { mappings: { properties: { '': { type: 'keyword' } } } } }))
+      expect(mapping).toBeInstanceOf(MapperParsing)
+      expect(mapping!.metadata.caused_by).toEqual({ type: 'illegal_argument_exception', reason: 'field name cannot be an empty string' })
+      const put = await error(store().putMapping({ index: 'names', body: { properties: { '': { type: 'keyword' } } } }))
+      expect(put).toBeInstanceOf(MapperParsing)
+    })
+
+    test('dotted names in a mapping are sub-properties of objects, merged with what exists', async () => {
+      await store().createIndex({ index: 'dots', body: { mappings: { properties: { 'a.b': { type: 'keyword' } } } } })
+      await store().putMapping({ index: 'dots', body: { properties: { 'subfield.text3': { type: 'text' }, 'a.c': { type: 'long' } } } })
+      await store().putMapping({ index: 'dots', body: { properties: { text1: { type: 'text', fields: { raw: { type: 'keyword' } } } } } })
+      const m = (await store().getMapping({ index: 'dots' })).dots.mappings.properties!
+      expect(m.a).toEqual({ properties: { b: { type: 'keyword' }, c: { type: 'long' } } })
+      expect(m.subfield).toEqual({ properties: { text3: { type: 'text' } } })
+      expect(m.text1.fields).toEqual({ raw: { type: 'keyword' } })
+      await store().index({ index: 'dots', id: '1', body: { a: { b: 'x', c: 5 } }, refresh: true })
+      expect(total(await store().search({ index: 'dots', body: { query: { term: { 'a.c': 5 } } } }))).toBe(1)
+    })
+
+    test('exists on metadata fields', async () => {
+      await store().index({ index: 'meta', id: '1', body: { a: 1 }, refresh: true })
+      await store().index({ index: 'meta', id: '2', body: {}, refresh: true })
+      for (const field of ['_id', '_index', '_seq_no', '_version'])
+        expect(total(await store().search({ index: 'meta', body: { query: { exists: { field } } } })), field).toBe(2)
+      expect(total(await store().search({ index: 'meta', body: { query: { exists: { field: 'a' } } } }))).toBe(1)
+      expect(await error(store().search({ index: 'meta', body: { query: { exists: { field: '_source' } } } }))).toBeInstanceOf(QueryShardError)
+    })
+
+    test('terms queries: index.max_terms_count and terms lookups', async () => {
+      await store().createIndex({
+        index: 'tl',
+        body: { settings: { 'index.max_terms_count': 2 }, mappings: { properties: { user: { type: 'keyword' }, followers: { type: 'keyword' } } } },
+      })
+      const people: Array<[string, string[]]> = [['u1', ['u2', 'u3']], ['u2', ['u1', 'u3', 'u4']], ['u3', ['u1']], ['u4', ['u3']]]
+      for (const [user, followers] of people) await store().index({ index: 'tl', id: user, body: { user, followers }, refresh: true })
+      const s = (query: unknown) => store().search({ index: 'tl', body: { query: query as Record<string, unknown> } })
+      expect(total(await s({ terms: { user: ['u1', 'u2'] } }))).toBe(2)
+      const tooMany = await error(s({ terms: { user: ['u1', 'u2', 'u3'] } }))
+      expect(tooMany).toBeInstanceOf(IllegalArgument)
+      expect(tooMany!.reason).toContain('The number of terms [3] used in the Terms Query request has exceeded the allowed maximum of [2]')
+      // Limits apply inside compound queries too, and to count.
+      expect(await error(s({ bool: { filter: [{ terms: { user: ['a', 'b', 'c'] } }] } }))).toBeInstanceOf(IllegalArgument)
+      expect(await error(store().count({ index: 'tl', body: { query: { terms: { user: ['a', 'b', 'c'] } } } }))).toBeInstanceOf(IllegalArgument)
+      const lookup = await s({ terms: { user: { index: 'tl', id: 'u1', path: 'followers' } } })
+      expect(lookup.hits.hits.map((h) => h._id).sort()).toEqual(['u2', 'u3'])
+      expect(await error(s({ terms: { user: { index: 'tl', id: 'u2', path: 'followers' } } }))).toBeInstanceOf(IllegalArgument)
+      expect(total(await s({ bool: { should: [{ terms: { user: { index: 'tl', id: 'gone', path: 'followers' } } }] } }))).toBe(0)
+    })
+
+    test('stats report the size of the stored documents, kept current by writes', async () => {
+      const size = async () => (await store().stats({ index: 'sz' }))[0].store_size_in_bytes
+      await store().createIndex({ index: 'sz' })
+      expect(await size()).toBe(0)
+      await store().index({ index: 'sz', id: '1', body: { text: 'x'.repeat(1000) } })
+      const one = await size()
+      expect(one).toBeGreaterThanOrEqual(1000)
+      await store().index({ index: 'sz', id: '2', body: { text: 'y'.repeat(500) } })
+      const two = await size()
+      expect(two).toBeGreaterThanOrEqual(one + 500)
+      await store().index({ index: 'sz', id: '1', body: { text: 'z' } })
+      expect(await size()).toBeLessThan(two - 900)
+      await store().bulk({ body: [{ delete: { _index: 'sz', _id: '1' } }, { delete: { _index: 'sz', _id: '2' } }] })
+      expect(await size()).toBe(0)
+    })
+  })
+}
