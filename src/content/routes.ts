@@ -1,8 +1,9 @@
 // Thin HTTP layer of the content resources, policy and space routes: parse, call a service, shape
 // the `{message, status}` answer. Authorization of the cluster action happens before a handler runs.
 import { ApiError, envelope } from '../http/errors'
-import { readBody, type BodyLimit } from '../http/body'
-import { route, type PluginRoute } from '../http/route'
+import { BodySyntaxError, decodeUtf8, parseJson, parseYaml, readBody, type BodyLimit } from '../http/body'
+import { Type as T } from '@sinclair/typebox'
+import { route, type PluginRoute, type RouteBody } from '../http/route'
 import { CONTENT_MANAGER_ACTIONS } from '../security/actions'
 import { KINDS, type ResourceKind } from './kinds'
 import type { PolicyService } from './policy/service'
@@ -15,25 +16,34 @@ export const CONTENT_PREFIX = '/_plugins/_content_manager'
 const RESOURCE_BODY: BodyLimit = { limit: 10 * 1024 * 1024, status: 413 }
 const ID = /^[A-Za-z0-9_-]+$/
 
-const utf8 = new TextDecoder('utf-8', { fatal: true })
+/**
+ * Declared bodies (reference 4.2.2): the resource itself, plus the parent integration for decoders,
+ * KVDBs and rules and the space for filters. The service checks them in the reference's order.
+ */
+const Resource = T.Record(T.String(), T.Unknown())
+const bodyOf = (kind: ResourceKind): RouteBody => ({
+  limit: RESOURCE_BODY,
+  schema: T.Object({
+    resource: Resource,
+    ...(kind === 'decoder' || kind === 'kvdb' || kind === 'rule' ? { integration: T.String() } : {}),
+    ...(kind === 'filter' ? { space: T.String() } : {}),
+  }),
+})
+const POLICY_BODY: RouteBody = { limit: RESOURCE_BODY, schema: T.Object({ resource: Resource }) }
 
 /** JSON, or YAML where the kind accepts it (reference 4.1); `detail` adds the parser's complaint. */
 async function readResourceBody(request: Request, yamlAllowed: boolean, detail: boolean): Promise<Doc> {
   const bytes = await readBody(request, RESOURCE_BODY)
   const invalid = (why?: string) => new ApiError(400, detail && why ? `Invalid request body. ${why}` : 'Invalid request body.')
-  let text: string
-  try {
-    text = utf8.decode(bytes)
-  } catch {
-    throw invalid('The body is not valid UTF-8.')
-  }
-  if (text.trim() === '') throw invalid()
   const yaml = yamlAllowed && /^application\/(x-)?yaml\b/i.test(request.headers.get('content-type') ?? '')
   let value: unknown
   try {
-    value = yaml ? Bun.YAML.parse(text) : JSON.parse(text)
+    const text = decodeUtf8(bytes)
+    if (text.trim() === '') throw invalid()
+    value = yaml ? parseYaml(text) : parseJson(text)
   } catch (e) {
-    throw invalid(e instanceof Error ? e.message : undefined)
+    if (e instanceof BodySyntaxError) throw invalid(e.message)
+    throw e
   }
   if (!isObject(value)) throw invalid('The body must be an object.')
   return value
@@ -54,12 +64,12 @@ export function contentResourceRoutes(resources: ResourceService, policies: Poli
       route('POST', base, actions.create, async ({ request, caller }) => {
         const body = await readResourceBody(request, info.yaml, true)
         return envelope(201, await resources.create(kind, body, caller))
-      }),
+      }, bodyOf(kind)),
       route('PUT', `${base}/:id`, actions.update, async ({ request, params, caller }) => {
         const id = checkId(params.id)
         const body = await readResourceBody(request, info.yaml, false)
         return envelope(200, await resources.update(kind, id, body, caller))
-      }),
+      }, bodyOf(kind)),
       route('DELETE', `${base}/:id`, actions.delete, async ({ params, caller }) => {
         return envelope(200, await resources.remove(kind, checkId(params.id), caller))
       }),
@@ -71,7 +81,7 @@ export function contentResourceRoutes(resources: ResourceService, policies: Poli
       await policies.assertUpdatesEnabled()
       const body = await readResourceBody(request, false, false)
       return envelope(200, await policies.update(params.space ?? '', body, caller))
-    }),
+    }, POLICY_BODY),
     route('DELETE', `${CONTENT_PREFIX}/space/:space`, CONTENT_MANAGER_ACTIONS.spaceDelete, async ({ params, caller }) => {
       const space = params.space ?? ''
       await policies.reset(space, caller)

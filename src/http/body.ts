@@ -43,22 +43,99 @@ export async function readBody(request: Request, { limit, status = 413, message 
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-export type JsonRead = { empty: true } | { empty: false; value: unknown } | { empty: false; invalid: true };
+/**
+ * Deepest nesting a request body may have: the platform's JSON parser
+ * refuses beyond 1,000 levels, and everything downstream (query planning,
+ * hashing, storage) walks documents recursively.
+ */
+export const MAX_JSON_DEPTH = 1000;
+/**
+ * Most values a parsed YAML body may expand to. JSON text cannot hold more
+ * values than it has bytes, but YAML aliases can repeat a subtree without
+ * limit ("billion laughs"), and every later walk would expand them.
+ */
+export const MAX_YAML_NODES = 1_000_000;
+
+/** A body that is not acceptable JSON (or YAML); `message` says why, in the parser's words. */
+export class BodySyntaxError extends Error {}
+
+/** Whether JSON text nests deeper than `max`, counted on the text so that nothing recursive runs first. */
+export function nestsDeeper(text: string, max = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Skip the string, escapes included.
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/** `JSON.parse` with the depth bound; throws `BodySyntaxError`. */
+export function parseJson(text: string): unknown {
+  if (nestsDeeper(text)) throw new BodySyntaxError(`The body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new BodySyntaxError(e instanceof Error ? e.message : "Malformed JSON.");
+  }
+}
+
+/** `Bun.YAML.parse` with the depth bound and a bound on what aliases expand to; throws `BodySyntaxError`. */
+export function parseYaml(text: string): unknown {
+  let value: unknown;
+  try {
+    value = Bun.YAML.parse(text);
+  } catch (e) {
+    throw new BodySyntaxError(e instanceof Error ? e.message : "Malformed YAML.");
+  }
+  checkExpandedShape(value, MAX_JSON_DEPTH, MAX_YAML_NODES);
+  return value;
+}
+
+/** Walks a parsed value without recursion, counting shared subtrees each time they are reached. */
+function checkExpandedShape(value: unknown, maxDepth: number, maxNodes: number): void {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  let nodes = 0;
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (++nodes > maxNodes) throw new BodySyntaxError(`The body expands to more than ${maxNodes} values.`);
+    if (typeof v !== "object" || v === null) continue;
+    if (depth >= maxDepth) throw new BodySyntaxError(`The body nests deeper than ${maxDepth} levels.`);
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+}
+
+/** UTF-8 text of a body; invalid byte sequences are a `BodySyntaxError`, never replaced silently. */
+export function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    throw new BodySyntaxError("The body is not valid UTF-8.");
+  }
+}
+
+export type JsonRead = { empty: true } | { empty: false; value: unknown } | { empty: false; invalid: true; reason: string };
 
 /** Reads and parses a JSON body; the caller decides the message for empty or malformed bodies. */
 export async function readJson(request: Request, limit: BodyLimit): Promise<JsonRead> {
   const bytes = await readBody(request, limit);
-  let text: string;
   try {
-    text = decoder.decode(bytes);
-  } catch {
-    return { empty: false, invalid: true };
-  }
-  if (text.trim() === "") return { empty: true };
-  try {
-    return { empty: false, value: JSON.parse(text) };
-  } catch {
-    return { empty: false, invalid: true };
+    const text = decodeUtf8(bytes);
+    if (text.trim() === "") return { empty: true };
+    return { empty: false, value: parseJson(text) };
+  } catch (e) {
+    if (!(e instanceof BodySyntaxError)) throw e;
+    return { empty: false, invalid: true, reason: e.message };
   }
 }
 

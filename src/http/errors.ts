@@ -27,6 +27,24 @@ export class OpenSearchHttpError extends Error {
   }
 }
 
+/**
+ * A client-supplied value as it may appear in a message: strings as they
+ * are, anything else as JSON, both cut short. Never throws (`String(x)`
+ * does on objects whose `toString` is not a function).
+ */
+export function shown(value: unknown, max = 200): string {
+  let text: string;
+  if (typeof value === "string") text = value;
+  else {
+    try {
+      text = JSON.stringify(value) ?? typeof value;
+    } catch {
+      text = typeof value;
+    }
+  }
+  return text.length > max ? `${text.slice(0, max)}...` : text;
+}
+
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=UTF-8", ...headers } });
 }

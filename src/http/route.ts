@@ -1,4 +1,6 @@
 import type { Caller, Security } from "../security/caller";
+import type { TObject } from "@sinclair/typebox";
+import type { BodyLimit } from "./body";
 import { json } from "./errors";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
@@ -22,10 +24,22 @@ export interface PluginRoute {
   /** Cluster action checked before the handler; every plugin route has one. */
   action: string;
   handler: (input: RouteInput) => Promise<unknown> | unknown;
+  /** The body the route reads, when it reads one: declared so that limits and fields can be checked from outside. */
+  body?: RouteBody;
 }
 
-export function route(method: Method, path: string, action: string, handler: PluginRoute["handler"]): PluginRoute {
-  return { method, path, action, handler };
+/**
+ * What a route's handler reads: the limit it passes to `readBody` (the same
+ * constant, so the declaration cannot drift) and, for JSON bodies, the schema
+ * of the top-level object. Sigma rules are YAML text and have no schema.
+ */
+export interface RouteBody {
+  limit: BodyLimit;
+  schema?: TObject;
+}
+
+export function route(method: Method, path: string, action: string, handler: PluginRoute["handler"], body?: RouteBody): PluginRoute {
+  return body ? { method, path, action, handler, body } : { method, path, action, handler };
 }
 
 export async function runPluginRoute(
@@ -33,6 +47,15 @@ export async function runPluginRoute(
   security: Security,
   ctx: { request: Request; params: Record<string, string>; query: Record<string, string | undefined>; remoteAddress?: string },
 ): Promise<Response> {
+  if (r.permissionCheck && ctx.query.perform_permission_check === "true") {
+    const caller = await security.authenticate(ctx.request, ctx.remoteAddress);
+    const missing = security.missingPrivileges
+      ? security.missingPrivileges(caller, r.permissionCheck)
+      : security.hasClusterPermission(caller, r.action)
+        ? []
+        : [r.action];
+    return json({ accessAllowed: missing.length === 0, missingPrivileges: missing });
+  }
   const caller = await security.authorize(ctx.request, r.action, ctx.remoteAddress);
   const result = await r.handler({ ...ctx, caller });
   return result instanceof Response ? result : json(result);

@@ -8,6 +8,7 @@
  */
 import type { SettingsSnapshot } from '../config/cluster-settings'
 import { ApiError } from '../http/errors'
+import { parseJson } from '../http/body'
 import type { Caller } from '../security/caller'
 import type { SearchBody, SearchResponse } from '../store/port'
 import { type CompiledSigmaRule, compileSigmaRule, parseSigmaRule, SigmaError } from './sigma'
@@ -265,7 +266,7 @@ function parseStoredBody(text: string): string | Record<string, unknown> {
   const t = text.trimStart()
   if (t.startsWith('{')) {
     try {
-      return JSON.parse(t)
+      return parseJson(t) as Record<string, unknown>
     } catch {
       // YAML flow mapping, not JSON: let the Sigma parser read it
     }

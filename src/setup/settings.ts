@@ -1,5 +1,6 @@
+import { Type as T, type Static } from "@sinclair/typebox";
 import type { ClusterSettings } from "../config/cluster-settings";
-import { readBody, SMALL_BODY } from "../http/body";
+import { decodeUtf8, parseJson, readBody, SMALL_BODY } from "../http/body";
 import { ApiError } from "../http/errors";
 import type { Logger } from "../http/log";
 import { INDEX_ACTIONS } from "../security/actions";
@@ -19,9 +20,9 @@ export const SETTINGS_MESSAGES = {
   internal: "Internal Server Error.",
 } as const;
 
-export interface SettingsRecord {
-  engine: { index_raw_events: boolean };
-}
+/** The Settings record (spec "Resources"); also the declared body of the route. Messages follow the reference, so it is checked by hand. */
+export const SettingsRecord = T.Object({ engine: T.Object({ index_raw_events: T.Boolean() }) });
+export type SettingsRecord = Static<typeof SettingsRecord>;
 
 export interface SetupSettingsDeps {
   store: Store;
@@ -37,7 +38,7 @@ export function parseSettingsRecord(text: string | undefined): SettingsRecord {
   if (text === undefined || text.trim() === "") throw new ApiError(400, SETTINGS_MESSAGES.invalidBody);
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = parseJson(text);
   } catch {
     throw new ApiError(400, SETTINGS_MESSAGES.invalidBody);
   }
@@ -49,15 +50,13 @@ export function parseSettingsRecord(text: string | undefined): SettingsRecord {
   return { engine: { index_raw_events: value } };
 }
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
-
 export async function updateSetupSettings(deps: SetupSettingsDeps, caller: Caller, request: Request): Promise<{ message: string; status: 200 }> {
   const s = await deps.settings.snapshot();
   // Checked before the body, for every caller including superusers.
   if (!s.bool("plugins.setup.settings_update.enabled")) throw new ApiError(403, SETTINGS_MESSAGES.disabled);
   let text: string | undefined;
   try {
-    text = decoder.decode(await readBody(request, SMALL_BODY));
+    text = decodeUtf8(await readBody(request, SMALL_BODY));
   } catch (e) {
     if (e instanceof ApiError) throw e;
     throw new ApiError(400, SETTINGS_MESSAGES.invalidBody);

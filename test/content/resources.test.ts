@@ -218,6 +218,22 @@ describe('decoders, KVDBs and rules belong to an integration', () => {
     expect(stored.yaml).toContain('content:')
     expect((await source(CONTENT_ALIASES.integrations, parent)).document.kvdbs).toEqual([r.body.message])
   })
+
+  test('YAML aliases that expand past the bound and JSON nested past it are refused before anything is stored', async () => {
+    const parent = await newIntegration('kv-bomb')
+    // Seven levels of nine aliases: 4.8 million copies of a 100-character string once expanded.
+    const lines = [`a: &a [${Array(9).fill(JSON.stringify('x'.repeat(100))).join(',')}]`]
+    for (let i = 1; i < 7; i++) lines.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`)
+    const yaml = `${lines.join('\n')}\nintegration: ${parent}\nresource:\n  metadata: {title: bomb, author: ACME}\n  content: {k: *g}\n`
+    const bomb = await h.request('POST', `${PREFIX}/kvdbs`, { raw: yaml, headers: { 'content-type': 'application/yaml' } })
+    expect(bomb).toEqual({ status: 400, body: { message: 'Invalid request body. The body expands to more than 1000000 values.', status: 400 } })
+    const deep = JSON.stringify(kvdbBody(parent, 'deep')).replace('"value1"', '['.repeat(2000) + ']'.repeat(2000))
+    expect(await h.request('POST', `${PREFIX}/kvdbs`, { raw: deep })).toEqual({
+      status: 400,
+      body: { message: 'Invalid request body. The body nests deeper than 1000 levels.', status: 400 },
+    })
+    expect((await source(CONTENT_ALIASES.integrations, parent)).document.kvdbs).toEqual([])
+  })
 })
 
 describe('filters', () => {

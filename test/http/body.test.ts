@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readBody, readJson, readJsonObject } from "../../src/http/body";
+import { BodySyntaxError, decodeUtf8, MAX_JSON_DEPTH, nestsDeeper, parseJson, parseYaml, readBody, readJson, readJsonObject } from "../../src/http/body";
 import { ApiError } from "../../src/http/errors";
 
 function streamed(chunks: Uint8Array[], onPull?: () => void): Request {
@@ -54,10 +54,10 @@ describe("request bodies", () => {
   test("JSON reading distinguishes empty, malformed and valid bodies", async () => {
     const req = (body: string) => new Request("http://x/", { method: "POST", body });
     expect(await readJson(req("  "), { limit: 100 })).toEqual({ empty: true });
-    expect(await readJson(req("{bad"), { limit: 100 })).toEqual({ empty: false, invalid: true });
+    expect(await readJson(req("{bad"), { limit: 100 })).toMatchObject({ empty: false, invalid: true });
     expect(await readJson(req('{"a":1}'), { limit: 100 })).toEqual({ empty: false, value: { a: 1 } });
     const invalidUtf8 = new Request("http://x/", { method: "POST", body: new Uint8Array([0x7b, 0xff, 0x7d]) });
-    expect(await readJson(invalidUtf8, { limit: 100 })).toEqual({ empty: false, invalid: true });
+    expect(await readJson(invalidUtf8, { limit: 100 })).toMatchObject({ empty: false, invalid: true });
   });
 
   test("readJsonObject refuses arrays and scalars with the given message", async () => {
@@ -66,5 +66,35 @@ describe("request bodies", () => {
       expect(err.status).toBe(400);
       expect(err.message).toBe("Invalid request body.");
     }
+  });
+
+  test("JSON deeper than the bound is refused before JSON.parse runs; the bound itself parses", async () => {
+    const deep = (n: number) => "[".repeat(n) + "]".repeat(n);
+    expect(() => parseJson(deep(MAX_JSON_DEPTH))).not.toThrow();
+    expect(() => parseJson(deep(MAX_JSON_DEPTH + 1))).toThrow(BodySyntaxError);
+    expect(() => parseJson('{"a":'.repeat(10_000) + "1" + "}".repeat(10_000))).toThrow(`nests deeper than ${MAX_JSON_DEPTH} levels`);
+    // Brackets inside strings (escaped quotes included) do not count.
+    const inString = JSON.stringify({ s: "[".repeat(5000) + '\\"' + "{".repeat(5000) });
+    expect(nestsDeeper(inString)).toBe(false);
+    expect(parseJson(inString)).toEqual(JSON.parse(inString));
+    const read = await readJson(new Request("http://x/", { method: "POST", body: deep(20_000) }), { limit: 1 << 20 });
+    expect(read).toEqual({ empty: false, invalid: true, reason: `The body nests deeper than ${MAX_JSON_DEPTH} levels.` });
+  });
+
+  test("YAML aliases that would expand without bound are refused; shared small subtrees pass", () => {
+    const lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+    // Seven levels of nine: 4.8 million leaves, which the YAML parser itself still accepts.
+    for (let i = 1; i < 7; i++) lines.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(",")}]`);
+    expect(() => parseYaml(lines.join("\n"))).toThrow("expands to more than");
+    expect(parseYaml('a: &a {k: v}\nb: *a\nc: *a\n')).toEqual({ a: { k: "v" }, b: { k: "v" }, c: { k: "v" } });
+    expect(() => parseYaml("a: " + "[".repeat(MAX_JSON_DEPTH + 1) + "]".repeat(MAX_JSON_DEPTH + 1))).toThrow(BodySyntaxError);
+    expect(() => parseYaml("a: [")).toThrow(BodySyntaxError);
+  });
+
+  test("UTF-8 decoding refuses invalid bytes and lone surrogates instead of replacing them", () => {
+    expect(decodeUtf8(new TextEncoder().encode("é€😀"))).toBe("é€😀");
+    expect(() => decodeUtf8(new Uint8Array([0x61, 0xff]))).toThrow("not valid UTF-8");
+    // CESU-8 encoded U+D800.
+    expect(() => decodeUtf8(new Uint8Array([0xed, 0xa0, 0x80]))).toThrow(BodySyntaxError);
   });
 });

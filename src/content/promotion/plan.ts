@@ -90,7 +90,11 @@ export async function planPromotion(repo: ContentRepository, request: PromoteReq
   return { source, target, applies, removals, before, after, needsEngine }
 }
 
-/** Reference 4.7: a resource living in another space is the client's mistake; one living nowhere is ours. */
+/**
+ * Reference 4.7: a resource living in another space is the client's mistake. The reference answers
+ * 500 for one living nowhere; the spec keeps 500 for failed promotions, and an id that names
+ * nothing is bad input like any other, so it is a 400 that names the id.
+ */
 async function notInSource(repo: ContentRepository, list: ChangeList, id: string, source: string): Promise<never> {
   for (const space of SPACES) {
     if (space === source) continue
@@ -99,7 +103,7 @@ async function notInSource(repo: ContentRepository, list: ChangeList, id: string
       throw new ApiError(400, `Resource '${id}' is in space '${space}', expected source space '${source}'`)
     }
   }
-  throw new ApiError(500, `Internal Server Error. Resource '${id}' was not found in space '${source}'.`)
+  throw new ApiError(400, `Resource '${id}' was not found in space '${source}'.`)
 }
 
 /**

@@ -1,14 +1,18 @@
 // Parsing of `POST /promote` bodies with the reference's 400 messages (4.7), in its order: body,
 // space, the changes object, its six lists, then each item.
-import { ApiError } from '../../http/errors'
+import { ApiError, shown } from '../../http/errors'
 import { isObject } from '../repository'
 import { sourceSpace, type SourceSpace } from './chain'
-import { CHANGE_LISTS, emptyChanges, type Change, type Changes, type Operation } from './changes'
+import { t } from 'elysia'
+import { CHANGE_LISTS, Changes, emptyChanges, type Change, type Operation } from './changes'
 
 export interface PromoteRequest {
   space: SourceSpace
   changes: Changes
 }
+
+/** The declared body of `POST /promote`; parsed by hand below for the reference's messages. */
+export const PromoteBody = t.Object({ space: t.String(), changes: Changes })
 
 const OPERATIONS: readonly Operation[] = ['add', 'update', 'remove']
 
@@ -38,7 +42,7 @@ export function parsePromoteRequest(body: unknown): PromoteRequest {
 function parseChange(item: unknown): Change {
   if (!isObject(item)) throw new ApiError(400, 'Invalid request body.')
   const operation = typeof item.operation === 'string' ? item.operation.toLowerCase() : item.operation
-  if (!OPERATIONS.includes(operation as Operation)) throw new ApiError(400, `Unknown operation: ${String(item.operation)}`)
+  if (!OPERATIONS.includes(operation as Operation)) throw new ApiError(400, `Unknown operation: ${shown(item.operation)}`)
   if (typeof item.id !== 'string' || item.id.trim() === '') throw new ApiError(400, 'Missing [id] field.')
   return { operation: operation as Operation, id: item.id }
 }

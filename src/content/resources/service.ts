@@ -1,7 +1,7 @@
 // Create, update and delete of integrations, decoders, rules, KVDBs and filters (reference 4.3
 // and 4.4). Creation runs under the (type, space) lock so the limit check and the write are one
 // step; updates and deletes rely on optimistic concurrency of the documents they change.
-import { ApiError } from '../../http/errors'
+import { ApiError, shown } from '../../http/errors'
 import { INDEX_ACTIONS } from '../../security/actions'
 import type { Caller } from '../../security/caller'
 import { VersionConflict } from '../../store/errors'
@@ -277,7 +277,7 @@ function checkProduct(resource: Doc, parent: Stored): void {
   if (product !== title) {
     throw new ApiError(
       400,
-      `Rule logsource.product '${String(product ?? '')}' must match the title '${String(title ?? '')}' of integration [${String(parent.document.id)}].`,
+      `Rule logsource.product '${shown(product ?? '')}' must match the title '${shown(title ?? '')}' of integration [${shown(parent.document.id)}].`,
     )
   }
 }

@@ -5,7 +5,7 @@ import { route, type PluginRoute } from "../../http/route";
 import { PLATFORM_SA_ACTIONS } from "../../security/actions";
 import { searchFindings, parseFindingsQuery } from "./search";
 import { updateFindings } from "./update";
-import { parseUpdateRequest } from "./update-request";
+import { parseUpdateRequest, UpdateFindingsBody } from "./update-request";
 import { findingsFilter } from "./visibility";
 
 export { findingsReadFilter } from "./visibility";
@@ -30,7 +30,7 @@ export function findingsRoutes(deps: Deps): PluginRoute[] {
       const updates = parseUpdateRequest(await readBody(request, UPDATE_BODY), settings.num(MAX_CASE_BULK));
       const answer = await updateFindings(deps, caller, updates);
       return json(answer, answer.errors ? 207 : 200);
-    }),
+    }, { limit: UPDATE_BODY, schema: UpdateFindingsBody }),
     route("GET", `${BASE}/_search`, PLATFORM_SA_ACTIONS.findingsGet, async ({ query, caller }) => {
       const q = parseFindingsQuery(query);
       const settings = await deps.settings.snapshot();

@@ -1,17 +1,16 @@
+import { decodeUtf8, parseJson } from "../../http/body";
 import { ApiError } from "../../http/errors";
-import { checkCase, type Case } from "./case";
+import { Type as T, type Static } from "@sinclair/typebox";
+import { Case, checkCase } from "./case";
 
 /** One validated element of `findings`: where the finding is and the normalized case to merge. */
-export interface CaseUpdate {
-  _id: string;
-  _index: string;
-  case: Case;
-}
+export const CaseUpdate = T.Object({ _id: T.String(), _index: T.String(), case: Case });
+export type CaseUpdate = Static<typeof CaseUpdate>;
+/** The request body (spec "Update findings"); checked by hand below, in the reference's order. */
+export const UpdateFindingsBody = T.Object({ findings: T.Array(CaseUpdate) });
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const blank = (v: unknown) => v === undefined || v === null || (typeof v === "string" && v.trim() === "");
-
-const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * Parses and validates a findings update body in the reference's order
@@ -23,7 +22,7 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 export function parseUpdateRequest(body: Uint8Array, limit: number): CaseUpdate[] {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(decoder.decode(body));
+    parsed = parseJson(decodeUtf8(body));
   } catch (e) {
     throw new ApiError(400, `Invalid JSON body: ${(e as Error).message}`);
   }

@@ -4,6 +4,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { parseYaml } from '../../http/body'
 import { SigmaInvalid, SigmaUnsupported } from './errors'
 
 export const SigmaRuleDocument = Type.Object(
@@ -29,7 +30,7 @@ export function parseSigmaRule(source: string | object): SigmaRuleDocument {
   let doc: unknown = source
   if (typeof source === 'string') {
     try {
-      doc = Bun.YAML.parse(source)
+      doc = parseYaml(source)
     } catch (e) {
       throw new SigmaInvalid('YAML', (e as Error).message)
     }

@@ -38,6 +38,8 @@ export const Provider = T.Object(
   { additionalProperties: false },
 );
 export type Provider = Static<typeof Provider>;
+/** `POST /providers` carries the id (a UUID) in the body; `PUT /providers/{id}` in the path. */
+export const NewProvider = T.Composite([T.Object({ id: T.String() }), Provider], { additionalProperties: false });
 
 export const SETTINGS_KEYS = Object.keys(AssistantSettings.properties) as (keyof AssistantSettings)[];
 const PROVIDER_KEYS = new Set(Object.keys(Provider.properties));

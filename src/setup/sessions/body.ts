@@ -1,4 +1,4 @@
-import { readBody, type BodyLimit } from "../../http/body";
+import { decodeUtf8, parseJson, readBody, type BodyLimit } from "../../http/body";
 import { ApiError } from "../../http/errors";
 
 /** Spec "Limits": 5 MiB of UTF-8, exactly 5 MiB passes; checked before any parsing. */
@@ -7,8 +7,6 @@ export const PAYLOAD_TOO_LARGE = "Session payload must be 5 MiB or smaller.";
 export const INVALID_BODY = "Invalid request body.";
 export const SESSION_LIMIT: BodyLimit = { limit: SESSION_BODY_LIMIT, status: 400, message: PAYLOAD_TOO_LARGE };
 export const EMPTY_BODY = "Validation Failed: 1: request body must not be empty;";
-
-const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * Reads a JSON-object body in the reference's order: size (400, before the
@@ -19,14 +17,14 @@ export async function readObjectBody(request: Request, limit: BodyLimit = SESSIO
   const bytes = await readBody(request, limit);
   let text: string;
   try {
-    text = decoder.decode(bytes);
+    text = decodeUtf8(bytes);
   } catch {
     throw new ApiError(400, INVALID_BODY);
   }
   if (text.trim() === "") throw new ApiError(400, EMPTY_BODY);
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch {
     throw new ApiError(400, INVALID_BODY);
   }

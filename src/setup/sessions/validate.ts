@@ -1,3 +1,4 @@
+import { Type as T } from "@sinclair/typebox";
 import { ApiError } from "../../http/errors";
 
 export const MAX_TITLE_LENGTH = 200;
@@ -14,6 +15,14 @@ export const MESSAGES = {
   blankId: "Validation Failed: 1: session id must not be blank;",
   notFound: (id: string) => `Session not found: ${id}`,
 } as const;
+
+/**
+ * The bodies of the session write routes, as declared on the routes. Validation itself is done
+ * field by field below, in the reference's order and with its messages; other keys are discarded.
+ */
+export const CreateSessionBody = T.Object({ title: T.String(), messages: T.Array(T.Unknown()) });
+export const ReplaceSessionBody = T.Object({ messages: T.Array(T.Unknown()), title: T.Optional(T.String()), expected_version: T.Optional(T.String()) });
+export const RenameSessionBody = T.Object({ title: T.String() });
 
 /** Trimmed title; length counts UTF-16 code units, as the reference's Java strings do. */
 export function validTitle(value: unknown): string {

@@ -53,6 +53,9 @@ describe('POST /promote validation (nothing is written)', () => {
     ['not an object', () => '[]', 400, () => 'Invalid request body.'],
     ['missing space', () => JSON.stringify({ changes: noChanges() }), 400, () => 'Missing [space] field.'],
     ['unknown space', () => JSON.stringify({ space: 'prod', changes: noChanges() }), 400, () => 'Unknown space: [prod].'],
+    // Objects without a usable toString are named as JSON, not converted (the conversion throws).
+    ['a space that cannot be a string', () => '{"space": {"toString": 1}, "changes": {}}', 400, () => 'Unknown space: [{"toString":1}].'],
+    ['nesting past the JSON depth bound', () => JSON.stringify({ space: 'draft', changes: noChanges() }).replace('"draft"', '['.repeat(5000) + ']'.repeat(5000)), 400, () => 'Invalid request body.'],
     ['custom', () => JSON.stringify({ space: 'custom', changes: noChanges() }), 400, () => 'Space [custom] cannot be promoted.'],
     ['standard', () => JSON.stringify({ space: 'standard', changes: noChanges() }), 400, () => 'Space [standard] cannot be promoted.'],
     ['no changes', () => JSON.stringify({ space: 'draft' }), 400, () => 'Changes object is required'],
@@ -99,10 +102,16 @@ describe('POST /promote validation (nothing is written)', () => {
       () => `Resource '${web}' is listed more than once in 'integrations'.`,
     ],
     [
+      'an operation that cannot be a string',
+      () => JSON.stringify({ space: 'draft', changes: lists({ rules: [JSON.parse('{"operation": [{"toString": 1}], "id": "x"}')] }) }),
+      400,
+      () => 'Unknown operation: [{"toString":1}]',
+    ],
+    [
       'a resource that exists nowhere',
       () => JSON.stringify({ space: 'draft', changes: lists({ rules: [{ operation: 'add', id: 'no-such-rule' }] }) }),
-      500,
-      () => "Internal Server Error. Resource 'no-such-rule' was not found in space 'draft'.",
+      400,
+      () => "Resource 'no-such-rule' was not found in space 'draft'.",
     ],
   ]
   let draftOnly = ''

@@ -229,3 +229,14 @@ describe('typed errors name the construct', () => {
     expect(() => compileSigmaRule(rule('  k: [a]\n  condition: k'), { keywordFields: [] })).toThrow(SigmaUnsupported)
   })
 })
+
+describe('rule text bounds', () => {
+  test('YAML aliases expanding past a million values are an invalid rule, not a compile of millions of terms', () => {
+    // A flat selection list of 9^7 values once expanded; the YAML parser itself accepts it.
+    const lines = ['x0: &x0 [a, b, c, d, e, f, g, h, i]']
+    for (let i = 1; i < 7; i++) lines.push(`x${i}: &x${i} [${Array(9).fill(`*x${i - 1}`).join(', ')}]`)
+    const text = `${lines.join('\n')}\ntitle: t\nlogsource: {product: linux, extra: *x6}\ndetection:\n  sel: {A: 1}\n  condition: sel\n`
+    expect(() => compileSigmaRule(text)).toThrow(SigmaInvalid)
+    expect(() => compileSigmaRule(text)).toThrow('expands to more than')
+  })
+})

@@ -1,0 +1,268 @@
+/**
+ * Every plugin route the running app declares, as the admin, against hostile
+ * input: malformed and mistyped bodies, deep nesting, huge strings, unicode
+ * edge cases, prototype-named keys, odd path params and query strings.
+ * Whatever comes in, the answer is below 500, in the `{message, status}`
+ * envelope when it is an error, without stack traces or internal paths, and
+ * the server keeps answering. The generator is seeded: a failure names the
+ * case, and the same seed replays it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { PluginRoute } from "../../src/http/route";
+import { startTestServer, type TestServer } from "../helpers/server";
+import { fieldBodies, fixedBodies, mutatedBodies, ODD_PARAMS, oddQueries, QUERY_NAMES, seeded, type HostileBody } from "./hostile";
+
+const SEED = Number(process.env.ROBUSTNESS_SEED ?? 20260504);
+const MUTATIONS_PER_ROUTE = 24;
+
+const CM = "/_plugins/_content_manager";
+const SA = "/_plugins/_security_analytics";
+const AI = "/_plugins/_setup/ai_assistant";
+const PROVIDER_ID = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b";
+
+let server: TestServer;
+let routes: PluginRoute[];
+let auth: string;
+/** Ids of real resources, so that body checks are reached past the "not found" of unknown ids. */
+const ids: Record<string, string> = {};
+
+/** Valid bodies per route (the mutation seeds); keyed by `METHOD path-pattern`. */
+function samples(): Record<string, unknown> {
+  const sessionBody = { title: "robust session", messages: [{ role: "user", content: "hi" }] };
+  const integration = { resource: { metadata: { title: "robust-int", author: "tests" }, category: "applications" } };
+  const decoder = {
+    integration: ids.integration,
+    resource: { name: "decoder/robust/0", metadata: { title: "Robust", author: "tests" }, check: [{ "event.original": "exists()" }], normalize: [{ map: [{ "event.kind": "event" }] }] },
+  };
+  const cmRule = {
+    integration: ids.integration,
+    resource: { metadata: { title: "robust rule", author: "tests" }, status: "experimental", level: "low", logsource: { product: "robust-int" }, detection: { condition: "sel", sel: { "event.action": ["x"] } } },
+  };
+  const kvdb = { integration: ids.integration, resource: { metadata: { title: "robust kv", author: "tests" }, content: { k: "v" } } };
+  const filter = { space: "draft", resource: { name: "filter/robust/0", type: "pre-filter", check: "$host.os.platform == 'ubuntu'", metadata: { title: "F", author: "tests" } } };
+  const search = { query: { match_all: {} }, size: 5, from: 0, sort: [{ "@timestamp": "desc" }], _source: ["a"] };
+  const detector = {
+    type: "detector",
+    name: "robust-detector",
+    detector_type: "robust-int",
+    enabled: false,
+    schedule: { period: { interval: 5, unit: "MINUTES" } },
+    inputs: [{ detector_input: { description: "d", indices: ["svc-events-v5-security"], custom_rules: [], pre_packaged_rules: [] } }],
+  };
+  const changes = { policy: [], integrations: [{ operation: "add", id: ids.integration }], kvdbs: [], decoders: [], filters: [], rules: [] };
+  return {
+    "PUT /_plugins/_setup/settings": { engine: { index_raw_events: true } },
+    [`POST ${AI}/sessions`]: sessionBody,
+    [`PUT ${AI}/sessions/:id`]: { ...sessionBody, expected_version: "0:1" },
+    [`PATCH ${AI}/sessions/:id`]: { title: "renamed" },
+    [`PUT ${AI}/settings`]: { privacy_default_on: true, user_can_override: false, field_policy: [{ field: "user.name", action: "mask" }], privacy_default_per_provider: {} },
+    [`POST ${AI}/providers`]: { id: PROVIDER_ID, name: "p", type: "openai", base_url: "https://x", model: "m", api_key: "enc:v1:x", is_default: true },
+    [`PUT ${AI}/providers/:id`]: { name: "p", type: "openai", base_url: "https://x", model: "m", api_key: "enc:v1:x", is_default: false },
+    [`PUT ${SA}/findings/_update`]: { findings: [{ _id: "f1", _index: ".ds-svc-findings-v5-security-000001", case: { status: "active", tlp: "tlp:red", comments: [{ comment: "c" }] } }] },
+    [`POST ${SA}/detectors`]: detector,
+    [`PUT ${SA}/detectors/:detector_id`]: detector,
+    [`POST ${SA}/detectors/_search`]: search,
+    [`POST ${SA}/rules/_search`]: search,
+    [`GET ${SA}/logtype/_search`]: search,
+    [`POST ${SA}/logtype/_search`]: search,
+    [`POST ${CM}/integrations`]: integration,
+    [`PUT ${CM}/integrations/:id`]: { resource: { ...integration.resource, enabled: true } },
+    [`POST ${CM}/decoders`]: decoder,
+    [`PUT ${CM}/decoders/:id`]: decoder,
+    [`POST ${CM}/rules`]: cmRule,
+    [`PUT ${CM}/rules/:id`]: { resource: { ...cmRule.resource, enabled: true, metadata: { title: "robust rule", author: "tests" } } },
+    [`POST ${CM}/kvdbs`]: kvdb,
+    [`PUT ${CM}/kvdbs/:id`]: { resource: { ...kvdb.resource, enabled: true } },
+    [`POST ${CM}/filters`]: filter,
+    [`PUT ${CM}/filters/:id`]: { ...filter, resource: { ...filter.resource, enabled: true } },
+    [`PUT ${CM}/policy/:space`]: { resource: { metadata: { title: "p", author: "tests" }, enabled: true, integrations: [], filters: [], enrichments: [], root_decoder: "" } },
+    [`POST ${CM}/promote`]: { space: "draft", changes },
+  };
+}
+
+/** Sigma YAML bodies for the Ruleset Management rule routes (they take text, not JSON). */
+function sigmaBodies(): HostileBody[] {
+  const y = (detection: string, extra = "") => `title: robust sigma\nstatus: experimental\nlevel: high\nlogsource:\n  product: robust-int\n${extra}detection:\n${detection}\n`;
+  const yaml = "application/yaml";
+  return [
+    { name: "sigma valid", body: y("  sel:\n    a: 1\n  condition: sel") },
+    { name: "sigma condition missing", body: y("  sel:\n    a: 1") },
+    { name: "sigma condition unknown id", body: y("  sel:\n    a: 1\n  condition: nope and 1 of them") },
+    { name: "sigma condition garbage", body: y("  sel:\n    a: 1\n  condition: ((((sel) and not or |") },
+    { name: "sigma condition deep", body: y(`  sel:\n    a: 1\n  condition: ${"(".repeat(5000)}sel${")".repeat(5000)}`) },
+    { name: "sigma condition long chain", body: y(`  sel:\n    a: 1\n  condition: ${Array(5000).fill("sel").join(" and not ")}`) },
+    { name: "sigma catastrophic regex", body: y("  sel:\n    a|re: '(a+)+$'\n  condition: sel") },
+    { name: "sigma invalid regex", body: y("  sel:\n    a|re: '(['\n  condition: sel") },
+    { name: "sigma bad cidr", body: y("  sel:\n    ip|cidr: '999.1.1.1/99'\n  condition: sel") },
+    { name: "sigma unknown modifier", body: y("  sel:\n    a|nope|base64offset: x\n  condition: sel") },
+    { name: "sigma base64 of non-string", body: y("  sel:\n    a|base64offset|contains: [1, null, {x: 1}]\n  condition: sel") },
+    { name: "sigma detection scalar", body: y("  5") },
+    { name: "sigma detection list", body: y("  - a\n  - b") },
+    { name: "sigma selection nulls", body: y("  sel: null\n  condition: sel") },
+    { name: "sigma selection object keys", body: y("  sel:\n    ? [a, b]\n    : 1\n  condition: sel") },
+    { name: "sigma windash huge", body: y(`  sel:\n    a|windash|contains: '${"-".repeat(3000)}'\n  condition: sel`) },
+    { name: "sigma 1 of pattern", body: y("  sel*:\n    a: 1\n  condition: 1 of sel* and all of them") },
+    { name: "sigma title object", body: "title: {a: 1}\nlogsource: 5\ndetection: []\n" },
+    { name: "sigma logsource wrong", body: "title: t\nlogsource: [1]\ndetection:\n  s: {a: 1}\n  condition: s\n" },
+    { name: "sigma tags wrong", body: y("  sel:\n    a: 1\n  condition: sel", "tags: {a: 1}\nfalsepositives: 5\nreferences: {x: y}\n") },
+    { name: "sigma unicode field names", body: y("  sel:\n    \"\\ud800\": 1\n    \"a\\u0000b\": \"\\u202e\"\n  condition: sel") },
+    { name: "sigma __proto__ selection", body: y("  __proto__:\n    polluted: yes\n  constructor:\n    a: 1\n  condition: __proto__ or constructor") },
+    { name: "sigma alias bomb", body: 'a: &a ["l","l","l","l","l","l","l","l","l"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\ntitle: t\nlogsource: {product: robust-int}\ndetection:\n  sel:\n    a: *g\n  condition: sel\n', contentType: yaml },
+    { name: "sigma multi-document", body: "---\ntitle: a\n---\ntitle: b\n" },
+    { name: "sigma tabs", body: "title:\tt\n\tdetection: x" },
+  ].map((b) => ({ contentType: "application/json", ...b }));
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  routes = server.server.app.pluginRoutes;
+  auth = "Basic " + btoa(`${server.admin.name}:${server.admin.password}`);
+  // Real targets for the path ids.
+  const session = await server.request("POST", `${AI}/sessions`, { body: { title: "target", messages: [] } });
+  ids.session = session.body?.id;
+  await server.request("POST", `${AI}/providers`, { body: { id: PROVIDER_ID, name: "target" } });
+  const integration = await server.request("POST", `${CM}/integrations`, { body: { resource: { metadata: { title: "robust-int", author: "tests" }, category: "applications" } } });
+  ids.integration = integration.body?.message;
+  const kinds: Array<[string, unknown]> = [
+    ["decoders", { integration: ids.integration, resource: { name: "decoder/target/0", metadata: { title: "Target", author: "tests" } } }],
+    ["kvdbs", { integration: ids.integration, resource: { metadata: { title: "target kv", author: "tests" }, content: { a: 1 } } }],
+    ["rules", { integration: ids.integration, resource: { metadata: { title: "target rule", author: "tests" }, logsource: { product: "robust-int" }, detection: { condition: "s", s: { a: 1 } } } }],
+    ["filters", { space: "draft", resource: { name: "filter/target/0", type: "pre-filter", check: "$a == 1", metadata: { title: "F", author: "tests" } } }],
+  ];
+  for (const [plural, body] of kinds) ids[plural] = (await server.request("POST", `${CM}/${plural}`, { body })).body?.message;
+  const rule = await server.request("POST", `${SA}/rules?category=robust-int`, { body: "title: target\nlogsource:\n  product: robust-int\ndetection:\n  s:\n    a: 1\n  condition: s\n" });
+  ids.saRule = rule.body?._id;
+}, 60_000);
+afterAll(() => server?.stop());
+
+/** The id a route's path param gets when the walk wants a real target. */
+function realParam(r: PluginRoute, name: string): string {
+  if (name === "space") return "draft";
+  if (r.path.includes("/sessions/")) return ids.session ?? "missing";
+  if (r.path.includes("/providers/")) return PROVIDER_ID;
+  if (r.path.includes(`${SA}/rules/`)) return ids.saRule ?? "missing";
+  if (r.path.includes(`${SA}/detectors/`)) return "no-such-detector";
+  const plural = r.path.split("/")[3];
+  return ids[plural] ?? "missing";
+}
+
+const fill = (r: PluginRoute, value?: string) => r.path.replace(/:([a-z_]+)/gi, (_, name) => value ?? encodeURIComponent(realParam(r, name)));
+const hasParams = (r: PluginRoute) => r.path.includes("/:");
+const takesBody = (r: PluginRoute) => r.method !== "GET" && r.method !== "DELETE" && r.method !== "HEAD";
+
+/** What must hold for every answer; returns the problem, or undefined. */
+const LEAKS = [/\n\s+at\s/, /\bat .+:\d+:\d+/, /\.(ts|js|tsx|mjs):\d+/, /node_modules/, /\/(src|tmp|home|work|usr|var)\//, /svc-test-data-/, /TypeError|ReferenceError|RangeError|SyntaxError: JSON|undefined is not|cannot read propert/i];
+
+async function send(method: string, path: string, body?: string | Uint8Array, contentType?: string) {
+  const headers: Record<string, string> = { authorization: auth };
+  if (contentType) headers["content-type"] = contentType;
+  const res = await fetch(server.url + path, { method, headers, body: body === undefined || method === "GET" || method === "HEAD" ? undefined : body });
+  const text = await res.text();
+  return { status: res.status, text, type: res.headers.get("content-type") ?? "" };
+}
+
+function verdict(reply: { status: number; text: string; type: string }): string | undefined {
+  if (reply.status >= 500) return `answered ${reply.status}: ${reply.text.slice(0, 300)}`;
+  if (reply.status < 400) return undefined;
+  let body: any;
+  try {
+    body = JSON.parse(reply.text);
+  } catch {
+    return `error answer is not JSON: ${reply.text.slice(0, 200)}`;
+  }
+  if (!body || typeof body !== "object" || typeof body.message !== "string") return `error answer lacks a message: ${reply.text.slice(0, 200)}`;
+  if (body.status !== reply.status) return `envelope status ${body.status} differs from HTTP ${reply.status}`;
+  if (!/application\/json/.test(reply.type)) return `error content type ${reply.type}`;
+  const leak = LEAKS.find((re) => re.test(body.message));
+  if (leak) return `message leaks internals (${leak}): ${body.message.slice(0, 300)}`;
+  return undefined;
+}
+
+interface Problem {
+  route: string;
+  case: string;
+  problem: string;
+}
+
+async function check(problems: Problem[], r: PluginRoute, name: string, path: string, body?: HostileBody) {
+  let reply;
+  try {
+    reply = await send(r.method, path, body?.body, body?.contentType);
+  } catch (e) {
+    problems.push({ route: `${r.method} ${r.path}`, case: name, problem: `request failed: ${String(e)}` });
+    return;
+  }
+  const problem = verdict(reply);
+  if (problem) problems.push({ route: `${r.method} ${r.path}`, case: name, problem });
+}
+
+function report(problems: Problem[]): string {
+  const lines = problems.slice(0, 60).map((p) => `${p.route} [${p.case}]: ${p.problem}`);
+  if (problems.length > 60) lines.push(`... and ${problems.length - 60} more`);
+  return `seed ${SEED}\n` + lines.join("\n");
+}
+
+async function stillAlive() {
+  const r = await server.request("GET", "/_plugins/_security/authinfo");
+  expect(r.status).toBe(200);
+  expect(r.body.user_name).toBe("admin");
+  // The server runs in this process: a polluted prototype would show here.
+  expect(({} as any).polluted).toBeUndefined();
+  expect(Object.prototype.hasOwnProperty.call(Object.prototype, "polluted")).toBe(false);
+}
+
+describe("every plugin route against hostile input", () => {
+  test("the walk covers every extension and knows a valid body for every JSON write route", () => {
+    const prefixes = new Set(routes.map((r) => r.path.split("/").slice(0, 3).join("/")));
+    for (const p of ["/_plugins/_setup", "/_plugins/_security_analytics", "/_plugins/_content_manager"]) expect(prefixes).toContain(p);
+    const known = samples();
+    const textRoutes = new Set([`POST ${SA}/rules`, `PUT ${SA}/rules/:rule_id`]);
+    const unknown = routes.filter((r) => takesBody(r) && !(`${r.method} ${r.path}` in known) && !textRoutes.has(`${r.method} ${r.path}`) && r.body !== undefined);
+    expect(unknown.map((r) => `${r.method} ${r.path}`)).toEqual([]);
+  });
+
+  test("hostile bodies", async () => {
+    const rng = seeded(SEED);
+    const problems: Problem[] = [];
+    const known = samples();
+    for (const r of routes) {
+      const key = `${r.method} ${r.path}`;
+      const sample = known[key];
+      const bodies = [...fixedBodies()];
+      if (key.startsWith(`POST ${SA}/rules`) || key.startsWith(`PUT ${SA}/rules/`)) bodies.push(...sigmaBodies());
+      if (sample && typeof sample === "object") {
+        const fields = r.body?.schema ? Object.keys(r.body.schema.properties ?? {}) : Object.keys(sample);
+        for (const f of fields) bodies.push(...fieldBodies(sample as Record<string, unknown>, f));
+        bodies.push(...mutatedBodies(rng, sample, MUTATIONS_PER_ROUTE));
+      }
+      for (const b of bodies) await check(problems, r, b.name, fill(r), b);
+    }
+    await stillAlive();
+    expect(problems, report(problems)).toEqual([]);
+  }, 120_000);
+
+  test("odd path params", async () => {
+    const problems: Problem[] = [];
+    for (const r of routes.filter(hasParams)) {
+      const sample = samples()[`${r.method} ${r.path}`];
+      const body: HostileBody | undefined = takesBody(r) ? { name: "sample", body: JSON.stringify(sample ?? {}), contentType: "application/json" } : undefined;
+      for (const [name, value] of ODD_PARAMS) await check(problems, r, `param ${name}`, fill(r, value), body);
+    }
+    await stillAlive();
+    expect(problems, report(problems)).toEqual([]);
+  }, 60_000);
+
+  test("odd query strings", async () => {
+    const problems: Problem[] = [];
+    const queries = oddQueries(QUERY_NAMES);
+    for (const r of routes) {
+      // Destructive routes would only answer 404 after their first success; keep their target.
+      if (r.method === "DELETE") continue;
+      const sample = samples()[`${r.method} ${r.path}`];
+      const body: HostileBody | undefined = takesBody(r) ? { name: "sample", body: JSON.stringify(sample ?? {}), contentType: "application/json" } : undefined;
+      for (const [name, q] of queries) await check(problems, r, `query ${name}`, `${fill(r)}?${q}`, body);
+    }
+    await stillAlive();
+    expect(problems, report(problems)).toEqual([]);
+  }, 60_000);
+});
