@@ -1,7 +1,7 @@
 /**
  * The `_cat` table renderer: `h` (names, aliases, `*` patterns), `v`, `s` (with `:desc`),
  * `format=json|text`, `help`, `bytes`. Text cells are padded to the column width and numbers
- * right-aligned, like OpenSearch's RestTable; rows carry no trailing blanks.
+ * right-aligned, like OpenSearch's RestTable.
  */
 import { badRequest, type RequestContext } from './context'
 import { globMatcher } from './names'
@@ -113,12 +113,15 @@ export function renderCat(ctx: RequestContext, columns: Column[], rows: Array<Re
   const widths = shown.map((_, i) => Math.max(0, ...table.map((r) => r[i].length)))
   const numeric = shown.map((c) => rows.length > 0 && rows.every((r) => typeof r[c.name] === 'number' || r[c.name] === null || r[c.name] === undefined))
   const header = ctx.flag('v', false)
+  // As RestTable: the last column is not padded on the right, but the separators before empty
+  // trailing cells stay (a closed index's row ends in blanks).
+  const last = shown.length - 1
   const text = table
-    .map((r, rowIndex) =>
-      r
-        .map((cell, i) => (numeric[i] && !(header && rowIndex === 0) ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
-        .join(' ')
-        .trimEnd() + '\n',
+    .map(
+      (r, rowIndex) =>
+        r
+          .map((cell, i) => (numeric[i] && !(header && rowIndex === 0) ? cell.padStart(widths[i]) : i === last ? cell : cell.padEnd(widths[i])))
+          .join(' ') + '\n',
     )
     .join('')
   return new Reply(200, text, 'text/plain; charset=UTF-8')

@@ -31,7 +31,8 @@ const INDEX_COLUMNS: Column[] = [
 
 async function catIndices(ctx: RequestContext) {
   const expression = ctx.indexExpression()
-  const options = ctx.resolveOptions()
+  // Like OpenSearch's strictExpand: wildcards reach open and closed indices (hidden ones on request).
+  const options = ctx.resolveOptions({ expand_wildcards: 'open,closed' })
   const indices = await ctx.authorized(CAT_ACTIONS.indices, expression, options)
   const stats = indices.length === 0 ? [] : await ctx.store.stats({ index: indices, expand_wildcards: 'all' })
   const shards = new Map((indices.length === 0 ? [] : await indexShards(ctx.store, indices.join(','))).map((s) => [s.index, s]))
@@ -43,19 +44,21 @@ async function catIndices(ctx: RequestContext) {
     const health = sh?.health ?? 'green'
     if (wantHealth !== undefined && wantHealth !== health) continue
     const size = s.store_size_in_bytes
+    // A closed index has no shard statistics: OpenSearch leaves those cells empty.
+    const open = s.status === 'open'
     rows.push({
       health,
-      status: 'open',
+      status: s.status,
       index: s.index,
       uuid: s.uuid,
       pri: sh?.shards ?? 1,
       rep: sh?.replicas ?? 1,
-      'docs.count': s.docs_count,
-      'docs.deleted': 0,
+      'docs.count': open ? s.docs_count : undefined,
+      'docs.deleted': open ? 0 : undefined,
       'creation.date': s.creation_date,
       'creation.date.string': new Date(s.creation_date).toISOString(),
-      'store.size': size,
-      'pri.store.size': size,
+      'store.size': open ? size : undefined,
+      'pri.store.size': open ? size : undefined,
     })
   }
   return renderCat(ctx, INDEX_COLUMNS, rows)

@@ -6,6 +6,7 @@ import type { CreateIndexBody, IndexSettings, Mappings } from '../store/port'
 import { badRequest, type RequestContext } from './context'
 import { Reply, type IndexRouter } from './router'
 import { globMatcher } from './names'
+import { COMPATIBLE_OPENSEARCH_VERSION } from './cluster'
 
 export const INDEX_ACTIONS = {
   create: 'indices:admin/create',
@@ -17,6 +18,8 @@ export const INDEX_ACTIONS = {
   putSettings: 'indices:admin/settings/update',
   refresh: 'indices:admin/refresh',
   flush: 'indices:admin/flush',
+  close: 'indices:admin/close',
+  open: 'indices:admin/open',
 } as const
 
 const CREATE_KEYS = new Set(['settings', 'mappings', 'aliases'])
@@ -60,8 +63,30 @@ async function getIndex(ctx: RequestContext) {
   await ctx.authorized(INDEX_ACTIONS.get, expression, options)
   if (ctx.request.method === 'HEAD') return (await ctx.store.existsIndex({ index: expression, ...options })) ? {} : new Reply(404, {})
   const got = await ctx.store.getIndex({ index: expression, ...options })
+  if (ctx.flag('human', false)) for (const info of Object.values(got)) addHumanSettings(info.settings.index)
   if (!ctx.flag('flat_settings', false)) return got
   return Object.fromEntries(Object.entries(got).map(([name, info]) => [name, { ...info, settings: flatSettings(info.settings) }]))
+}
+
+/** `?human`: the creation date and the creating version in readable form, next to the raw values. */
+function addHumanSettings(index: Record<string, unknown>): void {
+  if (index.creation_date !== undefined) index.creation_date_string = new Date(Number(index.creation_date)).toISOString()
+  const version = index.version as Record<string, unknown> | undefined
+  if (version?.created !== undefined) version.created_string = COMPATIBLE_OPENSEARCH_VERSION
+}
+
+async function closeIndex(ctx: RequestContext) {
+  const expression = ctx.indexExpression()!
+  const options = ctx.resolveOptions()
+  await ctx.authorized(INDEX_ACTIONS.close, expression, options)
+  return ctx.store.closeIndex({ index: expression, ...options })
+}
+
+async function openIndex(ctx: RequestContext) {
+  const expression = ctx.indexExpression()!
+  const options = ctx.resolveOptions({ expand_wildcards: 'closed' })
+  await ctx.authorized(INDEX_ACTIONS.open, expression, options)
+  return ctx.store.openIndex({ index: expression, ...options })
 }
 
 async function getMapping(ctx: RequestContext) {
@@ -151,4 +176,6 @@ export function indexRoutes(r: IndexRouter): void {
   r.on('PUT', ['/:index/_settings', '/_settings'], putSettings)
   r.on(['GET', 'POST'], ['/_refresh', '/:index/_refresh'], refresh)
   r.on(['GET', 'POST'], ['/_flush', '/:index/_flush'], flush)
+  r.on('POST', '/:index/_close', closeIndex)
+  r.on('POST', '/:index/_open', openIndex)
 }

@@ -50,6 +50,12 @@ export class DocumentMissing extends StoreError {
   }
 }
 
+export class IndexClosed extends StoreError {
+  constructor(index: string, uuid?: string) {
+    super('index_closed_exception', 400, 'closed', indexMeta(index, uuid))
+  }
+}
+
 export class AlreadyExists extends StoreError {
   constructor(reason: string, index?: string, uuid?: string) {
     super('resource_already_exists_exception', 400, reason, index === undefined ? {} : indexMeta(index, uuid))

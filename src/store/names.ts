@@ -1,5 +1,5 @@
 /** Index-name rules and the resolution of index expressions, as OpenSearch's IndexNameExpressionResolver. */
-import { IndexNotFound, InvalidIndexName } from './errors'
+import { IndexClosed, IndexNotFound, InvalidIndexName } from './errors'
 import type { ResolveOptions } from './port'
 
 const BAD_CHARS = ['\\', '/', '*', '?', '"', '<', '>', '|', ' ', ',', '#', ':']
@@ -16,6 +16,7 @@ export function validateIndexName(name: string): void {
 
 export interface WildcardOptions {
   open: boolean
+  closed: boolean
   hidden: boolean
 }
 
@@ -23,7 +24,7 @@ export function expandOptions(o: ResolveOptions | undefined, defaults = 'open'):
   const raw = o?.expand_wildcards ?? defaults
   const list = (Array.isArray(raw) ? raw : String(raw).split(',')).map((s) => s.trim())
   const all = list.includes('all')
-  return { open: all || list.includes('open'), hidden: all || list.includes('hidden') }
+  return { open: all || list.includes('open'), closed: all || list.includes('closed'), hidden: all || list.includes('hidden') }
 }
 
 const reCache = new Map<string, RegExp>()
@@ -40,11 +41,13 @@ export const hasWildcard = (s: string) => s.includes('*')
 
 /** What the resolver needs to know about the catalog. */
 export interface Namespace {
-  indices: Iterable<{ name: string; hidden: boolean }>
+  indices: Iterable<{ name: string; hidden: boolean; closed?: boolean }>
   /** alias -> index -> {hidden, filter} */
   aliases: Iterable<{ alias: string; index: string; hidden: boolean; filter?: Record<string, unknown> }>
   dataStreams: Iterable<{ name: string; indices: string[] }>
   isIndex(name: string): boolean
+  /** Undefined when the index is open (or absent); its uuid when it is closed. */
+  closedUuid?(name: string): string | undefined
   alias(name: string): Array<{ index: string; filter?: Record<string, unknown> }>
   dataStream(name: string): { name: string; indices: string[] } | undefined
 }
@@ -53,6 +56,12 @@ export interface ResolveRequest extends ResolveOptions {
   includeDataStreams?: boolean
   includeAliases?: boolean
   defaultExpand?: string
+  /**
+   * For operations on data (search, documents, refresh): a closed index named directly or
+   * through an alias fails with index_closed_exception (skipped with ignore_unavailable), and
+   * wildcards never expand to closed indices.
+   */
+  forbidClosed?: boolean
 }
 
 /**
@@ -69,6 +78,7 @@ export function resolveExpression(
   const allowNoIndices = req.allow_no_indices !== false
   const includeDs = req.includeDataStreams !== false
   const includeAliases = req.includeAliases !== false
+  const forbidClosed = req.forbidClosed === true
   let parts = (Array.isArray(expression) ? expression : expression === undefined ? [] : [expression])
     .flatMap((e) => e.split(','))
     .map((s) => s.trim())
@@ -77,6 +87,13 @@ export function resolveExpression(
 
   const out = new Map<string, Array<Record<string, unknown>> | null>()
   const add = (index: string, filter?: Record<string, unknown>) => {
+    if (forbidClosed) {
+      const uuid = ns.closedUuid?.(index)
+      if (uuid !== undefined) {
+        if (ignoreUnavailable) return
+        throw new IndexClosed(index, uuid)
+      }
+    }
     const cur = out.get(index)
     if (filter === undefined) out.set(index, null)
     else if (cur === undefined) out.set(index, [filter])
@@ -100,26 +117,31 @@ export function resolveExpression(
     }
     if (hasWildcard(part)) {
       wildcardSeen = true
-      if (!opts.open && !opts.hidden) continue
+      if (!opts.open && !opts.hidden && !opts.closed) continue
       const re = wildcardToRegExp(part)
       const { ds: dsList, aliases: aliasList, indices: indexList } = all()
       // Hidden things match a wildcard only with expand_wildcards=hidden, or a dot-pattern for a dot-name.
       const visible = (name: string, hidden: boolean) =>
         hidden ? opts.hidden || (part.startsWith('.') && name.startsWith('.')) : opts.open
+      // Closed indices match only with expand_wildcards=closed (and never for data operations).
+      const stateOk = (ix: { name: string; hidden: boolean; closed?: boolean }) =>
+        ix.closed ? opts.closed && !forbidClosed && (!ix.hidden || visible(ix.name, true)) : visible(ix.name, ix.hidden)
       let matched = false
       for (const ix of indexList)
-        if (re.test(ix.name) && visible(ix.name, ix.hidden)) {
+        if (re.test(ix.name) && stateOk(ix)) {
           add(ix.name)
           matched = true
         }
+      // What an alias or data stream matched by a wildcard leads to follows the same state rule.
+      const reachable = (index: string) => ns.closedUuid?.(index) === undefined || (opts.closed && !forbidClosed)
       for (const a of aliasList)
         if (re.test(a.alias) && visible(a.alias, a.hidden)) {
-          add(a.index, a.filter)
+          if (reachable(a.index)) add(a.index, a.filter)
           matched = true
         }
       for (const ds of dsList)
         if (re.test(ds.name) && visible(ds.name, false)) {
-          for (const i of ds.indices) add(i)
+          for (const i of ds.indices) if (reachable(i)) add(i)
           matched = true
         }
       if (!matched && !allowNoIndices) throw new IndexNotFound(part)
@@ -139,7 +161,11 @@ export function resolveExpression(
       for (const i of ds.indices) add(i)
       continue
     }
-    if (!ignoreUnavailable) throw new IndexNotFound(part)
+    if (!ignoreUnavailable) {
+      // Names starting with `_` are reserved for APIs: an unknown one is a bad request, not a missing index.
+      if (part.startsWith('_')) throw new InvalidIndexName(part, "must not start with '_'.")
+      throw new IndexNotFound(part)
+    }
   }
   if (out.size === 0 && !allowNoIndices) throw new IndexNotFound(parts.join(','))
   return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))

@@ -399,6 +399,15 @@ export interface CountResponse {
   _shards: ShardsInfo
 }
 
+export interface CloseIndexResponse extends Acknowledged {
+  shards_acknowledged: boolean
+  indices: Record<string, { closed: boolean }>
+}
+
+export interface OpenIndexResponse extends Acknowledged {
+  shards_acknowledged: boolean
+}
+
 export interface IndexInfo {
   aliases: Record<string, AliasDefinition>
   mappings: Mappings
@@ -448,6 +457,8 @@ export interface IndexStats {
   index: string
   uuid: string
   hidden: boolean
+  /** `close` for a closed index (whose data stays, unreadable, until it is opened). */
+  status: 'open' | 'close'
   docs_count: number
   /** Size of the stored documents (their JSON sources). */
   store_size_in_bytes: number
@@ -463,6 +474,10 @@ export interface Store {
   deleteIndex(params: { index: string | string[] } & ResolveOptions): Promise<Acknowledged>
   existsIndex(params: { index: string | string[] } & ResolveOptions): Promise<boolean>
   getIndex(params: { index: string | string[] } & ResolveOptions): Promise<Record<string, IndexInfo>>
+  /** Closed indices refuse searches and document operations (index_closed_exception) until opened. */
+  closeIndex(params: { index: string | string[] } & ResolveOptions): Promise<CloseIndexResponse>
+  /** Opens closed indices; wildcards expand to closed indices by default. */
+  openIndex(params: { index: string | string[] } & ResolveOptions): Promise<OpenIndexResponse>
   putMapping(params: { index: string | string[]; body: Mappings } & ResolveOptions): Promise<Acknowledged>
   getMapping(params: { index?: string | string[] } & ResolveOptions): Promise<Record<string, { mappings: Mappings }>>
   getSettings(

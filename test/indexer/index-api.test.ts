@@ -307,6 +307,24 @@ describe('conformance details over HTTP', () => {
     expect((await ok(api.call('admin', 'POST', '/stored/_update/1?_source=count', { doc: { other: 'z' } }))).get._source).toEqual({ count: 1 })
   })
 
+  test('closing and opening indices: 400 index_closed_exception in between, close rows in _cat', async () => {
+    await ok(api.call('admin', 'PUT', '/closable', { settings: { number_of_shards: 3, number_of_replicas: 0 } }))
+    await ok(api.call('admin', 'PUT', '/closable/_doc/1?refresh=true', { a: 1 }), 201)
+    expect((await api.call('alice', 'POST', '/closable/_close')).status).toBe(403)
+    expect(await ok(api.call('admin', 'POST', '/closable/_close'))).toEqual({ acknowledged: true, shards_acknowledged: true, indices: { closable: { closed: true } } })
+    for (const [method, path] of [['GET', '/closable/_doc/1'], ['GET', '/closable/_search'], ['PUT', '/closable/_doc/2']] as const) {
+      const res = await api.call('admin', method, path, method === 'PUT' ? { a: 2 } : undefined)
+      expect(res.status, path).toBe(400)
+      expect(res.body.error.type).toBe('index_closed_exception')
+      expect(res.body.error.index).toBe('closable')
+    }
+    // Text rows of closed indices end in the blanks of their empty statistics, like OpenSearch's.
+    expect((await api.call('admin', 'GET', '/_cat/indices/closable')).text).toMatch(/^green close closable [\w-]{22} 3 0    \n$/)
+    await ok(api.call('admin', 'POST', '/closable/_open'))
+    expect((await ok(api.call('admin', 'GET', '/closable/_doc/1')))._source).toEqual({ a: 1 })
+    expect((await api.call('admin', 'GET', '/_cat/indices/closable?h=status')).text).toBe('open\n')
+  })
+
   test('_cat columns asked for twice (by alias and by name) are shown twice', async () => {
     const text = (await api.call('admin', 'GET', '/_cat/indices/shared?h=i,cd,creation.date,dc')).text
     const [index, cd, creation, docs] = text.trim().split(/\s+/)

@@ -200,6 +200,46 @@ export function storeDetailsContract(store: () => Store): void {
       expect(total(await s({ bool: { should: [{ terms: { user: { index: 'tl', id: 'gone', path: 'followers' } } }] } }))).toBe(0)
     })
 
+    test('closed indices keep their data, refuse reads and writes, and expand only with expand_wildcards=closed', async () => {
+      await store().index({ index: 'c1', id: '1', body: { v: 1 }, refresh: true })
+      await store().index({ index: 'c2', id: '1', body: { v: 2 }, refresh: true })
+      await store().updateAliases({ body: { actions: [{ add: { index: 'c1', alias: 'ca' } }] } })
+      expect(await store().closeIndex({ index: 'c1' })).toEqual({ acknowledged: true, shards_acknowledged: true, indices: { c1: { closed: true } } })
+      const closed = (p: Promise<unknown>) => error(p).then((e) => e?.type)
+      expect(await closed(store().get({ index: 'c1', id: '1' }))).toBe('index_closed_exception')
+      expect(await closed(store().index({ index: 'c1', id: '2', body: {} }))).toBe('index_closed_exception')
+      expect(await closed(store().search({ index: 'c1' }))).toBe('index_closed_exception')
+      expect(await closed(store().search({ index: 'ca' }))).toBe('index_closed_exception')
+      expect(await closed(store().count({ index: 'c1' }))).toBe('index_closed_exception')
+      const bulk = await store().bulk({ body: [{ index: { _index: 'c1', _id: '3' } }, { v: 3 }] })
+      expect(bulk.items[0].index?.error?.type).toBe('index_closed_exception')
+      // Wildcards skip it for data; ignore_unavailable skips it by name.
+      expect(total(await store().search({ index: 'c*' }))).toBe(1)
+      expect(total(await store().search({ index: 'c1,c2', ignore_unavailable: true }))).toBe(1)
+      expect(await store().resolve('c*')).toEqual(['c2'])
+      expect(await store().resolve('c*', { expand_wildcards: 'closed' })).toEqual(['c1'])
+      expect(await store().resolve('c*', { expand_wildcards: 'open,closed' })).toEqual(['c1', 'c2'])
+      expect(Object.keys(await store().getMapping({ index: 'c*', expand_wildcards: 'all' }))).toEqual(['c1', 'c2'])
+      expect(Object.keys(await store().getAlias({ name: 'ca' }))).toEqual(['c1'])
+      expect((await store().stats({ index: 'c1,c2' })).map((x) => [x.index, x.status])).toEqual([['c1', 'close'], ['c2', 'open']])
+      expect(await store().openIndex({ index: 'c*' })).toEqual({ acknowledged: true, shards_acknowledged: true })
+      const back = await store().get({ index: 'ca', id: '1' })
+      expect(back.found && back._source).toEqual({ v: 1 })
+      await store().index({ index: 'c1', id: '2', body: { v: 3 }, refresh: true })
+      expect(total(await store().search({ index: 'c*' }))).toBe(3)
+      // A closed index can be deleted like any other.
+      await store().closeIndex({ index: 'c2' })
+      await store().deleteIndex({ index: 'c*', expand_wildcards: 'open,closed' })
+      expect(await store().resolve('c*', { expand_wildcards: 'all' })).toEqual([])
+    })
+
+    test('an unknown name starting with _ is an invalid index name, not a missing index', async () => {
+      const e = await error(store().getIndex({ index: '_foo' }))
+      expect(e?.type).toBe('invalid_index_name_exception')
+      expect(e?.status).toBe(400)
+      expect(await store().getIndex({ index: '_foo', ignore_unavailable: true })).toEqual({})
+    })
+
     test('stats report the size of the stored documents, kept current by writes', async () => {
       const size = async () => (await store().stats({ index: 'sz' }))[0].store_size_in_bytes
       await store().createIndex({ index: 'sz' })

@@ -1,3 +1,4 @@
+import { Database } from 'bun:sqlite'
 import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -67,6 +68,33 @@ describe('embedded store on disk', () => {
       expect(w._seq_no).toBe(1)
     } finally {
       await b.close()
+    }
+  })
+
+  test('a closed index stays closed across reopen; stores from before closing existed still open', async () => {
+    const path = join(dir, 'closed.db')
+    const a = openEmbeddedStore(path)
+    await a.index({ index: 'shut', id: '1', body: { n: 1 } })
+    await a.index({ index: 'live', id: '1', body: { n: 1 } })
+    await a.closeIndex({ index: 'shut' })
+    await a.close()
+    const b = openEmbeddedStore(path)
+    try {
+      expect((await b.stats({ index: 'shut,live' })).map((s) => [s.index, s.status])).toEqual([['live', 'open'], ['shut', 'close']])
+      await b.openIndex({ index: 'shut' })
+    } finally {
+      await b.close()
+    }
+    // A store file written before the `closed` column existed: the column is added on open.
+    const old = new Database(path)
+    old.run('ALTER TABLE indices DROP COLUMN closed')
+    old.close()
+    const c = openEmbeddedStore(path)
+    try {
+      expect((await c.stats({ index: 'shut,live' })).map((s) => s.status)).toEqual(['open', 'open'])
+      expect((await c.get({ index: 'shut', id: '1' })).found).toBe(true)
+    } finally {
+      await c.close()
     }
   })
 })

@@ -19,6 +19,8 @@ export interface IndexMeta {
   mappings: Mappings
   seq: number
   dataStream?: string
+  /** Closed indices keep their data and metadata but refuse reads and writes. */
+  closed: boolean
   docCount: number
   /**
    * Characters of stored sources (the store size we report), kept up to date by writes once
@@ -52,7 +54,7 @@ export class Catalog implements Namespace {
     const counts = new Map<number, number>()
     for (const r of db.query('SELECT ix, count(*) AS n FROM docs GROUP BY ix').all() as Array<{ ix: number; n: number }>)
       counts.set(r.ix, r.n)
-    type Row = { ix: number; name: string; uuid: string; created: number; settings: string; mappings: string; seq: number; data_stream: string | null }
+    type Row = { ix: number; name: string; uuid: string; created: number; settings: string; mappings: string; seq: number; data_stream: string | null; closed: number }
     for (const r of db.query('SELECT * FROM indices').all() as Row[]) {
       const mappings = JSON.parse(r.mappings) as Mappings
       const meta: IndexMeta = {
@@ -64,6 +66,7 @@ export class Catalog implements Namespace {
         mappings,
         seq: r.seq,
         dataStream: r.data_stream ?? undefined,
+        closed: r.closed === 1,
         docCount: counts.get(r.ix) ?? 0,
         nextRid: nextRid(db, r.ix),
         specs: fieldSpecs(mappings),
@@ -103,7 +106,7 @@ export class Catalog implements Namespace {
 
   // Namespace
   get indices() {
-    return [...this.byName.values()].map((m) => ({ name: m.name, hidden: this.hidden(m) }))
+    return [...this.byName.values()].map((m) => ({ name: m.name, hidden: this.hidden(m), closed: m.closed }))
   }
   get aliases() {
     const out: Array<{ alias: string; index: string; hidden: boolean; filter?: Record<string, unknown> }> = []
@@ -116,6 +119,10 @@ export class Catalog implements Namespace {
   }
   isIndex(name: string): boolean {
     return this.byName.has(name)
+  }
+  closedUuid(name: string): string | undefined {
+    const m = this.byName.get(name)
+    return m?.closed ? m.uuid : undefined
   }
   alias(name: string): Array<{ index: string; filter?: Record<string, unknown> }> {
     const m = this.aliasMap.get(name)

@@ -28,6 +28,9 @@ export function prepareDatabase(db: Database, synchronous: Synchronous): void {
     seq INTEGER NOT NULL DEFAULT -1,
     data_stream TEXT
   )`)
+  // Stores created before indices could be closed lack the column.
+  const cols = db.query('PRAGMA table_info(indices)').all() as Array<{ name: string }>
+  if (!cols.some((c) => c.name === 'closed')) db.run('ALTER TABLE indices ADD COLUMN closed INTEGER NOT NULL DEFAULT 0')
   db.run(`CREATE TABLE IF NOT EXISTS aliases (
     alias TEXT NOT NULL,
     ix INTEGER NOT NULL,

@@ -11,6 +11,7 @@ import {
   AliasesNotFound,
   DocumentMissing,
   IllegalArgument,
+  IndexClosed,
   IndexNotFound,
   InvalidIndexName,
   MapperParsing,
@@ -27,6 +28,7 @@ import type {
   BulkItemResult,
   BulkParams,
   BulkResponse,
+  CloseIndexResponse,
   CountParams,
   CountResponse,
   CreateIndexBody,
@@ -45,6 +47,7 @@ import type {
   IndexTemplateBody,
   IndexTemplateEntry,
   Mappings,
+  OpenIndexResponse,
   PitInfo,
   ResolveOptions,
   SearchBody,
@@ -196,6 +199,12 @@ export class EmbeddedStore implements Store {
 
   /** Where a write goes; creates the index (or data stream) on first write like OpenSearch's auto-create. */
   private writeTarget(name: string, op: Op, cas: boolean, upsert: boolean): IndexMeta {
+    const meta = this.writeTargetOf(name, op, cas, upsert)
+    if (meta.closed) throw new IndexClosed(meta.name, meta.uuid)
+    return meta
+  }
+
+  private writeTargetOf(name: string, op: Op, cas: boolean, upsert: boolean): IndexMeta {
     const direct = this.cat.byName.get(name)
     if (direct) {
       if (direct.dataStream && op === 'index' && !cas)
@@ -296,6 +305,7 @@ export class EmbeddedStore implements Store {
       mappings,
       seq: -1,
       dataStream,
+      closed: false,
       docCount: 0,
       nextRid: ridRange(ix)[0],
       specs: fieldSpecs(mappings),
@@ -385,6 +395,35 @@ export class EmbeddedStore implements Store {
         m.set(meta.name, def)
       }
     })
+  }
+
+  async closeIndex(params: { index: string | string[] } & ResolveOptions): Promise<CloseIndexResponse> {
+    const names = [...this.resolveTargets(params.index, { ...params, includeDataStreams: false }).keys()]
+    this.tx(() => {
+      for (const name of names) {
+        const meta = this.indexMeta(name)
+        const ds = meta.dataStream ? this.cat.streams.get(meta.dataStream) : undefined
+        if (ds && this.writeIndexOf(ds).name === name)
+          throw new IllegalArgument(`cannot close the following data stream write indices [${name}]`)
+        this.setClosed(meta, true)
+      }
+    })
+    return { acknowledged: true, shards_acknowledged: true, indices: Object.fromEntries(names.map((n) => [n, { closed: true }])) }
+  }
+
+  async openIndex(params: { index: string | string[] } & ResolveOptions): Promise<OpenIndexResponse> {
+    const names = [...this.resolveTargets(params.index, { defaultExpand: 'closed', ...params }).keys()]
+    this.tx(() => {
+      for (const name of names) this.setClosed(this.indexMeta(name), false)
+    })
+    return { acknowledged: true, shards_acknowledged: true }
+  }
+
+  private setClosed(meta: IndexMeta, closed: boolean): void {
+    if (meta.closed === closed) return
+    this.db.query('UPDATE indices SET closed = ? WHERE ix = ?').run(closed ? 1 : 0, meta.ix)
+    meta.closed = closed
+    this.onUndo(() => (meta.closed = !closed))
   }
 
   async existsIndex(params: { index: string | string[] } & ResolveOptions): Promise<boolean> {
@@ -491,6 +530,7 @@ export class EmbeddedStore implements Store {
         index: name,
         uuid: m.uuid,
         hidden: this.cat.hidden(m),
+        status: m.closed ? 'close' : 'open',
         docs_count: m.docCount,
         store_size_in_bytes: m.sourceChars,
         creation_date: m.created,
@@ -500,12 +540,12 @@ export class EmbeddedStore implements Store {
   }
 
   async refresh(params: { index?: string | string[] } & ResolveOptions = {}): Promise<{ _shards: ShardsInfo }> {
-    const names = [...this.resolveTargets(params.index, params).keys()]
+    const names = [...this.resolveTargets(params.index, { ...params, forbidClosed: true }).keys()]
     return { _shards: shardsOf(names.map((n) => this.indexMeta(n).settings)) }
   }
 
   async flush(params: { index?: string | string[] } & ResolveOptions = {}): Promise<{ _shards: ShardsInfo }> {
-    const names = [...this.resolveTargets(params.index, params).keys()]
+    const names = [...this.resolveTargets(params.index, { ...params, forbidClosed: true }).keys()]
     this.db.run('PRAGMA wal_checkpoint(PASSIVE)')
     return { _shards: shardsOf(names.map((n) => this.indexMeta(n).settings)) }
   }
@@ -798,6 +838,7 @@ export class EmbeddedStore implements Store {
     this.assertOpen()
     const meta = this.readTarget(params.index)
     if (!meta) throw new IndexNotFound(params.index)
+    if (meta.closed) throw new IndexClosed(meta.name, meta.uuid)
     const row = this.getRow(meta, String(params.id))
     if (!row) return { _index: meta.name, _id: String(params.id), found: false }
     const stored = params.stored_fields === undefined ? [] : listOf(params.stored_fields)
@@ -1132,7 +1173,7 @@ export class EmbeddedStore implements Store {
   }
 
   private targets(expression: string | string[] | undefined, opts: ResolveOptions): SearchTarget[] {
-    const resolved = this.resolveTargets(expression, opts)
+    const resolved = this.resolveTargets(expression, { ...opts, forbidClosed: true })
     return [...resolved].map(([name, filters]) => {
       const meta = this.indexMeta(name)
       return {
@@ -1251,7 +1292,7 @@ export class EmbeddedStore implements Store {
     this.assertOpen()
     this.expirePits()
     const keepAlive = parseTimeValue(params.keep_alive ?? '', 'keep_alive')
-    const names = [...this.resolveTargets(params.index, params).keys()]
+    const names = [...this.resolveTargets(params.index, { ...params, forbidClosed: true }).keys()]
     const id = randomId(48)
     const created = this.now()
     const pit: PitMeta = {
