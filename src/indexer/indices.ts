@@ -7,6 +7,7 @@ import { badRequest, type RequestContext } from './context'
 import { Reply, type IndexRouter } from './router'
 import { globMatcher } from './names'
 import { COMPATIBLE_OPENSEARCH_VERSION } from './cluster'
+import { indexShards } from './topology'
 
 export const INDEX_ACTIONS = {
   create: 'indices:admin/create',
@@ -18,6 +19,7 @@ export const INDEX_ACTIONS = {
   putSettings: 'indices:admin/settings/update',
   refresh: 'indices:admin/refresh',
   flush: 'indices:admin/flush',
+  stats: 'indices:monitor/stats',
   close: 'indices:admin/close',
   open: 'indices:admin/open',
 } as const
@@ -166,7 +168,49 @@ async function flush(ctx: RequestContext) {
   return ctx.store.flush({ ...(expression !== undefined ? { index: expression } : {}), ...options })
 }
 
+/** Metric names OpenSearch's indices stats API knows; we report docs, store and flush. */
+const STATS_METRICS = new Set([
+  '_all', 'docs', 'store', 'flush', 'indexing', 'get', 'search', 'merge', 'refresh', 'warmer', 'query_cache', 'fielddata',
+  'completion', 'segments', 'translog', 'request_cache', 'recovery',
+])
+
+/** `GET [/<index>]/_stats[/<metric>]`, the part a single node can answer truthfully. */
+async function indicesStats(ctx: RequestContext) {
+  const expression = ctx.indexExpression()
+  const options = ctx.resolveOptions()
+  const metrics = (ctx.part('metric') ?? '_all').split(',').map((m) => m.trim())
+  for (const m of metrics) {
+    if (!STATS_METRICS.has(m)) throw badRequest(`request [${new URL(ctx.request.url).pathname}] contains unrecognized metric: [${m}]`)
+  }
+  const wants = (m: string) => metrics.includes('_all') || metrics.includes(m)
+  const indices = await ctx.authorized(INDEX_ACTIONS.stats, expression, options)
+  const stats = (indices.length === 0 ? [] : await ctx.store.stats({ index: indices, expand_wildcards: 'all' })).filter((s) => s.status === 'open')
+  const shards = new Map((stats.length === 0 ? [] : await indexShards(ctx.store, stats.map((s) => s.index).join(','))).map((s) => [s.index, s]))
+  type Section = Record<string, Record<string, number>>
+  const section = (docs: number, size: number, flushes: number): Section => ({
+    ...(wants('docs') ? { docs: { count: docs, deleted: 0 } } : {}),
+    ...(wants('store') ? { store: { size_in_bytes: size, reserved_in_bytes: 0 } } : {}),
+    ...(wants('flush') ? { flush: { total: flushes, periodic: 0, total_time_in_millis: 0 } } : {}),
+  })
+  let all = { docs: 0, size: 0, flushes: 0 }
+  let total = 0
+  let successful = 0
+  const out: Record<string, unknown> = {}
+  for (const s of stats) {
+    const sh = shards.get(s.index)
+    total += (sh?.shards ?? 1) * (1 + (sh?.replicas ?? 0))
+    successful += sh?.shards ?? 1
+    // Replicas are never assigned on one node: totals equal primaries.
+    const own = section(s.docs_count, s.store_size_in_bytes, s.flush_total)
+    out[s.index] = { uuid: s.uuid, primaries: own, total: own }
+    all = { docs: all.docs + s.docs_count, size: all.size + s.store_size_in_bytes, flushes: all.flushes + s.flush_total }
+  }
+  const sum = section(all.docs, all.size, all.flushes)
+  return { _shards: { total, successful, failed: 0 }, _all: { primaries: sum, total: sum }, indices: out }
+}
+
 export function indexRoutes(r: IndexRouter): void {
+  r.on('GET', ['/_stats', '/_stats/:metric', '/:index/_stats', '/:index/_stats/:metric'], indicesStats)
   r.on('PUT', '/:index', createIndex)
   r.on('DELETE', '/:index', deleteIndex)
   r.on(['GET', 'HEAD'], '/:index', getIndex)

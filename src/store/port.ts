@@ -462,6 +462,8 @@ export interface IndexStats {
   docs_count: number
   /** Size of the stored documents (their JSON sources). */
   store_size_in_bytes: number
+  /** Flushes of this index since the process started (OpenSearch's counters reset on restart too). */
+  flush_total: number
   data_stream?: string
   creation_date: number
 }

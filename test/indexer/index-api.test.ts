@@ -325,6 +325,20 @@ describe('conformance details over HTTP', () => {
     expect((await api.call('admin', 'GET', '/_cat/indices/closable?h=status')).text).toBe('open\n')
   })
 
+  test('indices stats: docs, store and flush per index and in total; unknown metrics are a 400', async () => {
+    await ok(api.call('admin', 'POST', '/shared/_flush'))
+    const stats = await ok(api.call('admin', 'GET', '/shared,logs-a/_stats'))
+    expect(stats.indices.shared.primaries.docs.count).toBe(3)
+    expect(stats.indices.shared.primaries.flush.total).toBeGreaterThanOrEqual(1)
+    expect(stats.indices.shared.uuid).toMatch(/^[\w-]{22}$/)
+    expect(stats._all.primaries.docs.count).toBe(3 + stats.indices['logs-a'].primaries.docs.count)
+    expect(stats._all.total.store.size_in_bytes).toBe(stats.indices.shared.total.store.size_in_bytes + stats.indices['logs-a'].total.store.size_in_bytes)
+    const docsOnly = await ok(api.call('admin', 'GET', '/shared/_stats/docs'))
+    expect(Object.keys(docsOnly.indices.shared.primaries)).toEqual(['docs'])
+    expect((await api.call('admin', 'GET', '/shared/_stats/bogus')).status).toBe(400)
+    expect((await api.call('alice', 'GET', '/secret/_stats')).status).toBe(403)
+  })
+
   test('_cat columns asked for twice (by alias and by name) are shown twice', async () => {
     const text = (await api.call('admin', 'GET', '/_cat/indices/shared?h=i,cd,creation.date,dc')).text
     const [index, cd, creation, docs] = text.trim().split(/\s+/)

@@ -255,5 +255,15 @@ export function storeDetailsContract(store: () => Store): void {
       await store().bulk({ body: [{ delete: { _index: 'sz', _id: '1' } }, { delete: { _index: 'sz', _id: '2' } }] })
       expect(await size()).toBe(0)
     })
+
+    test('stats count the flushes of each index', async () => {
+      await store().createIndex({ index: 'f1' })
+      await store().createIndex({ index: 'f2' })
+      const flushes = async () => (await store().stats({ index: 'f1,f2' })).map((s) => s.flush_total)
+      expect(await flushes()).toEqual([0, 0])
+      await store().flush({ index: 'f1' })
+      await store().flush({ index: 'f*' })
+      expect(await flushes()).toEqual([2, 1])
+    })
   })
 }

@@ -27,6 +27,8 @@ export interface IndexMeta {
    * known; undefined until first asked for, so opening a store never scans every document.
    */
   sourceChars?: number
+  /** Flushes since this process opened the store. */
+  flushes?: number
   /** The rowid the next new document of this index gets. */
   nextRid: number
   specs: Map<string, FieldSpec>

@@ -533,6 +533,7 @@ export class EmbeddedStore implements Store {
         status: m.closed ? 'close' : 'open',
         docs_count: m.docCount,
         store_size_in_bytes: m.sourceChars,
+        flush_total: m.flushes ?? 0,
         creation_date: m.created,
         ...(m.dataStream ? { data_stream: m.dataStream } : {}),
       }
@@ -547,6 +548,10 @@ export class EmbeddedStore implements Store {
   async flush(params: { index?: string | string[] } & ResolveOptions = {}): Promise<{ _shards: ShardsInfo }> {
     const names = [...this.resolveTargets(params.index, { ...params, forbidClosed: true }).keys()]
     this.db.run('PRAGMA wal_checkpoint(PASSIVE)')
+    for (const n of names) {
+      const m = this.indexMeta(n)
+      m.flushes = (m.flushes ?? 0) + 1
+    }
     return { _shards: shardsOf(names.map((n) => this.indexMeta(n).settings)) }
   }
 
