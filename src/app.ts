@@ -19,6 +19,7 @@ import { Journal } from "./journal/journal";
 import { createContentManager } from "./content/manager";
 import { createRuleset, rulesetRoutes } from "./ruleset";
 import { findingsReadFilter, findingsRoutes } from "./ruleset/findings/routes";
+import { createContentSync } from "./content/sync";
 
 /** What every feature module is built from: collaborators, never globals. */
 export interface Deps {
@@ -63,12 +64,14 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
 
   const ruleset = createRuleset(deps);
   const content = createContentManager({ ...deps, rulesetSync: ruleset.sync });
+  const contentSync = createContentSync(deps, content, ruleset.sync);
   const pluginRoutes: PluginRoute[] = [
     ...securityRoutes(deps.security),
     ...setupRoutes(deps),
     ...findingsRoutes(deps),
     ...rulesetRoutes(ruleset),
     ...content.routes,
+    ...contentSync.routes,
   ];
   const http = assembleApp({ security: deps.security, log, pluginRoutes, groups: [indexApiRoutes({ ...deps, readFilter: findingsReadFilter(deps) })] });
 
@@ -78,6 +81,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     .then(async (result) => {
       if (result.status !== "ready") return;
       await content.startup();
+      await contentSync.start();
       ruleset.start();
     })
     .catch((e) => log.error("start-up work failed", { error: e }));
@@ -97,6 +101,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     async close() {
       setup.stop();
       await started;
+      await contentSync.stop();
       await ruleset.stop();
       await store.close();
       journal.close();

@@ -26,6 +26,12 @@ export interface PluginRoute {
   handler: (input: RouteInput) => Promise<unknown> | unknown;
   /** The body the route reads, when it reads one: declared so that limits and fields can be checked from outside. */
   body?: RouteBody;
+  /**
+   * The permission (action or action group) `?perform_permission_check=true` evaluates. Routes
+   * that set it answer such a request, as the platform's security layer does, with
+   * `{accessAllowed, missingPrivileges}` without running the handler.
+   */
+  permissionCheck?: string;
 }
 
 /**

@@ -14,7 +14,7 @@ export const COMPATIBLE_OPENSEARCH_VERSION = '3.6.0'
 const LUCENE_VERSION = '10.3.1'
 
 /** A stable cluster uuid derived from the cluster name, so every node of one cluster reports the same. */
-function clusterUuid(name: string): string {
+export function clusterUuid(name: string): string {
   const hex = new Bun.CryptoHasher('sha256').update(`svc-cluster:${name}`).digest('base64url')
   return hex.slice(0, 22)
 }

@@ -19,6 +19,8 @@ export interface Security {
   authorize(request: Request, action: string, remoteAddress?: string): Promise<Caller>;
   /** True when the caller holds the cluster permission (perform_permission_check uses it). */
   hasClusterPermission(caller: Caller, action: string): boolean;
+  /** The raw actions of `action` (or of the group it names) the caller lacks (perform_permission_check). */
+  missingPrivileges?(caller: Caller, action: string): string[];
   /** Throws 403 unless the caller may perform the index action on every named concrete index. */
   authorizeIndices(caller: Caller, action: string, indices: string[]): void;
   /** The DLS query (already with ${user.name} substituted) that must filter reads of an index, if any. */

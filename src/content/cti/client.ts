@@ -24,6 +24,11 @@ export interface CtiClientDeps {
   version?: string
   sleep?: Sleep
   now?: () => number
+  /**
+   * Calls made while a REST caller waits (subscription, version check) do not sit out 429s
+   * for minutes: the rate limit is answered at once instead.
+   */
+  interactive?: boolean
 }
 
 export type PlanAnswer = { plan: Plan } | { rejected: true } | { unavailable: true }
@@ -44,7 +49,7 @@ export class CtiClient {
     this.http = new CtiHttp({
       userAgent: USER_AGENT,
       timeoutMs: settings.num(`${cm}client.timeout`) * 1000,
-      maxRetries: settings.num(`${cm}client.max_retries`),
+      maxRetries: deps.interactive ? 0 : settings.num(`${cm}client.max_retries`),
       backoffBaseSeconds: settings.num(`${cm}client.retry_backoff_base_seconds`),
       log: deps.log,
       sleep: deps.sleep,

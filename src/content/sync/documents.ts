@@ -80,11 +80,17 @@ export function contentEnvelope(kind: ContentKind, document: Doc, space: string,
 }
 
 const IOC_FIELDS = ['id', 'name', 'type', 'confidence', 'first_seen', 'last_seen', 'provider', 'reference', 'tags'] as const
+const FEED_DATE = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}) UTC$/
+
+/** Feed dates like `2025-09-17 16:40:05 UTC` (reference A.16) are stored as ISO-8601 so date fields accept them. */
+const isoDate = (v: unknown) => (typeof v === 'string' && FEED_DATE.test(v) ? v.replace(FEED_DATE, '$1T$2Z') : v)
 
 /** IoC envelope: the fixed field set, every key present (null when absent); hash over the incoming document. */
 export function iocEnvelope(document: Doc, offset: number): Doc {
   const doc: Doc = {}
   for (const k of IOC_FIELDS) doc[k] = document[k] ?? null
+  doc.first_seen = isoDate(doc.first_seen)
+  doc.last_seen = isoDate(doc.last_seen)
   const feed = isObject(document.feed) ? document.feed : {}
   const software = isObject(document.software) ? document.software : {}
   doc.feed = { name: feed.name ?? null }

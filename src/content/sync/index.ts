@@ -1,0 +1,139 @@
+// The catalog sync assembled for the composition root: credentials, the sync service, the two
+// periodic jobs and the routes (update, subscription, version check). `start()` runs after Setup
+// reports ready; `stop()` aborts a running pass and stops the schedules.
+import { dirname, join } from 'node:path'
+import type { Deps } from '../../app'
+import { clusterUuid } from '../../indexer/cluster'
+import { ContentJobs } from '../../jobs/content-jobs'
+import type { PluginRoute } from '../../http/route'
+import { waitForSetupReady } from '../../setup/status'
+import { CtiClient } from '../cti/client'
+import { CtiCredentials } from '../cti/credentials'
+import type { Sleep } from '../cti/sleep'
+import type { ContentManager } from '../manager'
+import { subscriptionRoutes } from '../subscription/routes'
+import { versionCheckRoutes } from '../version/routes'
+import type { SyncRuleset } from './ruleset-post-sync'
+import { updateRoutes } from './routes'
+import { ContentSync, type StartResult, type Trigger } from './service'
+
+const cm = 'plugins.content_manager.'
+/** A registration that finds a pass running asks again this often until its own pass starts (reference 7.8). */
+const REGISTRATION_RETRY_MS = 30_000
+
+export interface ContentSyncOptions {
+  /** Packaged and stable snapshots; default `<path.data>/cti-snapshots`. */
+  snapshotsDir?: string
+  /** IoC export for the Engine; default `<engine dir>/data/iocs.ndjson` next to the Engine socket's directory. */
+  iocExportPath?: string
+  pollMillis?: number
+  sleep?: Sleep
+}
+
+export interface ContentSyncModule {
+  routes: PluginRoute[]
+  sync: ContentSync
+  jobs: ContentJobs
+  credentials: CtiCredentials
+  /** Registers the jobs and, when `catalog.update_on_start`, starts the first pass (in the background). */
+  start(): Promise<void>
+  stop(): Promise<void>
+}
+
+export function createContentSync(deps: Deps, content: ContentManager, ruleset: SyncRuleset, opts: ContentSyncOptions = {}): ContentSyncModule {
+  const node = deps.node.values
+  const uuid = clusterUuid(String(node.get('cluster.name')))
+  const credentials = new CtiCredentials(deps.store, deps.log, deps.now)
+  const socket = String(node.get(`${cm}engine.socket_path`))
+  const sync = new ContentSync({
+    store: deps.store,
+    settings: deps.settings,
+    log: deps.log,
+    now: deps.now,
+    journal: deps.journal,
+    credentials,
+    engine: content.engine,
+    ruleset,
+    recomputeSpaces: (spaces) => content.recomputeSpaces(spaces),
+    clusterUuid: uuid,
+    snapshotsDir: opts.snapshotsDir ?? join(deps.dataDir, 'cti-snapshots'),
+    iocExportPath: opts.iocExportPath ?? join(dirname(dirname(socket)), 'data', 'iocs.ndjson'),
+    sleep: opts.sleep,
+  })
+  const timers = new Set<Timer>()
+  let stopped = false
+  const later = (ms: number, fn: () => void) => {
+    if (stopped) return
+    const t = setTimeout(() => {
+      timers.delete(t)
+      fn()
+    }, ms)
+    timers.add(t)
+  }
+  const startPass = (trigger: Trigger): Promise<StartResult> => sync.start(trigger)
+
+  const jobs = new ContentJobs({
+    store: deps.store,
+    settings: deps.settings,
+    log: deps.log,
+    now: deps.now,
+    journal: deps.journal,
+    pollMillis: opts.pollMillis,
+    runSync: async () => {
+      const r = await sync.run('schedule')
+      if (typeof r === 'string') deps.log.info('scheduled content sync not started', { reason: r })
+    },
+    ping: async () => {
+      const s = await deps.settings.snapshot()
+      const cti = new CtiClient(s, { credentials, log: deps.log, clusterUuid: uuid })
+      const r = await cti.ping()
+      deps.log.info('telemetry ping answered', { status: r.status })
+    },
+  })
+
+  const onRegistered = () => {
+    const attempt = async (): Promise<void> => {
+      if (stopped) return
+      const r = await startPass('registration')
+      // A pass of this node: start right after it. Another node's: ask again every 30 s.
+      if (r === 'busy') await sync.idle().then(attempt)
+      else if (r === 'locked') later(REGISTRATION_RETRY_MS, () => void attempt())
+    }
+    void attempt()
+  }
+
+  return {
+    routes: [
+      ...updateRoutes({ settings: deps.settings, start: () => startPass('demand') }),
+      ...subscriptionRoutes({ settings: deps.settings, log: deps.log, credentials, clusterUuid: uuid, onRegistered }),
+      ...versionCheckRoutes({ settings: deps.settings, log: deps.log, credentials, clusterUuid: uuid, now: deps.now }),
+    ],
+    sync,
+    jobs,
+    credentials,
+    async start() {
+      const s = await deps.settings.snapshot()
+      const setup = await waitForSetupReady(
+        { store: deps.store, log: deps.log },
+        { retries: s.num(`${cm}setup_wait.max_retries`), baseSeconds: s.num(`${cm}setup_wait.backoff_base_seconds`) },
+      )
+      if (stopped) return
+      if (setup !== 'ready') {
+        deps.log.warn('content sync start skipped until the next scheduled run: setup is not ready', { setup })
+      }
+      await jobs.start()
+      if (setup !== 'ready' || !s.bool(`${cm}catalog.update_on_start`)) return
+      const r = await startPass('start')
+      if (r === 'locked') {
+        // Another node syncs; try once more when its lock would have gone stale.
+        later(s.num(`${cm}resource_lock.stale_threshold_millis`) + 5000, () => void startPass('start'))
+      }
+    },
+    async stop() {
+      stopped = true
+      for (const t of timers) clearTimeout(t)
+      jobs.stop()
+      await sync.stop()
+    },
+  }
+}
