@@ -48,6 +48,8 @@ export interface SyncHarness {
   /** `_source`s of one content alias, by `_id`. */
   docs(alias: string): Promise<Map<string, any>>
   set(values: Record<string, unknown>): Promise<void>
+  /** Moves this harness's clock forward (stale locks, schedules). */
+  advance(ms: number): void
   stop(): Promise<void>
 }
 
@@ -97,7 +99,8 @@ export async function startSyncHarness(opts: { node?: Record<string, unknown> | 
   const settings = new ClusterSettings(node, memoryPersistence(), Date.now, 0)
   const embedded = openEmbeddedStore(':memory:')
   const store = opts.wrapStore ? opts.wrapStore(embedded) : embedded
-  const now = Date.now
+  let skew = 0
+  const now = () => Date.now() + skew
   const boot = await runBootstrap({ store: embedded, settings, log, now })
   if (boot.status !== 'ready') throw new Error(`bootstrap failed: ${boot.failedTask}`)
   const { security } = await securityFor(dirs)
@@ -154,6 +157,7 @@ export async function startSyncHarness(opts: { node?: Record<string, unknown> | 
       return new Map(r.hits.hits.map((hit) => [hit._id, hit._source]))
     },
     set: async (values) => void (await settings.update({ persistent: values })),
+    advance: (ms) => void (skew += ms),
     async stop() {
       await h.sync.stop()
       await content.engineLoadsSettled()
