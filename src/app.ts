@@ -6,6 +6,7 @@ import { storeSettingsPersistence } from "./config/store-persistence";
 import type { Server } from "bun";
 import { assembleApp } from "./http/assemble";
 import { noteRemoteAddress } from "./http/remote";
+import { frontDoor } from "./http/front-door";
 import type { Logger } from "./http/log";
 import type { PluginRoute } from "./http/route";
 import type { Security } from "./security/caller";
@@ -89,7 +90,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
   return {
     fetch: (request, server) => {
       noteRemoteAddress(request, server as Server<unknown> | undefined);
-      return http.handle(request) as Promise<Response>;
+      return frontDoor(request, (r) => http.handle(r) as Promise<Response>);
     },
     deps,
     pluginRoutes,

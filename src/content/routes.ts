@@ -17,15 +17,16 @@ const RESOURCE_BODY: BodyLimit = { limit: 10 * 1024 * 1024, status: 413 }
 const ID = /^[A-Za-z0-9_-]+$/
 
 /**
- * Declared bodies (reference 4.2.2): the resource itself, plus the parent integration for decoders,
- * KVDBs and rules and the space for filters. The service checks them in the reference's order.
+ * Declared bodies (reference 4.2.2): the resource itself, plus the parent integration when a
+ * decoder, KVDB or rule is created and the space of a filter. The service checks them in the
+ * reference's order.
  */
 const Resource = T.Record(T.String(), T.Unknown())
-const bodyOf = (kind: ResourceKind): RouteBody => ({
+const bodyOf = (kind: ResourceKind, op: 'create' | 'update'): RouteBody => ({
   limit: RESOURCE_BODY,
   schema: T.Object({
     resource: Resource,
-    ...(kind === 'decoder' || kind === 'kvdb' || kind === 'rule' ? { integration: T.String() } : {}),
+    ...(op === 'create' && (kind === 'decoder' || kind === 'kvdb' || kind === 'rule') ? { integration: T.String() } : {}),
     ...(kind === 'filter' ? { space: T.String() } : {}),
   }),
 })
@@ -64,12 +65,12 @@ export function contentResourceRoutes(resources: ResourceService, policies: Poli
       route('POST', base, actions.create, async ({ request, caller }) => {
         const body = await readResourceBody(request, info.yaml, true)
         return envelope(201, await resources.create(kind, body, caller))
-      }, bodyOf(kind)),
+      }, bodyOf(kind, 'create')),
       route('PUT', `${base}/:id`, actions.update, async ({ request, params, caller }) => {
         const id = checkId(params.id)
         const body = await readResourceBody(request, info.yaml, false)
         return envelope(200, await resources.update(kind, id, body, caller))
-      }, bodyOf(kind)),
+      }, bodyOf(kind, 'update')),
       route('DELETE', `${base}/:id`, actions.delete, async ({ params, caller }) => {
         return envelope(200, await resources.remove(kind, checkId(params.id), caller))
       }),

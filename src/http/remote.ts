@@ -13,3 +13,9 @@ export function noteRemoteAddress(request: Request, server: Server<unknown> | un
 export function remoteAddressOf(request: Request): string | undefined {
   return addresses.get(request);
 }
+
+/** A request rebuilt at the front door keeps the address of the one it replaces. */
+export function carryRemoteAddress(from: Request, to: Request): void {
+  const ip = addresses.get(from);
+  if (ip) addresses.set(to, ip);
+}

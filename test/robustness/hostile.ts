@@ -125,26 +125,57 @@ export function yamlBomb(tail = "resource: {metadata: {title: t, author: a}, con
   return lines.join("\n") + "\n" + tail;
 }
 
-/** Per-field bodies: `field` set to each wrong type, each unicode edge case, a 1 MiB string, and deep nesting. */
-export function fieldBodies(base: Record<string, unknown>, field: string): HostileBody[] {
-  const withRaw = (raw: string) => {
-    const rest = { ...base };
-    delete rest[field];
-    const inner = JSON.stringify(rest).slice(1, -1);
-    return `{${inner}${inner ? "," : ""}${JSON.stringify(field)}:${raw}}`;
-  };
+const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The fields the walk mistypes: the top-level members the route's schema declares (or the sample
+ * has), then one level into the sample's objects and into the first element of its object arrays.
+ */
+export function fieldPaths(schema: { properties?: Record<string, unknown> } | undefined, sample: unknown): string[] {
+  const top = schema?.properties ? Object.keys(schema.properties) : isPlain(sample) ? Object.keys(sample) : [];
+  const out = [...top];
+  if (!isPlain(sample)) return out;
+  for (const k of top) {
+    const v = sample[k];
+    if (isPlain(v)) for (const k2 of Object.keys(v)) out.push(`${k}.${k2}`);
+    if (Array.isArray(v) && isPlain(v[0])) for (const k2 of Object.keys(v[0])) out.push(`${k}.0.${k2}`);
+  }
+  return out;
+}
+
+const MARK = "\u0000__hostile__\u0000";
+
+/** `base` with the value at dotted `path` replaced by raw JSON text (which may be invalid on purpose). */
+function withRawAt(base: Record<string, unknown>, path: string, raw: string): string {
+  const copy = structuredClone(base) as Record<string, any>;
+  const parts = path.split(".");
+  let node: any = copy;
+  for (const p of parts.slice(0, -1)) {
+    if (typeof node[p] !== "object" || node[p] === null) node[p] = {};
+    node = node[p];
+  }
+  node[parts[parts.length - 1]] = MARK;
+  return JSON.stringify(copy).replace(JSON.stringify(MARK), () => raw);
+}
+
+/** Per-field bodies: `path` set to each wrong type, each unicode edge case, a 1 MiB string, deep nesting, prototype keys. */
+export function fieldBodies(base: Record<string, unknown>, path: string): HostileBody[] {
+  const at = (raw: string) => withRawAt(base, path, raw);
   const out: HostileBody[] = [];
-  for (const [name, raw] of WRONG_TYPES) out.push({ name: `${field}: ${name}`, body: withRaw(raw), contentType: JSON_TYPE });
-  for (const [name, raw] of UNICODE_STRINGS) out.push({ name: `${field}: ${name}`, body: withRaw(raw), contentType: JSON_TYPE });
-  out.push({ name: `${field}: 1 MiB string`, body: withRaw(JSON.stringify("é".repeat(MiB / 2))), contentType: JSON_TYPE });
-  out.push({ name: `${field}: 10,000 nested arrays`, body: withRaw(deepArray(10_000)), contentType: JSON_TYPE });
-  out.push({ name: `${field}: 2,000 nested objects`, body: withRaw(deepObject(2_000)), contentType: JSON_TYPE });
-  out.push({ name: `${field}: nesting just under the bound`, body: withRaw(deepObject(990)), contentType: JSON_TYPE });
-  out.push({ name: `${field}: bool queries just under the bound`, body: withRaw('{"bool":{"must":['.repeat(330) + '{"match_all":{}}' + "]}}".repeat(330)), contentType: JSON_TYPE });
-  out.push({ name: `${field}: __proto__ object`, body: withRaw('{"__proto__": {"polluted": "yes"}, "constructor": {"prototype": {"polluted": "yes"}}}'), contentType: JSON_TYPE });
-  // Duplicate keys: the last one wins in JSON.parse; the first carries the valid value.
-  const dup = JSON.stringify(base).slice(0, -1);
-  out.push({ name: `${field}: duplicate key`, body: `${dup}${dup.length > 1 ? "," : ""}${JSON.stringify(field)}:{"dup":[1]}}`, contentType: JSON_TYPE });
+  const add = (name: string, body: string) => out.push({ name: `${path}: ${name}`, body, contentType: JSON_TYPE });
+  for (const [name, raw] of WRONG_TYPES) add(name, at(raw));
+  for (const [name, raw] of UNICODE_STRINGS) add(name, at(raw));
+  add("1 MiB string", at(JSON.stringify("é".repeat(MiB / 2))));
+  add("10,000 nested arrays", at(deepArray(10_000)));
+  add("2,000 nested objects", at(deepObject(2_000)));
+  add("nesting just under the bound", at(deepObject(990)));
+  add("bool queries just under the bound", at('{"bool":{"must":['.repeat(330) + '{"match_all":{}}' + "]}}".repeat(330)));
+  add("__proto__ object", at('{"__proto__": {"polluted": "yes"}, "constructor": {"prototype": {"polluted": "yes"}}}'));
+  if (!path.includes(".")) {
+    // Duplicate keys: the last one wins in JSON.parse; the first carries the valid value.
+    const dup = JSON.stringify(base).slice(0, -1);
+    add("duplicate key", `${dup}${dup.length > 1 ? "," : ""}${JSON.stringify(path)}:{"dup":[1]}}`);
+  }
   return out;
 }
 
