@@ -142,7 +142,9 @@ async function syncDetectors(deps: RulesetPostSyncDeps, integrations: Stored[]):
     const ruleIds = ids(doc.rules).filter((r) => enabled.has(r))
     if (ruleIds.length === 0) continue
     const detector: Doc = isObject(doc.detector) ? doc.detector : {}
-    const sources = ids(detector.source ?? undefined).length > 0 ? ids(detector.source) : typeof detector.source === 'string' ? [detector.source] : undefined
+    // `detector.source` is a keyword: one index pattern or a list of them.
+    const declared = typeof detector.source === 'string' ? [detector.source] : ids(detector.source)
+    const sources = declared.length > 0 ? declared : undefined
     if (sources) {
       const missing: string[] = []
       for (const s of sources) {
