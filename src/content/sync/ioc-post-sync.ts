@@ -25,9 +25,18 @@ export interface IocPostSyncDeps {
 
 export async function iocPostSync(deps: IocPostSyncDeps): Promise<{ types: Record<string, string>; combined: string; exported: number }> {
   await deps.store.refresh({ index: deps.index, expand_wildcards: 'all' })
-  mkdirSync(dirname(deps.exportPath), { recursive: true })
   const tmp = `${deps.exportPath}.tmp-${process.pid}`
-  const out = createWriteStream(tmp)
+  // The export is for the Engine; when its directory is not writable the hashes are still kept
+  // and the Engine is simply not told (logged), like any other failed notification.
+  let out: ReturnType<typeof createWriteStream> | undefined
+  try {
+    mkdirSync(dirname(deps.exportPath), { recursive: true })
+    out = createWriteStream(tmp)
+    await new Promise<void>((res, rej) => out!.once('open', () => res()).once('error', rej))
+  } catch (e) {
+    out = undefined
+    deps.log.error('IoC export cannot be written; the Engine will not be notified', { path: deps.exportPath, error: (e as Error).message })
+  }
   const perType = new Map<string, Bun.CryptoHasher>()
   let exported = 0
   const pit = await deps.store.createPit({ index: deps.index, keep_alive: `${deps.keepAliveSeconds}s`, expand_wildcards: 'all' })
@@ -53,17 +62,17 @@ export async function iocPostSync(deps: IocPostSyncDeps): Promise<{ types: Recor
         let hasher = perType.get(type)
         if (!hasher) perType.set(type, (hasher = new Bun.CryptoHasher('sha256')))
         hasher.update(hash)
-        if (!out.write(JSON.stringify(doc) + '\n')) await new Promise((res) => out.once('drain', res))
+        if (out && !out.write(JSON.stringify(doc) + '\n')) await new Promise((res) => out!.once('drain', res))
         exported++
       }
       if (hits.length < deps.pageSize) break
       after = hits[hits.length - 1].sort
     }
   } finally {
-    await new Promise((res) => out.end(res))
+    if (out) await new Promise((res) => out!.end(res))
     await deps.store.deletePit({ body: { pit_id: pit.pit_id } }).catch(() => {})
   }
-  renameSync(tmp, deps.exportPath)
+  if (out) renameSync(tmp, deps.exportPath)
   const types: Record<string, string> = {}
   for (const [type, hasher] of perType) types[type] = hasher.digest('hex')
   const combined = sha256Hex(Object.values(types).join(''))
@@ -73,6 +82,7 @@ export async function iocPostSync(deps: IocPostSyncDeps): Promise<{ types: Recor
     body: { type_hashes: Object.fromEntries(Object.entries(types).map(([k, v]) => [k, { hash: { sha256: v } }])) },
     refresh: true,
   })
+  if (!out) return { types, combined, exported: 0 }
   try {
     const state = await deps.engine.iocState()
     if (state.updating) deps.log.warn('Engine is still loading IoCs; notification skipped until the next update', {})
