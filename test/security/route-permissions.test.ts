@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AUTHENTICATED_ONLY, CONTENT_MANAGER_ACTIONS, RULESET_ACTIONS } from "../../src/security/actions";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { startCtiServer, type CtiServer } from "../fixtures/cti/server";
 
 const PASSWORD = "Route-pass-1";
 const INDEX_ALL = [{ index_patterns: ["*"], allowed_actions: ["indices_all"] }];
@@ -19,6 +20,8 @@ const fill = (path: string) =>
     .replace(/:[a-z_]+/gi, "perm-x");
 
 let server: TestServer;
+// Routes that call the CTI API (version check, subscription) reach a CTI test server, not a dead address.
+let cti: CtiServer;
 let pluginRoutes: Array<{ method: string; path: string; action: string }>;
 let indexRoutes: Array<{ method: string; path: string }>;
 const userFor = new Map<string, string>();
@@ -54,7 +57,8 @@ beforeAll(async () => {
     users.push({ name: `only_${i}`, password: PASSWORD, roles: [`only_${i}`] });
     userFor.set(action, `only_${i}`);
   });
-  server = await startTestServer({ users, roles });
+  cti = startCtiServer();
+  server = await startTestServer({ users, roles, settings: { "plugins.content_manager.cti.api": cti.base } });
 });
 
 /** Targets exist before each call, so each route reaches its permission check on real indices rather than a 404. */
@@ -65,7 +69,10 @@ async function ensureTargets() {
   const ds = await server.request("GET", "/_data_stream/perm-ds");
   if (ds.status === 404) await server.request("PUT", "/_data_stream/perm-ds");
 }
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  await cti?.stop();
+});
 
 const as = (name: string) => ({ name, password: PASSWORD });
 
