@@ -8,7 +8,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildNodeConfig } from "../../src/config/node-config";
-import { createLogger, type Logger } from "../../src/http/log";
+import { createLogger, type Level, type Logger } from "../../src/http/log";
 import { startServer, type RunningServer } from "../../src/server";
 
 export interface TestUser {
@@ -102,7 +102,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     "test",
     configDir,
   );
-  const log = createLogger({ level: "warn", write: opts.logLines ? (l) => opts.logLines!.push(l) : undefined });
+  const level = (opts.settings?.["log.level"] as Level | undefined) ?? "warn";
+  const log = createLogger({ level, write: opts.logLines ? (l) => opts.logLines!.push(l) : undefined });
   const server = await startServer(node, log, { env: {} });
   await server.app.ready;
   const url = server.url;
