@@ -1,0 +1,33 @@
+import { Client } from '@opensearch-project/opensearch'
+import { PlatformStore } from './store'
+
+export { PlatformStore } from './store'
+export { storeErrorFrom } from './errors'
+export { withoutPcre } from './pcre'
+
+export interface PlatformConnection {
+  url: string
+  /** Service account for the service's own calls; none means anonymous (or credentials in the URL). */
+  username?: string
+  password?: string
+  /** Accept any TLS certificate (tests against self-signed platforms only). */
+  insecure?: boolean
+  requestTimeoutMillis?: number
+}
+
+/**
+ * The Store over an OpenSearch cluster (or anything speaking its REST API). Retries are off:
+ * a create-only lock write retried after a lost answer would report a conflict with itself;
+ * callers own their retry policies.
+ */
+export function openPlatformStore(c: PlatformConnection): PlatformStore {
+  const client = new Client({
+    node: c.url,
+    ...(c.username ? { auth: { username: c.username, password: c.password ?? '' } } : {}),
+    ssl: { rejectUnauthorized: !c.insecure },
+    maxRetries: 0,
+    requestTimeout: c.requestTimeoutMillis ?? 60_000,
+    suggestCompression: false,
+  })
+  return new PlatformStore(client)
+}

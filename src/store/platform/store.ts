@@ -1,0 +1,339 @@
+/**
+ * The platform adapter: the Store port over the official OpenSearch client. The port is shaped
+ * like the client on purpose, so every method is one REST call (two or three for `stats`) whose
+ * answer is returned as the platform sent it; failures become the port's typed errors.
+ */
+import type { Client } from '@opensearch-project/opensearch'
+import { InvalidIndexName, type StoreError } from '../errors'
+import type {
+  Acknowledged,
+  BulkParams,
+  BulkResponse,
+  CloseIndexResponse,
+  CountParams,
+  CountResponse,
+  CreateIndexBody,
+  CreateIndexResponse,
+  CreatePitParams,
+  CreatePitResponse,
+  DataStreamInfo,
+  DeleteParams,
+  DeletePitResponse,
+  GetParams,
+  GetResponse,
+  IndexInfo,
+  IndexParams,
+  IndexSettings,
+  IndexStats,
+  IndexTemplateBody,
+  IndexTemplateEntry,
+  Mappings,
+  OpenIndexResponse,
+  PitInfo,
+  ResolveOptions,
+  SearchParams,
+  SearchResponse,
+  ShardsInfo,
+  Store,
+  UpdateAliasesBody,
+  UpdateParams,
+  WriteResponse,
+  AliasDefinition,
+} from '../port'
+import { storeErrorFrom, unavailable } from './errors'
+import { withoutPcre } from './pcre'
+
+type Names = string | string[] | undefined
+type Query = Record<string, unknown>
+
+interface Call {
+  method: 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE'
+  path: string
+  query?: Query
+  body?: object
+  /** NDJSON lines (bulk). */
+  lines?: Array<Record<string, unknown>>
+  /** Statuses that are answers, not failures (a missing document is `found: false`). */
+  answers?: number[]
+}
+
+/** One path segment naming indices: each name percent-encoded, the list joined by commas. */
+function names(n: Names): string | undefined {
+  if (n === undefined) return undefined
+  const list = (Array.isArray(n) ? n : [n]).filter((x) => x !== '')
+  // A dot segment cannot travel in a URL path (clients and servers collapse it), and OpenSearch refuses these names anyway.
+  for (const x of list) if (x === '.' || x === '..') throw new InvalidIndexName(x, "must not be '.' or '..'")
+  return list.length === 0 ? undefined : list.map(encodeURIComponent).join(',')
+}
+
+function path(...parts: Array<string | undefined>): string {
+  return '/' + parts.filter((p) => p !== undefined).join('/')
+}
+
+/** The query string of a call: every parameter that is not part of the path or the body. */
+function query(params: object, ...pathAndBody: string[]): Query {
+  const out: Query = {}
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && !pathAndBody.includes(k)) out[k] = v
+  return out
+}
+
+/** `_source` as a query parameter: a boolean, a field list, or includes/excludes. */
+function sourceQuery(params: GetParams): Query {
+  const out = query(params, 'index', 'id', '_source')
+  const s = params._source
+  if (s === undefined) return out
+  if (typeof s === 'boolean' || typeof s === 'string' || Array.isArray(s)) out._source = s
+  else {
+    const includes = s.includes ?? s.include
+    const excludes = s.excludes ?? s.exclude
+    if (includes !== undefined) out._source_includes = includes
+    if (excludes !== undefined) out._source_excludes = excludes
+  }
+  return out
+}
+
+export class PlatformStore implements Store {
+  /**
+   * @param authorization when set, every call carries this header instead of the service
+   *   account's, so the platform applies that caller's index rights and DLS.
+   */
+  constructor(
+    private readonly client: Client,
+    private readonly authorization?: string,
+    private readonly owner = true,
+  ) {}
+
+  /** The same connections, acting as the caller whose Authorization header this is. */
+  asCaller(authorization: string): PlatformStore {
+    return new PlatformStore(this.client, authorization, false)
+  }
+
+  private async send<T>(c: Call): Promise<{ status: number; body: T }> {
+    const options = {
+      ignore: c.answers,
+      ...(this.authorization ? { headers: { authorization: this.authorization } } : {}),
+    }
+    const params = { method: c.method, path: c.path, querystring: c.query ?? {}, ...(c.lines ? { bulkBody: c.lines } : c.body === undefined ? {} : { body: c.body }) }
+    let result: { statusCode: number | null; body: unknown }
+    try {
+      result = await this.client.transport.request(params, options)
+    } catch (e) {
+      throw this.failure(e)
+    }
+    return { status: result.statusCode ?? 0, body: result.body as T }
+  }
+
+  private failure(e: unknown): StoreError | Error {
+    const meta = (e as { meta?: { statusCode?: number | null; body?: unknown } }).meta
+    if (e instanceof Error && e.name === 'ResponseError' && meta?.statusCode) return storeErrorFrom(meta.statusCode, meta.body)
+    if (e instanceof Error && ['ConnectionError', 'TimeoutError', 'NoLivingConnectionsError', 'RequestAbortedError'].includes(e.name)) return unavailable(e)
+    if (e instanceof Error && e.name === 'DeserializationError') return storeErrorFrom(502, 'the platform answered a body that is not JSON')
+    return e instanceof Error ? e : new Error(String(e))
+  }
+
+  private async body<T>(c: Call): Promise<T> {
+    return (await this.send<T>(c)).body
+  }
+
+  // ---- indices ------------------------------------------------------------------------------
+
+  async createIndex(p: { index: string; body?: CreateIndexBody }): Promise<CreateIndexResponse> {
+    return this.body({ method: 'PUT', path: path(names(p.index)), body: p.body ?? {} })
+  }
+
+  async deleteIndex(p: { index: string | string[] } & ResolveOptions): Promise<Acknowledged> {
+    return this.body({ method: 'DELETE', path: path(names(p.index)), query: query(p, 'index') })
+  }
+
+  async existsIndex(p: { index: string | string[] } & ResolveOptions): Promise<boolean> {
+    const r = await this.send<boolean>({ method: 'HEAD', path: path(names(p.index)), query: query(p, 'index'), answers: [404] })
+    return r.status >= 200 && r.status < 300
+  }
+
+  async getIndex(p: { index: string | string[] } & ResolveOptions): Promise<Record<string, IndexInfo>> {
+    return this.body({ method: 'GET', path: path(names(p.index)), query: query(p, 'index') })
+  }
+
+  async closeIndex(p: { index: string | string[] } & ResolveOptions): Promise<CloseIndexResponse> {
+    return this.body({ method: 'POST', path: path(names(p.index), '_close'), query: query(p, 'index') })
+  }
+
+  async openIndex(p: { index: string | string[] } & ResolveOptions): Promise<OpenIndexResponse> {
+    return this.body({ method: 'POST', path: path(names(p.index), '_open'), query: query(p, 'index') })
+  }
+
+  async putMapping(p: { index: string | string[]; body: Mappings } & ResolveOptions): Promise<Acknowledged> {
+    return this.body({ method: 'PUT', path: path(names(p.index), '_mapping'), query: query(p, 'index', 'body'), body: p.body })
+  }
+
+  async getMapping(p: { index?: string | string[] } & ResolveOptions = {}): Promise<Record<string, { mappings: Mappings }>> {
+    return this.body({ method: 'GET', path: path(names(p.index), '_mapping'), query: query(p, 'index') })
+  }
+
+  async getSettings(p: { index?: string | string[] } & ResolveOptions = {}): Promise<Record<string, { settings: { index: Record<string, unknown> } }>> {
+    return this.body({ method: 'GET', path: path(names(p.index), '_settings'), query: query(p, 'index') })
+  }
+
+  async putSettings(p: { index: string | string[]; body: IndexSettings } & ResolveOptions): Promise<Acknowledged> {
+    return this.body({ method: 'PUT', path: path(names(p.index), '_settings'), query: query(p, 'index', 'body'), body: p.body })
+  }
+
+  /** The platform resolves the expression (aliases, data streams, wildcards) for its settings answer. */
+  async resolve(expression: Names, options: ResolveOptions = {}): Promise<string[]> {
+    const settings = await this.getSettings({ index: expression, ...options })
+    return Object.keys(settings).sort()
+  }
+
+  async stats(p: { index?: string | string[] } & ResolveOptions = {}): Promise<IndexStats[]> {
+    const info = await this.body<Record<string, IndexInfo>>({ method: 'GET', path: path(names(p.index) ?? '_all'), query: query(p, 'index') })
+    const list = Object.keys(info).sort()
+    if (list.length === 0) return []
+    // Closed indices have no figures: they are skipped here, and that is how they are told apart.
+    const figures = await this.body<{ indices?: Record<string, IndexFigures> }>({
+      method: 'GET',
+      path: path(names(list), '_stats', 'docs,store,flush'),
+      query: { expand_wildcards: 'all', ignore_unavailable: true },
+    })
+    return list.map((index) => {
+      const settings = info[index].settings.index
+      const f = figures.indices?.[index]
+      return {
+        index,
+        uuid: String(settings.uuid),
+        hidden: String(settings.hidden) === 'true',
+        status: f ? 'open' : 'close',
+        docs_count: f?.primaries?.docs?.count ?? 0,
+        store_size_in_bytes: f?.total?.store?.size_in_bytes ?? 0,
+        flush_total: f?.total?.flush?.total ?? 0,
+        ...(info[index].data_stream ? { data_stream: info[index].data_stream } : {}),
+        creation_date: Number(settings.creation_date),
+      }
+    })
+  }
+
+  async refresh(p: { index?: string | string[] } & ResolveOptions = {}): Promise<{ _shards: ShardsInfo }> {
+    return this.body({ method: 'POST', path: path(names(p.index), '_refresh'), query: query(p, 'index') })
+  }
+
+  async flush(p: { index?: string | string[] } & ResolveOptions = {}): Promise<{ _shards: ShardsInfo }> {
+    return this.body({ method: 'POST', path: path(names(p.index), '_flush'), query: query(p, 'index') })
+  }
+
+  // ---- templates ----------------------------------------------------------------------------
+
+  async putIndexTemplate(p: { name: string; body: IndexTemplateBody; create?: boolean }): Promise<Acknowledged> {
+    return this.body({ method: 'PUT', path: path('_index_template', names(p.name)), query: query(p, 'name', 'body'), body: p.body })
+  }
+
+  async getIndexTemplate(p: { name?: string } = {}): Promise<{ index_templates: IndexTemplateEntry[] }> {
+    return this.body({ method: 'GET', path: path('_index_template', names(p.name)) })
+  }
+
+  async deleteIndexTemplate(p: { name: string }): Promise<Acknowledged> {
+    return this.body({ method: 'DELETE', path: path('_index_template', names(p.name)) })
+  }
+
+  // ---- aliases ------------------------------------------------------------------------------
+
+  async updateAliases(p: { body: UpdateAliasesBody }): Promise<Acknowledged> {
+    return this.body({ method: 'POST', path: '/_aliases', body: withoutPcre(p.body) })
+  }
+
+  async getAlias(
+    p: { index?: string | string[]; name?: string | string[] } & ResolveOptions = {},
+  ): Promise<Record<string, { aliases: Record<string, AliasDefinition> }>> {
+    return this.body({ method: 'GET', path: path(names(p.index), '_alias', names(p.name)), query: query(p, 'index', 'name') })
+  }
+
+  // ---- data streams -------------------------------------------------------------------------
+
+  async createDataStream(p: { name: string }): Promise<Acknowledged> {
+    return this.body({ method: 'PUT', path: path('_data_stream', names(p.name)) })
+  }
+
+  async getDataStream(p: { name?: string | string[] } = {}): Promise<{ data_streams: DataStreamInfo[] }> {
+    return this.body({ method: 'GET', path: path('_data_stream', names(p.name)) })
+  }
+
+  async deleteDataStream(p: { name: string | string[] }): Promise<Acknowledged> {
+    return this.body({ method: 'DELETE', path: path('_data_stream', names(p.name)) })
+  }
+
+  // ---- documents ----------------------------------------------------------------------------
+
+  async get(p: GetParams): Promise<GetResponse> {
+    const r = await this.send<GetResponse & { error?: unknown }>({
+      method: 'GET',
+      path: path(names(p.index), '_doc', encodeURIComponent(p.id)),
+      query: sourceQuery(p),
+      answers: [404],
+    })
+    // A 404 is an answer when the document is missing, a failure when the index is.
+    if (r.status === 404 && r.body?.found !== false) throw storeErrorFrom(404, r.body)
+    return r.body
+  }
+
+  async index(p: IndexParams): Promise<WriteResponse> {
+    const target = p.id === undefined ? path(names(p.index), '_doc') : path(names(p.index), '_doc', encodeURIComponent(p.id))
+    return this.body({ method: p.id === undefined ? 'POST' : 'PUT', path: target, query: query(p, 'index', 'id', 'body'), body: p.body })
+  }
+
+  async create(p: IndexParams & { id: string }): Promise<WriteResponse> {
+    return this.body({ method: 'PUT', path: path(names(p.index), '_create', encodeURIComponent(p.id)), query: query(p, 'index', 'id', 'body', 'op_type'), body: p.body })
+  }
+
+  async update(p: UpdateParams): Promise<WriteResponse> {
+    return this.body({ method: 'POST', path: path(names(p.index), '_update', encodeURIComponent(p.id)), query: query(p, 'index', 'id', 'body'), body: p.body })
+  }
+
+  async delete(p: DeleteParams): Promise<WriteResponse> {
+    const r = await this.send<WriteResponse & { error?: unknown }>({
+      method: 'DELETE',
+      path: path(names(p.index), '_doc', encodeURIComponent(p.id)),
+      query: query(p, 'index', 'id'),
+      answers: [404],
+    })
+    if (r.status === 404 && r.body?.result !== 'not_found') throw storeErrorFrom(404, r.body)
+    return r.body
+  }
+
+  async bulk(p: BulkParams): Promise<BulkResponse> {
+    return this.body({ method: 'POST', path: path(names(p.index), '_bulk'), query: query(p, 'index', 'body'), lines: p.body })
+  }
+
+  // ---- search -------------------------------------------------------------------------------
+
+  async search(p: SearchParams): Promise<SearchResponse> {
+    return this.body({ method: 'POST', path: path(names(p.index), '_search'), query: query(p, 'index', 'body'), body: withoutPcre(p.body ?? {}) })
+  }
+
+  async count(p: CountParams): Promise<CountResponse> {
+    return this.body({ method: 'POST', path: path(names(p.index), '_count'), query: query(p, 'index', 'body'), body: withoutPcre(p.body ?? {}) })
+  }
+
+  async createPit(p: CreatePitParams): Promise<CreatePitResponse> {
+    return this.body({ method: 'POST', path: path(names(p.index), '_search', 'point_in_time'), query: query(p, 'index') })
+  }
+
+  async deletePit(p: { body: { pit_id: string | string[] } }): Promise<DeletePitResponse> {
+    const ids = Array.isArray(p.body.pit_id) ? p.body.pit_id : [p.body.pit_id]
+    return this.body({ method: 'DELETE', path: '/_search/point_in_time', body: { pit_id: ids } })
+  }
+
+  async deleteAllPits(): Promise<DeletePitResponse> {
+    return this.body({ method: 'DELETE', path: '/_search/point_in_time/_all' })
+  }
+
+  async getAllPits(): Promise<{ pits: PitInfo[] }> {
+    return this.body({ method: 'GET', path: '/_search/point_in_time/_all' })
+  }
+
+  async close(): Promise<void> {
+    if (this.owner) await this.client.close()
+  }
+}
+
+interface IndexFigures {
+  primaries?: { docs?: { count?: number } }
+  total?: { store?: { size_in_bytes?: number }; flush?: { total?: number } }
+}
