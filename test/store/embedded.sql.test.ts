@@ -78,6 +78,46 @@ describe('embedded store query plans', () => {
       expect(fast.hits.hits.map((h) => h._id)).toEqual(slow.hits.hits.map((h) => h._id))
     }
   })
+  test('documents after a seq_no are a range of the (index, seq) index, not a walk of the index', () => {
+    expect(store.explain('ev', { match_all: {} }, 150).join(' | ')).toBe('SEARCH docs USING INDEX docs_seq (ix=? AND seq>?)')
+  })
+  test('_seq_no paging through the seq index equals an evaluator-only scan, totals included', async () => {
+    // Updates move documents to the end of seq_no order.
+    for (const id of ['5', '17', '3']) await store.update({ index: 'ev', id, body: { doc: { touched: true } } })
+    // A PIT's snapshot has no seq index: searching it takes the general path (evaluate every row).
+    const { pit_id } = await store.createPit({ index: 'ev', keep_alive: '1m' })
+    for (const query of [{ match_all: {} }, { term: { host: 'h7' } }, { match: { msg: 'line' } }]) {
+      for (const order of ['asc', 'desc'] as const) {
+        for (const track of [false, true]) {
+          const page = (pit: boolean, after?: number) =>
+            store.search({
+              ...(pit ? {} : { index: 'ev' }),
+              body: {
+                query,
+                size: 7,
+                sort: [{ _seq_no: order }],
+                seq_no_primary_term: true,
+                track_total_hits: track,
+                ...(pit ? { pit: { id: pit_id } } : {}),
+                ...(after === undefined ? {} : { search_after: [after] }),
+              },
+            })
+          let after: number | undefined
+          for (let n = 0; n < 4; n++) {
+            const [fast, slow] = await Promise.all([page(false, after), page(true, after)])
+            expect(fast.hits.hits.map((h) => [h._id, h._seq_no, h.sort])).toEqual(slow.hits.hits.map((h) => [h._id, h._seq_no, h.sort]))
+            expect(fast.hits.total).toEqual(slow.hits.total)
+            const seqs = fast.hits.hits.map((h) => h._seq_no!)
+            expect(seqs).toEqual([...seqs].sort((a, b) => (order === 'asc' ? a - b : b - a)))
+            after = seqs[seqs.length - 1]
+          }
+        }
+      }
+    }
+    await store.deletePit({ body: { pit_id } })
+    const last = await store.search({ index: 'ev', body: { size: 3, sort: [{ _seq_no: 'desc' }], _source: false } })
+    expect(last.hits.hits.map((h) => h._id)).toEqual(['3', '17', '5'])
+  })
   test('text fields fall back to a scan of the one index (checked by the evaluator)', () => {
     expect(plan({ match: { msg: 'line' } })).toBe('SEARCH docs USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)')
   })

@@ -57,6 +57,10 @@ export function prepareDatabase(db: Database, synchronous: Synchronous): void {
     keys TEXT NOT NULL
   )`)
   db.run('CREATE UNIQUE INDEX IF NOT EXISTS docs_id ON docs (ix, id)')
+  // "Documents after seq_no N" (how detector runs read what is new) is a range of this index, so
+  // a read costs what it returns, not the size of the index. Updates move a document's seq_no,
+  // so rowid order alone cannot answer it.
+  db.run('CREATE INDEX IF NOT EXISTS docs_seq ON docs (ix, seq)')
   // Field-value index: every keyword, numeric, date and boolean value of every document.
   // Untyped `v` keeps strings as TEXT and numbers as INTEGER/REAL, so one B-tree serves
   // equality, IN, prefix and range lookups for all of them.

@@ -28,6 +28,11 @@ export interface SearchTarget extends TargetCtx {
   rows(query: unknown, limit?: number): Iterable<Row>
   /** The number of matches when the store can answer it without the evaluator (else undefined). */
   exactCount?(query: unknown): number | undefined
+  /**
+   * Candidate rows in `_seq_no` order (1 ascending, -1 descending), strictly after `after` in
+   * that order when given, read lazily so that a page stops reading once it is full.
+   */
+  rowsBySeq?(query: unknown, order: 1 | -1, after: number | undefined): Iterable<Row>
 }
 
 export interface SearchOptions {
@@ -98,6 +103,10 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
     if (seqPaging && window > 0 && entries.length >= window) seqCeiling = entries[entries.length - 1].row.seq
   }
 
+  // Sorted by `_seq_no` alone: read each index in that order from its seq_no index and stop at a
+  // full window; totals come from the exact SQL count, or are not wanted.
+  const bySeq = sort.length === 1 && sort[0].field === '_seq_no' && !hasAggs
+
   scan: for (const target of targets) {
     const query = target.filters
       ? { bool: { must: [body.query ?? { match_all: {} }], filter: target.filters } }
@@ -105,6 +114,22 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
     const compiled = compile(query, target.specs, { now: opts.now })
     const keyOf = sortKeys(sort, target)
     const afterKey = after ? searchAfterKey(after, sort, target) : undefined
+    if (bySeq && target.rowsBySeq) {
+      const exact = track === false ? 0 : target.exactCount?.(query)
+      if (exact !== undefined) {
+        const afterSeq = afterKey?.[0] === undefined ? undefined : Number(afterKey[0])
+        let taken = 0
+        if (window > 0)
+          for (const row of target.rowsBySeq(query, sort[0].order, afterSeq)) {
+            const source = JSON.parse(row.src) as Record<string, unknown>
+            if (!compiled.test(new DocView(source, row.id, target.name))) continue
+            entries.push({ key: [row.seq], rid: row.rid, target, compiled, row, source })
+            if (++taken >= window) break
+          }
+        total += exact
+        continue
+      }
+    }
     // Unsorted, no aggregations and an exact index answer: count in SQL, read only the page.
     const exact = !sorted && !after && !hasAggs ? target.exactCount?.(query) : undefined
     if (exact !== undefined) {

@@ -118,11 +118,18 @@ export class EmbeddedStore implements Store {
     this.now = options.clock ?? Date.now
   }
 
-  /** The SQLite query plan of the candidate lookup for `query` on `index` (for tests and diagnostics). */
-  explain(index: string, query: unknown): string[] {
+  /**
+   * The SQLite query plan of the candidate lookup for `query` on `index` (for tests and
+   * diagnostics); with `afterSeq`, of the `_seq_no`-ordered read after that seq_no.
+   */
+  explain(index: string, query: unknown, afterSeq?: number): string[] {
     const meta = this.indexMeta(index)
-    const { sql, params } = this.rowsSql(meta, query)
-    return (this.db.query(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail)
+    const { sql, params } = afterSeq === undefined ? this.rowsSql(meta, query) : this.seqSql(meta, query, 1, afterSeq)
+    try {
+      return (this.db.query(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail)
+    } finally {
+      this.lastPlan = undefined
+    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -1170,6 +1177,22 @@ export class EmbeddedStore implements Store {
     return { sql: `SELECT ${cols} FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid${tail}`, params: ridRange(meta.ix) }
   }
 
+  /** Candidate rows in `_seq_no` order after a seq_no: a range of the `docs_seq` index. */
+  private seqSql(meta: IndexMeta, query: unknown, order: 1 | -1, after?: number): { sql: string; params: Array<string | number> } {
+    const plan = this.plan(meta, query)
+    let sql = 'SELECT rid, id, seq, ver, src FROM docs WHERE ix = ?'
+    const params: Array<string | number> = [meta.ix]
+    if (after !== undefined && Number.isFinite(after)) {
+      sql += order === 1 ? ' AND seq > ?' : ' AND seq < ?'
+      params.push(after)
+    }
+    if (plan) {
+      sql += ` AND rid IN (${plan.sql})`
+      params.push(...plan.params)
+    }
+    return { sql: `${sql} ORDER BY seq ${order === 1 ? 'ASC' : 'DESC'}`, params }
+  }
+
   private exactCount(meta: IndexMeta, query: unknown): number | undefined {
     if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)) return meta.docCount
     const plan = this.plan(meta, query)
@@ -1192,6 +1215,10 @@ export class EmbeddedStore implements Store {
           return (limit !== undefined ? stmt.all(...params) : stmt.iterate(...params)) as Iterable<Row>
         },
         exactCount: filters ? undefined : (query: unknown) => this.exactCount(meta, query),
+        rowsBySeq: (query: unknown, order: 1 | -1, after: number | undefined) => {
+          const { sql, params } = this.seqSql(meta, query, order, after)
+          return this.db.query(sql).iterate(...params) as Iterable<Row>
+        },
       }
     })
   }
