@@ -63,11 +63,11 @@ export class AlreadyExists extends StoreError {
 }
 
 export class StrictMappingViolation extends StoreError {
-  constructor(field: string, parent = '_doc') {
+  constructor(field: string, parent = '_doc', mode = 'strict') {
     super(
       'strict_dynamic_mapping_exception',
       400,
-      `mapping set to strict, dynamic introduction of [${field}] within [${parent}] is not allowed`,
+      `mapping set to ${mode}, dynamic introduction of [${field}] within [${parent}] is not allowed`,
     )
   }
 }

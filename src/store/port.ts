@@ -24,7 +24,15 @@ export const FieldType = T.Union(
 )
 export type FieldType = Static<typeof FieldType>
 
-export const Dynamic = T.Union([T.Boolean(), T.Literal('true'), T.Literal('false'), T.Literal('strict')])
+export const Dynamic = T.Union([
+  T.Boolean(),
+  T.Literal('true'),
+  T.Literal('false'),
+  T.Literal('strict'),
+  // New fields only through a matching dynamic template; others refused / ignored.
+  T.Literal('strict_allow_templates'),
+  T.Literal('false_allow_templates'),
+])
 export type Dynamic = Static<typeof Dynamic>
 
 /** One property of a mapping; sub-objects recurse through `properties`, multi-fields through `fields`. */
@@ -52,6 +60,8 @@ export const Mappings = T.Object(
     properties: T.Optional(T.Record(T.String(), FieldMapping)),
     date_detection: T.Optional(T.Boolean()),
     numeric_detection: T.Optional(T.Boolean()),
+    /** `[{name: {match, unmatch, path_match, path_unmatch, match_mapping_type, mapping}}]`, first match wins. */
+    dynamic_templates: T.Optional(T.Array(T.Record(T.String(), Json))),
     _meta: T.Optional(Json),
   },
   { additionalProperties: true },

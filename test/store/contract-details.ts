@@ -170,6 +170,44 @@ export function storeDetailsContract(store: () => Store): void {
       expect(total(await store().search({ index: 'dots', body: { query: { term: { 'a.c': 5 } } } }))).toBe(1)
     })
 
+    test('dynamic templates map new fields; *_allow_templates admit only the fields they map', async () => {
+      const templates = [
+        { ids: { match: '*_id', match_mapping_type: 'string', mapping: { type: 'keyword' } } },
+        { counts: { path_match: 'stats.*', mapping: { type: 'long' } } },
+        { named: { match: 'n_*', unmatch: 'n_skip', match_mapping_type: 'long', mapping: { type: 'integer', meta: { of: '{name}' } } } },
+      ]
+      await store().createIndex({ index: 'dt', body: { mappings: { dynamic_templates: templates } } })
+      await store().index({ index: 'dt', id: '1', body: { user_id: 'U1', stats: { hits: '12' }, n_a: 3, n_skip: 4, other: 'text here' } })
+      const props = (await store().getMapping({ index: 'dt' })).dt.mappings.properties!
+      expect(props.user_id).toEqual({ type: 'keyword' })
+      expect(props.stats.properties!.hits).toEqual({ type: 'long' })
+      expect(props.n_a).toEqual({ type: 'integer', meta: { of: 'n_a' } })
+      expect(props.n_skip).toEqual({ type: 'long' })
+      expect(props.other.type).toBe('text')
+
+      await store().createIndex({ index: 'sat', body: { mappings: { dynamic: 'strict_allow_templates', dynamic_templates: templates } } })
+      await store().index({ index: 'sat', id: '1', body: { user_id: 'U1' } })
+      const refused = await error(store().index({ index: 'sat', id: '2', body: { other: 'x' } }))
+      expect(refused?.type).toBe('strict_dynamic_mapping_exception')
+      expect(refused?.reason).toBe('mapping set to strict_allow_templates, dynamic introduction of [other] within [_doc] is not allowed')
+
+      await store().createIndex({ index: 'fat', body: { mappings: { dynamic: 'false_allow_templates', dynamic_templates: templates } } })
+      await store().index({ index: 'fat', id: '1', body: { user_id: 'U1', other: 'x' }, refresh: true })
+      const fat = (await store().getMapping({ index: 'fat' })).fat.mappings
+      expect(Object.keys(fat.properties!)).toEqual(['user_id'])
+      expect(fat.dynamic).toBe('false_allow_templates')
+      const got = await store().get({ index: 'fat', id: '1' })
+      expect(got.found && got._source).toEqual({ user_id: 'U1', other: 'x' })
+      expect(total(await store().search({ index: 'fat', body: { query: { term: { user_id: 'U1' } } } }))).toBe(1)
+
+      // put mapping merges dynamic templates by name.
+      await store().putMapping({ index: 'dt', body: { dynamic_templates: [{ ids: { match: '*_key', mapping: { type: 'keyword' } } }, { extra: { match: 'x_*', mapping: { type: 'boolean' } } }] } })
+      const merged = (await store().getMapping({ index: 'dt' })).dt.mappings.dynamic_templates!
+      expect(merged.map((t) => Object.keys(t)[0])).toEqual(['ids', 'counts', 'named', 'extra'])
+      expect(merged[0].ids.match).toBe('*_key')
+      expect(await error(store().createIndex({ index: 'baddt', body: { mappings: { dynamic_templates: [{ a: { match: 'x' } }] } } }))).toBeInstanceOf(MapperParsing)
+    })
+
     test('exists on metadata fields', async () => {
       await store().index({ index: 'meta', id: '1', body: { a: 1 }, refresh: true })
       await store().index({ index: 'meta', id: '2', body: {}, refresh: true })

@@ -10,6 +10,7 @@ import { isObject, keywordOf } from '../query/doc'
 import { type FieldSpec, kindOf } from '../query/compile'
 import { looksLikeDate, parseDate } from '../query/dates'
 import { parseIp } from '../query/ip'
+import { wildcardToRegExp } from '../names'
 
 export const KNOWN_TYPES = new Set([
   'keyword', 'text', 'match_only_text', 'date', 'date_nanos', 'long', 'integer', 'short', 'byte', 'double', 'float',
@@ -38,6 +39,7 @@ export function validateMappings(m: Mappings): Mappings {
   if (Object.keys(m).length === 1 && isObject((m as Record<string, unknown>)._doc))
     m = (m as Record<string, unknown>)._doc as Mappings
   checkDynamic(m.dynamic)
+  checkDynamicTemplates(m.dynamic_templates)
   if (isObject(m.properties)) m = { ...m, properties: expandDottedNames(m.properties) }
   const walk = (props: unknown, prefix: string) => {
     if (props === undefined) return
@@ -91,9 +93,22 @@ function expandDottedNames(props: Record<string, FieldMapping>): Record<string, 
   return out
 }
 
+function checkDynamicTemplates(list: unknown): void {
+  if (list === undefined) return
+  if (!Array.isArray(list)) throw new MapperParsing('Failed to parse mapping: Dynamic template syntax error. An array of named objects is expected.')
+  for (const t of list) {
+    const keys = isObject(t) ? Object.keys(t) : []
+    const def = keys.length === 1 ? (t as Record<string, unknown>)[keys[0]] : undefined
+    if (!isObject(def) || !isObject(def.mapping))
+      throw new MapperParsing('Failed to parse mapping: Dynamic template syntax error. An array of named objects is expected.')
+    if (typeof def.mapping.type === 'string' && !KNOWN_TYPES.has(def.mapping.type) && !def.mapping.type.includes('{'))
+      throw new MapperParsing(`Failed to parse mapping: No handler for type [${def.mapping.type}] declared on field [${keys[0]}]`)
+  }
+}
+
 function checkDynamic(d: unknown): void {
   if (d === undefined) return
-  if (![true, false, 'true', 'false', 'strict', 'strict_allow_templates'].includes(d as never))
+  if (![true, false, 'true', 'false', 'strict', 'strict_allow_templates', 'false_allow_templates'].includes(d as never))
     throw new MapperParsing(`Failed to parse mapping: Could not convert [dynamic] to boolean`)
 }
 
@@ -105,6 +120,18 @@ export function mergeMappings(base: Mappings, update: Mappings): Mappings {
   const out: Mappings = structuredClone(base)
   for (const [k, v] of Object.entries(update)) {
     if (k === 'properties') continue
+    if (k === 'dynamic_templates' && Array.isArray(v) && out.dynamic_templates) {
+      // By name, as OpenSearch merges them: a template of the same name is replaced in place.
+      const merged = [...out.dynamic_templates]
+      for (const t of v as Array<Record<string, Record<string, unknown>>>) {
+        const [name] = Object.keys(t)
+        const at = merged.findIndex((x) => Object.keys(x)[0] === name)
+        if (at >= 0) merged[at] = t
+        else merged.push(t)
+      }
+      out.dynamic_templates = merged
+      continue
+    }
     ;(out as Record<string, unknown>)[k] = v
   }
   if (update.properties) out.properties = mergeProps(out.properties ?? {}, update.properties, '')
@@ -268,12 +295,16 @@ class Walk {
         const last = i === parts.length - 1
         let def = m.properties?.[name]
         if (!def) {
-          if (dyn === 'strict') throw new StrictMappingViolation(name, parentPath || '_doc')
-          if (dyn === 'false' || !indexed) {
+          const sample = last ? value : {}
+          // The *_allow_templates modes let in exactly the fields a dynamic template maps.
+          const template = dyn === 'strict' || dyn === 'false' ? undefined : this.template(path, name, sample)
+          if (dyn === 'strict' || (dyn === 'strict_allow_templates' && !template))
+            throw new StrictMappingViolation(name, parentPath || '_doc', dyn)
+          if (dyn === 'false' || (dyn === 'false_allow_templates' && !template) || !indexed) {
             ok = false
             break
           }
-          def = this.addField(parentPath, name, last ? value : {})
+          def = this.addField(parentPath, name, sample, template)
           if (!def) {
             ok = false
             break
@@ -373,13 +404,50 @@ class Walk {
     )
   }
 
-  /** Dynamic mapping of a new field, like OpenSearch's defaults. */
-  private addField(parentPath: string, name: string, value: unknown): FieldMapping | undefined {
+  /** What dynamic mapping sees a value as: OpenSearch's XContentFieldType names. */
+  private valueKind(value: unknown): 'string' | 'date' | 'long' | 'double' | 'boolean' | 'object' | undefined {
+    const sample = Array.isArray(value) ? value.find((x) => x !== null) : value
+    if (typeof sample === 'string') return this.root.date_detection !== false && looksLikeDate(sample) ? 'date' : 'string'
+    if (typeof sample === 'number') return Number.isInteger(sample) ? 'long' : 'double'
+    if (typeof sample === 'boolean') return 'boolean'
+    if (isObject(sample)) return 'object'
+    return undefined
+  }
+
+  /** The mapping of the first dynamic template that matches a new field, placeholders filled in. */
+  private template(path: string, name: string, value: unknown): FieldMapping | undefined {
+    const kind = this.valueKind(value)
+    if (!kind) return undefined
+    for (const entry of (this.root.dynamic_templates ?? []) as Array<Record<string, Record<string, unknown>>>) {
+      const t = Object.values(entry)[0]
+      if (!isObject(t) || !isObject(t.mapping)) continue
+      const regex = t.match_pattern === 'regex'
+      const hit = (pattern: unknown, s: string) =>
+        [pattern].flat().some((p) => typeof p === 'string' && (regex ? new RegExp(p).test(s) : wildcardToRegExp(p).test(s)))
+      if (t.path_match !== undefined && !hit(t.path_match, path)) continue
+      if (t.match !== undefined && !hit(t.match, name)) continue
+      if (t.path_unmatch !== undefined && hit(t.path_unmatch, path)) continue
+      if (t.unmatch !== undefined && hit(t.unmatch, name)) continue
+      const want = t.match_mapping_type
+      if (want !== undefined && want !== '*' && ![want].flat().includes(kind)) continue
+      const dynamicType = { string: 'text', date: 'date', long: 'long', double: 'float', boolean: 'boolean', object: 'object' }[kind]
+      const filled = JSON.parse(JSON.stringify(t.mapping).replaceAll('{name}', name).replaceAll('{dynamic_type}', dynamicType)) as FieldMapping
+      if (filled.type === undefined && kind !== 'object') filled.type = dynamicType
+      if (filled.type === 'object') delete filled.type
+      if (kind === 'object') filled.properties ??= {}
+      return filled
+    }
+    return undefined
+  }
+
+  /** Dynamic mapping of a new field: a matching dynamic template, else OpenSearch's defaults. */
+  private addField(parentPath: string, name: string, value: unknown, template?: FieldMapping): FieldMapping | undefined {
     let sample = value
     if (Array.isArray(sample)) sample = sample.find((x) => x !== null)
     if (sample === undefined || sample === null) return undefined
     let def: FieldMapping
-    if (typeof sample === 'string') {
+    if (template) def = template
+    else if (typeof sample === 'string') {
       const dateDetection = this.root.date_detection !== false
       if (dateDetection && looksLikeDate(sample)) def = { type: 'date' }
       else if (this.root.numeric_detection === true && sample.trim() !== '' && Number.isFinite(Number(sample)))
