@@ -20,14 +20,18 @@ function isTypedError(e: unknown): e is TypedError {
 
 const isPluginPath = (path: string) => path.startsWith("/_plugins/");
 
-/** Turns any thrown value into the answer its route family expects; unknown errors are a logged 500. */
+/**
+ * Turns any thrown value into the answer its route family expects; unknown errors are a logged 500.
+ * On plugin routes a store failure of the 5xx kind is logged and answered with the generic message:
+ * its reason describes our storage, not the request (the index API keeps OpenSearch's shape).
+ */
 export function errorResponse(error: unknown, path: string, log: Logger): Response {
   if (error instanceof ApiError) return envelope(error.status, error.message, error.extra, error.headers);
-  if (error instanceof OpenSearchHttpError) {
-    return isPluginPath(path) ? envelope(error.status, error.reason) : openSearchError(error.status, error.type, error.reason, error.details);
-  }
-  if (isTypedError(error)) {
-    return isPluginPath(path) ? envelope(error.status, error.reason) : openSearchError(error.status, error.type, error.reason);
+  if (error instanceof OpenSearchHttpError || isTypedError(error)) {
+    if (!isPluginPath(path)) {
+      return error instanceof OpenSearchHttpError ? openSearchError(error.status, error.type, error.reason, error.details) : openSearchError(error.status, error.type, error.reason);
+    }
+    if (error.status < 500) return envelope(error.status, error.reason);
   }
   log.error("unhandled error", { path, error: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) });
   return envelope(500, "Internal Server Error.");

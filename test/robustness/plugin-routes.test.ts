@@ -208,6 +208,36 @@ interface Problem {
   problem: string;
 }
 
+/** The server runs in this process: what a request added to a shared prototype or constructor shows up here. */
+const SHARED: Array<[string, object]> = [
+  ["Object.prototype", Object.prototype],
+  ["Array.prototype", Array.prototype],
+  ["String.prototype", String.prototype],
+  ["Function.prototype", Function.prototype],
+  ["Object", Object],
+  ["Array", Array],
+];
+const pristine = new Map(SHARED.map(([name, o]) => [name, new Set(Reflect.ownKeys(o))]));
+/** Names added to a shared object since start-up; removed again so that one finding does not mask the next (or break later test files). */
+function pollution(): string[] {
+  const added: string[] = [];
+  for (const [name, o] of SHARED) {
+    for (const k of Reflect.ownKeys(o)) {
+      if (pristine.get(name)!.has(k)) continue;
+      added.push(`${name}.${String(k)}`);
+      delete (o as any)[k];
+    }
+  }
+  return added;
+}
+/**
+ * The embedded store's dynamic mapping follows inherited members when a document has a field named
+ * `__proto__` or `constructor` and writes `properties` onto them (src/store, task A3). That defect
+ * is pinned by prototype-keys.test.ts; here it is counted apart so the walk keeps judging the rest.
+ */
+const STORE_MAPPING_POLLUTION = new Set(["Object.prototype.properties", "Object.properties"]);
+const storeFindings = new Set<string>();
+
 /** The status of each route's clean request (its sample body, real ids), measured once. */
 const baselines = new Map<string, number>();
 async function baseline(r: PluginRoute): Promise<number> {
@@ -236,6 +266,8 @@ async function check(problems: Problem[], r: PluginRoute, name: string, path: st
   if (took > SLOW_MS) problems.push({ route: key(r), case: name, problem: `took ${Math.round(took)} ms` });
   const problem = verdict(reply, base);
   if (problem) problems.push({ route: key(r), case: name, problem });
+  const polluted = pollution().filter((p) => !(STORE_MAPPING_POLLUTION.has(p) && storeFindings.add(`${key(r)} [${name}]`)));
+  if (polluted.length > 0) problems.push({ route: key(r), case: name, problem: `polluted ${polluted.join(", ")}` });
 }
 
 function report(problems: Problem[]): string {
@@ -248,9 +280,7 @@ async function stillAlive() {
   const r = await server.request("GET", "/_plugins/_security/authinfo");
   expect(r.status).toBe(200);
   expect(r.body.user_name).toBe("admin");
-  // The server runs in this process: a polluted prototype would show here.
-  expect(({} as any).polluted).toBeUndefined();
-  expect(Object.prototype.hasOwnProperty.call(Object.prototype, "polluted")).toBe(false);
+  expect(pollution()).toEqual([]);
 }
 
 describe("every plugin route against hostile input", () => {
@@ -278,6 +308,7 @@ describe("every plugin route against hostile input", () => {
       for (const b of bodies) await check(problems, r, b.name, fill(r), b);
     }
     await stillAlive();
+    if (storeFindings.size > 0) console.warn(`robustness: store mapping pollution (see prototype-keys.test.ts) on ${[...storeFindings].join("; ")}`);
     expect(problems, report(problems)).toEqual([]);
   }, 120_000);
 
