@@ -177,13 +177,15 @@ export function storeDetailsContract(store: () => Store): void {
         { named: { match: 'n_*', unmatch: 'n_skip', match_mapping_type: 'long', mapping: { type: 'integer', meta: { of: '{name}' } } } },
       ]
       await store().createIndex({ index: 'dt', body: { mappings: { dynamic_templates: templates } } })
-      await store().index({ index: 'dt', id: '1', body: { user_id: 'U1', stats: { hits: '12' }, n_a: 3, n_skip: 4, other: 'text here' } })
+      // `stats.per_day` is an object: the leaf template matching its path cannot map it, so it stays an object.
+      await store().index({ index: 'dt', id: '1', body: { user_id: 'U1', stats: { hits: '12', 'per_day.mon': 1 }, n_a: 3, n_skip: 4, other: 'text here' } })
       const props = (await store().getMapping({ index: 'dt' })).dt.mappings.properties!
       expect(props.user_id).toEqual({ type: 'keyword' })
       expect(props.stats.properties!.hits).toEqual({ type: 'long' })
       expect(props.n_a).toEqual({ type: 'integer', meta: { of: 'n_a' } })
       expect(props.n_skip).toEqual({ type: 'long' })
       expect(props.other.type).toBe('text')
+      expect(props.stats.properties!.per_day).toEqual({ properties: { mon: { type: 'long' } } })
 
       await store().createIndex({ index: 'sat', body: { mappings: { dynamic: 'strict_allow_templates', dynamic_templates: templates } } })
       await store().index({ index: 'sat', id: '1', body: { user_id: 'U1' } })
