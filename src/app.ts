@@ -21,6 +21,9 @@ import { createContentManager } from "./content/manager";
 import { createRuleset, rulesetRoutes } from "./ruleset";
 import { findingsReadFilter, findingsRoutes } from "./ruleset/findings/routes";
 import { createContentSync } from "./content/sync";
+import { openPlatformStore, type PlatformStore } from "./store/platform";
+import { createPlatformSecurity, forwardToPlatform, platformEndpoint, servedLocally } from "./security/platform";
+import type { Caller } from "./security/caller";
 
 /** What every feature module is built from: collaborators, never globals. */
 export interface Deps {
@@ -33,6 +36,11 @@ export interface Deps {
   now: () => number;
   /** Node-local record of what this node did (lock audit, job runs). */
   journal: Journal;
+  /**
+   * Platform mode: the store bound to the caller's credentials, for work done with the caller's
+   * rights (the platform checks them). Absent in embedded mode; use `storeAs(deps, caller)`.
+   */
+  storeFor?: (caller: Caller) => Store;
 }
 
 export interface App {
@@ -56,12 +64,30 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
   const dataDir = resolve(node.values.get("path.data") as string);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const platformUrl = node.values.get("storage.platform.url") as string;
-  if (platformUrl) throw new Error("platform mode (storage.platform.url) is not available in this build yet");
-  const store = openEmbeddedStore(join(dataDir, "store.db"));
+  // Platform mode: OpenSearch holds the data and decides index rights; see src/security/platform.
+  const endpoint = platformUrl ? platformEndpoint(node.values) : undefined;
+  const platformStore: PlatformStore | undefined = endpoint
+    ? openPlatformStore({
+        url: endpoint.url,
+        username: node.values.get("storage.platform.username") as string,
+        password: node.values.get("storage.platform.password") as string,
+        insecure: endpoint.insecure,
+      })
+    : undefined;
+  const store = platformStore ?? openEmbeddedStore(join(dataDir, "store.db"));
   const settings = new ClusterSettings(node, storeSettingsPersistence(store));
-  const security = await createSecurity({ node, dataDir, log, env: opts.env });
+  const platformSecurity = endpoint ? await createPlatformSecurity({ node, log, endpoint }) : undefined;
+  const security = platformSecurity ?? (await createSecurity({ node, dataDir, log, env: opts.env }));
   const journal = new Journal(join(dataDir, "journal.db"));
   const deps: Deps = { node, settings, store, security: security.security, log, dataDir, now: Date.now, journal };
+  if (platformStore && platformSecurity) {
+    deps.storeFor = (caller) => {
+      const authorization = platformSecurity.security.authorizationOf(caller);
+      // Fail closed: a caller this node did not authenticate has no credentials to act with.
+      if (!authorization) throw new Error(`no platform credentials for caller ${caller.name}`);
+      return platformStore.asCaller(authorization);
+    };
+  }
 
   const ruleset = createRuleset(deps);
   const content = createContentManager({ ...deps, rulesetSync: ruleset.sync });
@@ -77,7 +103,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
   const http = assembleApp({ security: deps.security, log, pluginRoutes, groups: [indexApiRoutes({ ...deps, readFilter: findingsReadFilter(deps) })] });
 
   // Background start-up: requests are served meanwhile; features that need the indices wait for the setup marker.
-  const setup = startSetup(deps, { embedded: true });
+  const setup = startSetup(deps, { embedded: !platformStore });
   const started = setup.ready
     .then(async (result) => {
       if (result.status !== "ready") return;
@@ -90,12 +116,14 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
   return {
     fetch: (request, server) => {
       noteRemoteAddress(request, server as Server<unknown> | undefined);
-      return frontDoor(request, (r) => http.handle(r) as Promise<Response>);
+      return frontDoor(request, (r) =>
+        endpoint && !servedLocally(new URL(r.url).pathname) ? forwardToPlatform(endpoint, r, log) : (http.handle(r) as Promise<Response>),
+      );
     },
     deps,
     pluginRoutes,
     httpRoutes: http.routes.map((r) => ({ method: r.method.toUpperCase(), path: r.path })),
-    storeKind: "embedded",
+    storeKind: platformStore ? "platform" : "embedded",
     loginHints: security.loginHints,
     reloadSecurity: () => security.reload(),
     ready: started,

@@ -25,6 +25,8 @@ interface CompiledIndexPermission {
   patterns: string[];
   hasVariables: boolean;
   actions: Matcher[];
+  /** The raw actions granted by name (groups expanded, patterns not): what an explicit grant needs. */
+  named: Set<string>;
   dls?: string;
 }
 
@@ -102,6 +104,7 @@ export class Policy {
         patterns: p.index_patterns,
         hasVariables: p.index_patterns.some((x) => x.includes("${")),
         actions: this.expand(p.allowed_actions ?? []).map(matcher),
+        named: new Set(this.expand(p.allowed_actions ?? []).filter((a) => !isPattern(a))),
         dls: p.dls,
       })),
     };
@@ -159,6 +162,19 @@ export class Policy {
         if (!p.actions.some((m) => m(action))) continue;
         if (patternsMatch(p, identity, index)) return true;
       }
+    }
+    return false;
+  }
+
+  /**
+   * True when some role names the action itself (not through a wildcard) for the index: the
+   * platform grants `system:admin/system_index` only that way, so `*` never opens a system index.
+   */
+  hasExplicitIndex(identity: Identity, roles: string[], action: string, index: string): boolean {
+    for (const r of roles) {
+      const c = this.compiled.get(r);
+      if (!c) continue;
+      for (const p of c.index) if (p.named.has(action) && patternsMatch(p, identity, index)) return true;
     }
     return false;
   }

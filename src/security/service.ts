@@ -33,6 +33,9 @@ interface CachedAuth {
 
 export const REALM = 'Basic realm="svc"';
 
+/** The platform's permission for system indices; only an explicit grant (no wildcard) counts. */
+export const SYSTEM_INDEX_PERMISSION = "system:admin/system_index";
+
 /**
  * The security layer: HTTP Basic against the internal users, cluster and
  * index permissions from the current Policy, DLS. bcrypt is slow on purpose,
@@ -160,7 +163,10 @@ export class SecurityService implements Security {
   }
 
   private mayAccessIndex(caller: Caller, action: string, index: string): boolean {
-    return !isSystemIndex(index) && this.gen.policy.hasIndex(identityOf(caller), caller.roles, action, index);
+    const identity = identityOf(caller);
+    // As the platform with system_indices.permission.enabled: a system index also needs an explicit grant (a service account's).
+    if (isSystemIndex(index) && !this.gen.policy.hasExplicitIndex(identity, caller.roles, SYSTEM_INDEX_PERMISSION, index)) return false;
+    return this.gen.policy.hasIndex(identity, caller.roles, action, index);
   }
 
   private parseDls(text: string): Record<string, unknown> {

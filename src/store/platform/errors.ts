@@ -79,7 +79,7 @@ export function storeErrorFrom(status: number, body: unknown): StoreError {
   }
   if (!isObject(raw)) {
     // Not an OpenSearch error body (a proxy's HTML page, a bare string): keep the status, say what came.
-    const text = typeof raw === 'string' ? raw : typeof body === 'string' ? body.slice(0, 200) : `HTTP ${status}`
+    const text = (typeof raw === 'string' ? raw : typeof body === 'string' ? body.slice(0, 200) : '') || `HTTP ${status}`
     return new StoreError(status === 401 || status === 403 ? 'security_exception' : 'platform_exception', status, text)
   }
   const error = unwrap(raw)

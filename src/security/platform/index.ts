@@ -1,0 +1,59 @@
+/**
+ * Platform-mode security: `createPlatformSecurity` mirrors `createSecurity` (same handle), built
+ * on the platform's authinfo instead of internal_users.yml.
+ */
+import type { NodeConfig } from '../../config/node-config'
+import type { Logger } from '../../http/log'
+import type { SecurityHandle, ReloadResult } from '..'
+import { loadSecurityFiles, securityDir, SecurityConfigError } from '../load-config'
+import { Policy } from '../policy'
+import type { PlatformEndpoint } from './endpoint'
+import { PlatformSecurity } from './security'
+
+export { PlatformSecurity, PLATFORM_UNAVAILABLE } from './security'
+export { askAuthInfo, AuthInfo, AUTHINFO_PATH } from './authinfo'
+export { forwardToPlatform, servedLocally } from './forward'
+export { storeAs, type CallerStores } from './caller-store'
+export type { PlatformEndpoint } from './endpoint'
+
+export interface PlatformSecurityHandle extends Omit<SecurityHandle, 'security'> {
+  security: PlatformSecurity
+}
+
+export function platformEndpoint(values: Map<string, unknown>): PlatformEndpoint {
+  return { url: String(values.get('storage.platform.url')), insecure: values.get('storage.platform.insecure') === true }
+}
+
+/** Users live on the platform: internal_users.yml, if present, is not read in this mode. */
+async function loadPolicy(configDir: string): Promise<Policy> {
+  const { config } = await loadSecurityFiles(configDir)
+  return new Policy({ ...config, users: {} })
+}
+
+export async function createPlatformSecurity(opts: {
+  node: Pick<NodeConfig, 'values' | 'configDir'>
+  log: Logger
+  endpoint?: PlatformEndpoint
+  now?: () => number
+}): Promise<PlatformSecurityHandle> {
+  const values = opts.node.values
+  const security = new PlatformSecurity(
+    opts.endpoint ?? platformEndpoint(values),
+    await loadPolicy(opts.node.configDir),
+    { cacheTtlSeconds: Number(values.get('security.auth_cache.ttl_seconds')), cacheMaxEntries: Number(values.get('security.auth_cache.max_entries')) },
+    opts.log,
+    opts.now,
+  )
+  const tryReload = async (): Promise<ReloadResult> => {
+    try {
+      security.install(await loadPolicy(opts.node.configDir))
+      opts.log.info('security configuration reloaded', { dir: securityDir(opts.node.configDir) })
+      return { ok: true }
+    } catch (e) {
+      const error = e instanceof SecurityConfigError ? e.message : `security configuration not reloaded: ${(e as Error).message}`
+      opts.log.error('security configuration not reloaded, keeping the previous one', { error })
+      return { ok: false, error }
+    }
+  }
+  return { security, loginHints: [], reload: async () => void (await tryReload()), tryReload }
+}
