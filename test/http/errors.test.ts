@@ -4,7 +4,7 @@ import { ApiError, OpenSearchHttpError } from "../../src/http/errors";
 import { StoreError, VersionConflict } from "../../src/store/errors";
 import { capturingLogger } from "../security/helpers";
 
-const answer = async (r: Response) => ({ status: r.status, body: await r.json() });
+const answer = async (r: Response) => ({ status: r.status, body: (await r.json()) as any });
 
 describe("errorResponse", () => {
   test("API errors answer their own envelope on every path", async () => {

@@ -55,7 +55,7 @@ describe("the Engine vanishing mid-request", () => {
     // Reference 3.2: an I/O failure on the socket is "Failed to communicate with the Engine.".
     expect(r.body.message).toBe("Engine validation failed for decoder: Failed to communicate with the Engine.");
     const parentDoc = await h.store.get({ index: CONTENT_ALIASES.integrations, id: parent });
-    expect((parentDoc._source as any).document.decoders).toEqual([]);
+    expect((parentDoc as any)._source.document.decoders).toEqual([]);
 
     // The Engine comes back: the creation lock was released, the same write goes through.
     h.engine!.heal();
@@ -125,7 +125,7 @@ describe("a store that refuses writes under the Setup routes", () => {
     expect(lines.some((l) => l.includes("setup settings not persisted") && l.includes("injected fault"))).toBe(true);
     // Healed, the same request is stored.
     expect(await put("/_plugins/_setup/settings", { engine: { index_raw_events: true } })).toEqual({ status: 200, body: { message: "Settings updated successfully.", status: 200 } });
-    expect((await store.get({ index: SETTINGS_INDEX, id: "1" }))._source).toEqual({ engine: { index_raw_events: true } });
+    expect(((await store.get({ index: SETTINGS_INDEX, id: "1" })) as any)._source).toEqual({ engine: { index_raw_events: true } });
   });
 
   test("a store failure elsewhere is a 500 envelope whose message does not carry the store's reason", async () => {

@@ -131,8 +131,9 @@ const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === "obje
  * The fields the walk mistypes: the top-level members the route's schema declares (or the sample
  * has), then one level into the sample's objects and into the first element of its object arrays.
  */
-export function fieldPaths(schema: { properties?: Record<string, unknown> } | undefined, sample: unknown): string[] {
-  const top = schema?.properties ? Object.keys(schema.properties) : isPlain(sample) ? Object.keys(sample) : [];
+export function fieldPaths(schema: unknown, sample: unknown): string[] {
+  const declared = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  const top = declared ? Object.keys(declared) : isPlain(sample) ? Object.keys(sample) : [];
   const out = [...top];
   if (!isPlain(sample)) return out;
   for (const k of top) {

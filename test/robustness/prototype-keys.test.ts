@@ -49,7 +49,7 @@ describe("prototype-named fields in content documents", () => {
     expect({ proto: proto.added, ctor: ctor.added }).toEqual({ proto: [], ctor: [] });
     expect([proto.status, ctor.status]).toEqual([201, 201]);
     const stored = await h.store.get({ index: CONTENT_ALIASES.decoders, id: ctor.body.message });
-    expect(Object.hasOwn((stored._source as any).document.metadata, "constructor")).toBe(true);
+    expect(Object.hasOwn((stored as any)._source.document.metadata, "constructor")).toBe(true);
   });
 
   test.failing("a field named hasOwnProperty holds a plain value", async () => {
