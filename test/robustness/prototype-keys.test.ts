@@ -5,11 +5,8 @@
  * touch shared prototypes (the service runs in one process: a polluted prototype reaches every
  * request).
  *
- * KNOWN DEFECT (src/store/embedded/mapping.ts, task A3): dynamic mapping reads
- * `m.properties?.[name]`, which finds inherited members, and then writes `properties` onto
- * Object.prototype (for `__proto__`) or onto the Object constructor (for `constructor`); a field
- * named `hasOwnProperty` is refused as "object mapping ... found a concrete value". These tests are
- * marked `failing` until the store looks up own properties only; then drop the marker.
+ * Regression: dynamic mapping once read `m.properties?.[name]`, found inherited members, and wrote
+ * `properties` onto Object.prototype (for `__proto__`) or the Object constructor (for `constructor`).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CONTENT_ALIASES } from "../../src/setup/indices";
@@ -43,7 +40,7 @@ async function createWith(extra: string, name: string) {
 }
 
 describe("prototype-named fields in content documents", () => {
-  test.failing("__proto__ and constructor are stored as fields and leave shared objects alone", async () => {
+  test("__proto__ and constructor are stored as fields and leave shared objects alone", async () => {
     const proto = await createWith('"__proto__": {"polluted": "yes"}', "decoder/proto/0");
     const ctor = await createWith('"constructor": {"prototype": {"polluted": "yes"}}', "decoder/proto/1");
     expect({ proto: proto.added, ctor: ctor.added }).toEqual({ proto: [], ctor: [] });
@@ -52,7 +49,7 @@ describe("prototype-named fields in content documents", () => {
     expect(Object.hasOwn((stored as any)._source.document.metadata, "constructor")).toBe(true);
   });
 
-  test.failing("a field named hasOwnProperty holds a plain value", async () => {
+  test("a field named hasOwnProperty holds a plain value", async () => {
     const r = await createWith('"hasOwnProperty": 5', "decoder/proto/2");
     expect(r.status).toBe(201);
   });

@@ -275,7 +275,7 @@ class Walk {
       this.root = this.grown
     }
     let node = this.grown as FieldMapping
-    for (const p of path) node = node.properties![p]
+    for (const p of path) node = ownProperty(node.properties, p)!
     return node
   }
 
@@ -293,7 +293,7 @@ class Walk {
         const parentPath = path
         path = path ? `${path}.${name}` : name
         const last = i === parts.length - 1
-        let def = m.properties?.[name]
+        let def = ownProperty(m.properties, name)
         if (!def) {
           const sample = last ? value : {}
           // The *_allow_templates modes let in exactly the fields a dynamic template maps.
@@ -463,7 +463,15 @@ class Walk {
     else return undefined
     const parent = this.writable(parentPath ? parentPath.split('.') : [])
     parent.properties ??= {}
-    parent.properties[name] ??= def
-    return parent.properties[name]
+    const existing = ownProperty(parent.properties, name)
+    if (existing) return existing
+    // A field may be called `__proto__` or `constructor`: define it, never assign through the prototype chain.
+    Object.defineProperty(parent.properties, name, { value: def, enumerable: true, writable: true, configurable: true })
+    return def
   }
+}
+
+/** A mapping entry by name, only when the object itself holds it (never `toString`, `__proto__`...). */
+function ownProperty<V>(obj: Record<string, V> | undefined, key: string): V | undefined {
+  return obj !== undefined && Object.hasOwn(obj, key) ? obj[key] : undefined
 }
