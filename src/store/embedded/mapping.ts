@@ -141,9 +141,9 @@ export function mergeMappings(base: Mappings, update: Mappings): Mappings {
 function mergeProps(base: Record<string, FieldMapping>, update: Record<string, FieldMapping>, prefix: string) {
   for (const [name, def] of Object.entries(update)) {
     const path = prefix ? `${prefix}.${name}` : name
-    const cur = base[name]
+    const cur = ownProperty(base, name)
     if (!cur) {
-      base[name] = structuredClone(def)
+      Object.defineProperty(base, name, { value: structuredClone(def), enumerable: true, writable: true, configurable: true })
       continue
     }
     const curType = cur.type ?? 'object'

@@ -1428,17 +1428,22 @@ function deepMerge(target: Record<string, unknown>, patch: Record<string, unknow
   const out: Record<string, unknown> = { ...target }
   let changed = false
   for (const [k, v] of Object.entries(patch)) {
-    const cur = out[k]
+    const cur = Object.hasOwn(out, k) ? out[k] : undefined
     if (isObject(v) && isObject(cur)) {
       const r = deepMerge(cur, v)
-      out[k] = r.value
+      setOwn(out, k, r.value)
       changed ||= r.changed
     } else {
-      if (!deepEqual(cur, v) || !(k in out)) changed = true
-      out[k] = v
+      if (!deepEqual(cur, v) || !Object.hasOwn(out, k)) changed = true
+      setOwn(out, k, v)
     }
   }
   return { value: out, changed }
+}
+
+/** Document keys are data: `__proto__` is a field like any other, never the prototype. */
+function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true })
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {
@@ -1447,7 +1452,7 @@ function deepEqual(a: unknown, b: unknown): boolean {
   if (isObject(a) && isObject(b)) {
     const ka = Object.keys(a)
     if (ka.length !== Object.keys(b).length) return false
-    return ka.every((k) => k in b && deepEqual(a[k], b[k]))
+    return ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]))
   }
   return false
 }
