@@ -22,7 +22,7 @@ import { createRuleset, rulesetRoutes } from "./ruleset";
 import { findingsReadFilter, findingsRoutes } from "./ruleset/findings/routes";
 import { createContentSync } from "./content/sync";
 import { openPlatformStore, type PlatformStore } from "./store/platform";
-import { createPlatformSecurity, forwardToPlatform, platformEndpoint, servedLocally } from "./security/platform";
+import { createPlatformSecurity, platformEndpoint, platformRouter } from "./security/platform";
 import type { Caller } from "./security/caller";
 
 /** What every feature module is built from: collaborators, never globals. */
@@ -102,6 +102,9 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
   ];
   const http = assembleApp({ security: deps.security, log, pluginRoutes, groups: [indexApiRoutes({ ...deps, readFilter: findingsReadFilter(deps) })] });
 
+  const local = (r: Request) => http.handle(r) as Promise<Response>;
+  const route = endpoint ? platformRouter(endpoint, log, local) : local;
+
   // Background start-up: requests are served meanwhile; features that need the indices wait for the setup marker.
   const setup = startSetup(deps, { embedded: !platformStore });
   const started = setup.ready
@@ -116,9 +119,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
   return {
     fetch: (request, server) => {
       noteRemoteAddress(request, server as Server<unknown> | undefined);
-      return frontDoor(request, (r) =>
-        endpoint && !servedLocally(new URL(r.url).pathname) ? forwardToPlatform(endpoint, r, log) : (http.handle(r) as Promise<Response>),
-      );
+      return frontDoor(request, route);
     },
     deps,
     pluginRoutes,

@@ -154,3 +154,38 @@ describe('storeFor: work done with the caller’s rights', () => {
     expect(() => storeAs(deps, { ...carol })).toThrow('no platform credentials')
   })
 })
+
+describe('_cluster/settings: our keys here, the platform’s keys there', () => {
+  test('a mixed PUT applies ours and forwards the rest; GET shows both', async () => {
+    const put = await node.request('PUT', '/_cluster/settings?flat_settings=true', {
+      body: { persistent: { 'plugins.content_manager.max_decoders': 17, 'cluster.routing.allocation.enable': 'primaries' } },
+    })
+    expect(put.status).toBe(200)
+    expect(put.body.acknowledged).toBe(true)
+    expect(put.body.persistent).toEqual({ 'plugins.content_manager.max_decoders': '17', 'cluster.routing.allocation.enable': 'primaries' })
+    expect((await node.server.app.deps.settings.snapshot()).num('plugins.content_manager.max_decoders')).toBe(17)
+    // The platform's key reached the platform (its own settings answer has it).
+    const there = await platform.request('GET', '/_cluster/settings?flat_settings=true')
+    expect(there.body.persistent['cluster.routing.allocation.enable']).toBe('primaries')
+    const got = await node.request('GET', '/_cluster/settings?flat_settings=true')
+    expect(got.body.persistent).toMatchObject({ 'plugins.content_manager.max_decoders': '17', 'cluster.routing.allocation.enable': 'primaries' })
+  })
+
+  test('an invalid value of ours stops the request before anything reaches the platform', async () => {
+    const put = await node.request('PUT', '/_cluster/settings', {
+      body: { persistent: { plugins: { content_manager: { max_decoders: -1 } }, 'cluster.routing.allocation.enable': 'none' } },
+    })
+    expect(put.status).toBe(400)
+    expect(JSON.stringify(put.body)).toContain('plugins.content_manager.max_decoders')
+    const there = await platform.request('GET', '/_cluster/settings?flat_settings=true')
+    expect(there.body.persistent['cluster.routing.allocation.enable']).toBe('primaries')
+  })
+
+  test('platform-only keys get the platform’s own answer, refusals included; our route still needs our permission', async () => {
+    const unknown = await node.request('PUT', '/_cluster/settings', { body: { persistent: { 'cluster.no_such_setting': 1 } } })
+    expect(unknown.status).toBe(400)
+    expect(unknown.body.error.reason).toContain('cluster.no_such_setting')
+    const bob = await node.request('PUT', '/_cluster/settings', { user: BOB, body: { persistent: { 'plugins.content_manager.max_decoders': 3 } } })
+    expect(bob.status).toBe(403)
+  })
+})

@@ -6,14 +6,29 @@
  */
 import type { Logger } from '../../http/log'
 import { remoteAddressOf } from '../../http/remote'
+import { platformClusterSettings } from './cluster-settings'
 import { platformFetch, type PlatformEndpoint } from './endpoint'
 
 const OURS = ['/_plugins/_setup', '/_plugins/_security_analytics', '/_plugins/_content_manager', '/_plugins/_security/authinfo']
 
-/** Paths answered by this node even in platform mode. */
+/** Paths answered by this node alone in platform mode. */
 export function servedLocally(pathname: string): boolean {
-  if (pathname === '/_cluster/settings' || pathname === '/_cluster/settings/') return true
   return OURS.some((p) => pathname === p || pathname.startsWith(p + '/'))
+}
+
+const isClusterSettings = (pathname: string) => pathname === '/_cluster/settings' || pathname === '/_cluster/settings/'
+
+/**
+ * The request handler of a platform-mode node: our routes locally (`local`), `_cluster/settings`
+ * split between us and the platform, everything else streamed to the platform.
+ */
+export function platformRouter(endpoint: PlatformEndpoint, log: Logger, local: (request: Request) => Promise<Response>) {
+  return (request: Request): Promise<Response> => {
+    const pathname = new URL(request.url).pathname
+    if (servedLocally(pathname)) return local(request)
+    if (isClusterSettings(pathname)) return platformClusterSettings(endpoint, request, local, log)
+    return forwardToPlatform(endpoint, request, log)
+  }
 }
 
 /** Connection-level headers (RFC 9110 7.6.1) and those the forwarding itself sets. */

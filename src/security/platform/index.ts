@@ -12,7 +12,7 @@ import { PlatformSecurity } from './security'
 
 export { PlatformSecurity, PLATFORM_UNAVAILABLE } from './security'
 export { askAuthInfo, AuthInfo, AUTHINFO_PATH } from './authinfo'
-export { forwardToPlatform, servedLocally } from './forward'
+export { forwardToPlatform, platformRouter, servedLocally } from './forward'
 export { storeAs, type CallerStores } from './caller-store'
 export type { PlatformEndpoint } from './endpoint'
 
