@@ -1,7 +1,8 @@
 import type { Caller, Security } from "../security/caller";
 import type { TObject } from "@sinclair/typebox";
 import type { BodyLimit } from "./body";
-import { json } from "./errors";
+import { ApiError, json } from "./errors";
+import { noPermissions } from "../security/service";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
 
@@ -32,6 +33,8 @@ export interface PluginRoute {
    * `{accessAllowed, missingPrivileges}` without running the handler.
    */
   permissionCheck?: string;
+  /** Further cluster actions the caller must hold (e.g. logtest detection runs rules/evaluate on the caller's behalf). */
+  alsoRequires?: string[];
 }
 
 /**
@@ -63,6 +66,9 @@ export async function runPluginRoute(
     return json({ accessAllowed: missing.length === 0, missingPrivileges: missing });
   }
   const caller = await security.authorize(ctx.request, r.action, ctx.remoteAddress);
+  for (const action of r.alsoRequires ?? []) {
+    if (!security.hasClusterPermission(caller, action)) throw new ApiError(403, noPermissions(action, caller));
+  }
   const result = await r.handler({ ...ctx, caller });
   return result instanceof Response ? result : json(result);
 }

@@ -85,7 +85,7 @@ describe("serve over HTTP", () => {
   test("GET / answers node, cluster and version to an authenticated caller", async () => {
     const res = await fetch(server.url + "/", { headers: { authorization: server.auth } });
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body: any = await res.json();
     expect(body.name).toBeString();
     expect(body.cluster_name).toBeString();
     expect(JSON.stringify(body.version)).toContain(version);
@@ -95,7 +95,7 @@ describe("serve over HTTP", () => {
     const res = await fetch(server.url + "/_plugins/_setup/settings", { method: "PUT", body: "{}" });
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toContain("Basic");
-    const body = await res.json();
+    const body: any = await res.json();
     expect(body.status).toBe(401);
     expect(body.message).toBeString();
   });
@@ -104,10 +104,10 @@ describe("serve over HTTP", () => {
     const h = { authorization: server.auth };
     const nf = await fetch(server.url + "/_plugins/_setup/nothing-here", { headers: h });
     expect(nf.status).toBe(404);
-    expect((await nf.json()).status).toBe(404);
+    expect(((await nf.json()) as any).status).toBe(404);
     const na = await fetch(server.url + "/_plugins/_setup/settings", { method: "GET", headers: h });
     expect(na.status).toBe(405);
-    const body = await na.json();
+    const body: any = await na.json();
     expect(body.status).toBe(405);
     expect(body.message).toContain("PUT");
   });
@@ -184,7 +184,7 @@ describe("HTTPS and SIGTERM", () => {
       sendRest();
       const answered = await inFlight;
       expect(answered.status).toBe(200);
-      expect((await answered.json()).title).toBe("in flight");
+      expect(((await answered.json()) as any).title).toBe("in flight");
       expect(await code).toBe(0);
       expect(server.output.join("\n")).toContain('"stopped"');
     } finally {

@@ -4,7 +4,7 @@
  * app, so a new route without a permission check fails here by itself.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { AUTHENTICATED_ONLY, CONTENT_MANAGER_ACTIONS, RULESET_ACTIONS } from "../../src/security/actions";
+import { AUTHENTICATED_ONLY } from "../../src/security/actions";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 import { startCtiServer, type CtiServer } from "../fixtures/cti/server";
 
@@ -22,19 +22,14 @@ const fill = (path: string) =>
 let server: TestServer;
 // Routes that call the CTI API (version check, subscription) reach a CTI test server, not a dead address.
 let cti: CtiServer;
-let pluginRoutes: Array<{ method: string; path: string; action: string }>;
+let pluginRoutes: Array<{ method: string; path: string; action: string; alsoRequires: string[] }>;
 let indexRoutes: Array<{ method: string; path: string }>;
 const userFor = new Map<string, string>();
 /** Routes that also run an action on the caller's behalf (spec Authentication 4: logtest needs rules/evaluate too). */
-const ALSO_REQUIRED: Record<string, string[]> = {
-  [CONTENT_MANAGER_ACTIONS.logtest]: [RULESET_ACTIONS.rulesEvaluate],
-  [CONTENT_MANAGER_ACTIONS.logtestDetection]: [RULESET_ACTIONS.rulesEvaluate],
-};
-
 beforeAll(async () => {
   // First start: learn the routes the app serves.
   const probe = await startTestServer();
-  pluginRoutes = probe.server.app.pluginRoutes.map((r) => ({ method: r.method, path: r.path, action: r.action }));
+  pluginRoutes = probe.server.app.pluginRoutes.map((r) => ({ method: r.method, path: r.path, action: r.action, alsoRequires: r.alsoRequires ?? [] }));
   const pluginKeys = new Set(pluginRoutes.map((r) => `${r.method} ${r.path}`));
   indexRoutes = [];
   for (const r of probe.server.app.httpRoutes) {
@@ -53,7 +48,7 @@ beforeAll(async () => {
     { name: "everything", password: PASSWORD, roles: ["everything"] },
   ];
   actions.forEach((action, i) => {
-    roles[`only_${i}`] = { cluster_permissions: [action, ...(ALSO_REQUIRED[action] ?? [])], index_permissions: INDEX_ALL };
+    roles[`only_${i}`] = { cluster_permissions: [action, ...alsoRequired(action)], index_permissions: INDEX_ALL };
     users.push({ name: `only_${i}`, password: PASSWORD, roles: [`only_${i}`] });
     userFor.set(action, `only_${i}`);
   });
@@ -73,6 +68,9 @@ afterAll(async () => {
   await server?.stop();
   await cti?.stop();
 });
+
+/** What a route declares beyond its own action; "exactly the permission" includes it. */
+const alsoRequired = (action: string) => [...new Set(pluginRoutes.filter((r) => r.action === action).flatMap((r) => r.alsoRequires))];
 
 const as = (name: string) => ({ name, password: PASSWORD });
 

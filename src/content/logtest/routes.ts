@@ -1,8 +1,7 @@
 // `POST /logtest`, `/logtest/normalization` and `/logtest/detection` (reference 4.9).
-import { ApiError, json } from '../../http/errors'
-import { route, type PluginRoute, type RouteInput } from '../../http/route'
+import { json } from '../../http/errors'
+import { route, type PluginRoute } from '../../http/route'
 import { CONTENT_MANAGER_ACTIONS, RULESET_ACTIONS } from '../../security/actions'
-import { noPermissions } from '../../security/service'
 import type { ContentContext } from '../context'
 import { LogtestPool } from './pool'
 import { combinedRequest, detectionRequest, normalizationRequest, readLogtestBody } from './request'
@@ -11,23 +10,16 @@ import { LogtestService } from './service'
 const PREFIX = '/_plugins/_content_manager/logtest'
 
 export function logtestRoutes(ctx: ContentContext, service = new LogtestService(ctx), pool = new LogtestPool()): PluginRoute[] {
-  /**
-   * Detection runs `rules/evaluate` on the caller's behalf, so the routes that can reach it need
-   * that action too (the `logtest` and `logtest/detection` groups grant it). Checked before the
-   * body is read, like the route's own action.
-   */
-  const mayEvaluate = ({ caller }: RouteInput) => {
-    if (!ctx.security.hasClusterPermission(caller, RULESET_ACTIONS.rulesEvaluate))
-      throw new ApiError(403, noPermissions(RULESET_ACTIONS.rulesEvaluate, caller))
-  }
+  // Detection runs `rules/evaluate` on the caller's behalf, so the routes that can reach it need
+  // that action too (the `logtest` and `logtest/detection` groups grant it).
+  const evaluates = (r: PluginRoute): PluginRoute => ({ ...r, alsoRequires: [RULESET_ACTIONS.rulesEvaluate] })
 
   return [
-    route('POST', PREFIX, CONTENT_MANAGER_ACTIONS.logtest, async (input) => {
-      mayEvaluate(input)
+    evaluates(route('POST', PREFIX, CONTENT_MANAGER_ACTIONS.logtest, async (input) => {
       const req = combinedRequest(await readLogtestBody(input.request, ctx.settings))
       const message = await pool.run(() => service.combined(req.space, req.integration, req.engine))
       return { message, status: 200 }
-    }),
+    })),
 
     route('POST', `${PREFIX}/normalization`, CONTENT_MANAGER_ACTIONS.logtestNormalization, async ({ request }) => {
       const req = normalizationRequest(await readLogtestBody(request, ctx.settings))
@@ -35,11 +27,10 @@ export function logtestRoutes(ctx: ContentContext, service = new LogtestService(
       return json({ message: answer.message, status: answer.status }, answer.status)
     }),
 
-    route('POST', `${PREFIX}/detection`, CONTENT_MANAGER_ACTIONS.logtestDetection, async (input) => {
-      mayEvaluate(input)
+    evaluates(route('POST', `${PREFIX}/detection`, CONTENT_MANAGER_ACTIONS.logtestDetection, async (input) => {
       const req = detectionRequest(await readLogtestBody(input.request, ctx.settings))
       const message = await pool.run(() => service.detect(req.space, req.integration, req.input))
       return { message, status: 200 }
-    }),
+    })),
   ]
 }
