@@ -20,18 +20,21 @@ runStoreContract('platform adapter -> embedded svc-ext over HTTP', async () => {
 
 const real = process.env.SVC_TEST_PLATFORM_URL
 if (real) {
-  runStoreContract(`platform adapter -> real OpenSearch (${new URL(real).host})`, async () => {
+  runStoreContract(`platform adapter -> real OpenSearch (${new URL(real).host}; wipes its indices: use a throwaway cluster)`, async () => {
     const store = openPlatformStore({
       url: real,
       username: process.env.SVC_TEST_PLATFORM_USERNAME ?? 'admin',
       password: process.env.SVC_TEST_PLATFORM_PASSWORD ?? 'admin',
       insecure: true,
     })
-    // Each test starts from an empty cluster: everything the previous one made goes.
+    // Each test starts from an empty cluster: everything the previous one made goes (the
+    // platform's own indices stay; the contract's "every index" assertions expect a bare cluster).
     await store.deleteDataStream({ name: '*' }).catch(() => {})
-    await store.deleteIndex({ index: '*', expand_wildcards: 'all' }).catch(() => {})
+    const own = /^\.(opendistro|opensearch|plugins|ql-|kibana)/
+    const leftovers = (await store.resolve('*', { expand_wildcards: 'all' })).filter((i) => !own.test(i))
+    if (leftovers.length > 0) await store.deleteIndex({ index: leftovers }).catch(() => {})
     const templates = await store.getIndexTemplate().catch(() => ({ index_templates: [] }))
-    for (const t of templates.index_templates) await store.deleteIndexTemplate({ name: t.name }).catch(() => {})
+    for (const t of templates.index_templates) if (!own.test(t.name)) await store.deleteIndexTemplate({ name: t.name }).catch(() => {})
     await store.deleteAllPits().catch(() => {})
     return store
   })
