@@ -3,6 +3,7 @@
  */
 import { flattenKeys } from '../config/flat-keys'
 import type { CreateIndexBody, IndexSettings, Mappings } from '../store/port'
+import { nestSettings } from '../store/settings'
 import { badRequest, type RequestContext } from './context'
 import { Reply, type IndexRouter } from './router'
 import { globMatcher } from './names'
@@ -125,21 +126,11 @@ async function getSettings(ctx: RequestContext) {
     const flat = flatSettings(settings)
     const kept = Object.fromEntries(Object.entries(flat).filter(([k]) => matchers.some((m) => m(k))))
     if (Object.keys(kept).length === 0) continue
-    out[index] = { settings: ctx.flag('flat_settings', false) ? kept : nest(kept) }
+    out[index] = { settings: ctx.flag('flat_settings', false) ? kept : nestSettings(kept) }
   }
   return out
 }
 
-function nest(flat: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, any> = {}
-  for (const [key, value] of Object.entries(flat)) {
-    const parts = key.split('.')
-    let cur = out
-    for (const p of parts.slice(0, -1)) cur = cur[p] && typeof cur[p] === 'object' ? cur[p] : (cur[p] = {})
-    cur[parts[parts.length - 1]] = value
-  }
-  return out
-}
 
 async function putSettings(ctx: RequestContext) {
   const expression = ctx.indexExpression() ?? '_all'

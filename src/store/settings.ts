@@ -3,6 +3,7 @@
  * are stored and compared) and the nested form `GET /<index>/_settings` answers with.
  */
 import { IllegalArgument } from './errors'
+import { own, setOwn } from './own'
 import { isObject } from './query/doc'
 
 export type FlatSettings = Record<string, string | string[] | null>
@@ -27,10 +28,15 @@ export function nestSettings(flat: Record<string, unknown>): Record<string, unkn
     const parts = key.split('.')
     let node = out
     for (let i = 0; i < parts.length - 1; i++) {
-      const next = node[parts[i]]
-      node = (isObject(next) ? next : (node[parts[i]] = {})) as Record<string, unknown>
+      const next = own(node, parts[i])
+      if (isObject(next)) node = next
+      else {
+        const fresh: Record<string, unknown> = {}
+        setOwn(node, parts[i], fresh)
+        node = fresh
+      }
     }
-    node[parts[parts.length - 1]] = v
+    setOwn(node, parts[parts.length - 1], v)
   }
   return out
 }

@@ -4,6 +4,7 @@
  * included object keeps everything beneath it (minus excludes).
  */
 import type { Source, SourceFilter } from './port'
+import { setOwn } from './own'
 import { isObject } from './query/doc'
 
 export interface SourceSpec {
@@ -54,7 +55,7 @@ function filterObject(obj: Record<string, unknown>, prefix: string, spec: Source
     if (spec.excludes.some((p) => patternRe(p).test(path))) continue
     const inc = included || spec.includes.some((p) => patternRe(p).test(path))
     const kept = filterValue(v, path, spec, inc)
-    if (kept !== undefined) out[k] = kept
+    if (kept !== undefined) setOwn(out, k, kept)
   }
   return out
 }

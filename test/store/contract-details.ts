@@ -171,7 +171,7 @@ export function storeDetailsContract(store: () => Store): void {
     })
 
     test('dynamic templates map new fields; *_allow_templates admit only the fields they map', async () => {
-      const templates = [
+      const templates: Array<Record<string, Record<string, unknown>>> = [
         { ids: { match: '*_id', match_mapping_type: 'string', mapping: { type: 'keyword' } } },
         { counts: { path_match: 'stats.*', mapping: { type: 'long' } } },
         { named: { match: 'n_*', unmatch: 'n_skip', match_mapping_type: 'long', mapping: { type: 'integer', meta: { of: '{name}' } } } },
@@ -182,7 +182,7 @@ export function storeDetailsContract(store: () => Store): void {
       const props = (await store().getMapping({ index: 'dt' })).dt.mappings.properties!
       expect(props.user_id).toEqual({ type: 'keyword' })
       expect(props.stats.properties!.hits).toEqual({ type: 'long' })
-      expect(props.n_a).toEqual({ type: 'integer', meta: { of: 'n_a' } })
+      expect(props.n_a as unknown).toEqual({ type: 'integer', meta: { of: 'n_a' } })
       expect(props.n_skip).toEqual({ type: 'long' })
       expect(props.other.type).toBe('text')
       expect(props.stats.properties!.per_day).toEqual({ properties: { mon: { type: 'long' } } })
@@ -208,6 +208,28 @@ export function storeDetailsContract(store: () => Store): void {
       expect(merged.map((t) => Object.keys(t)[0])).toEqual(['ids', 'counts', 'named', 'extra'])
       expect(merged[0].ids.match).toBe('*_key')
       expect(await error(store().createIndex({ index: 'baddt', body: { mappings: { dynamic_templates: [{ a: { match: 'x' } }] } } }))).toBeInstanceOf(MapperParsing)
+    })
+
+    test('prototype-named keys are data in settings, dotted mapping names, source filters and aggregation names', async () => {
+      const clean = () => expect([({} as Record<string, unknown>).polluted, (Object as unknown as Record<string, unknown>).polluted]).toEqual([undefined, undefined])
+      await store().createIndex({
+        index: 'proto',
+        body: JSON.parse('{"settings": {"index": {"__proto__": {"polluted": "yes"}}}, "mappings": {"properties": {"__proto__.polluted": {"type": "keyword"}, "constructor.prototype": {"properties": {"polluted": {"type": "keyword"}}}}}}'),
+      })
+      clean()
+      const settings = (await store().getSettings({ index: 'proto' })).proto.settings.index
+      expect(Object.hasOwn(settings, '__proto__')).toBe(true)
+      clean()
+      const props = (await store().getMapping({ index: 'proto' })).proto.mappings.properties!
+      expect(Object.hasOwn(props, '__proto__') && Object.hasOwn(props, 'constructor')).toBe(true)
+      await store().index({ index: 'proto', id: '1', body: JSON.parse('{"__proto__": {"polluted": "x"}, "other": 1}'), refresh: true })
+      clean()
+      const hit = (await store().search({ index: 'proto', body: { _source: ['__proto__*'], aggs: JSON.parse('{"__proto__": {"terms": {"field": "__proto__.polluted"}}}') } }))
+      clean()
+      expect(Object.hasOwn(hit.hits.hits[0]._source!, '__proto__')).toBe(true)
+      expect(Object.hasOwn(hit.hits.hits[0]._source!, 'other')).toBe(false)
+      expect(Object.hasOwn(hit.aggregations!, '__proto__')).toBe(true)
+      expect(total(await store().search({ index: 'proto', body: { query: { term: { '__proto__.polluted': 'x' } } } }))).toBe(1)
     })
 
     test('exists on metadata fields', async () => {

@@ -6,6 +6,7 @@ import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
 import { compile, kindOf, toNumber, type FieldSpec, type Test } from '../query/compile'
 import { parseDate } from '../query/dates'
 import { compareCodePoints } from '../query/fold'
+import { setOwn } from '../own'
 import { type DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 
 /** The index a document came from, with its mapping (undefined = typed by value). */
@@ -67,7 +68,7 @@ export function instantiate(aggs: Aggs): Map<string, Agg> {
 
 export function results(aggs: Map<string, Agg>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
-  for (const [n, a] of aggs) out[n] = a.result()
+  for (const [n, a] of aggs) setOwn(out, n, a.result())
   return out
 }
 

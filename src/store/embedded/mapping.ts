@@ -11,6 +11,7 @@ import { type FieldSpec, kindOf } from '../query/compile'
 import { looksLikeDate, parseDate } from '../query/dates'
 import { parseIp } from '../query/ip'
 import { wildcardToRegExp } from '../names'
+import { own, setOwn } from '../own'
 
 export const KNOWN_TYPES = new Set([
   'keyword', 'text', 'match_only_text', 'date', 'date_nanos', 'long', 'integer', 'short', 'byte', 'double', 'float',
@@ -73,22 +74,29 @@ function expandDottedNames(props: Record<string, FieldMapping>): Record<string, 
     const expanded = isObject(def) && isObject(def.properties) ? { ...def, properties: expandDottedNames(def.properties) } : def
     const parts = name.split('.')
     if (name === '' || parts.some((p) => p === '')) {
-      out[name] = expanded // refused with the empty-name error below
+      setOwn(out, name, expanded) // refused with the empty-name error below
       continue
     }
     let level = out
     for (const p of parts.slice(0, -1)) {
-      const cur = level[p]
-      if (!isObject(cur)) level[p] = { properties: {} }
-      else if (!isObject(cur.properties)) level[p] = { ...cur, properties: {} }
-      else level[p] = { ...cur, properties: { ...cur.properties } }
-      level = level[p].properties!
+      const cur = own(level, p)
+      const next: FieldMapping = !isObject(cur)
+        ? { properties: {} }
+        : !isObject(cur.properties)
+          ? { ...cur, properties: {} }
+          : { ...cur, properties: { ...cur.properties } }
+      setOwn(level, p, next)
+      level = next.properties!
     }
     const last = parts[parts.length - 1]
-    const prev = level[last]
-    level[last] = isObject(prev) && isObject(prev.properties) && isObject(expanded) && isObject(expanded.properties)
-      ? { ...prev, ...expanded, properties: { ...prev.properties, ...expanded.properties } }
-      : expanded
+    const prev = own(level, last)
+    setOwn(
+      level,
+      last,
+      isObject(prev) && isObject(prev.properties) && isObject(expanded) && isObject(expanded.properties)
+        ? { ...prev, ...expanded, properties: { ...prev.properties, ...expanded.properties } }
+        : expanded,
+    )
   }
   return out
 }
@@ -132,7 +140,7 @@ export function mergeMappings(base: Mappings, update: Mappings): Mappings {
       out.dynamic_templates = merged
       continue
     }
-    ;(out as Record<string, unknown>)[k] = v
+    setOwn(out as Record<string, unknown>, k, v)
   }
   if (update.properties) out.properties = mergeProps(out.properties ?? {}, update.properties, '')
   return out
@@ -141,16 +149,16 @@ export function mergeMappings(base: Mappings, update: Mappings): Mappings {
 function mergeProps(base: Record<string, FieldMapping>, update: Record<string, FieldMapping>, prefix: string) {
   for (const [name, def] of Object.entries(update)) {
     const path = prefix ? `${prefix}.${name}` : name
-    const cur = ownProperty(base, name)
+    const cur = own(base, name)
     if (!cur) {
-      Object.defineProperty(base, name, { value: structuredClone(def), enumerable: true, writable: true, configurable: true })
+      setOwn(base, name, structuredClone(def))
       continue
     }
     const curType = cur.type ?? 'object'
     const newType = def.type ?? 'object'
     if (curType !== newType)
       throw new IllegalArgument(`mapper [${path}] cannot be changed from type [${curType}] to [${newType}]`)
-    for (const [k, v] of Object.entries(def)) if (k !== 'properties' && k !== 'fields') (cur as Record<string, unknown>)[k] = v
+    for (const [k, v] of Object.entries(def)) if (k !== 'properties' && k !== 'fields') setOwn(cur as Record<string, unknown>, k, v)
     if (def.properties) cur.properties = mergeProps(cur.properties ?? {}, def.properties, path)
     if (def.fields) cur.fields = mergeProps(cur.fields ?? {}, def.fields, path)
   }
@@ -275,7 +283,7 @@ class Walk {
       this.root = this.grown
     }
     let node = this.grown as FieldMapping
-    for (const p of path) node = ownProperty(node.properties, p)!
+    for (const p of path) node = own(node.properties, p)!
     return node
   }
 
@@ -293,7 +301,7 @@ class Walk {
         const parentPath = path
         path = path ? `${path}.${name}` : name
         const last = i === parts.length - 1
-        let def = ownProperty(m.properties, name)
+        let def = own(m.properties, name)
         if (!def) {
           const sample = last ? value : {}
           // The *_allow_templates modes let in exactly the fields a dynamic template maps.
@@ -463,15 +471,9 @@ class Walk {
     else return undefined
     const parent = this.writable(parentPath ? parentPath.split('.') : [])
     parent.properties ??= {}
-    const existing = ownProperty(parent.properties, name)
+    const existing = own(parent.properties, name)
     if (existing) return existing
-    // A field may be called `__proto__` or `constructor`: define it, never assign through the prototype chain.
-    Object.defineProperty(parent.properties, name, { value: def, enumerable: true, writable: true, configurable: true })
+    setOwn(parent.properties, name, def)
     return def
   }
-}
-
-/** A mapping entry by name, only when the object itself holds it (never `toString`, `__proto__`...). */
-function ownProperty<V>(obj: Record<string, V> | undefined, key: string): V | undefined {
-  return obj !== undefined && Object.hasOwn(obj, key) ? obj[key] : undefined
 }

@@ -64,6 +64,7 @@ import type {
 import { type FieldSpec } from '../query/compile'
 import { DEFAULT_MAX_TERMS_COUNT, rewriteTerms } from '../query/terms'
 import { fieldPath, isObject } from '../query/doc'
+import { own, setOwn } from '../own'
 import { filterSource, sourceSpec } from '../source-filter'
 import { flattenSettings, nestSettings, parseTimeValue, shardCopies, shardsOf, validateSettings } from '../settings'
 import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
@@ -1428,7 +1429,7 @@ function deepMerge(target: Record<string, unknown>, patch: Record<string, unknow
   const out: Record<string, unknown> = { ...target }
   let changed = false
   for (const [k, v] of Object.entries(patch)) {
-    const cur = Object.hasOwn(out, k) ? out[k] : undefined
+    const cur = own(out, k)
     if (isObject(v) && isObject(cur)) {
       const r = deepMerge(cur, v)
       setOwn(out, k, r.value)
@@ -1439,11 +1440,6 @@ function deepMerge(target: Record<string, unknown>, patch: Record<string, unknow
     }
   }
   return { value: out, changed }
-}
-
-/** Document keys are data: `__proto__` is a field like any other, never the prototype. */
-function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true })
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {
