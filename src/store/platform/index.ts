@@ -28,6 +28,9 @@ export function openPlatformStore(c: PlatformConnection): PlatformStore {
     maxRetries: 0,
     requestTimeout: c.requestTimeoutMillis ?? 60_000,
     suggestCompression: false,
+    // `__proto__`/`constructor` are ordinary field names to OpenSearch: parse them as JSON.parse
+    // does (own data properties), as the embedded store does, instead of failing the response.
+    disablePrototypePoisoningProtection: true,
   })
   return new PlatformStore(client)
 }
