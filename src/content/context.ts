@@ -1,10 +1,11 @@
 // What the content services share: collaborators plus the two things every write ends with
-// (authorising the caller's index writes, and recomputing the hashes of the spaces it touched).
+// (writing with the caller's rights, and recomputing the hashes of the spaces it touched).
 import type { ClusterSettings } from '../config/cluster-settings'
 import { ApiError } from '../http/errors'
 import type { Logger } from '../http/log'
 import type { Journal } from '../journal/journal'
 import type { Caller, Security } from '../security/caller'
+import { callerStore, platformDecides, storeAs } from '../security/platform/caller-store'
 import type { Store } from '../store/port'
 import type { EngineClient } from './engine'
 import type { CreationLock, LocalTurns } from './locks/creation-lock'
@@ -28,10 +29,31 @@ export interface ContentContext {
   creationLock: CreationLock
   turns: LocalTurns
   hashes: SpaceHashes
+  /** Platform mode: the store bound to a caller's credentials (see callerStore). */
+  storeFor?: (caller: Caller) => Store
 }
 
-/** Throws 403 unless the caller may perform `action` on the concrete indices behind `aliases`. */
-export async function authorizeWrites(ctx: ContentContext, caller: Caller, action: string, aliases: string[]): Promise<void> {
+/**
+ * The repository that makes the caller's writes (spec "Resource creation rules" 3: the resource
+ * write runs with the caller's context, so the caller's own privileges on the content indices
+ * apply): embedded, after our model allowed each action on the concrete indices behind its
+ * aliases (403 otherwise); platform, bound to the caller's credentials, the platform deciding.
+ * Reads that validate (draft policy, parents, titles, limit counts) stay on `ctx.repo`: limits and
+ * uniqueness hold for the whole space, not for the part of it a caller may see.
+ */
+export async function writerFor(ctx: ContentContext, caller: Caller, rights: Record<string, string[]>): Promise<ContentRepository> {
+  return ctx.repo.writingAs(await contentCallerStore(ctx, caller, rights))
+}
+
+/** The store behind `writerFor`, for writes that are not one document at a time (promotion's bulks). */
+export async function contentCallerStore(ctx: ContentContext, caller: Caller, rights: Record<string, string[]>): Promise<Store> {
+  // Our model is asked about concrete indices; the platform resolves the aliases itself.
+  const checks = platformDecides(ctx) ? [] : Object.entries(rights)
+  for (const [action, aliases] of checks) callerStore(ctx, caller, action, await concreteIndices(ctx, aliases))
+  return storeAs(ctx, caller)
+}
+
+async function concreteIndices(ctx: ContentContext, aliases: string[]): Promise<string[]> {
   const indices: string[] = []
   for (const alias of new Set(aliases)) {
     try {
@@ -41,7 +63,7 @@ export async function authorizeWrites(ctx: ContentContext, caller: Caller, actio
       throw e
     }
   }
-  ctx.security.authorizeIndices(caller, action, indices)
+  return indices
 }
 
 /**

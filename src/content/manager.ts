@@ -5,7 +5,7 @@ import { SettingsSnapshot, type ClusterSettings } from '../config/cluster-settin
 import type { Logger } from '../http/log'
 import type { PluginRoute } from '../http/route'
 import type { Journal } from '../journal/journal'
-import type { Security } from '../security/caller'
+import type { Caller, Security } from '../security/caller'
 import type { Store } from '../store/port'
 import { afterChange, type ContentContext } from './context'
 import { createEngineClient, createPolicyReloader, engineOptionsFromSettings, type EngineClient, type ReloadOutcome } from './engine'
@@ -35,6 +35,8 @@ export interface ContentManagerDeps {
   rulesetSync?: RulesetSync
   /** Only the lock benchmark replaces this, to measure creation without it. */
   creationLock?: CreationLock
+  /** Platform mode: the store bound to a caller's credentials, for the caller's own writes. */
+  storeFor?: (caller: Caller) => Store
 }
 
 export interface ContentManager {
@@ -73,6 +75,7 @@ export function createContentManager(deps: ContentManagerDeps): ContentManager {
     hashes: spaceHashes(repo, (r) => {
       if (r.space === 'standard') loads.trigger('standard')
     }),
+    storeFor: deps.storeFor,
   }
   const resources = new ResourceService(ctx)
   const policies = new PolicyService(ctx)

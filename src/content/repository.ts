@@ -1,6 +1,6 @@
 // Reads and writes space-aware content documents (reference 2.5 envelope) through the Store. It
 // knows nothing of HTTP or of who is calling: callers authorise their writes before using it.
-import { IndexNotFound, VersionConflict } from '../store/errors'
+import { IndexNotFound, StoreError, VersionConflict } from '../store/errors'
 import type { SearchHit, Source, Store } from '../store/port'
 import { documentHash } from './hash'
 import { CONTENT_ALIASES } from './indices'
@@ -58,21 +58,30 @@ export class ContentUnavailable extends Error {
 }
 
 export class ContentRepository {
-  constructor(private readonly store: Store) {}
+  /** `lookup` resolves aliases (the service's store even when `store` is a caller's: resolving is not the caller's act). */
+  constructor(
+    private readonly store: Store,
+    private readonly lookup: Store = store,
+  ) {}
+
+  /** This repository reading and writing through `store` (a caller's, for work done with the caller's rights). */
+  writingAs(store: Store): ContentRepository {
+    return store === this.store ? this : new ContentRepository(store, this.lookup)
+  }
 
   /** The concrete index behind an alias; writes go there so nothing ever auto-creates an index named like the alias. */
   async concrete(alias: string): Promise<string> {
-    const names = await this.store.resolve(alias, { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true })
+    const names = await this.lookup.resolve(alias, { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true })
     if (names.length === 0) throw new ContentUnavailable(alias)
     if (names.length === 1) return names[0]
     // An alias over both slots (mid-swap): the write index is the live one.
-    const aliases = await this.store.getAlias({ name: alias })
+    const aliases = await this.lookup.getAlias({ name: alias })
     const writer = Object.entries(aliases).find(([, a]) => a.aliases[alias]?.is_write_index)
     return writer?.[0] ?? names[0]
   }
 
   async exists(alias: string): Promise<boolean> {
-    return (await this.store.resolve(alias, { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true })).length > 0
+    return (await this.lookup.resolve(alias, { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true })).length > 0
   }
 
   async getById(alias: string, id: string): Promise<Stored | undefined> {
@@ -170,7 +179,10 @@ export class ContentRepository {
     const index = await this.concrete(alias)
     for (let i = 0; i < ids.length; i += 1000) {
       const body = ids.slice(i, i + 1000).map((id) => ({ delete: { _index: index, _id: id } }))
-      await this.store.bulk({ body, refresh: true })
+      const r = await this.store.bulk({ body, refresh: true })
+      // A document already gone is removed; any other refusal (a caller's missing right) is the answer.
+      const failed = r.items.map((item) => Object.values(item)[0]).find((it) => it?.error && it.status !== 404)
+      if (failed?.error) throw new StoreError(failed.error.type, failed.status, failed.error.reason)
     }
   }
 

@@ -5,6 +5,7 @@ import { ApiError } from "../http/errors";
 import type { Logger } from "../http/log";
 import { INDEX_ACTIONS } from "../security/actions";
 import type { Caller, Security } from "../security/caller";
+import { callerStore, securityRefusal } from "../security/platform/caller-store";
 import type { Store } from "../store/port";
 import { SETTINGS_DOC_ID, SETTINGS_INDEX } from "./indices";
 
@@ -29,6 +30,8 @@ export interface SetupSettingsDeps {
   settings: ClusterSettings;
   security: Security;
   log: Logger;
+  /** Platform mode: the store bound to a caller's credentials (see callerStore). */
+  storeFor?: (caller: Caller) => Store;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -62,11 +65,14 @@ export async function updateSetupSettings(deps: SetupSettingsDeps, caller: Calle
     throw new ApiError(400, SETTINGS_MESSAGES.invalidBody);
   }
   const record = parseSettingsRecord(text);
-  // The write is done with the caller's rights: a denial is answered with its own status and message.
-  deps.security.authorizeIndices(caller, INDEX_ACTIONS.index, [SETTINGS_INDEX]);
+  // The write is done with the caller's rights (reference 2 step 9): a denial, ours or the
+  // platform's, is answered with its own status and message; any other failure is a 500.
+  const store = callerStore(deps, caller, INDEX_ACTIONS.index, [SETTINGS_INDEX]);
   try {
-    await deps.store.index({ index: SETTINGS_INDEX, id: SETTINGS_DOC_ID, body: { ...record }, refresh: true });
+    await store.index({ index: SETTINGS_INDEX, id: SETTINGS_DOC_ID, body: { ...record }, refresh: true });
   } catch (e) {
+    const refused = securityRefusal(e);
+    if (refused) throw new ApiError(refused.status, refused.message);
     deps.log.error("setup settings not persisted", { error: e });
     throw new ApiError(500, SETTINGS_MESSAGES.internal);
   }

@@ -1,9 +1,12 @@
-// `PUT /policy/{space}` (reference 4.5) and `DELETE /space/{space}` (reference 4.8).
+// `PUT /policy/{space}` (reference 4.5) and `DELETE /space/{space}` (reference 4.8). The policy
+// write and the reset's deletions run with the caller's rights (`writerFor`); the default draft
+// policy a reset leaves behind and the space hash are the service's: every resource endpoint
+// depends on them, whatever the caller may write.
 import { ApiError } from '../../http/errors'
 import { INDEX_ACTIONS } from '../../security/actions'
 import type { Caller } from '../../security/caller'
 import { VersionConflict } from '../../store/errors'
-import { afterChange, authorizeWrites, requireDraftPolicy, type ContentContext } from '../context'
+import { afterChange, requireDraftPolicy, writerFor, type ContentContext } from '../context'
 import { documentHash } from '../hash'
 import { CONTENT_ALIASES } from '../indices'
 import { isObject, type Doc, type Envelope } from '../repository'
@@ -70,9 +73,9 @@ export class PolicyService {
     const next = space === 'draft' ? this.draftDocument(resource, current, enrichments) : standardDocument(resource, current, enrichments)
     const document = unchangedOr(next, current, ctx.now())
     if (document === current) return stored._id
-    await authorizeWrites(ctx, caller, INDEX_ACTIONS.index, [CONTENT_ALIASES.policies])
+    const writer = await writerFor(ctx, caller, { [INDEX_ACTIONS.index]: [CONTENT_ALIASES.policies] })
     try {
-      await ctx.repo.replace(CONTENT_ALIASES.policies, stored, {
+      await writer.replace(CONTENT_ALIASES.policies, stored, {
         ...(stored.source as Envelope),
         document,
         hash: { sha256: documentHash(document) },
@@ -91,21 +94,32 @@ export class PolicyService {
     if (!isSpace(spaceParam)) throw new ApiError(400, `Invalid space: [${spaceParam}].`)
     if (!RESETTABLE.includes(spaceParam)) throw new ApiError(400, `Cannot reset the '${spaceParam}' space.`)
     const space = spaceParam
-    await authorizeWrites(ctx, caller, INDEX_ACTIONS.delete, RESOURCE_ALIASES)
-    await authorizeWrites(ctx, caller, INDEX_ACTIONS.index, [CONTENT_ALIASES.policies])
+    const writer = await writerFor(ctx, caller, { [INDEX_ACTIONS.delete]: RESOURCE_ALIASES, [INDEX_ACTIONS.index]: [CONTENT_ALIASES.policies] })
 
     const rules = await ctx.repo.list(CONTENT_ALIASES.rules, space, { source: ['document.id', 'space.name'] })
     const integrations = await ctx.repo.list(CONTENT_ALIASES.integrations, space, { source: ['document.id', 'space.name'] })
-    // Ruleset Management copies go first; a failure there must not keep the content from being reset.
+    // The caller's deletions go first: a platform that refuses them stops the reset before the
+    // Ruleset Management copies are touched (the first alias refused leaves everything as it was).
+    let refused: unknown
+    try {
+      for (const alias of RESOURCE_ALIASES) {
+        const docs = await ctx.repo.list(alias, space, { source: ['space.name'] })
+        await writer.removeMany(alias, docs.map((d) => d._id))
+      }
+    } catch (e) {
+      refused = e
+    }
+    // Whatever was deleted, the space keeps a policy and a hash that matches its content.
+    await ensureSpacePolicy(ctx.repo, space, ctx.now())
+    if (refused !== undefined) {
+      await afterChange(ctx, [space])
+      throw refused
+    }
+    // A failure in Ruleset Management must not keep the content from being reset.
     for (const r of rules) await ctx.ruleset.deleteRule(space, String(r.document.id)).catch((e) => this.warn('rule', r._id, e))
     for (const i of integrations) {
       await ctx.ruleset.deleteIntegration(space, String(i.document.id)).catch((e) => this.warn('integration', i._id, e))
     }
-    for (const alias of RESOURCE_ALIASES) {
-      const docs = await ctx.repo.list(alias, space, { source: ['space.name'] })
-      await ctx.repo.removeMany(alias, docs.map((d) => d._id))
-    }
-    await ensureSpacePolicy(ctx.repo, space, ctx.now())
     await afterChange(ctx, [space])
   }
 

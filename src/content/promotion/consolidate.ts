@@ -1,7 +1,10 @@
 // Step 3 of a promotion: one bulk request per list, adds/updates first, then removals, each item
-// that the store acknowledged recorded as a rollback step. When a bulk request fails as a whole we
+// that the store acknowledged recorded as a rollback step. The store is the caller's: the
+// reference runs a content request with the caller's identity unless it says the context is
+// stashed, and for content it says so only of lock I/O (reference 7.1). When a bulk request fails as a whole we
 // cannot know which items it applied, so all of them are recorded: every undo sets a document back
 // to its pre-promotion state, which is harmless for an item that was never applied.
+import { securityRefusal, type SecurityRefusal } from '../../security/platform/caller-store'
 import type { BulkItemResult, BulkLine, Store } from '../../store/port'
 import type { ContentRepository } from '../repository'
 import { ALIAS, CHANGE_LISTS, RESOURCE_LISTS } from './changes'
@@ -18,6 +21,8 @@ export class ConsolidationFailed extends Error {
     message: string,
     /** The steps whose mutation failed (or may have failed). */
     readonly failed: Step[],
+    /** Set when the store refused the caller's write (the platform's word on its rights). */
+    readonly refusal?: SecurityRefusal,
   ) {
     super(message)
   }
@@ -47,10 +52,11 @@ export async function consolidate(store: Store, repo: ContentRepository, plan: P
       items = r.items.map((item) => Object.values(item)[0]!)
     } catch (e) {
       applied.push(...steps.map((s) => ({ ...s, index })))
-      throw new ConsolidationFailed(`bulk write to [${index}] failed: ${reason(e)}`, steps)
+      throw new ConsolidationFailed(`bulk write to [${index}] failed: ${reason(e)}`, steps, securityRefusal(e))
     }
     const failed: Step[] = []
     const reasons: string[] = []
+    let refusal: SecurityRefusal | undefined
     steps.forEach((step, i) => {
       const item = items[i]
       // A removal that finds nothing left has reached its goal; the snapshot still restores it.
@@ -58,10 +64,11 @@ export async function consolidate(store: Store, repo: ContentRepository, plan: P
       if (ok) applied.push({ ...step, index })
       else {
         failed.push(step)
+        refusal ??= securityRefusal(item?.error && { ...item.error, status: item.status })
         reasons.push(`${step.operation} of '${step.id}': ${item?.error?.reason ?? `status ${item?.status ?? 'missing'}`}`)
       }
     })
-    if (failed.length > 0) throw new ConsolidationFailed(`bulk write to [${index}] failed (${reasons.join('; ')})`, failed)
+    if (failed.length > 0) throw new ConsolidationFailed(`bulk write to [${index}] failed (${reasons.join('; ')})`, failed, refusal)
   }
 }
 

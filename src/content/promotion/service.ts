@@ -1,15 +1,18 @@
 // Promotion of a space into the next one (spec "Promotion"; reference 4.6, 4.7): the preview, and
 // the four steps (snapshots, Engine validation, consolidation, Ruleset Management) with the
-// rollback of step 3, all under one lease per target space.
+// rollback of step 3, all under one lease per target space. Step 3 writes with the caller's
+// rights; the lease, the undo of step 3 and the target hash are the service's (a rollback must
+// restore what the caller's writes changed even where the caller may not write).
 import { ApiError } from '../../http/errors'
 import { INDEX_ACTIONS } from '../../security/actions'
 import type { Caller } from '../../security/caller'
-import { afterChange, authorizeWrites, type ContentContext } from '../context'
+import type { Store } from '../../store/port'
+import { afterChange, contentCallerStore, type ContentContext } from '../context'
 import { EngineError, EngineRefused } from '../engine'
 import { buildFullPolicy } from '../policy/engine-load'
 import { NEXT_SPACE, sourceSpace } from './chain'
 import { ALIAS, CHANGE_LISTS, type Changes, type PreviewResponse } from './changes'
-import { consolidate, reason, type Applied } from './consolidate'
+import { consolidate, ConsolidationFailed, reason, type Applied } from './consolidate'
 import { withPromotionLease, type PromotionLeaseSettings } from './lease'
 import { engineFullPolicy, planPromotion, type Plan } from './plan'
 import { previewPromotion } from './preview'
@@ -30,14 +33,14 @@ export class PromotionService {
   async promote(request: PromoteRequest, caller: Caller): Promise<string> {
     const { ctx } = this
     const target = NEXT_SPACE[request.space]
-    await this.authorize(caller, request.changes)
+    const writes = await this.callerWrites(caller, request.changes)
     return withPromotionLease(ctx, await this.leaseSettings(), target, async () => {
       const plan = await planPromotion(ctx.repo, request)
       if (plan.needsEngine) await this.validate(plan)
 
       const applied: Applied[] = []
       try {
-        await consolidate(ctx.store, ctx.repo, plan, applied)
+        await consolidate(writes, ctx.repo, plan, applied)
       } catch (e) {
         throw await this.rollback(plan, applied, e)
       }
@@ -51,13 +54,15 @@ export class PromotionService {
     })
   }
 
-  /** The caller's own rights on the content indices cover the writes made on its behalf. */
-  private async authorize(caller: Caller, changes: Changes): Promise<void> {
+  /** The store for step 3: the caller's own rights on the content indices cover the writes made on its behalf. */
+  private async callerWrites(caller: Caller, changes: Changes): Promise<Store> {
     const written = new Set<string>()
     const deleted = new Set<string>()
     for (const list of CHANGE_LISTS) for (const c of changes[list]) (c.operation === 'remove' ? deleted : written).add(ALIAS[list])
-    if (written.size > 0) await authorizeWrites(this.ctx, caller, INDEX_ACTIONS.index, [...written])
-    if (deleted.size > 0) await authorizeWrites(this.ctx, caller, INDEX_ACTIONS.delete, [...deleted])
+    const rights: Record<string, string[]> = {}
+    if (written.size > 0) rights[INDEX_ACTIONS.index] = [...written]
+    if (deleted.size > 0) rights[INDEX_ACTIONS.delete] = [...deleted]
+    return contentCallerStore(this.ctx, caller, rights)
   }
 
   private async leaseSettings(): Promise<PromotionLeaseSettings> {
@@ -99,6 +104,9 @@ export class PromotionService {
       ctx.now(),
     )
     const partial = failures.length > 0 ? ` ${failures.length} rollback step(s) failed; see the node log.` : ''
+    // Refused by the platform (embedded mode refuses before step 2): its status and message, as a
+    // refusal by our model would have been answered.
+    if (cause instanceof ConsolidationFailed && cause.refusal) return new ApiError(cause.refusal.status, cause.refusal.message + partial)
     return new ApiError(500, `Internal Server Error. Promotion of space [${plan.source}] into [${target}] failed and was rolled back: ${reason(cause)}.${partial}`)
   }
 

@@ -1,15 +1,18 @@
 // Create, update and delete of integrations, decoders, rules, KVDBs and filters (reference 4.3
 // and 4.4). Creation runs under the (type, space) lock so the limit check and the write are one
 // step; updates and deletes rely on optimistic concurrency of the documents they change.
+// The resource writes and the parent links they change run with the caller's rights (`writerFor`);
+// the lock, the space hash and the undo of a half-done change run as the service: they keep the
+// content consistent, whoever the caller.
 import { ApiError, shown } from '../../http/errors'
 import { INDEX_ACTIONS } from '../../security/actions'
 import type { Caller } from '../../security/caller'
 import { VersionConflict } from '../../store/errors'
-import { afterChange, authorizeWrites, requireDraftPolicy, type ContentContext } from '../context'
+import { afterChange, requireDraftPolicy, writerFor, type ContentContext } from '../context'
 import { EngineError, engineValidationMessage } from '../engine'
 import { CONTENT_ALIASES } from '../indices'
 import { INTEGRATION_LISTS, KINDS, LIST_KIND, type IntegrationList, type ResourceKind } from '../kinds'
-import { envelope, isObject, type Doc, type Stored } from '../repository'
+import { envelope, isObject, type ContentRepository, type Doc, type Stored } from '../repository'
 import { RulesetRejected } from '../ruleset-sync'
 import type { Space } from '../spaces'
 import { forCreate, forUpdate, isMissing, nestMetadata, renderYaml, requireFields } from './normalize'
@@ -60,7 +63,7 @@ export class ResourceService {
     requireFields(resource, CREATE_REQUIRED[kind])
     const settings = await ctx.settings.snapshot()
     const parentAlias = listName ? CONTENT_ALIASES.integrations : CONTENT_ALIASES.policies
-    await authorizeWrites(ctx, caller, INDEX_ACTIONS.index, [info.alias, parentAlias])
+    const writer = await writerFor(ctx, caller, { [INDEX_ACTIONS.index]: [info.alias, parentAlias] })
 
     const lockSettings = {
       maxRetries: settings.num(`${cm}resource_lock.max_retries`),
@@ -81,15 +84,24 @@ export class ResourceService {
       if (kind === 'rule') await this.ruleset(() => ctx.ruleset.upsertRule(space, document, parentId!, false))
       if (kind === 'integration') await this.ruleset(() => ctx.ruleset.upsertIntegration(space, document, false))
 
-      await ctx.repo.create(info.alias, id, this.envelopeOf(kind, document, space))
+      const forgetRuleset = async () => {
+        if (kind === 'rule') await ctx.ruleset.deleteRule(space, id).catch(() => {})
+        if (kind === 'integration') await ctx.ruleset.deleteIntegration(space, id).catch(() => {})
+      }
       try {
-        if (listName) await this.link(CONTENT_ALIASES.integrations, () => ctx.repo.getById(CONTENT_ALIASES.integrations, parentId!), listName, id, 'add')
-        else await this.link(CONTENT_ALIASES.policies, () => ctx.repo.policy(space), kind === 'filter' ? 'filters' : 'integrations', id, 'add')
+        await writer.create(info.alias, id, this.envelopeOf(kind, document, space))
+      } catch (e) {
+        // Refused (the platform's word on the caller's rights) or failed: nothing of it may remain.
+        await forgetRuleset()
+        throw e
+      }
+      try {
+        if (listName) await this.link(writer, CONTENT_ALIASES.integrations, () => ctx.repo.getById(CONTENT_ALIASES.integrations, parentId!), listName, id, 'add')
+        else await this.link(writer, CONTENT_ALIASES.policies, () => ctx.repo.policy(space), kind === 'filter' ? 'filters' : 'integrations', id, 'add')
       } catch (e) {
         // Without its link the resource is unreachable: take it back out, here and in Ruleset Management.
         await ctx.repo.remove(info.alias, id).catch(() => {})
-        if (kind === 'rule') await ctx.ruleset.deleteRule(space, id).catch(() => {})
-        if (kind === 'integration') await ctx.ruleset.deleteIntegration(space, id).catch(() => {})
+        await forgetRuleset()
         throw e
       }
       await afterChange(ctx, [space])
@@ -123,13 +135,17 @@ export class ResourceService {
     const parent = kind === 'rule' ? (await this.parentsOf('rule', id))[0] : undefined
     if (parent) checkProduct(resource, parent)
     if (document === stored.document) return id // nothing changed: no write, no hash change
-    await authorizeWrites(ctx, caller, INDEX_ACTIONS.index, [info.alias])
+    const writer = await writerFor(ctx, caller, { [INDEX_ACTIONS.index]: [info.alias] })
     await this.validateWithEngine(kind, document)
-    if (kind === 'rule') await this.ruleset(() => ctx.ruleset.upsertRule(space, document, String(parent?.document.id ?? ''), true))
+    const parentId = String(parent?.document.id ?? '')
+    if (kind === 'rule') await this.ruleset(() => ctx.ruleset.upsertRule(space, document, parentId, true))
     if (kind === 'integration') await this.ruleset(() => ctx.ruleset.upsertIntegration(space, document, true))
     try {
-      await ctx.repo.replace(info.alias, stored, this.envelopeOf(kind, document, space, stored.source))
+      await writer.replace(info.alias, stored, this.envelopeOf(kind, document, space, stored.source))
     } catch (e) {
+      // The stored version stays: so does its Ruleset Management copy.
+      if (kind === 'rule') await ctx.ruleset.upsertRule(space, stored.document, parentId, true).catch(() => {})
+      if (kind === 'integration') await ctx.ruleset.upsertIntegration(space, stored.document, true).catch(() => {})
       if (e instanceof VersionConflict) throw new ApiError(409, `${info.label} [${id}] was modified concurrently. Please retry.`)
       throw e
     }
@@ -155,19 +171,28 @@ export class ResourceService {
     }
     const listName = CHILD_LIST[kind]
     const parentAlias = listName ? CONTENT_ALIASES.integrations : CONTENT_ALIASES.policies
-    await authorizeWrites(ctx, caller, INDEX_ACTIONS.delete, [info.alias])
-    await authorizeWrites(ctx, caller, INDEX_ACTIONS.index, [parentAlias])
+    const writer = await writerFor(ctx, caller, { [INDEX_ACTIONS.delete]: [info.alias], [INDEX_ACTIONS.index]: [parentAlias] })
+    const listKey = listName ?? (kind === 'filter' ? 'filters' : 'integrations')
+    const integrations = listName ? await this.parentsOf(kind, id) : []
+    const parents: Array<() => Promise<Stored | undefined>> = listName
+      ? integrations.map((p) => () => ctx.repo.getById(CONTENT_ALIASES.integrations, p._id))
+      : [() => ctx.repo.policy(space)]
 
     if (kind === 'rule') await this.ruleset(() => ctx.ruleset.deleteRule(space, id))
     if (kind === 'integration') await this.ruleset(() => ctx.ruleset.deleteIntegration(space, id))
-    if (listName) {
-      for (const parent of await this.parentsOf(kind, id)) {
-        await this.link(CONTENT_ALIASES.integrations, () => ctx.repo.getById(CONTENT_ALIASES.integrations, parent._id), listName, id, 'remove')
+    const unlinked: Array<{ read: () => Promise<Stored | undefined>; at: number }> = []
+    try {
+      for (const read of parents) unlinked.push({ read, at: await this.link(writer, parentAlias, read, listKey, id, 'remove') })
+      await writer.remove(info.alias, stored._id)
+    } catch (e) {
+      // Refused half-way (the platform decides each write): the resource stays whole, links and copy included.
+      for (const { read, at } of unlinked.reverse()) {
+        if (at >= 0) await this.link(ctx.repo, parentAlias, read, listKey, id, 'add', at).catch(() => {})
       }
-    } else {
-      await this.link(CONTENT_ALIASES.policies, () => ctx.repo.policy(space), kind === 'filter' ? 'filters' : 'integrations', id, 'remove')
+      if (kind === 'rule') await ctx.ruleset.upsertRule(space, stored.document, String(integrations[0]?.document.id ?? ''), false).catch(() => {})
+      if (kind === 'integration') await ctx.ruleset.upsertIntegration(space, stored.document, false).catch(() => {})
+      throw e
     }
-    await ctx.repo.remove(info.alias, stored._id)
     await afterChange(ctx, [space])
     return id
   }
@@ -232,21 +257,36 @@ export class ResourceService {
   }
 
   /** Adds or removes `id` in a parent's list, retried on concurrent changes of the parent. */
-  private async link(alias: string, read: () => Promise<Stored | undefined>, list: string, id: string, op: 'add' | 'remove'): Promise<void> {
+  /**
+   * Adds or removes `id` in a parent's list, retried on concurrent changes of the parent. Returns
+   * the position it was removed from (-1 when it was not there), so an undo can put it back there.
+   */
+  private async link(
+    writer: ContentRepository,
+    alias: string,
+    read: () => Promise<Stored | undefined>,
+    list: string,
+    id: string,
+    op: 'add' | 'remove',
+    at?: number,
+  ): Promise<number> {
     const settings = await this.ctx.settings.snapshot()
     const attempts = settings.num(`${cm}integration.max_update_attempts`)
-    const done = await this.ctx.repo.modify(
+    let position = -1
+    const done = await writer.modify(
       alias,
       read,
       (current) => {
         const present = ids(current.document[list])
-        if (op === 'add' ? present.includes(id) : !present.includes(id)) return undefined
-        const next = op === 'add' ? [...present, id] : present.filter((x) => x !== id)
+        position = present.indexOf(id)
+        if (op === 'add' ? position >= 0 : position < 0) return undefined
+        const next = op === 'add' ? present.toSpliced(at ?? present.length, 0, id) : present.filter((x) => x !== id)
         return { ...current.document, [list]: next }
       },
       attempts,
     )
     if (!done && op === 'add') throw new ApiError(400, `The parent of [${id}] no longer exists.`)
+    return position
   }
 
   private envelopeOf(kind: ResourceKind, document: Doc, space: Space, previous?: Doc) {

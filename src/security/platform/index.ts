@@ -13,7 +13,7 @@ import { PlatformSecurity } from './security'
 export { PlatformSecurity, PLATFORM_UNAVAILABLE } from './security'
 export { askAuthInfo, AuthInfo, AUTHINFO_PATH } from './authinfo'
 export { forwardToPlatform, platformRouter, servedLocally } from './forward'
-export { storeAs, type CallerStores } from './caller-store'
+export { callerStore, platformDecides, securityRefusal, storeAs, type CallerRights, type CallerStores, type SecurityRefusal } from './caller-store'
 export type { PlatformEndpoint } from './endpoint'
 
 export interface PlatformSecurityHandle extends Omit<SecurityHandle, 'security'> {

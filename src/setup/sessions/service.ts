@@ -17,9 +17,10 @@ import {
 
 /**
  * AI assistant sessions (spec "AI assistant sessions", reference 3.3-3.6).
- * Every store call runs with the service's own rights: the owner is resolved
- * from the caller first and every lookup filters on it, so another user's
- * session is simply not found.
+ * Every store call runs with the service's own rights, also in platform mode
+ * (reference 3.2: the caller's context is stashed; users hold no index-level
+ * write on the stream): the owner is resolved from the caller first and every
+ * lookup filters on it, so another user's session is simply not found.
  */
 
 export interface SessionDeps {
