@@ -69,7 +69,11 @@ export const CONTENT_MANAGER_JOBS: PlainIndexDef = internal(CONTENT_MANAGER_JOBS
 
 /** Spec "Resource-creation lock document": strict, one field, no aliases. Also holds every other lease. */
 export const RESOURCE_LOCKS_MAPPINGS: Mappings = { dynamic: "strict", properties: { acquired_at: long } };
-export const RESOURCE_LOCKS: PlainIndexDef = internal(RESOURCE_LOCKS_INDEX, "content-manager-resource-locks", RESOURCE_LOCKS_MAPPINGS);
+// Lock documents live for the length of one operation: acknowledging them before the fsync
+// (translog durability async) is safe, since a lock lost with the machine is a released lock.
+export const RESOURCE_LOCKS: PlainIndexDef = internal(RESOURCE_LOCKS_INDEX, "content-manager-resource-locks", RESOURCE_LOCKS_MAPPINGS, {
+  translog: { durability: "async" },
+});
 
 /**
  * `.svc-internal-state` (reference 3.8 and content-manager 5.4): the CTI

@@ -20,38 +20,62 @@ export interface GateLimits {
 
 export const GATE_BUSY = "Too many concurrent session creations for this user. Retry later.";
 
+interface Pending {
+  limits: GateLimits;
+  fn: () => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
 /**
  * Serialises session creation per owner so that the count-then-write of the
- * 500 cap cannot overshoot: within a node a promise chain per owner queues
- * the creates (no store traffic while waiting), across nodes a lease document
- * per owner in the resource-locks index does. Replace, rename and delete
- * never pass through here, so the cap never blocks an update.
+ * 500 cap cannot overshoot: within a node the creates of one owner queue in
+ * memory (no store traffic while waiting), across nodes a lease document per
+ * owner in the resource-locks index does. Creates queued on this node while
+ * the lease is held run under that same lease (for at most half its stale
+ * age, so it is never taken over while in use), which spares two synced
+ * writes per create in a burst. Replace, rename and delete never pass
+ * through here, so the cap never blocks an update.
  */
 export class CreateGate {
-  private readonly tails = new Map<string, Promise<unknown>>();
+  private readonly queues = new Map<string, Pending[]>();
 
   constructor(private readonly deps: CreateGateDeps) {}
 
-  async run<T>(owner: string, limits: GateLimits, fn: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(owner) ?? Promise.resolve();
-    const mine = previous.catch(() => {}).then(() => this.underLease(owner, limits, fn));
-    const tail = mine.catch(() => {});
-    this.tails.set(owner, tail);
-    try {
-      return await mine;
-    } finally {
-      if (this.tails.get(owner) === tail) this.tails.delete(owner);
-    }
+  run<T>(owner: string, limits: GateLimits, fn: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const pending: Pending = { limits, fn, resolve: resolve as (v: unknown) => void, reject };
+      const queue = this.queues.get(owner);
+      if (queue) queue.push(pending);
+      else {
+        this.queues.set(owner, [pending]);
+        void this.drain(owner);
+      }
+    });
   }
 
-  private async underLease<T>(owner: string, limits: GateLimits, fn: () => Promise<T>): Promise<T> {
-    const spec: LeaseSpec = { index: RESOURCE_LOCKS.name, id: leaseId(owner), staleMillis: limits.staleMillis };
-    const held = await this.acquire(spec, limits.waitMillis);
-    try {
-      return await fn();
-    } finally {
-      await releaseLease(this.deps, held);
+  private async drain(owner: string): Promise<void> {
+    const queue = this.queues.get(owner)!;
+    while (queue.length > 0) {
+      const { limits } = queue[0];
+      const spec: LeaseSpec = { index: RESOURCE_LOCKS.name, id: leaseId(owner), staleMillis: limits.staleMillis };
+      let held: HeldLease;
+      try {
+        held = await this.acquire(spec, limits.waitMillis);
+      } catch (e) {
+        queue.shift()!.reject(e);
+        continue;
+      }
+      try {
+        do {
+          const next = queue.shift()!;
+          await next.fn().then(next.resolve, next.reject);
+        } while (queue.length > 0 && this.deps.now() - held.acquiredAt < limits.staleMillis / 2);
+      } finally {
+        await releaseLease(this.deps, held).catch(() => {});
+      }
     }
+    this.queues.delete(owner);
   }
 
   private async acquire(spec: LeaseSpec, waitMillis: number): Promise<HeldLease> {

@@ -210,6 +210,12 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
 export function runCount(targets: SearchTarget[], query: unknown, now: number): number {
   let n = 0
   for (const target of targets) {
+    // An index that answers the query exactly (e.g. a term on a keyword) is counted in SQL, no document parsed.
+    const exact = target.exactCount?.(query ?? { match_all: {} })
+    if (exact !== undefined) {
+      n += exact
+      continue
+    }
     const q = target.filters ? { bool: { must: [query ?? { match_all: {} }], filter: target.filters } } : (query ?? { match_all: {} })
     const { test } = compile(q, target.specs, { now })
     for (const row of target.rows(q)) if (test(new DocView(JSON.parse(row.src), row.id, target.name))) n++

@@ -112,9 +112,13 @@ export class EmbeddedStore implements Store {
   private seqDirty = new Set<IndexMeta>()
   private closed = false
 
+  /** The configured durability; `index.translog.durability: async` indices commit with NORMAL instead. */
+  private readonly synchronous: Synchronous
+
   constructor(path: string, options: EmbeddedStoreOptions = {}) {
     this.db = new Database(path, { create: true })
-    prepareDatabase(this.db, options.synchronous ?? 'FULL')
+    this.synchronous = options.synchronous ?? 'FULL'
+    prepareDatabase(this.db, this.synchronous)
     this.cat = Catalog.load(this.db)
     this.now = options.clock ?? Date.now
   }
@@ -885,19 +889,38 @@ export class EmbeddedStore implements Store {
 
   async index(params: IndexParams): Promise<WriteResponse> {
     const op: Op = params.op_type === 'create' ? 'create' : 'index'
-    return this.tx(() => this.write(op, params.index, params.id, params.body as Record<string, unknown>, params))
+    return this.durableAs(params.index, () => this.tx(() => this.write(op, params.index, params.id, params.body as Record<string, unknown>, params)))
   }
 
   async create(params: IndexParams & { id: string }): Promise<WriteResponse> {
-    return this.tx(() => this.write('create', params.index, params.id, params.body as Record<string, unknown>, params))
+    return this.durableAs(params.index, () => this.tx(() => this.write('create', params.index, params.id, params.body as Record<string, unknown>, params)))
   }
 
   async update(params: UpdateParams): Promise<WriteResponse> {
-    return this.tx(() => this.write('update', params.index, params.id, params.body as unknown as Record<string, unknown>, params))
+    return this.durableAs(params.index, () =>
+      this.tx(() => this.write('update', params.index, params.id, params.body as unknown as Record<string, unknown>, params)),
+    )
   }
 
   async delete(params: DeleteParams): Promise<WriteResponse> {
-    return this.tx(() => this.write('delete', params.index, params.id, undefined, params))
+    return this.durableAs(params.index, () => this.tx(() => this.write('delete', params.index, params.id, undefined, params)))
+  }
+
+  /**
+   * OpenSearch's `index.translog.durability: async` (acknowledge before the fsync) on an index
+   * that exists under this exact name: its single-document writes commit with synchronous
+   * NORMAL, which survives a killed process but not a power loss. Lock and lease documents use it,
+   * since a lock lost with the machine is released, not corrupted. Everything else keeps FULL.
+   */
+  private durableAs<T>(index: string, write: () => T): T {
+    const meta = this.cat.byName.get(index)
+    if (this.synchronous !== 'FULL' || meta?.settings['index.translog.durability'] !== 'async') return write()
+    this.db.run('PRAGMA synchronous = NORMAL')
+    try {
+      return write()
+    } finally {
+      this.db.run('PRAGMA synchronous = FULL')
+    }
   }
 
   /** One document write; must run inside a transaction. All checks precede all changes. */
