@@ -9,6 +9,7 @@ import { clusterRoutes } from './cluster'
 import type { IndexApiDeps } from './context'
 import { documentRoutes } from './documents'
 import { indexRoutes } from './indices'
+import { ismRoutes } from './ism'
 import { IndexRouter } from './router'
 import { searchRoutes } from './search'
 import { templateRoutes } from './templates'
@@ -22,6 +23,7 @@ export function indexApiRoutes(deps: IndexApiDeps) {
   clusterRoutes(r)
   catRoutes(r)
   templateRoutes(r)
+  ismRoutes(r)
   aliasRoutes(r)
   searchRoutes(r)
   bulkRoutes(r)

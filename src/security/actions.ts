@@ -161,6 +161,17 @@ export const CLUSTER_ACTIONS = {
 } as const;
 
 /**
+ * The platform's lifecycle (ISM) policy API, served by the embedded index API under the
+ * index-management plugin's own action names; only all_access holds them among the built-ins.
+ */
+export const ISM_ACTIONS = {
+  policyWrite: "cluster:admin/opendistro/ism/policy/write",
+  policyGet: "cluster:admin/opendistro/ism/policy/get",
+  policySearch: "cluster:admin/opendistro/ism/policy/search",
+  policyDelete: "cluster:admin/opendistro/ism/policy/delete",
+} as const;
+
+/**
  * Pseudo-action of routes that need an authenticated caller and nothing else
  * (`GET /_plugins/_security/authinfo`, as on the platform). `authorize` does
  * not look it up in any role; no pattern can grant or deny it.

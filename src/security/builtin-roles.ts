@@ -56,8 +56,12 @@ export const BUILTIN_MAPPINGS: Readonly<Record<string, RoleMapping>> = Object.fr
   [AI_ASSISTANT_ROLE]: { users: ["*"] },
 });
 
-/** Indices no role reaches through the index API, all_access included (reference 6.2). */
-export const SYSTEM_INDICES: readonly string[] = Object.freeze([".svc-internal-state"]);
+/**
+ * Indices no role reaches through the index API, all_access included (reference 6.2), unless
+ * granted explicitly. `.svc-ism-config` holds the lifecycle policies, as the platform's
+ * `.opendistro-ism-config` does: they change through the ISM API only.
+ */
+export const SYSTEM_INDICES: readonly string[] = Object.freeze([".svc-internal-state", ".svc-ism-config"]);
 
 export function isSystemIndex(name: string): boolean {
   return SYSTEM_INDICES.includes(name);

@@ -4,23 +4,26 @@ import { releaseLease, tryAcquireLease, type HeldLease, type LeaseSpec } from ".
 import { AlreadyExists, IndexNotFound } from "../store/errors";
 import type { Store } from "../store/port";
 import {
+  LIFECYCLE_POLICIES,
   RESOURCE_LOCKS,
   SETTINGS_DOC_ID,
   SETTINGS_INDEX,
   SETUP_DEFINITIONS,
   SETUP_STATUS_INDEX,
   type ContentIndexDef,
+  type LifecyclePolicy,
   type DataStreamDef,
   type PlainIndexDef,
   type SetupDef,
   type TemplateDef,
 } from "./indices";
 import { ensureIndex } from "./ensure";
+import { writeLifecyclePolicy } from "./lifecycle";
 import { readSetupStatus, writeSetupStatus } from "./status";
 
 /**
- * The Setup bootstrap (reference 1.1-1.8): every template, index, data stream
- * and content alias is provisioned idempotently in registration order, each
+ * The Setup bootstrap (reference 1.1-1.8): every template, index, data stream,
+ * content alias and lifecycle policy is provisioned idempotently in registration order, each
  * step with its own timeout and retry budget. One node runs it at a time
  * (a lease document); the others wait for its outcome.
  */
@@ -138,6 +141,11 @@ function contentTask(store: Store, d: ContentIndexDef): BootstrapTask {
   };
 }
 
+/** Reference 1.5, in both modes: the policy goes through the Store's ISM API (the platform's ISM, or the embedded copy). */
+function policyTask(deps: BootstrapDeps, p: LifecyclePolicy): BootstrapTask {
+  return { name: `policy:${p.id}`, run: () => writeLifecyclePolicy(deps.store, p, deps.now()) };
+}
+
 /** Reference 1.8: the default settings document is written only when absent; a failure is a warning. */
 function defaultSettingsTask(deps: BootstrapDeps): BootstrapTask {
   return {
@@ -170,6 +178,8 @@ export function bootstrapTasks(deps: BootstrapDeps, definitions: SetupDef[] = SE
     else tasks.push(contentTask(store, d));
     if (d.kind === "index" && d.name === SETUP_STATUS_INDEX) {
       tasks.push({ name: `marker:running`, run: () => writeSetupStatus(deps, "running") });
+      // Reference 1.2 step 2: the policies exist before the streams they govern.
+      for (const p of LIFECYCLE_POLICIES) tasks.push(policyTask(deps, p));
     }
     if (d.kind === "index" && d.name === SETTINGS_INDEX) tasks.push(defaultSettingsTask(deps));
   }

@@ -1,18 +1,37 @@
 import { Cron } from "croner";
 import type { Logger } from "../http/log";
-import type { Store } from "../store/port";
-import { LIFECYCLE_POLICIES, type LifecyclePolicy } from "./indices";
+import { wildcardToRegExp } from "../store/names";
+import type { IsmPolicy, IsmTemplate, Store } from "../store/port";
+import { parseTimeValue } from "../store/settings";
 
 /**
- * Retention in embedded mode, where no ISM runs. The reference deletes whole
- * backing indices once they are older than the policy's delete age, but only
- * after a rollover that a low-volume stream practically never reaches. The
- * embedded store has no rollover, so the job applies the delete age to each
- * document instead: a data-stream document whose `@timestamp` is older than
- * its policy's age is deleted (events 1h, raw events 10m, findings 90d,
- * metrics 30d, active responses 3d, AI assistant sessions 7d). The sessions
- * policy's daily rollover is therefore not needed: a session lives 7 days
- * from its creation (`@timestamp` equals `created_at`).
+ * Retention in embedded mode, where no ISM runs: a scheduled job reads the
+ * lifecycle policies from the store (the ones the bootstrap writes, or an
+ * operator's edit of them through `PUT _plugins/_ism/policies/<id>`) and
+ * applies each policy's delete age to the data streams its `ism_template`
+ * patterns match (the highest priority wins, as in ISM).
+ *
+ * How this differs from ISM, on purpose:
+ * - ISM deletes a whole backing index once the index (not its documents) is
+ *   older than the `min_index_age` of the transition into the deleting state,
+ *   and a backing index only stops growing after a rollover, which a
+ *   low-volume stream practically never reaches (reference 1.5: it keeps its
+ *   data indefinitely). The embedded store has one backing index per stream
+ *   and no rollover, so the age applies to each document: one whose
+ *   `@timestamp` is older than the delete age is deleted. That is the promise
+ *   an operator reads in the policy ("raw events are kept 10 minutes"),
+ *   kept for every document instead of for none of a quiet stream's; the
+ *   sessions policy's daily rollover is therefore not needed either (a
+ *   session lives 7 days from its creation, `@timestamp` being `created_at`).
+ * - ISM runs an edited policy on indices it already manages only after a
+ *   change-policy call; here there is no per-index managed state, so the
+ *   policy the API shows now is the one applied at the next run (until the
+ *   next boot rewrites the shipped policies, as on the platform).
+ * - ISM ignores templates updated after an index was created; every boot
+ *   rewrites the templates here while the backing indices stay, so that rule
+ *   would switch retention off after the second start. It is not applied.
+ * Transitions on document count or size, and actions other than `delete`,
+ * have no meaning for documents and are not run.
  */
 
 export interface RetentionDeps {
@@ -27,18 +46,98 @@ export interface RetentionOutcome {
   deleted: number;
 }
 
+/** What the job takes from one policy: which streams, and after how long their documents go. */
+export interface RetentionRule {
+  policy: string;
+  templates: Array<{ patterns: RegExp[]; priority: number }>;
+  deleteAfterMillis: number;
+}
+
 const PAGE = 1000;
+const POLICY_PAGE = 100;
 
-const policyFor = (stream: string, policies: LifecyclePolicy[]) => policies.find((p) => p.streams.some((prefix) => stream.startsWith(prefix)));
+const hasDelete = (actions: Array<Record<string, unknown>> | undefined) => (actions ?? []).some((a) => "delete" in a);
 
-/** One pass over every existing data stream that a policy governs. */
-export async function applyRetention(deps: RetentionDeps, policies: LifecyclePolicy[] = LIFECYCLE_POLICIES): Promise<RetentionOutcome[]> {
+/**
+ * The age after which a policy deletes: the smallest `min_index_age` of a
+ * transition into a state with a `delete` action (0 when such a transition
+ * has no condition, or when the default state deletes). Undefined when the
+ * policy never deletes by age.
+ */
+export function deleteAge(policy: IsmPolicy): number | undefined {
+  const deleting = new Set(policy.states.filter((s) => hasDelete(s.actions)).map((s) => s.name));
+  if (deleting.size === 0) return undefined;
+  if (deleting.has(policy.default_state)) return 0;
+  let age: number | undefined;
+  for (const state of policy.states) {
+    for (const t of state.transitions ?? []) {
+      if (!deleting.has(t.state_name)) continue;
+      const conditions = t.conditions ?? {};
+      const value = Object.keys(conditions).length === 0 ? 0 : typeof conditions.min_index_age === "string" ? safeAge(conditions.min_index_age) : undefined;
+      if (value !== undefined) age = age === undefined ? value : Math.min(age, value);
+    }
+  }
+  return age;
+}
+
+function safeAge(v: string): number | undefined {
+  try {
+    return parseTimeValue(v, "min_index_age");
+  } catch {
+    return undefined;
+  }
+}
+
+const templatesOf = (t: IsmPolicy["ism_template"]): IsmTemplate[] => (t == null ? [] : Array.isArray(t) ? t : [t]);
+
+export function retentionRule(id: string, policy: IsmPolicy): RetentionRule | undefined {
+  const deleteAfterMillis = deleteAge(policy);
+  const templates = templatesOf(policy.ism_template).map((t) => ({
+    patterns: [t.index_patterns].flat().map((p) => wildcardToRegExp(p)),
+    priority: t.priority ?? 0,
+  }));
+  if (deleteAfterMillis === undefined || templates.length === 0) return undefined;
+  return { policy: id, templates, deleteAfterMillis };
+}
+
+async function readRules(store: Store): Promise<RetentionRule[]> {
+  const rules: RetentionRule[] = [];
+  for (let from = 0; ; from += POLICY_PAGE) {
+    const page = await store.getLifecyclePolicies({ from, size: POLICY_PAGE });
+    for (const p of page.policies) {
+      const rule = retentionRule(p._id, p.policy);
+      if (rule) rules.push(rule);
+    }
+    if (page.policies.length < POLICY_PAGE || from + POLICY_PAGE >= page.total_policies) return rules;
+  }
+}
+
+/**
+ * The rule governing a stream: ISM matches a backing index by its data
+ * stream's name; the `.ds-` names match too, as the shipped templates list
+ * both. Highest priority wins; on a tie the first policy by id.
+ */
+export function ruleFor(names: string[], rules: RetentionRule[]): RetentionRule | undefined {
+  let best: { rule: RetentionRule; priority: number } | undefined;
+  for (const rule of rules) {
+    for (const t of rule.templates) {
+      if (!t.patterns.some((re) => names.some((n) => re.test(n)))) continue;
+      if (!best || t.priority > best.priority) best = { rule, priority: t.priority };
+    }
+  }
+  return best?.rule;
+}
+
+/** One pass over every existing data stream that a stored policy governs. */
+export async function applyRetention(deps: RetentionDeps): Promise<RetentionOutcome[]> {
+  const rules = await readRules(deps.store);
+  if (rules.length === 0) return [];
   const { data_streams } = await deps.store.getDataStream();
   const out: RetentionOutcome[] = [];
   for (const ds of data_streams) {
-    const policy = policyFor(ds.name, policies);
-    if (!policy) continue;
-    const cutoff = new Date(deps.now() - policy.deleteAfterMillis).toISOString();
+    const rule = ruleFor([ds.name, ...ds.indices.map((i) => i.index_name)], rules);
+    if (!rule) continue;
+    const cutoff = new Date(deps.now() - rule.deleteAfterMillis).toISOString();
     let deleted = 0;
     for (;;) {
       const page = await deps.store.search({
@@ -54,8 +153,8 @@ export async function applyRetention(deps: RetentionDeps, policies: LifecyclePol
       if (failed === hits.length) break;
       if (hits.length < PAGE) break;
     }
-    if (deleted > 0) deps.log.info("retention deleted expired documents", { stream: ds.name, policy: policy.id, deleted, older_than: cutoff });
-    out.push({ stream: ds.name, policy: policy.id, deleted });
+    if (deleted > 0) deps.log.info("retention deleted expired documents", { stream: ds.name, policy: rule.policy, deleted, older_than: cutoff });
+    out.push({ stream: ds.name, policy: rule.policy, deleted });
   }
   return out;
 }

@@ -126,3 +126,13 @@ export class QueryShardError extends StoreError {
     super('query_shard_exception', 400, reason)
   }
 }
+
+/**
+ * A lifecycle (ISM) policy that does not exist: ISM answers `status_exception` 404 with
+ * "Policy not found" (get) or "Policy <id> is not found" (delete).
+ */
+export class PolicyNotFound extends StoreError {
+  constructor(reason = 'Policy not found') {
+    super('status_exception', 404, reason)
+  }
+}

@@ -207,6 +207,62 @@ export const UpdateBody = T.Object(
 )
 export type UpdateBody = Static<typeof UpdateBody>
 
+// Lifecycle (ISM) policies, in the shapes of OpenSearch's index-management plugin
+// (`_plugins/_ism/policies/<id>`). States, actions and transitions stay open records: what an
+// action means is the lifecycle runner's business (ISM on the platform, the retention job here).
+
+export const IsmTemplate = T.Object(
+  {
+    index_patterns: T.Union([T.String(), T.Array(T.String())]),
+    priority: T.Optional(T.Integer({ minimum: 0 })),
+    /** Epoch millis; ISM manages only indices created after it. */
+    last_updated_time: T.Optional(T.Integer()),
+  },
+  { additionalProperties: false },
+)
+export type IsmTemplate = Static<typeof IsmTemplate>
+
+export const IsmTransition = T.Object(
+  {
+    state_name: T.String(),
+    /** `{min_index_age: "7d"}`, `{min_doc_count: n}`, `{min_size: "50gb"}`, `{cron: ...}`; none = at once. */
+    conditions: T.Optional(Json),
+  },
+  { additionalProperties: false },
+)
+export type IsmTransition = Static<typeof IsmTransition>
+
+export const IsmState = T.Object(
+  {
+    name: T.String(),
+    /** Each action is `{<type>: {...config}, retry?, timeout?}`, e.g. `{delete: {}}`. */
+    actions: T.Optional(T.Array(Json)),
+    transitions: T.Optional(T.Array(IsmTransition)),
+  },
+  { additionalProperties: false },
+)
+export type IsmState = Static<typeof IsmState>
+
+/** The policy object as ISM answers it (`policy_id`, `last_updated_time` and `schema_version` filled in). */
+export const IsmPolicy = T.Object(
+  {
+    policy_id: T.Optional(T.String()),
+    description: T.String(),
+    last_updated_time: T.Optional(T.Integer()),
+    schema_version: T.Optional(T.Integer()),
+    error_notification: T.Optional(T.Union([T.Null(), Json])),
+    default_state: T.String(),
+    states: T.Array(IsmState),
+    ism_template: T.Optional(T.Union([T.Null(), IsmTemplate, T.Array(IsmTemplate)])),
+  },
+  { additionalProperties: false },
+)
+export type IsmPolicy = Static<typeof IsmPolicy>
+
+/** The body of `PUT _plugins/_ism/policies/<id>`. */
+export const IsmPolicyBody = T.Object({ policy: IsmPolicy }, { additionalProperties: false })
+export type IsmPolicyBody = Static<typeof IsmPolicyBody>
+
 // ---------------------------------------------------------------------------------------------
 // Request parameters (client-shaped)
 
@@ -478,6 +534,39 @@ export interface IndexStats {
   creation_date: number
 }
 
+/** `GET _plugins/_ism/policies/<id>`. */
+export interface IsmPolicyResponse {
+  _id: string
+  _version: number
+  _seq_no: number
+  _primary_term: number
+  policy: IsmPolicy
+}
+
+/** `PUT _plugins/_ism/policies/<id>`: ISM nests the written policy once more (`policy.policy`). */
+export interface PutIsmPolicyResponse {
+  _id: string
+  _version: number
+  _primary_term: number
+  _seq_no: number
+  policy: { policy: IsmPolicy }
+}
+
+/** `GET _plugins/_ism/policies`. */
+export interface IsmPoliciesResponse {
+  policies: Array<{ _id: string; _seq_no: number; _primary_term: number; policy: IsmPolicy }>
+  total_policies: number
+}
+
+export interface PutLifecyclePolicyParams {
+  id: string
+  body: IsmPolicyBody
+  /** Without both, the write is create-only (a 409 when the policy exists), as ISM does. */
+  if_seq_no?: number
+  if_primary_term?: number
+  refresh?: Refresh
+}
+
 // ---------------------------------------------------------------------------------------------
 
 export interface Store {
@@ -536,6 +625,16 @@ export interface Store {
   deletePit(params: { body: { pit_id: string | string[] } }): Promise<DeletePitResponse>
   deleteAllPits(): Promise<DeletePitResponse>
   getAllPits(): Promise<{ pits: PitInfo[] }>
+
+  // Lifecycle (ISM) policies
+  /** Validated as ISM does (400 `illegal_argument_exception` naming the problem); 409 on a create of an existing id or a stale `if_seq_no`. */
+  putLifecyclePolicy(params: PutLifecyclePolicyParams): Promise<PutIsmPolicyResponse>
+  /** A missing policy throws `PolicyNotFound` (404). */
+  getLifecyclePolicy(params: { id: string }): Promise<IsmPolicyResponse>
+  /** Every policy, by id; `size` defaults to 20 as in ISM. */
+  getLifecyclePolicies(params?: { from?: number; size?: number }): Promise<IsmPoliciesResponse>
+  /** A missing policy throws `PolicyNotFound` (404). */
+  deleteLifecyclePolicy(params: { id: string; refresh?: Refresh }): Promise<WriteResponse>
 
   close(): Promise<void>
 }

@@ -4,6 +4,7 @@ import { EmbeddedStore, type EmbeddedStoreOptions } from './store'
 export { EmbeddedStore, autoId, backingIndexName, OPENSEARCH_VERSION_ID, type EmbeddedStoreOptions } from './store'
 export type { Synchronous } from './schema'
 export { fieldSpecs } from './mapping'
+export { ISM_CONFIG_INDEX, parseIsmPolicy } from './ism'
 
 /** Open (or create) the embedded store in one SQLite file; `:memory:` for a throwaway store. */
 export function openEmbeddedStore(path: string, options?: EmbeddedStoreOptions): Store & EmbeddedStore {

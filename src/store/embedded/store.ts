@@ -46,9 +46,13 @@ import type {
   IndexStats,
   IndexTemplateBody,
   IndexTemplateEntry,
+  IsmPoliciesResponse,
+  IsmPolicyResponse,
   Mappings,
   OpenIndexResponse,
   PitInfo,
+  PutIsmPolicyResponse,
+  PutLifecyclePolicyParams,
   ResolveOptions,
   SearchBody,
   SearchParams,
@@ -70,6 +74,7 @@ import { flattenSettings, nestSettings, parseTimeValue, shardCopies, shardsOf, v
 import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
 import { applyMapping, fieldSpecs, indexedKind, type IndexedValue, mergeMappings, storedFields, storedValue, validateMappings } from './mapping'
 import { type Plan, planQuery } from './plan'
+import { deletePolicy, getPolicies, getPolicy, putPolicy } from './ism'
 import { MAX_IX, prepareDatabase, ridRange, type Synchronous } from './schema'
 import { type Row, runCount, runSearch, type SearchTarget } from './search'
 
@@ -1396,6 +1401,25 @@ export class EmbeddedStore implements Store {
     return {
       pits: [...this.pits.values()].map((p) => ({ pit_id: p.id, creation_time: p.created, keep_alive: p.keepAlive, indices: p.targets.map((t) => t.name) })),
     }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Lifecycle (ISM) policies: documents of a hidden service index (./ism.ts)
+
+  async putLifecyclePolicy(params: PutLifecyclePolicyParams): Promise<PutIsmPolicyResponse> {
+    return putPolicy(this, params, this.now())
+  }
+
+  async getLifecyclePolicy(params: { id: string }): Promise<IsmPolicyResponse> {
+    return getPolicy(this, params.id)
+  }
+
+  async getLifecyclePolicies(params: { from?: number; size?: number } = {}): Promise<IsmPoliciesResponse> {
+    return getPolicies(this, params)
+  }
+
+  async deleteLifecyclePolicy(params: { id: string }): Promise<WriteResponse> {
+    return deletePolicy(this, params.id)
   }
 
   async close(): Promise<void> {

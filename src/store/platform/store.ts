@@ -4,7 +4,7 @@
  * answer is returned as the platform sent it; failures become the port's typed errors.
  */
 import type { Client } from '@opensearch-project/opensearch'
-import { InvalidIndexName, type StoreError } from '../errors'
+import { InvalidIndexName, PolicyNotFound, StoreError } from '../errors'
 import type {
   Acknowledged,
   BulkParams,
@@ -27,9 +27,14 @@ import type {
   IndexStats,
   IndexTemplateBody,
   IndexTemplateEntry,
+  IsmPoliciesResponse,
+  IsmPolicyResponse,
   Mappings,
   OpenIndexResponse,
   PitInfo,
+  PutIsmPolicyResponse,
+  PutLifecyclePolicyParams,
+  Refresh,
   ResolveOptions,
   SearchParams,
   SearchResponse,
@@ -90,6 +95,16 @@ function sourceQuery(params: GetParams): Query {
     if (excludes !== undefined) out._source_excludes = excludes
   }
   return out
+}
+
+const policyPath = (id: string) => path('_plugins', '_ism', 'policies', encodeURIComponent(id))
+
+/**
+ * ISM answers a missing policy with a 404 `status_exception`, or with `index_not_found_exception`
+ * while its config index does not exist yet (no policy was ever written): both are "no such policy".
+ */
+function policyMissing(e: unknown, reason: string): unknown {
+  return e instanceof StoreError && e.status === 404 ? new PolicyNotFound(reason) : e
 }
 
 export class PlatformStore implements Store {
@@ -326,6 +341,28 @@ export class PlatformStore implements Store {
 
   async getAllPits(): Promise<{ pits: PitInfo[] }> {
     return this.body({ method: 'GET', path: '/_search/point_in_time/_all' })
+  }
+
+  // ---- lifecycle (ISM) policies ------------------------------------------------------------
+
+  async putLifecyclePolicy(p: PutLifecyclePolicyParams): Promise<PutIsmPolicyResponse> {
+    return this.body({ method: 'PUT', path: policyPath(p.id), query: query(p, 'id', 'body'), body: p.body })
+  }
+
+  async getLifecyclePolicy(p: { id: string }): Promise<IsmPolicyResponse> {
+    return this.body<IsmPolicyResponse>({ method: 'GET', path: policyPath(p.id) }).catch((e) => {
+      throw policyMissing(e, 'Policy not found')
+    })
+  }
+
+  async getLifecyclePolicies(p: { from?: number; size?: number } = {}): Promise<IsmPoliciesResponse> {
+    return this.body({ method: 'GET', path: '/_plugins/_ism/policies', query: query(p) })
+  }
+
+  async deleteLifecyclePolicy(p: { id: string; refresh?: Refresh }): Promise<WriteResponse> {
+    return this.body<WriteResponse>({ method: 'DELETE', path: policyPath(p.id), query: query(p, 'id') }).catch((e) => {
+      throw policyMissing(e, `Policy ${p.id} is not found`)
+    })
   }
 
   async close(): Promise<void> {
