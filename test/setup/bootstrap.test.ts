@@ -7,6 +7,7 @@ import {
   CONTENT,
   CONTENT_ALIASES,
   INTERNAL_STATE_INDEX,
+  LIFECYCLE_POLICIES,
   RESOURCE_LOCKS_INDEX,
   SESSIONS_STREAM,
   SETTINGS_DOC_ID,
@@ -17,6 +18,7 @@ import {
 } from "../../src/setup/indices";
 import { readSetupStatus } from "../../src/setup/status";
 import { openEmbeddedStore } from "../../src/store/embedded";
+import { PolicyNotFound, VersionConflict } from "../../src/store/errors";
 import type { Store } from "../../src/store/port";
 import { quietLog } from "./harness";
 
@@ -99,6 +101,9 @@ describe("a fresh store", () => {
     const d = deps();
     const r = await runBootstrap(d);
     expect(r.completed.slice(0, 3)).toEqual(["template:setup-status", `index:${SETUP_STATUS_INDEX}`, "marker:running"]);
+    // Reference 1.2 step 2: the six policies, in the order of its table, before any stream.
+    expect(r.completed.slice(3, 9)).toEqual(LIFECYCLE_POLICIES.map((p) => `policy:${p.id}`));
+    expect(r.completed[9]).toBe("template:svc-events-v5-access-management-template");
     expect(r.completed.slice(-3)).toEqual(["template:settings", `index:${SETTINGS_INDEX}`, `document:${SETTINGS_INDEX}/1`]);
     const pos = (name: string) => r.completed.indexOf(name);
     expect(pos("stream:svc-events-v5-unclassified")).toBeLessThan(pos("stream:svc-findings-v5-access-management"));
@@ -290,5 +295,103 @@ describe("several nodes", () => {
     expect(polls).toBe(3);
     const marker = await d.store.get({ index: SETUP_STATUS_INDEX, id: SETUP_STATUS_DOC_ID });
     expect(marker.found && marker._source?.status).toBe("ready");
+  });
+});
+
+describe("lifecycle policies", () => {
+  const ageOf = async (store: Store, id: string) => {
+    const p = (await store.getLifecyclePolicy({ id })).policy;
+    return p.states.find((s) => s.name === "hot")!.transitions![0].conditions!.min_index_age;
+  };
+
+  test("the bootstrap writes the six policies through the store, the boot time stamped in each template", async () => {
+    const d = deps(undefined);
+    const now = Date.parse("2026-09-09T13:50:39.861Z");
+    await runBootstrap({ ...d, now: () => now });
+    const listed = await d.store.getLifecyclePolicies({ size: 100 });
+    expect(listed.policies.map((p) => p._id)).toEqual(LIFECYCLE_POLICIES.map((p) => p.id).sort());
+    for (const p of LIFECYCLE_POLICIES) {
+      const stored = (await d.store.getLifecyclePolicy({ id: p.id })).policy;
+      expect(stored.ism_template).toEqual([{ index_patterns: p.ismPatterns, priority: 0, last_updated_time: now }]);
+      expect(await ageOf(d.store, p.id)).toBe(p.deleteAfter);
+    }
+  });
+
+  test("a second bootstrap rewrites an operator's edit of a shipped policy and leaves the operator's own policies alone", async () => {
+    const d = deps();
+    await runBootstrap(d);
+    const current = await d.store.getLifecyclePolicy({ id: "stream-findings-policy" });
+    const edited = structuredClone(current.policy);
+    edited.states[0].transitions![0].conditions = { min_index_age: "365d" };
+    await d.store.putLifecyclePolicy({ id: "stream-findings-policy", body: { policy: edited }, if_seq_no: current._seq_no, if_primary_term: current._primary_term });
+    const own = structuredClone(edited);
+    own.ism_template = [{ index_patterns: ["svc-findings-v5-security"], priority: 10 }];
+    await d.store.putLifecyclePolicy({ id: "operator-findings", body: { policy: own } });
+    expect(await ageOf(d.store, "stream-findings-policy")).toBe("365d");
+
+    await runBootstrap(d);
+    const after = await d.store.getLifecyclePolicy({ id: "stream-findings-policy" });
+    expect(after._version).toBe(current._version + 2);
+    expect(await ageOf(d.store, "stream-findings-policy")).toBe("90d");
+    expect(await ageOf(d.store, "operator-findings")).toBe("365d");
+  });
+
+  test("a policy someone deleted is created again", async () => {
+    const d = deps();
+    await runBootstrap(d);
+    await d.store.deleteLifecyclePolicy({ id: "stream-metrics-policy" });
+    await expect(d.store.getLifecyclePolicy({ id: "stream-metrics-policy" })).rejects.toBeInstanceOf(PolicyNotFound);
+    expect((await runBootstrap(d)).status).toBe("ready");
+    expect(await ageOf(d.store, "stream-metrics-policy")).toBe("30d");
+  });
+
+  test("a write that loses to a concurrent one reads again and wins the next round", async () => {
+    const inner = openEmbeddedStore(":memory:");
+    let interfered = 0;
+    // Another writer gets in between our read and our write, twice.
+    const racing = new Proxy(inner, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== "getLifecyclePolicy") return typeof value === "function" ? value.bind(target) : value;
+        return async (params: { id: string }) => {
+          const read = await target.getLifecyclePolicy(params);
+          if (params.id === "stream-events-policy" && interfered < 2) {
+            interfered++;
+            await target.putLifecyclePolicy({ id: params.id, body: { policy: read.policy }, if_seq_no: read._seq_no, if_primary_term: read._primary_term });
+          }
+          return read;
+        };
+      },
+    }) as Store;
+    const d = deps(racing);
+    await runBootstrap(deps(inner));
+    const before = await inner.getLifecyclePolicy({ id: "stream-events-policy" });
+    const r = await runBootstrap(d);
+    expect(r.status).toBe("ready");
+    expect(interfered).toBe(2);
+    // Two interfering writes, then ours.
+    expect((await inner.getLifecyclePolicy({ id: "stream-events-policy" }))._version).toBe(before._version + 3);
+  });
+
+  test("an injected failure of a policy task marks setup failed; later policies, streams and indices are skipped", async () => {
+    const d = deps(undefined, { "plugins.setup.max_retries": 1, "plugins.setup.backoff": 5 });
+    const sleeps: number[] = [];
+    let calls = 0;
+    const r = await runBootstrap(d, {
+      sleep: async (ms) => void sleeps.push(ms),
+      wrapTask: (t) =>
+        t.name === "policy:stream-findings-policy"
+          ? { ...t, run: async () => (calls++, Promise.reject(new VersionConflict("[stream-findings-policy]: version conflict", ".svc-ism-config"))) }
+          : t,
+    });
+    expect(r).toMatchObject({ status: "failed", failedTask: "policy:stream-findings-policy" });
+    expect(calls).toBe(2);
+    expect(sleeps).toEqual([5000]);
+    expect(r.skipped.slice(0, 3)).toEqual(["policy:stream-metrics-policy", "policy:stream-active-responses-policy", "policy:ai-assistant-sessions-policy"]);
+    expect(await readSetupStatus(d.store)).toBe("failed");
+    const present = (await d.store.getLifecyclePolicies({ size: 100 })).policies.map((p) => p._id).sort();
+    expect(present).toEqual(["stream-events-policy", "stream-raw-events-policy"]);
+    expect((await d.store.getDataStream()).data_streams).toEqual([]);
+    expect(await d.store.existsIndex({ index: SETTINGS_INDEX, expand_wildcards: "all" })).toBe(false);
   });
 });

@@ -19,6 +19,7 @@ import {
 } from '../../src/store/errors'
 import type { SearchBody, SearchResponse, Store } from '../../src/store/port'
 import { storeDetailsContract } from './contract-details'
+import { storeLifecycleContract } from './contract-lifecycle'
 
 export function runStoreContract(name: string, makeStore: () => Store | Promise<Store>): void {
   describe(`Store contract: ${name}`, () => {
@@ -619,5 +620,6 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
     })
 
     storeDetailsContract(() => store)
+    storeLifecycleContract(() => store)
   })
 }
