@@ -30,7 +30,11 @@ export interface BarePlatform {
 
 export const PLATFORM_ADMIN = { name: 'admin', password: 'Platform-admin-1' }
 
-export async function startBarePlatform(users: Array<{ name: string; password: string; backend_roles?: string[]; roles?: string[] }> = []): Promise<BarePlatform> {
+export async function startBarePlatform(
+  users: Array<{ name: string; password: string; backend_roles?: string[]; roles?: string[] }> = [],
+  /** roles.yml entries (e.g. an explicit system-index grant), beside the built-in roles. */
+  roles: Record<string, unknown> = {},
+): Promise<BarePlatform> {
   const root = mkdtempSync(join(tmpdir(), 'svc-bare-platform-'))
   const configDir = join(root, 'config')
   mkdirSync(join(configDir, 'security'), { recursive: true })
@@ -43,6 +47,7 @@ export async function startBarePlatform(users: Array<{ name: string; password: s
     }
   }
   writeFileSync(join(configDir, 'security', 'internal_users.yml'), JSON.stringify(entries))
+  if (Object.keys(roles).length > 0) writeFileSync(join(configDir, 'security', 'roles.yml'), JSON.stringify({ _meta: { type: 'roles', config_version: 2 }, ...roles }))
   const node = buildNodeConfig({ 'http.port': 0, 'path.data': join(root, 'data'), 'security.auth_failures.max_attempts': 0 }, 'test', configDir)
   const log = createLogger({ level: 'error' })
   const security = await createSecurity({ node, dataDir: join(root, 'data'), log, env: {} })
