@@ -3,9 +3,9 @@
  * --help. Anything else is a usage error with a non-zero exit.
  */
 export interface Command {
-  name: "serve" | "version" | "check-config" | "hash-password" | "help";
-  config?: string;
-  help: boolean;
+  name: 'serve' | 'version' | 'check-config' | 'hash-password' | 'help'
+  config?: string
+  help: boolean
 }
 
 export const USAGE = `Usage: svc-ext <command> [options]
@@ -25,32 +25,32 @@ Options:
 Environment:
   SVC_SETTING_<key>            Override one setting; write dots as __ (SVC_SETTING_http__port=9300)
   SVC_INITIAL_ADMIN_PASSWORD   Password of the first-start admin user (else one is generated)
-`;
+`
 
-export const COMMAND_HELP: Record<Command["name"], string> = {
+export const COMMAND_HELP: Record<Command['name'], string> = {
   serve: `Usage: svc-ext serve [--config FILE]\n\nStarts the REST server. SIGTERM drains in-flight requests and closes storage; SIGHUP reloads the security files.\n`,
-  "check-config": `Usage: svc-ext check-config [--config FILE]\n\nValidates the node configuration and prints every effective setting (secrets masked). Exits 1 on an invalid configuration.\n`,
-  "hash-password": `Usage: echo -n 'password' | svc-ext hash-password\n\nReads a password on stdin and prints its bcrypt hash, for the \`hash\` field of internal_users.yml.\n`,
+  'check-config': `Usage: svc-ext check-config [--config FILE]\n\nValidates the node configuration and prints every effective setting (secrets masked). Exits 1 on an invalid configuration.\n`,
+  'hash-password': `Usage: echo -n 'password' | svc-ext hash-password\n\nReads a password on stdin and prints its bcrypt hash, for the \`hash\` field of internal_users.yml.\n`,
   version: `Usage: svc-ext version\n\nPrints the product version.\n`,
   help: USAGE,
-};
+}
 
 export class UsageError extends Error {}
 
 export function parseArgs(argv: string[]): Command {
-  const [first, ...rest] = argv;
-  if (first === undefined || first === "help" || first === "--help" || first === "-h") return { name: "help", help: true };
-  if (!(first in COMMAND_HELP)) throw new UsageError(`unknown command: ${first}`);
-  const cmd: Command = { name: first as Command["name"], help: false };
+  const [first, ...rest] = argv
+  if (first === undefined || first === 'help' || first === '--help' || first === '-h') return { name: 'help', help: true }
+  if (!(first in COMMAND_HELP)) throw new UsageError(`unknown command: ${first}`)
+  const cmd: Command = { name: first as Command['name'], help: false }
   for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i];
-    if (arg === "--help" || arg === "-h") cmd.help = true;
-    else if ((arg === "--config" || arg === "-c") && (cmd.name === "serve" || cmd.name === "check-config")) {
-      const value = rest[++i];
-      if (!value) throw new UsageError(`${arg} needs a file name`);
-      cmd.config = value;
-    } else if (arg.startsWith("--config=") && (cmd.name === "serve" || cmd.name === "check-config")) cmd.config = arg.slice(9);
-    else throw new UsageError(`unexpected argument for ${cmd.name}: ${arg}`);
+    const arg = rest[i]
+    if (arg === '--help' || arg === '-h') cmd.help = true
+    else if ((arg === '--config' || arg === '-c') && (cmd.name === 'serve' || cmd.name === 'check-config')) {
+      const value = rest[++i]
+      if (!value) throw new UsageError(`${arg} needs a file name`)
+      cmd.config = value
+    } else if (arg.startsWith('--config=') && (cmd.name === 'serve' || cmd.name === 'check-config')) cmd.config = arg.slice(9)
+    else throw new UsageError(`unexpected argument for ${cmd.name}: ${arg}`)
   }
-  return cmd;
+  return cmd
 }

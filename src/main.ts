@@ -1,96 +1,96 @@
 #!/usr/bin/env bun
-import { resolve } from "node:path";
-import { existsSync } from "node:fs";
-import { COMMAND_HELP, parseArgs, USAGE, UsageError, type Command } from "./cli";
-import { ConfigError, loadNodeConfig } from "./config/node-config";
-import { SETTINGS } from "./config/registry";
-import { createLogger, type Level } from "./http/log";
-import { startServer } from "./server";
-import { VERSION } from "./version";
+import { resolve } from 'node:path'
+import { existsSync } from 'node:fs'
+import { COMMAND_HELP, parseArgs, USAGE, UsageError, type Command } from './cli'
+import { ConfigError, loadNodeConfig } from './config/node-config'
+import { SETTINGS } from './config/registry'
+import { createLogger, type Level } from './http/log'
+import { startServer } from './server'
+import { VERSION } from './version'
 
 function configFile(cmd: Command): string | undefined {
-  if (cmd.config) return cmd.config;
-  if (process.env.SVC_CONFIG) return process.env.SVC_CONFIG;
-  const local = resolve("config/svc-ext.yml");
-  return existsSync(local) ? local : undefined;
+  if (cmd.config) return cmd.config
+  if (process.env.SVC_CONFIG) return process.env.SVC_CONFIG
+  const local = resolve('config/svc-ext.yml')
+  return existsSync(local) ? local : undefined
 }
 
 async function readStdin(): Promise<string> {
-  return await new Response(Bun.stdin.stream()).text();
+  return await new Response(Bun.stdin.stream()).text()
 }
 
 async function main(argv: string[]): Promise<number> {
-  let cmd: Command;
+  let cmd: Command
   try {
-    cmd = parseArgs(argv);
+    cmd = parseArgs(argv)
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`svc-ext: ${e.message}\n\n${USAGE}`);
-      return 2;
+      process.stderr.write(`svc-ext: ${e.message}\n\n${USAGE}`)
+      return 2
     }
-    throw e;
+    throw e
   }
-  if (cmd.help || cmd.name === "help") {
-    process.stdout.write(COMMAND_HELP[cmd.name]);
-    return 0;
+  if (cmd.help || cmd.name === 'help') {
+    process.stdout.write(COMMAND_HELP[cmd.name])
+    return 0
   }
   switch (cmd.name) {
-    case "version":
-      process.stdout.write(`${VERSION}\n`);
-      return 0;
-    case "hash-password": {
-      const password = (await readStdin()).replace(/\r?\n$/, "");
-      if (password === "") {
-        process.stderr.write("svc-ext: no password on stdin\n");
-        return 1;
+    case 'version':
+      process.stdout.write(`${VERSION}\n`)
+      return 0
+    case 'hash-password': {
+      const password = (await readStdin()).replace(/\r?\n$/, '')
+      if (password === '') {
+        process.stderr.write('svc-ext: no password on stdin\n')
+        return 1
       }
-      process.stdout.write(`${await Bun.password.hash(password, { algorithm: "bcrypt", cost: 12 })}\n`);
-      return 0;
+      process.stdout.write(`${await Bun.password.hash(password, { algorithm: 'bcrypt', cost: 12 })}\n`)
+      return 0
     }
-    case "check-config": {
-      const node = await loadNodeConfig(configFile(cmd));
-      process.stdout.write(`# ${node.configFile ?? "no config file: built-in defaults"}\n`);
+    case 'check-config': {
+      const node = await loadNodeConfig(configFile(cmd))
+      process.stdout.write(`# ${node.configFile ?? 'no config file: built-in defaults'}\n`)
       for (const def of SETTINGS) {
-        const value = node.values.get(def.key);
-        const shown = def.secret && value ? "<masked>" : JSON.stringify(value);
-        process.stdout.write(`${def.key}: ${shown}${node.explicit.has(def.key) ? "" : "  # default"}\n`);
+        const value = node.values.get(def.key)
+        const shown = def.secret && value ? '<masked>' : JSON.stringify(value)
+        process.stdout.write(`${def.key}: ${shown}${node.explicit.has(def.key) ? '' : '  # default'}\n`)
       }
-      return 0;
+      return 0
     }
-    case "serve": {
-      const node = await loadNodeConfig(configFile(cmd));
-      const log = createLogger({ level: node.values.get("log.level") as Level });
-      const server = await startServer(node, log);
-      log.info("svc-ext started", { url: server.url, version: VERSION, store: server.app.storeKind });
-      for (const line of server.app.loginHints) log.info(line);
-      process.on("SIGHUP", () => void server.app.reloadSecurity());
-      let stopping = false;
+    case 'serve': {
+      const node = await loadNodeConfig(configFile(cmd))
+      const log = createLogger({ level: node.values.get('log.level') as Level })
+      const server = await startServer(node, log)
+      log.info('svc-ext started', { url: server.url, version: VERSION, store: server.app.storeKind })
+      for (const line of server.app.loginHints) log.info(line)
+      process.on('SIGHUP', () => void server.app.reloadSecurity())
+      let stopping = false
       const stop = async (signal: string) => {
-        if (stopping) return;
-        stopping = true;
-        log.info("stopping", { signal });
-        await server.stop();
-        log.info("stopped");
-        process.exit(0);
-      };
-      process.on("SIGTERM", () => void stop("SIGTERM"));
-      process.on("SIGINT", () => void stop("SIGINT"));
-      return -1; // keep running
+        if (stopping) return
+        stopping = true
+        log.info('stopping', { signal })
+        await server.stop()
+        log.info('stopped')
+        process.exit(0)
+      }
+      process.on('SIGTERM', () => void stop('SIGTERM'))
+      process.on('SIGINT', () => void stop('SIGINT'))
+      return -1 // keep running
     }
   }
-  return 0;
+  return 0
 }
 
 main(Bun.argv.slice(2)).then(
   (code) => {
-    if (code >= 0) process.exit(code);
+    if (code >= 0) process.exit(code)
   },
   (e) => {
     if (e instanceof ConfigError) {
-      process.stderr.write(`svc-ext: invalid configuration: ${e.message}\n`);
-      process.exit(1);
+      process.stderr.write(`svc-ext: invalid configuration: ${e.message}\n`)
+      process.exit(1)
     }
-    process.stderr.write(`svc-ext: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exit(1);
+    process.stderr.write(`svc-ext: ${e instanceof Error ? e.message : String(e)}\n`)
+    process.exit(1)
   },
-);
+)

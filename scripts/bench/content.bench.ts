@@ -37,7 +37,8 @@ async function run(label: string, creationLock: CreationLock | undefined) {
   )
   const { security } = await createSecurity({ node, dataDir: join(root, 'data'), log, env: {} })
   const store = new EmbeddedStore(join(root, 'store.db'), { synchronous: 'NORMAL' })
-  for (const def of CONTENT) await store.createIndex({ index: def.index, body: { ...def.body, aliases: { [def.alias]: def.aliasDefinition } } })
+  for (const def of CONTENT)
+    await store.createIndex({ index: def.index, body: { ...def.body, aliases: { [def.alias]: def.aliasDefinition } } })
   const journal = new Journal(join(root, 'journal.db'))
   const settings = new ClusterSettings(node, memoryPersistence())
   const content = createContentManager({ store, settings, security, log, now: Date.now, journal, creationLock })
@@ -45,7 +46,11 @@ async function run(label: string, creationLock: CreationLock | undefined) {
 
   const auth = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`
   const caller = await security.authenticate(new Request('http://bench/', { headers: { authorization: auth } }))
-  const parent = await content.resources.create('integration', { resource: { metadata: { title: 'bench', author: 'b' }, category: 'applications' } }, caller)
+  const parent = await content.resources.create(
+    'integration',
+    { resource: { metadata: { title: 'bench', author: 'b' }, category: 'applications' } },
+    caller,
+  )
 
   let next = 0
   let failures = 0

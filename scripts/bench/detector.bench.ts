@@ -18,7 +18,7 @@ const RULES = Number(process.env.BENCH_RULES ?? 50)
 const EVENTS = 'svc-events-v5-security'
 
 let seed = 7
-const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000)
+const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]
 const ACTIONS = ['login', 'logout', 'exec', 'file_open', 'connect', 'sudo', 'passwd_change', 'cron_run']
 const OUTCOMES = ['success', 'failure', 'unknown']
@@ -34,7 +34,12 @@ function event(i: number) {
     host: { name: `host-${i % 997}`, os: { family: 'linux', version: '6.1' } },
     event: { action: pick(ACTIONS), outcome: pick(OUTCOMES), category: 'process', kind: 'event' },
     user: { name: pick(USERS) },
-    process: { executable: bin, name: bin.split('/').pop(), pid: i % 65536, command_line: `${bin} ${pick(['-O', '-c', '--quiet', '-e'])} ${pick(['http://x.example/a', '/etc/shadow', 'id', 'sh -i', 'backup.tar'])}` },
+    process: {
+      executable: bin,
+      name: bin.split('/').pop(),
+      pid: i % 65536,
+      command_line: `${bin} ${pick(['-O', '-c', '--quiet', '-e'])} ${pick(['http://x.example/a', '/etc/shadow', 'id', 'sh -i', 'backup.tar'])}`,
+    },
     source: { ip: `10.${i % 256}.${(i >> 8) % 256}.${i % 7}`, port: 1024 + (i % 60000) },
     svc: { integration: { name: 'linux', category: 'security' } },
     message: `${i} ${PAD}`,
@@ -47,12 +52,27 @@ function rule(n: number) {
   const host = { 'host.name': `host-${(n * 37) % 997}` }
   const kinds = [
     { sel: { 'event.action': pick(ACTIONS), 'event.outcome': 'failure', 'user.name': pick(USERS) }, condition: 'sel' },
-    { sel: { 'process.command_line|contains': pick(['/etc/shadow', 'sh -i', 'http://']), ...host }, filter: { 'user.name': 'root' }, condition: 'sel and not filter' },
-    { sel: { 'process.executable|endswith': [pick(BINS).split('/').pop(), pick(BINS).split('/').pop()], ...host }, net: { 'source.port|gte': 30000 }, condition: 'sel and net' },
+    {
+      sel: { 'process.command_line|contains': pick(['/etc/shadow', 'sh -i', 'http://']), ...host },
+      filter: { 'user.name': 'root' },
+      condition: 'sel and not filter',
+    },
+    {
+      sel: { 'process.executable|endswith': [pick(BINS).split('/').pop(), pick(BINS).split('/').pop()], ...host },
+      net: { 'source.port|gte': 30000 },
+      condition: 'sel and net',
+    },
     { sel: { 'process.command_line|re': `${pick(['curl', 'wget', 'nc'])} .*(http|sh)`, ...host }, condition: 'sel' },
     { a: { 'user.name|startswith': 'svc_', ...host }, b: { 'event.action': ['sudo', 'passwd_change'] }, condition: 'all of them' },
   ]
-  return { id: `bench-${n}`, metadata: { title: `bench rule ${n}` }, level: 'medium', status: 'stable', logsource: { product: 'linux' }, detection: kinds[n % kinds.length] }
+  return {
+    id: `bench-${n}`,
+    metadata: { title: `bench rule ${n}` },
+    level: 'medium',
+    status: 'stable',
+    logsource: { product: 'linux' },
+    detection: kinds[n % kinds.length],
+  }
 }
 
 const root = mkdtempSync(join(tmpdir(), 'svc-detector-bench-'))
@@ -61,7 +81,7 @@ try {
   const node = buildNodeConfig({ 'path.data': root }, 'bench', root)
   const settings = new ClusterSettings(node, memoryPersistence(), Date.now, 0)
   const log = createLogger({ level: 'error', write: () => {} })
-  for (const def of [...EVENT_STREAMS, ...FINDING_STREAMS].filter(d => d.name.endsWith('-security'))) {
+  for (const def of [...EVENT_STREAMS, ...FINDING_STREAMS].filter((d) => d.name.endsWith('-security'))) {
     await store.putIndexTemplate({ name: def.template.name, body: def.template.body })
     await store.createDataStream({ name: def.name })
   }
@@ -69,7 +89,13 @@ try {
   await ruleset.sync.upsertIntegration('standard', { id: 'int-linux', metadata: { title: 'linux' }, category: 'security' }, false)
   for (let n = 0; n < RULES; n++) await ruleset.sync.upsertRule('standard', rule(n), 'int-linux', false)
   await settings.update({ persistent: { 'plugins.security_analytics.max_rules_per_detector': Math.max(50, RULES) } })
-  await ruleset.sync.upsertDetector({ integrationId: 'int-linux', logType: 'linux', category: 'security', ruleIds: Array.from({ length: RULES }, (_, n) => `bench-${n}`), enabled: true })
+  await ruleset.sync.upsertDetector({
+    integrationId: 'int-linux',
+    logType: 'linux',
+    category: 'security',
+    ruleIds: Array.from({ length: RULES }, (_, n) => `bench-${n}`),
+    enabled: true,
+  })
 
   let t = performance.now()
   for (let at = 0; at < DOCS; at += 5000) {
@@ -87,7 +113,10 @@ try {
   let after = -1
   let scanned = 0
   for (;;) {
-    const page = await store.search({ index: backing, body: { size: SCAN_PAGE, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false } })
+    const page = await store.search({
+      index: backing,
+      body: { size: SCAN_PAGE, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false },
+    })
     const hits = page.hits.hits
     for (const h of hits) if (h._source) scanned++
     if (hits.length === 0) break
@@ -105,8 +134,12 @@ try {
   const scanRate = DOCS / scanSeconds
   const runRate = DOCS / runSeconds
   console.log(`baseline scan (no evaluation): ${scanRate.toFixed(0)} documents/s (${scanSeconds.toFixed(2)} s)`)
-  console.log(`detector run, ${RULES} rules: ${runRate.toFixed(0)} documents/s (${runSeconds.toFixed(2)} s), ${outcome.findings} findings written`)
-  console.log(`ratio run/baseline: ${(runRate / scanRate).toFixed(2)} (evaluation and findings cost ${((runSeconds - scanSeconds) / runSeconds * 100).toFixed(0)}% of the run)`)
+  console.log(
+    `detector run, ${RULES} rules: ${runRate.toFixed(0)} documents/s (${runSeconds.toFixed(2)} s), ${outcome.findings} findings written`,
+  )
+  console.log(
+    `ratio run/baseline: ${(runRate / scanRate).toFixed(2)} (evaluation and findings cost ${(((runSeconds - scanSeconds) / runSeconds) * 100).toFixed(0)}% of the run)`,
+  )
 } finally {
   await store.close()
   rmSync(root, { recursive: true, force: true })

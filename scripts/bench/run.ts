@@ -1,17 +1,17 @@
 // `bun run bench`: runs every scripts/bench/*.bench.ts in turn (or those named on the command line).
-import { Glob } from "bun";
-import { join } from "node:path";
+import { Glob } from 'bun'
+import { join } from 'node:path'
 
-const dir = import.meta.dir;
-const only = process.argv.slice(2);
-const files = [...new Glob("*.bench.ts").scanSync(dir)].sort().filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
-let failed = 0;
+const dir = import.meta.dir
+const only = process.argv.slice(2)
+const files = [...new Glob('*.bench.ts').scanSync(dir)].sort().filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
+let failed = 0
 for (const file of files) {
-  console.log(`\n=== ${file} ===`);
-  const proc = Bun.spawnSync([process.execPath, join(dir, file)], { stdout: "inherit", stderr: "inherit", env: process.env });
+  console.log(`\n=== ${file} ===`)
+  const proc = Bun.spawnSync([process.execPath, join(dir, file)], { stdout: 'inherit', stderr: 'inherit', env: process.env })
   if (proc.exitCode !== 0) {
-    failed++;
-    console.log(`!!! ${file} exited with ${proc.exitCode}`);
+    failed++
+    console.log(`!!! ${file} exited with ${proc.exitCode}`)
   }
 }
-process.exit(failed ? 1 : 0);
+process.exit(failed ? 1 : 0)

@@ -8,14 +8,103 @@ const RULES = Number(process.env.BENCH_RULES ?? 1000)
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10000)
 
 let seed = 42
-const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000)
+const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]
 const int = (n: number) => Math.floor(rnd() * n)
 
-const BINS = ['cmd', 'powershell', 'pwsh', 'rundll32', 'regsvr32', 'mshta', 'wscript', 'cscript', 'certutil', 'bitsadmin', 'schtasks', 'wmic', 'net', 'net1', 'reg', 'sc', 'whoami', 'curl', 'msiexec', 'installutil', 'msbuild', 'forfiles', 'hh', 'odbcconf', 'cmstp', 'explorer', 'svchost', 'taskhostw', 'conhost', 'notepad', 'chrome', 'firefox', 'outlook', 'winword', 'excel', 'python', 'java', 'node', 'git', 'code']
-const WORDS = ['urlcache', 'verifyctl', 'download', 'encodedcommand', 'bypass', 'hidden', 'noprofile', 'invoke', 'iex', 'webclient', 'create', 'delete', 'query', 'config', 'export', 'import', 'save', 'add', 'user', 'group', 'admin', 'password', 'shadow', 'vssadmin', 'temp', 'appdata', 'startup', 'run', 'runonce', 'scrobj', 'javascript', 'vbscript', 'http', 'https', 'ftp', 'transfer', 'priority', 'process', 'call', 'start']
+const BINS = [
+  'cmd',
+  'powershell',
+  'pwsh',
+  'rundll32',
+  'regsvr32',
+  'mshta',
+  'wscript',
+  'cscript',
+  'certutil',
+  'bitsadmin',
+  'schtasks',
+  'wmic',
+  'net',
+  'net1',
+  'reg',
+  'sc',
+  'whoami',
+  'curl',
+  'msiexec',
+  'installutil',
+  'msbuild',
+  'forfiles',
+  'hh',
+  'odbcconf',
+  'cmstp',
+  'explorer',
+  'svchost',
+  'taskhostw',
+  'conhost',
+  'notepad',
+  'chrome',
+  'firefox',
+  'outlook',
+  'winword',
+  'excel',
+  'python',
+  'java',
+  'node',
+  'git',
+  'code',
+]
+const WORDS = [
+  'urlcache',
+  'verifyctl',
+  'download',
+  'encodedcommand',
+  'bypass',
+  'hidden',
+  'noprofile',
+  'invoke',
+  'iex',
+  'webclient',
+  'create',
+  'delete',
+  'query',
+  'config',
+  'export',
+  'import',
+  'save',
+  'add',
+  'user',
+  'group',
+  'admin',
+  'password',
+  'shadow',
+  'vssadmin',
+  'temp',
+  'appdata',
+  'startup',
+  'run',
+  'runonce',
+  'scrobj',
+  'javascript',
+  'vbscript',
+  'http',
+  'https',
+  'ftp',
+  'transfer',
+  'priority',
+  'process',
+  'call',
+  'start',
+]
 const FLAGS = ['enc', 'e', 'nop', 'w', 'ep', 'f', 'c', 'k', 's', 'q', 'urlcache', 'split', 'i', 'u']
-const DIRS = ['C:\\Windows\\System32\\', 'C:\\Windows\\SysWOW64\\', 'C:\\Program Files\\App\\', 'C:\\Users\\bob\\AppData\\Local\\Temp\\', 'C:\\ProgramData\\', 'C:\\Users\\Public\\']
+const DIRS = [
+  'C:\\Windows\\System32\\',
+  'C:\\Windows\\SysWOW64\\',
+  'C:\\Program Files\\App\\',
+  'C:\\Users\\bob\\AppData\\Local\\Temp\\',
+  'C:\\ProgramData\\',
+  'C:\\Users\\Public\\',
+]
 const EXTS = ['.ps1', '.vbs', '.js', '.hta', '.dll', '.exe', '.bat', '.lnk', '.txt', '.docx']
 const PORTS = [22, 53, 80, 135, 139, 443, 445, 3389, 4444, 5985, 8080, 8443]
 
@@ -71,7 +160,10 @@ function event(i: number): Record<string, unknown> {
 // ---------- rules: YAML from templates, and a hand-written predicate per template ----------
 type Ev = Record<string, any>
 /** `l` is the event with its top-level strings lower-cased once (built per event, timed). */
-interface Generated { yaml: string; hand: (e: Ev, l: Ev) => boolean }
+interface Generated {
+  yaml: string
+  hand: (e: Ev, l: Ev) => boolean
+}
 const q = (s: string) => `'${s.replace(/'/g, "''")}'`
 function lowered(e: Ev): Ev {
   const l: Ev = {}
@@ -90,9 +182,17 @@ function template(k: number): Generated {
       return {
         yaml: `${header}  selection_img:\n    Image|endswith: [${q(`\\${b1}.exe`)}, ${q(`\\${b2}.exe`)}]\n  selection_cli:\n    CommandLine|contains|all: [${q(w1)}, ${q(w2)}]\n  filter_main:\n    ParentImage|startswith: ${q(sigmaPath(dir))}\n  condition: all of selection_* and not 1 of filter_*\n`,
         hand: (e, l) => {
-          const img = (l.Image as string | undefined), cl = (l.CommandLine as string | undefined), parent = (l.ParentImage as string | undefined)
-          return img !== undefined && (img.endsWith(`\\${b1}.exe`) || img.endsWith(`\\${b2}.exe`)) &&
-            cl !== undefined && cl.includes(w1) && cl.includes(w2) && !(parent !== undefined && parent.startsWith(dir.toLowerCase()))
+          const img = l.Image as string | undefined,
+            cl = l.CommandLine as string | undefined,
+            parent = l.ParentImage as string | undefined
+          return (
+            img !== undefined &&
+            (img.endsWith(`\\${b1}.exe`) || img.endsWith(`\\${b2}.exe`)) &&
+            cl !== undefined &&
+            cl.includes(w1) &&
+            cl.includes(w2) &&
+            !(parent !== undefined && parent.startsWith(dir.toLowerCase()))
+          )
         },
       }
     }
@@ -103,18 +203,19 @@ function template(k: number): Generated {
       const js = new RegExp(re)
       return {
         yaml: `${header}  selection:\n    CommandLine|re: ${q(re)}\n    Image|endswith: ${q(`\\${b}.exe`)}\n  condition: selection\n`,
-        hand: (e, l) => typeof e.CommandLine === 'string' && js.test(e.CommandLine) && (l.Image as string | undefined)?.endsWith(`\\${b}.exe`) === true,
+        hand: (e, l) =>
+          typeof e.CommandLine === 'string' && js.test(e.CommandLine) && (l.Image as string | undefined)?.endsWith(`\\${b}.exe`) === true,
       }
     }
     case 2: {
       const f = pick(FLAGS)
       const b = pick(BINS)
-      const dashes = ['-', '/', '\u2013', '\u2014', '\u2015'].map(d => ` ${d}${f}`)
+      const dashes = ['-', '/', '\u2013', '\u2014', '\u2015'].map((d) => ` ${d}${f}`)
       return {
         yaml: `${header}  selection:\n    CommandLine|windash|contains: ${q(` -${f}`)}\n    OriginalFileName: ${q(`${b}.exe`)}\n  condition: selection\n`,
         hand: (e, l) => {
-          const cl = (l.CommandLine as string | undefined)
-          return cl !== undefined && dashes.some(d => cl.includes(d)) && (l.OriginalFileName as string | undefined) === `${b}.exe`
+          const cl = l.CommandLine as string | undefined
+          return cl !== undefined && dashes.some((d) => cl.includes(d)) && (l.OriginalFileName as string | undefined) === `${b}.exe`
         },
       }
     }
@@ -126,8 +227,13 @@ function template(k: number): Generated {
         yaml: `${header}  selection:\n    DestinationIp|cidr: ['192.168.0.0/16', '${third}.0.0.0/8']\n    DestinationPort: [${ports.join(', ')}]\n    Initiated: 'true'\n  filter:\n    Image|endswith: ${q(`\\${b}.exe`)}\n  condition: selection and not filter\n`,
         hand: (e, l) => {
           const ip = e.DestinationIp
-          return typeof ip === 'string' && (ip.startsWith('192.168.') || ip.startsWith(`${third}.`)) &&
-            ports.includes(Number(e.DestinationPort)) && (l.Initiated as string | undefined) === 'true' && !((l.Image as string | undefined)?.endsWith(`\\${b}.exe`) === true)
+          return (
+            typeof ip === 'string' &&
+            (ip.startsWith('192.168.') || ip.startsWith(`${third}.`)) &&
+            ports.includes(Number(e.DestinationPort)) &&
+            (l.Initiated as string | undefined) === 'true' &&
+            !((l.Image as string | undefined)?.endsWith(`\\${b}.exe`) === true)
+          )
         },
       }
     }
@@ -137,8 +243,13 @@ function template(k: number): Generated {
       return {
         yaml: `${header}  selection:\n    TargetFilename|endswith: [${exts.map(q).join(', ')}]\n    TargetFilename|contains: ${q(`\\${w}`)}\n  filter_sys:\n    Image|startswith: 'C:\\Windows\\'\n  condition: selection and not 1 of filter_*\n`,
         hand: (e, l) => {
-          const t = (l.TargetFilename as string | undefined)
-          return t !== undefined && exts.some(x => t.endsWith(x)) && t.includes(`\\${w}`) && !((l.Image as string | undefined)?.startsWith('c:\\windows\\') === true)
+          const t = l.TargetFilename as string | undefined
+          return (
+            t !== undefined &&
+            exts.some((x) => t.endsWith(x)) &&
+            t.includes(`\\${w}`) &&
+            !((l.Image as string | undefined)?.startsWith('c:\\windows\\') === true)
+          )
         },
       }
     }
@@ -149,8 +260,12 @@ function template(k: number): Generated {
       return {
         yaml: `${header}  selection:\n    EventID: 1\n    IntegrityLevel: ${lvl}\n    User|contains: 'admin'\n  selection_cmd:\n    - CommandLine|startswith: ${q(`"${'C:\\\\Users\\\\'}`)}\n    - ParentCommandLine|contains: ${q(w)}\n    - Image|endswith: ${q(`\\${b}.exe`)}\n  condition: selection and 1 of selection_cmd\n`,
         hand: (e, l) =>
-          (e.EventID === 1 || e.EventID === '1') && (l.IntegrityLevel as string | undefined) === lvl.toLowerCase() && (l.User as string | undefined)?.includes('admin') === true &&
-          ((l.CommandLine as string | undefined)?.startsWith('"c:\\users\\') === true || (l.ParentCommandLine as string | undefined)?.includes(w) === true || (l.Image as string | undefined)?.endsWith(`\\${b}.exe`) === true),
+          (e.EventID === 1 || e.EventID === '1') &&
+          (l.IntegrityLevel as string | undefined) === lvl.toLowerCase() &&
+          (l.User as string | undefined)?.includes('admin') === true &&
+          ((l.CommandLine as string | undefined)?.startsWith('"c:\\users\\') === true ||
+            (l.ParentCommandLine as string | undefined)?.includes(w) === true ||
+            (l.Image as string | undefined)?.endsWith(`\\${b}.exe`) === true),
       }
     }
   }
@@ -165,8 +280,8 @@ const time = <T>(f: () => T): [T, number] => {
 const events = Array.from({ length: EVENTS }, (_, i) => event(i))
 const avgSize = events.reduce((n, e) => n + JSON.stringify(e).length, 0) / events.length
 const generated = Array.from({ length: RULES }, (_, k) => template(k))
-const [rules, compileMs] = time(() => generated.map(g => compileSigmaRule(g.yaml)))
-const [predicates, predicateMs] = time(() => rules.map(r => compileQuery(r.query)))
+const [rules, compileMs] = time(() => generated.map((g) => compileSigmaRule(g.yaml)))
+const [predicates, predicateMs] = time(() => rules.map((r) => compileQuery(r.query)))
 
 console.log(`${RULES} rules, ${EVENTS} events of ${avgSize.toFixed(0)} bytes on average`)
 console.log(`compile: Sigma -> tree ${compileMs.toFixed(0)} ms, tree -> predicate ${predicateMs.toFixed(0)} ms`)
@@ -184,7 +299,9 @@ const [matches, allMs] = time(() => {
   }
   return n
 })
-console.log(`all ${RULES} rules: ${(EVENTS / (allMs / 1000)).toFixed(0)} events/s (${allMs.toFixed(0)} ms, ${((allMs * 1e6) / (EVENTS * RULES)).toFixed(0)} ns per rule-event, ${matches} matches)`)
+console.log(
+  `all ${RULES} rules: ${(EVENTS / (allMs / 1000)).toFixed(0)} events/s (${allMs.toFixed(0)} ms, ${((allMs * 1e6) / (EVENTS * RULES)).toFixed(0)} ns per rule-event, ${matches} matches)`,
+)
 
 const [reported, evalMs] = time(() => {
   let n = 0
@@ -195,8 +312,8 @@ console.log(`evaluateRules (with matched selections): ${(EVENTS / (evalMs / 1000
 
 // Baseline: 20 sampled rules, hand-written predicates vs compiled trees, same events.
 const sample = Array.from({ length: 20 }, (_, i) => Math.floor((i * RULES) / 20) + (i % 6))
-const handPreds = sample.map(k => generated[k].hand)
-const treePreds = sample.map(k => predicates[k])
+const handPreds = sample.map((k) => generated[k].hand)
+const treePreds = sample.map((k) => predicates[k])
 let disagreements = 0
 let sampleMatches = 0
 for (const e of events) {
@@ -233,4 +350,3 @@ console.log(`  hand-written JS  ${rate(handMs)} events/s`)
 console.log(`  compiled tree    ${rate(treeMs)} events/s`)
 console.log(`ratio compiled/hand-written: ${(treeMs / handMs).toFixed(2)}x the time (${(handMs / treeMs).toFixed(2)} of the speed)`)
 if (disagreements > 0) process.exit(1)
-

@@ -23,7 +23,12 @@ const NEW = arg('--new', 1_000)
 const ROUNDS = 15
 
 const PAD = 'lorem ipsum dolor sit amet consectetur adipiscing elit '.repeat(16)
-const doc = (i: number) => ({ '@timestamp': new Date(1_700_000_000_000 + i * 1000).toISOString(), host: `host-${i % 997}`, n: i, message: `${i} ${PAD}` })
+const doc = (i: number) => ({
+  '@timestamp': new Date(1_700_000_000_000 + i * 1000).toISOString(),
+  host: `host-${i % 997}`,
+  n: i,
+  message: `${i} ${PAD}`,
+})
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
@@ -56,7 +61,12 @@ async function measure(dir: string, docs: number): Promise<{ store: number; raw:
       }
     })()
     if ((await store.bulk({ index: 'ev', body: updates })).errors) throw new Error('update errors')
-    const last = (await store.search({ index: 'ev', body: { size: 1, sort: [{ _seq_no: 'desc' }], seq_no_primary_term: true, track_total_hits: false } })).hits.hits[0]._seq_no!
+    const last = (
+      await store.search({
+        index: 'ev',
+        body: { size: 1, sort: [{ _seq_no: 'desc' }], seq_no_primary_term: true, track_total_hits: false },
+      })
+    ).hits.hits[0]._seq_no!
     const after = last - NEW
     const read = raw.query('SELECT rid, id, seq, src FROM docs WHERE seq > ? ORDER BY seq LIMIT ?')
 
@@ -64,14 +74,18 @@ async function measure(dir: string, docs: number): Promise<{ store: number; raw:
     const rawTimes: number[] = []
     for (let r = 0; r < ROUNDS; r++) {
       let t = performance.now()
-      const page = await store.search({ index: 'ev', body: { size: 10_000, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false } })
+      const page = await store.search({
+        index: 'ev',
+        body: { size: 10_000, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false },
+      })
       storeTimes.push(performance.now() - t)
       t = performance.now()
       const rows = read.all(seq - NEW - 1, 10_000) as Array<{ src: string }>
       for (const row of rows) JSON.parse(row.src)
       rawTimes.push(performance.now() - t)
       // Seq numbers of superseded versions hold no document: both sides return the same survivors.
-      if (page.hits.hits.length !== rows.length || rows.length < NEW * 0.9) throw new Error(`read ${page.hits.hits.length} vs ${rows.length} of ${NEW}`)
+      if (page.hits.hits.length !== rows.length || rows.length < NEW * 0.9)
+        throw new Error(`read ${page.hits.hits.length} vs ${rows.length} of ${NEW}`)
     }
     return { store: median(storeTimes), raw: median(rawTimes) }
   } finally {
@@ -89,7 +103,9 @@ try {
   console.log(`${'benchmark'.padEnd(52)}${'store'.padStart(10)}${'baseline'.padStart(10)}${'ratio (higher is better)'.padStart(26)}`)
   console.log(row(`newest ${NEW} by _seq_no of ${Math.max(NEW * 2, Math.floor(BIG / 10))} docs, median ms`, small))
   console.log(row(`newest ${NEW} by _seq_no of ${BIG} docs, median ms`, big))
-  console.log(`growth with index size (x${(BIG / Math.max(NEW * 2, Math.floor(BIG / 10))).toFixed(0)} documents): store x${(big.store / small.store).toFixed(2)}, baseline x${(big.raw / small.raw).toFixed(2)}`)
+  console.log(
+    `growth with index size (x${(BIG / Math.max(NEW * 2, Math.floor(BIG / 10))).toFixed(0)} documents): store x${(big.store / small.store).toFixed(2)}, baseline x${(big.raw / small.raw).toFixed(2)}`,
+  )
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }

@@ -22,7 +22,8 @@ const arg = (name: string, fallback: number) => {
   return i > 0 ? Number(process.argv[i + 1]) : fallback
 }
 
-const WORDS = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango'.split(' ')
+const WORDS =
+  'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango'.split(' ')
 const HOSTS = 10_000
 const BASE_TS = Date.UTC(2024, 0, 1)
 
@@ -164,7 +165,12 @@ async function main(): Promise<void> {
       const hits = (rawRange.all(lo(i), lo(i) + 100) as Array<{ doc: string }>).map((r) => JSON.parse(r.doc))
       return [hits, rawCount.get(lo(i), lo(i) + 100)]
     })
-    rows.push(['(b) range query median ms (100 matches, top 10)', rangeStore.toFixed(3), rangeRaw.toFixed(3), (rangeRaw / rangeStore).toFixed(2)])
+    rows.push([
+      '(b) range query median ms (100 matches, top 10)',
+      rangeStore.toFixed(3),
+      rangeRaw.toFixed(3),
+      (rangeRaw / rangeStore).toFixed(2),
+    ])
     await store.close()
     raw.close()
 

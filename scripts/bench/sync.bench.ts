@@ -26,7 +26,11 @@ const DOCS = Number(process.env.BENCH_SYNC_DOCS ?? 50_000)
 const log = createLogger({ level: 'error' })
 
 async function freshNode(root: string, extra: Record<string, unknown>) {
-  const node = buildNodeConfig({ 'plugins.content_manager.engine.mock': true, 'plugins.content_manager.setup_wait.max_retries': 0, ...extra }, 'bench', root)
+  const node = buildNodeConfig(
+    { 'plugins.content_manager.engine.mock': true, 'plugins.content_manager.setup_wait.max_retries': 0, ...extra },
+    'bench',
+    root,
+  )
   const settings = new ClusterSettings(node, memoryPersistence())
   const store = new EmbeddedStore(join(root, 'store.db'), { synchronous: 'NORMAL' })
   const boot = await runBootstrap({ store, settings, log, now: Date.now })
@@ -37,7 +41,8 @@ async function freshNode(root: string, extra: Record<string, unknown>) {
 async function main() {
   const cti = startCtiServer()
   const feed = cti.consumer('t1-iocs-5', 'public-iocs-5')
-  for (let i = 1; i <= DOCS; i++) feed.create(String(i), payloads.ioc(String(i), i % 3 === 0 ? { type: 'url', name: `http://h${i}.example/x` } : {}))
+  for (let i = 1; i <= DOCS; i++)
+    feed.create(String(i), payloads.ioc(String(i), i % 3 === 0 ? { type: 'url', name: `http://h${i}.example/x` } : {}))
   feed.publishSnapshot({ linesPerEntry: 10_000 })
   console.log(`snapshot: ${DOCS} IoCs, ${(feed.snapshot!.zip.byteLength / 1024 / 1024).toFixed(1)} MiB zipped`)
 
@@ -45,7 +50,10 @@ async function main() {
   const baseRoot = mkdtempSync(join(tmpdir(), 'svc-sync-bench-base-'))
   const base = await freshNode(baseRoot, {})
   const index = `${CONTENT_ALIASES.enrichments}-a`
-  const envelopes = [...feed.state.entries()].map(([id, { offset, payload }]) => ({ id, body: iocEnvelope(payload.document as Record<string, unknown>, offset) }))
+  const envelopes = [...feed.state.entries()].map(([id, { offset, payload }]) => ({
+    id,
+    body: iocEnvelope(payload.document as Record<string, unknown>, offset),
+  }))
   let t = performance.now()
   const inFlight = new Set<Promise<unknown>>()
   for (let i = 0; i < envelopes.length; i += 1000) {
@@ -63,7 +71,10 @@ async function main() {
 
   // The sync pass.
   const root = mkdtempSync(join(tmpdir(), 'svc-sync-bench-'))
-  const { node, settings, store } = await freshNode(root, { 'plugins.content_manager.cti.api': cti.base, 'plugins.content_manager.catalog.iocs': feed.url })
+  const { node, settings, store } = await freshNode(root, {
+    'plugins.content_manager.cti.api': cti.base,
+    'plugins.content_manager.catalog.iocs': feed.url,
+  })
   const { security } = await createSecurity({ node, dataDir: join(root, 'data'), log, env: {} })
   const journal = new Journal(join(root, 'journal.db'))
   const ruleset = createRuleset({ store, settings, log, now: Date.now, security })
@@ -97,7 +108,9 @@ async function main() {
   const baseRate = baseCount / baseSeconds
   const syncRate = syncCount / syncSeconds
   console.log(`baseline bulk index : ${baseCount} docs in ${baseSeconds.toFixed(2)} s = ${Math.round(baseRate)} docs/s`)
-  console.log(`snapshot sync pass  : ${syncCount} docs in ${syncSeconds.toFixed(2)} s = ${Math.round(syncRate)} docs/s (download, unzip, envelopes, bulks, post-sync scan and export)`)
+  console.log(
+    `snapshot sync pass  : ${syncCount} docs in ${syncSeconds.toFixed(2)} s = ${Math.round(syncRate)} docs/s (download, unzip, envelopes, bulks, post-sync scan and export)`,
+  )
   console.log(`ratio sync/baseline : ${(syncRate / baseRate).toFixed(2)}`)
 }
 

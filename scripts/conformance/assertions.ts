@@ -91,7 +91,8 @@ const show = (v: unknown) => (v === undefined ? '<absent>' : JSON.stringify(v))
 
 export function assertMatch(path: string, actual: unknown, expected: unknown): void {
   if (isRegexExpectation(expected)) {
-    if (typeof actual !== 'string') throw new AssertionFailure(`match [${path}]: expected a string matching ${expected.trim()}, got ${show(actual)}`)
+    if (typeof actual !== 'string')
+      throw new AssertionFailure(`match [${path}]: expected a string matching ${expected.trim()}, got ${show(actual)}`)
     if (!regexFinds(compileJavaCommentsRegex(expected), actual)) {
       throw new AssertionFailure(`match [${path}]: ${show(actual)} does not match ${expected.trim()}`)
     }

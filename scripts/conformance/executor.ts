@@ -87,7 +87,9 @@ export class Executor {
     for (const test of file.tests) {
       const known = unsupported.get(test.name)
       const skip =
-        skipReason(file.setup, this.target.version) ?? skipReason(file.teardown, this.target.version) ?? skipReason(test.steps, this.target.version)
+        skipReason(file.setup, this.target.version) ??
+        skipReason(file.teardown, this.target.version) ??
+        skipReason(test.steps, this.target.version)
       if (skip !== undefined) {
         results.push({ file: file.path, test: test.name, outcome: { status: 'skip', reason: skip } })
         continue
@@ -233,7 +235,10 @@ export class Executor {
     }
     const check = CATCHES[catchSpec]
     if (!check) throw new RunnerError(`unknown catch [${catchSpec}]`)
-    if (!check(res.status)) throw new AssertionFailure(`${apiName} ${call.method} ${call.path}: expected ${catchSpec}, got status ${res.status}: ${excerpt(res.body)}`)
+    if (!check(res.status))
+      throw new AssertionFailure(
+        `${apiName} ${call.method} ${call.path}: expected ${catchSpec}, got status ${res.status}: ${excerpt(res.body)}`,
+      )
   }
 
   private checkWarnings(res: Response, spec: Record<string, unknown>): void {

@@ -78,7 +78,12 @@ function serialise(values: unknown[], bulk: boolean): string {
   return values.map((v) => text(v) + '\n').join('')
 }
 
-export function buildCall(api: ApiSpec, common: Set<string>, rawParams: Record<string, unknown>, headers: Record<string, string>): HttpCall {
+export function buildCall(
+  api: ApiSpec,
+  common: Set<string>,
+  rawParams: Record<string, unknown>,
+  headers: Record<string, string>,
+): HttpCall {
   const params: Record<string, unknown> = { ...rawParams }
   const body = params.body
   delete params.body

@@ -85,7 +85,8 @@ export async function main(argv: string[]): Promise<number> {
   const lists = loadLists(here)
   const { apis, common } = loadApis(suiteDir)
   const available = listTestFiles(suiteDir)
-  for (const f of lists.expectedPass) if (!available.includes(f)) throw new Error(`expected-pass.txt names ${f}, which is not in ${suiteDir}`)
+  for (const f of lists.expectedPass)
+    if (!available.includes(f)) throw new Error(`expected-pass.txt names ${f}, which is not in ${suiteDir}`)
   let files = opts.all ? available : available.filter((f) => lists.expectedPass.has(f))
   if (opts.only.length > 0) files = files.filter((f) => opts.only.some((s) => f.includes(s)))
 
@@ -104,7 +105,8 @@ export async function main(argv: string[]): Promise<number> {
     const probe = new Executor({ baseUrl: baseUrl!, authorization, version: '0.0.0' }, apis, common)
     const info = await probe.call('GET', '/')
     const version = (info.body as { version?: { number?: string } })?.version?.number
-    if (info.status !== 200 || typeof version !== 'string') throw new Error(`GET / answered ${info.status}; cannot learn the target version`)
+    if (info.status !== 200 || typeof version !== 'string')
+      throw new Error(`GET / answered ${info.status}; cannot learn the target version`)
     console.log(`target ${baseUrl} reports version ${version}; ${files.length} file(s) from ${suiteDir}`)
     const exec = new Executor({ baseUrl: baseUrl!, authorization, version }, apis, common)
     await wipe(exec)
@@ -112,17 +114,29 @@ export async function main(argv: string[]): Promise<number> {
     for (const path of files) {
       const file = loadSuiteFile(suiteDir, path)
       for (const name of lists.unsupported.get(path)?.keys() ?? []) {
-        if (!file.tests.some((t) => t.name === name)) throw new Error(`unsupported-tests.txt names [${name}], which is not a test of ${path}`)
+        if (!file.tests.some((t) => t.name === name))
+          throw new Error(`unsupported-tests.txt names [${name}], which is not a test of ${path}`)
       }
-      const fileResults = await exec.runFile(file, opts.includeUnsupported ? new Map() : (lists.unsupported.get(path) ?? new Map()), () => wipe(exec))
+      const fileResults = await exec.runFile(file, opts.includeUnsupported ? new Map() : (lists.unsupported.get(path) ?? new Map()), () =>
+        wipe(exec),
+      )
       results.push(...fileResults)
       const c: Counts = { passed: 0, failed: 0, skipped: 0 }
       fileResults.forEach((r) => add(c, r))
-      const mark = lists.expectedPass.has(path) ? (c.failed > 0 ? 'REGRESSED' : 'ok') : c.failed > 0 ? 'fail' : c.passed > 0 ? 'pass' : 'skip'
+      const mark = lists.expectedPass.has(path)
+        ? c.failed > 0
+          ? 'REGRESSED'
+          : 'ok'
+        : c.failed > 0
+          ? 'fail'
+          : c.passed > 0
+            ? 'pass'
+            : 'skip'
       const scope = lists.outOfScope.has(path) ? ` [out of scope: ${lists.outOfScope.get(path)}]` : ''
       console.log(`${mark.padEnd(9)} ${path}: ${fmt(c)}${scope}`)
       if (!opts.quiet) {
-        for (const r of fileResults) if (r.outcome.status === 'fail') console.log(`            x ${r.test}: ${r.outcome.reason.replace(/\s+/g, ' ').slice(0, 600)}`)
+        for (const r of fileResults)
+          if (r.outcome.status === 'fail') console.log(`            x ${r.test}: ${r.outcome.reason.replace(/\s+/g, ' ').slice(0, 600)}`)
       }
     }
   } finally {

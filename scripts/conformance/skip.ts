@@ -3,7 +3,16 @@
  */
 
 /** What this runner implements, in upstream's feature names. */
-export const RUNNER_FEATURES = new Set(['headers', 'allowed_warnings', 'warnings', 'node_selector', 'contains', 'stash_in_key', 'arbitrary_key', 'embedded_stash_key'])
+export const RUNNER_FEATURES = new Set([
+  'headers',
+  'allowed_warnings',
+  'warnings',
+  'node_selector',
+  'contains',
+  'stash_in_key',
+  'arbitrary_key',
+  'embedded_stash_key',
+])
 
 /**
  * A version as a sortable tuple. OpenSearch gives its own version ids an extra high bit, so

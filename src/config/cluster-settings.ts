@@ -1,24 +1,27 @@
-import { flattenKeys } from "./flat-keys";
-import { isOwnedKey, settingDef, SETTINGS } from "./registry";
-import { parseSettingValue, type SettingValue } from "./values";
-import type { NodeConfig } from "./node-config";
+import { flattenKeys } from './flat-keys'
+import { isOwnedKey, settingDef, SETTINGS } from './registry'
+import { parseSettingValue, type SettingValue } from './values'
+import type { NodeConfig } from './node-config'
 
 /** Dynamic settings as stored: one map per scope, flat dotted keys. */
 export interface PersistedSettings {
-  persistent: Record<string, SettingValue>;
-  transient: Record<string, SettingValue>;
+  persistent: Record<string, SettingValue>
+  transient: Record<string, SettingValue>
 }
 
 /** Where dynamic settings live so that every node sees them (the Store in practice). */
 export interface SettingsPersistence {
-  load(): Promise<PersistedSettings>;
+  load(): Promise<PersistedSettings>
   /** Applies a change atomically against concurrent writers and returns the new state. */
-  update(change: (current: PersistedSettings) => PersistedSettings): Promise<PersistedSettings>;
+  update(change: (current: PersistedSettings) => PersistedSettings): Promise<PersistedSettings>
 }
 
 export class SettingsError extends Error {
-  constructor(message: string, readonly type = "illegal_argument_exception") {
-    super(message);
+  constructor(
+    message: string,
+    readonly type = 'illegal_argument_exception',
+  ) {
+    super(message)
   }
 }
 
@@ -29,42 +32,42 @@ export class SettingsError extends Error {
  * the way OpenSearch refuses an unknown setting.
  */
 const PLATFORM_KEYS: Array<string | RegExp> = [
-  "cluster.routing.allocation.enable",
-  "cluster.routing.rebalance.enable",
+  'cluster.routing.allocation.enable',
+  'cluster.routing.rebalance.enable',
   /^cluster\.routing\.allocation\.[a-z_.]+$/,
-  "cluster.max_shards_per_node",
-  "cluster.blocks.read_only",
-  "cluster.blocks.read_only_allow_delete",
-  "action.auto_create_index",
-  "action.destructive_requires_name",
+  'cluster.max_shards_per_node',
+  'cluster.blocks.read_only',
+  'cluster.blocks.read_only_allow_delete',
+  'action.auto_create_index',
+  'action.destructive_requires_name',
   /^indices\.recovery\.[a-z_.]+$/,
   /^indices\.breaker\.[a-z_.]+$/,
   /^search\.[a-z_.]+$/,
   /^logger\.[A-Za-z_.]+$/,
-];
+]
 
 export function isKnownPlatformKey(key: string): boolean {
-  return PLATFORM_KEYS.some((p) => (typeof p === "string" ? p === key : p.test(key)));
+  return PLATFORM_KEYS.some((p) => (typeof p === 'string' ? p === key : p.test(key)))
 }
 
-export type Scope = "persistent" | "transient";
+export type Scope = 'persistent' | 'transient'
 
 /** A frozen view of all effective settings, taken once per operation. */
 export class SettingsSnapshot {
   constructor(private readonly values: Map<string, SettingValue>) {}
   get<T extends SettingValue = SettingValue>(key: string): T {
-    const v = this.values.get(key);
-    if (v === undefined) throw new Error(`unknown setting ${key}`);
-    return v as T;
+    const v = this.values.get(key)
+    if (v === undefined) throw new Error(`unknown setting ${key}`)
+    return v as T
   }
   bool(key: string): boolean {
-    return this.get<boolean>(key);
+    return this.get<boolean>(key)
   }
   num(key: string): number {
-    return this.get<number>(key);
+    return this.get<number>(key)
   }
   str(key: string): string {
-    return this.get<string>(key);
+    return this.get<string>(key)
   }
 }
 
@@ -75,7 +78,7 @@ export class SettingsSnapshot {
  * is seen on the next operation after that.
  */
 export class ClusterSettings {
-  private cached?: { at: number; snapshot: SettingsSnapshot; persisted: PersistedSettings };
+  private cached?: { at: number; snapshot: SettingsSnapshot; persisted: PersistedSettings }
 
   constructor(
     readonly node: NodeConfig,
@@ -85,28 +88,28 @@ export class ClusterSettings {
   ) {}
 
   async snapshot(): Promise<SettingsSnapshot> {
-    return (await this.current()).snapshot;
+    return (await this.current()).snapshot
   }
 
   private async current() {
-    const t = this.now();
-    if (this.cached && t - this.cached.at < this.cacheMillis) return this.cached;
-    const persisted = await this.persistence.load();
-    this.cached = { at: t, snapshot: this.compose(persisted), persisted };
-    return this.cached;
+    const t = this.now()
+    if (this.cached && t - this.cached.at < this.cacheMillis) return this.cached
+    const persisted = await this.persistence.load()
+    this.cached = { at: t, snapshot: this.compose(persisted), persisted }
+    return this.cached
   }
 
   /** Node-file values only: for settings that need a restart. */
   nodeValue<T extends SettingValue>(key: string): T {
-    return this.node.values.get(key) as T;
+    return this.node.values.get(key) as T
   }
 
   private compose(p: PersistedSettings): SettingsSnapshot {
-    const values = new Map(this.node.values);
+    const values = new Map(this.node.values)
     for (const scope of [p.persistent, p.transient]) {
-      for (const [k, v] of Object.entries(scope)) if (settingDef(k)?.dynamic) values.set(k, v);
+      for (const [k, v] of Object.entries(scope)) if (settingDef(k)?.dynamic) values.set(k, v)
     }
-    return new SettingsSnapshot(values);
+    return new SettingsSnapshot(values)
   }
 
   /**
@@ -116,72 +119,72 @@ export class ClusterSettings {
    * resets every key under the prefix.
    */
   async update(body: { persistent?: Record<string, unknown>; transient?: Record<string, unknown> }): Promise<PersistedSettings> {
-    const changes: Record<Scope, Record<string, SettingValue | null>> = { persistent: {}, transient: {} };
-    for (const scope of ["persistent", "transient"] as const) {
-      const given = body[scope];
-      if (given === undefined || given === null) continue;
-      if (typeof given !== "object" || Array.isArray(given)) throw new SettingsError(`[${scope}] must be an object`, "parsing_exception");
+    const changes: Record<Scope, Record<string, SettingValue | null>> = { persistent: {}, transient: {} }
+    for (const scope of ['persistent', 'transient'] as const) {
+      const given = body[scope]
+      if (given === undefined || given === null) continue
+      if (typeof given !== 'object' || Array.isArray(given)) throw new SettingsError(`[${scope}] must be an object`, 'parsing_exception')
       for (const [key, raw] of Object.entries(flattenKeys(given as Record<string, unknown>))) {
         if (raw === null) {
-          changes[scope][key] = null;
-          continue;
+          changes[scope][key] = null
+          continue
         }
-        changes[scope][key] = validateDynamic(scope, key, raw);
+        changes[scope][key] = validateDynamic(scope, key, raw)
       }
     }
     const result = await this.persistence.update((cur) => {
-      const next: PersistedSettings = { persistent: { ...cur.persistent }, transient: { ...cur.transient } };
-      for (const scope of ["persistent", "transient"] as const) {
+      const next: PersistedSettings = { persistent: { ...cur.persistent }, transient: { ...cur.transient } }
+      for (const scope of ['persistent', 'transient'] as const) {
         for (const [key, value] of Object.entries(changes[scope])) {
-          if (value !== null) next[scope][key] = value;
-          else if (key.endsWith("*")) {
-            const prefix = key.slice(0, -1);
-            for (const k of Object.keys(next[scope])) if (k.startsWith(prefix)) delete next[scope][k];
-          } else delete next[scope][key];
+          if (value !== null) next[scope][key] = value
+          else if (key.endsWith('*')) {
+            const prefix = key.slice(0, -1)
+            for (const k of Object.keys(next[scope])) if (k.startsWith(prefix)) delete next[scope][k]
+          } else delete next[scope][key]
         }
       }
-      return next;
-    });
-    this.cached = undefined;
-    return result;
+      return next
+    })
+    this.cached = undefined
+    return result
   }
 
   /** GET /_cluster/settings body (flat keys; the route nests them unless flat_settings). */
   async read(includeDefaults: boolean): Promise<PersistedSettings & { defaults?: Record<string, SettingValue> }> {
-    this.cached = undefined;
-    const { persisted } = await this.current();
-    if (!includeDefaults) return persisted;
-    const defaults: Record<string, SettingValue> = {};
-    for (const s of SETTINGS) defaults[s.key] = s.secret ? "<masked>" : (this.node.values.get(s.key) ?? s.default);
-    return { ...persisted, defaults };
+    this.cached = undefined
+    const { persisted } = await this.current()
+    if (!includeDefaults) return persisted
+    const defaults: Record<string, SettingValue> = {}
+    for (const s of SETTINGS) defaults[s.key] = s.secret ? '<masked>' : (this.node.values.get(s.key) ?? s.default)
+    return { ...persisted, defaults }
   }
 }
 
 function validateDynamic(scope: Scope, key: string, raw: unknown): SettingValue {
-  const def = settingDef(key);
+  const def = settingDef(key)
   if (!def || !isOwnedKey(key)) {
     if (!def && isKnownPlatformKey(key)) {
-      if (typeof raw === "object") throw new SettingsError(`failed to parse value for setting [${key}]`);
-      return raw as SettingValue;
+      if (typeof raw === 'object') throw new SettingsError(`failed to parse value for setting [${key}]`)
+      return raw as SettingValue
     }
-    throw new SettingsError(`${scope} setting [${key}], not recognized`);
+    throw new SettingsError(`${scope} setting [${key}], not recognized`)
   }
-  if (!def.dynamic) throw new SettingsError(`${scope} setting [${key}], not dynamically updateable`);
-  const parsed = parseSettingValue(def, raw);
-  if ("error" in parsed) throw new SettingsError(`Failed to parse value [${String(raw)}] for setting [${key}]: ${parsed.error}`);
-  return parsed.value;
+  if (!def.dynamic) throw new SettingsError(`${scope} setting [${key}], not dynamically updateable`)
+  const parsed = parseSettingValue(def, raw)
+  if ('error' in parsed) throw new SettingsError(`Failed to parse value [${String(raw)}] for setting [${key}]: ${parsed.error}`)
+  return parsed.value
 }
 
 /** In-memory persistence for a single process (unit tests, check-config). */
 export function memoryPersistence(initial: PersistedSettings = { persistent: {}, transient: {} }): SettingsPersistence {
-  let state = initial;
+  let state = initial
   return {
     async load() {
-      return state;
+      return state
     },
     async update(change) {
-      state = change(state);
-      return state;
+      state = change(state)
+      return state
     },
-  };
+  }
 }

@@ -1,7 +1,7 @@
-import { dirname, resolve } from "node:path";
-import { flattenKeys } from "./flat-keys";
-import { SETTINGS, settingDef } from "./registry";
-import { parseSettingValue, type SettingValue } from "./values";
+import { dirname, resolve } from 'node:path'
+import { flattenKeys } from './flat-keys'
+import { SETTINGS, settingDef } from './registry'
+import { parseSettingValue, type SettingValue } from './values'
 
 /**
  * The node configuration: a YAML file of flat dotted keys (like opensearch.yml;
@@ -10,12 +10,12 @@ import { parseSettingValue, type SettingValue } from "./values";
  */
 export interface NodeConfig {
   /** Effective value of every setting from the file/env/defaults (dynamic overrides come later). */
-  values: Map<string, SettingValue>;
+  values: Map<string, SettingValue>
   /** Keys set explicitly by the file or the environment. */
-  explicit: Set<string>;
+  explicit: Set<string>
   /** Directory of the config file (security files live in <configDir>/security/). */
-  configDir: string;
-  configFile?: string;
+  configDir: string
+  configFile?: string
 }
 
 export class ConfigError extends Error {}
@@ -26,62 +26,65 @@ export class ConfigError extends Error {}
  * name every shell accepts; `__` stands for a dot).
  */
 function envOverrides(env: Record<string, string | undefined>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(env)) {
-    if (name.startsWith("SVC_SETTING_") && value !== undefined) out[name.slice("SVC_SETTING_".length).replaceAll("__", ".")] = value;
+    if (name.startsWith('SVC_SETTING_') && value !== undefined) out[name.slice('SVC_SETTING_'.length).replaceAll('__', '.')] = value
   }
-  return out;
+  return out
 }
 
 export function parseNodeConfig(text: string, fileName: string): Record<string, unknown> {
-  let doc: unknown;
+  let doc: unknown
   try {
-    doc = Bun.YAML.parse(text);
+    doc = Bun.YAML.parse(text)
   } catch (e) {
-    throw new ConfigError(`${fileName}: not valid YAML: ${(e as Error).message}`);
+    throw new ConfigError(`${fileName}: not valid YAML: ${(e as Error).message}`)
   }
-  if (doc === null || doc === undefined) return {};
-  if (typeof doc !== "object" || Array.isArray(doc)) throw new ConfigError(`${fileName}: expected a map of settings`);
-  return flattenKeys(doc as Record<string, unknown>);
+  if (doc === null || doc === undefined) return {}
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`${fileName}: expected a map of settings`)
+  return flattenKeys(doc as Record<string, unknown>)
 }
 
 export function buildNodeConfig(raw: Record<string, unknown>, source: string, configDir: string, configFile?: string): NodeConfig {
-  const values = new Map<string, SettingValue>(SETTINGS.map((s) => [s.key, s.default]));
-  const explicit = new Set<string>();
+  const values = new Map<string, SettingValue>(SETTINGS.map((s) => [s.key, s.default]))
+  const explicit = new Set<string>()
   for (const [key, rawValue] of Object.entries(raw)) {
-    const def = settingDef(key);
-    if (!def) throw new ConfigError(`${source}: unknown setting [${key}]`);
-    const parsed = parseSettingValue(def, rawValue);
-    if ("error" in parsed) {
-      throw new ConfigError(`${source}: invalid value [${String(rawValue)}] for setting [${key}]: ${parsed.error}`);
+    const def = settingDef(key)
+    if (!def) throw new ConfigError(`${source}: unknown setting [${key}]`)
+    const parsed = parseSettingValue(def, rawValue)
+    if ('error' in parsed) {
+      throw new ConfigError(`${source}: invalid value [${String(rawValue)}] for setting [${key}]: ${parsed.error}`)
     }
-    values.set(key, parsed.value);
-    explicit.add(key);
+    values.set(key, parsed.value)
+    explicit.add(key)
   }
-  const cert = values.get("http.tls.certificate");
-  const key = values.get("http.tls.key");
+  const cert = values.get('http.tls.certificate')
+  const key = values.get('http.tls.key')
   if (Boolean(cert) !== Boolean(key)) {
-    throw new ConfigError(`${source}: http.tls.certificate and http.tls.key must be set together`);
+    throw new ConfigError(`${source}: http.tls.certificate and http.tls.key must be set together`)
   }
   // Relative paths in the file are relative to the file, as operators expect from a config file.
-  for (const k of ["path.data", "http.tls.certificate", "http.tls.key"]) {
-    const v = values.get(k);
-    if (typeof v === "string" && v !== "" && explicit.has(k)) values.set(k, resolve(configDir, v));
+  for (const k of ['path.data', 'http.tls.certificate', 'http.tls.key']) {
+    const v = values.get(k)
+    if (typeof v === 'string' && v !== '' && explicit.has(k)) values.set(k, resolve(configDir, v))
   }
-  return { values, explicit, configDir, configFile };
+  return { values, explicit, configDir, configFile }
 }
 
 /** Loads the node file (if any) and the SVC_SETTING_* environment. */
-export async function loadNodeConfig(configFile: string | undefined, env: Record<string, string | undefined> = process.env): Promise<NodeConfig> {
-  let raw: Record<string, unknown> = {};
-  let configDir = resolve("config");
+export async function loadNodeConfig(
+  configFile: string | undefined,
+  env: Record<string, string | undefined> = process.env,
+): Promise<NodeConfig> {
+  let raw: Record<string, unknown> = {}
+  let configDir = resolve('config')
   if (configFile) {
-    const file = Bun.file(configFile);
-    if (!(await file.exists())) throw new ConfigError(`config file not found: ${configFile}`);
-    raw = parseNodeConfig(await file.text(), configFile);
-    configDir = dirname(resolve(configFile));
+    const file = Bun.file(configFile)
+    if (!(await file.exists())) throw new ConfigError(`config file not found: ${configFile}`)
+    raw = parseNodeConfig(await file.text(), configFile)
+    configDir = dirname(resolve(configFile))
   }
-  const fromEnv = envOverrides(env);
-  const source = configFile ?? "environment";
-  return buildNodeConfig({ ...raw, ...fromEnv }, source, configDir, configFile);
+  const fromEnv = envOverrides(env)
+  const source = configFile ?? 'environment'
+  return buildNodeConfig({ ...raw, ...fromEnv }, source, configDir, configFile)
 }

@@ -5,167 +5,252 @@
  * a setting goes through this table, so a setting exists in exactly one place.
  */
 
-export type SettingType = "boolean" | "integer" | "long" | "string" | "time";
+export type SettingType = 'boolean' | 'integer' | 'long' | 'string' | 'time'
 
 export interface SettingDef {
-  key: string;
-  type: SettingType;
-  default: boolean | number | string;
-  min?: number;
-  max?: number;
+  key: string
+  type: SettingType
+  default: boolean | number | string
+  min?: number
+  max?: number
   /** Dynamic settings can be changed with PUT /_cluster/settings and override the node file. */
-  dynamic: boolean;
+  dynamic: boolean
   /** Secrets are masked wherever settings are printed. */
-  secret?: boolean;
+  secret?: boolean
   /** Allowed values for string settings that are enumerations. */
-  oneOf?: string[];
-  meaning: string;
+  oneOf?: string[]
+  meaning: string
 }
 
-type Row = [key: string, type: SettingType, def: SettingDef["default"], range: [number?, number?] | null, dynamic: boolean, meaning: string, extra?: Partial<SettingDef>];
+type Row = [
+  key: string,
+  type: SettingType,
+  def: SettingDef['default'],
+  range: [number?, number?] | null,
+  dynamic: boolean,
+  meaning: string,
+  extra?: Partial<SettingDef>,
+]
 
-const CTI_API = "https://cti-pre.svc.example/api/v1";
+const CTI_API = 'https://cti-pre.svc.example/api/v1'
 
 const node: Row[] = [
-  ["node.name", "string", "svc-node-1", null, false, "Name of this node, shown by GET / and _cat/nodes."],
-  ["cluster.name", "string", "svc-cluster", null, false, "Name of the cluster, shown by GET / and _cluster/health."],
-  ["http.host", "string", "127.0.0.1", null, false, "Address the REST API listens on."],
-  ["http.port", "integer", 9201, [0, 65535], false, "Port the REST API listens on (0 picks a free port)."],
-  ["http.tls.certificate", "string", "", null, false, "PEM certificate file; HTTPS is served when set together with http.tls.key."],
-  ["http.tls.key", "string", "", null, false, "PEM private key file for http.tls.certificate."],
-  ["http.max_body_bytes", "long", 104857600, [1024, 1073741824], false, "Largest request body any route accepts (bulk); smaller per-route limits apply first."],
-  ["http.shutdown_grace_seconds", "integer", 30, [0, 600], false, "How long SIGTERM waits for in-flight requests before closing."],
-  ["path.data", "string", "./data", null, false, "Directory of the embedded store, the node journal and the generated admin password."],
-  ["storage.platform.url", "string", "", null, false, "OpenSearch URL; empty means the embedded store."],
-  ["storage.platform.username", "string", "", null, false, "Service account used for the service's own platform calls."],
-  ["storage.platform.password", "string", "", null, false, "Password of storage.platform.username.", { secret: true }],
-  ["storage.platform.insecure", "boolean", false, null, false, "Skip TLS verification of the platform (testing only)."],
-  ["security.auth_cache.ttl_seconds", "integer", 300, [0, 86400], false, "How long a successful authentication is cached (0 disables the cache)."],
-  ["security.auth_cache.max_entries", "integer", 10000, [0, 1000000], false, "Bound of the authentication cache."],
-  ["security.auth_failures.max_attempts", "integer", 10, [0, 1000], false, "Failed logins from one address before it is blocked (0 disables blocking)."],
-  ["security.auth_failures.block_seconds", "integer", 60, [1, 86400], false, "How long an address stays blocked after too many failed logins."],
-  ["log.level", "string", "info", null, false, "Lowest level written to the log.", { oneOf: ["debug", "info", "warn", "error"] }],
-];
+  ['node.name', 'string', 'svc-node-1', null, false, 'Name of this node, shown by GET / and _cat/nodes.'],
+  ['cluster.name', 'string', 'svc-cluster', null, false, 'Name of the cluster, shown by GET / and _cluster/health.'],
+  ['http.host', 'string', '127.0.0.1', null, false, 'Address the REST API listens on.'],
+  ['http.port', 'integer', 9201, [0, 65535], false, 'Port the REST API listens on (0 picks a free port).'],
+  ['http.tls.certificate', 'string', '', null, false, 'PEM certificate file; HTTPS is served when set together with http.tls.key.'],
+  ['http.tls.key', 'string', '', null, false, 'PEM private key file for http.tls.certificate.'],
+  [
+    'http.max_body_bytes',
+    'long',
+    104857600,
+    [1024, 1073741824],
+    false,
+    'Largest request body any route accepts (bulk); smaller per-route limits apply first.',
+  ],
+  ['http.shutdown_grace_seconds', 'integer', 30, [0, 600], false, 'How long SIGTERM waits for in-flight requests before closing.'],
+  ['path.data', 'string', './data', null, false, 'Directory of the embedded store, the node journal and the generated admin password.'],
+  ['storage.platform.url', 'string', '', null, false, 'OpenSearch URL; empty means the embedded store.'],
+  ['storage.platform.username', 'string', '', null, false, "Service account used for the service's own platform calls."],
+  ['storage.platform.password', 'string', '', null, false, 'Password of storage.platform.username.', { secret: true }],
+  ['storage.platform.insecure', 'boolean', false, null, false, 'Skip TLS verification of the platform (testing only).'],
+  [
+    'security.auth_cache.ttl_seconds',
+    'integer',
+    300,
+    [0, 86400],
+    false,
+    'How long a successful authentication is cached (0 disables the cache).',
+  ],
+  ['security.auth_cache.max_entries', 'integer', 10000, [0, 1000000], false, 'Bound of the authentication cache.'],
+  [
+    'security.auth_failures.max_attempts',
+    'integer',
+    10,
+    [0, 1000],
+    false,
+    'Failed logins from one address before it is blocked (0 disables blocking).',
+  ],
+  [
+    'security.auth_failures.block_seconds',
+    'integer',
+    60,
+    [1, 86400],
+    false,
+    'How long an address stays blocked after too many failed logins.',
+  ],
+  ['log.level', 'string', 'info', null, false, 'Lowest level written to the log.', { oneOf: ['debug', 'info', 'warn', 'error'] }],
+]
 
 const setup: Row[] = [
-  ["plugins.setup.timeout", "integer", 30, [5, 120], false, "Seconds, index and search operations."],
-  ["plugins.setup.backoff", "integer", 15, [5, 60], false, "Seconds between retries of initialization tasks."],
-  ["plugins.setup.max_retries", "integer", 1, [0, 10], false, "Re-attempts of a failed initialization task; 0 disables."],
-  ["plugins.setup.settings_update.enabled", "boolean", true, null, false, "When false PUT /_plugins/_setup/settings returns 403 for everyone."],
-];
+  ['plugins.setup.timeout', 'integer', 30, [5, 120], false, 'Seconds, index and search operations.'],
+  ['plugins.setup.backoff', 'integer', 15, [5, 60], false, 'Seconds between retries of initialization tasks.'],
+  ['plugins.setup.max_retries', 'integer', 1, [0, 10], false, 'Re-attempts of a failed initialization task; 0 disables.'],
+  [
+    'plugins.setup.settings_update.enabled',
+    'boolean',
+    true,
+    null,
+    false,
+    'When false PUT /_plugins/_setup/settings returns 403 for everyone.',
+  ],
+]
 
-const cm = "plugins.content_manager.";
+const cm = 'plugins.content_manager.'
 const contentManager: Row[] = [
-  [cm + "cti.api", "string", CTI_API, null, false, "Base URL for catalog and console calls."],
-  [cm + "catalog.sync_interval", "integer", 60, [10, 1440], true, "Minutes between scheduled syncs."],
-  [cm + "setup_wait.max_retries", "integer", 4, [0, 10], false, "Retries while waiting for Setup readiness."],
-  [cm + "setup_wait.backoff_base_seconds", "integer", 20, [1, 120], false, "Base of base * 2^n backoff."],
-  [cm + "max_items_per_bulk", "integer", 1000, [10, 1000], false, "Documents per bulk request."],
-  [cm + "max_concurrent_bulks", "integer", 5, [1, 5], false, "Concurrent bulk operations."],
-  [cm + "max_bulk_bytes", "long", 5242880, [1048576, 104857600], false, "Bytes per bulk request body."],
-  [cm + "logtest.max_body_bytes", "long", 1048576, [1024, 16777216], true, "Logtest body bytes; 413 beyond."],
-  [cm + "client.timeout", "long", 10, [10, 50], false, "Seconds, CTI HTTP client."],
-  [cm + "client.max_retries", "integer", 3, [0, 10], false, "Retries after HTTP 429."],
-  [cm + "client.retry_backoff_base_seconds", "integer", 30, [1, 300], false, "Base of base * 2^n when Retry-After is missing or unusable."],
-  [cm + "pit_keepalive", "long", 120, [60, 600], false, "Seconds, point-in-time keepalive."],
-  [cm + "engine.mock", "boolean", false, null, false, "Bypass Engine socket calls with mocked answers; testing only."],
-  [cm + "catalog.update_on_start", "boolean", true, null, false, "Sync at plugin start."],
-  [cm + "catalog.update_on_schedule", "boolean", true, null, true, "Periodic sync; false refuses scheduled runs."],
-  [cm + "catalog.ruleset", "string", "", null, false, "Full CTI consumer URL for ruleset content."],
-  [cm + "catalog.iocs", "string", "", null, false, "Consumer URL for IoC content."],
-  [cm + "catalog.vulnerabilities", "string", "", null, false, "Consumer URL for vulnerabilities content."],
-  [cm + "catalog.create_detectors", "boolean", true, null, false, "Auto-create detectors from CTI content."],
-  [cm + "telemetry.enabled", "boolean", true, null, true, "Daily update check."],
-  [cm + "catalog.update_on_demand", "boolean", true, null, false, "False makes POST /update return 403."],
-  [cm + "catalog.policy_update.enabled", "boolean", true, null, false, "False makes PUT /policy/{space} return 403."],
-  [cm + "max_integrations", "integer", 100, [0], true, "Creation limit; 400 beyond."],
-  [cm + "max_decoders", "integer", 200, [0], true, "Creation limit; 400 beyond."],
-  [cm + "max_rules", "integer", 200, [0], true, "Creation limit; 400 beyond."],
-  [cm + "max_kvdbs", "integer", 100, [0], true, "Creation limit; 400 beyond."],
-  [cm + "max_filters", "integer", 100, [0], true, "Creation limit per space; 400 beyond."],
-  [cm + "cti.console.timeout", "integer", 5, [1, 120], false, "Seconds for console calls."],
-  [cm + "bulk.retry.shed.max_retries", "integer", 3, [0, 10], true, "Resubmissions of a shed bulk."],
-  [cm + "bulk.retry.shed.initial_backoff_millis", "long", 1000, [100, 60000], true, "First delay; doubles each retry."],
-  [cm + "bulk.retry.shed.max_backoff_millis", "long", 30000, [100, 60000], true, "Backoff ceiling."],
-  [cm + "bulk.retry.topology.max_retries", "integer", 5, [0, 10], true, "Resubmissions of a bulk deferred by a topology change."],
-  [cm + "bulk.retry.topology.initial_backoff_millis", "long", 5000, [100, 60000], true, "First delay; doubles."],
-  [cm + "bulk.retry.topology.max_backoff_millis", "long", 30000, [100, 60000], true, "Ceiling."],
-  [cm + "job_schedule.max_retries", "integer", 3, [0, 10], false, "Job registration attempts."],
-  [cm + "job_schedule.retry_backoff_seconds", "integer", 15, [1, 300], false, "Linear backoff base."],
-  [cm + "resource_lock.max_retries", "integer", 20, [1, 100], true, "Lock attempts before 503."],
-  [cm + "resource_lock.retry_backoff_millis", "long", 100, [10, 10000], true, "Delay between lock attempts."],
-  [cm + "resource_lock.stale_threshold_millis", "long", 30000, [5000, 600000], true, "Age after which a lock is stolen."],
-  [cm + "user_overrides.max_update_attempts", "integer", 3, [1, 20], true, "Attempts to write the user-overrides document on version conflict."],
-  [cm + "integration.max_update_attempts", "integer", 5, [1, 20], true, "Attempts to update an integration on conflict when linking/unlinking."],
-  [cm + "engine.socket_path", "string", "/usr/share/svc-indexer/engine/sockets/engine-api-http.sock", null, false, "Engine Unix socket."],
-  [cm + "engine.reload_timeout_minutes", "integer", 10, [1, 1440], false, "Maximum time a single Engine reload may stay in flight."],
-  [cm + "engine.not_ready_grace_minutes", "integer", 5, [1, 1440], false, "Time before an unready-content deferral escalates to a warning."],
-  [cm + "security_analytics.sync_timeout_seconds", "integer", 60, [1, 3600], false, "Bulk sync step timeout."],
-  [cm + "security_analytics.detector_timeout_seconds", "integer", 30, [1, 3600], false, "Wait for first detector creation."],
-  [cm + "security_analytics.cleanup_timeout_seconds", "integer", 120, [120, 3600], false, "Wait for deletion of stale rules/integrations after a swap."],
-  [cm + "security_analytics.detector_interval", "integer", 2, [1, 10080], true, "Minutes; used when the CTI integration gives none or an out-of-bounds one."],
-  [cm + "update_sub_batch_size", "integer", 50, [1, 1000], false, "UPDATE offsets per multi-get plus bulk."],
-  [cm + "offset_flush_interval", "integer", 10, [1, 1000], false, "Batches between consumer-offset checkpoints."],
-  [cm + "search_page_size", "integer", 10000, [100, 10000], false, "Page size of the IoC reconciliation scan."],
-];
+  [cm + 'cti.api', 'string', CTI_API, null, false, 'Base URL for catalog and console calls.'],
+  [cm + 'catalog.sync_interval', 'integer', 60, [10, 1440], true, 'Minutes between scheduled syncs.'],
+  [cm + 'setup_wait.max_retries', 'integer', 4, [0, 10], false, 'Retries while waiting for Setup readiness.'],
+  [cm + 'setup_wait.backoff_base_seconds', 'integer', 20, [1, 120], false, 'Base of base * 2^n backoff.'],
+  [cm + 'max_items_per_bulk', 'integer', 1000, [10, 1000], false, 'Documents per bulk request.'],
+  [cm + 'max_concurrent_bulks', 'integer', 5, [1, 5], false, 'Concurrent bulk operations.'],
+  [cm + 'max_bulk_bytes', 'long', 5242880, [1048576, 104857600], false, 'Bytes per bulk request body.'],
+  [cm + 'logtest.max_body_bytes', 'long', 1048576, [1024, 16777216], true, 'Logtest body bytes; 413 beyond.'],
+  [cm + 'client.timeout', 'long', 10, [10, 50], false, 'Seconds, CTI HTTP client.'],
+  [cm + 'client.max_retries', 'integer', 3, [0, 10], false, 'Retries after HTTP 429.'],
+  [cm + 'client.retry_backoff_base_seconds', 'integer', 30, [1, 300], false, 'Base of base * 2^n when Retry-After is missing or unusable.'],
+  [cm + 'pit_keepalive', 'long', 120, [60, 600], false, 'Seconds, point-in-time keepalive.'],
+  [cm + 'engine.mock', 'boolean', false, null, false, 'Bypass Engine socket calls with mocked answers; testing only.'],
+  [cm + 'catalog.update_on_start', 'boolean', true, null, false, 'Sync at plugin start.'],
+  [cm + 'catalog.update_on_schedule', 'boolean', true, null, true, 'Periodic sync; false refuses scheduled runs.'],
+  [cm + 'catalog.ruleset', 'string', '', null, false, 'Full CTI consumer URL for ruleset content.'],
+  [cm + 'catalog.iocs', 'string', '', null, false, 'Consumer URL for IoC content.'],
+  [cm + 'catalog.vulnerabilities', 'string', '', null, false, 'Consumer URL for vulnerabilities content.'],
+  [cm + 'catalog.create_detectors', 'boolean', true, null, false, 'Auto-create detectors from CTI content.'],
+  [cm + 'telemetry.enabled', 'boolean', true, null, true, 'Daily update check.'],
+  [cm + 'catalog.update_on_demand', 'boolean', true, null, false, 'False makes POST /update return 403.'],
+  [cm + 'catalog.policy_update.enabled', 'boolean', true, null, false, 'False makes PUT /policy/{space} return 403.'],
+  [cm + 'max_integrations', 'integer', 100, [0], true, 'Creation limit; 400 beyond.'],
+  [cm + 'max_decoders', 'integer', 200, [0], true, 'Creation limit; 400 beyond.'],
+  [cm + 'max_rules', 'integer', 200, [0], true, 'Creation limit; 400 beyond.'],
+  [cm + 'max_kvdbs', 'integer', 100, [0], true, 'Creation limit; 400 beyond.'],
+  [cm + 'max_filters', 'integer', 100, [0], true, 'Creation limit per space; 400 beyond.'],
+  [cm + 'cti.console.timeout', 'integer', 5, [1, 120], false, 'Seconds for console calls.'],
+  [cm + 'bulk.retry.shed.max_retries', 'integer', 3, [0, 10], true, 'Resubmissions of a shed bulk.'],
+  [cm + 'bulk.retry.shed.initial_backoff_millis', 'long', 1000, [100, 60000], true, 'First delay; doubles each retry.'],
+  [cm + 'bulk.retry.shed.max_backoff_millis', 'long', 30000, [100, 60000], true, 'Backoff ceiling.'],
+  [cm + 'bulk.retry.topology.max_retries', 'integer', 5, [0, 10], true, 'Resubmissions of a bulk deferred by a topology change.'],
+  [cm + 'bulk.retry.topology.initial_backoff_millis', 'long', 5000, [100, 60000], true, 'First delay; doubles.'],
+  [cm + 'bulk.retry.topology.max_backoff_millis', 'long', 30000, [100, 60000], true, 'Ceiling.'],
+  [cm + 'job_schedule.max_retries', 'integer', 3, [0, 10], false, 'Job registration attempts.'],
+  [cm + 'job_schedule.retry_backoff_seconds', 'integer', 15, [1, 300], false, 'Linear backoff base.'],
+  [cm + 'resource_lock.max_retries', 'integer', 20, [1, 100], true, 'Lock attempts before 503.'],
+  [cm + 'resource_lock.retry_backoff_millis', 'long', 100, [10, 10000], true, 'Delay between lock attempts.'],
+  [cm + 'resource_lock.stale_threshold_millis', 'long', 30000, [5000, 600000], true, 'Age after which a lock is stolen.'],
+  [
+    cm + 'user_overrides.max_update_attempts',
+    'integer',
+    3,
+    [1, 20],
+    true,
+    'Attempts to write the user-overrides document on version conflict.',
+  ],
+  [
+    cm + 'integration.max_update_attempts',
+    'integer',
+    5,
+    [1, 20],
+    true,
+    'Attempts to update an integration on conflict when linking/unlinking.',
+  ],
+  [cm + 'engine.socket_path', 'string', '/usr/share/svc-indexer/engine/sockets/engine-api-http.sock', null, false, 'Engine Unix socket.'],
+  [cm + 'engine.reload_timeout_minutes', 'integer', 10, [1, 1440], false, 'Maximum time a single Engine reload may stay in flight.'],
+  [
+    cm + 'engine.not_ready_grace_minutes',
+    'integer',
+    5,
+    [1, 1440],
+    false,
+    'Time before an unready-content deferral escalates to a warning.',
+  ],
+  [cm + 'security_analytics.sync_timeout_seconds', 'integer', 60, [1, 3600], false, 'Bulk sync step timeout.'],
+  [cm + 'security_analytics.detector_timeout_seconds', 'integer', 30, [1, 3600], false, 'Wait for first detector creation.'],
+  [
+    cm + 'security_analytics.cleanup_timeout_seconds',
+    'integer',
+    120,
+    [120, 3600],
+    false,
+    'Wait for deletion of stale rules/integrations after a swap.',
+  ],
+  [
+    cm + 'security_analytics.detector_interval',
+    'integer',
+    2,
+    [1, 10080],
+    true,
+    'Minutes; used when the CTI integration gives none or an out-of-bounds one.',
+  ],
+  [cm + 'update_sub_batch_size', 'integer', 50, [1, 1000], false, 'UPDATE offsets per multi-get plus bulk.'],
+  [cm + 'offset_flush_interval', 'integer', 10, [1, 1000], false, 'Batches between consumer-offset checkpoints.'],
+  [cm + 'search_page_size', 'integer', 10000, [100, 10000], false, 'Page size of the IoC reconciliation scan.'],
+]
 
-const sa = "plugins.security_analytics.";
+const sa = 'plugins.security_analytics.'
 // Reference 5.11: every Ruleset Management setting is dynamic except the rule-cache size.
 const rulesetManagement: Row[] = [
-  [sa + "alert_finding_enabled", "boolean", false, null, true, "Rollover of finding history indices."],
-  [sa + "alert_finding_max_docs", "long", 1000, [0], true, "Deprecated."],
-  [sa + "alert_finding_rollover_period", "time", "12h", null, true, "Finding rollover period."],
-  [sa + "alert_history_enabled", "boolean", false, null, true, "Rollover of alert history indices."],
-  [sa + "alert_history_max_age", "time", "30d", null, true, "Alert history max age."],
-  [sa + "alert_history_max_docs", "long", 1000, [0], true, "Alert history max docs."],
-  [sa + "alert_history_retention_period", "time", "60d", null, true, "Deletion age."],
-  [sa + "alert_history_rollover_period", "time", "12h", null, true, "Alert rollover period."],
-  [sa + "auto_correlations_enabled", "boolean", false, null, true, "Automatic correlations."],
-  [sa + "correlation.detector_cache_ttl", "time", "5m", null, true, "0s disables the cache."],
-  [sa + "correlation.events_backpressure.enabled", "boolean", true, null, true, "Write-block events indices when backlog fills."],
-  [sa + "correlation.events_backpressure.high_watermark_percent", "integer", 100, [1, 100], true, "Percent of max_pending_findings; block at or above."],
-  [sa + "correlation.events_backpressure.low_watermark_percent", "integer", 60, [0, 99], true, "Unblock at or below."],
-  [sa + "correlation.max_in_flight_findings", "integer", 50, [1, 1000], true, "Findings correlated concurrently."],
-  [sa + "correlation.max_pending_findings", "integer", 10000, [1, 1000000], true, "Beyond it new findings are shed."],
-  [sa + "correlation.metadata_cache_ttl", "time", "5m", null, true, "0s disables both caches."],
-  [sa + "correlation_history_max_age", "time", "30d", null, true, "Correlation history max age."],
-  [sa + "correlation_history_max_docs", "long", 1000, [0], true, "Correlation history max docs."],
-  [sa + "correlation_history_retention_period", "time", "60d", null, true, "Correlation retention."],
-  [sa + "correlation_history_rollover_period", "time", "12h", null, true, "Correlation rollover period."],
-  [sa + "correlation_time_window", "time", "5m", null, true, "Correlation time window."],
-  [sa + "enable_detectors_with_dedicated_query_indices", "boolean", true, null, true, "Dedicated query indices."],
-  [sa + "enable_workflow_usage", "boolean", true, null, true, "Workflow usage."],
-  [sa + "enriched_findings_bulk_size", "integer", 100, [10, 1000], true, "Enriched findings per bulk."],
-  [sa + "enriched_findings_enrich_batch_size", "integer", 100, [1, 1000], true, "Findings enriched per batch."],
-  [sa + "enriched_findings_flush_interval", "integer", 5, [1, 60], true, "Seconds between flushes."],
-  [sa + "enriched_findings_index_enabled", "boolean", true, null, true, "Index enriched findings."],
-  [sa + "enriched_findings_max_in_flight", "integer", 5, [1, 10], true, "Enrichment batches in flight."],
-  [sa + "enriched_findings_rule_cache_max_size", "integer", 10000, [0], false, "Rule cache size (LRU); static."],
-  [sa + "filter_by_backend_roles", "boolean", false, null, true, "Restrict detectors, rules and findings by backend roles."],
-  [sa + "finding_history_max_age", "time", "30d", null, true, "Finding history max age."],
-  [sa + "finding_history_retention_period", "time", "60d", null, true, "Finding retention."],
-  [sa + "index_timeout", "time", "60s", null, true, "Index operation timeout."],
-  [sa + "max_case_management_bulk_size", "integer", 10, [0, 100], true, "Findings per update request; 0 disables the endpoint."],
-  [sa + "max_detectors", "integer", 10, [0], true, "User detectors (content-manager detectors excluded)."],
-  [sa + "max_rules_per_detector", "integer", 50, [0], true, "Rules per detector."],
-  [sa + "mappings.default_schema", "string", "ecs", null, true, "Schema used to map Sigma field names when a log type declares none."],
-];
+  [sa + 'alert_finding_enabled', 'boolean', false, null, true, 'Rollover of finding history indices.'],
+  [sa + 'alert_finding_max_docs', 'long', 1000, [0], true, 'Deprecated.'],
+  [sa + 'alert_finding_rollover_period', 'time', '12h', null, true, 'Finding rollover period.'],
+  [sa + 'alert_history_enabled', 'boolean', false, null, true, 'Rollover of alert history indices.'],
+  [sa + 'alert_history_max_age', 'time', '30d', null, true, 'Alert history max age.'],
+  [sa + 'alert_history_max_docs', 'long', 1000, [0], true, 'Alert history max docs.'],
+  [sa + 'alert_history_retention_period', 'time', '60d', null, true, 'Deletion age.'],
+  [sa + 'alert_history_rollover_period', 'time', '12h', null, true, 'Alert rollover period.'],
+  [sa + 'auto_correlations_enabled', 'boolean', false, null, true, 'Automatic correlations.'],
+  [sa + 'correlation.detector_cache_ttl', 'time', '5m', null, true, '0s disables the cache.'],
+  [sa + 'correlation.events_backpressure.enabled', 'boolean', true, null, true, 'Write-block events indices when backlog fills.'],
+  [
+    sa + 'correlation.events_backpressure.high_watermark_percent',
+    'integer',
+    100,
+    [1, 100],
+    true,
+    'Percent of max_pending_findings; block at or above.',
+  ],
+  [sa + 'correlation.events_backpressure.low_watermark_percent', 'integer', 60, [0, 99], true, 'Unblock at or below.'],
+  [sa + 'correlation.max_in_flight_findings', 'integer', 50, [1, 1000], true, 'Findings correlated concurrently.'],
+  [sa + 'correlation.max_pending_findings', 'integer', 10000, [1, 1000000], true, 'Beyond it new findings are shed.'],
+  [sa + 'correlation.metadata_cache_ttl', 'time', '5m', null, true, '0s disables both caches.'],
+  [sa + 'correlation_history_max_age', 'time', '30d', null, true, 'Correlation history max age.'],
+  [sa + 'correlation_history_max_docs', 'long', 1000, [0], true, 'Correlation history max docs.'],
+  [sa + 'correlation_history_retention_period', 'time', '60d', null, true, 'Correlation retention.'],
+  [sa + 'correlation_history_rollover_period', 'time', '12h', null, true, 'Correlation rollover period.'],
+  [sa + 'correlation_time_window', 'time', '5m', null, true, 'Correlation time window.'],
+  [sa + 'enable_detectors_with_dedicated_query_indices', 'boolean', true, null, true, 'Dedicated query indices.'],
+  [sa + 'enable_workflow_usage', 'boolean', true, null, true, 'Workflow usage.'],
+  [sa + 'enriched_findings_bulk_size', 'integer', 100, [10, 1000], true, 'Enriched findings per bulk.'],
+  [sa + 'enriched_findings_enrich_batch_size', 'integer', 100, [1, 1000], true, 'Findings enriched per batch.'],
+  [sa + 'enriched_findings_flush_interval', 'integer', 5, [1, 60], true, 'Seconds between flushes.'],
+  [sa + 'enriched_findings_index_enabled', 'boolean', true, null, true, 'Index enriched findings.'],
+  [sa + 'enriched_findings_max_in_flight', 'integer', 5, [1, 10], true, 'Enrichment batches in flight.'],
+  [sa + 'enriched_findings_rule_cache_max_size', 'integer', 10000, [0], false, 'Rule cache size (LRU); static.'],
+  [sa + 'filter_by_backend_roles', 'boolean', false, null, true, 'Restrict detectors, rules and findings by backend roles.'],
+  [sa + 'finding_history_max_age', 'time', '30d', null, true, 'Finding history max age.'],
+  [sa + 'finding_history_retention_period', 'time', '60d', null, true, 'Finding retention.'],
+  [sa + 'index_timeout', 'time', '60s', null, true, 'Index operation timeout.'],
+  [sa + 'max_case_management_bulk_size', 'integer', 10, [0, 100], true, 'Findings per update request; 0 disables the endpoint.'],
+  [sa + 'max_detectors', 'integer', 10, [0], true, 'User detectors (content-manager detectors excluded).'],
+  [sa + 'max_rules_per_detector', 'integer', 50, [0], true, 'Rules per detector.'],
+  [sa + 'mappings.default_schema', 'string', 'ecs', null, true, 'Schema used to map Sigma field names when a log type declares none.'],
+]
 
 function toDef([key, type, def, range, dynamic, meaning, extra]: Row): SettingDef {
-  return { key, type, default: def, min: range?.[0], max: range?.[1], dynamic, meaning, ...extra };
+  return { key, type, default: def, min: range?.[0], max: range?.[1], dynamic, meaning, ...extra }
 }
 
-export const SETTINGS: readonly SettingDef[] = [...node, ...setup, ...contentManager, ...rulesetManagement].map(toDef);
+export const SETTINGS: readonly SettingDef[] = [...node, ...setup, ...contentManager, ...rulesetManagement].map(toDef)
 
-const byKey = new Map(SETTINGS.map((s) => [s.key, s]));
+const byKey = new Map(SETTINGS.map((s) => [s.key, s]))
 
 export function settingDef(key: string): SettingDef | undefined {
-  return byKey.get(key);
+  return byKey.get(key)
 }
 
 /** Prefixes whose keys belong to svc-ext in PUT /_cluster/settings (architecture decision 3). */
-export const OWNED_PREFIXES = ["plugins.setup.", "plugins.content_manager.", "plugins.security_analytics."];
+export const OWNED_PREFIXES = ['plugins.setup.', 'plugins.content_manager.', 'plugins.security_analytics.']
 
 export function isOwnedKey(key: string): boolean {
-  return OWNED_PREFIXES.some((p) => key.startsWith(p));
+  return OWNED_PREFIXES.some((p) => key.startsWith(p))
 }

@@ -1,23 +1,23 @@
-import type { SettingDef } from "./registry";
+import type { SettingDef } from './registry'
 
-export type SettingValue = boolean | number | string;
+export type SettingValue = boolean | number | string
 
-const TIME = /^-?\d+(nanos|micros|ms|s|m|h|d)$/;
+const TIME = /^-?\d+(nanos|micros|ms|s|m|h|d)$/
 
 /** What a setting accepts, in words, for error messages. */
 export function describeRange(def: SettingDef): string {
   switch (def.type) {
-    case "boolean":
-      return "true or false";
-    case "time":
-      return "a time value such as 30s, 5m, 12h or 30d";
-    case "string":
-      return def.oneOf ? `one of ${def.oneOf.join(", ")}` : "a string";
+    case 'boolean':
+      return 'true or false'
+    case 'time':
+      return 'a time value such as 30s, 5m, 12h or 30d'
+    case 'string':
+      return def.oneOf ? `one of ${def.oneOf.join(', ')}` : 'a string'
     default: {
-      const kind = def.type === "integer" ? "an integer" : "a whole number";
-      if (def.min !== undefined && def.max !== undefined) return `${kind} from ${def.min} to ${def.max}`;
-      if (def.min !== undefined) return `${kind} >= ${def.min}`;
-      return kind;
+      const kind = def.type === 'integer' ? 'an integer' : 'a whole number'
+      if (def.min !== undefined && def.max !== undefined) return `${kind} from ${def.min} to ${def.max}`
+      if (def.min !== undefined) return `${kind} >= ${def.min}`
+      return kind
     }
   }
 }
@@ -28,36 +28,36 @@ export function describeRange(def: SettingDef): string {
  * and numbers, as OpenSearch does. Returns an error text when it does not fit.
  */
 export function parseSettingValue(def: SettingDef, raw: unknown): { value: SettingValue } | { error: string } {
-  const bad = { error: `must be ${describeRange(def)}` };
+  const bad = { error: `must be ${describeRange(def)}` }
   switch (def.type) {
-    case "boolean":
-      if (typeof raw === "boolean") return { value: raw };
-      if (raw === "true" || raw === "false") return { value: raw === "true" };
-      return bad;
-    case "integer":
-    case "long": {
-      const n = typeof raw === "number" ? raw : typeof raw === "string" && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
-      if (!Number.isSafeInteger(n)) return bad;
-      if (def.type === "integer" && (n > 2147483647 || n < -2147483648)) return bad;
-      if (def.min !== undefined && n < def.min) return bad;
-      if (def.max !== undefined && n > def.max) return bad;
-      return { value: n };
+    case 'boolean':
+      if (typeof raw === 'boolean') return { value: raw }
+      if (raw === 'true' || raw === 'false') return { value: raw === 'true' }
+      return bad
+    case 'integer':
+    case 'long': {
+      const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN
+      if (!Number.isSafeInteger(n)) return bad
+      if (def.type === 'integer' && (n > 2147483647 || n < -2147483648)) return bad
+      if (def.min !== undefined && n < def.min) return bad
+      if (def.max !== undefined && n > def.max) return bad
+      return { value: n }
     }
-    case "time":
-      if (typeof raw === "string" && TIME.test(raw)) return { value: raw };
-      return bad;
-    case "string":
-      if (typeof raw !== "string" && typeof raw !== "number") return bad;
-      if (def.oneOf && !def.oneOf.includes(String(raw))) return bad;
-      return { value: String(raw) };
+    case 'time':
+      if (typeof raw === 'string' && TIME.test(raw)) return { value: raw }
+      return bad
+    case 'string':
+      if (typeof raw !== 'string' && typeof raw !== 'number') return bad
+      if (def.oneOf && !def.oneOf.includes(String(raw))) return bad
+      return { value: String(raw) }
   }
 }
 
 /** Time value in milliseconds ("5m" -> 300000). */
 export function timeToMillis(value: string): number {
-  const m = /^(-?\d+)(nanos|micros|ms|s|m|h|d)$/.exec(value);
-  if (!m) throw new Error(`not a time value: ${value}`);
-  const n = Number(m[1]);
-  const unit = { nanos: 1e-6, micros: 1e-3, ms: 1, s: 1e3, m: 60e3, h: 3600e3, d: 86400e3 }[m[2] as "s"];
-  return n * unit;
+  const m = /^(-?\d+)(nanos|micros|ms|s|m|h|d)$/.exec(value)
+  if (!m) throw new Error(`not a time value: ${value}`)
+  const n = Number(m[1])
+  const unit = { nanos: 1e-6, micros: 1e-3, ms: 1, s: 1e3, m: 60e3, h: 3600e3, d: 86400e3 }[m[2] as 's']
+  return n * unit
 }

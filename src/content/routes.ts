@@ -62,27 +62,45 @@ export function contentResourceRoutes(resources: ResourceService, policies: Poli
     const actions = CONTENT_MANAGER_ACTIONS[kind]
     const base = `${CONTENT_PREFIX}/${info.plural}`
     routes.push(
-      route('POST', base, actions.create, async ({ request, caller }) => {
-        const body = await readResourceBody(request, info.yaml, true)
-        return envelope(201, await resources.create(kind, body, caller))
-      }, bodyOf(kind, 'create')),
-      route('PUT', `${base}/:id`, actions.update, async ({ request, params, caller }) => {
-        const id = checkId(params.id)
-        const body = await readResourceBody(request, info.yaml, false)
-        return envelope(200, await resources.update(kind, id, body, caller))
-      }, bodyOf(kind, 'update')),
+      route(
+        'POST',
+        base,
+        actions.create,
+        async ({ request, caller }) => {
+          const body = await readResourceBody(request, info.yaml, true)
+          return envelope(201, await resources.create(kind, body, caller))
+        },
+        bodyOf(kind, 'create'),
+      ),
+      route(
+        'PUT',
+        `${base}/:id`,
+        actions.update,
+        async ({ request, params, caller }) => {
+          const id = checkId(params.id)
+          const body = await readResourceBody(request, info.yaml, false)
+          return envelope(200, await resources.update(kind, id, body, caller))
+        },
+        bodyOf(kind, 'update'),
+      ),
       route('DELETE', `${base}/:id`, actions.delete, async ({ params, caller }) => {
         return envelope(200, await resources.remove(kind, checkId(params.id), caller))
       }),
     )
   }
   routes.push(
-    route('PUT', `${CONTENT_PREFIX}/policy/:space`, CONTENT_MANAGER_ACTIONS.policyUpdate, async ({ request, params, caller }) => {
-      // The disable switch answers before the body is even looked at.
-      await policies.assertUpdatesEnabled()
-      const body = await readResourceBody(request, false, false)
-      return envelope(200, await policies.update(params.space ?? '', body, caller))
-    }, POLICY_BODY),
+    route(
+      'PUT',
+      `${CONTENT_PREFIX}/policy/:space`,
+      CONTENT_MANAGER_ACTIONS.policyUpdate,
+      async ({ request, params, caller }) => {
+        // The disable switch answers before the body is even looked at.
+        await policies.assertUpdatesEnabled()
+        const body = await readResourceBody(request, false, false)
+        return envelope(200, await policies.update(params.space ?? '', body, caller))
+      },
+      POLICY_BODY,
+    ),
     route('DELETE', `${CONTENT_PREFIX}/space/:space`, CONTENT_MANAGER_ACTIONS.spaceDelete, async ({ params, caller }) => {
       const space = params.space ?? ''
       await policies.reset(space, caller)

@@ -1,24 +1,30 @@
-import { Elysia } from "elysia";
-import type { Security } from "../security/caller";
-import type { Logger } from "./log";
-import { ApiError, envelope, json, OpenSearchHttpError, openSearchError } from "./errors";
-import { runPluginRoute, type PluginRoute } from "./route";
-import { remoteAddressOf } from "./remote";
+import { Elysia } from 'elysia'
+import type { Security } from '../security/caller'
+import type { Logger } from './log'
+import { ApiError, envelope, json, OpenSearchHttpError, openSearchError } from './errors'
+import { runPluginRoute, type PluginRoute } from './route'
+import { remoteAddressOf } from './remote'
 
 /** Bodies are read by the routes themselves (with their own limits), never by the framework. */
-const UNPARSED = Symbol("unparsed");
+const UNPARSED = Symbol('unparsed')
 
 /** An error with OpenSearch's fields (the Store's typed errors have this shape). */
 interface TypedError {
-  status: number;
-  type: string;
-  reason: string;
+  status: number
+  type: string
+  reason: string
 }
 function isTypedError(e: unknown): e is TypedError {
-  return typeof e === "object" && e !== null && typeof (e as TypedError).type === "string" && typeof (e as TypedError).status === "number" && typeof (e as TypedError).reason === "string";
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof (e as TypedError).type === 'string' &&
+    typeof (e as TypedError).status === 'number' &&
+    typeof (e as TypedError).reason === 'string'
+  )
 }
 
-const isPluginPath = (path: string) => path.startsWith("/_plugins/");
+const isPluginPath = (path: string) => path.startsWith('/_plugins/')
 
 /**
  * Turns any thrown value into the answer its route family expects; unknown errors are a logged 500.
@@ -26,31 +32,33 @@ const isPluginPath = (path: string) => path.startsWith("/_plugins/");
  * its reason describes our storage, not the request (the index API keeps OpenSearch's shape).
  */
 export function errorResponse(error: unknown, path: string, log: Logger): Response {
-  if (error instanceof ApiError) return envelope(error.status, error.message, error.extra, error.headers);
+  if (error instanceof ApiError) return envelope(error.status, error.message, error.extra, error.headers)
   if (error instanceof OpenSearchHttpError || isTypedError(error)) {
     if (!isPluginPath(path)) {
-      return error instanceof OpenSearchHttpError ? openSearchError(error.status, error.type, error.reason, error.details) : openSearchError(error.status, error.type, error.reason);
+      return error instanceof OpenSearchHttpError
+        ? openSearchError(error.status, error.type, error.reason, error.details)
+        : openSearchError(error.status, error.type, error.reason)
     }
-    if (error.status < 500) return envelope(error.status, error.reason);
+    if (error.status < 500) return envelope(error.status, error.reason)
   }
-  log.error("unhandled error", { path, error: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) });
-  return envelope(500, "Internal Server Error.");
+  log.error('unhandled error', { path, error: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) })
+  return envelope(500, 'Internal Server Error.')
 }
 
 function patternToRegExp(path: string): RegExp {
   const src = path
-    .split("/")
-    .map((seg) => (seg.startsWith(":") ? "[^/]+" : seg === "*" ? ".*" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
-    .join("/");
-  return new RegExp(`^${src}/?$`);
+    .split('/')
+    .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/')
+  return new RegExp(`^${src}/?$`)
 }
 
 export interface AssembleOptions {
-  security: Security;
-  log: Logger;
-  pluginRoutes: PluginRoute[];
+  security: Security
+  log: Logger
+  pluginRoutes: PluginRoute[]
   /** Other route groups (index API, root) that do their own authorization. */
-  groups?: Elysia<any, any, any, any, any, any, any>[];
+  groups?: Elysia<any, any, any, any, any, any, any>[]
 }
 
 /**
@@ -59,44 +67,44 @@ export interface AssembleOptions {
  * maps typed errors to the spec's envelope or OpenSearch's error shape.
  */
 export function assembleApp({ security, log, pluginRoutes, groups = [] }: AssembleOptions) {
-  const app = new Elysia().onParse(() => UNPARSED as never);
+  const app = new Elysia().onParse(() => UNPARSED as never)
   // Elysia applies error hooks only to routes registered after them, so the handler comes first.
-  const known = () => app.routes.map((r) => ({ method: r.method.toUpperCase(), re: patternToRegExp(r.path) }));
-  let table: ReturnType<typeof known> | undefined;
+  const known = () => app.routes.map((r) => ({ method: r.method.toUpperCase(), re: patternToRegExp(r.path) }))
+  let table: ReturnType<typeof known> | undefined
 
   app.onError(({ code, error, request }) => {
-    const path = new URL(request.url).pathname;
-    if (code === "NOT_FOUND") {
-      table ??= known();
-      const allowed = [...new Set(table.filter((t) => t.re.test(path)).map((t) => t.method))];
+    const path = new URL(request.url).pathname
+    if (code === 'NOT_FOUND') {
+      table ??= known()
+      const allowed = [...new Set(table.filter((t) => t.re.test(path)).map((t) => t.method))]
       if (allowed.length > 0) {
-        return envelope(405, `Incorrect HTTP method for uri [${path}] and method [${request.method}], allowed: [${allowed.join(", ")}]`);
+        return envelope(405, `Incorrect HTTP method for uri [${path}] and method [${request.method}], allowed: [${allowed.join(', ')}]`)
       }
-      return envelope(404, `no handler found for uri [${path}] and method [${request.method}]`);
+      return envelope(404, `no handler found for uri [${path}] and method [${request.method}]`)
     }
-    if (code === "PARSE") return envelope(400, "Invalid request body.");
-    return errorResponse(error, path, log);
-  });
+    if (code === 'PARSE') return envelope(400, 'Invalid request body.')
+    return errorResponse(error, path, log)
+  })
   for (const r of pluginRoutes) {
     const handler = ({ request, params, query }: any) =>
-      runPluginRoute(r, security, { request, params: decodeParams(params), query, remoteAddress: remoteAddressOf(request) });
-    app.route(r.method, r.path, handler);
+      runPluginRoute(r, security, { request, params: decodeParams(params), query, remoteAddress: remoteAddressOf(request) })
+    app.route(r.method, r.path, handler)
   }
-  for (const g of groups) app.use(g);
+  for (const g of groups) app.use(g)
 
-  return app;
+  return app
 }
 
 function decodeParams(params: Record<string, string> | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = {}
   for (const [k, v] of Object.entries(params ?? {})) {
     try {
-      out[k] = decodeURIComponent(v);
+      out[k] = decodeURIComponent(v)
     } catch {
-      out[k] = v;
+      out[k] = v
     }
   }
-  return out;
+  return out
 }
 
-export { json };
+export { json }

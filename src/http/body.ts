@@ -1,11 +1,11 @@
-import { ApiError } from "./errors";
+import { ApiError } from './errors'
 
 export interface BodyLimit {
   /** Largest accepted body in bytes. */
-  limit: number;
+  limit: number
   /** The status the spec gives an over-size body on this route (400 for sessions, 413 for logtest). */
-  status?: number;
-  message?: string;
+  status?: number
+  message?: string
 }
 
 /**
@@ -14,139 +14,143 @@ export interface BodyLimit {
  * streamed (chunked) body is counted as it arrives and abandoned at the limit.
  */
 export async function readBody(request: Request, { limit, status = 413, message }: BodyLimit): Promise<Uint8Array> {
-  const tooLarge = () => new ApiError(status, message ?? `Request body exceeds the limit of ${limit} bytes.`);
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) throw tooLarge();
-  if (!request.body) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
+  const tooLarge = () => new ApiError(status, message ?? `Request body exceeds the limit of ${limit} bytes.`)
+  const declared = request.headers.get('content-length')
+  if (declared !== null && Number(declared) > limit) throw tooLarge()
+  if (!request.body) return new Uint8Array(0)
+  const chunks: Uint8Array[] = []
+  let size = 0
+  const reader = request.body.getReader()
   for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
     if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
+      await reader.cancel().catch(() => {})
+      throw tooLarge()
     }
-    chunks.push(value);
+    chunks.push(value)
   }
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(size);
-  let at = 0;
+  if (chunks.length === 1) return chunks[0]
+  const out = new Uint8Array(size)
+  let at = 0
   for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
+    out.set(c, at)
+    at += c.byteLength
   }
-  return out;
+  return out
 }
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
+const decoder = new TextDecoder('utf-8', { fatal: true })
 
 /**
  * Deepest nesting a request body may have: the platform's JSON parser
  * refuses beyond 1,000 levels, and everything downstream (query planning,
  * hashing, storage) walks documents recursively.
  */
-export const MAX_JSON_DEPTH = 1000;
+export const MAX_JSON_DEPTH = 1000
 /**
  * Most values a parsed YAML body may expand to. JSON text cannot hold more
  * values than it has bytes, but YAML aliases can repeat a subtree without
  * limit ("billion laughs"), and every later walk would expand them.
  */
-export const MAX_YAML_NODES = 1_000_000;
+export const MAX_YAML_NODES = 1_000_000
 
 /** A body that is not acceptable JSON (or YAML); `message` says why, in the parser's words. */
 export class BodySyntaxError extends Error {}
 
 /** Whether JSON text nests deeper than `max`, counted on the text so that nothing recursive runs first. */
 export function nestsDeeper(text: string, max = MAX_JSON_DEPTH): boolean {
-  let depth = 0;
+  let depth = 0
   for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+    const c = text.charCodeAt(i)
     if (c === 0x22) {
       // Skip the string, escapes included.
       for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c) i++;
-        else if (d === 0x22) break;
+        const d = text.charCodeAt(i)
+        if (d === 0x5c) i++
+        else if (d === 0x22) break
       }
     } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return true;
+      if (++depth > max) return true
     } else if (c === 0x7d || c === 0x5d) {
-      depth--;
+      depth--
     }
   }
-  return false;
+  return false
 }
 
 /** `JSON.parse` with the depth bound; throws `BodySyntaxError`. */
 export function parseJson(text: string): unknown {
-  if (nestsDeeper(text)) throw new BodySyntaxError(`The body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  if (nestsDeeper(text)) throw new BodySyntaxError(`The body nests deeper than ${MAX_JSON_DEPTH} levels.`)
   try {
-    return JSON.parse(text);
+    return JSON.parse(text)
   } catch (e) {
-    throw new BodySyntaxError(e instanceof Error ? e.message : "Malformed JSON.");
+    throw new BodySyntaxError(e instanceof Error ? e.message : 'Malformed JSON.')
   }
 }
 
 /** `Bun.YAML.parse` with the depth bound and a bound on what aliases expand to; throws `BodySyntaxError`. */
 export function parseYaml(text: string): unknown {
-  let value: unknown;
+  let value: unknown
   try {
-    value = Bun.YAML.parse(text);
+    value = Bun.YAML.parse(text)
   } catch (e) {
-    throw new BodySyntaxError(e instanceof Error ? e.message : "Malformed YAML.");
+    throw new BodySyntaxError(e instanceof Error ? e.message : 'Malformed YAML.')
   }
-  checkExpandedShape(value, MAX_JSON_DEPTH, MAX_YAML_NODES);
-  return value;
+  checkExpandedShape(value, MAX_JSON_DEPTH, MAX_YAML_NODES)
+  return value
 }
 
 /** Walks a parsed value without recursion, counting shared subtrees each time they are reached. */
 function checkExpandedShape(value: unknown, maxDepth: number, maxNodes: number): void {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  let nodes = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]]
+  let nodes = 0
   while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (++nodes > maxNodes) throw new BodySyntaxError(`The body expands to more than ${maxNodes} values.`);
-    if (typeof v !== "object" || v === null) continue;
-    if (depth >= maxDepth) throw new BodySyntaxError(`The body nests deeper than ${maxDepth} levels.`);
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+    const [v, depth] = stack.pop()!
+    if (++nodes > maxNodes) throw new BodySyntaxError(`The body expands to more than ${maxNodes} values.`)
+    if (typeof v !== 'object' || v === null) continue
+    if (depth >= maxDepth) throw new BodySyntaxError(`The body nests deeper than ${maxDepth} levels.`)
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1])
   }
 }
 
 /** UTF-8 text of a body; invalid byte sequences are a `BodySyntaxError`, never replaced silently. */
 export function decodeUtf8(bytes: Uint8Array): string {
   try {
-    return decoder.decode(bytes);
+    return decoder.decode(bytes)
   } catch {
-    throw new BodySyntaxError("The body is not valid UTF-8.");
+    throw new BodySyntaxError('The body is not valid UTF-8.')
   }
 }
 
-export type JsonRead = { empty: true } | { empty: false; value: unknown } | { empty: false; invalid: true; reason: string };
+export type JsonRead = { empty: true } | { empty: false; value: unknown } | { empty: false; invalid: true; reason: string }
 
 /** Reads and parses a JSON body; the caller decides the message for empty or malformed bodies. */
 export async function readJson(request: Request, limit: BodyLimit): Promise<JsonRead> {
-  const bytes = await readBody(request, limit);
+  const bytes = await readBody(request, limit)
   try {
-    const text = decodeUtf8(bytes);
-    if (text.trim() === "") return { empty: true };
-    return { empty: false, value: parseJson(text) };
+    const text = decodeUtf8(bytes)
+    if (text.trim() === '') return { empty: true }
+    return { empty: false, value: parseJson(text) }
   } catch (e) {
-    if (!(e instanceof BodySyntaxError)) throw e;
-    return { empty: false, invalid: true, reason: e.message };
+    if (!(e instanceof BodySyntaxError)) throw e
+    return { empty: false, invalid: true, reason: e.message }
   }
 }
 
 /** The common case: a JSON object body, with one message for empty, malformed and non-object bodies. */
-export async function readJsonObject(request: Request, limit: BodyLimit, invalidMessage = "Invalid request body."): Promise<Record<string, unknown>> {
-  const read = await readJson(request, limit);
-  if (read.empty || "invalid" in read || typeof read.value !== "object" || read.value === null || Array.isArray(read.value)) {
-    throw new ApiError(400, invalidMessage);
+export async function readJsonObject(
+  request: Request,
+  limit: BodyLimit,
+  invalidMessage = 'Invalid request body.',
+): Promise<Record<string, unknown>> {
+  const read = await readJson(request, limit)
+  if (read.empty || 'invalid' in read || typeof read.value !== 'object' || read.value === null || Array.isArray(read.value)) {
+    throw new ApiError(400, invalidMessage)
   }
-  return read.value as Record<string, unknown>;
+  return read.value as Record<string, unknown>
 }
 
 /** Default limit for plugin routes that take small JSON bodies. */
-export const SMALL_BODY: BodyLimit = { limit: 1024 * 1024, status: 413 };
+export const SMALL_BODY: BodyLimit = { limit: 1024 * 1024, status: 413 }

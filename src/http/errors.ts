@@ -11,7 +11,7 @@ export class ApiError extends Error {
     /** Extra members of the envelope (e.g. `id` of a deleted session). */
     readonly extra: Record<string, unknown> = {},
   ) {
-    super(message);
+    super(message)
   }
 }
 
@@ -23,7 +23,7 @@ export class OpenSearchHttpError extends Error {
     readonly reason: string,
     readonly details: Record<string, unknown> = {},
   ) {
-    super(reason);
+    super(reason)
   }
 }
 
@@ -33,27 +33,32 @@ export class OpenSearchHttpError extends Error {
  * does on objects whose `toString` is not a function).
  */
 export function shown(value: unknown, max = 200): string {
-  let text: string;
-  if (typeof value === "string") text = value;
+  let text: string
+  if (typeof value === 'string') text = value
   else {
     try {
-      text = JSON.stringify(value) ?? typeof value;
+      text = JSON.stringify(value) ?? typeof value
     } catch {
-      text = typeof value;
+      text = typeof value
     }
   }
-  return text.length > max ? `${text.slice(0, max)}...` : text;
+  return text.length > max ? `${text.slice(0, max)}...` : text
 }
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=UTF-8", ...headers } });
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=UTF-8', ...headers } })
 }
 
-export function envelope(status: number, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Response {
-  return json({ message, status, ...extra }, status, headers);
+export function envelope(
+  status: number,
+  message: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): Response {
+  return json({ message, status, ...extra }, status, headers)
 }
 
 export function openSearchError(status: number, type: string, reason: string, details: Record<string, unknown> = {}): Response {
-  const cause = { type, reason, ...details };
-  return json({ error: { root_cause: [cause], ...cause }, status }, status);
+  const cause = { type, reason, ...details }
+  return json({ error: { root_cause: [cause], ...cause }, status }, status)
 }

@@ -1,17 +1,17 @@
-import type { Caller, Security } from "../security/caller";
-import type { TObject } from "@sinclair/typebox";
-import type { BodyLimit } from "./body";
-import { ApiError, json } from "./errors";
-import { noPermissions } from "../security/service";
+import type { Caller, Security } from '../security/caller'
+import type { TObject } from '@sinclair/typebox'
+import type { BodyLimit } from './body'
+import { ApiError, json } from './errors'
+import { noPermissions } from '../security/service'
 
-export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD'
 
 export interface RouteInput {
-  request: Request;
-  params: Record<string, string>;
-  query: Record<string, string | undefined>;
-  caller: Caller;
-  remoteAddress?: string;
+  request: Request
+  params: Record<string, string>
+  query: Record<string, string | undefined>
+  caller: Caller
+  remoteAddress?: string
 }
 
 /**
@@ -20,21 +20,21 @@ export interface RouteInput {
  * these declarations is also what the permission test walks.
  */
 export interface PluginRoute {
-  method: Method;
-  path: string;
+  method: Method
+  path: string
   /** Cluster action checked before the handler; every plugin route has one. */
-  action: string;
-  handler: (input: RouteInput) => Promise<unknown> | unknown;
+  action: string
+  handler: (input: RouteInput) => Promise<unknown> | unknown
   /** The body the route reads, when it reads one: declared so that limits and fields can be checked from outside. */
-  body?: RouteBody;
+  body?: RouteBody
   /**
    * The permission (action or action group) `?perform_permission_check=true` evaluates. Routes
    * that set it answer such a request, as the platform's security layer does, with
    * `{accessAllowed, missingPrivileges}` without running the handler.
    */
-  permissionCheck?: string;
+  permissionCheck?: string
   /** Further cluster actions the caller must hold (e.g. logtest detection runs rules/evaluate on the caller's behalf). */
-  alsoRequires?: string[];
+  alsoRequires?: string[]
 }
 
 /**
@@ -43,12 +43,12 @@ export interface PluginRoute {
  * of the top-level object. Sigma rules are YAML text and have no schema.
  */
 export interface RouteBody {
-  limit: BodyLimit;
-  schema?: TObject;
+  limit: BodyLimit
+  schema?: TObject
 }
 
-export function route(method: Method, path: string, action: string, handler: PluginRoute["handler"], body?: RouteBody): PluginRoute {
-  return body ? { method, path, action, handler, body } : { method, path, action, handler };
+export function route(method: Method, path: string, action: string, handler: PluginRoute['handler'], body?: RouteBody): PluginRoute {
+  return body ? { method, path, action, handler, body } : { method, path, action, handler }
 }
 
 export async function runPluginRoute(
@@ -56,19 +56,19 @@ export async function runPluginRoute(
   security: Security,
   ctx: { request: Request; params: Record<string, string>; query: Record<string, string | undefined>; remoteAddress?: string },
 ): Promise<Response> {
-  if (r.permissionCheck && ctx.query.perform_permission_check === "true") {
-    const caller = await security.authenticate(ctx.request, ctx.remoteAddress);
+  if (r.permissionCheck && ctx.query.perform_permission_check === 'true') {
+    const caller = await security.authenticate(ctx.request, ctx.remoteAddress)
     const missing = security.missingPrivileges
       ? security.missingPrivileges(caller, r.permissionCheck)
       : security.hasClusterPermission(caller, r.action)
         ? []
-        : [r.action];
-    return json({ accessAllowed: missing.length === 0, missingPrivileges: missing });
+        : [r.action]
+    return json({ accessAllowed: missing.length === 0, missingPrivileges: missing })
   }
-  const caller = await security.authorize(ctx.request, r.action, ctx.remoteAddress);
+  const caller = await security.authorize(ctx.request, r.action, ctx.remoteAddress)
   for (const action of r.alsoRequires ?? []) {
-    if (!security.hasClusterPermission(caller, action)) throw new ApiError(403, noPermissions(action, caller));
+    if (!security.hasClusterPermission(caller, action)) throw new ApiError(403, noPermissions(action, caller))
   }
-  const result = await r.handler({ ...ctx, caller });
-  return result instanceof Response ? result : json(result);
+  const result = await r.handler({ ...ctx, caller })
+  return result instanceof Response ? result : json(result)
 }

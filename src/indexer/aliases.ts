@@ -23,7 +23,11 @@ const isPattern = (s: string) => s.includes('*')
  */
 export function aliasNameFilter(names: string[] | undefined): (alias: string) => boolean {
   if (!names || names.length === 0) return () => true
-  const steps = names.map((n) => (n.startsWith('-') ? { include: false, match: globMatcher(n.slice(1)) } : { include: true, match: n === '_all' ? () => true : globMatcher(n) }))
+  const steps = names.map((n) =>
+    n.startsWith('-')
+      ? { include: false, match: globMatcher(n.slice(1)) }
+      : { include: true, match: n === '_all' ? () => true : globMatcher(n) },
+  )
   return (alias) => {
     let matched = false
     for (const step of steps) {
@@ -58,7 +62,10 @@ async function aliasesOf(ctx: RequestContext, expression: string | undefined, op
 async function getAlias(ctx: RequestContext) {
   const expression = ctx.indexExpression()
   const rawNames = ctx.part('name')
-  const names = rawNames?.split(',').map((s) => s.trim()).filter(Boolean)
+  const names = rawNames
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   const options = ctx.resolveOptions({ expand_wildcards: 'all' })
   const all = await aliasesOf(ctx, expression, options)
   const keep = aliasNameFilter(names)
@@ -95,10 +102,11 @@ async function updateAliases(ctx: RequestContext) {
   if (parsed.actions.length === 0) throw badRequest('Validation Failed: 1: no actions specified;', 'action_request_validation_exception')
   for (const action of parsed.actions) {
     const spec = Object.values(action)[0] as { aliases?: string[]; indices?: string[] }
-    if (Array.isArray(spec.aliases) && spec.aliases.length === 0) throw badRequest('[aliases] can\'t be empty', 'illegal_argument_exception')
-    if (Array.isArray(spec.indices) && spec.indices.length === 0) throw badRequest('[indices] can\'t be empty', 'illegal_argument_exception')
+    if (Array.isArray(spec.aliases) && spec.aliases.length === 0) throw badRequest("[aliases] can't be empty", 'illegal_argument_exception')
+    if (Array.isArray(spec.indices) && spec.indices.length === 0) throw badRequest("[indices] can't be empty", 'illegal_argument_exception')
     const { kind, indices } = actionTargets(action)
-    if (indices.length === 0) throw badRequest('Validation Failed: 1: One of [index] or [indices] is required;', 'action_request_validation_exception')
+    if (indices.length === 0)
+      throw badRequest('Validation Failed: 1: One of [index] or [indices] is required;', 'action_request_validation_exception')
     const concrete = await ctx.store.resolve(indices, { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true })
     const targets = concrete.length > 0 ? concrete : indices
     ctx.deps.security.authorizeIndices(ctx.caller, ALIAS_ACTIONS.update, targets)
@@ -116,8 +124,10 @@ async function putAlias(ctx: RequestContext) {
     if (!PUT_ALIAS_KEYS.has(key)) throw badRequest(`[alias] unknown field [${key}]`, 'x_content_parse_exception')
   }
   const { index: bodyIndex, indices, alias: bodyAlias, aliases, must_exist: _ignored, ...rest } = body
-  const index = (bodyIndex as string | undefined) ?? (Array.isArray(indices) ? (indices as string[]).join(',') : undefined) ?? ctx.indexExpression()
-  const name = (bodyAlias as string | undefined) ?? (Array.isArray(aliases) ? (aliases as string[]).join(',') : undefined) ?? ctx.part('name')
+  const index =
+    (bodyIndex as string | undefined) ?? (Array.isArray(indices) ? (indices as string[]).join(',') : undefined) ?? ctx.indexExpression()
+  const name =
+    (bodyAlias as string | undefined) ?? (Array.isArray(aliases) ? (aliases as string[]).join(',') : undefined) ?? ctx.part('name')
   if (!index) throw badRequest('Validation Failed: 1: One of [index] or [indices] is required;', 'action_request_validation_exception')
   if (!name) throw badRequest('Validation Failed: 1: One of [alias] or [aliases] is required;', 'action_request_validation_exception')
   const definition = validate<AliasDefinition>(AliasDefinition, rest, 'alias')
@@ -140,7 +150,9 @@ async function deleteAlias(ctx: RequestContext) {
     for (const alias of Object.keys(aliases ?? {})) if (keep(alias)) actions.push({ remove: { index, alias } })
   }
   if (actions.length === 0) throw new AliasesNotFound(names)
-  ctx.deps.security.authorizeIndices(ctx.caller, ALIAS_ACTIONS.update, [...new Set(actions.map((a) => (a as { remove: { index: string } }).remove.index))])
+  ctx.deps.security.authorizeIndices(ctx.caller, ALIAS_ACTIONS.update, [
+    ...new Set(actions.map((a) => (a as { remove: { index: string } }).remove.index)),
+  ])
   return ctx.store.updateAliases({ body: { actions } })
 }
 

@@ -13,9 +13,33 @@ type Op = 'index' | 'create' | 'update' | 'delete'
 const OPS: Op[] = ['index', 'create', 'update', 'delete']
 
 const META: Record<Op, string[]> = {
-  index: ['_index', '_id', 'routing', 'if_seq_no', 'if_primary_term', 'version', 'version_type', 'op_type', 'require_alias', 'pipeline', '_type'],
+  index: [
+    '_index',
+    '_id',
+    'routing',
+    'if_seq_no',
+    'if_primary_term',
+    'version',
+    'version_type',
+    'op_type',
+    'require_alias',
+    'pipeline',
+    '_type',
+  ],
   create: ['_index', '_id', 'routing', 'if_seq_no', 'if_primary_term', 'version', 'version_type', 'require_alias', 'pipeline', '_type'],
-  update: ['_index', '_id', 'routing', 'if_seq_no', 'if_primary_term', 'version', 'version_type', 'require_alias', 'retry_on_conflict', '_source', '_type'],
+  update: [
+    '_index',
+    '_id',
+    'routing',
+    'if_seq_no',
+    'if_primary_term',
+    'version',
+    'version_type',
+    'require_alias',
+    'retry_on_conflict',
+    '_source',
+    '_type',
+  ],
   delete: ['_index', '_id', 'routing', 'if_seq_no', 'if_primary_term', 'version', 'version_type', '_type'],
 }
 
@@ -47,7 +71,8 @@ export function parseBulk(text: string, defaultIndex: string | undefined): Item[
     } catch (e) {
       throw malformed(lineNo, `expected a JSON object: ${(e as Error).message}`)
     }
-    if (action === null || typeof action !== 'object' || Array.isArray(action)) throw malformed(lineNo, `expected START_OBJECT but found [${Array.isArray(action) ? 'START_ARRAY' : 'VALUE'}]`)
+    if (action === null || typeof action !== 'object' || Array.isArray(action))
+      throw malformed(lineNo, `expected START_OBJECT but found [${Array.isArray(action) ? 'START_ARRAY' : 'VALUE'}]`)
     const keys = Object.keys(action)
     if (keys.length === 0) throw malformed(lineNo, 'expected FIELD_NAME but found [END_OBJECT]')
     if (keys.length > 1) throw malformed(lineNo, `expected END_OBJECT but found [FIELD_NAME]`)
@@ -60,23 +85,30 @@ export function parseBulk(text: string, defaultIndex: string | undefined): Item[
       if (!META[op].includes(key)) throw badRequest(`Action/metadata line [${lineNo}] contains an unknown parameter [${key}]`)
     }
     const index = m._index === undefined ? defaultIndex : String(m._index)
-    if (index === undefined || index === '') throw badRequest('Validation Failed: 1: index is missing;', 'action_request_validation_exception')
+    if (index === undefined || index === '')
+      throw badRequest('Validation Failed: 1: index is missing;', 'action_request_validation_exception')
     let kind: Op = op
     if (op === 'index' && m.op_type !== undefined) {
-      if (m.op_type !== 'index' && m.op_type !== 'create') throw badRequest(`opType must be 'create' or 'index', found: [${String(m.op_type)}]`)
+      if (m.op_type !== 'index' && m.op_type !== 'create')
+        throw badRequest(`opType must be 'create' or 'index', found: [${String(m.op_type)}]`)
       if (m.op_type === 'create') kind = 'create'
     }
     const item: Item = { op: kind, meta: m, index }
     if (op !== 'delete') {
       i++
-      if (i >= lines.length) throw badRequest(`Validation Failed: 1: ${op === 'update' ? 'script or doc is missing' : 'source is missing'};`, 'action_request_validation_exception')
+      if (i >= lines.length)
+        throw badRequest(
+          `Validation Failed: 1: ${op === 'update' ? 'script or doc is missing' : 'source is missing'};`,
+          'action_request_validation_exception',
+        )
       let source: unknown
       try {
         source = JSON.parse(lines[i])
       } catch (e) {
         throw badRequest(`Failed to parse the source of line [${i + 1}]: ${(e as Error).message}`, 'parse_exception')
       }
-      if (source === null || typeof source !== 'object' || Array.isArray(source)) throw badRequest(`The source of line [${i + 1}] is not a JSON object`, 'parse_exception')
+      if (source === null || typeof source !== 'object' || Array.isArray(source))
+        throw badRequest(`The source of line [${i + 1}] is not a JSON object`, 'parse_exception')
       item.source = source as Record<string, unknown>
     }
     items.push(item)
@@ -85,9 +117,22 @@ export function parseBulk(text: string, defaultIndex: string | undefined): Item[
   return items
 }
 
-function itemError(item: Item, status: number, type: string, reason: string, extra: Record<string, unknown> = {}): Partial<Record<Op, BulkItemResult>> {
+function itemError(
+  item: Item,
+  status: number,
+  type: string,
+  reason: string,
+  extra: Record<string, unknown> = {},
+): Partial<Record<Op, BulkItemResult>> {
   const cause = { type, reason, ...extra }
-  return { [item.op]: { _index: item.index, _id: item.meta._id === undefined ? null : String(item.meta._id), status, error: { root_cause: [cause], ...cause } } }
+  return {
+    [item.op]: {
+      _index: item.index,
+      _id: item.meta._id === undefined ? null : String(item.meta._id),
+      status,
+      error: { root_cause: [cause], ...cause },
+    },
+  }
 }
 
 const WRITE_ACTION: Record<Op, string> = { index: ACTIONS.index, create: ACTIONS.index, update: ACTIONS.update, delete: ACTIONS.delete }
@@ -115,18 +160,30 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse> {
       continue
     }
     if (id !== undefined && Buffer.byteLength(String(id)) > 512) {
-      results[n] = itemError(item, 400, 'illegal_argument_exception', `id [${String(id)}] is too long, must be no longer than 512 bytes but was: ${Buffer.byteLength(String(id))}`)
+      results[n] = itemError(
+        item,
+        400,
+        'illegal_argument_exception',
+        `id [${String(id)}] is too long, must be no longer than 512 bytes but was: ${Buffer.byteLength(String(id))}`,
+      )
       continue
     }
     if (item.op !== 'delete' && (item.meta.require_alias ?? requireAlias) === true) {
-      if (!aliasCheck.has(item.index)) aliasCheck.set(item.index, Object.keys(await ctx.store.getAlias({ name: item.index }).catch(() => ({}))).length > 0)
+      if (!aliasCheck.has(item.index))
+        aliasCheck.set(item.index, Object.keys(await ctx.store.getAlias({ name: item.index }).catch(() => ({}))).length > 0)
       if (!aliasCheck.get(item.index)) {
-        results[n] = itemError(item, 404, 'index_not_found_exception', `no such index [${item.index}] and [require_alias] request flag is [true] and [${item.index}] is not an alias`, {
-          'resource.type': 'index_expression',
-          'resource.id': item.index,
-          index_uuid: '_na_',
-          index: item.index,
-        })
+        results[n] = itemError(
+          item,
+          404,
+          'index_not_found_exception',
+          `no such index [${item.index}] and [require_alias] request flag is [true] and [${item.index}] is not an alias`,
+          {
+            'resource.type': 'index_expression',
+            'resource.id': item.index,
+            index_uuid: '_na_',
+            index: item.index,
+          },
+        )
         continue
       }
     }
@@ -144,10 +201,14 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse> {
     let source = item.source
     if (item.op === 'update') {
       // Response source filtering travels in the update body, where the Store reads it.
-      const wanted = meta._source ?? sourceParam ?? (includes || excludes ? { includes: includes ?? [], excludes: excludes ?? [] } : undefined)
+      const wanted =
+        meta._source ?? sourceParam ?? (includes || excludes ? { includes: includes ?? [], excludes: excludes ?? [] } : undefined)
       delete meta._source
       if (wanted !== undefined && source && source._source === undefined) {
-        source = { ...source, _source: wanted === 'true' ? true : wanted === 'false' ? false : typeof wanted === 'string' ? wanted.split(',') : wanted }
+        source = {
+          ...source,
+          _source: wanted === 'true' ? true : wanted === 'false' ? false : typeof wanted === 'string' ? wanted.split(',') : wanted,
+        }
       }
     }
     lines.push({ [item.op]: meta })

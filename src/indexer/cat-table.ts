@@ -39,7 +39,19 @@ export function humanBytes(n: number): string {
 }
 
 function bytesIn(n: number, unit: string): string {
-  const sizes: Record<string, number> = { b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, t: 1024 ** 4, tb: 1024 ** 4, p: 1024 ** 5, pb: 1024 ** 5 }
+  const sizes: Record<string, number> = {
+    b: 1,
+    k: 1024,
+    kb: 1024,
+    m: 1024 ** 2,
+    mb: 1024 ** 2,
+    g: 1024 ** 3,
+    gb: 1024 ** 3,
+    t: 1024 ** 4,
+    tb: 1024 ** 4,
+    p: 1024 ** 5,
+    pb: 1024 ** 5,
+  }
   const size = sizes[unit]
   if (size === undefined) throw badRequest(`failed to parse [bytes] with value [${unit}]`)
   return String(Math.floor(n / size))
@@ -58,7 +70,8 @@ function pick(ctx: RequestContext, columns: Column[]): Array<{ column: Column; h
       continue
     }
     const match = globMatcher(wanted)
-    for (const column of columns.filter((c) => match(c.name))) if (!out.some((o) => o.column === column)) out.push({ column, header: column.name })
+    for (const column of columns.filter((c) => match(c.name)))
+      if (!out.some((o) => o.column === column)) out.push({ column, header: column.name })
   }
   return out
 }
@@ -69,7 +82,8 @@ function byName(columns: Column[], name: string): Column | undefined {
 
 export function renderCat(ctx: RequestContext, columns: Column[], rows: Array<Record<string, Cell>>): Reply {
   if (ctx.flag('help', false)) {
-    const text = columns.map((c) => `${c.name.padEnd(24)} | ${(c.aliases ?? []).join(',').padEnd(16)} | ${c.description ?? c.name}`).join('\n') + '\n'
+    const text =
+      columns.map((c) => `${c.name.padEnd(24)} | ${(c.aliases ?? []).join(',').padEnd(16)} | ${c.description ?? c.name}`).join('\n') + '\n'
     return new Reply(200, text, 'text/plain; charset=UTF-8')
   }
   const picked = pick(ctx, columns)
@@ -104,14 +118,23 @@ export function renderCat(ctx: RequestContext, columns: Column[], rows: Array<Re
 
   const format = ctx.str('format') ?? 'text'
   if (format === 'json') {
-    return new Reply(200, sorted.map((row) => Object.fromEntries(picked.map(({ column: c, header }) => [header, row[c.name] === undefined || row[c.name] === null ? null : value(c, row)]))))
+    return new Reply(
+      200,
+      sorted.map((row) =>
+        Object.fromEntries(
+          picked.map(({ column: c, header }) => [header, row[c.name] === undefined || row[c.name] === null ? null : value(c, row)]),
+        ),
+      ),
+    )
   }
   if (format !== 'text' && format !== 'txt') throw badRequest(`Unsupported format [${format}]`)
 
   const table = sorted.map((row) => shown.map((c) => value(c, row)))
   if (ctx.flag('v', false)) table.unshift(picked.map((p) => p.header))
   const widths = shown.map((_, i) => Math.max(0, ...table.map((r) => r[i].length)))
-  const numeric = shown.map((c) => rows.length > 0 && rows.every((r) => typeof r[c.name] === 'number' || r[c.name] === null || r[c.name] === undefined))
+  const numeric = shown.map(
+    (c) => rows.length > 0 && rows.every((r) => typeof r[c.name] === 'number' || r[c.name] === null || r[c.name] === undefined),
+  )
   const header = ctx.flag('v', false)
   // As RestTable: the last column is not padded on the right, but the separators before empty
   // trailing cells stay (a closed index's row ends in blanks).
@@ -120,7 +143,9 @@ export function renderCat(ctx: RequestContext, columns: Column[], rows: Array<Re
     .map(
       (r, rowIndex) =>
         r
-          .map((cell, i) => (numeric[i] && !(header && rowIndex === 0) ? cell.padStart(widths[i]) : i === last ? cell : cell.padEnd(widths[i])))
+          .map((cell, i) =>
+            numeric[i] && !(header && rowIndex === 0) ? cell.padStart(widths[i]) : i === last ? cell : cell.padEnd(widths[i]),
+          )
           .join(' ') + '\n',
     )
     .join('')

@@ -131,7 +131,10 @@ async function catNodes(ctx: RequestContext) {
   const url = new URL(ctx.request.url)
   const uptime = Math.floor((Date.now() - started) / 1000)
   const fs = await disk(String(ctx.deps.node.values.get('path.data')))
-  const nodeId = new Bun.CryptoHasher('sha256').update(`${ctx.deps.node.values.get('cluster.name')}/${ctx.deps.node.values.get('node.name')}`).digest('base64url').slice(0, 22)
+  const nodeId = new Bun.CryptoHasher('sha256')
+    .update(`${ctx.deps.node.values.get('cluster.name')}/${ctx.deps.node.values.get('node.name')}`)
+    .digest('base64url')
+    .slice(0, 22)
   const row: Record<string, Cell> = {
     id: ctx.flag('full_id', false) ? nodeId : nodeId.slice(0, 4),
     pid: process.pid,

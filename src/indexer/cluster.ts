@@ -85,7 +85,14 @@ async function healthBody(ctx: RequestContext, index: string | undefined) {
           entry.shards = Object.fromEntries(
             Array.from({ length: i.shards }, (_, n) => [
               String(n),
-              { status: i.health, primary_active: true, active_shards: 1, relocating_shards: 0, initializing_shards: 0, unassigned_shards: i.replicas },
+              {
+                status: i.health,
+                primary_active: true,
+                active_shards: 1,
+                relocating_shards: 0,
+                initializing_shards: 0,
+                unassigned_shards: i.replicas,
+              },
             ]),
           )
         }
@@ -111,7 +118,16 @@ function satisfied(ctx: RequestContext, body: Record<string, unknown>): boolean 
     if (!m) throw badRequest(`cannot parse wait_for_nodes [${nodes}]`)
     const n = Number(m[2])
     const op = m[1] ?? ''
-    const ok = op === '' ? n === 1 : op.startsWith('>=') || op === 'ge(' ? 1 >= n : op.startsWith('<=') || op === 'le(' ? 1 <= n : op === '>' || op === 'gt(' ? 1 > n : 1 < n
+    const ok =
+      op === ''
+        ? n === 1
+        : op.startsWith('>=') || op === 'ge('
+          ? 1 >= n
+          : op.startsWith('<=') || op === 'le('
+            ? 1 <= n
+            : op === '>' || op === 'gt('
+              ? 1 > n
+              : 1 < n
     if (!ok) return false
   }
   const active = ctx.str('wait_for_active_shards')
@@ -150,7 +166,9 @@ function settingsAnswer(ctx: RequestContext, body: Record<string, unknown>) {
       out[k] = v
       continue
     }
-    const strings = Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([key, val]) => [key, val === null || typeof val === 'object' ? val : String(val)]))
+    const strings = Object.fromEntries(
+      Object.entries(v as Record<string, unknown>).map(([key, val]) => [key, val === null || typeof val === 'object' ? val : String(val)]),
+    )
     out[k] = flat ? strings : nestKeys(strings)
   }
   return out
@@ -168,7 +186,8 @@ async function putSettings(ctx: RequestContext) {
   for (const key of Object.keys(body)) {
     if (key !== 'persistent' && key !== 'transient') throw badRequest(`request body contains unknown key [${key}]`, 'parsing_exception')
   }
-  if (body.persistent === undefined && body.transient === undefined) throw badRequest('no settings to update', 'action_request_validation_exception')
+  if (body.persistent === undefined && body.transient === undefined)
+    throw badRequest('no settings to update', 'action_request_validation_exception')
   let result
   try {
     result = await ctx.deps.settings.update(body as { persistent?: Record<string, unknown>; transient?: Record<string, unknown> })

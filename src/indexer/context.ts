@@ -80,7 +80,10 @@ export class RequestContext {
   list(name: string): string[] | undefined {
     const v = this.query.get(name)
     if (v === null) return undefined
-    return v.split(',').map((s) => s.trim()).filter(Boolean)
+    return v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
   }
 
   /** `expand_wildcards`, `ignore_unavailable`, `allow_no_indices` as the Store takes them. */
@@ -191,7 +194,10 @@ export class RequestContext {
 }
 
 export function withoutSystemIndices(expression: string | undefined): string | undefined {
-  const parts = (expression ?? '').split(',').map((p) => p.trim()).filter(Boolean)
+  const parts = (expression ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)
   const all = parts.length === 0 || (parts.length === 1 && parts[0] === '_all')
   if (!all && !parts.some((p) => p.includes('*'))) return expression
   const base = all ? ['*'] : parts

@@ -47,7 +47,8 @@ export function fieldTypes(mappings: Mappings | undefined): Map<string, FieldSpe
   const walk = (props: Record<string, any> | undefined, prefix: string) => {
     for (const [name, def] of Object.entries(props ?? {})) {
       const path = prefix + name
-      if (def?.type && def.type !== 'object' && def.type !== 'nested') out.set(path, { type: def.type, format: def.format, ignore_above: def.ignore_above })
+      if (def?.type && def.type !== 'object' && def.type !== 'nested')
+        out.set(path, { type: def.type, format: def.format, ignore_above: def.ignore_above })
       for (const [sub, subDef] of Object.entries<any>(def?.fields ?? {})) {
         if (subDef?.type) out.set(`${path}.${sub}`, { type: subDef.type, path, ignore_above: subDef.ignore_above })
       }
@@ -59,7 +60,13 @@ export function fieldTypes(mappings: Mappings | undefined): Map<string, FieldSpe
 }
 
 /** True when the document passes the index's DLS query for the caller (or there is none). */
-export async function visible(ctx: RequestContext, store: Store, index: string, id: string, source: Record<string, unknown> | undefined): Promise<boolean> {
+export async function visible(
+  ctx: RequestContext,
+  store: Store,
+  index: string,
+  id: string,
+  source: Record<string, unknown> | undefined,
+): Promise<boolean> {
   const filter = await readFilter(ctx, [index])
   if (filter === undefined) return true
   const mapping = await store.getMapping({ index, expand_wildcards: 'all' })

@@ -17,7 +17,8 @@ export const ACTIONS = {
 /** OpenSearch limits ids to 512 bytes of UTF-8. */
 export function checkId(id: string): void {
   const bytes = Buffer.byteLength(id, 'utf8')
-  if (bytes > 512) throw badRequest(`id [${id}] is too long, must be no longer than 512 bytes but was: ${bytes}`, 'action_request_validation_exception')
+  if (bytes > 512)
+    throw badRequest(`id [${id}] is too long, must be no longer than 512 bytes but was: ${bytes}`, 'action_request_validation_exception')
   if (id === '') throw badRequest('if _id is specified it must not be empty', 'action_request_validation_exception')
 }
 
@@ -93,7 +94,10 @@ async function getDoc(ctx: RequestContext, sourceOnly: boolean): Promise<unknown
   let res = await ctx.store.get(params)
   if (res.found && (ctx.documentFilter(index) !== undefined || ctx.deps.readFilter !== undefined)) {
     // DLS is tested on the whole document, whatever part of it the caller asked to see.
-    const full = params._source === undefined && !params._source_includes && !params._source_excludes && !params.stored_fields ? res : await ctx.store.get({ index: name, id, realtime: params.realtime })
+    const full =
+      params._source === undefined && !params._source_includes && !params._source_excludes && !params.stored_fields
+        ? res
+        : await ctx.store.get({ index: name, id, realtime: params.realtime })
     if (!full.found || !(await visible(ctx, ctx.store, index, id, full._source))) res = { _index: res._index, _id: id, found: false }
   }
   if (sourceOnly) {
@@ -112,7 +116,11 @@ async function indexDoc(ctx: RequestContext, opType: 'index' | 'create' | undefi
   if (body === undefined) throw badRequest('Validation Failed: 1: source is missing;', 'action_request_validation_exception')
   const op = opType ?? ctx.str('op_type')
   if (op !== undefined && op !== 'index' && op !== 'create') throw badRequest(`opType must be 'create' or 'index', found: [${op}]`)
-  if (op === 'create' && id === undefined && opType === 'create') throw badRequest('Validation Failed: 1: an id must be provided if version type or value are set;', 'action_request_validation_exception')
+  if (op === 'create' && id === undefined && opType === 'create')
+    throw badRequest(
+      'Validation Failed: 1: an id must be provided if version type or value are set;',
+      'action_request_validation_exception',
+    )
   const params: IndexParams = { index: name, body: body as Source, ...casParams(ctx), ...versionParams(ctx) }
   if (id !== undefined) params.id = id
   if (op !== undefined) params.op_type = op
@@ -130,7 +138,8 @@ function suggestion(field: string, known: string[]): string | undefined {
     const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)])
     for (let j = 1; j <= b.length; j++) d[0][j] = j
     for (let i = 1; i <= a.length; i++)
-      for (let j = 1; j <= b.length; j++) d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+      for (let j = 1; j <= b.length; j++)
+        d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
     return d[a.length][b.length]
   }
   return known.find((k) => distance(field, k) <= 2)
@@ -152,9 +161,11 @@ async function updateDoc(ctx: RequestContext): Promise<Reply> {
   if (body.script !== undefined) throw badRequest('scripted updates are not supported', 'illegal_argument_exception')
   for (const key of ['doc', 'upsert'] as const) {
     const v = body[key]
-    if (v !== undefined && (v === null || typeof v !== 'object' || Array.isArray(v))) throw badRequest(`[UpdateRequest] [${key}] must be an object`, 'x_content_parse_exception')
+    if (v !== undefined && (v === null || typeof v !== 'object' || Array.isArray(v)))
+      throw badRequest(`[UpdateRequest] [${key}] must be an object`, 'x_content_parse_exception')
   }
-  if (body.doc === undefined && body.upsert === undefined) throw badRequest('Validation Failed: 1: script or doc is missing;', 'action_request_validation_exception')
+  if (body.doc === undefined && body.upsert === undefined)
+    throw badRequest('Validation Failed: 1: script or doc is missing;', 'action_request_validation_exception')
   const source = sourceParams(ctx)
   if (body._source === undefined) {
     if (source._source_includes || source._source_excludes)
@@ -180,7 +191,13 @@ async function deleteDoc(ctx: RequestContext): Promise<Reply> {
   checkId(id)
   await ctx.authorized(ACTIONS.delete, name, { expand_wildcards: 'all' })
   const refresh = refreshParam(ctx)
-  const res = await ctx.store.delete({ index: name, id, ...casParams(ctx), ...versionParams(ctx), ...(refresh !== undefined ? { refresh } : {}) })
+  const res = await ctx.store.delete({
+    index: name,
+    id,
+    ...casParams(ctx),
+    ...versionParams(ctx),
+    ...(refresh !== undefined ? { refresh } : {}),
+  })
   return written(res)
 }
 

@@ -113,7 +113,10 @@ async function getSettings(ctx: RequestContext) {
   const expression = ctx.indexExpression()
   const options = ctx.resolveOptions()
   await ctx.authorized(INDEX_ACTIONS.getSettings, expression, options)
-  const names = ctx.part('name')?.split(',').map((n) => (n === '_all' ? '*' : n))
+  const names = ctx
+    .part('name')
+    ?.split(',')
+    .map((n) => (n === '_all' ? '*' : n))
   const got = await ctx.store.getSettings({ ...(expression !== undefined ? { index: expression } : {}), ...options })
   const out: Record<string, unknown> = {}
   for (const [index, { settings }] of Object.entries(got)) {
@@ -130,7 +133,6 @@ async function getSettings(ctx: RequestContext) {
   }
   return out
 }
-
 
 async function putSettings(ctx: RequestContext) {
   const expression = ctx.indexExpression() ?? '_all'
@@ -161,8 +163,23 @@ async function flush(ctx: RequestContext) {
 
 /** Metric names OpenSearch's indices stats API knows; we report docs, store and flush. */
 const STATS_METRICS = new Set([
-  '_all', 'docs', 'store', 'flush', 'indexing', 'get', 'search', 'merge', 'refresh', 'warmer', 'query_cache', 'fielddata',
-  'completion', 'segments', 'translog', 'request_cache', 'recovery',
+  '_all',
+  'docs',
+  'store',
+  'flush',
+  'indexing',
+  'get',
+  'search',
+  'merge',
+  'refresh',
+  'warmer',
+  'query_cache',
+  'fielddata',
+  'completion',
+  'segments',
+  'translog',
+  'request_cache',
+  'recovery',
 ])
 
 /** `GET [/<index>]/_stats[/<metric>]`, the part a single node can answer truthfully. */
@@ -175,8 +192,12 @@ async function indicesStats(ctx: RequestContext) {
   }
   const wants = (m: string) => metrics.includes('_all') || metrics.includes(m)
   const indices = await ctx.authorized(INDEX_ACTIONS.stats, expression, options)
-  const stats = (indices.length === 0 ? [] : await ctx.store.stats({ index: indices, expand_wildcards: 'all' })).filter((s) => s.status === 'open')
-  const shards = new Map((stats.length === 0 ? [] : await indexShards(ctx.store, stats.map((s) => s.index).join(','))).map((s) => [s.index, s]))
+  const stats = (indices.length === 0 ? [] : await ctx.store.stats({ index: indices, expand_wildcards: 'all' })).filter(
+    (s) => s.status === 'open',
+  )
+  const shards = new Map(
+    (stats.length === 0 ? [] : await indexShards(ctx.store, stats.map((s) => s.index).join(','))).map((s) => [s.index, s]),
+  )
   type Section = Record<string, Record<string, number>>
   const section = (docs: number, size: number, flushes: number): Section => ({
     ...(wants('docs') ? { docs: { count: docs, deleted: 0 } } : {}),

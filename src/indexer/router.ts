@@ -34,17 +34,32 @@ function errorBody(error: unknown): { status: number; body: unknown; headers?: R
   }
   if (error instanceof ApiError) {
     // Authentication and authorization failures of the security layer, as the security plugin shapes them.
-    const type = error.status === 401 || error.status === 403 ? 'security_exception' : error.status === 413 ? 'content_too_long_exception' : 'status_exception'
+    const type =
+      error.status === 401 || error.status === 403
+        ? 'security_exception'
+        : error.status === 413
+          ? 'content_too_long_exception'
+          : 'status_exception'
     const cause = { type, reason: error.message }
     return { status: error.status, body: { error: { root_cause: [cause], ...cause }, status: error.status }, headers: error.headers }
   }
   return undefined
 }
 
-function respond(method: string, status: number, body: unknown, pretty: boolean, contentType = JSON_TYPE, headers: Record<string, string> = {}): Response {
+function respond(
+  method: string,
+  status: number,
+  body: unknown,
+  pretty: boolean,
+  contentType = JSON_TYPE,
+  headers: Record<string, string> = {},
+): Response {
   // HEAD answers carry the status only; OpenSearch sends no body.
   if (method === 'HEAD') return new Response(null, { status, headers: { 'content-type': contentType, ...headers } })
-  const text = typeof body === 'string' && !contentType.includes('json') ? body : JSON.stringify(body, null, pretty ? 2 : undefined) + (pretty ? '\n' : '')
+  const text =
+    typeof body === 'string' && !contentType.includes('json')
+      ? body
+      : JSON.stringify(body, null, pretty ? 2 : undefined) + (pretty ? '\n' : '')
   return new Response(text, { status, headers: { 'content-type': contentType, ...headers } })
 }
 
@@ -56,7 +71,9 @@ export class IndexRouter {
   on(methods: Method | Method[], paths: string | string[], handler: Handler): this {
     for (const method of [methods].flat()) {
       for (const path of [paths].flat()) {
-        this.app.route(method, path, ({ request, params }: { request: Request; params: Record<string, string> }) => this.run(handler, request, params ?? {}))
+        this.app.route(method, path, ({ request, params }: { request: Request; params: Record<string, string> }) =>
+          this.run(handler, request, params ?? {}),
+        )
       }
     }
     return this
@@ -90,5 +107,8 @@ export function validate<T>(schema: TSchema, value: unknown, what: string): T {
   if (Value.Check(schema, value)) return value as T
   const first = Value.Errors(schema, value).First()
   const where = first?.path ? first.path.replace(/^\//, '').replace(/\//g, '.') : ''
-  throw badRequest(`[${what}] failed to parse${where ? ` field [${where}]` : ''}: ${first?.message ?? 'invalid value'}`, 'x_content_parse_exception')
+  throw badRequest(
+    `[${what}] failed to parse${where ? ` field [${where}]` : ''}: ${first?.message ?? 'invalid value'}`,
+    'x_content_parse_exception',
+  )
 }

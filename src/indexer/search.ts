@@ -17,13 +17,44 @@ export const PIT_ACTIONS = {
 
 /** The search-source keys we evaluate. */
 const SUPPORTED_KEYS = new Set([
-  'query', 'from', 'size', 'sort', 'search_after', 'track_total_hits', '_source', 'seq_no_primary_term', 'version',
-  'aggs', 'aggregations', 'pit', 'track_scores', 'timeout', 'terminate_after', 'stored_fields', 'explain', 'min_score', 'profile',
+  'query',
+  'from',
+  'size',
+  'sort',
+  'search_after',
+  'track_total_hits',
+  '_source',
+  'seq_no_primary_term',
+  'version',
+  'aggs',
+  'aggregations',
+  'pit',
+  'track_scores',
+  'timeout',
+  'terminate_after',
+  'stored_fields',
+  'explain',
+  'min_score',
+  'profile',
 ])
 /** Keys OpenSearch knows that this store does not implement: a clear 400 instead of a silently different answer. */
 const KNOWN_UNSUPPORTED = new Set([
-  'highlight', 'collapse', 'rescore', 'suggest', 'script_fields', 'docvalue_fields', 'fields', 'post_filter', 'indices_boost',
-  'slice', 'stats', 'ext', 'search_pipeline', 'derived', 'verbose_pipeline', 'include_named_queries_score',
+  'highlight',
+  'collapse',
+  'rescore',
+  'suggest',
+  'script_fields',
+  'docvalue_fields',
+  'fields',
+  'post_filter',
+  'indices_boost',
+  'slice',
+  'stats',
+  'ext',
+  'search_pipeline',
+  'derived',
+  'verbose_pipeline',
+  'include_named_queries_score',
 ])
 
 function negative(name: string, v: number): never {
@@ -73,7 +104,10 @@ function applyUrlParams(ctx: RequestContext, body: Record<string, unknown>): voi
   const includes = ctx.list('_source_includes')
   const excludes = ctx.list('_source_excludes')
   if (includes || excludes) {
-    const cur = typeof body._source === 'object' && body._source !== null && !Array.isArray(body._source) ? (body._source as Record<string, unknown>) : {}
+    const cur =
+      typeof body._source === 'object' && body._source !== null && !Array.isArray(body._source)
+        ? (body._source as Record<string, unknown>)
+        : {}
     body._source = { ...cur, ...(includes ? { includes } : {}), ...(excludes ? { excludes } : {}) }
   }
   const seq = ctx.flag('seq_no_primary_term')
@@ -93,9 +127,13 @@ function applyUrlParams(ctx: RequestContext, body: Record<string, unknown>): voi
     else if (t < -1) throw badRequest(`[track_total_hits] parameter must be positive or equals to -1, got ${t}`)
   }
   if (ctx.flag('rest_total_hits_as_int', false) && typeof body.track_total_hits === 'number') {
-    throw badRequest(`[rest_total_hits_as_int] cannot be used if the tracking of total hits is not accurate, got ${body.track_total_hits}`, 'action_request_validation_exception')
+    throw badRequest(
+      `[rest_total_hits_as_int] cannot be used if the tracking of total hits is not accurate, got ${body.track_total_hits}`,
+      'action_request_validation_exception',
+    )
   }
-  if (ctx.str('scroll') !== undefined) throw badRequest('scroll searches are not supported by this server; use point in time with search_after')
+  if (ctx.str('scroll') !== undefined)
+    throw badRequest('scroll searches are not supported by this server; use point in time with search_after')
 }
 
 function sortsOnShardDoc(sort: unknown): boolean {
@@ -120,7 +158,8 @@ async function search(ctx: RequestContext) {
   let indices: string[]
   if (body.pit !== undefined) {
     const pit = body.pit as { id?: unknown }
-    if (ctx.part('index') !== undefined) throw badRequest('[indices] cannot be used with point in time', 'action_request_validation_exception')
+    if (ctx.part('index') !== undefined)
+      throw badRequest('[indices] cannot be used with point in time', 'action_request_validation_exception')
     if (!pit || typeof pit.id !== 'string') throw badRequest('[pit] requires an [id]', 'parsing_exception')
     indices = await pitIndices(ctx, pit.id)
     ctx.deps.security.authorizeIndices(ctx.caller, SEARCH_ACTION, indices)
@@ -128,7 +167,10 @@ async function search(ctx: RequestContext) {
     indices = await ctx.authorized(SEARCH_ACTION, expression, options)
   }
   if (body.pit === undefined && sortsOnShardDoc(body.sort)) {
-    throw badRequest('Validation Failed: 1: _shard_doc is only supported with point-in-time (PIT) searches;', 'action_request_validation_exception')
+    throw badRequest(
+      'Validation Failed: 1: _shard_doc is only supported with point-in-time (PIT) searches;',
+      'action_request_validation_exception',
+    )
   }
   body.query = withFilter(body.query as Query | undefined, await readFilter(ctx, indices))
   const params: SearchParams = { body: body as SearchBody, ...options }
@@ -146,7 +188,11 @@ async function count(ctx: RequestContext) {
   const options = ctx.resolveOptions()
   const indices = await ctx.authorized(SEARCH_ACTION, expression, options)
   const query = withFilter(body.query as Query | undefined, await readFilter(ctx, indices))
-  return ctx.store.count({ ...(expression !== undefined ? { index: expression } : {}), ...options, body: query === undefined ? {} : { query } })
+  return ctx.store.count({
+    ...(expression !== undefined ? { index: expression } : {}),
+    ...options,
+    body: query === undefined ? {} : { query },
+  })
 }
 
 async function createPit(ctx: RequestContext) {
@@ -161,7 +207,8 @@ async function createPit(ctx: RequestContext) {
 async function deletePits(ctx: RequestContext) {
   const body = (await ctx.json()) ?? {}
   const ids = body.pit_id
-  const list = typeof ids === 'string' ? [ids] : Array.isArray(ids) && ids.every((i) => typeof i === 'string') ? (ids as string[]) : undefined
+  const list =
+    typeof ids === 'string' ? [ids] : Array.isArray(ids) && ids.every((i) => typeof i === 'string') ? (ids as string[]) : undefined
   if (!list || list.length === 0) throw badRequest('Validation Failed: 1: no pit ids specified;', 'action_request_validation_exception')
   for (const id of list) ctx.deps.security.authorizeIndices(ctx.caller, PIT_ACTIONS.delete, await pitIndices(ctx, id))
   return ctx.store.deletePit({ body: { pit_id: list } })
@@ -185,4 +232,3 @@ export function searchRoutes(r: IndexRouter): void {
   r.on('DELETE', '/_search/point_in_time/_all', deleteAllPits)
   r.on('GET', '/_search/point_in_time/_all', listPits)
 }
-

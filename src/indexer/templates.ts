@@ -64,7 +64,11 @@ async function createDataStream(ctx: RequestContext) {
 async function getDataStream(ctx: RequestContext) {
   const name = ctx.part('name')
   const res = await ctx.store.getDataStream(name === undefined ? {} : { name })
-  ctx.deps.security.authorizeIndices(ctx.caller, DATA_STREAM_ACTIONS.get, res.data_streams.map((d) => d.name))
+  ctx.deps.security.authorizeIndices(
+    ctx.caller,
+    DATA_STREAM_ACTIONS.get,
+    res.data_streams.map((d) => d.name),
+  )
   return res
 }
 
@@ -83,4 +87,3 @@ export function templateRoutes(r: IndexRouter): void {
   r.on('GET', ['/_data_stream', '/_data_stream/:name'], getDataStream)
   r.on('DELETE', '/_data_stream/:name', deleteDataStream)
 }
-

@@ -66,7 +66,9 @@ export class ContentJobs {
 
   /** Re-reads the settings and applies what changed; serialised so polls never overlap. */
   evaluate(): Promise<void> {
-    this.evaluating = this.evaluating.then(() => this.apply()).catch((e) => this.deps.log.error('job settings could not be applied', { error: e }))
+    this.evaluating = this.evaluating
+      .then(() => this.apply())
+      .catch((e) => this.deps.log.error('job settings could not be applied', { error: e }))
     return this.evaluating
   }
 
@@ -80,19 +82,36 @@ export class ContentJobs {
     const s = await this.deps.settings.snapshot()
     const now = watched(s)
     const before = this.last
-    const retry = { maxRetries: s.num(`${cm}job_schedule.max_retries`), backoffSeconds: s.num(`${cm}job_schedule.retry_backoff_seconds`), log: this.deps.log, sleep: this.deps.sleep ?? ((ms: number) => Bun.sleep(ms)) }
+    const retry = {
+      maxRetries: s.num(`${cm}job_schedule.max_retries`),
+      backoffSeconds: s.num(`${cm}job_schedule.retry_backoff_seconds`),
+      log: this.deps.log,
+      sleep: this.deps.sleep ?? ((ms: number) => Bun.sleep(ms)),
+    }
     if (!before || before.onSchedule !== now.onSchedule || before.interval !== now.interval) {
-      await registerWithRetry(CATALOG_SYNC_JOB_ID, () => reconcileJob(this.deps.store, this.deps.log, CATALOG_SYNC_JOB_ID, syncJobDocument(now.interval, now.onSchedule, this.deps.now())), retry)
+      await registerWithRetry(
+        CATALOG_SYNC_JOB_ID,
+        () =>
+          reconcileJob(this.deps.store, this.deps.log, CATALOG_SYNC_JOB_ID, syncJobDocument(now.interval, now.onSchedule, this.deps.now())),
+        retry,
+      )
       if (!before || before.interval !== now.interval) this.scheduleSync(now.interval)
     }
     if (!before || before.telemetry !== now.telemetry) {
       if (now.telemetry) {
-        const ok = await registerWithRetry(TELEMETRY_JOB_ID, () => reconcileJob(this.deps.store, this.deps.log, TELEMETRY_JOB_ID, telemetryJobDocument(this.deps.now())), retry)
+        const ok = await registerWithRetry(
+          TELEMETRY_JOB_ID,
+          () => reconcileJob(this.deps.store, this.deps.log, TELEMETRY_JOB_ID, telemetryJobDocument(this.deps.now())),
+          retry,
+        )
         if (ok !== undefined) this.startPing()
       } else {
         this.pingCron?.stop()
         this.pingCron = undefined
-        if (before) await removeJob(this.deps.store, TELEMETRY_JOB_ID).catch((e) => this.deps.log.warn('telemetry job document not removed', { error: e }))
+        if (before)
+          await removeJob(this.deps.store, TELEMETRY_JOB_ID).catch((e) =>
+            this.deps.log.warn('telemetry job document not removed', { error: e }),
+          )
       }
     }
     this.last = now
@@ -102,7 +121,9 @@ export class ContentJobs {
     this.syncCron?.stop()
     if (this.stopped) return
     const seconds = minutes * 60
-    this.syncCron = new Cron('* * * * * *', { interval: seconds, startAt: new Date(this.deps.now() + seconds * 1000), protect: true }, () => this.scheduledSync())
+    this.syncCron = new Cron('* * * * * *', { interval: seconds, startAt: new Date(this.deps.now() + seconds * 1000), protect: true }, () =>
+      this.scheduledSync(),
+    )
   }
 
   /** One firing of the sync job: the setting decides, whatever the stored document says. */
@@ -121,8 +142,10 @@ export class ContentJobs {
     this.pingCron?.stop()
     if (this.stopped) return
     void this.pingOnce()
-    this.pingCron = new Cron('* * * * * *', { interval: DAY_SECONDS, startAt: new Date(this.deps.now() + DAY_SECONDS * 1000), protect: true }, () =>
-      this.pingOnce(),
+    this.pingCron = new Cron(
+      '* * * * * *',
+      { interval: DAY_SECONDS, startAt: new Date(this.deps.now() + DAY_SECONDS * 1000), protect: true },
+      () => this.pingOnce(),
     )
   }
 

@@ -1,4 +1,4 @@
-import { Database } from "bun:sqlite";
+import { Database } from 'bun:sqlite'
 
 /**
  * The node-local journal (bun:sqlite, separate from the data store): what
@@ -7,41 +7,41 @@ import { Database } from "bun:sqlite";
  * correctness of shared state.
  */
 export interface JournalEntry {
-  at: number;
-  kind: string;
-  subject: string;
-  detail: Record<string, unknown>;
+  at: number
+  kind: string
+  subject: string
+  detail: Record<string, unknown>
 }
 
 export class Journal {
-  private readonly db: Database;
-  private readonly insert;
-  private readonly recent;
+  private readonly db: Database
+  private readonly insert
+  private readonly recent
 
   constructor(path: string) {
-    this.db = new Database(path, { create: true });
-    this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+    this.db = new Database(path, { create: true })
+    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;')
     this.db.exec(
-      "CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, kind TEXT NOT NULL, subject TEXT NOT NULL, detail TEXT NOT NULL)",
-    );
-    this.db.exec("CREATE INDEX IF NOT EXISTS journal_kind ON journal (kind, subject, seq)");
-    this.insert = this.db.prepare("INSERT INTO journal (at, kind, subject, detail) VALUES (?, ?, ?, ?)");
-    this.recent = this.db.prepare("SELECT at, kind, subject, detail FROM journal WHERE kind LIKE ? ORDER BY seq DESC LIMIT ?");
+      'CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, kind TEXT NOT NULL, subject TEXT NOT NULL, detail TEXT NOT NULL)',
+    )
+    this.db.exec('CREATE INDEX IF NOT EXISTS journal_kind ON journal (kind, subject, seq)')
+    this.insert = this.db.prepare('INSERT INTO journal (at, kind, subject, detail) VALUES (?, ?, ?, ?)')
+    this.recent = this.db.prepare('SELECT at, kind, subject, detail FROM journal WHERE kind LIKE ? ORDER BY seq DESC LIMIT ?')
   }
 
   record(kind: string, subject: string, detail: Record<string, unknown> = {}, at = Date.now()): void {
-    this.insert.run(at, kind, subject, JSON.stringify(detail));
+    this.insert.run(at, kind, subject, JSON.stringify(detail))
   }
 
   /** Newest first; `kindPrefix` such as "lock." selects a family. */
-  entries(kindPrefix = "", limit = 1000): JournalEntry[] {
+  entries(kindPrefix = '', limit = 1000): JournalEntry[] {
     return (this.recent.all(`${kindPrefix}%`, limit) as Array<{ at: number; kind: string; subject: string; detail: string }>).map((r) => ({
       ...r,
       detail: JSON.parse(r.detail),
-    }));
+    }))
   }
 
   close(): void {
-    this.db.close();
+    this.db.close()
   }
 }

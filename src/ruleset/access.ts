@@ -31,7 +31,7 @@ export function requireBackendRoles(filtered: Caller | undefined): void {
 export function mayAccess(filtered: Caller | undefined, owner: StoredUser | undefined): boolean {
   if (!filtered) return true
   const roles = new Set(owner?.backend_roles ?? [])
-  return filtered.backendRoles.some(r => roles.has(r))
+  return filtered.backendRoles.some((r) => roles.has(r))
 }
 
 export function assertAccess(filtered: Caller | undefined, owner: StoredUser | undefined, what: string): void {

@@ -89,7 +89,8 @@ export class Detectors {
     try {
       const max = settings.num(MAX_DETECTORS)
       const count = await this.countUserDetectors()
-      if (count !== undefined && count >= max) throw new ApiError(400, `This request would create more than the allowed detectors [${max}].`)
+      if (count !== undefined && count >= max)
+        throw new ApiError(400, `This request would create more than the allowed detectors [${max}].`)
       return await write()
     } finally {
       await releaseLease(this.d, lease)
@@ -171,7 +172,10 @@ export class Detectors {
     const query = filtered
       ? { bool: { filter: [...(body.query ? [body.query] : []), backendRoleClause(filtered, 'detector.user.backend_roles')] } }
       : body.query
-    return this.d.store.search({ index: DETECTORS_INDEX, body: { ...body, ...(query ? { query } : {}), seq_no_primary_term: true, version: true } })
+    return this.d.store.search({
+      index: DETECTORS_INDEX,
+      body: { ...body, ...(query ? { query } : {}), seq_no_primary_term: true, version: true },
+    })
   }
 
   /**
@@ -189,7 +193,12 @@ export class Detectors {
       const next: StoredDetector = { ...was, enabled, enabled_time: enabled ? now : null, last_update_time: now }
       try {
         const r = await this.d.store.index({
-          index: DETECTORS_INDEX, id, body: { detector: next }, if_seq_no: got._seq_no, if_primary_term: got._primary_term, refresh: true,
+          index: DETECTORS_INDEX,
+          id,
+          body: { detector: next },
+          if_seq_no: got._seq_no,
+          if_primary_term: got._primary_term,
+          refresh: true,
         })
         if (enabled) await this.lifecycle?.started(id, next)
         this.auditToggle(id, next, undefined, user)
@@ -204,7 +213,7 @@ export class Detectors {
   async enabled(): Promise<Array<{ id: string; detector: StoredDetector }>> {
     await ensureIndex(this.d.store, DETECTORS_INDEX)
     const r = await this.d.store.search({ index: DETECTORS_INDEX, body: { size: 10_000, query: { term: { 'detector.enabled': true } } } })
-    return r.hits.hits.map(h => ({ id: h._id, detector: (h._source as { detector: StoredDetector }).detector }))
+    return r.hits.hits.map((h) => ({ id: h._id, detector: (h._source as { detector: StoredDetector }).detector }))
   }
 
   private validateShape(body: unknown): DetectorBody {
@@ -212,7 +221,8 @@ export class Detectors {
     for (const t of input.triggers ?? []) {
       const types = t.detection_types ?? []
       if (types.length === 0) throw new ApiError(400, `Trigger [${t.name}] should mention at least one detection type but found none`)
-      for (const type of types) if (!DETECTION_TYPES.has(type)) throw new ApiError(400, `Trigger [${t.name}] has unsupported detection type [${type}]`)
+      for (const type of types)
+        if (!DETECTION_TYPES.has(type)) throw new ApiError(400, `Trigger [${t.name}] has unsupported detection type [${type}]`)
     }
     return input
   }
@@ -226,8 +236,8 @@ export class Detectors {
 
   /** Source prefix, then read permission and existence of what the indices name (steps 7-8). */
   private async checkIndices(input: DetectorBody, caller: Caller | undefined): Promise<void> {
-    const expressions = input.inputs.flatMap(i => i.detector_input.indices)
-    if (caller && expressions.some(e => !e.startsWith(EVENTS_PREFIX)))
+    const expressions = input.inputs.flatMap((i) => i.detector_input.indices)
+    if (caller && expressions.some((e) => !e.startsWith(EVENTS_PREFIX)))
       throw new ApiError(400, `Threat detectors can only be created for \`${EVENTS_PREFIX}\` data sources.`)
     const missing: string[] = []
     const concrete: string[] = []
@@ -254,14 +264,18 @@ export class Detectors {
   /** One rule space per detector; referenced rules must exist there (step 9, 5.5). */
   private async checkRules(input: DetectorBody, source: DetectorSource): Promise<void> {
     for (const { detector_input: di } of input.inputs) {
-      const custom = (di.custom_rules ?? []).map(r => r.id)
-      const pre = (di.pre_packaged_rules ?? []).map(r => r.id)
-      if (custom.length > 0 && pre.length > 0) throw new ApiError(400, 'Detector cannot have both prepackaged and custom rules. Use only one type.')
+      const custom = (di.custom_rules ?? []).map((r) => r.id)
+      const pre = (di.pre_packaged_rules ?? []).map((r) => r.id)
+      if (custom.length > 0 && pre.length > 0)
+        throw new ApiError(400, 'Detector cannot have both prepackaged and custom rules. Use only one type.')
       if (custom.length > 0) {
         const { missing } = await this.rules.bySpaceIds('custom', custom)
         if (missing.length > 0) {
           if (source === 'standard')
-            throw new ApiError(400, `Cannot create [${input.detector_type}] detector. Custom rules [${missing.join(', ')}] are not in "custom" space.`)
+            throw new ApiError(
+              400,
+              `Cannot create [${input.detector_type}] detector. Custom rules [${missing.join(', ')}] are not in "custom" space.`,
+            )
           throw new ApiError(404, `Rules not found [${missing.join(', ')}]`)
         }
       }
@@ -274,7 +288,10 @@ export class Detectors {
 
   private async countUserDetectors(): Promise<number | undefined> {
     try {
-      const r = await this.d.store.count({ index: DETECTORS_INDEX, body: { query: { bool: { must_not: [{ term: { 'detector.source': 'standard' } }] } } } })
+      const r = await this.d.store.count({
+        index: DETECTORS_INDEX,
+        body: { query: { bool: { must_not: [{ term: { 'detector.source': 'standard' } }] } } },
+      })
       return r.count
     } catch (e) {
       // The reference lets a creation proceed when the count fails.
@@ -287,13 +304,23 @@ export class Detectors {
     await ensureIndex(this.d.store, DETECTORS_INDEX)
     const got = await this.d.store.get({ index: DETECTORS_INDEX, id })
     if (!got.found) throw new ApiError(404, `Detector with ${id} is not found`)
-    return { detector: (got._source as { detector: StoredDetector }).detector, version: got._version, seqNo: got._seq_no, primaryTerm: got._primary_term }
+    return {
+      detector: (got._source as { detector: StoredDetector }).detector,
+      version: got._version,
+      seqNo: got._seq_no,
+      primaryTerm: got._primary_term,
+    }
   }
 
   private async save(id: string, next: StoredDetector, current: { seqNo: number; primaryTerm: number }): Promise<DetectorView> {
     try {
       const r = await this.d.store.index({
-        index: DETECTORS_INDEX, id, body: { detector: next }, if_seq_no: current.seqNo, if_primary_term: current.primaryTerm, refresh: true,
+        index: DETECTORS_INDEX,
+        id,
+        body: { detector: next },
+        if_seq_no: current.seqNo,
+        if_primary_term: current.primaryTerm,
+        refresh: true,
       })
       return { _id: id, _version: r._version, detector: render(next) }
     } catch (e) {

@@ -41,7 +41,11 @@ export interface EvaluateDeps {
   logTypes: LogTypes
 }
 
-export async function evaluateRulesRequest(deps: EvaluateDeps, req: Partial<EvaluateRequest>, settings: SettingsSnapshot): Promise<EvaluateResult> {
+export async function evaluateRulesRequest(
+  deps: EvaluateDeps,
+  req: Partial<EvaluateRequest>,
+  settings: SettingsSnapshot,
+): Promise<EvaluateResult> {
   const required: Array<keyof EvaluateRequest> = ['normalizedEvent', 'rulesBodies', 'integrationId', 'logType', 'sourceIndices']
   for (const k of required) {
     const v = req[k]
@@ -68,7 +72,7 @@ export async function evaluateRulesRequest(deps: EvaluateDeps, req: Partial<Eval
   })
   const fieldTypes = await sourceTypes(deps.store, req.sourceIndices!)
   const matches = evaluateRules(event as Record<string, unknown>, rules, fieldTypes).map((m, i) => {
-    const rule = rules.find(r => r.id === m.rule.id) ?? rules[i]
+    const rule = rules.find((r) => r.id === m.rule.id) ?? rules[i]
     return {
       rule: { id: m.rule.id!, title: m.rule.title, ...(m.rule.level ? { level: m.rule.level } : {}), tags: m.rule.tags },
       matched_conditions: matchedConditions(rule.query, new Set(m.selections), event as Record<string, unknown>, fieldTypes),
@@ -93,7 +97,12 @@ const LEAVES = new Set(['term', 'terms', 'wildcard', 'regexp', 'range', 'exists'
  * `"<field> matched '<value>'"` for each positive leaf of a matched selection that holds on the
  * event (leaves under `not` explain nothing about why a rule matched).
  */
-export function matchedConditions(query: Query, selections: Set<string>, event: Record<string, unknown>, fieldTypes?: Map<string, FieldSpec>): string[] {
+export function matchedConditions(
+  query: Query,
+  selections: Set<string>,
+  event: Record<string, unknown>,
+  fieldTypes?: Map<string, FieldSpec>,
+): string[] {
   const out: string[] = []
   const walk = (node: Record<string, any>, inSelection: boolean, negated: boolean) => {
     const [kind, body] = Object.entries(node)[0] as [string, Record<string, any>]
@@ -121,7 +130,7 @@ function describe(kind: string, field: string, params: Record<string, any>): str
     case 'regexp':
       return `${field} matched '${params._pcre?.pattern ?? params.value}'`
     case 'range': {
-      const ops = ['gt', 'gte', 'lt', 'lte'].filter(o => params[o] !== undefined).map(o => `${o} ${params[o]}`)
+      const ops = ['gt', 'gte', 'lt', 'lte'].filter((o) => params[o] !== undefined).map((o) => `${o} ${params[o]}`)
       return `${field} matched '${ops.join(' ')}'`
     }
     case 'terms':

@@ -28,7 +28,10 @@ export interface Ruleset {
   stop(): Promise<void>
 }
 
-export function createRuleset(deps: RulesetDeps & { security: Pick<Security, 'authorizeIndices'> }, options: SchedulerOptions = {}): Ruleset {
+export function createRuleset(
+  deps: RulesetDeps & { security: Pick<Security, 'authorizeIndices'> },
+  options: SchedulerOptions = {},
+): Ruleset {
   const logTypes = new LogTypes(deps)
   const rules = new Rules(deps, logTypes)
   const detectors = new Detectors(deps, rules)
@@ -38,7 +41,13 @@ export function createRuleset(deps: RulesetDeps & { security: Pick<Security, 'au
     // own and nothing from before (or from while it was off) is evaluated.
     async started(id, detector) {
       const previous = await loadCheckpoint(deps.store, id)
-      const cp = await baseline(deps.store, id, detector.inputs.flatMap(i => i.detector_input.indices), detector.enabled_time, deps.now())
+      const cp = await baseline(
+        deps.store,
+        id,
+        detector.inputs.flatMap((i) => i.detector_input.indices),
+        detector.enabled_time,
+        deps.now(),
+      )
       await saveCheckpoint(deps.store, cp, previous)
     },
     async deleted(id) {
@@ -53,7 +62,7 @@ export function createRuleset(deps: RulesetDeps & { security: Pick<Security, 'au
     sync: new RulesetService(deps, logTypes, rules, detectors),
     findings,
     scheduler,
-    evaluate: async req => evaluateRulesRequest({ store: deps.store, log: deps.log, logTypes }, req, await deps.settings.snapshot()),
+    evaluate: async (req) => evaluateRulesRequest({ store: deps.store, log: deps.log, logTypes }, req, await deps.settings.snapshot()),
     start: () => scheduler.start(),
     stop: () => scheduler.stop(),
   }

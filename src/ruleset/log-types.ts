@@ -64,7 +64,8 @@ export class LogTypes {
     await ensureIndex(this.d.store, LOG_TYPES_INDEX)
     const r = await this.d.store.search({ index: LOG_TYPES_INDEX, body: { size: 10000, _source: false, query: { term: { space } } } })
     let n = 0
-    for (const h of r.hits.hits) if ((await this.d.store.delete({ index: LOG_TYPES_INDEX, id: h._id, refresh: true })).result === 'deleted') n++
+    for (const h of r.hits.hits)
+      if ((await this.d.store.delete({ index: LOG_TYPES_INDEX, id: h._id, refresh: true })).result === 'deleted') n++
     return n
   }
 
@@ -74,8 +75,8 @@ export class LogTypes {
     const filter: Record<string, unknown>[] = [{ term: { name } }]
     if (space) filter.push({ term: { space } })
     const r = await this.d.store.search({ index: LOG_TYPES_INDEX, body: { size: 10, query: { bool: { filter } } } })
-    const all = r.hits.hits.map(h => h._source as unknown as StoredLogType)
-    return all.find(l => l.space === 'standard') ?? all[0]
+    const all = r.hits.hits.map((h) => h._source as unknown as StoredLogType)
+    return all.find((l) => l.space === 'standard') ?? all[0]
   }
 
   /** Sigma field -> document field for rules of log type `name`. */

@@ -8,7 +8,7 @@ import { Value } from '@sinclair/typebox/value'
 import { ApiError } from '../http/errors'
 
 export const SPACES = ['standard', 'draft', 'test', 'custom'] as const
-export const Space = T.Union(SPACES.map(s => T.Literal(s)))
+export const Space = T.Union(SPACES.map((s) => T.Literal(s)))
 export type Space = Static<typeof Space>
 
 const RuleRef = T.Object({ id: T.String({ minLength: 1 }) }, { additionalProperties: true })

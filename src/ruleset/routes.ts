@@ -21,36 +21,85 @@ const flag = (v: string | undefined) => v === '' || v === 'true'
 
 export function rulesetRoutes(r: Ruleset): PluginRoute[] {
   return [
-    route('POST', `${BASE}/detectors`, A.detectorWrite, async ({ request, caller }) => {
-      const view = await r.detectors.create(await readJsonObject(request, SMALL_BODY, 'Invalid detector body.'), caller)
-      return json(view, 201, { location: `${BASE}/detectors/${view._id}` })
-    }, DETECTOR),
-    route('POST', `${BASE}/detectors/_search`, A.detectorSearch, async ({ request, caller }) =>
-      r.detectors.search(await searchBody(request), caller),
-    SEARCH_BODY),
-    route('PUT', `${BASE}/detectors/:detector_id`, A.detectorWrite, async ({ request, params, caller }) =>
-      r.detectors.update(params.detector_id, await readJsonObject(request, SMALL_BODY, 'Invalid detector body.'), caller),
-    DETECTOR),
+    route(
+      'POST',
+      `${BASE}/detectors`,
+      A.detectorWrite,
+      async ({ request, caller }) => {
+        const view = await r.detectors.create(await readJsonObject(request, SMALL_BODY, 'Invalid detector body.'), caller)
+        return json(view, 201, { location: `${BASE}/detectors/${view._id}` })
+      },
+      DETECTOR,
+    ),
+    route(
+      'POST',
+      `${BASE}/detectors/_search`,
+      A.detectorSearch,
+      async ({ request, caller }) => r.detectors.search(await searchBody(request), caller),
+      SEARCH_BODY,
+    ),
+    route(
+      'PUT',
+      `${BASE}/detectors/:detector_id`,
+      A.detectorWrite,
+      async ({ request, params, caller }) =>
+        r.detectors.update(params.detector_id, await readJsonObject(request, SMALL_BODY, 'Invalid detector body.'), caller),
+      DETECTOR,
+    ),
     route('GET', `${BASE}/detectors/:detector_id`, A.detectorGet, ({ params, caller }) => r.detectors.get(params.detector_id, caller)),
-    route('DELETE', `${BASE}/detectors/:detector_id`, A.detectorDelete, ({ params, caller }) => r.detectors.delete(params.detector_id, caller)),
+    route('DELETE', `${BASE}/detectors/:detector_id`, A.detectorDelete, ({ params, caller }) =>
+      r.detectors.delete(params.detector_id, caller),
+    ),
 
-    route('POST', `${BASE}/rules`, A.ruleWrite, async ({ request, query, caller }) => {
-      const view = await r.rules.create({ body: await ruleText(request), category: query.category || undefined, caller })
-      return json(view, 201, { location: `${BASE}/rules/${view._id}` })
-    }, RULE),
-    route('POST', `${BASE}/rules/_search`, A.ruleSearch, async ({ request, query, caller }) =>
-      r.rules.search(query.pre_packaged === undefined || flag(query.pre_packaged), await searchBody(request), caller),
-    SEARCH_BODY),
-    route('PUT', `${BASE}/rules/:rule_id`, A.ruleWrite, async ({ request, params, query, caller }) =>
-      r.rules.update(params.rule_id, { body: await ruleText(request), category: query.category || undefined, caller }, flag(query.forced)),
-    RULE),
+    route(
+      'POST',
+      `${BASE}/rules`,
+      A.ruleWrite,
+      async ({ request, query, caller }) => {
+        const view = await r.rules.create({ body: await ruleText(request), category: query.category || undefined, caller })
+        return json(view, 201, { location: `${BASE}/rules/${view._id}` })
+      },
+      RULE,
+    ),
+    route(
+      'POST',
+      `${BASE}/rules/_search`,
+      A.ruleSearch,
+      async ({ request, query, caller }) =>
+        r.rules.search(query.pre_packaged === undefined || flag(query.pre_packaged), await searchBody(request), caller),
+      SEARCH_BODY,
+    ),
+    route(
+      'PUT',
+      `${BASE}/rules/:rule_id`,
+      A.ruleWrite,
+      async ({ request, params, query, caller }) =>
+        r.rules.update(
+          params.rule_id,
+          { body: await ruleText(request), category: query.category || undefined, caller },
+          flag(query.forced),
+        ),
+      RULE,
+    ),
     route('GET', `${BASE}/rules/:rule_id`, A.ruleSearch, ({ params, caller }) => r.rules.get(params.rule_id, caller)),
     route('DELETE', `${BASE}/rules/:rule_id`, A.ruleDelete, ({ params, query, caller }) =>
       r.rules.deleteCustom(params.rule_id, flag(query.forced), caller),
     ),
 
-    route('GET', `${BASE}/logtype/_search`, A.logtypeSearch, async ({ request }) => r.logTypes.search(await searchBody(request)), SEARCH_BODY),
-    route('POST', `${BASE}/logtype/_search`, A.logtypeSearch, async ({ request }) => r.logTypes.search(await searchBody(request)), SEARCH_BODY),
+    route(
+      'GET',
+      `${BASE}/logtype/_search`,
+      A.logtypeSearch,
+      async ({ request }) => r.logTypes.search(await searchBody(request)),
+      SEARCH_BODY,
+    ),
+    route(
+      'POST',
+      `${BASE}/logtype/_search`,
+      A.logtypeSearch,
+      async ({ request }) => r.logTypes.search(await searchBody(request)),
+      SEARCH_BODY,
+    ),
   ]
 }
 

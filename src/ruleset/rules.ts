@@ -39,7 +39,7 @@ export interface RuleView {
 }
 
 const asValues = (xs: unknown): Array<{ value: string }> =>
-  Array.isArray(xs) ? xs.filter(x => typeof x === 'string' || typeof x === 'number').map(x => ({ value: String(x) })) : []
+  Array.isArray(xs) ? xs.filter((x) => typeof x === 'string' || typeof x === 'number').map((x) => ({ value: String(x) })) : []
 
 export class Rules {
   constructor(
@@ -72,7 +72,8 @@ export class Rules {
     const current = await this.getStored(id, CUSTOM_RULES_INDEX)
     if (!current) throw new ApiError(404, `Rule with ${id} is not found`)
     const settings = await this.d.settings.snapshot()
-    if (!mayAccess(filteredCaller(settings, w.caller), current.rule.user)) throw new ApiError(403, `Do not have permissions to resource [${id}]`)
+    if (!mayAccess(filteredCaller(settings, w.caller), current.rule.user))
+      throw new ApiError(403, `Do not have permissions to resource [${id}]`)
     if (!forced && (await this.usedByDetectors(current.rule.document.id)))
       throw new ApiError(400, `Rule with id ${id} is actively used by detectors. Update can be forced by setting forced flag to true`)
     await this.requireLogType(w)
@@ -96,7 +97,8 @@ export class Rules {
     const current = await this.getStored(id, CUSTOM_RULES_INDEX)
     if (!current) throw new ApiError(404, `Rule with ${id} is not found`)
     const settings = await this.d.settings.snapshot()
-    if (!mayAccess(filteredCaller(settings, caller), current.rule.user)) throw new ApiError(403, `Do not have permissions to resource [${id}]`)
+    if (!mayAccess(filteredCaller(settings, caller), current.rule.user))
+      throw new ApiError(403, `Do not have permissions to resource [${id}]`)
     if (!forced && (await this.usedByDetectors(current.rule.document.id)))
       throw new ApiError(400, `Rule with id ${id} is actively used by detectors. Deletion can be forced by setting forced flag to true`)
     const r = await this.d.store.delete({ index: CUSTOM_RULES_INDEX, id, refresh: true })
@@ -133,7 +135,15 @@ export class Rules {
         bool: {
           filter: [
             ...(query ? [query] : []),
-            { bool: { should: [backendRoleClause(filtered, 'rule.user.backend_roles'), { bool: { must_not: [{ exists: { field: 'rule.user.name' } }] } }], minimum_should_match: 1 } },
+            {
+              bool: {
+                should: [
+                  backendRoleClause(filtered, 'rule.user.backend_roles'),
+                  { bool: { must_not: [{ exists: { field: 'rule.user.name' } }] } },
+                ],
+                minimum_should_match: 1,
+              },
+            },
           ],
         },
       }
@@ -168,7 +178,11 @@ export class Rules {
       await ensureIndex(this.d.store, index)
       const r = await this.d.store.search({
         index,
-        body: { size: ctiIds.length * 4 + 10, _source: ['rule.document.id', 'rule.space'], query: { terms: { 'rule.document.id': ctiIds } } },
+        body: {
+          size: ctiIds.length * 4 + 10,
+          _source: ['rule.document.id', 'rule.space'],
+          query: { terms: { 'rule.document.id': ctiIds } },
+        },
       })
       for (const h of r.hits.hits) {
         const rule = (h._source as { rule: Pick<StoredRule, 'document' | 'space'> }).rule
@@ -179,7 +193,11 @@ export class Rules {
   }
 
   /** Compiles a stored rule for detection with the current mapping of its log type (memoised in `mappings`). */
-  async compileForDetection(rule: StoredRule, settings: SettingsSnapshot, mappings = new Map<string, Promise<Record<string, string>>>()): Promise<CompiledSigmaRule> {
+  async compileForDetection(
+    rule: StoredRule,
+    settings: SettingsSnapshot,
+    mappings = new Map<string, Promise<Record<string, string>>>(),
+  ): Promise<CompiledSigmaRule> {
     if (!mappings.has(rule.category)) mappings.set(rule.category, this.logTypes.fieldMapping(rule.category, settings))
     const fieldMapping = await mappings.get(rule.category)!
     const compiled = compileSigmaRule(parseStoredBody(rule.rule), { fieldMapping })
@@ -248,7 +266,7 @@ export class Rules {
       references: asValues((doc as Record<string, unknown>).references ?? meta.references),
       false_positives: asValues((doc as Record<string, unknown>).falsepositives),
       queries: compiled ? [{ value: JSON.stringify(compiled.query) }] : [],
-      query_field_names: (compiled?.fields ?? []).map(value => ({ value })),
+      query_field_names: (compiled?.fields ?? []).map((value) => ({ value })),
       ...(compileError ? { compile_error: compileError } : {}),
       rule: typeof w.body === 'string' ? w.body : JSON.stringify(w.body),
       ...('mitre' in doc ? { mitre: (doc as Record<string, unknown>).mitre } : {}),

@@ -42,7 +42,11 @@ const obj = (v: unknown): Doc => (typeof v === 'object' && v !== null && !Array.
 
 /** `cloud-services` -> `Cloud Services` (how the fork shows categories). */
 export const prettyCategory = (c: string) =>
-  c.split('-').filter(Boolean).map(w => w[0].toUpperCase() + w.slice(1)).join(' ')
+  c
+    .split('-')
+    .filter(Boolean)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join(' ')
 
 export class RulesetService implements RulesetSync, RulesetDetectorSync {
   constructor(
@@ -90,14 +94,20 @@ export class RulesetService implements RulesetSync, RulesetDetectorSync {
 
   /** `rules/evaluate` for logtest detection (reference 5.10). */
   async evaluate(request: RuleEvaluation): Promise<RuleEvaluationResult> {
-    return evaluateRulesRequest({ store: this.d.store, log: this.d.log, logTypes: this.logTypes }, request, await this.d.settings.snapshot())
+    return evaluateRulesRequest(
+      { store: this.d.store, log: this.d.log, logTypes: this.logTypes },
+      request,
+      await this.d.settings.snapshot(),
+    )
   }
 
   async upsertDetector(sd: StandardDetector): Promise<{ _id: string; result: 'created' | 'updated'; skippedRules: string[] }> {
     const settings = await this.d.settings.snapshot()
     const { rules, missing } = await this.rules.bySpaceIds('standard', sd.ruleIds)
-    if (missing.length > 0) this.d.log.warn('standard detector: rules not found, skipped', { integration: sd.integrationId, rules: missing })
-    const interval = sd.interval !== undefined && sd.interval >= 1 && sd.interval <= 10080 ? sd.interval : settings.num(DETECTOR_INTERVAL_SETTING)
+    if (missing.length > 0)
+      this.d.log.warn('standard detector: rules not found, skipped', { integration: sd.integrationId, rules: missing })
+    const interval =
+      sd.interval !== undefined && sd.interval >= 1 && sd.interval <= 10080 ? sd.interval : settings.num(DETECTOR_INTERVAL_SETTING)
     const body = {
       type: 'detector',
       name: sd.logType.toLowerCase(),
@@ -110,7 +120,7 @@ export class RulesetService implements RulesetSync, RulesetDetectorSync {
             description: `Detector for ${sd.logType} integration`,
             indices: sd.sources && sd.sources.length > 0 ? sd.sources : [`svc-events-v5-${sd.category}`],
             custom_rules: [],
-            pre_packaged_rules: rules.map(r => ({ id: r.rule.document.id })),
+            pre_packaged_rules: rules.map((r) => ({ id: r.rule.document.id })),
           },
         },
       ],
@@ -155,7 +165,10 @@ export class RulesetService implements RulesetSync, RulesetDetectorSync {
   }
 
   private async integrationTitle(space: Space, integrationId: string): Promise<string | undefined> {
-    const r = await this.logTypes.search({ size: 1, query: { bool: { filter: [{ term: { 'document.id': integrationId } }, { term: { space } }] } } })
+    const r = await this.logTypes.search({
+      size: 1,
+      query: { bool: { filter: [{ term: { 'document.id': integrationId } }, { term: { space } }] } },
+    })
     return (r.hits.hits[0]?._source as { name?: string } | undefined)?.name
   }
 }

@@ -11,34 +11,34 @@
  */
 
 export const SETUP_ACTIONS = {
-  settingsUpdate: "cluster:admin/setup/settings/update",
-  sessionWrite: "cluster:admin/ai_assistant/session/write",
-  aiSettingsRead: "cluster:admin/ai_assistant/settings/read",
-  aiSettingsWrite: "cluster:admin/ai_assistant/settings/write",
-} as const;
+  settingsUpdate: 'cluster:admin/setup/settings/update',
+  sessionWrite: 'cluster:admin/ai_assistant/session/write',
+  aiSettingsRead: 'cluster:admin/ai_assistant/settings/read',
+  aiSettingsWrite: 'cluster:admin/ai_assistant/settings/write',
+} as const
 
-export const CONTENT_RESOURCES = ["integration", "decoder", "rule", "kvdb", "filter"] as const;
-export type ContentResource = (typeof CONTENT_RESOURCES)[number];
-export const RESOURCE_OPERATIONS = ["create", "update", "delete"] as const;
-export type ResourceOperation = (typeof RESOURCE_OPERATIONS)[number];
+export const CONTENT_RESOURCES = ['integration', 'decoder', 'rule', 'kvdb', 'filter'] as const
+export type ContentResource = (typeof CONTENT_RESOURCES)[number]
+export const RESOURCE_OPERATIONS = ['create', 'update', 'delete'] as const
+export type ResourceOperation = (typeof RESOURCE_OPERATIONS)[number]
 
-const CM_ADMIN = "cluster:admin/content_manager/";
-const CM_MONITOR = "cluster:monitor/content_manager/";
+const CM_ADMIN = 'cluster:admin/content_manager/'
+const CM_MONITOR = 'cluster:monitor/content_manager/'
 
 function resourceActions(resource: ContentResource): Record<ResourceOperation, string> {
   return {
     create: `${CM_ADMIN}${resource}/create`,
     update: `${CM_ADMIN}${resource}/update`,
     delete: `${CM_ADMIN}${resource}/delete`,
-  };
+  }
 }
 
 export const CONTENT_MANAGER_ACTIONS = {
-  integration: resourceActions("integration"),
-  decoder: resourceActions("decoder"),
-  rule: resourceActions("rule"),
-  kvdb: resourceActions("kvdb"),
-  filter: resourceActions("filter"),
+  integration: resourceActions('integration'),
+  decoder: resourceActions('decoder'),
+  rule: resourceActions('rule'),
+  kvdb: resourceActions('kvdb'),
+  filter: resourceActions('filter'),
   policyUpdate: `${CM_ADMIN}policy/update`,
   updateTrigger: `${CM_ADMIN}update/trigger`,
   subscriptionGet: `${CM_MONITOR}subscription/get`,
@@ -51,9 +51,9 @@ export const CONTENT_MANAGER_ACTIONS = {
   logtest: `${CM_MONITOR}logtest`,
   logtestDetection: `${CM_MONITOR}logtest/detection`,
   logtestNormalization: `${CM_MONITOR}logtest/normalization`,
-} as const;
+} as const
 
-const SA = "cluster:admin/svc/securityanalytics/";
+const SA = 'cluster:admin/svc/securityanalytics/'
 
 /** The fork's transport actions (Content Manager -> Ruleset Management); spec item 5. */
 export const RULESET_ACTIONS = {
@@ -68,9 +68,9 @@ export const RULESET_ACTIONS = {
   ruleCustomDelete: `${SA}rule/custom/delete`,
   rulesEvaluate: `${SA}rules/evaluate`,
   spaceDelete: `${SA}space/delete`,
-} as const;
+} as const
 
-const PSA = "cluster:admin/platform/securityanalytics/";
+const PSA = 'cluster:admin/platform/securityanalytics/'
 
 /**
  * The upstream Security Analytics REST actions, renamed to the platform form.
@@ -107,73 +107,73 @@ export const PLATFORM_SA_ACTIONS = {
   correlatedFindings: `${PSA}correlations/findings`,
   correlationAlertsGet: `${PSA}correlationAlerts/get`,
   correlationAlertsAck: `${PSA}correlationAlerts/ack`,
-} as const;
+} as const
 
 /** Index actions the index API checks (the platform's names). */
 export const INDEX_ACTIONS = {
-  search: "indices:data/read/search",
-  get: "indices:data/read/get",
-  mget: "indices:data/read/mget",
-  msearch: "indices:data/read/msearch",
-  count: "indices:data/read/search",
-  scroll: "indices:data/read/scroll",
-  pitCreate: "indices:data/read/point_in_time/create",
-  pitDelete: "indices:data/read/point_in_time/delete",
-  index: "indices:data/write/index",
-  update: "indices:data/write/update",
-  delete: "indices:data/write/delete",
-  bulk: "indices:data/write/bulk",
-  bulkShard: "indices:data/write/bulk[s]",
-  createIndex: "indices:admin/create",
-  deleteIndex: "indices:admin/delete",
-  getIndex: "indices:admin/get",
-  putMapping: "indices:admin/mapping/put",
-  getMapping: "indices:admin/mappings/get",
-  aliases: "indices:admin/aliases",
-  getAliases: "indices:admin/aliases/get",
-  refresh: "indices:admin/refresh",
-  flush: "indices:admin/flush",
-  settingsUpdate: "indices:admin/settings/update",
-  settingsGet: "indices:monitor/settings/get",
-  stats: "indices:monitor/stats",
-  dataStreamCreate: "indices:admin/data_stream/create",
-  dataStreamDelete: "indices:admin/data_stream/delete",
-  dataStreamGet: "indices:admin/data_stream/get",
-  resolve: "indices:admin/resolve/index",
-} as const;
+  search: 'indices:data/read/search',
+  get: 'indices:data/read/get',
+  mget: 'indices:data/read/mget',
+  msearch: 'indices:data/read/msearch',
+  count: 'indices:data/read/search',
+  scroll: 'indices:data/read/scroll',
+  pitCreate: 'indices:data/read/point_in_time/create',
+  pitDelete: 'indices:data/read/point_in_time/delete',
+  index: 'indices:data/write/index',
+  update: 'indices:data/write/update',
+  delete: 'indices:data/write/delete',
+  bulk: 'indices:data/write/bulk',
+  bulkShard: 'indices:data/write/bulk[s]',
+  createIndex: 'indices:admin/create',
+  deleteIndex: 'indices:admin/delete',
+  getIndex: 'indices:admin/get',
+  putMapping: 'indices:admin/mapping/put',
+  getMapping: 'indices:admin/mappings/get',
+  aliases: 'indices:admin/aliases',
+  getAliases: 'indices:admin/aliases/get',
+  refresh: 'indices:admin/refresh',
+  flush: 'indices:admin/flush',
+  settingsUpdate: 'indices:admin/settings/update',
+  settingsGet: 'indices:monitor/settings/get',
+  stats: 'indices:monitor/stats',
+  dataStreamCreate: 'indices:admin/data_stream/create',
+  dataStreamDelete: 'indices:admin/data_stream/delete',
+  dataStreamGet: 'indices:admin/data_stream/get',
+  resolve: 'indices:admin/resolve/index',
+} as const
 
 /** Cluster-level actions of the index API (the platform's names). */
 export const CLUSTER_ACTIONS = {
-  main: "cluster:monitor/main",
-  health: "cluster:monitor/health",
-  state: "cluster:monitor/state",
-  nodesInfo: "cluster:monitor/nodes/info",
-  nodesStats: "cluster:monitor/nodes/stats",
-  settingsUpdate: "cluster:admin/settings/update",
-  bulk: "indices:data/write/bulk",
-  msearch: "indices:data/read/msearch",
-  mget: "indices:data/read/mget",
-  scrollClear: "indices:data/read/scroll/clear",
-  pitDeleteAll: "cluster:admin/point_in_time/delete",
-  templatePut: "indices:admin/index_template/put",
-  templateGet: "indices:admin/index_template/get",
-  templateDelete: "indices:admin/index_template/delete",
-} as const;
+  main: 'cluster:monitor/main',
+  health: 'cluster:monitor/health',
+  state: 'cluster:monitor/state',
+  nodesInfo: 'cluster:monitor/nodes/info',
+  nodesStats: 'cluster:monitor/nodes/stats',
+  settingsUpdate: 'cluster:admin/settings/update',
+  bulk: 'indices:data/write/bulk',
+  msearch: 'indices:data/read/msearch',
+  mget: 'indices:data/read/mget',
+  scrollClear: 'indices:data/read/scroll/clear',
+  pitDeleteAll: 'cluster:admin/point_in_time/delete',
+  templatePut: 'indices:admin/index_template/put',
+  templateGet: 'indices:admin/index_template/get',
+  templateDelete: 'indices:admin/index_template/delete',
+} as const
 
 /**
  * The platform's lifecycle (ISM) policy API, served by the embedded index API under the
  * index-management plugin's own action names; only all_access holds them among the built-ins.
  */
 export const ISM_ACTIONS = {
-  policyWrite: "cluster:admin/opendistro/ism/policy/write",
-  policyGet: "cluster:admin/opendistro/ism/policy/get",
-  policySearch: "cluster:admin/opendistro/ism/policy/search",
-  policyDelete: "cluster:admin/opendistro/ism/policy/delete",
-} as const;
+  policyWrite: 'cluster:admin/opendistro/ism/policy/write',
+  policyGet: 'cluster:admin/opendistro/ism/policy/get',
+  policySearch: 'cluster:admin/opendistro/ism/policy/search',
+  policyDelete: 'cluster:admin/opendistro/ism/policy/delete',
+} as const
 
 /**
  * Pseudo-action of routes that need an authenticated caller and nothing else
  * (`GET /_plugins/_security/authinfo`, as on the platform). `authorize` does
  * not look it up in any role; no pattern can grant or deny it.
  */
-export const AUTHENTICATED_ONLY = "<authenticated>";
+export const AUTHENTICATED_ONLY = '<authenticated>'

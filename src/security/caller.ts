@@ -1,10 +1,10 @@
 /** Who is calling: the authenticated user as the security plugin's authinfo describes it. */
 export interface Caller {
-  name: string;
-  backendRoles: string[];
+  name: string
+  backendRoles: string[]
   /** Resolved security roles (after roles_mapping). */
-  roles: string[];
-  attributes: Record<string, string>;
+  roles: string[]
+  attributes: Record<string, string>
 }
 
 /**
@@ -14,15 +14,15 @@ export interface Caller {
  */
 export interface Security {
   /** Authenticates the request (HTTP Basic); throws 401 with WWW-Authenticate. */
-  authenticate(request: Request, remoteAddress?: string): Promise<Caller>;
+  authenticate(request: Request, remoteAddress?: string): Promise<Caller>
   /** Authenticates and checks one cluster permission; throws 403 naming action and user. */
-  authorize(request: Request, action: string, remoteAddress?: string): Promise<Caller>;
+  authorize(request: Request, action: string, remoteAddress?: string): Promise<Caller>
   /** True when the caller holds the cluster permission (perform_permission_check uses it). */
-  hasClusterPermission(caller: Caller, action: string): boolean;
+  hasClusterPermission(caller: Caller, action: string): boolean
   /** The raw actions of `action` (or of the group it names) the caller lacks (perform_permission_check). */
-  missingPrivileges?(caller: Caller, action: string): string[];
+  missingPrivileges?(caller: Caller, action: string): string[]
   /** Throws 403 unless the caller may perform the index action on every named concrete index. */
-  authorizeIndices(caller: Caller, action: string, indices: string[]): void;
+  authorizeIndices(caller: Caller, action: string, indices: string[]): void
   /** The DLS query (already with ${user.name} substituted) that must filter reads of an index, if any. */
-  documentFilter(caller: Caller, index: string): Record<string, unknown> | undefined;
+  documentFilter(caller: Caller, index: string): Record<string, unknown> | undefined
 }

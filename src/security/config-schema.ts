@@ -1,4 +1,4 @@
-import { Type as T, type Static } from "@sinclair/typebox";
+import { Type as T, type Static } from '@sinclair/typebox'
 
 /**
  * Shapes of the four security files, in the platform security plugin's
@@ -12,11 +12,11 @@ const Flags = {
   hidden: T.Optional(T.Boolean()),
   static: T.Optional(T.Boolean()),
   description: T.Optional(T.String()),
-};
+}
 
-const Strings = T.Array(T.String());
+const Strings = T.Array(T.String())
 
-export const Meta = T.Object({ type: T.String(), config_version: T.Integer() }, { additionalProperties: false });
+export const Meta = T.Object({ type: T.String(), config_version: T.Integer() }, { additionalProperties: false })
 
 export const InternalUser = T.Object(
   {
@@ -28,8 +28,8 @@ export const InternalUser = T.Object(
     ...Flags,
   },
   { additionalProperties: false },
-);
-export type InternalUser = Static<typeof InternalUser>;
+)
+export type InternalUser = Static<typeof InternalUser>
 
 export const IndexPermission = T.Object(
   {
@@ -42,13 +42,13 @@ export const IndexPermission = T.Object(
     masked_fields: T.Optional(T.Array(T.String(), { maxItems: 0 })),
   },
   { additionalProperties: false },
-);
-export type IndexPermission = Static<typeof IndexPermission>;
+)
+export type IndexPermission = Static<typeof IndexPermission>
 
 export const TenantPermission = T.Object(
   { tenant_patterns: T.Optional(Strings), allowed_actions: T.Optional(Strings) },
   { additionalProperties: false },
-);
+)
 
 export const Role = T.Object(
   {
@@ -59,8 +59,8 @@ export const Role = T.Object(
     ...Flags,
   },
   { additionalProperties: false },
-);
-export type Role = Static<typeof Role>;
+)
+export type Role = Static<typeof Role>
 
 export const RoleMapping = T.Object(
   {
@@ -71,23 +71,23 @@ export const RoleMapping = T.Object(
     ...Flags,
   },
   { additionalProperties: false },
-);
-export type RoleMapping = Static<typeof RoleMapping>;
+)
+export type RoleMapping = Static<typeof RoleMapping>
 
 export const ActionGroup = T.Object(
   {
     allowed_actions: Strings,
-    type: T.Optional(T.Union([T.Literal("cluster"), T.Literal("index"), T.Literal("all"), T.Literal("kibana")])),
+    type: T.Optional(T.Union([T.Literal('cluster'), T.Literal('index'), T.Literal('all'), T.Literal('kibana')])),
     ...Flags,
   },
   { additionalProperties: false },
-);
-export type ActionGroup = Static<typeof ActionGroup>;
+)
+export type ActionGroup = Static<typeof ActionGroup>
 
 /** The four files: name on disk, `_meta.type` the platform writes, and the entry shape. */
 export const SECURITY_FILES = {
-  internalUsers: { file: "internal_users.yml", metaType: "internalusers", entry: InternalUser },
-  roles: { file: "roles.yml", metaType: "roles", entry: Role },
-  rolesMapping: { file: "roles_mapping.yml", metaType: "rolesmapping", entry: RoleMapping },
-  actionGroups: { file: "action_groups.yml", metaType: "actiongroups", entry: ActionGroup },
-} as const;
+  internalUsers: { file: 'internal_users.yml', metaType: 'internalusers', entry: InternalUser },
+  roles: { file: 'roles.yml', metaType: 'roles', entry: Role },
+  rolesMapping: { file: 'roles_mapping.yml', metaType: 'rolesmapping', entry: RoleMapping },
+  actionGroups: { file: 'action_groups.yml', metaType: 'actiongroups', entry: ActionGroup },
+} as const

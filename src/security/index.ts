@@ -1,45 +1,45 @@
-import { join } from "node:path";
-import type { NodeConfig } from "../config/node-config";
-import type { Logger } from "../http/log";
-import { initialAdmin, INITIAL_ADMIN } from "./initial-admin";
-import { loadSecurityFiles, securityDir, SecurityConfigError } from "./load-config";
-import { Policy } from "./policy";
-import { SecurityService, type AuthSettings, type Generation } from "./service";
-import { SECURITY_FILES } from "./config-schema";
+import { join } from 'node:path'
+import type { NodeConfig } from '../config/node-config'
+import type { Logger } from '../http/log'
+import { initialAdmin, INITIAL_ADMIN } from './initial-admin'
+import { loadSecurityFiles, securityDir, SecurityConfigError } from './load-config'
+import { Policy } from './policy'
+import { SecurityService, type AuthSettings, type Generation } from './service'
+import { SECURITY_FILES } from './config-schema'
 
-export { SecurityService, type AuthSettings } from "./service";
-export { SecurityConfigError } from "./load-config";
-export * from "./actions";
-export { ALL_ACCESS, AI_ASSISTANT_ROLE, SYSTEM_INDICES, isSystemIndex } from "./builtin-roles";
+export { SecurityService, type AuthSettings } from './service'
+export { SecurityConfigError } from './load-config'
+export * from './actions'
+export { ALL_ACCESS, AI_ASSISTANT_ROLE, SYSTEM_INDICES, isSystemIndex } from './builtin-roles'
 
 export interface SecurityOptions {
-  node: Pick<NodeConfig, "values" | "configDir">;
-  dataDir: string;
-  log: Logger;
-  env?: Record<string, string | undefined>;
-  now?: () => number;
+  node: Pick<NodeConfig, 'values' | 'configDir'>
+  dataDir: string
+  log: Logger
+  env?: Record<string, string | undefined>
+  now?: () => number
 }
 
-export type ReloadResult = { ok: true } | { ok: false; error: string };
+export type ReloadResult = { ok: true } | { ok: false; error: string }
 
 export interface SecurityHandle {
-  security: SecurityService;
+  security: SecurityService
   /** Lines to print at start when the first-start admin is in use. */
-  loginHints: string[];
+  loginHints: string[]
   /** Re-reads the security files (SIGHUP); on any error the running configuration stays and the error is logged. Never throws. */
-  reload(): Promise<void>;
+  reload(): Promise<void>
   /** Same as reload, telling whether the new files were taken. */
-  tryReload(): Promise<ReloadResult>;
+  tryReload(): Promise<ReloadResult>
 }
 
 export function authSettingsFrom(values: Map<string, unknown>): AuthSettings {
-  const n = (key: string) => Number(values.get(key));
+  const n = (key: string) => Number(values.get(key))
   return {
-    cacheTtlSeconds: n("security.auth_cache.ttl_seconds"),
-    cacheMaxEntries: n("security.auth_cache.max_entries"),
-    maxFailedAttempts: n("security.auth_failures.max_attempts"),
-    blockSeconds: n("security.auth_failures.block_seconds"),
-  };
+    cacheTtlSeconds: n('security.auth_cache.ttl_seconds'),
+    cacheMaxEntries: n('security.auth_cache.max_entries'),
+    maxFailedAttempts: n('security.auth_failures.max_attempts'),
+    blockSeconds: n('security.auth_failures.block_seconds'),
+  }
 }
 
 /**
@@ -47,46 +47,59 @@ export function authSettingsFrom(values: Map<string, unknown>): AuthSettings {
  * SecurityConfigError naming file and line) and builds the security layer.
  */
 export async function createSecurity(opts: SecurityOptions): Promise<SecurityHandle> {
-  const env = opts.env ?? process.env;
-  const build = () => buildGeneration(opts.node.configDir, opts.dataDir, env, opts.log);
-  const security = new SecurityService(await build(), authSettingsFrom(opts.node.values), opts.log, opts.now);
+  const env = opts.env ?? process.env
+  const build = () => buildGeneration(opts.node.configDir, opts.dataDir, env, opts.log)
+  const security = new SecurityService(await build(), authSettingsFrom(opts.node.values), opts.log, opts.now)
   const tryReload = async (): Promise<ReloadResult> => {
     try {
-      security.install(await build());
-      opts.log.info("security configuration reloaded", { dir: securityDir(opts.node.configDir) });
-      return { ok: true };
+      security.install(await build())
+      opts.log.info('security configuration reloaded', { dir: securityDir(opts.node.configDir) })
+      return { ok: true }
     } catch (e) {
-      const error = e instanceof SecurityConfigError ? e.message : `security configuration not reloaded: ${(e as Error).message}`;
-      opts.log.error("security configuration not reloaded, keeping the previous one", { error });
-      return { ok: false, error };
+      const error = e instanceof SecurityConfigError ? e.message : `security configuration not reloaded: ${(e as Error).message}`
+      opts.log.error('security configuration not reloaded, keeping the previous one', { error })
+      return { ok: false, error }
     }
-  };
+  }
   return {
     security,
     get loginHints() {
-      return security.loginHint ? [security.loginHint] : [];
+      return security.loginHint ? [security.loginHint] : []
     },
     reload: async () => {
-      await tryReload();
+      await tryReload()
     },
     tryReload,
-  };
+  }
 }
 
-async function buildGeneration(configDir: string, dataDir: string, env: Record<string, string | undefined>, log: Logger): Promise<Generation> {
-  const { config, hasUsersFile } = await loadSecurityFiles(configDir);
-  if (hasUsersFile) return { policy: new Policy(config), users: config.users };
-  const usersFile = join(securityDir(configDir), SECURITY_FILES.internalUsers.file);
-  const admin = await initialAdmin(dataDir, env, usersFile);
+async function buildGeneration(
+  configDir: string,
+  dataDir: string,
+  env: Record<string, string | undefined>,
+  log: Logger,
+): Promise<Generation> {
+  const { config, hasUsersFile } = await loadSecurityFiles(configDir)
+  if (hasUsersFile) return { policy: new Policy(config), users: config.users }
+  const usersFile = join(securityDir(configDir), SECURITY_FILES.internalUsers.file)
+  const admin = await initialAdmin(dataDir, env, usersFile)
   // The message carries where the password is, never the password.
-  if ("file" in admin.source) {
-    log.info(admin.source.created ? "first start: generated the initial admin password" : "no internal users file: using the initial admin password", {
-      user: INITIAL_ADMIN,
-      file: admin.source.file,
-    });
+  if ('file' in admin.source) {
+    log.info(
+      admin.source.created
+        ? 'first start: generated the initial admin password'
+        : 'no internal users file: using the initial admin password',
+      {
+        user: INITIAL_ADMIN,
+        file: admin.source.file,
+      },
+    )
   } else {
-    log.info("no internal users file: initial admin password taken from the environment", { user: INITIAL_ADMIN, variable: admin.source.env });
+    log.info('no internal users file: initial admin password taken from the environment', {
+      user: INITIAL_ADMIN,
+      variable: admin.source.env,
+    })
   }
-  const users = { [INITIAL_ADMIN]: admin.user };
-  return { policy: new Policy({ ...config, users }), users, loginHint: admin.hint };
+  const users = { [INITIAL_ADMIN]: admin.user }
+  return { policy: new Policy({ ...config, users }), users, loginHint: admin.hint }
 }

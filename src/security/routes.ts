@@ -1,8 +1,8 @@
-import { route, type PluginRoute } from "../http/route";
-import { AUTHENTICATED_ONLY } from "./actions";
-import type { Caller, Security } from "./caller";
+import { route, type PluginRoute } from '../http/route'
+import { AUTHENTICATED_ONLY } from './actions'
+import type { Caller, Security } from './caller'
 
-export const AUTHINFO_PATH = "/_plugins/_security/authinfo";
+export const AUTHINFO_PATH = '/_plugins/_security/authinfo'
 
 /**
  * The platform's authinfo answer for the caller. Like the platform, it needs
@@ -10,7 +10,7 @@ export const AUTHINFO_PATH = "/_plugins/_security/authinfo";
  */
 export function authInfo(caller: Caller, remoteAddress?: string) {
   return {
-    user: `User [name=${caller.name}, backend_roles=[${caller.backendRoles.join(", ")}], requestedTenant=null]`,
+    user: `User [name=${caller.name}, backend_roles=[${caller.backendRoles.join(', ')}], requestedTenant=null]`,
     user_name: caller.name,
     user_requested_tenant: null,
     remote_address: remoteAddress ?? null,
@@ -19,12 +19,12 @@ export function authInfo(caller: Caller, remoteAddress?: string) {
     roles: caller.roles,
     tenants: { global_tenant: true, [caller.name]: true },
     principal: null,
-    peer_certificates: "0",
+    peer_certificates: '0',
     sso_logout_url: null,
-  };
+  }
 }
 
 export function securityRoutes(_security?: Security): PluginRoute[] {
-  const handler = ({ caller, remoteAddress }: { caller: Caller; remoteAddress?: string }) => authInfo(caller, remoteAddress);
-  return [route("GET", AUTHINFO_PATH, AUTHENTICATED_ONLY, handler), route("POST", AUTHINFO_PATH, AUTHENTICATED_ONLY, handler)];
+  const handler = ({ caller, remoteAddress }: { caller: Caller; remoteAddress?: string }) => authInfo(caller, remoteAddress)
+  return [route('GET', AUTHINFO_PATH, AUTHENTICATED_ONLY, handler), route('POST', AUTHINFO_PATH, AUTHENTICATED_ONLY, handler)]
 }

@@ -1,40 +1,40 @@
-import { timingSafeEqual } from "node:crypto";
-import { ApiError, OpenSearchHttpError } from "../http/errors";
-import type { Logger } from "../http/log";
-import { remoteAddressOf } from "../http/remote";
-import { AUTHENTICATED_ONLY } from "./actions";
-import { isSystemIndex } from "./builtin-roles";
-import type { Caller, Security } from "./caller";
-import type { InternalUser } from "./config-schema";
-import { FailureLimiter } from "./failure-limiter";
-import { ExpiringLru } from "./lru";
-import type { Identity, Policy } from "./policy";
+import { timingSafeEqual } from 'node:crypto'
+import { ApiError, OpenSearchHttpError } from '../http/errors'
+import type { Logger } from '../http/log'
+import { remoteAddressOf } from '../http/remote'
+import { AUTHENTICATED_ONLY } from './actions'
+import { isSystemIndex } from './builtin-roles'
+import type { Caller, Security } from './caller'
+import type { InternalUser } from './config-schema'
+import { FailureLimiter } from './failure-limiter'
+import { ExpiringLru } from './lru'
+import type { Identity, Policy } from './policy'
 
 export interface AuthSettings {
-  cacheTtlSeconds: number;
-  cacheMaxEntries: number;
-  maxFailedAttempts: number;
-  blockSeconds: number;
+  cacheTtlSeconds: number
+  cacheMaxEntries: number
+  maxFailedAttempts: number
+  blockSeconds: number
 }
 
 /** One configuration generation: replaced whole on reload, never mutated. */
 export interface Generation {
-  policy: Policy;
-  users: Record<string, InternalUser>;
+  policy: Policy
+  users: Record<string, InternalUser>
   /** Set when the first-start admin is in use: how to log in. */
-  loginHint?: string;
+  loginHint?: string
 }
 
 interface CachedAuth {
-  digest: Uint8Array;
-  identity: Identity;
-  caller?: Readonly<Caller>;
+  digest: Uint8Array
+  identity: Identity
+  caller?: Readonly<Caller>
 }
 
-export const REALM = 'Basic realm="svc"';
+export const REALM = 'Basic realm="svc"'
 
 /** The platform's permission for system indices; only an explicit grant (no wildcard) counts. */
-export const SYSTEM_INDEX_PERMISSION = "system:admin/system_index";
+export const SYSTEM_INDEX_PERMISSION = 'system:admin/system_index'
 
 /**
  * The security layer: HTTP Basic against the internal users, cluster and
@@ -43,13 +43,13 @@ export const SYSTEM_INDEX_PERMISSION = "system:admin/system_index";
  * clear) for a short while and concurrent first requests share one check.
  */
 export class SecurityService implements Security {
-  private readonly cache: ExpiringLru<CachedAuth>;
-  private readonly inflight = new Map<string, Promise<Identity | undefined>>();
-  private readonly limiter: FailureLimiter;
-  private readonly dlsCache = new Map<string, Record<string, unknown>>();
-  private dummyHash?: { gen: Generation; hash: Promise<string> };
+  private readonly cache: ExpiringLru<CachedAuth>
+  private readonly inflight = new Map<string, Promise<Identity | undefined>>()
+  private readonly limiter: FailureLimiter
+  private readonly dlsCache = new Map<string, Record<string, unknown>>()
+  private dummyHash?: { gen: Generation; hash: Promise<string> }
   /** Counters for operators and tests: how often bcrypt ran and how often the cache answered. */
-  readonly stats = { verifications: 0, cacheHits: 0 };
+  readonly stats = { verifications: 0, cacheHits: 0 }
 
   constructor(
     private gen: Generation,
@@ -57,71 +57,78 @@ export class SecurityService implements Security {
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
   ) {
-    this.cache = new ExpiringLru(auth.cacheMaxEntries, now);
-    this.limiter = new FailureLimiter(auth.maxFailedAttempts, auth.blockSeconds, now);
+    this.cache = new ExpiringLru(auth.cacheMaxEntries, now)
+    this.limiter = new FailureLimiter(auth.maxFailedAttempts, auth.blockSeconds, now)
   }
 
   get policy(): Policy {
-    return this.gen.policy;
+    return this.gen.policy
   }
 
   get loginHint(): string | undefined {
-    return this.gen.loginHint;
+    return this.gen.loginHint
   }
 
   /** Installs a new generation; cached authentications belong to the old one. */
   install(gen: Generation): void {
-    this.gen = gen;
-    this.cache.clear();
-    this.inflight.clear();
-    this.dlsCache.clear();
+    this.gen = gen
+    this.cache.clear()
+    this.inflight.clear()
+    this.dlsCache.clear()
   }
 
   async authenticate(request: Request, remoteAddress?: string): Promise<Caller> {
-    const address = remoteAddress ?? remoteAddressOf(request);
-    const header = request.headers.get("authorization");
-    if (!header) throw unauthorized("Authentication required.");
-    const blocked = this.limiter.blockedFor(address);
+    const address = remoteAddress ?? remoteAddressOf(request)
+    const header = request.headers.get('authorization')
+    if (!header) throw unauthorized('Authentication required.')
+    const blocked = this.limiter.blockedFor(address)
     if (blocked > 0) {
-      throw new ApiError(429, "Too many failed authentication attempts from this address; try again later.", { "Retry-After": String(blocked) });
+      throw new ApiError(429, 'Too many failed authentication attempts from this address; try again later.', {
+        'Retry-After': String(blocked),
+      })
     }
-    const gen = this.gen;
-    const digest = Bun.SHA256.hash(header) as Uint8Array;
-    const key = Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString("base64");
-    const hit = this.cache.get(key);
+    const gen = this.gen
+    const digest = Bun.SHA256.hash(header) as Uint8Array
+    const key = Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('base64')
+    const hit = this.cache.get(key)
     // The map is keyed by a one-way hash, so lookup timing says nothing about the header; the byte compare is constant-time anyway.
     if (hit && timingSafeEqual(hit.digest, digest)) {
-      this.stats.cacheHits++;
-      return hit.caller ? { ...hit.caller } : this.callerOf(hit.identity, gen, address);
+      this.stats.cacheHits++
+      return hit.caller ? { ...hit.caller } : this.callerOf(hit.identity, gen, address)
     }
-    const identity = await this.verify(header, key, gen);
+    const identity = await this.verify(header, key, gen)
     if (!identity) {
-      this.limiter.recordFailure(address);
-      this.log.info("authentication failed", { remote_address: address });
-      throw unauthorized("Invalid credentials.");
+      this.limiter.recordFailure(address)
+      this.log.info('authentication failed', { remote_address: address })
+      throw unauthorized('Invalid credentials.')
     }
-    const caller = this.callerOf(identity, gen, address);
+    const caller = this.callerOf(identity, gen, address)
     if (gen === this.gen) {
       // Roles depend on the address only when some mapping uses hosts; otherwise the whole caller is reusable.
-      const reusable = gen.policy.rolesDependOnAddress ? undefined : Object.freeze({ ...caller });
-      this.cache.set(key, { digest, identity, caller: reusable }, this.auth.cacheTtlSeconds * 1000);
+      const reusable = gen.policy.rolesDependOnAddress ? undefined : Object.freeze({ ...caller })
+      this.cache.set(key, { digest, identity, caller: reusable }, this.auth.cacheTtlSeconds * 1000)
     }
-    return caller;
+    return caller
   }
 
   private callerOf(identity: Identity, gen: Generation, address: string | undefined): Caller {
-    return { name: identity.name, backendRoles: identity.backendRoles, attributes: identity.attributes, roles: gen.policy.resolveRoles(identity, address) };
+    return {
+      name: identity.name,
+      backendRoles: identity.backendRoles,
+      attributes: identity.attributes,
+      roles: gen.policy.resolveRoles(identity, address),
+    }
   }
 
   async authorize(request: Request, action: string, remoteAddress?: string): Promise<Caller> {
-    const caller = await this.authenticate(request, remoteAddress);
-    if (action === AUTHENTICATED_ONLY) return caller;
-    if (!this.hasClusterPermission(caller, action)) throw new ApiError(403, noPermissions(action, caller));
-    return caller;
+    const caller = await this.authenticate(request, remoteAddress)
+    if (action === AUTHENTICATED_ONLY) return caller
+    if (!this.hasClusterPermission(caller, action)) throw new ApiError(403, noPermissions(action, caller))
+    return caller
   }
 
   hasClusterPermission(caller: Caller, action: string): boolean {
-    return this.gen.policy.hasCluster(caller.roles, action);
+    return this.gen.policy.hasCluster(caller.roles, action)
   }
 
   /**
@@ -129,9 +136,9 @@ export class SecurityService implements Security {
    * of the group, when `action` names one) the caller does not hold.
    */
   missingPrivileges(caller: Caller, action: string): string[] {
-    const policy = this.gen.policy;
-    const wanted = policy.groups[action] ? policy.expand([action]) : [action];
-    return wanted.filter((a) => !policy.hasCluster(caller.roles, a));
+    const policy = this.gen.policy
+    const wanted = policy.groups[action] ? policy.expand([action]) : [action]
+    return wanted.filter((a) => !policy.hasCluster(caller.roles, a))
   }
 
   /**
@@ -141,107 +148,108 @@ export class SecurityService implements Security {
    */
   authorizeIndices(caller: Caller, action: string, indices: string[]): void {
     for (const index of indices) {
-      if (!this.mayAccessIndex(caller, action, index)) throw new OpenSearchHttpError(403, "security_exception", noPermissions(action, caller));
+      if (!this.mayAccessIndex(caller, action, index))
+        throw new OpenSearchHttpError(403, 'security_exception', noPermissions(action, caller))
     }
   }
 
   /** The subset of indices the caller may use for the action (for wildcard expansions). */
   permittedIndices(caller: Caller, action: string, indices: string[]): string[] {
-    return indices.filter((i) => this.mayAccessIndex(caller, action, i));
+    return indices.filter((i) => this.mayAccessIndex(caller, action, i))
   }
 
   isSystemIndex(index: string): boolean {
-    return isSystemIndex(index);
+    return isSystemIndex(index)
   }
 
   documentFilter(caller: Caller, index: string): Record<string, unknown> | undefined {
-    const queries = this.gen.policy.dlsQueries(identityOf(caller), caller.roles, index);
-    if (queries.length === 0) return undefined;
-    const parsed = queries.map((q) => this.parseDls(q));
+    const queries = this.gen.policy.dlsQueries(identityOf(caller), caller.roles, index)
+    if (queries.length === 0) return undefined
+    const parsed = queries.map((q) => this.parseDls(q))
     // Several roles restricting the same index: a document visible through any of them is visible (the platform ORs them).
-    return parsed.length === 1 ? parsed[0] : { bool: { should: parsed, minimum_should_match: 1 } };
+    return parsed.length === 1 ? parsed[0] : { bool: { should: parsed, minimum_should_match: 1 } }
   }
 
   private mayAccessIndex(caller: Caller, action: string, index: string): boolean {
-    const identity = identityOf(caller);
+    const identity = identityOf(caller)
     // As the platform with system_indices.permission.enabled: a system index also needs an explicit grant (a service account's).
-    if (isSystemIndex(index) && !this.gen.policy.hasExplicitIndex(identity, caller.roles, SYSTEM_INDEX_PERMISSION, index)) return false;
-    return this.gen.policy.hasIndex(identity, caller.roles, action, index);
+    if (isSystemIndex(index) && !this.gen.policy.hasExplicitIndex(identity, caller.roles, SYSTEM_INDEX_PERMISSION, index)) return false
+    return this.gen.policy.hasIndex(identity, caller.roles, action, index)
   }
 
   private parseDls(text: string): Record<string, unknown> {
-    let q = this.dlsCache.get(text);
+    let q = this.dlsCache.get(text)
     if (!q) {
-      q = JSON.parse(text) as Record<string, unknown>;
-      if (this.dlsCache.size > 10_000) this.dlsCache.clear();
-      this.dlsCache.set(text, q);
+      q = JSON.parse(text) as Record<string, unknown>
+      if (this.dlsCache.size > 10_000) this.dlsCache.clear()
+      this.dlsCache.set(text, q)
     }
-    return structuredClone(q);
+    return structuredClone(q)
   }
 
   /** Runs bcrypt once for concurrent first requests with the same header. */
   private verify(header: string, key: string, gen: Generation): Promise<Identity | undefined> {
-    let pending = this.inflight.get(key);
+    let pending = this.inflight.get(key)
     if (!pending) {
-      pending = this.check(header, gen).finally(() => this.inflight.delete(key));
-      this.inflight.set(key, pending);
+      pending = this.check(header, gen).finally(() => this.inflight.delete(key))
+      this.inflight.set(key, pending)
     }
-    return pending;
+    return pending
   }
 
   private async check(header: string, gen: Generation): Promise<Identity | undefined> {
-    this.stats.verifications++;
-    const creds = parseBasic(header);
-    const user = creds ? gen.users[creds.name] : undefined;
+    this.stats.verifications++
+    const creds = parseBasic(header)
+    const user = creds ? gen.users[creds.name] : undefined
     if (!creds || !user) {
       // Spend the same bcrypt time for unknown users, so timing does not tell which names exist.
-      await Bun.password.verify(creds?.password ?? "", await this.dummy(gen)).catch(() => false);
-      return undefined;
+      await Bun.password.verify(creds?.password ?? '', await this.dummy(gen)).catch(() => false)
+      return undefined
     }
-    const ok = await Bun.password.verify(creds.password, user.hash).catch(() => false);
-    if (!ok) return undefined;
+    const ok = await Bun.password.verify(creds.password, user.hash).catch(() => false)
+    if (!ok) return undefined
     return {
       name: creds.name,
       backendRoles: user.backend_roles ?? [],
       attributes: (user.attributes ?? {}) as Record<string, string>,
       directRoles: user.opendistro_security_roles ?? [],
-    };
+    }
   }
 
   /** A hash as costly as the real ones, to verify against when the user does not exist. */
   private dummy(gen: Generation): Promise<string> {
     if (this.dummyHash?.gen !== gen) {
-      const sample = Object.values(gen.users)[0]?.hash ?? "";
-      const cost = Number(/^\$2[aby]\$(\d\d)\$/.exec(sample)?.[1] ?? 12);
-      this.dummyHash = { gen, hash: Bun.password.hash(crypto.randomUUID(), { algorithm: "bcrypt", cost }) };
+      const sample = Object.values(gen.users)[0]?.hash ?? ''
+      const cost = Number(/^\$2[aby]\$(\d\d)\$/.exec(sample)?.[1] ?? 12)
+      this.dummyHash = { gen, hash: Bun.password.hash(crypto.randomUUID(), { algorithm: 'bcrypt', cost }) }
     }
-    return this.dummyHash.hash;
+    return this.dummyHash.hash
   }
 }
 
 export function parseBasic(header: string): { name: string; password: string } | undefined {
-  const m = /^basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
-  if (!m) return undefined;
-  let decoded: string;
+  const m = /^basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header)
+  if (!m) return undefined
+  let decoded: string
   try {
-    decoded = Buffer.from(m[1]!, "base64").toString("utf8");
+    decoded = Buffer.from(m[1]!, 'base64').toString('utf8')
   } catch {
-    return undefined;
+    return undefined
   }
-  const colon = decoded.indexOf(":");
-  if (colon <= 0) return undefined;
-  return { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+  const colon = decoded.indexOf(':')
+  if (colon <= 0) return undefined
+  return { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) }
 }
 
 function identityOf(caller: Caller): Identity {
-  return { name: caller.name, backendRoles: caller.backendRoles, attributes: caller.attributes, directRoles: [] };
+  return { name: caller.name, backendRoles: caller.backendRoles, attributes: caller.attributes, directRoles: [] }
 }
 
 function unauthorized(message: string): ApiError {
-  return new ApiError(401, message, { "WWW-Authenticate": REALM });
+  return new ApiError(401, message, { 'WWW-Authenticate': REALM })
 }
 
 /** The platform's wording, so operators recognise it. */
 export function noPermissions(action: string, caller: Caller): string {
-  return `no permissions for [${action}] and User [name=${caller.name}, backend_roles=[${caller.backendRoles.join(", ")}], requestedTenant=null]`;
+  return `no permissions for [${action}] and User [name=${caller.name}, backend_roles=[${caller.backendRoles.join(', ')}], requestedTenant=null]`
 }

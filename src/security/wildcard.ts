@@ -4,63 +4,66 @@
  * `/.../` is a regular expression that must match the whole string. Everything
  * else is literal, so dots and slashes in action names need no escaping.
  */
-export type Matcher = (value: string) => boolean;
+export type Matcher = (value: string) => boolean
 
-const cache = new Map<string, Matcher>();
-const CACHE_LIMIT = 10_000;
+const cache = new Map<string, Matcher>()
+const CACHE_LIMIT = 10_000
 
 export function isPattern(pattern: string): boolean {
-  return pattern.includes("*") || pattern.includes("?") || isRegexPattern(pattern);
+  return pattern.includes('*') || pattern.includes('?') || isRegexPattern(pattern)
 }
 
 function isRegexPattern(pattern: string): boolean {
-  return pattern.length > 1 && pattern.startsWith("/") && pattern.endsWith("/");
+  return pattern.length > 1 && pattern.startsWith('/') && pattern.endsWith('/')
 }
 
 function compile(pattern: string): Matcher {
-  if (pattern === "*") return () => true;
+  if (pattern === '*') return () => true
   if (isRegexPattern(pattern)) {
-    let re: RegExp;
+    let re: RegExp
     try {
-      re = new RegExp(`^(?:${pattern.slice(1, -1)})$`);
+      re = new RegExp(`^(?:${pattern.slice(1, -1)})$`)
     } catch {
       // A broken regex grants nothing rather than failing every request.
-      return () => false;
+      return () => false
     }
-    return (v) => re.test(v);
+    return (v) => re.test(v)
   }
-  if (!isPattern(pattern)) return (v) => v === pattern;
-  const src = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
-  const re = new RegExp(`^${src}$`, "s");
-  return (v) => re.test(v);
+  if (!isPattern(pattern)) return (v) => v === pattern
+  const src = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.')
+  const re = new RegExp(`^${src}$`, 's')
+  return (v) => re.test(v)
 }
 
 export function matcher(pattern: string): Matcher {
-  let m = cache.get(pattern);
+  let m = cache.get(pattern)
   if (!m) {
-    m = compile(pattern);
-    if (cache.size >= CACHE_LIMIT) cache.clear();
-    cache.set(pattern, m);
+    m = compile(pattern)
+    if (cache.size >= CACHE_LIMIT) cache.clear()
+    cache.set(pattern, m)
   }
-  return m;
+  return m
 }
 
 export function matches(pattern: string, value: string): boolean {
-  return matcher(pattern)(value);
+  return matcher(pattern)(value)
 }
 
 export function matchesAny(patterns: Iterable<string>, value: string): boolean {
-  for (const p of patterns) if (matcher(p)(value)) return true;
-  return false;
+  for (const p of patterns) if (matcher(p)(value)) return true
+  return false
 }
 
 /** Validates a pattern from a config file: returns an error text for a broken `/regex/`. */
 export function patternError(pattern: string): string | undefined {
-  if (!isRegexPattern(pattern)) return undefined;
+  if (!isRegexPattern(pattern)) return undefined
   try {
-    new RegExp(pattern.slice(1, -1));
-    return undefined;
+    new RegExp(pattern.slice(1, -1))
+    return undefined
   } catch (e) {
-    return `invalid regular expression ${pattern}: ${(e as Error).message}`;
+    return `invalid regular expression ${pattern}: ${(e as Error).message}`
   }
 }

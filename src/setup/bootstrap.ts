@@ -1,8 +1,8 @@
-import type { ClusterSettings } from "../config/cluster-settings";
-import type { Logger } from "../http/log";
-import { releaseLease, tryAcquireLease, type HeldLease, type LeaseSpec } from "../jobs/lease";
-import { AlreadyExists, IndexNotFound } from "../store/errors";
-import type { Store } from "../store/port";
+import type { ClusterSettings } from '../config/cluster-settings'
+import type { Logger } from '../http/log'
+import { releaseLease, tryAcquireLease, type HeldLease, type LeaseSpec } from '../jobs/lease'
+import { AlreadyExists, IndexNotFound } from '../store/errors'
+import type { Store } from '../store/port'
 import {
   LIFECYCLE_POLICIES,
   RESOURCE_LOCKS,
@@ -16,10 +16,10 @@ import {
   type PlainIndexDef,
   type SetupDef,
   type TemplateDef,
-} from "./indices";
-import { ensureIndex } from "./ensure";
-import { writeLifecyclePolicy } from "./lifecycle";
-import { readSetupStatus, writeSetupStatus } from "./status";
+} from './indices'
+import { ensureIndex } from './ensure'
+import { writeLifecyclePolicy } from './lifecycle'
+import { readSetupStatus, writeSetupStatus } from './status'
 
 /**
  * The Setup bootstrap (reference 1.1-1.8): every template, index, data stream,
@@ -29,76 +29,76 @@ import { readSetupStatus, writeSetupStatus } from "./status";
  */
 
 export interface BootstrapDeps {
-  store: Store;
-  settings: ClusterSettings;
-  log: Logger;
-  now: () => number;
+  store: Store
+  settings: ClusterSettings
+  log: Logger
+  now: () => number
 }
 
 /** One retryable step; `name` is `<kind>:<resource>`, e.g. `template:settings`, `stream:svc-events-raw-v5`. */
 export interface BootstrapTask {
-  name: string;
-  run: () => Promise<void>;
+  name: string
+  run: () => Promise<void>
 }
 
 export interface BootstrapOptions {
-  definitions?: SetupDef[];
+  definitions?: SetupDef[]
   /**
    * Test seam: every task passes through it before running, so a test can
    * make one fail. Not reachable from configuration or HTTP.
    */
-  wrapTask?: (task: BootstrapTask) => BootstrapTask;
-  sleep?: (ms: number) => Promise<void>;
+  wrapTask?: (task: BootstrapTask) => BootstrapTask
+  sleep?: (ms: number) => Promise<void>
   /** A lease older than this is taken over (its holder is presumed dead). */
-  leaseStaleMillis?: number;
+  leaseStaleMillis?: number
   /** How often a waiting node looks at the lease while another node bootstraps. */
-  pollMillis?: number;
+  pollMillis?: number
 }
 
 export interface BootstrapResult {
-  status: "ready" | "failed";
+  status: 'ready' | 'failed'
   /** False when another node ran it and this one waited for the outcome. */
-  ranHere: boolean;
-  completed: string[];
-  failedTask?: string;
-  skipped: string[];
+  ranHere: boolean
+  completed: string[]
+  failedTask?: string
+  skipped: string[]
 }
 
-export const BOOTSTRAP_LEASE_ID = "setup-bootstrap";
-const DEFAULT_LEASE_STALE_MILLIS = 10 * 60_000;
+export const BOOTSTRAP_LEASE_ID = 'setup-bootstrap'
+const DEFAULT_LEASE_STALE_MILLIS = 10 * 60_000
 
 export class TaskTimeout extends Error {
   constructor(task: string, seconds: number) {
-    super(`setup task ${task} did not finish within ${seconds}s`);
+    super(`setup task ${task} did not finish within ${seconds}s`)
   }
 }
 
 async function withTimeout<T>(work: Promise<T>, seconds: number, task: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TaskTimeout(task, seconds)), seconds * 1000);
-  });
+    timer = setTimeout(() => reject(new TaskTimeout(task, seconds)), seconds * 1000)
+  })
   try {
-    return await Promise.race([work, expired]);
+    return await Promise.race([work, expired])
   } finally {
-    clearTimeout(timer);
+    clearTimeout(timer)
   }
 }
 
 const ignoreExists = (e: unknown) => {
-  if (!(e instanceof AlreadyExists)) throw e;
-};
+  if (!(e instanceof AlreadyExists)) throw e
+}
 
 function templateTask(store: Store, t: TemplateDef): BootstrapTask {
   // Overwritten on every boot (create = false), as the reference does.
-  return { name: `template:${t.name}`, run: async () => void (await store.putIndexTemplate({ name: t.name, body: t.body, create: false })) };
+  return { name: `template:${t.name}`, run: async () => void (await store.putIndexTemplate({ name: t.name, body: t.body, create: false })) }
 }
 
 function indexTask(store: Store, d: PlainIndexDef): BootstrapTask {
   return {
     name: `index:${d.name}`,
     run: () => ensureIndex(store, d),
-  };
+  }
 }
 
 function streamTask(store: Store, d: DataStreamDef): BootstrapTask {
@@ -106,13 +106,13 @@ function streamTask(store: Store, d: DataStreamDef): BootstrapTask {
     name: `stream:${d.name}`,
     run: async () => {
       const existing = await store.getDataStream({ name: d.name }).catch((e) => {
-        if (e instanceof IndexNotFound || (e as { status?: number }).status === 404) return { data_streams: [] };
-        throw e;
-      });
-      if (existing.data_streams.some((s) => s.name === d.name)) return;
-      await store.createDataStream({ name: d.name }).catch(ignoreExists);
+        if (e instanceof IndexNotFound || (e as { status?: number }).status === 404) return { data_streams: [] }
+        throw e
+      })
+      if (existing.data_streams.some((s) => s.name === d.name)) return
+      await store.createDataStream({ name: d.name }).catch(ignoreExists)
     },
-  };
+  }
 }
 
 /**
@@ -124,26 +124,26 @@ function contentTask(store: Store, d: ContentIndexDef): BootstrapTask {
   return {
     name: `content:${d.alias}`,
     run: async () => {
-      const concrete = await store.resolve(d.alias, { expand_wildcards: "all", ignore_unavailable: true, allow_no_indices: true });
-      if (concrete.includes(d.alias)) await store.deleteIndex({ index: d.alias });
-      else if (concrete.length > 0) return; // the alias already points at its live slot (-a, or -b after a swap)
-      if (await store.existsIndex({ index: d.index, expand_wildcards: "all" })) {
-        await store.updateAliases({ body: { actions: [{ add: { index: d.index, alias: d.alias, ...d.aliasDefinition } }] } });
-        return;
+      const concrete = await store.resolve(d.alias, { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true })
+      if (concrete.includes(d.alias)) await store.deleteIndex({ index: d.alias })
+      else if (concrete.length > 0) return // the alias already points at its live slot (-a, or -b after a swap)
+      if (await store.existsIndex({ index: d.index, expand_wildcards: 'all' })) {
+        await store.updateAliases({ body: { actions: [{ add: { index: d.index, alias: d.alias, ...d.aliasDefinition } }] } })
+        return
       }
       try {
-        await store.createIndex({ index: d.index, body: { ...d.body, aliases: { [d.alias]: d.aliasDefinition } } });
+        await store.createIndex({ index: d.index, body: { ...d.body, aliases: { [d.alias]: d.aliasDefinition } } })
       } catch (e) {
-        ignoreExists(e);
-        await store.updateAliases({ body: { actions: [{ add: { index: d.index, alias: d.alias, ...d.aliasDefinition } }] } });
+        ignoreExists(e)
+        await store.updateAliases({ body: { actions: [{ add: { index: d.index, alias: d.alias, ...d.aliasDefinition } }] } })
       }
     },
-  };
+  }
 }
 
 /** Reference 1.5, in both modes: the policy goes through the Store's ISM API (the platform's ISM, or the embedded copy). */
 function policyTask(deps: BootstrapDeps, p: LifecyclePolicy): BootstrapTask {
-  return { name: `policy:${p.id}`, run: () => writeLifecyclePolicy(deps.store, p, deps.now()) };
+  return { name: `policy:${p.id}`, run: () => writeLifecyclePolicy(deps.store, p, deps.now()) }
 }
 
 /** Reference 1.8: the default settings document is written only when absent; a failure is a warning. */
@@ -155,88 +155,88 @@ function defaultSettingsTask(deps: BootstrapDeps): BootstrapTask {
         await deps.store.index({
           index: SETTINGS_INDEX,
           id: SETTINGS_DOC_ID,
-          op_type: "create",
+          op_type: 'create',
           body: { engine: { index_raw_events: false } },
           refresh: true,
-        });
+        })
       } catch (e) {
-        if ((e as { status?: number }).status === 409) return; // present already: keep the operator's value
-        deps.log.warn("default settings document not written", { error: e });
+        if ((e as { status?: number }).status === 409) return // present already: keep the operator's value
+        deps.log.warn('default settings document not written', { error: e })
       }
     },
-  };
+  }
 }
 
 /** The ordered task list of one bootstrap. The marker is written right after its index exists. */
 export function bootstrapTasks(deps: BootstrapDeps, definitions: SetupDef[] = SETUP_DEFINITIONS): BootstrapTask[] {
-  const { store } = deps;
-  const tasks: BootstrapTask[] = [];
+  const { store } = deps
+  const tasks: BootstrapTask[] = []
   for (const d of definitions) {
-    if (d.kind !== "index" || d.template) tasks.push(templateTask(store, d.template!));
-    if (d.kind === "index") tasks.push(indexTask(store, d));
-    else if (d.kind === "stream") tasks.push(streamTask(store, d));
-    else tasks.push(contentTask(store, d));
-    if (d.kind === "index" && d.name === SETUP_STATUS_INDEX) {
-      tasks.push({ name: `marker:running`, run: () => writeSetupStatus(deps, "running") });
+    if (d.kind !== 'index' || d.template) tasks.push(templateTask(store, d.template!))
+    if (d.kind === 'index') tasks.push(indexTask(store, d))
+    else if (d.kind === 'stream') tasks.push(streamTask(store, d))
+    else tasks.push(contentTask(store, d))
+    if (d.kind === 'index' && d.name === SETUP_STATUS_INDEX) {
+      tasks.push({ name: `marker:running`, run: () => writeSetupStatus(deps, 'running') })
       // Reference 1.2 step 2: the policies exist before the streams they govern.
-      for (const p of LIFECYCLE_POLICIES) tasks.push(policyTask(deps, p));
+      for (const p of LIFECYCLE_POLICIES) tasks.push(policyTask(deps, p))
     }
-    if (d.kind === "index" && d.name === SETTINGS_INDEX) tasks.push(defaultSettingsTask(deps));
+    if (d.kind === 'index' && d.name === SETTINGS_INDEX) tasks.push(defaultSettingsTask(deps))
   }
-  return tasks;
+  return tasks
 }
 
 interface RetryPolicy {
-  timeoutSeconds: number;
-  backoffSeconds: number;
-  maxRetries: number;
+  timeoutSeconds: number
+  backoffSeconds: number
+  maxRetries: number
 }
 
 async function runWithRetries(task: BootstrapTask, policy: RetryPolicy, sleep: (ms: number) => Promise<void>, log: Logger): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await withTimeout(task.run(), policy.timeoutSeconds, task.name);
-      return;
+      await withTimeout(task.run(), policy.timeoutSeconds, task.name)
+      return
     } catch (e) {
-      if (attempt >= policy.maxRetries) throw e;
-      log.warn("setup task failed, retrying", { task: task.name, attempt: attempt + 1, backoff_seconds: policy.backoffSeconds, error: e });
-      await sleep(policy.backoffSeconds * 1000);
+      if (attempt >= policy.maxRetries) throw e
+      log.warn('setup task failed, retrying', { task: task.name, attempt: attempt + 1, backoff_seconds: policy.backoffSeconds, error: e })
+      await sleep(policy.backoffSeconds * 1000)
     }
   }
 }
 
 /** Runs every task on this node; the caller holds the lease. */
 export async function runTasks(deps: BootstrapDeps, opts: BootstrapOptions = {}): Promise<BootstrapResult> {
-  const s = await deps.settings.snapshot();
+  const s = await deps.settings.snapshot()
   const policy: RetryPolicy = {
-    timeoutSeconds: s.num("plugins.setup.timeout"),
-    backoffSeconds: s.num("plugins.setup.backoff"),
-    maxRetries: s.num("plugins.setup.max_retries"),
-  };
-  const sleep = opts.sleep ?? ((ms: number) => Bun.sleep(ms));
-  const tasks = bootstrapTasks(deps, opts.definitions).map((t) => (opts.wrapTask ? opts.wrapTask(t) : t));
-  const completed: string[] = [];
+    timeoutSeconds: s.num('plugins.setup.timeout'),
+    backoffSeconds: s.num('plugins.setup.backoff'),
+    maxRetries: s.num('plugins.setup.max_retries'),
+  }
+  const sleep = opts.sleep ?? ((ms: number) => Bun.sleep(ms))
+  const tasks = bootstrapTasks(deps, opts.definitions).map((t) => (opts.wrapTask ? opts.wrapTask(t) : t))
+  const completed: string[] = []
   for (let i = 0; i < tasks.length; i++) {
-    const task = tasks[i];
+    const task = tasks[i]
     try {
       // The marker write is best-effort (reference 1.6): logged and swallowed, never retried.
-      if (task.name.startsWith("marker:")) await task.run().catch((e) => deps.log.warn("setup marker not written", { error: e }));
-      else await runWithRetries(task, policy, sleep, deps.log);
-      completed.push(task.name);
+      if (task.name.startsWith('marker:')) await task.run().catch((e) => deps.log.warn('setup marker not written', { error: e }))
+      else await runWithRetries(task, policy, sleep, deps.log)
+      completed.push(task.name)
     } catch (e) {
-      const skipped = tasks.slice(i + 1).map((t) => t.name);
-      deps.log.error("setup task failed, later tasks skipped", { task: task.name, skipped: skipped.length, error: e });
-      await writeSetupStatus(deps, "failed").catch((err) => deps.log.warn("setup marker not written", { error: err }));
-      return { status: "failed", ranHere: true, completed, failedTask: task.name, skipped };
+      const skipped = tasks.slice(i + 1).map((t) => t.name)
+      deps.log.error('setup task failed, later tasks skipped', { task: task.name, skipped: skipped.length, error: e })
+      await writeSetupStatus(deps, 'failed').catch((err) => deps.log.warn('setup marker not written', { error: err }))
+      return { status: 'failed', ranHere: true, completed, failedTask: task.name, skipped }
     }
   }
-  await writeSetupStatus(deps, "ready").catch((e) => deps.log.warn("setup marker not written", { error: e }));
-  deps.log.info("setup ready", { tasks: completed.length });
-  return { status: "ready", ranHere: true, completed, skipped: [] };
+  await writeSetupStatus(deps, 'ready').catch((e) => deps.log.warn('setup marker not written', { error: e }))
+  deps.log.info('setup ready', { tasks: completed.length })
+  return { status: 'ready', ranHere: true, completed, skipped: [] }
 }
 
 /** The lease lives in the resource-locks index, which therefore exists before anything else runs. */
-const ensureLeaseIndex = (store: Store) => ensureIndex(store, RESOURCE_LOCKS);
+const ensureLeaseIndex = (store: Store) => ensureIndex(store, RESOURCE_LOCKS)
 
 /**
  * Runs the bootstrap on whichever node takes the lease first. A node that
@@ -244,30 +244,34 @@ const ensureLeaseIndex = (store: Store) => ensureIndex(store, RESOURCE_LOCKS);
  * marker's outcome) or goes stale (then takes over and runs it itself).
  */
 export async function runBootstrap(deps: BootstrapDeps, opts: BootstrapOptions = {}): Promise<BootstrapResult> {
-  const sleep = opts.sleep ?? ((ms: number) => Bun.sleep(ms));
-  const spec: LeaseSpec = { index: RESOURCE_LOCKS.name, id: BOOTSTRAP_LEASE_ID, staleMillis: opts.leaseStaleMillis ?? DEFAULT_LEASE_STALE_MILLIS };
-  const leaseDeps = { store: deps.store, now: deps.now };
+  const sleep = opts.sleep ?? ((ms: number) => Bun.sleep(ms))
+  const spec: LeaseSpec = {
+    index: RESOURCE_LOCKS.name,
+    id: BOOTSTRAP_LEASE_ID,
+    staleMillis: opts.leaseStaleMillis ?? DEFAULT_LEASE_STALE_MILLIS,
+  }
+  const leaseDeps = { store: deps.store, now: deps.now }
   try {
-    await ensureLeaseIndex(deps.store);
+    await ensureLeaseIndex(deps.store)
   } catch (e) {
     // Without the lease index the tasks (all idempotent) still run; they will report what is wrong.
-    deps.log.warn("setup lease index unavailable, bootstrapping without the lease", { error: e });
-    return runTasks(deps, opts);
+    deps.log.warn('setup lease index unavailable, bootstrapping without the lease', { error: e })
+    return runTasks(deps, opts)
   }
   for (;;) {
-    const held: HeldLease | undefined = await tryAcquireLease(leaseDeps, spec);
+    const held: HeldLease | undefined = await tryAcquireLease(leaseDeps, spec)
     if (held) {
       try {
-        return await runTasks(deps, opts);
+        return await runTasks(deps, opts)
       } finally {
-        await releaseLease(leaseDeps, held).catch((e) => deps.log.warn("setup lease not released", { error: e }));
+        await releaseLease(leaseDeps, held).catch((e) => deps.log.warn('setup lease not released', { error: e }))
       }
     }
-    await sleep(opts.pollMillis ?? 1000);
-    const lease = await deps.store.get({ index: spec.index, id: spec.id });
+    await sleep(opts.pollMillis ?? 1000)
+    const lease = await deps.store.get({ index: spec.index, id: spec.id })
     if (!lease.found) {
-      const status = await readSetupStatus(deps.store);
-      if (status === "ready" || status === "failed") return { status, ranHere: false, completed: [], skipped: [] };
+      const status = await readSetupStatus(deps.store)
+      if (status === 'ready' || status === 'failed') return { status, ranHere: false, completed: [], skipped: [] }
     }
   }
 }

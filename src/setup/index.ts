@@ -1,13 +1,13 @@
-import type { Deps } from "../app";
-import { runBootstrap, type BootstrapResult } from "./bootstrap";
-import { startRetentionJob } from "./retention";
+import type { Deps } from '../app'
+import { runBootstrap, type BootstrapResult } from './bootstrap'
+import { startRetentionJob } from './retention'
 
-export { setupRoutes, setupServices } from "./routes";
-export { runBootstrap, type BootstrapResult, type BootstrapOptions, type BootstrapTask } from "./bootstrap";
-export { waitForSetupReady, readSetupStatus, type SetupStatus } from "./status";
-export { readSetupSettings, type SettingsRecord } from "./settings";
-export { applyRetention, deleteAge, retentionRule, startRetentionJob } from "./retention";
-export { writeLifecyclePolicy } from "./lifecycle";
+export { setupRoutes, setupServices } from './routes'
+export { runBootstrap, type BootstrapResult, type BootstrapOptions, type BootstrapTask } from './bootstrap'
+export { waitForSetupReady, readSetupStatus, type SetupStatus } from './status'
+export { readSetupSettings, type SettingsRecord } from './settings'
+export { applyRetention, deleteAge, retentionRule, startRetentionJob } from './retention'
+export { writeLifecyclePolicy } from './lifecycle'
 
 /**
  * What a node does for the Setup extension at start: the bootstrap in the
@@ -15,14 +15,14 @@ export { writeLifecyclePolicy } from "./lifecycle";
  * and, in embedded mode, the retention job that stands in for ISM.
  */
 export function startSetup(
-  deps: Pick<Deps, "store" | "settings" | "log" | "now">,
+  deps: Pick<Deps, 'store' | 'settings' | 'log' | 'now'>,
   opts: { embedded: boolean },
 ): { ready: Promise<BootstrapResult>; retention?: { stop(): void }; stop(): void } {
   const ready = runBootstrap(deps).catch((e) => {
-    deps.log.error("setup bootstrap crashed", { error: e });
-    return { status: "failed", ranHere: true, completed: [], skipped: [] } satisfies BootstrapResult;
-  });
+    deps.log.error('setup bootstrap crashed', { error: e })
+    return { status: 'failed', ranHere: true, completed: [], skipped: [] } satisfies BootstrapResult
+  })
   // On the platform its ISM applies the same policies (written by the bootstrap); a second deleter would only race it.
-  const retention = opts.embedded ? startRetentionJob(deps) : undefined;
-  return { ready, retention, stop: () => retention?.stop() };
+  const retention = opts.embedded ? startRetentionJob(deps) : undefined
+  return { ready, retention, stop: () => retention?.stop() }
 }

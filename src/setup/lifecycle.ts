@@ -1,9 +1,9 @@
-import { PolicyNotFound, VersionConflict } from "../store/errors";
-import type { Store } from "../store/port";
-import { ismPolicyBody, type LifecyclePolicy } from "./indices";
+import { PolicyNotFound, VersionConflict } from '../store/errors'
+import type { Store } from '../store/port'
+import { ismPolicyBody, type LifecyclePolicy } from './indices'
 
 /** Reads before a write that lose to a concurrent writer are retried this often before the task fails. */
-const CONFLICT_ATTEMPTS = 3;
+const CONFLICT_ATTEMPTS = 3
 
 /**
  * Reference 1.5: a shipped policy is rewritten on every boot, so an operator's edit lasts until
@@ -15,21 +15,21 @@ const CONFLICT_ATTEMPTS = 3;
  * current `_seq_no`/`_primary_term`: read them first, read again if someone wrote in between.
  */
 export async function writeLifecyclePolicy(store: Store, policy: LifecyclePolicy, now: number): Promise<void> {
-  const body = ismPolicyBody(policy, now);
+  const body = ismPolicyBody(policy, now)
   for (let attempt = 1; ; attempt++) {
     const current = await store.getLifecyclePolicy({ id: policy.id }).catch((e) => {
-      if (e instanceof PolicyNotFound) return undefined;
-      throw e;
-    });
+      if (e instanceof PolicyNotFound) return undefined
+      throw e
+    })
     try {
       await store.putLifecyclePolicy({
         id: policy.id,
         body,
         ...(current ? { if_seq_no: current._seq_no, if_primary_term: current._primary_term } : {}),
-      });
-      return;
+      })
+      return
     } catch (e) {
-      if (!(e instanceof VersionConflict) || attempt >= CONFLICT_ATTEMPTS) throw e;
+      if (!(e instanceof VersionConflict) || attempt >= CONFLICT_ATTEMPTS) throw e
     }
   }
 }

@@ -1,8 +1,8 @@
-import { Cron } from "croner";
-import type { Logger } from "../http/log";
-import { wildcardToRegExp } from "../store/names";
-import type { IsmPolicy, IsmTemplate, Store } from "../store/port";
-import { parseTimeValue } from "../store/settings";
+import { Cron } from 'croner'
+import type { Logger } from '../http/log'
+import { wildcardToRegExp } from '../store/names'
+import type { IsmPolicy, IsmTemplate, Store } from '../store/port'
+import { parseTimeValue } from '../store/settings'
 
 /**
  * Retention in embedded mode, where no ISM runs: a scheduled job reads the
@@ -35,28 +35,28 @@ import { parseTimeValue } from "../store/settings";
  */
 
 export interface RetentionDeps {
-  store: Store;
-  now: () => number;
-  log: Logger;
+  store: Store
+  now: () => number
+  log: Logger
 }
 
 export interface RetentionOutcome {
-  stream: string;
-  policy: string;
-  deleted: number;
+  stream: string
+  policy: string
+  deleted: number
 }
 
 /** What the job takes from one policy: which streams, and after how long their documents go. */
 export interface RetentionRule {
-  policy: string;
-  templates: Array<{ patterns: RegExp[]; priority: number }>;
-  deleteAfterMillis: number;
+  policy: string
+  templates: Array<{ patterns: RegExp[]; priority: number }>
+  deleteAfterMillis: number
 }
 
-const PAGE = 1000;
-const POLICY_PAGE = 100;
+const PAGE = 1000
+const POLICY_PAGE = 100
 
-const hasDelete = (actions: Array<Record<string, unknown>> | undefined) => (actions ?? []).some((a) => "delete" in a);
+const hasDelete = (actions: Array<Record<string, unknown>> | undefined) => (actions ?? []).some((a) => 'delete' in a)
 
 /**
  * The age after which a policy deletes: the smallest `min_index_age` of a
@@ -65,50 +65,55 @@ const hasDelete = (actions: Array<Record<string, unknown>> | undefined) => (acti
  * policy never deletes by age.
  */
 export function deleteAge(policy: IsmPolicy): number | undefined {
-  const deleting = new Set(policy.states.filter((s) => hasDelete(s.actions)).map((s) => s.name));
-  if (deleting.size === 0) return undefined;
-  if (deleting.has(policy.default_state)) return 0;
-  let age: number | undefined;
+  const deleting = new Set(policy.states.filter((s) => hasDelete(s.actions)).map((s) => s.name))
+  if (deleting.size === 0) return undefined
+  if (deleting.has(policy.default_state)) return 0
+  let age: number | undefined
   for (const state of policy.states) {
     for (const t of state.transitions ?? []) {
-      if (!deleting.has(t.state_name)) continue;
-      const conditions = t.conditions ?? {};
-      const value = Object.keys(conditions).length === 0 ? 0 : typeof conditions.min_index_age === "string" ? safeAge(conditions.min_index_age) : undefined;
-      if (value !== undefined) age = age === undefined ? value : Math.min(age, value);
+      if (!deleting.has(t.state_name)) continue
+      const conditions = t.conditions ?? {}
+      const value =
+        Object.keys(conditions).length === 0
+          ? 0
+          : typeof conditions.min_index_age === 'string'
+            ? safeAge(conditions.min_index_age)
+            : undefined
+      if (value !== undefined) age = age === undefined ? value : Math.min(age, value)
     }
   }
-  return age;
+  return age
 }
 
 function safeAge(v: string): number | undefined {
   try {
-    return parseTimeValue(v, "min_index_age");
+    return parseTimeValue(v, 'min_index_age')
   } catch {
-    return undefined;
+    return undefined
   }
 }
 
-const templatesOf = (t: IsmPolicy["ism_template"]): IsmTemplate[] => (t == null ? [] : Array.isArray(t) ? t : [t]);
+const templatesOf = (t: IsmPolicy['ism_template']): IsmTemplate[] => (t == null ? [] : Array.isArray(t) ? t : [t])
 
 export function retentionRule(id: string, policy: IsmPolicy): RetentionRule | undefined {
-  const deleteAfterMillis = deleteAge(policy);
+  const deleteAfterMillis = deleteAge(policy)
   const templates = templatesOf(policy.ism_template).map((t) => ({
     patterns: [t.index_patterns].flat().map((p) => wildcardToRegExp(p)),
     priority: t.priority ?? 0,
-  }));
-  if (deleteAfterMillis === undefined || templates.length === 0) return undefined;
-  return { policy: id, templates, deleteAfterMillis };
+  }))
+  if (deleteAfterMillis === undefined || templates.length === 0) return undefined
+  return { policy: id, templates, deleteAfterMillis }
 }
 
 async function readRules(store: Store): Promise<RetentionRule[]> {
-  const rules: RetentionRule[] = [];
+  const rules: RetentionRule[] = []
   for (let from = 0; ; from += POLICY_PAGE) {
-    const page = await store.getLifecyclePolicies({ from, size: POLICY_PAGE });
+    const page = await store.getLifecyclePolicies({ from, size: POLICY_PAGE })
     for (const p of page.policies) {
-      const rule = retentionRule(p._id, p.policy);
-      if (rule) rules.push(rule);
+      const rule = retentionRule(p._id, p.policy)
+      if (rule) rules.push(rule)
     }
-    if (page.policies.length < POLICY_PAGE || from + POLICY_PAGE >= page.total_policies) return rules;
+    if (page.policies.length < POLICY_PAGE || from + POLICY_PAGE >= page.total_policies) return rules
   }
 }
 
@@ -118,51 +123,52 @@ async function readRules(store: Store): Promise<RetentionRule[]> {
  * both. Highest priority wins; on a tie the first policy by id.
  */
 export function ruleFor(names: string[], rules: RetentionRule[]): RetentionRule | undefined {
-  let best: { rule: RetentionRule; priority: number } | undefined;
+  let best: { rule: RetentionRule; priority: number } | undefined
   for (const rule of rules) {
     for (const t of rule.templates) {
-      if (!t.patterns.some((re) => names.some((n) => re.test(n)))) continue;
-      if (!best || t.priority > best.priority) best = { rule, priority: t.priority };
+      if (!t.patterns.some((re) => names.some((n) => re.test(n)))) continue
+      if (!best || t.priority > best.priority) best = { rule, priority: t.priority }
     }
   }
-  return best?.rule;
+  return best?.rule
 }
 
 /** One pass over every existing data stream that a stored policy governs. */
 export async function applyRetention(deps: RetentionDeps): Promise<RetentionOutcome[]> {
-  const rules = await readRules(deps.store);
-  if (rules.length === 0) return [];
-  const { data_streams } = await deps.store.getDataStream();
-  const out: RetentionOutcome[] = [];
+  const rules = await readRules(deps.store)
+  if (rules.length === 0) return []
+  const { data_streams } = await deps.store.getDataStream()
+  const out: RetentionOutcome[] = []
   for (const ds of data_streams) {
-    const rule = ruleFor([ds.name, ...ds.indices.map((i) => i.index_name)], rules);
-    if (!rule) continue;
-    const cutoff = new Date(deps.now() - rule.deleteAfterMillis).toISOString();
-    let deleted = 0;
+    const rule = ruleFor([ds.name, ...ds.indices.map((i) => i.index_name)], rules)
+    if (!rule) continue
+    const cutoff = new Date(deps.now() - rule.deleteAfterMillis).toISOString()
+    let deleted = 0
     for (;;) {
       const page = await deps.store.search({
         index: ds.name,
-        body: { query: { range: { "@timestamp": { lt: cutoff } } }, size: PAGE, _source: false },
-      });
-      const hits = page.hits.hits;
-      if (hits.length === 0) break;
-      const r = await deps.store.bulk({ body: hits.map((h) => ({ delete: { _index: h._index, _id: h._id } })), refresh: true });
-      const failed = r.items.filter((i) => (i.delete?.status ?? 500) >= 300 && i.delete?.status !== 404).length;
-      deleted += hits.length - failed;
+        body: { query: { range: { '@timestamp': { lt: cutoff } } }, size: PAGE, _source: false },
+      })
+      const hits = page.hits.hits
+      if (hits.length === 0) break
+      const r = await deps.store.bulk({ body: hits.map((h) => ({ delete: { _index: h._index, _id: h._id } })), refresh: true })
+      const failed = r.items.filter((i) => (i.delete?.status ?? 500) >= 300 && i.delete?.status !== 404).length
+      deleted += hits.length - failed
       // A page that deleted nothing would come back forever: leave the rest for the next run.
-      if (failed === hits.length) break;
-      if (hits.length < PAGE) break;
+      if (failed === hits.length) break
+      if (hits.length < PAGE) break
     }
-    if (deleted > 0) deps.log.info("retention deleted expired documents", { stream: ds.name, policy: rule.policy, deleted, older_than: cutoff });
-    out.push({ stream: ds.name, policy: rule.policy, deleted });
+    if (deleted > 0)
+      deps.log.info('retention deleted expired documents', { stream: ds.name, policy: rule.policy, deleted, older_than: cutoff })
+    out.push({ stream: ds.name, policy: rule.policy, deleted })
   }
-  return out;
+  return out
 }
 
 /** Schedules `applyRetention` (every 5 minutes by default); overlapping runs are skipped. */
-export function startRetentionJob(deps: RetentionDeps, pattern = "0 */5 * * * *"): { stop(): void } {
-  const job = new Cron(pattern, { protect: true, catch: (e) => deps.log.error("retention run failed", { error: e }) }, async () => {
-    await applyRetention(deps);
-  });
-  return { stop: () => job.stop() };
+export function startRetentionJob(deps: RetentionDeps, pattern = '0 */5 * * * *'): { stop(): void } {
+  const job = new Cron(pattern, { protect: true, catch: (e) => deps.log.error('retention run failed', { error: e }) }, async () => {
+    await applyRetention(deps)
+  })
+  return { stop: () => job.stop() }
 }

@@ -1,91 +1,95 @@
-import { Type as T, type Static } from "@sinclair/typebox";
-import type { ClusterSettings } from "../config/cluster-settings";
-import { decodeUtf8, parseJson, readBody, SMALL_BODY } from "../http/body";
-import { ApiError } from "../http/errors";
-import type { Logger } from "../http/log";
-import { INDEX_ACTIONS } from "../security/actions";
-import type { Caller, Security } from "../security/caller";
-import { callerStore, securityRefusal } from "../security/platform/caller-store";
-import type { Store } from "../store/port";
-import { SETTINGS_DOC_ID, SETTINGS_INDEX } from "./indices";
+import { Type as T, type Static } from '@sinclair/typebox'
+import type { ClusterSettings } from '../config/cluster-settings'
+import { decodeUtf8, parseJson, readBody, SMALL_BODY } from '../http/body'
+import { ApiError } from '../http/errors'
+import type { Logger } from '../http/log'
+import { INDEX_ACTIONS } from '../security/actions'
+import type { Caller, Security } from '../security/caller'
+import { callerStore, securityRefusal } from '../security/platform/caller-store'
+import type { Store } from '../store/port'
+import { SETTINGS_DOC_ID, SETTINGS_INDEX } from './indices'
 
 /** `PUT /_plugins/_setup/settings`, reference section 2, step by step. */
 
 export const SETTINGS_MESSAGES = {
-  disabled: "Setup settings updates are disabled on this deployment.",
-  invalidBody: "Invalid request body.",
+  disabled: 'Setup settings updates are disabled on this deployment.',
+  invalidBody: 'Invalid request body.',
   missingEngine: "Missing required field: 'engine'.",
   missingIndexRawEvents: "Missing required field: 'engine.index_raw_events'.",
   notBoolean: "Field 'engine.index_raw_events' must be of type boolean.",
-  updated: "Settings updated successfully.",
-  internal: "Internal Server Error.",
-} as const;
+  updated: 'Settings updated successfully.',
+  internal: 'Internal Server Error.',
+} as const
 
 /** The Settings record (spec "Resources"); also the declared body of the route. Messages follow the reference, so it is checked by hand. */
-export const SettingsRecord = T.Object({ engine: T.Object({ index_raw_events: T.Boolean() }) });
-export type SettingsRecord = Static<typeof SettingsRecord>;
+export const SettingsRecord = T.Object({ engine: T.Object({ index_raw_events: T.Boolean() }) })
+export type SettingsRecord = Static<typeof SettingsRecord>
 
 export interface SetupSettingsDeps {
-  store: Store;
-  settings: ClusterSettings;
-  security: Security;
-  log: Logger;
+  store: Store
+  settings: ClusterSettings
+  security: Security
+  log: Logger
   /** Platform mode: the store bound to a caller's credentials (see callerStore). */
-  storeFor?: (caller: Caller) => Store;
+  storeFor?: (caller: Caller) => Store
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Steps 2-6: the body to the Settings record, or the first failing rule's 400. */
 export function parseSettingsRecord(text: string | undefined): SettingsRecord {
-  if (text === undefined || text.trim() === "") throw new ApiError(400, SETTINGS_MESSAGES.invalidBody);
-  let body: unknown;
+  if (text === undefined || text.trim() === '') throw new ApiError(400, SETTINGS_MESSAGES.invalidBody)
+  let body: unknown
   try {
-    body = parseJson(text);
+    body = parseJson(text)
   } catch {
-    throw new ApiError(400, SETTINGS_MESSAGES.invalidBody);
+    throw new ApiError(400, SETTINGS_MESSAGES.invalidBody)
   }
-  if (!isObject(body) || !isObject(body.engine)) throw new ApiError(400, SETTINGS_MESSAGES.missingEngine);
-  if (!("index_raw_events" in body.engine)) throw new ApiError(400, SETTINGS_MESSAGES.missingIndexRawEvents);
-  const value = body.engine.index_raw_events;
-  if (typeof value !== "boolean") throw new ApiError(400, SETTINGS_MESSAGES.notBoolean);
+  if (!isObject(body) || !isObject(body.engine)) throw new ApiError(400, SETTINGS_MESSAGES.missingEngine)
+  if (!('index_raw_events' in body.engine)) throw new ApiError(400, SETTINGS_MESSAGES.missingIndexRawEvents)
+  const value = body.engine.index_raw_events
+  if (typeof value !== 'boolean') throw new ApiError(400, SETTINGS_MESSAGES.notBoolean)
   // Only the one known path reaches the store; unknown keys are ignored.
-  return { engine: { index_raw_events: value } };
+  return { engine: { index_raw_events: value } }
 }
 
-export async function updateSetupSettings(deps: SetupSettingsDeps, caller: Caller, request: Request): Promise<{ message: string; status: 200 }> {
-  const s = await deps.settings.snapshot();
+export async function updateSetupSettings(
+  deps: SetupSettingsDeps,
+  caller: Caller,
+  request: Request,
+): Promise<{ message: string; status: 200 }> {
+  const s = await deps.settings.snapshot()
   // Checked before the body, for every caller including superusers.
-  if (!s.bool("plugins.setup.settings_update.enabled")) throw new ApiError(403, SETTINGS_MESSAGES.disabled);
-  let text: string | undefined;
+  if (!s.bool('plugins.setup.settings_update.enabled')) throw new ApiError(403, SETTINGS_MESSAGES.disabled)
+  let text: string | undefined
   try {
-    text = decodeUtf8(await readBody(request, SMALL_BODY));
+    text = decodeUtf8(await readBody(request, SMALL_BODY))
   } catch (e) {
-    if (e instanceof ApiError) throw e;
-    throw new ApiError(400, SETTINGS_MESSAGES.invalidBody);
+    if (e instanceof ApiError) throw e
+    throw new ApiError(400, SETTINGS_MESSAGES.invalidBody)
   }
-  const record = parseSettingsRecord(text);
+  const record = parseSettingsRecord(text)
   // The write is done with the caller's rights (reference 2 step 9): a denial, ours or the
   // platform's, is answered with its own status and message; any other failure is a 500.
-  const store = callerStore(deps, caller, INDEX_ACTIONS.index, [SETTINGS_INDEX]);
+  const store = callerStore(deps, caller, INDEX_ACTIONS.index, [SETTINGS_INDEX])
   try {
-    await store.index({ index: SETTINGS_INDEX, id: SETTINGS_DOC_ID, body: { ...record }, refresh: true });
+    await store.index({ index: SETTINGS_INDEX, id: SETTINGS_DOC_ID, body: { ...record }, refresh: true })
   } catch (e) {
-    const refused = securityRefusal(e);
-    if (refused) throw new ApiError(refused.status, refused.message);
-    deps.log.error("setup settings not persisted", { error: e });
-    throw new ApiError(500, SETTINGS_MESSAGES.internal);
+    const refused = securityRefusal(e)
+    if (refused) throw new ApiError(refused.status, refused.message)
+    deps.log.error('setup settings not persisted', { error: e })
+    throw new ApiError(500, SETTINGS_MESSAGES.internal)
   }
-  return { message: SETTINGS_MESSAGES.updated, status: 200 };
+  return { message: SETTINGS_MESSAGES.updated, status: 200 }
 }
 
 /** The current Settings record (the default when none was written yet). */
 export async function readSetupSettings(store: Store): Promise<SettingsRecord> {
   try {
-    const doc = await store.get({ index: SETTINGS_INDEX, id: SETTINGS_DOC_ID });
-    const v = doc.found ? (doc._source as Partial<SettingsRecord> | undefined)?.engine?.index_raw_events : undefined;
-    return { engine: { index_raw_events: v === true } };
+    const doc = await store.get({ index: SETTINGS_INDEX, id: SETTINGS_DOC_ID })
+    const v = doc.found ? (doc._source as Partial<SettingsRecord> | undefined)?.engine?.index_raw_events : undefined
+    return { engine: { index_raw_events: v === true } }
   } catch {
-    return { engine: { index_raw_events: false } };
+    return { engine: { index_raw_events: false } }
   }
 }

@@ -75,7 +75,12 @@ export class StrictMappingViolation extends StoreError {
 export class MapperParsing extends StoreError {
   /** `cause` becomes OpenSearch's `caused_by` (e.g. the illegal_argument_exception under a mapping failure). */
   constructor(reason: string, cause?: StoreError) {
-    super('mapper_parsing_exception', 400, reason, cause ? { caused_by: { type: cause.type, reason: cause.reason, ...cause.metadata } } : {})
+    super(
+      'mapper_parsing_exception',
+      400,
+      reason,
+      cause ? { caused_by: { type: cause.type, reason: cause.reason, ...cause.metadata } } : {},
+    )
   }
 }
 

@@ -7,7 +7,8 @@ const BAD_CHARS = ['\\', '/', '*', '?', '"', '<', '>', '|', ' ', ',', '#', ':']
 export function validateIndexName(name: string): void {
   if (name === '') throw new InvalidIndexName(name, 'must not be empty')
   if (name !== name.toLowerCase()) throw new InvalidIndexName(name, 'must be lowercase')
-  for (const c of BAD_CHARS) if (name.includes(c)) throw new InvalidIndexName(name, `must not contain the following characters [${BAD_CHARS.join(', ')}]`)
+  for (const c of BAD_CHARS)
+    if (name.includes(c)) throw new InvalidIndexName(name, `must not contain the following characters [${BAD_CHARS.join(', ')}]`)
   if (name.startsWith('_') || name.startsWith('-') || name.startsWith('+'))
     throw new InvalidIndexName(name, "must not start with '_', '-', or '+'")
   if (name === '.' || name === '..') throw new InvalidIndexName(name, "must not be '.' or '..'")
@@ -31,7 +32,13 @@ const reCache = new Map<string, RegExp>()
 export function wildcardToRegExp(pattern: string): RegExp {
   let re = reCache.get(pattern)
   if (!re) {
-    re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[\\^$.+?()[\]{}|/]/g, '\\$&')).join('.*')}$`, 's')
+    re = new RegExp(
+      `^${pattern
+        .split('*')
+        .map((s) => s.replace(/[\\^$.+?()[\]{}|/]/g, '\\$&'))
+        .join('.*')}$`,
+      's',
+    )
     if (reCache.size < 10_000) reCache.set(pattern, re)
   }
   return re
@@ -100,10 +107,15 @@ export function resolveExpression(
     else if (cur !== null) cur.push(filter)
   }
   // Listing the catalog is only needed for wildcards; literal names are looked up directly.
-  let lists: { ds: Array<{ name: string; indices: string[] }>; aliases: ReturnType<typeof aliasesOf>; indices: Array<{ name: string; hidden: boolean }> } | undefined
+  let lists:
+    | {
+        ds: Array<{ name: string; indices: string[] }>
+        aliases: ReturnType<typeof aliasesOf>
+        indices: Array<{ name: string; hidden: boolean }>
+      }
+    | undefined
   const aliasesOf = () => (includeAliases ? [...ns.aliases] : [])
-  const all = () =>
-    (lists ??= { ds: includeDs ? [...ns.dataStreams] : [], aliases: aliasesOf(), indices: [...ns.indices] })
+  const all = () => (lists ??= { ds: includeDs ? [...ns.dataStreams] : [], aliases: aliasesOf(), indices: [...ns.indices] })
   let wildcardSeen = false
 
   for (const part of parts) {

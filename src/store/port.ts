@@ -17,9 +17,27 @@ const Json = T.Record(T.String(), T.Unknown())
 
 export const FieldType = T.Union(
   [
-    'keyword', 'text', 'match_only_text', 'date', 'long', 'integer', 'short', 'byte', 'double',
-    'float', 'half_float', 'scaled_float', 'unsigned_long', 'boolean', 'ip', 'object', 'nested',
-    'flat_object', 'wildcard', 'constant_keyword', 'alias',
+    'keyword',
+    'text',
+    'match_only_text',
+    'date',
+    'long',
+    'integer',
+    'short',
+    'byte',
+    'double',
+    'float',
+    'half_float',
+    'scaled_float',
+    'unsigned_long',
+    'boolean',
+    'ip',
+    'object',
+    'nested',
+    'flat_object',
+    'wildcard',
+    'constant_keyword',
+    'alias',
   ].map((name) => T.Literal(name)),
 )
 export type FieldType = Static<typeof FieldType>

@@ -63,7 +63,8 @@ export function validateSettings(flat: FlatSettings): void {
 /** `30s`, `1m`, `2h`, `1d`, `500ms` -> milliseconds. */
 export function parseTimeValue(v: string, setting = 'keep_alive'): number {
   const m = /^(\d+(?:\.\d+)?)(nanos|micros|ms|s|m|h|d)$/.exec(v.trim())
-  if (!m) throw new IllegalArgument(`failed to parse setting [${setting}] with value [${v}] as a time value: unit is missing or unrecognized`)
+  if (!m)
+    throw new IllegalArgument(`failed to parse setting [${setting}] with value [${v}] as a time value: unit is missing or unrecognized`)
   const unit = { nanos: 1e-6, micros: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2]]!
   return Math.round(Number(m[1]) * unit)
 }

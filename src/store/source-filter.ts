@@ -36,7 +36,12 @@ const cache = new Map<string, RegExp>()
 const patternRe = (p: string): RegExp => {
   let re = cache.get(p)
   if (!re) {
-    re = new RegExp(`^${p.split('*').map((s) => s.replace(/[\\^$.+?()[\]{}|/]/g, '\\$&')).join('[^]*')}$`)
+    re = new RegExp(
+      `^${p
+        .split('*')
+        .map((s) => s.replace(/[\\^$.+?()[\]{}|/]/g, '\\$&'))
+        .join('[^]*')}$`,
+    )
     if (cache.size < 10_000) cache.set(p, re)
   }
   return re

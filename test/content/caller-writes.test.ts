@@ -41,7 +41,10 @@ describe('compensation of a failed caller write', () => {
     store.disarm()
     expect(r.status).toBe(403)
     const upserted = h.ruleset.calls.filter((c) => c.op === 'upsertRule').at(-1)!
-    expect(callsFor(upserted.id)).toEqual([['upsertRule', false], ['deleteRule', undefined]])
+    expect(callsFor(upserted.id)).toEqual([
+      ['upsertRule', false],
+      ['deleteRule', undefined],
+    ])
     expect(await rulesOf(parent)).toEqual([])
   })
 
@@ -53,7 +56,11 @@ describe('compensation of a failed caller write', () => {
     store.disarm()
     expect(r.status).toBe(409)
     // Created, then the new version, then the stored one again.
-    expect(callsFor(ids[0])).toEqual([['upsertRule', false], ['upsertRule', true], ['upsertRule', true]])
+    expect(callsFor(ids[0])).toEqual([
+      ['upsertRule', false],
+      ['upsertRule', true],
+      ['upsertRule', true],
+    ])
     expect((await h.content.repo.getById(CONTENT_ALIASES.rules, ids[0]))!.document.level).toBe('low')
   })
 
@@ -65,7 +72,11 @@ describe('compensation of a failed caller write', () => {
     store.disarm()
     expect(r).toMatchObject({ status: 403, body: { message: expect.stringContaining('no permissions for [indices:data/write/delete]') } })
     expect(await rulesOf(parent)).toEqual(before)
-    expect(callsFor(ids[1])).toEqual([['upsertRule', false], ['deleteRule', undefined], ['upsertRule', false]])
+    expect(callsFor(ids[1])).toEqual([
+      ['upsertRule', false],
+      ['deleteRule', undefined],
+      ['upsertRule', false],
+    ])
     expect(await h.content.repo.getById(CONTENT_ALIASES.rules, ids[1])).toBeDefined()
     // Without the fault the same delete goes through.
     expect((await h.request('DELETE', `${PREFIX}/rules/${ids[1]}`)).status).toBe(200)

@@ -92,7 +92,11 @@ export interface Harness {
   journal: Journal
   engine?: EngineServer
   ruleset: ReturnType<typeof recordingRulesetSync>
-  request(method: string, path: string, opts?: { body?: unknown; raw?: string; user?: UserName; headers?: Record<string, string> }): Promise<{ status: number; body: any }>
+  request(
+    method: string,
+    path: string,
+    opts?: { body?: unknown; raw?: string; user?: UserName; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any }>
   /** Changes dynamic settings (the cache is off, so the next request sees them). */
   set(values: Record<string, unknown>): Promise<void>
   stop(): Promise<void>

@@ -63,8 +63,17 @@ describe('creation limits', () => {
 
   test('two nodes sharing the store still store exactly the limit (the lock document, not the node queue, decides)', async () => {
     await h.set({ 'plugins.content_manager.max_kvdbs': 4 })
-    const other = createContentManager({ store: h.store, settings: h.settings, security: h.security, log: h.log, now: Date.now, journal: h.journal })
-    const admin = await h.security.authenticate(new Request('http://x/', { headers: { authorization: basic('admin', USERS.admin.password) } }))
+    const other = createContentManager({
+      store: h.store,
+      settings: h.settings,
+      security: h.security,
+      log: h.log,
+      now: Date.now,
+      journal: h.journal,
+    })
+    const admin = await h.security.authenticate(
+      new Request('http://x/', { headers: { authorization: basic('admin', USERS.admin.password) } }),
+    )
     const parent = (await h.content.repo.list(CONTENT_ALIASES.integrations, 'draft'))[0]
     const attempts = Array.from({ length: 20 }, (_, i) => {
       const node = i % 2 === 0 ? h.content : other

@@ -37,8 +37,13 @@ describe('space policies', () => {
 
 describe('PUT /policy/{space}', () => {
   test('draft: required fields are all reported at once', async () => {
-    const r = await h.request('PUT', `${PREFIX}/policy/draft`, { body: { resource: { metadata: { title: 'x' }, index_discarded_events: true } } })
-    expect(r).toMatchObject({ status: 400, body: { message: 'Missing [enabled, index_unclassified_events, author, description, documentation, references] field.' } })
+    const r = await h.request('PUT', `${PREFIX}/policy/draft`, {
+      body: { resource: { metadata: { title: 'x' }, index_discarded_events: true } },
+    })
+    expect(r).toMatchObject({
+      status: 400,
+      body: { message: 'Missing [enabled, index_unclassified_events, author, description, documentation, references] field.' },
+    })
     expect((await h.request('PUT', `${PREFIX}/policy/draft`, { body: {} })).body.message).toBe('Missing [resource] field.')
     expect((await h.request('PUT', `${PREFIX}/policy/draft`, { raw: 'nope' })).body.message).toBe('Invalid request body.')
   })

@@ -66,7 +66,10 @@ describe('integrations', () => {
     expect(bad.body.message).toStartWith('Invalid request body.')
     await newIntegration('dup-title')
     const dup = await h.request('POST', `${PREFIX}/integrations`, { body: integrationBody('dup-title') })
-    expect(dup).toMatchObject({ status: 400, body: { message: "An integration with the name 'dup-title' already exists in the draft space." } })
+    expect(dup).toMatchObject({
+      status: 400,
+      body: { message: "An integration with the name 'dup-title' already exists in the draft space." },
+    })
   })
 
   test('update keeps date, re-stamps nothing when unchanged, and refuses list changes', async () => {
@@ -91,7 +94,9 @@ describe('integrations', () => {
     })
     const noEnabled = { ...changed }
     delete (noEnabled as Record<string, unknown>).enabled
-    expect((await h.request('PUT', `${PREFIX}/integrations/${id}`, { body: { resource: noEnabled } })).body.message).toBe('Missing [enabled] field.')
+    expect((await h.request('PUT', `${PREFIX}/integrations/${id}`, { body: { resource: noEnabled } })).body.message).toBe(
+      'Missing [enabled] field.',
+    )
   })
 
   test('unknown ids are 404 (odd-but-valid ids too); characters outside [A-Za-z0-9_-] are 400', async () => {
@@ -222,11 +227,23 @@ describe('decoders, KVDBs and rules belong to an integration', () => {
   test('YAML aliases that expand past the bound and JSON nested past it are refused before anything is stored', async () => {
     const parent = await newIntegration('kv-bomb')
     // Seven levels of nine aliases: 4.8 million copies of a 100-character string once expanded.
-    const lines = [`a: &a [${Array(9).fill(JSON.stringify('x'.repeat(100))).join(',')}]`]
-    for (let i = 1; i < 7; i++) lines.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`)
+    const lines = [
+      `a: &a [${Array(9)
+        .fill(JSON.stringify('x'.repeat(100)))
+        .join(',')}]`,
+    ]
+    for (let i = 1; i < 7; i++)
+      lines.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(',')}]`,
+      )
     const yaml = `${lines.join('\n')}\nintegration: ${parent}\nresource:\n  metadata: {title: bomb, author: ACME}\n  content: {k: *g}\n`
     const bomb = await h.request('POST', `${PREFIX}/kvdbs`, { raw: yaml, headers: { 'content-type': 'application/yaml' } })
-    expect(bomb).toEqual({ status: 400, body: { message: 'Invalid request body. The body expands to more than 1000000 values.', status: 400 } })
+    expect(bomb).toEqual({
+      status: 400,
+      body: { message: 'Invalid request body. The body expands to more than 1000000 values.', status: 400 },
+    })
     const deep = JSON.stringify(kvdbBody(parent, 'deep')).replace('"value1"', '['.repeat(2000) + ']'.repeat(2000))
     expect(await h.request('POST', `${PREFIX}/kvdbs`, { raw: deep })).toEqual({
       status: 400,
@@ -251,7 +268,9 @@ describe('filters', () => {
     expect(stored.document.id).toBe(r.body.message)
     expect((await h.content.repo.policy('draft'))!.document.filters).toContain(r.body.message)
     // Update must name the space the filter is in.
-    const wrongSpace = await h.request('PUT', `${PREFIX}/filters/${r.body.message}`, { body: { space: 'standard', resource: stored.document } })
+    const wrongSpace = await h.request('PUT', `${PREFIX}/filters/${r.body.message}`, {
+      body: { space: 'standard', resource: stored.document },
+    })
     expect(wrongSpace.status).toBe(400)
     expect((await h.request('DELETE', `${PREFIX}/filters/${r.body.message}`)).status).toBe(200)
     expect((await h.content.repo.policy('draft'))!.document.filters).not.toContain(r.body.message)

@@ -58,29 +58,45 @@ describe('aggregate space hash', () => {
       last = now
     }
     let parent = ''
-    await step('integration create', async () => {
-      const r = await h.request('POST', `${PREFIX}/integrations`, { body: integrationBody('hashy') })
-      parent = r.body.message
-      return r
-    }, 201)
+    await step(
+      'integration create',
+      async () => {
+        const r = await h.request('POST', `${PREFIX}/integrations`, { body: integrationBody('hashy') })
+        parent = r.body.message
+        return r
+      },
+      201,
+    )
     let dec = ''
-    await step('decoder create', async () => {
-      const r = await h.request('POST', `${PREFIX}/decoders`, { body: decoderBody(parent) })
-      dec = r.body.message
-      return r
-    }, 201)
+    await step(
+      'decoder create',
+      async () => {
+        const r = await h.request('POST', `${PREFIX}/decoders`, { body: decoderBody(parent) })
+        dec = r.body.message
+        return r
+      },
+      201,
+    )
     let rule = ''
-    await step('rule create', async () => {
-      const r = await h.request('POST', `${PREFIX}/rules`, { body: ruleBody(parent, 'hashy rule', 'hashy') })
-      rule = r.body.message
-      return r
-    }, 201)
+    await step(
+      'rule create',
+      async () => {
+        const r = await h.request('POST', `${PREFIX}/rules`, { body: ruleBody(parent, 'hashy rule', 'hashy') })
+        rule = r.body.message
+        return r
+      },
+      201,
+    )
     await step('kvdb create', () => h.request('POST', `${PREFIX}/kvdbs`, { body: kvdbBody(parent) }), 201)
     const ruleDoc = (await h.content.repo.getById(CONTENT_ALIASES.rules, rule))!.document
     await step('rule update', () => h.request('PUT', `${PREFIX}/rules/${rule}`, { body: { resource: { ...ruleDoc, level: 'high' } } }), 200)
     await step('draft filter create', () => h.request('POST', `${PREFIX}/filters`, { body: filterBody('draft') }), 201)
     const policy = (await h.content.repo.policy('draft'))!.document
-    await step('policy enabled', () => h.request('PUT', `${PREFIX}/policy/draft`, { body: { resource: { ...policy, enabled: false } } }), 200)
+    await step(
+      'policy enabled',
+      () => h.request('PUT', `${PREFIX}/policy/draft`, { body: { resource: { ...policy, enabled: false } } }),
+      200,
+    )
     await step('decoder delete', () => h.request('DELETE', `${PREFIX}/decoders/${dec}`), 200)
   })
 
@@ -108,7 +124,9 @@ describe('standard policy loading into the Engine', () => {
     // A standard settings change: exactly one load carrying the whole standard space.
     const policy = (await h.content.repo.policy('standard'))!.document
     const before = await h.content.spaceHash('standard')
-    expect((await h.request('PUT', `${PREFIX}/policy/standard`, { body: { resource: { ...policy, index_discarded_events: true } } })).status).toBe(200)
+    expect(
+      (await h.request('PUT', `${PREFIX}/policy/standard`, { body: { resource: { ...policy, index_discarded_events: true } } })).status,
+    ).toBe(200)
     await h.content.engineLoadsSettled()
     expect(await h.content.spaceHash('standard')).not.toBe(before)
     expect(loads().length).toBe(start + 1)

@@ -1,27 +1,27 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
-export const repoRoot = join(import.meta.dir, "../..");
-export const binaryPath = join(repoRoot, "dist/svc-ext");
+export const repoRoot = join(import.meta.dir, '../..')
+export const binaryPath = join(repoRoot, 'dist/svc-ext')
 
 export interface SpawnedServer {
-  url: string;
-  auth: string;
-  password: string;
-  dataDir: string;
-  pid: number;
+  url: string
+  auth: string
+  password: string
+  dataDir: string
+  pid: number
   /** Every line the process wrote to stdout and stderr so far. */
-  output: string[];
-  exited: Promise<number>;
-  stop(signal?: NodeJS.Signals): Promise<number>;
+  output: string[]
+  exited: Promise<number>
+  stop(signal?: NodeJS.Signals): Promise<number>
 }
 
 export interface SpawnOptions {
-  args?: string[];
-  env?: Record<string, string>;
-  dataDir?: string;
-  keepDataDir?: boolean;
+  args?: string[]
+  env?: Record<string, string>
+  dataDir?: string
+  keepDataDir?: boolean
 }
 
 /**
@@ -30,80 +30,80 @@ export interface SpawnOptions {
  * block the server) and kept for assertions.
  */
 export async function spawnBinary(opts: SpawnOptions = {}): Promise<SpawnedServer> {
-  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "svc-e2e-"));
-  const password = "e2e-Admin-pass-1";
-  const proc = Bun.spawn([binaryPath, ...(opts.args ?? ["serve"])], {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-e2e-'))
+  const password = 'e2e-Admin-pass-1'
+  const proc = Bun.spawn([binaryPath, ...(opts.args ?? ['serve'])], {
     env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: process.env.HOME ?? "/tmp",
-      SVC_SETTING_http__port: "0",
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      SVC_SETTING_http__port: '0',
       SVC_SETTING_path__data: dataDir,
-      SVC_SETTING_plugins__content_manager__catalog__update_on_start: "false",
-      SVC_SETTING_plugins__content_manager__telemetry__enabled: "false",
+      SVC_SETTING_plugins__content_manager__catalog__update_on_start: 'false',
+      SVC_SETTING_plugins__content_manager__telemetry__enabled: 'false',
       SVC_INITIAL_ADMIN_PASSWORD: password,
       ...opts.env,
     },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const output: string[] = [];
-  let announce: (url: string) => void;
-  const announced = new Promise<string>((r) => (announce = r));
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const output: string[] = []
+  let announce: (url: string) => void
+  const announced = new Promise<string>((r) => (announce = r))
   const drain = async (stream: ReadableStream<Uint8Array>) => {
-    const decoder = new TextDecoder();
-    let partial = "";
+    const decoder = new TextDecoder()
+    let partial = ''
     for await (const chunk of stream) {
-      partial += decoder.decode(chunk, { stream: true });
-      const lines = partial.split("\n");
-      partial = lines.pop()!;
+      partial += decoder.decode(chunk, { stream: true })
+      const lines = partial.split('\n')
+      partial = lines.pop()!
       for (const line of lines) {
-        output.push(line);
+        output.push(line)
         if (line.includes('"svc-ext started"')) {
           try {
-            announce(JSON.parse(line).url);
+            announce(JSON.parse(line).url)
           } catch {}
         }
       }
     }
-    if (partial) output.push(partial);
-  };
-  void drain(proc.stdout);
-  void drain(proc.stderr);
-  const exited = proc.exited;
+    if (partial) output.push(partial)
+  }
+  void drain(proc.stdout)
+  void drain(proc.stderr)
+  const exited = proc.exited
   const url = await Promise.race([
     announced,
     exited.then((code) => {
-      throw new Error(`svc-ext exited with ${code} before listening:\n${output.join("\n")}`);
+      throw new Error(`svc-ext exited with ${code} before listening:\n${output.join('\n')}`)
     }),
     Bun.sleep(30_000).then(() => {
-      throw new Error(`svc-ext did not start in 30 s:\n${output.join("\n")}`);
+      throw new Error(`svc-ext did not start in 30 s:\n${output.join('\n')}`)
     }),
-  ]);
+  ])
   return {
     url,
-    auth: "Basic " + btoa(`admin:${password}`),
+    auth: 'Basic ' + btoa(`admin:${password}`),
     password,
     dataDir,
     pid: proc.pid,
     output,
     exited,
-    async stop(signal = "SIGTERM") {
-      proc.kill(signal);
-      const code = await exited;
-      if (!opts.keepDataDir && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
-      return code;
+    async stop(signal = 'SIGTERM') {
+      proc.kill(signal)
+      const code = await exited
+      if (!opts.keepDataDir && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true })
+      return code
     },
-  };
+  }
 }
 
 /** Runs the binary with arguments and optional stdin; resolves with its exit code and output. */
 export async function runBinary(args: string[], stdin?: string, env: Record<string, string> = {}) {
   const proc = Bun.spawn([binaryPath, ...args], {
-    stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
-    stdout: "pipe",
-    stderr: "pipe",
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, stdout, stderr };
+    stdin: stdin === undefined ? 'ignore' : new Blob([stdin]),
+    stdout: 'pipe',
+    stderr: 'pipe',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+  })
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  return { code, stdout, stderr }
 }

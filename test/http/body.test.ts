@@ -1,100 +1,125 @@
-import { describe, expect, test } from "bun:test";
-import { BodySyntaxError, decodeUtf8, MAX_JSON_DEPTH, nestsDeeper, parseJson, parseYaml, readBody, readJson, readJsonObject } from "../../src/http/body";
-import { ApiError } from "../../src/http/errors";
+import { describe, expect, test } from 'bun:test'
+import {
+  BodySyntaxError,
+  decodeUtf8,
+  MAX_JSON_DEPTH,
+  nestsDeeper,
+  parseJson,
+  parseYaml,
+  readBody,
+  readJson,
+  readJsonObject,
+} from '../../src/http/body'
+import { ApiError } from '../../src/http/errors'
 
 function streamed(chunks: Uint8Array[], onPull?: () => void): Request {
-  let i = 0;
+  let i = 0
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
-      onPull?.();
-      if (i < chunks.length) controller.enqueue(chunks[i++]);
-      else controller.close();
+      onPull?.()
+      if (i < chunks.length) controller.enqueue(chunks[i++])
+      else controller.close()
     },
-  });
-  return new Request("http://x/", { method: "POST", body, duplex: "half" } as RequestInit);
+  })
+  return new Request('http://x/', { method: 'POST', body, duplex: 'half' } as RequestInit)
 }
 
 const rejection = async (p: Promise<unknown>) => {
   try {
-    await p;
+    await p
   } catch (e) {
-    return e as ApiError;
+    return e as ApiError
   }
-  throw new Error("expected a rejection");
-};
+  throw new Error('expected a rejection')
+}
 
-describe("request bodies", () => {
-  test("a body exactly at the limit is read; one byte over is refused", async () => {
-    const ok = await readBody(new Request("http://x/", { method: "POST", body: "x".repeat(100) }), { limit: 100 });
-    expect(ok.byteLength).toBe(100);
-    const err = await rejection(readBody(new Request("http://x/", { method: "POST", body: "x".repeat(101) }), { limit: 100, status: 400 }));
-    expect(err).toBeInstanceOf(ApiError);
-    expect(err.status).toBe(400);
-  });
+describe('request bodies', () => {
+  test('a body exactly at the limit is read; one byte over is refused', async () => {
+    const ok = await readBody(new Request('http://x/', { method: 'POST', body: 'x'.repeat(100) }), { limit: 100 })
+    expect(ok.byteLength).toBe(100)
+    const err = await rejection(readBody(new Request('http://x/', { method: 'POST', body: 'x'.repeat(101) }), { limit: 100, status: 400 }))
+    expect(err).toBeInstanceOf(ApiError)
+    expect(err.status).toBe(400)
+  })
 
-  test("a declared Content-Length over the limit is refused without reading the body", async () => {
-    let pulls = 0;
-    const req = streamed(Array.from({ length: 800 }, () => new Uint8Array(64 * 1024)), () => pulls++);
-    const withLength = new Request(req, { headers: { "content-length": String(50 * 1024 * 1024) } });
-    const err = await rejection(readBody(withLength, { limit: 1024, status: 413 }));
-    expect(err.status).toBe(413);
+  test('a declared Content-Length over the limit is refused without reading the body', async () => {
+    let pulls = 0
+    const req = streamed(
+      Array.from({ length: 800 }, () => new Uint8Array(64 * 1024)),
+      () => pulls++,
+    )
+    const withLength = new Request(req, { headers: { 'content-length': String(50 * 1024 * 1024) } })
+    const err = await rejection(readBody(withLength, { limit: 1024, status: 413 }))
+    expect(err.status).toBe(413)
     // Stream machinery may prefetch a chunk or two; reading it would take 800.
-    expect(pulls).toBeLessThan(5);
-  });
+    expect(pulls).toBeLessThan(5)
+  })
 
-  test("a streamed body is abandoned as soon as it passes the limit", async () => {
-    let pulls = 0;
-    const chunk = new Uint8Array(64 * 1024);
-    const chunks = Array.from({ length: 800 }, () => chunk); // 50 MiB if read whole
-    const err = await rejection(readBody(streamed(chunks, () => pulls++), { limit: 100 * 1024 }));
-    expect(err.status).toBe(413);
-    expect(pulls).toBeLessThan(10);
-  });
+  test('a streamed body is abandoned as soon as it passes the limit', async () => {
+    let pulls = 0
+    const chunk = new Uint8Array(64 * 1024)
+    const chunks = Array.from({ length: 800 }, () => chunk) // 50 MiB if read whole
+    const err = await rejection(
+      readBody(
+        streamed(chunks, () => pulls++),
+        { limit: 100 * 1024 },
+      ),
+    )
+    expect(err.status).toBe(413)
+    expect(pulls).toBeLessThan(10)
+  })
 
-  test("JSON reading distinguishes empty, malformed and valid bodies", async () => {
-    const req = (body: string) => new Request("http://x/", { method: "POST", body });
-    expect(await readJson(req("  "), { limit: 100 })).toEqual({ empty: true });
-    expect(await readJson(req("{bad"), { limit: 100 })).toMatchObject({ empty: false, invalid: true });
-    expect(await readJson(req('{"a":1}'), { limit: 100 })).toEqual({ empty: false, value: { a: 1 } });
-    const invalidUtf8 = new Request("http://x/", { method: "POST", body: new Uint8Array([0x7b, 0xff, 0x7d]) });
-    expect(await readJson(invalidUtf8, { limit: 100 })).toMatchObject({ empty: false, invalid: true });
-  });
+  test('JSON reading distinguishes empty, malformed and valid bodies', async () => {
+    const req = (body: string) => new Request('http://x/', { method: 'POST', body })
+    expect(await readJson(req('  '), { limit: 100 })).toEqual({ empty: true })
+    expect(await readJson(req('{bad'), { limit: 100 })).toMatchObject({ empty: false, invalid: true })
+    expect(await readJson(req('{"a":1}'), { limit: 100 })).toEqual({ empty: false, value: { a: 1 } })
+    const invalidUtf8 = new Request('http://x/', { method: 'POST', body: new Uint8Array([0x7b, 0xff, 0x7d]) })
+    expect(await readJson(invalidUtf8, { limit: 100 })).toMatchObject({ empty: false, invalid: true })
+  })
 
-  test("readJsonObject refuses arrays and scalars with the given message", async () => {
-    for (const body of ["[1]", "3", '"s"', "null", ""]) {
-      const err = await rejection(readJsonObject(new Request("http://x/", { method: "POST", body }), { limit: 100 }, "Invalid request body."));
-      expect(err.status).toBe(400);
-      expect(err.message).toBe("Invalid request body.");
+  test('readJsonObject refuses arrays and scalars with the given message', async () => {
+    for (const body of ['[1]', '3', '"s"', 'null', '']) {
+      const err = await rejection(
+        readJsonObject(new Request('http://x/', { method: 'POST', body }), { limit: 100 }, 'Invalid request body.'),
+      )
+      expect(err.status).toBe(400)
+      expect(err.message).toBe('Invalid request body.')
     }
-  });
+  })
 
-  test("JSON deeper than the bound is refused before JSON.parse runs; the bound itself parses", async () => {
-    const deep = (n: number) => "[".repeat(n) + "]".repeat(n);
-    expect(() => parseJson(deep(MAX_JSON_DEPTH))).not.toThrow();
-    expect(() => parseJson(deep(MAX_JSON_DEPTH + 1))).toThrow(BodySyntaxError);
-    expect(() => parseJson('{"a":'.repeat(10_000) + "1" + "}".repeat(10_000))).toThrow(`nests deeper than ${MAX_JSON_DEPTH} levels`);
+  test('JSON deeper than the bound is refused before JSON.parse runs; the bound itself parses', async () => {
+    const deep = (n: number) => '['.repeat(n) + ']'.repeat(n)
+    expect(() => parseJson(deep(MAX_JSON_DEPTH))).not.toThrow()
+    expect(() => parseJson(deep(MAX_JSON_DEPTH + 1))).toThrow(BodySyntaxError)
+    expect(() => parseJson('{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000))).toThrow(`nests deeper than ${MAX_JSON_DEPTH} levels`)
     // Brackets inside strings (escaped quotes included) do not count.
-    const inString = JSON.stringify({ s: "[".repeat(5000) + '\\"' + "{".repeat(5000) });
-    expect(nestsDeeper(inString)).toBe(false);
-    expect(parseJson(inString)).toEqual(JSON.parse(inString));
-    const read = await readJson(new Request("http://x/", { method: "POST", body: deep(20_000) }), { limit: 1 << 20 });
-    expect(read).toEqual({ empty: false, invalid: true, reason: `The body nests deeper than ${MAX_JSON_DEPTH} levels.` });
-  });
+    const inString = JSON.stringify({ s: '['.repeat(5000) + '\\"' + '{'.repeat(5000) })
+    expect(nestsDeeper(inString)).toBe(false)
+    expect(parseJson(inString)).toEqual(JSON.parse(inString))
+    const read = await readJson(new Request('http://x/', { method: 'POST', body: deep(20_000) }), { limit: 1 << 20 })
+    expect(read).toEqual({ empty: false, invalid: true, reason: `The body nests deeper than ${MAX_JSON_DEPTH} levels.` })
+  })
 
-  test("YAML aliases that would expand without bound are refused; shared small subtrees pass", () => {
-    const lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+  test('YAML aliases that would expand without bound are refused; shared small subtrees pass', () => {
+    const lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
     // Seven levels of nine: 4.8 million leaves, which the YAML parser itself still accepts.
-    for (let i = 1; i < 7; i++) lines.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(",")}]`);
-    expect(() => parseYaml(lines.join("\n"))).toThrow("expands to more than");
-    expect(parseYaml('a: &a {k: v}\nb: *a\nc: *a\n')).toEqual({ a: { k: "v" }, b: { k: "v" }, c: { k: "v" } });
-    expect(() => parseYaml("a: " + "[".repeat(MAX_JSON_DEPTH + 1) + "]".repeat(MAX_JSON_DEPTH + 1))).toThrow(BodySyntaxError);
-    expect(() => parseYaml("a: [")).toThrow(BodySyntaxError);
-  });
+    for (let i = 1; i < 7; i++)
+      lines.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(',')}]`,
+      )
+    expect(() => parseYaml(lines.join('\n'))).toThrow('expands to more than')
+    expect(parseYaml('a: &a {k: v}\nb: *a\nc: *a\n')).toEqual({ a: { k: 'v' }, b: { k: 'v' }, c: { k: 'v' } })
+    expect(() => parseYaml('a: ' + '['.repeat(MAX_JSON_DEPTH + 1) + ']'.repeat(MAX_JSON_DEPTH + 1))).toThrow(BodySyntaxError)
+    expect(() => parseYaml('a: [')).toThrow(BodySyntaxError)
+  })
 
-  test("UTF-8 decoding refuses invalid bytes and lone surrogates instead of replacing them", () => {
-    expect(decodeUtf8(new TextEncoder().encode("é€😀"))).toBe("é€😀");
-    expect(() => decodeUtf8(new Uint8Array([0x61, 0xff]))).toThrow("not valid UTF-8");
+  test('UTF-8 decoding refuses invalid bytes and lone surrogates instead of replacing them', () => {
+    expect(decodeUtf8(new TextEncoder().encode('é€😀'))).toBe('é€😀')
+    expect(() => decodeUtf8(new Uint8Array([0x61, 0xff]))).toThrow('not valid UTF-8')
     // CESU-8 encoded U+D800.
-    expect(() => decodeUtf8(new Uint8Array([0xed, 0xa0, 0x80]))).toThrow(BodySyntaxError);
-  });
-});
+    expect(() => decodeUtf8(new Uint8Array([0xed, 0xa0, 0x80]))).toThrow(BodySyntaxError)
+  })
+})

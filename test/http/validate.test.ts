@@ -1,49 +1,58 @@
-import { describe, expect, test } from "bun:test";
-import { Type as T } from "@sinclair/typebox";
-import { ApiError, shown } from "../../src/http/errors";
-import { checkBody } from "../../src/http/validate";
+import { describe, expect, test } from 'bun:test'
+import { Type as T } from '@sinclair/typebox'
+import { ApiError, shown } from '../../src/http/errors'
+import { checkBody } from '../../src/http/validate'
 
 const failure = (f: () => unknown): ApiError => {
   try {
-    f();
+    f()
   } catch (e) {
-    if (e instanceof ApiError) return e;
-    throw e;
+    if (e instanceof ApiError) return e
+    throw e
   }
-  throw new Error("expected an ApiError");
-};
+  throw new Error('expected an ApiError')
+}
 
-describe("checkBody", () => {
-  const Schema = T.Object({ size: T.Optional(T.Integer()), sort: T.Optional(T.Array(T.String())), nested: T.Optional(T.Object({ flag: T.Boolean() })) });
+describe('checkBody', () => {
+  const Schema = T.Object({
+    size: T.Optional(T.Integer()),
+    sort: T.Optional(T.Array(T.String())),
+    nested: T.Optional(T.Object({ flag: T.Boolean() })),
+  })
 
-  test("a matching body comes back as it is", () => {
-    const body = { size: 3, sort: ["a"], extra: { any: 1 } };
-    expect(checkBody(Schema, body)).toBe(body);
-  });
+  test('a matching body comes back as it is', () => {
+    const body = { size: 3, sort: ['a'], extra: { any: 1 } }
+    expect(checkBody(Schema, body)).toBe(body)
+  })
 
-  test("a mistyped field is a 400 naming the field, nested ones by their dotted path", () => {
-    expect(failure(() => checkBody(Schema, { size: "3" }, "search request body"))).toMatchObject({ status: 400, message: "Invalid search request body: field [size] expected integer." });
-    expect(failure(() => checkBody(Schema, { sort: [1] })).message).toBe("Invalid request body: field [sort.0] expected string.");
-    expect(failure(() => checkBody(Schema, { nested: {} })).message).toBe("Invalid request body: field [nested.flag] expected required property.");
-    expect(failure(() => checkBody(Schema, [])).message).toBe("Invalid request body: expected object.");
-  });
+  test('a mistyped field is a 400 naming the field, nested ones by their dotted path', () => {
+    expect(failure(() => checkBody(Schema, { size: '3' }, 'search request body'))).toMatchObject({
+      status: 400,
+      message: 'Invalid search request body: field [size] expected integer.',
+    })
+    expect(failure(() => checkBody(Schema, { sort: [1] })).message).toBe('Invalid request body: field [sort.0] expected string.')
+    expect(failure(() => checkBody(Schema, { nested: {} })).message).toBe(
+      'Invalid request body: field [nested.flag] expected required property.',
+    )
+    expect(failure(() => checkBody(Schema, [])).message).toBe('Invalid request body: expected object.')
+  })
 
-  test("objects that cannot become strings are judged, never converted", () => {
-    const hostile = JSON.parse('{"size": {"toString": 1, "valueOf": 2}}');
-    expect(failure(() => checkBody(Schema, hostile)).message).toBe("Invalid request body: field [size] expected integer.");
-  });
-});
+  test('objects that cannot become strings are judged, never converted', () => {
+    const hostile = JSON.parse('{"size": {"toString": 1, "valueOf": 2}}')
+    expect(failure(() => checkBody(Schema, hostile)).message).toBe('Invalid request body: field [size] expected integer.')
+  })
+})
 
-describe("shown", () => {
-  test("strings as they are, other values as JSON, long ones cut, never a throw", () => {
-    expect(shown("draft")).toBe("draft");
-    expect(shown({ a: [1] })).toBe('{"a":[1]}');
-    expect(shown(JSON.parse('{"toString": 1}'))).toBe('{"toString":1}');
-    expect(shown(undefined)).toBe("undefined");
-    expect(shown(10n)).toBe("bigint");
-    expect(shown("x".repeat(500))).toBe("x".repeat(200) + "...");
-    const cyclic: Record<string, unknown> = {};
-    cyclic.self = cyclic;
-    expect(shown(cyclic)).toBe("object");
-  });
-});
+describe('shown', () => {
+  test('strings as they are, other values as JSON, long ones cut, never a throw', () => {
+    expect(shown('draft')).toBe('draft')
+    expect(shown({ a: [1] })).toBe('{"a":[1]}')
+    expect(shown(JSON.parse('{"toString": 1}'))).toBe('{"toString":1}')
+    expect(shown(undefined)).toBe('undefined')
+    expect(shown(10n)).toBe('bigint')
+    expect(shown('x'.repeat(500))).toBe('x'.repeat(200) + '...')
+    const cyclic: Record<string, unknown> = {}
+    cyclic.self = cyclic
+    expect(shown(cyclic)).toBe('object')
+  })
+})

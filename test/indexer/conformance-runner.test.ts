@@ -1,7 +1,14 @@
 // The conformance runner's own semantics (scripts/conformance): if these drift, the suite's
 // verdicts mean nothing, so they are pinned against the Java harness's documented behaviour.
 import { describe, expect, test } from 'bun:test'
-import { assertMatch, isTrue, javaCommentsRegex, regexFinds, compileJavaCommentsRegex, deepEqual } from '../../scripts/conformance/assertions'
+import {
+  assertMatch,
+  isTrue,
+  javaCommentsRegex,
+  regexFinds,
+  compileJavaCommentsRegex,
+  deepEqual,
+} from '../../scripts/conformance/assertions'
 import { buildCall, encodePart, parseJsonStream } from '../../scripts/conformance/request'
 import { skipReason, versionInRanges } from '../../scripts/conformance/skip'
 import { evaluatePath, Stash } from '../../scripts/conformance/stash'
@@ -90,8 +97,18 @@ describe('request building', () => {
     ],
     params: new Set(['expand_wildcards']),
   }
-  const bulk: ApiSpec = { name: 'bulk', paths: [{ path: '/_bulk', methods: ['POST', 'PUT'], parts: [] }], params: new Set(['refresh']), body: { required: true, serialize: 'bulk' } }
-  const search: ApiSpec = { name: 'search', paths: [{ path: '/{index}/_search', methods: ['GET', 'POST'], parts: ['index'] }], params: new Set(['size']), body: {} }
+  const bulk: ApiSpec = {
+    name: 'bulk',
+    paths: [{ path: '/_bulk', methods: ['POST', 'PUT'], parts: [] }],
+    params: new Set(['refresh']),
+    body: { required: true, serialize: 'bulk' },
+  }
+  const search: ApiSpec = {
+    name: 'search',
+    paths: [{ path: '/{index}/_search', methods: ['GET', 'POST'], parts: ['index'] }],
+    params: new Set(['size']),
+    body: {},
+  }
 
   test('takes the path with the most parts and encodes parts', () => {
     const call = buildCall(getAlias, new Set(), { index: ['a', 'b*'], name: 'x/y', expand_wildcards: 'all' }, {})

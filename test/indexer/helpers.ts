@@ -17,13 +17,22 @@ export interface TestServer {
   url: string
   store: Store
   /** fetch with the named user's credentials (`undefined` = none). */
-  call(user: string | undefined, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; text: string; headers: Headers }>
+  call(
+    user: string | undefined,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: any; text: string; headers: Headers }>
   stop(): Promise<void>
 }
 
 export const PASSWORD = 'Test-password-1'
 
-export async function startIndexApi(opts: { roles?: string; mapping?: string; users: Record<string, { roles?: string[]; backend_roles?: string[] }> }): Promise<TestServer> {
+export async function startIndexApi(opts: {
+  roles?: string
+  mapping?: string
+  users: Record<string, { roles?: string[]; backend_roles?: string[] }>
+}): Promise<TestServer> {
   const dirs = tempDirs()
   const users = Object.fromEntries(Object.entries(opts.users).map(([n, u]) => [n, { password: PASSWORD, ...u }]))
   writeSecurityFile(dirs, 'internal_users.yml', await usersFile(users))

@@ -29,7 +29,12 @@ async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
 beforeAll(async () => {
   api = await startIndexApi({
     roles: ROLES,
-    users: { admin: { roles: ['all_access'] }, alice: { roles: ['logs_reader'] }, bob: { roles: ['logs_reader'] }, writer: { roles: ['logs_writer'] } },
+    users: {
+      admin: { roles: ['all_access'] },
+      alice: { roles: ['logs_reader'] },
+      bob: { roles: ['logs_reader'] },
+      writer: { roles: ['logs_writer'] },
+    },
   })
   await ok(api.call('admin', 'PUT', '/shared', { mappings: { properties: { owner: { type: 'keyword' }, n: { type: 'long' } } } }))
   await ok(api.call('admin', 'PUT', '/logs-a', { mappings: { properties: { owner: { type: 'keyword' } } } }))
@@ -40,12 +45,18 @@ beforeAll(async () => {
       'POST',
       '/_bulk?refresh=true',
       [
-        { index: { _index: 'shared', _id: 's1' } }, { owner: 'alice', n: 1 },
-        { index: { _index: 'shared', _id: 's2' } }, { owner: 'alice', n: 2 },
-        { index: { _index: 'shared', _id: 's3' } }, { owner: 'bob', n: 3 },
-        { index: { _index: 'logs-a', _id: 'l1' } }, { owner: 'bob' },
-        { index: { _index: 'logs-a', _id: 'l2' } }, { owner: 'carol' },
-        { index: { _index: 'secret', _id: 'x1' } }, { owner: 'alice' },
+        { index: { _index: 'shared', _id: 's1' } },
+        { owner: 'alice', n: 1 },
+        { index: { _index: 'shared', _id: 's2' } },
+        { owner: 'alice', n: 2 },
+        { index: { _index: 'shared', _id: 's3' } },
+        { owner: 'bob', n: 3 },
+        { index: { _index: 'logs-a', _id: 'l1' } },
+        { owner: 'bob' },
+        { index: { _index: 'logs-a', _id: 'l2' } },
+        { owner: 'carol' },
+        { index: { _index: 'secret', _id: 'x1' } },
+        { owner: 'alice' },
       ]
         .map((l) => JSON.stringify(l) + '\n')
         .join(''),
@@ -114,7 +125,15 @@ describe('index permissions on concrete indices', () => {
     expect(ids(await ok(api.call('alice', 'GET', '/plain-alias/_search')))).toEqual(['l1', 'l2'])
     // An alias whose name matches the role's pattern, over an index it does not: refused.
     // `logs-*` also expands to the alias `logs-evil`, hence to `secret`: refused as a whole.
-    for (const path of ['/logs-*/_search', '/logs-evil/_search', '/secret/_search', '/mixed/_search', '/*/_search', '/_search', '/secret/_doc/x1']) {
+    for (const path of [
+      '/logs-*/_search',
+      '/logs-evil/_search',
+      '/secret/_search',
+      '/mixed/_search',
+      '/*/_search',
+      '/_search',
+      '/secret/_doc/x1',
+    ]) {
       const res = await api.call('alice', 'GET', path)
       expect(res.status, path).toBe(403)
       expect(res.body.error.type).toBe('security_exception')
@@ -124,8 +143,10 @@ describe('index permissions on concrete indices', () => {
 
   test('bulk authorizes every item on its own index', async () => {
     const lines = [
-      { index: { _index: 'logs-b', _id: 'w1' } }, { owner: 'w' },
-      { index: { _index: 'secret', _id: 'w2' } }, { owner: 'w' },
+      { index: { _index: 'logs-b', _id: 'w1' } },
+      { owner: 'w' },
+      { index: { _index: 'secret', _id: 'w2' } },
+      { owner: 'w' },
       { delete: { _index: 'logs-a', _id: 'l1' } },
     ]
     const body = await ok(api.call('writer', 'POST', '/_bulk', lines.map((l) => JSON.stringify(l) + '\n').join('')))
@@ -143,7 +164,9 @@ describe('index permissions on concrete indices', () => {
     expect((await api.call('writer', 'GET', '/logs-a/_search')).status).toBe(403)
     expect((await api.call('alice', 'PUT', '/logs-a/_doc/z', { a: 1 })).status).toBe(403)
     expect((await api.call('alice', 'DELETE', '/logs-a')).status).toBe(403)
-    expect((await api.call('alice', 'PUT', '/_cluster/settings', { transient: { 'cluster.routing.allocation.enable': 'none' } })).status).toBe(403)
+    expect(
+      (await api.call('alice', 'PUT', '/_cluster/settings', { transient: { 'cluster.routing.allocation.enable': 'none' } })).status,
+    ).toBe(403)
   })
 
   test('no credentials: 401 with a Basic challenge', async () => {
@@ -260,9 +283,13 @@ describe('cluster routes', () => {
   })
 
   test('cluster settings: put, read flat and nested, reset', async () => {
-    const put = await ok(api.call('admin', 'PUT', '/_cluster/settings?flat_settings=true', { transient: { 'cluster.routing.allocation.enable': 'none' } }))
+    const put = await ok(
+      api.call('admin', 'PUT', '/_cluster/settings?flat_settings=true', { transient: { 'cluster.routing.allocation.enable': 'none' } }),
+    )
     expect(put.transient).toEqual({ 'cluster.routing.allocation.enable': 'none' })
-    expect((await ok(api.call('admin', 'GET', '/_cluster/settings'))).transient).toEqual({ cluster: { routing: { allocation: { enable: 'none' } } } })
+    expect((await ok(api.call('admin', 'GET', '/_cluster/settings'))).transient).toEqual({
+      cluster: { routing: { allocation: { enable: 'none' } } },
+    })
     await ok(api.call('admin', 'PUT', '/_cluster/settings', { transient: { 'cluster.*': null } }))
     expect((await ok(api.call('admin', 'GET', '/_cluster/settings?flat_settings=true'))).transient).toEqual({})
   })
@@ -301,18 +328,31 @@ describe('conformance details over HTTP', () => {
     const got = await ok(api.call('admin', 'GET', '/stored/_doc/1?stored_fields=count'))
     expect(got.fields).toEqual({ count: [1] })
     expect(got._source).toBeUndefined()
-    expect((await ok(api.call('admin', 'GET', '/stored/_doc/1?stored_fields=count&_source=true')))._source).toEqual({ count: 1, other: 'x' })
+    expect((await ok(api.call('admin', 'GET', '/stored/_doc/1?stored_fields=count&_source=true')))._source).toEqual({
+      count: 1,
+      other: 'x',
+    })
     const updated = await ok(api.call('admin', 'POST', '/stored/_update/1?_source_includes=other', { doc: { other: 'y' } }))
     expect(updated.get._source).toEqual({ other: 'y' })
-    expect((await ok(api.call('admin', 'POST', '/stored/_update/1?_source=count', { doc: { other: 'z' } }))).get._source).toEqual({ count: 1 })
+    expect((await ok(api.call('admin', 'POST', '/stored/_update/1?_source=count', { doc: { other: 'z' } }))).get._source).toEqual({
+      count: 1,
+    })
   })
 
   test('closing and opening indices: 400 index_closed_exception in between, close rows in _cat', async () => {
     await ok(api.call('admin', 'PUT', '/closable', { settings: { number_of_shards: 3, number_of_replicas: 0 } }))
     await ok(api.call('admin', 'PUT', '/closable/_doc/1?refresh=true', { a: 1 }), 201)
     expect((await api.call('alice', 'POST', '/closable/_close')).status).toBe(403)
-    expect(await ok(api.call('admin', 'POST', '/closable/_close'))).toEqual({ acknowledged: true, shards_acknowledged: true, indices: { closable: { closed: true } } })
-    for (const [method, path] of [['GET', '/closable/_doc/1'], ['GET', '/closable/_search'], ['PUT', '/closable/_doc/2']] as const) {
+    expect(await ok(api.call('admin', 'POST', '/closable/_close'))).toEqual({
+      acknowledged: true,
+      shards_acknowledged: true,
+      indices: { closable: { closed: true } },
+    })
+    for (const [method, path] of [
+      ['GET', '/closable/_doc/1'],
+      ['GET', '/closable/_search'],
+      ['PUT', '/closable/_doc/2'],
+    ] as const) {
       const res = await api.call('admin', method, path, method === 'PUT' ? { a: 2 } : undefined)
       expect(res.status, path).toBe(400)
       expect(res.body.error.type).toBe('index_closed_exception')
@@ -332,7 +372,9 @@ describe('conformance details over HTTP', () => {
     expect(stats.indices.shared.primaries.flush.total).toBeGreaterThanOrEqual(1)
     expect(stats.indices.shared.uuid).toMatch(/^[\w-]{22}$/)
     expect(stats._all.primaries.docs.count).toBe(3 + stats.indices['logs-a'].primaries.docs.count)
-    expect(stats._all.total.store.size_in_bytes).toBe(stats.indices.shared.total.store.size_in_bytes + stats.indices['logs-a'].total.store.size_in_bytes)
+    expect(stats._all.total.store.size_in_bytes).toBe(
+      stats.indices.shared.total.store.size_in_bytes + stats.indices['logs-a'].total.store.size_in_bytes,
+    )
     const docsOnly = await ok(api.call('admin', 'GET', '/shared/_stats/docs'))
     expect(Object.keys(docsOnly.indices.shared.primaries)).toEqual(['docs'])
     expect((await api.call('admin', 'GET', '/shared/_stats/bogus')).status).toBe(400)

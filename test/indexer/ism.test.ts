@@ -97,7 +97,14 @@ describe('GET, HEAD, list and DELETE', () => {
   test('a missing policy: GET 404 "Policy not found", HEAD 404 without a body, DELETE 404 naming it', async () => {
     const get = await api.call('admin', 'GET', `${BASE}/nope`)
     expect(get.status).toBe(404)
-    expect(get.body).toEqual({ error: { root_cause: [{ type: 'status_exception', reason: 'Policy not found' }], type: 'status_exception', reason: 'Policy not found' }, status: 404 })
+    expect(get.body).toEqual({
+      error: {
+        root_cause: [{ type: 'status_exception', reason: 'Policy not found' }],
+        type: 'status_exception',
+        reason: 'Policy not found',
+      },
+      status: 404,
+    })
     const head = await api.call('admin', 'HEAD', `${BASE}/nope`)
     expect(head.status).toBe(404)
     expect(head.text).toBe('')
@@ -107,7 +114,8 @@ describe('GET, HEAD, list and DELETE', () => {
   })
 
   test('the listing pages by policy id; DELETE removes one', async () => {
-    for (const id of ['list-c', 'list-a', 'list-b']) expect((await api.call('admin', 'PUT', `${BASE}/${id}`, policy('1d', `${id}-*`))).status).toBe(201)
+    for (const id of ['list-c', 'list-a', 'list-b'])
+      expect((await api.call('admin', 'PUT', `${BASE}/${id}`, policy('1d', `${id}-*`))).status).toBe(201)
     const page = await api.call('admin', 'GET', `${BASE}?size=2&from=1`)
     expect(page.status).toBe(200)
     const all = await api.call('admin', 'GET', BASE)
@@ -115,7 +123,11 @@ describe('GET, HEAD, list and DELETE', () => {
     expect(ids).toEqual([...ids].sort())
     expect(page.body.total_policies).toBe(all.body.total_policies)
     expect(page.body.policies.map((p: { _id: string }) => p._id)).toEqual(ids.slice(1, 3))
-    expect(all.body.policies[0]).toMatchObject({ _seq_no: expect.any(Number), _primary_term: expect.any(Number), policy: { policy_id: ids[0] } })
+    expect(all.body.policies[0]).toMatchObject({
+      _seq_no: expect.any(Number),
+      _primary_term: expect.any(Number),
+      policy: { policy_id: ids[0] },
+    })
 
     expect((await api.call('admin', 'HEAD', `${BASE}/list-b`)).status).toBe(200)
     const del = await api.call('admin', 'DELETE', `${BASE}/list-b`)

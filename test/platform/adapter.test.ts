@@ -31,13 +31,21 @@ describe('errors from the platform body', () => {
     // As OpenSearch 2.x answers a sort on a text field.
     const e = storeErrorFrom(400, {
       error: {
-        root_cause: [{ type: 'illegal_argument_exception', reason: 'Text fields are not optimised for operations that require per-document field data' }],
+        root_cause: [
+          {
+            type: 'illegal_argument_exception',
+            reason: 'Text fields are not optimised for operations that require per-document field data',
+          },
+        ],
         type: 'search_phase_execution_exception',
         reason: 'all shards failed',
         phase: 'query',
         grouped: true,
         failed_shards: [],
-        caused_by: { type: 'illegal_argument_exception', reason: 'Text fields are not optimised for operations that require per-document field data' },
+        caused_by: {
+          type: 'illegal_argument_exception',
+          reason: 'Text fields are not optimised for operations that require per-document field data',
+        },
       },
       status: 400,
     })
@@ -61,7 +69,14 @@ describe('errors from the platform body', () => {
 
   test('metadata survives; unknown types keep their type; non-JSON answers keep their status', () => {
     const conflict = storeErrorFrom(409, {
-      error: { root_cause: [], type: 'version_conflict_engine_exception', reason: '[1]: version conflict', index: 'locks', shard: '0', index_uuid: 'u' },
+      error: {
+        root_cause: [],
+        type: 'version_conflict_engine_exception',
+        reason: '[1]: version conflict',
+        index: 'locks',
+        shard: '0',
+        index_uuid: 'u',
+      },
       status: 409,
     })
     expect(conflict).toBeInstanceOf(VersionConflict)

@@ -47,15 +47,25 @@ export async function startBarePlatform(
     }
   }
   writeFileSync(join(configDir, 'security', 'internal_users.yml'), JSON.stringify(entries))
-  if (Object.keys(roles).length > 0) writeFileSync(join(configDir, 'security', 'roles.yml'), JSON.stringify({ _meta: { type: 'roles', config_version: 2 }, ...roles }))
-  const node = buildNodeConfig({ 'http.port': 0, 'path.data': join(root, 'data'), 'security.auth_failures.max_attempts': 0 }, 'test', configDir)
+  if (Object.keys(roles).length > 0)
+    writeFileSync(join(configDir, 'security', 'roles.yml'), JSON.stringify({ _meta: { type: 'roles', config_version: 2 }, ...roles }))
+  const node = buildNodeConfig(
+    { 'http.port': 0, 'path.data': join(root, 'data'), 'security.auth_failures.max_attempts': 0 },
+    'test',
+    configDir,
+  )
   const log = createLogger({ level: 'error' })
   const security = await createSecurity({ node, dataDir: join(root, 'data'), log, env: {} })
 
   let store: Store = openEmbeddedStore(':memory:')
   const settings = () => new ClusterSettings(node, storeSettingsPersistence(store))
   const deps: IndexApiDeps = { store, security: security.security, settings: settings(), node, log, now: Date.now }
-  const http = assembleApp({ security: security.security, log, pluginRoutes: securityRoutes(security.security), groups: [indexApiRoutes(deps)] })
+  const http = assembleApp({
+    security: security.security,
+    log,
+    pluginRoutes: securityRoutes(security.security),
+    groups: [indexApiRoutes(deps)],
+  })
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,

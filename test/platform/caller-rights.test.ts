@@ -45,9 +45,15 @@ beforeAll(async () => {
     ],
     roles: {
       content_writer: { index_permissions: [{ index_patterns: ['svc-threatintel-*'], allowed_actions: ['indices:data/write/*', 'read'] }] },
-      content_indexer: { index_permissions: [{ index_patterns: ['svc-threatintel-*'], allowed_actions: ['indices:data/write/index', 'indices:data/write/bulk*', 'read'] }] },
+      content_indexer: {
+        index_permissions: [
+          { index_patterns: ['svc-threatintel-*'], allowed_actions: ['indices:data/write/index', 'indices:data/write/bulk*', 'read'] },
+        ],
+      },
       content_reader: { index_permissions: [{ index_patterns: ['svc-threatintel-*'], allowed_actions: ['read'] }] },
-      case_writer: { index_permissions: [{ index_patterns: ['.ds-svc-findings-v5-security-*'], allowed_actions: ['indices:data/write/*', 'read'] }] },
+      case_writer: {
+        index_permissions: [{ index_patterns: ['.ds-svc-findings-v5-security-*'], allowed_actions: ['indices:data/write/*', 'read'] }],
+      },
       settings_writer: { index_permissions: [{ index_patterns: [SETTINGS_INDEX], allowed_actions: ['indices:data/write/*'] }] },
     },
   })
@@ -104,10 +110,14 @@ describe('content resources', () => {
     const parent = await node.request('POST', `${PREFIX}/integrations`, { user: ERIN, body: integrationBody('frank-parent') })
     expect(parent.status).toBe(201)
     const rulesBefore = (await platformDocs(CUSTOM_RULES_INDEX)).length
-    const integration = () => platformDocs(CONTENT_ALIASES.integrations).then((ds) => ds.find((d) => d.document.id === parent.body.message)!)
+    const integration = () =>
+      platformDocs(CONTENT_ALIASES.integrations).then((ds) => ds.find((d) => d.document.id === parent.body.message)!)
     const linkedBefore = (await integration()).document.rules
 
-    const r = await node.request('POST', `${PREFIX}/rules`, { user: FRANK, body: ruleBody(parent.body.message, 'frank-rule', 'frank-parent') })
+    const r = await node.request('POST', `${PREFIX}/rules`, {
+      user: FRANK,
+      body: ruleBody(parent.body.message, 'frank-rule', 'frank-parent'),
+    })
     expect(r.status).toBe(403)
     expect(r.body.status).toBe(403)
     expect(r.body.message).toContain(`no permissions for [${INDEX_ACTIONS.index}]`)
@@ -174,7 +184,8 @@ describe('content resources', () => {
     const preview = await node.request('GET', `${PREFIX}/promote?space=draft`)
     expect(preview.status).toBe(200)
     expect(preview.body.changes.integrations).toContainEqual({ operation: 'add', id: made.body.message })
-    const inTest = async () => (await platformDocs(CONTENT_ALIASES.integrations)).filter((d) => d.space.name === 'test').map((d) => d.document.id)
+    const inTest = async () =>
+      (await platformDocs(CONTENT_ALIASES.integrations)).filter((d) => d.space.name === 'test').map((d) => d.document.id)
     const testPolicy = async () => (await platformDocs(CONTENT_ALIASES.policies)).find((d) => d.space.name === 'test')
     const [idsBefore, policyBefore] = [await inTest(), await testPolicy()]
 
@@ -214,7 +225,12 @@ describe('findings case management', () => {
 
     const r = await node.request('PUT', FINDINGS_UPDATE, {
       user: IVAN,
-      body: { findings: [ { ...ids.security, case: { status: 'Acknowledged' } }, { ...ids['cloud-services'], case: { status: 'Acknowledged' } } ] },
+      body: {
+        findings: [
+          { ...ids.security, case: { status: 'Acknowledged' } },
+          { ...ids['cloud-services'], case: { status: 'Acknowledged' } },
+        ],
+      },
     })
     expect(r.status).toBe(207)
     expect(r.body.errors).toBe(true)
@@ -227,13 +243,19 @@ describe('findings case management', () => {
     expect((await source(ids['cloud-services'])).svc.case).toBeUndefined()
   })
   test('a bulk the platform refuses as a whole (no bulk right at all) makes every item a 403 item', async () => {
-    const put = await platform.request('POST', '/svc-findings-v5-security/_doc?op_type=create&refresh=true', { body: { '@timestamp': new Date().toISOString() } })
+    const put = await platform.request('POST', '/svc-findings-v5-security/_doc?op_type=create&refresh=true', {
+      body: { '@timestamp': new Date().toISOString() },
+    })
     const finding = { _id: put.body._id, _index: put.body._index }
     const deps = node.server.app.deps
     const ivan = await deps.security.authenticate(new Request(node.url + '/', { headers: { authorization: basic(IVAN) } }))
     // What OpenSearch answers a caller without indices:data/write/bulk: the whole request refused.
     const refusing = faultyStore(deps.storeFor!(ivan))
-    refusing.arm({ failAt: [1], bulk: 'request', error: () => new StoreError('security_exception', 403, 'no permissions for [indices:data/write/bulk] and User [name=ivan]') })
+    refusing.arm({
+      failAt: [1],
+      bulk: 'request',
+      error: () => new StoreError('security_exception', 403, 'no permissions for [indices:data/write/bulk] and User [name=ivan]'),
+    })
     const answer = await updateFindings({ ...deps, storeFor: () => refusing }, ivan, [{ ...finding, case: { status: 'closed' } }])
     expect(answer.errors).toBe(true)
     expect(answer.items).toEqual([{ ...finding, status: 403, error: 'no permissions for [indices:data/write/bulk] and User [name=ivan]' }])
@@ -243,7 +265,9 @@ describe('findings case management', () => {
 
 describe('securityRefusal', () => {
   test('finds the security exception in a cause chain, and nothing else', () => {
-    const wrapped = new StoreError('remote_transport_exception', 500, 'wrapped', { caused_by: { type: 'security_exception', reason: 'no permissions for [x]' } })
+    const wrapped = new StoreError('remote_transport_exception', 500, 'wrapped', {
+      caused_by: { type: 'security_exception', reason: 'no permissions for [x]' },
+    })
     expect(securityRefusal(wrapped)).toEqual({ status: 403, message: 'no permissions for [x]' })
     expect(securityRefusal(new StoreError('security_exception', 401, 'who?'))).toEqual({ status: 401, message: 'who?' })
     expect(securityRefusal(new StoreError('version_conflict_engine_exception', 409, 'conflict'))).toBeUndefined()

@@ -9,9 +9,13 @@ import { ADMIN, startTestServer, type TestServer, type TestServerOptions, type T
 export const SERVICE_ACCOUNT = { name: 'svc-service', password: 'Svc-service-pass-1' }
 export const SERVICE_ROLE = 'svc_service_account'
 /** The explicit system-index grant a service account needs besides all_access. */
-export const SERVICE_ROLE_DEF = { index_permissions: [{ index_patterns: ['.svc-internal-state'], allowed_actions: ['system:admin/system_index'] }] }
+export const SERVICE_ROLE_DEF = {
+  index_permissions: [{ index_patterns: ['.svc-internal-state'], allowed_actions: ['system:admin/system_index'] }],
+}
 
-export async function startPlatform(opts: { users?: TestUser[]; roles?: Record<string, unknown>; rolesMapping?: Record<string, unknown>; logLines?: string[] } = {}): Promise<TestServer> {
+export async function startPlatform(
+  opts: { users?: TestUser[]; roles?: Record<string, unknown>; rolesMapping?: Record<string, unknown>; logLines?: string[] } = {},
+): Promise<TestServer> {
   return startTestServer({
     users: [{ ...SERVICE_ACCOUNT, roles: ['all_access', SERVICE_ROLE] }, ...(opts.users ?? [])],
     roles: {

@@ -94,7 +94,8 @@ test('30 parallel rule creations split across both nodes against max_rules 5 sto
 test('100 concurrent session creates split across both nodes, starting at 450, end at exactly 500', async () => {
   const now = new Date().toISOString()
   const seed = []
-  for (let i = 0; i < 450; i++) seed.push({ create: {} }, { user: DAVE.name, title: `seed ${i}`, messages: [], created_at: now, updated_at: now, '@timestamp': now })
+  for (let i = 0; i < 450; i++)
+    seed.push({ create: {} }, { user: DAVE.name, title: `seed ${i}`, messages: [], created_at: now, updated_at: now, '@timestamp': now })
   const bulk = await platform.server.app.deps.store.bulk({ index: SESSIONS_STREAM, body: seed, refresh: true })
   expect(bulk.errors).toBe(false)
   const results = await Promise.all(

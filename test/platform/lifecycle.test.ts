@@ -34,9 +34,13 @@ describe('a platform-mode node', () => {
     const current = await platform.request('GET', policyPath('stream-metrics-policy'))
     const edited = structuredClone(current.body.policy)
     edited.states[0].transitions[0].conditions.min_index_age = '400d'
-    const put = await platform.request('PUT', `${policyPath('stream-metrics-policy')}?if_seq_no=${current.body._seq_no}&if_primary_term=${current.body._primary_term}`, {
-      body: { policy: edited },
-    })
+    const put = await platform.request(
+      'PUT',
+      `${policyPath('stream-metrics-policy')}?if_seq_no=${current.body._seq_no}&if_primary_term=${current.body._primary_term}`,
+      {
+        body: { policy: edited },
+      },
+    )
     expect(put.status).toBe(200)
     editedVersion = put.body._version
     nodeStarted = Date.now()
@@ -95,7 +99,11 @@ describe('a node whose service account may not write ISM policies', () => {
       },
     })
     node = await startNode(platform, {
-      settings: { 'storage.platform.username': LIMITED.name, 'storage.platform.password': LIMITED.password, 'plugins.setup.max_retries': 0 },
+      settings: {
+        'storage.platform.username': LIMITED.name,
+        'storage.platform.password': LIMITED.password,
+        'plugins.setup.max_retries': 0,
+      },
       logLines,
     })
   }, 60_000)
@@ -130,7 +138,9 @@ describe('the bootstrap over the platform adapter', () => {
   })
 
   const onPlatform = async (id: string) => {
-    const r = await fetch(`${bare.url}${policyPath(id)}`, { headers: { authorization: 'Basic ' + btoa(`${bare.admin.name}:${bare.admin.password}`) } })
+    const r = await fetch(`${bare.url}${policyPath(id)}`, {
+      headers: { authorization: 'Basic ' + btoa(`${bare.admin.name}:${bare.admin.password}`) },
+    })
     return { status: r.status, body: (await r.json()) as any }
   }
 
@@ -162,7 +172,9 @@ describe('the bootstrap over the platform adapter', () => {
       })
       expect(r).toMatchObject({ status: 'failed', failedTask: failing })
       expect(r.skipped[0]).toBe('policy:stream-metrics-policy')
-      const statuses = Object.fromEntries(await Promise.all(LIFECYCLE_POLICIES.map(async (p) => [p.id, (await onPlatform(p.id)).status] as const)))
+      const statuses = Object.fromEntries(
+        await Promise.all(LIFECYCLE_POLICIES.map(async (p) => [p.id, (await onPlatform(p.id)).status] as const)),
+      )
       expect(statuses).toEqual({
         'stream-events-policy': 200,
         'stream-raw-events-policy': 200,

@@ -17,7 +17,11 @@ export function startRecordingProxy(target: string): { url: string; seen: Record
       seen.push({ method: request.method, path: url.pathname + url.search, authorization: request.headers.get('authorization'), body })
       const headers = new Headers(request.headers)
       headers.delete('host')
-      const answer = await fetch(target + url.pathname + url.search, { method: request.method, headers, body: body === '' ? undefined : body })
+      const answer = await fetch(target + url.pathname + url.search, {
+        method: request.method,
+        headers,
+        body: body === '' ? undefined : body,
+      })
       return new Response(request.method === 'HEAD' ? null : await answer.arrayBuffer(), { status: answer.status, headers: answer.headers })
     },
   })

@@ -30,7 +30,9 @@ beforeAll(async () => {
     roles: { custom_reader: { index_permissions: [{ index_patterns: ['shared*'], allowed_actions: ['read'] }] } },
   })
   // The node knows custom_reader only for OUR cluster actions (roles.yml of the node).
-  node = await startNode(platform, { roles: { custom_reader: { cluster_permissions: ['cluster:admin/platform/securityanalytics/logtype/search'] } } })
+  node = await startNode(platform, {
+    roles: { custom_reader: { cluster_permissions: ['cluster:admin/platform/securityanalytics/logtype/search'] } },
+  })
   await platform.request('PUT', '/shared-1/_doc/1?refresh=true', { body: { msg: 'hello' } })
 }, 60_000)
 
@@ -70,7 +72,12 @@ describe('authentication by the platform', () => {
 
   test('a platform that cannot answer is a 503, never a pass', async () => {
     const dead = Bun.serve({ port: 0, fetch: () => new Response('down', { status: 502 }) })
-    const sec = new PlatformSecurity({ url: `http://127.0.0.1:${dead.port}`, insecure: false }, new Policy({ users: {}, roles: {}, mappings: {}, actionGroups: {} }), { cacheTtlSeconds: 60, cacheMaxEntries: 10 }, createLogger({ write: () => {} }))
+    const sec = new PlatformSecurity(
+      { url: `http://127.0.0.1:${dead.port}`, insecure: false },
+      new Policy({ users: {}, roles: {}, mappings: {}, actionGroups: {} }),
+      { cacheTtlSeconds: 60, cacheMaxEntries: 10 },
+      createLogger({ write: () => {} }),
+    )
     const e = await sec.authenticate(new Request('http://x/', { headers: { authorization: basic(ALICE) } })).catch((e) => e)
     dead.stop(true)
     expect(e).toBeInstanceOf(ApiError)
@@ -123,7 +130,8 @@ describe('the index API is the platform’s', () => {
   })
 
   test('the platform’s DLS filters sessions on a direct _search through the node', async () => {
-    for (const u of [ALICE, BOB]) expect((await node.request('POST', SESSIONS, { user: u, body: { title: `${u.name}'s`, messages: [] } })).status).toBe(200)
+    for (const u of [ALICE, BOB])
+      expect((await node.request('POST', SESSIONS, { user: u, body: { title: `${u.name}'s`, messages: [] } })).status).toBe(200)
     const r = await node.request('POST', '/svc-ai-assistant-sessions/_search', { user: ALICE, body: { size: 100 } })
     expect(r.status).toBe(200)
     const owners = new Set(r.body.hits.hits.map((h: { _source: { user: string } }) => h._source.user))
@@ -168,7 +176,10 @@ describe('_cluster/settings: our keys here, the platform’s keys there', () => 
     const there = await platform.request('GET', '/_cluster/settings?flat_settings=true')
     expect(there.body.persistent['cluster.routing.allocation.enable']).toBe('primaries')
     const got = await node.request('GET', '/_cluster/settings?flat_settings=true')
-    expect(got.body.persistent).toMatchObject({ 'plugins.content_manager.max_decoders': '17', 'cluster.routing.allocation.enable': 'primaries' })
+    expect(got.body.persistent).toMatchObject({
+      'plugins.content_manager.max_decoders': '17',
+      'cluster.routing.allocation.enable': 'primaries',
+    })
   })
 
   test('an invalid value of ours stops the request before anything reaches the platform', async () => {
@@ -185,7 +196,10 @@ describe('_cluster/settings: our keys here, the platform’s keys there', () => 
     const unknown = await node.request('PUT', '/_cluster/settings', { body: { persistent: { 'cluster.no_such_setting': 1 } } })
     expect(unknown.status).toBe(400)
     expect(unknown.body.error.reason).toContain('cluster.no_such_setting')
-    const bob = await node.request('PUT', '/_cluster/settings', { user: BOB, body: { persistent: { 'plugins.content_manager.max_decoders': 3 } } })
+    const bob = await node.request('PUT', '/_cluster/settings', {
+      user: BOB,
+      body: { persistent: { 'plugins.content_manager.max_decoders': 3 } },
+    })
     expect(bob.status).toBe(403)
   })
 })

@@ -11,30 +11,45 @@ type Ev = Record<string, any>
 const RULES: Array<{ doc: ReturnType<typeof ctiRule>; oracle: (e: Ev) => boolean }> = [
   {
     doc: ctiRule('r-failed-login', { sel: { 'event.action': 'login_failed' }, condition: 'sel' }, { level: 'high' }),
-    oracle: e => String(e.event?.action ?? '').toLowerCase() === 'login_failed',
+    oracle: (e) => String(e.event?.action ?? '').toLowerCase() === 'login_failed',
   },
   {
     doc: ctiRule('r-sudo', { sel: { 'process.command_line|contains': 'sudo ' }, condition: 'sel' }),
-    oracle: e => String(e.process?.command_line ?? '').toLowerCase().includes('sudo '),
+    oracle: (e) =>
+      String(e.process?.command_line ?? '')
+        .toLowerCase()
+        .includes('sudo '),
   },
   {
     doc: ctiRule('r-root-failure', { a: { 'user.name': 'root' }, b: { 'event.outcome': 'failure' }, condition: 'a and not b' }),
-    oracle: e => String(e.user?.name ?? '').toLowerCase() === 'root' && String(e.event?.outcome ?? '').toLowerCase() !== 'failure',
+    oracle: (e) => String(e.user?.name ?? '').toLowerCase() === 'root' && String(e.event?.outcome ?? '').toLowerCase() !== 'failure',
   },
 ]
 
 let seq = 0
 function event(kind: number): Ev {
   const n = ++seq
-  const base: Ev = { '@timestamp': new Date(Date.UTC(2026, 8, 10, 12, 0, n % 60)).toISOString(), agent: { id: '001', name: 'web-01' }, svc: { integration: { name: 'linux', category: 'security' } }, message: `event ${n}` }
+  const base: Ev = {
+    '@timestamp': new Date(Date.UTC(2026, 8, 10, 12, 0, n % 60)).toISOString(),
+    agent: { id: '001', name: 'web-01' },
+    svc: { integration: { name: 'linux', category: 'security' } },
+    message: `event ${n}`,
+  }
   switch (kind % 7) {
-    case 0: return { ...base, event: { action: 'login_failed', outcome: 'failure' }, user: { name: 'alice' } }
-    case 1: return { ...base, event: { action: 'LOGIN_FAILED', outcome: 'failure' }, user: { name: 'root' } } // case-insensitive match, not root-success
-    case 2: return { ...base, event: { action: 'login_success', outcome: 'success' }, user: { name: 'root' } }
-    case 3: return { ...base, event: { action: 'exec' }, process: { command_line: 'sudo rm -rf /tmp/x' }, user: { name: 'bob' } }
-    case 4: return { ...base, event: { action: 'exec' }, process: { command_line: 'pseudo-sudo' }, user: { name: 'bob' } } // near miss: no space
-    case 5: return { ...base, event: { action: 'login_faile' }, user: { name: 'rooter' } } // near misses everywhere
-    default: return { ...base, event: { action: 'exec', outcome: 'unknown' }, process: { command_line: 'SUDO  ls' }, user: { name: 'ROOT' } } // 'SUDO ' contains-match; root w/o failure
+    case 0:
+      return { ...base, event: { action: 'login_failed', outcome: 'failure' }, user: { name: 'alice' } }
+    case 1:
+      return { ...base, event: { action: 'LOGIN_FAILED', outcome: 'failure' }, user: { name: 'root' } } // case-insensitive match, not root-success
+    case 2:
+      return { ...base, event: { action: 'login_success', outcome: 'success' }, user: { name: 'root' } }
+    case 3:
+      return { ...base, event: { action: 'exec' }, process: { command_line: 'sudo rm -rf /tmp/x' }, user: { name: 'bob' } }
+    case 4:
+      return { ...base, event: { action: 'exec' }, process: { command_line: 'pseudo-sudo' }, user: { name: 'bob' } } // near miss: no space
+    case 5:
+      return { ...base, event: { action: 'login_faile' }, user: { name: 'rooter' } } // near misses everywhere
+    default:
+      return { ...base, event: { action: 'exec', outcome: 'unknown' }, process: { command_line: 'SUDO  ls' }, user: { name: 'ROOT' } } // 'SUDO ' contains-match; root w/o failure
   }
 }
 
@@ -46,7 +61,7 @@ function expect_(ids: Array<{ _id: string }>, events: Ev[]) {
 }
 
 async function actual(s: RulesetServer): Promise<string[]> {
-  return (await s.findings()).map(f => `${f._source.event.doc_id}|${f._source.svc.rule.id}`)
+  return (await s.findings()).map((f) => `${f._source.event.doc_id}|${f._source.svc.rule.id}`)
 }
 
 describe('detection runs', () => {
@@ -59,7 +74,13 @@ describe('detection runs', () => {
     for (const r of RULES) await s.ruleset.sync.upsertRule('standard', r.doc, LINUX.id, false)
     // Events from before the detector exists are not its business.
     await s.index([0, 1, 3].map(event))
-    await s.ruleset.sync.upsertDetector({ integrationId: LINUX.id, logType: 'linux', category: 'security', ruleIds: RULES.map(r => r.doc.id), enabled: true })
+    await s.ruleset.sync.upsertDetector({
+      integrationId: LINUX.id,
+      logType: 'linux',
+      category: 'security',
+      ruleIds: RULES.map((r) => r.doc.id),
+      enabled: true,
+    })
   })
   afterAll(async () => {
     await s.stop()
@@ -78,7 +99,7 @@ describe('detection runs', () => {
   })
 
   test('a finding has the reference 4.6 shape', async () => {
-    const [f] = (await s.findings()).filter(x => x._source.svc.rule.id === 'r-failed-login')
+    const [f] = (await s.findings()).filter((x) => x._source.svc.rule.id === 'r-failed-login')
     const src = f._source
     expect(src.event.action.toLowerCase()).toBe('login_failed')
     expect(src.event.index).toMatch(/^\.ds-svc-events-v5-security-/)

@@ -36,7 +36,13 @@ describe('create, get, update, delete, search', () => {
     expect(r.status).toBe(201)
     expect(r.headers.get('location')).toBe(`${BASE}/detectors/${r.body._id}`)
     expect(r.body._version).toBe(1)
-    expect(r.body.detector).toMatchObject({ name: 'linux-custom', detector_type: 'linux', enabled: true, threat_intel_enabled: false, triggers: [] })
+    expect(r.body.detector).toMatchObject({
+      name: 'linux-custom',
+      detector_type: 'linux',
+      enabled: true,
+      threat_intel_enabled: false,
+      triggers: [],
+    })
     expect(r.body.detector.inputs[0].detector_input.custom_rules).toEqual([{ id: 'cus-0' }, { id: 'cus-1' }])
     expect(new Date(r.body.detector.last_update_time).toISOString()).toBe(r.body.detector.last_update_time)
     const g = await s.request('GET', `${BASE}/detectors/${r.body._id}`)
@@ -46,7 +52,9 @@ describe('create, get, update, delete, search', () => {
 
   test('update changes the detector and its version; delete removes it; a second delete is 404', async () => {
     const c = await s.request('POST', `${BASE}/detectors`, { body: detectorBody({ custom: ['cus-0'] }) })
-    const u = await s.request('PUT', `${BASE}/detectors/${c.body._id}`, { body: detectorBody({ name: 'renamed', custom: ['cus-1', 'cus-2'] }) })
+    const u = await s.request('PUT', `${BASE}/detectors/${c.body._id}`, {
+      body: detectorBody({ name: 'renamed', custom: ['cus-1', 'cus-2'] }),
+    })
     expect(u.status).toBe(200)
     expect(u.body._version).toBe(2)
     expect(u.body.detector.name).toBe('renamed')
@@ -70,16 +78,22 @@ describe('create, get, update, delete, search', () => {
 
 describe('validation and limits', () => {
   test('malformed bodies are 400 naming the field', async () => {
-    const r = await s.request('POST', `${BASE}/detectors`, { body: { ...detectorBody(), schedule: { period: { interval: 0, unit: 'MINUTES' } } } })
+    const r = await s.request('POST', `${BASE}/detectors`, {
+      body: { ...detectorBody(), schedule: { period: { interval: 0, unit: 'MINUTES' } } },
+    })
     expect(r.status).toBe(400)
     expect(r.body.message).toContain('schedule.period.interval')
     expect((await s.request('POST', `${BASE}/detectors`, { raw: '{nope' })).status).toBe(400)
   })
 
   test('trigger detection types', async () => {
-    const none = await s.request('POST', `${BASE}/detectors`, { body: { ...detectorBody({ custom: ['cus-0'] }), triggers: [{ name: 't1', detection_types: [] }] } })
+    const none = await s.request('POST', `${BASE}/detectors`, {
+      body: { ...detectorBody({ custom: ['cus-0'] }), triggers: [{ name: 't1', detection_types: [] }] },
+    })
     expect(none.body).toEqual({ message: 'Trigger [t1] should mention at least one detection type but found none', status: 400 })
-    const bad = await s.request('POST', `${BASE}/detectors`, { body: { ...detectorBody({ custom: ['cus-0'] }), triggers: [{ name: 't2', detection_types: ['rules', 'ml'] }] } })
+    const bad = await s.request('POST', `${BASE}/detectors`, {
+      body: { ...detectorBody({ custom: ['cus-0'] }), triggers: [{ name: 't2', detection_types: ['rules', 'ml'] }] },
+    })
     expect(bad.body).toEqual({ message: 'Trigger [t2] has unsupported detection type [ml]', status: 400 })
   })
 
@@ -94,7 +108,13 @@ describe('validation and limits', () => {
       expect(u.body).toEqual({ message: 'Detector cannot have more than 2 rules, but found 3', status: 400 })
       // The Content Manager is held to it too.
       await expect(
-        s.ruleset.sync.upsertDetector({ integrationId: 'int-x', logType: 'linux', category: 'security', ruleIds: ['std-0', 'std-1', 'std-2'], sources: [EVENTS] }),
+        s.ruleset.sync.upsertDetector({
+          integrationId: 'int-x',
+          logType: 'linux',
+          category: 'security',
+          ruleIds: ['std-0', 'std-1', 'std-2'],
+          sources: [EVENTS],
+        }),
       ).rejects.toThrow('Detector cannot have more than 2 rules, but found 3')
     } finally {
       await s.setSetting(`${SA}max_rules_per_detector`, 50)
@@ -106,11 +126,24 @@ describe('validation and limits', () => {
     await s.setSetting(`${SA}max_detectors`, 2)
     try {
       // A Content Manager detector does not count and is never refused by the limit.
-      await s.ruleset.sync.upsertDetector({ integrationId: LINUX.id, logType: 'linux', category: 'security', ruleIds: ['std-0'], enabled: true })
-      for (let i = 0; i < 2; i++) expect((await s.request('POST', `${BASE}/detectors`, { body: detectorBody({ custom: ['cus-0'] }) })).status).toBe(201)
+      await s.ruleset.sync.upsertDetector({
+        integrationId: LINUX.id,
+        logType: 'linux',
+        category: 'security',
+        ruleIds: ['std-0'],
+        enabled: true,
+      })
+      for (let i = 0; i < 2; i++)
+        expect((await s.request('POST', `${BASE}/detectors`, { body: detectorBody({ custom: ['cus-0'] }) })).status).toBe(201)
       const r = await s.request('POST', `${BASE}/detectors`, { body: detectorBody({ custom: ['cus-0'] }) })
       expect(r.body).toEqual({ message: 'This request would create more than the allowed detectors [2].', status: 400 })
-      await s.ruleset.sync.upsertDetector({ integrationId: 'int-other', logType: 'linux', category: 'security', ruleIds: ['std-1'], enabled: false })
+      await s.ruleset.sync.upsertDetector({
+        integrationId: 'int-other',
+        logType: 'linux',
+        category: 'security',
+        ruleIds: ['std-1'],
+        enabled: false,
+      })
       const all = await s.request('POST', `${BASE}/detectors/_search`, { body: { size: 100 } })
       expect(all.body.hits.hits.length).toBe(4)
     } finally {
@@ -122,7 +155,9 @@ describe('validation and limits', () => {
   test('source indices must be svc-events-v5, readable and existing', async () => {
     const wrong = await s.request('POST', `${BASE}/detectors`, { body: detectorBody({ custom: ['cus-0'], indices: ['logs-x'] }) })
     expect(wrong.body).toEqual({ message: 'Threat detectors can only be created for `svc-events-v5` data sources.', status: 400 })
-    const missing = await s.request('POST', `${BASE}/detectors`, { body: detectorBody({ custom: ['cus-0'], indices: ['svc-events-v5-nothere'] }) })
+    const missing = await s.request('POST', `${BASE}/detectors`, {
+      body: detectorBody({ custom: ['cus-0'], indices: ['svc-events-v5-nothere'] }),
+    })
     expect(missing.body).toEqual({ message: 'Indices not found svc-events-v5-nothere', status: 404 })
     const blind = await s.request('POST', `${BASE}/detectors`, { user: 'noread', body: detectorBody({ custom: ['cus-0'] }) })
     expect(blind.body).toEqual({ message: `User doesn't have read permissions for one or more configured index ${EVENTS}`, status: 403 })
@@ -147,13 +182,32 @@ describe('validation and limits', () => {
 
 describe('standard detectors', () => {
   test('users may only enable or disable them, and never delete them', async () => {
-    await s.ruleset.sync.upsertDetector({ integrationId: LINUX.id, logType: 'linux', category: 'security', ruleIds: ['std-0', 'std-1'], interval: 99999, enabled: false })
+    await s.ruleset.sync.upsertDetector({
+      integrationId: LINUX.id,
+      logType: 'linux',
+      category: 'security',
+      ruleIds: ['std-0', 'std-1'],
+      interval: 99999,
+      enabled: false,
+    })
     const g = await s.request('GET', `${BASE}/detectors/${LINUX.id}`)
-    expect(g.body.detector).toMatchObject({ name: 'linux', detector_type: 'linux', enabled: false, schedule: { period: { interval: 2, unit: 'MINUTES' } } })
-    expect(g.body.detector.inputs[0].detector_input).toMatchObject({ description: 'Detector for linux integration', indices: [EVENTS], pre_packaged_rules: [{ id: 'std-0' }, { id: 'std-1' }] })
+    expect(g.body.detector).toMatchObject({
+      name: 'linux',
+      detector_type: 'linux',
+      enabled: false,
+      schedule: { period: { interval: 2, unit: 'MINUTES' } },
+    })
+    expect(g.body.detector.inputs[0].detector_input).toMatchObject({
+      description: 'Detector for linux integration',
+      indices: [EVENTS],
+      pre_packaged_rules: [{ id: 'std-0' }, { id: 'std-1' }],
+    })
     const { last_update_time: _a, enabled_time: _b, ...asGot } = g.body.detector
     const renamed = await s.request('PUT', `${BASE}/detectors/${LINUX.id}`, { body: { ...asGot, name: 'mine' } })
-    expect(renamed.body).toEqual({ message: 'Standard detectors cannot be modified by users. Only enabling or disabling is allowed.', status: 400 })
+    expect(renamed.body).toEqual({
+      message: 'Standard detectors cannot be modified by users. Only enabling or disabling is allowed.',
+      status: 400,
+    })
     const enabled = await s.request('PUT', `${BASE}/detectors/${LINUX.id}`, { body: { ...asGot, enabled: true } })
     expect(enabled.status).toBe(200)
     expect(enabled.body.detector.enabled).toBe(true)
@@ -165,7 +219,13 @@ describe('standard detectors', () => {
   })
 
   test('set_enabled switches enabled only; unchanged state is a no-op; unknown detector is version -1', async () => {
-    await s.ruleset.sync.upsertDetector({ integrationId: LINUX.id, logType: 'linux', category: 'security', ruleIds: ['std-0'], enabled: true })
+    await s.ruleset.sync.upsertDetector({
+      integrationId: LINUX.id,
+      logType: 'linux',
+      category: 'security',
+      ruleIds: ['std-0'],
+      enabled: true,
+    })
     const before = (await s.request('GET', `${BASE}/detectors/${LINUX.id}`)).body
     const off = await s.ruleset.sync.setDetectorEnabled(LINUX.id, false, 'admin')
     expect(off).toMatchObject({ changed: true, _version: before._version + 1 })
@@ -195,23 +255,34 @@ describe('filter_by_backend_roles', () => {
     try {
       const plain = await s.request('POST', `${BASE}/detectors`, { user: 'plain', body: detectorBody({ custom: ['cus-0'] }) })
       expect(plain.body).toEqual({ message: "User doesn't have backend roles configured. Contact administrator", status: 403 })
-      const blue = await s.request('POST', `${BASE}/detectors`, { user: 'blue', body: detectorBody({ name: 'blue-one', custom: ['cus-0'] }) })
+      const blue = await s.request('POST', `${BASE}/detectors`, {
+        user: 'blue',
+        body: detectorBody({ name: 'blue-one', custom: ['cus-0'] }),
+      })
       expect(blue.status).toBe(201)
       const red = await s.request('POST', `${BASE}/detectors`, { user: 'red', body: detectorBody({ name: 'red-one', custom: ['cus-0'] }) })
       expect(red.status).toBe(201)
       // blue and red share `det`: give red a detector of its own by changing what is shared.
       expect((await s.request('GET', `${BASE}/detectors/${blue.body._id}`, { user: 'red' })).status).toBe(200)
       const names = async (user: string) =>
-        (await s.request('POST', `${BASE}/detectors/_search`, { user, body: { size: 10 } })).body.hits.hits.map((h: any) => h._source.detector.name).sort()
+        (await s.request('POST', `${BASE}/detectors/_search`, { user, body: { size: 10 } })).body.hits.hits
+          .map((h: any) => h._source.detector.name)
+          .sort()
       expect(await names('blue')).toEqual(['blue-one', 'red-one'])
       // An all_access caller is never filtered; a detector created by admin carries admin's roles.
-      const admins = await s.request('POST', `${BASE}/detectors`, { user: 'admin', body: detectorBody({ name: 'admin-one', custom: ['cus-0'] }) })
+      const admins = await s.request('POST', `${BASE}/detectors`, {
+        user: 'admin',
+        body: detectorBody({ name: 'admin-one', custom: ['cus-0'] }),
+      })
       expect(admins.status).toBe(201)
       expect(await names('admin')).toEqual(['admin-one', 'blue-one', 'red-one'])
       expect(await names('blue')).toEqual(['blue-one', 'red-one'])
       const denied = await s.request('GET', `${BASE}/detectors/${admins.body._id}`, { user: 'blue' })
       expect(denied.status).toBe(403)
-      expect((await s.request('PUT', `${BASE}/detectors/${admins.body._id}`, { user: 'blue', body: detectorBody({ custom: ['cus-0'] }) })).status).toBe(403)
+      expect(
+        (await s.request('PUT', `${BASE}/detectors/${admins.body._id}`, { user: 'blue', body: detectorBody({ custom: ['cus-0'] }) }))
+          .status,
+      ).toBe(403)
       expect((await s.request('DELETE', `${BASE}/detectors/${admins.body._id}`, { user: 'blue' })).status).toBe(403)
       expect((await s.request('GET', `${BASE}/detectors/${admins.body._id}`, { user: 'admin' })).status).toBe(200)
     } finally {

@@ -52,7 +52,12 @@ describe('rules/evaluate', () => {
       rules_matched: 2,
       matches: [
         {
-          rule: { id: '85bba177-0000-4000-8000-000000000001', title: 'SSH failed password', level: 'medium', tags: ['attack.credential-access', 'attack.t1110.001'] },
+          rule: {
+            id: '85bba177-0000-4000-8000-000000000001',
+            title: 'SSH failed password',
+            level: 'medium',
+            tags: ['attack.credential-access', 'attack.t1110.001'],
+          },
           matched_conditions: ["event.category matched 'authentication'", "event.outcome matched 'failure'"],
         },
         { rule: { id: 'rule_1', title: 'Root anything', tags: [] }, matched_conditions: ["user.name matched 'ro*'"] },
@@ -61,21 +66,25 @@ describe('rules/evaluate', () => {
   })
 
   test('a negated selection that holds stops the match; near misses do not match', async () => {
-    const noisy = await s.ruleset.evaluate(request({ event: { category: 'authentication', outcome: 'failure' }, user: { name: 'healthcheck' } }))
-    expect(noisy.matches.map(m => m.rule.id)).toEqual([])
+    const noisy = await s.ruleset.evaluate(
+      request({ event: { category: 'authentication', outcome: 'failure' }, user: { name: 'healthcheck' } }),
+    )
+    expect(noisy.matches.map((m) => m.rule.id)).toEqual([])
     const near = await s.ruleset.evaluate(request({ event: { category: 'authentications', outcome: 'failures' }, user: { name: 'r' } }))
     expect(near).toMatchObject({ rules_evaluated: 2, rules_matched: 0, matches: [] })
   })
 
   test('rules that do not parse or compile are skipped and not counted', async () => {
-    const r = await s.ruleset.evaluate(request({ user: { name: 'root' } }, ['title: [broken', NO_ID, NO_ID.replace('startswith', 'minute')]))
+    const r = await s.ruleset.evaluate(
+      request({ user: { name: 'root' } }, ['title: [broken', NO_ID, NO_ID.replace('startswith', 'minute')]),
+    )
     expect(r.rules_evaluated).toBe(1)
-    expect(r.matches.map(m => m.rule.id)).toEqual(['rule_1'])
+    expect(r.matches.map((m) => m.rule.id)).toEqual(['rule_1'])
   })
 
   test('validation', async () => {
     const fails = async (req: Record<string, unknown>, message: string) => {
-      const e = await s.ruleset.evaluate(req).catch(x => x)
+      const e = await s.ruleset.evaluate(req).catch((x) => x)
       expect(e).toBeInstanceOf(ApiError)
       expect(e.status).toBe(400)
       expect(e.message).toBe(message)
@@ -92,11 +101,21 @@ describe('rules/evaluate', () => {
 
 describe('findings bounds of a detection run', () => {
   const RULE = ctiRule('r-any', { sel: { 'event.action': 'hit' }, condition: 'sel' })
-  const hits = (n: number) => Array.from({ length: n }, (_, i) => ({ '@timestamp': `2026-09-10T12:00:${String(i % 60).padStart(2, '0')}Z`, event: { action: 'hit' } }))
+  const hits = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      '@timestamp': `2026-09-10T12:00:${String(i % 60).padStart(2, '0')}Z`,
+      event: { action: 'hit' },
+    }))
 
   beforeAll(async () => {
     await s.ruleset.sync.upsertRule('standard', RULE, LINUX.id, false)
-    await s.ruleset.sync.upsertDetector({ integrationId: LINUX.id, logType: 'linux', category: 'security', ruleIds: ['r-any'], enabled: true })
+    await s.ruleset.sync.upsertDetector({
+      integrationId: LINUX.id,
+      logType: 'linux',
+      category: 'security',
+      ruleIds: ['r-any'],
+      enabled: true,
+    })
   })
 
   test('beyond correlation.max_pending_findings new findings are shed, counted, and the run moves on', async () => {

@@ -82,7 +82,8 @@ export async function startRulesetServer(): Promise<RulesetServer> {
   mkdirSync(dataDir, { recursive: true })
   const hash = await Bun.password.hash(PASSWORD, { algorithm: 'bcrypt', cost: 4 })
   const users = ['_meta:', '  type: internalusers', '  config_version: 2']
-  for (const [name, backendRoles] of Object.entries(USERS)) users.push(`${name}:`, `  hash: ${JSON.stringify(hash)}`, `  backend_roles: ${JSON.stringify(backendRoles)}`)
+  for (const [name, backendRoles] of Object.entries(USERS))
+    users.push(`${name}:`, `  hash: ${JSON.stringify(hash)}`, `  backend_roles: ${JSON.stringify(backendRoles)}`)
   writeFileSync(join(securityDir, 'internal_users.yml'), users.join('\n') + '\n')
   writeFileSync(join(securityDir, 'roles.yml'), `_meta:\n  type: roles\n  config_version: 2\n${ROLES}`)
   writeFileSync(join(securityDir, 'roles_mapping.yml'), `_meta:\n  type: rolesmapping\n  config_version: 2\n${MAPPING}`)
@@ -153,14 +154,14 @@ export async function startRulesetServer(): Promise<RulesetServer> {
       await current.deps.settings.update({ persistent: { [key]: value } })
     },
     async index(events) {
-      const lines = events.flatMap(e => [{ create: { _index: EVENTS } }, e])
+      const lines = events.flatMap((e) => [{ create: { _index: EVENTS } }, e])
       const r = await current.deps.store.bulk({ body: lines, refresh: true })
-      if (r.errors) throw new Error(`events not indexed: ${JSON.stringify(r.items.find(i => i.create?.error))}`)
-      return r.items.map(i => ({ _id: i.create!._id!, _index: i.create!._index }))
+      if (r.errors) throw new Error(`events not indexed: ${JSON.stringify(r.items.find((i) => i.create?.error))}`)
+      return r.items.map((i) => ({ _id: i.create!._id!, _index: i.create!._index }))
     },
     async findings() {
       const r = await current.deps.store.search({ index: FINDINGS, body: { size: 10_000, query: { match_all: {} } } })
-      return r.hits.hits.map(h => ({ _id: h._id, _source: h._source }))
+      return r.hits.hits.map((h) => ({ _id: h._id, _source: h._source }))
     },
     async restart() {
       await close()
@@ -191,7 +192,9 @@ export function ctiRule(id: string, detection: Record<string, unknown>, extra: R
 }
 
 /** A user detector body over the security events stream. */
-export function detectorBody(opts: { name?: string; custom?: string[]; prePackaged?: string[]; indices?: string[]; enabled?: boolean; interval?: number } = {}) {
+export function detectorBody(
+  opts: { name?: string; custom?: string[]; prePackaged?: string[]; indices?: string[]; enabled?: boolean; interval?: number } = {},
+) {
   return {
     type: 'detector',
     name: opts.name ?? 'linux-custom',
@@ -203,8 +206,8 @@ export function detectorBody(opts: { name?: string; custom?: string[]; prePackag
         detector_input: {
           description: 'test detector',
           indices: opts.indices ?? [EVENTS],
-          custom_rules: (opts.custom ?? []).map(id => ({ id })),
-          pre_packaged_rules: (opts.prePackaged ?? []).map(id => ({ id })),
+          custom_rules: (opts.custom ?? []).map((id) => ({ id })),
+          pre_packaged_rules: (opts.prePackaged ?? []).map((id) => ({ id })),
         },
       },
     ],

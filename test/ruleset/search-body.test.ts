@@ -41,6 +41,10 @@ describe('search bodies', () => {
 
   test('a body nested past the bound is refused before it reaches the store', async () => {
     const deep = `{"query": ${'{"bool": {"must": ['.repeat(2000)}{"match_all": {}}${']}}'.repeat(2000)}}`
-    for (const path of ROUTES) expect(await s.request('POST', path, { raw: deep })).toMatchObject({ status: 400, body: { message: 'Invalid search request body.', status: 400 } })
+    for (const path of ROUTES)
+      expect(await s.request('POST', path, { raw: deep })).toMatchObject({
+        status: 400,
+        body: { message: 'Invalid search request body.', status: 400 },
+      })
   })
 })

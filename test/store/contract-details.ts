@@ -10,7 +10,11 @@ import type { SearchResponse, Store } from '../../src/store/port'
 
 export function storeDetailsContract(store: () => Store): void {
   const total = (r: SearchResponse) => (typeof r.hits.total === 'number' ? r.hits.total : r.hits.total?.value)
-  const error = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as StoreError)
+  const error = (p: Promise<unknown>) =>
+    p.then(
+      () => undefined,
+      (e: unknown) => e as StoreError,
+    )
 
   describe('OpenSearch details', () => {
     test('index uuids are 22 base64url characters, like OpenSearch’s', async () => {
@@ -55,7 +59,11 @@ export function storeDetailsContract(store: () => Store): void {
     test('stored_fields answers fields mapped with store: true, and leaves _source out unless asked', async () => {
       await store().createIndex({
         index: 'sf',
-        body: { mappings: { properties: { count: { type: 'integer', store: true }, when: { type: 'date', store: true }, plain: { type: 'keyword' } } } },
+        body: {
+          mappings: {
+            properties: { count: { type: 'integer', store: true }, when: { type: 'date', store: true }, plain: { type: 'keyword' } },
+          },
+        },
       })
       await store().index({ index: 'sf', id: '1', body: { count: '7', when: '2024-01-02', plain: 'x', include: { a: 1 } } })
       const only = await store().get({ index: 'sf', id: '1', stored_fields: 'count,plain' })
@@ -80,11 +88,20 @@ export function storeDetailsContract(store: () => Store): void {
       const some = await store().update({ index: 'up', id: '1', body: { doc: { foo: 'qux' }, _source: ['bar'] } })
       expect(some.result).toBe('noop')
       expect(some.get?._source).toEqual({ bar: 'foo' })
-      const upsert = await store().update({ index: 'up', id: '2', body: { doc: { foo: 'baz' }, upsert: { foo: 'bar' }, _source: { includes: 'foo' } } })
+      const upsert = await store().update({
+        index: 'up',
+        id: '2',
+        body: { doc: { foo: 'baz' }, upsert: { foo: 'bar' }, _source: { includes: 'foo' } },
+      })
       expect(upsert.result).toBe('created')
       expect(upsert.get?._source).toEqual({ foo: 'bar' })
       const bulk = await store().bulk({
-        body: [{ update: { _index: 'up', _id: '1', _source: true } }, { doc: { foo: 'b1' } }, { update: { _index: 'up', _id: '2' } }, { doc: { foo: 'b2' }, _source: ['foo'] }],
+        body: [
+          { update: { _index: 'up', _id: '1', _source: true } },
+          { doc: { foo: 'b1' } },
+          { update: { _index: 'up', _id: '2' } },
+          { doc: { foo: 'b2' }, _source: ['foo'] },
+        ],
       })
       expect(bulk.items[0].update?.get?._source).toEqual({ foo: 'b1', bar: 'foo' })
       expect(bulk.items[1].update?.get?._source).toEqual({ foo: 'b2' })
@@ -145,11 +162,15 @@ export function storeDetailsContract(store: () => Store): void {
         expect(e).toBeInstanceOf(IllegalArgument)
         expect(e!.reason).toBe('field name cannot contain only the character [.]')
       }
-      expect((await error(store().index({ index: 'names', id: '1', body: { '': 1 } })))!.reason).toBe('field name cannot be an empty string')
+      expect((await error(store().index({ index: 'names', id: '1', body: { '': 1 } })))!.reason).toBe(
+        'field name cannot be an empty string',
+      )
       expect((await error(store().index({ index: 'names', id: '1', body: { '.a': 1 } })))!.reason).toBe(
         'object field starting or ending with a [.] makes object resolution ambiguous: [.a]',
       )
-      expect((await error(store().index({ index: 'names', id: '1', body: { 'a. .b': 1 } })))!.reason).toBe("object field cannot contain only whitespace: ['a. .b']")
+      expect((await error(store().index({ index: 'names', id: '1', body: { 'a. .b': 1 } })))!.reason).toBe(
+        "object field cannot contain only whitespace: ['a. .b']",
+      )
       expect((await store().get({ index: 'names', id: '1' })).found).toBe(false)
       const mapping = await error(store().createIndex({ index: 'bad', body: { mappings: { properties: { '': { type: 'keyword' } } } } }))
       expect(mapping).toBeInstanceOf(MapperParsing)
@@ -178,7 +199,11 @@ export function storeDetailsContract(store: () => Store): void {
       ]
       await store().createIndex({ index: 'dt', body: { mappings: { dynamic_templates: templates } } })
       // `stats.per_day` is an object: the leaf template matching its path cannot map it, so it stays an object.
-      await store().index({ index: 'dt', id: '1', body: { user_id: 'U1', stats: { hits: '12', 'per_day.mon': 1 }, n_a: 3, n_skip: 4, other: 'text here' } })
+      await store().index({
+        index: 'dt',
+        id: '1',
+        body: { user_id: 'U1', stats: { hits: '12', 'per_day.mon': 1 }, n_a: 3, n_skip: 4, other: 'text here' },
+      })
       const props = (await store().getMapping({ index: 'dt' })).dt.mappings.properties!
       expect(props.user_id).toEqual({ type: 'keyword' })
       expect(props.stats.properties!.hits).toEqual({ type: 'long' })
@@ -203,18 +228,34 @@ export function storeDetailsContract(store: () => Store): void {
       expect(total(await store().search({ index: 'fat', body: { query: { term: { user_id: 'U1' } } } }))).toBe(1)
 
       // put mapping merges dynamic templates by name.
-      await store().putMapping({ index: 'dt', body: { dynamic_templates: [{ ids: { match: '*_key', mapping: { type: 'keyword' } } }, { extra: { match: 'x_*', mapping: { type: 'boolean' } } }] } })
+      await store().putMapping({
+        index: 'dt',
+        body: {
+          dynamic_templates: [
+            { ids: { match: '*_key', mapping: { type: 'keyword' } } },
+            { extra: { match: 'x_*', mapping: { type: 'boolean' } } },
+          ],
+        },
+      })
       const merged = (await store().getMapping({ index: 'dt' })).dt.mappings.dynamic_templates!
       expect(merged.map((t) => Object.keys(t)[0])).toEqual(['ids', 'counts', 'named', 'extra'])
       expect(merged[0].ids.match).toBe('*_key')
-      expect(await error(store().createIndex({ index: 'baddt', body: { mappings: { dynamic_templates: [{ a: { match: 'x' } }] } } }))).toBeInstanceOf(MapperParsing)
+      expect(
+        await error(store().createIndex({ index: 'baddt', body: { mappings: { dynamic_templates: [{ a: { match: 'x' } }] } } })),
+      ).toBeInstanceOf(MapperParsing)
     })
 
     test('prototype-named keys are data in settings, dotted mapping names, source filters and aggregation names', async () => {
-      const clean = () => expect([({} as Record<string, unknown>).polluted, (Object as unknown as Record<string, unknown>).polluted]).toEqual([undefined, undefined])
+      const clean = () =>
+        expect([({} as Record<string, unknown>).polluted, (Object as unknown as Record<string, unknown>).polluted]).toEqual([
+          undefined,
+          undefined,
+        ])
       await store().createIndex({
         index: 'proto',
-        body: JSON.parse('{"settings": {"index": {"__proto__": {"polluted": "yes"}}}, "mappings": {"properties": {"__proto__.polluted": {"type": "keyword"}, "constructor.prototype": {"properties": {"polluted": {"type": "keyword"}}}}}}'),
+        body: JSON.parse(
+          '{"settings": {"index": {"__proto__": {"polluted": "yes"}}}, "mappings": {"properties": {"__proto__.polluted": {"type": "keyword"}, "constructor.prototype": {"properties": {"polluted": {"type": "keyword"}}}}}}',
+        ),
       })
       clean()
       const settings = (await store().getSettings({ index: 'proto' })).proto.settings.index
@@ -224,7 +265,10 @@ export function storeDetailsContract(store: () => Store): void {
       expect(Object.hasOwn(props, '__proto__') && Object.hasOwn(props, 'constructor')).toBe(true)
       await store().index({ index: 'proto', id: '1', body: JSON.parse('{"__proto__": {"polluted": "x"}, "other": 1}'), refresh: true })
       clean()
-      const hit = (await store().search({ index: 'proto', body: { _source: ['__proto__*'], aggs: JSON.parse('{"__proto__": {"terms": {"field": "__proto__.polluted"}}}') } }))
+      const hit = await store().search({
+        index: 'proto',
+        body: { _source: ['__proto__*'], aggs: JSON.parse('{"__proto__": {"terms": {"field": "__proto__.polluted"}}}') },
+      })
       clean()
       expect(Object.hasOwn(hit.hits.hits[0]._source!, '__proto__')).toBe(true)
       expect(Object.hasOwn(hit.hits.hits[0]._source!, 'other')).toBe(false)
@@ -238,15 +282,25 @@ export function storeDetailsContract(store: () => Store): void {
       for (const field of ['_id', '_index', '_seq_no', '_version'])
         expect(total(await store().search({ index: 'meta', body: { query: { exists: { field } } } })), field).toBe(2)
       expect(total(await store().search({ index: 'meta', body: { query: { exists: { field: 'a' } } } }))).toBe(1)
-      expect(await error(store().search({ index: 'meta', body: { query: { exists: { field: '_source' } } } }))).toBeInstanceOf(QueryShardError)
+      expect(await error(store().search({ index: 'meta', body: { query: { exists: { field: '_source' } } } }))).toBeInstanceOf(
+        QueryShardError,
+      )
     })
 
     test('terms queries: index.max_terms_count and terms lookups', async () => {
       await store().createIndex({
         index: 'tl',
-        body: { settings: { 'index.max_terms_count': 2 }, mappings: { properties: { user: { type: 'keyword' }, followers: { type: 'keyword' } } } },
+        body: {
+          settings: { 'index.max_terms_count': 2 },
+          mappings: { properties: { user: { type: 'keyword' }, followers: { type: 'keyword' } } },
+        },
       })
-      const people: Array<[string, string[]]> = [['u1', ['u2', 'u3']], ['u2', ['u1', 'u3', 'u4']], ['u3', ['u1']], ['u4', ['u3']]]
+      const people: Array<[string, string[]]> = [
+        ['u1', ['u2', 'u3']],
+        ['u2', ['u1', 'u3', 'u4']],
+        ['u3', ['u1']],
+        ['u4', ['u3']],
+      ]
       for (const [user, followers] of people) await store().index({ index: 'tl', id: user, body: { user, followers }, refresh: true })
       const s = (query: unknown) => store().search({ index: 'tl', body: { query: query as Record<string, unknown> } })
       expect(total(await s({ terms: { user: ['u1', 'u2'] } }))).toBe(2)
@@ -255,7 +309,9 @@ export function storeDetailsContract(store: () => Store): void {
       expect(tooMany!.reason).toContain('The number of terms [3] used in the Terms Query request has exceeded the allowed maximum of [2]')
       // Limits apply inside compound queries too, and to count.
       expect(await error(s({ bool: { filter: [{ terms: { user: ['a', 'b', 'c'] } }] } }))).toBeInstanceOf(IllegalArgument)
-      expect(await error(store().count({ index: 'tl', body: { query: { terms: { user: ['a', 'b', 'c'] } } } }))).toBeInstanceOf(IllegalArgument)
+      expect(await error(store().count({ index: 'tl', body: { query: { terms: { user: ['a', 'b', 'c'] } } } }))).toBeInstanceOf(
+        IllegalArgument,
+      )
       const lookup = await s({ terms: { user: { index: 'tl', id: 'u1', path: 'followers' } } })
       expect(lookup.hits.hits.map((h) => h._id).sort()).toEqual(['u2', 'u3'])
       expect(await error(s({ terms: { user: { index: 'tl', id: 'u2', path: 'followers' } } }))).toBeInstanceOf(IllegalArgument)
@@ -266,7 +322,11 @@ export function storeDetailsContract(store: () => Store): void {
       await store().index({ index: 'c1', id: '1', body: { v: 1 }, refresh: true })
       await store().index({ index: 'c2', id: '1', body: { v: 2 }, refresh: true })
       await store().updateAliases({ body: { actions: [{ add: { index: 'c1', alias: 'ca' } }] } })
-      expect(await store().closeIndex({ index: 'c1' })).toEqual({ acknowledged: true, shards_acknowledged: true, indices: { c1: { closed: true } } })
+      expect(await store().closeIndex({ index: 'c1' })).toEqual({
+        acknowledged: true,
+        shards_acknowledged: true,
+        indices: { c1: { closed: true } },
+      })
       const closed = (p: Promise<unknown>) => error(p).then((e) => e?.type)
       expect(await closed(store().get({ index: 'c1', id: '1' }))).toBe('index_closed_exception')
       expect(await closed(store().index({ index: 'c1', id: '2', body: {} }))).toBe('index_closed_exception')
@@ -283,7 +343,10 @@ export function storeDetailsContract(store: () => Store): void {
       expect(await store().resolve('c*', { expand_wildcards: 'open,closed' })).toEqual(['c1', 'c2'])
       expect(Object.keys(await store().getMapping({ index: 'c*', expand_wildcards: 'all' }))).toEqual(['c1', 'c2'])
       expect(Object.keys(await store().getAlias({ name: 'ca' }))).toEqual(['c1'])
-      expect((await store().stats({ index: 'c1,c2' })).map((x) => [x.index, x.status])).toEqual([['c1', 'close'], ['c2', 'open']])
+      expect((await store().stats({ index: 'c1,c2' })).map((x) => [x.index, x.status])).toEqual([
+        ['c1', 'close'],
+        ['c2', 'open'],
+      ])
       expect(await store().openIndex({ index: 'c*' })).toEqual({ acknowledged: true, shards_acknowledged: true })
       const back = await store().get({ index: 'ca', id: '1' })
       expect(back.found && back._source).toEqual({ v: 1 })

@@ -18,7 +18,11 @@ function policyBody(pattern: string, deleteAfter = '3d', extra: Record<string, u
       description: `contract ${pattern}`,
       default_state: 'hot',
       states: [
-        { name: 'hot', actions: [{ rollover: { min_doc_count: 1000 } }], transitions: [{ state_name: 'delete', conditions: { min_index_age: deleteAfter } }] },
+        {
+          name: 'hot',
+          actions: [{ rollover: { min_doc_count: 1000 } }],
+          transitions: [{ state_name: 'delete', conditions: { min_index_age: deleteAfter } }],
+        },
         { name: 'delete', actions: [{ delete: {} }], transitions: [] },
       ],
       ism_template: [{ index_patterns: [`${pattern}*`], priority: 7 }],
@@ -28,13 +32,20 @@ function policyBody(pattern: string, deleteAfter = '3d', extra: Record<string, u
 }
 
 export function storeLifecycleContract(store: () => Store): void {
-  const error = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as StoreError)
+  const error = (p: Promise<unknown>) =>
+    p.then(
+      () => undefined,
+      (e: unknown) => e as StoreError,
+    )
 
   async function withPolicies(ids: string[], body: () => Promise<void>) {
     try {
       await body()
     } finally {
-      for (const id of ids) await store().deleteLifecyclePolicy({ id }).catch(() => {})
+      for (const id of ids)
+        await store()
+          .deleteLifecyclePolicy({ id })
+          .catch(() => {})
     }
   }
 
@@ -44,7 +55,11 @@ export function storeLifecycleContract(store: () => Store): void {
       await withPolicies([id], async () => {
         const before = Date.now()
         const put = await store().putLifecyclePolicy({ id, body: policyBody(id) })
-        expect(put).toMatchObject({ _id: id, _version: 1, policy: { policy: { policy_id: id, description: `contract ${id}`, default_state: 'hot' } } })
+        expect(put).toMatchObject({
+          _id: id,
+          _version: 1,
+          policy: { policy: { policy_id: id, description: `contract ${id}`, default_state: 'hot' } },
+        })
         expect(typeof put._seq_no).toBe('number')
         expect(typeof put._primary_term).toBe('number')
         const got = await store().getLifecyclePolicy({ id })
@@ -69,13 +84,20 @@ export function storeLifecycleContract(store: () => Store): void {
         expect(again).toBeInstanceOf(VersionConflict)
         expect(again?.status).toBe(409)
 
-        const second = await store().putLifecyclePolicy({ id, body: policyBody(id, '9d'), if_seq_no: first._seq_no, if_primary_term: first._primary_term })
+        const second = await store().putLifecyclePolicy({
+          id,
+          body: policyBody(id, '9d'),
+          if_seq_no: first._seq_no,
+          if_primary_term: first._primary_term,
+        })
         expect(second._version).toBe(2)
         expect(second._seq_no).toBeGreaterThan(first._seq_no)
         const got = await store().getLifecyclePolicy({ id })
         expect(got.policy.states[0].transitions?.[0].conditions).toEqual({ min_index_age: '9d' })
 
-        const stale = await error(store().putLifecyclePolicy({ id, body: policyBody(id, '1d'), if_seq_no: first._seq_no, if_primary_term: first._primary_term }))
+        const stale = await error(
+          store().putLifecyclePolicy({ id, body: policyBody(id, '1d'), if_seq_no: first._seq_no, if_primary_term: first._primary_term }),
+        )
         expect(stale).toBeInstanceOf(VersionConflict)
         expect((await store().getLifecyclePolicy({ id })).policy.states[0].transitions?.[0].conditions).toEqual({ min_index_age: '9d' })
       })

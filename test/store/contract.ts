@@ -54,9 +54,45 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         },
       })
       const docs: Array<[string, Record<string, unknown>]> = [
-        ['1', { name: 'Alice', bio: 'Loves quick brown foxes', age: 31, born: '1993-04-01', active: true, ip: '10.0.0.1', tags: ['a', 'b'], city: 'New York' }],
-        ['2', { name: 'bob', bio: 'Lazy dogs and cats', age: 25, born: '1999-01-15T10:00:00Z', active: false, ip: '192.168.1.9', tags: ['b'], city: 'Paris' }],
-        ['3', { name: 'Carol', bio: 'The quick red fox\nsecond line', age: 42, born: '1982-12-31', active: true, ip: '10.2.3.4', tags: [], city: 'new york' }],
+        [
+          '1',
+          {
+            name: 'Alice',
+            bio: 'Loves quick brown foxes',
+            age: 31,
+            born: '1993-04-01',
+            active: true,
+            ip: '10.0.0.1',
+            tags: ['a', 'b'],
+            city: 'New York',
+          },
+        ],
+        [
+          '2',
+          {
+            name: 'bob',
+            bio: 'Lazy dogs and cats',
+            age: 25,
+            born: '1999-01-15T10:00:00Z',
+            active: false,
+            ip: '192.168.1.9',
+            tags: ['b'],
+            city: 'Paris',
+          },
+        ],
+        [
+          '3',
+          {
+            name: 'Carol',
+            bio: 'The quick red fox\nsecond line',
+            age: 42,
+            born: '1982-12-31',
+            active: true,
+            ip: '10.2.3.4',
+            tags: [],
+            city: 'new york',
+          },
+        ],
         ['4', { name: 'dave', age: null, born: '2001-07-04', active: true, city: 'Berlin' }],
       ]
       for (const [id, body] of docs) await store.index({ index, id, body, refresh: true })
@@ -113,8 +149,12 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         await store.putMapping({ index: 'm', body: { properties: { b: { type: 'long' } } } })
         const m = await store.getMapping({ index: 'm' })
         expect(m.m.mappings.properties).toEqual({ a: { type: 'keyword' }, b: { type: 'long' } })
-        await expect(store.putMapping({ index: 'm', body: { properties: { a: { type: 'long' } } } })).rejects.toBeInstanceOf(IllegalArgument)
-        await expect(store.createIndex({ index: 'bad', body: { mappings: { properties: { a: { type: 'nonsense' } } } } })).rejects.toBeInstanceOf(MapperParsing)
+        await expect(store.putMapping({ index: 'm', body: { properties: { a: { type: 'long' } } } })).rejects.toBeInstanceOf(
+          IllegalArgument,
+        )
+        await expect(
+          store.createIndex({ index: 'bad', body: { mappings: { properties: { a: { type: 'nonsense' } } } } }),
+        ).rejects.toBeInstanceOf(MapperParsing)
         await store.putSettings({ index: 'm', body: { index: { number_of_replicas: 0 } } })
         expect((await store.getSettings({ index: 'm' })).m.settings.index.number_of_replicas).toBe('0')
         await expect(store.putSettings({ index: 'm', body: { number_of_shards: 3 } })).rejects.toBeInstanceOf(IllegalArgument)
@@ -123,7 +163,11 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
 
     describe('mappings on write', () => {
       test('dynamic mapping: text + keyword sub-field, date detection, long, float, boolean, objects', async () => {
-        await store.index({ index: 'dyn', id: '1', body: { s: 'Hello There', d: '2024-05-01T00:00:00Z', n: 3, f: 1.5, b: true, o: { x: 'y' } } })
+        await store.index({
+          index: 'dyn',
+          id: '1',
+          body: { s: 'Hello There', d: '2024-05-01T00:00:00Z', n: 3, f: 1.5, b: true, o: { x: 'y' } },
+        })
         const props = (await store.getMapping({ index: 'dyn' })).dyn.mappings.properties!
         expect(props.s).toEqual({ type: 'text', fields: { keyword: { type: 'keyword', ignore_above: 256 } } })
         expect(props.d.type).toBe('date')
@@ -140,7 +184,12 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
       test('dynamic strict rejects unknown fields, also nested ones', async () => {
         await store.createIndex({
           index: 'strict',
-          body: { mappings: { dynamic: 'strict', properties: { a: { type: 'keyword' }, o: { type: 'object', properties: { b: { type: 'keyword' } } } } } },
+          body: {
+            mappings: {
+              dynamic: 'strict',
+              properties: { a: { type: 'keyword' }, o: { type: 'object', properties: { b: { type: 'keyword' } } } },
+            },
+          },
         })
         await store.index({ index: 'strict', id: '1', body: { a: 'x', o: { b: 'y' } } })
         const e = await store.index({ index: 'strict', id: '2', body: { a: 'x', z: 1 } }).catch((e) => e)
@@ -168,7 +217,10 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
       })
 
       test('values that do not fit the mapping fail with mapper_parsing_exception', async () => {
-        await store.createIndex({ index: 'typed', body: { mappings: { properties: { n: { type: 'long' }, d: { type: 'date' }, o: { type: 'object' }, b: { type: 'boolean' } } } } })
+        await store.createIndex({
+          index: 'typed',
+          body: { mappings: { properties: { n: { type: 'long' }, d: { type: 'date' }, o: { type: 'object' }, b: { type: 'boolean' } } } },
+        })
         await expect(store.index({ index: 'typed', body: { n: 'abc' } })).rejects.toBeInstanceOf(MapperParsing)
         await expect(store.index({ index: 'typed', body: { d: 'not a date' } })).rejects.toBeInstanceOf(MapperParsing)
         await expect(store.index({ index: 'typed', body: { o: 'scalar' } })).rejects.toBeInstanceOf(MapperParsing)
@@ -203,7 +255,10 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         expect(await src({ index: 'd', id: '1', _source: false })).toBeUndefined()
         expect(await src({ index: 'd', id: '1', _source: ['a.b', 'd'] })).toEqual({ a: { b: 1 }, d: 3 })
         expect(await src({ index: 'd', id: '1', _source_excludes: 'a.*' })).toEqual({ a: {}, d: 3, e: [{ f: 1, g: 2 }] })
-        expect(await src({ index: 'd', id: '1', _source: { includes: ['e.*', 'a'], excludes: ['e.g'] } })).toEqual({ a: { b: 1, c: 2 }, e: [{ f: 1 }] })
+        expect(await src({ index: 'd', id: '1', _source: { includes: ['e.*', 'a'], excludes: ['e.g'] } })).toEqual({
+          a: { b: 1, c: 2 },
+          e: [{ f: 1 }],
+        })
         expect(await src({ index: 'd', id: '1', _source_includes: 'a*' })).toEqual({ a: { b: 1, c: 2 } })
       })
 
@@ -222,11 +277,21 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         const a = await store.index({ index: 'd', id: '1', body: { v: 1 } })
         const b = await store.index({ index: 'd', id: '1', body: { v: 2 }, if_seq_no: a._seq_no, if_primary_term: 1 })
         expect(b._version).toBe(2)
-        await expect(store.index({ index: 'd', id: '1', body: { v: 3 }, if_seq_no: a._seq_no, if_primary_term: 1 })).rejects.toBeInstanceOf(VersionConflict)
-        await expect(store.index({ index: 'd', id: '1', body: { v: 3 }, if_seq_no: b._seq_no, if_primary_term: 2 })).rejects.toBeInstanceOf(VersionConflict)
-        await expect(store.index({ index: 'd', id: 'none', body: { v: 3 }, if_seq_no: 0, if_primary_term: 1 })).rejects.toBeInstanceOf(VersionConflict)
-        await expect(store.delete({ index: 'd', id: '1', if_seq_no: a._seq_no, if_primary_term: 1 })).rejects.toBeInstanceOf(VersionConflict)
-        await expect(store.update({ index: 'd', id: '1', body: { doc: { w: 1 } }, if_seq_no: a._seq_no, if_primary_term: 1 })).rejects.toBeInstanceOf(VersionConflict)
+        await expect(store.index({ index: 'd', id: '1', body: { v: 3 }, if_seq_no: a._seq_no, if_primary_term: 1 })).rejects.toBeInstanceOf(
+          VersionConflict,
+        )
+        await expect(store.index({ index: 'd', id: '1', body: { v: 3 }, if_seq_no: b._seq_no, if_primary_term: 2 })).rejects.toBeInstanceOf(
+          VersionConflict,
+        )
+        await expect(store.index({ index: 'd', id: 'none', body: { v: 3 }, if_seq_no: 0, if_primary_term: 1 })).rejects.toBeInstanceOf(
+          VersionConflict,
+        )
+        await expect(store.delete({ index: 'd', id: '1', if_seq_no: a._seq_no, if_primary_term: 1 })).rejects.toBeInstanceOf(
+          VersionConflict,
+        )
+        await expect(
+          store.update({ index: 'd', id: '1', body: { doc: { w: 1 } }, if_seq_no: a._seq_no, if_primary_term: 1 }),
+        ).rejects.toBeInstanceOf(VersionConflict)
         const got = await store.get({ index: 'd', id: '1' })
         expect(got.found && got._source).toEqual({ v: 2 })
       })
@@ -241,7 +306,13 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
               if (!cur.found) throw new Error('missing')
               await Promise.resolve() // let other workers read the same version
               try {
-                await store.index({ index: 'ctr', id: 'c', body: { n: (cur._source!.n as number) + 1 }, if_seq_no: cur._seq_no, if_primary_term: cur._primary_term })
+                await store.index({
+                  index: 'ctr',
+                  id: 'c',
+                  body: { n: (cur._source!.n as number) + 1 },
+                  if_seq_no: cur._seq_no,
+                  if_primary_term: cur._primary_term,
+                })
                 break
               } catch (e) {
                 if (!(e instanceof VersionConflict)) throw e
@@ -278,8 +349,13 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         const miss = await store.update({ index: 'd', id: 'nope', body: { doc: { x: 1 } } }).catch((e) => e)
         expect(miss).toBeInstanceOf(DocumentMissing)
         expect((miss as StoreError).status).toBe(404)
-        expect(await store.update({ index: 'd', id: 'up', body: { doc: { x: 1 }, doc_as_upsert: true } })).toMatchObject({ result: 'created', _version: 1 })
-        expect(await store.update({ index: 'd', id: 'up2', body: { doc: { x: 1 }, upsert: { x: 0 } } })).toMatchObject({ result: 'created' })
+        expect(await store.update({ index: 'd', id: 'up', body: { doc: { x: 1 }, doc_as_upsert: true } })).toMatchObject({
+          result: 'created',
+          _version: 1,
+        })
+        expect(await store.update({ index: 'd', id: 'up2', body: { doc: { x: 1 }, upsert: { x: 0 } } })).toMatchObject({
+          result: 'created',
+        })
         const up2 = await store.get({ index: 'd', id: 'up2' })
         expect(up2.found && up2._source).toEqual({ x: 0 })
       })
@@ -303,20 +379,33 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         const r = await store.bulk({
           index: 'b',
           body: [
-            { index: { _id: '1' } }, { n: 1 },
-            { create: { _id: 'exists' } }, { n: 2 },
-            { index: { _id: 'bad' } }, { n: 'not a number' },
-            { update: { _id: '1' } }, { doc: { m: 'x' } },
-            { update: { _id: 'ghost' } }, { doc: { m: 'x' } },
+            { index: { _id: '1' } },
+            { n: 1 },
+            { create: { _id: 'exists' } },
+            { n: 2 },
+            { index: { _id: 'bad' } },
+            { n: 'not a number' },
+            { update: { _id: '1' } },
+            { doc: { m: 'x' } },
+            { update: { _id: 'ghost' } },
+            { doc: { m: 'x' } },
             { delete: { _id: 'exists' } },
             { delete: { _id: 'never' } },
-            { index: { _index: 'other' } }, { auto: true },
+            { index: { _index: 'other' } },
+            { auto: true },
           ],
         })
         expect(r.errors).toBe(true)
         const flat = r.items.map((i) => Object.entries(i)[0])
         expect(flat.map(([op, it]) => [op, it!.status])).toEqual([
-          ['index', 201], ['create', 409], ['index', 400], ['update', 200], ['update', 404], ['delete', 200], ['delete', 404], ['index', 201],
+          ['index', 201],
+          ['create', 409],
+          ['index', 400],
+          ['update', 200],
+          ['update', 404],
+          ['delete', 200],
+          ['delete', 404],
+          ['index', 201],
         ])
         expect(flat[1][1]!.error?.type).toBe('version_conflict_engine_exception')
         expect(flat[2][1]!.error?.type).toBe('mapper_parsing_exception')
@@ -345,10 +434,17 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         await store.index({ index: 'cur', id: 'b', body: { kind: 'y' } })
         expect((await store.get({ index: 'v2', id: 'b' })).found).toBe(true)
         expect(ids(await search('cur', { query: { match_all: {} }, sort: ['_doc'] })).sort()).toEqual(['a', 'b'])
-        expect(await store.getAlias({ name: 'cur' })).toEqual({ v1: { aliases: { cur: {} } }, v2: { aliases: { cur: { is_write_index: true } } } })
-        await store.updateAliases({ body: { actions: [{ add: { index: 'v1', alias: 'only-x', filter: { term: { 'kind.keyword': 'x' } } } }] } })
+        expect(await store.getAlias({ name: 'cur' })).toEqual({
+          v1: { aliases: { cur: {} } },
+          v2: { aliases: { cur: { is_write_index: true } } },
+        })
+        await store.updateAliases({
+          body: { actions: [{ add: { index: 'v1', alias: 'only-x', filter: { term: { 'kind.keyword': 'x' } } } }] },
+        })
         expect(ids(await search('only-x', {}))).toEqual(['a'])
-        await expect(store.updateAliases({ body: { actions: [{ remove: { index: 'v1', alias: 'ghost' } }] } })).rejects.toBeInstanceOf(AliasesNotFound)
+        await expect(store.updateAliases({ body: { actions: [{ remove: { index: 'v1', alias: 'ghost' } }] } })).rejects.toBeInstanceOf(
+          AliasesNotFound,
+        )
         await expect(store.getAlias({ name: 'ghost' })).rejects.toBeInstanceOf(AliasesNotFound)
         await expect(store.deleteIndex({ index: 'cur' })).rejects.toBeInstanceOf(IllegalArgument)
         await store.updateAliases({ body: { actions: [{ remove: { index: '*', alias: 'cur' } }] } })
@@ -359,7 +455,9 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         await store.createIndex({ index: 'v1', body: { aliases: { cur: {} } } })
         await store.createIndex({ index: 'v2' })
         await expect(
-          store.updateAliases({ body: { actions: [{ remove: { index: 'v1', alias: 'cur' } }, { add: { index: 'missing', alias: 'cur' } }] } }),
+          store.updateAliases({
+            body: { actions: [{ remove: { index: 'v1', alias: 'cur' } }, { add: { index: 'missing', alias: 'cur' } }] },
+          }),
         ).rejects.toBeInstanceOf(IndexNotFound)
         expect(await store.resolve('cur')).toEqual(['v1'])
       })
@@ -384,7 +482,9 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         const swapper = async () => {
           for (let i = 0; i < 40; i++) {
             const [from, to] = i % 2 === 0 ? ['blue', 'green'] : ['green', 'blue']
-            await store.updateAliases({ body: { actions: [{ remove: { index: from, alias: 'live' } }, { add: { index: to, alias: 'live' } }] } })
+            await store.updateAliases({
+              body: { actions: [{ remove: { index: from, alias: 'live' } }, { add: { index: to, alias: 'live' } }] },
+            })
             await new Promise((res) => setTimeout(res, 0))
           }
           stop = true
@@ -407,16 +507,29 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
       test('composable templates apply settings, mappings and aliases to new indices', async () => {
         await store.putIndexTemplate({
           name: 't1',
-          body: { index_patterns: ['app-*'], priority: 5, template: { settings: { number_of_replicas: 0 }, mappings: { properties: { code: { type: 'keyword' } } }, aliases: { apps: {} } } },
+          body: {
+            index_patterns: ['app-*'],
+            priority: 5,
+            template: {
+              settings: { number_of_replicas: 0 },
+              mappings: { properties: { code: { type: 'keyword' } } },
+              aliases: { apps: {} },
+            },
+          },
         })
-        await store.putIndexTemplate({ name: 't0', body: { index_patterns: ['app-*'], priority: 1, template: { mappings: { properties: { code: { type: 'long' } } } } } })
+        await store.putIndexTemplate({
+          name: 't0',
+          body: { index_patterns: ['app-*'], priority: 1, template: { mappings: { properties: { code: { type: 'long' } } } } },
+        })
         await store.index({ index: 'app-1', id: '1', body: { code: '007' } })
         expect((await store.getMapping({ index: 'app-1' }))['app-1'].mappings.properties!.code).toEqual({ type: 'keyword' })
         expect((await store.getSettings({ index: 'app-1' }))['app-1'].settings.index.number_of_replicas).toBe('0')
         expect(await store.resolve('apps')).toEqual(['app-1'])
         const t = await store.getIndexTemplate({ name: 't1' })
         expect(t.index_templates[0]).toMatchObject({ name: 't1', index_template: { index_patterns: ['app-*'], priority: 5 } })
-        await expect(store.putIndexTemplate({ name: 't2', body: { index_patterns: ['app-x*'], priority: 5 } })).rejects.toBeInstanceOf(IllegalArgument)
+        await expect(store.putIndexTemplate({ name: 't2', body: { index_patterns: ['app-x*'], priority: 5 } })).rejects.toBeInstanceOf(
+          IllegalArgument,
+        )
         await store.deleteIndexTemplate({ name: 't0' })
         await expect(store.getIndexTemplate({ name: 't0' })).rejects.toBeInstanceOf(StoreError)
         await expect(store.deleteIndexTemplate({ name: 't0' })).rejects.toBeInstanceOf(StoreError)
@@ -425,17 +538,37 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
       test('data streams: auto-created on first create-write, backing index naming, op_type rules', async () => {
         await store.putIndexTemplate({
           name: 'ds',
-          body: { index_patterns: ['events-*'], data_stream: {}, priority: 10, template: { mappings: { properties: { code: { type: 'keyword' } } } } },
+          body: {
+            index_patterns: ['events-*'],
+            data_stream: {},
+            priority: 10,
+            template: { mappings: { properties: { code: { type: 'keyword' } } } },
+          },
         })
-        await expect(store.index({ index: 'events-a', body: { '@timestamp': '2024-01-01T00:00:00Z' } })).rejects.toBeInstanceOf(IllegalArgument)
+        await expect(store.index({ index: 'events-a', body: { '@timestamp': '2024-01-01T00:00:00Z' } })).rejects.toBeInstanceOf(
+          IllegalArgument,
+        )
         const w = await store.index({ index: 'events-a', body: { '@timestamp': '2024-01-01T00:00:00Z', msg: 'hi' }, op_type: 'create' })
         expect(w._index).toBe('.ds-events-a-000001')
         await expect(store.index({ index: 'events-a', body: { msg: 'no ts' }, op_type: 'create' })).rejects.toBeInstanceOf(MapperParsing)
-        const b = await store.bulk({ body: [{ create: { _index: 'events-a' } }, { '@timestamp': 1704067200000 }, { index: { _index: 'events-a' } }, { '@timestamp': 1704067200000 }] })
+        const b = await store.bulk({
+          body: [
+            { create: { _index: 'events-a' } },
+            { '@timestamp': 1704067200000 },
+            { index: { _index: 'events-a' } },
+            { '@timestamp': 1704067200000 },
+          ],
+        })
         expect(b.items.map((i) => Object.values(i)[0]!.status)).toEqual([201, 400])
         const ds = await store.getDataStream({ name: 'events-a' })
         expect(ds.data_streams).toHaveLength(1)
-        expect(ds.data_streams[0]).toMatchObject({ name: 'events-a', generation: 1, timestamp_field: { name: '@timestamp' }, template: 'ds', status: 'GREEN' })
+        expect(ds.data_streams[0]).toMatchObject({
+          name: 'events-a',
+          generation: 1,
+          timestamp_field: { name: '@timestamp' },
+          template: 'ds',
+          status: 'GREEN',
+        })
         expect(ds.data_streams[0].indices.map((i) => i.index_name)).toEqual(['.ds-events-a-000001'])
         const r = await search('events-a', { query: { match_all: {} } })
         expect(r.hits.hits.map((h) => h._index)).toEqual(['.ds-events-a-000001', '.ds-events-a-000001'])
@@ -495,7 +628,9 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         expect(await q({ bool: { filter: [{ term: { active: true } }], must_not: [{ term: { name: 'dave' } }] } })).toEqual(['1', '3'])
         expect(await q({ bool: { should: [{ term: { name: 'bob' } }, { term: { name: 'dave' } }] } })).toEqual(['2', '4'])
         expect(
-          await q({ bool: { should: [{ term: { tags: 'a' } }, { term: { tags: 'b' } }, { term: { active: true } }], minimum_should_match: 2 } }),
+          await q({
+            bool: { should: [{ term: { tags: 'a' } }, { term: { tags: 'b' } }, { term: { active: true } }], minimum_should_match: 2 },
+          }),
         ).toEqual(['1'])
         expect(await q({ bool: { must: { term: { active: true } }, should: [{ term: { name: 'zed' } }] } })).toEqual(['1', '3', '4'])
         expect(await q({ constant_score: { filter: { term: { name: 'Carol' } } } })).toEqual(['3'])
@@ -521,12 +656,20 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         expect(ids(await search('people', { sort: [{ age: 'asc' }], size: 0 }))).toEqual([])
         await expect(search('people', { sort: [{ bio: 'asc' }] })).rejects.toBeInstanceOf(IllegalArgument)
         await expect(search('people', { sort: [{ nothere: 'asc' }] })).rejects.toBeInstanceOf(StoreError)
-        expect(ids(await search('people', { sort: [{ nothere: { order: 'asc', unmapped_type: 'long' } }, { _id: 'desc' }] }))).toEqual(['4', '3', '2', '1'])
+        expect(ids(await search('people', { sort: [{ nothere: { order: 'asc', unmapped_type: 'long' } }, { _id: 'desc' }] }))).toEqual([
+          '4',
+          '3',
+          '2',
+          '1',
+        ])
         await expect(search('people', { from: 9995, size: 10 })).rejects.toBeInstanceOf(IllegalArgument)
       })
 
       test('track_total_hits, _source filtering, seq_no_primary_term, version, matched_queries', async () => {
-        await store.bulk({ index: 'many', body: Array.from({ length: 30 }, (_, i) => [{ index: { _id: String(i) } }, { i, g: i % 3 }]).flat() })
+        await store.bulk({
+          index: 'many',
+          body: Array.from({ length: 30 }, (_, i) => [{ index: { _id: String(i) } }, { i, g: i % 3 }]).flat(),
+        })
         const def = await search('many', { size: 1 })
         expect(def.hits.total).toEqual({ value: 30, relation: 'eq' })
         expect((await search('many', { track_total_hits: 10, size: 1 })).hits.total).toEqual({ value: 10, relation: 'gte' })
@@ -568,7 +711,14 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
           },
         })
         const a = r.aggregations as Record<string, any>
-        expect(a.by_tag).toEqual({ doc_count_error_upper_bound: 0, sum_other_doc_count: 0, buckets: [{ key: 'b', doc_count: 2 }, { key: 'a', doc_count: 1 }] })
+        expect(a.by_tag).toEqual({
+          doc_count_error_upper_bound: 0,
+          sum_other_doc_count: 0,
+          buckets: [
+            { key: 'b', doc_count: 2 },
+            { key: 'a', doc_count: 1 },
+          ],
+        })
         expect(a.by_active.buckets).toEqual([
           { key: 1, key_as_string: 'true', doc_count: 3, names: { value: 3 } },
           { key: 0, key_as_string: 'false', doc_count: 1, names: { value: 1 } },
@@ -578,7 +728,10 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         expect(a.oldest).toEqual({ value: 42 })
         await expect(search('people', { aggs: { x: { terms: { field: 'bio' } } } })).rejects.toBeInstanceOf(IllegalArgument)
         const filtered = await search('people', { size: 0, query: { term: { active: true } }, aggs: { t: { terms: { field: 'tags' } } } })
-        expect((filtered.aggregations as Record<string, any>).t.buckets).toEqual([{ key: 'a', doc_count: 1 }, { key: 'b', doc_count: 1 }])
+        expect((filtered.aggregations as Record<string, any>).t.buckets).toEqual([
+          { key: 'a', doc_count: 1 },
+          { key: 'b', doc_count: 1 },
+        ])
       })
 
       test('search across indices, wildcards and missing indices', async () => {
@@ -601,7 +754,9 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         const seen: string[] = []
         let after: unknown[] | undefined
         for (;;) {
-          const r = await store.search({ body: { pit: { id: pit.pit_id, keep_alive: '1m' }, size: 5, sort: [{ i: 'asc' }], ...(after ? { search_after: after } : {}) } })
+          const r = await store.search({
+            body: { pit: { id: pit.pit_id, keep_alive: '1m' }, size: 5, sort: [{ i: 'asc' }], ...(after ? { search_after: after } : {}) },
+          })
           expect(r.pit_id).toBe(pit.pit_id)
           if (r.hits.hits.length === 0) break
           seen.push(...ids(r))

@@ -1,29 +1,35 @@
 // _count answers from the SQL index when the plan is exact; it must equal the evaluator's answer.
-import { expect, test } from "bun:test";
-import { openEmbeddedStore } from "../../src/store/embedded";
+import { expect, test } from 'bun:test'
+import { openEmbeddedStore } from '../../src/store/embedded'
 
-test("count through the index equals count through the evaluator, for exact and inexact plans", async () => {
-  const s = openEmbeddedStore(":memory:");
+test('count through the index equals count through the evaluator, for exact and inexact plans', async () => {
+  const s = openEmbeddedStore(':memory:')
   try {
-    await s.createIndex({ index: "c", body: { mappings: { properties: { user: { type: "keyword" }, n: { type: "long" }, msg: { type: "text" } } } } });
-    const body = Array.from({ length: 300 }, (_, i) => [{ index: { _index: "c", _id: String(i) } }, { user: `u${i % 7}`, n: i, msg: i % 2 ? "odd line" : "even line" }]).flat();
-    await s.bulk({ body, refresh: true });
+    await s.createIndex({
+      index: 'c',
+      body: { mappings: { properties: { user: { type: 'keyword' }, n: { type: 'long' }, msg: { type: 'text' } } } },
+    })
+    const body = Array.from({ length: 300 }, (_, i) => [
+      { index: { _index: 'c', _id: String(i) } },
+      { user: `u${i % 7}`, n: i, msg: i % 2 ? 'odd line' : 'even line' },
+    ]).flat()
+    await s.bulk({ body, refresh: true })
     const queries = [
-      { term: { user: "u3" } },
-      { terms: { user: ["u1", "u2"] } },
+      { term: { user: 'u3' } },
+      { terms: { user: ['u1', 'u2'] } },
       { range: { n: { gte: 10, lt: 100 } } },
-      { match: { msg: "odd" } },
-      { bool: { filter: [{ term: { user: "u3" } }, { range: { n: { gt: 150 } } }] } },
-      { bool: { must_not: [{ term: { user: "u3" } }] } },
-    ];
+      { match: { msg: 'odd' } },
+      { bool: { filter: [{ term: { user: 'u3' } }, { range: { n: { gt: 150 } } }] } },
+      { bool: { must_not: [{ term: { user: 'u3' } }] } },
+    ]
     for (const query of queries) {
-      const counted = (await s.count({ index: "c", body: { query } })).count;
+      const counted = (await s.count({ index: 'c', body: { query } })).count
       // Wrapping in must_not(must_not(...)) keeps the meaning but forces the evaluator over every row.
-      const scanned = (await s.count({ index: "c", body: { query: { bool: { must_not: [{ bool: { must_not: [query] } }] } } } })).count;
-      expect(counted).toBe(scanned);
-      expect(counted).toBeGreaterThan(0);
+      const scanned = (await s.count({ index: 'c', body: { query: { bool: { must_not: [{ bool: { must_not: [query] } }] } } } })).count
+      expect(counted).toBe(scanned)
+      expect(counted).toBeGreaterThan(0)
     }
   } finally {
-    await s.close();
+    await s.close()
   }
-});
+})

@@ -43,7 +43,10 @@ describe('embedded store on disk', () => {
       expect(count).toBeGreaterThanOrEqual(acked + 1 + Math.floor(acked / 7) + 1)
       const next = await store.index({ index: 'durable', id: 'after', body: { i: -1 } })
       expect(next._seq_no).toBeGreaterThanOrEqual(count)
-      expect((await store.search({ index: 'durable', body: { query: { term: { i: 42 } } } })).hits.hits.map((h) => h._id).sort()).toEqual(['bulk-42', 'doc-42'])
+      expect((await store.search({ index: 'durable', body: { query: { term: { i: 42 } } } })).hits.hits.map((h) => h._id).sort()).toEqual([
+        'bulk-42',
+        'doc-42',
+      ])
     } finally {
       await store.close()
     }
@@ -52,7 +55,10 @@ describe('embedded store on disk', () => {
   test('indices, aliases, templates, data streams and mappings persist across reopen', async () => {
     const path = join(dir, 'reopen.db')
     const a = openEmbeddedStore(path)
-    await a.createIndex({ index: 'keep', body: { aliases: { k: {} }, mappings: { dynamic: 'strict', properties: { n: { type: 'long' } } } } })
+    await a.createIndex({
+      index: 'keep',
+      body: { aliases: { k: {} }, mappings: { dynamic: 'strict', properties: { n: { type: 'long' } } } },
+    })
     await a.index({ index: 'k', id: '1', body: { n: 5 } })
     await a.putIndexTemplate({ name: 'ds', body: { index_patterns: ['ev-*'], data_stream: {} } })
     await a.index({ index: 'ev-1', body: { '@timestamp': '2024-01-01T00:00:00Z' }, op_type: 'create' })
@@ -80,7 +86,10 @@ describe('embedded store on disk', () => {
     await a.close()
     const b = openEmbeddedStore(path)
     try {
-      expect((await b.stats({ index: 'shut,live' })).map((s) => [s.index, s.status])).toEqual([['live', 'open'], ['shut', 'close']])
+      expect((await b.stats({ index: 'shut,live' })).map((s) => [s.index, s.status])).toEqual([
+        ['live', 'open'],
+        ['shut', 'close'],
+      ])
       await b.openIndex({ index: 'shut' })
     } finally {
       await b.close()

@@ -7,7 +7,9 @@ describe('embedded store query plans', () => {
   beforeAll(async () => {
     await store.createIndex({
       index: 'ev',
-      body: { mappings: { properties: { host: { type: 'keyword' }, bytes: { type: 'long' }, ts: { type: 'date' }, msg: { type: 'text' } } } },
+      body: {
+        mappings: { properties: { host: { type: 'keyword' }, bytes: { type: 'long' }, ts: { type: 'date' }, msg: { type: 'text' } } },
+      },
     })
     await store.bulk({
       index: 'ev',
@@ -53,11 +55,18 @@ describe('embedded store query plans', () => {
     for (const query of queries) {
       const viaIndex = (await store.search({ index: 'ev', body: { query, size: 500, sort: ['_doc'] } })).hits.hits.map((h) => h._id)
       // Wrapping in must_not(must_not(...)) keeps the meaning but defeats the planner: a full scan.
-      const scanned = (await store.search({ index: 'ev', body: { query: { bool: { must_not: [{ bool: { must_not: [query] } }] } }, size: 500, sort: ['_doc'] } })).hits.hits.map((h) => h._id)
+      const scanned = (
+        await store.search({
+          index: 'ev',
+          body: { query: { bool: { must_not: [{ bool: { must_not: [query] } }] } }, size: 500, sort: ['_doc'] },
+        })
+      ).hits.hits.map((h) => h._id)
       expect(viaIndex.length).toBeGreaterThan(0)
       expect(viaIndex).toEqual(scanned)
     }
-    expect(plan({ bool: { must_not: [{ bool: { must_not: [{ term: { host: 'h3' } }] } }] } })).toContain('SEARCH docs USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)')
+    expect(plan({ bool: { must_not: [{ bool: { must_not: [{ term: { host: 'h3' } }] } }] } })).toContain(
+      'SEARCH docs USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)',
+    )
   })
   test('totals answered from the index (exact plans) equal evaluator-only totals', async () => {
     const queries = [

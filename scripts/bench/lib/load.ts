@@ -4,61 +4,67 @@
  * different process from the server under test so they do not share a loop.
  */
 export interface LoadResult {
-  requests: number;
-  errors: number;
-  rps: number;
-  p50: number;
-  p99: number;
+  requests: number
+  errors: number
+  rps: number
+  p50: number
+  p99: number
 }
 
 export interface LoadOptions {
-  url: string;
-  method?: string;
-  headers?: Record<string, string>;
-  body?: () => string | undefined;
-  concurrency: number;
-  durationMs: number;
+  url: string
+  method?: string
+  headers?: Record<string, string>
+  body?: () => string | undefined
+  concurrency: number
+  durationMs: number
   /** Requests sent before measuring (JIT, caches). */
-  warmupMs?: number;
-  tls?: { rejectUnauthorized: boolean };
+  warmupMs?: number
+  tls?: { rejectUnauthorized: boolean }
 }
 
 export function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  if (sorted.length === 0) return NaN
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 }
 
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const once = async () => {
-    const body = o.body?.();
-    const res = await fetch(o.url, { method: o.method ?? "GET", headers: o.headers, body, tls: o.tls } as RequestInit);
-    await res.arrayBuffer();
-    return res.ok;
-  };
+    const body = o.body?.()
+    const res = await fetch(o.url, { method: o.method ?? 'GET', headers: o.headers, body, tls: o.tls } as RequestInit)
+    await res.arrayBuffer()
+    return res.ok
+  }
   const phase = async (ms: number, record: boolean) => {
-    const latencies: number[] = [];
-    let errors = 0;
-    const end = performance.now() + ms;
+    const latencies: number[] = []
+    let errors = 0
+    const end = performance.now() + ms
     await Promise.all(
       Array.from({ length: o.concurrency }, async () => {
         while (performance.now() < end) {
-          const t = performance.now();
-          const ok = await once().catch(() => false);
-          if (record) latencies.push(performance.now() - t);
-          if (!ok) errors++;
+          const t = performance.now()
+          const ok = await once().catch(() => false)
+          if (record) latencies.push(performance.now() - t)
+          if (!ok) errors++
         }
       }),
-    );
-    return { latencies, errors };
-  };
-  if (o.warmupMs) await phase(o.warmupMs, false);
-  const started = performance.now();
-  const { latencies, errors } = await phase(o.durationMs, true);
-  const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return { requests: latencies.length, errors, rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    )
+    return { latencies, errors }
+  }
+  if (o.warmupMs) await phase(o.warmupMs, false)
+  const started = performance.now()
+  const { latencies, errors } = await phase(o.durationMs, true)
+  const elapsed = (performance.now() - started) / 1000
+  latencies.sort((a, b) => a - b)
+  return {
+    requests: latencies.length,
+    errors,
+    rps: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  }
 }
 
 export function fmt(r: LoadResult): string {
-  return `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.requests} requests, ${r.errors} errors)`;
+  return `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.requests} requests, ${r.errors} errors)`
 }

@@ -107,7 +107,9 @@ export class CtiClient {
       }
     } catch (e) {
       await reader.cancel().catch(() => {})
-      throw e instanceof CtiError ? e : new CtiError(signal?.aborted ? 'aborted' : 'unreachable', `snapshot download failed: ${(e as Error).message}`)
+      throw e instanceof CtiError
+        ? e
+        : new CtiError(signal?.aborted ? 'aborted' : 'unreachable', `snapshot download failed: ${(e as Error).message}`)
     } finally {
       await new Promise((r) => out.end(r))
     }
@@ -144,7 +146,12 @@ export class CtiClient {
     if (!token) return { unavailable: true }
     try {
       const env = await this.http.json(apiUrl(this.base, '/platform/environments/me'), Environment, {
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'svc-uid': this.deps.clusterUuid, 'svc-tag': this.tag },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'svc-uid': this.deps.clusterUuid,
+          'svc-tag': this.tag,
+        },
         timeoutMs: this.consoleTimeoutMs,
         signal,
       })

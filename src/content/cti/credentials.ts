@@ -37,7 +37,12 @@ export class CtiCredentials {
 
   async save(token: string): Promise<void> {
     await this.ensureIndex()
-    await this.store.index({ index: INTERNAL_STATE_INDEX, id: CTI_CREDENTIALS_DOC_ID, body: { access_token: encode(token) }, refresh: true })
+    await this.store.index({
+      index: INTERNAL_STATE_INDEX,
+      id: CTI_CREDENTIALS_DOC_ID,
+      body: { access_token: encode(token) },
+      refresh: true,
+    })
     this.cached = { token, at: this.now() }
     this.setAside = undefined
   }

@@ -108,7 +108,8 @@ export class CtiHttp {
   async json<S extends TSchema>(url: string, schema: S, req: CtiRequest = {}): Promise<Static<S>> {
     const res = await this.send(url, req)
     const text = await res.text()
-    if (res.status < 200 || res.status > 299) throw new CtiError('http', `CTI API answered ${res.status} for ${loggable(url)}`, res.status, text)
+    if (res.status < 200 || res.status > 299)
+      throw new CtiError('http', `CTI API answered ${res.status} for ${loggable(url)}`, res.status, text)
     return parseAs(schema, text, url)
   }
 }
@@ -120,6 +121,7 @@ export function parseAs<S extends TSchema>(schema: S, text: string, url: string)
   } catch {
     throw new CtiError('bad_payload', `CTI API answered something that is not JSON for ${loggable(url)}`, 200, text.slice(0, 200))
   }
-  if (!Value.Check(schema, value)) throw new CtiError('bad_payload', `CTI API answer of unexpected shape for ${loggable(url)}`, 200, text.slice(0, 200))
+  if (!Value.Check(schema, value))
+    throw new CtiError('bad_payload', `CTI API answer of unexpected shape for ${loggable(url)}`, 200, text.slice(0, 200))
   return value as Static<S>
 }

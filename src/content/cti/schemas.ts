@@ -32,8 +32,17 @@ export const ChangesPage = t.Object({ data: t.Array(Change) })
 
 export const TokenExchange = t.Object({ access_token: t.String({ minLength: 1 }), expires_in: t.Optional(t.Number()) })
 
-export const Feature = t.Object({ name: t.Optional(t.String()), type: t.String(), description: t.Optional(t.String()), resource: t.Optional(t.String()) })
-export const Plan = t.Object({ name: t.Union([t.String(), t.Null()]), is_public: t.Optional(t.Boolean()), features: t.Optional(t.Array(Feature)) })
+export const Feature = t.Object({
+  name: t.Optional(t.String()),
+  type: t.String(),
+  description: t.Optional(t.String()),
+  resource: t.Optional(t.String()),
+})
+export const Plan = t.Object({
+  name: t.Union([t.String(), t.Null()]),
+  is_public: t.Optional(t.Boolean()),
+  features: t.Optional(t.Array(Feature)),
+})
 export type Plan = Static<typeof Plan>
 export const Environment = t.Object({ plans: t.Array(Plan) })
 export const PublicPlans = t.Object({ plans: t.Array(Plan) })

@@ -46,7 +46,14 @@ export function sameResource(a: string, b: string): boolean {
     return a === b
   }
   const path = (u: URL) => u.pathname.replace(/\/$/, '')
-  return x.protocol === y.protocol && x.hostname === y.hostname && x.port === y.port && path(x) === path(y) && x.search === y.search && x.hash === y.hash
+  return (
+    x.protocol === y.protocol &&
+    x.hostname === y.hostname &&
+    x.port === y.port &&
+    path(x) === path(y) &&
+    x.search === y.search &&
+    x.hash === y.hash
+  )
 }
 
 /** A URL safe to log: signed URLs carry a signature in the query, so the query is never logged. */

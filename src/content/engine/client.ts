@@ -2,13 +2,7 @@
 // and the mock answers of 3.5. Settings are plain values so tests build it without a server.
 import type { Logger } from '../../http/log'
 import { EngineRefused } from './errors'
-import type {
-  EngineResourceType,
-  FullPolicy,
-  IocState,
-  LogtestRequest,
-  LogtestResult,
-} from './schemas'
+import type { EngineResourceType, FullPolicy, IocState, LogtestRequest, LogtestResult } from './schemas'
 import { exchange, type EngineReply } from './transport'
 
 /** Only the logging calls the client makes, so any Logger (or a test recorder) fits. */
@@ -79,8 +73,7 @@ export function createEngineClient(options: EngineClientOptions): EngineClient {
   return {
     options,
 
-    validateResource: (type, resource) =>
-      call('POST', '/content/validate/resource', { type, resource }, timeouts.resourceMs, [200]),
+    validateResource: (type, resource) => call('POST', '/content/validate/resource', { type, resource }, timeouts.resourceMs, [200]),
 
     validatePolicy: (space, fullPolicy, loadInTester = space !== 'draft') =>
       call(

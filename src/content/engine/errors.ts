@@ -28,9 +28,7 @@ export class EngineUnavailable extends EngineError {
     readonly socketPath: string,
     readonly kind: UnavailableCause,
   ) {
-    super(
-      `The Engine cannot be reached because its API socket is not available (${causeText[kind](socketPath)}).`,
-    )
+    super(`The Engine cannot be reached because its API socket is not available (${causeText[kind](socketPath)}).`)
   }
 }
 

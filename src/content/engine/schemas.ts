@@ -3,12 +3,7 @@
 import { t, type Static } from 'elysia'
 
 /** Resource kinds the Engine validates; rules are Ruleset Management's business, never sent here. */
-export const EngineResourceType = t.Union([
-  t.Literal('decoder'),
-  t.Literal('kvdb'),
-  t.Literal('filter'),
-  t.Literal('integration'),
-])
+export const EngineResourceType = t.Union([t.Literal('decoder'), t.Literal('kvdb'), t.Literal('filter'), t.Literal('integration')])
 export type EngineResourceType = Static<typeof EngineResourceType>
 
 /** Body of `POST /content/validate/resource`; `resource` is the document exactly as it will be stored. */

@@ -5,10 +5,7 @@ import type { EngineClientOptions, EngineLog } from './client'
 const key = (name: string) => `plugins.content_manager.engine.${name}`
 
 /** Client options from the effective settings, so callers never spell the setting names. */
-export function engineOptionsFromSettings(
-  settings: Pick<SettingsSnapshot, 'str' | 'bool' | 'num'>,
-  log: EngineLog,
-): EngineClientOptions {
+export function engineOptionsFromSettings(settings: Pick<SettingsSnapshot, 'str' | 'bool' | 'num'>, log: EngineLog): EngineClientOptions {
   return {
     socketPath: settings.str(key('socket_path')),
     mock: settings.bool(key('mock')),

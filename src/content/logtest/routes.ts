@@ -15,11 +15,13 @@ export function logtestRoutes(ctx: ContentContext, service = new LogtestService(
   const evaluates = (r: PluginRoute): PluginRoute => ({ ...r, alsoRequires: [RULESET_ACTIONS.rulesEvaluate] })
 
   return [
-    evaluates(route('POST', PREFIX, CONTENT_MANAGER_ACTIONS.logtest, async (input) => {
-      const req = combinedRequest(await readLogtestBody(input.request, ctx.settings))
-      const message = await pool.run(() => service.combined(req.space, req.integration, req.engine))
-      return { message, status: 200 }
-    })),
+    evaluates(
+      route('POST', PREFIX, CONTENT_MANAGER_ACTIONS.logtest, async (input) => {
+        const req = combinedRequest(await readLogtestBody(input.request, ctx.settings))
+        const message = await pool.run(() => service.combined(req.space, req.integration, req.engine))
+        return { message, status: 200 }
+      }),
+    ),
 
     route('POST', `${PREFIX}/normalization`, CONTENT_MANAGER_ACTIONS.logtestNormalization, async ({ request }) => {
       const req = normalizationRequest(await readLogtestBody(request, ctx.settings))
@@ -27,10 +29,12 @@ export function logtestRoutes(ctx: ContentContext, service = new LogtestService(
       return json({ message: answer.message, status: answer.status }, answer.status)
     }),
 
-    evaluates(route('POST', `${PREFIX}/detection`, CONTENT_MANAGER_ACTIONS.logtestDetection, async (input) => {
-      const req = detectionRequest(await readLogtestBody(input.request, ctx.settings))
-      const message = await pool.run(() => service.detect(req.space, req.integration, req.input))
-      return { message, status: 200 }
-    })),
+    evaluates(
+      route('POST', `${PREFIX}/detection`, CONTENT_MANAGER_ACTIONS.logtestDetection, async (input) => {
+        const req = detectionRequest(await readLogtestBody(input.request, ctx.settings))
+        const message = await pool.run(() => service.detect(req.space, req.integration, req.input))
+        return { message, status: 200 }
+      }),
+    ),
   ]
 }

@@ -27,9 +27,7 @@ export interface EngineAnswer {
   message: unknown
 }
 
-type EngineRun =
-  | { ok: true; result: Doc; event: Doc }
-  | { ok: false; normalization: Normalization }
+type EngineRun = { ok: true; result: Doc; event: Doc } | { ok: false; normalization: Normalization }
 
 const noRules = (): RuleEvaluationResult => ({ status: 'success', rules_evaluated: 0, rules_matched: 0, matches: [] })
 const failed = (): RuleEvaluationResult => ({ status: 'error', rules_evaluated: 0, rules_matched: 0, matches: [] })
@@ -50,10 +48,17 @@ export class LogtestService {
   }
 
   /** Normalization, then detection when an integration is named and the Engine succeeded. */
-  async combined(space: string, integrationId: string | undefined, payload: LogtestRequest): Promise<{ normalization: Normalization; detection: Detection }> {
+  async combined(
+    space: string,
+    integrationId: string | undefined,
+    payload: LogtestRequest,
+  ): Promise<{ normalization: Normalization; detection: Detection }> {
     if (integrationId === undefined) {
       const run = await this.runEngine(payload)
-      return { normalization: run.ok ? run.result : run.normalization, detection: { status: 'skipped', reason: "'integration' field not provided" } }
+      return {
+        normalization: run.ok ? run.result : run.normalization,
+        detection: { status: 'skipped', reason: "'integration' field not provided" },
+      }
     }
     // The integration is looked up first: a wrong id is the caller's error and the Engine is not asked.
     const integration = await this.integration(space, integrationId)

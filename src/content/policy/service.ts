@@ -94,7 +94,10 @@ export class PolicyService {
     if (!isSpace(spaceParam)) throw new ApiError(400, `Invalid space: [${spaceParam}].`)
     if (!RESETTABLE.includes(spaceParam)) throw new ApiError(400, `Cannot reset the '${spaceParam}' space.`)
     const space = spaceParam
-    const writer = await writerFor(ctx, caller, { [INDEX_ACTIONS.delete]: RESOURCE_ALIASES, [INDEX_ACTIONS.index]: [CONTENT_ALIASES.policies] })
+    const writer = await writerFor(ctx, caller, {
+      [INDEX_ACTIONS.delete]: RESOURCE_ALIASES,
+      [INDEX_ACTIONS.index]: [CONTENT_ALIASES.policies],
+    })
 
     const rules = await ctx.repo.list(CONTENT_ALIASES.rules, space, { source: ['document.id', 'space.name'] })
     const integrations = await ctx.repo.list(CONTENT_ALIASES.integrations, space, { source: ['document.id', 'space.name'] })
@@ -104,7 +107,10 @@ export class PolicyService {
     try {
       for (const alias of RESOURCE_ALIASES) {
         const docs = await ctx.repo.list(alias, space, { source: ['space.name'] })
-        await writer.removeMany(alias, docs.map((d) => d._id))
+        await writer.removeMany(
+          alias,
+          docs.map((d) => d._id),
+        )
       }
     } catch (e) {
       refused = e
@@ -162,7 +168,8 @@ export class PolicyService {
       const name = String(type)
       if (seen.has(name)) throw new ApiError(400, `Duplicate enrichment type '${name}'.`)
       seen.add(name)
-      if (!known.has(name)) throw new ApiError(400, `Invalid enrichment type '${name}'. Allowed values are: [${[...known].sort().join(', ')}]`)
+      if (!known.has(name))
+        throw new ApiError(400, `Invalid enrichment type '${name}'. Allowed values are: [${[...known].sort().join(', ')}]`)
     }
     return [...seen]
   }

@@ -13,7 +13,11 @@ export interface UndoFailure {
   error: string
 }
 
-export async function undoSteps(deps: { store: Store; log: Logger; journal: Journal }, target: string, applied: Applied[]): Promise<UndoFailure[]> {
+export async function undoSteps(
+  deps: { store: Store; log: Logger; journal: Journal },
+  target: string,
+  applied: Applied[],
+): Promise<UndoFailure[]> {
   const failures: UndoFailure[] = []
   for (const step of [...applied].reverse()) {
     try {

@@ -25,9 +25,15 @@ async function readPromoteBody(request: Request): Promise<unknown> {
 export function promotionRoutes(ctx: ContentContext, service = new PromotionService(ctx)): PluginRoute[] {
   return [
     route('GET', `${PREFIX}/promote`, CONTENT_MANAGER_ACTIONS.promoteGet, async ({ query }) => service.preview(query.space)),
-    route('POST', `${PREFIX}/promote`, CONTENT_MANAGER_ACTIONS.promoteCreate, async ({ request, caller }) => {
-      const promotion = parsePromoteRequest(await readPromoteBody(request))
-      return envelope(200, await service.promote(promotion, caller))
-    }, { limit: PROMOTE_BODY, schema: PromoteBody }),
+    route(
+      'POST',
+      `${PREFIX}/promote`,
+      CONTENT_MANAGER_ACTIONS.promoteCreate,
+      async ({ request, caller }) => {
+        const promotion = parsePromoteRequest(await readPromoteBody(request))
+        return envelope(200, await service.promote(promotion, caller))
+      },
+      { limit: PROMOTE_BODY, schema: PromoteBody },
+    ),
   ]
 }

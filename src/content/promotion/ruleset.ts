@@ -74,7 +74,9 @@ export async function reconcileRuleset(deps: Deps, plan: Plan, applied: Applied[
     } else if (s.previous === undefined) {
       await attempt(deps, warnings, `delete integration ${s.id}`, () => deps.ruleset.deleteIntegration(target, s.id))
     } else {
-      await attempt(deps, warnings, `restore integration ${s.id}`, () => deps.ruleset.upsertIntegration(target, documentOf(s.previous), true))
+      await attempt(deps, warnings, `restore integration ${s.id}`, () =>
+        deps.ruleset.upsertIntegration(target, documentOf(s.previous), true),
+      )
     }
   }
   const forward = applied.filter((s) => s.operation !== 'remove')
@@ -82,7 +84,9 @@ export async function reconcileRuleset(deps: Deps, plan: Plan, applied: Applied[
   for (const s of forward.filter((s) => s.list === 'rules')) await revert(s)
   for (const s of forward.filter((s) => s.list === 'integrations')) await revert(s)
   for (const s of removals.filter((s) => s.list === 'integrations')) {
-    await attempt(deps, warnings, `re-create integration ${s.id}`, () => deps.ruleset.upsertIntegration(target, documentOf(s.previous), false))
+    await attempt(deps, warnings, `re-create integration ${s.id}`, () =>
+      deps.ruleset.upsertIntegration(target, documentOf(s.previous), false),
+    )
   }
   for (const s of removals.filter((s) => s.list === 'rules')) {
     await attempt(deps, warnings, `re-create rule ${s.id}`, () =>

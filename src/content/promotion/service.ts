@@ -49,7 +49,12 @@ export class PromotionService {
       await afterChange(ctx, [target])
       // Post-promotion broadcast: the node's loader brings the Engine's session of the space up to date.
       ctx.engineLoads.trigger(target)
-      ctx.journal.record('promotion.completed', target, { source: plan.source, ...counts(plan), rulesetWarnings: warnings.length }, ctx.now())
+      ctx.journal.record(
+        'promotion.completed',
+        target,
+        { source: plan.source, ...counts(plan), rulesetWarnings: warnings.length },
+        ctx.now(),
+      )
       return PROMOTION_COMPLETED
     })
   }
@@ -100,14 +105,23 @@ export class PromotionService {
     ctx.journal.record(
       'promotion.rolled_back',
       target,
-      { source: plan.source, error: reason(cause), undone: applied.length - failures.length, undoFailures: failures.length, rulesetWarnings: warnings.length },
+      {
+        source: plan.source,
+        error: reason(cause),
+        undone: applied.length - failures.length,
+        undoFailures: failures.length,
+        rulesetWarnings: warnings.length,
+      },
       ctx.now(),
     )
     const partial = failures.length > 0 ? ` ${failures.length} rollback step(s) failed; see the node log.` : ''
     // Refused by the platform (embedded mode refuses before step 2): its status and message, as a
     // refusal by our model would have been answered.
     if (cause instanceof ConsolidationFailed && cause.refusal) return new ApiError(cause.refusal.status, cause.refusal.message + partial)
-    return new ApiError(500, `Internal Server Error. Promotion of space [${plan.source}] into [${target}] failed and was rolled back: ${reason(cause)}.${partial}`)
+    return new ApiError(
+      500,
+      `Internal Server Error. Promotion of space [${plan.source}] into [${target}] failed and was rolled back: ${reason(cause)}.${partial}`,
+    )
   }
 
   /** Validation loaded the promoted content into the Engine's session of the space: load what is stored again. */

@@ -96,8 +96,24 @@ export class ResourceService {
         throw e
       }
       try {
-        if (listName) await this.link(writer, CONTENT_ALIASES.integrations, () => ctx.repo.getById(CONTENT_ALIASES.integrations, parentId!), listName, id, 'add')
-        else await this.link(writer, CONTENT_ALIASES.policies, () => ctx.repo.policy(space), kind === 'filter' ? 'filters' : 'integrations', id, 'add')
+        if (listName)
+          await this.link(
+            writer,
+            CONTENT_ALIASES.integrations,
+            () => ctx.repo.getById(CONTENT_ALIASES.integrations, parentId!),
+            listName,
+            id,
+            'add',
+          )
+        else
+          await this.link(
+            writer,
+            CONTENT_ALIASES.policies,
+            () => ctx.repo.policy(space),
+            kind === 'filter' ? 'filters' : 'integrations',
+            id,
+            'add',
+          )
       } catch (e) {
         // Without its link the resource is unreachable: take it back out, here and in Ruleset Management.
         await ctx.repo.remove(info.alias, id).catch(() => {})
@@ -189,7 +205,8 @@ export class ResourceService {
       for (const { read, at } of unlinked.reverse()) {
         if (at >= 0) await this.link(ctx.repo, parentAlias, read, listKey, id, 'add', at).catch(() => {})
       }
-      if (kind === 'rule') await ctx.ruleset.upsertRule(space, stored.document, String(integrations[0]?.document.id ?? ''), false).catch(() => {})
+      if (kind === 'rule')
+        await ctx.ruleset.upsertRule(space, stored.document, String(integrations[0]?.document.id ?? ''), false).catch(() => {})
       if (kind === 'integration') await ctx.ruleset.upsertIntegration(space, stored.document, false).catch(() => {})
       throw e
     }

@@ -75,7 +75,13 @@ async function standardIds(ctx: PassContext, index: string): Promise<string[]> {
     const r = await ctx.store.search({
       index,
       expand_wildcards: 'all',
-      body: { query: { term: { 'space.name': 'standard' } }, sort: [{ _id: { order: 'asc' } }], size: 5000, _source: ['document.id'], ...(after ? { search_after: after } : {}) },
+      body: {
+        query: { term: { 'space.name': 'standard' } },
+        sort: [{ _id: { order: 'asc' } }],
+        size: 5000,
+        _source: ['document.id'],
+        ...(after ? { search_after: after } : {}),
+      },
     })
     for (const h of r.hits.hits) {
       const doc = h._source?.document
@@ -108,7 +114,11 @@ export async function blueGreenSwap(
   const live = await liveIndices(ctx, def)
   const shadow: Partial<Record<ContentKind, string>> = {}
   for (const kind of def.indices) shadow[kind] = other(live[kind])
-  ctx.log.info('plan change: building staging indices', { consumer: def.kind, url: url.replace(/[?#].*$/, ''), staging: Object.values(shadow) })
+  ctx.log.info('plan change: building staging indices', {
+    consumer: def.kind,
+    url: url.replace(/[?#].*$/, ''),
+    staging: Object.values(shadow),
+  })
   let stale: StaleStandard | undefined
   let file: string | undefined
   try {
@@ -127,7 +137,8 @@ export async function blueGreenSwap(
       }
     }
     for (const kind of def.indices) {
-      if (kind !== 'vulnerabilities') await ctx.store.putSettings({ index: shadow[kind]!, body: { index: { hidden: false } }, expand_wildcards: 'all' })
+      if (kind !== 'vulnerabilities')
+        await ctx.store.putSettings({ index: shadow[kind]!, body: { index: { hidden: false } }, expand_wildcards: 'all' })
     }
     const actions: AliasAction[] = []
     for (const kind of def.indices) {

@@ -87,7 +87,12 @@ export class BulkWriter {
   constructor(
     private readonly store: Store,
     private readonly limits: BulkLimits,
-    private readonly opts: { signal?: AbortSignal; sleep?: Sleep; onBulk?: (result: BulkResult) => void | Promise<void>; refresh?: boolean } = {},
+    private readonly opts: {
+      signal?: AbortSignal
+      sleep?: Sleep
+      onBulk?: (result: BulkResult) => void | Promise<void>
+      refresh?: boolean
+    } = {},
   ) {
     this.sleep = opts.sleep ?? realSleep
   }

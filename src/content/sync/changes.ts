@@ -70,7 +70,7 @@ export async function applyChanges(
     checkpointed = offset
   }
   try {
-    for (let from = start; from < target; ) {
+    for (let from = start; from < target;) {
       const to = Math.min(from + window, target)
       const changes = await deps.cti.changes(url, from, to, deps.signal)
       const pendingUpdates: Change[] = []
@@ -169,7 +169,11 @@ async function applyOne(deps: ChangesDeps, def: ConsumerDef, change: Change, typ
     const found = await locate(deps, def, change.resource)
     if (!found) {
       // Upstream fails the pass here, which would stall the feed at this offset forever.
-      deps.log.warn('update of a document that is not stored; skipped', { consumer: def.kind, offset: change.offset, resource: change.resource })
+      deps.log.warn('update of a document that is not stored; skipped', {
+        consumer: def.kind,
+        offset: change.offset,
+        resource: change.resource,
+      })
       return false
     }
     if (offsetOf(found.source) >= change.offset) return false
@@ -205,7 +209,11 @@ async function applyUpdateBatch(deps: ChangesDeps, def: ConsumerDef, batch: Chan
   for (const change of batch) {
     const source = writes.get(change.resource) ?? current.get(change.resource)
     if (!source) {
-      deps.log.warn('update of a document that is not stored; skipped', { consumer: def.kind, offset: change.offset, resource: change.resource })
+      deps.log.warn('update of a document that is not stored; skipped', {
+        consumer: def.kind,
+        offset: change.offset,
+        resource: change.resource,
+      })
       skipped++
       continue
     }

@@ -40,7 +40,12 @@ export interface ContentSyncModule {
   stop(): Promise<void>
 }
 
-export function createContentSync(deps: Deps, content: ContentManager, ruleset: SyncRuleset, opts: ContentSyncOptions = {}): ContentSyncModule {
+export function createContentSync(
+  deps: Deps,
+  content: ContentManager,
+  ruleset: SyncRuleset,
+  opts: ContentSyncOptions = {},
+): ContentSyncModule {
   const node = deps.node.values
   const uuid = clusterUuid(String(node.get('cluster.name')))
   const credentials = new CtiCredentials(deps.store, deps.log, deps.now)

@@ -48,7 +48,11 @@ async function targetsOf(ctx: PassContext, def: ConsumerDef): Promise<Partial<Re
  * Empties what a snapshot load replaces: the standard space of the ruleset indices (user spaces
  * stay) and of Ruleset Management; the whole index of the single-index consumers.
  */
-async function clearForLoad(ctx: PassContext, def: ConsumerDef, targets: Partial<Record<ContentKind, string>>): Promise<Partial<Record<ContentKind, string>>> {
+async function clearForLoad(
+  ctx: PassContext,
+  def: ConsumerDef,
+  targets: Partial<Record<ContentKind, string>>,
+): Promise<Partial<Record<ContentKind, string>>> {
   if (def.kind !== 'ruleset') {
     const kind = def.indices[0]
     const index = targets[kind]!
@@ -65,14 +69,19 @@ async function clearForLoad(ctx: PassContext, def: ConsumerDef, targets: Partial
   for (const kind of def.indices) {
     const index = targets[kind]!
     for (;;) {
-      const r = await ctx.store.search({ index, expand_wildcards: 'all', body: { query: { term: { 'space.name': 'standard' } }, size: 5000, _source: false } })
+      const r = await ctx.store.search({
+        index,
+        expand_wildcards: 'all',
+        body: { query: { term: { 'space.name': 'standard' } }, size: 5000, _source: false },
+      })
       if (r.hits.hits.length === 0) break
       await ctx.store.bulk({ body: r.hits.hits.map((h) => ({ delete: { _index: index, _id: h._id } })), refresh: true })
     }
   }
   if (ctx.ruleset.deleteSpace) {
     const r = await ctx.ruleset.deleteSpace('standard')
-    if (r.failures.length > 0) ctx.log.warn('standard content could not all be removed from Ruleset Management', { failures: r.failures.slice(0, 3) })
+    if (r.failures.length > 0)
+      ctx.log.warn('standard content could not all be removed from Ruleset Management', { failures: r.failures.slice(0, 3) })
   }
   return targets
 }
@@ -169,13 +178,20 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
   const manifest = ctx.local.manifest(def)
   const manifestResource = norm(manifest?.resource)
   const settingUrl = norm(ctx.settings.str(def.setting))
-  if (ctx.settings.str(def.setting).trim() && !settingUrl) ctx.log.warn('consumer URL setting is not usable (must be HTTPS on the CTI API host)', { setting: def.setting })
+  if (ctx.settings.str(def.setting).trim() && !settingUrl)
+    ctx.log.warn('consumer URL setting is not usable (must be HTTPS on the CTI API host)', { setting: def.setting })
   const storedResource = norm(existing?.resource)
   let url = settingUrl ?? planResource ?? storedResource ?? manifestResource
   let swapTo: string | undefined
   if (!settingUrl && existing?.resource) {
     if (planResource && !sameResource(planResource, existing.resource)) swapTo = planResource
-    else if (!planResource && !(await ctx.credentials.isRegistered()) && manifestResource && !sameResource(manifestResource, existing.resource)) swapTo = manifestResource
+    else if (
+      !planResource &&
+      !(await ctx.credentials.isRegistered()) &&
+      manifestResource &&
+      !sameResource(manifestResource, existing.resource)
+    )
+      swapTo = manifestResource
   }
   if (swapTo && existing && existing.local_offset === 0) {
     // Nothing loaded yet from the old feed: no swap, just start on the new one.
@@ -235,7 +251,11 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
     // 6-8: initialise or catch up.
     let current = state.local_offset
     if (remote && current > remote.last_offset) {
-      ctx.log.warn('local offset is ahead of the CTI feed; re-initialising', { consumer: def.kind, local: current, remote: remote.last_offset })
+      ctx.log.warn('local offset is ahead of the CTI feed; re-initialising', {
+        consumer: def.kind,
+        local: current,
+        remote: remote.last_offset,
+      })
       current = 0
     }
     if (def.singleIndex && current > 0 && (await indexEmpty(ctx, targets[def.indices[0]]!))) {
@@ -250,7 +270,7 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
         name: remote?.name ?? manifest?.name ?? (name || state.name),
         context: remote?.context ?? manifest?.context ?? (context || state.context),
         resource: url ?? manifestResource ?? state.resource,
-        is_public: remote ? remote.is_public ?? false : manifest?.is_public ?? state.is_public,
+        is_public: remote ? (remote.is_public ?? false) : (manifest?.is_public ?? state.is_public),
         status: 'running',
         local_offset: 0,
         remote_offset: remote?.last_offset ?? manifest?.remote_offset ?? 0,
@@ -279,7 +299,15 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
   let pending: string[] = []
   if (def.kind === 'ruleset') {
     const r = await rulesetPostSync(
-      { store: ctx.store, repo: ctx.repo, ruleset: ctx.ruleset, log: ctx.log, now: ctx.now, settings: ctx.settings, recomputeSpaces: ctx.recomputeSpaces },
+      {
+        store: ctx.store,
+        repo: ctx.repo,
+        ruleset: ctx.ruleset,
+        log: ctx.log,
+        now: ctx.now,
+        settings: ctx.settings,
+        recomputeSpaces: ctx.recomputeSpaces,
+      },
       { updated, pending: state.pending_sync_phases, stale },
     )
     pending = r.pending
@@ -297,7 +325,13 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
     await ctx.store.refresh({ index: Object.values(targets).filter((x): x is string => !!x), expand_wildcards: 'all' })
   }
   state = await ctx.states.write({ ...state, status: 'ready', pending_sync_phases: pending })
-  return outcome({ updated, retry: feedUnreachable || pending.length > 0, status: 'ready', loadedFrom, reason: feedUnreachable ? 'feed_unreachable' : pending.length ? 'pending_phases' : undefined })
+  return outcome({
+    updated,
+    retry: feedUnreachable || pending.length > 0,
+    status: 'ready',
+    loadedFrom,
+    reason: feedUnreachable ? 'feed_unreachable' : pending.length ? 'pending_phases' : undefined,
+  })
 }
 
 function changesDeps(ctx: PassContext, targets: Partial<Record<ContentKind, string>>) {

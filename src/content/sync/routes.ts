@@ -13,7 +13,8 @@ export function updateRoutes(deps: { settings: ClusterSettings; start(): Promise
   return [
     route('POST', UPDATE_PATH, CONTENT_MANAGER_ACTIONS.updateTrigger, async () => {
       const s = await deps.settings.snapshot()
-      if (!s.bool('plugins.content_manager.catalog.update_on_demand')) throw new ApiError(403, 'On-demand content updates are disabled on this deployment.')
+      if (!s.bool('plugins.content_manager.catalog.update_on_demand'))
+        throw new ApiError(403, 'On-demand content updates are disabled on this deployment.')
       const started = await deps.start()
       if (started !== 'started') return envelope(409, 'A content update is already in progress.')
       return envelope(202, 'The update request has been accepted for processing.')

@@ -193,10 +193,17 @@ async function removeStale(deps: RulesetPostSyncDeps, stale: StaleStandard, inte
     const nowRules = new Set(rules.map((r) => String(r.document.id)))
     await withTimeout(timeoutMs, 'stale Ruleset Management cleanup', async () => {
       const failures = [
-        ...(await each(stale.rules.filter((id) => !nowRules.has(id)), (id) => deps.ruleset.deleteRule('standard', id))),
-        ...(await each(stale.integrations.filter((id) => !nowIntegrations.has(id)), (id) => deps.ruleset.deleteIntegration('standard', id))),
+        ...(await each(
+          stale.rules.filter((id) => !nowRules.has(id)),
+          (id) => deps.ruleset.deleteRule('standard', id),
+        )),
+        ...(await each(
+          stale.integrations.filter((id) => !nowIntegrations.has(id)),
+          (id) => deps.ruleset.deleteIntegration('standard', id),
+        )),
       ]
-      if (failures.length > 0) deps.log.warn('stale standard content could not all be removed from Ruleset Management', { failures: failures.slice(0, 3) })
+      if (failures.length > 0)
+        deps.log.warn('stale standard content could not all be removed from Ruleset Management', { failures: failures.slice(0, 3) })
     })
   } catch (e) {
     // Not retried (spec: cleanup_timeout_seconds).

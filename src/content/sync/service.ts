@@ -170,7 +170,12 @@ export class ContentSync {
       journal.record('sync.pass', trigger, {
         outcome: report.outcome,
         millis: this.deps.now() - started,
-        consumers: Object.fromEntries(Object.entries(report.consumers).map(([k, v]) => [k, { status: v?.status, updated: 'updated' in (v ?? {}) ? (v as ConsumerOutcome).updated : false }])),
+        consumers: Object.fromEntries(
+          Object.entries(report.consumers).map(([k, v]) => [
+            k,
+            { status: v?.status, updated: 'updated' in (v ?? {}) ? (v as ConsumerOutcome).updated : false },
+          ]),
+        ),
       })
     }
   }
@@ -184,7 +189,13 @@ export class ContentSync {
       settings: s,
       log: this.deps.log,
       now: this.deps.now,
-      cti: new CtiClient(s, { credentials: this.deps.credentials, log: this.deps.log, clusterUuid: this.deps.clusterUuid, sleep: this.deps.sleep, now: this.deps.now }),
+      cti: new CtiClient(s, {
+        credentials: this.deps.credentials,
+        log: this.deps.log,
+        clusterUuid: this.deps.clusterUuid,
+        sleep: this.deps.sleep,
+        now: this.deps.now,
+      }),
       credentials: this.deps.credentials,
       states: this.states,
       local: this.local,
@@ -204,7 +215,13 @@ export class ContentSync {
         const o = await runConsumer(ctx, def)
         report.consumers[kind] = o
         retry ||= o.retry
-        this.deps.log.info('consumer synchronised', { consumer: kind, updated: o.updated, local_offset: o.localOffset, remote_offset: o.remoteOffset, from: o.loadedFrom })
+        this.deps.log.info('consumer synchronised', {
+          consumer: kind,
+          updated: o.updated,
+          local_offset: o.localOffset,
+          remote_offset: o.remoteOffset,
+          from: o.loadedFrom,
+        })
       } catch (e) {
         const deferred = isCtiError(e, 'rate_limited')
         const aborted = this.stopping.signal.aborted
@@ -212,7 +229,10 @@ export class ContentSync {
         if (aborted) break
         // A rate limit that outlived its retries waits for the next scheduled run (spec background 5).
         if (!deferred) retry = true
-        this.deps.log.error(deferred ? 'consumer sync deferred: CTI rate limit' : 'consumer sync failed', { consumer: kind, error: (e as Error).message })
+        this.deps.log.error(deferred ? 'consumer sync deferred: CTI rate limit' : 'consumer sync failed', {
+          consumer: kind,
+          error: (e as Error).message,
+        })
         try {
           await this.states.patch(def, { status: 'failed' })
         } catch (pe) {

@@ -92,7 +92,8 @@ export async function loadSnapshotFile(
       }
       const offset = typeof record.offset === 'number' && Number.isFinite(record.offset) ? record.offset : undefined
       if (offset !== undefined) maxOffset = Math.max(maxOffset, offset)
-      const id = typeof record.resource === 'string' && record.resource ? record.resource : typeof record.name === 'string' ? record.name : ''
+      const id =
+        typeof record.resource === 'string' && record.resource ? record.resource : typeof record.name === 'string' ? record.name : ''
       if (!id) {
         count(entry, 'no_id')
         continue

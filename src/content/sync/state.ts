@@ -40,14 +40,26 @@ function coerce(def: ConsumerDef, source: Record<string, unknown>): ConsumerStat
     status: source.status === 'ready' || source.status === 'failed' ? source.status : 'running',
     local_offset: num(source.local_offset),
     remote_offset: num(source.remote_offset),
-    pending_sync_phases: Array.isArray(source.pending_sync_phases) ? source.pending_sync_phases.filter((p): p is string => typeof p === 'string') : [],
+    pending_sync_phases: Array.isArray(source.pending_sync_phases)
+      ? source.pending_sync_phases.filter((p): p is string => typeof p === 'string')
+      : [],
   }
 }
 
 /** What is written for a consumer never seen before (reference 2.3 step 3). */
 export function placeholder(def: ConsumerDef, resource: string): ConsumerState {
   const { context, name } = consumerIdentity(resource)
-  return { name, context, type: def.type, resource, is_public: true, status: 'running', local_offset: 0, remote_offset: 0, pending_sync_phases: [] }
+  return {
+    name,
+    context,
+    type: def.type,
+    resource,
+    is_public: true,
+    status: 'running',
+    local_offset: 0,
+    remote_offset: 0,
+    pending_sync_phases: [],
+  }
 }
 
 export class ConsumerStates {

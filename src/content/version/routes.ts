@@ -30,7 +30,13 @@ export function versionCheckRoutes(deps: VersionCheckDeps): PluginRoute[] {
       const version = (deps.version ?? (() => VERSION))().trim()
       if (!version) return envelope(500, 'Unable to determine current svc version.')
       const s = await deps.settings.snapshot()
-      const cti = new CtiClient(s, { credentials: deps.credentials, log: deps.log, clusterUuid: deps.clusterUuid, version, interactive: true })
+      const cti = new CtiClient(s, {
+        credentials: deps.credentials,
+        log: deps.log,
+        clusterUuid: deps.clusterUuid,
+        version,
+        interactive: true,
+      })
       try {
         const updates = await cti.releaseUpdates()
         return {

@@ -49,7 +49,11 @@ export async function loadCheckpoint(store: Store, detectorId: string): Promise<
  * Writes the checkpoint; with `previous` only if nobody else wrote it since (a second node that
  * stole a stale lease must not move it backwards). Answers the new version, or undefined when lost.
  */
-export async function saveCheckpoint(store: Store, cp: Checkpoint, previous?: { seqNo: number; primaryTerm: number }): Promise<StoredCheckpoint | undefined> {
+export async function saveCheckpoint(
+  store: Store,
+  cp: Checkpoint,
+  previous?: { seqNo: number; primaryTerm: number },
+): Promise<StoredCheckpoint | undefined> {
   await ensureIndex(store, DETECTOR_STATE_INDEX)
   try {
     const r = await store.index({
@@ -92,7 +96,13 @@ export async function maxSeqNo(store: Store, index: string): Promise<number> {
 }
 
 /** The checkpoint at the current end of every index: only what is indexed from now on is new. */
-export async function baseline(store: Store, detectorId: string, expressions: string[], epoch: number | null, now: number): Promise<Checkpoint> {
+export async function baseline(
+  store: Store,
+  detectorId: string,
+  expressions: string[],
+  epoch: number | null,
+  now: number,
+): Promise<Checkpoint> {
   const indices: Record<string, number> = {}
   for (const index of await concreteIndices(store, expressions)) indices[index] = await maxSeqNo(store, index)
   return { detector_id: detectorId, epoch, indices, last_run_at: now }

@@ -32,9 +32,7 @@ export interface RunDeps {
   findings: FindingsPipeline
 }
 
-export type RunOutcome =
-  | { status: 'disabled' | 'missing' | 'baselined' | 'lost' }
-  | ({ status: 'ran' } & RunSummary)
+export type RunOutcome = { status: 'disabled' | 'missing' | 'baselined' | 'lost' } | ({ status: 'ran' } & RunSummary)
 
 interface Prepared {
   compiled: CompiledSigmaRule[]
@@ -46,7 +44,7 @@ export async function runDetector(deps: RunDeps, id: string, detector: StoredDet
   if (!detector) return { status: 'missing' }
   if (!detector.enabled) return { status: 'disabled' }
   const startedAt = deps.now()
-  const expressions = detector.inputs.flatMap(i => i.detector_input.indices)
+  const expressions = detector.inputs.flatMap((i) => i.detector_input.indices)
   let stored = await loadCheckpoint(deps.store, id)
   if (!stored || stored.checkpoint.epoch !== detector.enabled_time) {
     // Never ran since it was (re-)enabled and nobody baselined it: start from the current ends.
@@ -57,7 +55,15 @@ export async function runDetector(deps: RunDeps, id: string, detector: StoredDet
   const prepared = await prepareRules(deps, detector, settings)
   const batchSize = settings.num(FINDINGS_SETTINGS.batchSize)
   const bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
-  const summary: RunSummary = { started_at: startedAt, took_ms: 0, documents: 0, findings: 0, duplicates: 0, shed: 0, skipped_rules: prepared.skipped }
+  const summary: RunSummary = {
+    started_at: startedAt,
+    took_ms: 0,
+    documents: 0,
+    findings: 0,
+    duplicates: 0,
+    shed: 0,
+    skipped_rules: prepared.skipped,
+  }
   const cp: Checkpoint = { ...stored.checkpoint, indices: { ...stored.checkpoint.indices } }
 
   for (const index of await concreteIndices(deps.store, expressions)) {
@@ -105,12 +111,18 @@ export async function runDetector(deps: RunDeps, id: string, detector: StoredDet
   return (await saveCheckpoint(deps.store, cp, stored)) ? { status: 'ran', ...summary } : { status: 'lost' }
 }
 
-function match(detectorId: string, detector: StoredDetector, hit: SearchHit, p: Prepared, fieldTypes: FieldTypes | undefined): Array<FindingInput & { id: string }> {
+function match(
+  detectorId: string,
+  detector: StoredDetector,
+  hit: SearchHit,
+  p: Prepared,
+  fieldTypes: FieldTypes | undefined,
+): Array<FindingInput & { id: string }> {
   const source = hit._source ?? {}
   const out: Array<FindingInput & { id: string }> = []
   const matches = evaluateRules(source, p.compiled, fieldTypes)
   if (matches.length === 0) return out
-  const byId = new Map(p.compiled.map(c => [c.id, c]))
+  const byId = new Map(p.compiled.map((c) => [c.id, c]))
   for (const m of matches) {
     const rule = p.meta.get(byId.get(m.rule.id)!)!
     out.push({
@@ -130,9 +142,12 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
   const skipped: string[] = []
   const mappings = new Map<string, Promise<Record<string, string>>>()
   for (const { detector_input: di } of detector.inputs) {
-    const custom = (di.custom_rules ?? []).map(r => r.id)
-    const pre = (di.pre_packaged_rules ?? []).map(r => r.id)
-    for (const [space, ids] of [['custom', custom], ['standard', pre]] as const) {
+    const custom = (di.custom_rules ?? []).map((r) => r.id)
+    const pre = (di.pre_packaged_rules ?? []).map((r) => r.id)
+    for (const [space, ids] of [
+      ['custom', custom],
+      ['standard', pre],
+    ] as const) {
       if (ids.length === 0) continue
       const { rules, missing } = await deps.rules.bySpaceIds(space, ids)
       skipped.push(...missing)
@@ -156,7 +171,7 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
 }
 
 function findingRule(rule: StoredRule): FindingRule {
-  const out: FindingRule = { id: rule.document.id, title: rule.title, tags: rule.tags.map(t => t.value) }
+  const out: FindingRule = { id: rule.document.id, title: rule.title, tags: rule.tags.map((t) => t.value) }
   if (rule.sigma_id) out.sigma_id = rule.sigma_id
   if (rule.level) out.level = rule.level
   if (rule.status) out.status = rule.status

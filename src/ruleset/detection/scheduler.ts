@@ -35,7 +35,11 @@ export class DetectionScheduler {
 
   start(): void {
     const every = this.options.tickSeconds ?? 10
-    this.cron = new Cron(`*/${every} * * * * *`, { protect: true, catch: e => this.deps.log.error('detection tick failed', { error: e as Error }) }, () => this.tick())
+    this.cron = new Cron(
+      `*/${every} * * * * *`,
+      { protect: true, catch: (e) => this.deps.log.error('detection tick failed', { error: e as Error }) },
+      () => this.tick(),
+    )
   }
 
   async stop(): Promise<void> {
@@ -59,7 +63,11 @@ export class DetectionScheduler {
 
   /** Runs one detector now under its lease; undefined when another node holds it. */
   async runLeased(id: string): Promise<RunOutcome | undefined> {
-    const lease = await tryAcquireLease(this.deps, { index: DETECTOR_LOCKS_INDEX, id: `run-${id}`, staleMillis: this.options.staleMillis ?? 15 * 60_000 })
+    const lease = await tryAcquireLease(this.deps, {
+      index: DETECTOR_LOCKS_INDEX,
+      id: `run-${id}`,
+      staleMillis: this.options.staleMillis ?? 15 * 60_000,
+    })
     if (!lease) return undefined
     return withLease(this.deps, lease, async () => {
       // Re-read under the lease: it may have been disabled or deleted since the list was taken.

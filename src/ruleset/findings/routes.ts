@@ -1,21 +1,21 @@
-import type { Deps } from "../../app";
-import { readBody, type BodyLimit } from "../../http/body";
-import { json } from "../../http/errors";
-import { route, type PluginRoute } from "../../http/route";
-import { PLATFORM_SA_ACTIONS } from "../../security/actions";
-import { searchFindings, parseFindingsQuery } from "./search";
-import { updateFindings } from "./update";
-import { parseUpdateRequest, UpdateFindingsBody } from "./update-request";
-import { findingsFilter } from "./visibility";
+import type { Deps } from '../../app'
+import { readBody, type BodyLimit } from '../../http/body'
+import { json } from '../../http/errors'
+import { route, type PluginRoute } from '../../http/route'
+import { PLATFORM_SA_ACTIONS } from '../../security/actions'
+import { searchFindings, parseFindingsQuery } from './search'
+import { updateFindings } from './update'
+import { parseUpdateRequest, UpdateFindingsBody } from './update-request'
+import { findingsFilter } from './visibility'
 
-export { findingsReadFilter } from "./visibility";
+export { findingsReadFilter } from './visibility'
 
-export const MAX_CASE_BULK = "plugins.security_analytics.max_case_management_bulk_size";
+export const MAX_CASE_BULK = 'plugins.security_analytics.max_case_management_bulk_size'
 
 /** At most 100 findings with their comment threads; far beyond that is not a case update. */
-const UPDATE_BODY: BodyLimit = { limit: 10 * 1024 * 1024, status: 413 };
+const UPDATE_BODY: BodyLimit = { limit: 10 * 1024 * 1024, status: 413 }
 
-const BASE = "/_plugins/_security_analytics/findings";
+const BASE = '/_plugins/_security_analytics/findings'
 
 /**
  * Case management on findings. The update has no permission upstream (it is a
@@ -25,16 +25,22 @@ const BASE = "/_plugins/_security_analytics/findings";
  */
 export function findingsRoutes(deps: Deps): PluginRoute[] {
   return [
-    route("PUT", `${BASE}/_update`, PLATFORM_SA_ACTIONS.findingsUpdate, async ({ request, caller }) => {
-      const settings = await deps.settings.snapshot();
-      const updates = parseUpdateRequest(await readBody(request, UPDATE_BODY), settings.num(MAX_CASE_BULK));
-      const answer = await updateFindings(deps, caller, updates);
-      return json(answer, answer.errors ? 207 : 200);
-    }, { limit: UPDATE_BODY, schema: UpdateFindingsBody }),
-    route("GET", `${BASE}/_search`, PLATFORM_SA_ACTIONS.findingsGet, async ({ query, caller }) => {
-      const q = parseFindingsQuery(query);
-      const settings = await deps.settings.snapshot();
-      return searchFindings(deps.store, q, await findingsFilter(deps.store, settings, caller));
+    route(
+      'PUT',
+      `${BASE}/_update`,
+      PLATFORM_SA_ACTIONS.findingsUpdate,
+      async ({ request, caller }) => {
+        const settings = await deps.settings.snapshot()
+        const updates = parseUpdateRequest(await readBody(request, UPDATE_BODY), settings.num(MAX_CASE_BULK))
+        const answer = await updateFindings(deps, caller, updates)
+        return json(answer, answer.errors ? 207 : 200)
+      },
+      { limit: UPDATE_BODY, schema: UpdateFindingsBody },
+    ),
+    route('GET', `${BASE}/_search`, PLATFORM_SA_ACTIONS.findingsGet, async ({ query, caller }) => {
+      const q = parseFindingsQuery(query)
+      const settings = await deps.settings.snapshot()
+      return searchFindings(deps.store, q, await findingsFilter(deps.store, settings, caller))
     }),
-  ];
+  ]
 }

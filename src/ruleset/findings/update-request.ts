@@ -1,16 +1,16 @@
-import { decodeUtf8, parseJson } from "../../http/body";
-import { ApiError } from "../../http/errors";
-import { Type as T, type Static } from "@sinclair/typebox";
-import { Case, checkCase } from "./case";
+import { decodeUtf8, parseJson } from '../../http/body'
+import { ApiError } from '../../http/errors'
+import { Type as T, type Static } from '@sinclair/typebox'
+import { Case, checkCase } from './case'
 
 /** One validated element of `findings`: where the finding is and the normalized case to merge. */
-export const CaseUpdate = T.Object({ _id: T.String(), _index: T.String(), case: Case });
-export type CaseUpdate = Static<typeof CaseUpdate>;
+export const CaseUpdate = T.Object({ _id: T.String(), _index: T.String(), case: Case })
+export type CaseUpdate = Static<typeof CaseUpdate>
 /** The request body (spec "Update findings"); checked by hand below, in the reference's order. */
-export const UpdateFindingsBody = T.Object({ findings: T.Array(CaseUpdate) });
+export const UpdateFindingsBody = T.Object({ findings: T.Array(CaseUpdate) })
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const blank = (v: unknown) => v === undefined || v === null || (typeof v === "string" && v.trim() === "");
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const blank = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && v.trim() === '')
 
 /**
  * Parses and validates a findings update body in the reference's order
@@ -20,30 +20,30 @@ const blank = (v: unknown) => v === undefined || v === null || (typeof v === "st
  * `limit` is read by the caller from the settings of this very request.
  */
 export function parseUpdateRequest(body: Uint8Array, limit: number): CaseUpdate[] {
-  let parsed: unknown;
+  let parsed: unknown
   try {
-    parsed = parseJson(decodeUtf8(body));
+    parsed = parseJson(decodeUtf8(body))
   } catch (e) {
-    throw new ApiError(400, `Invalid JSON body: ${(e as Error).message}`);
+    throw new ApiError(400, `Invalid JSON body: ${(e as Error).message}`)
   }
-  const findings = isObject(parsed) ? parsed.findings : undefined;
-  if (!Array.isArray(findings)) throw new ApiError(400, 'Request body must contain a "findings" array');
-  if (findings.length === 0) throw new ApiError(400, "Findings array is empty");
-  if (limit === 0) throw new ApiError(400, "Case management is disabled");
-  if (findings.length > limit) throw new ApiError(400, `Cannot update more than ${limit} findings at once`);
+  const findings = isObject(parsed) ? parsed.findings : undefined
+  if (!Array.isArray(findings)) throw new ApiError(400, 'Request body must contain a "findings" array')
+  if (findings.length === 0) throw new ApiError(400, 'Findings array is empty')
+  if (limit === 0) throw new ApiError(400, 'Case management is disabled')
+  if (findings.length > limit) throw new ApiError(400, `Cannot update more than ${limit} findings at once`)
 
   return findings.map((element, i) => {
-    const fail = (reason: string) => new ApiError(400, `Element at index ${i}${reason}`);
-    if (!isObject(element)) throw fail(" is not a JSON object");
-    const { _id, _index, case: raw } = element;
-    if (blank(_id)) throw fail(" is missing _id");
+    const fail = (reason: string) => new ApiError(400, `Element at index ${i}${reason}`)
+    if (!isObject(element)) throw fail(' is not a JSON object')
+    const { _id, _index, case: raw } = element
+    if (blank(_id)) throw fail(' is missing _id')
     // The reference fails with an internal error on these; a number or object is the client's mistake.
-    if (typeof _id !== "string") throw fail(": _id must be a string");
-    if (blank(_index)) throw fail(" is missing _index");
-    if (typeof _index !== "string") throw fail(": _index must be a string");
-    if (!isObject(raw)) throw fail(" is missing or invalid case object");
-    const checked = checkCase(raw);
-    if ("error" in checked) throw fail(`: ${checked.error}`);
-    return { _id, _index, case: checked.ok };
-  });
+    if (typeof _id !== 'string') throw fail(': _id must be a string')
+    if (blank(_index)) throw fail(' is missing _index')
+    if (typeof _index !== 'string') throw fail(': _index must be a string')
+    if (!isObject(raw)) throw fail(' is missing or invalid case object')
+    const checked = checkCase(raw)
+    if ('error' in checked) throw fail(`: ${checked.error}`)
+    return { _id, _index, case: checked.ok }
+  })
 }

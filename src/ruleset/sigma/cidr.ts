@@ -6,11 +6,16 @@
 import { SigmaInvalid, SigmaUnsupported } from './errors'
 import { type Query, or, term, wildcard } from './dsl'
 
-export interface Network { version: 4 | 6; text: string; groups: number[]; prefix: number }
+export interface Network {
+  version: 4 | 6
+  text: string
+  groups: number[]
+  prefix: number
+}
 
 function parseV4(text: string): number[] | undefined {
   const parts = text.split('.')
-  if (parts.length !== 4 || !parts.every(p => /^(0|[1-9]\d{0,2})$/.test(p) && Number(p) < 256)) return undefined
+  if (parts.length !== 4 || !parts.every((p) => /^(0|[1-9]\d{0,2})$/.test(p) && Number(p) < 256)) return undefined
   return parts.map(Number)
 }
 
@@ -50,16 +55,14 @@ export function parseNetwork(value: unknown): Network {
   if (prefix > width) throw new SigmaInvalid("modifier 'cidr'", `prefix of '${text}' is longer than ${width} bits`)
   groups.forEach((g, i) => {
     const keep = Math.min(bits, Math.max(0, prefix - i * bits))
-    if ((g & ((1 << (bits - keep)) - 1)) !== 0)
-      throw new SigmaInvalid("modifier 'cidr'", `'${text}' has host bits set`)
+    if ((g & ((1 << (bits - keep)) - 1)) !== 0) throw new SigmaInvalid("modifier 'cidr'", `'${text}' has host bits set`)
   })
   return { version, text: `${m[1]}/${prefix}`, groups, prefix }
 }
 
 export function cidrQuery(field: string, net: Network, ipField: boolean): Query {
   if (ipField) return term(field, net.text)
-  if (net.version === 6)
-    throw new SigmaUnsupported("modifier 'cidr' with an IPv6 network", `field '${field}' is not mapped as ip`)
+  if (net.version === 6) throw new SigmaUnsupported("modifier 'cidr' with an IPv6 network", `field '${field}' is not mapped as ip`)
   const whole = Math.floor(net.prefix / 8)
   const rest = net.prefix % 8
   const heads: number[][] =
@@ -67,7 +70,7 @@ export function cidrQuery(field: string, net: Network, ipField: boolean): Query 
       ? [net.groups.slice(0, whole)]
       : Array.from({ length: 1 << (8 - rest) }, (_, k) => [...net.groups.slice(0, whole), net.groups[whole] + k])
   return or(
-    heads.map(h =>
+    heads.map((h) =>
       h.length === 4 ? term(field, h.join('.')) : h.length === 0 ? wildcard(field, '*') : wildcard(field, `${h.join('.')}.*`),
     ),
   )

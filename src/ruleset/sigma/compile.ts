@@ -46,10 +46,10 @@ export function compileSigmaRule(source: string | object, options: CompileOption
   for (const [name, definition] of Object.entries(searches)) compiled.set(name, compileSearch(name, definition, ctx))
 
   const conditions = Array.isArray(condition) ? condition : [condition]
-  if (conditions.length === 0 || !conditions.every(c => typeof c === 'string'))
+  if (conditions.length === 0 || !conditions.every((c) => typeof c === 'string'))
     throw new SigmaInvalid("field 'detection.condition'", 'must be a string or a list of strings')
   const positive = new Set<string>()
-  const trees = conditions.map(text => {
+  const trees = conditions.map((text) => {
     const ast = parseCondition(text)
     const q = build(ast, compiled, text, false, positive)
     if (!q) throw new SigmaInvalid(`condition '${text}'`, 'selects no search identifier')
@@ -77,14 +77,17 @@ function context(options: CompileOptions): DetectionContext {
   const placeholderValues = new Map<string, SigmaString[]>()
   for (const [name, value] of Object.entries(options.placeholders ?? {})) {
     const list = Array.isArray(value) ? value : [value]
-    placeholderValues.set(name, list.map(v => (typeof v === 'string' ? parseSigmaString(v) : literal(String(v)))))
+    placeholderValues.set(
+      name,
+      list.map((v) => (typeof v === 'string' ? parseSigmaString(v) : literal(String(v)))),
+    )
   }
   const types = options.fieldTypes ?? {}
   return {
     mapField,
     keywordFields: options.keywordFields ?? DEFAULT_KEYWORD_FIELDS,
-    placeholders: name => placeholderValues.get(name),
-    isIpField: field => types[field] === 'ip',
+    placeholders: (name) => placeholderValues.get(name),
+    isIpField: (field) => types[field] === 'ip',
     fields: new Set(),
   }
 }
@@ -104,7 +107,7 @@ function build(c: Condition, searches: Map<string, Query>, text: string, negated
     }
     case 'and':
     case 'or': {
-      const args = c.args.map(a => build(a, searches, text, negated, positive)).filter((q): q is Query => q !== undefined)
+      const args = c.args.map((a) => build(a, searches, text, negated, positive)).filter((q): q is Query => q !== undefined)
       if (args.length === 0) return undefined
       return c.op === 'and' ? and(args) : or(args)
     }
@@ -112,7 +115,7 @@ function build(c: Condition, searches: Map<string, Query>, text: string, negated
       const names = resolvePattern(c.pattern, [...searches.keys()])
       if (names.length === 0) return undefined
       if (!negated) for (const n of names) positive.add(n)
-      const qs = names.map(n => searches.get(n)!)
+      const qs = names.map((n) => searches.get(n)!)
       return c.quantifier === 'all' ? and(qs) : or(qs)
     }
   }
@@ -120,7 +123,7 @@ function build(c: Condition, searches: Map<string, Query>, text: string, negated
 
 /** `them` and patterns not starting with `_` skip `_`-prefixed identifiers (pySigma). */
 export function resolvePattern(pattern: string, names: string[]): string[] {
-  if (pattern === 'them') return names.filter(n => !n.startsWith('_'))
+  if (pattern === 'them') return names.filter((n) => !n.startsWith('_'))
   const re = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\-]/g, '\\$&').replaceAll('*', '.*')}$`)
-  return names.filter(n => re.test(n) && (pattern.startsWith('_') || !n.startsWith('_')))
+  return names.filter((n) => re.test(n) && (pattern.startsWith('_') || !n.startsWith('_')))
 }

@@ -18,7 +18,11 @@ export function parseCondition(text: string): Condition {
   const tokens: string[] = []
   TOKEN.lastIndex = 0
   for (let m = TOKEN.exec(text); m && m[0].trim() !== ''; m = TOKEN.exec(text)) {
-    if (m[3]) throw new SigmaUnsupported(`condition aggregation '${text.slice(text.indexOf('|')).trim()}'`, 'pipe aggregations are obsolete since Sigma 2.0; use a correlation rule')
+    if (m[3])
+      throw new SigmaUnsupported(
+        `condition aggregation '${text.slice(text.indexOf('|')).trim()}'`,
+        'pipe aggregations are obsolete since Sigma 2.0; use a correlation rule',
+      )
     if (m[5]) throw invalid(`unexpected character '${m[5]}'`)
     tokens.push(m[1] ?? m[2] ?? m[4])
   }
@@ -74,7 +78,7 @@ export function parseCondition(text: string): Condition {
   const tree = parseOr()
   if (pos < tokens.length) {
     const t = tokens[pos]
-    const hint = tokens.some(x => /^(AND|OR|NOT|OF|THEM)$/i.test(x) && x !== x.toLowerCase()) ? ' (operators are lower case)' : ''
+    const hint = tokens.some((x) => /^(AND|OR|NOT|OF|THEM)$/i.test(x) && x !== x.toLowerCase()) ? ' (operators are lower case)' : ''
     throw invalid(`unexpected '${t}'${hint}`)
   }
   return tree

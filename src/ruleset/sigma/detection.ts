@@ -8,10 +8,7 @@ import { type Query, and, exists, named, not, or, range, regexp, term, wildcard 
 import { SigmaInvalid, SigmaUnsupported } from './errors'
 import { type Item, type Raw, type Value, buildItem } from './modifiers'
 import { compileRegex } from './regex'
-import {
-  hasCasedLetters, hasWildcards, plainText, type SigmaString, toWildcardPattern, withPrefixAny,
-  withSuffixAny,
-} from './sigma-string'
+import { hasCasedLetters, hasWildcards, plainText, type SigmaString, toWildcardPattern, withPrefixAny, withSuffixAny } from './sigma-string'
 
 export interface DetectionContext {
   mapField: (sigmaField: string) => string
@@ -36,9 +33,9 @@ export function compileSearch(name: string, definition: unknown, ctx: DetectionC
   else if (Array.isArray(definition)) {
     if (definition.length === 0) throw invalid('empty list')
     const scalars = definition.filter(isScalar)
-    const maps = definition.filter(d => !isScalar(d))
+    const maps = definition.filter((d) => !isScalar(d))
     for (const m of maps) if (typeof m !== 'object' || Array.isArray(m)) throw invalid('a list may hold maps or plain values only')
-    q = or([...(scalars.length ? [keywords(scalars, [], ctx)] : []), ...maps.map(m => compileMap(m as Record<string, unknown>))])
+    q = or([...(scalars.length ? [keywords(scalars, [], ctx)] : []), ...maps.map((m) => compileMap(m as Record<string, unknown>))])
   } else if (typeof definition === 'object') q = compileMap(definition as Record<string, unknown>)
   else throw invalid('unsupported value')
   return named(q, name)
@@ -46,7 +43,7 @@ export function compileSearch(name: string, definition: unknown, ctx: DetectionC
 
 function compileEntry(key: string, value: unknown, invalid: (d: string) => Error, ctx: DetectionContext): Query {
   const [field, ...modifiers] = key.split('|')
-  if (modifiers.some(m => m === '')) throw invalid(`empty modifier in '${key}'`)
+  if (modifiers.some((m) => m === '')) throw invalid(`empty modifier in '${key}'`)
   let raws: Raw[]
   if (Array.isArray(value)) {
     if (!value.every(isScalar)) throw invalid(`'${key}' must hold plain values`)
@@ -66,11 +63,11 @@ function compileEntry(key: string, value: unknown, invalid: (d: string) => Error
     return not(exists(target))
   }
   const item = buildItem(modifiers, raws, ctx.placeholders)
-  return combine(item, v => render(target, v, item.cased, ctx))
+  return combine(item, (v) => render(target, v, item.cased, ctx))
 }
 
 function combine(item: Item, leaf: (v: Value) => Query): Query {
-  const groups = item.groups.map(g => or(g.map(leaf)))
+  const groups = item.groups.map((g) => or(g.map(leaf)))
   const q = item.all ? and(groups) : or(groups)
   return item.neq ? not(q) : q
 }
@@ -108,18 +105,17 @@ function stringQuery(field: string, s: SigmaString, cased: boolean): Query {
 
 /** Field-less values: a case-insensitive substring of any configured keyword field. */
 function keywords(raws: Raw[], modifiers: string[], ctx: DetectionContext): Query {
-  if (ctx.keywordFields.length === 0)
-    throw new SigmaUnsupported('keyword search', 'no keyword fields are configured for this log type')
+  if (ctx.keywordFields.length === 0) throw new SigmaUnsupported('keyword search', 'no keyword fields are configured for this log type')
   for (const f of ctx.keywordFields) ctx.fields.add(f)
-  const strings = raws.map(r => {
+  const strings = raws.map((r) => {
     if (r === null) throw new SigmaInvalid('keyword search', 'null is not a keyword')
     return typeof r === 'string' ? r : String(r)
   })
   const item = buildItem(modifiers, strings, ctx.placeholders)
-  return combine(item, v => {
-    if (v.kind === 're') return or(ctx.keywordFields.map(f => render(f, v, item.cased, ctx)))
+  return combine(item, (v) => {
+    if (v.kind === 're') return or(ctx.keywordFields.map((f) => render(f, v, item.cased, ctx)))
     if (v.kind !== 'str') throw new SigmaInvalid('keyword search', `a ${v.kind} value needs a field`)
     const s = withSuffixAny(withPrefixAny(v))
-    return or(ctx.keywordFields.map(f => stringQuery(f, s, item.cased)))
+    return or(ctx.keywordFields.map((f) => stringQuery(f, s, item.cased)))
   })
 }

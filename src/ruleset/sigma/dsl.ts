@@ -5,9 +5,20 @@
  */
 export type Scalar = string | number | boolean
 
-export interface TermBody { value: Scalar; case_insensitive?: boolean; _name?: string }
-export interface WildcardBody { value: string; case_insensitive?: boolean; _name?: string }
-export interface Pcre { pattern: string; flags: string }
+export interface TermBody {
+  value: Scalar
+  case_insensitive?: boolean
+  _name?: string
+}
+export interface WildcardBody {
+  value: string
+  case_insensitive?: boolean
+  _name?: string
+}
+export interface Pcre {
+  pattern: string
+  flags: string
+}
 export interface RegexpBody {
   value: string
   flags: 'NONE'
@@ -15,7 +26,13 @@ export interface RegexpBody {
   _pcre: Pcre
   _name?: string
 }
-export interface RangeBody { gt?: number; gte?: number; lt?: number; lte?: number; _name?: string }
+export interface RangeBody {
+  gt?: number
+  gte?: number
+  lt?: number
+  lte?: number
+  _name?: string
+}
 export interface BoolBody {
   filter?: Query[]
   should?: Query[]
@@ -57,7 +74,9 @@ export const exists = (field: string): Query => ({ exists: { field } })
 
 // `should` never shares a bool with `filter`/`must_not`: there it would become optional.
 const isPlain = (q: Query, key: 'filter' | 'should'): q is { bool: BoolBody } =>
-  'bool' in q && q.bool._name === undefined && Object.keys(q.bool).every(k => k === key || (key === 'should' && k === 'minimum_should_match'))
+  'bool' in q &&
+  q.bool._name === undefined &&
+  Object.keys(q.bool).every((k) => k === key || (key === 'should' && k === 'minimum_should_match'))
 
 /**
  * Rough evaluation cost, so cheap clauses run first and short-circuit the expensive ones
@@ -73,15 +92,19 @@ export function cost(q: Query): number {
   return 1
 }
 
-const byCost = (qs: Query[]) => qs.map(q => [cost(q), q] as const).sort((a, b) => a[0] - b[0]).map(([, q]) => q)
+const byCost = (qs: Query[]) =>
+  qs
+    .map((q) => [cost(q), q] as const)
+    .sort((a, b) => a[0] - b[0])
+    .map(([, q]) => q)
 
 export function and(children: Query[]): Query {
-  const flat = byCost(children.flatMap(c => (isPlain(c, 'filter') ? c.bool.filter! : [c])))
+  const flat = byCost(children.flatMap((c) => (isPlain(c, 'filter') ? c.bool.filter! : [c])))
   return flat.length === 1 ? flat[0] : { bool: { filter: flat } }
 }
 
 export function or(children: Query[]): Query {
-  const flat = byCost(children.flatMap(c => (isPlain(c, 'should') ? c.bool.should! : [c])))
+  const flat = byCost(children.flatMap((c) => (isPlain(c, 'should') ? c.bool.should! : [c])))
   return flat.length === 1 ? flat[0] : { bool: { should: flat, minimum_should_match: 1 } }
 }
 

@@ -8,11 +8,11 @@ import { type Part, type SigmaString, hasWildcards, normalise } from './sigma-st
 const utf8 = new TextEncoder()
 
 function bytesOf(s: SigmaString, modifier: string): Uint8Array {
-  if (hasWildcards(s) || s.parts.some(p => typeof p === 'object'))
+  if (hasWildcards(s) || s.parts.some((p) => typeof p === 'object'))
     throw new SigmaInvalid(`modifier '${modifier}'`, 'the value must not contain wildcards')
   const text = s.parts.join('')
   if (!s.bytes) return utf8.encode(text)
-  return Uint8Array.from(text, c => c.charCodeAt(0))
+  return Uint8Array.from(text, (c) => c.charCodeAt(0))
 }
 
 const base64Text = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64')
@@ -29,7 +29,7 @@ const END = [undefined, -3, -2]
 
 export function base64offset(s: SigmaString): SigmaString[] {
   const bytes = bytesOf(s, 'base64offset')
-  return [0, 1, 2].map(i => {
+  return [0, 1, 2].map((i) => {
     const padded = new Uint8Array(i + bytes.length)
     padded.fill(0x20, 0, i)
     padded.set(bytes, i)
@@ -53,7 +53,7 @@ function encodeUtf16(run: string, bigEndian: boolean): string {
 
 export function utf16(s: SigmaString, variant: Utf16): SigmaString {
   if (s.bytes) throw new SigmaInvalid(`modifier '${variant}'`, 'the value is already encoded')
-  const parts: Part[] = s.parts.map(p => (typeof p === 'string' ? encodeUtf16(p, variant === 'utf16be') : p))
+  const parts: Part[] = s.parts.map((p) => (typeof p === 'string' ? encodeUtf16(p, variant === 'utf16be') : p))
   // `utf16` = little endian with a byte-order mark in front of the whole value.
   if (variant === 'utf16') parts.unshift('\xff\xfe')
   return { kind: 'str', parts: normalise(parts), bytes: true }
@@ -80,15 +80,15 @@ export function windash(s: SigmaString): SigmaString[] {
     }
     kinds.push(p.slice(last))
   }
-  const count = kinds.filter(k => k === null).length
+  const count = kinds.filter((k) => k === null).length
   if (DASHES.length ** count > MAX_EXPANSION)
     throw new SigmaUnsupported("modifier 'windash'", `${count} dashes expand to more than ${MAX_EXPANSION} values`)
   let variants: Part[][] = [[]]
   for (const k of kinds) {
-    if (k === null) variants = variants.flatMap(v => DASHES.map(d => [...v, d]))
-    else variants = variants.map(v => [...v, k])
+    if (k === null) variants = variants.flatMap((v) => DASHES.map((d) => [...v, d]))
+    else variants = variants.map((v) => [...v, k])
   }
-  return variants.map(parts => ({ kind: 'str', parts: normalise(parts), bytes: s.bytes }))
+  return variants.map((parts) => ({ kind: 'str', parts: normalise(parts), bytes: s.bytes }))
 }
 
 /** `expand`: every placeholder takes each configured value (themselves Sigma strings). */
@@ -99,10 +99,9 @@ export function expand(s: SigmaString, values: (name: string) => SigmaString[] |
       const options = values(p.placeholder)
       if (!options || options.length === 0)
         throw new SigmaUnsupported(`expand placeholder '%${p.placeholder}%'`, 'no values are configured for it')
-      variants = variants.flatMap(v => options.map(o => [...v, ...o.parts]))
-      if (variants.length > MAX_EXPANSION)
-        throw new SigmaUnsupported("modifier 'expand'", `expands to more than ${MAX_EXPANSION} values`)
-    } else variants = variants.map(v => [...v, p])
+      variants = variants.flatMap((v) => options.map((o) => [...v, ...o.parts]))
+      if (variants.length > MAX_EXPANSION) throw new SigmaUnsupported("modifier 'expand'", `expands to more than ${MAX_EXPANSION} values`)
+    } else variants = variants.map((v) => [...v, p])
   }
-  return variants.map(parts => ({ kind: 'str', parts: normalise(parts), bytes: s.bytes }))
+  return variants.map((parts) => ({ kind: 'str', parts: normalise(parts), bytes: s.bytes }))
 }

@@ -26,9 +26,9 @@ function predicate(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Predicate 
   if (!p) {
     const named = compileNamedQuery(rule.query, fieldTypes)
     const positive = new Set(rule.selections)
-    p = doc => {
+    p = (doc) => {
       const names = named(doc)
-      return names && names.filter(n => positive.has(n))
+      return names && names.filter((n) => positive.has(n))
     }
     cache.set(rule, p)
   }

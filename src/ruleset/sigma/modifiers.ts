@@ -7,9 +7,7 @@ import { type Network, parseNetwork } from './cidr'
 import { base64, base64offset, expand, type Utf16, utf16, windash } from './encodings'
 import { SigmaInvalid, SigmaUnsupported } from './errors'
 import type { RegexFlag } from './regex'
-import {
-  literal, parseSigmaString, placeholdersOf, type SigmaString, withPrefixAny, withSuffixAny,
-} from './sigma-string'
+import { literal, parseSigmaString, placeholdersOf, type SigmaString, withPrefixAny, withSuffixAny } from './sigma-string'
 
 export type Value =
   | SigmaString
@@ -32,25 +30,34 @@ export interface Item {
 const ALIASES: Record<string, string> = { wide: 'utf16le', ignorecase: 'i', multiline: 'm', dotall: 's' }
 const FLAGS = new Set(['all', 'cased', 'neq'])
 const TYPES = new Set(['re', 'cidr', 'exists', 'lt', 'lte', 'gt', 'gte', 'fieldref'])
-const STRING_MODIFIERS = new Set(['contains', 'startswith', 'endswith', 'base64', 'base64offset', 'utf16le', 'utf16be', 'utf16', 'windash', 'expand'])
+const STRING_MODIFIERS = new Set([
+  'contains',
+  'startswith',
+  'endswith',
+  'base64',
+  'base64offset',
+  'utf16le',
+  'utf16be',
+  'utf16',
+  'windash',
+  'expand',
+])
 const TIME_PARTS = new Set(['minute', 'hour', 'day', 'week', 'month', 'year'])
 
 export type Raw = string | number | boolean | null
 
 export function buildItem(modifiers: string[], raws: Raw[], placeholders: (name: string) => SigmaString[] | undefined): Item {
-  const names = modifiers.map(m => ALIASES[m] ?? m)
+  const names = modifiers.map((m) => ALIASES[m] ?? m)
   for (const m of names) {
-    if (m === 'fieldref')
-      throw new SigmaUnsupported("modifier 'fieldref'", 'comparing two fields of one event has no query-DSL equivalent')
-    if (TIME_PARTS.has(m))
-      throw new SigmaUnsupported(`modifier '${m}'`, 'time-part comparisons have no query-DSL equivalent')
+    if (m === 'fieldref') throw new SigmaUnsupported("modifier 'fieldref'", 'comparing two fields of one event has no query-DSL equivalent')
+    if (TIME_PARTS.has(m)) throw new SigmaUnsupported(`modifier '${m}'`, 'time-part comparisons have no query-DSL equivalent')
     if (!FLAGS.has(m) && !TYPES.has(m) && !STRING_MODIFIERS.has(m) && !['i', 'm', 's'].includes(m))
       throw new SigmaUnsupported(`modifier '${m}'`, 'unknown modifier')
   }
-  const steps = names.filter(m => !FLAGS.has(m))
+  const steps = names.filter((m) => !FLAGS.has(m))
   const item: Item = { groups: [], all: names.includes('all'), cased: names.includes('cased'), neq: names.includes('neq') }
   const typeModifier = TYPES.has(steps[0]) ? steps[0] : undefined
-  const misplaced = steps.slice(1).find(m => TYPES.has(m))
+  const misplaced = steps.slice(1).find((m) => TYPES.has(m))
   if (misplaced) throw new SigmaInvalid(`modifier '${misplaced}'`, 'must be the first modifier')
 
   if (typeModifier === 're') {
@@ -60,22 +67,22 @@ export function buildItem(modifiers: string[], raws: Raw[], placeholders: (name:
       // On a regex, contains/startswith/endswith are already implied by substring matching.
       else if (!['contains', 'startswith', 'endswith'].includes(m)) throw new SigmaInvalid(`modifier '${m}'`, "cannot follow 're'")
     }
-    item.groups = raws.map(raw => [{ kind: 're', pattern: stringOf(raw, 're'), flags }])
+    item.groups = raws.map((raw) => [{ kind: 're', pattern: stringOf(raw, 're'), flags }])
     return item
   }
-  const flag = steps.find(m => m === 'i' || m === 'm' || m === 's')
+  const flag = steps.find((m) => m === 'i' || m === 'm' || m === 's')
   if (flag) throw new SigmaInvalid(`modifier '${flag}'`, "only valid after 're'")
   if (typeModifier) {
     if (steps.length > 1) throw new SigmaInvalid(`modifier '${steps[1]}'`, `cannot follow '${typeModifier}'`)
-    item.groups = raws.map(raw => [typed(typeModifier, raw)])
+    item.groups = raws.map((raw) => [typed(typeModifier, raw)])
     if (typeModifier === 'exists' && raws.length !== 1) throw new SigmaInvalid("modifier 'exists'", 'takes exactly one boolean')
     return item
   }
 
   const withPlaceholders = steps.includes('expand')
-  item.groups = raws.map(raw => [initial(raw, steps.length > 0, withPlaceholders)])
+  item.groups = raws.map((raw) => [initial(raw, steps.length > 0, withPlaceholders)])
   for (const m of steps) {
-    item.groups = item.groups.map(group => group.flatMap(v => apply(m, asString(v, m), placeholders)))
+    item.groups = item.groups.map((group) => group.flatMap((v) => apply(m, asString(v, m), placeholders)))
   }
   return item
 }

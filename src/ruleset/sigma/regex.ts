@@ -11,7 +11,11 @@ import type { Pcre } from './dsl'
 
 export type RegexFlag = 'i' | 'm' | 's'
 
-export interface CompiledRegex { lucene: string; pcre: Pcre; caseInsensitive: boolean }
+export interface CompiledRegex {
+  lucene: string
+  pcre: Pcre
+  caseInsensitive: boolean
+}
 
 export const MAX_LUCENE_REGEX = 1000
 
@@ -27,8 +31,7 @@ const unsupported = (what: string, pattern: string) =>
 /** Lucene takes `\` + any character as that character; escaping every non-alphanumeric is safe. */
 const lit = (c: string) => (/[\p{L}\p{N}]/u.test(c) || c.charCodeAt(0) > 0x7f ? c : `\\${c}`)
 // Inside a class, the spelled-out bodies use `-` as a range operator: escape only the single characters.
-const litClassBody = (body: string) =>
-  body.replace(/[\t\n\u000b\f\r ]/g, c => `\\${c}`)
+const litClassBody = (body: string) => body.replace(/[\t\n\u000b\f\r ]/g, (c) => `\\${c}`)
 
 export function compileRegex(raw: string, modifierFlags: Set<RegexFlag>): CompiledRegex {
   let pattern = raw
@@ -39,7 +42,7 @@ export function compileRegex(raw: string, modifierFlags: Set<RegexFlag>): Compil
     for (const f of inline[1]) flags.add(f as RegexFlag)
     pattern = pattern.slice(inline[0].length)
   }
-  const jsFlags = ['i', 'm', 's'].filter(f => flags.has(f as RegexFlag)).join('')
+  const jsFlags = ['i', 'm', 's'].filter((f) => flags.has(f as RegexFlag)).join('')
   try {
     new RegExp(pattern, jsFlags)
   } catch (e) {

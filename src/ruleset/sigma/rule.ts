@@ -36,7 +36,7 @@ export function parseSigmaRule(source: string | object): SigmaRuleDocument {
     }
     // Bun returns several documents as an array; a rule document is never a list itself.
     if (Array.isArray(doc)) {
-      if (doc.some(d => d && typeof d === 'object' && 'correlation' in d)) throw new SigmaUnsupported('correlation rule')
+      if (doc.some((d) => d && typeof d === 'object' && 'correlation' in d)) throw new SigmaUnsupported('correlation rule')
       if (doc.length !== 1) throw new SigmaUnsupported('multi-document rule file', `${doc.length} documents`)
       doc = doc[0]
     }
@@ -50,6 +50,7 @@ export function parseSigmaRule(source: string | object): SigmaRuleDocument {
   }
   if (doc.title === undefined && doc.metadata?.title === undefined) throw new SigmaInvalid("field 'title'", 'required')
   if (!('condition' in doc.detection)) throw new SigmaInvalid("field 'detection.condition'", 'required')
-  if ('timeframe' in doc.detection) throw new SigmaUnsupported("detection 'timeframe'", 'aggregations over time belong to correlation rules')
+  if ('timeframe' in doc.detection)
+    throw new SigmaUnsupported("detection 'timeframe'", 'aggregations over time belong to correlation rules')
   return doc
 }

@@ -5,7 +5,9 @@
  */
 export const ANY = Symbol('*')
 export const ONE = Symbol('?')
-export interface Placeholder { placeholder: string }
+export interface Placeholder {
+  placeholder: string
+}
 export type Part = string | typeof ANY | typeof ONE | Placeholder
 
 export interface SigmaString {
@@ -53,11 +55,10 @@ export const isWildcard = (p: Part): p is typeof ANY | typeof ONE => p === ANY |
 
 export const hasWildcards = (s: SigmaString) => s.parts.some(isWildcard)
 
-export const placeholdersOf = (s: SigmaString) =>
-  s.parts.filter((p): p is Placeholder => typeof p === 'object').map(p => p.placeholder)
+export const placeholdersOf = (s: SigmaString) => s.parts.filter((p): p is Placeholder => typeof p === 'object').map((p) => p.placeholder)
 
 /** The literal text of a value without wildcards. */
-export const plainText = (s: SigmaString) => s.parts.map(p => (typeof p === 'string' ? p : '')).join('')
+export const plainText = (s: SigmaString) => s.parts.map((p) => (typeof p === 'string' ? p : '')).join('')
 
 export function withPrefixAny(s: SigmaString): SigmaString {
   return s.parts[0] === ANY ? s : { ...s, parts: [ANY, ...s.parts] }
@@ -68,14 +69,12 @@ export function withSuffixAny(s: SigmaString): SigmaString {
 }
 
 export function mapLiterals(s: SigmaString, f: (run: string) => string, bytes = s.bytes): SigmaString {
-  return { kind: 'str', parts: s.parts.map(p => (typeof p === 'string' ? f(p) : p)), bytes }
+  return { kind: 'str', parts: s.parts.map((p) => (typeof p === 'string' ? f(p) : p)), bytes }
 }
 
 /** OpenSearch wildcard syntax: `\` escapes the three special characters in literal runs. */
 export function toWildcardPattern(s: SigmaString): string {
-  return s.parts
-    .map(p => (p === ANY ? '*' : p === ONE ? '?' : typeof p === 'string' ? p.replace(/[\\*?]/g, '\\$&') : ''))
-    .join('')
+  return s.parts.map((p) => (p === ANY ? '*' : p === ONE ? '?' : typeof p === 'string' ? p.replace(/[\\*?]/g, '\\$&') : '')).join('')
 }
 
 /** Only strings with cased letters need `case_insensitive` (numeric fields reject the flag). */

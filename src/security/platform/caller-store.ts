@@ -53,7 +53,14 @@ export interface SecurityRefusal {
 export function securityRefusal(error: unknown): SecurityRefusal | undefined {
   let current: unknown = error
   for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
-    const e = current as { type?: unknown; status?: unknown; reason?: unknown; message?: unknown; metadata?: { caused_by?: unknown }; caused_by?: unknown }
+    const e = current as {
+      type?: unknown
+      status?: unknown
+      reason?: unknown
+      message?: unknown
+      metadata?: { caused_by?: unknown }
+      caused_by?: unknown
+    }
     if (e.type === 'security_exception') {
       const message = typeof e.reason === 'string' ? e.reason : typeof e.message === 'string' ? e.message : 'security_exception'
       return { status: typeof e.status === 'number' && e.status >= 400 ? e.status : 403, message }

@@ -106,7 +106,11 @@ function withRaw(request: Request, text: string): Request {
 async function mergedGet(endpoint: PlatformEndpoint, request: Request, local: Local, log: Logger): Promise<Response> {
   const ours = await local(request)
   if (ours.status !== 200) return ours
-  const theirs = await forwardToPlatform(endpoint, carried(request, new Request(request.url, { method: 'GET', headers: request.headers })), log)
+  const theirs = await forwardToPlatform(
+    endpoint,
+    carried(request, new Request(request.url, { method: 'GET', headers: request.headers })),
+    log,
+  )
   const [a, b] = [await jsonOf(ours), theirs.status === 200 ? await jsonOf(theirs) : undefined]
   if (!a) return answer({}, 502)
   return answer(b ? deepMerge(b, a) : a)

@@ -33,8 +33,17 @@ export function platformRouter(endpoint: PlatformEndpoint, log: Logger, local: (
 
 /** Connection-level headers (RFC 9110 7.6.1) and those the forwarding itself sets. */
 const HOP_BY_HOP = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade',
-  'proxy-authorization', 'proxy-authenticate', 'host', 'content-length',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'host',
+  'content-length',
   // Asked for plain bodies: fetch would inflate a compressed answer and the header would then lie.
   'accept-encoding',
 ])
@@ -70,12 +79,20 @@ export async function forwardToPlatform(endpoint: PlatformEndpoint, request: Req
       signal: request.signal,
     } as RequestInit)
   } catch (e) {
-    log.warn('platform not reachable for a forwarded request', { method: request.method, path: url.pathname, error: e instanceof Error ? e.message : String(e) })
+    log.warn('platform not reachable for a forwarded request', {
+      method: request.method,
+      path: url.pathname,
+      error: e instanceof Error ? e.message : String(e),
+    })
     const cause = { type: 'platform_unavailable_exception', reason: 'the platform is not reachable' }
     return new Response(JSON.stringify({ error: { root_cause: [cause], ...cause }, status: 503 }), {
       status: 503,
       headers: { 'content-type': 'application/json; charset=UTF-8' },
     })
   }
-  return new Response(request.method === 'HEAD' ? null : res.body, { status: res.status, statusText: res.statusText, headers: answeredHeaders(res) })
+  return new Response(request.method === 'HEAD' ? null : res.body, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: answeredHeaders(res),
+  })
 }

@@ -13,7 +13,15 @@ import { PlatformSecurity } from './security'
 export { PlatformSecurity, PLATFORM_UNAVAILABLE } from './security'
 export { askAuthInfo, AuthInfo, AUTHINFO_PATH } from './authinfo'
 export { forwardToPlatform, platformRouter, servedLocally } from './forward'
-export { callerStore, platformDecides, securityRefusal, storeAs, type CallerRights, type CallerStores, type SecurityRefusal } from './caller-store'
+export {
+  callerStore,
+  platformDecides,
+  securityRefusal,
+  storeAs,
+  type CallerRights,
+  type CallerStores,
+  type SecurityRefusal,
+} from './caller-store'
 export type { PlatformEndpoint } from './endpoint'
 
 export interface PlatformSecurityHandle extends Omit<SecurityHandle, 'security'> {
@@ -40,7 +48,10 @@ export async function createPlatformSecurity(opts: {
   const security = new PlatformSecurity(
     opts.endpoint ?? platformEndpoint(values),
     await loadPolicy(opts.node.configDir),
-    { cacheTtlSeconds: Number(values.get('security.auth_cache.ttl_seconds')), cacheMaxEntries: Number(values.get('security.auth_cache.max_entries')) },
+    {
+      cacheTtlSeconds: Number(values.get('security.auth_cache.ttl_seconds')),
+      cacheMaxEntries: Number(values.get('security.auth_cache.max_entries')),
+    },
     opts.log,
     opts.now,
   )

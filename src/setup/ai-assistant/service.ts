@@ -1,9 +1,9 @@
-import { ApiError } from "../../http/errors";
-import { IndexNotFound } from "../../store/errors";
-import type { Source, Store } from "../../store/port";
-import { ensureIndex } from "../ensure";
-import { AI_ASSISTANT_SETTINGS_DOC_ID, CTI_CREDENTIALS_DOC_ID, INTERNAL_STATE, INTERNAL_STATE_INDEX } from "../indices";
-import { isUuid, pickSettings, validProvider } from "./validate";
+import { ApiError } from '../../http/errors'
+import { IndexNotFound } from '../../store/errors'
+import type { Source, Store } from '../../store/port'
+import { ensureIndex } from '../ensure'
+import { AI_ASSISTANT_SETTINGS_DOC_ID, CTI_CREDENTIALS_DOC_ID, INTERNAL_STATE, INTERNAL_STATE_INDEX } from '../indices'
+import { isUuid, pickSettings, validProvider } from './validate'
 
 /**
  * AI assistant settings and providers (reference 3.8): flat documents in the
@@ -13,40 +13,40 @@ import { isUuid, pickSettings, validProvider } from "./validate";
  */
 
 export interface AssistantDeps {
-  store: Store;
-  now: () => number;
+  store: Store
+  now: () => number
 }
 
-const RESERVED = new Set([AI_ASSISTANT_SETTINGS_DOC_ID, CTI_CREDENTIALS_DOC_ID]);
+const RESERVED = new Set([AI_ASSISTANT_SETTINGS_DOC_ID, CTI_CREDENTIALS_DOC_ID])
 /** Largest provider list returned, as the reference. */
-const MAX_PROVIDERS = 500;
+const MAX_PROVIDERS = 500
 
 export const PROVIDER_MESSAGES = {
-  idRequired: "Provider id is required.",
-  idNotUuid: "Provider id must be a valid UUID.",
-  idReserved: "Provider id is reserved.",
-  saved: "Provider saved.",
-  deleted: "Provider deleted.",
+  idRequired: 'Provider id is required.',
+  idNotUuid: 'Provider id must be a valid UUID.',
+  idReserved: 'Provider id is reserved.',
+  saved: 'Provider saved.',
+  deleted: 'Provider deleted.',
   notFound: (id: string) => `Provider not found: ${id}`,
-} as const;
+} as const
 
 export class AssistantService {
   constructor(private readonly deps: AssistantDeps) {}
 
   async getSettings(): Promise<Source> {
     try {
-      const doc = await this.deps.store.get({ index: INTERNAL_STATE_INDEX, id: AI_ASSISTANT_SETTINGS_DOC_ID });
-      return doc.found ? (doc._source ?? {}) : {};
+      const doc = await this.deps.store.get({ index: INTERNAL_STATE_INDEX, id: AI_ASSISTANT_SETTINGS_DOC_ID })
+      return doc.found ? (doc._source ?? {}) : {}
     } catch (e) {
-      if (e instanceof IndexNotFound) return {};
-      throw e;
+      if (e instanceof IndexNotFound) return {}
+      throw e
     }
   }
 
   /** Replaces the whole document: keys not sent disappear. */
   async putSettings(body: Record<string, unknown>): Promise<void> {
-    const settings = pickSettings(body);
-    await this.write(AI_ASSISTANT_SETTINGS_DOC_ID, { ...settings });
+    const settings = pickSettings(body)
+    await this.write(AI_ASSISTANT_SETTINGS_DOC_ID, { ...settings })
   }
 
   async listProviders(): Promise<Array<Source & { _id: string }>> {
@@ -54,56 +54,56 @@ export class AssistantService {
       const r = await this.deps.store.search({
         index: INTERNAL_STATE_INDEX,
         body: { query: { bool: { must_not: [{ ids: { values: [...RESERVED] } }] } }, size: MAX_PROVIDERS },
-      });
-      return r.hits.hits.map((h) => ({ _id: h._id, ...(h._source ?? {}) })).sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+      })
+      return r.hits.hits.map((h) => ({ _id: h._id, ...(h._source ?? {}) })).sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0))
     } catch (e) {
-      if (e instanceof IndexNotFound) return [];
-      throw e;
+      if (e instanceof IndexNotFound) return []
+      throw e
     }
   }
 
   /** POST: the id comes from the body and must be a UUID; an existing id is overwritten. */
   async createProvider(body: Record<string, unknown>): Promise<string> {
-    const id = body.id;
-    if (id === undefined || id === null || id === "") throw new ApiError(400, PROVIDER_MESSAGES.idRequired);
-    if (typeof id !== "string" || !isUuid(id)) throw new ApiError(400, PROVIDER_MESSAGES.idNotUuid);
-    if (RESERVED.has(id)) throw new ApiError(400, PROVIDER_MESSAGES.idReserved);
-    await this.saveProvider(id, body);
-    return id;
+    const id = body.id
+    if (id === undefined || id === null || id === '') throw new ApiError(400, PROVIDER_MESSAGES.idRequired)
+    if (typeof id !== 'string' || !isUuid(id)) throw new ApiError(400, PROVIDER_MESSAGES.idNotUuid)
+    if (RESERVED.has(id)) throw new ApiError(400, PROVIDER_MESSAGES.idReserved)
+    await this.saveProvider(id, body)
+    return id
   }
 
   /** PUT: the id comes from the path (no UUID check); any `id` in the body is discarded. Upsert. */
   async putProvider(id: string, body: Record<string, unknown>): Promise<string> {
-    if (RESERVED.has(id)) throw new ApiError(400, PROVIDER_MESSAGES.idReserved);
-    await this.saveProvider(id, body);
-    return id;
+    if (RESERVED.has(id)) throw new ApiError(400, PROVIDER_MESSAGES.idReserved)
+    await this.saveProvider(id, body)
+    return id
   }
 
   async deleteProvider(id: string): Promise<string> {
-    if (RESERVED.has(id)) throw new ApiError(400, PROVIDER_MESSAGES.idReserved);
+    if (RESERVED.has(id)) throw new ApiError(400, PROVIDER_MESSAGES.idReserved)
     try {
-      const r = await this.deps.store.delete({ index: INTERNAL_STATE_INDEX, id, refresh: true });
-      if (r.result === "not_found") throw new ApiError(404, PROVIDER_MESSAGES.notFound(id));
+      const r = await this.deps.store.delete({ index: INTERNAL_STATE_INDEX, id, refresh: true })
+      if (r.result === 'not_found') throw new ApiError(404, PROVIDER_MESSAGES.notFound(id))
     } catch (e) {
-      if (e instanceof IndexNotFound) throw new ApiError(404, PROVIDER_MESSAGES.notFound(id));
-      throw e;
+      if (e instanceof IndexNotFound) throw new ApiError(404, PROVIDER_MESSAGES.notFound(id))
+      throw e
     }
-    return id;
+    return id
   }
 
   private async saveProvider(id: string, body: Record<string, unknown>): Promise<void> {
-    const provider = validProvider(body);
-    await this.write(id, { ...provider, updated_at: new Date(this.deps.now()).toISOString() });
+    const provider = validProvider(body)
+    await this.write(id, { ...provider, updated_at: new Date(this.deps.now()).toISOString() })
   }
 
   /** The index is the Content Manager's too; if it is missing (deleted by hand) it is recreated with its mapping. */
   private async write(id: string, body: Source): Promise<void> {
     try {
-      await this.deps.store.index({ index: INTERNAL_STATE_INDEX, id, body, refresh: true });
+      await this.deps.store.index({ index: INTERNAL_STATE_INDEX, id, body, refresh: true })
     } catch (e) {
-      if (!(e instanceof IndexNotFound)) throw e;
-      await ensureIndex(this.deps.store, INTERNAL_STATE);
-      await this.deps.store.index({ index: INTERNAL_STATE_INDEX, id, body, refresh: true });
+      if (!(e instanceof IndexNotFound)) throw e
+      await ensureIndex(this.deps.store, INTERNAL_STATE)
+      await this.deps.store.index({ index: INTERNAL_STATE_INDEX, id, body, refresh: true })
     }
   }
 }

@@ -5,11 +5,11 @@
  * jobs, resource locks, internal state) are provisioned here too, so a node
  * never depends on which module started first.
  */
-import { CONTENT } from "./content";
-import { ACTIVE_RESPONSES, EVENT_STREAMS, FINDING_STREAMS, METRICS, RAW_EVENTS, SESSIONS } from "./streams";
-import { STATES } from "./states";
-import { CONTENT_MANAGER_JOBS, CTI_CONSUMERS, INTERNAL_STATE, RESOURCE_LOCKS, SETTINGS, SETUP_STATUS } from "./system";
-import type { SetupDef } from "./types";
+import { CONTENT } from './content'
+import { ACTIVE_RESPONSES, EVENT_STREAMS, FINDING_STREAMS, METRICS, RAW_EVENTS, SESSIONS } from './streams'
+import { STATES } from './states'
+import { CONTENT_MANAGER_JOBS, CTI_CONSUMERS, INTERNAL_STATE, RESOURCE_LOCKS, SETTINGS, SETUP_STATUS } from './system'
+import type { SetupDef } from './types'
 
 export const SETUP_DEFINITIONS: SetupDef[] = [
   SETUP_STATUS,
@@ -26,12 +26,22 @@ export const SETUP_DEFINITIONS: SetupDef[] = [
   RESOURCE_LOCKS,
   INTERNAL_STATE,
   SETTINGS,
-];
+]
 
-export * from "./names";
-export * from "./types";
-export { CONTENT, CONTENT_MAPPINGS, contentIndexBody, contentSettings } from "./content";
-export { CASE_FIELDS, EVENTS_MAPPINGS, EVENT_FIELDS, FINDINGS_MAPPINGS, SESSIONS_MAPPINGS, EVENT_STREAMS, FINDING_STREAMS, SESSIONS, RAW_EVENTS } from "./streams";
+export * from './names'
+export * from './types'
+export { CONTENT, CONTENT_MAPPINGS, contentIndexBody, contentSettings } from './content'
+export {
+  CASE_FIELDS,
+  EVENTS_MAPPINGS,
+  EVENT_FIELDS,
+  FINDINGS_MAPPINGS,
+  SESSIONS_MAPPINGS,
+  EVENT_STREAMS,
+  FINDING_STREAMS,
+  SESSIONS,
+  RAW_EVENTS,
+} from './streams'
 export {
   CONTENT_MANAGER_JOBS,
   CTI_CONSUMERS,
@@ -45,5 +55,5 @@ export {
   SETUP_STATUS_MAPPINGS,
   CTI_CONSUMERS_MAPPINGS,
   CONTENT_MANAGER_JOBS_MAPPINGS,
-} from "./system";
-export { LIFECYCLE_POLICIES, ismPolicyBody, policyById, type LifecyclePolicy } from "./lifecycle";
+} from './system'
+export { LIFECYCLE_POLICIES, ismPolicyBody, policyById, type LifecyclePolicy } from './lifecycle'

@@ -147,7 +147,8 @@ class TermsAgg extends FieldAgg implements Agg {
   ) {
     super(fieldParam('terms', params), 'terms')
     this.size = params.size === undefined ? 10 : Number(params.size)
-    if (!Number.isInteger(this.size) || this.size < 1) throw new IllegalArgument(`[size] must be greater than 0. Found [${params.size}] in [terms]`)
+    if (!Number.isInteger(this.size) || this.size < 1)
+      throw new IllegalArgument(`[size] must be greater than 0. Found [${params.size}] in [terms]`)
     this.minDocCount = params.min_doc_count === undefined ? 1 : Number(params.min_doc_count)
     const order = params.order === undefined ? [{ _count: 'desc' }] : Array.isArray(params.order) ? params.order : [params.order]
     this.order = (order as unknown[]).flatMap((o) =>
@@ -170,8 +171,7 @@ class TermsAgg extends FieldAgg implements Agg {
   }
 
   result(): Record<string, unknown> {
-    const cmpKey = (a: Key, b: Key) =>
-      typeof a === 'number' && typeof b === 'number' ? a - b : compareCodePoints(String(a), String(b))
+    const cmpKey = (a: Key, b: Key) => (typeof a === 'number' && typeof b === 'number' ? a - b : compareCodePoints(String(a), String(b)))
     const all = [...this.buckets.entries()].filter(([, b]) => b.count >= this.minDocCount)
     all.sort(([ka, a], [kb, b]) => {
       for (const [by, dir] of this.order) {

@@ -56,7 +56,17 @@ export class Catalog implements Namespace {
     const counts = new Map<number, number>()
     for (const r of db.query('SELECT ix, count(*) AS n FROM docs GROUP BY ix').all() as Array<{ ix: number; n: number }>)
       counts.set(r.ix, r.n)
-    type Row = { ix: number; name: string; uuid: string; created: number; settings: string; mappings: string; seq: number; data_stream: string | null; closed: number }
+    type Row = {
+      ix: number
+      name: string
+      uuid: string
+      created: number
+      settings: string
+      mappings: string
+      seq: number
+      data_stream: string | null
+      closed: number
+    }
     for (const r of db.query('SELECT * FROM indices').all() as Row[]) {
       const mappings = JSON.parse(r.mappings) as Mappings
       const meta: IndexMeta = {
@@ -103,7 +113,10 @@ export class Catalog implements Namespace {
   }
 
   backingIndices(ds: DataStreamMeta): string[] {
-    return [...this.byName.values()].filter((m) => m.dataStream === ds.name).map((m) => m.name).sort()
+    return [...this.byName.values()]
+      .filter((m) => m.dataStream === ds.name)
+      .map((m) => m.name)
+      .sort()
   }
 
   // Namespace

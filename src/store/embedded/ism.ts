@@ -35,7 +35,10 @@ const UNASSIGNED_PRIMARY_TERM = 0
 const CONFIG_INDEX_BODY: CreateIndexBody = {
   settings: { index: { hidden: true, number_of_shards: 1, number_of_replicas: 0, auto_expand_replicas: '0-1' } },
   // Only the id is indexed (the listing sorts by it); the policy itself is kept as written.
-  mappings: { dynamic: 'strict', properties: { policy: { type: 'object', dynamic: false, properties: { policy_id: { type: 'keyword' } } } } },
+  mappings: {
+    dynamic: 'strict',
+    properties: { policy: { type: 'object', dynamic: false, properties: { policy_id: { type: 'keyword' } } } },
+  },
 }
 
 type Obj = Record<string, unknown>
@@ -52,7 +55,9 @@ function token(v: unknown): string {
 }
 
 const expecting = (wanted: string, found: unknown) =>
-  new ParsingError(`Failed to parse object: expecting token of type [${wanted}] but found [${typeof found === 'string' && found.startsWith('<') ? found.slice(1, -1) : token(found)}]`)
+  new ParsingError(
+    `Failed to parse object: expecting token of type [${wanted}] but found [${typeof found === 'string' && found.startsWith('<') ? found.slice(1, -1) : token(found)}]`,
+  )
 
 function text(v: unknown): string {
   if (typeof v === 'string') return v
@@ -189,7 +194,8 @@ export function parseIsmPolicy(id: string, body: unknown, now: number): IsmPolic
   const names = states.map((s) => s.name)
   for (const s of states) {
     for (const t of s.transitions ?? []) {
-      if (!names.includes(t.state_name)) throw new IllegalArgument(`Policy contains a transition in state=${s.name} pointing to a nonexistent state=${t.state_name}`)
+      if (!names.includes(t.state_name))
+        throw new IllegalArgument(`Policy contains a transition in state=${s.name} pointing to a nonexistent state=${t.state_name}`)
     }
   }
   if (new Set(names).size !== names.length) throw new IllegalArgument('Policy cannot have duplicate state names')
@@ -254,11 +260,22 @@ export async function getPolicies(store: Store, p: { from?: number; size?: numbe
   if (!(await store.existsIndex({ index: ISM_CONFIG_INDEX, expand_wildcards: 'all' }))) return { policies: [], total_policies: 0 }
   const r = await store.search({
     index: ISM_CONFIG_INDEX,
-    body: { from: p.from ?? 0, size: p.size ?? 20, sort: [{ 'policy.policy_id': 'asc' }], seq_no_primary_term: true, track_total_hits: true },
+    body: {
+      from: p.from ?? 0,
+      size: p.size ?? 20,
+      sort: [{ 'policy.policy_id': 'asc' }],
+      seq_no_primary_term: true,
+      track_total_hits: true,
+    },
   })
   const total = r.hits.total
   return {
-    policies: r.hits.hits.map((h) => ({ _id: h._id, _seq_no: h._seq_no!, _primary_term: h._primary_term!, policy: h._source!.policy as IsmPolicy })),
+    policies: r.hits.hits.map((h) => ({
+      _id: h._id,
+      _seq_no: h._seq_no!,
+      _primary_term: h._primary_term!,
+      policy: h._source!.policy as IsmPolicy,
+    })),
     total_policies: typeof total === 'number' ? total : (total?.value ?? r.hits.hits.length),
   }
 }

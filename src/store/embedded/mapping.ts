@@ -14,9 +14,32 @@ import { wildcardToRegExp } from '../names'
 import { own, setOwn } from '../own'
 
 export const KNOWN_TYPES = new Set([
-  'keyword', 'text', 'match_only_text', 'date', 'date_nanos', 'long', 'integer', 'short', 'byte', 'double', 'float',
-  'half_float', 'scaled_float', 'unsigned_long', 'boolean', 'ip', 'object', 'nested', 'flat_object', 'wildcard',
-  'constant_keyword', 'binary', 'geo_point', 'alias', 'knn_vector', 'token_count',
+  'keyword',
+  'text',
+  'match_only_text',
+  'date',
+  'date_nanos',
+  'long',
+  'integer',
+  'short',
+  'byte',
+  'double',
+  'float',
+  'half_float',
+  'scaled_float',
+  'unsigned_long',
+  'boolean',
+  'ip',
+  'object',
+  'nested',
+  'flat_object',
+  'wildcard',
+  'constant_keyword',
+  'binary',
+  'geo_point',
+  'alias',
+  'knn_vector',
+  'token_count',
 ])
 
 /** Field kinds stored in the `fv` side table (and so answerable from SQLite indexes). */
@@ -30,15 +53,13 @@ const INT_RANGE: Record<string, [number, number]> = {
   unsigned_long: [0, Number.MAX_SAFE_INTEGER * 2048],
 }
 
-const dynamicOf = (m: { dynamic?: unknown }, inherited: string): string =>
-  m.dynamic === undefined ? inherited : String(m.dynamic)
+const dynamicOf = (m: { dynamic?: unknown }, inherited: string): string => (m.dynamic === undefined ? inherited : String(m.dynamic))
 
 /** Check a mapping the caller sent (types known, `dynamic` valid) and normalise it. */
 export function validateMappings(m: Mappings): Mappings {
   if (!isObject(m)) throw new MapperParsing('Failed to parse mapping: mapping must be an object')
   // `{"_doc": {...}}` is the pre-7 typed form, still accepted with the type name `_doc`.
-  if (Object.keys(m).length === 1 && isObject((m as Record<string, unknown>)._doc))
-    m = (m as Record<string, unknown>)._doc as Mappings
+  if (Object.keys(m).length === 1 && isObject((m as Record<string, unknown>)._doc)) m = (m as Record<string, unknown>)._doc as Mappings
   checkDynamic(m.dynamic)
   checkDynamicTemplates(m.dynamic_templates)
   if (isObject(m.properties)) m = { ...m, properties: expandDottedNames(m.properties) }
@@ -51,7 +72,10 @@ export function validateMappings(m: Mappings): Mappings {
         const cause = new IllegalArgument('field name cannot be an empty string')
         throw new MapperParsing(`Failed to parse mapping [_doc]: ${cause.reason}`, cause)
       }
-      if (!isObject(def)) throw new MapperParsing(`Failed to parse mapping: Expected map for property [fields] on field [${path}] but got a class java.lang.String`)
+      if (!isObject(def))
+        throw new MapperParsing(
+          `Failed to parse mapping: Expected map for property [fields] on field [${path}] but got a class java.lang.String`,
+        )
       const type = def.type === undefined ? (def.properties !== undefined ? 'object' : 'object') : def.type
       if (typeof type !== 'string' || !KNOWN_TYPES.has(type))
         throw new MapperParsing(`Failed to parse mapping: No handler for type [${String(type)}] declared on field [${name}]`)
@@ -103,7 +127,8 @@ function expandDottedNames(props: Record<string, FieldMapping>): Record<string, 
 
 function checkDynamicTemplates(list: unknown): void {
   if (list === undefined) return
-  if (!Array.isArray(list)) throw new MapperParsing('Failed to parse mapping: Dynamic template syntax error. An array of named objects is expected.')
+  if (!Array.isArray(list))
+    throw new MapperParsing('Failed to parse mapping: Dynamic template syntax error. An array of named objects is expected.')
   for (const t of list) {
     const keys = isObject(t) ? Object.keys(t) : []
     const def = keys.length === 1 ? (t as Record<string, unknown>)[keys[0]] : undefined
@@ -156,8 +181,7 @@ function mergeProps(base: Record<string, FieldMapping>, update: Record<string, F
     }
     const curType = cur.type ?? 'object'
     const newType = def.type ?? 'object'
-    if (curType !== newType)
-      throw new IllegalArgument(`mapper [${path}] cannot be changed from type [${curType}] to [${newType}]`)
+    if (curType !== newType) throw new IllegalArgument(`mapper [${path}] cannot be changed from type [${curType}] to [${newType}]`)
     for (const [k, v] of Object.entries(def)) if (k !== 'properties' && k !== 'fields') setOwn(cur as Record<string, unknown>, k, v)
     if (def.properties) cur.properties = mergeProps(cur.properties ?? {}, def.properties, path)
     if (def.fields) cur.fields = mergeProps(cur.fields ?? {}, def.fields, path)
@@ -320,7 +344,9 @@ class Walk {
         }
         if (!last) {
           if (def.type !== undefined && def.type !== 'object' && def.type !== 'nested')
-            throw new MapperParsing(`Could not dynamically add mapping for field [${path}]. Existing mapping for [${path}] must be of type object but found [${def.type}].`)
+            throw new MapperParsing(
+              `Could not dynamically add mapping for field [${path}]. Existing mapping for [${path}] must be of type object but found [${def.type}].`,
+            )
           if (def.enabled === false) {
             ok = false
             break
@@ -343,7 +369,9 @@ class Walk {
         if (v === null) return
         if (Array.isArray(v)) return v.forEach(each)
         if (!isObject(v))
-          throw new MapperParsing(`object mapping for [${path}] tried to parse field [${path.split('.').pop()}] as object, but found a concrete value`)
+          throw new MapperParsing(
+            `object mapping for [${path}] tried to parse field [${path.split('.').pop()}] as object, but found a concrete value`,
+          )
         this.object(v, def, path, dyn, indexed)
       }
       each(value)
@@ -443,7 +471,9 @@ class Walk {
       const mapsTo = t.mapping.type
       if (kind === 'object' && mapsTo !== undefined && mapsTo !== 'object' && mapsTo !== 'nested' && mapsTo !== '{dynamic_type}') continue
       const dynamicType = { string: 'text', date: 'date', long: 'long', double: 'float', boolean: 'boolean', object: 'object' }[kind]
-      const filled = JSON.parse(JSON.stringify(t.mapping).replaceAll('{name}', name).replaceAll('{dynamic_type}', dynamicType)) as FieldMapping
+      const filled = JSON.parse(
+        JSON.stringify(t.mapping).replaceAll('{name}', name).replaceAll('{dynamic_type}', dynamicType),
+      ) as FieldMapping
       if (filled.type === undefined && kind !== 'object') filled.type = dynamicType
       if (filled.type === 'object') delete filled.type
       if (kind === 'object') filled.properties ??= {}
@@ -467,7 +497,8 @@ class Walk {
       else def = { type: 'text', fields: { keyword: { type: 'keyword', ignore_above: 256 } } }
     } else if (typeof sample === 'number') def = { type: Number.isInteger(sample) ? 'long' : 'float' }
     else if (typeof sample === 'boolean') def = { type: 'boolean' }
-    else if (isObject(sample)) def = { properties: {} } // dynamic objects carry no explicit type, as in OpenSearch
+    else if (isObject(sample))
+      def = { properties: {} } // dynamic objects carry no explicit type, as in OpenSearch
     else return undefined
     const parent = this.writable(parentPath ? parentPath.split('.') : [])
     parent.properties ??= {}

@@ -94,7 +94,8 @@ class Planner {
       if (p && (!best || p.cost < best.cost)) best = p
     }
     const msm = body.minimum_should_match
-    const shouldRequired = should.length > 0 && (must.length === 0 ? msm === undefined || Number(msm) >= 1 : msm !== undefined && Number(msm) >= 1)
+    const shouldRequired =
+      should.length > 0 && (must.length === 0 ? msm === undefined || Number(msm) >= 1 : msm !== undefined && Number(msm) >= 1)
     if (!best && shouldRequired && (msm === undefined || Number(msm) === 1)) {
       const plans = should.map((c) => this.node(c))
       if (plans.every((p): p is Plan => p !== null))
@@ -143,7 +144,12 @@ class Planner {
       const values = (p.value as unknown[]).map((x) => conv(x))
       if (values.length > MAX_IN || values.some((v) => v === undefined)) return null
       if (values.length === 0) return EMPTY
-      return { sql: `SELECT rid FROM fv WHERE f = ? AND v IN (${values.map(() => '?').join(',')})`, params: [f, ...(values as Bind[])], cost: 2, exact: true }
+      return {
+        sql: `SELECT rid FROM fv WHERE f = ? AND v IN (${values.map(() => '?').join(',')})`,
+        params: [f, ...(values as Bind[])],
+        cost: 2,
+        exact: true,
+      }
     }
     if (type === 'prefix') {
       if (kind !== 'keyword' || typeof p.value !== 'string' || p.value === '') return null

@@ -78,8 +78,7 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
   if (after !== undefined) {
     if (sort.length === 0) throw new IllegalArgument('Sort must contain at least one field.')
     if (from > 0) throw new IllegalArgument('[from] parameter must be set to 0 when [search_after] is used.')
-    if (after.length !== sort.length)
-      throw new IllegalArgument(`search_after has ${after.length} value(s) but sort has ${sort.length}.`)
+    if (after.length !== sort.length) throw new IllegalArgument(`search_after has ${after.length} value(s) but sort has ${sort.length}.`)
   }
   const track = body.track_total_hits ?? 10_000
   const trackLimit = track === true ? Infinity : track === false ? 0 : Number(track)
@@ -249,8 +248,7 @@ function parseSort(sort: SearchBody['sort']): SortField[] {
 }
 
 function sortField(field: string, order: string | undefined): SortField {
-  if (order !== undefined && order !== 'asc' && order !== 'desc')
-    throw new IllegalArgument(`Unknown SortOrder [${order}]`)
+  if (order !== undefined && order !== 'asc' && order !== 'desc') throw new IllegalArgument(`Unknown SortOrder [${order}]`)
   const dir = order === undefined ? (field === '_score' ? -1 : 1) : order === 'asc' ? 1 : -1
   return { field, order: dir, missing: '_last' }
 }

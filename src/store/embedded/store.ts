@@ -72,7 +72,16 @@ import { own, setOwn } from '../own'
 import { filterSource, sourceSpec } from '../source-filter'
 import { flattenSettings, nestSettings, parseTimeValue, shardCopies, shardsOf, validateSettings } from '../settings'
 import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
-import { applyMapping, fieldSpecs, indexedKind, type IndexedValue, mergeMappings, storedFields, storedValue, validateMappings } from './mapping'
+import {
+  applyMapping,
+  fieldSpecs,
+  indexedKind,
+  type IndexedValue,
+  mergeMappings,
+  storedFields,
+  storedValue,
+  validateMappings,
+} from './mapping'
 import { type Plan, planQuery } from './plan'
 import { deletePolicy, getPolicies, getPolicy, putPolicy } from './ism'
 import { MAX_IX, prepareDatabase, ridRange, type Synchronous } from './schema'
@@ -152,12 +161,14 @@ export class EmbeddedStore implements Store {
     this.undo = undo
     this.seqDirty.clear()
     try {
-      return this.db.transaction(() => {
-        const out = fn()
-        const save = this.db.query('UPDATE indices SET seq = ? WHERE ix = ?')
-        for (const meta of this.seqDirty) if (this.cat.byIx.get(meta.ix) === meta) save.run(meta.seq, meta.ix)
-        return out
-      }).immediate()
+      return this.db
+        .transaction(() => {
+          const out = fn()
+          const save = this.db.query('UPDATE indices SET seq = ? WHERE ix = ?')
+          for (const meta of this.seqDirty) if (this.cat.byIx.get(meta.ix) === meta) save.run(meta.seq, meta.ix)
+          return out
+        })
+        .immediate()
     } catch (e) {
       for (let i = undo.length - 1; i >= 0; i--) undo[i]()
       throw e
@@ -343,7 +354,9 @@ export class EmbeddedStore implements Store {
   private freeIx(): number {
     const { m } = this.db.query('SELECT coalesce(max(ix), 0) AS m FROM indices').get() as { m: number }
     if (m + 1 <= MAX_IX) return m + 1
-    const gap = this.db.query('SELECT min(ix) + 1 AS g FROM indices WHERE ix + 1 NOT IN (SELECT ix FROM indices)').get() as { g: number | null }
+    const gap = this.db.query('SELECT min(ix) + 1 AS g FROM indices WHERE ix + 1 NOT IN (SELECT ix FROM indices)').get() as {
+      g: number | null
+    }
     if (gap.g === null || gap.g > MAX_IX) throw new IllegalArgument('too many indices')
     return gap.g
   }
@@ -356,9 +369,7 @@ export class EmbeddedStore implements Store {
         if (meta.dataStream) {
           const ds = this.cat.streams.get(meta.dataStream)
           if (ds && this.writeIndexOf(ds).name === name)
-            throw new IllegalArgument(
-              `index [${name}] is the write index for data stream [${ds.name}] and cannot be deleted`,
-            )
+            throw new IllegalArgument(`index [${name}] is the write index for data stream [${ds.name}] and cannot be deleted`)
         }
         this.dropIndex(meta)
       }
@@ -372,10 +383,14 @@ export class EmbeddedStore implements Store {
     // With ignore_unavailable an alias name is just not a concrete index: skipped, not refused.
     if (opts.ignore_unavailable !== true)
       for (const p of parts)
-        if (!hasWildcard(p) && !p.startsWith('-') && p !== '_all' && (this.cat.aliasMap.has(p) || this.cat.streams.has(p)) && !this.cat.byName.has(p))
-          throw new IllegalArgument(
-            `The provided expression [${p}] matches an alias, specify the corresponding concrete indices instead.`,
-          )
+        if (
+          !hasWildcard(p) &&
+          !p.startsWith('-') &&
+          p !== '_all' &&
+          (this.cat.aliasMap.has(p) || this.cat.streams.has(p)) &&
+          !this.cat.byName.has(p)
+        )
+          throw new IllegalArgument(`The provided expression [${p}] matches an alias, specify the corresponding concrete indices instead.`)
     return [
       ...this.resolveTargets(expression, {
         ...opts,
@@ -517,11 +532,20 @@ export class EmbeddedStore implements Store {
     const update = flattenSettings(body as Record<string, unknown>)
     validateSettings(update)
     const frozen = Object.keys(update).filter((k) =>
-      ['index.number_of_shards', 'index.uuid', 'index.creation_date', 'index.provided_name', 'index.version.created', 'index.number_of_routing_shards'].includes(k),
+      [
+        'index.number_of_shards',
+        'index.uuid',
+        'index.creation_date',
+        'index.provided_name',
+        'index.version.created',
+        'index.number_of_routing_shards',
+      ].includes(k),
     )
     const names = [...this.resolveTargets(params.index, params).keys()]
     if (frozen.length > 0)
-      throw new IllegalArgument(`Can't update non dynamic settings [[${frozen.join(', ')}]] for open indices [${names.map((n) => `[${n}/${this.indexMeta(n).uuid}]`).join(', ')}]`)
+      throw new IllegalArgument(
+        `Can't update non dynamic settings [[${frozen.join(', ')}]] for open indices [${names.map((n) => `[${n}/${this.indexMeta(n).uuid}]`).join(', ')}]`,
+      )
     this.tx(() => {
       for (const name of names) {
         const meta = this.indexMeta(name)
@@ -542,7 +566,11 @@ export class EmbeddedStore implements Store {
   async stats(params: { index?: string | string[] } & ResolveOptions = {}): Promise<IndexStats[]> {
     return [...this.resolveTargets(params.index, params).keys()].map((name) => {
       const m = this.indexMeta(name)
-      m.sourceChars ??= (this.db.query('SELECT coalesce(sum(length(src)), 0) AS n FROM docs WHERE rid BETWEEN ? AND ?').get(...ridRange(m.ix)) as { n: number }).n
+      m.sourceChars ??= (
+        this.db.query('SELECT coalesce(sum(length(src)), 0) AS n FROM docs WHERE rid BETWEEN ? AND ?').get(...ridRange(m.ix)) as {
+          n: number
+        }
+      ).n
       return {
         index: name,
         uuid: m.uuid,
@@ -589,8 +617,7 @@ export class EmbeddedStore implements Store {
     const { name, body } = params
     if (!isObject(body) || body.index_patterns === undefined)
       throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: index patterns are missing;')
-    if (name !== name.toLowerCase() || name.includes(' ') || name.startsWith('_'))
-      throw new InvalidIndexName(name, 'must be lowercase')
+    if (name !== name.toLowerCase() || name.includes(' ') || name.startsWith('_')) throw new InvalidIndexName(name, 'must be lowercase')
     if (params.create && this.cat.templates.has(name)) throw new IllegalArgument(`index template [${name}] already exists`)
     const patterns = Array.isArray(body.index_patterns) ? body.index_patterns : [body.index_patterns]
     if (body.template?.mappings) validateMappings(body.template.mappings)
@@ -694,8 +721,7 @@ export class EmbeddedStore implements Store {
   private checkWriteIndices(): void {
     for (const [alias, m] of this.cat.aliasMap) {
       const writers = [...m.entries()].filter(([, d]) => d.is_write_index === true).map(([i]) => i)
-      if (writers.length > 1)
-        throw new IllegalArgument(`alias [${alias}] has more than one write index [${writers.sort().join(',')}]`)
+      if (writers.length > 1) throw new IllegalArgument(`alias [${alias}] has more than one write index [${writers.sort().join(',')}]`)
     }
   }
 
@@ -706,8 +732,7 @@ export class EmbeddedStore implements Store {
     const parsed = actions.map((action) => {
       const [type] = Object.keys(action)
       const a = (action as Record<string, Record<string, unknown>>)[type]
-      if (!isObject(a) || Object.keys(action).length !== 1)
-        throw new ParsingError(`[aliases] failed to parse field [actions]`)
+      if (!isObject(a) || Object.keys(action).length !== 1) throw new ParsingError(`[aliases] failed to parse field [actions]`)
       const indexExprs = [...(a.index !== undefined ? [String(a.index)] : []), ...((a.indices as string[]) ?? [])]
       if (indexExprs.length === 0)
         throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: One of [index] or [indices] is required;`)
@@ -728,9 +753,14 @@ export class EmbeddedStore implements Store {
           for (const alias of aliasNames) {
             validateAliasName(alias)
             if (this.cat.byName.has(alias) || this.cat.streams.has(alias))
-              throw new StoreError('invalid_alias_name_exception', 400, `Invalid alias name [${alias}]: an index or data stream exists with the same name as the alias`, {
-                index: alias,
-              })
+              throw new StoreError(
+                'invalid_alias_name_exception',
+                400,
+                `Invalid alias name [${alias}]: an index or data stream exists with the same name as the alias`,
+                {
+                  index: alias,
+                },
+              )
             for (const t of targets) this.putAlias(alias, this.indexMeta(t), a as AliasDefinition)
           }
         } else if (type === 'remove') {
@@ -756,7 +786,8 @@ export class EmbeddedStore implements Store {
   async getAlias(
     params: { index?: string | string[]; name?: string | string[] } & ResolveOptions = {},
   ): Promise<Record<string, { aliases: Record<string, AliasDefinition> }>> {
-    const names = params.name === undefined ? undefined : (Array.isArray(params.name) ? params.name : params.name.split(',')).filter(Boolean)
+    const names =
+      params.name === undefined ? undefined : (Array.isArray(params.name) ? params.name : params.name.split(',')).filter(Boolean)
     const wantsAll = names === undefined || names.includes('_all') || names.includes('*')
     const indices = this.resolveTargets(params.index, { ...params, defaultExpand: params.index === undefined && names ? 'all' : 'open' })
     const out: Record<string, { aliases: Record<string, AliasDefinition> }> = {}
@@ -806,7 +837,7 @@ export class EmbeddedStore implements Store {
   }
 
   async getDataStream(params: { name?: string | string[] } = {}): Promise<{ data_streams: DataStreamInfo[] }> {
-    const names = params.name === undefined ? ['*'] : (Array.isArray(params.name) ? params.name : params.name.split(','))
+    const names = params.name === undefined ? ['*'] : Array.isArray(params.name) ? params.name : params.name.split(',')
     const out: DataStreamInfo[] = []
     for (const n of names) {
       const re = wildcardToRegExp(n === '_all' ? '*' : n)
@@ -853,7 +884,9 @@ export class EmbeddedStore implements Store {
   }
 
   private getHead(meta: IndexMeta, id: string): DocRow | null {
-    return this.db.query("SELECT rid, id, seq, ver, '' AS src, keys, length(src) AS len FROM docs WHERE ix = ? AND id = ?").get(meta.ix, id) as DocRow | null
+    return this.db
+      .query("SELECT rid, id, seq, ver, '' AS src, keys, length(src) AS len FROM docs WHERE ix = ? AND id = ?")
+      .get(meta.ix, id) as DocRow | null
   }
 
   async get(params: GetParams): Promise<GetResponse> {
@@ -865,7 +898,10 @@ export class EmbeddedStore implements Store {
     if (!row) return { _index: meta.name, _id: String(params.id), found: false }
     const stored = params.stored_fields === undefined ? [] : listOf(params.stored_fields)
     const sourceAsked = params._source !== undefined || params._source_includes !== undefined || params._source_excludes !== undefined
-    const spec = stored.length > 0 && !sourceAsked && !stored.includes('_source') ? null : sourceSpec(params._source, params._source_includes, params._source_excludes)
+    const spec =
+      stored.length > 0 && !sourceAsked && !stored.includes('_source')
+        ? null
+        : sourceSpec(params._source, params._source_includes, params._source_excludes)
     const full = JSON.parse(row.src) as Record<string, unknown>
     const source = filterSource(full, spec)
     const fields = stored.length > 0 ? this.storedValues(meta, full, stored) : undefined
@@ -894,11 +930,15 @@ export class EmbeddedStore implements Store {
 
   async index(params: IndexParams): Promise<WriteResponse> {
     const op: Op = params.op_type === 'create' ? 'create' : 'index'
-    return this.durableAs(params.index, () => this.tx(() => this.write(op, params.index, params.id, params.body as Record<string, unknown>, params)))
+    return this.durableAs(params.index, () =>
+      this.tx(() => this.write(op, params.index, params.id, params.body as Record<string, unknown>, params)),
+    )
   }
 
   async create(params: IndexParams & { id: string }): Promise<WriteResponse> {
-    return this.durableAs(params.index, () => this.tx(() => this.write('create', params.index, params.id, params.body as Record<string, unknown>, params)))
+    return this.durableAs(params.index, () =>
+      this.tx(() => this.write('create', params.index, params.id, params.body as Record<string, unknown>, params)),
+    )
   }
 
   async update(params: UpdateParams): Promise<WriteResponse> {
@@ -932,16 +972,26 @@ export class EmbeddedStore implements Store {
   private write(op: Op, index: string, id: string | undefined, body: Record<string, unknown> | undefined, p: WriteParams): WriteResponse {
     if (id !== undefined) {
       id = String(id)
-      if (id === '') throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: if _id is specified it must not be empty;')
+      if (id === '')
+        throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: if _id is specified it must not be empty;')
       if (Buffer.byteLength(id) > 512)
-        throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: id [${id}] is too long, must be no longer than 512 bytes but was: ${Buffer.byteLength(id)};`)
+        throw new StoreError(
+          'action_request_validation_exception',
+          400,
+          `Validation Failed: 1: id [${id}] is too long, must be no longer than 512 bytes but was: ${Buffer.byteLength(id)};`,
+        )
     }
-    if ((op === 'update' || op === 'delete') && id === undefined) throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: id is missing;')
+    if ((op === 'update' || op === 'delete') && id === undefined)
+      throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: id is missing;')
     if (op !== 'delete' && !isObject(body)) throw new MapperParsing('failed to parse, document is empty')
     if (p.if_seq_no !== undefined && p.if_primary_term === undefined)
       throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: ifSeqNo is set, but primary term is [0];`)
     if (p.if_seq_no !== undefined && p.version_type !== undefined && p.version_type !== 'internal')
-      throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: compare and write operations can not be used with version type [EXTERNAL];')
+      throw new StoreError(
+        'action_request_validation_exception',
+        400,
+        'Validation Failed: 1: compare and write operations can not be used with version type [EXTERNAL];',
+      )
     const upsert = op === 'update' && isObject(body) && (body.doc_as_upsert === true || body.upsert !== undefined)
     const meta = this.writeTarget(index, op, p.if_seq_no !== undefined, upsert)
     // The source is read only when an update has to merge into it.
@@ -950,7 +1000,8 @@ export class EmbeddedStore implements Store {
     if (p.if_seq_no !== undefined) {
       const want = `required seqNo [${p.if_seq_no}], primary term [${p.if_primary_term}]`
       if (!existing) {
-        if (op !== 'update') throw new VersionConflict(`[${id}]: version conflict, ${want}. but no document was found`, meta.name, meta.uuid)
+        if (op !== 'update')
+          throw new VersionConflict(`[${id}]: version conflict, ${want}. but no document was found`, meta.name, meta.uuid)
       } else if (existing.seq !== Number(p.if_seq_no) || Number(p.if_primary_term) !== 1)
         throw new VersionConflict(
           `[${id}]: version conflict, ${want}. current document has seqNo [${existing.seq}] and primary term [1]`,
@@ -987,7 +1038,8 @@ export class EmbeddedStore implements Store {
         source = upsert
         result = 'created'
       } else {
-        if (u.doc === undefined) throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: script or doc is missing;')
+        if (u.doc === undefined)
+          throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: script or doc is missing;')
         const old = JSON.parse(existing.src) as Record<string, unknown>
         const merged = deepMerge(old, u.doc as Record<string, unknown>)
         if (u.detect_noop !== false && deepEqual(merged.value, old) && !merged.changed)
@@ -999,7 +1051,11 @@ export class EmbeddedStore implements Store {
         source = merged.value
       }
     } else if (op === 'create' && existing) {
-      throw new VersionConflict(`[${id}]: version conflict, document already exists (current version [${existing.ver}])`, meta.name, meta.uuid)
+      throw new VersionConflict(
+        `[${id}]: version conflict, document already exists (current version [${existing.ver}])`,
+        meta.name,
+        meta.uuid,
+      )
     }
 
     if (id === undefined) id = autoId()
@@ -1012,7 +1068,11 @@ export class EmbeddedStore implements Store {
     }
     const values: IndexedValue[] = []
     const grown = applyMapping(meta.mappings, source, id, values)
-    const version = existing ? this.nextVersion(existing, p, id, meta) : p.version_type === 'external' || p.version_type === 'external_gte' ? Number(p.version) : 1
+    const version = existing
+      ? this.nextVersion(existing, p, id, meta)
+      : p.version_type === 'external' || p.version_type === 'external_gte'
+        ? Number(p.version)
+        : 1
 
     // --- changes from here on
     if (grown) this.setMappings(meta, grown)
@@ -1034,7 +1094,9 @@ export class EmbeddedStore implements Store {
       rid = meta.nextRid++
       if (rid > ridRange(meta.ix)[1]) throw new IllegalArgument(`index [${meta.name}] is full`)
       this.onUndo(() => (meta.nextRid = Math.min(meta.nextRid, rid)))
-      this.db.query('INSERT INTO docs (rid, ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?, ?)').run(rid, meta.ix, id, seq, version, src, keysJson)
+      this.db
+        .query('INSERT INTO docs (rid, ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(rid, meta.ix, id, seq, version, src, keysJson)
       this.adjustCount(meta, 1, src.length)
     }
     this.insertKeys(keys, rid)
@@ -1057,7 +1119,14 @@ export class EmbeddedStore implements Store {
     return existing.ver + 1
   }
 
-  private response(meta: IndexMeta, id: string, version: number, result: WriteResponse['result'], seq: number, p: WriteParams): WriteResponse {
+  private response(
+    meta: IndexMeta,
+    id: string,
+    version: number,
+    result: WriteResponse['result'],
+    seq: number,
+    p: WriteParams,
+  ): WriteResponse {
     const r: WriteResponse = {
       _index: meta.name,
       _id: id,
@@ -1133,7 +1202,23 @@ export class EmbeddedStore implements Store {
         const meta = (action as Record<string, unknown>)[op]
         if (!isObject(meta)) throw new IllegalArgument(`Malformed action/metadata line [${i + 1}], expected START_OBJECT`)
         for (const k of Object.keys(meta))
-          if (!['_index', '_id', 'if_seq_no', 'if_primary_term', 'version', 'version_type', 'routing', 'require_alias', 'retry_on_conflict', 'pipeline', '_source', 'dynamic_templates', '_type'].includes(k))
+          if (
+            ![
+              '_index',
+              '_id',
+              'if_seq_no',
+              'if_primary_term',
+              'version',
+              'version_type',
+              'routing',
+              'require_alias',
+              'retry_on_conflict',
+              'pipeline',
+              '_source',
+              'dynamic_templates',
+              '_type',
+            ].includes(k)
+          )
             throw new IllegalArgument(`Action/metadata line [${i + 1}] contains an unknown parameter [${k}]`)
         let doc: Record<string, unknown> | undefined
         if (op !== 'delete') {
@@ -1146,8 +1231,7 @@ export class EmbeddedStore implements Store {
         }
         const index = (meta._index as string | undefined) ?? params.index
         const id = meta._id === undefined || meta._id === null ? undefined : String(meta._id)
-        if (index === undefined)
-          throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: index is missing;`)
+        if (index === undefined) throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: index is missing;`)
         try {
           const r = this.write(op, index, id, doc, {
             index,
@@ -1286,24 +1370,50 @@ export class EmbeddedStore implements Store {
     if (!isObject(body)) throw new ParsingError('request body must be an object')
     if (body.pit) {
       if (params.index !== undefined && params.index !== '' && !(Array.isArray(params.index) && params.index.length === 0))
-        throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: [indices] cannot be used with point in time;')
+        throw new StoreError(
+          'action_request_validation_exception',
+          400,
+          'Validation Failed: 1: [indices] cannot be used with point in time;',
+        )
       const pit = this.pit(body.pit.id)
       if (body.pit.keep_alive) {
         // Like OpenSearch's reader contexts: the keep-alive only grows, and counts from this use.
         pit.keepAlive = Math.max(pit.keepAlive, parseTimeValue(body.pit.keep_alive))
         pit.expires = this.now() + pit.keepAlive
       }
-      if (body.query !== undefined) body = { ...body, query: this.rewriteQuery(body.query, pit.targets.map((t) => t.name)) as SearchBody['query'] }
+      if (body.query !== undefined)
+        body = {
+          ...body,
+          query: this.rewriteQuery(
+            body.query,
+            pit.targets.map((t) => t.name),
+          ) as SearchBody['query'],
+        }
       const targets: SearchTarget[] = pit.targets.map((t) => ({
         name: t.name,
         specs: t.specs,
         filters: null,
-        rows: () => this.db.query('SELECT rid, id, seq, ver, src FROM pit_docs WHERE pit = ? AND ix = ? ORDER BY rid').iterate(pit.id, t.ix) as Iterable<Row>,
+        rows: () =>
+          this.db
+            .query('SELECT rid, id, seq, ver, src FROM pit_docs WHERE pit = ? AND ix = ? ORDER BY rid')
+            .iterate(pit.id, t.ix) as Iterable<Row>,
       }))
-      return runSearch(targets, body, { now: this.now(), maxResultWindow: 10_000, restTotalHitsAsInt: params.rest_total_hits_as_int, pitId: pit.id })
+      return runSearch(targets, body, {
+        now: this.now(),
+        maxResultWindow: 10_000,
+        restTotalHitsAsInt: params.rest_total_hits_as_int,
+        pitId: pit.id,
+      })
     }
     const targets = this.targets(params.index, params)
-    if (body.query !== undefined) body = { ...body, query: this.rewriteQuery(body.query, targets.map((t) => t.name)) as SearchBody['query'] }
+    if (body.query !== undefined)
+      body = {
+        ...body,
+        query: this.rewriteQuery(
+          body.query,
+          targets.map((t) => t.name),
+        ) as SearchBody['query'],
+      }
     try {
       return runSearch(targets, body, {
         now: this.now(),
@@ -1323,7 +1433,14 @@ export class EmbeddedStore implements Store {
     const targets = this.targets(params.index, params)
     let n: number
     try {
-      n = runCount(targets, this.rewriteQuery(body.query, targets.map((t) => t.name)), this.now())
+      n = runCount(
+        targets,
+        this.rewriteQuery(
+          body.query,
+          targets.map((t) => t.name),
+        ),
+        this.now(),
+      )
     } finally {
       this.lastPlan = undefined
     }
@@ -1367,7 +1484,9 @@ export class EmbeddedStore implements Store {
       }),
     }
     this.tx(() => {
-      const copy = this.db.query('INSERT INTO pit_docs (pit, rid, ix, id, seq, ver, src) SELECT ?, rid, ix, id, seq, ver, src FROM docs WHERE rid BETWEEN ? AND ?')
+      const copy = this.db.query(
+        'INSERT INTO pit_docs (pit, rid, ix, id, seq, ver, src) SELECT ?, rid, ix, id, seq, ver, src FROM docs WHERE rid BETWEEN ? AND ?',
+      )
       for (const t of pit.targets) copy.run(id, ...ridRange(t.ix))
     })
     this.pits.set(id, pit)
@@ -1399,7 +1518,12 @@ export class EmbeddedStore implements Store {
     this.assertOpen()
     this.expirePits()
     return {
-      pits: [...this.pits.values()].map((p) => ({ pit_id: p.id, creation_time: p.created, keep_alive: p.keepAlive, indices: p.targets.map((t) => t.name) })),
+      pits: [...this.pits.values()].map((p) => ({
+        pit_id: p.id,
+        creation_time: p.created,
+        keep_alive: p.keepAlive,
+        indices: p.targets.map((t) => t.name),
+      })),
     }
   }
 
@@ -1440,14 +1564,22 @@ export function backingIndexName(stream: string, generation: number): string {
 function withGet(r: WriteResponse, wanted: unknown, source: Record<string, unknown>): WriteResponse {
   if (wanted === undefined || wanted === false || wanted === 'false') return r
   const filtered = filterSource(source, sourceSpec(wanted as SourceFilter))
-  return { ...r, get: { _seq_no: r._seq_no, _primary_term: r._primary_term, found: true, ...(filtered !== undefined ? { _source: filtered } : {}) } }
+  return {
+    ...r,
+    get: { _seq_no: r._seq_no, _primary_term: r._primary_term, found: true, ...(filtered !== undefined ? { _source: filtered } : {}) },
+  }
 }
 
 const listOf = (v: string | string[]): string[] => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean)
 
 function validateAliasName(alias: string): void {
   if (alias === '' || hasWildcard(alias) || alias.startsWith('_'))
-    throw new StoreError('invalid_alias_name_exception', 400, `Invalid alias name [${alias}]: must not contain wildcards or start with '_'`, { index: alias })
+    throw new StoreError(
+      'invalid_alias_name_exception',
+      400,
+      `Invalid alias name [${alias}]: must not contain wildcards or start with '_'`,
+      { index: alias },
+    )
 }
 
 function matchesAliasPatterns(alias: string, patterns: string[]): boolean {

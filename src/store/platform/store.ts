@@ -128,7 +128,12 @@ export class PlatformStore implements Store {
       ignore: c.answers,
       ...(this.authorization ? { headers: { authorization: this.authorization } } : {}),
     }
-    const params = { method: c.method, path: c.path, querystring: c.query ?? {}, ...(c.lines ? { bulkBody: c.lines } : c.body === undefined ? {} : { body: c.body }) }
+    const params = {
+      method: c.method,
+      path: c.path,
+      querystring: c.query ?? {},
+      ...(c.lines ? { bulkBody: c.lines } : c.body === undefined ? {} : { body: c.body }),
+    }
     let result: { statusCode: number | null; body: unknown }
     try {
       result = await this.client.transport.request(params, options)
@@ -141,7 +146,8 @@ export class PlatformStore implements Store {
   private failure(e: unknown): StoreError | Error {
     const meta = (e as { meta?: { statusCode?: number | null; body?: unknown } }).meta
     if (e instanceof Error && e.name === 'ResponseError' && meta?.statusCode) return storeErrorFrom(meta.statusCode, meta.body)
-    if (e instanceof Error && ['ConnectionError', 'TimeoutError', 'NoLivingConnectionsError', 'RequestAbortedError'].includes(e.name)) return unavailable(e)
+    if (e instanceof Error && ['ConnectionError', 'TimeoutError', 'NoLivingConnectionsError', 'RequestAbortedError'].includes(e.name))
+      return unavailable(e)
     if (e instanceof Error && e.name === 'DeserializationError') return storeErrorFrom(502, 'the platform answered a body that is not JSON')
     return e instanceof Error ? e : new Error(String(e))
   }
@@ -185,7 +191,9 @@ export class PlatformStore implements Store {
     return this.body({ method: 'GET', path: path(names(p.index), '_mapping'), query: query(p, 'index') })
   }
 
-  async getSettings(p: { index?: string | string[] } & ResolveOptions = {}): Promise<Record<string, { settings: { index: Record<string, unknown> } }>> {
+  async getSettings(
+    p: { index?: string | string[] } & ResolveOptions = {},
+  ): Promise<Record<string, { settings: { index: Record<string, unknown> } }>> {
     return this.body({ method: 'GET', path: path(names(p.index), '_settings'), query: query(p, 'index') })
   }
 
@@ -200,7 +208,11 @@ export class PlatformStore implements Store {
   }
 
   async stats(p: { index?: string | string[] } & ResolveOptions = {}): Promise<IndexStats[]> {
-    const info = await this.body<Record<string, IndexInfo>>({ method: 'GET', path: path(names(p.index) ?? '_all'), query: query(p, 'index') })
+    const info = await this.body<Record<string, IndexInfo>>({
+      method: 'GET',
+      path: path(names(p.index) ?? '_all'),
+      query: query(p, 'index'),
+    })
     const list = Object.keys(info).sort()
     if (list.length === 0) return []
     // Closed indices have no figures: they are skipped here, and that is how they are told apart.
@@ -294,11 +306,21 @@ export class PlatformStore implements Store {
   }
 
   async create(p: IndexParams & { id: string }): Promise<WriteResponse> {
-    return this.body({ method: 'PUT', path: path(names(p.index), '_create', encodeURIComponent(p.id)), query: query(p, 'index', 'id', 'body', 'op_type'), body: p.body })
+    return this.body({
+      method: 'PUT',
+      path: path(names(p.index), '_create', encodeURIComponent(p.id)),
+      query: query(p, 'index', 'id', 'body', 'op_type'),
+      body: p.body,
+    })
   }
 
   async update(p: UpdateParams): Promise<WriteResponse> {
-    return this.body({ method: 'POST', path: path(names(p.index), '_update', encodeURIComponent(p.id)), query: query(p, 'index', 'id', 'body'), body: p.body })
+    return this.body({
+      method: 'POST',
+      path: path(names(p.index), '_update', encodeURIComponent(p.id)),
+      query: query(p, 'index', 'id', 'body'),
+      body: p.body,
+    })
   }
 
   async delete(p: DeleteParams): Promise<WriteResponse> {
@@ -319,11 +341,21 @@ export class PlatformStore implements Store {
   // ---- search -------------------------------------------------------------------------------
 
   async search(p: SearchParams): Promise<SearchResponse> {
-    return this.body({ method: 'POST', path: path(names(p.index), '_search'), query: query(p, 'index', 'body'), body: withoutPcre(p.body ?? {}) })
+    return this.body({
+      method: 'POST',
+      path: path(names(p.index), '_search'),
+      query: query(p, 'index', 'body'),
+      body: withoutPcre(p.body ?? {}),
+    })
   }
 
   async count(p: CountParams): Promise<CountResponse> {
-    return this.body({ method: 'POST', path: path(names(p.index), '_count'), query: query(p, 'index', 'body'), body: withoutPcre(p.body ?? {}) })
+    return this.body({
+      method: 'POST',
+      path: path(names(p.index), '_count'),
+      query: query(p, 'index', 'body'),
+      body: withoutPcre(p.body ?? {}),
+    })
   }
 
   async createPit(p: CreatePitParams): Promise<CreatePitResponse> {

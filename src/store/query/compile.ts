@@ -38,11 +38,7 @@ export interface CompiledQuery {
 }
 
 /** `(source) => boolean`; pass a `DocView` to share field caches across many compiled queries. */
-export function compileQuery(
-  query: unknown,
-  fieldTypes?: FieldTypes,
-  options?: CompileOptions,
-): (doc: Source | DocView) => boolean {
+export function compileQuery(query: unknown, fieldTypes?: FieldTypes, options?: CompileOptions): (doc: Source | DocView) => boolean {
   const { test } = compile(query, fieldTypes, options)
   return (doc) => test(asDocView(doc))
 }
@@ -87,14 +83,31 @@ type Kind = 'keyword' | 'text' | 'number' | 'date' | 'boolean' | 'ip' | 'object'
 
 export function kindOf(type: string): Kind {
   switch (type) {
-    case 'text': case 'match_only_text': return 'text'
-    case 'long': case 'integer': case 'short': case 'byte': case 'double': case 'float':
-    case 'half_float': case 'scaled_float': case 'unsigned_long': return 'number'
-    case 'date': case 'date_nanos': return 'date'
-    case 'boolean': return 'boolean'
-    case 'ip': return 'ip'
-    case 'object': case 'nested': return 'object'
-    default: return 'keyword'
+    case 'text':
+    case 'match_only_text':
+      return 'text'
+    case 'long':
+    case 'integer':
+    case 'short':
+    case 'byte':
+    case 'double':
+    case 'float':
+    case 'half_float':
+    case 'scaled_float':
+    case 'unsigned_long':
+      return 'number'
+    case 'date':
+    case 'date_nanos':
+      return 'date'
+    case 'boolean':
+      return 'boolean'
+    case 'ip':
+      return 'ip'
+    case 'object':
+    case 'nested':
+      return 'object'
+    default:
+      return 'keyword'
   }
 }
 
@@ -129,15 +142,18 @@ export const toBool = (v: unknown): boolean | undefined => {
 }
 
 /** Split `{field: value | {value, ...params}, _name, boost}` into its parts. */
-export function leafParts(queryName: string, body: unknown, valueKey = 'value'): { field: string; params: Record<string, unknown>; name?: string } {
+export function leafParts(
+  queryName: string,
+  body: unknown,
+  valueKey = 'value',
+): { field: string; params: Record<string, unknown>; name?: string } {
   if (!isObject(body)) throw new ParsingError(`[${queryName}] query malformed, no start_object after query name`)
   let field: string | undefined
   let params: Record<string, unknown> = {}
   let name = typeof body._name === 'string' ? body._name : undefined
   for (const [k, v] of Object.entries(body)) {
     if (k === '_name' || k === 'boost') continue
-    if (field !== undefined)
-      throw new ParsingError(`[${queryName}] query doesn't support multiple fields, found [${field}] and [${k}]`)
+    if (field !== undefined) throw new ParsingError(`[${queryName}] query doesn't support multiple fields, found [${field}] and [${k}]`)
     field = k
     if (isObject(v)) {
       params = v
@@ -162,7 +178,11 @@ class Compiler {
     if (!isObject(q)) throw new ParsingError('query malformed, must start with start_object')
     const keys = Object.keys(q)
     if (keys.length !== 1)
-      throw new ParsingError(keys.length === 0 ? 'query malformed, empty clause found' : `[${keys[0]}] malformed query, expected [END_OBJECT] but found [FIELD_NAME]`)
+      throw new ParsingError(
+        keys.length === 0
+          ? 'query malformed, empty clause found'
+          : `[${keys[0]}] malformed query, expected [END_OBJECT] but found [FIELD_NAME]`,
+      )
     const type = keys[0]
     const body = q[type]
     let name: string | undefined
@@ -180,13 +200,13 @@ class Compiler {
         ;({ test, name } = this.bool(body))
         break
       case 'constant_score': {
-        if (!isObject(body) || body.filter === undefined) throw new ParsingError('[constant_score] requires a \'filter\' element')
+        if (!isObject(body) || body.filter === undefined) throw new ParsingError("[constant_score] requires a 'filter' element")
         test = this.node(body.filter)
         name = nameOf(body)
         break
       }
       case 'nested': {
-        if (!isObject(body) || body.query === undefined) throw new ParsingError('[nested] requires \'query\' field')
+        if (!isObject(body) || body.query === undefined) throw new ParsingError("[nested] requires 'query' field")
         test = this.node(body.query)
         name = nameOf(body)
         break
@@ -221,8 +241,7 @@ class Compiler {
       case 'match_phrase':
       case 'match_phrase_prefix':
       case 'match_bool_prefix': {
-        const parts =
-          type === 'terms' ? termsParts(body) : leafParts(type, body, type.startsWith('match') ? 'query' : 'value')
+        const parts = type === 'terms' ? termsParts(body) : leafParts(type, body, type.startsWith('match') ? 'query' : 'value')
         name = parts.name
         const field = this.field(parts.field)
         test = field === undefined ? never : this.leaf(type, field, parts.params)
@@ -277,7 +296,8 @@ class Compiler {
   /** Resolve a field name to how it is read; undefined = unmapped in a mapped index (matches nothing). */
   field(name: string): Field | undefined {
     if (name === '_id' || name === '_index') {
-      const get = name === '_id' ? (d: DocView) => (d.id === undefined ? [] : [d.id]) : (d: DocView) => (d.index === undefined ? [] : [d.index])
+      const get =
+        name === '_id' ? (d: DocView) => (d.id === undefined ? [] : [d.id]) : (d: DocView) => (d.index === undefined ? [] : [d.index])
       return { name, kind: 'keyword', raw: get, keywords: get, folded: (d) => get(d).map(fold), tokens: get }
     }
     let spec: FieldSpec | undefined
@@ -525,10 +545,11 @@ class Compiler {
           return b === undefined ? undefined : Number(b)
         })
         if (!bools) return never
-        return (d) => f.raw(d).some((v) => {
-          const b = toBool(v)
-          return b !== undefined && inRange(Number(b), bools, numCmp)
-        })
+        return (d) =>
+          f.raw(d).some((v) => {
+            const b = toBool(v)
+            return b !== undefined && inRange(Number(b), bools, numCmp)
+          })
       }
       case 'object':
         return never
@@ -569,7 +590,11 @@ class Compiler {
     const qt = analyze(String(query))
     if (qt.length === 0) return p.zero_terms_query === 'all' ? always : never
     const and = String(p.operator ?? 'or').toLowerCase() === 'and'
-    const need = and ? qt.length : p.minimum_should_match === undefined ? 1 : Math.max(1, minimumShouldMatch(p.minimum_should_match, qt.length))
+    const need = and
+      ? qt.length
+      : p.minimum_should_match === undefined
+        ? 1
+        : Math.max(1, minimumShouldMatch(p.minimum_should_match, qt.length))
     return (d) => {
       const tokens = f.tokens(d)
       if (tokens.length === 0) return false

@@ -24,8 +24,7 @@ export function parseDate(value: unknown, format?: string): number | undefined {
   const [, y, mo = '1', d = '1', h = '0', mi = '0', s = '0', frac = '', zone] = m
   const month = Number(mo)
   const day = Number(d)
-  if (month < 1 || month > 12 || day < 1 || day > 31 || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59)
-    return undefined
+  if (month < 1 || month > 12 || day < 1 || day > 31 || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return undefined
   let ms = Date.UTC(Number(y), month - 1, day, Number(h), Number(mi), Number(s), Number((frac + '000').slice(0, 3)))
   if (new Date(ms).getUTCDate() !== day) return undefined
   if (zone && zone.toUpperCase() !== 'Z') {
@@ -96,30 +95,60 @@ function applyMath(start: number, math: string, roundUp: boolean, whole: string)
 
 function add(d: Date, unit: string, n: number): void {
   switch (unit) {
-    case 'y': d.setUTCFullYear(d.getUTCFullYear() + n); break
-    case 'M': d.setUTCMonth(d.getUTCMonth() + n); break
-    case 'w': d.setUTCDate(d.getUTCDate() + 7 * n); break
-    case 'd': d.setUTCDate(d.getUTCDate() + n); break
-    case 'h': case 'H': d.setTime(d.getTime() + n * 3_600_000); break
-    case 'm': d.setTime(d.getTime() + n * 60_000); break
-    case 's': d.setTime(d.getTime() + n * 1000); break
+    case 'y':
+      d.setUTCFullYear(d.getUTCFullYear() + n)
+      break
+    case 'M':
+      d.setUTCMonth(d.getUTCMonth() + n)
+      break
+    case 'w':
+      d.setUTCDate(d.getUTCDate() + 7 * n)
+      break
+    case 'd':
+      d.setUTCDate(d.getUTCDate() + n)
+      break
+    case 'h':
+    case 'H':
+      d.setTime(d.getTime() + n * 3_600_000)
+      break
+    case 'm':
+      d.setTime(d.getTime() + n * 60_000)
+      break
+    case 's':
+      d.setTime(d.getTime() + n * 1000)
+      break
   }
 }
 
 function round(d: Date, unit: string): void {
   switch (unit) {
-    case 'y': d.setUTCMonth(0, 1); d.setUTCHours(0, 0, 0, 0); break
-    case 'M': d.setUTCDate(1); d.setUTCHours(0, 0, 0, 0); break
+    case 'y':
+      d.setUTCMonth(0, 1)
+      d.setUTCHours(0, 0, 0, 0)
+      break
+    case 'M':
+      d.setUTCDate(1)
+      d.setUTCHours(0, 0, 0, 0)
+      break
     case 'w': {
       const back = (d.getUTCDay() + 6) % 7 // ISO weeks start on Monday
       d.setUTCDate(d.getUTCDate() - back)
       d.setUTCHours(0, 0, 0, 0)
       break
     }
-    case 'd': d.setUTCHours(0, 0, 0, 0); break
-    case 'h': case 'H': d.setUTCMinutes(0, 0, 0); break
-    case 'm': d.setUTCSeconds(0, 0); break
-    case 's': d.setUTCMilliseconds(0); break
+    case 'd':
+      d.setUTCHours(0, 0, 0, 0)
+      break
+    case 'h':
+    case 'H':
+      d.setUTCMinutes(0, 0, 0)
+      break
+    case 'm':
+      d.setUTCSeconds(0, 0)
+      break
+    case 's':
+      d.setUTCMilliseconds(0)
+      break
   }
 }
 

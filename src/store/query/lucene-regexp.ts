@@ -18,7 +18,13 @@ export function luceneRegExp(pattern: string, flags = 'ALL', caseInsensitive = f
 }
 
 const FLAG_BITS: Record<string, number> = {
-  INTERSECTION: 1, COMPLEMENT: 2, EMPTY: 4, ANYSTRING: 8, INTERVAL: 32, ALL: 0xffff, NONE: 0,
+  INTERSECTION: 1,
+  COMPLEMENT: 2,
+  EMPTY: 4,
+  ANYSTRING: 8,
+  INTERVAL: 32,
+  ALL: 0xffff,
+  NONE: 0,
 }
 const INTERSECTION = 1
 const COMPLEMENT = 2

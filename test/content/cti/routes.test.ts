@@ -108,17 +108,24 @@ describe('subscription', () => {
     }
     const missing = await server.request('POST', `${P}/subscription`, { body: {} })
     expect(missing.body.message).toContain('access_token')
-    const stored = await server.server.app.deps.store.get({ index: INTERNAL_STATE_INDEX, id: CTI_CREDENTIALS_DOC_ID }).catch(() => ({ found: false }))
+    const stored = await server.server.app.deps.store
+      .get({ index: INTERNAL_STATE_INDEX, id: CTI_CREDENTIALS_DOC_ID })
+      .catch(() => ({ found: false }))
     expect(stored.found).toBe(false)
   })
 
   test('perform_permission_check=true reports the permission and registers nothing', async () => {
-    const denied = await server.request('POST', `${P}/subscription?perform_permission_check=true`, { body: { access_token: TOKEN }, user: as('nobody') })
+    const denied = await server.request('POST', `${P}/subscription?perform_permission_check=true`, {
+      body: { access_token: TOKEN },
+      user: as('nobody'),
+    })
     expect(denied.status).toBe(200)
     expect(denied.body).toEqual({ accessAllowed: false, missingPrivileges: ['cluster:admin/content_manager/subscription/create'] })
     const allowed = await server.request('POST', `${P}/subscription?perform_permission_check=true`, { body: { access_token: TOKEN } })
     expect(allowed.body).toEqual({ accessAllowed: true, missingPrivileges: [] })
-    const stored = await server.server.app.deps.store.get({ index: INTERNAL_STATE_INDEX, id: CTI_CREDENTIALS_DOC_ID }).catch(() => ({ found: false }))
+    const stored = await server.server.app.deps.store
+      .get({ index: INTERNAL_STATE_INDEX, id: CTI_CREDENTIALS_DOC_ID })
+      .catch(() => ({ found: false }))
     expect(stored.found).toBe(false)
     // Without the check, the same caller is refused.
     const post = await server.request('POST', `${P}/subscription`, { body: { access_token: TOKEN }, user: as('nobody') })
@@ -173,7 +180,9 @@ describe('on-demand update', () => {
   })
 
   test('update_on_demand false: 403 for everyone, all_access included, and no CTI request', async () => {
-    const off = await startTestServer({ settings: { 'plugins.content_manager.cti.api': cti.base, 'plugins.content_manager.catalog.update_on_demand': false } })
+    const off = await startTestServer({
+      settings: { 'plugins.content_manager.cti.api': cti.base, 'plugins.content_manager.catalog.update_on_demand': false },
+    })
     try {
       cti.clear()
       const r = await off.request('POST', `${P}/update`)
@@ -203,7 +212,11 @@ describe('version check', () => {
   })
 
   test('reports the last release of each kind, empty objects when none', async () => {
-    cti.releases.set('v5.0.0', { major: [release('v6.0.0', 6, 0, 0), release('v7.0.0', 7, 0, 0)], minor: [release('v5.1.0', 5, 1, 0)], patch: [] })
+    cti.releases.set('v5.0.0', {
+      major: [release('v6.0.0', 6, 0, 0), release('v7.0.0', 7, 0, 0)],
+      minor: [release('v5.1.0', 5, 1, 0)],
+      patch: [],
+    })
     const r = await server.request('GET', `${P}/version/check`, { user: as('viewer') })
     expect(r.status).toBe(200)
     expect(r.body.status).toBe(200)

@@ -71,7 +71,9 @@ describe('resource validation', () => {
 
   test('an injected refusal passes the status and reason on', async () => {
     engine.refuseNext(500, 'internal engine failure')
-    const error = await client().validateResource('kvdb', { content: {} }).catch((e) => e)
+    const error = await client()
+      .validateResource('kvdb', { content: {} })
+      .catch((e) => e)
     expect(error).toBeInstanceOf(EngineRefused)
     expect(error.status).toBe(500)
     expect(error.reason).toBe('internal engine failure')
@@ -109,7 +111,9 @@ describe('policy validation and load', () => {
     engine.stall(400)
     const started = performance.now()
     // 0.002 minutes = 120 ms: the bound comes from the setting, not from a separate knob.
-    const error = await client({ reloadTimeoutMinutes: 0.002 }).validatePolicy('standard', fullPolicy()).catch((e) => e)
+    const error = await client({ reloadTimeoutMinutes: 0.002 })
+      .validatePolicy('standard', fullPolicy())
+      .catch((e) => e)
     expect(error).toBeInstanceOf(EngineTimeout)
     expect(error.message).toBe('Timed out communicating with the Engine.')
     expect(performance.now() - started).toBeLessThan(390)
@@ -131,7 +135,9 @@ describe('logtest', () => {
   })
 
   test('Engine validation errors come back as EngineRefused 400 with the Engine text', async () => {
-    const error = await client().logtest({ space: 'test', queue: 1, location: 'x', event: '  ' }).catch((e) => e)
+    const error = await client()
+      .logtest({ space: 'test', queue: 1, location: 'x', event: '  ' })
+      .catch((e) => e)
     expect(error).toBeInstanceOf(EngineRefused)
     expect(error.status).toBe(400)
     expect(error.reason).toBe('event is required and cannot be empty')
@@ -165,7 +171,9 @@ describe('IoC calls', () => {
   test('a file outside the Engine input root is refused', async () => {
     const outside = mkdtempSync(join(tmpdir(), 'ioc-outside-'))
     writeFileSync(join(outside, 'x.ndjson'), '{}\n')
-    const error = await client().iocUpdate(join(outside, 'x.ndjson'), 'h').catch((e) => e)
+    const error = await client()
+      .iocUpdate(join(outside, 'x.ndjson'), 'h')
+      .catch((e) => e)
     rmSync(outside, { recursive: true, force: true })
     expect(error).toBeInstanceOf(EngineRefused)
     expect(error.reason).toContain('outside the input root')
@@ -175,7 +183,9 @@ describe('IoC calls', () => {
 describe('unreachable Engine', () => {
   test('a vanished socket gives the spec message and no request reaches anyone', async () => {
     await engine.vanish()
-    const error = await client().validateResource('decoder', decoder()).catch((e) => e)
+    const error = await client()
+      .validateResource('decoder', decoder())
+      .catch((e) => e)
     expect(error).toBeInstanceOf(EngineUnavailable)
     expect(error.kind).toBe('absent')
     expect(error.status).toBe(500)
@@ -188,7 +198,9 @@ describe('unreachable Engine', () => {
 
   test('a stale socket file left by a dead Engine is also unavailable', async () => {
     await engine.vanish({ stale: true })
-    const error = await client().iocState().catch((e) => e)
+    const error = await client()
+      .iocState()
+      .catch((e) => e)
     expect(error).toBeInstanceOf(EngineUnavailable)
     expect(error.kind).toBe('refused')
     expect(error.message).toContain('API socket is not available')

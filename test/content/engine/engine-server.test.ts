@@ -28,8 +28,7 @@ async function post(path: string, body: unknown, method = 'POST') {
 const validate = (type: string, resource: unknown) => post('/content/validate/resource', { type, resource })
 
 describe('temporary fields', () => {
-  const notTemporary = (field: string) =>
-    `Field '${field}' is not defined in the common schema and is not a temporary field`
+  const notTemporary = (field: string) => `Field '${field}' is not defined in the common schema and is not a temporary field`
 
   test.each([
     ['a check key', { check: [{ 'tmp_json.event.action': 'string_equal("x")' }] }, 'tmp_json.event.action'],

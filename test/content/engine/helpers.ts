@@ -9,8 +9,7 @@ export interface LogLine {
 
 export function recordingLog(): EngineLog & { lines: LogLine[] } {
   const lines: LogLine[] = []
-  const at = (level: keyof EngineLog) => (message: string, fields?: Record<string, unknown>) =>
-    void lines.push({ level, message, fields })
+  const at = (level: keyof EngineLog) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, fields })
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }
 }
 

@@ -27,7 +27,9 @@ function setup(options: { reloadTimeoutMinutes?: number; notReadyGraceMinutes?: 
   return { log, reloader: createPolicyReloader(client, options.now) }
 }
 
-const source = (hash: string, full: FullPolicy = fullPolicy()) => async () => ({ hash, fullPolicy: full })
+const source =
+  (hash: string, full: FullPolicy = fullPolicy()) =>
+  async () => ({ hash, fullPolicy: full })
 const loads = () => engine.requestsTo('/content/validate/policy')
 
 describe('policy reload loader', () => {
@@ -123,7 +125,13 @@ describe('policy reload loader', () => {
 
   test('in mock mode a reload succeeds without a socket', async () => {
     const log = recordingLog()
-    const client = createEngineClient({ socketPath: '/nonexistent.sock', mock: true, reloadTimeoutMinutes: 1, notReadyGraceMinutes: 1, log })
+    const client = createEngineClient({
+      socketPath: '/nonexistent.sock',
+      mock: true,
+      reloadTimeoutMinutes: 1,
+      notReadyGraceMinutes: 1,
+      log,
+    })
     const reloader = createPolicyReloader(client)
     expect(await reloader.reload('standard', source('h1'))).toBe('loaded')
     expect(reloader.loadedHash('standard')).toBe('h1')

@@ -17,7 +17,14 @@ const ids = { web: '', quiet: '', adminRule: '', bobRule: '' }
 let adminRule: { resource: Record<string, unknown> }
 
 const RAW = '10.0.0.7 - alice "GET /admin/users"'
-const request = (extra: Record<string, unknown> = {}) => ({ space: 'test', queue: 1, location: '/var/log/web/access.log', event: RAW, trace_level: 'NONE', ...extra })
+const request = (extra: Record<string, unknown> = {}) => ({
+  space: 'test',
+  queue: 1,
+  location: '/var/log/web/access.log',
+  event: RAW,
+  trace_level: 'NONE',
+  ...extra,
+})
 
 async function create(kind: string, body: unknown): Promise<string> {
   const r = await s.request('POST', `${CM}/${kind}`, { body })
@@ -135,7 +142,7 @@ describe('end to end on the test space', () => {
     expect(r.body.message.detection).toEqual({ status: 'success', rules_evaluated: 0, rules_matched: 0, matches: [] })
   })
 
-  test("combined: an integration of another space is 400 and the Engine is not asked", async () => {
+  test('combined: an integration of another space is 400 and the Engine is not asked', async () => {
     const before = logtestCalls()
     const r = await s.request('POST', LOGTEST, { body: request({ space: 'custom', integration: ids.web }) })
     expect({ status: r.status, body: r.body }).toEqual({
@@ -158,12 +165,16 @@ describe('end to end on the test space', () => {
   test('detection: a normalized input is evaluated without the Engine', async () => {
     const combined = await s.request('POST', LOGTEST, { body: request({ integration: ids.web }) })
     const before = logtestCalls()
-    const r = await s.request('POST', DETECTION, { body: { space: 'test', integration: ids.web, input: combined.body.message.normalization.output } })
+    const r = await s.request('POST', DETECTION, {
+      body: { space: 'test', integration: ids.web, input: combined.body.message.normalization.output },
+    })
     expect(r.status).toBe(200)
     expect(r.body).toEqual({ message: combined.body.message.detection, status: 200 })
     expect(logtestCalls()).toBe(before)
 
-    const none = await s.request('POST', DETECTION, { body: { space: 'test', integration: ids.web, input: { user: { name: 'carol' }, url: { original: '/admin' } } } })
+    const none = await s.request('POST', DETECTION, {
+      body: { space: 'test', integration: ids.web, input: { user: { name: 'carol' }, url: { original: '/admin' } } },
+    })
     expect(none.body).toEqual({ message: { status: 'success', rules_evaluated: 2, rules_matched: 0, matches: [] }, status: 200 })
   })
 
@@ -249,7 +260,8 @@ test('a burst beyond the pool and its queue is shed with 429; the rest are serve
     const replies = await Promise.all(Array.from({ length: 140 }, () => s.request('POST', NORMALIZATION, { body: request() })))
     const busy = replies.filter((r) => r.status === 429)
     expect(busy.length).toBeGreaterThan(0)
-    for (const r of busy) expect(r.body).toEqual({ message: 'logtest is busy: too many concurrent requests. Please retry later.', status: 429 })
+    for (const r of busy)
+      expect(r.body).toEqual({ message: 'logtest is busy: too many concurrent requests. Please retry later.', status: 429 })
     expect(replies.filter((r) => r.status === 200).length).toBe(140 - busy.length)
     // The shed requests never reached the Engine.
     expect(logtestCalls() - before).toBe(140 - busy.length)

@@ -39,7 +39,11 @@ describe('LogtestPool', () => {
 
   test('a failing run frees its slot and its error reaches the caller', async () => {
     const pool = new LogtestPool({ size: 1, queue: 0 })
-    await expect(pool.run(async () => { throw new Error('boom') })).rejects.toThrow('boom')
+    await expect(
+      pool.run(async () => {
+        throw new Error('boom')
+      }),
+    ).rejects.toThrow('boom')
     expect(pool.pending).toEqual({ running: 0, queued: 0 })
     expect(await pool.run(async () => 'next')).toBe('next')
   })

@@ -58,17 +58,47 @@ describe('validation', () => {
     [LOGTEST, 'no space', { ...event }, 'Missing [space] field.'],
     [LOGTEST, 'null space', { ...event, space: null }, 'Missing [space] field.'],
     [LOGTEST, 'blank space', { ...event, space: '  ' }, 'Missing [space] field.'],
-    [LOGTEST, 'draft', { ...event, space: 'draft' }, "Logtest is only supported for the 'test', 'custom' and 'standard' spaces. Received space: 'draft'."],
-    [LOGTEST, 'unknown space', { ...event, space: 'prod' }, "Logtest is only supported for the 'test', 'custom' and 'standard' spaces. Received space: 'prod'."],
-    [LOGTEST, 'non-string space', { ...event, space: 7 }, "Logtest is only supported for the 'test', 'custom' and 'standard' spaces. Received space: '7'."],
+    [
+      LOGTEST,
+      'draft',
+      { ...event, space: 'draft' },
+      "Logtest is only supported for the 'test', 'custom' and 'standard' spaces. Received space: 'draft'.",
+    ],
+    [
+      LOGTEST,
+      'unknown space',
+      { ...event, space: 'prod' },
+      "Logtest is only supported for the 'test', 'custom' and 'standard' spaces. Received space: 'prod'.",
+    ],
+    [
+      LOGTEST,
+      'non-string space',
+      { ...event, space: 7 },
+      "Logtest is only supported for the 'test', 'custom' and 'standard' spaces. Received space: '7'.",
+    ],
     [LOGTEST, 'non-string integration', { ...event, space: 'test', integration: 5 }, "Invalid 'integration' format."],
-    [LOGTEST, 'unknown integration', { ...event, space: 'custom', integration: 'nope' }, "Integration [nope] not found in the 'custom' space."],
+    [
+      LOGTEST,
+      'unknown integration',
+      { ...event, space: 'custom', integration: 'nope' },
+      "Integration [nope] not found in the 'custom' space.",
+    ],
     // normalization
     [NORMALIZATION, 'empty body', '', 'Invalid request body.'],
     [NORMALIZATION, 'malformed JSON', 'queue=1', 'Invalid request body.'],
     [NORMALIZATION, 'no space', { ...event }, 'Missing [space] field.'],
-    [NORMALIZATION, 'draft', { ...event, space: 'draft' }, "Logtest is only supported for the 'test' and 'standard' spaces. Received space: 'draft'."],
-    [NORMALIZATION, 'custom', { ...event, space: 'custom' }, "Logtest is only supported for the 'test' and 'standard' spaces. Received space: 'custom'."],
+    [
+      NORMALIZATION,
+      'draft',
+      { ...event, space: 'draft' },
+      "Logtest is only supported for the 'test' and 'standard' spaces. Received space: 'draft'.",
+    ],
+    [
+      NORMALIZATION,
+      'custom',
+      { ...event, space: 'custom' },
+      "Logtest is only supported for the 'test' and 'standard' spaces. Received space: 'custom'.",
+    ],
     // detection
     [DETECTION, 'empty body', '', 'Invalid request body.'],
     [DETECTION, 'malformed JSON', '{', 'Invalid request body.'],
@@ -77,11 +107,21 @@ describe('validation', () => {
     [DETECTION, 'blank integration', { space: 'test', integration: '', input: {} }, 'Missing [integration] field.'],
     [DETECTION, 'no input', { space: 'test', integration: 'x' }, 'Missing [input] field.'],
     [DETECTION, 'all missing: space first', {}, 'Missing [space] field.'],
-    [DETECTION, 'custom', { space: 'custom', integration: 'x', input: {} }, "Logtest is only supported for the 'test' and 'standard' spaces. Received space: 'custom'."],
+    [
+      DETECTION,
+      'custom',
+      { space: 'custom', integration: 'x', input: {} },
+      "Logtest is only supported for the 'test' and 'standard' spaces. Received space: 'custom'.",
+    ],
     [DETECTION, 'string input', { space: 'test', integration: 'x', input: '{"a":1}' }, "Invalid 'input' format."],
     [DETECTION, 'array input', { space: 'test', integration: 'x', input: [{ a: 1 }] }, "Invalid 'input' format."],
     [DETECTION, 'non-string integration', { space: 'test', integration: ['x'], input: {} }, "Invalid 'integration' format."],
-    [DETECTION, 'unknown integration', { space: 'standard', integration: 'nope', input: { a: 1 } }, "Integration [nope] not found in the 'standard' space."],
+    [
+      DETECTION,
+      'unknown integration',
+      { space: 'standard', integration: 'nope', input: { a: 1 } },
+      "Integration [nope] not found in the 'standard' space.",
+    ],
   ]
   for (const [path, what, body, message] of cases) {
     test(`${path.slice(LOGTEST.length) || '/logtest'}: ${what} -> 400`, async () => {
@@ -207,7 +247,10 @@ describe('permissions (spec Authentication 4)', () => {
   }
 
   test('holding the route action without rules/evaluate: 403 naming rules/evaluate, before the body is read', async () => {
-    for (const [who, path] of [['rawCombined', LOGTEST], ['rawDetection', DETECTION]] as const) {
+    for (const [who, path] of [
+      ['rawCombined', LOGTEST],
+      ['rawDetection', DETECTION],
+    ] as const) {
       const r = await s.request('POST', path, { body: 'z'.repeat(LIMIT + 1), user: USERS[who] })
       expect({ who, status: r.status }).toEqual({ who, status: 403 })
       expect(r.body.message).toContain('cluster:admin/svc/securityanalytics/rules/evaluate')

@@ -162,7 +162,10 @@ describe('Engine gating', () => {
     store.disarm()
     expect(await dump(h, 'test')).toEqual(before)
     // Validation loaded d2 into the session; the rollback loaded the restored space back.
-    const [validation, restore] = h.engine!.requestsTo(VALIDATE).slice(seen).map((r) => r.body as any)
+    const [validation, restore] = h
+      .engine!.requestsTo(VALIDATE)
+      .slice(seen)
+      .map((r) => r.body as any)
     expect(validation.full_policy.resources.decoders.map((d: any) => d.id).sort()).toEqual([d1, d2].sort())
     expect(restore.full_policy.resources.decoders.map((d: any) => d.id)).toEqual([d1])
     expect(decoders()).toEqual([d1])

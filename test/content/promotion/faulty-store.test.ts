@@ -17,7 +17,13 @@ afterEach(() => store.close())
 const ids = async (index: string) => (await store.search({ index, body: { size: 100 } })).hits.hits.map((h) => h._id).sort()
 const bulk3 = () =>
   store.bulk({
-    body: [{ index: { _index: 'a', _id: '1' } }, { v: 1 }, { index: { _index: 'a', _id: '2' } }, { v: 2 }, { delete: { _index: 'a', _id: 'x' } }],
+    body: [
+      { index: { _index: 'a', _id: '1' } },
+      { v: 1 },
+      { index: { _index: 'a', _id: '2' } },
+      { v: 2 },
+      { delete: { _index: 'a', _id: 'x' } },
+    ],
     refresh: true,
   })
 

@@ -5,7 +5,18 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { documentHash } from '../../../src/content/hash'
 import { faultyStore, type FaultyStore } from '../../fixtures/faulty-store'
 import { startHarness, type Harness } from '../harness'
-import { contentApi, dump, expectDump, expectedTarget, noChanges, oracleSpaceHash, sorted, type ContentApi, type Changes, type Dump } from './scenario'
+import {
+  contentApi,
+  dump,
+  expectDump,
+  expectedTarget,
+  noChanges,
+  oracleSpaceHash,
+  sorted,
+  type ContentApi,
+  type Changes,
+  type Dump,
+} from './scenario'
 
 let h: Harness
 let store: FaultyStore
@@ -153,7 +164,13 @@ describe('draft -> test -> custom', () => {
         // No forward sync reached Ruleset Management; only the reconciliation in the spec's order.
         const reconcile = h.ruleset.calls.slice(calls)
         const phase = (c: (typeof reconcile)[number]) =>
-          c.op.endsWith('Rule') && c.existed !== false ? 1 : c.op.endsWith('Integration') && c.existed !== false ? 2 : c.op === 'upsertIntegration' ? 3 : 4
+          c.op.endsWith('Rule') && c.existed !== false
+            ? 1
+            : c.op.endsWith('Integration') && c.existed !== false
+              ? 2
+              : c.op === 'upsertIntegration'
+                ? 3
+                : 4
         const phases = reconcile.map(phase)
         expect(phases).toEqual([...phases].sort())
       }
@@ -205,7 +222,10 @@ describe('draft -> test -> custom', () => {
       [8, 'update', before.policy.policy._id, false],
     ])
     const failure = h.journal.entries('promotion.rollback_step_failed')[0]
-    expect(failure).toMatchObject({ subject: 'test', detail: { list: 'integrations', id: ids.fw, targetId: before.integrations[ids.fw]._id } })
+    expect(failure).toMatchObject({
+      subject: 'test',
+      detail: { list: 'integrations', id: ids.fw, targetId: before.integrations[ids.fw]._id },
+    })
     // fw kept its promoted version; everything else is back.
     const after = await dump(h, 'test')
     expect(after.integrations[ids.fw]._source).toEqual({ ...source.integrations[ids.fw]._source, space: { name: 'test' } })

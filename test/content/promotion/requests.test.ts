@@ -41,7 +41,17 @@ describe('POST /promote validation (nothing is written)', () => {
   beforeAll(async () => {
     web = await api.integration('web')
     const gone = await api.integration('gone')
-    expect((await api.promote('draft', { ...noChanges(), integrations: [{ operation: 'add', id: web }, { operation: 'add', id: gone }] })).status).toBe(200)
+    expect(
+      (
+        await api.promote('draft', {
+          ...noChanges(),
+          integrations: [
+            { operation: 'add', id: web },
+            { operation: 'add', id: gone },
+          ],
+        })
+      ).status,
+    ).toBe(200)
     await api.remove('integration', gone)
     before = { test: await dump(h, 'test'), custom: await dump(h, 'custom') }
   })
@@ -55,7 +65,12 @@ describe('POST /promote validation (nothing is written)', () => {
     ['unknown space', () => JSON.stringify({ space: 'prod', changes: noChanges() }), 400, () => 'Unknown space: [prod].'],
     // Objects without a usable toString are named as JSON, not converted (the conversion throws).
     ['a space that cannot be a string', () => '{"space": {"toString": 1}, "changes": {}}', 400, () => 'Unknown space: [{"toString":1}].'],
-    ['nesting past the JSON depth bound', () => JSON.stringify({ space: 'draft', changes: noChanges() }).replace('"draft"', '['.repeat(5000) + ']'.repeat(5000)), 400, () => 'Invalid request body.'],
+    [
+      'nesting past the JSON depth bound',
+      () => JSON.stringify({ space: 'draft', changes: noChanges() }).replace('"draft"', '['.repeat(5000) + ']'.repeat(5000)),
+      400,
+      () => 'Invalid request body.',
+    ],
     ['custom', () => JSON.stringify({ space: 'custom', changes: noChanges() }), 400, () => 'Space [custom] cannot be promoted.'],
     ['standard', () => JSON.stringify({ space: 'standard', changes: noChanges() }), 400, () => 'Space [standard] cannot be promoted.'],
     ['no changes', () => JSON.stringify({ space: 'draft' }), 400, () => 'Changes object is required'],
@@ -97,7 +112,16 @@ describe('POST /promote validation (nothing is written)', () => {
     ],
     [
       'the same id twice',
-      () => JSON.stringify({ space: 'draft', changes: lists({ integrations: [{ operation: 'update', id: web }, { operation: 'update', id: web }] }) }),
+      () =>
+        JSON.stringify({
+          space: 'draft',
+          changes: lists({
+            integrations: [
+              { operation: 'update', id: web },
+              { operation: 'update', id: web },
+            ],
+          }),
+        }),
       400,
       () => `Resource '${web}' is listed more than once in 'integrations'.`,
     ],
@@ -125,7 +149,9 @@ describe('POST /promote validation (nothing is written)', () => {
   })
 
   test('operations are case-insensitive', async () => {
-    const r = await post(JSON.stringify({ space: 'draft', changes: lists({ integrations: [{ operation: 'UPDATE' as 'update', id: web }] }) }))
+    const r = await post(
+      JSON.stringify({ space: 'draft', changes: lists({ integrations: [{ operation: 'UPDATE' as 'update', id: web }] }) }),
+    )
     expect(r.status).toBe(200)
   })
 
@@ -152,7 +178,11 @@ describe('rights and Ruleset Management', () => {
     const rule = await api.rule(integration, 'rm rule', 'rm')
     h.ruleset.refuseRules('rule rejected by the detector engine')
     try {
-      const changes = { ...noChanges(), integrations: [{ operation: 'add' as const, id: integration }], rules: [{ operation: 'add' as const, id: rule }] }
+      const changes = {
+        ...noChanges(),
+        integrations: [{ operation: 'add' as const, id: integration }],
+        rules: [{ operation: 'add' as const, id: rule }],
+      }
       expect((await api.promote('draft', changes)).status).toBe(200)
     } finally {
       h.ruleset.refuseRules(undefined)
@@ -182,7 +212,10 @@ describe('the promotion lease', () => {
     for (const id of [web, fw]) expect(test_.integrations[id]).toBeDefined()
     for (const id of [d1, d2]) expect(test_.decoders[id]).toBeDefined()
     // The second promotion reached the Engine only after the first had finished with it.
-    const times = h.engine!.requestsTo(validate).slice(seen).map((r) => r.at)
+    const times = h
+      .engine!.requestsTo(validate)
+      .slice(seen)
+      .map((r) => r.at)
     expect(times.length).toBeGreaterThanOrEqual(2)
     expect(times[1] - times[0]).toBeGreaterThanOrEqual(290)
     // The second saw the first's result: its Engine payload held both decoders.

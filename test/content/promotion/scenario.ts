@@ -103,7 +103,8 @@ export function expectDump(actual: Dump, expected: Dump): void {
     for (const [key, want] of Object.entries(expected[list])) {
       const got = actual[list][key]
       expect({ list, key, source: got._source }).toEqual({ list, key, source: want._source })
-      if (want._id === '<new>') expect(got._id).not.toBe(key) // a copy never reuses the draft's `_id`
+      if (want._id === '<new>')
+        expect(got._id).not.toBe(key) // a copy never reuses the draft's `_id`
       else expect({ list, key, _id: got._id }).toEqual({ list, key, _id: want._id })
     }
   }

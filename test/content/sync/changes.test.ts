@@ -120,7 +120,10 @@ describe('change feed', () => {
     feedChanges(c)
     // The process "dies" at the 15th write after this point: that write and every later one fail,
     // checkpoints and status updates included.
-    faulty.arm({ failAt: Array.from({ length: 500 }, (_, i) => i + 15), error: () => new StoreError('node_closed_exception', 500, 'process killed') })
+    faulty.arm({
+      failAt: Array.from({ length: 500 }, (_, i) => i + 15),
+      error: () => new StoreError('node_closed_exception', 500, 'process killed'),
+    })
     await pass()
     faulty.disarm()
     const crashed = await h.state('ruleset')
@@ -135,7 +138,18 @@ describe('change feed', () => {
     const r = await pass()
     expect(r.consumers.ruleset).toMatchObject({ status: 'ready' })
     expectMatchesFeed(await h.docs(ALIAS.rules), c)
-    expect((await h.docs(ALIAS.rules)).get('rule-1').document.tags).toEqual(['t0', 't3', 't6', 't9', 't12', 't15', 't18', 't21', 't24', 't27'])
+    expect((await h.docs(ALIAS.rules)).get('rule-1').document.tags).toEqual([
+      't0',
+      't3',
+      't6',
+      't9',
+      't12',
+      't15',
+      't18',
+      't21',
+      't24',
+      't27',
+    ])
   })
 })
 

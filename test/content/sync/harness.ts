@@ -80,7 +80,13 @@ function flaky(real: SyncRuleset): SyncHarness['rulesetPort'] {
   }
 }
 
-export async function startSyncHarness(opts: { node?: Record<string, unknown> | ((cti: CtiServer) => Record<string, unknown>); engine?: EngineClient; wrapStore?: (s: Store) => Store } = {}): Promise<SyncHarness> {
+export async function startSyncHarness(
+  opts: {
+    node?: Record<string, unknown> | ((cti: CtiServer) => Record<string, unknown>)
+    engine?: EngineClient
+    wrapStore?: (s: Store) => Store
+  } = {},
+): Promise<SyncHarness> {
   const cti = startCtiServer()
   const dirs = tempDirs()
   const work = mkdtempSync(join(tmpdir(), 'svc-sync-'))
@@ -173,7 +179,9 @@ export async function startSyncHarness(opts: { node?: Record<string, unknown> | 
 }
 
 /** Node settings that point the ruleset consumer at the fixture's public ruleset feed. */
-export const RULESET_FEED = (cti: CtiServer) => ({ 'plugins.content_manager.catalog.ruleset': cti.consumer('t1-ruleset-5', 'public-ruleset-5').url })
+export const RULESET_FEED = (cti: CtiServer) => ({
+  'plugins.content_manager.catalog.ruleset': cti.consumer('t1-ruleset-5', 'public-ruleset-5').url,
+})
 
 /** A ruleset feed with one integration, its rules and a decoder, plus the standard policy. */
 export function seedRuleset(cti: CtiServer, opts: { rules?: number; context?: string; name?: string } = {}) {

@@ -35,7 +35,11 @@ function jobsFor(harness: SyncHarness, runs: string[]) {
       await harness.sync.run('schedule')
     },
     ping: async () => {
-      const cti = new CtiClient(await harness.settings.snapshot(), { credentials: harness.credentials, log: harness.log, clusterUuid: 'uuid-1' })
+      const cti = new CtiClient(await harness.settings.snapshot(), {
+        credentials: harness.credentials,
+        log: harness.log,
+        clusterUuid: 'uuid-1',
+      })
       await cti.ping()
     },
   })
@@ -47,16 +51,28 @@ describe('job documents', () => {
     jobs = jobsFor(h, [])
     await jobs.start()
     const created = await readJob(h.store, CATALOG_SYNC_JOB_ID)
-    expect(created).toMatchObject({ name: 'Catalog Sync Periodic Task', job_type: 'consumer-sync-task', enabled: true, schedule: { interval: { period: 60, unit: 'Minutes' } } })
+    expect(created).toMatchObject({
+      name: 'Catalog Sync Periodic Task',
+      job_type: 'consumer-sync-task',
+      enabled: true,
+      schedule: { interval: { period: 60, unit: 'Minutes' } },
+    })
     const firstMs = jobs.nextSyncRun()!.getTime() - Date.now()
     expect(firstMs).toBeGreaterThan(59 * 60_000)
 
     await h.set({ 'plugins.content_manager.catalog.sync_interval': 15, 'plugins.content_manager.catalog.update_on_schedule': false })
     await jobs.evaluate()
     const rewritten = await readJob(h.store, CATALOG_SYNC_JOB_ID)
-    expect(rewritten).toMatchObject({ enabled: false, schedule: { interval: { period: 15, start_time: created!.schedule.interval.start_time } } })
+    expect(rewritten).toMatchObject({
+      enabled: false,
+      schedule: { interval: { period: 15, start_time: created!.schedule.interval.start_time } },
+    })
     const line = h.lines.find((l) => l.includes('job document changed'))!
-    expect(JSON.parse(line)).toMatchObject({ job: CATALOG_SYNC_JOB_ID, old: { period: 60, enabled: true }, new: { period: 15, enabled: false } })
+    expect(JSON.parse(line)).toMatchObject({
+      job: CATALOG_SYNC_JOB_ID,
+      old: { period: 60, enabled: true },
+      new: { period: 15, enabled: false },
+    })
     expect(jobs.nextSyncRun()!.getTime() - Date.now()).toBeLessThan(16 * 60_000)
 
     const before = await h.store.get({ index: CONTENT_MANAGER_JOBS_INDEX, id: CATALOG_SYNC_JOB_ID })
@@ -89,7 +105,11 @@ describe('job documents', () => {
     h = await startSyncHarness()
     jobs = jobsFor(h, [])
     await jobs.start()
-    expect(await readJob(h.store, TELEMETRY_JOB_ID)).toMatchObject({ name: 'Telemetry Ping Periodic Task', job_type: 'telemetry-ping-task', schedule: { interval: { period: 1, unit: 'Days' } } })
+    expect(await readJob(h.store, TELEMETRY_JOB_ID)).toMatchObject({
+      name: 'Telemetry Ping Periodic Task',
+      job_type: 'telemetry-ping-task',
+      schedule: { interval: { period: 1, unit: 'Days' } },
+    })
     const deadline = Date.now() + 5000
     while (h.cti.requestsTo('/ping').length === 0 && Date.now() < deadline) await Bun.sleep(20)
     const ping = h.cti.requestsTo('/ping')[0]
@@ -109,11 +129,21 @@ describe('job registration retries (spec background 12)', () => {
   test('linear backoff base * n, then give up after max_retries', async () => {
     const waits: number[] = []
     let calls = 0
-    const ok = await registerWithRetry('x', async () => (++calls < 3 ? Promise.reject(new Error('index not ready')) : 'done'), { maxRetries: 3, backoffSeconds: 15, log: silentLogger, sleep: async (ms) => void waits.push(ms) })
+    const ok = await registerWithRetry('x', async () => (++calls < 3 ? Promise.reject(new Error('index not ready')) : 'done'), {
+      maxRetries: 3,
+      backoffSeconds: 15,
+      log: silentLogger,
+      sleep: async (ms) => void waits.push(ms),
+    })
     expect(ok).toBe('done')
     expect(waits).toEqual([15_000, 30_000])
     waits.length = 0
-    const never = await registerWithRetry('y', async () => Promise.reject(new Error('no')), { maxRetries: 3, backoffSeconds: 15, log: silentLogger, sleep: async (ms) => void waits.push(ms) })
+    const never = await registerWithRetry('y', async () => Promise.reject(new Error('no')), {
+      maxRetries: 3,
+      backoffSeconds: 15,
+      log: silentLogger,
+      sleep: async (ms) => void waits.push(ms),
+    })
     expect(never).toBeUndefined()
     expect(waits).toEqual([15_000, 30_000, 45_000])
   })
@@ -127,7 +157,12 @@ describe('offline node', () => {
     feed.publishSnapshot()
     const settings = { 'plugins.content_manager.cti.api': cti.base, 'plugins.content_manager.catalog.ruleset': feed.url }
     const offline = await startTestServer({
-      settings: { ...settings, 'plugins.content_manager.catalog.update_on_start': false, 'plugins.content_manager.catalog.update_on_schedule': false, 'plugins.content_manager.telemetry.enabled': false },
+      settings: {
+        ...settings,
+        'plugins.content_manager.catalog.update_on_start': false,
+        'plugins.content_manager.catalog.update_on_schedule': false,
+        'plugins.content_manager.telemetry.enabled': false,
+      },
     })
     await Bun.sleep(300)
     await offline.stop()

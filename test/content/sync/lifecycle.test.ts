@@ -45,13 +45,24 @@ describe('snapshot sources', () => {
   test('without a feed the packaged snapshot and its manifest identity are used, then it becomes the stable one', async () => {
     h = await startSyncHarness()
     const c = seedRuleset(h.cti)
-    c.publishSnapshot({ extraEntries: { 'nested/ignored.json': '{"resource":"zzz","payload":{"type":"rule","document":{"id":"zzz"}}}\n', 'readme.txt': 'x' }, rawLines: ['not json', '{"payload":{"type":"rule"}}', '{"resource":"odd","payload":{"type":"unknown-kind","document":{}}}'] })
+    c.publishSnapshot({
+      extraEntries: { 'nested/ignored.json': '{"resource":"zzz","payload":{"type":"rule","document":{"id":"zzz"}}}\n', 'readme.txt': 'x' },
+      rawLines: ['not json', '{"payload":{"type":"rule"}}', '{"resource":"odd","payload":{"type":"unknown-kind","document":{}}}'],
+    })
     mkdirSync(h.snapshotsDir, { recursive: true })
     writeFileSync(join(h.snapshotsDir, 'ruleset.zip'), c.snapshot!.zip)
     const manifestResource = c.url.replace('public-ruleset-5', 'packaged-ruleset-5')
     writeFileSync(
       join(h.snapshotsDir, 'manifest.json'),
-      JSON.stringify({ 'ruleset.zip': { name: 'packaged-ruleset-5', context: 't1-ruleset-5', resource: manifestResource, is_public: true, remote_offset: 99 } }),
+      JSON.stringify({
+        'ruleset.zip': {
+          name: 'packaged-ruleset-5',
+          context: 't1-ruleset-5',
+          resource: manifestResource,
+          is_public: true,
+          remote_offset: 99,
+        },
+      }),
     )
     const r = await pass()
     // The manifest's feed does not answer: the pass used the packaged archive and asked for its retry.
@@ -67,7 +78,13 @@ describe('snapshot sources', () => {
 
   test('IoC and vulnerability consumers: own indices, IoC summary and Engine export, CVE types from resource names', async () => {
     engine = startEngineServer()
-    const engineClient = createEngineClient({ socketPath: engine.socketPath, mock: false, reloadTimeoutMinutes: 1, notReadyGraceMinutes: 1, log: silentLogger })
+    const engineClient = createEngineClient({
+      socketPath: engine.socketPath,
+      mock: false,
+      reloadTimeoutMinutes: 1,
+      notReadyGraceMinutes: 1,
+      log: silentLogger,
+    })
     const iocs = { context: 't1-iocs-5', name: 'public-iocs-5' }
     const vulns = { context: 't1-vd-5', name: 'public-vd-5' }
     h = await startSyncHarness({
@@ -137,7 +154,13 @@ describe('Ruleset Management sync and the Engine', () => {
 
   test('the standard space hash is recomputed after a sync and the Engine loads the standard policy when it moved', async () => {
     engine = startEngineServer()
-    const engineClient = createEngineClient({ socketPath: engine.socketPath, mock: false, reloadTimeoutMinutes: 1, notReadyGraceMinutes: 1, log: silentLogger })
+    const engineClient = createEngineClient({
+      socketPath: engine.socketPath,
+      mock: false,
+      reloadTimeoutMinutes: 1,
+      notReadyGraceMinutes: 1,
+      log: silentLogger,
+    })
     h = await startSyncHarness({ node: RULESET_FEED, engine: engineClient })
     const c = seedRuleset(h.cti)
     c.publishSnapshot()
@@ -177,7 +200,12 @@ describe('blue/green swap (plan change)', () => {
     await pass()
     expect(await h.store.resolve(ALIAS.rules)).toEqual([`${ALIAS.rules}-a`])
     // A user rule in draft, which must survive the swap.
-    await h.store.index({ index: `${ALIAS.rules}-a`, id: 'user-1', body: { document: { id: 'user-1', title: 'mine' }, hash: { sha256: 'x' }, space: { name: 'draft' } }, refresh: true })
+    await h.store.index({
+      index: `${ALIAS.rules}-a`,
+      id: 'user-1',
+      body: { document: { id: 'user-1', title: 'mine' }, hash: { sha256: 'x' }, space: { name: 'draft' } },
+      refresh: true,
+    })
 
     const pro = h.cti.consumer('t0-ruleset-5', 'private-ruleset-5', { isPublic: false })
     pro.create('pro-rule', payloads.rule('pro-rule'))
@@ -216,7 +244,11 @@ describe('blue/green swap (plan change)', () => {
     pro.publishSnapshot()
     h.cti.setPlanResource('ruleset', pro.url)
     // Every write into a staging index fails for good (not retryable).
-    faulty.arm({ failAt: Array.from({ length: 1000 }, (_, i) => i + 1), match: (m) => m.index.endsWith('-b'), error: () => new StoreError('mapper_parsing_exception', 400, 'broken') })
+    faulty.arm({
+      failAt: Array.from({ length: 1000 }, (_, i) => i + 1),
+      match: (m) => m.index.endsWith('-b'),
+      error: () => new StoreError('mapper_parsing_exception', 400, 'broken'),
+    })
     const r = await pass()
     expect(r.consumers.ruleset).toMatchObject({ status: 'failed' })
     faulty.disarm()
@@ -231,4 +263,3 @@ describe('blue/green swap (plan change)', () => {
     expect([...(await h.docs(ALIAS.rules)).keys()]).toContain('pro-rule')
   })
 })
-

@@ -17,7 +17,13 @@ describe('snapshot initialisation', () => {
     if (typeof report === 'string') throw new Error(report)
     expect(report.consumers.ruleset).toMatchObject({ status: 'ready', updated: true, loadedFrom: 'remote' })
     const state = await h.state('ruleset')
-    expect(state).toMatchObject({ status: 'ready', local_offset: c.lastOffset, remote_offset: c.lastOffset, name: 'public-ruleset-5', context: 't1-ruleset-5' })
+    expect(state).toMatchObject({
+      status: 'ready',
+      local_offset: c.lastOffset,
+      remote_offset: c.lastOffset,
+      name: 'public-ruleset-5',
+      context: 't1-ruleset-5',
+    })
     expect(state!.resource).toBe(c.url)
     const rules = await h.docs(ALIAS.rules)
     expect([...rules.keys()].sort()).toEqual(['rule-1', 'rule-2', 'rule-3'])

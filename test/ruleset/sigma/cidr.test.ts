@@ -4,7 +4,7 @@ import { SigmaInvalid, SigmaUnsupported } from '../../../src/ruleset/sigma/error
 
 const leaves = (q: unknown): string[] => {
   const j = JSON.stringify(q)
-  return [...j.matchAll(/"(term|wildcard)":\{"ip":\{"value":"([^"]+)"/g)].map(m => `${m[1]} ${m[2]}`)
+  return [...j.matchAll(/"(term|wildcard)":\{"ip":\{"value":"([^"]+)"/g)].map((m) => `${m[1]} ${m[2]}`)
 }
 
 describe('cidr', () => {
@@ -16,7 +16,10 @@ describe('cidr', () => {
   test('other prefixes expand to the next octet boundary', () => {
     expect(leaves(cidrQuery('ip', parseNetwork('172.16.0.0/12'), false))).toHaveLength(16)
     expect(leaves(cidrQuery('ip', parseNetwork('10.0.0.8/30'), false))).toEqual([
-      'term 10.0.0.8', 'term 10.0.0.9', 'term 10.0.0.10', 'term 10.0.0.11',
+      'term 10.0.0.8',
+      'term 10.0.0.9',
+      'term 10.0.0.10',
+      'term 10.0.0.11',
     ])
     expect(leaves(cidrQuery('ip', parseNetwork('1.2.3.4/32'), false))).toEqual(['term 1.2.3.4'])
     expect(leaves(cidrQuery('ip', parseNetwork('0.0.0.0/0'), false))).toEqual(['wildcard *'])

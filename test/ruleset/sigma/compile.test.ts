@@ -16,7 +16,12 @@ describe('compiled tree shape (reference sigma.md 3.4)', () => {
       bool: {
         filter: [
           { term: { B: { value: 'z', case_insensitive: true } } },
-          { bool: { should: [{ term: { A: { value: 'x', case_insensitive: true } } }, { term: { A: { value: 'y', case_insensitive: true } } }], minimum_should_match: 1 } },
+          {
+            bool: {
+              should: [{ term: { A: { value: 'x', case_insensitive: true } } }, { term: { A: { value: 'y', case_insensitive: true } } }],
+              minimum_should_match: 1,
+            },
+          },
         ],
         _name: 'sel',
       },
@@ -26,10 +31,7 @@ describe('compiled tree shape (reference sigma.md 3.4)', () => {
   test('NOT is must_not without an exists guard', () => {
     expect(query('  a: {X: 1}\n  b: {Y: 2}\n  condition: a and not b')).toEqual({
       bool: {
-        filter: [
-          { term: { X: { value: 1, _name: 'a' } } },
-          { bool: { must_not: [{ term: { Y: { value: 2, _name: 'b' } } }] } },
-        ],
+        filter: [{ term: { X: { value: 1, _name: 'a' } } }, { bool: { must_not: [{ term: { Y: { value: 2, _name: 'b' } } }] } }],
       },
     })
   })
@@ -45,7 +47,9 @@ describe('compiled tree shape (reference sigma.md 3.4)', () => {
   })
 
   test('wildcards and contains/startswith/endswith become escaped wildcard queries', () => {
-    const q = JSON.stringify(query("  s:\n    A|contains: 'a*b'\n    B|startswith: 'C:\\'\n    C|endswith: 'x\\*y'\n    D: 'p?q'\n  condition: s"))
+    const q = JSON.stringify(
+      query("  s:\n    A|contains: 'a*b'\n    B|startswith: 'C:\\'\n    C|endswith: 'x\\*y'\n    D: 'p?q'\n  condition: s"),
+    )
     expect(q).toContain('"A":{"value":"*a*b*","case_insensitive":true}')
     expect(q).toContain('"B":{"value":"C:\\\\\\\\*","case_insensitive":true}')
     expect(q).toContain('"C":{"value":"*x\\\\*y","case_insensitive":true}')
@@ -123,10 +127,10 @@ describe('compiled tree shape (reference sigma.md 3.4)', () => {
   })
 
   test('field mapping renames fields (table or function)', () => {
-    const det = "  s: {CommandLine: x, Image: y}\n  condition: s"
+    const det = '  s: {CommandLine: x, Image: y}\n  condition: s'
     const byTable = compileSigmaRule(rule(det), { fieldMapping: { CommandLine: 'process.command_line' } })
     expect(byTable.fields).toEqual(['process.command_line', 'Image'])
-    const byFn = compileSigmaRule(rule(det), { fieldMapping: f => `winlog.event_data.${f}` })
+    const byFn = compileSigmaRule(rule(det), { fieldMapping: (f) => `winlog.event_data.${f}` })
     expect(JSON.stringify(byFn.query)).toContain('"winlog.event_data.Image"')
   })
 
@@ -168,7 +172,7 @@ describe('condition selectors', () => {
   })
 
   test('clauses are ordered by cost: terms, then wildcards, then regexps', () => {
-    const q = query("  s:\n    A|re: x\n    B|contains: y\n    C: z\n  condition: s") as any
+    const q = query('  s:\n    A|re: x\n    B|contains: y\n    C: z\n  condition: s') as any
     expect(q.bool.filter.map((c: object) => Object.keys(c)[0])).toEqual(['term', 'wildcard', 'regexp'])
   })
 
@@ -234,7 +238,12 @@ describe('rule text bounds', () => {
   test('YAML aliases expanding past a million values are an invalid rule, not a compile of millions of terms', () => {
     // A flat selection list of 9^7 values once expanded; the YAML parser itself accepts it.
     const lines = ['x0: &x0 [a, b, c, d, e, f, g, h, i]']
-    for (let i = 1; i < 7; i++) lines.push(`x${i}: &x${i} [${Array(9).fill(`*x${i - 1}`).join(', ')}]`)
+    for (let i = 1; i < 7; i++)
+      lines.push(
+        `x${i}: &x${i} [${Array(9)
+          .fill(`*x${i - 1}`)
+          .join(', ')}]`,
+      )
     const text = `${lines.join('\n')}\ntitle: t\nlogsource: {product: linux, extra: *x6}\ndetection:\n  sel: {A: 1}\n  condition: sel\n`
     expect(() => compileSigmaRule(text)).toThrow(SigmaInvalid)
     expect(() => compileSigmaRule(text)).toThrow('expands to more than')

@@ -4,9 +4,27 @@ import { parseCondition } from '../../../src/ruleset/sigma/condition'
 test('grammar and binding', () => {
   expect(parseCondition('a or b and not c')).toEqual({
     op: 'or',
-    args: [{ op: 'id', name: 'a' }, { op: 'and', args: [{ op: 'id', name: 'b' }, { op: 'not', arg: { op: 'id', name: 'c' } }] }],
+    args: [
+      { op: 'id', name: 'a' },
+      {
+        op: 'and',
+        args: [
+          { op: 'id', name: 'b' },
+          { op: 'not', arg: { op: 'id', name: 'c' } },
+        ],
+      },
+    ],
   })
-  expect(parseCondition('not (a or b)')).toEqual({ op: 'not', arg: { op: 'or', args: [{ op: 'id', name: 'a' }, { op: 'id', name: 'b' }] } })
+  expect(parseCondition('not (a or b)')).toEqual({
+    op: 'not',
+    arg: {
+      op: 'or',
+      args: [
+        { op: 'id', name: 'a' },
+        { op: 'id', name: 'b' },
+      ],
+    },
+  })
   expect(parseCondition('1 of sel* and all of them and any of x')).toEqual({
     op: 'and',
     args: [

@@ -29,7 +29,9 @@ interface CorpusCase {
 }
 
 const dir = join(import.meta.dir, 'corpus')
-const files = readdirSync(dir).filter(f => f.endsWith('.yml')).sort()
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.yml'))
+  .sort()
 
 // A rule without a title gets one, so cases only show what matters.
 const withTitle = (rule: string) => (/^title:/m.test(rule) ? rule : `title: corpus case\n${rule}`)

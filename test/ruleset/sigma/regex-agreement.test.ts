@@ -34,7 +34,22 @@ const patterns: [string, RegexFlag[], string[]][] = [
   ['[A-F0-9]{8}-[A-F0-9]{4}', ['i'], ['deadbeef-0A1b']],
 ]
 
-const fixed = ['', 'a', '\n', 'root', 'x\nroot\ny', 'begin\nend', 'cmd.exe /c run42', 'adm_bob', 'A<B>C~D&E@F#G"H', 'Aé\t', 'a\u2028c', 'a\rc', 'abc', ' -H ']
+const fixed = [
+  '',
+  'a',
+  '\n',
+  'root',
+  'x\nroot\ny',
+  'begin\nend',
+  'cmd.exe /c run42',
+  'adm_bob',
+  'A<B>C~D&E@F#G"H',
+  'Aé\t',
+  'a\u2028c',
+  'a\rc',
+  'abc',
+  ' -H ',
+]
 
 function* rng(seed: number) {
   for (;;) {
@@ -60,7 +75,14 @@ for (const [pattern, flags, hits] of patterns) {
           const at = pick() % (s.length + 1)
           const c = alphabet[pick() % alphabet.length]
           const op = pick() % 4
-          s = op === 0 ? s.slice(0, at) + c + s.slice(at + 1) : op === 1 ? s.slice(0, at) + c + s.slice(at) : op === 2 ? s.slice(0, at) + s.slice(at + 1) : s.toUpperCase()
+          s =
+            op === 0
+              ? s.slice(0, at) + c + s.slice(at + 1)
+              : op === 1
+                ? s.slice(0, at) + c + s.slice(at)
+                : op === 2
+                  ? s.slice(0, at) + s.slice(at + 1)
+                  : s.toUpperCase()
         }
         samples.push(s, `${alphabet[pick() % alphabet.length]}${s}`)
         continue

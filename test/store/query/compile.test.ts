@@ -2,8 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { ParsingError } from '../../../src/store/errors'
 import { compileNamedQuery, compileQuery, DocView, luceneRegExp, type FieldTypes } from '../../../src/store/query'
 
-const hit = (q: unknown, doc: Record<string, unknown>, types?: FieldTypes, now?: number) =>
-  compileQuery(q, types, { now })(doc)
+const hit = (q: unknown, doc: Record<string, unknown>, types?: FieldTypes, now?: number) => compileQuery(q, types, { now })(doc)
 
 describe('paths', () => {
   test('nested objects, dotted keys and arrays of objects resolve alike', () => {
