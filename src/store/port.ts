@@ -15,31 +15,37 @@ import { Type as T, type Static } from '@sinclair/typebox'
 
 const Json = T.Record(T.String(), T.Unknown())
 
-export const FieldType = T.Union(
-  [
-    'keyword',
-    'text',
-    'match_only_text',
-    'date',
-    'long',
-    'integer',
-    'short',
-    'byte',
-    'double',
-    'float',
-    'half_float',
-    'scaled_float',
-    'unsigned_long',
-    'boolean',
-    'ip',
-    'object',
-    'nested',
-    'flat_object',
-    'wildcard',
-    'constant_keyword',
-    'alias',
-  ].map((name) => T.Literal(name)),
-)
+/** The field types a mapping may declare (the embedded store indexes a subset, stores the rest). */
+export const FIELD_TYPES = [
+  'keyword',
+  'text',
+  'match_only_text',
+  'date',
+  'date_nanos',
+  'long',
+  'integer',
+  'short',
+  'byte',
+  'double',
+  'float',
+  'half_float',
+  'scaled_float',
+  'unsigned_long',
+  'boolean',
+  'ip',
+  'object',
+  'nested',
+  'flat_object',
+  'wildcard',
+  'constant_keyword',
+  'binary',
+  'geo_point',
+  'alias',
+  'knn_vector',
+  'token_count',
+] as const
+
+export const FieldType = T.Union(FIELD_TYPES.map((name) => T.Literal(name)))
 export type FieldType = Static<typeof FieldType>
 
 export const Dynamic = T.Union([

@@ -12,35 +12,9 @@ import { looksLikeDate, parseDate } from '../query/dates'
 import { parseIp } from '../query/ip'
 import { wildcardToRegExp } from '../names'
 import { own, setOwn } from '../own'
+import { FIELD_TYPES } from '../port'
 
-export const KNOWN_TYPES = new Set([
-  'keyword',
-  'text',
-  'match_only_text',
-  'date',
-  'date_nanos',
-  'long',
-  'integer',
-  'short',
-  'byte',
-  'double',
-  'float',
-  'half_float',
-  'scaled_float',
-  'unsigned_long',
-  'boolean',
-  'ip',
-  'object',
-  'nested',
-  'flat_object',
-  'wildcard',
-  'constant_keyword',
-  'binary',
-  'geo_point',
-  'alias',
-  'knn_vector',
-  'token_count',
-])
+export const KNOWN_TYPES: ReadonlySet<string> = new Set(FIELD_TYPES)
 
 /** Field kinds stored in the `fv` side table (and so answerable from SQLite indexes). */
 export type IndexedKind = 'keyword' | 'number' | 'date' | 'boolean'
