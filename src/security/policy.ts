@@ -136,6 +136,15 @@ export class Policy {
    * True when the roles grant the cluster action. When `action` is itself a
    * group name, every raw action the group stands for must be granted.
    */
+  /**
+   * What `perform_permission_check=true` reports: the raw actions (members of the group, when
+   * `action` names one) the roles do not hold.
+   */
+  missingCluster(roles: string[], action: string): string[] {
+    const wanted = this.groups[action] ? this.expand([action]) : [action]
+    return wanted.filter((a) => !this.hasCluster(roles, a))
+  }
+
   hasCluster(roles: string[], action: string): boolean {
     const key = `c\u0000${roles.join(',')}\u0000${action}`
     let hit = this.memo.get(key)

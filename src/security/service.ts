@@ -136,9 +136,7 @@ export class SecurityService implements Security {
    * of the group, when `action` names one) the caller does not hold.
    */
   missingPrivileges(caller: Caller, action: string): string[] {
-    const policy = this.gen.policy
-    const wanted = policy.groups[action] ? policy.expand([action]) : [action]
-    return wanted.filter((a) => !policy.hasCluster(caller.roles, a))
+    return this.gen.policy.missingCluster(caller.roles, action)
   }
 
   /**

@@ -125,8 +125,7 @@ export class PlatformSecurity implements Security {
   }
 
   missingPrivileges(caller: Caller, action: string): string[] {
-    const wanted = this.policy.groups[action] ? this.policy.expand([action]) : [action]
-    return wanted.filter((a) => !this.policy.hasCluster(caller.roles, a))
+    return this.policy.missingCluster(caller.roles, action)
   }
 
   /**
