@@ -13,10 +13,14 @@ import { atLeast, indexShards, worst, type Health } from './topology'
 export const COMPATIBLE_OPENSEARCH_VERSION = '3.6.0'
 const LUCENE_VERSION = '10.3.1'
 
+const uuids = new Map<string, string>()
+
 /** A stable cluster uuid derived from the cluster name, so every node of one cluster reports the same. */
 export function clusterUuid(name: string): string {
-  const hex = new Bun.CryptoHasher('sha256').update(`svc-cluster:${name}`).digest('base64url')
-  return hex.slice(0, 22)
+  let uuid = uuids.get(name)
+  if (uuid === undefined)
+    uuids.set(name, (uuid = new Bun.CryptoHasher('sha256').update(`svc-cluster:${name}`).digest('base64url').slice(0, 22)))
+  return uuid
 }
 
 async function info(ctx: RequestContext) {
