@@ -5,6 +5,7 @@
  */
 import type { Source, SourceFilter } from './port'
 import { setOwn } from './own'
+import { wildcardToRegExp } from './names'
 import { isObject } from './query/doc'
 
 export interface SourceSpec {
@@ -32,21 +33,6 @@ export function sourceSpec(
   return { includes: inc, excludes: exc }
 }
 
-const cache = new Map<string, RegExp>()
-const patternRe = (p: string): RegExp => {
-  let re = cache.get(p)
-  if (!re) {
-    re = new RegExp(
-      `^${p
-        .split('*')
-        .map((s) => s.replace(/[\\^$.+?()[\]{}|/]/g, '\\$&'))
-        .join('[^]*')}$`,
-    )
-    if (cache.size < 10_000) cache.set(p, re)
-  }
-  return re
-}
-
 export function filterSource(source: Source, spec: SourceSpec | null | undefined): Source | undefined {
   if (spec === null) return undefined
   if (spec === undefined) return source
@@ -57,8 +43,8 @@ function filterObject(obj: Record<string, unknown>, prefix: string, spec: Source
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(obj)) {
     const path = prefix ? `${prefix}.${k}` : k
-    if (spec.excludes.some((p) => patternRe(p).test(path))) continue
-    const inc = included || spec.includes.some((p) => patternRe(p).test(path))
+    if (spec.excludes.some((p) => wildcardToRegExp(p).test(path))) continue
+    const inc = included || spec.includes.some((p) => wildcardToRegExp(p).test(path))
     const kept = filterValue(v, path, spec, inc)
     if (kept !== undefined) setOwn(out, k, kept)
   }
