@@ -1,9 +1,8 @@
 /**
  * Index management: create, delete, get, exists, mappings, settings, refresh, flush.
  */
-import { flattenKeys } from '../config/flat-keys'
+import { flattenKeys, nestKeys } from '../config/flat-keys'
 import type { CreateIndexBody, IndexSettings, Mappings } from '../store/port'
-import { nestSettings } from '../store/settings'
 import { badRequest, type RequestContext } from './context'
 import { Reply, type IndexRouter } from './router'
 import { globMatcher } from './names'
@@ -129,7 +128,7 @@ async function getSettings(ctx: RequestContext) {
     const flat = flatSettings(settings)
     const kept = Object.fromEntries(Object.entries(flat).filter(([k]) => matchers.some((m) => m(k))))
     if (Object.keys(kept).length === 0) continue
-    out[index] = { settings: ctx.flag('flat_settings', false) ? kept : nestSettings(kept) }
+    out[index] = { settings: ctx.flag('flat_settings', false) ? kept : nestKeys(kept) }
   }
   return out
 }

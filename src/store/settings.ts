@@ -3,41 +3,15 @@
  * are stored and compared) and the nested form `GET /<index>/_settings` answers with.
  */
 import { IllegalArgument } from './errors'
-import { own, setOwn } from './own'
-import { isObject } from './query/doc'
+import { flattenKeys } from '../config/flat-keys'
 
 export type FlatSettings = Record<string, string | string[] | null>
 
 /** `{index: {hidden: true}}`, `{"index.hidden": true}` and `{hidden: true}` all become `{"index.hidden": "true"}`. */
 export function flattenSettings(settings: Record<string, unknown> | undefined): FlatSettings {
   const out: FlatSettings = {}
-  const walk = (o: Record<string, unknown>, prefix: string) => {
-    for (const [k, v] of Object.entries(o)) {
-      const key = prefix ? `${prefix}.${k}` : k
-      if (isObject(v)) walk(v, key)
-      else out[key.startsWith('index.') ? key : `index.${key}`] = v === null ? null : Array.isArray(v) ? v.map(String) : String(v)
-    }
-  }
-  if (settings) walk(settings, '')
-  return out
-}
-
-export function nestSettings(flat: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  for (const [key, v] of Object.entries(flat)) {
-    const parts = key.split('.')
-    let node = out
-    for (let i = 0; i < parts.length - 1; i++) {
-      const next = own(node, parts[i])
-      if (isObject(next)) node = next
-      else {
-        const fresh: Record<string, unknown> = {}
-        setOwn(node, parts[i], fresh)
-        node = fresh
-      }
-    }
-    setOwn(node, parts[parts.length - 1], v)
-  }
+  for (const [key, v] of Object.entries(flattenKeys(settings ?? {})))
+    out[key.startsWith('index.') ? key : `index.${key}`] = v === null ? null : Array.isArray(v) ? v.map(String) : String(v)
   return out
 }
 

@@ -70,7 +70,8 @@ import { DEFAULT_MAX_TERMS_COUNT, rewriteTerms } from '../query/terms'
 import { fieldPath, isObject } from '../query/doc'
 import { own, setOwn } from '../own'
 import { filterSource, sourceSpec } from '../source-filter'
-import { flattenSettings, nestSettings, parseTimeValue, shardCopies, shardsOf, validateSettings } from '../settings'
+import { nestKeys } from '../../config/flat-keys'
+import { flattenSettings, parseTimeValue, shardCopies, shardsOf, validateSettings } from '../settings'
 import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
 import {
   applyMapping,
@@ -475,7 +476,7 @@ export class EmbeddedStore implements Store {
       out[name] = {
         aliases: this.aliasesOf(name),
         mappings: structuredClone(meta.mappings),
-        settings: { index: nestSettings(stripIndexPrefix(meta.settings)) },
+        settings: { index: nestKeys(stripIndexPrefix(meta.settings)) },
         ...(meta.dataStream ? { data_stream: meta.dataStream } : {}),
       }
     }
@@ -523,7 +524,7 @@ export class EmbeddedStore implements Store {
   ): Promise<Record<string, { settings: { index: Record<string, unknown> } }>> {
     const out: Record<string, { settings: { index: Record<string, unknown> } }> = {}
     for (const name of this.resolveTargets(params.index, params).keys())
-      out[name] = { settings: { index: nestSettings(stripIndexPrefix(this.indexMeta(name).settings)) } }
+      out[name] = { settings: { index: nestKeys(stripIndexPrefix(this.indexMeta(name).settings)) } }
     return out
   }
 
