@@ -2,13 +2,13 @@ import { join } from 'node:path'
 import type { NodeConfig } from '../config/node-config'
 import type { Logger } from '../http/log'
 import { initialAdmin, INITIAL_ADMIN } from './initial-admin'
-import { loadSecurityFiles, securityDir, SecurityConfigError } from './load-config'
+import { loadSecurityFiles, securityDir, securityReloader, type ReloadResult } from './load-config'
 import { Policy } from './policy'
 import { SecurityService, type AuthSettings, type Generation } from './service'
 import { SECURITY_FILES } from './config-schema'
 
 export { SecurityService, type AuthSettings } from './service'
-export { SecurityConfigError } from './load-config'
+export { SecurityConfigError, type ReloadResult } from './load-config'
 export * from './actions'
 export { ALL_ACCESS, AI_ASSISTANT_ROLE, SYSTEM_INDICES, isSystemIndex } from './builtin-roles'
 
@@ -19,8 +19,6 @@ export interface SecurityOptions {
   env?: Record<string, string | undefined>
   now?: () => number
 }
-
-export type ReloadResult = { ok: true } | { ok: false; error: string }
 
 export interface SecurityHandle {
   security: SecurityService
@@ -50,17 +48,7 @@ export async function createSecurity(opts: SecurityOptions): Promise<SecurityHan
   const env = opts.env ?? process.env
   const build = () => buildGeneration(opts.node.configDir, opts.dataDir, env, opts.log)
   const security = new SecurityService(await build(), authSettingsFrom(opts.node.values), opts.log, opts.now)
-  const tryReload = async (): Promise<ReloadResult> => {
-    try {
-      security.install(await build())
-      opts.log.info('security configuration reloaded', { dir: securityDir(opts.node.configDir) })
-      return { ok: true }
-    } catch (e) {
-      const error = e instanceof SecurityConfigError ? e.message : `security configuration not reloaded: ${(e as Error).message}`
-      opts.log.error('security configuration not reloaded, keeping the previous one', { error })
-      return { ok: false, error }
-    }
-  }
+  const tryReload = securityReloader(opts.node.configDir, opts.log, async () => security.install(await build()))
   return {
     security,
     get loginHints() {

@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import type { Logger } from '../http/log'
 import { Value } from '@sinclair/typebox/value'
 import type { TSchema } from '@sinclair/typebox'
 import { BUILTIN_ACTION_GROUPS } from './builtin-groups'
@@ -30,6 +31,26 @@ export interface LoadedFiles {
 
 export function securityDir(configDir: string): string {
   return join(configDir, 'security')
+}
+
+export type ReloadResult = { ok: true } | { ok: false; error: string }
+
+/**
+ * The reload both security modes run on SIGHUP: `rebuild` re-reads the files and installs the
+ * result; any failure keeps the running configuration and is logged (never thrown).
+ */
+export function securityReloader(configDir: string, log: Logger, rebuild: () => Promise<void>): () => Promise<ReloadResult> {
+  return async () => {
+    try {
+      await rebuild()
+      log.info('security configuration reloaded', { dir: securityDir(configDir) })
+      return { ok: true }
+    } catch (e) {
+      const error = e instanceof SecurityConfigError ? e.message : `security configuration not reloaded: ${(e as Error).message}`
+      log.error('security configuration not reloaded, keeping the previous one', { error })
+      return { ok: false, error }
+    }
+  }
 }
 
 export async function loadSecurityFiles(configDir: string): Promise<LoadedFiles> {

@@ -4,8 +4,8 @@
  */
 import type { NodeConfig } from '../../config/node-config'
 import type { Logger } from '../../http/log'
-import type { SecurityHandle, ReloadResult } from '..'
-import { loadSecurityFiles, securityDir, SecurityConfigError } from '../load-config'
+import type { SecurityHandle } from '..'
+import { loadSecurityFiles, securityReloader } from '../load-config'
 import { Policy } from '../policy'
 import type { PlatformEndpoint } from './endpoint'
 import { PlatformSecurity } from './security'
@@ -55,16 +55,6 @@ export async function createPlatformSecurity(opts: {
     opts.log,
     opts.now,
   )
-  const tryReload = async (): Promise<ReloadResult> => {
-    try {
-      security.install(await loadPolicy(opts.node.configDir))
-      opts.log.info('security configuration reloaded', { dir: securityDir(opts.node.configDir) })
-      return { ok: true }
-    } catch (e) {
-      const error = e instanceof SecurityConfigError ? e.message : `security configuration not reloaded: ${(e as Error).message}`
-      opts.log.error('security configuration not reloaded, keeping the previous one', { error })
-      return { ok: false, error }
-    }
-  }
+  const tryReload = securityReloader(opts.node.configDir, opts.log, async () => security.install(await loadPolicy(opts.node.configDir)))
   return { security, loginHints: [], reload: async () => void (await tryReload()), tryReload }
 }
