@@ -12,35 +12,13 @@ import type { IndexRouter } from './router'
 type Op = 'index' | 'create' | 'update' | 'delete'
 const OPS: Op[] = ['index', 'create', 'update', 'delete']
 
+/** Metadata every action line may carry; each action adds its own. */
+const TARGET = ['_index', '_id', 'routing', 'if_seq_no', 'if_primary_term', 'version', 'version_type', '_type']
 const META: Record<Op, string[]> = {
-  index: [
-    '_index',
-    '_id',
-    'routing',
-    'if_seq_no',
-    'if_primary_term',
-    'version',
-    'version_type',
-    'op_type',
-    'require_alias',
-    'pipeline',
-    '_type',
-  ],
-  create: ['_index', '_id', 'routing', 'if_seq_no', 'if_primary_term', 'version', 'version_type', 'require_alias', 'pipeline', '_type'],
-  update: [
-    '_index',
-    '_id',
-    'routing',
-    'if_seq_no',
-    'if_primary_term',
-    'version',
-    'version_type',
-    'require_alias',
-    'retry_on_conflict',
-    '_source',
-    '_type',
-  ],
-  delete: ['_index', '_id', 'routing', 'if_seq_no', 'if_primary_term', 'version', 'version_type', '_type'],
+  index: [...TARGET, 'op_type', 'require_alias', 'pipeline'],
+  create: [...TARGET, 'require_alias', 'pipeline'],
+  update: [...TARGET, 'require_alias', 'retry_on_conflict', '_source'],
+  delete: TARGET,
 }
 
 interface Item {
