@@ -62,13 +62,7 @@ export class Detectors {
       const user = storedUser(filtered ?? caller)
       const stored: StoredDetector = {
         type: 'detector',
-        name: input.name,
-        detector_type: input.detector_type,
-        enabled,
-        schedule: input.schedule,
-        inputs: input.inputs,
-        triggers: input.triggers ?? [],
-        threat_intel_enabled: input.threat_intel_enabled ?? false,
+        ...definition(input, enabled),
         last_update_time: now,
         enabled_time: enabled ? now : null,
         source,
@@ -122,16 +116,7 @@ export class Detectors {
     } else {
       await this.checkIndices(input, caller)
       await this.checkRules(input, was.source)
-      next = {
-        ...was,
-        name: input.name,
-        detector_type: input.detector_type,
-        enabled,
-        schedule: input.schedule,
-        inputs: input.inputs,
-        triggers: input.triggers ?? [],
-        threat_intel_enabled: input.threat_intel_enabled ?? false,
-      }
+      next = { ...was, ...definition(input, enabled) }
       const user = storedUser(filtered)
       if (user) next.user = user
     }
@@ -336,6 +321,19 @@ export class Detectors {
 }
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+/** What a detector body sets, defaults applied: all a creation stores and a user update replaces. */
+function definition(input: DetectorBody, enabled: boolean) {
+  return {
+    name: input.name,
+    detector_type: input.detector_type,
+    enabled,
+    schedule: input.schedule,
+    inputs: input.inputs,
+    triggers: input.triggers ?? [],
+    threat_intel_enabled: input.threat_intel_enabled ?? false,
+  }
+}
 
 export function render(d: StoredDetector): Record<string, unknown> {
   return {
