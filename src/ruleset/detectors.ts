@@ -11,7 +11,8 @@ import { IndexNotFound, VersionConflict } from '../store/errors'
 import type { SearchBody, SearchResponse } from '../store/port'
 import { assertAccess, backendRoleClause, filteredCaller, requireBackendRoles, storedUser } from './access'
 import type { RulesetDeps } from './deps'
-import { DETECTOR_LOCKS_INDEX, DETECTORS_INDEX, ensureIndex, FINDINGS_STREAM } from './indices'
+import { FINDINGS_SECURITY_STREAM } from '../setup/indices/names'
+import { DETECTOR_LOCKS_INDEX, DETECTORS_INDEX, ensureIndex } from './indices'
 import { check, DetectorBody, type DetectorSource, iso, type StoredDetector } from './model'
 import type { Rules } from './rules'
 
@@ -68,7 +69,7 @@ export class Detectors {
         source,
         ...(user ? { user } : {}),
         ...(opts.documentId ? { document: { id: opts.documentId } } : {}),
-        findings_index: FINDINGS_STREAM,
+        findings_index: FINDINGS_SECURITY_STREAM,
       }
       const id = opts.id ?? crypto.randomUUID()
       const r = await this.d.store.index({ index: DETECTORS_INDEX, id, body: { detector: stored }, op_type: 'create', refresh: true })

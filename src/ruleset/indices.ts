@@ -15,8 +15,6 @@ export const LOG_TYPES_INDEX = '.platform-sap-log-types-config'
 export const DETECTOR_STATE_INDEX = '.platform-sap-detectors-state'
 /** Lease documents (`{acquired_at}`): one per detector run, one for the user-detector count. */
 export const DETECTOR_LOCKS_INDEX = '.platform-sap-detectors-locks'
-/** Where enriched findings go (spec: findings live in this data stream). */
-export const FINDINGS_STREAM = 'svc-findings-v5-security'
 
 const kw = { type: 'keyword' }
 const date = { type: 'date', format: 'epoch_millis||strict_date_optional_time' }

@@ -14,7 +14,7 @@ import type { SettingsSnapshot } from '../../config/cluster-settings'
 import type { Logger } from '../../http/log'
 import type { Store } from '../../store/port'
 import { appendFindings, type FindingInput } from '../findings/writer'
-import { FINDINGS_STREAM } from '../indices'
+import { FINDINGS_SECURITY_STREAM } from '../../setup/indices/names'
 
 const SA = 'plugins.security_analytics.'
 export const FINDINGS_SETTINGS = {
@@ -40,7 +40,7 @@ export class FindingsPipeline {
   constructor(
     private readonly store: Store,
     private readonly log: Logger,
-    private readonly stream = FINDINGS_STREAM,
+    private readonly stream = FINDINGS_SECURITY_STREAM,
   ) {}
 
   /** Findings accepted and not yet written (all detectors of this node). */
