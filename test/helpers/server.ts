@@ -4,21 +4,15 @@
  * Tests describe users and roles in the security plugin's formats; the admin
  * user (all_access) always exists.
  */
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildNodeConfig } from '../../src/config/node-config'
 import { createLogger, type Level, type Logger } from '../../src/http/log'
 import { startServer, type RunningServer } from '../../src/server'
+import { basicAuth, send, writeSecurityConfig, type Reply, type TestUser } from './app'
 
-export interface TestUser {
-  name: string
-  password: string
-  backend_roles?: string[]
-  /** Security roles assigned directly (opendistro_security_roles). */
-  roles?: string[]
-  attributes?: Record<string, string>
-}
+export type { Reply, TestUser } from './app'
 
 export interface TestServerOptions {
   /** Node settings (flat keys), merged over test defaults. */
@@ -33,13 +27,6 @@ export interface TestServerOptions {
   dataDir?: string
   /** Collect log lines instead of printing them. */
   logLines?: string[]
-}
-
-export interface Reply {
-  status: number
-  headers: Headers
-  body: any
-  text: string
 }
 
 export interface TestServer {
@@ -60,39 +47,15 @@ export interface TestServer {
 
 export const ADMIN = { name: 'admin', password: 'Admin-pass-1' }
 
-const hashCache = new Map<string, string>()
-async function bcrypt(password: string): Promise<string> {
-  // Cost 4 keeps suites fast; the format is the one operators use.
-  let h = hashCache.get(password)
-  if (!h) hashCache.set(password, (h = await Bun.password.hash(password, { algorithm: 'bcrypt', cost: 4 })))
-  return h
-}
-
-const yaml = (doc: unknown) => JSON.stringify(doc, null, 2) + '\n' // JSON is YAML
-
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-data-'))
   const configDir = mkdtempSync(join(tmpdir(), 'svc-test-config-'))
-  const secDir = join(configDir, 'security')
-  mkdirSync(secDir, { recursive: true })
-  const users: Record<string, unknown> = {
-    _meta: { type: 'internalusers', config_version: 2 },
-    [ADMIN.name]: { hash: await bcrypt(ADMIN.password), backend_roles: ['admin'], opendistro_security_roles: ['all_access'] },
-  }
-  for (const u of opts.users ?? []) {
-    users[u.name] = {
-      hash: await bcrypt(u.password),
-      backend_roles: u.backend_roles ?? [],
-      ...(u.roles ? { opendistro_security_roles: u.roles } : {}),
-      ...(u.attributes ? { attributes: u.attributes } : {}),
-    }
-  }
-  writeFileSync(join(secDir, 'internal_users.yml'), yaml(users))
-  if (opts.roles) writeFileSync(join(secDir, 'roles.yml'), yaml({ _meta: { type: 'roles', config_version: 2 }, ...opts.roles }))
-  if (opts.rolesMapping)
-    writeFileSync(join(secDir, 'roles_mapping.yml'), yaml({ _meta: { type: 'rolesmapping', config_version: 2 }, ...opts.rolesMapping }))
-  if (opts.actionGroups)
-    writeFileSync(join(secDir, 'action_groups.yml'), yaml({ _meta: { type: 'actiongroups', config_version: 2 }, ...opts.actionGroups }))
+  await writeSecurityConfig(configDir, {
+    users: [{ ...ADMIN, backend_roles: ['admin'], roles: ['all_access'] }, ...(opts.users ?? [])],
+    roles: opts.roles,
+    rolesMapping: opts.rolesMapping,
+    actionGroups: opts.actionGroups,
+  })
 
   const node = buildNodeConfig(
     {
@@ -114,22 +77,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   await server.app.ready
   const url = server.url
 
-  const request: TestServer['request'] = async (method, path, o = {}) => {
+  const request: TestServer['request'] = (method, path, o = {}) => {
     const user = o.user === undefined ? ADMIN : o.user
-    const headers: Record<string, string> = { ...o.headers }
-    if (user) headers.authorization = 'Basic ' + btoa(`${user.name}:${user.password}`)
-    let body: string | undefined
-    if (o.body !== undefined) {
-      body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body)
-      headers['content-type'] ??= 'application/json'
-    }
-    const res = await fetch(url + path, { method, headers, body })
-    const text = await res.text()
-    let parsed: unknown = text
-    try {
-      parsed = text ? JSON.parse(text) : undefined
-    } catch {}
-    return { status: res.status, headers: res.headers, body: parsed, text }
+    return send(url, method, path, { body: o.body, headers: o.headers, authorization: user ? basicAuth(user) : undefined })
   }
 
   return {
