@@ -1,24 +1,18 @@
-// A real HTTP server over the content routes: embedded store in memory, real security from
-// security files in a temp dir, real settings, a real journal, and the Engine test server (or
-// `engine.mock`). Content indices are created from Setup's own definitions.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import type { Server } from 'bun'
-import { ClusterSettings, memoryPersistence } from '../../src/config/cluster-settings'
-import { buildNodeConfig } from '../../src/config/node-config'
+// A real HTTP server over the content routes, built by the shared test builder
+// (test/helpers/app.ts): embedded store in memory, real security from security files, real
+// settings, a real journal, and the Engine test server (or `engine.mock`). Content indices are
+// created from Setup's own definitions.
+import type { ClusterSettings } from '../../src/config/cluster-settings'
 import { createContentManager, type ContentManager } from '../../src/content/manager'
 import type { RulesetSync } from '../../src/content/ruleset-sync'
 import type { Space } from '../../src/content/spaces'
-import { assembleApp } from '../../src/http/assemble'
 import { createLogger } from '../../src/http/log'
-import { noteRemoteAddress } from '../../src/http/remote'
-import { Journal } from '../../src/journal/journal'
+import type { Journal } from '../../src/journal/journal'
+import type { Security } from '../../src/security/caller'
 import { CONTENT, CONTENT_ALIASES } from '../../src/setup/indices'
-import { EmbeddedStore } from '../../src/store/embedded/store'
 import type { Store } from '../../src/store/port'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
-import { basic, securityFor, tempDirs, usersFile, writeSecurityFile } from '../security/helpers'
+import { startTestApp } from '../helpers/app'
 
 export const PREFIX = '/_plugins/_content_manager'
 
@@ -31,29 +25,18 @@ export const USERS = {
 }
 export type UserName = keyof typeof USERS
 
-const ROLES = `
-_meta:
-  type: roles
-  config_version: 2
-content_editor:
-  cluster_permissions: ["cluster:admin/content_manager/*"]
-  index_permissions:
-    - index_patterns: ["svc-threatintel-*"]
-      allowed_actions: ["indices:data/write/*", "read"]
-content_cluster_only:
-  cluster_permissions: ["cluster:admin/content_manager/*"]
-`
-const MAPPING = `
-_meta:
-  type: rolesmapping
-  config_version: 2
-all_access:
-  backend_roles: ["admin"]
-content_editor:
-  backend_roles: ["editor"]
-content_cluster_only:
-  backend_roles: ["cluster_only"]
-`
+const ROLES = {
+  content_editor: {
+    cluster_permissions: ['cluster:admin/content_manager/*'],
+    index_permissions: [{ index_patterns: ['svc-threatintel-*'], allowed_actions: ['indices:data/write/*', 'read'] }],
+  },
+  content_cluster_only: { cluster_permissions: ['cluster:admin/content_manager/*'] },
+}
+const MAPPING = {
+  all_access: { backend_roles: ['admin'] },
+  content_editor: { backend_roles: ['editor'] },
+  content_cluster_only: { backend_roles: ['cluster_only'] },
+}
 
 /** Records what the Content Manager asks Ruleset Management to do; can be told to refuse rules. */
 export function recordingRulesetSync() {
@@ -85,7 +68,7 @@ export function recordingRulesetSync() {
 export interface Harness {
   url: string
   store: Store
-  security: Awaited<ReturnType<typeof securityFor>>['security']
+  security: Security
   log: ReturnType<typeof createLogger>
   settings: ClusterSettings
   content: ContentManager
@@ -128,78 +111,57 @@ export async function startHarness(
     wrapStore?: (store: Store) => Store
   } = {},
 ): Promise<Harness> {
-  const dirs = tempDirs()
-  writeSecurityFile(dirs, 'internal_users.yml', await usersFile(USERS))
-  writeSecurityFile(dirs, 'roles.yml', ROLES)
-  writeSecurityFile(dirs, 'roles_mapping.yml', MAPPING)
-  const { security } = await securityFor(dirs)
-  const log = createLogger({ write: () => {} })
-
   const engine = opts.engine === 'mock' ? undefined : startEngineServer()
-  const node = buildNodeConfig(
-    {
+  const log = createLogger({ write: () => {} })
+  const ruleset = recordingRulesetSync()
+  let content: ContentManager
+  const app = await startTestApp({
+    users: Object.entries(USERS).map(([name, u]) => ({ name, ...u })),
+    roles: ROLES,
+    rolesMapping: MAPPING,
+    node: {
       'plugins.content_manager.engine.mock': opts.engine === 'mock',
       ...(engine ? { 'plugins.content_manager.engine.socket_path': engine.socketPath } : {}),
       ...opts.node,
     },
-    'test',
-    dirs.configDir,
-  )
-  const settings = new ClusterSettings(node, memoryPersistence(), Date.now, 0)
-  const embedded = new EmbeddedStore(':memory:')
-  const store = opts.wrapStore ? opts.wrapStore(embedded) : embedded
-  await createContentIndices(store)
-  const journalDir = mkdtempSync(join(tmpdir(), 'content-journal-'))
-  const journal = new Journal(join(journalDir, 'journal.db'))
-  const ruleset = recordingRulesetSync()
-  const content = createContentManager({ store, settings, security, log, now: opts.now ?? Date.now, journal, rulesetSync: ruleset })
-  if (!opts.skipStartup) await content.startup()
-
-  const app = assembleApp({ security, log, pluginRoutes: content.routes })
-  const server: Server<unknown> = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    fetch: (req, srv) => {
-      noteRemoteAddress(req, srv as Server<unknown>)
-      return app.handle(req)
+    store: 'memory',
+    wrapStore: opts.wrapStore,
+    settingsIn: 'memory',
+    bootstrap: false,
+    log,
+    routes: async ({ store, settings, security, journal }) => {
+      await createContentIndices(store)
+      content = createContentManager({ store, settings, security, log, now: opts.now ?? Date.now, journal, rulesetSync: ruleset })
+      if (!opts.skipStartup) await content.startup()
+      return { pluginRoutes: content.routes, stop: () => content.engineLoadsSettled() }
     },
   })
-  const url = `http://127.0.0.1:${server.port}`
+  const { store, security, settings, journal } = app.deps
 
   return {
-    url,
+    url: app.url,
     store,
     security,
     log,
     settings,
-    content,
+    content: content!,
     journal,
     engine,
     ruleset,
     async request(method, path, { body, raw, user = 'admin', headers = {} } = {}) {
-      const res = await fetch(url + path, {
-        method,
-        headers: { authorization: basic(user, USERS[user].password), 'content-type': 'application/json', ...headers },
+      const r = await app.request(method, path, {
         body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+        user,
+        headers: { 'content-type': 'application/json', ...headers },
       })
-      const text = await res.text()
-      let parsed: unknown = text
-      try {
-        parsed = JSON.parse(text)
-      } catch {}
-      return { status: res.status, body: parsed }
+      return { status: r.status, body: r.body }
     },
     async set(values) {
       await settings.update({ persistent: values })
     },
     async stop() {
-      await content.engineLoadsSettled()
-      server.stop(true)
+      await app.stop()
       await engine?.stop()
-      await store.close()
-      journal.close()
-      rmSync(journalDir, { recursive: true, force: true })
-      rmSync(join(dirs.configDir, '..'), { recursive: true, force: true })
     },
   }
 }

@@ -131,7 +131,7 @@ export function serveApp(app: { handle(request: Request): Response | Promise<Res
 export interface TestRoutes {
   pluginRoutes: PluginRoute[]
   groups?: Parameters<typeof assembleApp>[0]['groups']
-  stop?(): Promise<void>
+  stop?(): Promise<unknown>
 }
 
 export interface TestAppOptions extends SecurityConfig {
