@@ -5,20 +5,13 @@
  * and the next request after the fault is healed succeeds.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Server } from 'bun'
-import { ClusterSettings, memoryPersistence } from '../../src/config/cluster-settings'
-import { buildNodeConfig } from '../../src/config/node-config'
 import { CONTENT_ALIASES, SETTINGS_INDEX } from '../../src/setup/indices'
-import { assembleApp } from '../../src/http/assemble'
-import { Journal } from '../../src/journal/journal'
 import { setupRoutes } from '../../src/setup/routes'
-import { openEmbeddedStore } from '../../src/store/embedded'
 import { contentApi, dump, type ContentApi } from '../content/promotion/scenario'
 import { PREFIX, startHarness, type Harness } from '../content/harness'
 import { faultyStore, type FaultyStore } from '../fixtures/faulty-store'
-import { basic, capturingLogger, securityFor, tempDirs, usersFile, writeSecurityFile } from '../security/helpers'
-import { join } from 'node:path'
-import { rmSync } from 'node:fs'
+import { startTestApp, type TestApp } from '../helpers/app'
+import { capturingLogger } from '../security/helpers'
 
 /** A decoder the Engine validates (kept free of `parse|...` keys, which the store's mapping is still settling on). */
 const decoderBody = (integration: string, name: string) => ({
@@ -89,49 +82,26 @@ describe('the Engine vanishing mid-request', () => {
 
 describe('a store that refuses writes under the Setup routes', () => {
   let store: FaultyStore
-  let server: Server<unknown>
-  let url: string
+  let app: TestApp
   let lines: string[]
-  let cleanup: () => Promise<void>
-  const ADMIN = { name: 'admin', password: 'Admin-pass-1' }
 
   beforeAll(async () => {
-    const dirs = tempDirs()
-    writeSecurityFile(dirs, 'internal_users.yml', await usersFile({ admin: { password: ADMIN.password, roles: ['all_access'] } }))
-    const { security } = await securityFor(dirs)
     const captured = capturingLogger()
     lines = captured.lines
-    const node = buildNodeConfig({ 'path.data': dirs.dataDir }, 'test', dirs.configDir)
-    store = faultyStore(openEmbeddedStore(':memory:'))
-    const journal = new Journal(join(dirs.configDir, 'journal.db'))
-    const deps = {
-      node,
-      settings: new ClusterSettings(node, memoryPersistence(), Date.now, 0),
-      store,
-      security,
+    app = await startTestApp({
+      users: [{ name: 'admin', password: 'Admin-pass-1', roles: ['all_access'] }],
+      store: 'memory',
+      wrapStore: (s) => (store = faultyStore(s)),
+      settingsIn: 'memory',
+      bootstrap: false,
       log: captured.log,
-      dataDir: dirs.dataDir,
-      now: Date.now,
-      journal,
-    }
-    const app = assembleApp({ security, log: captured.log, pluginRoutes: setupRoutes(deps) })
-    server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (req) => app.handle(req) })
-    url = `http://127.0.0.1:${server.port}`
-    cleanup = async () => {
-      server.stop(true)
-      await store.close()
-      journal.close()
-      rmSync(join(dirs.configDir, '..'), { recursive: true, force: true })
-    }
+      routes: (deps) => ({ pluginRoutes: setupRoutes(deps) }),
+    })
   })
-  afterAll(() => cleanup())
+  afterAll(() => app.stop())
 
   const put = (path: string, body: unknown, method = 'PUT') =>
-    fetch(url + path, {
-      method,
-      headers: { authorization: basic(ADMIN.name, ADMIN.password), 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+    app.request(method, path, { body, user: 'admin' }).then((r) => ({ status: r.status, body: r.body }))
 
   test("settings that cannot be persisted: 500 with the spec's generic message; the cause is logged, not sent", async () => {
     store.arm({ failAt: [1], match: (m) => m.index === SETTINGS_INDEX })
