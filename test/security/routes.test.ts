@@ -1,48 +1,34 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Server } from 'bun'
-import { assembleApp } from '../../src/http/assemble'
-import { createLogger } from '../../src/http/log'
-import { noteRemoteAddress } from '../../src/http/remote'
 import { route } from '../../src/http/route'
 import { SETUP_ACTIONS } from '../../src/security/actions'
 import { AUTHINFO_PATH, securityRoutes } from '../../src/security/routes'
-import { basic, securityFor, tempDirs, usersFile, writeSecurityFile } from './helpers'
+import { startTestApp, type TestApp } from '../helpers/app'
+import { basic } from './helpers'
 
-let server: Server<undefined>
-let base: string
+let app: TestApp
 
 beforeAll(async () => {
-  const dirs = tempDirs()
-  writeSecurityFile(
-    dirs,
-    'internal_users.yml',
-    await usersFile({
-      root: { password: 'root-pw', backend_roles: ['admin'] },
-      alice: { password: 'alice-pw', backend_roles: ['analyst', 'blue'], attributes: { team: 'blue' } },
-      guesser: { password: 'guesser-pw' },
-    }),
-  )
-  writeSecurityFile(dirs, 'roles.yml', `analyst:\n  cluster_permissions: ["cluster_monitor"]\n`)
-  writeSecurityFile(dirs, 'roles_mapping.yml', `analyst:\n  backend_roles: ["analyst"]\n`)
-  const { security } = await securityFor(dirs, {
-    settings: { 'security.auth_failures.max_attempts': 3, 'security.auth_failures.block_seconds': 60 },
-  })
   const settingsRoute = route('PUT', '/_plugins/_setup/settings', SETUP_ACTIONS.settingsUpdate, () => ({ message: 'ok', status: 200 }))
-  const app = assembleApp({ security, log: createLogger({ write: () => {} }), pluginRoutes: [...securityRoutes(security), settingsRoute] })
-  server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    fetch: (req, srv) => {
-      noteRemoteAddress(req, srv as Server<unknown>)
-      return app.handle(req)
-    },
+  app = await startTestApp({
+    users: [
+      { name: 'root', password: 'root-pw', backend_roles: ['admin'] },
+      { name: 'alice', password: 'alice-pw', backend_roles: ['analyst', 'blue'], attributes: { team: 'blue' } },
+      { name: 'guesser', password: 'guesser-pw' },
+    ],
+    roles: { analyst: { cluster_permissions: ['cluster_monitor'] } },
+    rolesMapping: { analyst: { backend_roles: ['analyst'] } },
+    node: { 'security.auth_failures.max_attempts': 3, 'security.auth_failures.block_seconds': 60 },
+    store: 'memory',
+    settingsIn: 'memory',
+    bootstrap: false,
+    routes: (deps) => ({ pluginRoutes: [...securityRoutes(deps.security), settingsRoute] }),
   })
-  base = `http://127.0.0.1:${server.port}`
 })
 
-afterAll(() => server.stop(true))
+afterAll(() => app.stop())
 
-const call = (method: string, path: string, auth?: string) => fetch(base + path, { method, headers: auth ? { authorization: auth } : {} })
+const call = (method: string, path: string, auth?: string) =>
+  fetch(app.url + path, { method, headers: auth ? { authorization: auth } : {} })
 
 describe('over HTTP', () => {
   test("authinfo answers the platform's fields for any authenticated user", async () => {
