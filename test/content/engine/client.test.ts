@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,19 +11,10 @@ import {
   type EngineClientOptions,
 } from '../../../src/content/engine'
 import { interpret } from '../../../src/content/engine/transport'
-import { startEngineServer, type EngineServer } from '../../fixtures/engine/server'
-import { accessLine, decoder, fullPolicy, recordingLog } from './helpers'
+import { startEngineServer } from '../../fixtures/engine/server'
+import { accessLine, decoder, fullPolicy, recordingLog, useEngineServer } from './helpers'
 
-let engine: EngineServer
-beforeAll(() => {
-  engine = startEngineServer()
-})
-afterAll(() => engine.stop())
-afterEach(() => {
-  engine.heal()
-  engine.requests.length = 0
-  engine.restart()
-})
+const engine = useEngineServer()
 
 const client = (overrides: Partial<EngineClientOptions> = {}) =>
   createEngineClient({

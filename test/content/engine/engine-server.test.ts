@@ -1,19 +1,9 @@
 // The Engine test server must behave like the Engine, or tests built on it prove nothing: these
 // pin its validation, session and fault-injection behaviour by talking raw HTTP to its socket.
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
-import { startEngineServer, type EngineServer } from '../../fixtures/engine/server'
-import { accessLine, decoder, fullPolicy, integration } from './helpers'
+import { describe, expect, test } from 'bun:test'
+import { accessLine, decoder, fullPolicy, integration, useEngineServer } from './helpers'
 
-let engine: EngineServer
-beforeAll(() => {
-  engine = startEngineServer()
-})
-afterAll(() => engine.stop())
-afterEach(() => {
-  engine.heal()
-  engine.sessions.clear()
-  engine.requests.length = 0
-})
+const engine = useEngineServer()
 
 async function post(path: string, body: unknown, method = 'POST') {
   const response = await fetch(`http://localhost${path}`, {

@@ -1,5 +1,23 @@
 // Shared builders for the Engine tests: a recording logger and resources shaped as reference 4.2.2.
+import { afterAll, afterEach } from 'bun:test'
 import type { EngineLog, FullPolicy } from '../../../src/content/engine'
+import { startEngineServer, type EngineServer } from '../../fixtures/engine/server'
+
+/**
+ * One Engine test server for a test file, put back after each test: healed, listening again
+ * after a vanish, no tester sessions, no recorded requests.
+ */
+export function useEngineServer(): EngineServer {
+  const engine = startEngineServer()
+  afterAll(() => engine.stop())
+  afterEach(() => {
+    engine.heal()
+    engine.restart()
+    engine.sessions.clear()
+    engine.requests.length = 0
+  })
+  return engine
+}
 
 export interface LogLine {
   level: keyof EngineLog

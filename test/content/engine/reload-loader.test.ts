@@ -1,19 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { createEngineClient, createPolicyReloader, type FullPolicy } from '../../../src/content/engine'
-import { startEngineServer, type EngineServer } from '../../fixtures/engine/server'
-import { fullPolicy, recordingLog } from './helpers'
+import { fullPolicy, recordingLog, useEngineServer } from './helpers'
 
-let engine: EngineServer
-beforeAll(() => {
-  engine = startEngineServer()
-})
-afterAll(() => engine.stop())
-afterEach(() => {
-  engine.heal()
-  engine.restart()
-  engine.sessions.clear()
-  engine.requests.length = 0
-})
+const engine = useEngineServer()
 
 function setup(options: { reloadTimeoutMinutes?: number; notReadyGraceMinutes?: number; now?: () => number } = {}) {
   const log = recordingLog()
