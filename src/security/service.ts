@@ -120,11 +120,8 @@ export class SecurityService implements Security {
     }
   }
 
-  async authorize(request: Request, action: string, remoteAddress?: string): Promise<Caller> {
-    const caller = await this.authenticate(request, remoteAddress)
-    if (action === AUTHENTICATED_ONLY) return caller
-    if (!this.hasClusterPermission(caller, action)) throw new ApiError(403, noPermissions(action, caller))
-    return caller
+  authorize(request: Request, action: string, remoteAddress?: string): Promise<Caller> {
+    return authorizeCaller(this, request, action, remoteAddress)
   }
 
   hasClusterPermission(caller: Caller, action: string): boolean {
@@ -245,6 +242,19 @@ function identityOf(caller: Caller): Identity {
 
 function unauthorized(message: string): ApiError {
   return new ApiError(401, message, { 'WWW-Authenticate': REALM })
+}
+
+/** `authorize` in both security modes: authenticate, then hold the cluster action (unless only authentication is asked). */
+export async function authorizeCaller(
+  security: Pick<Security, 'authenticate' | 'hasClusterPermission'>,
+  request: Request,
+  action: string,
+  remoteAddress?: string,
+): Promise<Caller> {
+  const caller = await security.authenticate(request, remoteAddress)
+  if (action === AUTHENTICATED_ONLY) return caller
+  if (!security.hasClusterPermission(caller, action)) throw new ApiError(403, noPermissions(action, caller))
+  return caller
 }
 
 /** The platform's wording, so operators recognise it. */

@@ -10,12 +10,11 @@ import { timingSafeEqual } from 'node:crypto'
 import { ApiError, OpenSearchHttpError } from '../../http/errors'
 import type { Logger } from '../../http/log'
 import { remoteAddressOf } from '../../http/remote'
-import { AUTHENTICATED_ONLY } from '../actions'
 import { isSystemIndex } from '../builtin-roles'
 import type { Caller, Security } from '../caller'
 import { ExpiringLru } from '../lru'
 import type { Identity, Policy } from '../policy'
-import { noPermissions, REALM, SYSTEM_INDEX_PERMISSION } from '../service'
+import { authorizeCaller, noPermissions, REALM, SYSTEM_INDEX_PERMISSION } from '../service'
 import { askAuthInfo, type AuthInfo } from './authinfo'
 import type { PlatformEndpoint } from './endpoint'
 
@@ -113,11 +112,8 @@ export class PlatformSecurity implements Security {
     return { digest, identity: identityOf(answer.info), platformRoles: answer.info.roles }
   }
 
-  async authorize(request: Request, action: string, remoteAddress?: string): Promise<Caller> {
-    const caller = await this.authenticate(request, remoteAddress)
-    if (action === AUTHENTICATED_ONLY) return caller
-    if (!this.hasClusterPermission(caller, action)) throw new ApiError(403, noPermissions(action, caller))
-    return caller
+  authorize(request: Request, action: string, remoteAddress?: string): Promise<Caller> {
+    return authorizeCaller(this, request, action, remoteAddress)
   }
 
   hasClusterPermission(caller: Caller, action: string): boolean {
