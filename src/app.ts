@@ -1,29 +1,26 @@
+import type { Server } from 'bun'
 import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { openBackend } from './backend'
 import { ClusterSettings } from './config/cluster-settings'
 import type { NodeConfig } from './config/node-config'
 import { storeSettingsPersistence } from './config/store-persistence'
-import type { Server } from 'bun'
+import { createContentManager } from './content/manager'
+import { createContentSync } from './content/sync'
 import { assembleApp } from './http/assemble'
-import { noteRemoteAddress } from './http/remote'
 import { frontDoor } from './http/front-door'
 import type { Logger } from './http/log'
 import type { PluginRoute } from './http/route'
-import type { Security } from './security/caller'
-import type { Store } from './store/port'
-import { openEmbeddedStore } from './store/embedded'
-import { createSecurity } from './security'
-import { securityRoutes } from './security/routes'
+import { noteRemoteAddress } from './http/remote'
 import { indexApiRoutes } from './indexer/routes'
-import { setupRoutes, startSetup } from './setup'
 import { Journal } from './journal/journal'
-import { createContentManager } from './content/manager'
 import { createRuleset, rulesetRoutes } from './ruleset'
 import { findingsReadFilter, findingsRoutes } from './ruleset/findings/routes'
-import { createContentSync } from './content/sync'
-import { openPlatformStore, type PlatformStore } from './store/platform'
-import { createPlatformSecurity, platformEndpoint, platformRouter } from './security/platform'
-import type { Caller } from './security/caller'
+import type { Caller, Security } from './security/caller'
+import { platformRouter } from './security/platform'
+import { securityRoutes } from './security/routes'
+import { setupRoutes, startSetup } from './setup'
+import type { Store } from './store/port'
 
 /** What every feature module is built from: collaborators, never globals. */
 export interface Deps {
@@ -63,30 +60,20 @@ export interface App {
 export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Record<string, string | undefined> } = {}): Promise<App> {
   const dataDir = resolve(node.values.get('path.data') as string)
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-  const platformUrl = node.values.get('storage.platform.url') as string
-  // Platform mode: OpenSearch holds the data and decides index rights; see src/security/platform.
-  const endpoint = platformUrl ? platformEndpoint(node.values) : undefined
-  const platformStore: PlatformStore | undefined = endpoint
-    ? openPlatformStore({
-        url: endpoint.url,
-        username: node.values.get('storage.platform.username') as string,
-        password: node.values.get('storage.platform.password') as string,
-        insecure: endpoint.insecure,
-      })
-    : undefined
-  const store = platformStore ?? openEmbeddedStore(join(dataDir, 'store.db'))
+  const backend = await openBackend(node, dataDir, log, opts.env)
+  const { store, security } = backend
   const settings = new ClusterSettings(node, storeSettingsPersistence(store))
-  const platformSecurity = endpoint ? await createPlatformSecurity({ node, log, endpoint }) : undefined
-  const security = platformSecurity ?? (await createSecurity({ node, dataDir, log, env: opts.env }))
   const journal = new Journal(join(dataDir, 'journal.db'))
-  const deps: Deps = { node, settings, store, security: security.security, log, dataDir, now: Date.now, journal }
-  if (platformStore && platformSecurity) {
-    deps.storeFor = (caller) => {
-      const authorization = platformSecurity.security.authorizationOf(caller)
-      // Fail closed: a caller this node did not authenticate has no credentials to act with.
-      if (!authorization) throw new Error(`no platform credentials for caller ${caller.name}`)
-      return platformStore.asCaller(authorization)
-    }
+  const deps: Deps = {
+    node,
+    settings,
+    store,
+    security: security.security,
+    log,
+    dataDir,
+    now: Date.now,
+    journal,
+    storeFor: backend.storeFor,
   }
 
   const ruleset = createRuleset(deps)
@@ -108,10 +95,10 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
   })
 
   const local = (r: Request) => http.handle(r) as Promise<Response>
-  const route = endpoint ? platformRouter(endpoint, log, local) : local
+  const route = backend.endpoint ? platformRouter(backend.endpoint, log, local) : local
 
   // Background start-up: requests are served meanwhile; features that need the indices wait for the setup marker.
-  const setup = startSetup(deps, { embedded: !platformStore })
+  const setup = startSetup(deps, { embedded: backend.kind === 'embedded' })
   const started = setup.ready
     .then(async (result) => {
       if (result.status !== 'ready') return
@@ -129,7 +116,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     deps,
     pluginRoutes,
     httpRoutes: http.routes.map((r) => ({ method: r.method.toUpperCase(), path: r.path })),
-    storeKind: platformStore ? 'platform' : 'embedded',
+    storeKind: backend.kind,
     loginHints: security.loginHints,
     reloadSecurity: () => security.reload(),
     ready: started,

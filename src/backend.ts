@@ -1,0 +1,60 @@
+/**
+ * Where data lives and who decides rights: the embedded store with our own
+ * security files, or (with `storage.platform.url`) an OpenSearch cluster that
+ * holds the data and authenticates callers. Everything above this module works
+ * the same either way.
+ */
+import { join } from 'node:path'
+import type { NodeConfig } from './config/node-config'
+import type { Logger } from './http/log'
+import { createSecurity } from './security'
+import type { Caller, Security } from './security/caller'
+import { createPlatformSecurity, platformEndpoint, type PlatformEndpoint } from './security/platform'
+import { openEmbeddedStore } from './store/embedded'
+import { openPlatformStore } from './store/platform'
+import type { Store } from './store/port'
+
+export interface Backend {
+  kind: 'embedded' | 'platform'
+  store: Store
+  security: { security: Security; loginHints: string[]; reload(): Promise<void> }
+  /** Platform mode: the store bound to a caller's own credentials (the platform checks its rights). */
+  storeFor?: (caller: Caller) => Store
+  /** Platform mode: where the index API is forwarded. */
+  endpoint?: PlatformEndpoint
+}
+
+export async function openBackend(
+  node: NodeConfig,
+  dataDir: string,
+  log: Logger,
+  env?: Record<string, string | undefined>,
+): Promise<Backend> {
+  if (!node.values.get('storage.platform.url')) {
+    return {
+      kind: 'embedded',
+      store: openEmbeddedStore(join(dataDir, 'store.db')),
+      security: await createSecurity({ node, dataDir, log, env }),
+    }
+  }
+  const endpoint = platformEndpoint(node.values)
+  const store = openPlatformStore({
+    url: endpoint.url,
+    username: node.values.get('storage.platform.username') as string,
+    password: node.values.get('storage.platform.password') as string,
+    insecure: endpoint.insecure,
+  })
+  const security = await createPlatformSecurity({ node, log, endpoint })
+  return {
+    kind: 'platform',
+    store,
+    security,
+    endpoint,
+    storeFor(caller) {
+      const authorization = security.security.authorizationOf(caller)
+      // Fail closed: a caller this node did not authenticate has no credentials to act with.
+      if (!authorization) throw new Error(`no platform credentials for caller ${caller.name}`)
+      return store.asCaller(authorization)
+    },
+  }
+}
