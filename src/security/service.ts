@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto'
+import { DlsFilters } from './dls'
 import { ApiError, OpenSearchHttpError } from '../http/errors'
 import type { Logger } from '../http/log'
 import { remoteAddressOf } from '../http/remote'
@@ -46,7 +47,7 @@ export class SecurityService implements Security {
   private readonly cache: ExpiringLru<CachedAuth>
   private readonly inflight = new Map<string, Promise<Identity | undefined>>()
   private readonly limiter: FailureLimiter
-  private readonly dlsCache = new Map<string, Record<string, unknown>>()
+  private readonly dls = new DlsFilters()
   private dummyHash?: { gen: Generation; hash: Promise<string> }
   /** Counters for operators and tests: how often bcrypt ran and how often the cache answered. */
   readonly stats = { verifications: 0, cacheHits: 0 }
@@ -74,7 +75,7 @@ export class SecurityService implements Security {
     this.gen = gen
     this.cache.clear()
     this.inflight.clear()
-    this.dlsCache.clear()
+    this.dls.clear()
   }
 
   async authenticate(request: Request, remoteAddress?: string): Promise<Caller> {
@@ -158,11 +159,7 @@ export class SecurityService implements Security {
   }
 
   documentFilter(caller: Caller, index: string): Record<string, unknown> | undefined {
-    const queries = this.gen.policy.dlsQueries(identityOf(caller), caller.roles, index)
-    if (queries.length === 0) return undefined
-    const parsed = queries.map((q) => this.parseDls(q))
-    // Several roles restricting the same index: a document visible through any of them is visible (the platform ORs them).
-    return parsed.length === 1 ? parsed[0] : { bool: { should: parsed, minimum_should_match: 1 } }
+    return this.dls.combine(this.gen.policy.dlsQueries(identityOf(caller), caller.roles, index))
   }
 
   private mayAccessIndex(caller: Caller, action: string, index: string): boolean {
@@ -170,16 +167,6 @@ export class SecurityService implements Security {
     // As the platform with system_indices.permission.enabled: a system index also needs an explicit grant (a service account's).
     if (isSystemIndex(index) && !this.gen.policy.hasExplicitIndex(identity, caller.roles, SYSTEM_INDEX_PERMISSION, index)) return false
     return this.gen.policy.hasIndex(identity, caller.roles, action, index)
-  }
-
-  private parseDls(text: string): Record<string, unknown> {
-    let q = this.dlsCache.get(text)
-    if (!q) {
-      q = JSON.parse(text) as Record<string, unknown>
-      if (this.dlsCache.size > 10_000) this.dlsCache.clear()
-      this.dlsCache.set(text, q)
-    }
-    return structuredClone(q)
   }
 
   /** Runs bcrypt once for concurrent first requests with the same header. */

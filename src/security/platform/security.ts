@@ -7,6 +7,7 @@
  * platform's role names.
  */
 import { timingSafeEqual } from 'node:crypto'
+import { DlsFilters } from '../dls'
 import { ApiError, OpenSearchHttpError } from '../../http/errors'
 import type { Logger } from '../../http/log'
 import { remoteAddressOf } from '../../http/remote'
@@ -38,7 +39,7 @@ export class PlatformSecurity implements Security {
   private readonly inflight = new Map<string, Promise<CachedIdentity | 'rejected'>>()
   /** Each authenticated caller's Authorization header, for `storeFor`; never on the object itself, so it is never logged. */
   private readonly credentials = new WeakMap<Caller, string>()
-  private readonly dlsCache = new Map<string, Record<string, unknown>>()
+  private readonly dls = new DlsFilters()
   readonly stats = { platformCalls: 0, cacheHits: 0 }
 
   constructor(
@@ -54,7 +55,7 @@ export class PlatformSecurity implements Security {
   /** A reloaded roles.yml / action_groups.yml; cached authentications stay (they are the platform's). */
   install(policy: Policy): void {
     this.policy = policy
-    this.dlsCache.clear()
+    this.dls.clear()
   }
 
   async authenticate(request: Request, remoteAddress?: string): Promise<Caller> {
@@ -140,25 +141,12 @@ export class PlatformSecurity implements Security {
   }
 
   documentFilter(caller: Caller, index: string): Record<string, unknown> | undefined {
-    const queries = this.policy.dlsQueries(callerIdentity(caller), caller.roles, index)
-    if (queries.length === 0) return undefined
-    const parsed = queries.map((q) => this.parseDls(q))
-    return parsed.length === 1 ? parsed[0] : { bool: { should: parsed, minimum_should_match: 1 } }
+    return this.dls.combine(this.policy.dlsQueries(callerIdentity(caller), caller.roles, index))
   }
 
   /** The Authorization header this caller authenticated with (undefined for callers made elsewhere). */
   authorizationOf(caller: Caller): string | undefined {
     return this.credentials.get(caller)
-  }
-
-  private parseDls(text: string): Record<string, unknown> {
-    let q = this.dlsCache.get(text)
-    if (!q) {
-      q = JSON.parse(text) as Record<string, unknown>
-      if (this.dlsCache.size > 10_000) this.dlsCache.clear()
-      this.dlsCache.set(text, q)
-    }
-    return structuredClone(q)
   }
 }
 
