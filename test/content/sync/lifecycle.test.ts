@@ -27,6 +27,18 @@ async function pass(): Promise<PassReport> {
   return r
 }
 
+/** The Engine test server and a real client on its socket (closed by the file's afterEach). */
+function startRealEngine() {
+  engine = startEngineServer()
+  return createEngineClient({
+    socketPath: engine.socketPath,
+    mock: false,
+    reloadTimeoutMinutes: 1,
+    notReadyGraceMinutes: 1,
+    log: silentLogger,
+  })
+}
+
 describe('snapshot sources', () => {
   test('remote load failure falls back to the last stable snapshot; a broken archive changes no offset', async () => {
     h = await startSyncHarness({ node: RULESET_FEED })
@@ -77,14 +89,7 @@ describe('snapshot sources', () => {
   })
 
   test('IoC and vulnerability consumers: own indices, IoC summary and Engine export, CVE types from resource names', async () => {
-    engine = startEngineServer()
-    const engineClient = createEngineClient({
-      socketPath: engine.socketPath,
-      mock: false,
-      reloadTimeoutMinutes: 1,
-      notReadyGraceMinutes: 1,
-      log: silentLogger,
-    })
+    const engineClient = startRealEngine()
     const iocs = { context: 't1-iocs-5', name: 'public-iocs-5' }
     const vulns = { context: 't1-vd-5', name: 'public-vd-5' }
     h = await startSyncHarness({
@@ -114,7 +119,7 @@ describe('snapshot sources', () => {
     const summary = iocDocs.get('__ioc_type_hashes__')
     expect(Object.keys(summary.type_hashes).sort()).toEqual(['ip:port', 'url'])
     expect(existsSync(h.iocExport)).toBe(true)
-    expect(engine.requestsTo('/content/ioc/update')).toHaveLength(1)
+    expect(engine!.requestsTo('/content/ioc/update')).toHaveLength(1)
     const vulnDocs = await h.docs(CONTENT_ALIASES.vulnerabilities)
     expect([...vulnDocs.keys()].sort()).toEqual(['CVE-2024-0001', 'FEED-GLOBAL', 'TID-77'])
     expect(vulnDocs.get('TID-77').type).toBe('TID')
@@ -153,14 +158,7 @@ describe('Ruleset Management sync and the Engine', () => {
   })
 
   test('the standard space hash is recomputed after a sync and the Engine loads the standard policy when it moved', async () => {
-    engine = startEngineServer()
-    const engineClient = createEngineClient({
-      socketPath: engine.socketPath,
-      mock: false,
-      reloadTimeoutMinutes: 1,
-      notReadyGraceMinutes: 1,
-      log: silentLogger,
-    })
+    const engineClient = startRealEngine()
     h = await startSyncHarness({ node: RULESET_FEED, engine: engineClient })
     const c = seedRuleset(h.cti)
     c.publishSnapshot()
