@@ -22,7 +22,7 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8)
 const USER = 'bench'
 const PASSWORD = 'bench-password-1'
 
-const noLock: CreationLock = (_deps, _settings, _lock, fn) => fn()
+const noLock: CreationLock = (_deps, _settings, _lock, fn) => fn(async () => {})
 
 async function run(label: string, creationLock: CreationLock | undefined) {
   const root = mkdtempSync(join(tmpdir(), 'svc-content-bench-'))

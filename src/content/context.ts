@@ -8,7 +8,8 @@ import type { Caller, Security } from '../security/caller'
 import { callerStore, platformDecides, storeAs } from '../security/platform/caller-store'
 import type { Store } from '../store/port'
 import type { EngineClient } from './engine'
-import type { CreationLock, LocalTurns } from './locks/creation-lock'
+import type { KeyedLeases } from '../locks/lease'
+import type { CreationLock } from './locks/creation-lock'
 import type { EngineLoads } from './policy/engine-load'
 import { ContentRepository, ContentUnavailable } from './repository'
 import type { RulesetSync } from './ruleset-sync'
@@ -27,7 +28,8 @@ export interface ContentContext {
   now: () => number
   engineLoads: EngineLoads
   creationLock: CreationLock
-  turns: LocalTurns
+  /** This node's lease queues over the resource-lock index (creation locks, promotion leases). */
+  leases: KeyedLeases
   hashes: SpaceHashes
   /** Platform mode: the store bound to a caller's credentials (see callerStore). */
   storeFor?: (caller: Caller) => Store

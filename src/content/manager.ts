@@ -9,7 +9,7 @@ import type { Caller, Security } from '../security/caller'
 import type { Store } from '../store/port'
 import { afterChange, type ContentContext } from './context'
 import { createEngineClient, createPolicyReloader, engineOptionsFromSettings, type EngineClient, type ReloadOutcome } from './engine'
-import { ensureLockIndex, LocalTurns, withCreationLock, type CreationLock } from './locks/creation-lock'
+import { ensureLockIndex, lockLeases, withCreationLock, type CreationLock } from './locks/creation-lock'
 import { logtestRoutes } from './logtest/routes'
 import { ensureSpacePolicies } from './policy/defaults'
 import { engineLoads } from './policy/engine-load'
@@ -70,7 +70,7 @@ export function createContentManager(deps: ContentManagerDeps): ContentManager {
     now: deps.now,
     engineLoads: loads,
     creationLock: deps.creationLock ?? withCreationLock,
-    turns: new LocalTurns(),
+    leases: lockLeases(deps),
     // The standard space is what the Engine runs: every change of its hash is loaded (background 8).
     hashes: spaceHashes(repo, (r) => {
       if (r.space === 'standard') loads.trigger('standard')
@@ -100,6 +100,3 @@ export function createContentManager(deps: ContentManagerDeps): ContentManager {
     engineLoadsSettled: () => loads.settled(),
   }
 }
-
-/** The plugin routes of this module, for the composition root. */
-export const contentRoutes = (deps: ContentManagerDeps): PluginRoute[] => createContentManager(deps).routes

@@ -1,6 +1,6 @@
 import type { ClusterSettings } from '../config/cluster-settings'
 import type { Logger } from '../http/log'
-import { releaseLease, tryAcquireLease, type HeldLease, type LeaseSpec } from '../jobs/lease'
+import { ActiveLease, tryAcquireLease, type HeldLease, type LeaseSpec } from '../locks/lease'
 import { AlreadyExists, IndexNotFound } from '../store/errors'
 import type { Store } from '../store/port'
 import {
@@ -65,7 +65,8 @@ export interface BootstrapResult {
 }
 
 export const BOOTSTRAP_LEASE_ID = 'setup-bootstrap'
-const DEFAULT_LEASE_STALE_MILLIS = 10 * 60_000
+// The holder renews the lease every third of this, so only a dead holder's lease gets this old.
+const DEFAULT_LEASE_STALE_MILLIS = 60_000
 
 export class TaskTimeout extends Error {
   constructor(task: string, seconds: number) {
@@ -261,10 +262,12 @@ export async function runBootstrap(deps: BootstrapDeps, opts: BootstrapOptions =
   for (;;) {
     const held: HeldLease | undefined = await tryAcquireLease(leaseDeps, spec)
     if (held) {
+      // Renewed while the tasks run (their retries can outlast the stale age); released after.
+      const lease = new ActiveLease(leaseDeps, held, true)
       try {
         return await runTasks(deps, opts)
       } finally {
-        await releaseLease(leaseDeps, held).catch((e) => deps.log.warn('setup lease not released', { error: e }))
+        await lease.release().catch((e) => deps.log.warn('setup lease not released', { error: e }))
       }
     }
     await sleep(opts.pollMillis ?? 1000)

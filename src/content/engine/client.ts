@@ -34,7 +34,8 @@ export interface LogtestReply extends EngineReply {
 export interface EngineClient {
   readonly options: Readonly<EngineClientOptions>
   /** 3.3.1: throws EngineRefused unless the Engine answers 200. */
-  validateResource(type: EngineResourceType, resource: Record<string, unknown>): Promise<EngineReply>
+  /** `timeoutCapMillis` lowers the time-out (creation keeps it below the lock's stale age). */
+  validateResource(type: EngineResourceType, resource: Record<string, unknown>, timeoutCapMillis?: number): Promise<EngineReply>
   /** 3.3.2: validate (draft) or load (other spaces) a whole policy; 200 and 202 are success. */
   validatePolicy(space: string, fullPolicy: FullPolicy, loadInTester?: boolean): Promise<EngineReply>
   /** 3.3.3: throws EngineRefused with the Engine's status and reason on anything but 200. */
@@ -73,7 +74,8 @@ export function createEngineClient(options: EngineClientOptions): EngineClient {
   return {
     options,
 
-    validateResource: (type, resource) => call('POST', '/content/validate/resource', { type, resource }, timeouts.resourceMs, [200]),
+    validateResource: (type, resource, cap = Infinity) =>
+      call('POST', '/content/validate/resource', { type, resource }, Math.min(timeouts.resourceMs, cap), [200]),
 
     validatePolicy: (space, fullPolicy, loadInTester = space !== 'draft') =>
       call(

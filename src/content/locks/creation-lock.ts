@@ -1,13 +1,17 @@
 // Resource creation rules 1-4 of the spec (reference 7.1): one lock document per (resource type,
 // space) so "count, then create" cannot overshoot a limit under concurrency. Lock I/O runs as the
-// service; whatever `fn` writes is the caller's business (it authorises its own writes).
+// service; whatever `fn` writes is the caller's business (it authorises its own writes). The spec
+// says the holder never renews this lock, so slow work (Engine validation) runs before it, and the
+// creation asks `stillMine` before its write: a holder that outlived the stale age gives up (503)
+// rather than write beside a thief.
 import { ApiError } from '../../http/errors'
-import { acquireLease, releaseLease, type LeaseDeps, type LeaseEvent } from '../../jobs/lease'
 import type { Journal } from '../../journal/journal'
-import { AlreadyExists, IndexNotFound } from '../../store/errors'
+import { KeyedLeases, type LeaseEvent } from '../../locks/lease'
+import { ensureIndex } from '../../setup/ensure'
+import { RESOURCE_LOCKS } from '../../setup/indices/system'
 import type { Store } from '../../store/port'
 import { nameUuid } from '../hash'
-import { RESOURCE_LOCKS_INDEX, RESOURCE_LOCKS_DEFINITION } from '../indices'
+import { RESOURCE_LOCKS_INDEX } from '../indices'
 
 export interface LockSettings {
   maxRetries: number
@@ -19,42 +23,8 @@ export interface CreationLockDeps {
   store: Store
   journal: Journal
   now: () => number
-  sleep?: (ms: number) => Promise<void>
-  /** Same-node callers queue here instead of polling the lock document (see LocalTurns). */
-  turns?: LocalTurns
-}
-
-/**
- * Node-local queue in front of the lock document. Callers on the same node take turns in arrival
- * order and only the one whose turn it is polls the shared lock, so a busy node hands the lock on
- * at once instead of after a retry backoff. Other nodes still meet at the lock document. Waiting
- * for a turn is bounded by the same budget as the lock attempts (max_retries x backoff).
- */
-export class LocalTurns {
-  private readonly tails = new Map<string, Promise<void>>()
-
-  /** Resolves with a `done` callback once it is this caller's turn, or undefined after `timeoutMs`. */
-  async take(key: string, timeoutMs: number): Promise<(() => void) | undefined> {
-    const previous = this.tails.get(key) ?? Promise.resolve()
-    let done!: () => void
-    const mine = new Promise<void>((resolve) => (done = resolve))
-    const tail = previous.then(() => mine)
-    this.tails.set(key, tail)
-    const finish = () => {
-      done()
-      if (this.tails.get(key) === tail) this.tails.delete(key)
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), timeoutMs)))
-    const outcome = await Promise.race([previous.then(() => 'turn' as const), expired])
-    clearTimeout(timer)
-    if (outcome === 'expired') {
-      // Give the place up; whoever queued behind us still waits for those ahead of us.
-      finish()
-      return undefined
-    }
-    return finish
-  }
+  /** This node's lease queues (callers on one node take turns without polling the document). */
+  leases: KeyedLeases
 }
 
 export const TOO_MANY_CREATIONS = 'Too many concurrent requests are creating this resource. Please retry.'
@@ -62,77 +32,50 @@ export const TOO_MANY_CREATIONS = 'Too many concurrent requests are creating thi
 /** `_id` of the lock of (type, space): a name-based UUID every node derives alike (reference 5.6). */
 export const creationLockId = (type: string, space: string) => nameUuid(`resource-limit-lock-${type}-${space}`)
 
-/** Creates the lock index when it is missing (start-up, or deleted by hand since); tolerates a race. */
-export async function ensureLockIndex(store: Store): Promise<void> {
-  if (await store.existsIndex({ index: RESOURCE_LOCKS_INDEX, expand_wildcards: 'all' })) return
-  try {
-    await store.createIndex({ index: RESOURCE_LOCKS_INDEX, body: RESOURCE_LOCKS_DEFINITION })
-  } catch (e) {
-    if (!(e instanceof AlreadyExists)) throw e
-  }
+/** Creates the lock index (with its strict mapping) when it is missing: start-up, or deleted by hand since. */
+export const ensureLockIndex = (store: Store) => ensureIndex(store, RESOURCE_LOCKS)
+
+/** The lease queues of one node over the resource-lock index. */
+export const lockLeases = (deps: { store: Store; now: () => number }) =>
+  new KeyedLeases({ store: deps.store, now: deps.now, ensureIndex: () => ensureLockIndex(deps.store) })
+
+/** Journals what happened to a lease under `subject` (lock audit, reference 7.1). */
+export const journalLeaseEvents = (journal: Journal, subject: string) => (e: LeaseEvent) => {
+  if (e.kind === 'acquire' || e.kind === 'steal' || e.kind === 'release' || e.kind === 'lost')
+    journal.record(`lock.${e.kind}`, subject, { index: e.index, id: e.id, ageMillis: e.ageMillis }, e.at)
 }
 
-/** How a creation is serialised; `withCreationLock` in production (the benchmark measures it against none). */
+/**
+ * How a creation is serialised; `withCreationLock` in production (the benchmark measures it
+ * against none). `fn` receives `assertMine`, which throws 503 once the lock may be someone else's.
+ */
 export type CreationLock = <T>(
   deps: CreationLockDeps,
   settings: LockSettings,
   lock: { type: string; space: string },
-  fn: () => Promise<T>,
+  fn: (assertMine: () => Promise<void>) => Promise<T>,
 ) => Promise<T>
 
-export async function withCreationLock<T>(
-  deps: CreationLockDeps,
-  settings: LockSettings,
-  lock: { type: string; space: string },
-  fn: () => Promise<T>,
-): Promise<T> {
+export const withCreationLock: CreationLock = (deps, settings, lock, fn) => {
   const subject = `${lock.type}/${lock.space}`
-  const onEvent = (e: LeaseEvent) => {
-    if (e.kind !== 'busy') deps.journal.record(`lock.${e.kind}`, subject, { index: e.index, id: e.id, ageMillis: e.ageMillis }, e.at)
-  }
-  const leaseDeps: LeaseDeps & { sleep?: (ms: number) => Promise<void> } = { store: deps.store, now: deps.now, onEvent, sleep: deps.sleep }
   const spec = { index: RESOURCE_LOCKS_INDEX, id: creationLockId(lock.type, lock.space), staleMillis: settings.staleThresholdMillis }
-
-  const budgetMillis = settings.maxRetries * settings.retryBackoffMillis
-  const endTurn = deps.turns ? await deps.turns.take(spec.id, budgetMillis) : () => {}
-  if (!endTurn) {
-    deps.journal.record('lock.timeout', subject, { attempts: 0, queuedMillis: budgetMillis }, deps.now())
-    throw new ApiError(503, TOO_MANY_CREATIONS)
-  }
-  try {
-    return await underLease(deps, leaseDeps, spec, settings, subject, fn)
-  } finally {
-    endTurn()
-  }
-}
-
-async function underLease<T>(
-  deps: CreationLockDeps,
-  leaseDeps: LeaseDeps & { sleep?: (ms: number) => Promise<void> },
-  spec: { index: string; id: string; staleMillis: number },
-  settings: LockSettings,
-  subject: string,
-  fn: () => Promise<T>,
-): Promise<T> {
-  await ensureLockIndex(deps.store)
-  let held
-  try {
-    held = await acquireLease(leaseDeps, spec, settings.maxRetries, settings.retryBackoffMillis)
-  } catch (e) {
-    // Deleted between the check and the write: recreate once and try again.
-    if (!(e instanceof IndexNotFound)) throw e
-    await ensureLockIndex(deps.store)
-    held = await acquireLease(leaseDeps, spec, settings.maxRetries, settings.retryBackoffMillis)
-  }
-  if (!held) {
-    deps.journal.record('lock.timeout', subject, { attempts: settings.maxRetries }, deps.now())
-    throw new ApiError(503, TOO_MANY_CREATIONS)
-  }
-  try {
-    return await fn()
-  } finally {
-    await releaseLease(leaseDeps, held).catch(() => {
-      // A leaked lock goes stale and is stolen; the creation itself is already settled.
-    })
-  }
+  return deps.leases.run(
+    spec,
+    {
+      // Waiting for a turn on this node is bounded by the same budget as the lock attempts.
+      waitMillis: settings.maxRetries * settings.retryBackoffMillis,
+      maxAttempts: settings.maxRetries,
+      backoffMillis: settings.retryBackoffMillis,
+      renew: false,
+      onEvent: journalLeaseEvents(deps.journal, subject),
+      busy: (attempts) => {
+        deps.journal.record('lock.timeout', subject, { attempts }, deps.now())
+        return new ApiError(503, TOO_MANY_CREATIONS)
+      },
+    },
+    (lease) =>
+      fn(async () => {
+        if (!(await lease.stillMine())) throw new ApiError(503, TOO_MANY_CREATIONS)
+      }),
+  )
 }

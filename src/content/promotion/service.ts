@@ -34,9 +34,11 @@ export class PromotionService {
     const { ctx } = this
     const target = NEXT_SPACE[request.space]
     const writes = await this.callerWrites(caller, request.changes)
-    return withPromotionLease(ctx, await this.leaseSettings(), target, async () => {
+    return withPromotionLease(ctx, await this.leaseSettings(), target, async (lease) => {
       const plan = await planPromotion(ctx.repo, request)
       if (plan.needsEngine) await this.validate(plan)
+      // The lease is renewed on a timer; a long synchronous stretch could still starve it, so check before writing.
+      if (!(await lease.stillMine())) throw new ApiError(503, `The promotion into the '${target}' space lost its lease. Please retry.`)
 
       const applied: Applied[] = []
       try {
@@ -76,8 +78,8 @@ export class PromotionService {
     return {
       waitMillis: stale,
       retryBackoffMillis: s.num(`${cm}resource_lock.retry_backoff_millis`),
-      // A live holder may spend up to the Engine's load timeout in step 2.
-      staleMillis: this.ctx.engine.options.reloadTimeoutMinutes * 60_000 + stale,
+      // The holder renews it while it runs (its Engine load may take minutes), so a dead one is found at this age.
+      staleMillis: stale,
     }
   }
 

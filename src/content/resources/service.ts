@@ -70,17 +70,20 @@ export class ResourceService {
       retryBackoffMillis: settings.num(`${cm}resource_lock.retry_backoff_millis`),
       staleThresholdMillis: settings.num(`${cm}resource_lock.stale_threshold_millis`),
     }
-    return ctx.creationLock(ctx, lockSettings, { type: kind, space }, async () => {
+    const id = crypto.randomUUID()
+    const document = forCreate(resource, id, ctx.now())
+    if (kind === 'integration') for (const list of INTEGRATION_LISTS) document[list] = []
+    if (parentId !== undefined && kind === 'rule') checkProduct(resource, await this.draftIntegration(parentId))
+    // The spec never renews the creation lock: the slow Engine call runs before it, bounded below its stale age.
+    await this.validateWithEngine(kind, document, lockSettings.staleThresholdMillis / 2)
+
+    return ctx.creationLock(ctx, lockSettings, { type: kind, space }, async (assertMine) => {
       const parent = parentId === undefined ? undefined : await this.draftIntegration(parentId)
       if (kind === 'rule') checkProduct(resource, parent!)
       if (kind === 'integration' || kind === 'rule') await this.uniqueTitle(kind, resource)
       if (!listName && !(await ctx.repo.policy(space))) throw new ApiError(400, `The ${space} space has no policy.`)
       await this.checkLimit(kind, space, settings.num(info.limitSetting))
 
-      const id = crypto.randomUUID()
-      const document = forCreate(resource, id, ctx.now())
-      if (kind === 'integration') for (const list of INTEGRATION_LISTS) document[list] = []
-      await this.validateWithEngine(kind, document)
       if (kind === 'rule') await this.ruleset(() => ctx.ruleset.upsertRule(space, document, parentId!, false))
       if (kind === 'integration') await this.ruleset(() => ctx.ruleset.upsertIntegration(space, document, false))
 
@@ -89,6 +92,8 @@ export class ResourceService {
         if (kind === 'integration') await ctx.ruleset.deleteIntegration(space, id).catch(() => {})
       }
       try {
+        // A holder that outlived the stale age may have been robbed: no write beside the thief.
+        await assertMine()
         await writer.create(info.alias, id, this.envelopeOf(kind, document, space))
       } catch (e) {
         // Refused (the platform's word on the caller's rights) or failed: nothing of it may remain.
@@ -253,11 +258,11 @@ export class ResourceService {
     }
   }
 
-  private async validateWithEngine(kind: ResourceKind, document: Doc): Promise<void> {
+  private async validateWithEngine(kind: ResourceKind, document: Doc, timeoutCapMillis?: number): Promise<void> {
     const type = KINDS[kind].engineType
     if (!type) return
     try {
-      await this.ctx.engine.validateResource(type, document)
+      await this.ctx.engine.validateResource(type, document, timeoutCapMillis)
     } catch (e) {
       if (e instanceof EngineError) throw new ApiError(400, engineValidationMessage(kind, e))
       throw e

@@ -1,6 +1,5 @@
 import { ApiError } from '../../http/errors'
-import { releaseLease, tryAcquireLease, type HeldLease, type LeaseSpec } from '../../jobs/lease'
-import { IndexNotFound } from '../../store/errors'
+import { KeyedLeases } from '../../locks/lease'
 import type { Store } from '../../store/port'
 import { ensureIndex } from '../ensure'
 import { RESOURCE_LOCKS } from '../indices'
@@ -14,18 +13,11 @@ export interface CreateGateDeps {
 export interface GateLimits {
   /** Give up waiting for the owner's lease after this long (503). */
   waitMillis: number
-  /** A lease older than this belongs to a dead holder and is taken over. */
+  /** A lease not renewed for this long belongs to a dead holder and is taken over. */
   staleMillis: number
 }
 
 export const GATE_BUSY = 'Too many concurrent session creations for this user. Retry later.'
-
-interface Pending {
-  limits: GateLimits
-  fn: () => Promise<unknown>
-  resolve: (v: unknown) => void
-  reject: (e: unknown) => void
-}
 
 /**
  * Serialises session creation per owner so that the count-then-write of the
@@ -33,70 +25,34 @@ interface Pending {
  * memory (no store traffic while waiting), across nodes a lease document per
  * owner in the resource-locks index does. Creates queued on this node while
  * the lease is held run under that same lease (for at most half its stale
- * age, so it is never taken over while in use), which spares two synced
- * writes per create in a burst. Replace, rename and delete never pass
- * through here, so the cap never blocks an update.
+ * age, then other nodes get a turn), which spares two synced writes per
+ * create in a burst. Replace, rename and delete never pass through here, so
+ * the cap never blocks an update.
  */
 export class CreateGate {
-  private readonly queues = new Map<string, Pending[]>()
+  private readonly leases: KeyedLeases
 
-  constructor(private readonly deps: CreateGateDeps) {}
+  constructor(deps: CreateGateDeps) {
+    this.leases = new KeyedLeases({ ...deps, ensureIndex: () => ensureIndex(deps.store, RESOURCE_LOCKS) })
+  }
 
   run<T>(owner: string, limits: GateLimits, fn: () => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const pending: Pending = { limits, fn, resolve: resolve as (v: unknown) => void, reject }
-      const queue = this.queues.get(owner)
-      if (queue) queue.push(pending)
-      else {
-        this.queues.set(owner, [pending])
-        void this.drain(owner)
-      }
-    })
-  }
-
-  private async drain(owner: string): Promise<void> {
-    const queue = this.queues.get(owner)!
-    while (queue.length > 0) {
-      const { limits } = queue[0]
-      const spec: LeaseSpec = { index: RESOURCE_LOCKS.name, id: leaseId(owner), staleMillis: limits.staleMillis }
-      let held: HeldLease
-      try {
-        held = await this.acquire(spec, limits.waitMillis)
-      } catch (e) {
-        queue.shift()!.reject(e)
-        continue
-      }
-      try {
-        do {
-          const next = queue.shift()!
-          await next.fn().then(next.resolve, next.reject)
-        } while (queue.length > 0 && this.deps.now() - held.acquiredAt < limits.staleMillis / 2)
-      } finally {
-        await releaseLease(this.deps, held).catch(() => {})
-      }
-    }
-    this.queues.delete(owner)
-  }
-
-  private async acquire(spec: LeaseSpec, waitMillis: number): Promise<HeldLease> {
-    const sleep = this.deps.sleep ?? ((ms: number) => Bun.sleep(ms))
-    const deadline = this.deps.now() + waitMillis
-    let recreated = false
-    for (let attempt = 0; ; attempt++) {
-      let held: HeldLease | undefined
-      try {
-        held = await tryAcquireLease(this.deps, spec)
-      } catch (e) {
-        // The lock index was deleted by hand: recreate it (with its strict mapping) and try again.
-        if (!(e instanceof IndexNotFound) || recreated) throw e
-        recreated = true
-        await ensureIndex(this.deps.store, RESOURCE_LOCKS)
-        continue
-      }
-      if (held) return held
-      if (this.deps.now() >= deadline) throw new ApiError(503, GATE_BUSY)
-      await sleep(Math.min(50, 5 * 2 ** Math.min(attempt, 4)) + Math.random() * 5)
-    }
+    const spec = { index: RESOURCE_LOCKS.name, id: leaseId(owner), staleMillis: limits.staleMillis }
+    return this.leases.run(
+      spec,
+      {
+        waitMillis: limits.waitMillis,
+        backoffMillis: 25,
+        renew: true,
+        handOffMillis: limits.staleMillis / 2,
+        busy: () => new ApiError(503, GATE_BUSY),
+      },
+      async (lease) => {
+        // The count and the write below must happen under the lease: check it before the write.
+        if (!(await lease.stillMine())) throw new ApiError(503, GATE_BUSY)
+        return fn()
+      },
+    )
   }
 }
 

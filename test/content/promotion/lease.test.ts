@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { RESOURCE_LOCKS_INDEX } from '../../../src/content/indices'
+import { lockLeases } from '../../../src/content/locks/creation-lock'
 import { promotionLeaseId, withPromotionLease } from '../../../src/content/promotion/lease'
 import { ApiError } from '../../../src/http/errors'
 import { Journal } from '../../../src/journal/journal'
@@ -25,7 +26,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const deps = () => ({ store, journal, now: Date.now })
+const deps = () => ({ journal, leases: lockLeases({ store, now: Date.now }) })
 
 test('a promotion that cannot get the lease within the wait bound answers 503 and runs nothing', async () => {
   let ran = false
