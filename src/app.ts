@@ -2,43 +2,24 @@ import type { Server } from 'bun'
 import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { openBackend } from './backend'
+import { feature, type Deps, type Feature } from './deps'
 import { ClusterSettings } from './config/cluster-settings'
 import type { NodeConfig } from './config/node-config'
 import { storeSettingsPersistence } from './config/store-persistence'
 import { createContentManager } from './content/manager'
 import { createContentSync } from './content/sync'
-import { assembleApp } from './http/assemble'
+import { assembleApp } from './server/assemble'
 import { frontDoor } from './http/front-door'
 import type { Logger } from './http/log'
 import type { PluginRoute } from './http/route'
 import { noteRemoteAddress } from './http/remote'
 import { indexApiRoutes } from './indexer/routes'
 import { Journal } from './journal/journal'
-import { createRuleset, rulesetRoutes } from './ruleset'
+import { createRuleset } from './ruleset'
 import { findingsReadFilter, findingsRoutes } from './ruleset/findings/routes'
-import type { Caller, Security } from './security/caller'
 import { platformRouter } from './security/platform'
 import { securityRoutes } from './security/routes'
-import { setupRoutes, startSetup } from './setup'
-import type { Store } from './store/port'
-
-/** What every feature module is built from: collaborators, never globals. */
-export interface Deps {
-  node: NodeConfig
-  settings: ClusterSettings
-  store: Store
-  security: Security
-  log: Logger
-  dataDir: string
-  now: () => number
-  /** Node-local record of what this node did (lock audit, job runs). */
-  journal: Journal
-  /**
-   * Platform mode: the store bound to the caller's credentials, for work done with the caller's
-   * rights (the platform checks them). Absent in embedded mode; use `storeAs(deps, caller)`.
-   */
-  storeFor?: (caller: Caller) => Store
-}
+import { createSetup } from './setup'
 
 export interface App {
   fetch: (request: Request, server?: unknown) => Response | Promise<Response>
@@ -76,17 +57,15 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     storeFor: backend.storeFor,
   }
 
+  // Every feature has one shape (routes, start, stop). Setup starts first: the others start, in
+  // this order, once its bootstrap says ready, and stop in the reverse order.
+  const setup = createSetup(deps, { embedded: backend.kind === 'embedded' })
   const ruleset = createRuleset(deps)
   const content = createContentManager({ ...deps, rulesetSync: ruleset.sync })
   const contentSync = createContentSync(deps, content, ruleset.sync)
-  const pluginRoutes: PluginRoute[] = [
-    ...securityRoutes(deps.security),
-    ...setupRoutes(deps),
-    ...findingsRoutes(deps),
-    ...rulesetRoutes(ruleset),
-    ...content.routes,
-    ...contentSync.routes,
-  ]
+  const findings = feature({ routes: findingsRoutes(deps) })
+  const features: Feature[] = [feature({ routes: securityRoutes(deps.security) }), setup, findings, ruleset, content, contentSync]
+  const pluginRoutes: PluginRoute[] = features.flatMap((f) => f.routes)
   const http = assembleApp({
     security: deps.security,
     log,
@@ -98,13 +77,12 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
   const route = backend.endpoint ? platformRouter(backend.endpoint, log, local) : local
 
   // Background start-up: requests are served meanwhile; features that need the indices wait for the setup marker.
-  const setup = startSetup(deps, { embedded: backend.kind === 'embedded' })
-  const started = setup.ready
-    .then(async (result) => {
-      if (result.status !== 'ready') return
-      await content.startup()
-      await contentSync.start()
-      ruleset.start()
+  const later = [content, contentSync, ruleset]
+  const started = setup
+    .start()
+    .then(async () => {
+      if ((await setup.ready).status !== 'ready') return
+      for (const f of later) await f.start()
     })
     .catch((e) => log.error('start-up work failed', { error: e }))
 
@@ -121,10 +99,9 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     reloadSecurity: () => security.reload(),
     ready: started,
     async close() {
-      setup.stop()
+      await setup.stop()
       await started
-      await contentSync.stop()
-      await ruleset.stop()
+      for (const f of [...later].reverse()) await f.stop()
       await store.close()
       journal.close()
     },

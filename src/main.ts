@@ -5,7 +5,7 @@ import { COMMAND_HELP, parseArgs, USAGE, UsageError, type Command } from './cli'
 import { ConfigError, loadNodeConfig } from './config/node-config'
 import { SETTINGS } from './config/registry'
 import { createLogger, type Level } from './http/log'
-import { startServer } from './server'
+import { startServer } from './server/listen'
 import { VERSION } from './version'
 
 function configFile(cmd: Command): string | undefined {

@@ -42,7 +42,7 @@ async function run(label: string, creationLock: CreationLock | undefined) {
   const journal = new Journal(join(root, 'journal.db'))
   const settings = new ClusterSettings(node, memoryPersistence())
   const content = createContentManager({ store, settings, security, log, now: Date.now, journal, creationLock })
-  await content.startup()
+  await content.start()
 
   const auth = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`
   const caller = await security.authenticate(new Request('http://bench/', { headers: { authorization: auth } }))

@@ -79,7 +79,7 @@ async function main() {
   const journal = new Journal(join(root, 'journal.db'))
   const ruleset = createRuleset({ store, settings, log, now: Date.now, security })
   const content = createContentManager({ store, settings, security, log, now: Date.now, journal, rulesetSync: ruleset.sync })
-  await content.startup()
+  await content.start()
   const sync = new ContentSync({
     store,
     settings,

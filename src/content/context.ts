@@ -12,7 +12,7 @@ import type { KeyedLeases } from '../locks/lease'
 import type { CreationLock } from './locks/creation-lock'
 import type { EngineLoads } from './policy/engine-load'
 import { ContentRepository, ContentUnavailable } from './repository'
-import type { RulesetSync } from './ruleset-sync'
+import type { RulesetSync } from '../ports/ruleset-sync'
 import type { SpaceHashes, SpaceHashResult } from './space-hash'
 import type { Space } from './spaces'
 

@@ -3,7 +3,7 @@
 // (sync and promotion call `recomputeSpaces` after they change content).
 import { SettingsSnapshot, type ClusterSettings } from '../config/cluster-settings'
 import type { Logger } from '../http/log'
-import type { PluginRoute } from '../http/route'
+import type { Feature } from '../deps'
 import type { Journal } from '../journal/journal'
 import type { Caller, Security } from '../security/caller'
 import type { Store } from '../store/port'
@@ -18,7 +18,7 @@ import { promotionRoutes } from './promotion/routes'
 import { ContentRepository, ContentUnavailable } from './repository'
 import { ResourceService } from './resources/service'
 import { contentResourceRoutes } from './routes'
-import { noRulesetSync, type RulesetSync } from './ruleset-sync'
+import { noRulesetSync, type RulesetSync } from '../ports/ruleset-sync'
 import { spaceHash, spaceHashes, type SpaceHashResult } from './space-hash'
 import type { Space } from './spaces'
 
@@ -39,10 +39,11 @@ export interface ContentManagerDeps {
   storeFor?: (caller: Caller) => Store
 }
 
-export interface ContentManager {
-  routes: PluginRoute[]
+export interface ContentManager extends Feature {
   /** Start-up work: the lock index and the draft/test/custom policies exist afterwards. Idempotent. */
-  startup(): Promise<void>
+  start(): Promise<void>
+  /** Nothing to stop: an Engine load in flight ends with its own time-out (`engineLoadsSettled` waits for it). */
+  stop(): Promise<void>
   repo: ContentRepository
   resources: ResourceService
   policies: PolicyService
@@ -81,7 +82,7 @@ export function createContentManager(deps: ContentManagerDeps): ContentManager {
   const policies = new PolicyService(ctx)
   return {
     routes: [...contentResourceRoutes(resources, policies), ...promotionRoutes(ctx), ...logtestRoutes(ctx)],
-    async startup() {
+    async start() {
       await ensureLockIndex(deps.store)
       try {
         await ensureSpacePolicies(deps)
@@ -91,6 +92,7 @@ export function createContentManager(deps: ContentManagerDeps): ContentManager {
         deps.log.warn('Space policies not created: content indices are missing', { index: e.alias })
       }
     },
+    async stop() {},
     repo,
     resources,
     policies,

@@ -2,6 +2,7 @@
  * Ruleset Management assembled: log types, rules, detectors, the Content Manager's sync calls,
  * `rules/evaluate`, and the detection runs. Routes are in `./routes`.
  */
+import type { Feature } from '../deps'
 import type { Security } from '../security/caller'
 import type { RulesetDeps } from './deps'
 import { baseline, deleteCheckpoint, loadCheckpoint, saveCheckpoint } from './detection/checkpoint'
@@ -11,9 +12,10 @@ import { Detectors } from './detectors'
 import { type EvaluateRequest, type EvaluateResult, evaluateRulesRequest } from './evaluate'
 import { LogTypes } from './log-types'
 import { Rules } from './rules'
+import { rulesetRoutes } from './routes'
 import { RulesetService } from './sync'
 
-export interface Ruleset {
+export interface Ruleset extends Feature {
   logTypes: LogTypes
   rules: Rules
   detectors: Detectors
@@ -24,8 +26,7 @@ export interface Ruleset {
   /** `rules/evaluate` (logtest detection). */
   evaluate(req: Partial<EvaluateRequest>): Promise<EvaluateResult>
   /** Starts the detection clock (not started by construction, so tests and tools stay passive). */
-  start(): void
-  stop(): Promise<void>
+  start(): Promise<void>
 }
 
 export function createRuleset(
@@ -56,6 +57,7 @@ export function createRuleset(
   }
   const scheduler = new DetectionScheduler({ ...deps, rules, findings, detectors }, options)
   return {
+    routes: rulesetRoutes({ logTypes, rules, detectors }),
     logTypes,
     rules,
     detectors,
@@ -63,7 +65,7 @@ export function createRuleset(
     findings,
     scheduler,
     evaluate: async (req) => evaluateRulesRequest({ store: deps.store, log: deps.log, logTypes }, req, await deps.settings.snapshot()),
-    start: () => scheduler.start(),
+    start: async () => scheduler.start(),
     stop: () => scheduler.stop(),
   }
 }

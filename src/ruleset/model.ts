@@ -7,9 +7,9 @@ import { type Static, Type as T } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { ApiError } from '../http/errors'
 
-export const SPACES = ['standard', 'draft', 'test', 'custom'] as const
-export const Space = T.Union(SPACES.map((s) => T.Literal(s)))
-export type Space = Static<typeof Space>
+import { Space } from '../ports/spaces'
+
+export { SPACES, Space } from '../ports/spaces'
 
 const RuleRef = T.Object({ id: T.String({ minLength: 1 }) }, { additionalProperties: true })
 

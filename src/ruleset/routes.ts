@@ -7,8 +7,10 @@ import { readBody, readJsonObject, SMALL_BODY, type BodyLimit } from '../http/bo
 import { ApiError, json } from '../http/errors'
 import { route, type PluginRoute, type RouteBody } from '../http/route'
 import { PLATFORM_SA_ACTIONS } from '../security/actions'
-import type { Ruleset } from './index'
+import type { Detectors } from './detectors'
+import type { LogTypes } from './log-types'
 import { DetectorBody } from './model'
+import type { Rules } from './rules'
 import { readSearchBody as searchBody, SEARCH_BODY } from './search-body'
 
 const BASE = '/_plugins/_security_analytics'
@@ -19,7 +21,14 @@ const A = PLATFORM_SA_ACTIONS
 
 const flag = (v: string | undefined) => v === '' || v === 'true'
 
-export function rulesetRoutes(r: Ruleset): PluginRoute[] {
+/** What the routes call: the services of `createRuleset` (routes never import the assembly). */
+export interface RulesetApi {
+  detectors: Detectors
+  rules: Rules
+  logTypes: LogTypes
+}
+
+export function rulesetRoutes(r: RulesetApi): PluginRoute[] {
   return [
     route(
       'POST',

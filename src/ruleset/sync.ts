@@ -3,8 +3,14 @@
  * integrations (log types) and detectors per space. It implements the Content Manager's
  * `RulesetSync` port and adds the detector and space calls.
  */
-import type { Doc } from '../content/repository'
-import { type RuleEvaluation, type RuleEvaluationResult, type RulesetSync, RulesetRejected } from '../content/ruleset-sync'
+import {
+  RulesetRejected,
+  type Doc,
+  type RuleEvaluation,
+  type RuleEvaluationResult,
+  type RulesetSync,
+  type StandardDetector,
+} from '../ports/ruleset-sync'
 import { ApiError } from '../http/errors'
 import type { RulesetDeps } from './deps'
 import type { Detectors } from './detectors'
@@ -15,20 +21,7 @@ import type { Rules } from './rules'
 
 export const DETECTOR_INTERVAL_SETTING = 'plugins.content_manager.security_analytics.detector_interval'
 
-/** A standard detector as the Content Manager provisions it from a CTI integration (5.5). */
-export interface StandardDetector {
-  /** The integration's CTI id; also the detector's id, so a re-sync updates it in place. */
-  integrationId: string
-  /** Integration title = log type name. */
-  logType: string
-  /** Raw CTI category (`cloud-services`), used for the default source index. */
-  category: string
-  ruleIds: string[]
-  sources?: string[]
-  /** Minutes; out of 1..10080 (or absent) falls back to the `detector_interval` setting. */
-  interval?: number
-  enabled?: boolean
-}
+export type { StandardDetector } from '../ports/ruleset-sync'
 
 export interface RulesetDetectorSync {
   upsertDetector(d: StandardDetector): Promise<{ _id: string; result: 'created' | 'updated'; skippedRules: string[] }>

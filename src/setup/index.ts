@@ -1,6 +1,7 @@
-import type { Deps } from '../app'
+import type { Deps, Feature } from '../deps'
 import { runBootstrap, type BootstrapResult } from './bootstrap'
 import { startRetentionJob } from './retention'
+import { setupRoutes } from './routes'
 
 export { setupRoutes, setupServices } from './routes'
 export { runBootstrap, type BootstrapResult, type BootstrapOptions, type BootstrapTask } from './bootstrap'
@@ -25,4 +26,27 @@ export function startSetup(
   // On the platform its ISM applies the same policies (written by the bootstrap); a second deleter would only race it.
   const retention = opts.embedded ? startRetentionJob(deps) : undefined
   return { ready, retention, stop: () => retention?.stop() }
+}
+
+/** The Setup feature: its routes, and at start the bootstrap every other feature waits for. */
+export interface SetupFeature extends Feature {
+  /** The bootstrap's outcome once `start()` ran it (the other features start only on `ready`). */
+  ready: Promise<BootstrapResult>
+}
+
+export function createSetup(deps: Deps, opts: { embedded: boolean }): SetupFeature {
+  let started: ReturnType<typeof startSetup> | undefined
+  let settle!: (r: BootstrapResult) => void
+  const ready = new Promise<BootstrapResult>((r) => (settle = r))
+  return {
+    routes: setupRoutes(deps),
+    ready,
+    async start() {
+      started ??= startSetup(deps, opts)
+      settle(await started.ready)
+    },
+    async stop() {
+      started?.stop()
+    },
+  }
 }

@@ -1,4 +1,4 @@
-import type { Deps } from '../app'
+import type { Deps } from '../deps'
 import { SMALL_BODY } from '../http/body'
 import { envelope } from '../http/errors'
 import { route, type PluginRoute, type RouteBody } from '../http/route'

@@ -4,7 +4,7 @@
 // created from Setup's own definitions.
 import type { ClusterSettings } from '../../src/config/cluster-settings'
 import { createContentManager, type ContentManager } from '../../src/content/manager'
-import type { RulesetSync } from '../../src/content/ruleset-sync'
+import type { RulesetSync } from '../../src/ports/ruleset-sync'
 import type { Space } from '../../src/content/spaces'
 import { createLogger } from '../../src/http/log'
 import type { Journal } from '../../src/journal/journal'
@@ -47,7 +47,7 @@ export function recordingRulesetSync() {
     refuseRules: (reason) => void (refuse = reason),
     async upsertRule(space, rule, integrationId, existed) {
       if (refuse) {
-        const { RulesetRejected } = await import('../../src/content/ruleset-sync')
+        const { RulesetRejected } = await import('../../src/ports/ruleset-sync')
         throw new RulesetRejected(refuse)
       }
       calls.push({ op: 'upsertRule', space, id: String(rule.id), existed, parent: integrationId })
@@ -132,7 +132,7 @@ export async function startHarness(
     routes: async ({ store, settings, security, journal }) => {
       await createContentIndices(store)
       content = createContentManager({ store, settings, security, log, now: opts.now ?? Date.now, journal, rulesetSync: ruleset })
-      if (!opts.skipStartup) await content.startup()
+      if (!opts.skipStartup) await content.start()
       return { pluginRoutes: content.routes, stop: () => content.engineLoadsSettled() }
     },
   })

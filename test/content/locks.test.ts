@@ -169,7 +169,7 @@ describe('the creation lock', () => {
 
   test('a deleted lock index is recreated (at start-up, and on demand)', async () => {
     await h.store.deleteIndex({ index: RESOURCE_LOCKS_INDEX, expand_wildcards: 'all' })
-    await h.content.startup()
+    await h.content.start()
     expect(await h.store.existsIndex({ index: RESOURCE_LOCKS_INDEX, expand_wildcards: 'all' })).toBe(true)
     const mapping = await h.store.getMapping({ index: RESOURCE_LOCKS_INDEX, expand_wildcards: 'all' })
     expect(mapping[RESOURCE_LOCKS_INDEX].mappings).toMatchObject({ dynamic: 'strict', properties: { acquired_at: { type: 'long' } } })

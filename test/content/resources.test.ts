@@ -334,7 +334,7 @@ describe('draft policy prerequisite', () => {
     try {
       const r = await bare.request('POST', `${PREFIX}/integrations`, { body: integrationBody('x') })
       expect(r).toMatchObject({ status: 500, body: { message: 'Draft policy not found.', status: 500 } })
-      await bare.content.startup()
+      await bare.content.start()
       expect((await bare.request('POST', `${PREFIX}/integrations`, { body: integrationBody('x') })).status).toBe(201)
     } finally {
       await bare.stop()

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildNodeConfig } from '../../src/config/node-config'
 import { createLogger, type Level, type Logger } from '../../src/http/log'
-import { startServer, type RunningServer } from '../../src/server'
+import { startServer, type RunningServer } from '../../src/server/listen'
 import { basicAuth, send, writeSecurityConfig, type Reply, type TestUser } from './app'
 
 export type { Reply, TestUser } from './app'

@@ -5,7 +5,7 @@
  * the index API, built by the shared test builder (test/helpers/app.ts). `restart()` closes
  * everything and builds it again over the same files, as a node restart would.
  */
-import type { Deps } from '../../src/app'
+import type { Deps } from '../../src/deps'
 import { indexApiRoutes } from '../../src/indexer/routes'
 import { createRuleset, type Ruleset, rulesetRoutes } from '../../src/ruleset'
 import { forgetEnsured } from '../../src/ruleset/indices'

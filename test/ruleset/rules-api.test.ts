@@ -2,7 +2,7 @@
 // compile errors as 400s naming the construct, search without the `rule` wrapper, rules in use by
 // detectors, per-space ids, field mappings with the default schema, and backend-role filtering.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { RulesetRejected } from '../../src/content/ruleset-sync'
+import { RulesetRejected } from '../../src/ports/ruleset-sync'
 import { CUSTOM_RULES_INDEX, PREPACKAGED_RULES_INDEX } from '../../src/ruleset/indices'
 import type { FieldMappingEntry } from '../../src/ruleset/model'
 import { ctiRule, detectorBody, LINUX, type RulesetServer, startRulesetServer } from './harness'

@@ -3,7 +3,7 @@
  * composition over HTTP, bootstrap included) with the users these tests need,
  * plus direct access to its store for asserting what was written.
  */
-import type { Deps } from '../../src/app'
+import type { Deps } from '../../src/deps'
 import { createLogger, type Logger } from '../../src/http/log'
 import type { Store } from '../../src/store/port'
 import { startTestServer, ADMIN } from '../helpers/server'

@@ -8,7 +8,7 @@ import { eventsStream, type EventCategory } from '../../setup/indices/names'
 import { EngineRefused, type EngineClient, type LogtestRequest } from '../engine'
 import { CONTENT_ALIASES } from '../indices'
 import { isObject, type ContentRepository, type Doc, type Stored } from '../repository'
-import { RuleEvaluationResult, type RulesetSync } from '../ruleset-sync'
+import { RuleEvaluationResult, type RulesetSync } from '../../ports/ruleset-sync'
 
 export interface LogtestDeps {
   repo: ContentRepository

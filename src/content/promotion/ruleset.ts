@@ -3,7 +3,7 @@
 // never changes the promotion's answer.
 import type { Logger } from '../../http/log'
 import type { Doc } from '../repository'
-import type { RulesetSync } from '../ruleset-sync'
+import type { RulesetSync } from '../../ports/ruleset-sync'
 import type { Applied } from './consolidate'
 import type { Plan, Step } from './plan'
 

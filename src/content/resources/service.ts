@@ -13,7 +13,6 @@ import { EngineError, engineValidationMessage } from '../engine'
 import { CONTENT_ALIASES } from '../indices'
 import { INTEGRATION_LISTS, KINDS, LIST_KIND, type IntegrationList, type ResourceKind } from '../kinds'
 import { envelope, isObject, type ContentRepository, type Doc, type Stored } from '../repository'
-import { RulesetRejected } from '../ruleset-sync'
 import type { Space } from '../spaces'
 import { forCreate, forUpdate, isMissing, nestMetadata, renderYaml, requireFields } from './normalize'
 
@@ -84,8 +83,8 @@ export class ResourceService {
       if (!listName && !(await ctx.repo.policy(space))) throw new ApiError(400, `The ${space} space has no policy.`)
       await this.checkLimit(kind, space, settings.num(info.limitSetting))
 
-      if (kind === 'rule') await this.ruleset(() => ctx.ruleset.upsertRule(space, document, parentId!, false))
-      if (kind === 'integration') await this.ruleset(() => ctx.ruleset.upsertIntegration(space, document, false))
+      if (kind === 'rule') await ctx.ruleset.upsertRule(space, document, parentId!, false)
+      if (kind === 'integration') await ctx.ruleset.upsertIntegration(space, document, false)
 
       const forgetRuleset = async () => {
         if (kind === 'rule') await ctx.ruleset.deleteRule(space, id).catch(() => {})
@@ -159,8 +158,8 @@ export class ResourceService {
     const writer = await writerFor(ctx, caller, { [INDEX_ACTIONS.index]: [info.alias] })
     await this.validateWithEngine(kind, document)
     const parentId = String(parent?.document.id ?? '')
-    if (kind === 'rule') await this.ruleset(() => ctx.ruleset.upsertRule(space, document, parentId, true))
-    if (kind === 'integration') await this.ruleset(() => ctx.ruleset.upsertIntegration(space, document, true))
+    if (kind === 'rule') await ctx.ruleset.upsertRule(space, document, parentId, true)
+    if (kind === 'integration') await ctx.ruleset.upsertIntegration(space, document, true)
     try {
       await writer.replace(info.alias, stored, this.envelopeOf(kind, document, space, stored.source))
     } catch (e) {
@@ -199,8 +198,8 @@ export class ResourceService {
       ? integrations.map((p) => () => ctx.repo.getById(CONTENT_ALIASES.integrations, p._id))
       : [() => ctx.repo.policy(space)]
 
-    if (kind === 'rule') await this.ruleset(() => ctx.ruleset.deleteRule(space, id))
-    if (kind === 'integration') await this.ruleset(() => ctx.ruleset.deleteIntegration(space, id))
+    if (kind === 'rule') await ctx.ruleset.deleteRule(space, id)
+    if (kind === 'integration') await ctx.ruleset.deleteIntegration(space, id)
     const unlinked: Array<{ read: () => Promise<Stored | undefined>; at: number }> = []
     try {
       for (const read of parents) unlinked.push({ read, at: await this.link(writer, parentAlias, read, listKey, id, 'remove') })
@@ -265,15 +264,6 @@ export class ResourceService {
       await this.ctx.engine.validateResource(type, document, timeoutCapMillis)
     } catch (e) {
       if (e instanceof EngineError) throw new ApiError(400, engineValidationMessage(kind, e))
-      throw e
-    }
-  }
-
-  private async ruleset(call: () => Promise<void>): Promise<void> {
-    try {
-      await call()
-    } catch (e) {
-      if (e instanceof RulesetRejected) throw new ApiError(400, `Error in Security Analytics. ${e.message}`)
       throw e
     }
   }

@@ -2,7 +2,7 @@
 // periodic jobs and the routes (update, subscription, version check). `start()` runs after Setup
 // reports ready; `stop()` aborts a running pass and stops the schedules.
 import { dirname, join } from 'node:path'
-import type { Deps } from '../../app'
+import type { Deps } from '../../deps'
 import { clusterUuid } from '../../indexer/cluster'
 import { ContentJobs } from '../../jobs/content-jobs'
 import type { PluginRoute } from '../../http/route'

@@ -3,13 +3,12 @@
 // is still pending from an earlier pass, then the standard space hash (which loads the Engine when
 // it moved). A failed or timed-out phase is written to `pending_sync_phases` and retried next time.
 import type { Logger } from '../../http/log'
-import type { StandardDetector } from '../../ruleset/sync'
 import type { Store } from '../../store/port'
 import type { SettingsSnapshot } from '../../config/cluster-settings'
 import { CONTENT_ALIASES } from '../indices'
 import { ensureSpacePolicies } from '../policy/defaults'
 import { isObject, type ContentRepository, type Doc, type Stored } from '../repository'
-import type { RulesetSync } from '../ruleset-sync'
+import type { RulesetSync, StandardDetector } from '../../ports/ruleset-sync'
 import type { SpaceHashResult } from '../space-hash'
 import type { Space } from '../spaces'
 import { SYNC_PHASES, type SyncPhase } from './state'

@@ -1,4 +1,4 @@
-import type { Deps } from '../../app'
+import type { Deps } from '../../deps'
 import { readBody, type BodyLimit } from '../../http/body'
 import { json } from '../../http/errors'
 import { route, type PluginRoute } from '../../http/route'

@@ -1,35 +1,12 @@
 /**
  * The index API in platform mode: requests are streamed to the platform as they came (method,
  * path, query, headers with the caller's Authorization, body) and its answer streamed back, so
- * index rights, DLS and every OpenSearch shape are the platform's own. Only what is ours stays
- * here: the plugin routes of the three extensions, authinfo, and our keys of `_cluster/settings`.
+ * index rights, DLS and every OpenSearch shape are the platform's own. What stays on this node is
+ * decided by `./router`.
  */
 import type { Logger } from '../../http/log'
 import { remoteAddressOf } from '../../http/remote'
-import { platformClusterSettings } from './cluster-settings'
 import { platformFetch, type PlatformEndpoint } from './endpoint'
-
-const OURS = ['/_plugins/_setup', '/_plugins/_security_analytics', '/_plugins/_content_manager', '/_plugins/_security/authinfo']
-
-/** Paths answered by this node alone in platform mode. */
-export function servedLocally(pathname: string): boolean {
-  return OURS.some((p) => pathname === p || pathname.startsWith(p + '/'))
-}
-
-const isClusterSettings = (pathname: string) => pathname === '/_cluster/settings' || pathname === '/_cluster/settings/'
-
-/**
- * The request handler of a platform-mode node: our routes locally (`local`), `_cluster/settings`
- * split between us and the platform, everything else streamed to the platform.
- */
-export function platformRouter(endpoint: PlatformEndpoint, log: Logger, local: (request: Request) => Promise<Response>) {
-  return (request: Request): Promise<Response> => {
-    const pathname = new URL(request.url).pathname
-    if (servedLocally(pathname)) return local(request)
-    if (isClusterSettings(pathname)) return platformClusterSettings(endpoint, request, local, log)
-    return forwardToPlatform(endpoint, request, log)
-  }
-}
 
 /** Connection-level headers (RFC 9110 7.6.1) and those the forwarding itself sets. */
 const HOP_BY_HOP = new Set([

@@ -12,7 +12,8 @@ import { PlatformSecurity } from './security'
 
 export { PlatformSecurity, PLATFORM_UNAVAILABLE } from './security'
 export { askAuthInfo, AuthInfo, AUTHINFO_PATH } from './authinfo'
-export { forwardToPlatform, platformRouter, servedLocally } from './forward'
+export { forwardToPlatform } from './forward'
+export { platformRouter, servedLocally } from './router'
 export {
   callerStore,
   platformDecides,

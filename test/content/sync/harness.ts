@@ -114,7 +114,7 @@ export async function startSyncHarness(
   const ruleset = createRuleset({ store, settings, log, now, security })
   const rulesetPort = flaky(ruleset.sync)
   const content = createContentManager({ store, settings, security, log, now, journal, rulesetSync: rulesetPort, engine: opts.engine })
-  await content.startup()
+  await content.start()
   const credentials = new CtiCredentials(store, log, now, 0)
   const waits: number[] = []
   const sleep: Sleep = async (ms, signal) => {

@@ -4,7 +4,7 @@
  * Setup bootstrap (which creates the findings streams), the findings routes
  * and the index API, built by the shared test builder (test/helpers/app.ts).
  */
-import type { Deps } from '../../../src/app'
+import type { Deps } from '../../../src/deps'
 import { indexApiRoutes } from '../../../src/indexer/routes'
 import { findingsRoutes } from '../../../src/ruleset/findings/routes'
 import { findingsReadFilter } from '../../../src/ruleset/findings/visibility'

@@ -1,8 +1,13 @@
-// The Content Manager keeps Ruleset Management's rules and integrations in step with content (spec
-// background 7). The detectors task implements this; the Content Manager only calls it.
+// The port between the Content Manager and Ruleset Management, below both: the Content Manager
+// keeps Ruleset Management's rules, integrations and standard detectors in step with content (spec
+// background 7); Ruleset Management implements this, the Content Manager only calls it. Neither
+// imports the other.
 import { t, type Static } from 'elysia'
-import type { Doc } from './repository'
+import { ApiError } from '../http/errors'
 import type { Space } from './spaces'
+
+/** A content document as both sides pass it (the resource, not its envelope). */
+export type Doc = Record<string, unknown>
 
 /** `rules/evaluate` (reference 5.10): one normalized event against the Sigma bodies of an integration's rules. */
 export const RuleEvaluation = t.Object({
@@ -42,9 +47,30 @@ export interface RulesetSync {
   evaluate?(request: RuleEvaluation): Promise<RuleEvaluationResult>
 }
 
-/** Ruleset Management refused a rule or integration; its reason reaches the REST caller. */
-export class RulesetRejected extends Error {
+/**
+ * Ruleset Management refused a rule or integration. It is the REST caller's answer as it stands
+ * (400, the spec's wording), so the Content Manager lets it through without translating it again.
+ */
+export class RulesetRejected extends ApiError {
   override name = 'RulesetRejected'
+  constructor(readonly reason: string) {
+    super(400, `Error in Security Analytics. ${reason}`)
+  }
+}
+
+/** A standard detector as the Content Manager provisions it from a CTI integration (5.5). */
+export interface StandardDetector {
+  /** The integration's CTI id; also the detector's id, so a re-sync updates it in place. */
+  integrationId: string
+  /** Integration title = log type name. */
+  logType: string
+  /** Raw CTI category (`cloud-services`), used for the default source index. */
+  category: string
+  ruleIds: string[]
+  sources?: string[]
+  /** Minutes; out of 1..10080 (or absent) falls back to the `detector_interval` setting. */
+  interval?: number
+  enabled?: boolean
 }
 
 /** Until Ruleset Management is wired in: accept everything, store nothing. */

@@ -1,7 +1,7 @@
 import type { Server } from 'bun'
-import type { Logger } from './http/log'
-import type { NodeConfig } from './config/node-config'
-import { createApp, type App } from './app'
+import type { Logger } from '../http/log'
+import type { NodeConfig } from '../config/node-config'
+import { createApp, type App } from '../app'
 
 export interface RunningServer {
   url: string

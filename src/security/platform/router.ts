@@ -1,0 +1,30 @@
+/**
+ * The request handler of a platform-mode node. Only what is ours stays here: the plugin routes of
+ * the three extensions, authinfo, and our keys of `_cluster/settings`; the rest is forwarded.
+ */
+import type { Logger } from '../../http/log'
+import { platformClusterSettings } from './cluster-settings'
+import type { PlatformEndpoint } from './endpoint'
+import { forwardToPlatform } from './forward'
+
+const OURS = ['/_plugins/_setup', '/_plugins/_security_analytics', '/_plugins/_content_manager', '/_plugins/_security/authinfo']
+
+/** Paths answered by this node alone in platform mode. */
+export function servedLocally(pathname: string): boolean {
+  return OURS.some((p) => pathname === p || pathname.startsWith(p + '/'))
+}
+
+const isClusterSettings = (pathname: string) => pathname === '/_cluster/settings' || pathname === '/_cluster/settings/'
+
+/**
+ * The request handler of a platform-mode node: our routes locally (`local`), `_cluster/settings`
+ * split between us and the platform, everything else streamed to the platform.
+ */
+export function platformRouter(endpoint: PlatformEndpoint, log: Logger, local: (request: Request) => Promise<Response>) {
+  return (request: Request): Promise<Response> => {
+    const pathname = new URL(request.url).pathname
+    if (servedLocally(pathname)) return local(request)
+    if (isClusterSettings(pathname)) return platformClusterSettings(endpoint, request, local, log)
+    return forwardToPlatform(endpoint, request, log)
+  }
+}
