@@ -5,6 +5,7 @@ import type { SearchHit, Source, Store } from '../store/port'
 import { documentHash } from './hash'
 import { CONTENT_ALIASES } from './indices'
 import type { Space } from './spaces'
+import { isObject } from '../json'
 
 export type Doc = Record<string, unknown>
 
@@ -29,7 +30,7 @@ export interface Envelope {
 
 const PAGE = 10_000
 
-export const isObject = (v: unknown): v is Doc => v !== null && typeof v === 'object' && !Array.isArray(v)
+export { isObject }
 
 /** The envelope of a document as stored: its hash always follows the document it carries. */
 export function envelope(document: Doc, space: string, extra: Partial<Envelope> = {}): Envelope {

@@ -2,12 +2,12 @@
 // the `{message, status}` answer. Authorization of the cluster action happens before a handler runs.
 import { ApiError, envelope } from '../http/errors'
 import { BodySyntaxError, decodeUtf8, parseJson, parseYaml, readBody, type BodyLimit } from '../http/body'
-import { Type as T } from '@sinclair/typebox'
 import { route, type PluginRoute, type RouteBody } from '../http/route'
 import { CONTENT_MANAGER_ACTIONS } from '../security/actions'
 import { KINDS, type ResourceKind } from './kinds'
 import type { PolicyService } from './policy/service'
 import { isObject, type Doc } from './repository'
+import { PolicyBody, resourceBody } from './resources/bodies'
 import type { ResourceService } from './resources/service'
 
 export const CONTENT_PREFIX = '/_plugins/_content_manager'
@@ -16,21 +16,8 @@ export const CONTENT_PREFIX = '/_plugins/_content_manager'
 const RESOURCE_BODY: BodyLimit = { limit: 10 * 1024 * 1024, status: 413 }
 const ID = /^[A-Za-z0-9_-]+$/
 
-/**
- * Declared bodies (reference 4.2.2): the resource itself, plus the parent integration when a
- * decoder, KVDB or rule is created and the space of a filter. The service checks them in the
- * reference's order.
- */
-const Resource = T.Record(T.String(), T.Unknown())
-const bodyOf = (kind: ResourceKind, op: 'create' | 'update'): RouteBody => ({
-  limit: RESOURCE_BODY,
-  schema: T.Object({
-    resource: Resource,
-    ...(op === 'create' && (kind === 'decoder' || kind === 'kvdb' || kind === 'rule') ? { integration: T.String() } : {}),
-    ...(kind === 'filter' ? { space: T.String() } : {}),
-  }),
-})
-const POLICY_BODY: RouteBody = { limit: RESOURCE_BODY, schema: T.Object({ resource: Resource }) }
+const bodyOf = (kind: ResourceKind, op: 'create' | 'update'): RouteBody => ({ limit: RESOURCE_BODY, schema: resourceBody(kind, op) })
+const POLICY_BODY: RouteBody = { limit: RESOURCE_BODY, schema: PolicyBody }
 
 /** JSON, or YAML where the kind accepts it (reference 4.1); `detail` adds the parser's complaint. */
 async function readResourceBody(request: Request, yamlAllowed: boolean, detail: boolean): Promise<Doc> {

@@ -3,6 +3,7 @@ import type { ClusterSettings } from '../config/cluster-settings'
 import { decodeUtf8, parseJson, readBody, SMALL_BODY } from '../http/body'
 import { ApiError } from '../http/errors'
 import type { Logger } from '../http/log'
+import { checkBody } from '../http/validate'
 import { INDEX_ACTIONS } from '../security/actions'
 import type { Caller, Security } from '../security/caller'
 import { callerStore, securityRefusal } from '../security/platform/caller-store'
@@ -21,8 +22,16 @@ export const SETTINGS_MESSAGES = {
   internal: 'Internal Server Error.',
 } as const
 
-/** The Settings record (spec "Resources"); also the declared body of the route. Messages follow the reference, so it is checked by hand. */
-export const SettingsRecord = T.Object({ engine: T.Object({ index_raw_events: T.Boolean() }) })
+/** The Settings record (spec "Resources"): the declared body of the route and its validation, with the reference's messages. */
+export const SettingsRecord = T.Object(
+  {
+    engine: T.Object(
+      { index_raw_events: T.Boolean({ message: SETTINGS_MESSAGES.notBoolean, missing: SETTINGS_MESSAGES.missingIndexRawEvents }) },
+      { message: SETTINGS_MESSAGES.missingEngine },
+    ),
+  },
+  { message: SETTINGS_MESSAGES.missingEngine },
+)
 export type SettingsRecord = Static<typeof SettingsRecord>
 
 export interface SetupSettingsDeps {
@@ -34,8 +43,6 @@ export interface SetupSettingsDeps {
   storeFor?: (caller: Caller) => Store
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-
 /** Steps 2-6: the body to the Settings record, or the first failing rule's 400. */
 export function parseSettingsRecord(text: string | undefined): SettingsRecord {
   if (text === undefined || text.trim() === '') throw new ApiError(400, SETTINGS_MESSAGES.invalidBody)
@@ -45,12 +52,8 @@ export function parseSettingsRecord(text: string | undefined): SettingsRecord {
   } catch {
     throw new ApiError(400, SETTINGS_MESSAGES.invalidBody)
   }
-  if (!isObject(body) || !isObject(body.engine)) throw new ApiError(400, SETTINGS_MESSAGES.missingEngine)
-  if (!('index_raw_events' in body.engine)) throw new ApiError(400, SETTINGS_MESSAGES.missingIndexRawEvents)
-  const value = body.engine.index_raw_events
-  if (typeof value !== 'boolean') throw new ApiError(400, SETTINGS_MESSAGES.notBoolean)
   // Only the one known path reaches the store; unknown keys are ignored.
-  return { engine: { index_raw_events: value } }
+  return { engine: { index_raw_events: checkBody(SettingsRecord, body).engine.index_raw_events } }
 }
 
 export async function updateSetupSettings(

@@ -1,7 +1,15 @@
 import { describe, expect, test } from 'bun:test'
 import { ApiError } from '../../src/http/errors'
 import { ownerOf, SHARED_OWNER } from '../../src/setup/sessions/owner'
-import { decodeVersion, formatVersion, MESSAGES, validMessages, validTitle } from '../../src/setup/sessions/validate'
+import { checkBody } from '../../src/http/validate'
+import {
+  CreateSessionBody,
+  decodeVersion,
+  formatVersion,
+  MESSAGES,
+  RenameSessionBody,
+  ReplaceSessionBody,
+} from '../../src/setup/sessions/validate'
 import { isUuid, pickSettings, validProvider } from '../../src/setup/ai-assistant/validate'
 import { parseSettingsRecord, SETTINGS_MESSAGES } from '../../src/setup/settings'
 
@@ -24,6 +32,10 @@ describe('session version token', () => {
     }
   })
 })
+
+// The route schemas are the validation: what the service gets back from checkBody.
+const validTitle = (title: unknown) => checkBody(RenameSessionBody, title === undefined ? {} : { title }).title.trim()
+const validMessages = (messages: unknown) => checkBody(ReplaceSessionBody, messages === undefined ? {} : { messages }).messages
 
 describe('session title and messages', () => {
   test('titles are trimmed and counted in UTF-16 code units', () => {
@@ -52,6 +64,21 @@ describe('session title and messages', () => {
     for (const v of [undefined, null, {}, '[]', 0]) {
       expect(failure(() => validMessages(v))).toEqual({ status: 400, message: 'Session messages are required.' })
     }
+  })
+
+  test('create checks the title first, then the messages; replace checks the messages first', () => {
+    expect(failure(() => checkBody(CreateSessionBody, { title: 5 }))).toEqual({ status: 400, message: MESSAGES.titleRequired })
+    expect(failure(() => checkBody(CreateSessionBody, { title: 'ok' }))).toEqual({ status: 400, message: MESSAGES.messagesRequired })
+    expect(failure(() => checkBody(ReplaceSessionBody, { title: '', messages: 1 }))).toEqual({
+      status: 400,
+      message: MESSAGES.messagesRequired,
+    })
+    expect(failure(() => checkBody(ReplaceSessionBody, { title: '', messages: [] }))).toEqual({
+      status: 400,
+      message: MESSAGES.titleRequired,
+    })
+    // Any expected_version is accepted by the schema; only decodeVersion gives it meaning.
+    expect(checkBody(ReplaceSessionBody, { messages: [], expected_version: { x: 1 } }).expected_version).toEqual({ x: 1 })
   })
 
   test('the owner is the trimmed caller name, or the shared owner when blank', () => {

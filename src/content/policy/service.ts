@@ -3,6 +3,7 @@
 // policy a reset leaves behind and the space hash are the service's: every resource endpoint
 // depends on them, whatever the caller may write.
 import { ApiError } from '../../http/errors'
+import { checkBody } from '../../http/validate'
 import { INDEX_ACTIONS } from '../../security/actions'
 import type { Caller } from '../../security/caller'
 import { VersionConflict } from '../../store/errors'
@@ -10,6 +11,7 @@ import { afterChange, requireDraftPolicy, writerFor, type ContentContext } from 
 import { documentHash } from '../hash'
 import { CONTENT_ALIASES } from '../indices'
 import { isObject, type Doc, type Envelope } from '../repository'
+import { PolicyBody } from '../resources/bodies'
 import { isMissing, isoSeconds } from '../resources/normalize'
 import { isSpace, type Space } from '../spaces'
 import { ensureSpacePolicy } from './defaults'
@@ -48,8 +50,7 @@ export class PolicyService {
     await this.assertUpdatesEnabled()
     if (!POLICY_SPACES.includes(spaceParam as Space)) throw new ApiError(400, 'Invalid space value. Must be one of: draft, standard.')
     const space = spaceParam as Space
-    if (!isObject(body.resource)) throw new ApiError(400, 'Missing [resource] field.')
-    const resource = body.resource
+    const resource = checkBody(PolicyBody, body).resource
     const metadata = isObject(resource.metadata) ? resource.metadata : {}
 
     const missing: string[] = BOOLEAN_SETTINGS.filter((k) => typeof resource[k] !== 'boolean')

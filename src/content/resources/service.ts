@@ -5,6 +5,7 @@
 // the lock, the space hash and the undo of a half-done change run as the service: they keep the
 // content consistent, whoever the caller.
 import { ApiError, shown } from '../../http/errors'
+import { checkBody } from '../../http/validate'
 import { INDEX_ACTIONS } from '../../security/actions'
 import type { Caller } from '../../security/caller'
 import { VersionConflict } from '../../store/errors'
@@ -14,7 +15,8 @@ import { CONTENT_ALIASES } from '../indices'
 import { INTEGRATION_LISTS, KINDS, LIST_KIND, type IntegrationList, type ResourceKind } from '../kinds'
 import { envelope, isObject, type ContentRepository, type Doc, type Stored } from '../repository'
 import type { Space } from '../spaces'
-import { forCreate, forUpdate, isMissing, nestMetadata, renderYaml, requireFields } from './normalize'
+import { FILTER_SPACES, resourceBody, type ResourceBody } from './bodies'
+import { forCreate, forUpdate, nestMetadata, renderYaml, requireFields } from './normalize'
 
 const cm = 'plugins.content_manager.'
 
@@ -36,7 +38,6 @@ const UPDATE_REQUIRED: Record<ResourceKind, string[]> = {
 
 /** Kinds that belong to an integration and are listed in one of its lists. */
 const CHILD_LIST: Partial<Record<ResourceKind, IntegrationList>> = { decoder: 'decoders', kvdb: 'kvdbs', rule: 'rules' }
-const FILTER_SPACES: Space[] = ['draft', 'standard']
 const article = (label: string) => (/^[AEIOU]/i.test(label) ? 'An' : 'A')
 const ids = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
 
@@ -47,16 +48,12 @@ export class ResourceService {
     const { ctx } = this
     const info = KINDS[kind]
     await requireDraftPolicy(ctx)
-    const resource = nestMetadata(requireResource(body))
-    let space: Space = 'draft'
+    const checked = checkBody(resourceBody(kind, 'create'), body) as ResourceBody
+    const resource = nestMetadata(checked.resource)
+    const space: Space = checked.space ?? 'draft'
     const listName = CHILD_LIST[kind]
-    let parentId: string | undefined
-    if (listName) {
-      if (isMissing(body.integration) || typeof body.integration !== 'string') throw new ApiError(400, 'Missing [integration] field.')
-      parentId = body.integration
-    }
+    const parentId = listName ? checked.integration : undefined
     if (kind === 'filter') {
-      space = filterSpace(body.space)
       if ('id' in resource) throw new ApiError(400, 'ID should not be provided in the payload.')
     }
     requireFields(resource, CREATE_REQUIRED[kind])
@@ -135,10 +132,10 @@ export class ResourceService {
     await requireDraftPolicy(ctx)
     const stored = await this.existing(kind, id)
     if (kind !== 'filter' && stored.space !== 'draft') throw new ApiError(400, `${info.label} with ID '${id}' is not in draft space.`)
-    const resource = nestMetadata(requireResource(body))
-    let space = stored.space as Space
+    const checked = checkBody(resourceBody(kind, 'update'), body) as ResourceBody
+    const resource = nestMetadata(checked.resource)
+    const space = checked.space ?? (stored.space as Space)
     if (kind === 'filter') {
-      space = filterSpace(body.space)
       if (stored.space !== space) throw new ApiError(400, `${info.label} with ID '${id}' is not in ${space} space.`)
     }
     requireFields(resource, UPDATE_REQUIRED[kind])
@@ -178,7 +175,7 @@ export class ResourceService {
     const info = KINDS[kind]
     const draft = await requireDraftPolicy(ctx)
     const stored = await this.existing(kind, id)
-    const allowed: string[] = kind === 'filter' ? FILTER_SPACES : ['draft']
+    const allowed: readonly string[] = kind === 'filter' ? FILTER_SPACES : ['draft']
     if (!allowed.includes(stored.space)) throw new ApiError(400, `${info.label} with ID '${id}' is not in draft space.`)
     const space = stored.space as Space
     if (kind === 'integration') {
@@ -308,17 +305,6 @@ export class ResourceService {
     if (KINDS[kind].yaml) extra.yaml = renderYaml(document, kind)
     return envelope(document, space, extra)
   }
-}
-
-function requireResource(body: Doc): Doc {
-  if (!isObject(body.resource)) throw new ApiError(400, 'Missing [resource] field.')
-  return body.resource
-}
-
-function filterSpace(value: unknown): Space {
-  if (isMissing(value)) throw new ApiError(400, 'Missing [space] field.')
-  if (!FILTER_SPACES.includes(value as Space)) throw new ApiError(400, 'Invalid space value.')
-  return value as Space
 }
 
 /** A rule's `logsource.product` must be its integration's title (reference 4.4). */

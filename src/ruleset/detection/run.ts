@@ -19,6 +19,7 @@ import type { StoredDetector, StoredRule } from '../model'
 import type { Rules } from '../rules'
 import { baseline, type Checkpoint, concreteIndices, loadCheckpoint, type RunSummary, saveCheckpoint } from './checkpoint'
 import { FINDINGS_SETTINGS, type FindingsPipeline, findingId } from './findings-pipeline'
+import { isObject } from '../../json'
 
 /** Documents read per store call (the platform's default `index.max_result_window`). */
 export const SCAN_PAGE = 10_000
@@ -182,8 +183,6 @@ function findingRule(rule: StoredRule): FindingRule {
   if (isObject(rule.compliance)) out.compliance = rule.compliance as FindingRule['compliance']
   return out
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** The index mapping as the evaluator's field types, so detection types fields as a search would. */
 async function typesOf(store: Store, index: string): Promise<FieldTypes | undefined> {

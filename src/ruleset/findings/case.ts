@@ -1,4 +1,5 @@
 import { Type as T, type Static } from '@sinclair/typebox'
+import { isObject } from '../../json'
 
 /**
  * The case a user attaches to a finding (`svc.case`). The schema is the type
@@ -54,7 +55,6 @@ const COMMENT_KEYS = new Set(Object.keys(CaseComment.properties))
 export type CaseCheck = { ok: Case } | { error: string }
 
 type Json = Record<string, unknown>
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 /** The reference treats `null` as "not sent" while validating; the null is still merged. */
 const present = (v: unknown) => v !== undefined && v !== null
 const isStamp = (v: unknown) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))
@@ -95,7 +95,7 @@ export function checkCase(raw: Json): CaseCheck {
 
   const user = raw.user
   if (present(user)) {
-    if (!isObject(user)) return { error: 'user must be an object' }
+    if (!isObject<Json>(user)) return { error: 'user must be an object' }
     for (const key of Object.keys(user)) if (!USER_KEYS.has(key)) return { error: `unknown user field "${key}"` }
     if (present(user.name) && typeof user.name !== 'string') return { error: 'user.name must be a string' }
   }
@@ -112,7 +112,7 @@ export function checkCase(raw: Json): CaseCheck {
 }
 
 function checkComment(c: unknown, j: number): string | undefined {
-  if (!isObject(c)) return `comment at index ${j} must be an object`
+  if (!isObject<Json>(c)) return `comment at index ${j} must be an object`
   for (const key of Object.keys(c)) if (!COMMENT_KEYS.has(key)) return `unknown comment field "${key}" at index ${j}`
   for (const key of ['comment', 'author']) {
     if (present(c[key]) && typeof c[key] !== 'string') return `comment.${key} at index ${j} must be a string`

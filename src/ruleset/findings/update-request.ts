@@ -2,6 +2,7 @@ import { decodeUtf8, parseJson } from '../../http/body'
 import { ApiError } from '../../http/errors'
 import { Type as T, type Static } from '@sinclair/typebox'
 import { Case, checkCase } from './case'
+import { isObject } from '../../json'
 
 /** One validated element of `findings`: where the finding is and the normalized case to merge. */
 export const CaseUpdate = T.Object({ _id: T.String(), _index: T.String(), case: Case })
@@ -9,7 +10,6 @@ export type CaseUpdate = Static<typeof CaseUpdate>
 /** The request body (spec "Update findings"); checked by hand below, in the reference's order. */
 export const UpdateFindingsBody = T.Object({ findings: T.Array(CaseUpdate) })
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const blank = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && v.trim() === '')
 
 /**

@@ -1,6 +1,7 @@
 import { Type as T, type Static } from '@sinclair/typebox'
 import { FINDINGS_SECURITY_STREAM } from '../../setup/indices/names'
 import type { BulkLine, Refresh, Source, Store } from '../../store/port'
+import { isObject } from '../../json'
 
 /**
  * Appends enriched findings (reference 4.6) to the findings data stream: a
@@ -63,8 +64,6 @@ export interface AppendedFinding {
   status: number
   error?: string
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 function valueAt(doc: Record<string, unknown>, path: string): unknown {
   if (path in doc) return doc[path]

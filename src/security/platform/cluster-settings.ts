@@ -13,12 +13,11 @@ import type { Logger } from '../../http/log'
 import { carryRemoteAddress } from '../../http/remote'
 import { forwardToPlatform } from './forward'
 import type { PlatformEndpoint } from './endpoint'
+import { isObject } from '../../json'
 
 const BODY_LIMIT = 1024 * 1024
 type Scopes = { persistent?: Record<string, unknown>; transient?: Record<string, unknown> }
 type Local = (request: Request) => Promise<Response>
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Splits each scope's keys into ours and the platform's; undefined when the body is not a settings body. */
 function split(body: unknown): { ours: Scopes; theirs: Scopes; hasOurs: boolean; hasTheirs: boolean } | undefined {

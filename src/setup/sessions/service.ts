@@ -1,5 +1,6 @@
 import type { ClusterSettings } from '../../config/cluster-settings'
 import { ApiError } from '../../http/errors'
+import { checkBody } from '../../http/validate'
 import { IndexNotFound, VersionConflict } from '../../store/errors'
 import type { SearchHit, Store } from '../../store/port'
 import { SESSIONS_STREAM } from '../indices'
@@ -10,8 +11,9 @@ import {
   MAX_SESSIONS_PER_OWNER,
   MESSAGES,
   validId,
-  validMessages,
-  validTitle,
+  CreateSessionBody,
+  RenameSessionBody,
+  ReplaceSessionBody,
   type Version,
 } from './validate'
 
@@ -73,8 +75,9 @@ export class SessionService {
   }
 
   async create(owner: string, body: Record<string, unknown>): Promise<SessionAnswer> {
-    const title = validTitle(body.title)
-    const messages = validMessages(body.messages)
+    const checked = checkBody(CreateSessionBody, body)
+    const title = checked.title.trim()
+    const messages = checked.messages
     const timeoutMillis = (await this.deps.settings.snapshot()).num('plugins.setup.timeout') * 1000
     return this.gate.run(owner, { waitMillis: timeoutMillis, staleMillis: timeoutMillis }, async () => {
       if ((await this.countOwned(owner)) >= MAX_SESSIONS_PER_OWNER) throw new ApiError(409, MESSAGES.capReached)
@@ -87,9 +90,10 @@ export class SessionService {
 
   async replace(owner: string, rawId: string | undefined, body: Record<string, unknown>): Promise<SessionAnswer> {
     const id = validId(rawId)
-    const messages = validMessages(body.messages)
-    const title = 'title' in body ? validTitle(body.title) : undefined
-    const expected = decodeVersion(body.expected_version)
+    const checked = checkBody(ReplaceSessionBody, body)
+    const messages = checked.messages
+    const title = checked.title?.trim()
+    const expected = decodeVersion(checked.expected_version)
     const found = await this.lookup(owner, id)
     const doc: StoredSession = {
       user: found.source.user,
@@ -105,7 +109,7 @@ export class SessionService {
 
   async rename(owner: string, rawId: string | undefined, body: Record<string, unknown>): Promise<RenameAnswer> {
     const id = validId(rawId)
-    const title = validTitle(body.title)
+    const title = checkBody(RenameSessionBody, body).title.trim()
     const found = await this.lookup(owner, id)
     // The stored source is copied verbatim: only the title changes, updated_at is not re-stamped.
     const doc = { ...found.source, title }

@@ -16,32 +16,34 @@ export const MESSAGES = {
   notFound: (id: string) => `Session not found: ${id}`,
 } as const
 
-/**
- * The bodies of the session write routes, as declared on the routes. Validation itself is done
- * field by field below, in the reference's order and with its messages; other keys are discarded.
- */
-export const CreateSessionBody = T.Object({ title: T.String(), messages: T.Array(T.Unknown()) })
-export const ReplaceSessionBody = T.Object({
-  messages: T.Array(T.Unknown()),
-  title: T.Optional(T.String()),
-  expected_version: T.Optional(T.String()),
-})
-export const RenameSessionBody = T.Object({ title: T.String() })
-
-/** Trimmed title; length counts UTF-16 code units, as the reference's Java strings do. */
-export function validTitle(value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '') throw new ApiError(400, MESSAGES.titleRequired)
-  const title = value.trim()
-  if (title.length > MAX_TITLE_LENGTH) throw new ApiError(400, MESSAGES.titleTooLong)
-  return title
-}
-
+// Title: present, not blank, at most MAX_TITLE_LENGTH UTF-16 code units once trimmed (the
+// reference's Java strings count code units; so does a RegExp without the `u` flag).
+const TRIMMED_TITLE = `^\\s*(?:\\S[\\s\\S]{0,${MAX_TITLE_LENGTH - 2}}\\S|\\S)\\s*$`
+const Title = T.Intersect(
+  [T.String({ pattern: '\\S', message: MESSAGES.titleRequired }), T.String({ pattern: TRIMMED_TITLE, message: MESSAGES.titleTooLong })],
+  { message: MESSAGES.titleRequired },
+)
 /** The transcript is opaque: only its being an array and its length are checked. */
-export function validMessages(value: unknown): unknown[] {
-  if (!Array.isArray(value)) throw new ApiError(400, MESSAGES.messagesRequired)
-  if (value.length > MAX_MESSAGES) throw new ApiError(400, MESSAGES.tooManyMessages)
-  return value
-}
+const Messages = T.Intersect(
+  [
+    T.Array(T.Unknown(), { message: MESSAGES.messagesRequired }),
+    T.Array(T.Unknown(), { maxItems: MAX_MESSAGES, message: MESSAGES.tooManyMessages }),
+  ],
+  { message: MESSAGES.messagesRequired },
+)
+
+/**
+ * The bodies of the session write routes: declared on the routes and checked with `checkBody`,
+ * field by field in the reference's order and with its messages; other keys are discarded.
+ */
+export const CreateSessionBody = T.Object({ title: Title, messages: Messages })
+export const ReplaceSessionBody = T.Object({
+  messages: Messages,
+  title: T.Optional(Title),
+  /** Only a `"<n>:<n>"` string is a version; anything else counts as absent, never as an error (decodeVersion). */
+  expected_version: T.Optional(T.Unknown()),
+})
+export const RenameSessionBody = T.Object({ title: Title })
 
 export interface Version {
   seqNo: number

@@ -22,6 +22,7 @@ import type {
   WriteResponse,
 } from '../port'
 import { parseTimeValue } from '../settings'
+import { isObject } from '../../json'
 
 /** Where the policies live (the platform's `.opendistro-ism-config`). */
 export const ISM_CONFIG_INDEX = '.svc-ism-config'
@@ -42,7 +43,6 @@ const CONFIG_INDEX_BODY: CreateIndexBody = {
 }
 
 type Obj = Record<string, unknown>
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** The XContent token name a JSON value starts with, for the parser's messages. */
 function token(v: unknown): string {
@@ -77,7 +77,7 @@ function list(v: unknown): unknown[] {
 }
 
 function object(v: unknown): Obj {
-  if (!isObject(v)) throw expecting('START_OBJECT', v)
+  if (!isObject<Obj>(v)) throw expecting('START_OBJECT', v)
   return v
 }
 

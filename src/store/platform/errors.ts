@@ -20,6 +20,7 @@ import {
   StrictMappingViolation,
   VersionConflict,
 } from '../errors'
+import { isObject } from '../../json'
 
 type StoreErrorClass = abstract new (...args: never[]) => StoreError
 
@@ -55,14 +56,12 @@ interface ErrorObject {
   [key: string]: unknown
 }
 
-const isObject = (v: unknown): v is ErrorObject => typeof v === 'object' && v !== null && !Array.isArray(v)
-
 /** The innermost meaningful cause of a wrapper exception. */
 function unwrap(error: ErrorObject): ErrorObject {
   let current = error
   for (let depth = 0; depth < 8 && WRAPPERS.has(String(current.type)); depth++) {
     const roots = Array.isArray(current.root_cause) ? current.root_cause.filter(isObject) : []
-    const next = isObject(current.caused_by) ? current.caused_by : roots.find((r) => !WRAPPERS.has(String(r.type)))
+    const next = isObject<ErrorObject>(current.caused_by) ? current.caused_by : roots.find((r) => !WRAPPERS.has(String(r.type)))
     if (!next) break
     current = next
   }
@@ -71,13 +70,13 @@ function unwrap(error: ErrorObject): ErrorObject {
 
 /** A typed error built exactly as the platform described it (type, status, reason, metadata). */
 export function storeErrorFrom(status: number, body: unknown): StoreError {
-  const raw = isObject(body) ? body.error : undefined
+  const raw = isObject<ErrorObject>(body) ? body.error : undefined
   if (typeof raw === 'string') {
     // GET _alias answers a missing alias with a bare message, not an exception object.
     const missing = /^alias(?:es)? \[(.*)\] missing$/.exec(raw)
     if (missing && status === 404) return new AliasesNotFound(missing[1].split(','))
   }
-  if (!isObject(raw)) {
+  if (!isObject<ErrorObject>(raw)) {
     // Not an OpenSearch error body (a proxy's HTML page, a bare string): keep the status, say what came.
     const text = (typeof raw === 'string' ? raw : typeof body === 'string' ? body.slice(0, 200) : '') || `HTTP ${status}`
     return new StoreError(status === 401 || status === 403 ? 'security_exception' : 'platform_exception', status, text)

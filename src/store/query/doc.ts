@@ -1,5 +1,6 @@
 import { analyze } from './analysis'
 import { fold } from './fold'
+import { isObject } from '../../json'
 
 export type Source = Record<string, unknown>
 
@@ -59,9 +60,7 @@ function pushLeaf(v: unknown, out: unknown[]): void {
   else out.push(v)
 }
 
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-}
+export { isObject }
 
 /** The keyword form of a scalar: what OpenSearch indexes for it in a keyword field. */
 export function keywordOf(v: unknown): string | undefined {
