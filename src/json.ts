@@ -4,3 +4,15 @@
 export function isObject<T extends object = Record<string, unknown>>(v: unknown): v is T {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
+
+/**
+ * The levels of a dotted key under `root`: `next(level, part)` gives (creating it when needed)
+ * the level below for every part but the last; returns the innermost level and the last part.
+ * The one walk behind nested settings (config/flat-keys) and nested mappings (setup/indices).
+ */
+export function descend<L>(root: L, key: string, next: (level: L, part: string) => L): [L, string] {
+  const parts = key.split('.')
+  let level = root
+  for (const part of parts.slice(0, -1)) level = next(level, part)
+  return [level, parts[parts.length - 1]]
+}

@@ -39,6 +39,17 @@ export interface LeaseDeps {
 const defaultSleep = (ms: number) => Bun.sleep(ms)
 const isMissing = (e: unknown) => typeof e === 'object' && e !== null && (e as { status?: number }).status === 404
 
+/** Writes `acquired_at: at` over exactly the version read or written last (steal and renewal). */
+const rewrite = (store: Store, spec: LeaseSpec, version: { seqNo: number; primaryTerm: number }, at: number) =>
+  store.index({
+    index: spec.index,
+    id: spec.id,
+    body: { acquired_at: at },
+    if_seq_no: version.seqNo,
+    if_primary_term: version.primaryTerm,
+    refresh: true,
+  })
+
 /** One attempt: create-only, else steal when stale; undefined when someone else holds it. */
 export async function tryAcquireLease({ store, now, onEvent }: LeaseDeps, spec: LeaseSpec): Promise<HeldLease | undefined> {
   const at = now()
@@ -58,14 +69,7 @@ export async function tryAcquireLease({ store, now, onEvent }: LeaseDeps, spec: 
     return undefined
   }
   try {
-    const r = await store.index({
-      index: spec.index,
-      id: spec.id,
-      body: { acquired_at: at },
-      if_seq_no: current._seq_no,
-      if_primary_term: current._primary_term,
-      refresh: true,
-    })
+    const r = await rewrite(store, spec, { seqNo: current._seq_no!, primaryTerm: current._primary_term! }, at)
     onEvent?.({ kind: 'steal', index: spec.index, id: spec.id, at, ageMillis: age })
     return { ...spec, seqNo: r._seq_no, primaryTerm: r._primary_term, acquiredAt: at, stolen: true }
   } catch (e) {
@@ -94,14 +98,7 @@ export async function acquireLease(
 export async function renewLease({ store, now, onEvent }: LeaseDeps, held: HeldLease): Promise<HeldLease | undefined> {
   const at = now()
   try {
-    const r = await store.index({
-      index: held.index,
-      id: held.id,
-      body: { acquired_at: at },
-      if_seq_no: held.seqNo,
-      if_primary_term: held.primaryTerm,
-      refresh: true,
-    })
+    const r = await rewrite(store, held, held, at)
     onEvent?.({ kind: 'renew', index: held.index, id: held.id, at })
     return { ...held, seqNo: r._seq_no, primaryTerm: r._primary_term, acquiredAt: at }
   } catch (e) {

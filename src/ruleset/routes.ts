@@ -20,6 +20,9 @@ const DETECTOR: RouteBody = { limit: SMALL_BODY, schema: DetectorBody }
 const A = PLATFORM_SA_ACTIONS
 
 const flag = (v: string | undefined) => v === '' || v === 'true'
+const detectorBody = (request: Request) => readJsonObject(request, SMALL_BODY, 'Invalid detector body.')
+/** 201 with the new resource's address, as the reference answers a creation. */
+const created = (kind: 'detectors' | 'rules', view: { _id: string }) => json(view, 201, { location: `${BASE}/${kind}/${view._id}` })
 
 /** What the routes call: the services of `createRuleset` (routes never import the assembly). */
 export interface RulesetApi {
@@ -34,10 +37,7 @@ export function rulesetRoutes(r: RulesetApi): PluginRoute[] {
       'POST',
       `${BASE}/detectors`,
       A.detectorWrite,
-      async ({ request, caller }) => {
-        const view = await r.detectors.create(await readJsonObject(request, SMALL_BODY, 'Invalid detector body.'), caller)
-        return json(view, 201, { location: `${BASE}/detectors/${view._id}` })
-      },
+      async ({ request, caller }) => created('detectors', await r.detectors.create(await detectorBody(request), caller)),
       DETECTOR,
     ),
     route(
@@ -51,8 +51,7 @@ export function rulesetRoutes(r: RulesetApi): PluginRoute[] {
       'PUT',
       `${BASE}/detectors/:detector_id`,
       A.detectorWrite,
-      async ({ request, params, caller }) =>
-        r.detectors.update(params.detector_id, await readJsonObject(request, SMALL_BODY, 'Invalid detector body.'), caller),
+      async ({ request, params, caller }) => r.detectors.update(params.detector_id, await detectorBody(request), caller),
       DETECTOR,
     ),
     route('GET', `${BASE}/detectors/:detector_id`, A.detectorGet, ({ params, caller }) => r.detectors.get(params.detector_id, caller)),
@@ -64,10 +63,8 @@ export function rulesetRoutes(r: RulesetApi): PluginRoute[] {
       'POST',
       `${BASE}/rules`,
       A.ruleWrite,
-      async ({ request, query, caller }) => {
-        const view = await r.rules.create({ body: await ruleText(request), category: query.category || undefined, caller })
-        return json(view, 201, { location: `${BASE}/rules/${view._id}` })
-      },
+      async ({ request, query, caller }) =>
+        created('rules', await r.rules.create({ body: await ruleText(request), category: query.category || undefined, caller })),
       RULE,
     ),
     route(
@@ -95,19 +92,15 @@ export function rulesetRoutes(r: RulesetApi): PluginRoute[] {
       r.rules.deleteCustom(params.rule_id, flag(query.forced), caller),
     ),
 
-    route(
-      'GET',
-      `${BASE}/logtype/_search`,
-      A.logtypeSearch,
-      async ({ request }) => r.logTypes.search(await searchBody(request)),
-      SEARCH_BODY,
-    ),
-    route(
-      'POST',
-      `${BASE}/logtype/_search`,
-      A.logtypeSearch,
-      async ({ request }) => r.logTypes.search(await searchBody(request)),
-      SEARCH_BODY,
+    // Log type search answers GET and POST alike (the body is the search in both).
+    ...(['GET', 'POST'] as const).map((method) =>
+      route(
+        method,
+        `${BASE}/logtype/_search`,
+        A.logtypeSearch,
+        async ({ request }) => r.logTypes.search(await searchBody(request)),
+        SEARCH_BODY,
+      ),
     ),
   ]
 }

@@ -1,7 +1,8 @@
 import type { Deps } from '../deps'
 import { SMALL_BODY } from '../http/body'
 import { envelope } from '../http/errors'
-import { route, type PluginRoute, type RouteBody } from '../http/route'
+import type { TObject } from '@sinclair/typebox'
+import { route, type Method, type PluginRoute, type RouteBody } from '../http/route'
 import { SETUP_ACTIONS } from '../security/actions'
 import { AssistantService, PROVIDER_MESSAGES } from './ai-assistant/service'
 import { AssistantSettings, NewProvider, Provider } from './ai-assistant/validate'
@@ -29,7 +30,20 @@ export function setupRoutes(deps: Deps, services: SetupServices = setupServices(
   // Settings and provider documents are small: the default plugin limit (413) applies; sessions have their own 400.
   const readAssistant = (request: Request) => readObjectBody(request, SMALL_BODY)
   const small = (schema: RouteBody['schema']): RouteBody => ({ limit: SMALL_BODY, schema })
-  const session = (schema: RouteBody['schema']): RouteBody => ({ limit: SESSION_LIMIT, schema })
+  // The session writes: the caller's own sessions, a JSON object under the session body limit.
+  const sessionWrite = (
+    method: Method,
+    path: string,
+    schema: TObject,
+    write: (owner: string, id: string | undefined, body: Record<string, unknown>) => Promise<unknown>,
+  ) =>
+    route(
+      method,
+      path,
+      SETUP_ACTIONS.sessionWrite,
+      async ({ request, caller, params }) => write(ownerOf(caller), params.id, await readObjectBody(request)),
+      { limit: SESSION_LIMIT, schema },
+    )
 
   return [
     route(
@@ -40,27 +54,9 @@ export function setupRoutes(deps: Deps, services: SetupServices = setupServices(
       small(SettingsRecord),
     ),
 
-    route(
-      'POST',
-      `${AI}/sessions`,
-      SETUP_ACTIONS.sessionWrite,
-      async ({ request, caller }) => sessions.create(ownerOf(caller), await readObjectBody(request)),
-      session(CreateSessionBody),
-    ),
-    route(
-      'PUT',
-      `${AI}/sessions/:id`,
-      SETUP_ACTIONS.sessionWrite,
-      async ({ request, caller, params }) => sessions.replace(ownerOf(caller), params.id, await readObjectBody(request)),
-      session(ReplaceSessionBody),
-    ),
-    route(
-      'PATCH',
-      `${AI}/sessions/:id`,
-      SETUP_ACTIONS.sessionWrite,
-      async ({ request, caller, params }) => sessions.rename(ownerOf(caller), params.id, await readObjectBody(request)),
-      session(RenameSessionBody),
-    ),
+    sessionWrite('POST', `${AI}/sessions`, CreateSessionBody, (owner, _id, body) => sessions.create(owner, body)),
+    sessionWrite('PUT', `${AI}/sessions/:id`, ReplaceSessionBody, (owner, id, body) => sessions.replace(owner, id, body)),
+    sessionWrite('PATCH', `${AI}/sessions/:id`, RenameSessionBody, (owner, id, body) => sessions.rename(owner, id, body)),
     route('DELETE', `${AI}/sessions/:id`, SETUP_ACTIONS.sessionWrite, async ({ caller, params }) => {
       const { id } = await sessions.delete(ownerOf(caller), params.id)
       return envelope(200, 'Session deleted.', { id })

@@ -14,27 +14,28 @@ export const FieldPolicyEntry = T.Object(
   { additionalProperties: false },
 )
 
-export const AssistantSettings = T.Object(
-  {
-    privacy_default_on: T.Optional(T.Boolean()),
-    privacy_default_per_provider: T.Optional(T.Record(T.String(), T.Unknown())),
-    user_can_override: T.Optional(T.Boolean()),
-    field_policy: T.Optional(T.Array(FieldPolicyEntry)),
-  },
+/** Every field of both documents is optional: a PUT carries what it sets. */
+export const AssistantSettings = T.Partial(
+  T.Object({
+    privacy_default_on: T.Boolean(),
+    privacy_default_per_provider: T.Record(T.String(), T.Unknown()),
+    user_can_override: T.Boolean(),
+    field_policy: T.Array(FieldPolicyEntry),
+  }),
   { additionalProperties: false },
 )
 export type AssistantSettings = Static<typeof AssistantSettings>
 
-export const Provider = T.Object(
-  {
-    name: T.Optional(T.String()),
-    type: T.Optional(T.String()),
-    base_url: T.Optional(T.String()),
-    model: T.Optional(T.String()),
+export const Provider = T.Partial(
+  T.Object({
+    name: T.String(),
+    type: T.String(),
+    base_url: T.String(),
+    model: T.String(),
     /** Opaque to us: the dashboard encrypts it (`enc:v1:` prefix). */
-    api_key: T.Optional(T.String()),
-    is_default: T.Optional(T.Boolean()),
-  },
+    api_key: T.String(),
+    is_default: T.Boolean(),
+  }),
   { additionalProperties: false },
 )
 export type Provider = Static<typeof Provider>

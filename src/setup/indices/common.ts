@@ -1,3 +1,4 @@
+import { descend } from '../../json'
 import type { FieldMapping } from '../../store/port'
 
 /** Field-mapping shorthands; they keep the big mappings readable. */
@@ -24,14 +25,11 @@ export const obj = (properties: Record<string, FieldMapping>, extra: Partial<Fie
 export function paths(entries: Record<string, FieldMapping>): Record<string, FieldMapping> {
   const root: Record<string, FieldMapping> = {}
   for (const [path, mapping] of Object.entries(entries)) {
-    const parts = path.split('.')
-    let level = root
-    for (const part of parts.slice(0, -1)) {
-      const next = (level[part] ??= { type: 'object', properties: {} })
-      next.properties ??= {}
-      level = next.properties as Record<string, FieldMapping>
-    }
-    level[parts[parts.length - 1]] = mapping
+    const [level, last] = descend(root, path, (above, part) => {
+      const object = (above[part] ??= { type: 'object', properties: {} })
+      return (object.properties ??= {}) as Record<string, FieldMapping>
+    })
+    level[last] = mapping
   }
   return root
 }

@@ -17,54 +17,32 @@ export interface LifecyclePolicy {
   rolloverMinIndexAge?: string
 }
 
-const MINUTE = 60_000
-const HOUR = 60 * MINUTE
-const DAY = 24 * HOUR
+const UNIT_MILLIS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const
+
+/**
+ * One policy of the table: its ISM patterns are the stream's backing indices and the stream
+ * itself, and the delete age in milliseconds is read from the ISM form (`10m`, `1h`, `90d`).
+ */
+function policy(id: string, stream: string, deleteAfter: string, rolloverMinIndexAge?: string): LifecyclePolicy {
+  const base = stream.replace(/-$/, '')
+  const [, n, unit] = /^(\d+)([mhd])$/.exec(deleteAfter)!
+  return {
+    id,
+    streams: [stream],
+    ismPatterns: [`.ds-${base}-*`, `${base}*`],
+    deleteAfter,
+    deleteAfterMillis: Number(n) * UNIT_MILLIS[unit as keyof typeof UNIT_MILLIS],
+    ...(rolloverMinIndexAge ? { rolloverMinIndexAge } : {}),
+  }
+}
 
 export const LIFECYCLE_POLICIES: LifecyclePolicy[] = [
-  {
-    id: 'stream-events-policy',
-    streams: ['svc-events-v5-'],
-    ismPatterns: ['.ds-svc-events-v5-*', 'svc-events-v5*'],
-    deleteAfter: '1h',
-    deleteAfterMillis: HOUR,
-  },
-  {
-    id: 'stream-raw-events-policy',
-    streams: ['svc-events-raw-v5'],
-    ismPatterns: ['.ds-svc-events-raw-v5-*', 'svc-events-raw-v5*'],
-    deleteAfter: '10m',
-    deleteAfterMillis: 10 * MINUTE,
-  },
-  {
-    id: 'stream-findings-policy',
-    streams: ['svc-findings-v5-'],
-    ismPatterns: ['.ds-svc-findings-v5-*', 'svc-findings-v5*'],
-    deleteAfter: '90d',
-    deleteAfterMillis: 90 * DAY,
-  },
-  {
-    id: 'stream-metrics-policy',
-    streams: ['svc-metrics-'],
-    ismPatterns: ['.ds-svc-metrics-*', 'svc-metrics*'],
-    deleteAfter: '30d',
-    deleteAfterMillis: 30 * DAY,
-  },
-  {
-    id: 'stream-active-responses-policy',
-    streams: ['svc-active-responses'],
-    ismPatterns: ['.ds-svc-active-responses-*', 'svc-active-responses*'],
-    deleteAfter: '3d',
-    deleteAfterMillis: 3 * DAY,
-  },
-  {
-    id: 'ai-assistant-sessions-policy',
-    streams: ['svc-ai-assistant-sessions'],
-    ismPatterns: ['.ds-svc-ai-assistant-sessions-*', 'svc-ai-assistant-sessions*'],
-    deleteAfter: '7d',
-    deleteAfterMillis: 7 * DAY,
-    rolloverMinIndexAge: '1d',
-  },
+  policy('stream-events-policy', 'svc-events-v5-', '1h'),
+  policy('stream-raw-events-policy', 'svc-events-raw-v5', '10m'),
+  policy('stream-findings-policy', 'svc-findings-v5-', '90d'),
+  policy('stream-metrics-policy', 'svc-metrics-', '30d'),
+  policy('stream-active-responses-policy', 'svc-active-responses', '3d'),
+  policy('ai-assistant-sessions-policy', 'svc-ai-assistant-sessions', '7d', '1d'),
 ]
 
 export const policyById = (id: string) => LIFECYCLE_POLICIES.find((p) => p.id === id)
