@@ -252,6 +252,7 @@ interface Waiter {
  */
 export class KeyedLeases {
   private readonly queues = new Map<string, Waiter[]>()
+  private ensured = false
 
   constructor(private readonly deps: LeaseDeps & { ensureIndex: () => Promise<void> }) {}
 
@@ -329,8 +330,12 @@ export class KeyedLeases {
   private async acquire(deps: LeaseDeps, spec: LeaseSpec, options: KeyedLeaseOptions): Promise<{ held?: HeldLease; attempts: number }> {
     const sleep = deps.sleep ?? defaultSleep
     const deadline = deps.now() + options.waitMillis
-    // An index write to a missing lock index would auto-create it with dynamic mappings: make sure first.
-    await this.deps.ensureIndex()
+    // Made sure of once per node: a lock index deleted later is recreated by its index template on
+    // the next write, or (where writes do not create indices) on IndexNotFound below.
+    if (!this.ensured) {
+      await this.deps.ensureIndex()
+      this.ensured = true
+    }
     let recreated = false
     for (let attempt = 1; ; attempt++) {
       let held: HeldLease | undefined
