@@ -55,6 +55,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     now: Date.now,
     journal,
     storeFor: backend.storeFor,
+    nodeLocalStore: backend.kind === 'embedded',
   }
 
   // Every feature has one shape (routes, start, stop). Setup starts first: the others start, in

@@ -24,6 +24,11 @@ export interface Deps {
    * rights (the platform checks them). Absent in embedded mode; use `storeAs(deps, caller)`.
    */
   storeFor?: (caller: Caller) => Store
+  /**
+   * True when the store belongs to this node alone (embedded mode): node-local queues then make
+   * callers take turns without lease documents. Unset means other nodes may share the store.
+   */
+  nodeLocalStore?: boolean
 }
 
 /**

@@ -55,7 +55,8 @@ async function startService(root: string): Promise<Target> {
   const settings = new ClusterSettings(node, memoryPersistence())
   const { security } = await createSecurity({ node, dataDir, log, env: {} })
   const journal = new Journal(join(dataDir, 'journal.db'))
-  const deps: Deps = { node, settings, store, security, log, dataDir, now: Date.now, journal }
+  // As `serve` runs it on the embedded store: the node's own queue is the session gate.
+  const deps: Deps = { node, settings, store, security, log, dataDir, now: Date.now, journal, nodeLocalStore: true }
   const boot = await runBootstrap(deps)
   if (boot.status !== 'ready') throw new Error(`bootstrap ${boot.status}`)
   const app = assembleApp({ security, log, pluginRoutes: setupRoutes(deps) })
@@ -116,6 +117,8 @@ interface Figures {
   p50: number
   p99: number
   errors: number
+  /** CPU time of this process (server and clients alike) per request: steadier than req/s on a shared machine. */
+  cpuMs: number
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
@@ -124,6 +127,7 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 async function phase(clients: number, perClient: number, one: (client: number, i: number) => Promise<boolean>): Promise<Figures> {
   const latencies: number[] = []
   let errors = 0
+  const cpu = process.cpuUsage()
   const started = performance.now()
   await Promise.all(
     Array.from({ length: clients }, async (_, c) => {
@@ -135,8 +139,10 @@ async function phase(clients: number, perClient: number, one: (client: number, i
     }),
   )
   const seconds = (performance.now() - started) / 1000
+  const used = process.cpuUsage(cpu)
   latencies.sort((a, b) => a - b)
-  return { rps: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors }
+  const cpuMs = (used.user + used.system) / 1000 / latencies.length
+  return { rps: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, cpuMs }
 }
 
 async function run(target: Target): Promise<{ create: Figures; replace: Figures }> {
@@ -164,7 +170,7 @@ async function run(target: Target): Promise<{ create: Figures; replace: Figures 
 }
 
 const fmt = (f: Figures) =>
-  `${f.rps.toFixed(0).padStart(6)} req/s  p50 ${f.p50.toFixed(2).padStart(6)} ms  p99 ${f.p99.toFixed(2).padStart(7)} ms${f.errors ? `  errors ${f.errors}` : ''}`
+  `${f.rps.toFixed(0).padStart(6)} req/s  p50 ${f.p50.toFixed(2).padStart(6)} ms  p99 ${f.p99.toFixed(2).padStart(7)} ms  cpu ${f.cpuMs.toFixed(2)} ms/req${f.errors ? `  errors ${f.errors}` : ''}`
 
 /** The better of the rounds: the machine is shared, so a single round can catch someone else's fsyncs. */
 const best = (a: Figures | undefined, b: Figures) => (!a || b.rps > a.rps ? b : a)
@@ -194,6 +200,7 @@ try {
     console.log(`${op.padEnd(8)} svc-ext   ${fmt(ours)}`)
     console.log(`${op.padEnd(8)} baseline  ${fmt(base)}`)
     console.log(`${op.padEnd(8)} ratio (svc-ext / baseline req/s): ${(ours.rps / base.rps).toFixed(3)}`)
+    console.log(`${op.padEnd(8)} ratio (baseline / svc-ext CPU per request): ${(base.cpuMs / ours.cpuMs).toFixed(3)}`)
     if (ours.errors) process.exitCode = 1
   }
 } finally {

@@ -134,7 +134,20 @@ export class LeaseLost extends Error {
  * write that must not happen twice: it answers from memory while the last write is well within
  * the stale age, and otherwise reads the document (and, when renewing, renews at once).
  */
-export class ActiveLease {
+/** What work running under a lease may ask of it. */
+export interface Lease {
+  /** Whether the lease is still ours; false once it may have been stolen. */
+  stillMine(): Promise<boolean>
+  /** Throws LeaseLost unless `stillMine()`. */
+  assertMine(): Promise<void>
+}
+
+type Releasable = Lease & { release(): Promise<void> }
+
+/** The "lease" of a node whose store is its own: its queue is the only contender, so it never expires. */
+const NODE_LOCAL: Releasable = { stillMine: async () => true, assertMine: async () => {}, release: async () => {} }
+
+export class ActiveLease implements Lease {
   private current: HeldLease
   private timer: ReturnType<typeof setInterval> | undefined
   private renewing: Promise<unknown> = Promise.resolve()
@@ -238,7 +251,7 @@ export interface KeyedLeaseOptions {
 interface Waiter {
   options: KeyedLeaseOptions
   /** Runs the work; resolves with the function that hands its outcome to the caller. */
-  run: (lease: ActiveLease) => Promise<() => void>
+  run: (lease: Lease) => Promise<() => void>
   fail: (e: unknown) => void
   timer?: ReturnType<typeof setTimeout>
   started: boolean
@@ -254,9 +267,18 @@ export class KeyedLeases {
   private readonly queues = new Map<string, Waiter[]>()
   private ensured = false
 
-  constructor(private readonly deps: LeaseDeps & { ensureIndex: () => Promise<void> }) {}
+  constructor(
+    private readonly deps: LeaseDeps & {
+      ensureIndex: () => Promise<void>
+      /**
+       * The store belongs to this node alone (the embedded store): the node's queue already makes
+       * callers take turns, so no lease document is written.
+       */
+      nodeLocal?: boolean
+    },
+  ) {}
 
-  run<T>(spec: LeaseSpec, options: KeyedLeaseOptions, fn: (lease: ActiveLease) => Promise<T>): Promise<T> {
+  run<T>(spec: LeaseSpec, options: KeyedLeaseOptions, fn: (lease: Lease) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const waiter: Waiter = {
         options,
@@ -292,11 +314,13 @@ export class KeyedLeases {
       head.started = true
       clearTimeout(head.timer)
       const deps = { ...this.deps, onEvent: head.options.onEvent ?? this.deps.onEvent }
-      let lease: ActiveLease | undefined
+      let lease: Releasable = NODE_LOCAL
       try {
-        const { held, attempts } = await this.acquire(deps, spec, head.options)
-        if (!held) throw head.options.busy(attempts)
-        lease = new ActiveLease(deps, held, head.options.renew)
+        if (!this.deps.nodeLocal) {
+          const { held, attempts } = await this.acquire(deps, spec, head.options)
+          if (!held) throw head.options.busy(attempts)
+          lease = new ActiveLease(deps, held, head.options.renew)
+        }
       } catch (e) {
         queue.shift()
         head.fail(e)

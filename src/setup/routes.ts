@@ -20,7 +20,7 @@ export interface SetupServices {
   assistant: AssistantService
 }
 
-export function setupServices(deps: Pick<Deps, 'store' | 'settings' | 'now'>): SetupServices {
+export function setupServices(deps: Pick<Deps, 'store' | 'settings' | 'now' | 'nodeLocalStore'>): SetupServices {
   return { sessions: new SessionService(deps), assistant: new AssistantService(deps) }
 }
 

@@ -123,3 +123,25 @@ test('a lock index deleted by hand is recreated with its strict mapping, before 
     expect(mapping[RESOURCE_LOCKS.name].mappings).toMatchObject({ dynamic: 'strict' })
   }
 })
+
+test('on a node-local store the queue alone makes callers take turns: no overlap, no lease document', async () => {
+  const leases = new KeyedLeases({ store, now: Date.now, nodeLocal: true, ensureIndex: () => ensureIndex(store, RESOURCE_LOCKS) })
+  const s = spec(5000)
+  let inside = 0
+  let most = 0
+  let docs = 0
+  await Promise.all(
+    Array.from({ length: 20 }, () =>
+      leases.run(s, { waitMillis: 10_000, backoffMillis: 10, renew: true, handOffMillis: 2500, busy }, async (lease) => {
+        inside++
+        most = Math.max(most, inside)
+        docs += (await store.count({ index: s.index })).count
+        expect(await lease.stillMine()).toBe(true)
+        await Bun.sleep(5)
+        inside--
+      }),
+    ),
+  )
+  expect(most).toBe(1)
+  expect(docs).toBe(0)
+})

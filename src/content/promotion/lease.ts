@@ -4,7 +4,7 @@
 // a waiting promotion polls until the holder finishes.
 import { ApiError } from '../../http/errors'
 import type { Journal } from '../../journal/journal'
-import type { ActiveLease, KeyedLeases } from '../../locks/lease'
+import type { KeyedLeases, Lease } from '../../locks/lease'
 import { nameUuid } from '../hash'
 import { RESOURCE_LOCKS_INDEX } from '../indices'
 import { journalLeaseEvents } from '../locks/creation-lock'
@@ -28,7 +28,7 @@ export function withPromotionLease<T>(
   deps: PromotionLeaseDeps,
   settings: PromotionLeaseSettings,
   target: string,
-  fn: (lease: ActiveLease) => Promise<T>,
+  fn: (lease: Lease) => Promise<T>,
 ): Promise<T> {
   const spec = { index: RESOURCE_LOCKS_INDEX, id: promotionLeaseId(target), staleMillis: settings.staleMillis }
   return deps.leases.run(

@@ -8,6 +8,8 @@ export interface CreateGateDeps {
   store: Store
   now: () => number
   sleep?: (ms: number) => Promise<void>
+  /** The store is this node's alone (embedded): the in-memory queue is the whole gate, no lease document. */
+  nodeLocalStore?: boolean
 }
 
 export interface GateLimits {
@@ -22,8 +24,9 @@ export const GATE_BUSY = 'Too many concurrent session creations for this user. R
 /**
  * Serialises session creation per owner so that the count-then-write of the
  * 500 cap cannot overshoot: within a node the creates of one owner queue in
- * memory (no store traffic while waiting), across nodes a lease document per
- * owner in the resource-locks index does. Creates queued on this node while
+ * memory (no store traffic while waiting), across nodes sharing the platform a
+ * lease document per owner in the resource-locks index does (a node on its own
+ * embedded store has no other node to meet, so it writes none). Creates queued on this node while
  * the lease is held run under that same lease (for at most half its stale
  * age, then other nodes get a turn), which spares two synced writes per
  * create in a burst. Replace, rename and delete never pass through here, so
@@ -33,7 +36,7 @@ export class CreateGate {
   private readonly leases: KeyedLeases
 
   constructor(deps: CreateGateDeps) {
-    this.leases = new KeyedLeases({ ...deps, ensureIndex: () => ensureIndex(deps.store, RESOURCE_LOCKS) })
+    this.leases = new KeyedLeases({ ...deps, nodeLocal: deps.nodeLocalStore, ensureIndex: () => ensureIndex(deps.store, RESOURCE_LOCKS) })
   }
 
   run<T>(owner: string, limits: GateLimits, fn: () => Promise<T>): Promise<T> {

@@ -30,6 +30,8 @@ export interface SessionDeps {
   settings: ClusterSettings
   now: () => number
   sleep?: (ms: number) => Promise<void>
+  /** The store is this node's alone (embedded mode); see CreateGate. */
+  nodeLocalStore?: boolean
 }
 
 /** What is stored; `@timestamp` always equals `created_at` and is never returned. */
