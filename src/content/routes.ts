@@ -13,7 +13,7 @@ import type { ResourceService } from './resources/service'
 export const CONTENT_PREFIX = '/_plugins/_content_manager'
 
 /** Resource documents can carry whole KVDBs; anything larger is refused before it is buffered. */
-const RESOURCE_BODY: BodyLimit = { limit: 10 * 1024 * 1024, status: 413 }
+const RESOURCE_BODY: BodyLimit = { limit: 10 * 1024 * 1024, status: 413, kind: 'yaml' }
 const ID = /^[A-Za-z0-9_-]+$/
 
 /**

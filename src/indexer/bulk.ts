@@ -6,7 +6,8 @@
 import { OpenSearchHttpError } from '../http/errors'
 import type { BulkItemResult, BulkLine, BulkResponse } from '../store/port'
 import { badRequest, forbidden, type RequestContext } from './context'
-import { ACTIONS, refreshParam } from './documents'
+import { ACTIONS, echoesSource, refreshParam } from './documents'
+import { FILTERED_UPDATE_REASON, GET_ACTION, readFilter } from './read-gate'
 import type { IndexRouter } from './router'
 
 type Op = 'index' | 'create' | 'update' | 'delete'
@@ -119,7 +120,7 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse> {
   const started = ctx.deps.now()
   const defaultIndex = ctx.part('index')
   const limit = ctx.deps.node.values.get('http.max_body_bytes') as number
-  const items = parseBulk(await ctx.text({ limit, status: 413 }), defaultIndex)
+  const items = parseBulk(await ctx.text({ limit, status: 413, kind: 'ndjson' }), defaultIndex)
   const requireAlias = ctx.flag('require_alias', false)
   const sourceParam = ctx.str('_source')
   const includes = ctx.list('_source_includes')
@@ -127,6 +128,17 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse> {
 
   const results: Array<Partial<Record<Op, BulkItemResult>> | undefined> = new Array(items.length)
   const targets = new Map<string, string[]>()
+  const targetsOf = async (name: string) => {
+    if (!targets.has(name)) targets.set(name, await ctx.writeTargets(name))
+    return targets.get(name)!
+  }
+  // As the platform's security plugin refuses a shard's bulk that holds an update where the
+  // caller's reads are DLS-filtered: every item of such an index fails, nothing is applied.
+  const filteredUpdates = new Set<string>()
+  for (const item of items) {
+    if (item.op !== 'update' || filteredUpdates.has(item.index)) continue
+    for (const index of await targetsOf(item.index)) if ((await readFilter(ctx, [index])) !== undefined) filteredUpdates.add(item.index)
+  }
   const aliasCheck = new Map<string, boolean>()
   const lines: BulkLine[] = []
   const sent: number[] = []
@@ -165,12 +177,16 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse> {
         continue
       }
     }
-    if (!targets.has(item.index)) targets.set(item.index, await ctx.writeTargets(item.index))
+    const itemTargets = await targetsOf(item.index)
     try {
-      ctx.deps.security.authorizeIndices(ctx.caller, WRITE_ACTION[item.op], targets.get(item.index)!)
+      ctx.deps.security.authorizeIndices(ctx.caller, WRITE_ACTION[item.op], itemTargets)
     } catch {
       const denied = forbidden(WRITE_ACTION[item.op], ctx.caller)
       results[n] = itemError(item, 403, denied.type, denied.reason)
+      continue
+    }
+    if (filteredUpdates.has(item.index)) {
+      results[n] = itemError(item, 403, 'security_exception', FILTERED_UPDATE_REASON)
       continue
     }
     const meta: Record<string, unknown> = { ...item.meta, _index: item.index }
@@ -182,6 +198,13 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse> {
       const wanted =
         meta._source ?? sourceParam ?? (includes || excludes ? { includes: includes ?? [], excludes: excludes ?? [] } : undefined)
       delete meta._source
+      // The answer would carry the document: the caller must be allowed to read it.
+      const echoed = source?._source ?? wanted
+      if (echoesSource(echoed) && !mayRead(ctx, itemTargets)) {
+        const denied = forbidden(GET_ACTION, ctx.caller)
+        results[n] = itemError(item, 403, denied.type, denied.reason)
+        continue
+      }
       if (wanted !== undefined && source && source._source === undefined) {
         source = {
           ...source,
@@ -206,6 +229,15 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse> {
     took: Math.max(took, ctx.deps.now() - started),
     errors: out.some((r) => Object.values(r).some((v) => v && (v.error !== undefined || v.status >= 400))),
     items: out,
+  }
+}
+
+function mayRead(ctx: RequestContext, indices: string[]): boolean {
+  try {
+    ctx.deps.security.authorizeIndices(ctx.caller, GET_ACTION, indices)
+    return true
+  } catch {
+    return false
   }
 }
 
