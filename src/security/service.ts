@@ -62,8 +62,8 @@ export class SecurityService implements Security {
   )
   private readonly dls = new DlsFilters()
   private dummyHash?: { gen: Generation; hash: Promise<string> }
-  /** Counters for operators and tests: how often bcrypt ran and how often the cache answered. */
-  readonly stats = { verifications: 0, cacheHits: 0 }
+  /** Counters for operators and tests: how often bcrypt ran, how often the cache answered, most checks at once. */
+  readonly stats = { verifications: 0, cacheHits: 0, peakConcurrentChecks: 0 }
 
   constructor(
     private gen: Generation,
@@ -205,6 +205,7 @@ export class SecurityService implements Security {
     const hash = user?.hash ?? (await this.dummy(gen))
     const ok = await this.hashChecks.run(async () => {
       this.stats.verifications++
+      this.stats.peakConcurrentChecks = Math.max(this.stats.peakConcurrentChecks, this.hashChecks.active)
       return passwordMatches(creds?.password ?? '', hash)
     })
     if (!creds || !user || !ok) return undefined
