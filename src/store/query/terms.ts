@@ -140,7 +140,9 @@ export function documentFetchingClause(body: unknown): string | undefined {
     }
     if (!isObject(v)) continue
     for (const [key, child] of Object.entries(v)) {
-      if (key === 'terms' && isObject(child) && termFields(child).some(([, x]) => isObject(x) && !Array.isArray(x))) return 'terms lookup'
+      // A terms aggregation has object members too (`include`, `order`): a lookup names a document.
+      if (key === 'terms' && isObject(child) && termFields(child).some(([, x]) => isObject(x) && ('index' in x || 'id' in x)))
+        return 'terms lookup'
       if (key === 'indexed_shape') return key
       if (key === 'more_like_this' && isObject(child) && [child.like, child.unlike].flat().some((x) => isObject(x) && '_id' in x))
         return key
