@@ -114,6 +114,28 @@ describe('item 1: one gate for every read', () => {
     expect((await s.request('GET', '/notes/_doc/a1', { user: bob })).status).toBe(404)
   })
 
+  test("another user's AI assistant transcript cannot be looked up by session id", async () => {
+    const transcript = 'TRANSCRIPT-of-alice-9d2e'
+    await s.request('PUT', '/logs-1/_doc/4?refresh=true', { body: { ts: '2024-01-04T00:00:00Z', user: transcript } })
+    const created = await s.request('POST', '/_plugins/_setup/ai_assistant/sessions', {
+      user: alice,
+      body: { title: 'private', messages: [{ role: 'user', content: transcript }] },
+    })
+    expect(created.status).toBeLessThan(300)
+    const id = (created.body as any).id as string
+    const probe = (user: typeof alice) =>
+      s.request('POST', '/logs-1/_search', {
+        user,
+        body: { query: { terms: { user: lookup('svc-ai-assistant-sessions', id, 'messages.content') } } },
+      })
+    const r = await probe(bob)
+    expect(r.status).toBe(200)
+    expect((r.body as any).hits.hits).toEqual([])
+    expect(r.text).not.toContain(transcript)
+    // The owner's own lookup finds it: the gate applies the sessions filter, not a blanket refusal.
+    expect(((await probe(alice)).body as any).hits.hits.map((h: any) => h._id)).toEqual(['4'])
+  })
+
   test('a terms lookup on an index the caller may not read is a 403; the admin (read on every index) still looks up', async () => {
     const r = await s.request('POST', '/logs-1/_count', {
       user: carol,
