@@ -10,7 +10,7 @@ import type { InternalUser } from './config-schema'
 import { FailureLimiter } from './failure-limiter'
 import { ExpiringLru } from './lru'
 import type { Identity, Policy } from './policy'
-import { Semaphore } from './semaphore'
+import { Semaphore } from '../http/semaphore'
 import { own } from '../store/own'
 
 export interface AuthSettings {

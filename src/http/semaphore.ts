@@ -1,7 +1,7 @@
 /**
  * A counting semaphore with a bounded queue: at most `slots` tasks run at once, at most
  * `maxWaiting` wait, and any more are refused at once (`run` rejects with `refuse()`), so a
- * flood of requests costs neither CPU (the tasks are bcrypt checks) nor unbounded memory.
+ * flood of requests costs neither unbounded CPU (bcrypt checks, logtest runs) nor memory.
  */
 export class Semaphore {
   private running = 0
@@ -16,6 +16,11 @@ export class Semaphore {
   /** Tasks running now (for tests and operators). */
   get active(): number {
     return this.running
+  }
+
+  /** Tasks waiting for a slot. */
+  get queued(): number {
+    return this.waiting.length
   }
 
   async run<T>(task: () => Promise<T>): Promise<T> {
