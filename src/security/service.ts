@@ -106,17 +106,7 @@ export class SecurityService implements Security {
       this.stats.cacheHits++
       return hit.caller ? { ...hit.caller } : this.callerOf(hit.identity, gen, address)
     }
-    // Counted before bcrypt runs: parallel guesses beyond the limit are refused without costing a check.
-    const wait = this.limiter.begin(address)
-    if (wait > 0) throw tooManyFailures(wait)
-    let identity: Identity | undefined
-    try {
-      identity = await this.verify(header, key, gen)
-    } catch (e) {
-      this.limiter.finish(address, false)
-      throw e
-    }
-    this.limiter.finish(address, identity === undefined)
+    const identity = await this.verify(header, key, gen, address)
     if (!identity) {
       this.log.info('authentication failed', { remote_address: address })
       throw unauthorized('Invalid credentials.')
@@ -187,14 +177,29 @@ export class SecurityService implements Security {
     return this.gen.policy.hasIndex(identity, caller.roles, action, index)
   }
 
-  /** Runs bcrypt once for concurrent first requests with the same header. */
-  private verify(header: string, key: string, gen: Generation): Promise<Identity | undefined> {
-    let pending = this.inflight.get(key)
-    if (!pending) {
-      pending = this.check(header, gen).finally(() => this.inflight.delete(key))
-      this.inflight.set(key, pending)
-    }
-    return pending
+  /**
+   * Runs bcrypt once for concurrent first requests with the same header. A new check is counted
+   * by the failure limiter before it starts, so parallel guesses beyond the limit are refused
+   * without costing one; requests that join a running check cost nothing and are not counted.
+   */
+  private verify(header: string, key: string, gen: Generation, address: string | undefined): Promise<Identity | undefined> {
+    const running = this.inflight.get(key)
+    if (running) return running
+    const wait = this.limiter.begin(address)
+    if (wait > 0) return Promise.reject(tooManyFailures(wait))
+    const pending = this.check(header, gen).then(
+      (identity) => {
+        this.limiter.finish(address, identity === undefined)
+        return identity
+      },
+      (e: unknown) => {
+        this.limiter.finish(address, false)
+        throw e
+      },
+    )
+    const shared = pending.finally(() => this.inflight.delete(key))
+    this.inflight.set(key, shared)
+    return shared
   }
 
   private async check(header: string, gen: Generation): Promise<Identity | undefined> {
