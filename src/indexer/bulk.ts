@@ -6,8 +6,8 @@
 import { OpenSearchHttpError } from '../http/errors'
 import type { BulkItemResult, BulkLine, BulkResponse } from '../store/port'
 import { badRequest, forbidden, type RequestContext } from './context'
-import { ACTIONS, echoesSource, refreshParam } from './documents'
-import { FILTERED_UPDATE_REASON, GET_ACTION, readFilter } from './read-gate'
+import { ACTIONS, refreshParam } from './documents'
+import { echoesSource, filteredUpdate, GET_ACTION, mayRead, readsFiltered } from './read-gate'
 import type { IndexRouter } from './router'
 
 type Op = 'index' | 'create' | 'update' | 'delete'
@@ -133,11 +133,16 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse> {
     return targets.get(name)!
   }
   // As the platform's security plugin refuses a shard's bulk that holds an update where the
-  // caller's reads are DLS-filtered: every item of such an index fails, nothing is applied.
-  const filteredUpdates = new Set<string>()
+  // caller's reads are DLS-filtered: every item on such an index fails, nothing is applied there.
+  const refusedIndices = new Set<string>()
+  const judged = new Set<string>()
   for (const item of items) {
-    if (item.op !== 'update' || filteredUpdates.has(item.index)) continue
-    for (const index of await targetsOf(item.index)) if ((await readFilter(ctx, [index])) !== undefined) filteredUpdates.add(item.index)
+    if (item.op !== 'update') continue
+    for (const index of await targetsOf(item.index)) {
+      if (judged.has(index)) continue
+      judged.add(index)
+      if (await readsFiltered(ctx, [index])) refusedIndices.add(index)
+    }
   }
   const aliasCheck = new Map<string, boolean>()
   const lines: BulkLine[] = []
@@ -185,8 +190,9 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse> {
       results[n] = itemError(item, 403, denied.type, denied.reason)
       continue
     }
-    if (filteredUpdates.has(item.index)) {
-      results[n] = itemError(item, 403, 'security_exception', FILTERED_UPDATE_REASON)
+    if (itemTargets.some((index) => refusedIndices.has(index))) {
+      const refused = filteredUpdate()
+      results[n] = itemError(item, 403, refused.type, refused.reason)
       continue
     }
     const meta: Record<string, unknown> = { ...item.meta, _index: item.index }
@@ -229,15 +235,6 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse> {
     took: Math.max(took, ctx.deps.now() - started),
     errors: out.some((r) => Object.values(r).some((v) => v && (v.error !== undefined || v.status >= 400))),
     items: out,
-  }
-}
-
-function mayRead(ctx: RequestContext, indices: string[]): boolean {
-  try {
-    ctx.deps.security.authorizeIndices(ctx.caller, GET_ACTION, indices)
-    return true
-  } catch {
-    return false
   }
 }
 

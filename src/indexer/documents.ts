@@ -4,7 +4,7 @@
 import { UpdateBody, type GetParams, type IndexParams, type Refresh, type Source, type WriteResponse } from '../store/port'
 import { OpenSearchHttpError } from '../http/errors'
 import { badRequest, type RequestContext } from './context'
-import { GET_ACTION, guardUpdate, readDocument } from './read-gate'
+import { echoesSource, GET_ACTION, guardUpdate, readDocument } from './read-gate'
 import { Reply, type IndexRouter } from './router'
 
 export const ACTIONS = {
@@ -168,11 +168,6 @@ async function updateDoc(ctx: RequestContext): Promise<Reply> {
     ...(refresh !== undefined ? { refresh } : {}),
   })
   return written(res)
-}
-
-/** Whether an update's `_source` option makes the answer carry the document (`get`). */
-export function echoesSource(option: unknown): boolean {
-  return option !== undefined && option !== false && option !== 'false'
 }
 
 async function deleteDoc(ctx: RequestContext): Promise<Reply> {

@@ -76,13 +76,34 @@ export async function searchQuery(ctx: RequestContext, query: Query | undefined,
   return withFilter(await resolveLookups(ctx, query), await readFilter(ctx, indices))
 }
 
+/** True when the caller's reads of any of the indices are filtered (DLS or a feature's filter). */
+export async function readsFiltered(ctx: RequestContext, indices: string[]): Promise<boolean> {
+  for (const index of indices) if ((await readFilter(ctx, [index])) !== undefined) return true
+  return false
+}
+
+/** True when the caller may read documents of every one of the indices (system-index rule included). */
+export function mayRead(ctx: RequestContext, indices: string[]): boolean {
+  try {
+    ctx.deps.security.authorizeIndices(ctx.caller, GET_ACTION, indices)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Whether an update's `_source` option makes the answer carry the document (`get`). */
+export function echoesSource(option: unknown): boolean {
+  return option !== undefined && option !== false && option !== 'false'
+}
+
 /**
  * Checks an update on `indices` before anything is applied: refused (403) when the caller's
  * reads of any of them are filtered, and, when the answer is to carry the document (`echoes`),
  * the caller must also be allowed to read it.
  */
 export async function guardUpdate(ctx: RequestContext, indices: string[], echoes: boolean): Promise<void> {
-  if ((await readFilter(ctx, indices)) !== undefined) throw filteredUpdate()
+  if (await readsFiltered(ctx, indices)) throw filteredUpdate()
   if (echoes) ctx.deps.security.authorizeIndices(ctx.caller, GET_ACTION, indices)
 }
 
