@@ -193,6 +193,19 @@ describe('item 1: one gate for every read', () => {
     expect((admin.body as any)._source.owner).toBe('alice')
   })
 
+  test('where reads are not filtered, an update still echoes the document', async () => {
+    const r = await s.request('POST', '/notes/_update/b1?_source=true', { body: { doc: {} } })
+    expect(r.status).toBe(200)
+    expect((r.body as any).get._source).toEqual({ owner: 'bob', text: 'bob-note' })
+  })
+
+  test('aggregations count only what the caller may read', async () => {
+    const r = await s.request('POST', '/notes/_search', { user: bob, body: { size: 0, aggs: { owners: { terms: { field: 'owner' } } } } })
+    expect(r.status).toBe(200)
+    expect((r.body as any).aggregations.owners.buckets).toEqual([{ key: 'bob', doc_count: 1 }])
+    expect(r.text).not.toContain('alice')
+  })
+
   test('an update that would echo the document needs read rights on it; without _source it is a write like any other', async () => {
     const echoed = await s.request('POST', '/drop/_update/d1?_source=true', { user: carol, body: { doc: {} } })
     expect(echoed.status).toBe(403)
