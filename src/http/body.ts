@@ -11,10 +11,11 @@ import { ApiError } from './errors'
 export type BodyKind = 'json' | 'ndjson' | 'yaml'
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json$/
+const YAML_TYPES = new Set(['application/yaml', 'text/yaml', 'application/x-yaml'])
 const MEDIA_TYPES: Record<BodyKind, (mediaType: string) => boolean> = {
   json: (t) => JSON_TYPE.test(t),
   ndjson: (t) => t === 'application/x-ndjson' || JSON_TYPE.test(t),
-  yaml: (t) => t === 'application/yaml' || t === 'text/yaml' || t === 'application/x-yaml' || JSON_TYPE.test(t),
+  yaml: (t) => YAML_TYPES.has(t) || JSON_TYPE.test(t),
 }
 const ANY_KIND = Object.keys(MEDIA_TYPES) as BodyKind[]
 
@@ -37,6 +38,16 @@ export function carriesBody(request: Request): boolean {
   return request.headers.has('transfer-encoding')
 }
 
+/** The media type of the request's Content-Type (lower case, parameters dropped), if any. */
+function mediaTypeOf(request: Request): string | undefined {
+  return request.headers.get('content-type')?.split(';', 1)[0]!.trim().toLowerCase()
+}
+
+/** True when the body is declared as YAML (routes of the `yaml` kind parse JSON otherwise). */
+export function sentAsYaml(request: Request): boolean {
+  return YAML_TYPES.has(mediaTypeOf(request) ?? '')
+}
+
 /**
  * The Content-Type header when the request carries a body of a type none of `kinds` accepts;
  * undefined when it is acceptable, absent, or there is no body (as OpenSearch, which checks
@@ -45,7 +56,7 @@ export function carriesBody(request: Request): boolean {
 export function refusedContentType(request: Request, kinds: BodyKind[] = ANY_KIND): string | undefined {
   const header = request.headers.get('content-type')
   if (header === null || !carriesBody(request)) return undefined
-  const mediaType = header.split(';', 1)[0]!.trim().toLowerCase()
+  const mediaType = mediaTypeOf(request)!
   return kinds.some((k) => MEDIA_TYPES[k](mediaType)) ? undefined : header
 }
 

@@ -82,4 +82,14 @@ describe('plugin routes', () => {
     expect((await send('POST', rules, rule, 'text/plain')).status).toBe(406)
     expect((await send('POST', SESSIONS, 'title: x\n', 'application/yaml')).status).toBe(406)
   })
+
+  test('Content Manager: YAML for decoders, KVDBs and filters only; other resources are JSON', async () => {
+    const kvdb = 'integration: none\nresource: {title: t}\n'
+    for (const type of ['application/yaml', 'text/yaml', 'application/json']) {
+      const r = await send('POST', '/_plugins/_content_manager/kvdbs', kvdb, type)
+      expect({ type, status: r.status }).not.toEqual({ type, status: 406 })
+    }
+    expect((await send('POST', '/_plugins/_content_manager/rules', kvdb, 'application/yaml')).status).toBe(406)
+    expect((await send('POST', '/_plugins/_content_manager/kvdbs', kvdb, 'text/plain')).status).toBe(406)
+  })
 })
