@@ -5,7 +5,8 @@
  * (both in `Security.authorizeIndices`) and document-level security plus the features' read
  * filters (`readFilter`):
  *
- * - single documents (`_doc`, `_source`, and later `_mget`): `readDocument`;
+ * - single documents (`_doc`, `_source`): `readDocument`; several in one request (`_mget`):
+ *   `authorizeRead` per index, then `filteredGet`;
  * - documents fetched from inside a query (terms lookups): `resolveLookups`, before the store
  *   sees the query, so the store's own (service) reads never serve a caller;
  * - searches, counts, PIT searches and their aggregations: `authorizeSearch` + `searchQuery`;
@@ -39,7 +40,15 @@ export async function authorizeRead(ctx: RequestContext, name: string, action = 
  * index (system indices included), `found: false` when the caller's filter hides it.
  */
 export async function readDocument(ctx: RequestContext, params: GetParams, action = GET_ACTION): Promise<GetResponse> {
-  const index = await authorizeRead(ctx, params.index, action)
+  return filteredGet(ctx, await authorizeRead(ctx, params.index, action), params)
+}
+
+/**
+ * The second half of `readDocument`, for routes that authorized the concrete `index` already
+ * (several documents in one request): the get, answered as not found when the caller's filter
+ * hides the document.
+ */
+export async function filteredGet(ctx: RequestContext, index: string, params: GetParams): Promise<GetResponse> {
   const res = await ctx.store.get(params)
   if (!res.found) return res
   const filter = await readFilter(ctx, [index])
