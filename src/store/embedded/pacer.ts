@@ -8,7 +8,6 @@ export const SLICE_MS = 5
 export class Pacer {
   private sliceStart = performance.now()
   private readonly deadline: number
-  private calls = 0
   timedOut = false
 
   /** `timeoutMs` < 0 or undefined: no deadline (OpenSearch's default `-1`). */
@@ -19,10 +18,10 @@ export class Pacer {
     this.deadline = timeoutMs === undefined || timeoutMs < 0 ? Infinity : this.sliceStart + timeoutMs
   }
 
-  /** Cheap enough per document: reads the clock every 16 calls. */
+  /** Called per document: one clock read (tens of ns, against microseconds of parsing a row). */
   due(): boolean {
-    if ((++this.calls & 15) !== 0) return false
-    return performance.now() - this.sliceStart >= this.sliceMs || performance.now() >= this.deadline
+    const now = performance.now()
+    return now - this.sliceStart >= this.sliceMs || now >= this.deadline
   }
 
   /** Yield to the event loop; answers false once the deadline has passed (the caller stops there). */

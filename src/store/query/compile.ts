@@ -168,6 +168,8 @@ export function leafParts(
   return { field, params, name }
 }
 
+const COMPOUND = new Set(['bool', 'constant_score', 'nested', 'dis_max'])
+
 const clauses = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
 
 class Compiler {
@@ -185,7 +187,6 @@ class Compiler {
 
   node(q: unknown): Test {
     if (!isObject(q)) throw new ParsingError('query malformed, must start with start_object')
-    this.clauses?.spend(1)
     const keys = Object.keys(q)
     if (keys.length !== 1)
       throw new ParsingError(
@@ -195,6 +196,8 @@ class Compiler {
       )
     const type = keys[0]
     const body = q[type]
+    // Lucene counts leaf queries towards maxClauseCount, not the compound ones holding them.
+    if (!COMPOUND.has(type)) this.clauses?.spend(1)
     let name: string | undefined
     let test: Test
     switch (type) {
