@@ -59,13 +59,18 @@ interface SortField {
   mode?: string
 }
 
+/**
+ * A candidate hit, kept until the page is known: its `_source` already filtered and its named
+ * queries already matched, so that neither the stored text nor the whole parsed document stays
+ * alive (a 4 MiB transcript is held once per search only while it is being evaluated).
+ */
 interface Entry {
   key: SortValue[]
   rid: number
   target: SearchTarget
-  compiled: CompiledQuery
-  row: Row
-  source: Record<string, unknown>
+  row: Omit<Row, 'src'>
+  source: Record<string, unknown> | undefined
+  names?: string[]
 }
 
 const SHARDS = { total: 1, successful: 1, skipped: 0, failed: 0 }
@@ -96,6 +101,17 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
   const hasAggs = aggs.size > 0
   const window = from + size
   const spec = sourceSpec(body._source)
+  const keep = (key: SortValue[], row: Row, target: SearchTarget, compiled: CompiledQuery, source: Record<string, unknown>): Entry => {
+    const e: Entry = {
+      key,
+      rid: row.rid,
+      target,
+      row: { rid: row.rid, id: row.id, seq: row.seq, ver: row.ver },
+      source: filterSource(source, spec),
+    }
+    if (compiled.named.length > 0) e.names = matchedNames(compiled.named, new DocView(source, row.id, target.name))
+    return e
+  }
 
   // Paging by `_seq_no` without totals (how detectors read what is new): rows at or before the
   // search_after key, and rows after the last seq_no of an already full window, cannot be hits,
@@ -132,7 +148,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
             if (pace.due() && !(await pace.pause())) break scan
             const source = JSON.parse(row.src) as Record<string, unknown>
             if (!compiled.test(new DocView(source, row.id, target.name))) continue
-            entries.push({ key: [row.seq], rid: row.rid, target, compiled, row, source })
+            entries.push(keep([row.seq], row, target, compiled, source))
             if (++taken >= window) break
           }
         total += exact
@@ -146,7 +162,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
       if (need > 0)
         for (const row of target.rows(query, need)) {
           const source = JSON.parse(row.src) as Record<string, unknown>
-          entries.push({ key: [], rid: row.rid, target, compiled, row, source })
+          entries.push(keep([], row, target, compiled, source))
         }
       total += exact
       if (entries.length >= window && total > trackLimit) break
@@ -166,11 +182,11 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
       // Documents before the search_after key still count as hits, as in OpenSearch.
       if (afterKey && compareKeys(key, afterKey, sort) <= 0) continue
       if (!sorted) {
-        if (entries.length < window) entries.push({ key, rid: row.rid, target, compiled, row, source })
+        if (entries.length < window) entries.push(keep(key, row, target, compiled, source))
         else if (!hasAggs && total > trackLimit) break scan
         continue
       }
-      entries.push({ key, rid: row.rid, target, compiled, row, source })
+      entries.push(keep(key, row, target, compiled, source))
       if (entries.length >= Math.max(2 * window, 1024)) compact()
     }
     if (!sorted && !hasAggs && window === 0 && total > trackLimit) break
@@ -185,13 +201,9 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
       hit._seq_no = e.row.seq
       hit._primary_term = 1
     }
-    const src = filterSource(e.source, spec)
-    if (src !== undefined) hit._source = src
+    if (e.source !== undefined) hit._source = e.source
     if (sort.length > 0 && (sorted || after)) hit.sort = e.key.map((v) => (v === undefined ? null : v))
-    if (e.compiled.named.length > 0) {
-      const names = matchedNames(e.compiled.named, new DocView(e.source, e.row.id, e.target.name))
-      if (names.length > 0) hit.matched_queries = names
-    }
+    if (e.names && e.names.length > 0) hit.matched_queries = e.names
     return hit
   })
 

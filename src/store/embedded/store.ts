@@ -124,6 +124,13 @@ export const DEFAULT_SEARCH_LIMITS: SearchLimits = {
 
 /** Rows read per statement: no SQLite cursor stays open while a search yields the event loop. */
 const PAGE = 256
+/**
+ * Sources longer than this (characters) are not read with their page: each is read when the
+ * search reaches its row, so that a page holding a 4 MiB transcript does not keep it alive in
+ * every concurrent search while they take turns.
+ */
+const INLINE_SOURCE = 65_536
+const ROW_COLS = `rid, id, seq, ver, CASE WHEN length(src) > ${INLINE_SOURCE} THEN NULL ELSE src END AS src`
 
 /** The OpenSearch version whose behaviour and version id we report. */
 export const OPENSEARCH_VERSION_ID = '137277827' // 3.6.0
@@ -1344,7 +1351,7 @@ export class EmbeddedStore implements Store {
   }
 
   private rowsSql(meta: IndexMeta, query: unknown, limit?: number, afterRid?: number): { sql: string; params: Array<string | number> } {
-    const cols = 'rid, id, seq, ver, src'
+    const cols = ROW_COLS
     const plan = this.plan(meta, query)
     const tail = limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(limit))}`
     const [lo, hi] = ridRange(meta.ix)
@@ -1365,7 +1372,7 @@ export class EmbeddedStore implements Store {
   /** Candidate rows in `_seq_no` order after a seq_no: a range of the `docs_seq` index. */
   private seqSql(meta: IndexMeta, query: unknown, order: 1 | -1, after?: number): { sql: string; params: Array<string | number> } {
     const plan = this.plan(meta, query)
-    let sql = 'SELECT rid, id, seq, ver, src FROM docs WHERE ix = ?'
+    let sql = `SELECT ${ROW_COLS} FROM docs WHERE ix = ?`
     const params: Array<string | number> = [meta.ix]
     if (after !== undefined && Number.isFinite(after)) {
       sql += order === 1 ? ' AND seq > ?' : ' AND seq < ?'
@@ -1386,11 +1393,30 @@ export class EmbeddedStore implements Store {
     let after: number | undefined
     for (;;) {
       const { sql, params } = sqlAfter(after)
-      const page = this.db.query(`${sql} LIMIT ${PAGE}`).all(...params) as Row[]
+      const page = this.withSources(this.db.query(`${sql} LIMIT ${PAGE}`).all(...params) as Row[])
       yield* page
       if (page.length < PAGE) return
       after = key(page[page.length - 1])
     }
+  }
+
+  /** Large sources (left out of the page, see INLINE_SOURCE) are read when the row is used, each time. */
+  private withSources(rows: Row[]): Row[] {
+    for (const row of rows) {
+      if (row.src !== null) continue
+      const { rid, seq } = row
+      Object.defineProperty(row, 'src', {
+        get: () =>
+          (
+            this.db
+              .query(
+                'SELECT src FROM docs WHERE rid = ? AND seq = ? UNION ALL SELECT src FROM pit_history WHERE rid = ? AND seq = ? LIMIT 1',
+              )
+              .get(rid, seq, rid, seq) as { src: string } | null
+          )?.src ?? '{}',
+      })
+    }
+    return rows
   }
 
   private exactCount(meta: IndexMeta, query: unknown): number | undefined {
@@ -1413,7 +1439,7 @@ export class EmbeddedStore implements Store {
           // A bounded page is fetched in one call; open-ended reads go page by page.
           if (limit !== undefined) {
             const { sql, params } = this.rowsSql(meta, query, limit)
-            return this.db.query(sql).all(...params) as Row[]
+            return this.withSources(this.db.query(sql).all(...params) as Row[])
           }
           return this.paged(
             (after) => this.rowsSql(meta, query, undefined, after),
@@ -1572,8 +1598,8 @@ export class EmbeddedStore implements Store {
         const from = Math.max(lo, (after ?? lo - 1) + 1)
         return {
           sql:
-            'SELECT rid, id, seq, ver, src FROM docs WHERE rid BETWEEN ? AND ? AND seq <= ? ' +
-            'UNION ALL SELECT rid, id, seq, ver, src FROM pit_history WHERE rid BETWEEN ? AND ? AND seq <= ? AND gone > ? ORDER BY rid',
+            `SELECT ${ROW_COLS} FROM docs WHERE rid BETWEEN ? AND ? AND seq <= ? ` +
+            `UNION ALL SELECT ${ROW_COLS} FROM pit_history WHERE rid BETWEEN ? AND ? AND seq <= ? AND gone > ? ORDER BY rid`,
           params: [from, hi, t.seq, from, hi, t.seq, t.seq],
         }
       },
