@@ -1,6 +1,6 @@
 /**
  * What an event must contain for a compiled rule (a query-DSL tree) to possibly match: a
- * disjunction of atoms, each a necessary-condition fragment about one field's values — the field
+ * few clauses that must all hold, each a disjunction of atoms about one field's values — the field
  * is present, one of its folded keyword values equals a literal, or contains one. The tree is
  * read generically: every node or leaf this file does not understand (regexp, range, anything a
  * newer compiler emits) yields "no requirement", so the rule is always checked and results stay
@@ -13,8 +13,16 @@ import { minimumShouldMatch } from '../../../store/query/compile'
 export type Atom =
   { kind: 'present'; path: string } | { kind: 'equals'; path: string; value: string } | { kind: 'contains'; path: string; value: string }
 
-/** `undefined`: no requirement (always check). An empty list: can never match. */
-export type Requirement = Atom[] | undefined
+/** Any one of its atoms must hold. An empty clause can never hold. */
+export type Clause = Atom[]
+/**
+ * All of its clauses must hold (a conjunction of disjunctions). No clause: no requirement
+ * (always check); an empty clause: the rule can never match.
+ */
+export type Requirement = Clause[]
+
+/** Clauses kept per rule: enough to make `a and b and c` selective, few enough to stay cheap. */
+export const MAX_CLAUSES = 3
 
 export type Types = ReadonlyMap<string, FieldSpec> | undefined
 
@@ -27,53 +35,58 @@ export function normaliseTypes(t: FieldTypes | undefined): Types {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
+const ALWAYS: Requirement = []
+const NEVER: Requirement = [[]]
 
 /** The requirement of a query; any surprise in its shape means "always check". */
 export function requirementOf(query: unknown, types: Types): Requirement {
   try {
     return node(query, types)
   } catch {
-    return undefined
+    return ALWAYS
   }
 }
 
 /** Lower is more selective: an exact value beats a substring, which beats mere presence. */
-export function score(r: Requirement): number {
-  if (r === undefined) return Infinity
+export function score(c: Clause): number {
   let n = 0
-  for (const a of r) n += a.kind === 'equals' ? 1 : a.kind === 'contains' ? (a.value.length >= 3 ? 2 : 6) : 20
+  for (const a of c) n += a.kind === 'equals' ? 1 : a.kind === 'contains' ? (a.value.length >= 3 ? 2 : 6) : 20
   return n
 }
 
-/** All of them must hold: the most selective one is enough to filter on. */
+/** All of them must hold: their clauses together, the most selective ones kept. */
 function all(rs: Requirement[]): Requirement {
-  let best: Requirement
-  for (const r of rs) if (score(r) < score(best)) best = r
-  return best
+  const clauses = rs.flat()
+  if (clauses.some((c) => c.length === 0)) return NEVER
+  return clauses
+    .map((c) => [score(c), c] as const)
+    .sort((a, b) => a[0] - b[0])
+    .slice(0, MAX_CLAUSES)
+    .map(([, c]) => c)
 }
 
-/** Any of them may hold: each one's atoms are candidates; one unconstrained child frees the whole. */
+/** Any of them may hold: one clause, the union of each one's best clause; an unconstrained one frees the whole. */
 function any(rs: Requirement[]): Requirement {
   const out: Atom[] = []
   for (const r of rs) {
-    if (r === undefined) return undefined
-    out.push(...r)
+    if (r.length === 0) return ALWAYS
+    out.push(...r[0])
   }
-  return out
+  return [out]
 }
 
 function node(q: unknown, types: Types): Requirement {
-  if (!isObject(q)) return undefined
+  if (!isObject(q)) return ALWAYS
   const keys = Object.keys(q)
-  if (keys.length !== 1) return undefined
+  if (keys.length !== 1) return ALWAYS
   const type = keys[0]
   const body = q[type]
-  if (!isObject(body)) return undefined
+  if (!isObject(body)) return ALWAYS
   switch (type) {
     case 'bool':
       return bool(body, types)
     case 'match_none':
-      return []
+      return NEVER
     case 'constant_score':
       return node(body.filter, types)
     case 'nested':
@@ -81,7 +94,7 @@ function node(q: unknown, types: Types): Requirement {
     case 'dis_max':
       return any(list(body.queries).map((x) => node(x, types)))
     case 'exists':
-      return typeof body.field === 'string' ? exists(body.field, types) : undefined
+      return typeof body.field === 'string' ? exists(body.field, types) : ALWAYS
     case 'term':
     case 'terms':
     case 'wildcard':
@@ -94,7 +107,7 @@ function node(q: unknown, types: Types): Requirement {
     case 'match_bool_prefix':
       return leaf(type, body, types)
     default:
-      return undefined
+      return ALWAYS
   }
 }
 
@@ -103,7 +116,7 @@ function bool(body: Record<string, unknown>, types: Types): Requirement {
   const should = list(body.should)
   const defaultMsm = should.length > 0 && must.length === 0 ? 1 : 0
   const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, should.length)
-  if (msm > should.length) return []
+  if (msm > should.length) return NEVER
   if (msm > 0) must.push(any(should.map((x) => node(x, types))))
   return all(must)
 }
@@ -122,28 +135,30 @@ function resolve(name: string, types: Types): { paths: string[]; kind: string } 
 const META = new Set(['_id', '_index', '_seq_no', '_version', '_primary_term', '_source'])
 
 function exists(name: string, types: Types): Requirement {
-  if (META.has(name)) return undefined
+  if (META.has(name)) return ALWAYS
   const f = resolve(name, types)
   // An unmapped object field exists through its sub-fields: not worth modelling.
-  if (!f) return undefined
-  return f.paths.map((path) => ({ kind: 'present', path }))
+  if (!f) return ALWAYS
+  return [f.paths.map((path) => ({ kind: 'present', path }))]
 }
 
 function leaf(type: string, body: Record<string, unknown>, types: Types): Requirement {
   const fields = Object.keys(body).filter((k) => k !== '_name' && k !== 'boost' && k !== 'value_type')
-  if (fields.length !== 1 || META.has(fields[0])) return undefined
+  if (fields.length !== 1 || META.has(fields[0])) return ALWAYS
   const f = resolve(fields[0], types)
-  if (!f) return [] // unmapped in a mapped index: the leaf matches nothing
+  if (!f) return NEVER // unmapped in a mapped index: the leaf matches nothing
   const raw = body[fields[0]]
   const params = isObject(raw) ? raw : { value: raw }
-  const present = (): Atom[] => f.paths.map((path) => ({ kind: 'present', path }))
+  const present = (): Requirement => [f.paths.map((path) => ({ kind: 'present', path }))]
   // Text fields compare analysed tokens, numbers and dates compare parsed values: presence only.
   if (f.kind !== 'keyword' && f.kind !== 'auto') return present()
   const literals = literalsOf(type, params, raw)
   if (literals === undefined) return present()
-  return f.paths.flatMap((path) =>
-    literals.map((l): Atom => (l.value === '' && l.kind === 'contains' ? { kind: 'present', path } : { path, ...l })),
-  )
+  return [
+    f.paths.flatMap((path) =>
+      literals.map((l): Atom => (l.value === '' && l.kind === 'contains' ? { kind: 'present', path } : { path, ...l })),
+    ),
+  ]
 }
 
 type Literal = { kind: 'equals' | 'contains'; value: string }

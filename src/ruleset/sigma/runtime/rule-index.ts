@@ -1,22 +1,23 @@
 /**
  * A rule set indexed by what its rules require of an event (see requirements.ts): per field, the
- * rules that need the field present, a map from exact folded values to rules, and one
- * Aho-Corasick automaton over the substrings rules need. An event is then tested only against
- * the rules whose requirement it meets, plus the rules without a requirement — with THE query
+ * clauses satisfied by the field's presence, a map from exact folded values to clauses, and one
+ * Aho-Corasick automaton over the substrings clauses need. A rule is a candidate once all its
+ * clauses are satisfied (counted per event). An event is then tested only against the
+ * candidates, plus the rules without a requirement — with THE query
  * evaluator, so the answer is the tree evaluator's by construction; the index only skips rules
  * that cannot match.
  */
 import { DocView, type FieldPath, fieldPath } from '../../../store/query'
 import { AhoCorasick } from './aho-corasick'
-import { type Requirement, requirementOf, type Types } from './requirements'
+import { requirementOf, type Types } from './requirements'
 
 interface PathEntry {
   fp: FieldPath
   present: number[]
   equals: Map<string, number[]>
   patterns: string[]
-  /** Rules per pattern of `matcher`. */
-  patternRules: number[][]
+  /** Clauses per pattern of `matcher`. */
+  patternClauses: number[][]
   matcher?: AhoCorasick
   seen: number
 }
@@ -33,31 +34,46 @@ export class RuleIndex {
   /** Top-level document key -> the indexed paths that can start with it (`a.b.c` starts with `a`, `a.b` or `a.b.c`). */
   private readonly byTopKey = new Map<string, PathEntry[]>()
   private readonly always: number[] = []
-  private readonly stamp: Uint32Array
+  /** The rule of each clause, and how many clauses each rule has. */
+  private readonly ruleOf: number[] = []
+  private readonly need: Uint8Array
+  private readonly count: Uint8Array
+  private readonly ruleStamp: Uint32Array
+  private readonly clauseStamp: Uint32Array
   private epoch = 0
   readonly stats: IndexStats
 
   constructor(queries: readonly unknown[], types: Types) {
-    this.stamp = new Uint32Array(queries.length)
+    this.need = new Uint8Array(queries.length)
+    this.count = new Uint8Array(queries.length)
+    this.ruleStamp = new Uint32Array(queries.length)
     let never = 0
+    const patternIds = new Map<PathEntry, Map<string, number>>()
     queries.forEach((q, rule) => {
-      const r: Requirement = requirementOf(q, types)
-      if (r === undefined) this.always.push(rule)
-      else if (r.length === 0) never++
-      for (const atom of r ?? []) {
-        const e = this.entry(atom.path)
-        if (atom.kind === 'present') e.present.push(rule)
-        else if (atom.kind === 'equals') push(e.equals, atom.value, rule)
-        else {
-          let at = e.patterns.indexOf(atom.value)
-          if (at < 0) {
-            at = e.patterns.push(atom.value) - 1
-            e.patternRules.push([])
+      const clauses = requirementOf(q, types)
+      if (clauses.length === 0) return void this.always.push(rule)
+      if (clauses.some((c) => c.length === 0)) return void never++
+      this.need[rule] = clauses.length
+      for (const clause of clauses) {
+        const id = this.ruleOf.push(rule) - 1
+        for (const atom of clause) {
+          const e = this.entry(atom.path)
+          if (atom.kind === 'present') e.present.push(id)
+          else if (atom.kind === 'equals') push(e.equals, atom.value, id)
+          else {
+            let ids = patternIds.get(e)
+            if (!ids) patternIds.set(e, (ids = new Map()))
+            let at = ids.get(atom.value)
+            if (at === undefined) {
+              ids.set(atom.value, (at = e.patterns.push(atom.value) - 1))
+              e.patternClauses.push([])
+            }
+            e.patternClauses[at].push(id)
           }
-          e.patternRules[at].push(rule)
         }
       }
     })
+    this.clauseStamp = new Uint32Array(this.ruleOf.length)
     for (const e of this.paths.values()) if (e.patterns.length > 0) e.matcher = new AhoCorasick(e.patterns)
     this.stats = { rules: queries.length, always: this.always.length, never, paths: this.paths.size }
   }
@@ -65,18 +81,21 @@ export class RuleIndex {
   /** Indices of the rules that may match `doc`, ascending. */
   candidates(doc: DocView): number[] {
     const epoch = this.nextEpoch()
-    const stamp = this.stamp
-    const out: number[] = []
-    const add = (rule: number) => {
-      if (stamp[rule] !== epoch) {
-        stamp[rule] = epoch
-        out.push(rule)
+    const { clauseStamp, ruleStamp, ruleOf, count, need } = this
+    const out: number[] = [...this.always]
+    const addAll = (clauses: number[]) => {
+      for (let i = 0; i < clauses.length; i++) {
+        const c = clauses[i]
+        if (clauseStamp[c] === epoch) continue
+        clauseStamp[c] = epoch
+        const rule = ruleOf[c]
+        if (ruleStamp[rule] !== epoch) {
+          ruleStamp[rule] = epoch
+          count[rule] = 0
+        }
+        if (++count[rule] === need[rule]) out.push(rule)
       }
     }
-    const addAll = (rules: number[]) => {
-      for (let i = 0; i < rules.length; i++) add(rules[i])
-    }
-    addAll(this.always)
     for (const key of Object.keys(doc.source)) {
       const entries = this.byTopKey.get(key)
       if (entries === undefined) continue
@@ -89,7 +108,7 @@ export class RuleIndex {
         for (const v of doc.folded(e.fp)) {
           const hit = e.equals.get(v)
           if (hit) addAll(hit)
-          e.matcher?.scan(v, (p) => addAll(e.patternRules[p]))
+          e.matcher?.scan(v, (p) => addAll(e.patternClauses[p]))
         }
       }
     }
@@ -98,7 +117,8 @@ export class RuleIndex {
 
   private nextEpoch(): number {
     if (++this.epoch === 0xffffffff) {
-      this.stamp.fill(0)
+      this.clauseStamp.fill(0)
+      this.ruleStamp.fill(0)
       for (const e of this.paths.values()) e.seen = 0
       this.epoch = 1
     }
@@ -108,7 +128,7 @@ export class RuleIndex {
   private entry(path: string): PathEntry {
     let e = this.paths.get(path)
     if (!e) {
-      e = { fp: fieldPath(path), present: [], equals: new Map(), patterns: [], patternRules: [], seen: 0 }
+      e = { fp: fieldPath(path), present: [], equals: new Map(), patterns: [], patternClauses: [], seen: 0 }
       this.paths.set(path, e)
       const parts = path.split('.')
       for (let j = 1; j <= parts.length; j++) {
