@@ -7,6 +7,7 @@
  */
 import { compileNamedQuery, DocView, type FieldTypes } from '../../store/query'
 import type { CompiledSigmaRule } from './compile'
+import { contentKey } from './compile-cache'
 import { normaliseTypes } from './runtime/requirements'
 import { RuleIndex } from './runtime/rule-index'
 
@@ -88,17 +89,46 @@ export class RuleSet {
 }
 
 const sets = new WeakMap<readonly CompiledSigmaRule[], Map<FieldTypes | undefined, RuleSet>>()
+/** Rule sets by content (the rules' compile-cache keys and the mapping object), for callers that rebuild arrays. */
+const byContent = new Map<string, { rules: readonly CompiledSigmaRule[]; fieldTypes?: FieldTypes; set: RuleSet }>()
+/** Indexed rule sets kept by content (least recently used evicted first). */
+export const RULE_SET_CACHE_MAX_ENTRIES = 64
+const typesIds = new WeakMap<object, number>()
+let nextTypesId = 0
 
-/** The indexed set of `rules` for `fieldTypes`, built once per (array, mapping) pair. */
+/**
+ * The indexed set of `rules` for `fieldTypes`, built once per (array, mapping) pair, and once per
+ * content when every rule came from the compile cache (a detector run or a logtest call rebuilds
+ * its array, not its rules).
+ */
 export function ruleSet(rules: readonly CompiledSigmaRule[], fieldTypes?: FieldTypes): RuleSet {
   let byMapping = sets.get(rules)
   if (!byMapping) sets.set(rules, (byMapping = new Map()))
   let set = byMapping.get(fieldTypes)
-  if (!set) {
-    // A handful of mappings per array at most (one per source index); never grow without bound.
-    if (byMapping.size >= 16) byMapping.clear()
-    byMapping.set(fieldTypes, (set = new RuleSet(rules, fieldTypes)))
+  if (set) return set
+  // A handful of mappings per array at most (one per source index); never grow without bound.
+  if (byMapping.size >= 16) byMapping.clear()
+  const keys = rules.map(contentKey)
+  let key: string | undefined
+  if (keys.every((k) => k !== undefined)) {
+    let t = fieldTypes === undefined ? -1 : typesIds.get(fieldTypes)
+    if (t === undefined) typesIds.set(fieldTypes!, (t = nextTypesId++))
+    key = `${t}|${keys.join('|')}`
+    const hit = byContent.get(key)
+    if (hit && hit.fieldTypes === fieldTypes && hit.rules.every((r, i) => r === rules[i])) {
+      byContent.delete(key)
+      byContent.set(key, hit)
+      set = hit.set
+    }
   }
+  if (!set) {
+    set = new RuleSet(rules, fieldTypes)
+    if (key !== undefined) {
+      byContent.set(key, { rules, fieldTypes, set })
+      if (byContent.size > RULE_SET_CACHE_MAX_ENTRIES) byContent.delete(byContent.keys().next().value!)
+    }
+  }
+  byMapping.set(fieldTypes, set)
   return set
 }
 
