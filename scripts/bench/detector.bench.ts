@@ -9,7 +9,7 @@ import { ClusterSettings, memoryPersistence } from '../../src/config/cluster-set
 import { buildNodeConfig } from '../../src/config/node-config'
 import { createLogger } from '../../src/http/log'
 import { createRuleset } from '../../src/ruleset'
-import { SCAN_PAGE } from '../../src/ruleset/detection/run'
+import { SCAN_BATCH } from '../../src/ruleset/detection/run'
 import { EVENT_STREAMS, FINDING_STREAMS } from '../../src/setup/indices'
 import { openEmbeddedStore } from '../../src/store/embedded'
 
@@ -115,13 +115,13 @@ try {
   for (;;) {
     const page = await store.search({
       index: backing,
-      body: { size: SCAN_PAGE, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false },
+      body: { size: SCAN_BATCH, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false },
     })
     const hits = page.hits.hits
     for (const h of hits) if (h._source) scanned++
     if (hits.length === 0) break
     after = hits[hits.length - 1]._seq_no!
-    if (hits.length < SCAN_PAGE) break
+    if (hits.length < SCAN_BATCH) break
   }
   const scanSeconds = (performance.now() - t) / 1000
 

@@ -20,15 +20,26 @@ export interface Checkpoint {
   indices: Record<string, number>
   last_run_at: number
   last_run?: RunSummary
+  /** The latest failure of a run (kept after later runs succeed, so it stays visible). */
+  last_error?: { at: number; message: string }
 }
 
+/** What the last run did: the detector's status as its GET and search responses show it. */
 export interface RunSummary {
   started_at: number
+  finished_at: number
   took_ms: number
+  /** Events scanned. */
   documents: number
+  /** Findings written. */
   findings: number
   duplicates: number
   shed: number
+  /** Findings the findings stream refused (counted; the run moved on). */
+  failed_findings: number
+  /** Run end minus the newest evaluated event's `@timestamp`. */
+  lag_ms?: number
+  error?: string
   skipped_rules: string[]
 }
 
