@@ -13,6 +13,7 @@ import { assertAccess, backendRoleClause, filteredCaller, requireBackendRoles, s
 import type { RulesetDeps } from './deps'
 import { FINDINGS_SECURITY_STREAM } from '../setup/indices/names'
 import { DETECTOR_LOCKS_INDEX, DETECTORS_INDEX, ensureIndex } from './indices'
+import { loadCheckpoint, loadCheckpoints, renderStatus } from './detection/checkpoint'
 import { check, DetectorBody, type DetectorSource, iso, type StoredDetector } from './model'
 import type { Rules } from './rules'
 
@@ -132,7 +133,8 @@ export class Detectors {
   async get(id: string, caller?: Caller): Promise<DetectorView> {
     const current = await this.load(id)
     assertAccess(filteredCaller(await this.d.settings.snapshot(), caller), current.detector.user, id)
-    return { _id: id, _version: current.version, detector: render(current.detector) }
+    const status = renderStatus((await loadCheckpoint(this.d.store, id))?.checkpoint)
+    return { _id: id, _version: current.version, detector: { ...render(current.detector), ...status } }
   }
 
   /** Internal read for detection runs. */
@@ -158,10 +160,18 @@ export class Detectors {
     const query = filtered
       ? { bool: { filter: [...(body.query ? [body.query] : []), backendRoleClause(filtered, 'detector.user.backend_roles')] } }
       : body.query
-    return this.d.store.search({
+    const r = await this.d.store.search({
       index: DETECTORS_INDEX,
       body: { ...body, ...(query ? { query } : {}), seq_no_primary_term: true, version: true },
     })
+    // Each detector's run status (last run, last error) rides along, as on GET.
+    const withDetector = r.hits.hits.filter((h) => isObject(h._source?.detector))
+    const checkpoints = await loadCheckpoints(
+      this.d.store,
+      withDetector.map((h) => h._id),
+    )
+    for (const h of withDetector) Object.assign(h._source!.detector as object, renderStatus(checkpoints.get(h._id)))
+    return r
   }
 
   /**
@@ -349,3 +359,5 @@ export function render(d: StoredDetector): Record<string, unknown> {
     threat_intel_enabled: d.threat_intel_enabled,
   }
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)

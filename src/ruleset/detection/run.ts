@@ -15,6 +15,7 @@ import { fieldSpecs } from '../../store/embedded'
 import type { FieldTypes } from '../../store/query'
 import type { Store } from '../../store/port'
 import { type CompiledSigmaRule, ruleSet } from '../sigma'
+import { normalizeCompliance, normalizeMitre, strings } from '../findings/rule-metadata'
 import type { FindingInput, FindingRule } from '../findings/writer'
 import type { StoredDetector, StoredRule } from '../model'
 import type { Rules } from '../rules'
@@ -234,19 +235,22 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
 }
 
 function findingRule(rule: StoredRule): FindingRule {
-  const out: FindingRule = { id: rule.document.id, title: rule.title, tags: rule.tags.map((t) => t.value) }
+  const out: FindingRule = { id: rule.document.id, title: rule.title, tags: strings(rule.tags) }
   if (rule.sigma_id) out.sigma_id = rule.sigma_id
   if (rule.level) out.level = rule.level
   if (rule.status) out.status = rule.status
   if (rule.author) out.author = rule.author
   if (rule.category) out.category = rule.category
   if (rule.description) out.description = rule.description
-  if (isObject(rule.mitre)) out.mitre = rule.mitre as FindingRule['mitre']
-  if (isObject(rule.compliance)) out.compliance = rule.compliance as FindingRule['compliance']
+  // Normalized to the findings mapping, so a rule's metadata shape never stops its findings.
+  const mitre = normalizeMitre(rule.mitre)
+  if (mitre) out.mitre = mitre
+  const compliance = normalizeCompliance(rule.compliance)
+  if (compliance) out.compliance = compliance
+  const reference = strings(rule.references)
+  if (reference.length) out.reference = reference
   return out
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** The index mapping as the evaluator's field types, so detection types fields as a search would. */
 async function typesOf(store: Store, index: string): Promise<FieldTypes | undefined> {
