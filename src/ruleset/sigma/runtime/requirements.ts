@@ -21,8 +21,13 @@ export type Clause = Atom[]
  */
 export type Requirement = Clause[]
 
-/** Clauses kept per rule: enough to make `a and b and c` selective, few enough to stay cheap. */
+/**
+ * Clauses kept per rule: enough to make `a and b and c` selective; every clause kept is
+ * bookkeeping on each event that meets it, so more would cost more than they filter.
+ */
 export const MAX_CLAUSES = 3
+/** A clause of presence atoms only: met by nearly every event that has the field. */
+const WEAK = 20
 
 export type Types = ReadonlyMap<string, FieldSpec> | undefined
 
@@ -58,11 +63,10 @@ export function score(c: Clause): number {
 function all(rs: Requirement[]): Requirement {
   const clauses = rs.flat()
   if (clauses.some((c) => c.length === 0)) return NEVER
-  return clauses
-    .map((c) => [score(c), c] as const)
-    .sort((a, b) => a[0] - b[0])
-    .slice(0, MAX_CLAUSES)
-    .map(([, c]) => c)
+  const ranked = clauses.map((c) => [score(c), c] as const).sort((a, b) => a[0] - b[0])
+  // A weak clause next to a selective one only adds work.
+  const kept = ranked.filter(([n], i) => i === 0 || n < WEAK)
+  return kept.slice(0, MAX_CLAUSES).map(([, c]) => c)
 }
 
 /** Any of them may hold: one clause, the union of each one's best clause; an unconstrained one frees the whole. */

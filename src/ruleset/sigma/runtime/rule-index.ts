@@ -7,19 +7,17 @@
  * evaluator, so the answer is the tree evaluator's by construction; the index only skips rules
  * that cannot match.
  */
-import { DocView, type FieldPath, fieldPath } from '../../../store/query'
+import { type DocView, fold } from '../../../store/query'
 import { AhoCorasick } from './aho-corasick'
 import { requirementOf, type Types } from './requirements'
 
 interface PathEntry {
-  fp: FieldPath
   present: number[]
   equals: Map<string, number[]>
   patterns: string[]
   /** Clauses per pattern of `matcher`. */
   patternClauses: number[][]
   matcher?: AhoCorasick
-  seen: number
 }
 
 export interface IndexStats {
@@ -31,8 +29,8 @@ export interface IndexStats {
 
 export class RuleIndex {
   private readonly paths = new Map<string, PathEntry>()
-  /** Top-level document key -> the indexed paths that can start with it (`a.b.c` starts with `a`, `a.b` or `a.b.c`). */
-  private readonly byTopKey = new Map<string, PathEntry[]>()
+  /** Every indexed path and each of its dotted prefixes: where the document walk may lead. */
+  private readonly prefixes = new Set<string>()
   private readonly always: number[] = []
   /** The rule of each clause, and how many clauses each rule has. */
   private readonly ruleOf: number[] = []
@@ -96,22 +94,37 @@ export class RuleIndex {
         if (++count[rule] === need[rule]) out.push(rule)
       }
     }
-    for (const key of Object.keys(doc.source)) {
-      const entries = this.byTopKey.get(key)
-      if (entries === undefined) continue
-      for (const e of entries) {
-        if (e.seen === epoch) continue
-        e.seen = epoch
-        if (doc.values(e.fp).length === 0) continue
-        addAll(e.present)
-        if (e.equals.size === 0 && !e.matcher) continue
-        for (const v of doc.folded(e.fp)) {
-          const hit = e.equals.get(v)
-          if (hit) addAll(hit)
-          e.matcher?.scan(v, (p) => addAll(e.patternClauses[p]))
-        }
+    const scan = (e: PathEntry) => (p: number) => addAll(e.patternClauses[p])
+    // One walk over the document visits each value once under its full dotted path — which is
+    // what FieldPath.collect reads for that path (nested objects, dotted keys and arrays alike);
+    // subtrees that lead to no indexed path are skipped.
+    const leaf = (path: string, v: unknown) => {
+      const e = this.paths.get(path)
+      if (e === undefined) return
+      addAll(e.present)
+      const k = keywordOf(v)
+      if (k === undefined || (e.equals.size === 0 && !e.matcher)) return
+      const f = fold(k)
+      const hit = e.equals.get(f)
+      if (hit) addAll(hit)
+      e.matcher?.scan(f, scan(e))
+    }
+    const walk = (node: Record<string, unknown>, prefix: string) => {
+      for (const key in node) {
+        const path = prefix === '' ? key : `${prefix}.${key}`
+        if (!this.prefixes.has(path)) continue
+        visit(node[key], path)
       }
     }
+    const visit = (v: unknown, path: string) => {
+      if (v === null || v === undefined) return
+      if (Array.isArray(v)) for (const el of v) visit(el, path)
+      else if (typeof v === 'object') {
+        if (this.paths.has(path) && hasLeaf(v)) leaf(path, v)
+        walk(v as Record<string, unknown>, path)
+      } else leaf(path, v)
+    }
+    walk(doc.source, '')
     return out.sort((a, b) => a - b)
   }
 
@@ -119,7 +132,6 @@ export class RuleIndex {
     if (++this.epoch === 0xffffffff) {
       this.clauseStamp.fill(0)
       this.ruleStamp.fill(0)
-      for (const e of this.paths.values()) e.seen = 0
       this.epoch = 1
     }
     return this.epoch
@@ -128,15 +140,10 @@ export class RuleIndex {
   private entry(path: string): PathEntry {
     let e = this.paths.get(path)
     if (!e) {
-      e = { fp: fieldPath(path), present: [], equals: new Map(), patterns: [], patternClauses: [], seen: 0 }
+      e = { present: [], equals: new Map(), patterns: [], patternClauses: [] }
       this.paths.set(path, e)
       const parts = path.split('.')
-      for (let j = 1; j <= parts.length; j++) {
-        const key = parts.slice(0, j).join('.')
-        const list = this.byTopKey.get(key) ?? []
-        list.push(e)
-        this.byTopKey.set(key, list)
-      }
+      for (let j = 1; j <= parts.length; j++) this.prefixes.add(parts.slice(0, j).join('.'))
     }
     return e
   }
@@ -146,4 +153,15 @@ function push<K>(m: Map<K, number[]>, k: K, v: number): void {
   const l = m.get(k)
   if (l) l.push(v)
   else m.set(k, [v])
+}
+
+/** The keyword form of a scalar (what a keyword field indexes); objects have none. */
+const keywordOf = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' ? String(v) : undefined
+
+/** An object value makes its path present when it holds any leaf (as `exists` sees it). */
+function hasLeaf(o: unknown): boolean {
+  if (Array.isArray(o)) return o.some(hasLeaf)
+  if (typeof o === 'object' && o !== null) return Object.values(o).some(hasLeaf)
+  return o !== null && o !== undefined
 }
