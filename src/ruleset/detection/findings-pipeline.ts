@@ -86,6 +86,8 @@ export class FindingsPipeline {
             } finally {
               this.pending -= chunk.length
             }
+            // An embedded store writes synchronously: let requests in between bulks.
+            await new Promise<void>((resolve) => setTimeout(resolve, 0))
           }
         }),
       )

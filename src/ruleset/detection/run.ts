@@ -14,7 +14,7 @@ import type { Logger } from '../../http/log'
 import { fieldSpecs } from '../../store/embedded'
 import type { FieldTypes } from '../../store/query'
 import type { Store } from '../../store/port'
-import { type CompiledSigmaRule, ruleSet } from '../sigma'
+import { type CompiledSigmaRule, ruleSet, warmRuleSet } from '../sigma'
 import { normalizeCompliance, normalizeMitre, strings } from '../findings/rule-metadata'
 import type { FindingInput, FindingRule } from '../findings/writer'
 import type { StoredDetector, StoredRule } from '../model'
@@ -58,7 +58,8 @@ interface Prepared {
   skipped: string[]
 }
 
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+/** A macrotask turn, so pending requests (socket reads) run before the run continues. */
+export const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0))
 
 export async function runDetector(
   deps: RunDeps,
@@ -99,6 +100,7 @@ export async function runDetector(
   scan: for (const index of await concreteIndices(deps.store, expressions)) {
     const fieldTypes = await typesOf(deps.store, index)
     // Indexed once per (rules, mapping): each event is evaluated once against the whole set.
+    await warmRuleSet(prepared.compiled, fieldTypes, yieldToEventLoop, SLICE_MILLIS)
     const set = ruleSet(prepared.compiled, fieldTypes)
     for (const { rule, error } of set.refused) skip(deps, summary, rule.id, error)
     let after = cp.indices[index] ?? -1
@@ -205,6 +207,7 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
   const meta = new Map<CompiledSigmaRule, FindingRule>()
   const skipped: string[] = []
   const mappings = new Map<string, Promise<Record<string, string>>>()
+  let slice = performance.now()
   for (const { detector_input: di } of detector.inputs) {
     const custom = (di.custom_rules ?? []).map((r) => r.id)
     const pre = (di.pre_packaged_rules ?? []).map((r) => r.id)
@@ -219,6 +222,10 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
         if (rule.compile_error) {
           skipped.push(rule.document.id)
           continue
+        }
+        if (performance.now() - slice > SLICE_MILLIS) {
+          await yieldToEventLoop()
+          slice = performance.now()
         }
         try {
           const c = await deps.rules.compileForDetection(rule, settings, mappings)

@@ -8,7 +8,7 @@
 import { compileNamedQuery, DocView, type FieldTypes } from '../../store/query'
 import type { CompiledSigmaRule } from './compile'
 import { contentKey } from './compile-cache'
-import { normaliseTypes } from './runtime/requirements'
+import { normaliseTypes, type Requirement, requirementOf, type Types } from './runtime/requirements'
 import { RuleIndex } from './runtime/rule-index'
 
 export interface RuleMatch {
@@ -51,6 +51,45 @@ function predicate(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Predicate 
 
 const refusals = new WeakMap<CompiledSigmaRule, string>()
 
+const requirements = new WeakMap<object, WeakMap<CompiledSigmaRule, Requirement>>()
+const normalised = new WeakMap<object, Types>()
+const UNTYPED = {}
+
+/** What an event must contain for `rule` to match under `fieldTypes`, derived once per pair. */
+function requirement(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Requirement {
+  const key = fieldTypes ?? UNTYPED
+  let cache = requirements.get(key)
+  if (!cache) requirements.set(key, (cache = new WeakMap()))
+  let r = cache.get(rule)
+  if (!r) {
+    let types = fieldTypes && normalised.get(fieldTypes)
+    if (fieldTypes && !types) normalised.set(fieldTypes, (types = normaliseTypes(fieldTypes)))
+    cache.set(rule, (r = requirementOf(rule.query, types)))
+  }
+  return r
+}
+
+/**
+ * Does the per-rule work of `ruleSet(rules, fieldTypes)` ahead, calling `pause` every few
+ * milliseconds, so a node building a large set keeps serving requests meanwhile.
+ */
+export async function warmRuleSet(
+  rules: readonly CompiledSigmaRule[],
+  fieldTypes: FieldTypes | undefined,
+  pause: () => Promise<void>,
+  sliceMillis = 10,
+): Promise<void> {
+  let slice = performance.now()
+  for (const rule of rules) {
+    predicate(rule, fieldTypes)
+    requirement(rule, fieldTypes)
+    if (performance.now() - slice > sliceMillis) {
+      await pause()
+      slice = performance.now()
+    }
+  }
+}
+
 const matchOf = (rule: CompiledSigmaRule, selections: string[]): RuleMatch => ({
   rule: { id: rule.id, title: rule.title, level: rule.level, tags: rule.tags },
   selections,
@@ -69,10 +108,7 @@ export class RuleSet {
   ) {
     this.predicates = rules.map((r) => predicate(r, fieldTypes))
     this.refused = rules.flatMap((rule, at) => (this.predicates[at] === refused ? [{ rule, error: refusals.get(rule) ?? '' }] : []))
-    this.index = new RuleIndex(
-      rules.map((r) => r.query),
-      normaliseTypes(fieldTypes),
-    )
+    this.index = new RuleIndex(rules.map((r) => requirement(r, fieldTypes)))
   }
 
   /** Matched rules in the set's order, each with its position in the set. */

@@ -9,7 +9,7 @@
  */
 import { type DocView, fold } from '../../../store/query'
 import { AhoCorasick } from './aho-corasick'
-import { requirementOf, type Types } from './requirements'
+import type { Requirement } from './requirements'
 
 interface PathEntry {
   present: number[]
@@ -41,14 +41,15 @@ export class RuleIndex {
   private epoch = 0
   readonly stats: IndexStats
 
-  constructor(queries: readonly unknown[], types: Types) {
-    this.need = new Uint8Array(queries.length)
-    this.count = new Uint8Array(queries.length)
-    this.ruleStamp = new Uint32Array(queries.length)
+  /** One requirement per rule (requirements.ts), in rule order. */
+  constructor(requirements: readonly Requirement[]) {
+    const n = requirements.length
+    this.need = new Uint8Array(n)
+    this.count = new Uint8Array(n)
+    this.ruleStamp = new Uint32Array(n)
     let never = 0
     const patternIds = new Map<PathEntry, Map<string, number>>()
-    queries.forEach((q, rule) => {
-      const clauses = requirementOf(q, types)
+    requirements.forEach((clauses, rule) => {
       if (clauses.length === 0) return void this.always.push(rule)
       if (clauses.some((c) => c.length === 0)) return void never++
       this.need[rule] = clauses.length
@@ -73,7 +74,7 @@ export class RuleIndex {
     })
     this.clauseStamp = new Uint32Array(this.ruleOf.length)
     for (const e of this.paths.values()) if (e.patterns.length > 0) e.matcher = new AhoCorasick(e.patterns)
-    this.stats = { rules: queries.length, always: this.always.length, never, paths: this.paths.size }
+    this.stats = { rules: n, always: this.always.length, never, paths: this.paths.size }
   }
 
   /** Indices of the rules that may match `doc`, ascending. */
