@@ -48,6 +48,8 @@ export interface RunDeps {
 export interface RunControl {
   /** True once the node is stopping: the run ends at the next batch boundary, checkpoint saved. */
   stopping(): boolean
+  /** Told of each (rule, event) match (the monitor execute API lists them). */
+  onMatch?(ruleId: string, docId: string, index: string): void
 }
 
 export type RunOutcome = { status: 'disabled' | 'missing' | 'baselined' | 'lost' } | ({ status: 'ran' | 'stopped' } & RunSummary)
@@ -136,6 +138,7 @@ export async function runDetector(
         const source = hit._source ?? {}
         for (const m of set.evaluate(source)) {
           const rule = prepared.meta.get(prepared.compiled[m.at])!
+          control.onMatch?.(rule.id, hit._id, hit._index)
           pending.push({
             id: findingId(id, rule.id, hit._index, hit._id, hit._seq_no ?? 0),
             event: { _id: hit._id, _index: hit._index, _source: source },

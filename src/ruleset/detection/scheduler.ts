@@ -11,7 +11,7 @@ import type { Detectors } from '../detectors'
 import { DETECTOR_LOCKS_INDEX } from '../indices'
 import type { Schedule, StoredDetector } from '../model'
 import { loadCheckpoint, saveCheckpoint } from './checkpoint'
-import { type RunDeps, type RunOutcome, runDetector } from './run'
+import { type RunControl, type RunDeps, type RunOutcome, runDetector } from './run'
 
 const UNIT_MILLIS = { MINUTES: 60_000, HOURS: 3_600_000, DAYS: 86_400_000 } as const
 
@@ -67,7 +67,7 @@ export class DetectionScheduler {
   }
 
   /** Runs one detector now under its lease; undefined when another node holds it. */
-  async runLeased(id: string): Promise<RunOutcome | undefined> {
+  async runLeased(id: string, control: Omit<RunControl, 'stopping'> = {}): Promise<RunOutcome | undefined> {
     const lease = await tryAcquireLease(this.deps, {
       index: DETECTOR_LOCKS_INDEX,
       id: `run-${id}`,
@@ -76,7 +76,7 @@ export class DetectionScheduler {
     if (!lease) return undefined
     return withLease(this.deps, lease, async () => {
       // Re-read under the lease: it may have been disabled or deleted since the list was taken.
-      const outcome = await runDetector(this.deps, id, await this.deps.detectors.stored(id), { stopping: () => this.stopping })
+      const outcome = await runDetector(this.deps, id, await this.deps.detectors.stored(id), { ...control, stopping: () => this.stopping })
       if (
         (outcome.status === 'ran' || outcome.status === 'stopped') &&
         (outcome.findings > 0 || outcome.shed > 0 || outcome.status === 'stopped')
