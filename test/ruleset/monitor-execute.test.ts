@@ -30,7 +30,7 @@ describe('monitor _execute', () => {
   test('the detector config document holds its monitor id', async () => {
     expect(monitorId).toMatch(/^[\w-]{20}$/)
     const stored = await s.deps.store.get({ index: DETECTORS_INDEX, id: detectorId })
-    expect((stored._source as any).detector.monitor_id).toEqual([monitorId])
+    expect(stored.found && (stored._source as any).detector.monitor_id).toEqual([monitorId])
     expect((await s.request('GET', `${BASE}/detectors/${detectorId}`)).body.detector.monitor_id).toEqual([monitorId])
   })
 
