@@ -50,6 +50,10 @@ export function rulesetRoutes(r: Ruleset): PluginRoute[] {
     route('DELETE', `${BASE}/detectors/:detector_id`, A.detectorDelete, ({ params, caller }) =>
       r.detectors.delete(params.detector_id, caller),
     ),
+    // Alerting's monitor execute API: the monitor id names a detector, which runs now (detector write permission).
+    route('POST', '/_plugins/_alerting/monitors/:monitor_id/_execute', A.detectorWrite, ({ params, caller }) =>
+      r.executeMonitor(params.monitor_id, caller),
+    ),
 
     route(
       'POST',
