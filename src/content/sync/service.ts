@@ -24,7 +24,7 @@ import type { PassContext } from './context'
 import { LocalSnapshots } from './local-snapshots'
 import { runConsumer, type ConsumerOutcome } from './pass'
 import type { SyncRuleset } from './ruleset-post-sync'
-import { ConsumerStates } from './state'
+import { ConsumerStates, type LastPass } from './state'
 
 export const SYNC_LOCK_ID = 'catalog-sync'
 const cm = 'plugins.content_manager.'
@@ -211,6 +211,15 @@ export class ContentSync {
     for (const kind of CONSUMER_KINDS) {
       if (this.stopping.signal.aborted) break
       const def = CONSUMERS[kind]
+      const started = this.deps.now()
+      const lastPass = (outcome: LastPass['outcome'], updated: boolean, error?: string): LastPass => ({
+        outcome,
+        started_at: new Date(started).toISOString(),
+        finished_at: new Date(this.deps.now()).toISOString(),
+        duration_millis: Math.max(0, this.deps.now() - started),
+        updated,
+        ...(error ? { error } : {}),
+      })
       try {
         const o = await runConsumer(ctx, def)
         report.consumers[kind] = o
@@ -221,11 +230,16 @@ export class ContentSync {
           local_offset: o.localOffset,
           remote_offset: o.remoteOffset,
           from: o.loadedFrom,
+          millis: this.deps.now() - started,
         })
+        await this.states.patch(def, { last_pass: lastPass('ready', o.updated) }).catch((e) =>
+          this.deps.log.warn('consumer pass outcome could not be recorded', { consumer: kind, error: e }),
+        )
       } catch (e) {
         const deferred = isCtiError(e, 'rate_limited')
         const aborted = this.stopping.signal.aborted
         report.consumers[kind] = { kind, status: 'failed', error: (e as Error).message, deferred }
+        this.states.endProgress(def)
         if (aborted) break
         // A rate limit that outlived its retries waits for the next scheduled run (spec background 5).
         if (!deferred) retry = true
@@ -234,7 +248,10 @@ export class ContentSync {
           error: (e as Error).message,
         })
         try {
-          await this.states.patch(def, { status: 'failed' })
+          await this.states.patch(def, {
+            status: 'failed',
+            last_pass: lastPass(deferred ? 'deferred' : 'failed', false, (e as Error).message.slice(0, 500)),
+          })
         } catch (pe) {
           this.deps.log.error('consumer status could not be set to failed', { consumer: kind, error: pe })
         }

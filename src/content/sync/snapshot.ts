@@ -11,6 +11,7 @@ import type { BulkWriter } from './bulk-writer'
 import type { ConsumerDef } from './consumers'
 import { routeRecord } from './documents'
 import { Progress } from './progress'
+import type { PassProgress } from './state'
 
 export interface SnapshotLoad {
   /** Highest `offset` seen on any line (the local offset after a local/stable load). */
@@ -31,10 +32,10 @@ export async function loadSnapshotFile(
   consumer: ConsumerDef,
   target: (kind: ContentKind) => string,
   writer: BulkWriter,
-  deps: { log: Logger; signal?: AbortSignal; now?: () => number },
+  deps: { log: Logger; signal?: AbortSignal; now?: () => number; report?: (p: PassProgress) => Promise<void> },
 ): Promise<SnapshotLoad> {
   const size = statSync(file).size
-  const progress = new Progress(deps.log, 'snapshot load', { consumer: consumer.kind }, deps.now)
+  const progress = new Progress(deps.log, 'snapshot load', { consumer: consumer.kind }, deps.now, undefined, deps.report)
   const lines: Array<[entry: string, line: string]> = []
   const perEntry = new Map<string, Counts>()
   let zipError: Error | undefined
