@@ -16,6 +16,7 @@ import type { ConsumerDef } from './consumers'
 import { cveType, reprocess, routeRecord } from './documents'
 import { applyPatch, PatchError } from './json-patch'
 import { Progress } from './progress'
+import { yieldToLoop } from './yield'
 import type { ConsumerState, ConsumerStates, PassProgress } from './state'
 
 export interface ChangesDeps {
@@ -105,6 +106,7 @@ export async function applyChanges(
       if (windows % deps.flushEvery === 0) await flush(deps)
       progress.tick(changes.length, (to - start) / Math.max(1, target - start))
       from = to
+      await yieldToLoop()
     }
   } catch (e) {
     if (last > checkpointed) {

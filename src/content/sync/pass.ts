@@ -303,7 +303,6 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
       index: targets.enrichments!,
       exportPath: ctx.iocExportPath,
       pageSize: ctx.settings.num(`${cm}search_page_size`),
-      keepAliveSeconds: ctx.settings.num(`${cm}pit_keepalive`),
     })
   } else if (postSync) {
     await ctx.store.refresh({ index: Object.values(targets).filter((x): x is string => !!x), expand_wildcards: 'all' })

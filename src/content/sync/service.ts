@@ -68,6 +68,13 @@ export class ContentSync {
     this.states = new ConsumerStates(deps.store)
     this.repo = new ContentRepository(deps.store)
     this.local = new LocalSnapshots(deps.snapshotsDir)
+    // One ContentSync per process: what an earlier, killed process left half-written goes now.
+    try {
+      const removed = this.local.sweep(deps.iocExportPath)
+      if (removed.length > 0) deps.log.info('temporary files of an interrupted sync removed', { files: removed })
+    } catch (e) {
+      deps.log.warn('temporary files of an interrupted sync could not be removed', { error: (e as Error).message })
+    }
   }
 
   get running(): boolean {

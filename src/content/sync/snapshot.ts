@@ -11,6 +11,7 @@ import type { BulkWriter } from './bulk-writer'
 import type { ConsumerDef } from './consumers'
 import { routeRecord } from './documents'
 import { Progress } from './progress'
+import { yieldToLoop } from './yield'
 import type { PassProgress } from './state'
 
 export interface SnapshotLoad {
@@ -127,6 +128,7 @@ export async function loadSnapshotFile(
     }
     if (zipError) throw new SnapshotFormatError(`snapshot entry could not be inflated: ${zipError.message}`)
     await drain(size > 0 ? read / size : 0)
+    await yieldToLoop()
   }
   try {
     unzip.push(new Uint8Array(0), true)
