@@ -87,7 +87,12 @@ async function loadSource(ctx: PassContext, def: ConsumerDef, source: Source, re
   let file: string | undefined
   try {
     const swapped = await stageAndSwap(ctx, def, async (staging) => {
-      file = source === 'remote' ? await downloadRemote(ctx, def, remote!) : source === 'stable' ? ctx.local.stable(def)! : ctx.local.packaged(def)!
+      file =
+        source === 'remote'
+          ? await downloadRemote(ctx, def, remote!)
+          : source === 'stable'
+            ? ctx.local.stable(def)!
+            : ctx.local.packaged(def)!
       return loadArchive(ctx, def, file, staging)
     })
     if (source !== 'stable') ctx.local.promote(def, file!)
@@ -127,7 +132,11 @@ async function initialise(
     } catch (e) {
       if (ctx.signal.aborted) throw e
       errors.push(`${source}: ${(e as Error).message}`)
-      ctx.log.warn('snapshot could not be loaded; trying the next source', { consumer: def.kind, snapshot: source, error: (e as Error).message })
+      ctx.log.warn('snapshot could not be loaded; trying the next source', {
+        consumer: def.kind,
+        snapshot: source,
+        error: (e as Error).message,
+      })
     }
   }
   if (errors.length > 0) throw new SnapshotUnavailable(`no snapshot could be loaded (${errors.join('; ')})`)

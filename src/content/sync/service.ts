@@ -239,9 +239,9 @@ export class ContentSync {
           from: o.loadedFrom,
           millis: this.deps.now() - started,
         })
-        await this.states.patch(def, { last_pass: lastPass('ready', o.updated) }).catch((e) =>
-          this.deps.log.warn('consumer pass outcome could not be recorded', { consumer: kind, error: e }),
-        )
+        await this.states
+          .patch(def, { last_pass: lastPass('ready', o.updated) })
+          .catch((e) => this.deps.log.warn('consumer pass outcome could not be recorded', { consumer: kind, error: e }))
       } catch (e) {
         const deferred = isCtiError(e, 'rate_limited')
         const aborted = this.stopping.signal.aborted
