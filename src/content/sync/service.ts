@@ -51,8 +51,20 @@ export interface ContentSyncDeps {
 export interface PassReport {
   trigger: Trigger
   outcome: 'done' | 'setup_not_ready' | 'aborted'
-  consumers: Partial<Record<ConsumerKind, ConsumerOutcome | { kind: ConsumerKind; status: 'failed'; error: string; deferred?: boolean }>>
+  consumers: Partial<
+    Record<
+      ConsumerKind,
+      ConsumerOutcome | { kind: ConsumerKind; status: 'failed'; error: string; deferred?: boolean; unreachable?: boolean }
+    >
+  >
   retried: boolean
+}
+
+/** True when a consumer of the pass could not reach its CTI feed (no answer, time-out, 5xx). */
+export function feedUnreachable(report: PassReport): boolean {
+  return Object.values(report.consumers).some(
+    (c) => c !== undefined && (('reason' in c && c.reason === 'feed_unreachable') || ('unreachable' in c && c.unreachable === true)),
+  )
 }
 
 export type StartResult = 'started' | 'busy' | 'locked'
@@ -109,7 +121,8 @@ export class ContentSync {
     await this.idle()
   }
 
-  private async begin(trigger: Trigger): Promise<{ pass: Promise<PassReport> } | 'busy' | 'locked'> {
+  /** Starts a pass and hands back its promise (start-up retries look at its report). */
+  async begin(trigger: Trigger): Promise<{ pass: Promise<PassReport> } | 'busy' | 'locked'> {
     if (this.current || this.stopping.signal.aborted) return 'busy'
     // Claim the node-local permit before any await, so two triggers cannot both pass this point.
     let release!: () => void
@@ -245,7 +258,11 @@ export class ContentSync {
       } catch (e) {
         const deferred = isCtiError(e, 'rate_limited')
         const aborted = this.stopping.signal.aborted
-        report.consumers[kind] = { kind, status: 'failed', error: (e as Error).message, deferred }
+        const unreachable =
+          isCtiError(e, 'unreachable') ||
+          isCtiError(e, 'timeout') ||
+          (isCtiError(e, 'http') && ((e as { status?: number }).status ?? 0) >= 500)
+        report.consumers[kind] = { kind, status: 'failed', error: (e as Error).message, deferred, unreachable }
         this.states.endProgress(def)
         if (aborted) break
         // A rate limit that outlived its retries waits for the next scheduled run (spec background 5).
