@@ -107,8 +107,9 @@ export async function loadSnapshotFile(
       }
       await writer.add({ op: 'index', index: target(routed.kind), id: routed.id, body: routed.body })
       queued++
+      // Per document (a clock read): one archive chunk can hold thousands of them.
+      progress.tick(1, fraction)
     }
-    progress.tick(batch.length, fraction)
   }
 
   let read = 0
