@@ -3,10 +3,11 @@
  * `rules/evaluate`, and the detection runs. Routes are in `./routes`.
  */
 import type { Feature } from '../deps'
-import type { Security } from '../security/caller'
+import type { Caller, Security } from '../security/caller'
 import type { RulesetDeps } from './deps'
 import { baseline, deleteCheckpoint, loadCheckpoint, saveCheckpoint } from './detection/checkpoint'
 import { FindingsPipeline } from './detection/findings-pipeline'
+import { executeMonitor, type MonitorRunResult } from './detection/monitor'
 import { DetectionScheduler, type SchedulerOptions } from './detection/scheduler'
 import { Detectors } from './detectors'
 import { type EvaluateRequest, type EvaluateResult, evaluateRulesRequest } from './evaluate'
@@ -25,6 +26,8 @@ export interface Ruleset extends Feature {
   scheduler: DetectionScheduler
   /** `rules/evaluate` (logtest detection). */
   evaluate(req: Partial<EvaluateRequest>): Promise<EvaluateResult>
+  /** Alerting's monitor `_execute`: runs the detector behind the monitor id now. */
+  executeMonitor(monitorId: string, caller: Caller | undefined): Promise<MonitorRunResult>
   /** Starts the detection clock (not started by construction, so tests and tools stay passive). */
   start(): Promise<void>
 }
@@ -56,8 +59,9 @@ export function createRuleset(
     },
   }
   const scheduler = new DetectionScheduler({ ...deps, rules, findings, detectors }, options)
+  const run = (monitorId: string, caller: Caller | undefined) => executeMonitor({ detectors, scheduler, now: deps.now }, monitorId, caller)
   return {
-    routes: rulesetRoutes({ logTypes, rules, detectors }),
+    routes: rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
     logTypes,
     rules,
     detectors,
@@ -65,6 +69,7 @@ export function createRuleset(
     findings,
     scheduler,
     evaluate: async (req) => evaluateRulesRequest({ store: deps.store, log: deps.log, logTypes }, req, await deps.settings.snapshot()),
+    executeMonitor: run,
     start: async () => scheduler.start(),
     stop: () => scheduler.stop(),
   }

@@ -7,6 +7,8 @@ import { readBody, readJsonObject, SMALL_BODY, type BodyLimit } from '../http/bo
 import { ApiError, json } from '../http/errors'
 import { route, type PluginRoute, type RouteBody } from '../http/route'
 import { PLATFORM_SA_ACTIONS } from '../security/actions'
+import type { Caller } from '../security/caller'
+import type { MonitorRunResult } from './detection/monitor'
 import type { Detectors } from './detectors'
 import type { LogTypes } from './log-types'
 import { DetectorBody } from './model'
@@ -14,7 +16,7 @@ import type { Rules } from './rules'
 import { readSearchBody as searchBody, SEARCH_BODY } from './search-body'
 
 const BASE = '/_plugins/_security_analytics'
-const RULE_BODY: BodyLimit = { limit: 1024 * 1024, status: 413 }
+const RULE_BODY: BodyLimit = { limit: 1024 * 1024, status: 413, kind: 'yaml' }
 const RULE: RouteBody = { limit: RULE_BODY }
 const DETECTOR: RouteBody = { limit: SMALL_BODY, schema: DetectorBody }
 const A = PLATFORM_SA_ACTIONS
@@ -29,6 +31,8 @@ export interface RulesetApi {
   detectors: Detectors
   rules: Rules
   logTypes: LogTypes
+  /** Alerting's monitor `_execute`: runs the detector behind the monitor id now. */
+  executeMonitor(monitorId: string, caller: Caller | undefined): Promise<MonitorRunResult>
 }
 
 export function rulesetRoutes(r: RulesetApi): PluginRoute[] {
@@ -57,6 +61,10 @@ export function rulesetRoutes(r: RulesetApi): PluginRoute[] {
     route('GET', `${BASE}/detectors/:detector_id`, A.detectorGet, ({ params, caller }) => r.detectors.get(params.detector_id, caller)),
     route('DELETE', `${BASE}/detectors/:detector_id`, A.detectorDelete, ({ params, caller }) =>
       r.detectors.delete(params.detector_id, caller),
+    ),
+    // Alerting's monitor execute API: the monitor id names a detector, which runs now (detector write permission).
+    route('POST', '/_plugins/_alerting/monitors/:monitor_id/_execute', A.detectorWrite, ({ params, caller }) =>
+      r.executeMonitor(params.monitor_id, caller),
     ),
 
     route(
