@@ -207,14 +207,7 @@ export class Detectors {
       const now = this.d.now()
       const next: StoredDetector = { ...was, enabled, enabled_time: enabled ? now : null, last_update_time: now }
       try {
-        const r = await this.d.store.index({
-          index: DETECTORS_INDEX,
-          id,
-          body: { detector: next },
-          if_seq_no: got._seq_no,
-          if_primary_term: got._primary_term,
-          refresh: true,
-        })
+        const r = await this.writeOver(id, next, { seqNo: got._seq_no!, primaryTerm: got._primary_term! })
         if (enabled) await this.lifecycle?.started(id, next)
         this.auditToggle(id, next, undefined, user)
         return { _id: id, _version: r._version, changed: true }
@@ -327,16 +320,21 @@ export class Detectors {
     }
   }
 
+  /** Writes the detector over exactly the version read; a conflict means someone wrote in between. */
+  private writeOver(id: string, next: StoredDetector, version: { seqNo: number; primaryTerm: number }) {
+    return this.d.store.index({
+      index: DETECTORS_INDEX,
+      id,
+      body: { detector: next },
+      if_seq_no: version.seqNo,
+      if_primary_term: version.primaryTerm,
+      refresh: true,
+    })
+  }
+
   private async save(id: string, next: StoredDetector, current: { seqNo: number; primaryTerm: number }): Promise<DetectorView> {
     try {
-      const r = await this.d.store.index({
-        index: DETECTORS_INDEX,
-        id,
-        body: { detector: next },
-        if_seq_no: current.seqNo,
-        if_primary_term: current.primaryTerm,
-        refresh: true,
-      })
+      const r = await this.writeOver(id, next, current)
       return { _id: id, _version: r._version, detector: render(next) }
     } catch (e) {
       if (e instanceof VersionConflict) throw new ApiError(409, `Detector ${id} was updated concurrently; read it again and retry.`)

@@ -181,33 +181,22 @@ export const SESSIONS_MAPPINGS: Mappings = {
   },
 }
 
-const METRICS_MAPPINGS: Mappings = {
+/** A stream of what agents report: timestamped, naming the agent, open to further fields. */
+const agentStream = (fields: Record<string, FieldMapping>): Mappings => ({
   dynamic: true,
   date_detection: false,
-  properties: paths({
-    '@timestamp': date,
-    'agent.id': kw,
-    'agent.name': kw,
-    'metric.name': kw,
-    'metric.value': { type: 'double' },
-    'metric.count': long,
-  }),
-}
+  properties: paths({ '@timestamp': date, 'agent.id': kw, 'agent.name': kw, ...fields }),
+})
 
-const ACTIVE_RESPONSES_MAPPINGS: Mappings = {
-  dynamic: true,
-  date_detection: false,
-  properties: paths({
-    '@timestamp': date,
-    'agent.id': kw,
-    'agent.name': kw,
-    'event.action': kw,
-    'svc.command.name': kw,
-    'svc.command.status': kw,
-    'svc.command.timeout': integer,
-    'svc.command.success': bool,
-  }),
-}
+const METRICS_MAPPINGS = agentStream({ 'metric.name': kw, 'metric.value': { type: 'double' }, 'metric.count': long })
+
+const ACTIVE_RESPONSES_MAPPINGS = agentStream({
+  'event.action': kw,
+  'svc.command.name': kw,
+  'svc.command.status': kw,
+  'svc.command.timeout': integer,
+  'svc.command.success': bool,
+})
 
 function stream(
   name: string,
