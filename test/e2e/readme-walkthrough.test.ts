@@ -58,13 +58,17 @@ test('the README walk-through works on a machine without the Engine', async () =
   if (code !== 0) throw new Error(`the walk-through exited ${code}\n${failed()}`)
 
   const lines = out.trim().split('\n')
-  // The session, the decoder, two promotions, the event, the finding: each answer in order.
+  // The session, the decoder, two promotions, the event, the detector run, the finding: each answer in order.
   expect(lines[0]).toMatch(/^\{"id":"[^"]+","title":"First steps",.*"version":"\d+:\d+"\}$/)
   expect(lines[1]).toMatch(/^\{"message":"[0-9a-f-]{36}","status":201\}$/)
   expect(lines.filter((l) => l === '{"message":"Promotion completed successfully.","status":200}')).toHaveLength(2)
   expect(lines.some((l) => /"result":"created"/.test(l) && l.includes('.ds-svc-events-v5-applications-'))).toBe(true)
+  const detectorRun = lines[lines.length - 2]
+  expect(detectorRun).toMatch(
+    /^\{"monitor_name":"my-app-detector",.*"input_results":\{"results":\[\{"[0-9a-f-]{36}":\["[^"]+\|\.ds-svc-events-v5-applications-/,
+  )
   const finding = lines[lines.length - 1]
   expect(finding).toMatch(/^\{"total_findings":1,"findings":\[/)
   expect(finding).toContain('my-app login failure')
   expect(err).toBe('')
-}, 240_000)
+}, 120_000)
