@@ -5,9 +5,8 @@
 import type { ClusterSettings } from '../../config/cluster-settings'
 import type { Logger } from '../../http/log'
 import type { Journal } from '../../journal/journal'
-import { tryAcquireLease, releaseLease, type HeldLease } from '../../jobs/lease'
+import { ActiveLease, tryAcquireLease, type HeldLease, type Lease } from '../../locks/lease'
 import { waitForSetupReady } from '../../setup/status'
-import { VersionConflict } from '../../store/errors'
 import type { Store } from '../../store/port'
 import { CtiClient } from '../cti/client'
 import type { CtiCredentials } from '../cti/credentials'
@@ -50,7 +49,8 @@ export interface ContentSyncDeps {
 
 export interface PassReport {
   trigger: Trigger
-  outcome: 'done' | 'setup_not_ready' | 'aborted'
+  /** `lease_lost`: another node took the sync lock over (this node's renewals were starved); the pass stopped. */
+  outcome: 'done' | 'setup_not_ready' | 'aborted' | 'lease_lost'
   consumers: Partial<
     Record<
       ConsumerKind,
@@ -155,7 +155,19 @@ export class ContentSync {
 
   private async pass(trigger: Trigger, held: HeldLease): Promise<PassReport> {
     const { log, journal } = this.deps
-    const renewal = this.renew(held)
+    // Renewed every stale/3 while the pass runs; checked before each consumer, since a long
+    // synchronous stretch can starve the timer and let another node take the lock over.
+    const lease = new ActiveLease(
+      {
+        store: this.deps.store,
+        now: this.deps.now,
+        onEvent: (e) => {
+          if (e.kind === 'lost') log.warn('sync lock was taken over by another node; no longer renewing it', {})
+        },
+      },
+      held,
+      true,
+    )
     const report: PassReport = { trigger, outcome: 'done', consumers: {}, retried: false }
     const started = this.deps.now()
     try {
@@ -174,19 +186,16 @@ export class ContentSync {
         return report
       }
       log.info('content sync started', { trigger })
-      let retry = await this.consumers(report)
-      if (retry && !this.stopping.signal.aborted) {
+      let retry = await this.consumers(report, lease)
+      if (retry && !this.stopping.signal.aborted && report.outcome !== 'lease_lost') {
         log.info('content sync retrying once', { trigger })
         report.retried = true
-        retry = await this.consumers(report)
+        retry = await this.consumers(report, lease)
       }
       if (this.stopping.signal.aborted) report.outcome = 'aborted'
       return report
     } finally {
-      renewal.stop()
-      await releaseLease({ store: this.deps.store, now: this.deps.now }, renewal.current()).catch((e) =>
-        log.warn('sync lock could not be released', { error: e }),
-      )
+      await lease.release().catch((e) => log.warn('sync lock could not be released', { error: e }))
       journal.record('sync.pass', trigger, {
         outcome: report.outcome,
         millis: this.deps.now() - started,
@@ -201,7 +210,7 @@ export class ContentSync {
   }
 
   /** One round over the consumers; true when one of them asks for the retry. */
-  private async consumers(report: PassReport): Promise<boolean> {
+  private async consumers(report: PassReport, lease: Lease): Promise<boolean> {
     const s = await this.deps.settings.snapshot()
     const ctx: PassContext = {
       store: this.deps.store,
@@ -230,6 +239,11 @@ export class ContentSync {
     let retry = false
     for (const kind of CONSUMER_KINDS) {
       if (this.stopping.signal.aborted) break
+      if (!(await lease.stillMine())) {
+        this.deps.log.warn('content sync stopped: another node holds the sync lock now', { consumer: kind })
+        report.outcome = 'lease_lost'
+        break
+      }
       const def = CONSUMERS[kind]
       const started = this.deps.now()
       const lastPass = (outcome: LastPass['outcome'], updated: boolean, error?: string): LastPass => ({
@@ -282,40 +296,5 @@ export class ContentSync {
       }
     }
     return retry
-  }
-
-  /** Keeps the lease fresh every stale/3 (at least 1 s); a conflict means another node took it. */
-  private renew(held: HeldLease): { stop(): void; current(): HeldLease } {
-    let lease = held
-    let stopped = false
-    const every = Math.max(1000, Math.floor(held.staleMillis / 3))
-    const timer = setInterval(async () => {
-      if (stopped) return
-      try {
-        const at = this.deps.now()
-        const r = await this.deps.store.index({
-          index: lease.index,
-          id: lease.id,
-          body: { acquired_at: at },
-          if_seq_no: lease.seqNo,
-          if_primary_term: lease.primaryTerm,
-          refresh: true,
-        })
-        lease = { ...lease, seqNo: r._seq_no, primaryTerm: r._primary_term, acquiredAt: at }
-      } catch (e) {
-        if (e instanceof VersionConflict) {
-          this.deps.log.warn('sync lock was taken over by another node; no longer renewing it', {})
-          stopped = true
-          clearInterval(timer)
-        }
-      }
-    }, every)
-    return {
-      stop: () => {
-        stopped = true
-        clearInterval(timer)
-      },
-      current: () => lease,
-    }
   }
 }
