@@ -56,3 +56,29 @@ describe('shown', () => {
     expect(shown(cyclic)).toBe('object')
   })
 })
+
+describe('checkBody with worded schemas', () => {
+  const Worded = T.Object(
+    {
+      first: T.String({ message: 'first must be a string', missing: 'first is missing' }),
+      second: T.Intersect(
+        [T.Array(T.Unknown(), { message: 'second must be a list' }), T.Array(T.Unknown(), { maxItems: 2, message: 'second is too long' })],
+        {
+          message: 'second must be a list',
+        },
+      ),
+    },
+    { message: 'not an object' },
+  )
+
+  test('the first failing field in schema order answers with its own wording, absent or wrong', () => {
+    // TypeBox lists missing properties before mistyped ones; the schema order decides here.
+    expect(failure(() => checkBody(Worded, { first: 1 }))).toMatchObject({ status: 400, message: 'first must be a string' })
+    expect(failure(() => checkBody(Worded, { second: [] })).message).toBe('first is missing')
+    expect(failure(() => checkBody(Worded, { first: 'a' })).message).toBe('second must be a list')
+    expect(failure(() => checkBody(Worded, { first: 'a', second: 'x' })).message).toBe('second must be a list')
+    expect(failure(() => checkBody(Worded, { first: 'a', second: [1, 2, 3] })).message).toBe('second is too long')
+    expect(failure(() => checkBody(Worded, 'text')).message).toBe('not an object')
+    expect(checkBody(Worded, { first: 'a', second: [1] })).toEqual({ first: 'a', second: [1] })
+  })
+})
