@@ -1,7 +1,15 @@
 /**
  * Single-document routes: `_doc` get/exists/index/delete, `_create`, `_update`, `_source`.
  */
-import { UpdateBody, type GetParams, type IndexParams, type Refresh, type Source, type WriteResponse } from '../store/port'
+import {
+  UpdateBody,
+  type GetParams,
+  type GetResponse,
+  type IndexParams,
+  type Refresh,
+  type Source,
+  type WriteResponse,
+} from '../store/port'
 import { OpenSearchHttpError } from '../http/errors'
 import { badRequest, type RequestContext } from './context'
 import { visible } from './dls'
@@ -31,7 +39,7 @@ export function refreshParam(ctx: RequestContext): Refresh | undefined {
   throw badRequest(`Unknown value for refresh: [${v}].`)
 }
 
-function sourceParams(ctx: RequestContext): Pick<GetParams, '_source' | '_source_includes' | '_source_excludes'> {
+export function sourceParams(ctx: RequestContext): Pick<GetParams, '_source' | '_source_includes' | '_source_excludes'> {
   const out: Pick<GetParams, '_source' | '_source_includes' | '_source_excludes'> = {}
   const source = ctx.str('_source')
   if (source !== undefined) {
@@ -80,6 +88,24 @@ async function readTarget(ctx: RequestContext): Promise<string> {
   return index
 }
 
+/**
+ * A get as the caller may see it: a document the caller's DLS (or a feature's read filter)
+ * hides is answered as not found. `index` is the concrete index already authorized.
+ */
+export async function visibleGet(ctx: RequestContext, index: string, params: GetParams): Promise<GetResponse> {
+  const res = await ctx.store.get(params)
+  if (res.found && (ctx.documentFilter(index) !== undefined || ctx.deps.readFilter !== undefined)) {
+    // DLS is tested on the whole document, whatever part of it the caller asked to see.
+    const full =
+      params._source === undefined && !params._source_includes && !params._source_excludes && !params.stored_fields
+        ? res
+        : await ctx.store.get({ index: params.index, id: params.id, realtime: params.realtime })
+    if (!full.found || !(await visible(ctx, ctx.store, index, params.id, full._source)))
+      return { _index: res._index, _id: params.id, found: false }
+  }
+  return res
+}
+
 async function getDoc(ctx: RequestContext, sourceOnly: boolean): Promise<unknown> {
   const name = ctx.part('index')!
   const id = ctx.part('id')!
@@ -91,15 +117,7 @@ async function getDoc(ctx: RequestContext, sourceOnly: boolean): Promise<unknown
   if (realtime !== undefined) params.realtime = realtime
   const refresh = refreshParam(ctx)
   if (refresh !== undefined) params.refresh = refresh
-  let res = await ctx.store.get(params)
-  if (res.found && (ctx.documentFilter(index) !== undefined || ctx.deps.readFilter !== undefined)) {
-    // DLS is tested on the whole document, whatever part of it the caller asked to see.
-    const full =
-      params._source === undefined && !params._source_includes && !params._source_excludes && !params.stored_fields
-        ? res
-        : await ctx.store.get({ index: name, id, realtime: params.realtime })
-    if (!full.found || !(await visible(ctx, ctx.store, index, id, full._source))) res = { _index: res._index, _id: id, found: false }
-  }
+  const res = await visibleGet(ctx, index, params)
   if (sourceOnly) {
     if (!res.found) throw new OpenSearchHttpError(404, 'resource_not_found_exception', `Document not found [${name}]/[${id}]`)
     return res._source ?? {}

@@ -8,9 +8,13 @@ import { catRoutes } from './cat'
 import { clusterRoutes } from './cluster'
 import type { IndexApiDeps } from './context'
 import { documentRoutes } from './documents'
+import { explainRoutes } from './explain'
 import { indexRoutes } from './indices'
 import { ismRoutes } from './ism'
+import { mgetRoutes } from './mget'
+import { msearchRoutes } from './msearch'
 import { IndexRouter } from './router'
+import { scrollRoutes } from './scroll'
 import { searchRoutes } from './search'
 import { templateRoutes } from './templates'
 
@@ -25,7 +29,11 @@ export function indexApiRoutes(deps: IndexApiDeps) {
   templateRoutes(r)
   ismRoutes(r)
   aliasRoutes(r)
+  scrollRoutes(r)
   searchRoutes(r)
+  msearchRoutes(r)
+  mgetRoutes(r)
+  explainRoutes(r)
   bulkRoutes(r)
   indexRoutes(r)
   documentRoutes(r)

@@ -1,0 +1,48 @@
+/**
+ * `_explain`: whether one document matches a query, and its score. The document is read
+ * through the same gate as `GET <index>/_doc` (a document hidden by DLS is not found) and the
+ * query runs through the search gate (authorization, DLS) restricted to its id.
+ */
+import type { Query, SearchBody } from '../store/port'
+import { badRequest, type RequestContext } from './context'
+import { readFilter, withFilter } from './dls'
+import { visibleGet } from './documents'
+import { Reply, type IndexRouter } from './router'
+
+export const EXPLAIN_ACTION = 'indices:data/read/explain'
+
+async function explain(ctx: RequestContext) {
+  const name = ctx.part('index')!
+  const id = ctx.part('id')!
+  const [index] = await ctx.authorized(EXPLAIN_ACTION, name, { expand_wildcards: 'all' })
+  if (index === undefined) throw badRequest(`no concrete index for [${name}]`)
+  const body = (await ctx.json()) ?? {}
+  for (const key of Object.keys(body)) if (key !== 'query') throw badRequest(`request does not support [${key}]`, 'parsing_exception')
+  const query = body.query
+  if (query === undefined) throw badRequest('Validation Failed: 1: query is missing;', 'action_request_validation_exception')
+  if (query === null || typeof query !== 'object' || Array.isArray(query))
+    throw badRequest('[query] must be an object', 'parsing_exception')
+  const doc = await visibleGet(ctx, index, { index: name, id, _source: false })
+  if (!doc.found) return new Reply(404, { _index: index, _id: id, matched: false })
+  const scoped: Query = { bool: { must: [query], filter: [{ ids: { values: [id] } }] } }
+  const res = await ctx.store.search({
+    index: name,
+    expand_wildcards: 'all',
+    body: { query: withFilter(scoped, await readFilter(ctx, [index])), size: 1, _source: false, track_total_hits: false } as SearchBody,
+  })
+  const hit = res.hits.hits.find((h) => h._index === index)
+  if (!hit) {
+    return { _index: index, _id: id, matched: false, explanation: { value: 0, description: 'no matching clause', details: [] } }
+  }
+  const score = hit._score ?? 1
+  return {
+    _index: index,
+    _id: id,
+    matched: true,
+    explanation: { value: score, description: 'sum of:', details: [{ value: score, description: 'score of the query', details: [] }] },
+  }
+}
+
+export function explainRoutes(r: IndexRouter): void {
+  r.on(['GET', 'POST'], '/:index/_explain/:id', explain)
+}
