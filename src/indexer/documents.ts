@@ -132,7 +132,8 @@ async function indexDoc(ctx: RequestContext, opType: 'index' | 'create' | undefi
   await ctx.authorizeWrite(ACTIONS.index, name)
   const body = await ctx.json()
   if (body === undefined) throw badRequest('Validation Failed: 1: source is missing;', 'action_request_validation_exception')
-  const op = opType ?? ctx.str('op_type')
+  // OpenSearch's auto-id handler: POST <index>/_doc without an op_type is op_type=create.
+  const op = opType ?? ctx.str('op_type') ?? (id === undefined ? 'create' : undefined)
   if (op !== undefined && op !== 'index' && op !== 'create') throw badRequest(`opType must be 'create' or 'index', found: [${op}]`)
   if (op === 'create' && id === undefined && opType === 'create')
     throw badRequest(

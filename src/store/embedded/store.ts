@@ -930,7 +930,9 @@ export class EmbeddedStore implements Store {
   }
 
   async index(params: IndexParams): Promise<WriteResponse> {
-    const op: Op = params.op_type === 'create' ? 'create' : 'index'
+    // Like OpenSearch's auto-id handler, a write without an id defaults to op_type=create (so it
+    // is accepted by a data stream); an explicit op_type=index keeps its meaning.
+    const op: Op = params.op_type === 'create' || (params.op_type === undefined && params.id === undefined) ? 'create' : 'index'
     return this.durableAs(params.index, () =>
       this.tx(() => this.write(op, params.index, params.id, params.body as Record<string, unknown>, params)),
     )
