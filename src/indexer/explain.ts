@@ -6,7 +6,7 @@
 import type { Query, SearchBody } from '../store/port'
 import { badRequest, type RequestContext } from './context'
 import { readFilter, withFilter } from './dls'
-import { visibleGet } from './documents'
+import { sourceParams, visibleGet } from './documents'
 import { Reply, type IndexRouter } from './router'
 
 export const EXPLAIN_ACTION = 'indices:data/read/explain'
@@ -22,8 +22,14 @@ async function explain(ctx: RequestContext) {
   if (query === undefined) throw badRequest('Validation Failed: 1: query is missing;', 'action_request_validation_exception')
   if (query === null || typeof query !== 'object' || Array.isArray(query))
     throw badRequest('[query] must be an object', 'parsing_exception')
-  const doc = await visibleGet(ctx, index, { index: name, id, _source: false })
+  const source = sourceParams(ctx)
+  const wantSource = Object.keys(source).length > 0
+  const doc = await visibleGet(ctx, index, { index: name, id, ...(wantSource ? source : { _source: false }) })
   if (!doc.found) return new Reply(404, { _index: index, _id: id, matched: false })
+  // `_source` parameters add the document, as OpenSearch's explain answers it under `get`.
+  const get = wantSource
+    ? { get: { _seq_no: doc._seq_no, _primary_term: doc._primary_term, found: true, ...(doc._source ? { _source: doc._source } : {}) } }
+    : {}
   const scoped: Query = { bool: { must: [query], filter: [{ ids: { values: [id] } }] } }
   const res = await ctx.store.search({
     index: name,
@@ -32,7 +38,7 @@ async function explain(ctx: RequestContext) {
   })
   const hit = res.hits.hits.find((h) => h._index === index)
   if (!hit) {
-    return { _index: index, _id: id, matched: false, explanation: { value: 0, description: 'no matching clause', details: [] } }
+    return { _index: index, _id: id, matched: false, explanation: { value: 0, description: 'no matching clause', details: [] }, ...get }
   }
   const score = hit._score ?? 1
   return {
@@ -40,6 +46,7 @@ async function explain(ctx: RequestContext) {
     _id: id,
     matched: true,
     explanation: { value: score, description: 'sum of:', details: [{ value: score, description: 'score of the query', details: [] }] },
+    ...get,
   }
 }
 

@@ -17,7 +17,9 @@ interface Item {
   params: Partial<GetParams>
 }
 
-const ITEM_KEYS = new Set(['_index', '_id', '_source', 'stored_fields', 'routing', '_routing', 'version', 'version_type'])
+const ITEM_KEYS = new Set(['_index', '_id', '_source', 'stored_fields', 'routing', 'version', 'version_type'])
+/** Underscored forms OpenSearch removed: a 400, as there. */
+const REMOVED_KEYS = new Set(['_routing', '_version', '_version_type', '_stored_fields'])
 
 function items(ctx: RequestContext, body: Record<string, unknown>): Item[] {
   const fallback = ctx.part('index')
@@ -38,8 +40,11 @@ function items(ctx: RequestContext, body: Record<string, unknown>): Item[] {
       if (d === null || typeof d !== 'object' || Array.isArray(d))
         throw badRequest('docs array element should include an object', 'parsing_exception')
       const doc = d as Record<string, unknown>
-      for (const key of Object.keys(doc))
+      for (const key of Object.keys(doc)) {
+        if (REMOVED_KEYS.has(key))
+          throw badRequest(`Unsupported field [${key}] used, expected [${key.slice(1)}] instead`, 'parsing_exception')
         if (!ITEM_KEYS.has(key)) throw badRequest(`Unknown key for a VALUE_STRING in [${key}].`, 'parsing_exception')
+      }
       const index = typeof doc._index === 'string' ? doc._index : fallback
       if (index === undefined) problems.push(`index is missing for doc ${i}`)
       if (typeof doc._id !== 'string' && typeof doc._id !== 'number') problems.push(`id is missing for doc ${i}`)

@@ -55,12 +55,18 @@ function requestOf(ctx: RequestContext, header: Record<string, unknown>, body: R
   if (header.expand_wildcards !== undefined) options.expand_wildcards = [header.expand_wildcards].flat().map(String).join(',')
   if (header.ignore_unavailable !== undefined) options.ignore_unavailable = bool(header.ignore_unavailable)
   if (header.allow_no_indices !== undefined) options.allow_no_indices = bool(header.allow_no_indices)
+  const restTotalHitsAsInt = ctx.flag('rest_total_hits_as_int', false)
+  if (restTotalHitsAsInt && typeof body.track_total_hits === 'number')
+    throw badRequest(
+      `[rest_total_hits_as_int] cannot be used if the tracking of total hits is not accurate, got ${body.track_total_hits}`,
+      'action_request_validation_exception',
+    )
   return {
     expression: withoutSystemIndices(named),
     namedIndices: named !== undefined,
     body: checkSearchBody(body),
     options: { ...ctx.resolveOptions(), ...options },
-    restTotalHitsAsInt: ctx.flag('rest_total_hits_as_int', false),
+    restTotalHitsAsInt,
   }
 }
 

@@ -5,14 +5,18 @@
 import { aliasRoutes } from './aliases'
 import { bulkRoutes } from './bulk'
 import { catRoutes } from './cat'
+import { catClusterRoutes } from './cat-cluster'
 import { clusterRoutes } from './cluster'
 import type { IndexApiDeps } from './context'
 import { documentRoutes } from './documents'
 import { explainRoutes } from './explain'
+import { fieldCapsRoutes } from './field-caps'
 import { indexRoutes } from './indices'
 import { ismRoutes } from './ism'
 import { mgetRoutes } from './mget'
 import { msearchRoutes } from './msearch'
+import { nodeRoutes } from './nodes'
+import { resolveRoutes } from './resolve'
 import { IndexRouter } from './router'
 import { scrollRoutes } from './scroll'
 import { searchRoutes } from './search'
@@ -26,6 +30,10 @@ export function indexApiRoutes(deps: IndexApiDeps) {
   // Static prefixes first: they must win over the `/:index` routes.
   clusterRoutes(r)
   catRoutes(r)
+  catClusterRoutes(r)
+  nodeRoutes(r)
+  resolveRoutes(r)
+  fieldCapsRoutes(r)
   templateRoutes(r)
   ismRoutes(r)
   aliasRoutes(r)

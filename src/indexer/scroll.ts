@@ -290,6 +290,7 @@ export async function openScroll(ctx: RequestContext, req: SearchRequest, keepAl
   if (body.size === 0) problems.push('[size] cannot be [0] in a scroll context')
   if (body.search_after !== undefined) problems.push('`search_after` cannot be used in a scroll context.')
   if (body.pit !== undefined) problems.push('using [point in time] is not allowed in a scroll context')
+  if (ctx.flag('request_cache', false)) problems.push('[request_cache] cannot be used in a scroll context')
   if (body.track_total_hits === false) problems.push('disabling [track_total_hits] is not allowed in a scroll context')
   if (problems.length > 0)
     throw badRequest(`Validation Failed: ${problems.map((p, i) => `${i + 1}: ${p};`).join('')}`, 'action_request_validation_exception')

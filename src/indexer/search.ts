@@ -221,14 +221,17 @@ async function count(ctx: RequestContext) {
   if (ctx.int('terminate_after') !== undefined || ctx.str('min_score') !== undefined) {
     throw badRequest('[terminate_after] and [min_score] are not supported by this server')
   }
-  const expression = ctx.indexExpression()
-  const options = ctx.resolveOptions()
+  return countAs(ctx, ctx.indexExpression(), ctx.resolveOptions(), body.query as Query | undefined)
+}
+
+/** A count through the search gate (authorization, the caller's read filter): `_count` and `_cat/count`. */
+export async function countAs(ctx: RequestContext, expression: string | undefined, options: ResolveOptions, query: Query | undefined) {
   const indices = await ctx.authorized(SEARCH_ACTION, expression, options)
-  const query = withFilter(body.query as Query | undefined, await readFilter(ctx, indices))
+  const gated = withFilter(query, await readFilter(ctx, indices))
   return ctx.store.count({
     ...(expression !== undefined ? { index: expression } : {}),
     ...options,
-    body: query === undefined ? {} : { query },
+    body: gated === undefined ? {} : { query: gated },
   })
 }
 
