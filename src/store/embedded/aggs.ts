@@ -5,7 +5,7 @@
 import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
 import { compile, kindOf, toNumber, type FieldSpec, type Test } from '../query/compile'
 import { parseDate } from '../query/dates'
-import { compareCodePoints } from '../query/fold'
+import { parseOrder, sortBuckets, type Order } from './aggs-order'
 import { setOwn } from '../own'
 import { type DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 
@@ -15,15 +15,29 @@ export interface TargetCtx {
   specs?: Map<string, FieldSpec>
 }
 
-interface Agg {
+export interface Agg {
   collect(d: DocView, t: TargetCtx): void
   result(): Record<string, unknown>
 }
 type Factory = () => Agg
 export type Aggs = Map<string, Factory>
 
-type Key = string | number
-type ValueReader = (d: DocView) => Array<{ key: Key; asString?: string }>
+export type Key = string | number
+export type ValueReader = (d: DocView) => Array<{ key: Key; asString?: string }>
+
+/** What an aggregation type's parser gets: its parameters, its sub-aggregations, the time of the request. */
+export interface AggSpec {
+  name: string
+  type: string
+  params: Record<string, unknown>
+  subs: () => Aggs
+  now: number
+}
+/** Aggregation types defined in their own modules (aggs-*.ts), by type name. */
+const EXTRA = new Map<string, (spec: AggSpec) => Factory>()
+export function defineAgg(type: string, make: (spec: AggSpec) => Factory): void {
+  EXTRA.set(type, make)
+}
 
 export function parseAggs(body: unknown, now: number): Aggs {
   const out: Aggs = new Map()
@@ -38,6 +52,7 @@ export function parseAggs(body: unknown, now: number): Aggs {
     const params = def[type]
     if (!isObject(params)) throw new ParsingError(`[${type}] aggregation [${name}] must be an object`)
     const subs = () => parseAggs(sub, now)
+    if (def.meta !== undefined && !isObject(def.meta)) throw new ParsingError(`[meta] of [${name}] must be an object`)
     switch (type) {
       case 'terms':
         out.set(name, () => new TermsAgg(params, subs()))
@@ -55,11 +70,23 @@ export function parseAggs(body: unknown, now: number): Aggs {
         out.set(name, () => new FilterAgg(q, subs(), now))
         break
       }
-      default:
-        throw new ParsingError(`Unknown aggregation type [${type}]`)
+      default: {
+        const make = EXTRA.get(type)
+        if (!make) throw new ParsingError(`Unknown aggregation type [${type}]`)
+        out.set(name, make({ name, type, params, subs, now }))
+      }
     }
+    if (isObject(def.meta)) out.set(name, withMeta(out.get(name)!, def.meta))
   }
   return out
+}
+
+/** `meta` is echoed in the aggregation's result, as OpenSearch does. */
+function withMeta(make: Factory, meta: Record<string, unknown>): Factory {
+  return () => {
+    const agg = make()
+    return { collect: (d, t) => agg.collect(d, t), result: () => ({ meta, ...agg.result() }) }
+  }
 }
 
 export function instantiate(aggs: Aggs): Map<string, Agg> {
@@ -73,7 +100,7 @@ export function results(aggs: Map<string, Agg>): Record<string, unknown> {
 }
 
 /** How one field's values read as aggregation keys, per index mapping. */
-function reader(field: string, t: TargetCtx, forAgg: string): ValueReader | undefined {
+export function reader(field: string, t: TargetCtx, forAgg: string): ValueReader | undefined {
   let spec = t.specs?.get(field)
   if (t.specs && !spec) return undefined // unmapped: contributes nothing
   const fp = fieldPath(spec?.path ?? field)
@@ -117,7 +144,7 @@ function reader(field: string, t: TargetCtx, forAgg: string): ValueReader | unde
   }
 }
 
-class FieldAgg {
+export class FieldAgg {
   private readers = new Map<string, ValueReader | undefined>()
   constructor(
     protected readonly field: string,
@@ -130,7 +157,7 @@ class FieldAgg {
   }
 }
 
-function fieldParam(type: string, params: Record<string, unknown>): string {
+export function fieldParam(type: string, params: Record<string, unknown>): string {
   if (typeof params.field !== 'string') throw new IllegalArgument(`Required [field] for aggregation [${type}]`)
   return params.field
 }
@@ -139,7 +166,7 @@ class TermsAgg extends FieldAgg implements Agg {
   private buckets = new Map<Key, { asString?: string; count: number; subs: Map<string, Agg> }>()
   private readonly size: number
   private readonly minDocCount: number
-  private readonly order: Array<[string, 1 | -1]>
+  private readonly order: Order
 
   constructor(
     private readonly params: Record<string, unknown>,
@@ -150,10 +177,7 @@ class TermsAgg extends FieldAgg implements Agg {
     if (!Number.isInteger(this.size) || this.size < 1)
       throw new IllegalArgument(`[size] must be greater than 0. Found [${params.size}] in [terms]`)
     this.minDocCount = params.min_doc_count === undefined ? 1 : Number(params.min_doc_count)
-    const order = params.order === undefined ? [{ _count: 'desc' }] : Array.isArray(params.order) ? params.order : [params.order]
-    this.order = (order as unknown[]).flatMap((o) =>
-      isObject(o) ? Object.entries(o).map(([k, v]) => [k, String(v) === 'asc' ? 1 : -1] as [string, 1 | -1]) : [],
-    )
+    this.order = parseOrder(params.order, [['_count', -1]])
   }
 
   collect(d: DocView, t: TargetCtx): void {
@@ -171,25 +195,20 @@ class TermsAgg extends FieldAgg implements Agg {
   }
 
   result(): Record<string, unknown> {
-    const cmpKey = (a: Key, b: Key) => (typeof a === 'number' && typeof b === 'number' ? a - b : compareCodePoints(String(a), String(b)))
-    const all = [...this.buckets.entries()].filter(([, b]) => b.count >= this.minDocCount)
-    all.sort(([ka, a], [kb, b]) => {
-      for (const [by, dir] of this.order) {
-        const c = by === '_count' ? a.count - b.count : by === '_key' || by === '_term' ? cmpKey(ka, kb) : 0
-        if (c !== 0) return c * dir
-      }
-      return a.count !== b.count ? b.count - a.count : cmpKey(ka, kb)
-    })
+    const all = [...this.buckets.entries()]
+      .filter(([, b]) => b.count >= this.minDocCount)
+      .map(([key, b]) => ({ key, count: b.count, asString: b.asString, subs: results(b.subs) }))
+    sortBuckets(all, this.order)
     const shown = all.slice(0, this.size)
-    const other = all.slice(this.size).reduce((n, [, b]) => n + b.count, 0)
+    const other = all.slice(this.size).reduce((n, b) => n + b.count, 0)
     return {
       doc_count_error_upper_bound: 0,
       sum_other_doc_count: other,
-      buckets: shown.map(([key, b]) => ({
-        key,
+      buckets: shown.map((b) => ({
+        key: b.key,
         ...(b.asString !== undefined ? { key_as_string: b.asString } : {}),
         doc_count: b.count,
-        ...results(b.subs),
+        ...b.subs,
       })),
     }
   }
@@ -205,13 +224,22 @@ class MetricAgg extends FieldAgg implements Agg {
 
   constructor(
     private readonly type: string,
-    params: Record<string, unknown>,
+    private readonly params: Record<string, unknown>,
   ) {
     super(fieldParam(type, params), type)
+    if (type === 'cardinality' && params.precision_threshold !== undefined && Number(params.precision_threshold) < 0)
+      throw new IllegalArgument(
+        `[precisionThreshold] must be greater than or equal to 0. Found [${params.precision_threshold}] in [${type}]`,
+      )
   }
 
   collect(d: DocView, t: TargetCtx): void {
-    for (const v of this.read(d, t)) {
+    let values = this.read(d, t)
+    if (values.length === 0 && this.params.missing !== undefined) {
+      const m = this.params.missing
+      values = [{ key: typeof m === 'number' ? m : this.type === 'cardinality' || this.type === 'value_count' ? String(m) : Number(m) }]
+    }
+    for (const v of values) {
       this.count++
       if (this.type === 'cardinality') this.distinct.add(v.key)
       if (typeof v.key === 'number') {

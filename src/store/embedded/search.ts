@@ -12,6 +12,7 @@ import { DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 import { compareCodePoints } from '../query/fold'
 import { filterSource, sourceSpec } from '../source-filter'
 import { instantiate, parseAggs, results, type TargetCtx } from './aggs'
+import './aggs-types'
 
 export interface Row {
   rid: number
