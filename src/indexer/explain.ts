@@ -8,6 +8,7 @@ import { badRequest, type RequestContext } from './context'
 import { readFilter, withFilter } from './dls'
 import { sourceParams, visibleGet } from './documents'
 import { Reply, type IndexRouter } from './router'
+import { uriQuery } from './search'
 
 export const EXPLAIN_ACTION = 'indices:data/read/explain'
 
@@ -18,7 +19,7 @@ async function explain(ctx: RequestContext) {
   if (index === undefined) throw badRequest(`no concrete index for [${name}]`)
   const body = (await ctx.json()) ?? {}
   for (const key of Object.keys(body)) if (key !== 'query') throw badRequest(`request does not support [${key}]`, 'parsing_exception')
-  const query = body.query
+  const query = uriQuery(ctx) ?? body.query
   if (query === undefined) throw badRequest('Validation Failed: 1: query is missing;', 'action_request_validation_exception')
   if (query === null || typeof query !== 'object' || Array.isArray(query))
     throw badRequest('[query] must be an object', 'parsing_exception')

@@ -77,10 +77,27 @@ export function checkSearchBody(body: Record<string, unknown>, allowed: Set<stri
   return body
 }
 
+/** The `q` parameter (with `df`, `default_operator`, `analyze_wildcard`, `lenient`) as a query_string query. */
+export function uriQuery(ctx: RequestContext): Query | undefined {
+  const q = ctx.str('q')
+  if (q === undefined) return undefined
+  const qs: Record<string, unknown> = { query: q }
+  const df = ctx.str('df')
+  if (df !== undefined) qs.default_field = df
+  const op = ctx.str('default_operator')
+  if (op !== undefined) qs.default_operator = op
+  const aw = ctx.flag('analyze_wildcard')
+  if (aw !== undefined) qs.analyze_wildcard = aw
+  const lenient = ctx.flag('lenient')
+  if (lenient !== undefined) qs.lenient = lenient
+  return { query_string: qs }
+}
+
 /** Merges URL parameters into the body and validates what OpenSearch validates before searching. */
 async function searchBody(ctx: RequestContext, allowed: Set<string>): Promise<Record<string, unknown>> {
   const body = checkSearchBody((await ctx.json()) ?? {}, allowed)
-  if (ctx.str('q') !== undefined) throw badRequest('the [q] parameter (query_string) is not supported by this server')
+  const q = uriQuery(ctx)
+  if (q !== undefined) body.query = q
   return body
 }
 

@@ -14,6 +14,8 @@ import { compareCodePoints, fold } from './fold'
 import { parseCidr, parseIp } from './ip'
 import { luceneRegExp } from './lucene-regexp'
 import { type StringMatcher, wildcardMatcher } from './wildcard'
+import { editDistanceWithin, fuzzyEdits } from './fuzzy'
+import { type QueryableField, translateQueryString } from './query-string'
 
 /** A mapped field: its type, and for multi-fields (`msg.keyword`) the source path it reads. */
 export interface FieldSpec {
@@ -249,13 +251,55 @@ class Compiler {
       }
       case 'multi_match': {
         if (!isObject(body) || body.query === undefined) throw new ParsingError('[multi_match] requires query')
-        const fields = clauses(body.fields).map((f) => String(f).replace(/\^[\d.]+$/, ''))
+        const given = body.fields === undefined ? ['*'] : clauses(body.fields).map((f) => String(f).replace(/\^[\d.]+$/, ''))
+        const kind = String(body.type ?? 'best_fields')
+        const leafType =
+          kind === 'phrase'
+            ? 'match_phrase'
+            : kind === 'phrase_prefix'
+              ? 'match_phrase_prefix'
+              : kind === 'bool_prefix'
+                ? 'match_bool_prefix'
+                : 'match'
+        if (!['best_fields', 'most_fields', 'cross_fields', 'phrase', 'phrase_prefix', 'bool_prefix'].includes(kind))
+          throw new ParsingError(`failed to parse [multi_match] query type [${kind}]. unknown type.`)
+        const fields = given.flatMap((f) => (f.includes('*') ? this.expandFields(f).map((x) => x.name) : [f]))
         test = anyOf(
           fields.map((f) => {
             const field = this.field(f)
-            return field === undefined ? never : this.leaf('match', field, body)
+            return field === undefined ? never : this.leaf(leafType, field, body)
           }),
         )
+        name = nameOf(body)
+        break
+      }
+      case 'query_string':
+      case 'simple_query_string': {
+        test = this.node(translateQueryString(body, type === 'simple_query_string', (p) => this.expandFields(p)))
+        name = nameOf(body)
+        break
+      }
+      case 'fuzzy': {
+        const parts = leafParts(type, body, 'value')
+        name = parts.name
+        const field = this.field(parts.field)
+        test = field === undefined ? never : this.fuzzy(field, parts.params)
+        break
+      }
+      case 'function_score': {
+        // Scores are constant here: a function_score matches what its query (and filters) match.
+        if (!isObject(body)) throw new ParsingError('[function_score] malformed query')
+        if (body.functions !== undefined && !Array.isArray(body.functions))
+          throw new ParsingError('[function_score] [functions] must be an array')
+        test = body.query === undefined ? always : this.node(body.query)
+        name = nameOf(body)
+        break
+      }
+      case 'boosting': {
+        if (!isObject(body) || body.positive === undefined || body.negative === undefined)
+          throw new ParsingError('[boosting] query requires [positive] and [negative]')
+        this.node(body.negative)
+        test = this.node(body.positive)
         name = nameOf(body)
         break
       }
@@ -264,6 +308,37 @@ class Compiler {
     }
     if (name !== undefined) this.named.push({ name, test })
     return test
+  }
+
+  /** Mapped fields a name or `*` pattern covers, with how each is queried (query_string, multi_match). */
+  expandFields(pattern: string): QueryableField[] {
+    if (!this.types) return pattern.includes('*') ? [] : [{ name: pattern, kind: 'auto' }]
+    if (!pattern.includes('*')) {
+      const spec = this.types.get(pattern)
+      return spec ? [{ name: pattern, kind: kindOf(spec.type) }] : []
+    }
+    const re = new RegExp(
+      `^${pattern
+        .split('*')
+        .map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    )
+    const out: QueryableField[] = []
+    for (const [name, spec] of this.types) {
+      const kind = kindOf(spec.type)
+      if (re.test(name) && kind !== 'object') out.push({ name, kind })
+    }
+    return out
+  }
+
+  private fuzzy(f: Field, p: Record<string, unknown>): Test {
+    if (p.value === undefined || p.value === null || isObject(p.value)) throw new ParsingError('[fuzzy] query requires a value')
+    const value = String(p.value)
+    const max = fuzzyEdits(p.fuzziness, value)
+    const prefix = p.prefix_length === undefined ? 0 : Number(p.prefix_length)
+    const head = [...value].slice(0, prefix).join('')
+    const transpositions = p.transpositions !== false
+    return this.strings(f, false, (s) => s.startsWith(head) && editDistanceWithin(s, value, max, transpositions))
   }
 
   private bool(body: unknown): { test: Test; name?: string } {
