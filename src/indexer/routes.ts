@@ -4,6 +4,7 @@
  */
 import { aliasRoutes } from './aliases'
 import { bulkRoutes } from './bulk'
+import { byQueryRoutes } from './by-query'
 import { catRoutes } from './cat'
 import { catClusterRoutes } from './cat-cluster'
 import { clusterRoutes } from './cluster'
@@ -20,6 +21,7 @@ import { resolveRoutes } from './resolve'
 import { IndexRouter } from './router'
 import { scrollRoutes } from './scroll'
 import { searchRoutes } from './search'
+import { taskRoutes } from './tasks'
 import { templateRoutes } from './templates'
 
 export type { IndexApiDeps } from './context'
@@ -43,6 +45,8 @@ export function indexApiRoutes(deps: IndexApiDeps) {
   mgetRoutes(r)
   explainRoutes(r)
   bulkRoutes(r)
+  byQueryRoutes(r)
+  taskRoutes(r)
   indexRoutes(r)
   documentRoutes(r)
   return r.app
