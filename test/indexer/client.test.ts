@@ -139,6 +139,41 @@ describe('everyday calls', () => {
     expect(istats.body.indices!['app-logs']).toBeDefined()
   })
 
+  test('query_string, writes by query, reindex and tasks', async () => {
+    const q = await client.search({ index: 'app-logs', q: 'level:error AND n:<30' } as never)
+    expect((q.body as any).hits.total.value).toBe(10)
+    const sq = await client.search({
+      index: 'app-logs',
+      body: { query: { simple_query_string: { query: '"number 7"', fields: ['msg'] } } },
+    } as never)
+    expect((sq.body as any).hits.hits.map((h: any) => h._id)).toEqual(['7'])
+    const ubq = await client.updateByQuery({
+      index: 'app-logs',
+      refresh: true,
+      body: { query: { term: { level: 'warn' } }, script: { source: 'ctx._source.seen = params.v', params: { v: true } } },
+    } as never)
+    expect((ubq.body as any).updated).toBe(Math.floor(N / 3) + (N % 3 > 1 ? 1 : 0))
+    const re = await client.reindex({
+      refresh: true,
+      body: { source: { index: 'app-logs', query: { exists: { field: 'seen' } } }, dest: { index: 'app-warn' } },
+    } as never)
+    expect((re.body as any).created).toBe((ubq.body as any).updated)
+    const task = await client.deleteByQuery({
+      index: 'app-warn',
+      wait_for_completion: false,
+      refresh: true,
+      body: { query: { range: { n: { lt: 100 } } } },
+    } as never)
+    const id = (task.body as any).task as string
+    let t: any
+    for (let i = 0; i < 50; i++) {
+      t = (await client.tasks.get({ task_id: id })).body
+      if (t.completed) break
+      await Bun.sleep(20)
+    }
+    expect(t.response.deleted).toBe(33)
+  })
+
   test('an auto-id write to a data stream', async () => {
     await client.indices.putIndexTemplate({ name: 'ds-tpl', body: { index_patterns: ['metrics-*'], data_stream: {}, priority: 10 } })
     const res = await client.index({ index: 'metrics-app', body: { '@timestamp': new Date().toISOString(), v: 1 } })
