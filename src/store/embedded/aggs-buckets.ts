@@ -77,14 +77,17 @@ abstract class KeyedHistogram extends FieldAgg implements Agg {
   collect(d: DocView, t: TargetCtx): void {
     let values = this.read(d, t)
     if (values.length === 0 && this.spec.params.missing !== undefined) values = [{ key: this.missingValue() }]
-    const seen = new Set<number>()
+    // A document counts once per bucket (the set is only needed for several values).
+    const seen = values.length > 1 ? new Set<number>() : undefined
     for (const raw of values) {
       const v = this.numberOf(raw)
       if (v === undefined) continue
       if ((this.hard.min !== undefined && v < this.hard.min) || (this.hard.max !== undefined && v >= this.hard.max)) continue
       const key = this.round(v)
-      if (seen.has(key)) continue // a document counts once per bucket
-      seen.add(key)
+      if (seen) {
+        if (seen.has(key)) continue
+        seen.add(key)
+      }
       let b = this.buckets.get(key)
       if (!b) this.buckets.set(key, (b = new Bucket(this.spec.subs())))
       b.add(d, t)

@@ -181,12 +181,15 @@ class TermsAgg extends FieldAgg implements Agg {
   }
 
   collect(d: DocView, t: TargetCtx): void {
-    const seen = new Set<Key>()
     let values = this.read(d, t)
     if (values.length === 0 && this.params.missing !== undefined) values = [{ key: this.params.missing as Key }]
+    // A document counts once per bucket (the set is only needed for several values).
+    const seen = values.length > 1 ? new Set<Key>() : undefined
     for (const v of values) {
-      if (seen.has(v.key)) continue // a document counts once per bucket
-      seen.add(v.key)
+      if (seen) {
+        if (seen.has(v.key)) continue
+        seen.add(v.key)
+      }
       let b = this.buckets.get(v.key)
       if (!b) this.buckets.set(v.key, (b = { asString: v.asString, count: 0, subs: instantiate(this.subs) }))
       b.count++
