@@ -10,6 +10,7 @@ import { disk, fileDescriptors, nodeIdOf, STARTED_AT } from './node-info'
 import { PLUGIN_COMPONENTS } from './plugins'
 import type { IndexRouter } from './router'
 import { indexShards } from './topology'
+import { flatSettings } from './indices'
 
 export const NODE_ACTIONS = {
   info: 'cluster:monitor/nodes/info',
@@ -18,7 +19,7 @@ export const NODE_ACTIONS = {
   state: 'cluster:monitor/state',
 } as const
 
-const ROLES = ['cluster_manager', 'data', 'ingest']
+const ROLES = ['cluster_manager', 'data', 'ingest', 'remote_cluster_client']
 const INFO_METRICS = new Set([
   'settings',
   'os',
@@ -133,6 +134,11 @@ function selects(ctx: RequestContext, filter: string | undefined): boolean {
   })
 }
 
+/** `flat_settings=true`: dotted keys, as OpenSearch answers settings. */
+function flatIf(ctx: RequestContext, settings: Record<string, unknown>): Record<string, unknown> {
+  return ctx.flag('flat_settings', false) ? flatSettings(settings) : settings
+}
+
 function osInfo() {
   return {
     refresh_interval_in_millis: 1000,
@@ -157,17 +163,17 @@ async function nodesInfo(ctx: RequestContext) {
       version: COMPATIBLE_OPENSEARCH_VERSION,
       build_type: 'bun',
       build_hash: 'unknown',
-      total_indexing_buffer: 0,
+      ...(ctx.flag('human', false) ? { total_indexing_buffer: '0b' } : {}),
       total_indexing_buffer_in_bytes: 0,
     }
     if (metrics.has('settings'))
-      node.settings = {
+      node.settings = flatIf(ctx, {
         cluster: { name: ctx.deps.node.values.get('cluster.name') },
         node: { name: ctx.deps.node.values.get('node.name') },
         path: { data: [String(ctx.deps.node.values.get('path.data'))] },
         client: { type: 'node' },
         http: { type: 'bun' },
-      }
+      })
     if (metrics.has('os')) node.os = osInfo()
     if (metrics.has('process')) node.process = { refresh_interval_in_millis: 1000, id: process.pid, mlockall: false }
     if (metrics.has('jvm'))

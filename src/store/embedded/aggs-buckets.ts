@@ -315,6 +315,7 @@ class FiltersAgg implements Agg {
   constructor(private readonly spec: AggSpec) {
     const p = spec.params
     const given = p.filters
+    if (given === undefined) throw new IllegalArgument('[filters] cannot be empty.')
     if (isObject(given)) {
       this.keyed = p.keyed !== false
       this.filters = Object.entries(given).map(([name, query]) => ({ name, query, bucket: new Bucket(spec.subs()), tests: new Map() }))
@@ -361,11 +362,15 @@ class FiltersAgg implements Agg {
 /** `missing`: the documents without a value for the field. */
 class MissingAgg extends FieldAgg implements Agg {
   private readonly bucket: Bucket
+  private readonly missingGiven: boolean
   constructor(spec: AggSpec) {
     super(fieldParam('missing', spec.params), 'missing')
     this.bucket = new Bucket(spec.subs())
+    this.missingGiven = spec.params.missing !== undefined
   }
   collect(d: DocView, t: TargetCtx): void {
+    // With a `missing` value every document has a value, so none is missing.
+    if (this.missingGiven) return
     if (this.read(d, t).length === 0) this.bucket.add(d, t)
   }
   result(): Record<string, unknown> {

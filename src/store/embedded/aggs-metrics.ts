@@ -93,8 +93,9 @@ class ExtendedStatsAgg extends StatsAgg {
       }
     }
     const avg = this.sum / n
-    const variance = Math.max(0, this.sumSq / n - avg * avg)
-    const sampling = n > 1 ? Math.max(0, (this.sumSq - n * avg * avg) / (n - 1)) : Number.NaN
+    // OpenSearch's formulas, so the last digits agree.
+    const variance = Math.max(0, (this.sumSq - (this.sum * this.sum) / n) / n)
+    const sampling = n > 1 ? Math.max(0, (this.sumSq - (this.sum * this.sum) / n) / (n - 1)) : Number.NaN
     const sd = Math.sqrt(variance)
     const sds = Math.sqrt(sampling)
     const k = this.sigma

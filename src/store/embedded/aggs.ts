@@ -63,6 +63,10 @@ export function parseAggs(body: unknown, now: number): Aggs {
       case 'max':
       case 'sum':
       case 'avg':
+        if (type === 'cardinality' && params.precision_threshold !== undefined && Number(params.precision_threshold) < 0)
+          throw new IllegalArgument(
+            `[precisionThreshold] must be greater than or equal to 0. Found [${params.precision_threshold}] in [${name}]`,
+          )
         out.set(name, () => new MetricAgg(type, params))
         break
       case 'filter': {
@@ -230,10 +234,6 @@ class MetricAgg extends FieldAgg implements Agg {
     private readonly params: Record<string, unknown>,
   ) {
     super(fieldParam(type, params), type)
-    if (type === 'cardinality' && params.precision_threshold !== undefined && Number(params.precision_threshold) < 0)
-      throw new IllegalArgument(
-        `[precisionThreshold] must be greater than or equal to 0. Found [${params.precision_threshold}] in [${type}]`,
-      )
   }
 
   collect(d: DocView, t: TargetCtx): void {
