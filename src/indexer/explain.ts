@@ -5,8 +5,8 @@
  */
 import type { Query, SearchBody } from '../store/port'
 import { badRequest, type RequestContext } from './context'
-import { readFilter, withFilter } from './dls'
-import { sourceParams, visibleGet } from './documents'
+import { sourceParams } from './documents'
+import { authorizeRead, filteredGet, searchQuery } from './read-gate'
 import { Reply, type IndexRouter } from './router'
 import { uriQuery } from './search'
 
@@ -15,8 +15,7 @@ export const EXPLAIN_ACTION = 'indices:data/read/explain'
 async function explain(ctx: RequestContext) {
   const name = ctx.part('index')!
   const id = ctx.part('id')!
-  const [index] = await ctx.authorized(EXPLAIN_ACTION, name, { expand_wildcards: 'all' })
-  if (index === undefined) throw badRequest(`no concrete index for [${name}]`)
+  const index = await authorizeRead(ctx, name, EXPLAIN_ACTION)
   const body = (await ctx.json()) ?? {}
   for (const key of Object.keys(body)) if (key !== 'query') throw badRequest(`request does not support [${key}]`, 'parsing_exception')
   const query = uriQuery(ctx) ?? body.query
@@ -25,7 +24,7 @@ async function explain(ctx: RequestContext) {
     throw badRequest('[query] must be an object', 'parsing_exception')
   const source = sourceParams(ctx)
   const wantSource = Object.keys(source).length > 0
-  const doc = await visibleGet(ctx, index, { index: name, id, ...(wantSource ? source : { _source: false }) })
+  const doc = await filteredGet(ctx, index, { index: name, id, ...(wantSource ? source : { _source: false }) })
   if (!doc.found) return new Reply(404, { _index: index, _id: id, matched: false })
   // `_source` parameters add the document, as OpenSearch's explain answers it under `get`.
   const get = wantSource
@@ -35,7 +34,7 @@ async function explain(ctx: RequestContext) {
   const res = await ctx.store.search({
     index: name,
     expand_wildcards: 'all',
-    body: { query: withFilter(scoped, await readFilter(ctx, [index])), size: 1, _source: false, track_total_hits: false } as SearchBody,
+    body: { query: await searchQuery(ctx, scoped, [index]), size: 1, _source: false, track_total_hits: false } as SearchBody,
   })
   const hit = res.hits.hits.find((h) => h._index === index)
   if (!hit) {

@@ -6,7 +6,8 @@
 import { StoreError } from '../store/errors'
 import type { GetParams } from '../store/port'
 import { badRequest, type RequestContext } from './context'
-import { sourceParams, visibleGet } from './documents'
+import { sourceParams } from './documents'
+import { filteredGet } from './read-gate'
 import type { IndexRouter } from './router'
 
 export const MGET_ACTION = 'indices:data/read/mget'
@@ -99,7 +100,7 @@ async function mget(ctx: RequestContext) {
       ...item.params,
     }
     try {
-      docs.push(await visibleGet(ctx, target, params))
+      docs.push(await filteredGet(ctx, target, params))
     } catch (e) {
       if (!(e instanceof StoreError)) throw e
       docs.push({ _index: item.index, _id: item.id, error: e.toOpenSearch() })

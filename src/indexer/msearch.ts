@@ -3,7 +3,7 @@
  * `_search` (authorization on its concrete indices, the caller's DLS); a search that fails
  * answers its error in its slot, as OpenSearch does, and the others still run.
  */
-import { badRequest, withoutSystemIndices, type RequestContext } from './context'
+import { badRequest, JSON_BODY_LIMIT, withoutSystemIndices, type RequestContext } from './context'
 import { errorBody, type IndexRouter } from './router'
 import { checkSearchBody, searchAs, type SearchRequest } from './search'
 import type { ResolveOptions } from '../store/port'
@@ -72,7 +72,8 @@ function requestOf(ctx: RequestContext, header: Record<string, unknown>, body: R
 
 async function msearch(ctx: RequestContext) {
   const started = performance.now()
-  const text = await ctx.text()
+  // NDJSON (application/x-ndjson, or JSON types as clients also send).
+  const text = await ctx.text({ limit: JSON_BODY_LIMIT, status: 413, kind: 'ndjson' })
   const lines = text.split('\n')
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop()
   else if (text.length > 0) throw badRequest('The msearch request must be terminated by a newline [\\n]')

@@ -1,11 +1,11 @@
 /**
  * `_search`, `_count` and point in time. Every read is authorized on the concrete indices it
- * touches and carries the caller's DLS filter, aggregations included (they run over the
- * filtered hits).
+ * touches and runs the query the read gate makes of it (terms lookups resolved as the caller,
+ * the caller's DLS filter ANDed in; aggregations run over the filtered hits).
  */
 import type { Query, ResolveOptions, SearchBody, SearchParams, SearchResponse, SortClause } from '../store/port'
 import { badRequest, type RequestContext } from './context'
-import { readFilter, withFilter } from './dls'
+import { searchQuery } from './read-gate'
 import type { IndexRouter } from './router'
 import { openScroll } from './scroll'
 
@@ -205,7 +205,7 @@ export async function gateSearch(ctx: RequestContext, req: SearchRequest): Promi
       'action_request_validation_exception',
     )
   }
-  body.query = withFilter(body.query as Query | undefined, await readFilter(ctx, indices))
+  body.query = await searchQuery(ctx, body.query as Query | undefined, indices)
   return { indices, body }
 }
 
@@ -244,7 +244,7 @@ async function count(ctx: RequestContext) {
 /** A count through the search gate (authorization, the caller's read filter): `_count` and `_cat/count`. */
 export async function countAs(ctx: RequestContext, expression: string | undefined, options: ResolveOptions, query: Query | undefined) {
   const indices = await ctx.authorized(SEARCH_ACTION, expression, options)
-  const gated = withFilter(query, await readFilter(ctx, indices))
+  const gated = await searchQuery(ctx, query, indices)
   return ctx.store.count({
     ...(expression !== undefined ? { index: expression } : {}),
     ...options,

@@ -8,7 +8,18 @@ import { compile, toNumber, type Test } from '../query/compile'
 import { parseDate, parseDateMath } from '../query/dates'
 import { type DocView, isObject } from '../query/doc'
 import { setOwn } from '../own'
-import { type Agg, type AggSpec, type Aggs, defineAgg, FieldAgg, fieldParam, instantiate, results, type TargetCtx } from './aggs'
+import {
+  type Agg,
+  type AggSpec,
+  type Aggs,
+  BucketBudget,
+  defineAgg,
+  FieldAgg,
+  fieldParam,
+  instantiate,
+  results,
+  type TargetCtx,
+} from './aggs'
 import { calendarUnit, fixedInterval, formatInZone, nextCalendar, roundCalendar, roundFixed, zoneOf, type Zone } from './aggs-time'
 import { parseOrder, sortBuckets, type Order } from './aggs-order'
 
@@ -16,8 +27,10 @@ import { parseOrder, sortBuckets, type Order } from './aggs-order'
 class Bucket {
   count = 0
   readonly subs: Map<string, Agg>
-  constructor(subs: Aggs) {
-    this.subs = instantiate(subs)
+  /** Every bucket counts against `search.max_buckets` (the request's budget). */
+  constructor(subs: Aggs, budget?: BucketBudget) {
+    budget?.add()
+    this.subs = instantiate(subs, budget)
   }
   add(d: DocView, t: TargetCtx): void {
     this.count++
@@ -58,6 +71,7 @@ abstract class KeyedHistogram extends FieldAgg implements Agg {
     protected readonly spec: AggSpec,
     protected readonly extended: Bounds,
     protected readonly hard: Bounds,
+    protected readonly budget?: BucketBudget,
   ) {
     super(fieldParam(spec.type, spec.params), spec.type)
     this.minDocs = minDocCount(spec.params, 0)
@@ -89,7 +103,7 @@ abstract class KeyedHistogram extends FieldAgg implements Agg {
         seen.add(key)
       }
       let b = this.buckets.get(key)
-      if (!b) this.buckets.set(key, (b = new Bucket(this.spec.subs())))
+      if (!b) this.buckets.set(key, (b = new Bucket(this.spec.subs(), this.budget)))
       b.add(d, t)
     }
   }
@@ -108,7 +122,7 @@ abstract class KeyedHistogram extends FieldAgg implements Agg {
       if (this.hard.max !== undefined) hi = Math.min(hi, this.round(this.hard.max))
       let guard = 0
       for (let k = lo; k <= hi; k = this.next(k)) {
-        if (!this.buckets.has(k)) this.buckets.set(k, new Bucket(this.spec.subs()))
+        if (!this.buckets.has(k)) this.buckets.set(k, new Bucket(this.spec.subs(), this.budget))
         if (++guard > 65_535)
           throw new IllegalArgument(
             'Trying to create too many buckets. Must be less than or equal to: [65535] but was [65536]. This limit can be set by changing the [search.max_buckets] cluster level setting.',
@@ -135,12 +149,13 @@ class HistogramAgg extends KeyedHistogram {
   private readonly interval: number
   private readonly offset: number
 
-  constructor(spec: AggSpec) {
+  constructor(spec: AggSpec, budget?: BucketBudget) {
     const p = spec.params
     super(
       spec,
       boundsOf(p.extended_bounds, (v) => num(v, 'extended_bounds')),
       boundsOf(p.hard_bounds, (v) => num(v, 'hard_bounds')),
+      budget,
     )
     if (p.interval === undefined) throw new IllegalArgument('[interval] must be >0 for histogram aggregation [' + spec.name + ']')
     this.interval = num(p.interval, 'interval')
@@ -180,10 +195,10 @@ class DateHistogramAgg extends KeyedHistogram {
   private readonly offset: number
   private readonly format: string | undefined
 
-  constructor(spec: AggSpec) {
+  constructor(spec: AggSpec, budget?: BucketBudget) {
     const p = spec.params
     const date = (v: unknown) => parseDateMath(v, false, spec.now, typeof p.format === 'string' ? p.format : undefined)
-    super(spec, boundsOf(p.extended_bounds, date), boundsOf(p.hard_bounds, date))
+    super(spec, boundsOf(p.extended_bounds, date), boundsOf(p.hard_bounds, date), budget)
     this.zone = zoneOf(typeof p.time_zone === 'string' ? p.time_zone : undefined)
     this.format = typeof p.format === 'string' ? p.format : undefined
     const given = [p.calendar_interval, p.fixed_interval, p.interval].filter((v) => v !== undefined)
@@ -245,7 +260,10 @@ class RangeAgg extends FieldAgg implements Agg {
   private readonly zone: Zone
   private readonly format: string | undefined
 
-  constructor(private readonly spec: AggSpec) {
+  constructor(
+    private readonly spec: AggSpec,
+    budget?: BucketBudget,
+  ) {
     super(fieldParam(spec.type, spec.params), spec.type)
     const p = spec.params
     this.dates = spec.type === 'date_range'
@@ -265,7 +283,7 @@ class RangeAgg extends FieldAgg implements Agg {
         key: typeof r.key === 'string' ? r.key : undefined,
         from: conv(r.from, 'from'),
         to: conv(r.to, 'to'),
-        bucket: new Bucket(spec.subs()),
+        bucket: new Bucket(spec.subs(), budget),
       }
     })
     // OpenSearch answers the ranges sorted by from, then to.
@@ -312,21 +330,32 @@ class FiltersAgg implements Agg {
   private readonly keyed: boolean
   private readonly other?: { name: string; bucket: Bucket }
 
-  constructor(private readonly spec: AggSpec) {
+  constructor(
+    private readonly spec: AggSpec,
+    budget?: BucketBudget,
+  ) {
     const p = spec.params
     const given = p.filters
     if (given === undefined) throw new IllegalArgument('[filters] cannot be empty.')
     if (isObject(given)) {
       this.keyed = p.keyed !== false
-      this.filters = Object.entries(given).map(([name, query]) => ({ name, query, bucket: new Bucket(spec.subs()), tests: new Map() }))
+      this.filters = Object.entries(given).map(([name, query]) => ({
+        name,
+        query,
+        bucket: new Bucket(spec.subs(), budget),
+        tests: new Map(),
+      }))
     } else if (Array.isArray(given)) {
       this.keyed = false
-      this.filters = given.map((query, i) => ({ name: String(i), query, bucket: new Bucket(spec.subs()), tests: new Map() }))
+      this.filters = given.map((query, i) => ({ name: String(i), query, bucket: new Bucket(spec.subs(), budget), tests: new Map() }))
     } else throw new ParsingError(`[filters] must be an object or an array in [${spec.name}]`)
     if (this.filters.length === 0) throw new IllegalArgument('[filters] cannot be empty.')
     for (const f of this.filters) compile(f.query, undefined, { now: spec.now }) // malformed queries fail up front
     if (p.other_bucket === true || p.other_bucket_key !== undefined)
-      this.other = { name: typeof p.other_bucket_key === 'string' ? p.other_bucket_key : '_other_', bucket: new Bucket(spec.subs()) }
+      this.other = {
+        name: typeof p.other_bucket_key === 'string' ? p.other_bucket_key : '_other_',
+        bucket: new Bucket(spec.subs(), budget),
+      }
   }
 
   collect(d: DocView, t: TargetCtx): void {
@@ -363,9 +392,9 @@ class FiltersAgg implements Agg {
 class MissingAgg extends FieldAgg implements Agg {
   private readonly bucket: Bucket
   private readonly missingGiven: boolean
-  constructor(spec: AggSpec) {
+  constructor(spec: AggSpec, budget?: BucketBudget) {
     super(fieldParam('missing', spec.params), 'missing')
-    this.bucket = new Bucket(spec.subs())
+    this.bucket = new Bucket(spec.subs(), budget)
     this.missingGiven = spec.params.missing !== undefined
   }
   collect(d: DocView, t: TargetCtx): void {
@@ -378,15 +407,15 @@ class MissingAgg extends FieldAgg implements Agg {
   }
 }
 
-defineAgg('histogram', (spec) => () => new HistogramAgg(spec))
+defineAgg('histogram', (spec) => (budget) => new HistogramAgg(spec, budget))
 defineAgg('date_histogram', (spec) => {
   new DateHistogramAgg(spec) // bad intervals and zones fail before any document is read
-  return () => new DateHistogramAgg(spec)
+  return (budget) => new DateHistogramAgg(spec, budget)
 })
-defineAgg('range', (spec) => () => new RangeAgg(spec))
-defineAgg('date_range', (spec) => () => new RangeAgg(spec))
+defineAgg('range', (spec) => (budget) => new RangeAgg(spec, budget))
+defineAgg('date_range', (spec) => (budget) => new RangeAgg(spec, budget))
 defineAgg('filters', (spec) => {
   new FiltersAgg(spec)
-  return () => new FiltersAgg(spec)
+  return (budget) => new FiltersAgg(spec, budget)
 })
-defineAgg('missing', (spec) => () => new MissingAgg(spec))
+defineAgg('missing', (spec) => (budget) => new MissingAgg(spec, budget))

@@ -2,7 +2,7 @@
  * Aggregations over matching documents: `terms` (with sub-aggregations), `cardinality`,
  * `value_count`, `min`, `max`, `sum`, `avg`, `filter` — OpenSearch's response shapes.
  */
-import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
+import { IllegalArgument, ParsingError, QueryShardError, StoreError } from '../errors'
 import { compile, kindOf, toNumber, type FieldSpec, type Test } from '../query/compile'
 import { parseDate } from '../query/dates'
 import { parseOrder, sortBuckets, type Order } from './aggs-order'
@@ -19,7 +19,25 @@ export interface Agg {
   collect(d: DocView, t: TargetCtx): void
   result(): Record<string, unknown>
 }
-type Factory = () => Agg
+export type Factory = (budget?: BucketBudget) => Agg
+
+/**
+ * `search.max_buckets` (65,535), counted as buckets are created: bucket maps are the part of a
+ * search that grows with the data, so they are bounded while collecting, not only when reduced.
+ */
+export class BucketBudget {
+  private count = 0
+  constructor(readonly max: number) {}
+  add(): void {
+    if (++this.count > this.max)
+      throw new StoreError(
+        'too_many_buckets_exception',
+        400,
+        `Trying to create too many buckets. Must be less than or equal to: [${this.max}] but was [${this.count}]. This limit can be set by changing the [search.max_buckets] cluster level setting.`,
+        { max_buckets: this.max },
+      )
+  }
+}
 export type Aggs = Map<string, Factory>
 
 export type Key = string | number
@@ -55,7 +73,7 @@ export function parseAggs(body: unknown, now: number): Aggs {
     if (def.meta !== undefined && !isObject(def.meta)) throw new ParsingError(`[meta] of [${name}] must be an object`)
     switch (type) {
       case 'terms':
-        out.set(name, () => new TermsAgg(params, subs()))
+        out.set(name, (b) => new TermsAgg(params, subs(), b))
         break
       case 'cardinality':
       case 'value_count':
@@ -71,7 +89,7 @@ export function parseAggs(body: unknown, now: number): Aggs {
         break
       case 'filter': {
         const q = params
-        out.set(name, () => new FilterAgg(q, subs(), now))
+        out.set(name, (b) => new FilterAgg(q, subs(), now, b))
         break
       }
       default: {
@@ -87,14 +105,14 @@ export function parseAggs(body: unknown, now: number): Aggs {
 
 /** `meta` is echoed in the aggregation's result, as OpenSearch does. */
 function withMeta(make: Factory, meta: Record<string, unknown>): Factory {
-  return () => {
-    const agg = make()
+  return (budget) => {
+    const agg = make(budget)
     return { collect: (d, t) => agg.collect(d, t), result: () => ({ meta, ...agg.result() }) }
   }
 }
 
-export function instantiate(aggs: Aggs): Map<string, Agg> {
-  return new Map([...aggs].map(([n, f]) => [n, f()]))
+export function instantiate(aggs: Aggs, budget?: BucketBudget): Map<string, Agg> {
+  return new Map([...aggs].map(([n, f]) => [n, f(budget)]))
 }
 
 export function results(aggs: Map<string, Agg>): Record<string, unknown> {
@@ -175,6 +193,7 @@ class TermsAgg extends FieldAgg implements Agg {
   constructor(
     private readonly params: Record<string, unknown>,
     private readonly subs: Aggs,
+    private readonly budget?: BucketBudget,
   ) {
     super(fieldParam('terms', params), 'terms')
     this.size = params.size === undefined ? 10 : Number(params.size)
@@ -195,7 +214,10 @@ class TermsAgg extends FieldAgg implements Agg {
         seen.add(v.key)
       }
       let b = this.buckets.get(v.key)
-      if (!b) this.buckets.set(v.key, (b = { asString: v.asString, count: 0, subs: instantiate(this.subs) }))
+      if (!b) {
+        this.budget?.add()
+        this.buckets.set(v.key, (b = { asString: v.asString, count: 0, subs: instantiate(this.subs, this.budget) }))
+      }
       b.count++
       for (const s of b.subs.values()) s.collect(d, t)
     }
@@ -285,8 +307,9 @@ class FilterAgg implements Agg {
     private readonly query: Record<string, unknown>,
     subs: Aggs,
     private readonly now: number,
+    budget?: BucketBudget,
   ) {
-    this.subAggs = instantiate(subs)
+    this.subAggs = instantiate(subs, budget)
     compile(query, undefined, { now }) // reject a malformed filter up front
   }
 
