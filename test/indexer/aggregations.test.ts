@@ -188,3 +188,57 @@ describe('metrics', () => {
     }
   })
 })
+
+describe('aggregations without a query read columns; answers equal the general path', () => {
+  test('same results with match_all (columns) and with a query (sources), single- and multi-valued fields', async () => {
+    const lines: unknown[] = []
+    for (let i = 0; i < 300; i++)
+      lines.push(
+        { index: { _id: `c${i}` } },
+        {
+          at: new Date(Date.UTC(2026, 0, 1) + i * 3_600_000 * 7).toISOString(),
+          host: i % 9 === 0 ? undefined : `h${i % 5}`,
+          bytes: (i * 37) % 1000,
+          ok: i % 3 === 0,
+          ...(i % 50 === 0 ? { tags: ['p', 'q'] } : {}),
+        },
+      )
+    await api.call('admin', 'PUT', '/cols', {
+      mappings: {
+        properties: {
+          at: { type: 'date' },
+          host: { type: 'keyword' },
+          bytes: { type: 'long' },
+          ok: { type: 'boolean' },
+          tags: { type: 'keyword' },
+        },
+      },
+    })
+    const bulk = await api.call('admin', 'POST', '/cols/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+    expect(bulk.body.errors).toBe(false)
+    const sets = [
+      {
+        d: {
+          date_histogram: { field: 'at', calendar_interval: 'week', time_zone: '+05:30' },
+          aggs: { h: { terms: { field: 'host' } }, mx: { max: { field: 'bytes' } } },
+        },
+        hist: { histogram: { field: 'bytes', interval: 100 }, aggs: { c: { cardinality: { field: 'host' } } } },
+        r: { range: { field: 'bytes', ranges: [{ to: 300 }, { from: 300 }] } },
+        b: { terms: { field: 'ok' } },
+        m: { missing: { field: 'host' } },
+        c: {
+          composite: { size: 4, sources: [{ h: { terms: { field: 'host', missing_bucket: true } } }, { ok: { terms: { field: 'ok' } } }] },
+        },
+        mn: { min: { field: 'at' } },
+      },
+      { t: { terms: { field: 'tags' } }, h: { terms: { field: 'host', order: { _key: 'asc' } } } },
+    ]
+    for (const aggs of sets) {
+      const columns = await api.call('admin', 'POST', '/cols/_search', { size: 0, aggs })
+      const sources = await api.call('admin', 'POST', '/cols/_search', { size: 0, query: { bool: { filter: [{ match_all: {} }] } }, aggs })
+      expect(columns.status).toBe(200)
+      expect(columns.body.hits.total).toEqual(sources.body.hits.total)
+      expect(columns.body.aggregations).toEqual(sources.body.aggregations)
+    }
+  })
+})

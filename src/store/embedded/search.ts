@@ -14,6 +14,7 @@ import type { QueryLimits } from '../query/limits'
 import { filterSource, sourceSpec } from '../source-filter'
 import { BucketBudget, instantiate, parseAggs, results, type TargetCtx } from './aggs'
 import './aggs-types'
+import { collectColumnar, columnarPlan, type ColumnSource } from './aggs-columnar'
 import { Pacer } from './pacer'
 
 export interface Row {
@@ -38,6 +39,8 @@ export interface SearchTarget extends TargetCtx {
    * that order when given, read lazily so that a page stops reading once it is full.
    */
   rowsBySeq?(query: unknown, order: 1 | -1, after: number | undefined): Iterable<Row>
+  /** Single-valued field columns over every document (see aggs-columnar.ts). */
+  columns?: ColumnSource['columns']
 }
 
 export interface SearchOptions {
@@ -132,7 +135,11 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
   // full window; totals come from the exact SQL count, or are not wanted.
   const bySeq = sort.length === 1 && sort[0].field === '_seq_no' && !hasAggs
 
-  scan: for (const target of targets) {
+  // Aggregations alone over every document: columns from the field-value index, no source parsed.
+  const columnar = window === 0 && hasAggs ? columnarPlan(body.query, body.aggs ?? body.aggregations, targets) : undefined
+  if (columnar) total = await collectColumnar(columnar, aggs, pace)
+
+  scan: for (const target of columnar ? [] : targets) {
     const query = target.filters
       ? { bool: { must: [body.query ?? { match_all: {} }], filter: target.filters } }
       : (body.query ?? { match_all: {} })

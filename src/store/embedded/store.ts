@@ -90,6 +90,7 @@ import { type Plan, planQuery } from './plan'
 import { deletePolicy, getPolicies, getPolicy, putPolicy } from './ism'
 import { MAX_IX, prepareDatabase, ridRange, type Synchronous } from './schema'
 import { type Row, runCount, runSearch, type SearchTarget } from './search'
+import type { Columns } from './aggs-columnar'
 
 export interface EmbeddedStoreOptions {
   /** See schema.ts: FULL (default) survives power loss, NORMAL survives kill -9 only. */
@@ -1421,6 +1422,32 @@ export class EmbeddedStore implements Store {
     return rows
   }
 
+  /**
+   * Columns of single-valued fields over every document of an index, read from the field-value
+   * index (one range per field); undefined as soon as a document has two values of one field.
+   */
+  private columns(meta: IndexMeta, fields: Array<{ field: string; path: string; boolean: boolean }>): Columns | undefined {
+    const [lo, hi] = ridRange(meta.ix)
+    const rids = this.db.query('SELECT rid FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid').values(lo, hi) as number[][]
+    const span = rids.length === 0 ? 0 : rids[rids.length - 1][0] - lo + 1
+    const position = new Int32Array(span).fill(-1)
+    rids.forEach(([rid], i) => (position[rid - lo] = i))
+    const byPath = new Map<string, unknown[]>()
+    for (const { field, path, boolean } of fields) {
+      const column: unknown[] = new Array(rids.length)
+      byPath.set(path, column)
+      const f = meta.fieldIds.get(field)
+      if (f === undefined) continue // no document ever had a value
+      for (const [rid, v] of this.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>) {
+        const at = rid - lo < span ? position[rid - lo] : -1
+        if (at < 0) continue
+        if (column[at] !== undefined) return undefined
+        column[at] = boolean ? v === 1 : v
+      }
+    }
+    return { count: rids.length, byPath }
+  }
+
   private exactCount(meta: IndexMeta, query: unknown): number | undefined {
     if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)) return meta.docCount
     const plan = this.plan(meta, query)
@@ -1449,6 +1476,7 @@ export class EmbeddedStore implements Store {
           )
         },
         exactCount: filters ? undefined : (query: unknown) => this.exactCount(meta, query),
+        columns: filters ? undefined : (fields: Array<{ field: string; path: string; boolean: boolean }>) => this.columns(meta, fields),
         rowsBySeq: (query: unknown, order: 1 | -1, after: number | undefined) =>
           this.paged(
             (next) => this.seqSql(meta, query, order, next ?? after),
