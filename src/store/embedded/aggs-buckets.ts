@@ -28,13 +28,15 @@ class Bucket {
   count = 0
   readonly subs: Map<string, Agg>
   /** Every bucket counts against `search.max_buckets` (the request's budget). */
+  private readonly list: Agg[]
   constructor(subs: Aggs, budget?: BucketBudget) {
     budget?.add()
     this.subs = instantiate(subs, budget)
+    this.list = [...this.subs.values()]
   }
   add(d: DocView, t: TargetCtx): void {
     this.count++
-    for (const s of this.subs.values()) s.collect(d, t)
+    for (let i = 0; i < this.list.length; i++) this.list[i].collect(d, t)
   }
 }
 

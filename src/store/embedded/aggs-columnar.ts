@@ -100,15 +100,23 @@ export function columnarPlan(query: unknown, aggsBody: unknown, targets: ColumnS
   return { parts }
 }
 
+const EMPTY: unknown[] = []
+
 /** A document view over one row of the columns; `at` moves it. */
 class ColumnDoc extends DocView {
   at = 0
   constructor(private readonly byPath: Map<string, unknown[]>) {
     super({})
   }
+  private lastPath?: FieldPath
+  private lastColumn?: unknown[]
   override values(f: FieldPath): unknown[] {
-    const v = this.byPath.get(f.path)?.[this.at]
-    return v === undefined ? [] : [v]
+    if (f !== this.lastPath) {
+      this.lastPath = f
+      this.lastColumn = this.byPath.get(f.path)
+    }
+    const v = this.lastColumn?.[this.at]
+    return v === undefined ? EMPTY : [v]
   }
 }
 

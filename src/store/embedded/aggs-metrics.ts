@@ -20,7 +20,7 @@ abstract class NumericAgg extends FieldAgg implements Agg {
     for (const v of values) {
       if (typeof v.key !== 'number')
         throw new IllegalArgument(`Field [${this.field}] of type [keyword] is not supported for aggregation [${this.spec.type}]`)
-      if (v.asString !== undefined && v.asString !== 'true' && v.asString !== 'false') this.asDate = true
+      if (v.date) this.asDate = true
       this.add(v.key)
     }
   }

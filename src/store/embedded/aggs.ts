@@ -41,7 +41,9 @@ export class BucketBudget {
 export type Aggs = Map<string, Factory>
 
 export type Key = string | number
-export type ValueReader = (d: DocView) => Array<{ key: Key; asString?: string }>
+/** A value as aggregations read it; dates carry `date` (their text is made only where it is shown). */
+export type AggValue = { key: Key; asString?: string; date?: boolean }
+export type ValueReader = (d: DocView) => AggValue[]
 
 /** What an aggregation type's parser gets: its parameters, its sub-aggregations, the time of the request. */
 export interface AggSpec {
@@ -134,7 +136,7 @@ export function reader(field: string, t: TargetCtx, forAgg: string): ValueReader
   if (kind === 'object') throw new QueryShardError(`Field [${field}] of type [object] is not supported for aggregation [${forAgg}]`)
   const limit = spec?.ignore_above
   return (d) => {
-    const out: Array<{ key: Key; asString?: string }> = []
+    const out: AggValue[] = []
     for (const v of d.values(fp)) {
       switch (kind) {
         case 'number': {
@@ -144,7 +146,7 @@ export function reader(field: string, t: TargetCtx, forAgg: string): ValueReader
         }
         case 'date': {
           const ms = parseDate(v, spec?.format)
-          if (ms !== undefined) out.push({ key: ms, asString: new Date(ms).toISOString() })
+          if (ms !== undefined) out.push({ key: ms, date: true })
           break
         }
         case 'boolean':
@@ -172,9 +174,15 @@ export class FieldAgg {
     protected readonly field: string,
     private readonly aggName: string,
   ) {}
-  protected read(d: DocView, t: TargetCtx) {
-    let r = this.readers.get(t.name)
-    if (!this.readers.has(t.name)) this.readers.set(t.name, (r = reader(this.field, t, this.aggName)))
+  private last?: { t: TargetCtx; r: ValueReader | undefined }
+  protected read(d: DocView, t: TargetCtx): AggValue[] {
+    // Documents come index by index: the reader of the last index is kept at hand.
+    if (this.last?.t !== t) {
+      let r = this.readers.get(t.name)
+      if (!this.readers.has(t.name)) this.readers.set(t.name, (r = reader(this.field, t, this.aggName)))
+      this.last = { t, r }
+    }
+    const r = this.last.r
     return r ? r(d) : []
   }
 }
@@ -185,7 +193,7 @@ export function fieldParam(type: string, params: Record<string, unknown>): strin
 }
 
 class TermsAgg extends FieldAgg implements Agg {
-  private buckets = new Map<Key, { asString?: string; count: number; subs: Map<string, Agg> }>()
+  private buckets = new Map<Key, { asString?: string; count: number; subs: Map<string, Agg>; list: Agg[] }>()
   private readonly size: number
   private readonly minDocCount: number
   private readonly order: Order
@@ -216,10 +224,12 @@ class TermsAgg extends FieldAgg implements Agg {
       let b = this.buckets.get(v.key)
       if (!b) {
         this.budget?.add()
-        this.buckets.set(v.key, (b = { asString: v.asString, count: 0, subs: instantiate(this.subs, this.budget) }))
+        const asString = v.asString ?? (v.date ? new Date(v.key as number).toISOString() : undefined)
+        const subs = instantiate(this.subs, this.budget)
+        this.buckets.set(v.key, (b = { asString, count: 0, subs, list: [...subs.values()] }))
       }
       b.count++
-      for (const s of b.subs.values()) s.collect(d, t)
+      for (let i = 0; i < b.list.length; i++) b.list[i].collect(d, t)
     }
   }
 
@@ -268,7 +278,7 @@ class MetricAgg extends FieldAgg implements Agg {
       this.count++
       if (this.type === 'cardinality') this.distinct.add(v.key)
       if (typeof v.key === 'number') {
-        if (v.asString !== undefined && v.asString !== 'true' && v.asString !== 'false') this.asDate = true
+        if (v.date) this.asDate = true
         this.sum += v.key
         if (v.key < this.min) this.min = v.key
         if (v.key > this.max) this.max = v.key

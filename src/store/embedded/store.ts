@@ -1428,24 +1428,30 @@ export class EmbeddedStore implements Store {
    */
   private columns(meta: IndexMeta, fields: Array<{ field: string; path: string; boolean: boolean }>): Columns | undefined {
     const [lo, hi] = ridRange(meta.ix)
-    const rids = this.db.query('SELECT rid FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid').values(lo, hi) as number[][]
-    const span = rids.length === 0 ? 0 : rids[rids.length - 1][0] - lo + 1
-    const position = new Int32Array(span).fill(-1)
-    rids.forEach(([rid], i) => (position[rid - lo] = i))
+    // Without deletions the documents hold every rid from the first: the position is rid - lo.
+    const dense = meta.nextRid - lo === meta.docCount
+    let count = meta.docCount
+    let position: Int32Array | undefined
+    if (!dense) {
+      const rids = this.db.query('SELECT rid FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid').values(lo, hi) as number[][]
+      count = rids.length
+      position = new Int32Array(rids.length === 0 ? 0 : rids[rids.length - 1][0] - lo + 1).fill(-1)
+      rids.forEach(([rid], i) => (position![rid - lo] = i))
+    }
     const byPath = new Map<string, unknown[]>()
     for (const { field, path, boolean } of fields) {
-      const column: unknown[] = new Array(rids.length)
+      const column: unknown[] = new Array(count)
       byPath.set(path, column)
       const f = meta.fieldIds.get(field)
       if (f === undefined) continue // no document ever had a value
       for (const [rid, v] of this.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>) {
-        const at = rid - lo < span ? position[rid - lo] : -1
-        if (at < 0) continue
+        const at = position ? (rid - lo < position.length ? position[rid - lo] : -1) : rid - lo
+        if (at < 0 || at >= count) continue
         if (column[at] !== undefined) return undefined
         column[at] = boolean ? v === 1 : v
       }
     }
-    return { count: rids.length, byPath }
+    return { count, byPath }
   }
 
   private exactCount(meta: IndexMeta, query: unknown): number | undefined {
