@@ -1444,12 +1444,25 @@ export class EmbeddedStore implements Store {
       byPath.set(path, column)
       const f = meta.fieldIds.get(field)
       if (f === undefined) continue // no document ever had a value
-      for (const [rid, v] of this.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>) {
+      const put = (rid: number, v: unknown): boolean => {
         const at = position ? (rid - lo < position.length ? position[rid - lo] : -1) : rid - lo
-        if (at < 0 || at >= count) continue
-        if (column[at] !== undefined) return undefined
-        column[at] = boolean ? v === 1 : v
+        if (at < 0 || at >= count) return true
+        if (column[at] !== undefined) return false
+        column[at] = v
+        return true
       }
+      // Few distinct values (hosts, levels): one string per value, then only rids are read.
+      const distinct = this.db.query('SELECT v FROM fv WHERE f = ? GROUP BY v LIMIT 1001').values(f) as Array<[string | number]>
+      if (distinct.length <= 1000) {
+        const ridsOf = this.db.query('SELECT rid FROM fv WHERE f = ? AND v = ?')
+        for (const [v] of distinct) {
+          const value = boolean ? v === 1 : v
+          for (const [rid] of ridsOf.values(f, v) as Array<[number]>) if (!put(rid, value)) return undefined
+        }
+        continue
+      }
+      for (const [rid, v] of this.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>)
+        if (!put(rid, boolean ? v === 1 : v)) return undefined
     }
     return { count, byPath }
   }
