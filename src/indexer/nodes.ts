@@ -10,7 +10,7 @@ import { disk, fileDescriptors, nodeIdOf, STARTED_AT } from './node-info'
 import { PLUGIN_COMPONENTS } from './plugins'
 import type { IndexRouter } from './router'
 import { indexShards } from './topology'
-import { flatSettings } from './indices'
+import { flatSettings, STATS_METRICS as INDEX_STATS_METRICS } from './indices'
 
 export const NODE_ACTIONS = {
   info: 'cluster:monitor/nodes/info',
@@ -64,24 +64,9 @@ const STATS_METRICS = new Set([
   'segment_replication_backpressure',
   'remote_store',
 ])
-const INDEX_METRICS = [
-  'docs',
-  'store',
-  'indexing',
-  'get',
-  'search',
-  'merges',
-  'refresh',
-  'flush',
-  'warmer',
-  'query_cache',
-  'fielddata',
-  'completion',
-  'segments',
-  'translog',
-  'request_cache',
-  'recovery',
-]
+/** `_nodes/stats/indices/<metric>` takes the indices stats API's metric names (`merge` answers `merges`). */
+const INDEX_METRICS = [...INDEX_STATS_METRICS].filter((m) => m !== '_all')
+const metricKey = (m: string) => (m === 'merge' ? 'merges' : m)
 
 function nodesHeader() {
   return { total: 1, successful: 1, failed: 0 }
@@ -326,7 +311,7 @@ async function nodesStats(ctx: RequestContext) {
   if (selects(ctx, ctx.part('node_id'))) {
     const { _http, ...base } = nodeBase(ctx)
     const node: Record<string, unknown> = { timestamp: ctx.deps.now(), ...base }
-    if (metrics.has('indices')) node.indices = indexFigures(await allStats(ctx), wantedIndex)
+    if (metrics.has('indices')) node.indices = indexFigures(await allStats(ctx), new Set([...wantedIndex].map(metricKey)))
     if (metrics.has('os')) node.os = osStats()
     if (metrics.has('process')) {
       const fd = await fileDescriptors()
