@@ -206,8 +206,8 @@ describe('aggregations without a query read columns; answers equal the general p
     await api.call('admin', 'PUT', '/cols', {
       mappings: {
         properties: {
-          at: { type: 'date' },
-          host: { type: 'keyword' },
+          at: { type: 'date', fields: { nanos: { type: 'date_nanos' } } },
+          host: { type: 'keyword', fields: { raw: { type: 'keyword' } } },
           bytes: { type: 'long' },
           ok: { type: 'boolean' },
           tags: { type: 'keyword' },
@@ -232,6 +232,9 @@ describe('aggregations without a query read columns; answers equal the general p
         mn: { min: { field: 'at' } },
       },
       { t: { terms: { field: 'tags' } }, h: { terms: { field: 'host', order: { _key: 'asc' } } } },
+      // Multi-fields: a keyword one is in the field-value index, a date_nanos one is read from its parent's source.
+      { n: { date_histogram: { field: 'at.nanos', calendar_interval: 'month' } } },
+      { raw: { terms: { field: 'host.raw' }, aggs: { mx: { max: { field: 'at' } } } } },
     ]
     for (const aggs of sets) {
       const columns = await api.call('admin', 'POST', '/cols/_search', { size: 0, aggs })
@@ -239,6 +242,7 @@ describe('aggregations without a query read columns; answers equal the general p
       expect(columns.status).toBe(200)
       expect(columns.body.hits.total).toEqual(sources.body.hits.total)
       expect(columns.body.aggregations).toEqual(sources.body.aggregations)
+      expect(JSON.stringify(columns.body.aggregations)).toContain('"doc_count":')
     }
   })
 })

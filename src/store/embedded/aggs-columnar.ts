@@ -86,6 +86,8 @@ export function columnarPlan(query: unknown, aggsBody: unknown, targets: ColumnS
       if (!spec) continue // unmapped here: the aggregators read nothing from this index either way
       const kind = kindOf(spec.type)
       if (kind !== 'keyword' && kind !== 'number' && kind !== 'date' && kind !== 'boolean') return undefined
+      // Multi-fields other than keywords are not in the field-value index (their parent's source is read).
+      if (spec.path !== undefined && kind !== 'keyword') return undefined
       // Dates are stored as millis; a format that reads numbers as seconds would read them again.
       if (kind === 'date' && spec.format?.includes('epoch_second')) return undefined
       const path = spec.path ?? field
