@@ -2,11 +2,12 @@
  * `_field_caps` and `_mapping/field/<fields>`: what fields exist, with which types and
  * capabilities, read from the mappings of the indices the caller may read.
  */
-import type { Mappings } from '../store/port'
+import type { Mappings, Query } from '../store/port'
 import { badRequest, type RequestContext } from './context'
 import { capabilities, mappedFields } from './mapped-fields'
 import { globMatcher } from './names'
 import type { IndexRouter } from './router'
+import { countAs } from './search'
 
 export const FIELD_CAPS_ACTION = 'indices:data/read/field_caps'
 export const FIELD_MAPPING_ACTION = 'indices:admin/mappings/fields/get'
@@ -49,7 +50,16 @@ async function fieldCaps(ctx: RequestContext) {
   const wanted = (name: string) => match.some((m) => m(name))
   const includeUnmapped = ctx.flag('include_unmapped', false)
   const mappings = await mappingsOf(ctx, FIELD_CAPS_ACTION)
-  const indices = Object.keys(mappings).sort()
+  let indices = Object.keys(mappings).sort()
+  if (body.index_filter !== undefined) {
+    // An index counts when one document the caller can read matches the filter (a search by the caller).
+    const filter = body.index_filter
+    if (filter === null || typeof filter !== 'object' || Array.isArray(filter))
+      throw badRequest('[index_filter] must be an object', 'parsing_exception')
+    const kept: string[] = []
+    for (const index of indices) if ((await countAs(ctx, index, { expand_wildcards: 'all' }, filter as Query)).count > 0) kept.push(index)
+    indices = kept
+  }
   const caps = new Map<string, Map<string, Cap>>()
   const add = (field: string, type: string, index: string, searchable: boolean, aggregatable: boolean, meta?: unknown) => {
     let byType = caps.get(field)

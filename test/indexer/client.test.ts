@@ -117,6 +117,10 @@ describe('everyday calls', () => {
   test('introspection', async () => {
     const caps = await client.fieldCaps({ index: 'app-logs', fields: 'level,n' })
     expect(caps.body.fields.level.keyword.aggregatable).toBe(true)
+    const none = await client.fieldCaps({ index: 'app-*', fields: '*', body: { index_filter: { term: { level: 'nope' } } } } as never)
+    expect((none.body as any).indices).toEqual([])
+    const some = await client.fieldCaps({ index: 'app-*', fields: 'level', body: { index_filter: { term: { level: 'warn' } } } } as never)
+    expect((some.body as any).indices).toEqual(['app-logs'])
     const fm = await client.indices.getFieldMapping({ index: 'app-logs', fields: 'msg' })
     expect(fm.body['app-logs'].mappings.msg.mapping.msg.type).toBe('text')
     const resolved = await client.indices.resolveIndex({ name: 'app-*' })
