@@ -96,3 +96,36 @@ describe('other queries', () => {
     ).toEqual(['1', '2'])
   })
 })
+
+describe('relevance', () => {
+  test('BM25 ranks better text matches first; non-text queries keep score 1 and index order', async () => {
+    await api.call('admin', 'PUT', '/ranked', { mappings: { properties: { body: { type: 'text' }, tag: { type: 'keyword' } } } })
+    const docs = [
+      { body: 'a long text that mentions the word fox once among many other words here', tag: 't' },
+      { body: 'fox fox fox', tag: 't' },
+      { body: 'quick brown fox', tag: 't' },
+      { body: 'nothing relevant', tag: 't' },
+      { body: 'the quick brown dog', tag: 't' },
+    ]
+    const lines = docs.flatMap((d, i) => [{ index: { _id: `r${i}` } }, d])
+    await api.call('admin', 'POST', '/ranked/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+    const r = await api.call('admin', 'POST', '/ranked/_search', { query: { match: { body: 'quick fox' } } })
+    const hits = r.body.hits.hits
+    // Both terms beat one; the rarer term (quick: 2 of 5 documents) outweighs three occurrences of
+    // the commoner one (fox: 3 of 5) in a short text, which beats one occurrence in a long text.
+    // By hand (k1 1.2, b 0.75, average length 5.2): r4 0.966, r1 0.931.
+    expect(hits.map((h: any) => h._id)).toEqual(['r2', 'r4', 'r1', 'r0'])
+    expect(hits[1]._score).toBeCloseTo(0.966, 2)
+    expect(hits[2]._score).toBeCloseTo(0.931, 2)
+    const scores = hits.map((h: any) => h._score)
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores)
+    expect(scores[0]).toBeGreaterThan(scores[3])
+    expect(r.body.hits.max_score).toBe(scores[0])
+    const ex = await api.call('admin', 'POST', '/ranked/_explain/r2', { query: { match: { body: 'quick fox' } } })
+    expect(ex.body.explanation.value).toBeCloseTo(scores[0], 6)
+    const qs = await api.call('admin', 'POST', '/ranked/_search', { query: { query_string: { query: 'body:fox' } }, size: 1 })
+    expect(qs.body.hits.hits[0]._id).toBe('r1')
+    const plain = await api.call('admin', 'POST', '/ranked/_search', { query: { term: { tag: 't' } } })
+    expect(plain.body.hits.hits.map((h: any) => [h._id, h._score])).toEqual(docs.map((_, i) => [`r${i}`, 1]))
+  })
+})
