@@ -338,6 +338,8 @@ export function translateQueryString(body: unknown, simple: boolean, expand: (pa
   const type = simple ? 'simple_query_string' : 'query_string'
   if (!isObject(body)) throw new ParsingError(`[${type}] query malformed, no start_object after query name`)
   if (typeof body.query !== 'string') throw new ParsingError(`[${type}] must be provided with a [query]`)
+  if (Array.isArray(body.fields) && body.fields.some((f) => f === null || f === undefined))
+    throw new ParsingError(`[${type}] field name in [fields] cannot be null`)
   const op = String(body.default_operator ?? 'or').toLowerCase()
   if (op !== 'or' && op !== 'and') throw new ParsingError(`[${type}] default operator [${op}] is not allowed`)
   const fields = fieldList(body.fields) ?? (typeof body.default_field === 'string' ? [body.default_field] : ['*'])
