@@ -8,12 +8,12 @@
 import type { SettingsSnapshot } from '../config/cluster-settings'
 import { ApiError } from '../http/errors'
 import type { Logger } from '../http/log'
-import { fieldSpecs } from '../store/embedded'
 import { compileQuery, type FieldSpec } from '../store/query'
 import type { Store } from '../store/port'
 import { type CompiledSigmaRule, compileCache, evaluateRules, type Query } from './sigma'
 import type { LogTypes } from './log-types'
 import { concreteIndices } from './detection/checkpoint'
+import { sourceFieldSpecs, stableTypes } from './detection/field-types'
 
 export interface EvaluateRequest {
   normalizedEvent: string
@@ -72,7 +72,11 @@ export async function evaluateRulesRequest(
       deps.log.debug('rules/evaluate: rule skipped', { position, error: e as Error })
     }
   })
-  const fieldTypes = await sourceTypes(deps.store, req.sourceIndices!)
+  const fieldTypes = await sourceTypes(
+    deps.store,
+    req.sourceIndices!,
+    rules.flatMap((r) => r.fields),
+  )
   const matches = evaluateRules(event as Record<string, unknown>, rules, fieldTypes).map((m, i) => {
     const rule = rules.find((r) => r.id === m.rule.id) ?? rules[i]
     return {
@@ -83,26 +87,17 @@ export async function evaluateRulesRequest(
   return { status: 'success', rules_evaluated: rules.length, rules_matched: matches.length, matches }
 }
 
-/** Field types merged over the concrete source indices; undefined when none is mapped yet. */
-async function sourceTypes(store: Store, expressions: string[]): Promise<Map<string, FieldSpec> | undefined> {
+/**
+ * Field types merged over the concrete source indices (templates resolving the fields the rules
+ * read that no event carried yet); undefined when none is mapped yet.
+ */
+async function sourceTypes(store: Store, expressions: string[], fields: string[]): Promise<Map<string, FieldSpec> | undefined> {
   const out = new Map<string, FieldSpec>()
   for (const index of await concreteIndices(store, expressions)) {
-    const m = (await store.getMapping({ index }))[index]?.mappings
-    if (m?.properties) for (const [k, v] of fieldSpecs(m)) if (!out.has(k)) out.set(k, v)
+    const specs = sourceFieldSpecs((await store.getMapping({ index }))[index]?.mappings, fields)
+    for (const [k, v] of specs ?? []) if (!out.has(k)) out.set(k, v)
   }
   return out.size > 0 ? stableTypes(out) : undefined
-}
-
-/** Mappings kept by content, so an unchanged mapping is the same object and its rule set is reused. */
-const TYPES_CACHE_MAX_ENTRIES = 32
-const typesByContent = new Map<string, Map<string, FieldSpec>>()
-function stableTypes(types: Map<string, FieldSpec>): Map<string, FieldSpec> {
-  const key = JSON.stringify([...types])
-  const hit = typesByContent.get(key)
-  if (hit) return hit
-  typesByContent.set(key, types)
-  if (typesByContent.size > TYPES_CACHE_MAX_ENTRIES) typesByContent.delete(typesByContent.keys().next().value!)
-  return types
 }
 
 const LEAVES = new Set(['term', 'terms', 'wildcard', 'regexp', 'range', 'exists', 'prefix'])

@@ -11,7 +11,7 @@
  */
 import type { ClusterSettings, SettingsSnapshot } from '../../config/cluster-settings'
 import type { Logger } from '../../http/log'
-import { fieldSpecs } from '../../store/embedded'
+import { sourceFieldSpecs, stableTypes } from './field-types'
 import type { FieldTypes } from '../../store/query'
 import type { Store } from '../../store/port'
 import { type CompiledSigmaRule, ruleSet, warmRuleSet } from '../sigma'
@@ -100,7 +100,11 @@ export async function runDetector(
   let stopped = false
 
   scan: for (const index of await concreteIndices(deps.store, expressions)) {
-    const fieldTypes = await typesOf(deps.store, index)
+    const fieldTypes = await typesOf(
+      deps.store,
+      index,
+      prepared.compiled.flatMap((r) => r.fields),
+    )
     // Indexed once per (rules, mapping): each event is evaluated once against the whole set.
     await warmRuleSet(prepared.compiled, fieldTypes, yieldToEventLoop, SLICE_MILLIS)
     const set = ruleSet(prepared.compiled, fieldTypes)
@@ -262,9 +266,11 @@ function findingRule(rule: StoredRule): FindingRule {
   return out
 }
 
-/** The index mapping as the evaluator's field types, so detection types fields as a search would. */
-async function typesOf(store: Store, index: string): Promise<FieldTypes | undefined> {
-  const m = await store.getMapping({ index })
-  const mappings = m[index]?.mappings
-  return mappings?.properties ? fieldSpecs(mappings) : undefined
+/**
+ * The index mapping as the evaluator's field types, so detection types fields as a search would;
+ * fields the rules read that no event carried yet are typed by the index's dynamic templates.
+ */
+async function typesOf(store: Store, index: string, fields: string[]): Promise<FieldTypes | undefined> {
+  const specs = sourceFieldSpecs((await store.getMapping({ index }))[index]?.mappings, fields)
+  return specs && stableTypes(specs)
 }

@@ -441,16 +441,26 @@ class Walk {
       const want = t.match_mapping_type
       if (want !== undefined && want !== '*' && ![want].flat().includes(kind)) continue
       // An object (also the parent of a dotted name) only takes a template that maps objects:
-      // a leaf mapping for it could not hold its sub-fields.
+      // a leaf mapping for it could not hold its sub-fields. `flat_object` and `geo_point` take a
+      // JSON object as one value.
       const mapsTo = t.mapping.type
-      if (kind === 'object' && mapsTo !== undefined && mapsTo !== 'object' && mapsTo !== 'nested' && mapsTo !== '{dynamic_type}') continue
+      const wholeObject = mapsTo === 'flat_object' || mapsTo === 'geo_point'
+      if (
+        kind === 'object' &&
+        mapsTo !== undefined &&
+        !wholeObject &&
+        mapsTo !== 'object' &&
+        mapsTo !== 'nested' &&
+        mapsTo !== '{dynamic_type}'
+      )
+        continue
       const dynamicType = { string: 'text', date: 'date', long: 'long', double: 'float', boolean: 'boolean', object: 'object' }[kind]
       const filled = JSON.parse(
         JSON.stringify(t.mapping).replaceAll('{name}', name).replaceAll('{dynamic_type}', dynamicType),
       ) as FieldMapping
       if (filled.type === undefined && kind !== 'object') filled.type = dynamicType
       if (filled.type === 'object') delete filled.type
-      if (kind === 'object') filled.properties ??= {}
+      if (kind === 'object' && !wholeObject) filled.properties ??= {}
       return filled
     }
     return undefined
