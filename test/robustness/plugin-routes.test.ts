@@ -245,7 +245,12 @@ const takesBody = (r: PluginRoute) => r.method !== 'GET' && r.method !== 'DELETE
 const isSigmaRoute = (r: PluginRoute) => r.path === `${SA}/rules` || r.path === `${SA}/rules/:rule_id`
 
 /** Write routes that read no body at all. */
-const BODYLESS = new Set([`POST /_plugins/_security/authinfo`, `POST ${CM}/update`])
+// The monitor `_execute` (Alerting compatibility) runs the detector; an optional body is not read.
+const BODYLESS = new Set([
+  `POST /_plugins/_security/authinfo`,
+  `POST ${CM}/update`,
+  `POST /_plugins/_alerting/monitors/:monitor_id/_execute`,
+])
 /** Write routes whose limit is a dynamic setting (spec "Limits"); body-limits.test.ts covers them by the spec. */
 const DYNAMIC_LIMIT = new Set([`POST ${CM}/logtest`, `POST ${CM}/logtest/normalization`, `POST ${CM}/logtest/detection`])
 
