@@ -244,8 +244,7 @@ const takesBody = (r: PluginRoute) => r.method !== 'GET' && r.method !== 'DELETE
 /** Sigma rules are YAML text. */
 const isSigmaRoute = (r: PluginRoute) => r.path === `${SA}/rules` || r.path === `${SA}/rules/:rule_id`
 
-/** Write routes that read no body at all. */
-// The monitor `_execute` (Alerting compatibility) runs the detector; an optional body is not read.
+/** Write routes that read no body at all (the monitor `_execute` runs the detector; an optional body is not read). */
 const BODYLESS = new Set([
   `POST /_plugins/_security/authinfo`,
   `POST ${CM}/update`,
