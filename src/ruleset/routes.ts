@@ -12,7 +12,7 @@ import { DetectorBody } from './model'
 import { readSearchBody as searchBody, SEARCH_BODY } from './search-body'
 
 const BASE = '/_plugins/_security_analytics'
-const RULE_BODY: BodyLimit = { limit: 1024 * 1024, status: 413 }
+const RULE_BODY: BodyLimit = { limit: 1024 * 1024, status: 413, kind: 'yaml' }
 const RULE: RouteBody = { limit: RULE_BODY }
 const DETECTOR: RouteBody = { limit: SMALL_BODY, schema: DetectorBody }
 const A = PLATFORM_SA_ACTIONS
