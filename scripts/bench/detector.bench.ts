@@ -48,23 +48,31 @@ function event(i: number) {
   }
 }
 
-// Rules as selective as real ones: each also names one of ~1,000 hosts, so a few percent of the
-// documents match something (a finding-per-document stream would measure the writer, not detection).
+// Rules as selective as real ones: each also names one of ~1,000 hosts (and a user or an outcome),
+// so about one document in a hundred matches something (a finding-per-document stream would
+// measure the findings writer, not detection).
 function rule(n: number) {
   const host = { 'host.name': `host-${(n * 37) % 997}` }
   const kinds = [
     { sel: { 'event.action': pick(ACTIONS), 'event.outcome': 'failure', 'user.name': pick(USERS), ...host }, condition: 'sel' },
     {
-      sel: { 'process.command_line|contains': pick(['/etc/shadow', 'sh -i', 'http://']), ...host },
+      sel: { 'process.command_line|contains': pick(['/etc/shadow', 'sh -i', 'http://']), 'user.name': pick(USERS), ...host },
       filter: { 'user.name': 'root' },
       condition: 'sel and not filter',
     },
     {
-      sel: { 'process.executable|endswith': [pick(BINS).split('/').pop(), pick(BINS).split('/').pop()], ...host },
+      sel: {
+        'process.executable|endswith': [pick(BINS).split('/').pop(), pick(BINS).split('/').pop()],
+        'event.outcome': 'failure',
+        ...host,
+      },
       net: { 'source.port|gte': 30000 },
       condition: 'sel and net',
     },
-    { sel: { 'process.command_line|re': `${pick(['curl', 'wget', 'nc'])} .*(http|sh)`, ...host }, condition: 'sel' },
+    {
+      sel: { 'process.command_line|re': `${pick(['curl', 'wget', 'nc'])} .*(http|sh)`, 'user.name': pick(USERS), ...host },
+      condition: 'sel',
+    },
     { a: { 'user.name|startswith': 'svc_', ...host }, b: { 'event.action': ['sudo', 'passwd_change'] }, condition: 'all of them' },
   ]
   return {

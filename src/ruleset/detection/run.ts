@@ -150,8 +150,6 @@ export async function runDetector(
             detector: { id, type: detector.detector_type },
           })
         }
-        const ts = timestampOf(source)
-        if (ts !== undefined && (newest === undefined || ts > newest)) newest = ts
         if ((at + 1) % batchSize === 0 && pending.length >= bulkSize) await flush()
         if (performance.now() - slice > SLICE_MILLIS) {
           await yieldToEventLoop()
@@ -159,6 +157,9 @@ export async function runDetector(
         }
       }
       summary.documents += hits.length
+      // The lag is read off the last event of each batch (the latest indexed), not parsed per event.
+      const ts = timestampOf(hits[hits.length - 1]._source ?? {})
+      if (ts !== undefined && (newest === undefined || ts > newest)) newest = ts
       // Findings first, checkpoint second: a crash in between repeats the batch, and the
       // deterministic finding ids turn the repeat into create conflicts.
       if (pending.length > 0) await flush()
