@@ -6,37 +6,22 @@
  * whatever dynamic mapping guessed. A field neither mapped nor templated in a user's own index is
  * reported, so creating a detector over it is refused instead of never matching.
  */
-import { fieldSpecs } from '../../store/embedded'
-import { wildcardToRegExp } from '../../store/names'
+import { dynamicTemplateFor, fieldSpecs } from '../../store/embedded'
 import type { Mappings } from '../../store/port'
 import type { FieldSpec } from '../../store/query'
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
-/** The mapping the first dynamic template matching `path` gives a string value there; undefined when none does. */
+/** The field spec the index's dynamic templates would give a string value at `path`; undefined when none matches. */
 export function templateSpec(mappings: Mappings, path: string): FieldSpec | undefined {
-  const name = path.slice(path.lastIndexOf('.') + 1)
-  for (const entry of (mappings.dynamic_templates ?? []) as Array<Record<string, unknown>>) {
-    const t = Object.values(entry)[0]
-    if (!isObject(t) || !isObject(t.mapping)) continue
-    const regex = t.match_pattern === 'regex'
-    const hit = (pattern: unknown, s: string) =>
-      [pattern].flat().some((p) => typeof p === 'string' && (regex ? new RegExp(p).test(s) : wildcardToRegExp(p).test(s)))
-    if (t.path_match !== undefined && !hit(t.path_match, path)) continue
-    if (t.match !== undefined && !hit(t.match, name)) continue
-    if (t.path_unmatch !== undefined && hit(t.path_unmatch, path)) continue
-    if (t.unmatch !== undefined && hit(t.unmatch, name)) continue
-    const want = t.match_mapping_type
-    if (want !== undefined && want !== '*' && ![want].flat().includes('string')) continue
-    const type = typeof t.mapping.type === 'string' && !t.mapping.type.includes('{') ? t.mapping.type : 'text'
-    if (type === 'object' || type === 'nested') continue
-    return {
-      type,
-      ...(typeof t.mapping.ignore_above === 'number' ? { ignore_above: t.mapping.ignore_above } : {}),
-      ...(typeof t.mapping.format === 'string' ? { format: t.mapping.format } : {}),
-    }
+  const m = dynamicTemplateFor(mappings, path, path.slice(path.lastIndexOf('.') + 1), 'string')
+  const type = m?.type ?? 'object'
+  if (!m || type === 'object' || type === 'nested') return undefined
+  return {
+    type,
+    ...(m.ignore_above !== undefined ? { ignore_above: m.ignore_above } : {}),
+    ...(m.format !== undefined ? { format: m.format } : {}),
   }
-  return undefined
 }
 
 /** The index mapping's field specs, completed by its templates for `fields`; undefined when the index has no mapping yet. */
