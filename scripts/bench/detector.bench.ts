@@ -139,11 +139,15 @@ try {
   const http = Bun.serve({ port: 0, fetch: () => new Response('{"ok":true}') })
   const latencies: number[] = []
   let running = true
+  Bun.gc(true)
+  const rssBefore = process.memoryUsage().rss
+  let rssPeak = rssBefore
   const prober = (async () => {
     while (running) {
       const t0 = performance.now()
       await (await fetch(`http://127.0.0.1:${http.port}/`)).text()
       latencies.push(performance.now() - t0)
+      rssPeak = Math.max(rssPeak, process.memoryUsage().rss)
       await Bun.sleep(5)
     }
   })()
@@ -170,7 +174,10 @@ try {
   console.log(
     `GET / during the run: ${latencies.length} requests, p50 ${pct(50).toFixed(1)} ms, p99 ${pct(99).toFixed(1)} ms, max ${latencies[latencies.length - 1]?.toFixed(1)} ms`,
   )
-  console.log(`peak RSS of the process: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`)
+  const mib = (b: number) => (b / 1024 / 1024).toFixed(0)
+  console.log(
+    `RSS during the run: ${mib(rssBefore)} MiB before, ${mib(rssPeak)} MiB at peak; peak RSS of the whole process (indexing included): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
+  )
 } finally {
   await store.close()
   rmSync(root, { recursive: true, force: true })
