@@ -208,7 +208,13 @@ export class Detectors {
       const was = (got._source as { detector: StoredDetector }).detector
       if (was.enabled === enabled) return { _id: id, _version: got._version, changed: false }
       const now = this.d.now()
-      const next: StoredDetector = { ...was, enabled, enabled_time: enabled ? now : null, last_update_time: now }
+      const next: StoredDetector = {
+        ...was,
+        enabled,
+        enabled_time: enabled ? now : null,
+        last_update_time: now,
+        monitor_id: was.monitor_id ?? [monitorId()],
+      }
       try {
         const r = await this.d.store.index({
           index: DETECTORS_INDEX,
@@ -365,6 +371,8 @@ export class Detectors {
   }
 
   private async save(id: string, next: StoredDetector, current: { seqNo: number; primaryTerm: number }): Promise<DetectorView> {
+    // A detector stored before monitor ids existed gets its monitor id on its next write.
+    next.monitor_id ??= [monitorId()]
     try {
       const r = await this.d.store.index({
         index: DETECTORS_INDEX,
