@@ -48,6 +48,33 @@ describe('event schema', () => {
     expect(after.properties.container.properties.cpu.properties.usage).toEqual({ type: 'scaled_float', scaling_factor: 1000 })
   })
 
+  test("the schema's types hold values as OpenSearch's do (byte, short, float, geo_point, flat_object)", async () => {
+    const r = await s.deps.store.bulk({
+      body: [
+        { create: { _index: EVENTS } },
+        {
+          '@timestamp': '2026-09-10T12:00:00Z',
+          svc: { protocol: { queue: 12 } },
+          threat: { indicator: { confidence: 30000 } },
+          event: { risk_score: 7.5 },
+          client: { geo: { location: { lat: 41.1, lon: 2.2 } } },
+          log: { syslog: { structured_data: { origin: { ip: '10.0.0.1' }, meta: { sequenceId: '7' } } } },
+        },
+        { create: { _index: EVENTS } },
+        { '@timestamp': '2026-09-10T12:00:00Z', svc: { protocol: { queue: 300 } } },
+      ],
+      refresh: true,
+    })
+    expect(r.items[0].create!.status).toBe(201)
+    expect(r.items[1].create!.status).toBe(400)
+    expect(r.items[1].create!.error!.reason).toContain('out of range for a byte')
+    const m = await mappingOf(EVENTS)
+    expect(m.properties.client.properties.geo.properties.location.type).toBe('geo_point')
+    expect(m.properties.log.properties.syslog.properties.structured_data.type).toBe('flat_object')
+    expect(m.properties.threat.properties.indicator.properties.confidence.type).toBe('short')
+    expect(m.properties.event.properties.risk_score.type).toBe('float')
+  })
+
   test('findings, unclassified and raw streams carry their tables with their types', async () => {
     const f = await mappingOf('svc-findings-v5-security')
     expect(f.properties.svc.properties.rule.properties.mitre.properties.tactic.properties.id.type).toBe('keyword')
