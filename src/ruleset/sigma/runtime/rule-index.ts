@@ -13,6 +13,8 @@ import type { Atom, Clause, Requirement } from './requirements'
 
 /** Clauses indexed per rule: a rule is a candidate once both are met. */
 const INDEXED_CLAUSES = 2
+/** A clause shared by at most this many rules is indexed alone. */
+const SELECTIVE_ALONE = 2
 
 const atomKey = (a: Atom) => (a.kind === 'present' ? `p\u0000${a.path}` : `${a.kind[0]}\u0000${a.path}\u0000${a.value}`)
 
@@ -79,11 +81,10 @@ export class RuleIndex {
     requirements.forEach((all, rule) => {
       if (all.length === 0) return void this.always.push(rule)
       if (all.some((c) => c.length === 0)) return void never++
-      const clauses = all
-        .map((c) => [popularity(c), c] as const)
-        .sort((a, b) => a[0] - b[0])
-        .slice(0, INDEXED_CLAUSES)
-        .map(([, c]) => c)
+      const ranked = all.map((c) => [popularity(c), c] as const).sort((a, b) => a[0] - b[0])
+      // A clause few rules share is selective on its own; a second one is only worth its
+      // bookkeeping (on every event that meets it) when the first is widely shared.
+      const clauses = ranked.slice(0, ranked[0][0] <= SELECTIVE_ALONE ? 1 : INDEXED_CLAUSES).map(([, c]) => c)
       this.need[rule] = clauses.length
       for (const clause of clauses) {
         const id = this.ruleOf.push(rule) - 1
