@@ -11,7 +11,7 @@
  */
 import type { ClusterSettings, SettingsSnapshot } from '../../config/cluster-settings'
 import type { Logger } from '../../http/log'
-import { fieldSpecs } from '../../store/embedded'
+import { sourceFieldSpecs, stableTypes } from './field-types'
 import type { FieldTypes } from '../../store/query'
 import type { Store } from '../../store/port'
 import { type CompiledSigmaRule, ruleSet, warmRuleSet } from '../sigma'
@@ -28,7 +28,7 @@ import { FINDINGS_SETTINGS, type FindingsPipeline, findingId } from './findings-
  * (SIGTERM) is honoured between batches. Small enough that a read never blocks the node for long,
  * large enough that the checkpoint write per batch is cheap next to the evaluation.
  */
-export const SCAN_BATCH = 1_000
+export const SCAN_BATCH = 2_000
 
 /** Longest stretch of evaluation before the run lets pending requests in. */
 const SLICE_MILLIS = 10
@@ -62,6 +62,18 @@ interface Prepared {
 
 /** A macrotask turn, so pending requests (socket reads) run before the run continues. */
 export const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0))
+
+/** Yields once the run has held the event loop for SLICE_MILLIS (a turn costs about a millisecond). */
+class Pacer {
+  private last = performance.now()
+  due(): boolean {
+    return performance.now() - this.last > SLICE_MILLIS
+  }
+  async yield(): Promise<void> {
+    await yieldToEventLoop()
+    this.last = performance.now()
+  }
+}
 
 export async function runDetector(
   deps: RunDeps,
@@ -98,9 +110,14 @@ export async function runDetector(
   const cp: Checkpoint = { ...stored.checkpoint, indices: { ...stored.checkpoint.indices } }
   let newest: number | undefined
   let stopped = false
+  const pacer = new Pacer()
 
   scan: for (const index of await concreteIndices(deps.store, expressions)) {
-    const fieldTypes = await typesOf(deps.store, index)
+    const fieldTypes = await typesOf(
+      deps.store,
+      index,
+      prepared.compiled.flatMap((r) => r.fields),
+    )
     // Indexed once per (rules, mapping): each event is evaluated once against the whole set.
     await warmRuleSet(prepared.compiled, fieldTypes, yieldToEventLoop, SLICE_MILLIS)
     const set = ruleSet(prepared.compiled, fieldTypes)
@@ -132,7 +149,7 @@ export async function runDetector(
         summary.failed_findings += r.failed
         for (const e of r.errors) if (errors.size < MAX_ERRORS) errors.add(e)
       }
-      let slice = performance.now()
+      if (pacer.due()) await pacer.yield() // the read may have taken a while
       for (let at = 0; at < hits.length; at++) {
         const hit = hits[at]
         const source = hit._source ?? {}
@@ -146,15 +163,13 @@ export async function runDetector(
             detector: { id, type: detector.detector_type },
           })
         }
-        const ts = timestampOf(source)
-        if (ts !== undefined && (newest === undefined || ts > newest)) newest = ts
         if ((at + 1) % batchSize === 0 && pending.length >= bulkSize) await flush()
-        if (performance.now() - slice > SLICE_MILLIS) {
-          await yieldToEventLoop()
-          slice = performance.now()
-        }
+        if (pacer.due()) await pacer.yield()
       }
       summary.documents += hits.length
+      // The lag is read off the last event of each batch (the latest indexed), not parsed per event.
+      const ts = timestampOf(hits[hits.length - 1]._source ?? {})
+      if (ts !== undefined && (newest === undefined || ts > newest)) newest = ts
       // Findings first, checkpoint second: a crash in between repeats the batch, and the
       // deterministic finding ids turn the repeat into create conflicts.
       if (pending.length > 0) await flush()
@@ -163,7 +178,7 @@ export async function runDetector(
       const saved = await saveCheckpoint(deps.store, cp, stored)
       if (!saved) return { status: 'lost' } // another node moved it: that node owns this detector now
       stored = saved
-      await yieldToEventLoop()
+      if (pacer.due()) await pacer.yield()
       if (hits.length < SCAN_BATCH) break
     }
   }
@@ -262,9 +277,11 @@ function findingRule(rule: StoredRule): FindingRule {
   return out
 }
 
-/** The index mapping as the evaluator's field types, so detection types fields as a search would. */
-async function typesOf(store: Store, index: string): Promise<FieldTypes | undefined> {
-  const m = await store.getMapping({ index })
-  const mappings = m[index]?.mappings
-  return mappings?.properties ? fieldSpecs(mappings) : undefined
+/**
+ * The index mapping as the evaluator's field types, so detection types fields as a search would;
+ * fields the rules read that no event carried yet are typed by the index's dynamic templates.
+ */
+async function typesOf(store: Store, index: string, fields: string[]): Promise<FieldTypes | undefined> {
+  const specs = sourceFieldSpecs((await store.getMapping({ index }))[index]?.mappings, fields)
+  return specs && stableTypes(specs)
 }
