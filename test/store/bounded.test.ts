@@ -201,3 +201,24 @@ describe('points in time', () => {
     ])
   })
 })
+
+describe('large sources', () => {
+  test('read when their row is reached, parsed once per version: updates, deletes and PITs see the right one', async () => {
+    const big = (v: string) => ({ user: 'alice', v, messages: Array.from({ length: 200 }, (_, i) => `${v}-${i}`.padEnd(500, '.')) })
+    await s.index({ index: 'big', id: '1', body: big('one'), refresh: true })
+    await s.index({ index: 'big', id: '2', body: { user: 'bob', v: 'small' }, refresh: true })
+    const vs = async (body: Record<string, unknown>) =>
+      (await s.search({ index: 'big', body: { ...body, size: 10 } })).hits.hits.map((h) => (h._source as { v: string }).v).sort()
+    expect(await vs({ query: { match: { v: 'one' } } })).toEqual(['one'])
+    const { pit_id } = await s.createPit({ index: 'big', keep_alive: '1m' })
+    await s.index({ index: 'big', id: '1', body: big('two'), refresh: true })
+    expect(await vs({ query: { match: { v: 'one' } } })).toEqual([])
+    expect(await vs({ query: { match: { v: 'two' } } })).toEqual(['two'])
+    const old = await s.search({ body: { pit: { id: pit_id }, query: { match: { v: 'one' } } } })
+    expect(old.hits.hits.map((h) => (h._source as { messages: string[] }).messages[199].slice(0, 7))).toEqual(['one-199'])
+    // A deleted index's rids go to the next index: nothing parsed for the first may answer for it.
+    await s.deleteIndex({ index: 'big' })
+    await s.index({ index: 'big', id: '1', body: big('three'), refresh: true })
+    expect(await vs({ query: { match_all: {} } })).toEqual(['three'])
+  })
+})
