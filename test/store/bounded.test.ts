@@ -222,3 +222,13 @@ describe('large sources', () => {
     expect(await vs({ query: { match_all: {} } })).toEqual(['three'])
   })
 })
+
+test('index.max_result_window: an index with a smaller window refuses a larger from + size', async () => {
+  await s.createIndex({ index: 'small', body: { settings: { 'index.max_result_window': 5 } } })
+  await s.index({ index: 'small', id: '1', body: { a: 1 }, refresh: true })
+  const e = await failure(s.search({ index: 'small', body: { from: 3, size: 3 } }))
+  expect(e.reason).toContain('Result window is too large, from + size must be less than or equal to: [5] but was [6]')
+  expect((await s.search({ index: 'small', body: { from: 0, size: 5 } })).hits.hits).toHaveLength(1)
+  const big = await failure(s.search({ index: 'small', body: { size: 10_001 } }))
+  expect(big.reason).toContain('[5] but was [10001]')
+})

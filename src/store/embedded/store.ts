@@ -1484,13 +1484,14 @@ export class EmbeddedStore implements Store {
     })
   }
 
+  /** `index.max_result_window` (10,000): each index checks its own, so the smallest applies. */
   private maxResultWindow(targets: SearchTarget[]): number {
-    let max = 10_000
+    let max: number | undefined
     for (const t of targets) {
-      const v = this.cat.byName.get(t.name)?.settings['index.max_result_window']
-      if (typeof v === 'string') max = Math.max(max, Number(v))
+      const v = Number(this.cat.byName.get(t.name)?.settings['index.max_result_window'] ?? 10_000)
+      if (Number.isFinite(v)) max = max === undefined ? v : Math.min(max, v)
     }
-    return max
+    return max ?? 10_000
   }
 
   /** Terms lookups resolved and `index.max_terms_count` enforced (see query/terms.ts). */
