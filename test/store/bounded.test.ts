@@ -232,3 +232,13 @@ test('index.max_result_window: an index with a smaller window refuses a larger f
   const big = await failure(s.search({ index: 'small', body: { size: 10_001 } }))
   expect(big.reason).toContain('[5] but was [10001]')
 })
+
+test('pattern queries skip values longer than a Lucene term (32,766 bytes), like OpenSearch that indexes none', async () => {
+  await s.createIndex({ index: 'k', body: { mappings: { properties: { k: { type: 'keyword' } } } } })
+  await s.index({ index: 'k', id: 'long', body: { k: 'ab'.repeat(20_000) }, refresh: true })
+  await s.index({ index: 'k', id: 'short', body: { k: 'ab'.repeat(100) }, refresh: true })
+  const ids = async (query: unknown) => (await s.search({ index: 'k', body: { query } as never })).hits.hits.map((h) => h._id)
+  expect(await ids({ regexp: { k: '(ab)*' } })).toEqual(['short'])
+  expect(await ids({ wildcard: { k: 'a?*' } })).toEqual(['short'])
+  expect((await ids({ term: { k: 'ab'.repeat(20_000) } })).length).toBe(1)
+})
