@@ -4,6 +4,7 @@
  * the caller's DLS filter ANDed in; aggregations run over the filtered hits).
  */
 import type { Query, ResolveOptions, SearchBody, SearchParams, SearchResponse, SortClause } from '../store/port'
+import { checkJsonDepth } from '../store/query/limits'
 import { badRequest, type RequestContext } from './context'
 import { searchQuery } from './read-gate'
 import type { IndexRouter } from './router'
@@ -64,6 +65,8 @@ function negative(name: string, v: number): never {
 
 /** Checks a search source's keys and query as OpenSearch's parser does. */
 export function checkSearchBody(body: Record<string, unknown>, allowed: Set<string> = SUPPORTED_KEYS): Record<string, unknown> {
+  // Before the read gate walks the query (terms lookups) or anything else recurses over it.
+  checkJsonDepth(body)
   for (const key of Object.keys(body)) {
     if (allowed.has(key)) continue
     if (KNOWN_UNSUPPORTED.has(key) && allowed === SUPPORTED_KEYS) throw badRequest(`[${key}] is not supported by this server`)

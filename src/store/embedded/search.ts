@@ -24,7 +24,11 @@ export interface Row {
   seq: number
   ver: number
   src: string
+  /** A large source, parsed once and shared by concurrent searches (read-only). */
+  parsed?: () => Record<string, unknown>
 }
+
+const sourceOf = (row: Row): Record<string, unknown> => (row.parsed ? row.parsed() : (JSON.parse(row.src) as Record<string, unknown>))
 
 export interface SearchTarget extends TargetCtx {
   /** Alias filters that apply (null: none). */
@@ -172,7 +176,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
         if (window > 0)
           for (const row of target.rowsBySeq(query, sort[0].order, afterSeq)) {
             if (pace.due() && !(await pace.pause())) break scan
-            const source = JSON.parse(row.src) as Record<string, unknown>
+            const source = sourceOf(row)
             if (!compiled.test(new DocView(source, row.id, target.name))) continue
             entries.push(keep([row.seq], row, target, compiled, source))
             if (++taken >= window) break
@@ -187,7 +191,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
       const need = window - entries.length
       if (need > 0)
         for (const row of target.rows(query, need)) {
-          const source = JSON.parse(row.src) as Record<string, unknown>
+          const source = sourceOf(row)
           entries.push(keep([], row, target, compiled, source))
         }
       total += exact
@@ -198,7 +202,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
       if (pace.due() && !(await pace.pause())) break scan
       if (seqAfter !== undefined && row.seq <= seqAfter) continue
       if (seqCeiling !== undefined && row.seq > seqCeiling) continue
-      const source = JSON.parse(row.src) as Record<string, unknown>
+      const source = sourceOf(row)
       const d = new DocView(source, row.id, target.name)
       if (!compiled.test(d)) continue
       total++
@@ -281,7 +285,7 @@ export async function runCount(targets: SearchTarget[], query: unknown, now: num
     }
     for (const row of target.rows(q)) {
       if (pace.due() && !(await pace.pause())) break scan
-      if (test(new DocView(JSON.parse(row.src), row.id, target.name))) n++
+      if (test(new DocView(sourceOf(row), row.id, target.name))) n++
     }
   }
   return n

@@ -131,6 +131,8 @@ const PAGE = 256
  * every concurrent search while they take turns.
  */
 const INLINE_SOURCE = 65_536
+/** Characters of large sources kept parsed (see withSources). */
+const BIG_SOURCE_CACHE = 32 * 1024 * 1024
 const ROW_COLS = `rid, id, seq, ver, CASE WHEN length(src) > ${INLINE_SOURCE} THEN NULL ELSE src END AS src`
 
 /** The OpenSearch version whose behaviour and version id we report. */
@@ -458,6 +460,9 @@ export class EmbeddedStore implements Store {
     this.db.query('DELETE FROM fields WHERE ix = ?').run(meta.ix)
     this.db.query('DELETE FROM docs WHERE rid BETWEEN ? AND ?').run(...ridRange(meta.ix))
     this.db.query('DELETE FROM pit_history WHERE rid BETWEEN ? AND ?').run(...ridRange(meta.ix))
+    // Its index id (so its rids) may be given to the next index created: no parsed source may outlive it.
+    this.bigSources.clear()
+    this.bigSourceChars = 0
     this.db.query('DELETE FROM aliases WHERE ix = ?').run(meta.ix)
     this.db.query('DELETE FROM indices WHERE ix = ?').run(meta.ix)
     this.cat.byName.delete(meta.name)
@@ -1403,21 +1408,41 @@ export class EmbeddedStore implements Store {
     }
   }
 
-  /** Large sources (left out of the page, see INLINE_SOURCE) are read when the row is used, each time. */
+  /**
+   * Large sources (left out of the page, see INLINE_SOURCE) are read when the row is used, and
+   * parsed once per version for every search that needs them at about the same time (a bounded
+   * cache): 100 concurrent searches over a 4 MiB transcript do not hold 100 parsed copies.
+   */
   private withSources(rows: Row[]): Row[] {
     for (const row of rows) {
       if (row.src !== null) continue
       const { rid, seq } = row
-      Object.defineProperty(row, 'src', {
-        get: () =>
-          (
-            this.db
-              .query(
-                'SELECT src FROM docs WHERE rid = ? AND seq = ? UNION ALL SELECT src FROM pit_history WHERE rid = ? AND seq = ? LIMIT 1',
-              )
-              .get(rid, seq, rid, seq) as { src: string } | null
-          )?.src ?? '{}',
-      })
+      const read = () =>
+        (
+          this.db
+            .query('SELECT src FROM docs WHERE rid = ? AND seq = ? UNION ALL SELECT src FROM pit_history WHERE rid = ? AND seq = ? LIMIT 1')
+            .get(rid, seq, rid, seq) as { src: string } | null
+        )?.src ?? '{}'
+      Object.defineProperty(row, 'src', { get: read })
+      row.parsed = () => {
+        const key = `${rid}:${seq}`
+        const hit = this.bigSources.get(key)
+        if (hit) {
+          this.bigSources.delete(key)
+          this.bigSources.set(key, hit) // most recently used last
+          return hit.source
+        }
+        const text = read()
+        const source = JSON.parse(text) as Record<string, unknown>
+        this.bigSources.set(key, { source, size: text.length })
+        this.bigSourceChars += text.length
+        for (const [k, v] of this.bigSources) {
+          if (this.bigSourceChars <= BIG_SOURCE_CACHE || k === key) break
+          this.bigSources.delete(k)
+          this.bigSourceChars -= v.size
+        }
+        return source
+      }
     }
     return rows
   }
@@ -1466,6 +1491,8 @@ export class EmbeddedStore implements Store {
     }
     return { count, byPath }
   }
+  private readonly bigSources = new Map<string, { source: Record<string, unknown>; size: number }>()
+  private bigSourceChars = 0
 
   private exactCount(meta: IndexMeta, query: unknown): number | undefined {
     if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)) return meta.docCount
@@ -1505,13 +1532,14 @@ export class EmbeddedStore implements Store {
     })
   }
 
+  /** `index.max_result_window` (10,000): each index checks its own, so the smallest applies. */
   private maxResultWindow(targets: SearchTarget[]): number {
-    let max = 10_000
+    let max: number | undefined
     for (const t of targets) {
-      const v = this.cat.byName.get(t.name)?.settings['index.max_result_window']
-      if (typeof v === 'string') max = Math.max(max, Number(v))
+      const v = Number(this.cat.byName.get(t.name)?.settings['index.max_result_window'] ?? 10_000)
+      if (Number.isFinite(v)) max = max === undefined ? v : Math.min(max, v)
     }
-    return max
+    return max ?? 10_000
   }
 
   /** Terms lookups resolved and `index.max_terms_count` enforced (see query/terms.ts). */

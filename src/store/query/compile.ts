@@ -490,7 +490,7 @@ class Compiler {
       }
       case 'wildcard': {
         const value = requireString('wildcard', p.value ?? p.wildcard)
-        return this.strings(f, ci, wildcardMatcher(value, ci))
+        return this.strings(f, ci, this.termSized(wildcardMatcher(value, ci)))
       }
       case 'regexp':
         return this.regexp(f, p, ci)
@@ -504,6 +504,18 @@ class Compiler {
         return this.phrase(f, p)
     }
     throw new ParsingError(`unknown query [${type}]`)
+  }
+
+  /**
+   * Lucene indexes no term longer than 32,766 UTF-8 bytes (OpenSearch refuses such a document), so
+   * a caller's pattern query never runs over one there. Here such values are stored, and in a
+   * caller's search (limits set) they are not pattern-matched either: the cost of one regexp or
+   * wildcard on one value stays bounded. Rule evaluation (no limits) still sees every value.
+   */
+  private termSized(m: StringMatcher): StringMatcher {
+    if (!this.limits) return m
+    // UTF-8 takes at least one byte per UTF-16 unit and at most three.
+    return (s) => (s.length <= MAX_TERM_BYTES / 3 || (s.length <= MAX_TERM_BYTES && Buffer.byteLength(s) <= MAX_TERM_BYTES)) && m(s)
   }
 
   private strings(f: Field, ci: boolean, m: StringMatcher): Test {
@@ -538,12 +550,20 @@ class Compiler {
         dotAll: flags.includes('s'),
         display: pcre.pattern,
       })
-      return this.strings(f, false, (s) => re.test(s))
+      return this.strings(
+        f,
+        false,
+        this.termSized((s) => re.test(s)),
+      )
     }
     const value = requireString('regexp', p.value)
     if (this.limits) checkRegexLength(value, this.limits.maxRegexLength)
     const re = luceneRegExp(value, typeof p.flags === 'string' ? p.flags : 'ALL', ci)
-    return this.strings(f, false, (s) => re.test(s))
+    return this.strings(
+      f,
+      false,
+      this.termSized((s) => re.test(s)),
+    )
   }
 
   private term(f: Field, value: unknown, ci: boolean): Test {
@@ -715,6 +735,8 @@ class Compiler {
       })
   }
 }
+
+const MAX_TERM_BYTES = 32_766
 
 function nameOf(body: unknown): string | undefined {
   return isObject(body) && typeof body._name === 'string' ? body._name : undefined
