@@ -339,6 +339,7 @@ function changesDeps(ctx: PassContext, def: ConsumerDef, targets: Partial<Record
     flushEvery: ctx.settings.num(`${cm}offset_flush_interval`),
     targets,
     signal: ctx.signal,
+    sleep: ctx.sleep,
     now: ctx.now,
     report: (p: PassProgress) => ctx.states.reportProgress(def, p),
   }

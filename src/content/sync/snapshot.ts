@@ -11,7 +11,7 @@ import type { BulkWriter } from './bulk-writer'
 import type { ConsumerDef } from './consumers'
 import { routeRecord } from './documents'
 import { Progress } from './progress'
-import { yieldToLoop } from './yield'
+import { pacer, yieldToLoop } from './yield'
 import type { PassProgress } from './state'
 
 export interface SnapshotLoad {
@@ -23,6 +23,9 @@ export interface SnapshotLoad {
 }
 
 type Counts = Record<string, number>
+
+/** Compressed bytes handed to the unzipper at a time (a few hundred KiB of lines once inflated). */
+const INFLATE_SLICE = 32 * 1024
 
 export class SnapshotFormatError extends Error {
   override name = 'SnapshotFormatError'
@@ -76,9 +79,11 @@ export async function loadSnapshotFile(
     perEntry.set(entry, c)
   }
 
+  const pace = pacer()
   const drain = async (fraction: number) => {
     const batch = lines.splice(0, lines.length)
     for (const [entry, raw] of batch) {
+      await pace()
       const line = raw.trim()
       if (line === '') continue
       let record: unknown
@@ -121,15 +126,20 @@ export async function loadSnapshotFile(
     }
     const { done, value } = await reader.read()
     if (done) break
-    read += value.byteLength
-    try {
-      unzip.push(value, false)
-    } catch (e) {
-      throw new SnapshotFormatError(`snapshot archive is not a readable ZIP: ${(e as Error).message}`)
+    // A read can hand over megabytes at once; inflating them in one go would hold the event loop
+    // and the inflated lines in memory, so the unzipper gets them a slice at a time.
+    for (let at = 0; at < value.byteLength; at += INFLATE_SLICE) {
+      const slice = value.subarray(at, at + INFLATE_SLICE)
+      read += slice.byteLength
+      try {
+        unzip.push(slice, false)
+      } catch (e) {
+        throw new SnapshotFormatError(`snapshot archive is not a readable ZIP: ${(e as Error).message}`)
+      }
+      if (zipError) throw new SnapshotFormatError(`snapshot entry could not be inflated: ${zipError.message}`)
+      await drain(size > 0 ? read / size : 0)
+      await yieldToLoop()
     }
-    if (zipError) throw new SnapshotFormatError(`snapshot entry could not be inflated: ${zipError.message}`)
-    await drain(size > 0 ? read / size : 0)
-    await yieldToLoop()
   }
   try {
     unzip.push(new Uint8Array(0), true)
