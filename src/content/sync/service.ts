@@ -46,6 +46,8 @@ export interface ContentSyncDeps {
   iocExportPath: string
   /** Tests pass a sleep that records waits; production sleeps for real. */
   sleep?: Sleep
+  /** Runs after every pass, whatever its outcome (the Engine policy check of issue 15 item 8). */
+  afterPass?: () => Promise<void>
 }
 
 export interface PassReport {
@@ -184,6 +186,7 @@ export class ContentSync {
       return report
     } finally {
       renewal.stop()
+      await this.deps.afterPass?.().catch((e) => log.warn('after-sync work failed', { error: (e as Error).message }))
       await releaseLease({ store: this.deps.store, now: this.deps.now }, renewal.current()).catch((e) =>
         log.warn('sync lock could not be released', { error: e }),
       )
