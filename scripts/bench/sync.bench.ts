@@ -89,7 +89,7 @@ async function waitReady(n: Node, type: string, offset: number): Promise<void> {
     const s = doc?._source
     if (s?.status === 'ready' && s.local_offset >= offset && !s.post_sync_pending) return
     if (s?.status === 'failed') throw new Error(`consumer failed: ${JSON.stringify(s.last_pass)}`)
-    await Bun.sleep(200)
+    await Bun.sleep(20)
   }
 }
 

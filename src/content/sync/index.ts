@@ -48,6 +48,8 @@ export interface ContentSyncOptions {
   iocExportPath?: string
   pollMillis?: number
   sleep?: Sleep
+  /** The packaged sample content for consumers that never loaded anything (default true). */
+  samples?: boolean
   /** Start-up retry waits (tests shorten them). */
   startRetryDelay?: (attempt: number) => number
 }
@@ -79,6 +81,7 @@ export function createContentSync(
   }
   const sync = new ContentSync({
     afterPass: checkEngine,
+    samples: opts.samples ?? true,
     store: deps.store,
     settings: deps.settings,
     log: deps.log,

@@ -244,6 +244,12 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
       })
       current = 0
     }
+    if (current > 0 && url && !(existing?.resource && sameResource(existing.resource, url))) {
+      // Loaded from another source (the packaged sample, an import without an identity, another
+      // feed set by hand): its offsets mean nothing on this feed, so load this feed's snapshot.
+      ctx.log.warn('content came from another source than this feed; re-initialising', { consumer: def.kind, url: loggable(url) })
+      current = 0
+    }
     if (def.singleIndex && current > 0 && (await indexEmpty(ctx, targets[def.indices[0]]!))) {
       ctx.log.warn('consumer index is empty although the offset is not; re-initialising', { consumer: def.kind, local: current })
       current = 0

@@ -159,4 +159,34 @@ describe('air-gapped nodes', () => {
       await b.stop()
     }
   }, 120_000)
+
+  test('a fresh install with no CTI API and no snapshot of its own loads the packaged sample content, once', async () => {
+    const s = await spawnBinary({
+      dataDir: fresh(),
+      env: {
+        SVC_SETTING_plugins__content_manager__cti__api: 'http://127.0.0.1:9/api/v1',
+        SVC_SETTING_plugins__content_manager__catalog__update_on_start: 'true',
+        SVC_SETTING_plugins__content_manager__engine__mock: 'true',
+      },
+    })
+    try {
+      await allReady(s, ['ruleset', 'iocs'])
+      const standard = { term: { 'space.name': 'standard' } }
+      expect((await docs(s, 'svc-threatintel-rules', standard)).size).toBe(3)
+      expect((await docs(s, 'svc-threatintel-integrations', standard)).size).toBe(2)
+      expect((await docs(s, 'svc-threatintel-decoders', standard)).size).toBe(2)
+      expect((await docs(s, 'svc-threatintel-kvdbs', standard)).size).toBe(1)
+      expect((await docs(s, 'svc-threatintel-filters', standard)).size).toBe(1)
+      const policy = [...(await docs(s, 'svc-threatintel-policies', standard)).values()][0]
+      expect(policy.document.integrations).toHaveLength(2)
+      const iocs = await docs(s, 'svc-threatintel-enrichments')
+      expect(iocs.size).toBe(6) // five IoCs and the type-hash summary
+      expect(Object.keys(iocs.get('__ioc_type_hashes__').type_hashes).sort()).toEqual(['domain', 'ip', 'ip:port', 'url'])
+      // Consumed: it is now the stable snapshot, and no packaged copy is left to load again.
+      expect(existsSync(join(s.dataDir, 'cti-snapshots', 'ruleset.stable.zip'))).toBe(true)
+      expect(existsSync(join(s.dataDir, 'cti-snapshots', 'ruleset.zip'))).toBe(false)
+    } finally {
+      await s.stop()
+    }
+  }, 60_000)
 })

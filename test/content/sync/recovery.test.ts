@@ -159,6 +159,29 @@ describe('ready only when the content and its post-sync match the recorded offse
   })
 })
 
+describe('the packaged sample content', () => {
+  test('loaded when nothing else is; replaced through staging (not patched) once a real feed appears', async () => {
+    h = await startSyncHarness()
+    const sync = h.newSync({ samples: true })
+    const first = await pass(sync)
+    expect(first.consumers.ruleset).toMatchObject({ status: 'ready', loadedFrom: 'packaged' })
+    expect((await h.docs(CONTENT_ALIASES.rules)).size).toBe(3)
+    expect((await h.docs(CONTENT_ALIASES.enrichments)).size).toBe(6)
+    // The node registers; its plan names a feed. The sample's offsets mean nothing there.
+    const feed = h.cti.consumer('t0-ruleset-5', 'private-ruleset-5', { isPublic: false })
+    feed.create('pro-rule', payloads.rule('pro-rule'))
+    feed.publishSnapshot()
+    h.cti.tokens.add('tok-1')
+    await h.credentials.save('tok-1')
+    h.cti.setPlanResource('ruleset', feed.url)
+    const second = await pass(sync)
+    expect(second.consumers.ruleset).toMatchObject({ status: 'ready', loadedFrom: 'remote' })
+    const rules = await h.docs(CONTENT_ALIASES.rules)
+    expect([...rules.keys()].filter((id) => rules.get(id).space?.name === 'standard')).toEqual(['pro-rule'])
+    expect(await h.state('ruleset')).toMatchObject({ resource: feed.url, local_offset: feed.lastOffset })
+  })
+})
+
 describe('content never vanishes', () => {
   test('a re-initialisation loads into staging: readers see the old content until the new set is complete', async () => {
     const seen: number[] = []
