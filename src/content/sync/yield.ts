@@ -1,19 +1,16 @@
 // Long sync loops hand the event loop back so the node keeps answering requests while it syncs:
 // awaiting a settled promise (or an embedded-store call, which runs synchronously) does not, only
-// a macrotask does. `pacer` yields once a slice of `budgetMs` has been used, so a loop pays for a
-// yield every few milliseconds of work, not per item.
-export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+// a macrotask does. The mechanism is the store's fair-share Pacer (no deadline here); sync loops
+// take a slice of 10 ms, twice a search's, since each step (a bulk) is larger.
+import { Pacer } from '../../store/embedded/pacer'
 
-/** Default slice of uninterrupted work before a sync loop yields. */
 export const SLICE_MILLIS = 10
 
-export function pacer(budgetMs = SLICE_MILLIS): () => Promise<void> | undefined {
-  let since = performance.now()
-  return () => {
-    const t = performance.now()
-    if (t - since < budgetMs) return undefined
-    return yieldToLoop().then(() => {
-      since = performance.now()
-    })
-  }
+/** A function to call per item: it yields once `sliceMs` of work has been done since the last yield. */
+export function pacer(sliceMs = SLICE_MILLIS): () => Promise<void> | undefined {
+  const p = new Pacer(undefined, sliceMs)
+  return () => (p.due() ? p.pause().then(() => undefined) : undefined)
 }
+
+/** Yields once, unconditionally (between pages, archive slices, windows). */
+export const yieldToLoop = (): Promise<void> => new Pacer().pause().then(() => undefined)
