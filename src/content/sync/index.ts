@@ -164,11 +164,11 @@ export function createContentSync(
         t.unref?.()
         timers.add(t)
       }
-      if (setup !== 'ready' || !s.bool(`${cm}catalog.update_on_start`)) return
-      if (!deps.node.values.get('storage.platform.url')) {
+      if (setup === 'ready' && !deps.node.values.get('storage.platform.url')) {
         // The embedded store belongs to one process: a sync lock found now is a killed process's.
         await releaseDeadSyncLock(deps)
       }
+      if (setup !== 'ready' || !s.bool(`${cm}catalog.update_on_start`)) return
       const delay = opts.startRetryDelay ?? startRetryDelay
       const interval = s.num(`${cm}catalog.sync_interval`) * 60_000
       const startedAt = deps.now()
