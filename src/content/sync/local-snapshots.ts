@@ -87,6 +87,19 @@ export class LocalSnapshots {
     return this.path(`.${def.kind}.download-${process.pid}-${Date.now()}.zip`)
   }
 
+  /** A downloaded archive being loaded, kept until its load ends so an interrupted load can go on. */
+  loading(def: ConsumerDef): string | undefined {
+    const p = this.path(`${def.kind}.loading.zip`)
+    return existsSync(p) ? p : undefined
+  }
+
+  /** Moves a finished download to the loading name; returns that path. */
+  keepLoading(def: ConsumerDef, downloaded: string): string {
+    const p = this.path(`${def.kind}.loading.zip`)
+    renameSync(downloaded, p)
+    return p
+  }
+
   /** An archive loaded in full becomes the stable one (atomic rename; the previous one is replaced). */
   promote(def: ConsumerDef, file: string): void {
     const target = this.path(`${def.kind}.stable.zip`)

@@ -36,7 +36,19 @@ export async function loadSnapshotFile(
   consumer: ConsumerDef,
   target: (kind: ContentKind) => string,
   writer: BulkWriter,
-  deps: { log: Logger; signal?: AbortSignal; now?: () => number; report?: (p: PassProgress) => Promise<void> },
+  deps: {
+    log: Logger
+    signal?: AbortSignal
+    now?: () => number
+    report?: (p: PassProgress) => Promise<void>
+    /** Records already loaded by an interrupted attempt (non-empty lines, in archive order): not sent again. */
+    skip?: number
+    /**
+     * Every `every` bulks: called once every bulk before it is written, with the records done so
+     * far and the highest offset seen; where a later attempt can go on from.
+     */
+    checkpoint?: { every: number; save(position: number, maxOffset: number): Promise<void> }
+  },
 ): Promise<SnapshotLoad> {
   const size = statSync(file).size
   const progress = new Progress(deps.log, 'snapshot load', { consumer: consumer.kind }, deps.now, undefined, deps.report)
@@ -47,6 +59,9 @@ export async function loadSnapshotFile(
   let queued = 0
   let skipped = 0
   let entries = 0
+  let position = 0
+  let checkpointedAt = 0
+  const skip = deps.skip ?? 0
 
   const unzip = new Unzip((entry) => {
     entries++
@@ -86,6 +101,7 @@ export async function loadSnapshotFile(
       await pace()
       const line = raw.trim()
       if (line === '') continue
+      if (++position <= skip) continue
       let record: unknown
       try {
         record = JSON.parse(line)
@@ -112,6 +128,12 @@ export async function loadSnapshotFile(
       }
       await writer.add({ op: 'index', index: target(routed.kind), id: routed.id, body: routed.body })
       queued++
+      if (deps.checkpoint && writer.batches - checkpointedAt >= deps.checkpoint.every) {
+        checkpointedAt = writer.batches
+        // Wait for the bulks in flight (reference 2.4): then everything up to here is written.
+        const r = await writer.finish()
+        if (r.dropped === 0) await deps.checkpoint.save(position, maxOffset)
+      }
       // Per document (a clock read): one archive chunk can hold thousands of them.
       progress.tick(1, fraction)
     }

@@ -159,6 +159,56 @@ describe('ready only when the content and its post-sync match the recorded offse
   })
 })
 
+describe('an interrupted snapshot load goes on from its last checkpoint', () => {
+  test('stopped after 25 of 30 bulks: the next start reuses the downloaded archive and the staging index, and sends only what came after the checkpoint', async () => {
+    let harness!: SyncHarness
+    let bulkItems = 0
+    let stopAt: number | undefined
+    h = harness = await startSyncHarness({
+      node: (cti) => ({ ...feeds(cti), 'plugins.content_manager.max_items_per_bulk': 100 }),
+      wrapStore: (s) =>
+        new Proxy(s, {
+          get(target, prop, receiver) {
+            if (prop !== 'bulk') return Reflect.get(target, prop, receiver)
+            return async (params: Parameters<Store['bulk']>[0]) => {
+              const items = params.body.filter((l: any) => l.index?._index?.startsWith(CONTENT_ALIASES.vulnerabilities)).length
+              bulkItems += items
+              if (items > 0 && stopAt !== undefined && bulkItems >= stopAt) {
+                stopAt = undefined
+                void harness.sync.stop() // a shutdown in the middle of the load
+              }
+              return target.bulk(params)
+            }
+          },
+        }),
+    })
+    const v = seedCves(3000)
+    v.publishSnapshot({ linesPerEntry: 1000 })
+    stopAt = 2500
+    const first = await pass()
+    expect(first.outcome).toBe('aborted')
+    const interrupted = await h.state('vulnerabilities')
+    // Checkpoints every offset_flush_interval (10) bulks of 100: the last one at 2,000 records.
+    expect(interrupted!.staging).toMatchObject({ source: 'remote', position: 2000 })
+    expect(interrupted!.status).not.toBe('ready')
+    expect((await h.docs(CONTENT_ALIASES.vulnerabilities)).size).toBe(0)
+
+    bulkItems = 0
+    const restarted = h.newSync()
+    const r = await pass(restarted)
+    expect(r.consumers.vulnerabilities).toMatchObject({ status: 'ready', loadedFrom: 'remote' })
+    expect(snapshotDownloads()).toBe(1)
+    expect(bulkItems).toBe(1000)
+    expect(h.lines.some((l) => l.includes('going on with an interrupted snapshot load'))).toBe(true)
+    expect((await h.docs(CONTENT_ALIASES.vulnerabilities)).size).toBe(3000)
+    const state = await h.state('vulnerabilities')
+    expect(state!.staging).toBeUndefined()
+    expect(state).toMatchObject({ status: 'ready', local_offset: v.lastOffset })
+    expect(existsSync(join(h.snapshotsDir, 'vulnerabilities.loading.zip'))).toBe(false)
+    expect(existsSync(join(h.snapshotsDir, 'vulnerabilities.stable.zip'))).toBe(true)
+  })
+})
+
 describe('the packaged sample content', () => {
   test('loaded when nothing else is; replaced through staging (not patched) once a real feed appears', async () => {
     h = await startSyncHarness()
