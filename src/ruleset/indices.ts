@@ -15,6 +15,8 @@ export const LOG_TYPES_INDEX = '.platform-sap-log-types-config'
 export const DETECTOR_STATE_INDEX = '.platform-sap-detectors-state'
 /** Lease documents (`{acquired_at}`): one per detector run, one for the user-detector count. */
 export const DETECTOR_LOCKS_INDEX = '.platform-sap-detectors-locks'
+/** Sigma correlation windows, one document per (detector, correlation rule, group). */
+export const CORRELATION_STATE_INDEX = '.platform-sap-correlation-state'
 
 const kw = { type: 'keyword' }
 const date = { type: 'date', format: 'epoch_millis||strict_date_optional_time' }
@@ -80,6 +82,7 @@ const MAPPINGS: Record<string, Mappings> = {
   },
   [DETECTOR_STATE_INDEX]: { dynamic: false, properties: { detector_id: kw, last_run_at: date } },
   [DETECTOR_LOCKS_INDEX]: { dynamic: 'strict', properties: { acquired_at: { type: 'long' } } },
+  [CORRELATION_STATE_INDEX]: { dynamic: false, properties: { scope: kw, rule: kw, newest: { type: 'long' } } },
 }
 
 const ensured = new WeakMap<Store, Set<string>>()
