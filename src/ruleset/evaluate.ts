@@ -14,6 +14,7 @@ import type { Store } from '../store/port'
 import { type CompiledSigmaRule, compileSigmaRule, evaluateRules, type Query } from './sigma'
 import type { LogTypes } from './log-types'
 import { concreteIndices } from './detection/checkpoint'
+import { loadFilters, withFilters } from './filters'
 
 export interface EvaluateRequest {
   normalizedEvent: string
@@ -62,10 +63,13 @@ export async function evaluateRulesRequest(
 
   const fieldMapping = await deps.logTypes.fieldMapping(req.logType!, settings)
   const rules: CompiledSigmaRule[] = []
+  // Stored Sigma filter rules tune these rules exactly as they tune a detector's.
+  const filters = await loadFilters(deps.store, deps.log)
   req.rulesBodies!.forEach((body, position) => {
     try {
       const c = compileSigmaRule(body, { fieldMapping })
-      rules.push({ ...c, id: c.id ?? `rule_${position}` })
+      const target = { ids: c.id ? [c.id] : [], name: c.document.name, logsource: c.logsource }
+      rules.push({ ...withFilters(c, target, filters, { fieldMapping }), id: c.id ?? `rule_${position}` })
     } catch (e) {
       deps.log.debug('rules/evaluate: rule skipped', { position, error: e as Error })
     }

@@ -33,6 +33,9 @@ const RULE_MAPPING: Mappings = {
         status: kw,
         author: kw,
         sigma_id: kw,
+        /** Sigma name (correlation and filter references) and document kind (rule, filter, correlation). */
+        name: kw,
+        kind: kw,
         space: kw,
         tags: { properties: { value: kw } },
         document: { properties: { id: kw } },

@@ -106,11 +106,16 @@ export class Correlator {
     this.consumes = new Set(rules.flatMap((r) => r.sources))
   }
 
-  async ingest(inputs: CorrelationInput[]): Promise<CorrelationFinding[]> {
+  /**
+   * Adds matches to the windows and answers the findings that fire. `write` (when given) gets each
+   * rule's findings before its windows are saved: a crash in between repeats the findings (same
+   * ids, so no duplicate) instead of losing them.
+   */
+  async ingest(inputs: CorrelationInput[], write?: (findings: CorrelationFinding[]) => Promise<void>): Promise<CorrelationFinding[]> {
     const all: CorrelationFinding[] = []
     const pool = [...inputs]
     for (const rule of this.rules) {
-      const found = await this.run(rule, pool)
+      const found = await this.run(rule, pool, write)
       all.push(...found)
       // A chained correlation sees this one's findings as matches of rule `rule.id`.
       for (const f of found)
@@ -127,7 +132,11 @@ export class Correlator {
     return all
   }
 
-  private async run(rule: ResolvedCorrelation, pool: CorrelationInput[]): Promise<CorrelationFinding[]> {
+  private async run(
+    rule: ResolvedCorrelation,
+    pool: CorrelationInput[],
+    write?: (findings: CorrelationFinding[]) => Promise<void>,
+  ): Promise<CorrelationFinding[]> {
     const byGroup = new Map<string, { group: Record<string, string>; events: WindowEvent[]; inputs: Map<string, CorrelationInput> }>()
     for (const input of pool) {
       for (let r = 0; r < rule.sources.length; r++) {
@@ -163,16 +172,19 @@ export class Correlator {
       const docIds = new Map(pending.map((k) => [k, groupDocId(this.scope, rule.id, k)]))
       const loaded = await this.groups.load([...docIds.values()])
       const writes: Parameters<GroupStore['save']>[0] = []
+      const fresh: CorrelationFinding[] = []
       for (const key of pending) {
         const entry = byGroup.get(key)!
         const stored = loaded.get(docIds.get(key)!) ?? { window: { events: [], emitted: [] } }
         const fired = advance(rule, stored.window, entry.events)
         for (const f of fired) {
           const finding = this.finding(rule, key, entry.group, f.anchor, f.window, entry.inputs)
+          if (!out.has(finding.id)) fresh.push(finding)
           out.set(finding.id, finding)
         }
         writes.push({ key: docIds.get(key)!, scope: this.scope, rule: rule.id, group: entry.group, stored })
       }
+      if (write && fresh.length > 0) await write(fresh)
       const lost = new Set(await this.groups.save(writes))
       pending = pending.filter((k) => lost.has(docIds.get(k)!))
     }

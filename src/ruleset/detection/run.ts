@@ -14,6 +14,7 @@ import { fieldSpecs } from '../../store/embedded'
 import type { FieldTypes } from '../../store/query'
 import type { SearchHit, Store } from '../../store/port'
 import { type CompiledSigmaRule, evaluateRules } from '../sigma'
+import { type PreparedCorrelation, prepareCorrelation } from '../correlation/detector'
 import type { FindingInput, FindingRule } from '../findings/writer'
 import type { StoredDetector, StoredRule } from '../model'
 import type { Rules } from '../rules'
@@ -38,6 +39,7 @@ interface Prepared {
   compiled: CompiledSigmaRule[]
   meta: Map<CompiledSigmaRule, FindingRule>
   skipped: string[]
+  correlation?: PreparedCorrelation
 }
 
 export async function runDetector(deps: RunDeps, id: string, detector: StoredDetector | undefined): Promise<RunOutcome> {
@@ -52,7 +54,7 @@ export async function runDetector(deps: RunDeps, id: string, detector: StoredDet
     return (await saveCheckpoint(deps.store, cp, stored)) ? { status: 'baselined' } : { status: 'lost' }
   }
   const settings = await deps.settings.snapshot()
-  const prepared = await prepareRules(deps, detector, settings)
+  const prepared = await prepareRules(deps, id, detector, settings)
   const batchSize = settings.num(FINDINGS_SETTINGS.batchSize)
   const bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
   const summary: RunSummary = {
@@ -96,6 +98,11 @@ export async function runDetector(deps: RunDeps, id: string, detector: StoredDet
         if (pending.length >= bulkSize) await flush()
       }
       if (pending.length > 0) await flush()
+      // Correlation findings are written before their windows are saved, and both before the checkpoint.
+      await prepared.correlation?.flush(async (found) => {
+        pending.push(...found)
+        await flush()
+      })
       if (hits.length === 0) break
       after = hits[hits.length - 1]._seq_no!
       cp.indices[index] = after
@@ -132,15 +139,19 @@ function match(
       detector: { id: detectorId, type: detector.detector_type },
     })
   }
-  return out
+  if (!p.correlation) return out
+  p.correlation.observe(hit, out)
+  return out.filter((f) => !p.correlation!.silent.has(f.rule.id))
 }
 
 /** The detector's rules compiled with their log type's current field mapping; unusable ones skipped. */
-async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: SettingsSnapshot): Promise<Prepared> {
+async function prepareRules(deps: RunDeps, id: string, detector: StoredDetector, settings: SettingsSnapshot): Promise<Prepared> {
   const compiled: CompiledSigmaRule[] = []
   const meta = new Map<CompiledSigmaRule, FindingRule>()
   const skipped: string[] = []
   const mappings = new Map<string, Promise<Record<string, string>>>()
+  const filters = deps.rules.filters()
+  const correlations: StoredRule[] = []
   for (const { detector_input: di } of detector.inputs) {
     const custom = (di.custom_rules ?? []).map((r) => r.id)
     const pre = (di.pre_packaged_rules ?? []).map((r) => r.id)
@@ -156,8 +167,12 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
           skipped.push(rule.document.id)
           continue
         }
+        if (rule.kind === 'correlation') {
+          correlations.push(rule)
+          continue
+        }
         try {
-          const c = await deps.rules.compileForDetection(rule, settings, mappings)
+          const c = await deps.rules.compileForDetection(rule, settings, mappings, filters)
           compiled.push(c)
           meta.set(c, findingRule(rule))
         } catch (e) {
@@ -167,7 +182,16 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
       }
     }
   }
-  return { compiled, meta, skipped }
+  const correlation = await prepareCorrelation(deps, id, detector.detector_type, correlations, compiled, settings, findingRule)
+  for (const x of correlation?.extra ?? []) {
+    compiled.push(x.compiled)
+    meta.set(x.compiled, findingRule(x.rule))
+  }
+  for (const s of correlation?.skipped ?? []) {
+    skipped.push(s.id)
+    deps.log.warn('correlation rule skipped by detector', { rule: s.id, reason: s.reason })
+  }
+  return { compiled, meta, skipped, correlation }
 }
 
 function findingRule(rule: StoredRule): FindingRule {
