@@ -95,7 +95,10 @@ export async function ensureIndex(store: Store, index: keyof typeof MAPPINGS | s
   let done = ensured.get(store)
   if (!done) ensured.set(store, (done = new Set()))
   if (done.has(index)) return
-  if (!(await store.existsIndex({ index, expand_wildcards: 'all' }))) {
+  const exists = await store.existsIndex({ index, expand_wildcards: 'all' })
+  // Rule indices written by an older version lack the fields added since (rule.name, rule.kind).
+  if (exists && RULE_MAPPING === MAPPINGS[index]) await store.putMapping({ index, body: RULE_MAPPING })
+  if (!exists) {
     try {
       await store.createIndex({
         index,
