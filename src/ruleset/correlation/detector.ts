@@ -95,8 +95,9 @@ export async function prepareCorrelation(
     queue = next
   }
   let correlator: Correlator
+  const groups = new StoreGroups(deps.store)
   try {
-    correlator = new Correlator(detectorId, resolved, new StoreGroups(deps.store))
+    correlator = new Correlator(detectorId, resolved, groups)
   } catch (e) {
     for (const r of resolved) skipped.push({ id: r.id, reason: (e as Error).message })
     return { extra, silent: referencedOnly, skipped, observe: () => {}, flush: async () => {} }
@@ -132,6 +133,9 @@ export async function prepareCorrelation(
       await correlator.ingest(batch, (found) =>
         write(found.map((f) => asFinding(f, detectorId, detectorType, correlationMeta.get(f.rule.id)!))),
       )
+      // Groups silent for a whole timespan can no longer fire: their windows are deleted.
+      const newest = batch.reduce((m, i) => Math.max(m, i.time), -Infinity)
+      for (const r of resolved) await groups.prune(detectorId, r.id, newest - r.timespanMs)
     },
   }
 }

@@ -10,6 +10,7 @@
  *   `timespan` of it (one finding per burst rather than one per further event).
  * - Only anchors whose window can hold a newly added event are re-examined, so a late event
  *   (within the retained window) fires exactly where it would have fired had it come in order.
+ *   An event more than `timespan` older than the group's newest one is dropped.
  */
 import { type CorrelationRule, holds } from './document'
 
@@ -74,7 +75,15 @@ export interface Fired {
 export function advance(rule: CorrelationRule, state: GroupWindow, incoming: WindowEvent[]): Fired[] {
   const span = rule.timespanMs
   const known = new Set(state.events.map((e) => e.k))
-  const fresh = incoming.filter((e) => !known.has(e.k) && (known.add(e.k), true))
+  // The group keeps one timespan behind its newest event: anything older is a replay of a page
+  // already processed or too late for any window that can still fire, and is dropped.
+  const horizon = state.events.length > 0 ? state.events[state.events.length - 1].t - span : -Infinity
+  const fresh: WindowEvent[] = []
+  for (const e of incoming) {
+    if (known.has(e.k) || e.t < horizon) continue
+    known.add(e.k)
+    fresh.push(e)
+  }
   if (fresh.length === 0) return []
   const events = [...state.events, ...fresh].sort(byTimeKey)
   let lo = Infinity
