@@ -268,8 +268,10 @@ export class Rules {
 
   private async requireLogType(w: RuleWrite): Promise<void> {
     // A correlation rule has no logsource: it runs over whatever its referenced rules match.
-    if (w.category === undefined && isCorrelationDocument(parseBodyLoosely(w.body))) return
-    const category = w.category ?? categoryOf(safeParse(w.body))
+    const raw = parseBodyLoosely(w.body)
+    if (w.category === undefined && isCorrelationDocument(raw)) return
+    // A filter is not a detection rule (safeParse refuses it) but names its logsource the same way.
+    const category = w.category ?? categoryOf(isFilterDocument(raw) ? (raw as { logsource?: Record<string, unknown> }) : safeParse(w.body))
     if (!category || !(await this.logTypes.byName(category))) throw new ApiError(400, `Invalid rule category [${category ?? ''}]`)
   }
 

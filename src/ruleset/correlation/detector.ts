@@ -1,9 +1,10 @@
 /**
  * Correlation rules inside a detector run. A detector may hold correlation rules beside its
  * detection rules; their referenced rules (by id or name, chains included) are resolved and
- * compiled with the detector's others. A referenced rule that the detector does not hold itself
- * is evaluated for the correlation only: its own findings are written when the correlation says
- * `generate: true`.
+ * compiled with the detector's others. A referenced rule (or inner correlation of a chain) that
+ * the detector does not hold itself is evaluated for the correlation only: its own findings are
+ * written when the referencing correlation says `generate: true` (the specification's default
+ * is to generate only the correlation).
  *
  * Per page the run hands every (event, matched rule) to `observe`, and `flush` feeds them to the
  * engine, whose findings become findings of the correlation rule: a copy of the event that
@@ -55,6 +56,7 @@ export async function prepareCorrelation(
 ): Promise<PreparedCorrelation | undefined> {
   if (stored.length === 0) return undefined
   const heldIds = new Set(held.map((c) => c.id!))
+  const ownCorrelations = new Set(stored.map((s) => s.document.id))
   const skipped: PreparedCorrelation['skipped'] = []
   const resolved: ResolvedCorrelation[] = []
   const correlationMeta = new Map<string, FindingRule>()
@@ -78,8 +80,11 @@ export async function prepareCorrelation(
         if (missing.length > 0) throw new Error(`referenced rules not found: ${missing.join(', ')}`)
         const sources = rule.refs.map((r) => refs.get(r)!.document.id)
         for (const target of refs.values()) {
-          if (target.kind === 'correlation') next.push(target)
-          else if (target.kind !== 'filter' && !heldIds.has(target.document.id)) {
+          if (target.kind === 'correlation') {
+            next.push(target)
+            // An inner correlation of a chain is part of the outer one, not a finding of its own.
+            if (!ownCorrelations.has(target.document.id)) referencedOnly.add(target.document.id)
+          } else if (target.kind !== 'filter' && !heldIds.has(target.document.id)) {
             heldIds.add(target.document.id)
             referencedOnly.add(target.document.id)
             extra.push({ rule: target, compiled: await deps.rules.compileForDetection(target, settings, mappings, filters) })
@@ -131,7 +136,11 @@ export async function prepareCorrelation(
       const batch = inputs
       inputs = []
       await correlator.ingest(batch, (found) =>
-        write(found.map((f) => asFinding(f, detectorId, detectorType, correlationMeta.get(f.rule.id)!))),
+        write(
+          found
+            .filter((f) => !silent.has(f.rule.id))
+            .map((f) => asFinding(f, detectorId, detectorType, correlationMeta.get(f.rule.id)!, silent)),
+        ),
       )
       // Groups silent for a whole timespan can no longer fire: their windows are deleted.
       const newest = batch.reduce((m, i) => Math.max(m, i.time), -Infinity)
@@ -140,7 +149,7 @@ export async function prepareCorrelation(
   }
 }
 
-function asFinding(f: CorrelationFinding, detectorId: string, detectorType: string, rule: FindingRule): Finding {
+function asFinding(f: CorrelationFinding, detectorId: string, detectorType: string, rule: FindingRule, silent: Set<string>): Finding {
   const source = f.anchor.source
   const svc = typeof source.svc === 'object' && source.svc !== null && !Array.isArray(source.svc) ? source.svc : {}
   const iso = (ms: number) => new Date(ms).toISOString()
@@ -150,7 +159,8 @@ function asFinding(f: CorrelationFinding, detectorId: string, detectorType: stri
     window: { start: iso(f.window.start), end: iso(f.window.end), timespan_ms: f.rule.timespanMs },
     event_count: f.events.length,
     events: f.events.slice(-MAX_LINKED_EVENTS).map((e) => ({ index: e.index, id: e.id, rule: e.rule, time: iso(e.time) })),
-    findings: f.events.flatMap((e) => (e.finding ? [e.finding] : [])).slice(-MAX_LINKED_EVENTS),
+    // Links to findings that were written (a silent rule's matches are linked as events only).
+    findings: f.events.flatMap((e) => (e.finding && !silent.has(e.rule) ? [e.finding] : [])).slice(-MAX_LINKED_EVENTS),
   }
   return {
     id: f.id,

@@ -139,22 +139,16 @@ describe('correlation rules in a detector', () => {
     expect(outcome?.status).toBe('ran')
     const found = await correlationFindings()
     const summary = found.map((f) => [f.rule.id, f.correlation.group['user.name']]).sort()
-    expect(summary).toEqual(
-      [
-        [ids.chain, 'alice'],
-        [ids.multiple, 'alice'],
-      ].sort(),
-    )
-    // Base rules only referenced by a correlation (generate: false) write no findings of their own.
-    expect((await s.findings()).length).toBe(2)
+    expect(summary).toEqual([[ids.chain, 'alice']])
+    // Rules only referenced by the correlation (base rules and the inner correlation of the chain,
+    // generate: false) write no findings of their own.
+    expect((await s.findings()).length).toBe(1)
     const outer = found.find((f) => f.rule.id === ids.chain)!
     expect(outer.rule.level).toBe('high')
     expect(outer.correlation.rule).toMatchObject({ type: 'temporal_ordered' })
     expect(outer.correlation.window.end).toBe(events[5]['@timestamp'])
     expect(outer.correlation.events.map((e: any) => e.rule)).toEqual([ids.multiple, ids.success])
-    const inner = found.find((f) => f.rule.id === ids.multiple)!
-    expect(inner.correlation.event_count).toBe(5)
-    expect(inner.correlation.events.every((e: any) => e.rule === ids.failed)).toBe(true)
+    expect(outer.correlation.findings).toEqual([])
   })
 
   test('a detector restarted mid-window finishes the correlation from the stored window', async () => {
@@ -165,7 +159,7 @@ describe('correlation rules in a detector', () => {
     await s.index(events.slice(3))
     await s.ruleset.scheduler.runLeased(detectorId)
     const carol = (await correlationFindings()).filter((f) => f.correlation.group['user.name'] === 'carol')
-    expect(carol.map((f) => f.rule.id).sort()).toEqual([ids.chain, ids.multiple].sort())
+    expect(carol.map((f) => f.rule.id)).toEqual([ids.chain])
   })
 
   test('deleting the filter rule lets the next run correlate the account again', async () => {
@@ -174,6 +168,21 @@ describe('correlation rules in a detector', () => {
     await s.index(attack('svc_backup').map((e, i) => ({ ...e, '@timestamp': new Date(T0 + 3_600_000 + i * 1000).toISOString() })))
     await s.ruleset.scheduler.runLeased(detectorId)
     const backup = (await correlationFindings()).filter((f) => f.correlation.group['user.name'] === 'svc_backup')
-    expect(backup).toHaveLength(2)
+    expect(backup).toHaveLength(1)
+  })
+
+  test('a detector holding the inner correlation too writes its findings, linked from the outer one', async () => {
+    const d = await s.request('POST', `${BASE}/detectors`, { body: detectorBody({ name: 'both', custom: [ids.multiple, ids.chain] }) })
+    expect(d.status).toBe(201)
+    await s.ruleset.scheduler.runLeased(d.body._id)
+    await s.index(attack('dave').map((e, i) => ({ ...e, '@timestamp': new Date(T0 + 7_200_000 + i * 1000).toISOString() })))
+    await s.ruleset.scheduler.runLeased(d.body._id)
+    const mine = (await s.findings()).filter((f) => f._source.svc.detector.id === d.body._id).map((f) => f._source.svc)
+    expect(mine.map((f) => f.rule.id).sort()).toEqual([ids.chain, ids.multiple].sort())
+    const inner = mine.find((f) => f.rule.id === ids.multiple)!
+    expect(inner.correlation.event_count).toBe(5)
+    expect(inner.correlation.events.every((e: any) => e.rule === ids.failed)).toBe(true)
+    const outer = mine.find((f) => f.rule.id === ids.chain)!
+    expect(outer.correlation.findings).toHaveLength(1)
   })
 })
