@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { specChain } from '../ruleset/correlation/spec-example'
 
 const SA = '/_plugins/_security_analytics'
 const EVENTS = 'svc-events-v5-security'
@@ -14,29 +15,8 @@ const T0 = Date.UTC(2026, 8, 10, 12, 0, 0)
 
 const rule = (title: string, name: string, action: string) =>
   `title: ${title}\nname: ${name}\nlogsource:\n    product: e2elogs\ndetection:\n    selection:\n        event.action: ${action}\n    condition: selection\n`
-const MULTIPLE = `title: Multiple failed logons
-name: multiple_failed_login
-correlation:
-    type: event_count
-    rules:
-        - failed_login
-    group-by:
-        - user.name
-    timespan: 10m
-    condition:
-        gte: 3
-`
-const CHAIN = `title: Failed logins followed by a successful login
-correlation:
-    type: temporal_ordered
-    rules:
-        - multiple_failed_login
-        - successful_login
-    group-by:
-        - user.name
-    timespan: 10m
-level: high
-`
+
+const { multiple: MULTIPLE, chain: CHAIN } = specChain('user.name', 3)
 
 let engine: EngineServer
 let server: SpawnedServer

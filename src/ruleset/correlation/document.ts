@@ -6,8 +6,7 @@
  * both the same way.
  */
 import { type Static, Type as T } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
-import { parseYaml } from '../../http/body'
+import { checkSigmaDocument, readSigmaYaml } from '../sigma/document'
 import { SigmaInvalid, SigmaUnsupported } from '../sigma/errors'
 
 export const CORRELATION_TYPES = ['event_count', 'value_count', 'temporal', 'temporal_ordered'] as const
@@ -82,21 +81,7 @@ export function isCorrelationDocument(doc: unknown): boolean {
 
 /** YAML text (one document) or an already parsed object -> the validated document. */
 export function parseCorrelationDocument(source: string | object): CorrelationDocument {
-  let doc: unknown = source
-  if (typeof source === 'string') {
-    try {
-      doc = parseYaml(source)
-    } catch (e) {
-      throw new SigmaInvalid('YAML', (e as Error).message)
-    }
-    if (Array.isArray(doc)) throw new SigmaUnsupported('multi-document rule file', 'send each rule of a correlation bundle on its own')
-  }
-  if (!Value.Check(CorrelationDocument, doc)) {
-    const e = Value.Errors(CorrelationDocument, doc).First()!
-    const at = e.path === '' ? 'correlation rule' : `field '${e.path.slice(1).replaceAll('/', '.')}'`
-    throw new SigmaInvalid(at, e.message)
-  }
-  return doc
+  return checkSigmaDocument(CorrelationDocument, readSigmaYaml(source), 'correlation rule')
 }
 
 /** The validated document as the engine runs it; `id` is the stored rule id. */

@@ -8,9 +8,8 @@
  * search identifiers are unnamed in the result so they never show up in a match's conditions.
  */
 import { type Static, Type as T } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
-import { parseYaml } from '../../http/body'
-import { type CompiledSigmaRule, compileSigmaRule, type CompileOptions, type Query, SigmaInvalid, SigmaUnsupported } from '../sigma'
+import { checkSigmaDocument, readSigmaYaml } from '../sigma/document'
+import { type CompiledSigmaRule, compileSigmaRule, type CompileOptions, type Query, SigmaInvalid } from '../sigma'
 import { and, not } from '../sigma/dsl'
 
 export const FilterDocument = T.Object(
@@ -38,19 +37,7 @@ export function isFilterDocument(doc: unknown): boolean {
 
 /** YAML text or a parsed object -> the validated filter; its detection is compiled once to check it. */
 export function parseFilterDocument(source: string | object): FilterDocument {
-  let doc: unknown = source
-  if (typeof source === 'string') {
-    try {
-      doc = parseYaml(source)
-    } catch (e) {
-      throw new SigmaInvalid('YAML', (e as Error).message)
-    }
-    if (Array.isArray(doc)) throw new SigmaUnsupported('multi-document rule file', 'send each filter on its own')
-  }
-  if (!Value.Check(FilterDocument, doc)) {
-    const e = Value.Errors(FilterDocument, doc).First()!
-    throw new SigmaInvalid(e.path === '' ? 'filter rule' : `field '${e.path.slice(1).replaceAll('/', '.')}'`, e.message)
-  }
+  const doc = checkSigmaDocument(FilterDocument, readSigmaYaml(source), 'filter rule')
   compileFilter(doc)
   return doc
 }

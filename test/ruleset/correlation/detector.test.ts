@@ -4,6 +4,7 @@
 // service account, the findings link what fired them, and a restart mid-window changes nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { detectorBody, LINUX, type RulesetServer, startRulesetServer } from '../harness'
+import { specChain } from './spec-example'
 
 const BASE = '/_plugins/_security_analytics'
 const T0 = Date.UTC(2026, 8, 10, 12, 0, 0)
@@ -28,31 +29,7 @@ detection:
         event.action: login_success
     condition: selection
 `
-const MULTIPLE = `title: Multiple failed logons
-id: a8418a5a-5fc4-46b5-b23b-6c73beb19d41
-name: multiple_failed_login
-correlation:
-    type: event_count
-    rules:
-        - failed_login
-    group-by:
-        - user.name
-    timespan: 10m
-    condition:
-        gte: 5
-`
-const CHAIN = `title: Correlation - Multiple Failed Logins Followed by Successful Login
-id: b180ead8-d58f-40b2-ae54-c8940995b9b6
-correlation:
-    type: temporal_ordered
-    rules:
-        - multiple_failed_login
-        - successful_login
-    group-by:
-        - user.name
-    timespan: 10m
-level: high
-`
+const { multiple: MULTIPLE, chain: CHAIN } = specChain('user.name', 5)
 const FILTER = `title: Backup account logs in by retrying
 logsource:
     product: linux

@@ -14,6 +14,7 @@ import {
   type ResolvedCorrelation,
 } from '../../../src/ruleset/correlation'
 import { SigmaError } from '../../../src/ruleset/sigma'
+import { specChain } from './spec-example'
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0)
 const sec = (n: number) => T0 + n * 1000
@@ -151,33 +152,7 @@ describe('temporal (spec: three recon commands in any order within 5 minutes, sa
 })
 
 // The specification's complete example: a chain of an event_count and a temporal_ordered rule.
-const CHAIN = `
-title: Correlation - Multiple Failed Logins Followed by Successful Login
-id: b180ead8-d58f-40b2-ae54-c8940995b9b6
-correlation:
-    type: temporal_ordered
-    rules:
-        - multiple_failed_login
-        - successful_login
-    group-by:
-        - User
-    timespan: 10m
-level: high
-`
-const MULTIPLE_FAILED = `
-title: Multiple failed logons
-id: a8418a5a-5fc4-46b5-b23b-6c73beb19d41
-name: multiple_failed_login
-correlation:
-    type: event_count
-    rules:
-        - failed_login
-    group-by:
-        - User
-    timespan: 10m
-    condition:
-        gte: 10
-`
+const { multiple: MULTIPLE_FAILED, chain: CHAIN } = specChain()
 
 describe('temporal_ordered (spec example: multiple failed logins followed by a successful login)', () => {
   const inner = rule(MULTIPLE_FAILED, 'a8418a5a', { failed_login: '53ba33fd' })
