@@ -63,8 +63,9 @@ export async function evaluateRulesRequest(
 
   const fieldMapping = await deps.logTypes.fieldMapping(req.logType!, settings)
   const rules: CompiledSigmaRule[] = []
-  // Stored Sigma filter rules tune these rules exactly as they tune a detector's.
-  const filters = await loadFilters(deps.store, deps.log)
+  // Stored Sigma filter rules tune these rules as they tune a detector's (the bodies carry no
+  // space here: every space's filters apply).
+  const filters = (await loadFilters(deps.store, deps.log)).map((f) => f.filter)
   req.rulesBodies!.forEach((body, position) => {
     try {
       const c = compileSigmaRule(body, { fieldMapping })

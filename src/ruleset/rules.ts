@@ -13,7 +13,7 @@ import type { Caller } from '../security/caller'
 import type { SearchBody, SearchResponse } from '../store/port'
 import { type CompiledSigmaRule, compileSigmaRule, parseSigmaRule, SigmaError } from './sigma'
 import { correlationRule, isCorrelationDocument, parseCorrelationDocument } from './correlation'
-import { type FilterDocument, isFilterDocument, loadFilters, parseFilterDocument, withFilters } from './filters'
+import { isFilterDocument, loadFilters, parseFilterDocument, type StoredFilter, withFilters } from './filters'
 import { backendRoleClause, filteredCaller, mayAccess, storedUser } from './access'
 import type { RulesetDeps } from './deps'
 import { CUSTOM_RULES_INDEX, DETECTORS_INDEX, ensureIndex, PREPACKAGED_RULES_INDEX } from './indices'
@@ -202,17 +202,19 @@ export class Rules {
     rule: StoredRule,
     settings: SettingsSnapshot,
     mappings = new Map<string, Promise<Record<string, string>>>(),
-    filters: Promise<FilterDocument[]> = this.filters(),
+    filters: Promise<StoredFilter[]> = this.filters(),
   ): Promise<CompiledSigmaRule> {
     if (!mappings.has(rule.category)) mappings.set(rule.category, this.logTypes.fieldMapping(rule.category, settings))
     const fieldMapping = await mappings.get(rule.category)!
     const compiled = compileSigmaRule(parseStoredBody(rule.rule), { fieldMapping })
     const target = { ids: [rule.document.id, ...(rule.sigma_id ? [rule.sigma_id] : [])], name: rule.name, logsource: compiled.logsource }
-    return { ...withFilters(compiled, target, await filters, { fieldMapping }), id: rule.document.id }
+    // A filter tunes the rules of its own space: a user's filter never silences standard content.
+    const own = (await filters).filter((f) => f.space === rule.space).map((f) => f.filter)
+    return { ...withFilters(compiled, target, own, { fieldMapping }), id: rule.document.id }
   }
 
-  /** Every stored Sigma filter rule. */
-  filters(): Promise<FilterDocument[]> {
+  /** Every stored Sigma filter rule, with its space. */
+  filters(): Promise<StoredFilter[]> {
     return loadFilters(this.d.store, this.d.log)
   }
 

@@ -133,4 +133,24 @@ describe('rules/evaluate (logtest) applies stored filters', () => {
     expect((await s.request('DELETE', `/_plugins/_security_analytics/rules/${created.body._id}`)).status).toBe(200)
     expect((await evaluate('dev')).rules_matched).toBe(1)
   })
+
+  test('a filter tunes the rules of its own space only: a custom filter never silences standard content', async () => {
+    const doc = {
+      id: 'std-sudo',
+      metadata: { title: 'sudo' },
+      logsource: { product: 'linux' },
+      detection: { sel: { 'process.name': 'sudo' }, condition: 'sel' },
+    }
+    await s.ruleset.sync.upsertRule('standard', doc, LINUX.id, false)
+    const { rules } = await s.ruleset.rules.bySpaceIds('standard', ['std-sudo'])
+    const filter = parseFilterDocument(
+      'title: f\nlogsource: {product: linux}\nfilter:\n  rules: any\n  s: {user.name: ops}\n  condition: s',
+    )
+    const settings = await s.deps.settings.snapshot()
+    const compiled = (space: 'custom' | 'standard') =>
+      s.ruleset.rules.compileForDetection(rules[0].rule, settings, undefined, Promise.resolve([{ space, filter }]))
+    const event = { process: { name: 'sudo' }, user: { name: 'ops' } }
+    expect(evaluateRules(event, [await compiled('custom')])).toHaveLength(1)
+    expect(evaluateRules(event, [await compiled('standard')])).toHaveLength(0)
+  })
 })
