@@ -3,6 +3,7 @@
 // by a successful login" chain fires for exactly the expected users, a filter rule suppresses a
 // service account, the findings link what fired them, and a restart mid-window changes nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createRuleset } from '../../../src/ruleset'
 import { detectorBody, LINUX, type RulesetServer, startRulesetServer } from '../harness'
 import { specChain } from './spec-example'
 
@@ -137,6 +138,36 @@ describe('correlation rules in a detector', () => {
     await s.ruleset.scheduler.runLeased(detectorId)
     const carol = (await correlationFindings()).filter((f) => f.correlation.group['user.name'] === 'carol')
     expect(carol.map((f) => f.rule.id)).toEqual([ids.chain])
+  })
+
+  test('failures indexed after the success, with earlier timestamps, still complete the ordered chain', async () => {
+    const events = attack('frank').map((e, i) => ({ ...e, '@timestamp': new Date(T0 + 9_000_000 + i * 1000).toISOString() }))
+    await s.index([events[5], events[0], events[1]]) // the success and two failures first
+    await s.ruleset.scheduler.runLeased(detectorId)
+    await s.index([events[3], events[2], events[4]]) // the remaining failures, late and shuffled
+    await s.ruleset.scheduler.runLeased(detectorId)
+    const frank = (await correlationFindings()).filter((f) => f.correlation.group['user.name'] === 'frank')
+    expect(frank.map((f) => f.rule.id)).toEqual([ids.chain])
+    expect(frank[0].correlation.window.end).toBe(events[5]['@timestamp'])
+  })
+
+  test('two nodes sharing the store take turns running the detector and complete one correlation, once', async () => {
+    // A second node: its own ruleset (scheduler, findings pipeline, windows client) over the same store.
+    const other = createRuleset(s.deps)
+    try {
+      const events = attack('erin').map((e, i) => ({ ...e, '@timestamp': new Date(T0 + 5_400_000 + i * 1000).toISOString() }))
+      await s.index(events.slice(0, 2))
+      await s.ruleset.scheduler.runLeased(detectorId)
+      await s.index(events.slice(2, 5))
+      expect((await other.scheduler.runLeased(detectorId))?.status).toBe('ran')
+      await s.index(events.slice(5))
+      await s.ruleset.scheduler.runLeased(detectorId)
+      await other.scheduler.runLeased(detectorId) // nothing new: no second finding
+      const erin = (await correlationFindings()).filter((f) => f.correlation.group['user.name'] === 'erin')
+      expect(erin.map((f) => f.rule.id)).toEqual([ids.chain])
+    } finally {
+      await other.stop()
+    }
   })
 
   test('deleting the filter rule lets the next run correlate the account again', async () => {
