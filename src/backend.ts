@@ -10,7 +10,7 @@ import type { Logger } from './http/log'
 import { createSecurity } from './security'
 import type { Caller, Security } from './security/caller'
 import { createPlatformSecurity, platformEndpoint, type PlatformEndpoint } from './security/platform'
-import { openEmbeddedStore } from './store/embedded'
+import { openEmbeddedStore, searchLimitsOf } from './store/embedded'
 import { openPlatformStore } from './store/platform'
 import type { Store } from './store/port'
 
@@ -33,7 +33,7 @@ export async function openBackend(
   if (!node.values.get('storage.platform.url')) {
     return {
       kind: 'embedded',
-      store: openEmbeddedStore(join(dataDir, 'store.db')),
+      store: openEmbeddedStore(join(dataDir, 'store.db'), { searchLimits: () => searchLimitsOf(node.values) }),
       security: await createSecurity({ node, dataDir, log, env }),
     }
   }

@@ -11,7 +11,7 @@ import { ApiError } from '../http/errors'
 import { parseJson, parseYaml } from '../http/body'
 import type { Caller } from '../security/caller'
 import type { SearchBody, SearchResponse } from '../store/port'
-import { type CompiledSigmaRule, compileSigmaRule, parseSigmaRule, SigmaError } from './sigma'
+import { type CompiledSigmaRule, compileCache, compileSigmaRule, parseSigmaRule, SigmaError } from './sigma'
 import { correlationRule, isCorrelationDocument, parseCorrelationDocument } from './correlation'
 import { isFilterDocument, loadFilters, parseFilterDocument, type StoredFilter, withFilters } from './filters'
 import { backendRoleClause, filteredCaller, mayAccess, storedUser } from './access'
@@ -56,6 +56,7 @@ export class Rules {
     const { id, exists } = await spaceDocId(this.d.store, keyOf(space), space, w.ctiId)
     const doc = await this.build(space, w, w.ctiId, await this.d.settings.snapshot())
     const r = await this.d.store.index({ index, id, body: { rule: doc }, refresh: true })
+    if (exists) compileCache.forget(w.ctiId)
     return { _id: id, _version: r._version, rule: render(doc), result: exists ? 'updated' : 'created' }
   }
 
@@ -81,6 +82,7 @@ export class Rules {
     await this.requireLogType(w)
     const doc = await this.build(current.rule.space, w, current.rule.document.id, settings)
     const r = await this.d.store.index({ index: CUSTOM_RULES_INDEX, id, body: { rule: doc }, refresh: true })
+    compileCache.forget(current.rule.document.id)
     return { _id: id, _version: r._version, rule: render(doc) }
   }
 
@@ -104,6 +106,7 @@ export class Rules {
     if (!forced && (await this.usedByDetectors(current.rule.document.id)))
       throw new ApiError(400, `Rule with id ${id} is actively used by detectors. Deletion can be forced by setting forced flag to true`)
     const r = await this.d.store.delete({ index: CUSTOM_RULES_INDEX, id, refresh: true })
+    compileCache.forget(current.rule.document.id)
     return { _id: id, _version: r._version }
   }
 
@@ -113,6 +116,7 @@ export class Rules {
     await ensureIndex(this.d.store, index)
     const { id, exists } = await spaceDocId(this.d.store, keyOf(space), space, ctiId)
     if (!exists) return false
+    compileCache.forget(ctiId)
     return (await this.d.store.delete({ index, id, refresh: true })).result === 'deleted'
   }
 
@@ -206,11 +210,12 @@ export class Rules {
   ): Promise<CompiledSigmaRule> {
     if (!mappings.has(rule.category)) mappings.set(rule.category, this.logTypes.fieldMapping(rule.category, settings))
     const fieldMapping = await mappings.get(rule.category)!
-    const compiled = compileSigmaRule(parseStoredBody(rule.rule), { fieldMapping })
+    const compiled = compileCache.compile(parseStoredBody(rule.rule), { fieldMapping }, rule.document.id)
     const target = { ids: [rule.document.id, ...(rule.sigma_id ? [rule.sigma_id] : [])], name: rule.name, logsource: compiled.logsource }
     // A filter tunes the rules of its own space: a user's filter never silences standard content.
     const own = (await filters).filter((f) => f.space === rule.space).map((f) => f.filter)
-    return { ...withFilters(compiled, target, own, { fieldMapping }), id: rule.document.id }
+    // Unchanged (the cached object) unless a filter applies.
+    return withFilters(compiled, target, own, { fieldMapping })
   }
 
   /** Every stored Sigma filter rule, with its space. */

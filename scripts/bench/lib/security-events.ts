@@ -45,7 +45,7 @@ export function event(i: number) {
 export function rule(n: number) {
   const host = { 'host.name': `host-${(n * 37) % 997}` }
   const kinds = [
-    { sel: { 'event.action': pick(ACTIONS), 'event.outcome': 'failure', 'user.name': pick(USERS) }, condition: 'sel' },
+    { sel: { 'event.action': pick(ACTIONS), 'event.outcome': 'failure', 'user.name': pick(USERS), ...host }, condition: 'sel' },
     {
       sel: { 'process.command_line|contains': pick(['/etc/shadow', 'sh -i', 'http://']), ...host },
       filter: { 'user.name': 'root' },

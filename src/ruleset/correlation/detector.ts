@@ -6,7 +6,8 @@
  * written when the referencing correlation says `generate: true` (the specification's default
  * is to generate only the correlation).
  *
- * Per page the run hands every (event, matched rule) to `observe`, and `flush` feeds them to the
+ * Per page the run hands every event's matches to `admit` (which answers those whose findings are
+ * written), and `flush` feeds them to the
  * engine, whose findings become findings of the correlation rule: a copy of the event that
  * completed the correlation, with `svc.correlation` naming the rule, the group values, the window
  * and the events (and base findings) that fired it.
@@ -41,7 +42,8 @@ export interface PreparedCorrelation {
   silent: Set<string>
   /** Correlation rules that could not be used, by id (a reference not found, a loop, ...). */
   skipped: Array<{ id: string; reason: string }>
-  observe(hit: SearchHit, matches: Finding[]): void
+  /** Takes an event's matches for the correlations; answers the matches whose own findings are written. */
+  admit(hit: SearchHit, matches: Finding[]): Finding[]
   flush(write: (findings: Finding[]) => Promise<void>): Promise<void>
 }
 
@@ -105,7 +107,8 @@ export async function prepareCorrelation(
     correlator = new Correlator(detectorId, resolved, groups)
   } catch (e) {
     for (const r of resolved) skipped.push({ id: r.id, reason: (e as Error).message })
-    return { extra, silent: referencedOnly, skipped, observe: () => {}, flush: async () => {} }
+    const silentRules = referencedOnly
+    return { extra, silent: silentRules, skipped, admit: (_, m) => m.filter((f) => !silentRules.has(f.rule.id)), flush: async () => {} }
   }
   const silent = new Set([...referencedOnly].filter((id) => !generated.has(id)))
 
@@ -114,11 +117,11 @@ export async function prepareCorrelation(
     extra,
     silent,
     skipped,
-    observe(hit, matches) {
+    admit(hit, matches) {
       const source = hit._source ?? {}
       const time = parseDate(source['@timestamp'])
       // Without an event time there is no window to place the event in.
-      if (time === undefined) return
+      if (time === undefined) return matches.filter((f) => !silent.has(f.rule.id))
       for (const m of matches) {
         if (!correlator.consumes.has(m.rule.id)) continue
         inputs.push({
@@ -130,6 +133,7 @@ export async function prepareCorrelation(
           ...(silent.has(m.rule.id) ? {} : { findingId: m.id }),
         })
       }
+      return matches.filter((f) => !silent.has(f.rule.id))
     },
     async flush(write) {
       if (inputs.length === 0) return

@@ -76,18 +76,19 @@ export function prepareDatabase(db: Database, synchronous: Synchronous): void {
     name TEXT NOT NULL,
     UNIQUE (ix, name)
   )`)
-  // Point-in-time snapshots (copies of the matching rows); PITs do not outlive the process.
-  db.run(`CREATE TABLE IF NOT EXISTS pit_docs (
-    pit TEXT NOT NULL,
+  // Versions that open points in time still see after a later write replaced or deleted them
+  // (written only while such a PIT exists, shared by all of them); PITs do not outlive the process.
+  db.run('DROP TABLE IF EXISTS pit_docs')
+  db.run(`CREATE TABLE IF NOT EXISTS pit_history (
     rid INTEGER NOT NULL,
-    ix INTEGER NOT NULL,
+    gone INTEGER NOT NULL,
     id TEXT NOT NULL,
     seq INTEGER NOT NULL,
     ver INTEGER NOT NULL,
     src TEXT NOT NULL,
-    PRIMARY KEY (pit, rid)
+    PRIMARY KEY (rid, gone)
   ) WITHOUT ROWID`)
-  db.run('DELETE FROM pit_docs')
+  db.run('DELETE FROM pit_history')
 }
 
 /** Rowids per index (2^32 documents); keeps every rid below 2^53 for up to 2^21 index ids. */
