@@ -52,7 +52,10 @@ export interface StoredGroup {
   version?: unknown
 }
 
-/** Where group windows live; `save` answers the keys that lost a concurrent write. */
+/**
+ * Where group windows live. `save` answers the keys that lost a concurrent write and sets the
+ * new `version` of every entry it wrote.
+ */
 export interface GroupStore {
   load(keys: string[]): Promise<Map<string, StoredGroup>>
   save(entries: Array<{ key: string; scope: string; rule: string; group: Record<string, string>; stored: StoredGroup }>): Promise<string[]>
@@ -93,7 +96,8 @@ export function orderChains(rules: ResolvedCorrelation[]): ResolvedCorrelation[]
 }
 
 export class Correlator {
-  private readonly rules: ResolvedCorrelation[]
+  /** Rules by chain level: level 0 reads base matches only, level n the findings of level n-1. */
+  private readonly levels: ResolvedCorrelation[][]
   /** Rule ids whose matches any correlation consumes. */
   readonly consumes: Set<string>
 
@@ -102,25 +106,30 @@ export class Correlator {
     rules: ResolvedCorrelation[],
     private readonly groups: GroupStore,
   ) {
-    this.rules = orderChains(rules)
+    const ordered = orderChains(rules)
+    const depth = new Map<string, number>()
+    for (const r of ordered) depth.set(r.id, Math.max(0, ...r.sources.map((s) => (depth.has(s) ? depth.get(s)! + 1 : 0))))
+    this.levels = []
+    for (const r of ordered) (this.levels[depth.get(r.id)!] ??= []).push(r)
     this.consumes = new Set(rules.flatMap((r) => r.sources))
   }
 
   /**
-   * Adds matches to the windows and answers the findings that fire. `write` (when given) gets each
-   * rule's findings before its windows are saved: a crash in between repeats the findings (same
-   * ids, so no duplicate) instead of losing them.
+   * Adds matches to the windows and answers the findings that fire. `write` (when given) gets the
+   * findings before the windows are saved: a crash in between repeats the findings (same ids, so no
+   * duplicate) instead of losing them. The windows of every rule of a chain level are read in one
+   * call and written in one bulk.
    */
   async ingest(inputs: CorrelationInput[], write?: (findings: CorrelationFinding[]) => Promise<void>): Promise<CorrelationFinding[]> {
     const all: CorrelationFinding[] = []
     const pool = [...inputs]
-    for (const rule of this.rules) {
-      const found = await this.run(rule, pool, write)
+    for (const level of this.levels) {
+      const found = await this.run(level, pool, write)
       all.push(...found)
-      // A chained correlation sees this one's findings as matches of rule `rule.id`.
+      // A chained correlation sees these findings as matches of the rule that found them.
       for (const f of found)
         pool.push({
-          ruleId: rule.id,
+          ruleId: f.rule.id,
           time: f.window.end,
           index: f.anchor.index,
           id: f.anchor.id,
@@ -133,14 +142,25 @@ export class Correlator {
   }
 
   private async run(
-    rule: ResolvedCorrelation,
+    rules: ResolvedCorrelation[],
     pool: CorrelationInput[],
     write?: (findings: CorrelationFinding[]) => Promise<void>,
   ): Promise<CorrelationFinding[]> {
-    const byGroup = new Map<string, { group: Record<string, string>; events: WindowEvent[]; inputs: Map<string, CorrelationInput> }>()
+    // One entry per window document (rule, group).
+    const entries = new Map<
+      string,
+      {
+        rule: ResolvedCorrelation
+        key: string
+        group: Record<string, string>
+        events: WindowEvent[]
+        inputs: Map<string, CorrelationInput>
+      }
+    >()
+    const bySource = new Map<string, Array<{ rule: ResolvedCorrelation; r: number }>>()
+    for (const rule of rules) rule.sources.forEach((src, r) => bySource.set(src, [...(bySource.get(src) ?? []), { rule, r }]))
     for (const input of pool) {
-      for (let r = 0; r < rule.sources.length; r++) {
-        if (rule.sources[r] !== input.ruleId) continue
+      for (const { rule, r } of bySource.get(input.ruleId) ?? []) {
         const group = groupOf(rule, r, input.source)
         if (!group) continue
         let value: string | undefined
@@ -149,8 +169,9 @@ export class Correlator {
           if (value === undefined) continue
         }
         const key = JSON.stringify(rule.groupBy.map((g) => group[g]))
-        let entry = byGroup.get(key)
-        if (!entry) byGroup.set(key, (entry = { group, events: [], inputs: new Map() }))
+        const docId = groupDocId(this.scope, rule.id, key)
+        let entry = entries.get(docId)
+        if (!entry) entries.set(docId, (entry = { rule, key, group, events: [], inputs: new Map() }))
         const k = input.key ?? `${input.index}/${input.id}`
         entry.events.push({
           t: input.time,
@@ -164,29 +185,28 @@ export class Correlator {
         entry.inputs.set(k, input)
       }
     }
-    if (byGroup.size === 0) return []
-    let pending = [...byGroup.keys()]
+    if (entries.size === 0) return []
+    let pending = [...entries.keys()]
     const out = new Map<string, CorrelationFinding>()
     for (let attempt = 1; pending.length > 0; attempt++) {
-      if (attempt > MAX_WRITE_ATTEMPTS) throw new Error(`correlation '${rule.title}': group state kept changing under this run`)
-      const docIds = new Map(pending.map((k) => [k, groupDocId(this.scope, rule.id, k)]))
-      const loaded = await this.groups.load([...docIds.values()])
+      if (attempt > MAX_WRITE_ATTEMPTS) throw new Error('correlation windows kept changing under this run')
+      const loaded = await this.groups.load(pending)
       const writes: Parameters<GroupStore['save']>[0] = []
       const fresh: CorrelationFinding[] = []
-      for (const key of pending) {
-        const entry = byGroup.get(key)!
-        const stored = loaded.get(docIds.get(key)!) ?? { window: { events: [], emitted: [] } }
-        const fired = advance(rule, stored.window, entry.events)
+      for (const docId of pending) {
+        const entry = entries.get(docId)!
+        const stored = loaded.get(docId) ?? { window: { events: [], emitted: [] } }
+        const fired = advance(entry.rule, stored.window, entry.events)
         for (const f of fired) {
-          const finding = this.finding(rule, key, entry.group, f.anchor, f.window, entry.inputs)
+          const finding = this.finding(entry.rule, entry.key, entry.group, f.anchor, f.window, entry.inputs)
           if (!out.has(finding.id)) fresh.push(finding)
           out.set(finding.id, finding)
         }
-        writes.push({ key: docIds.get(key)!, scope: this.scope, rule: rule.id, group: entry.group, stored })
+        writes.push({ key: docId, scope: this.scope, rule: entry.rule.id, group: entry.group, stored })
       }
       if (write && fresh.length > 0) await write(fresh)
       const lost = new Set(await this.groups.save(writes))
-      pending = pending.filter((k) => lost.has(docIds.get(k)!))
+      pending = pending.filter((k) => lost.has(k))
     }
     return [...out.values()]
   }
@@ -269,7 +289,9 @@ export class MemoryGroups implements GroupStore {
         lost.push(e.key)
         continue
       }
-      this.docs.set(e.key, { window: structuredClone(e.stored.window), version: (cur?.version ?? 0) + 1 })
+      const version = (cur?.version ?? 0) + 1
+      this.docs.set(e.key, { window: structuredClone(e.stored.window), version })
+      e.stored.version = version
     }
     return lost
   }

@@ -42,22 +42,25 @@ export const MAX_GROUP_EVENTS = 10_000
 const before = (a: WindowEvent, b: WindowEvent) => a.t < b.t || (a.t === b.t && a.k < b.k)
 const byTimeKey = (a: WindowEvent, b: WindowEvent) => (before(a, b) ? -1 : before(b, a) ? 1 : 0)
 
-/** The measure of a window that the condition is applied to. */
-export function measure(rule: CorrelationRule, window: WindowEvent[]): number {
+/** The measure of the window `events[from..to)` that the condition is applied to. */
+export function measure(rule: CorrelationRule, events: WindowEvent[], from = 0, to = events.length): number {
   switch (rule.type) {
     case 'event_count':
-      return window.length
+      return to - from
     case 'value_count': {
       const seen = new Set<string>()
-      for (const e of window) if (e.v !== undefined) seen.add(e.v)
+      for (let i = from; i < to; i++) if (events[i].v !== undefined) seen.add(events[i].v!)
       return seen.size
     }
-    case 'temporal':
-      return new Set(window.map((e) => e.r)).size
+    case 'temporal': {
+      const seen = new Set<number>()
+      for (let i = from; i < to; i++) seen.add(events[i].r)
+      return seen.size
+    }
     case 'temporal_ordered': {
       // Longest prefix of `rules` found in order (greedy earliest match is optimal for subsequences).
       let next = 0
-      for (const e of window) if (e.r === next && ++next === rule.refs.length) break
+      for (let i = from; i < to; i++) if (events[i].r === next && ++next === rule.refs.length) break
       return next
     }
   }
@@ -99,12 +102,11 @@ export function advance(rule: CorrelationRule, state: GroupWindow, incoming: Win
     const anchor = events[i]
     while (events[start].t < anchor.t - span) start++
     if (anchor.t < lo || anchor.t > hi + span || emittedKeys.has(anchor.k)) continue
-    const window = events.slice(start, i + 1)
-    if (!holds(rule.condition, measure(rule, window))) continue
+    if (!holds(rule.condition, measure(rule, events, start, i + 1))) continue
     if (state.emitted.some((f) => Math.abs(f.t - anchor.t) <= span)) continue
     state.emitted.push({ t: anchor.t, k: anchor.k })
     emittedKeys.add(anchor.k)
-    fired.push({ anchor, window })
+    fired.push({ anchor, window: events.slice(start, i + 1) })
   }
   // Keep what a later event (or a late one within the window) can still need.
   const newest = events[events.length - 1].t

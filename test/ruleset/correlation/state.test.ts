@@ -15,6 +15,7 @@ import {
   type ResolvedCorrelation,
   StoreGroups,
 } from '../../../src/ruleset/correlation'
+import { CachedGroups } from '../../../src/ruleset/correlation/state'
 import { CORRELATION_STATE_INDEX, forgetEnsured } from '../../../src/ruleset/indices'
 import { openEmbeddedStore } from '../../../src/store/embedded'
 
@@ -100,6 +101,20 @@ describe('windows in the Store', () => {
     for (const page of pages(EVENTS, 25)) expect(await nodes[k++ % 2].ingest(page)).toHaveLength(0)
   })
 
+  test("a run's window cache loses to another node's write, then reads the other node's window", async () => {
+    const store = openEmbeddedStore(':memory:')
+    opened.push(store)
+    const shared = new StoreGroups(store)
+    const cached = new CachedGroups(shared)
+    const a = new Correlator('det4', [COUNT], cached)
+    const b = new Correlator('det4', [COUNT], new StoreGroups(store))
+    const at = (i: number, id: string) => ({ ruleId: 'r1', time: T0 + i * 1000, index: 'logs', id, source: { host: 'h' } })
+    expect(await a.ingest([at(0, 'a0'), at(1, 'a1')])).toHaveLength(0) // cached after this write
+    expect(await b.ingest([at(2, 'b2')])).toHaveLength(0) // another node moves the window on
+    // A's cached version is stale: its write is lost, it re-reads and counts all four events.
+    expect(await a.ingest([at(3, 'a3')])).toHaveLength(1)
+  })
+
   test('finished groups are pruned', async () => {
     const store = openEmbeddedStore(':memory:')
     opened.push(store)
@@ -107,7 +122,7 @@ describe('windows in the Store', () => {
     await new Correlator('det3', [COUNT], groups).ingest(EVENTS.slice(0, 50))
     const count = async () => (await store.count({ index: CORRELATION_STATE_INDEX, body: { query: { term: { scope: 'det3' } } } })).count
     expect(await count()).toBe(5)
-    expect(await groups.prune('det3', COUNT.id, T0 + 50 * 20_000)).toBe(5)
+    expect(await groups.prune('det3', [{ rule: COUNT.id, before: T0 + 50 * 20_000 }])).toBe(5)
     expect(await count()).toBe(0)
   })
 })
