@@ -21,12 +21,10 @@ import type { Rules } from '../rules'
 import type { CompiledSigmaRule } from '../sigma'
 import { correlationRule, parseCorrelationDocument } from './document'
 import { type CorrelationFinding, type CorrelationInput, Correlator, type ResolvedCorrelation } from './engine'
-import { CachedGroups, StoreGroups } from './state'
+import { StoreGroups } from './state'
 
 /** Events linked from one correlation finding; the count says how many the window held. */
 export const MAX_LINKED_EVENTS = 100
-/** Pages between two deletions of finished windows. */
-const PRUNE_EVERY = 10
 /** Depth of correlation chains followed when resolving references. */
 const MAX_CHAIN_DEPTH = 10
 
@@ -106,7 +104,7 @@ export async function prepareCorrelation(
   let correlator: Correlator
   const windows = new StoreGroups(deps.store)
   try {
-    correlator = new Correlator(detectorId, resolved, new CachedGroups(windows))
+    correlator = new Correlator(detectorId, resolved, windows)
   } catch (e) {
     for (const r of resolved) skipped.push({ id: r.id, reason: (e as Error).message })
     const silentRules = referencedOnly
@@ -115,8 +113,6 @@ export async function prepareCorrelation(
   const silent = new Set([...referencedOnly].filter((id) => !generated.has(id)))
 
   let inputs: CorrelationInput[] = []
-  let newest = -Infinity
-  let flushes = 0
   return {
     extra,
     silent,
@@ -150,14 +146,6 @@ export async function prepareCorrelation(
             .map((f) => asFinding(f, detectorId, detectorType, correlationMeta.get(f.rule.id)!, silent)),
         ),
       )
-      // Groups silent for a whole timespan can no longer fire: their windows are deleted (every
-      // PRUNE_EVERY pages; housekeeping, not correctness).
-      newest = batch.reduce((m, i) => Math.max(m, i.time), newest)
-      if (++flushes % PRUNE_EVERY === 0)
-        await windows.prune(
-          detectorId,
-          resolved.map((r) => ({ rule: r.id, before: newest - r.timespanMs })),
-        )
     },
   }
 }

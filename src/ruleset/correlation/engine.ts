@@ -58,14 +58,17 @@ export interface StoredGroup {
  */
 export interface GroupStore {
   load(keys: string[]): Promise<Map<string, StoredGroup>>
-  save(entries: Array<{ key: string; scope: string; rule: string; group: Record<string, string>; stored: StoredGroup }>): Promise<string[]>
+  save(
+    entries: Array<{ key: string; scope: string; rule: string; span: number; group: Record<string, string>; stored: StoredGroup }>,
+  ): Promise<string[]>
 }
 
 /** Attempts at a group write that races with another node before the run gives up (and is retried). */
 const MAX_WRITE_ATTEMPTS = 3
 
+/** `<scope and rule>.<group>`: a store can keep the windows of one rule together by the prefix. */
 export function groupDocId(scope: string, ruleId: string, groupKey: string): string {
-  return hash(`${scope}\u0000${ruleId}\u0000${groupKey}`)
+  return `${hash(`${scope}\u0000${ruleId}`)}.${hash(groupKey)}`
 }
 
 function hash(text: string): string {
@@ -202,7 +205,7 @@ export class Correlator {
           if (!out.has(finding.id)) fresh.push(finding)
           out.set(finding.id, finding)
         }
-        writes.push({ key: docId, scope: this.scope, rule: entry.rule.id, group: entry.group, stored })
+        writes.push({ key: docId, scope: this.scope, rule: entry.rule.id, span: entry.rule.timespanMs, group: entry.group, stored })
       }
       if (write && fresh.length > 0) await write(fresh)
       const lost = new Set(await this.groups.save(writes))

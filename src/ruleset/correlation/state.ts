@@ -1,21 +1,40 @@
 /**
- * Correlation windows kept in the Store (`.platform-sap-correlation-state`), one document per
- * (detector, correlation rule, group): they survive restarts and every node reads the same ones.
- * Writes are conditional on the version read (`if_seq_no`/`if_primary_term`, or create-only for a
- * new group), so two nodes can never overwrite each other's events; the loser re-reads and merges.
+ * Correlation windows kept in the Store (`.platform-sap-correlation-state`): the windows of one
+ * (detector, correlation rule) are spread over BUCKETS documents by group, so a page that touches
+ * many sparse groups (grouped by host, say) writes a few documents, not one per group. They survive
+ * restarts and every node reads the same ones. Writes are conditional on the version read
+ * (`if_seq_no`/`if_primary_term`, or create-only for a new bucket), so two nodes never overwrite
+ * each other's events: the loser drops its copy, re-reads and merges. A bucket drops the groups
+ * silent for a whole timespan whenever it is written, and keeps at most MAX_GROUPS_PER_BUCKET.
+ *
+ * One instance serves one detector run: the buckets it read or wrote stay in memory between pages.
  */
 import type { BulkLine, Store } from '../../store/port'
 import { CORRELATION_STATE_INDEX, ensureIndex } from '../indices'
 import type { GroupStore, StoredGroup } from './engine'
 import type { GroupWindow, WindowEvent } from './window'
 
-interface StateDoc {
+/** Documents per (detector, correlation rule). */
+export const BUCKETS = 64
+/** Groups one bucket keeps; beyond it the longest silent are dropped (bounded state). */
+export const MAX_GROUPS_PER_BUCKET = 10_000
+/** Buckets a run keeps in memory between pages. */
+export const MAX_CACHED_BUCKETS = 10_000
+
+interface BucketDoc {
   scope: string
   rule: string
-  /** The group values as JSON text: user field names must not become mapping fields. */
-  group: string
+  /** Newest event time of any group in the bucket. */
   newest: number
-  window: StoredWindow
+  /** The group values as JSON text: user field names must not become mapping fields. */
+  groups: Array<{ key: string; group: string; window: StoredWindow }>
+}
+
+interface Bucket {
+  scope: string
+  rule: string
+  groups: Map<string, { group: Record<string, string>; window: GroupWindow }>
+  version?: Version
 }
 
 /**
@@ -55,25 +74,45 @@ interface Version {
   primaryTerm: number
 }
 
-/** Groups read per search (the platform's default `index.max_result_window`). */
+/** Buckets read per search (the platform's default `index.max_result_window`). */
 const LOAD_PAGE = 10_000
 
+const bucketOf = (key: string) => {
+  const dot = key.indexOf('.')
+  return `${key.slice(0, dot)}.${key.charCodeAt(dot + 1) % BUCKETS}`
+}
+const newestOf = (w: GroupWindow) => (w.events.length > 0 ? w.events[w.events.length - 1].t : -Infinity)
+
 export class StoreGroups implements GroupStore {
+  private readonly buckets = new Map<string, Bucket>()
+
   constructor(private readonly store: Store) {}
 
   async load(keys: string[]): Promise<Map<string, StoredGroup>> {
-    await ensureIndex(this.store, CORRELATION_STATE_INDEX)
-    const out = new Map<string, StoredGroup>()
-    for (let at = 0; at < keys.length; at += LOAD_PAGE) {
-      const ids = keys.slice(at, at + LOAD_PAGE)
+    const wanted = [...new Set(keys.map(bucketOf))].filter((b) => !this.buckets.has(b))
+    if (wanted.length > 0) await ensureIndex(this.store, CORRELATION_STATE_INDEX)
+    for (let at = 0; at < wanted.length; at += LOAD_PAGE) {
+      const ids = wanted.slice(at, at + LOAD_PAGE)
       const r = await this.store.search({
         index: CORRELATION_STATE_INDEX,
         body: { size: ids.length, query: { ids: { values: ids } }, seq_no_primary_term: true, track_total_hits: false },
       })
+      const found = new Set<string>()
       for (const h of r.hits.hits) {
-        const doc = h._source as unknown as StateDoc
-        out.set(h._id, { window: decode(doc.window), version: { seqNo: h._seq_no!, primaryTerm: h._primary_term! } satisfies Version })
+        found.add(h._id)
+        const doc = h._source as unknown as BucketDoc
+        const groups = new Map(
+          doc.groups.map((g) => [g.key, { group: JSON.parse(g.group) as Record<string, string>, window: decode(g.window) }]),
+        )
+        this.remember(h._id, { scope: doc.scope, rule: doc.rule, groups, version: { seqNo: h._seq_no!, primaryTerm: h._primary_term! } })
       }
+      // A bucket not stored yet is remembered empty: its first write is create-only.
+      for (const id of ids) if (!found.has(id)) this.remember(id, { scope: '', rule: '', groups: new Map() })
+    }
+    const out = new Map<string, StoredGroup>()
+    for (const k of keys) {
+      const g = this.buckets.get(bucketOf(k))?.groups.get(k)
+      if (g) out.set(k, { window: g.window })
     }
     return out
   }
@@ -81,98 +120,70 @@ export class StoreGroups implements GroupStore {
   async save(entries: Parameters<GroupStore['save']>[0]): Promise<string[]> {
     if (entries.length === 0) return []
     await ensureIndex(this.store, CORRELATION_STATE_INDEX)
-    const body: BulkLine[] = []
+    const touched = new Map<string, { bucket: Bucket; keys: string[]; span: number }>()
+    const lost: string[] = []
     for (const e of entries) {
-      const v = e.stored.version as Version | undefined
-      const meta = { _index: CORRELATION_STATE_INDEX, _id: e.key }
+      const id = bucketOf(e.key)
+      const bucket = this.buckets.get(id)
+      // Not in memory any more (the run touched more buckets than it keeps): read again first.
+      if (!bucket) {
+        lost.push(e.key)
+        continue
+      }
+      bucket.scope = e.scope
+      bucket.rule = e.rule
+      bucket.groups.set(e.key, { group: e.group, window: e.stored.window })
+      const t = touched.get(id) ?? { bucket, keys: [] as string[], span: e.span }
+      t.keys.push(e.key)
+      touched.set(id, t)
+    }
+    const ids = [...touched.keys()]
+    if (ids.length === 0) return lost
+    const body: BulkLine[] = []
+    for (const id of ids) {
+      const { bucket, span } = touched.get(id)!
+      let newest = -Infinity
+      for (const g of bucket.groups.values()) newest = Math.max(newest, newestOf(g.window))
+      // Groups silent for a whole timespan can no longer fire; the longest silent go first when full.
+      const kept = [...bucket.groups].filter(([, g]) => newestOf(g.window) >= newest - span)
+      kept.sort((a, b) => newestOf(b[1].window) - newestOf(a[1].window))
+      bucket.groups = new Map(kept.slice(0, MAX_GROUPS_PER_BUCKET))
+      const meta = { _index: CORRELATION_STATE_INDEX, _id: id }
+      const v = bucket.version
       body.push(v ? { index: { ...meta, if_seq_no: v.seqNo, if_primary_term: v.primaryTerm } } : { create: meta })
-      const events = e.stored.window.events
-      const doc: StateDoc = {
-        scope: e.scope,
-        rule: e.rule,
-        group: JSON.stringify(e.group),
-        newest: events.length ? events[events.length - 1].t : 0,
-        window: encode(e.stored.window),
+      const doc: BucketDoc = {
+        scope: bucket.scope,
+        rule: bucket.rule,
+        newest,
+        groups: [...bucket.groups].map(([key, g]) => ({ key, group: JSON.stringify(g.group), window: encode(g.window) })),
       }
       body.push(doc as unknown as BulkLine)
     }
     const r = await this.store.bulk({ body, refresh: true })
-    const lost: string[] = []
     r.items.forEach((item, i) => {
       const res = item.index ?? item.create
       if (!res) return
-      if (res.status === 409) lost.push(entries[i].key)
-      else if (res.status >= 300) throw new Error(`correlation state write failed: ${JSON.stringify(res.error ?? res.status)}`)
-      else entries[i].stored.version = { seqNo: res._seq_no!, primaryTerm: res._primary_term! } satisfies Version
+      const { bucket, keys } = touched.get(ids[i])!
+      if (res.status === 409) {
+        // Another node wrote this bucket: forget our copy, the engine re-reads and merges.
+        this.buckets.delete(ids[i])
+        lost.push(...keys)
+      } else if (res.status >= 300) throw new Error(`correlation state write failed: ${JSON.stringify(res.error ?? res.status)}`)
+      else {
+        bucket.version = { seqNo: res._seq_no!, primaryTerm: res._primary_term! }
+        this.remember(ids[i], bucket)
+      }
     })
     return lost
   }
 
-  /** Drops the groups of `scope` whose newest event is older than their rule's `before` (their windows are over). */
-  async prune(scope: string, cutoffs: Array<{ rule: string; before: number }>): Promise<number> {
-    if (cutoffs.length === 0) return 0
-    await ensureIndex(this.store, CORRELATION_STATE_INDEX)
-    const r = await this.store.search({
-      index: CORRELATION_STATE_INDEX,
-      body: {
-        size: LOAD_PAGE,
-        _source: false,
-        query: {
-          bool: {
-            filter: [{ term: { scope } }],
-            should: cutoffs.map(({ rule, before }) => ({ bool: { filter: [{ term: { rule } }, { range: { newest: { lt: before } } }] } })),
-            minimum_should_match: 1,
-          },
-        },
-        track_total_hits: false,
-      },
-    })
-    if (r.hits.hits.length === 0) return 0
-    await this.store.bulk({ body: r.hits.hits.map((h) => ({ delete: { _index: CORRELATION_STATE_INDEX, _id: h._id } })), refresh: true })
-    return r.hits.hits.length
-  }
-}
-
-/** Groups a run keeps in memory between its pages (a detector run holds the detector's lease). */
-export const MAX_CACHED_GROUPS = 10_000
-
-/**
- * A run's read-through cache over a GroupStore: a window read or written earlier in the run is not
- * read again. Writes still go to the store, conditional on the version last written, so a window
- * another node changed meanwhile is a lost write: dropped from the cache and read again.
- */
-export class CachedGroups implements GroupStore {
-  private readonly cache = new Map<string, StoredGroup>()
-
-  constructor(
-    private readonly inner: GroupStore,
-    private readonly max = MAX_CACHED_GROUPS,
-  ) {}
-
-  async load(keys: string[]): Promise<Map<string, StoredGroup>> {
-    const out = new Map<string, StoredGroup>()
-    const missing: string[] = []
-    for (const k of keys) {
-      const hit = this.cache.get(k)
-      if (hit) out.set(k, hit)
-      else missing.push(k)
+  /** Keeps a bucket in memory (most recently used last), within MAX_CACHED_BUCKETS. */
+  private remember(id: string, bucket: Bucket): void {
+    this.buckets.delete(id)
+    this.buckets.set(id, bucket)
+    for (const k of this.buckets.keys()) {
+      if (this.buckets.size <= MAX_CACHED_BUCKETS) break
+      this.buckets.delete(k)
     }
-    if (missing.length > 0) for (const [k, v] of await this.inner.load(missing)) out.set(k, v)
-    return out
-  }
-
-  async save(entries: Parameters<GroupStore['save']>[0]): Promise<string[]> {
-    const lost = await this.inner.save(entries)
-    const lostSet = new Set(lost)
-    for (const e of entries) {
-      this.cache.delete(e.key)
-      if (!lostSet.has(e.key)) this.cache.set(e.key, e.stored)
-    }
-    // Least recently written first out.
-    for (const k of this.cache.keys()) {
-      if (this.cache.size <= this.max) break
-      this.cache.delete(k)
-    }
-    return lost
   }
 }

@@ -1,6 +1,7 @@
 // Correlation windows in the real embedded Store: a store closed and reopened (a node restart),
 // two nodes (two engines with their own state clients) taking alternate pages of one detector,
-// and late events, all give the findings of one in-order pass; finished groups are pruned.
+// and late events, all give the findings of one in-order pass; silent groups are dropped and the
+// documents per rule are bounded.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,7 +16,7 @@ import {
   type ResolvedCorrelation,
   StoreGroups,
 } from '../../../src/ruleset/correlation'
-import { CachedGroups } from '../../../src/ruleset/correlation/state'
+import { BUCKETS } from '../../../src/ruleset/correlation/state'
 import { CORRELATION_STATE_INDEX, forgetEnsured } from '../../../src/ruleset/indices'
 import { openEmbeddedStore } from '../../../src/store/embedded'
 
@@ -84,29 +85,27 @@ describe('windows in the Store', () => {
     expect(ids(out)).toEqual(expected)
   })
 
-  test('two nodes, late events: alternate pages, each page arriving newest first', async () => {
+  test('two nodes, late events: runs over the shared store, each page arriving newest first', async () => {
     const expected = await oracle()
     const store = openEmbeddedStore(':memory:')
     opened.push(store)
-    const nodes = [new Correlator('det2', RULES, new StoreGroups(store)), new Correlator('det2', RULES, new StoreGroups(store))]
+    // Each page is one run of one node: a run reads the windows afresh (the lease keeps two runs of
+    // one detector from overlapping).
+    const run = (page: CorrelationInput[]) => new Correlator('det2', RULES, new StoreGroups(store)).ingest(page)
     const out: CorrelationFinding[] = []
-    let k = 0
-    for (const page of pages(EVENTS, 25)) out.push(...(await nodes[k++ % 2].ingest([...page].reverse())))
+    for (const page of pages(EVENTS, 25)) out.push(...(await run([...page].reverse())))
     // Same ids under another scope name would differ: compare the per-finding identity instead.
     const identity = (fs: CorrelationFinding[]) => fs.map((f) => `${f.rule.id}|${f.anchor.id}`).sort()
     expect(identity(out)).toEqual(identity(await new Correlator('det', RULES, new MemoryGroups()).ingest(EVENTS)))
     expect(out.length).toBe(expected.length)
     // Replaying every page on the other node finds nothing new.
-    k = 1
-    for (const page of pages(EVENTS, 25)) expect(await nodes[k++ % 2].ingest(page)).toHaveLength(0)
+    for (const page of pages(EVENTS, 25)) expect(await run(page)).toHaveLength(0)
   })
 
   test("a run's window cache loses to another node's write, then reads the other node's window", async () => {
     const store = openEmbeddedStore(':memory:')
     opened.push(store)
-    const shared = new StoreGroups(store)
-    const cached = new CachedGroups(shared)
-    const a = new Correlator('det4', [COUNT], cached)
+    const a = new Correlator('det4', [COUNT], new StoreGroups(store))
     const b = new Correlator('det4', [COUNT], new StoreGroups(store))
     const at = (i: number, id: string) => ({ ruleId: 'r1', time: T0 + i * 1000, index: 'logs', id, source: { host: 'h' } })
     expect(await a.ingest([at(0, 'a0'), at(1, 'a1')])).toHaveLength(0) // cached after this write
@@ -115,14 +114,28 @@ describe('windows in the Store', () => {
     expect(await a.ingest([at(3, 'a3')])).toHaveLength(1)
   })
 
-  test('finished groups are pruned', async () => {
+  test('windows live in at most BUCKETS documents per rule; silent groups are dropped when their bucket is written', async () => {
     const store = openEmbeddedStore(':memory:')
     opened.push(store)
-    const groups = new StoreGroups(store)
-    await new Correlator('det3', [COUNT], groups).ingest(EVENTS.slice(0, 50))
-    const count = async () => (await store.count({ index: CORRELATION_STATE_INDEX, body: { query: { term: { scope: 'det3' } } } })).count
-    expect(await count()).toBe(5)
-    expect(await groups.prune('det3', [{ rule: COUNT.id, before: T0 + 50 * 20_000 }])).toBe(5)
-    expect(await count()).toBe(0)
+    const c = new Correlator('det3', [COUNT], new StoreGroups(store))
+    // 400 hosts at T0, then every host again an hour later (COUNT's timespan is 5 minutes).
+    const wave = (t0: number, tag: string) =>
+      Array.from({ length: 400 }, (_, i) => ({ ruleId: 'r1', time: t0 + i, index: 'logs', id: `${tag}${i}`, source: { host: `h${i}` } }))
+    await c.ingest(wave(T0, 'a'))
+    await c.ingest(wave(T0 + 3_600_000, 'b').slice(0, 200))
+    const r = await store.search({ index: CORRELATION_STATE_INDEX, body: { size: 1000, query: { term: { scope: 'det3' } } } })
+    expect(r.hits.hits.length).toBeLessThanOrEqual(BUCKETS)
+    let groups = 0
+    for (const h of r.hits.hits) {
+      const doc = h._source as { newest: number; groups: Array<{ window: { events: Array<[number]> } }> }
+      for (const g of doc.groups) {
+        groups++
+        // Every group kept is within a timespan of its bucket's newest event.
+        expect(Math.max(...g.window.events.map((e) => e[0]))).toBeGreaterThanOrEqual(doc.newest - COUNT.timespanMs)
+      }
+    }
+    // The second wave touched (almost) every bucket: the first wave's silent groups are gone.
+    expect(groups).toBeLessThan(400)
+    expect(groups).toBeGreaterThanOrEqual(200)
   })
 })
