@@ -14,6 +14,7 @@ import { type CompiledSigmaRule, compileCache, type Query, ruleSet } from './sig
 import type { LogTypes } from './log-types'
 import { concreteIndices } from './detection/checkpoint'
 import { sourceFieldSpecs, stableTypes } from './detection/field-types'
+import { loadFilters, withFilters } from './filters'
 
 export interface EvaluateRequest {
   normalizedEvent: string
@@ -63,11 +64,16 @@ export async function evaluateRulesRequest(
   const fieldMapping = await deps.logTypes.fieldMapping(req.logType!, settings)
   const rules: CompiledSigmaRule[] = []
   const options = { fieldMapping }
+  // Stored Sigma filter rules tune these rules as they tune a detector's (the bodies carry no
+  // space here: every space's filters apply).
+  const filters = (await loadFilters(deps.store, deps.log)).map((f) => f.filter)
   req.rulesBodies!.forEach((body, position) => {
     try {
       // Compiled once per content (compile cache): logtest sends the same bodies call after call.
       const c = compileCache.compile(body, options)
-      rules.push(c.id === undefined ? compileCache.compile(body, options, `rule_${position}`) : c)
+      const rule = c.id === undefined ? compileCache.compile(body, options, `rule_${position}`) : c
+      // Unchanged (the cached object) unless a filter applies.
+      rules.push(withFilters(rule, { ids: c.id ? [c.id] : [], name: c.document.name, logsource: c.logsource }, filters, options))
     } catch (e) {
       deps.log.debug('rules/evaluate: rule skipped', { position, error: e as Error })
     }

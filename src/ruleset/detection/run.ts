@@ -17,6 +17,7 @@ import type { Store } from '../../store/port'
 import { type CompiledSigmaRule, ruleSet, warmRuleSet } from '../sigma'
 import { normalizeCompliance, normalizeMitre, strings } from '../findings/rule-metadata'
 import type { FindingInput, FindingRule } from '../findings/writer'
+import { type PreparedCorrelation, prepareCorrelation } from '../correlation/detector'
 import type { StoredDetector, StoredRule } from '../model'
 import type { Rules } from '../rules'
 import { baseline, type Checkpoint, concreteIndices, loadCheckpoint, type RunSummary, saveCheckpoint } from './checkpoint'
@@ -58,6 +59,7 @@ interface Prepared {
   compiled: CompiledSigmaRule[]
   meta: Map<CompiledSigmaRule, FindingRule>
   skipped: string[]
+  correlation?: PreparedCorrelation
 }
 
 /** A macrotask turn, so pending requests (socket reads) run before the run continues. */
@@ -92,7 +94,7 @@ export async function runDetector(
     return (await saveCheckpoint(deps.store, cp, stored)) ? { status: 'baselined' } : { status: 'lost' }
   }
   const settings = await deps.settings.snapshot()
-  const prepared = await prepareRules(deps, detector, settings)
+  const prepared = await prepareRules(deps, id, detector, settings)
   const batchSize = settings.num(FINDINGS_SETTINGS.batchSize)
   const bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
   const summary: RunSummary = {
@@ -153,16 +155,19 @@ export async function runDetector(
       for (let at = 0; at < hits.length; at++) {
         const hit = hits[at]
         const source = hit._source ?? {}
+        const matched: Array<FindingInput & { id: string }> = []
         for (const m of set.evaluate(source)) {
           const rule = prepared.meta.get(prepared.compiled[m.at])!
           control.onMatch?.(rule.id, hit._id, hit._index)
-          pending.push({
+          matched.push({
             id: findingId(id, rule.id, hit._index, hit._id, hit._seq_no ?? 0),
             event: { _id: hit._id, _index: hit._index, _source: source },
             rule,
             detector: { id, type: detector.detector_type },
           })
         }
+        // Correlation rules see every match; rules they pull in write findings only with `generate`.
+        pending.push(...(prepared.correlation && matched.length > 0 ? prepared.correlation.admit(hit, matched) : matched))
         if ((at + 1) % batchSize === 0 && pending.length >= bulkSize) await flush()
         if (pacer.due()) await pacer.yield()
       }
@@ -173,6 +178,11 @@ export async function runDetector(
       // Findings first, checkpoint second: a crash in between repeats the batch, and the
       // deterministic finding ids turn the repeat into create conflicts.
       if (pending.length > 0) await flush()
+      // Correlation findings are written before their windows are saved, and both before the checkpoint.
+      await prepared.correlation?.flush(async (found) => {
+        pending.push(...found)
+        await flush()
+      })
       after = hits[hits.length - 1]._seq_no!
       cp.indices[index] = after
       const saved = await saveCheckpoint(deps.store, cp, stored)
@@ -220,11 +230,13 @@ function timestampOf(source: Record<string, unknown>): number | undefined {
 }
 
 /** The detector's rules compiled with their log type's current field mapping; unusable ones skipped. */
-async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: SettingsSnapshot): Promise<Prepared> {
+async function prepareRules(deps: RunDeps, id: string, detector: StoredDetector, settings: SettingsSnapshot): Promise<Prepared> {
   const compiled: CompiledSigmaRule[] = []
   const meta = new Map<CompiledSigmaRule, FindingRule>()
   const skipped: string[] = []
   const mappings = new Map<string, Promise<Record<string, string>>>()
+  const filters = deps.rules.filters()
+  const correlations: StoredRule[] = []
   let slice = performance.now()
   for (const { detector_input: di } of detector.inputs) {
     const custom = (di.custom_rules ?? []).map((r) => r.id)
@@ -241,12 +253,16 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
           skipped.push(rule.document.id)
           continue
         }
+        if (rule.kind === 'correlation') {
+          correlations.push(rule)
+          continue
+        }
         if (performance.now() - slice > SLICE_MILLIS) {
           await yieldToEventLoop()
           slice = performance.now()
         }
         try {
-          const c = await deps.rules.compileForDetection(rule, settings, mappings)
+          const c = await deps.rules.compileForDetection(rule, settings, mappings, filters)
           compiled.push(c)
           meta.set(c, findingRule(rule))
         } catch (e) {
@@ -256,7 +272,16 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
       }
     }
   }
-  return { compiled, meta, skipped }
+  const correlation = await prepareCorrelation(deps, id, detector.detector_type, correlations, compiled, settings, findingRule)
+  for (const x of correlation?.extra ?? []) {
+    compiled.push(x.compiled)
+    meta.set(x.compiled, findingRule(x.rule))
+  }
+  for (const s of correlation?.skipped ?? []) {
+    skipped.push(s.id)
+    deps.log.warn('correlation rule skipped by detector', { rule: s.id, reason: s.reason })
+  }
+  return { compiled, meta, skipped, correlation }
 }
 
 function findingRule(rule: StoredRule): FindingRule {

@@ -12,7 +12,7 @@ import { analyze } from './analysis'
 import { parseDate, parseDateMath } from './dates'
 import { type DocView, fieldPath, isObject, keywordOf, asDocView, type Source } from './doc'
 import { compareCodePoints, fold } from './fold'
-import { parseCidr, parseIp } from './ip'
+import { cidrMatcher, parseIp } from './ip'
 import { fromJavaScript, linearRegExp } from './linear-regexp'
 import { luceneRegExp } from './lucene-regexp'
 import { type StringMatcher, wildcardMatcher } from './wildcard'
@@ -264,6 +264,22 @@ class Compiler {
         test = field === undefined ? never : this.leaf(type, field, parts.params)
         break
       }
+      // Private Sigma nodes (the platform adapter translates them, see src/store/platform/private-nodes.ts).
+      case '_fieldref': {
+        const parts = leafParts(type, body, 'ref')
+        name = parts.name
+        test = this.fieldref(parts.field, parts.params)
+        break
+      }
+      case '_cidr': {
+        const parts = leafParts(type, body)
+        name = parts.name
+        const field = this.field(parts.field)
+        const inNet = cidrMatcher(requireString('_cidr', parts.params.value))
+        if (!inNet) throw new ParsingError(`[_cidr] [${String(parts.params.value)}] is not an IP network`)
+        test = field === undefined ? never : (d) => field.raw(d).some(inNet)
+        break
+      }
       case 'multi_match': {
         if (!isObject(body) || body.query === undefined) throw new ParsingError('[multi_match] requires query')
         const given = body.fields === undefined ? ['*'] : clauses(body.fields).map((f) => String(f).replace(/\^[\d.]+$/, ''))
@@ -444,6 +460,43 @@ class Compiler {
     }
   }
 
+  /**
+   * Sigma `fieldref`: a value of `field` equals (or contains, starts or ends with) a value of the
+   * `ref` field of the same document; both compared as keyword text, folded when case-insensitive.
+   */
+  private fieldref(name: string, p: Record<string, unknown>): Test {
+    const ref = requireString('_fieldref', p.ref)
+    const mode = p.mode ?? 'equals'
+    if (!['equals', 'contains', 'startswith', 'endswith'].includes(String(mode)))
+      throw new ParsingError(`[_fieldref] unknown mode [${String(mode)}]`)
+    const f = this.field(name)
+    const g = this.field(ref)
+    if (f === undefined || g === undefined) return never
+    const ci = p.case_insensitive === true
+    const texts = (field: Field, d: DocView) => {
+      const out: string[] = []
+      for (const v of field.raw(d)) {
+        const k = keywordOf(v)
+        if (k !== undefined) out.push(ci ? fold(k) : k)
+      }
+      return out
+    }
+    const holds =
+      mode === 'contains'
+        ? (a: string, b: string) => a.includes(b)
+        : mode === 'startswith'
+          ? (a: string, b: string) => a.startsWith(b)
+          : mode === 'endswith'
+            ? (a: string, b: string) => a.endsWith(b)
+            : (a: string, b: string) => a === b
+    return (d) => {
+      const refs = texts(g, d)
+      if (refs.length === 0) return false
+      for (const a of texts(f, d)) for (const b of refs) if (holds(a, b)) return true
+      return false
+    }
+  }
+
   private exists(name: string): Test {
     // Every document has these metadata fields; `_source` is stored, not indexed.
     if (name === '_seq_no' || name === '_version' || name === '_primary_term') return always
@@ -589,13 +642,9 @@ class Compiler {
         return (d) => f.raw(d).some((v) => toBool(v) === b)
       }
       case 'ip': {
-        const range = parseCidr(String(value))
-        if (!range) return never
-        return (d) =>
-          f.raw(d).some((v) => {
-            const ip = typeof v === 'string' ? parseIp(v) : undefined
-            return ip !== undefined && ip >= range[0] && ip <= range[1]
-          })
+        const inNet = cidrMatcher(String(value))
+        if (!inNet) return never
+        return (d) => f.raw(d).some(inNet)
       }
       case 'object':
         return never
