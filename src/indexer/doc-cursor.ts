@@ -10,7 +10,7 @@
  */
 import type { Query, SearchBody, SearchHit, SearchResponse } from '../store/port'
 import type { RequestContext } from './context'
-import { gateSearch, type SearchRequest } from './search'
+import { gateSearch, type SearchRequest } from './search-gate'
 
 export interface DocCursor {
   indices: string[]

@@ -14,7 +14,7 @@ import { parseTimeValue } from '../store/settings'
 import { badRequest, type RequestContext } from './context'
 import { Reply, type IndexRouter } from './router'
 import { openCursor, nextPage, type DocCursor } from './doc-cursor'
-import { SEARCH_ACTION, type SearchRequest } from './search'
+import { SEARCH_ACTION, type SearchRequest } from './search-gate'
 
 export const SCROLL_ACTION = 'indices:data/read/scroll'
 export const CLEAR_SCROLL_ACTION = 'indices:data/read/scroll/clear'

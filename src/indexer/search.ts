@@ -9,8 +9,11 @@ import { badRequest, type RequestContext } from './context'
 import { searchQuery } from './read-gate'
 import type { IndexRouter } from './router'
 import { openScroll } from './scroll'
+import { gateSearch, pitIndices, SEARCH_ACTION, type SearchRequest } from './search-gate'
 
-export const SEARCH_ACTION = 'indices:data/read/search'
+// The gate lives in ./search-gate so scroll and cursors use it without importing this module back.
+export { gateSearch, SEARCH_ACTION, type SearchRequest } from './search-gate'
+
 export const PIT_ACTIONS = {
   create: 'indices:data/read/point_in_time/create',
   delete: 'indices:data/read/point_in_time/delete',
@@ -158,58 +161,6 @@ function applyUrlParams(ctx: RequestContext, body: Record<string, unknown>): voi
       'action_request_validation_exception',
     )
   }
-}
-
-function sortsOnShardDoc(sort: unknown): boolean {
-  return [sort].flat().some((c) => c === '_shard_doc' || (c !== null && typeof c === 'object' && '_shard_doc' in c))
-}
-
-/**
- * The indices a PIT was opened on, as the Store keeps them with the PIT (so a PIT opened through
- * another node is scoped too). An unknown PIT needs rights on every index: the Store then
- * answers that it is missing, which such a caller may learn.
- */
-async function pitIndices(ctx: RequestContext, id: string): Promise<string[]> {
-  const { pits } = await ctx.store.getAllPits()
-  return pits.find((p) => p.pit_id === id)?.indices ?? ['*']
-}
-
-/** One search request as the caller may run it: what `_search`, `_msearch` and scroll share. */
-export interface SearchRequest {
-  /** The index expression, system indices cut from wildcards (see RequestContext.indexExpression). */
-  expression: string | undefined
-  /** True when the request named indices (a PIT search must not). */
-  namedIndices: boolean
-  body: Record<string, unknown>
-  options: ResolveOptions
-  restTotalHitsAsInt?: boolean
-}
-
-/**
- * Authorizes the search on the concrete indices it reads and ANDs the caller's read filter
- * (DLS, feature filters) into the query: the one gate every search-shaped read goes through.
- * Returns the concrete indices with the gated body.
- */
-export async function gateSearch(ctx: RequestContext, req: SearchRequest): Promise<{ indices: string[]; body: Record<string, unknown> }> {
-  const body = { ...req.body }
-  let indices: string[]
-  if (body.pit !== undefined) {
-    const pit = body.pit as { id?: unknown }
-    if (req.namedIndices) throw badRequest('[indices] cannot be used with point in time', 'action_request_validation_exception')
-    if (!pit || typeof pit.id !== 'string') throw badRequest('[pit] requires an [id]', 'parsing_exception')
-    indices = await pitIndices(ctx, pit.id)
-    ctx.deps.security.authorizeIndices(ctx.caller, SEARCH_ACTION, indices)
-  } else {
-    indices = await ctx.authorized(SEARCH_ACTION, req.expression, req.options)
-  }
-  if (body.pit === undefined && sortsOnShardDoc(body.sort)) {
-    throw badRequest(
-      'Validation Failed: 1: _shard_doc is only supported with point-in-time (PIT) searches;',
-      'action_request_validation_exception',
-    )
-  }
-  body.query = await searchQuery(ctx, body.query as Query | undefined, indices)
-  return { indices, body }
 }
 
 /** Runs a search through the gate. */

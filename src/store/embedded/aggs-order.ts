@@ -5,7 +5,9 @@
 import { IllegalArgument, ParsingError } from '../errors'
 import { compareCodePoints } from '../query/fold'
 import { isObject } from '../query/doc'
-import type { Key } from './aggs'
+
+/** A bucket key (terms, histogram and date keys alike); ./aggs re-exports it. */
+export type Key = string | number
 
 export type Order = Array<[string, 1 | -1]>
 

@@ -5,7 +5,7 @@
 import { IllegalArgument, ParsingError, QueryShardError, StoreError } from '../errors'
 import { compile, kindOf, toNumber, type FieldSpec, type Test } from '../query/compile'
 import { parseDate } from '../query/dates'
-import { parseOrder, sortBuckets, type Order } from './aggs-order'
+import { parseOrder, sortBuckets, type Key, type Order } from './aggs-order'
 import { setOwn } from '../own'
 import { type DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 
@@ -40,7 +40,7 @@ export class BucketBudget {
 }
 export type Aggs = Map<string, Factory>
 
-export type Key = string | number
+export type { Key } from './aggs-order'
 /** A value as aggregations read it; dates carry `date` (their text is made only where it is shown). */
 export type AggValue = { key: Key; asString?: string; date?: boolean }
 export type ValueReader = (d: DocView) => AggValue[]
