@@ -4,8 +4,9 @@
  * and the key rendering OpenSearch uses (ISO with the zone's offset, or a `format`).
  */
 import { IllegalArgument } from '../errors'
+import { startOfUnit, type CalendarUnit } from '../query/dates'
 
-export type CalendarUnit = 'minute' | 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year' | 'second'
+export type { CalendarUnit }
 
 const CALENDAR: Record<string, CalendarUnit> = {
   '1s': 'second',
@@ -106,36 +107,7 @@ function fromLocal(local: number, zone: Zone): number {
 export function roundCalendar(utc: number, unit: CalendarUnit, zone: Zone): number {
   const local = utc + zone.offsetAt(utc)
   const d = new Date(local)
-  switch (unit) {
-    case 'second':
-      d.setUTCMilliseconds(0)
-      break
-    case 'minute':
-      d.setUTCSeconds(0, 0)
-      break
-    case 'hour':
-      d.setUTCMinutes(0, 0, 0)
-      break
-    case 'day':
-      d.setUTCHours(0, 0, 0, 0)
-      break
-    case 'week':
-      d.setUTCDate(d.getUTCDate() - ((d.getUTCDay() + 6) % 7))
-      d.setUTCHours(0, 0, 0, 0)
-      break
-    case 'month':
-      d.setUTCDate(1)
-      d.setUTCHours(0, 0, 0, 0)
-      break
-    case 'quarter':
-      d.setUTCMonth(d.getUTCMonth() - (d.getUTCMonth() % 3), 1)
-      d.setUTCHours(0, 0, 0, 0)
-      break
-    case 'year':
-      d.setUTCMonth(0, 1)
-      d.setUTCHours(0, 0, 0, 0)
-      break
-  }
+  startOfUnit(d, unit)
   return fromLocal(d.getTime(), zone)
 }
 

@@ -344,22 +344,7 @@ class Compiler {
   /** Mapped fields a name or `*` pattern covers, with how each is queried (query_string, multi_match). */
   expandFields(pattern: string): QueryableField[] {
     if (!this.types) return pattern.includes('*') ? [] : [{ name: pattern, kind: 'auto' }]
-    if (!pattern.includes('*')) {
-      const spec = this.types.get(pattern)
-      return spec ? [{ name: pattern, kind: kindOf(spec.type) }] : []
-    }
-    const re = new RegExp(
-      `^${pattern
-        .split('*')
-        .map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-        .join('.*')}$`,
-    )
-    const out: QueryableField[] = []
-    for (const [name, spec] of this.types) {
-      const kind = kindOf(spec.type)
-      if (re.test(name) && kind !== 'object') out.push({ name, kind })
-    }
-    return out
+    return expandFieldPattern(this.types, pattern)
   }
 
   private fuzzy(f: Field, p: Record<string, unknown>): Test {
@@ -869,4 +854,19 @@ export function minimumShouldMatch(spec: unknown, n: number): number {
     v = k < 0 ? n + k : k
   }
   return Math.max(0, v)
+}
+
+/** The fields a name or `*` pattern stands for (objects left out), as query_string and scoring expand them. */
+export function expandFieldPattern(types: ReadonlyMap<string, FieldSpec>, pattern: string): QueryableField[] {
+  if (!pattern.includes('*')) {
+    const spec = types.get(pattern)
+    return spec ? [{ name: pattern, kind: kindOf(spec.type) }] : []
+  }
+  const re = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  )
+  return [...types].filter(([n, s]) => re.test(n) && kindOf(s.type) !== 'object').map(([n, s]) => ({ name: n, kind: kindOf(s.type) }))
 }

@@ -120,36 +120,36 @@ function add(d: Date, unit: string, n: number): void {
   }
 }
 
+/** A calendar unit, as date histograms name them. */
+export type CalendarUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year'
+
+/** Moves `d` (read through its UTC fields) back to the start of its calendar unit; ISO weeks start on Monday. */
+export function startOfUnit(d: Date, unit: CalendarUnit): void {
+  if (unit === 'second') return void d.setUTCMilliseconds(0)
+  if (unit === 'minute') return void d.setUTCSeconds(0, 0)
+  if (unit === 'hour') return void d.setUTCMinutes(0, 0, 0)
+  if (unit === 'week') d.setUTCDate(d.getUTCDate() - ((d.getUTCDay() + 6) % 7))
+  else if (unit === 'month') d.setUTCDate(1)
+  else if (unit === 'quarter') d.setUTCMonth(d.getUTCMonth() - (d.getUTCMonth() % 3), 1)
+  else if (unit === 'year') d.setUTCMonth(0, 1)
+  d.setUTCHours(0, 0, 0, 0)
+}
+
+/** Date math's rounding units (`/d`, `/M`, ...). */
+const ROUNDING: Record<string, CalendarUnit> = {
+  y: 'year',
+  M: 'month',
+  w: 'week',
+  d: 'day',
+  h: 'hour',
+  H: 'hour',
+  m: 'minute',
+  s: 'second',
+}
+
 function round(d: Date, unit: string): void {
-  switch (unit) {
-    case 'y':
-      d.setUTCMonth(0, 1)
-      d.setUTCHours(0, 0, 0, 0)
-      break
-    case 'M':
-      d.setUTCDate(1)
-      d.setUTCHours(0, 0, 0, 0)
-      break
-    case 'w': {
-      const back = (d.getUTCDay() + 6) % 7 // ISO weeks start on Monday
-      d.setUTCDate(d.getUTCDate() - back)
-      d.setUTCHours(0, 0, 0, 0)
-      break
-    }
-    case 'd':
-      d.setUTCHours(0, 0, 0, 0)
-      break
-    case 'h':
-    case 'H':
-      d.setUTCMinutes(0, 0, 0)
-      break
-    case 'm':
-      d.setUTCSeconds(0, 0)
-      break
-    case 's':
-      d.setUTCMilliseconds(0)
-      break
-  }
+  const calendar = ROUNDING[unit]
+  if (calendar) startOfUnit(d, calendar)
 }
 
 /** OpenSearch's rendering of a date sort/bucket key. */

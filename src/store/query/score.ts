@@ -5,7 +5,7 @@
  * others keep the constant score 1 (and their index order), as their matches are equally good.
  */
 import { analyze } from './analysis'
-import { compile, kindOf, type FieldSpec, type Test } from './compile'
+import { compile, expandFieldPattern, kindOf, type FieldSpec, type Test } from './compile'
 import { type DocView, fieldPath, isObject } from './doc'
 import { translateQueryString, type QueryableField } from './query-string'
 
@@ -30,20 +30,6 @@ type Scorer = (d: DocView, stats: Stats) => number
 
 const clauses = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
 const boostOf = (v: unknown): number => (isObject(v) && typeof v.boost === 'number' ? v.boost : 1)
-
-function expand(types: ReadonlyMap<string, FieldSpec>, pattern: string): QueryableField[] {
-  if (!pattern.includes('*')) {
-    const spec = types.get(pattern)
-    return spec ? [{ name: pattern, kind: kindOf(spec.type) }] : []
-  }
-  const re = new RegExp(
-    `^${pattern
-      .split('*')
-      .map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-      .join('.*')}$`,
-  )
-  return [...types].filter(([n, s]) => re.test(n) && kindOf(s.type) !== 'object').map(([n, s]) => ({ name: n, kind: kindOf(s.type) }))
-}
 
 class Builder {
   readonly needs: Needs = new Map()
@@ -102,7 +88,7 @@ class Builder {
       case 'multi_match': {
         if (!isObject(body)) return undefined
         const fields = (body.fields === undefined ? ['*'] : clauses(body.fields).map(String)).flatMap((f) =>
-          expand(this.types, f.replace(/\^[\d.]+$/, '')).map((x) => x.name),
+          expandFieldPattern(this.types, f.replace(/\^[\d.]+$/, '')).map((x) => x.name),
         )
         const parts = fields.map((f) => this.text(f, body.query, 1)).filter((s): s is Scorer => s !== undefined)
         if (parts.length === 0) return undefined
@@ -111,7 +97,7 @@ class Builder {
       }
       case 'query_string':
       case 'simple_query_string':
-        return this.node(translateQueryString(body, type === 'simple_query_string', (p) => expand(this.types, p)))
+        return this.node(translateQueryString(body, type === 'simple_query_string', (p) => expandFieldPattern(this.types, p)))
       default:
         return undefined
     }
