@@ -111,32 +111,17 @@ export function roundCalendar(utc: number, unit: CalendarUnit, zone: Zone): numb
   return fromLocal(d.getTime(), zone)
 }
 
+const FIXED_MILLIS: Partial<Record<CalendarUnit, number>> = { second: 1000, minute: 60_000, hour: 3_600_000 }
+const CALENDAR_MONTHS: Partial<Record<CalendarUnit, number>> = { month: 1, quarter: 3, year: 12 }
+
 /** The start of the next calendar unit after the one starting at `start`. */
 export function nextCalendar(start: number, unit: CalendarUnit, zone: Zone): number {
+  const fixed = FIXED_MILLIS[unit]
+  if (fixed !== undefined) return start + fixed
   const local = new Date(start + zone.offsetAt(start))
-  switch (unit) {
-    case 'second':
-      return start + 1000
-    case 'minute':
-      return start + 60_000
-    case 'hour':
-      return start + 3_600_000
-    case 'day':
-      local.setUTCDate(local.getUTCDate() + 1)
-      break
-    case 'week':
-      local.setUTCDate(local.getUTCDate() + 7)
-      break
-    case 'month':
-      local.setUTCMonth(local.getUTCMonth() + 1)
-      break
-    case 'quarter':
-      local.setUTCMonth(local.getUTCMonth() + 3)
-      break
-    case 'year':
-      local.setUTCFullYear(local.getUTCFullYear() + 1)
-      break
-  }
+  const months = CALENDAR_MONTHS[unit]
+  if (months !== undefined) local.setUTCMonth(local.getUTCMonth() + months)
+  else local.setUTCDate(local.getUTCDate() + (unit === 'week' ? 7 : 1))
   return fromLocal(local.getTime(), zone)
 }
 
