@@ -10,6 +10,7 @@ import { isObject, keywordOf } from '../query/doc'
 import { type FieldSpec, kindOf } from '../query/compile'
 import { looksLikeDate, parseDate } from '../query/dates'
 import { parseIp } from '../query/ip'
+import { numericSetting } from '../query/limits'
 import { wildcardToRegExp } from '../names'
 import { own, setOwn } from '../own'
 import { FIELD_TYPES } from '../port'
@@ -260,10 +261,7 @@ export interface MappingLimits {
 export const DEFAULT_MAPPING_LIMITS: MappingLimits = { totalFields: 1000, depth: 20, nestedFields: 50 }
 
 export function mappingLimits(settings: Record<string, unknown> | undefined): MappingLimits {
-  const read = (key: string, dflt: number) => {
-    const v = Number(settings?.[key])
-    return settings?.[key] !== undefined && Number.isFinite(v) ? v : dflt
-  }
+  const read = (key: string, dflt: number) => numericSetting(settings, key, dflt)
   return {
     totalFields: read('index.mapping.total_fields.limit', DEFAULT_MAPPING_LIMITS.totalFields),
     depth: read('index.mapping.depth.limit', DEFAULT_MAPPING_LIMITS.depth),

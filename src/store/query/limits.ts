@@ -5,6 +5,12 @@
  */
 import { IllegalArgument, QueryShardError, StoreError } from '../errors'
 
+/** A numeric index setting (`index.*` limits) when it is set to a finite number, else its default. */
+export function numericSetting(settings: Record<string, unknown> | undefined, key: string, dflt: number): number {
+  const v = Number(settings?.[key])
+  return settings?.[key] !== undefined && Number.isFinite(v) ? v : dflt
+}
+
 export interface QueryLimits {
   /** `index.max_regex_length` */
   maxRegexLength: number
@@ -84,10 +90,7 @@ export function indexLimits(
   settings: Record<string, unknown> | undefined,
   maxClauseCount = DEFAULT_QUERY_LIMITS.maxClauseCount,
 ): QueryLimits {
-  const read = (key: string, dflt: number) => {
-    const v = Number(settings?.[key])
-    return settings?.[key] !== undefined && Number.isFinite(v) ? v : dflt
-  }
+  const read = (key: string, dflt: number) => numericSetting(settings, key, dflt)
   return {
     maxRegexLength: read('index.max_regex_length', DEFAULT_QUERY_LIMITS.maxRegexLength),
     maxNestedDepth: read('index.query.max_nested_depth', DEFAULT_QUERY_LIMITS.maxNestedDepth),
