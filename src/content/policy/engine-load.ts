@@ -23,17 +23,32 @@ export async function buildFullPolicy(repo: ContentRepository, space: Space): Pr
 export interface EngineLoads {
   /** Starts loading `space` into the Engine in the background; never throws, never blocks the caller. */
   trigger(space: Space): void
+  /**
+   * Issue 15 item 8: compares the space's stored aggregate hash with the one this node's Engine
+   * last accepted and loads the space when they differ (a sync or promotion on another node, or a
+   * fresh process). Cheap when equal: one read of the policy document.
+   */
+  ensure(space: Space): Promise<ReloadOutcome>
   /** Resolves when every load started so far has finished (tests, shutdown). */
   settled(): Promise<ReloadOutcome[]>
 }
 
 export function engineLoads(repo: ContentRepository, reloader: PolicyReloader): EngineLoads {
   const inFlight = new Set<Promise<ReloadOutcome>>()
+  const start = (space: Space) => {
+    const p = reloader.reload(space, () => buildFullPolicy(repo, space))
+    inFlight.add(p)
+    void p.finally(() => inFlight.delete(p))
+    return p
+  }
   return {
-    trigger(space) {
-      const p = reloader.reload(space, () => buildFullPolicy(repo, space))
-      inFlight.add(p)
-      void p.finally(() => inFlight.delete(p))
+    trigger: (space) => void start(space),
+    async ensure(space) {
+      const policy = await repo.policy(space).catch(() => undefined)
+      const hash = policy ? storedSpaceHash(policy) : undefined
+      if (hash === undefined) return 'deferred'
+      if (reloader.loadedHash(space) === hash) return 'unchanged'
+      return start(space)
     },
     settled: () => Promise.all([...inFlight]),
   }

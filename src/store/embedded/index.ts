@@ -4,7 +4,7 @@ import { EmbeddedStore, type EmbeddedStoreOptions } from './store'
 export { searchLimitsOf } from './search-limits'
 export { EmbeddedStore, autoId, backingIndexName, OPENSEARCH_VERSION_ID, type EmbeddedStoreOptions } from './store'
 export type { Synchronous } from './schema'
-export { fieldSpecs } from './mapping'
+export { dynamicTemplateFor, fieldSpecs } from './mapping'
 export { ISM_CONFIG_INDEX, parseIsmPolicy } from './ism'
 
 /** Open (or create) the embedded store in one SQLite file; `:memory:` for a throwaway store. */
