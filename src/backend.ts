@@ -31,9 +31,12 @@ export async function openBackend(
   env?: Record<string, string | undefined>,
 ): Promise<Backend> {
   if (!node.values.get('storage.platform.url')) {
+    const store = openEmbeddedStore(join(dataDir, 'store.db'))
+    const { from, to, backup } = store.migration
+    if (backup) log.warn('store schema migrated', { file: join(dataDir, 'store.db'), from, to, backup })
     return {
       kind: 'embedded',
-      store: openEmbeddedStore(join(dataDir, 'store.db')),
+      store,
       security: await createSecurity({ node, dataDir, log, env }),
     }
   }
