@@ -172,6 +172,14 @@ export const ISM_ACTIONS = {
 } as const
 
 /**
+ * Operations: the Prometheus exporter plugin's action (held by `cluster_monitor` and all_access)
+ * and the platform's snapshot and repository actions (the `manage_snapshots` group).
+ */
+export const OPERATIONS_ACTIONS = {
+  prometheusMetrics: 'cluster:monitor/prometheus/metrics',
+} as const
+
+/**
  * Pseudo-action of routes that need an authenticated caller and nothing else
  * (`GET /_plugins/_security/authinfo`, as on the platform). `authorize` does
  * not look it up in any role; no pattern can grant or deny it.
