@@ -13,6 +13,7 @@ import type { Logger } from './http/log'
 import type { PluginRoute } from './http/route'
 import { noteRemoteAddress } from './http/remote'
 import { indexApiRoutes } from './indexer/routes'
+import { snapshotDeps, snapshotRoutes } from './indexer/snapshot-routes'
 import { Journal } from './journal/journal'
 import { createMetrics, metricsRoutes } from './metrics'
 import { createRuleset, rulesetRoutes } from './ruleset'
@@ -97,7 +98,11 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     log,
     pluginRoutes,
     // Metrics first: its static path must not fall to the index API's `/:index/...` patterns.
-    groups: [metricsRoutes(deps, metrics), indexApiRoutes({ ...deps, readFilter: findingsReadFilter(deps) })],
+    groups: [
+      metricsRoutes(deps, metrics),
+      ...(backend.storeFile ? [snapshotRoutes(deps, snapshotDeps(deps, backend.storeFile))] : []),
+      indexApiRoutes({ ...deps, readFilter: findingsReadFilter(deps) }),
+    ],
   })
 
   const local = (r: Request) => http.handle(r) as Promise<Response>

@@ -177,6 +177,14 @@ export const ISM_ACTIONS = {
  */
 export const OPERATIONS_ACTIONS = {
   prometheusMetrics: 'cluster:monitor/prometheus/metrics',
+  repositoryPut: 'cluster:admin/repository/put',
+  repositoryGet: 'cluster:admin/repository/get',
+  repositoryDelete: 'cluster:admin/repository/delete',
+  snapshotCreate: 'cluster:admin/snapshot/create',
+  snapshotGet: 'cluster:admin/snapshot/get',
+  snapshotStatus: 'cluster:admin/snapshot/status',
+  snapshotRestore: 'cluster:admin/snapshot/restore',
+  snapshotDelete: 'cluster:admin/snapshot/delete',
 } as const
 
 /**
