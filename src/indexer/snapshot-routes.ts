@@ -3,8 +3,10 @@
  * platform): repositories (`PUT|GET|DELETE /_snapshot/<repo>`), snapshots (`PUT|GET|DELETE
  * /_snapshot/<repo>/<snap>`, `_status`, `_restore`), `_cat/snapshots` and `_cat/repositories`,
  * under the platform's `cluster:admin/repository/*` and `cluster:admin/snapshot/*` actions. A
- * restore also needs, on every index it creates, the rights to create it and write to it.
+ * restore also needs unfiltered read rights on the indices it restores and create and write
+ * rights on every index it creates.
  */
+import { OpenSearchHttpError } from '../http/errors'
 import { INDEX_ACTIONS, OPERATIONS_ACTIONS as A } from '../security/actions'
 import { renderCat, type Column } from './cat-table'
 import type { IndexApiDeps, RequestContext } from './context'
@@ -137,8 +139,20 @@ export function snapshotRoutes(deps: IndexApiDeps, s: SnapshotRouteDeps) {
     await ctx.authorizeCluster(A.snapshotRestore)
     const body = ((await ctx.json()) ?? {}) as RestoreBody
     const plan = await s.snapshots.plan(repo(ctx), snap(ctx), body)
-    // The same index gate as any other write: create and write rights on every restored name.
+    // The same gate as any other read and write: a restore reads the snapshot's indices (so the
+    // caller must be allowed to read them, system-index rule included, and without a DLS filter,
+    // which a restored copy would escape) and creates and writes every restored name.
+    const sources = plan.targets.map((t) => t.source.name)
     const targets = plan.targets.map((t) => t.target)
+    deps.security.authorizeIndices(ctx.caller, INDEX_ACTIONS.search, sources)
+    const filtered = sources.find((i) => deps.security.documentFilter(ctx.caller, i) !== undefined)
+    if (filtered !== undefined) {
+      throw new OpenSearchHttpError(
+        403,
+        'security_exception',
+        `no permissions to restore [${filtered}] for user [${ctx.caller.name}]: its reads are restricted by document-level security`,
+      )
+    }
     deps.security.authorizeIndices(ctx.caller, INDEX_ACTIONS.createIndex, targets)
     deps.security.authorizeIndices(ctx.caller, INDEX_ACTIONS.index, targets)
     const run = s.snapshots.restore(repo(ctx), snap(ctx), plan, body)

@@ -162,5 +162,16 @@ describe('snapshot and restore', () => {
     )
     expect(restore.status).toBe(403)
     expect((await call('HEAD', '/copy')).status).toBe(404)
+
+    // Rights on the new name do not open a system index: restoring its data means reading it.
+    const sys = await call('PUT', '/_snapshot/backups/with-system?wait_for_completion=true', { indices: '*' })
+    expect(sys.body.snapshot.indices).toContain('.svc-internal-state')
+    const leak = await call('POST', '/_snapshot/backups/with-system/_restore?wait_for_completion=true', {
+      indices: '.svc-internal-state',
+      rename_pattern: '.+',
+      rename_replacement: 'leak',
+    })
+    expect(leak.status).toBe(403)
+    expect((await call('HEAD', '/leak')).status).toBe(404)
   })
 })
