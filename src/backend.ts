@@ -10,7 +10,7 @@ import type { Logger } from './http/log'
 import { createSecurity } from './security'
 import type { Caller, Security } from './security/caller'
 import { createPlatformSecurity, platformEndpoint, type PlatformEndpoint } from './security/platform'
-import { openEmbeddedStore } from './store/embedded'
+import { openEmbeddedStore, searchLimitsOf } from './store/embedded'
 import { openPlatformStore } from './store/platform'
 import type { Store } from './store/port'
 
@@ -34,7 +34,7 @@ export async function openBackend(
 ): Promise<Backend> {
   if (!node.values.get('storage.platform.url')) {
     const storeFile = join(dataDir, 'store.db')
-    const store = openEmbeddedStore(storeFile)
+    const store = openEmbeddedStore(storeFile, { searchLimits: () => searchLimitsOf(node.values) })
     const { from, to, backup } = store.migration
     if (backup) log.warn('store schema migrated', { file: storeFile, from, to, backup })
     return {

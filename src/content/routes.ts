@@ -1,7 +1,7 @@
 // Thin HTTP layer of the content resources, policy and space routes: parse, call a service, shape
 // the `{message, status}` answer. Authorization of the cluster action happens before a handler runs.
 import { ApiError, envelope } from '../http/errors'
-import { BodySyntaxError, decodeUtf8, parseJson, parseYaml, readBody, type BodyLimit } from '../http/body'
+import { BodySyntaxError, decodeUtf8, parseJson, parseYaml, readBody, sentAsYaml, type BodyLimit } from '../http/body'
 import { Type as T } from '@sinclair/typebox'
 import { route, type PluginRoute, type RouteBody } from '../http/route'
 import { CONTENT_MANAGER_ACTIONS } from '../security/actions'
@@ -14,6 +14,8 @@ export const CONTENT_PREFIX = '/_plugins/_content_manager'
 
 /** Resource documents can carry whole KVDBs; anything larger is refused before it is buffered. */
 const RESOURCE_BODY: BodyLimit = { limit: 10 * 1024 * 1024, status: 413 }
+/** The same, for the kinds that also take YAML (reference 4.1: decoders, KVDBs, filters). */
+const YAML_RESOURCE_BODY: BodyLimit = { ...RESOURCE_BODY, kind: 'yaml' }
 const ID = /^[A-Za-z0-9_-]+$/
 
 /**
@@ -23,7 +25,7 @@ const ID = /^[A-Za-z0-9_-]+$/
  */
 const Resource = T.Record(T.String(), T.Unknown())
 const bodyOf = (kind: ResourceKind, op: 'create' | 'update'): RouteBody => ({
-  limit: RESOURCE_BODY,
+  limit: KINDS[kind].yaml ? YAML_RESOURCE_BODY : RESOURCE_BODY,
   schema: T.Object({
     resource: Resource,
     ...(op === 'create' && (kind === 'decoder' || kind === 'kvdb' || kind === 'rule') ? { integration: T.String() } : {}),
@@ -34,9 +36,9 @@ const POLICY_BODY: RouteBody = { limit: RESOURCE_BODY, schema: T.Object({ resour
 
 /** JSON, or YAML where the kind accepts it (reference 4.1); `detail` adds the parser's complaint. */
 async function readResourceBody(request: Request, yamlAllowed: boolean, detail: boolean): Promise<Doc> {
-  const bytes = await readBody(request, RESOURCE_BODY)
+  const bytes = await readBody(request, yamlAllowed ? YAML_RESOURCE_BODY : RESOURCE_BODY)
   const invalid = (why?: string) => new ApiError(400, detail && why ? `Invalid request body. ${why}` : 'Invalid request body.')
-  const yaml = yamlAllowed && /^application\/(x-)?yaml\b/i.test(request.headers.get('content-type') ?? '')
+  const yaml = yamlAllowed && sentAsYaml(request)
   let value: unknown
   try {
     const text = decodeUtf8(bytes)

@@ -1,19 +1,83 @@
 import { ApiError } from './errors'
 
+/**
+ * What a route's body is, and so which Content-Types it accepts (a request without one is
+ * taken as the route's kind): JSON routes `application/json` and `application/*+json`; NDJSON
+ * routes (`_bulk`, `_msearch`) also `application/x-ndjson`; routes taking a Sigma rule's YAML
+ * `application/yaml`, `text/yaml` (and `application/x-yaml`) or JSON. Anything else, notably the
+ * types a browser may send cross-site without asking (text/plain, form-encoded, multipart), is
+ * OpenSearch's 406: a page visited by a user with stored credentials cannot write (CSRF).
+ */
+export type BodyKind = 'json' | 'ndjson' | 'yaml'
+
+const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json$/
+const YAML_TYPES = new Set(['application/yaml', 'text/yaml', 'application/x-yaml'])
+const MEDIA_TYPES: Record<BodyKind, (mediaType: string) => boolean> = {
+  json: (t) => JSON_TYPE.test(t),
+  ndjson: (t) => t === 'application/x-ndjson' || JSON_TYPE.test(t),
+  yaml: (t) => YAML_TYPES.has(t) || JSON_TYPE.test(t),
+}
+const ANY_KIND = Object.keys(MEDIA_TYPES) as BodyKind[]
+
+/** OpenSearch's words for a refused Content-Type, the header quoted as sent. */
+export function unsupportedContentTypeMessage(header: string): string {
+  return `Content-Type header [${header}] is not supported`
+}
+
+/** A 406: the request's Content-Type is not one the route reads. */
+export class UnsupportedContentType extends ApiError {
+  constructor(readonly header: string) {
+    super(406, unsupportedContentTypeMessage(header))
+  }
+}
+
+/** True when the request says a body follows (a positive Content-Length, or chunked). */
+export function carriesBody(request: Request): boolean {
+  const length = request.headers.get('content-length')
+  if (length !== null) return Number(length) > 0 || Number.isNaN(Number(length))
+  return request.headers.has('transfer-encoding')
+}
+
+/** The media type of the request's Content-Type (lower case, parameters dropped), if any. */
+function mediaTypeOf(request: Request): string | undefined {
+  return request.headers.get('content-type')?.split(';', 1)[0]!.trim().toLowerCase()
+}
+
+/** True when the body is declared as YAML (routes of the `yaml` kind parse JSON otherwise). */
+export function sentAsYaml(request: Request): boolean {
+  return YAML_TYPES.has(mediaTypeOf(request) ?? '')
+}
+
+/**
+ * The Content-Type header when the request carries a body of a type none of `kinds` accepts;
+ * undefined when it is acceptable, absent, or there is no body (as OpenSearch, which checks
+ * only requests with content).
+ */
+export function refusedContentType(request: Request, kinds: BodyKind[] = ANY_KIND): string | undefined {
+  const header = request.headers.get('content-type')
+  if (header === null || !carriesBody(request)) return undefined
+  const mediaType = mediaTypeOf(request)!
+  return kinds.some((k) => MEDIA_TYPES[k](mediaType)) ? undefined : header
+}
+
 export interface BodyLimit {
   /** Largest accepted body in bytes. */
   limit: number
+  /** What the body is (default `json`): decides the Content-Types accepted. */
+  kind?: BodyKind
   /** The status the spec gives an over-size body on this route (400 for sessions, 413 for logtest). */
   status?: number
   message?: string
 }
 
 /**
- * Reads a request body, refusing it before it is buffered whole: a declared
- * Content-Length over the limit is refused at once without reading, and a
- * streamed (chunked) body is counted as it arrives and abandoned at the limit.
+ * Reads a request body, refusing it before it is buffered whole: a Content-Type the route's
+ * kind does not accept is a 406 and a declared Content-Length over the limit a 413, both
+ * without reading; a streamed (chunked) body is counted as it arrives and abandoned at the limit.
  */
-export async function readBody(request: Request, { limit, status = 413, message }: BodyLimit): Promise<Uint8Array> {
+export async function readBody(request: Request, { limit, status = 413, message, kind = 'json' }: BodyLimit): Promise<Uint8Array> {
+  const refused = refusedContentType(request, [kind])
+  if (refused !== undefined) throw new UnsupportedContentType(refused)
   const tooLarge = () => new ApiError(status, message ?? `Request body exceeds the limit of ${limit} bytes.`)
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > limit) throw tooLarge()

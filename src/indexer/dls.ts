@@ -1,8 +1,8 @@
 /**
- * Document-level security on every read path. The security layer gives one DLS query per
- * concrete index (or none); searches AND them into the user's query, scoped per index with
- * `_index` when indices differ, and single-document reads test the document in memory with
- * the one query evaluator.
+ * Document-level security on every read path (used through the read gate, read-gate.ts). The
+ * security layer gives one DLS query per concrete index (or none); searches AND them into the
+ * user's query, scoped per index with `_index` when indices differ, and single-document reads
+ * test the document in memory with the one query evaluator.
  */
 import { compileQuery, DocView, type FieldSpec } from '../store/query'
 import type { Mappings, Query, Store } from '../store/port'
@@ -59,16 +59,14 @@ export function fieldTypes(mappings: Mappings | undefined): Map<string, FieldSpe
   return out
 }
 
-/** True when the document passes the index's DLS query for the caller (or there is none). */
-export async function visible(
-  ctx: RequestContext,
+/** True when the document passes `filter` (the caller's DLS and feature filters for the index). */
+export async function matchesFilter(
   store: Store,
+  filter: Query,
   index: string,
   id: string,
   source: Record<string, unknown> | undefined,
 ): Promise<boolean> {
-  const filter = await readFilter(ctx, [index])
-  if (filter === undefined) return true
   const mapping = await store.getMapping({ index, expand_wildcards: 'all' })
   const types = fieldTypes(mapping[index]?.mappings)
   return compileQuery(filter, types)(new DocView(source ?? {}, id, index))

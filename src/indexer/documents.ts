@@ -4,11 +4,11 @@
 import { UpdateBody, type GetParams, type IndexParams, type Refresh, type Source, type WriteResponse } from '../store/port'
 import { OpenSearchHttpError } from '../http/errors'
 import { badRequest, type RequestContext } from './context'
-import { visible } from './dls'
+import { echoesSource, GET_ACTION, guardUpdate, readDocument } from './read-gate'
 import { Reply, type IndexRouter } from './router'
 
 export const ACTIONS = {
-  get: 'indices:data/read/get',
+  get: GET_ACTION,
   index: 'indices:data/write/index',
   update: 'indices:data/write/update',
   delete: 'indices:data/write/delete',
@@ -73,17 +73,9 @@ function written(res: WriteResponse): Reply {
   return new Reply(res.result === 'created' ? 201 : res.result === 'not_found' ? 404 : 200, res)
 }
 
-async function readTarget(ctx: RequestContext): Promise<string> {
-  const name = ctx.part('index')!
-  const [index] = await ctx.authorized(ACTIONS.get, name, { expand_wildcards: 'all' })
-  if (index === undefined) throw badRequest(`no concrete index for [${name}]`)
-  return index
-}
-
 async function getDoc(ctx: RequestContext, sourceOnly: boolean): Promise<unknown> {
   const name = ctx.part('index')!
   const id = ctx.part('id')!
-  const index = await readTarget(ctx)
   const params: GetParams = { index: name, id, ...sourceParams(ctx) }
   const stored = ctx.list('stored_fields')
   if (stored && !sourceOnly) params.stored_fields = stored
@@ -91,15 +83,7 @@ async function getDoc(ctx: RequestContext, sourceOnly: boolean): Promise<unknown
   if (realtime !== undefined) params.realtime = realtime
   const refresh = refreshParam(ctx)
   if (refresh !== undefined) params.refresh = refresh
-  let res = await ctx.store.get(params)
-  if (res.found && (ctx.documentFilter(index) !== undefined || ctx.deps.readFilter !== undefined)) {
-    // DLS is tested on the whole document, whatever part of it the caller asked to see.
-    const full =
-      params._source === undefined && !params._source_includes && !params._source_excludes && !params.stored_fields
-        ? res
-        : await ctx.store.get({ index: name, id, realtime: params.realtime })
-    if (!full.found || !(await visible(ctx, ctx.store, index, id, full._source))) res = { _index: res._index, _id: id, found: false }
-  }
+  const res = await readDocument(ctx, params)
   if (sourceOnly) {
     if (!res.found) throw new OpenSearchHttpError(404, 'resource_not_found_exception', `Document not found [${name}]/[${id}]`)
     return res._source ?? {}
@@ -149,7 +133,7 @@ async function updateDoc(ctx: RequestContext): Promise<Reply> {
   const name = ctx.part('index')!
   const id = ctx.part('id')!
   checkId(id)
-  await ctx.authorizeWrite(ACTIONS.update, name)
+  const targets = await ctx.authorizeWrite(ACTIONS.update, name)
   const body = await ctx.json()
   if (body === undefined) throw badRequest('Validation Failed: 1: script or doc is missing;', 'action_request_validation_exception')
   for (const key of Object.keys(body)) {
@@ -172,6 +156,7 @@ async function updateDoc(ctx: RequestContext): Promise<Reply> {
       body._source = { includes: [source._source_includes ?? []].flat(), excludes: [source._source_excludes ?? []].flat() }
     else if (source._source !== undefined) body._source = source._source
   }
+  await guardUpdate(ctx, targets, echoesSource(body._source))
   const retry = ctx.int('retry_on_conflict')
   const refresh = refreshParam(ctx)
   const res = await ctx.store.update({

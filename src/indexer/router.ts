@@ -6,6 +6,7 @@
 import { Elysia } from 'elysia'
 import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { UnsupportedContentType } from '../http/body'
 import { ApiError, OpenSearchHttpError } from '../http/errors'
 import { remoteAddressOf } from '../http/remote'
 import { StoreError } from '../store/errors'
@@ -32,6 +33,8 @@ function errorBody(error: unknown): { status: number; body: unknown; headers?: R
     const cause = { type: error.type, reason: error.reason, ...error.details }
     return { status: error.status, body: { error: { root_cause: [cause], ...cause }, status: error.status } }
   }
+  // OpenSearch answers a refused Content-Type with a plain message, not an exception object.
+  if (error instanceof UnsupportedContentType) return { status: 406, body: { error: error.message, status: 406 } }
   if (error instanceof ApiError) {
     // Authentication and authorization failures of the security layer, as the security plugin shapes them.
     const type =

@@ -1,11 +1,11 @@
 /**
  * `_search`, `_count` and point in time. Every read is authorized on the concrete indices it
- * touches and carries the caller's DLS filter, aggregations included (they run over the
- * filtered hits).
+ * touches and runs the query the read gate makes of it (terms lookups resolved as the caller,
+ * the caller's DLS filter ANDed in; aggregations run over the filtered hits).
  */
 import type { Query, SearchBody, SearchParams, SortClause } from '../store/port'
 import { badRequest, type RequestContext } from './context'
-import { readFilter, withFilter } from './dls'
+import { searchQuery } from './read-gate'
 import type { IndexRouter } from './router'
 
 export const SEARCH_ACTION = 'indices:data/read/search'
@@ -172,7 +172,7 @@ async function search(ctx: RequestContext) {
       'action_request_validation_exception',
     )
   }
-  body.query = withFilter(body.query as Query | undefined, await readFilter(ctx, indices))
+  body.query = await searchQuery(ctx, body.query as Query | undefined, indices)
   const params: SearchParams = { body: body as SearchBody, ...options }
   if (body.pit === undefined) params.index = expression
   if (ctx.flag('rest_total_hits_as_int', false)) params.rest_total_hits_as_int = true
@@ -187,7 +187,7 @@ async function count(ctx: RequestContext) {
   const expression = ctx.indexExpression()
   const options = ctx.resolveOptions()
   const indices = await ctx.authorized(SEARCH_ACTION, expression, options)
-  const query = withFilter(body.query as Query | undefined, await readFilter(ctx, indices))
+  const query = await searchQuery(ctx, body.query as Query | undefined, indices)
   return ctx.store.count({
     ...(expression !== undefined ? { index: expression } : {}),
     ...options,

@@ -56,7 +56,10 @@ export function registerSources(registry: Registry, src: MetricSources): () => P
     duration: gauge(registry, 'svc_detector_last_run_duration_seconds', 'How long the last run took.', ['detector_id']),
     scanned: gauge(registry, 'svc_detector_last_run_events_scanned', 'Events the last run evaluated.', ['detector_id']),
     findings: gauge(registry, 'svc_detector_last_run_findings', 'Findings the last run wrote.', ['detector_id']),
-    errors: gauge(registry, 'svc_detector_last_run_errors', 'Errors of the last run (1 when it ended with an error).', ['detector_id']),
+    errors: gauge(registry, 'svc_detector_last_run_errors', '1 when the latest run ended with an error, else 0.', ['detector_id']),
+    lastErrorAt: gauge(registry, 'svc_detector_last_error_timestamp_seconds', "When the detector's latest error happened.", [
+      'detector_id',
+    ]),
     lag: gauge(
       registry,
       'svc_detector_lag_seconds',
@@ -83,11 +86,17 @@ export function registerSources(registry: Registry, src: MetricSources): () => P
       if (took !== undefined) det.duration.set(l, took / 1000)
       if (num(run.documents) !== undefined) det.scanned.set(l, num(run.documents)!)
       if (num(run.findings) !== undefined) det.findings.set(l, num(run.findings)!)
-      const error = run.error ?? run.last_error ?? s.last_error
-      det.errors.set(l, num(run.errors) ?? (error ? 1 : 0))
+      // The latest attempt failed when its run recorded an error, or when the detector's last error
+      // (kept after later successes) is newer than its last run (a run that failed before finishing).
+      const lastError = obj(s.last_error)
+      const errorAt = millis(lastError.at)
+      const ranUntil = millis(run.finished_at) ?? (started !== undefined ? started + (took ?? 0) : undefined)
+      const failedAfter = errorAt !== undefined && (ranUntil === undefined || errorAt > ranUntil)
+      det.errors.set(l, run.error || failedAfter ? 1 : 0)
+      if (errorAt !== undefined) det.lastErrorAt.set(l, errorAt / 1000)
       const lag = num(run.lag_ms) ?? num(s.lag_ms)
       if (lag !== undefined) det.lag.set(l, lag / 1000)
-      else if (started !== undefined) det.lag.set(l, Math.max(0, src.now() - started - (took ?? 0)) / 1000)
+      else if (ranUntil !== undefined) det.lag.set(l, Math.max(0, src.now() - ranUntil) / 1000)
     }
   }
 

@@ -13,6 +13,7 @@ import { assertAccess, backendRoleClause, filteredCaller, requireBackendRoles, s
 import type { RulesetDeps } from './deps'
 import { FINDINGS_SECURITY_STREAM } from '../setup/indices/names'
 import { DETECTOR_LOCKS_INDEX, DETECTORS_INDEX, ensureIndex } from './indices'
+import { loadCheckpoint, loadCheckpoints, renderStatus } from './detection/checkpoint'
 import { check, DetectorBody, type DetectorSource, iso, type StoredDetector } from './model'
 import type { Rules } from './rules'
 
@@ -70,6 +71,7 @@ export class Detectors {
         ...(user ? { user } : {}),
         ...(opts.documentId ? { document: { id: opts.documentId } } : {}),
         findings_index: FINDINGS_SECURITY_STREAM,
+        monitor_id: [monitorId()],
       }
       const id = opts.id ?? crypto.randomUUID()
       const r = await this.d.store.index({ index: DETECTORS_INDEX, id, body: { detector: stored }, op_type: 'create', refresh: true })
@@ -132,7 +134,26 @@ export class Detectors {
   async get(id: string, caller?: Caller): Promise<DetectorView> {
     const current = await this.load(id)
     assertAccess(filteredCaller(await this.d.settings.snapshot(), caller), current.detector.user, id)
-    return { _id: id, _version: current.version, detector: render(current.detector) }
+    const status = renderStatus((await loadCheckpoint(this.d.store, id))?.checkpoint)
+    return { _id: id, _version: current.version, detector: { ...render(current.detector), ...status } }
+  }
+
+  /**
+   * The detector behind an Alerting monitor id (`detector.monitor_id[]`), if the caller may see
+   * it. Detectors are few (bounded by `max_detectors` and the integrations), so they are scanned.
+   */
+  async byMonitorId(monitorId: string, caller?: Caller): Promise<{ id: string; detector: StoredDetector }> {
+    await ensureIndex(this.d.store, DETECTORS_INDEX)
+    // One page of the platform's default result window covers every detector a node can have.
+    const r = await this.d.store.search({ index: DETECTORS_INDEX, body: { size: 10_000 } })
+    for (const h of r.hits.hits) {
+      const detector = (h._source as { detector?: StoredDetector }).detector
+      if (!detector?.monitor_id?.includes(monitorId)) continue
+      // Another user's detector: 403, as its GET answers.
+      assertAccess(filteredCaller(await this.d.settings.snapshot(), caller), detector.user, h._id)
+      return { id: h._id, detector }
+    }
+    throw new ApiError(404, `Can't find monitor with id: ${monitorId}`)
   }
 
   /** Internal read for detection runs. */
@@ -158,10 +179,18 @@ export class Detectors {
     const query = filtered
       ? { bool: { filter: [...(body.query ? [body.query] : []), backendRoleClause(filtered, 'detector.user.backend_roles')] } }
       : body.query
-    return this.d.store.search({
+    const r = await this.d.store.search({
       index: DETECTORS_INDEX,
       body: { ...body, ...(query ? { query } : {}), seq_no_primary_term: true, version: true },
     })
+    // Each detector's run status (last run, last error) rides along, as on GET.
+    const withDetector = r.hits.hits.filter((h) => isObject(h._source?.detector))
+    const checkpoints = await loadCheckpoints(
+      this.d.store,
+      withDetector.map((h) => h._id),
+    )
+    for (const h of withDetector) Object.assign(h._source!.detector as object, renderStatus(checkpoints.get(h._id)))
+    return r
   }
 
   /**
@@ -336,8 +365,12 @@ function definition(input: DetectorBody, enabled: boolean) {
   }
 }
 
+/** An id in the shape of OpenSearch's generated ids (20 URL-safe characters). */
+const monitorId = () => Buffer.from(crypto.getRandomValues(new Uint8Array(15))).toString('base64url')
+
 export function render(d: StoredDetector): Record<string, unknown> {
   return {
+    ...(d.monitor_id ? { monitor_id: d.monitor_id } : {}),
     name: d.name,
     detector_type: d.detector_type,
     enabled: d.enabled,
@@ -349,3 +382,5 @@ export function render(d: StoredDetector): Record<string, unknown> {
     threat_intel_enabled: d.threat_intel_enabled,
   }
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)

@@ -11,7 +11,7 @@ import type { Logger } from '../http/log'
 import { fieldSpecs } from '../store/embedded'
 import { compileQuery, type FieldSpec } from '../store/query'
 import type { Store } from '../store/port'
-import { type CompiledSigmaRule, compileSigmaRule, evaluateRules, type Query } from './sigma'
+import { type CompiledSigmaRule, compileCache, evaluateRules, type Query } from './sigma'
 import type { LogTypes } from './log-types'
 import { concreteIndices } from './detection/checkpoint'
 
@@ -62,10 +62,12 @@ export async function evaluateRulesRequest(
 
   const fieldMapping = await deps.logTypes.fieldMapping(req.logType!, settings)
   const rules: CompiledSigmaRule[] = []
+  const options = { fieldMapping }
   req.rulesBodies!.forEach((body, position) => {
     try {
-      const c = compileSigmaRule(body, { fieldMapping })
-      rules.push({ ...c, id: c.id ?? `rule_${position}` })
+      // Compiled once per content (compile cache): logtest sends the same bodies call after call.
+      const c = compileCache.compile(body, options)
+      rules.push(c.id === undefined ? compileCache.compile(body, options, `rule_${position}`) : c)
     } catch (e) {
       deps.log.debug('rules/evaluate: rule skipped', { position, error: e as Error })
     }
@@ -88,7 +90,19 @@ async function sourceTypes(store: Store, expressions: string[]): Promise<Map<str
     const m = (await store.getMapping({ index }))[index]?.mappings
     if (m?.properties) for (const [k, v] of fieldSpecs(m)) if (!out.has(k)) out.set(k, v)
   }
-  return out.size > 0 ? out : undefined
+  return out.size > 0 ? stableTypes(out) : undefined
+}
+
+/** Mappings kept by content, so an unchanged mapping is the same object and its rule set is reused. */
+const TYPES_CACHE_MAX_ENTRIES = 32
+const typesByContent = new Map<string, Map<string, FieldSpec>>()
+function stableTypes(types: Map<string, FieldSpec>): Map<string, FieldSpec> {
+  const key = JSON.stringify([...types])
+  const hit = typesByContent.get(key)
+  if (hit) return hit
+  typesByContent.set(key, types)
+  if (typesByContent.size > TYPES_CACHE_MAX_ENTRIES) typesByContent.delete(typesByContent.keys().next().value!)
+  return types
 }
 
 const LEAVES = new Set(['term', 'terms', 'wildcard', 'regexp', 'range', 'exists', 'prefix'])

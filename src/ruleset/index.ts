@@ -2,10 +2,11 @@
  * Ruleset Management assembled: log types, rules, detectors, the Content Manager's sync calls,
  * `rules/evaluate`, and the detection runs. Routes are in `./routes`.
  */
-import type { Security } from '../security/caller'
+import type { Caller, Security } from '../security/caller'
 import type { RulesetDeps } from './deps'
 import { baseline, deleteCheckpoint, loadCheckpoint, saveCheckpoint } from './detection/checkpoint'
 import { FindingsPipeline } from './detection/findings-pipeline'
+import { executeMonitor, type MonitorRunResult } from './detection/monitor'
 import { DetectionScheduler, type SchedulerOptions } from './detection/scheduler'
 import { Detectors } from './detectors'
 import { type EvaluateRequest, type EvaluateResult, evaluateRulesRequest } from './evaluate'
@@ -23,6 +24,8 @@ export interface Ruleset {
   scheduler: DetectionScheduler
   /** `rules/evaluate` (logtest detection). */
   evaluate(req: Partial<EvaluateRequest>): Promise<EvaluateResult>
+  /** Alerting's monitor `_execute`: runs the detector behind the monitor id now. */
+  executeMonitor(monitorId: string, caller: Caller | undefined): Promise<MonitorRunResult>
   /** Starts the detection clock (not started by construction, so tests and tools stay passive). */
   start(): void
   stop(): Promise<void>
@@ -63,6 +66,7 @@ export function createRuleset(
     findings,
     scheduler,
     evaluate: async (req) => evaluateRulesRequest({ store: deps.store, log: deps.log, logTypes }, req, await deps.settings.snapshot()),
+    executeMonitor: (monitorId, caller) => executeMonitor({ detectors, scheduler, now: deps.now }, monitorId, caller),
     start: () => scheduler.start(),
     stop: () => scheduler.stop(),
   }

@@ -92,6 +92,8 @@ export interface StoredDetector {
   /** The integration (CTI document id) a standard detector was provisioned for. */
   document?: { id: string }
   findings_index: string
+  /** The Alerting monitor(s) the reference backs a detector with; `_execute` on one runs the detector. */
+  monitor_id?: string[]
 }
 
 /** `_source.rule` in either rules index. */

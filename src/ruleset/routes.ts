@@ -12,7 +12,7 @@ import { DetectorBody } from './model'
 import { readSearchBody as searchBody, SEARCH_BODY } from './search-body'
 
 const BASE = '/_plugins/_security_analytics'
-const RULE_BODY: BodyLimit = { limit: 1024 * 1024, status: 413 }
+const RULE_BODY: BodyLimit = { limit: 1024 * 1024, status: 413, kind: 'yaml' }
 const RULE: RouteBody = { limit: RULE_BODY }
 const DETECTOR: RouteBody = { limit: SMALL_BODY, schema: DetectorBody }
 const A = PLATFORM_SA_ACTIONS
@@ -49,6 +49,10 @@ export function rulesetRoutes(r: Ruleset): PluginRoute[] {
     route('GET', `${BASE}/detectors/:detector_id`, A.detectorGet, ({ params, caller }) => r.detectors.get(params.detector_id, caller)),
     route('DELETE', `${BASE}/detectors/:detector_id`, A.detectorDelete, ({ params, caller }) =>
       r.detectors.delete(params.detector_id, caller),
+    ),
+    // Alerting's monitor execute API: the monitor id names a detector, which runs now (detector write permission).
+    route('POST', '/_plugins/_alerting/monitors/:monitor_id/_execute', A.detectorWrite, ({ params, caller }) =>
+      r.executeMonitor(params.monitor_id, caller),
     ),
 
     route(

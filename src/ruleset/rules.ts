@@ -11,7 +11,7 @@ import { ApiError } from '../http/errors'
 import { parseJson } from '../http/body'
 import type { Caller } from '../security/caller'
 import type { SearchBody, SearchResponse } from '../store/port'
-import { type CompiledSigmaRule, compileSigmaRule, parseSigmaRule, SigmaError } from './sigma'
+import { type CompiledSigmaRule, compileCache, compileSigmaRule, parseSigmaRule, SigmaError } from './sigma'
 import { backendRoleClause, filteredCaller, mayAccess, storedUser } from './access'
 import type { RulesetDeps } from './deps'
 import { CUSTOM_RULES_INDEX, DETECTORS_INDEX, ensureIndex, PREPACKAGED_RULES_INDEX } from './indices'
@@ -54,6 +54,7 @@ export class Rules {
     const { id, exists } = await spaceDocId(this.d.store, keyOf(space), space, w.ctiId)
     const doc = await this.build(space, w, w.ctiId, await this.d.settings.snapshot())
     const r = await this.d.store.index({ index, id, body: { rule: doc }, refresh: true })
+    if (exists) compileCache.forget(w.ctiId)
     return { _id: id, _version: r._version, rule: render(doc), result: exists ? 'updated' : 'created' }
   }
 
@@ -79,6 +80,7 @@ export class Rules {
     await this.requireLogType(w)
     const doc = await this.build(current.rule.space, w, current.rule.document.id, settings)
     const r = await this.d.store.index({ index: CUSTOM_RULES_INDEX, id, body: { rule: doc }, refresh: true })
+    compileCache.forget(current.rule.document.id)
     return { _id: id, _version: r._version, rule: render(doc) }
   }
 
@@ -102,6 +104,7 @@ export class Rules {
     if (!forced && (await this.usedByDetectors(current.rule.document.id)))
       throw new ApiError(400, `Rule with id ${id} is actively used by detectors. Deletion can be forced by setting forced flag to true`)
     const r = await this.d.store.delete({ index: CUSTOM_RULES_INDEX, id, refresh: true })
+    compileCache.forget(current.rule.document.id)
     return { _id: id, _version: r._version }
   }
 
@@ -111,6 +114,7 @@ export class Rules {
     await ensureIndex(this.d.store, index)
     const { id, exists } = await spaceDocId(this.d.store, keyOf(space), space, ctiId)
     if (!exists) return false
+    compileCache.forget(ctiId)
     return (await this.d.store.delete({ index, id, refresh: true })).result === 'deleted'
   }
 
@@ -200,8 +204,7 @@ export class Rules {
   ): Promise<CompiledSigmaRule> {
     if (!mappings.has(rule.category)) mappings.set(rule.category, this.logTypes.fieldMapping(rule.category, settings))
     const fieldMapping = await mappings.get(rule.category)!
-    const compiled = compileSigmaRule(parseStoredBody(rule.rule), { fieldMapping })
-    return { ...compiled, id: rule.document.id }
+    return compileCache.compile(parseStoredBody(rule.rule), { fieldMapping }, rule.document.id)
   }
 
   private async usedByDetectors(ctiId: string): Promise<boolean> {

@@ -8,6 +8,7 @@ import { ApiError } from '../http/errors'
 import type { RouteBody } from '../http/route'
 import { checkBody } from '../http/validate'
 import { SearchBody } from '../store/port'
+import { documentFetchingClause } from '../store/query/terms'
 
 export const SEARCH_BODY: RouteBody = { limit: SMALL_BODY, schema: SearchBody }
 
@@ -17,5 +18,8 @@ export async function readSearchBody(request: Request): Promise<SearchBody> {
   if (read.empty) return {}
   if ('invalid' in read || typeof read.value !== 'object' || read.value === null || Array.isArray(read.value))
     throw new ApiError(400, 'Invalid search request body.')
+  // These searches run with the service's rights: nothing in them may read another document.
+  const fetching = documentFetchingClause(read.value)
+  if (fetching !== undefined) throw new ApiError(400, `Invalid search request body: [${fetching}] is not supported in this search.`)
   return checkBody(SearchBody, read.value, 'search request body')
 }

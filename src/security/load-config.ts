@@ -8,6 +8,7 @@ import { Meta, SECURITY_FILES } from './config-schema'
 import type { SecurityConfig } from './policy'
 import { substitute } from './policy'
 import { patternError } from './wildcard'
+import { own, setOwn } from '../store/own'
 
 /** A security file that cannot be used; the message names the file and, when known, the line. */
 export class SecurityConfigError extends Error {
@@ -107,7 +108,8 @@ export function parseSecurityFile(kind: FileKind, text: string, path: string): R
     if (problem) throw new SecurityConfigError(path, lineOf(key), `entry [${key}]: ${problem}`)
     const semantic = semanticError(kind, key, value as Record<string, unknown>)
     if (semantic) throw new SecurityConfigError(path, lineOf(key), `entry [${key}]: ${semantic}`)
-    out[key] = kind === 'internalUsers' ? normalizeUser(value as Record<string, unknown>) : value
+    // A file may name an entry `__proto__`; a plain assignment would replace the prototype instead.
+    setOwn(out, key, kind === 'internalUsers' ? normalizeUser(value as Record<string, unknown>) : value)
   }
   return out
 }
@@ -138,7 +140,7 @@ function semanticError(kind: FileKind, key: string, v: Record<string, unknown>):
       if (!HASH.test(v.hash as string)) return '[hash] is not a bcrypt hash (make one with `svc-ext hash-password`)'
       return undefined
     case 'roles': {
-      if (BUILTIN_ROLES[key]) return 'is a reserved built-in role and cannot be redefined'
+      if (own(BUILTIN_ROLES, key)) return 'is a reserved built-in role and cannot be redefined'
       const perms = (v.index_permissions ?? []) as Array<{ index_patterns: string[]; allowed_actions?: string[]; dls?: string }>
       for (const [i, p] of perms.entries()) {
         for (const x of [...p.index_patterns, ...(p.allowed_actions ?? [])]) {

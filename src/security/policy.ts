@@ -2,6 +2,7 @@ import type { ActionGroup, InternalUser, Role, RoleMapping } from './config-sche
 import { BUILTIN_ACTION_GROUPS } from './builtin-groups'
 import { BUILTIN_MAPPINGS, BUILTIN_ROLES } from './builtin-roles'
 import { isPattern, matcher, matches, type Matcher } from './wildcard'
+import { own } from '../store/own'
 
 /** The four files after validation; entries from files override/extend the built-ins. */
 export interface SecurityConfig {
@@ -75,7 +76,7 @@ export class Policy {
     const out = new Set<string>()
     for (const entry of entries) {
       if (seen.has(entry)) continue
-      const group = this.groups[entry]
+      const group = own(this.groups, entry)
       if (group) {
         seen.add(entry)
         for (const a of this.expand(group.allowed_actions, seen)) out.add(a)
@@ -87,7 +88,7 @@ export class Policy {
         for (const name of this.groupNames) {
           if (!seen.has(name) && m(name)) {
             seen.add(name)
-            for (const a of this.expand(this.groups[name]!.allowed_actions, seen)) out.add(a)
+            for (const a of this.expand(own(this.groups, name)!.allowed_actions, seen)) out.add(a)
           }
         }
       }
@@ -124,9 +125,9 @@ export class Policy {
 
   private computeRoles(identity: Identity, remoteAddress?: string): string[] {
     const out = new Set<string>()
-    for (const r of identity.directRoles) if (this.roles[r]) out.add(r)
+    for (const r of identity.directRoles) if (own(this.roles, r)) out.add(r)
     for (const [role, m] of Object.entries(this.mappings)) {
-      if (!this.roles[role] || out.has(role)) continue
+      if (!own(this.roles, role) || out.has(role)) continue
       if (mappingMatches(m, identity, remoteAddress)) out.add(role)
     }
     return [...out].sort()
@@ -141,7 +142,7 @@ export class Policy {
    * `action` names one) the roles do not hold.
    */
   missingCluster(roles: string[], action: string): string[] {
-    const wanted = this.groups[action] ? this.expand([action]) : [action]
+    const wanted = own(this.groups, action) ? this.expand([action]) : [action]
     return wanted.filter((a) => !this.hasCluster(roles, a))
   }
 
@@ -149,7 +150,7 @@ export class Policy {
     const key = `c\u0000${roles.join(',')}\u0000${action}`
     let hit = this.memo.get(key)
     if (hit === undefined) {
-      const wanted = this.groups[action] ? this.expand([action]) : [action]
+      const wanted = own(this.groups, action) ? this.expand([action]) : [action]
       hit = wanted.every((a) => roles.some((r) => this.roleGrantsCluster(r, a)))
       this.remember(key, hit)
     }

@@ -10,6 +10,8 @@ import type { InternalUser } from './config-schema'
 import { FailureLimiter } from './failure-limiter'
 import { ExpiringLru } from './lru'
 import type { Identity, Policy } from './policy'
+import { Semaphore } from '../http/semaphore'
+import { own } from '../store/own'
 
 export interface AuthSettings {
   cacheTtlSeconds: number
@@ -38,6 +40,14 @@ export const REALM = 'Basic realm="svc"'
 export const SYSTEM_INDEX_PERMISSION = 'system:admin/system_index'
 
 /**
+ * Password hash checks running at once, node-wide. bcrypt costs ~100 ms of CPU by design; the
+ * node has few cores and also has to answer everyone else.
+ */
+export const MAX_CONCURRENT_HASH_CHECKS = 4
+/** Checks that may wait for a slot; beyond that a request is refused (429) without waiting. */
+export const MAX_WAITING_HASH_CHECKS = 1000
+
+/**
  * The security layer: HTTP Basic against the internal users, cluster and
  * index permissions from the current Policy, DLS. bcrypt is slow on purpose,
  * so a verified Authorization header is remembered (by its SHA-256, never in
@@ -47,10 +57,13 @@ export class SecurityService implements Security {
   private readonly cache: ExpiringLru<CachedAuth>
   private readonly inflight = new Map<string, Promise<Identity | undefined>>()
   private readonly limiter: FailureLimiter
+  private readonly hashChecks = new Semaphore(MAX_CONCURRENT_HASH_CHECKS, MAX_WAITING_HASH_CHECKS, () =>
+    tooManyRequests('Too many authentications in progress; try again later.', 1),
+  )
   private readonly dls = new DlsFilters()
   private dummyHash?: { gen: Generation; hash: Promise<string> }
-  /** Counters for operators and tests: how often bcrypt ran and how often the cache answered. */
-  readonly stats = { verifications: 0, cacheHits: 0 }
+  /** Counters for operators and tests: how often bcrypt ran, how often the cache answered, most checks at once. */
+  readonly stats = { verifications: 0, cacheHits: 0, peakConcurrentChecks: 0 }
 
   constructor(
     private gen: Generation,
@@ -83,11 +96,7 @@ export class SecurityService implements Security {
     const header = request.headers.get('authorization')
     if (!header) throw unauthorized('Authentication required.')
     const blocked = this.limiter.blockedFor(address)
-    if (blocked > 0) {
-      throw new ApiError(429, 'Too many failed authentication attempts from this address; try again later.', {
-        'Retry-After': String(blocked),
-      })
-    }
+    if (blocked > 0) throw tooManyFailures(blocked)
     const gen = this.gen
     const digest = Bun.SHA256.hash(header) as Uint8Array
     const key = Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('base64')
@@ -97,9 +106,8 @@ export class SecurityService implements Security {
       this.stats.cacheHits++
       return hit.caller ? { ...hit.caller } : this.callerOf(hit.identity, gen, address)
     }
-    const identity = await this.verify(header, key, gen)
+    const identity = await this.verify(header, key, gen, address)
     if (!identity) {
-      this.limiter.recordFailure(address)
       this.log.info('authentication failed', { remote_address: address })
       throw unauthorized('Invalid credentials.')
     }
@@ -169,27 +177,43 @@ export class SecurityService implements Security {
     return this.gen.policy.hasIndex(identity, caller.roles, action, index)
   }
 
-  /** Runs bcrypt once for concurrent first requests with the same header. */
-  private verify(header: string, key: string, gen: Generation): Promise<Identity | undefined> {
-    let pending = this.inflight.get(key)
-    if (!pending) {
-      pending = this.check(header, gen).finally(() => this.inflight.delete(key))
-      this.inflight.set(key, pending)
-    }
-    return pending
+  /**
+   * Runs bcrypt once for concurrent first requests with the same header. A new check is counted
+   * by the failure limiter before it starts, so parallel guesses beyond the limit are refused
+   * without costing one; requests that join a running check cost nothing and are not counted.
+   */
+  private verify(header: string, key: string, gen: Generation, address: string | undefined): Promise<Identity | undefined> {
+    const running = this.inflight.get(key)
+    if (running) return running
+    const wait = this.limiter.begin(address)
+    if (wait > 0) return Promise.reject(tooManyFailures(wait))
+    const pending = this.check(header, gen).then(
+      (identity) => {
+        this.limiter.finish(address, identity === undefined)
+        return identity
+      },
+      (e: unknown) => {
+        this.limiter.finish(address, false)
+        throw e
+      },
+    )
+    const shared = pending.finally(() => this.inflight.delete(key))
+    this.inflight.set(key, shared)
+    return shared
   }
 
   private async check(header: string, gen: Generation): Promise<Identity | undefined> {
-    this.stats.verifications++
     const creds = parseBasic(header)
-    const user = creds ? gen.users[creds.name] : undefined
-    if (!creds || !user) {
-      // Spend the same bcrypt time for unknown users, so timing does not tell which names exist.
-      await Bun.password.verify(creds?.password ?? '', await this.dummy(gen)).catch(() => false)
-      return undefined
-    }
-    const ok = await Bun.password.verify(creds.password, user.hash).catch(() => false)
-    if (!ok) return undefined
+    // Own entries only: `constructor` or `__proto__` are names like any other, not users.
+    const user = creds ? own(gen.users, creds.name) : undefined
+    // Spend the same bcrypt time for unknown users, so timing does not tell which names exist.
+    const hash = user?.hash ?? (await this.dummy(gen))
+    const ok = await this.hashChecks.run(async () => {
+      this.stats.verifications++
+      this.stats.peakConcurrentChecks = Math.max(this.stats.peakConcurrentChecks, this.hashChecks.active)
+      return passwordMatches(creds?.password ?? '', hash)
+    })
+    if (!creds || !user || !ok) return undefined
     return {
       name: creds.name,
       backendRoles: user.backend_roles ?? [],
@@ -207,6 +231,23 @@ export class SecurityService implements Security {
     }
     return this.dummyHash.hash
   }
+}
+
+/** bcrypt (or argon2) verification; a malformed stored hash is a mismatch, whether it throws at once or later. */
+async function passwordMatches(password: string, hash: string): Promise<boolean> {
+  try {
+    return await Bun.password.verify(password, hash)
+  } catch {
+    return false
+  }
+}
+
+function tooManyRequests(message: string, retryAfterSeconds: number): ApiError {
+  return new ApiError(429, message, { 'Retry-After': String(retryAfterSeconds) })
+}
+
+function tooManyFailures(retryAfterSeconds: number): ApiError {
+  return tooManyRequests('Too many failed authentication attempts from this address; try again later.', retryAfterSeconds)
 }
 
 export function parseBasic(header: string): { name: string; password: string } | undefined {

@@ -109,7 +109,20 @@ describe('GET /_prometheus/metrics', () => {
       epoch: null,
       indices: {},
       last_run_at: startedAt,
-      last_run: { started_at: startedAt, took_ms: 1500, documents: 420, findings: 7, duplicates: 0, shed: 0, skipped_rules: [] },
+      last_run: {
+        started_at: startedAt,
+        finished_at: startedAt + 1500,
+        took_ms: 1500,
+        documents: 420,
+        findings: 7,
+        duplicates: 0,
+        shed: 0,
+        failed_findings: 0,
+        lag_ms: 90_000,
+        skipped_rules: [],
+      },
+      // An older failure stays visible but does not mark the latest run as failed.
+      last_error: { at: startedAt - 600_000, message: 'earlier failure' },
     }
     const put = await send(node.url, 'PUT', '/.platform-sap-detectors-state/_doc/det-1?refresh=true', { authorization: auth, body: state })
     expect(put.status).toBeLessThan(300)
@@ -142,7 +155,8 @@ describe('GET /_prometheus/metrics', () => {
     expect(m.get(`svc_detector_last_run_findings${d}`)).toBe(7)
     expect(m.get(`svc_detector_last_run_errors${d}`)).toBe(0)
     expect(m.get(`svc_detector_last_run_timestamp_seconds${d}`)).toBe(startedAt / 1000)
-    expect(m.get(`svc_detector_lag_seconds${d}`)).toBeGreaterThanOrEqual(58)
+    expect(m.get(`svc_detector_lag_seconds${d}`)).toBe(90)
+    expect(m.get(`svc_detector_last_error_timestamp_seconds${d}`)).toBe((startedAt - 600_000) / 1000)
     const c = '{consumer="ruleset"}'
     expect(m.get(`svc_consumer_local_offset${c}`)).toBe(1200)
     expect(m.get(`svc_consumer_remote_offset${c}`)).toBe(1250)

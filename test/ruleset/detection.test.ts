@@ -171,7 +171,18 @@ describe('detection runs', () => {
     await s.ruleset.scheduler.tick()
     expect((await actual(s)).length).toBe(expected.size - 1)
     const cp = (await loadCheckpoint(s.deps.store, detectorId))!
-    await saveCheckpoint(s.deps.store, { ...cp.checkpoint, last_run_at: cp.checkpoint.last_run_at - 2 * 60_000 }, cp)
+    // Two minutes pass: the last run started and ended that much earlier.
+    const earlier = (t: number) => t - 2 * 60_000
+    const last = cp.checkpoint.last_run!
+    await saveCheckpoint(
+      s.deps.store,
+      {
+        ...cp.checkpoint,
+        last_run_at: earlier(cp.checkpoint.last_run_at),
+        last_run: { ...last, started_at: earlier(last.started_at), finished_at: earlier(last.finished_at) },
+      },
+      cp,
+    )
     await s.ruleset.scheduler.tick()
     expect(new Set(await actual(s))).toEqual(expected)
   })

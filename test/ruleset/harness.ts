@@ -87,7 +87,8 @@ export async function startRulesetServer(): Promise<RulesetServer> {
       const r = await app.request(method, path, {
         body: payload,
         user,
-        headers: raw === undefined ? {} : { 'content-type': 'application/yaml' },
+        // Raw bodies are Sigma YAML on the rule routes, JSON text elsewhere (JSON routes refuse YAML types: 406).
+        headers: raw === undefined ? {} : { 'content-type': isRuleBody(path) ? 'application/yaml' : 'application/json' },
       })
       return { status: r.status, body: r.body, headers: r.headers }
     },
@@ -148,4 +149,9 @@ export function detectorBody(
     ],
     triggers: [],
   }
+}
+
+/** Rule create/update take Sigma YAML; every other ruleset route (rule search included) takes JSON. */
+function isRuleBody(path: string): boolean {
+  return /\/rules(\/(?!_search)[^?]*)?(\?|$)/.test(path)
 }

@@ -172,7 +172,7 @@ describe('authentication cache', () => {
     await security.authenticate(request(h))
     await security.authenticate(request(h))
     await security.authenticate(request(h))
-    expect(security.stats).toEqual({ verifications: 1, cacheHits: 2 })
+    expect(security.stats).toMatchObject({ verifications: 1, cacheHits: 2 })
     clock.advance(61_000)
     await security.authenticate(request(h))
     expect(security.stats.verifications).toBe(2)
@@ -230,6 +230,24 @@ describe('failed-login blocking', () => {
     await rejection(security.authenticate(request(basic('bob', 'y')), '10.1.1.1'))
     for (let i = 0; i < 5; i++) expect((await rejection(security.authenticate(request(), '10.1.1.1'))).status).toBe(401)
     expect((await security.authenticate(request(basic('bob', 'bob-pw')), '10.1.1.1')).name).toBe('bob')
+  })
+
+  test('an attempt counts when its bcrypt check starts: parallel guesses beyond the limit are refused without one', async () => {
+    const { security } = await setup({ 'security.auth_failures.max_attempts': 3, 'security.auth_failures.block_seconds': 30 })
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => rejection(security.authenticate(request(basic('alice', `guess${i}`)), '10.3.3.3'))),
+    )
+    expect(answers.map((e) => e.status).sort()).toEqual([...Array(3).fill(401), ...Array(9).fill(429)])
+    expect(security.stats.verifications).toBe(3)
+  })
+
+  test('parallel first requests with the same right credentials share one check and are not counted as attempts', async () => {
+    const { security } = await setup({ 'security.auth_failures.max_attempts': 2 })
+    const callers = await Promise.all(
+      Array.from({ length: 10 }, () => security.authenticate(request(basic('alice', 'alice-pw')), '10.4.4.4')),
+    )
+    expect(callers.map((c) => c.name)).toEqual(Array(10).fill('alice'))
+    expect(security.stats.verifications).toBe(1)
   })
 
   test('max_attempts 0 disables blocking', async () => {

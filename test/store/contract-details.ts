@@ -146,13 +146,16 @@ export function storeDetailsContract(store: () => Store): void {
     test('a PIT keeps the longest keep-alive asked for and lists its indices', async () => {
       await store().index({ index: 'p1', id: '1', body: { v: 1 }, refresh: true })
       await store().index({ index: 'p2', id: '1', body: { v: 1 }, refresh: true })
-      const { pit_id } = await store().createPit({ index: 'p*', keep_alive: '23h' })
+      const { pit_id } = await store().createPit({ index: 'p*', keep_alive: '20h' })
       await store().search({ body: { pit: { id: pit_id, keep_alive: '10m' } } })
       let [info] = (await store().getAllPits()).pits
-      expect(info).toMatchObject({ pit_id, keep_alive: 23 * 3_600_000, indices: ['p1', 'p2'] })
-      await store().search({ body: { pit: { id: pit_id, keep_alive: '2d' } } })
+      expect(info).toMatchObject({ pit_id, keep_alive: 20 * 3_600_000, indices: ['p1', 'p2'] })
+      await store().search({ body: { pit: { id: pit_id, keep_alive: '1d' } } })
       ;[info] = (await store().getAllPits()).pits
-      expect(info.keep_alive).toBe(2 * 86_400_000)
+      expect(info.keep_alive).toBe(86_400_000)
+      // Beyond `point_in_time.max_keep_alive` (24h by default): OpenSearch's 400.
+      const e = await error(store().search({ body: { pit: { id: pit_id, keep_alive: '2d' } } }))
+      expect(e?.reason).toContain('Keep alive for request (2d) is too large')
     })
 
     test('field names made only of dots, or empty, are refused with OpenSearch’s messages', async () => {

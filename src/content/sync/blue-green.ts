@@ -92,43 +92,40 @@ async function standardIds(ctx: PassContext, index: string): Promise<string[]> {
   }
 }
 
-export interface SwapResult {
-  state: ConsumerState
+export interface StagedSwap<T> {
+  /** What `load` returned. */
+  loaded: T
+  /** Standard integration and rule ids of the content that was replaced (ruleset only). */
   stale?: StaleStandard
+  /** The physical indices the aliases point at now. */
   targets: Partial<Record<ContentKind, string>>
 }
 
 /**
- * Runs the swap to `url`, whose remote consumer is `remote`. The snapshot archive is downloaded by
- * the caller-supplied `download` so the resolver (signed URLs) applies.
+ * Loads new content into hidden staging indices (the other slot of every alias of the consumer),
+ * copies user content over (ruleset), and moves every alias in one atomic request; the old
+ * indices are dropped afterwards. Until that request readers see the old content, so a failed or
+ * interrupted load (a crash included: the next attempt drops the leftover staging index first)
+ * never shows an empty or half-loaded set. Used by plan changes and by every re-initialisation.
  */
-export async function blueGreenSwap(
+export async function stageAndSwap<T>(
   ctx: PassContext,
   def: ConsumerDef,
-  state: ConsumerState,
-  url: string,
-  remote: ConsumerInfo,
-  download: () => Promise<string>,
-): Promise<SwapResult> {
-  if (!remote.last_snapshot_link) throw new SwapError('the new plan has no snapshot to build from')
+  load: (staging: Partial<Record<ContentKind, string>>) => Promise<T>,
+): Promise<StagedSwap<T>> {
   const live = await liveIndices(ctx, def)
   const shadow: Partial<Record<ContentKind, string>> = {}
   for (const kind of def.indices) shadow[kind] = other(live[kind])
-  ctx.log.info('plan change: building staging indices', {
-    consumer: def.kind,
-    url: url.replace(/[?#].*$/, ''),
-    staging: Object.values(shadow),
-  })
+  ctx.log.info('loading content into staging indices', { consumer: def.kind, staging: Object.values(shadow) })
   let stale: StaleStandard | undefined
-  let file: string | undefined
+  let loaded: T
   try {
     for (const kind of def.indices) {
       const index = shadow[kind]!
-      await dropIndex(ctx, index) // a leftover of an earlier failed attempt
+      await dropIndex(ctx, index) // a leftover of an earlier failed or killed attempt
       await ctx.store.createIndex({ index, body: contentIndexBody(kind, true) })
     }
-    file = await download()
-    await loadArchive(ctx, def, file, shadow)
+    loaded = await load(shadow)
     if (def.kind === 'ruleset') {
       for (const kind of def.indices) await copyUserContent(ctx, live[kind], shadow[kind]!)
       stale = {
@@ -151,6 +148,47 @@ export async function blueGreenSwap(
     await ctx.store.updateAliases({ body: { actions } })
   } catch (e) {
     for (const kind of def.indices) await dropIndex(ctx, shadow[kind]!).catch(() => {})
+    throw e
+  }
+  for (const kind of def.indices) {
+    try {
+      await dropIndex(ctx, live[kind])
+    } catch (e) {
+      ctx.log.warn('old content index could not be deleted after the swap', { index: live[kind], error: e })
+    }
+  }
+  ctx.log.info('content swapped in: aliases switched', { consumer: def.kind, indices: Object.values(shadow) })
+  return { loaded, stale, targets: shadow }
+}
+
+export interface SwapResult {
+  state: ConsumerState
+  stale?: StaleStandard
+  targets: Partial<Record<ContentKind, string>>
+}
+
+/**
+ * Runs the swap to `url`, whose remote consumer is `remote`. The snapshot archive is downloaded by
+ * the caller-supplied `download` so the resolver (signed URLs) applies.
+ */
+export async function blueGreenSwap(
+  ctx: PassContext,
+  def: ConsumerDef,
+  state: ConsumerState,
+  url: string,
+  remote: ConsumerInfo,
+  download: () => Promise<string>,
+): Promise<SwapResult> {
+  if (!remote.last_snapshot_link) throw new SwapError('the new plan has no snapshot to build from')
+  ctx.log.info('plan change: building staging indices', { consumer: def.kind, url: url.replace(/[?#].*$/, '') })
+  let file: string | undefined
+  let swapped: StagedSwap<void>
+  try {
+    swapped = await stageAndSwap(ctx, def, async (staging) => {
+      file = await download()
+      await loadArchive(ctx, def, file, staging)
+    })
+  } catch (e) {
     if (file) ctx.local.discard(file)
     throw e
   }
@@ -165,15 +203,8 @@ export async function blueGreenSwap(
     local_offset: remote.last_snapshot_offset ?? 0,
     remote_offset: remote.last_offset,
     status: 'running',
+    post_sync_pending: true,
   }
   await ctx.states.write(next)
-  for (const kind of def.indices) {
-    try {
-      await dropIndex(ctx, live[kind])
-    } catch (e) {
-      ctx.log.warn('old content index could not be deleted after the swap', { index: live[kind], error: e })
-    }
-  }
-  ctx.log.info('plan change: aliases switched', { consumer: def.kind, indices: Object.values(shadow) })
-  return { state: next, stale, targets: shadow }
+  return { state: next, stale: swapped.stale, targets: swapped.targets }
 }

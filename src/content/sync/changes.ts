@@ -16,7 +16,8 @@ import type { ConsumerDef } from './consumers'
 import { cveType, reprocess, routeRecord } from './documents'
 import { applyPatch, PatchError } from './json-patch'
 import { Progress } from './progress'
-import type { ConsumerState, ConsumerStates } from './state'
+import { yieldToLoop } from './yield'
+import type { ConsumerState, ConsumerStates, PassProgress } from './state'
 
 export interface ChangesDeps {
   store: Store
@@ -32,6 +33,8 @@ export interface ChangesDeps {
   targets: Partial<Record<ContentKind, string>>
   signal?: AbortSignal
   now?: () => number
+  /** Shows progress in the consumer document. */
+  report?: (p: PassProgress) => Promise<void>
 }
 
 export interface ChangesResult {
@@ -58,7 +61,7 @@ export async function applyChanges(
 ): Promise<ChangesResult> {
   const window = deps.limits.maxItems
   const start = state.local_offset
-  const progress = new Progress(deps.log, 'change feed', { consumer: def.kind, from: start, to: target }, deps.now)
+  const progress = new Progress(deps.log, 'change feed', { consumer: def.kind, from: start, to: target }, deps.now, undefined, deps.report)
   let checkpointed = start
   let applied = 0
   let skipped = 0
@@ -103,6 +106,7 @@ export async function applyChanges(
       if (windows % deps.flushEvery === 0) await flush(deps)
       progress.tick(changes.length, (to - start) / Math.max(1, target - start))
       from = to
+      await yieldToLoop()
     }
   } catch (e) {
     if (last > checkpointed) {

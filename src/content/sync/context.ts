@@ -70,7 +70,12 @@ export async function loadArchive(
     if (!index) throw new Error(`no target index for ${kind}`)
     return index
   }
-  const loaded = await loadSnapshotFile(file, def, target, writer, { log: ctx.log, signal: ctx.signal, now: ctx.now })
+  const loaded = await loadSnapshotFile(file, def, target, writer, {
+    log: ctx.log,
+    signal: ctx.signal,
+    now: ctx.now,
+    report: (p) => ctx.states.reportProgress(def, p),
+  })
   const result = await writer.finish()
   await ctx.store.refresh({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
   if (result.dropped > 0) {

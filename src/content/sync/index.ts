@@ -15,11 +15,24 @@ import { subscriptionRoutes } from '../subscription/routes'
 import { versionCheckRoutes } from '../version/routes'
 import type { SyncRuleset } from './ruleset-post-sync'
 import { updateRoutes } from './routes'
-import { ContentSync, type StartResult, type Trigger } from './service'
+import { RESOURCE_LOCKS_INDEX } from '../indices'
+import { ContentSync, feedUnreachable, SYNC_LOCK_ID, type StartResult, type Trigger } from './service'
 
 const cm = 'plugins.content_manager.'
 /** A registration that finds a pass running asks again this often until its own pass starts (reference 7.8). */
 const REGISTRATION_RETRY_MS = 30_000
+/**
+ * A start-up pass that cannot reach the CTI API tries again after a random wait ("full jitter")
+ * below a bound that doubles from 5 s to at most 60 s, until a pass reaches it or the scheduled
+ * runs take over (`catalog.sync_interval`), instead of spending its retries at once and then
+ * waiting an hour (issue 15, item 6).
+ */
+export const START_RETRY = { firstMillis: 5_000, maxMillis: 60_000 }
+
+export function startRetryDelay(attempt: number, random = Math.random): number {
+  const bound = Math.min(START_RETRY.maxMillis, START_RETRY.firstMillis * 2 ** attempt)
+  return Math.max(1000, Math.round(random() * bound))
+}
 
 export interface ContentSyncOptions {
   /** Packaged and stable snapshots; default `<path.data>/cti-snapshots`. */
@@ -28,6 +41,8 @@ export interface ContentSyncOptions {
   iocExportPath?: string
   pollMillis?: number
   sleep?: Sleep
+  /** Start-up retry waits (tests shorten them). */
+  startRetryDelay?: (attempt: number) => number
 }
 
 export interface ContentSyncModule {
@@ -128,11 +143,30 @@ export function createContentSync(
       }
       await jobs.start()
       if (setup !== 'ready' || !s.bool(`${cm}catalog.update_on_start`)) return
-      const r = await startPass('start')
-      if (r === 'locked') {
-        // Another node syncs; try once more when its lock would have gone stale.
-        later(s.num(`${cm}resource_lock.stale_threshold_millis`) + 5000, () => void startPass('start'))
+      if (!deps.node.values.get('storage.platform.url')) {
+        // The embedded store belongs to one process: a sync lock found now is a killed process's.
+        await releaseDeadSyncLock(deps)
       }
+      const delay = opts.startRetryDelay ?? startRetryDelay
+      const interval = s.num(`${cm}catalog.sync_interval`) * 60_000
+      const startedAt = deps.now()
+      const attempt = async (n: number): Promise<void> => {
+        if (stopped) return
+        const r = await sync.begin('start')
+        if (r === 'locked') {
+          // Another node syncs; try once more when its lock would have gone stale.
+          later(s.num(`${cm}resource_lock.stale_threshold_millis`) + 5000, () => void startPass('start'))
+          return
+        }
+        if (r === 'busy') return
+        const report = await r.pass.catch(() => undefined)
+        if (!report || stopped || !feedUnreachable(report)) return
+        const wait = delay(n)
+        if (deps.now() - startedAt + wait >= interval) return // the scheduled run comes first
+        deps.log.warn('CTI API unreachable at start-up; trying again soon', { retry_in_millis: wait, attempt: n + 1 })
+        later(wait, () => void attempt(n + 1))
+      }
+      await attempt(0)
     },
     async stop() {
       stopped = true
@@ -140,5 +174,15 @@ export function createContentSync(
       jobs.stop()
       await sync.stop()
     },
+  }
+}
+
+/** Deletes the cluster-wide sync lock; only for a store no other live process can hold it in. */
+async function releaseDeadSyncLock(deps: Deps): Promise<void> {
+  try {
+    const r = await deps.store.delete({ index: RESOURCE_LOCKS_INDEX, id: SYNC_LOCK_ID, refresh: true })
+    if (r.result === 'deleted') deps.log.info('sync lock of an interrupted process released', {})
+  } catch (e) {
+    if ((e as { status?: number }).status !== 404) deps.log.warn('sync lock left by an earlier process could not be released', { error: e })
   }
 }

@@ -1,8 +1,8 @@
 // Snapshots on this node's disk (reference 1.5.4): the packaged ones shipped with the product
 // (`<kind>.zip` and `manifest.json`), and per consumer the "stable" one, the last archive that
 // was loaded in full, kept so that a failed remote load can fall back to known-good content.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
 import { t, type Static } from 'elysia'
 import { Value } from '@sinclair/typebox/value'
 import type { ConsumerDef } from './consumers'
@@ -16,6 +16,9 @@ export const ManifestEntry = t.Object({
   remote_offset: t.Optional(t.Integer({ minimum: 0 })),
 })
 export type ManifestEntry = Static<typeof ManifestEntry>
+
+/** Names of in-progress downloads (see `download`). */
+const DOWNLOAD = /^\.[a-z]+\.download-\d+-\d+\.zip$/
 
 export class LocalSnapshots {
   constructor(readonly dir: string) {}
@@ -66,5 +69,31 @@ export class LocalSnapshots {
 
   discard(file: string): void {
     rmSync(file, { force: true })
+  }
+
+  /**
+   * Removes what a killed process left behind: partial snapshot downloads here and partial
+   * exports next to `exportPath`. Run once at start-up, before any pass of this process.
+   */
+  sweep(exportPath?: string): string[] {
+    const removed: string[] = []
+    const clean = (dir: string, match: (name: string) => boolean) => {
+      let names: string[]
+      try {
+        names = readdirSync(dir)
+      } catch {
+        return // no directory yet: nothing was left
+      }
+      for (const name of names.filter(match)) {
+        rmSync(join(dir, name), { force: true })
+        removed.push(join(dir, name))
+      }
+    }
+    clean(this.dir, (n) => DOWNLOAD.test(n))
+    if (exportPath) {
+      const prefix = `${basename(exportPath)}.tmp-`
+      clean(dirname(exportPath), (n) => n.startsWith(prefix))
+    }
+    return removed
   }
 }

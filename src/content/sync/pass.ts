@@ -2,18 +2,16 @@
 // and remote consumer, check the indices exist, then swap, initialise from a snapshot (remote, then
 // last stable, then packaged) or apply the change feed, and finish with the consumer's post-sync.
 import type { ContentKind } from '../../setup/indices'
-import { CONTENT, contentIndexBody } from '../../setup/indices'
-import { IndexNotFound } from '../../store/errors'
 import { isCtiError } from '../cti/errors'
 import type { ConsumerInfo } from '../cti/schemas'
 import { consumerIdentity, loggable, normalizeConsumerUrl, sameResource } from '../cti/urls'
-import { blueGreenSwap } from './blue-green'
+import { blueGreenSwap, stageAndSwap } from './blue-green'
 import { applyChanges } from './changes'
 import { aliasOf, type ConsumerDef } from './consumers'
 import { loadArchive, type PassContext } from './context'
-import { iocPostSync } from './ioc-post-sync'
+import { IOC_SUMMARY_ID, iocPostSync } from './ioc-post-sync'
 import { rulesetPostSync, type StaleStandard } from './ruleset-post-sync'
-import { placeholder, type ConsumerState } from './state'
+import { placeholder, type ConsumerState, type PassProgress } from './state'
 
 const cm = 'plugins.content_manager.'
 
@@ -45,49 +43,16 @@ async function targetsOf(ctx: PassContext, def: ConsumerDef): Promise<Partial<Re
 }
 
 /**
- * Empties what a snapshot load replaces: the standard space of the ruleset indices (user spaces
- * stay) and of Ruleset Management; the whole index of the single-index consumers.
+ * True when the consumer's index holds no content document. Counts documents by id, never by a
+ * content field: the CVE index maps `document` with `enabled: false`, so an `exists` query on it
+ * always counted 0 and sent a loaded consumer back to its snapshot on every pass.
  */
-async function clearForLoad(
-  ctx: PassContext,
-  def: ConsumerDef,
-  targets: Partial<Record<ContentKind, string>>,
-): Promise<Partial<Record<ContentKind, string>>> {
-  if (def.kind !== 'ruleset') {
-    const kind = def.indices[0]
-    const index = targets[kind]!
-    const alias = aliasOf(kind)
-    const definition = CONTENT.find((c) => c.alias === alias)?.aliasDefinition ?? { is_write_index: true }
-    try {
-      await ctx.store.deleteIndex({ index, expand_wildcards: 'all' })
-    } catch (e) {
-      if (!(e instanceof IndexNotFound)) throw e
-    }
-    await ctx.store.createIndex({ index, body: { ...contentIndexBody(kind), aliases: { [alias]: definition } } })
-    return targets
-  }
-  for (const kind of def.indices) {
-    const index = targets[kind]!
-    for (;;) {
-      const r = await ctx.store.search({
-        index,
-        expand_wildcards: 'all',
-        body: { query: { term: { 'space.name': 'standard' } }, size: 5000, _source: false },
-      })
-      if (r.hits.hits.length === 0) break
-      await ctx.store.bulk({ body: r.hits.hits.map((h) => ({ delete: { _index: index, _id: h._id } })), refresh: true })
-    }
-  }
-  if (ctx.ruleset.deleteSpace) {
-    const r = await ctx.ruleset.deleteSpace('standard')
-    if (r.failures.length > 0)
-      ctx.log.warn('standard content could not all be removed from Ruleset Management', { failures: r.failures.slice(0, 3) })
-  }
-  return targets
-}
-
 async function indexEmpty(ctx: PassContext, index: string): Promise<boolean> {
-  const r = await ctx.store.count({ index, expand_wildcards: 'all', body: { query: { exists: { field: 'document' } } } })
+  const r = await ctx.store.count({
+    index,
+    expand_wildcards: 'all',
+    body: { query: { bool: { must_not: [{ ids: { values: [IOC_SUMMARY_ID] } }] } } },
+  })
   return r.count === 0
 }
 
@@ -102,60 +67,81 @@ async function downloadRemote(ctx: PassContext, def: ConsumerDef, remote: Consum
   }
 }
 
-/** Reference 2.3 step 7: remote snapshot first, then the last stable one, then the packaged one. */
+export class SnapshotUnavailable extends Error {
+  override name = 'SnapshotUnavailable'
+}
+
+type Source = 'remote' | 'stable' | 'packaged'
+interface Initialised {
+  offset: number
+  from: Source
+  stale?: StaleStandard
+  targets: Partial<Record<ContentKind, string>>
+}
+
+/**
+ * Loads one archive into staging and swaps it in. The downloaded archive is removed on failure
+ * and kept as the stable one on success; a packaged one becomes the stable one once loaded.
+ */
+async function loadSource(ctx: PassContext, def: ConsumerDef, source: Source, remote: ConsumerInfo | undefined): Promise<Initialised> {
+  let file: string | undefined
+  try {
+    const swapped = await stageAndSwap(ctx, def, async (staging) => {
+      file =
+        source === 'remote'
+          ? await downloadRemote(ctx, def, remote!)
+          : source === 'stable'
+            ? ctx.local.stable(def)!
+            : ctx.local.packaged(def)!
+      return loadArchive(ctx, def, file, staging)
+    })
+    if (source !== 'stable') ctx.local.promote(def, file!)
+    if (source === 'remote') ctx.local.deletePackaged(def)
+    const offset = source === 'remote' ? (remote!.last_snapshot_offset ?? 0) : swapped.loaded.maxOffset
+    return { offset, from: source, stale: swapped.stale, targets: swapped.targets }
+  } catch (e) {
+    if (source === 'remote' && file) ctx.local.discard(file)
+    throw e
+  }
+}
+
+/**
+ * Reference 2.3 step 7: remote snapshot first, then the last stable one, then the packaged one.
+ * Every load goes into staging and is swapped in only when complete, so readers keep the old
+ * content meanwhile. Undefined when no snapshot exists at all; `SnapshotUnavailable` when every
+ * one that exists failed (the consumer then ends `failed`, never `ready` over partial content).
+ */
 async function initialise(
   ctx: PassContext,
   def: ConsumerDef,
   url: string | undefined,
   remote: ConsumerInfo | undefined,
-  targets: Partial<Record<ContentKind, string>>,
-): Promise<{ offset: number; from: ConsumerOutcome['loadedFrom'] } | undefined> {
-  if (url && remote?.last_snapshot_link) {
-    await clearForLoad(ctx, def, targets)
-    let file: string | undefined
-    try {
-      file = await downloadRemote(ctx, def, remote)
-      await loadArchive(ctx, def, file, targets)
-      ctx.local.promote(def, file)
-      ctx.local.deletePackaged(def)
-      return { offset: remote.last_snapshot_offset ?? 0, from: 'remote' }
-    } catch (e) {
-      if (file) ctx.local.discard(file)
-      if (ctx.signal.aborted) throw e
-      ctx.log.warn('remote snapshot could not be loaded; trying local snapshots', { consumer: def.kind, error: (e as Error).message })
-    }
-    const fallback = ctx.local.stable(def) ? ('stable' as const) : ctx.local.packaged(def) ? ('packaged' as const) : undefined
-    if (!fallback) {
-      ctx.log.error('no local snapshot to fall back to', { consumer: def.kind })
-      return undefined
-    }
-    return loadLocal(ctx, def, fallback, targets)
+): Promise<Initialised | undefined> {
+  const sources: Source[] = []
+  if (url && remote?.last_snapshot_link) sources.push('remote', 'stable', 'packaged')
+  else {
+    if (url && !remote) ctx.log.warn('configured CTI feed is unusable; loading a local snapshot', { consumer: def.kind })
+    sources.push('packaged', 'stable')
   }
-  if (url && !remote) ctx.log.warn('configured CTI feed is unusable; loading a local snapshot', { consumer: def.kind })
-  if (ctx.local.packaged(def)) return loadLocal(ctx, def, 'packaged', targets)
-  if (ctx.local.stable(def)) return loadLocal(ctx, def, 'stable', targets)
+  const errors: string[] = []
+  for (const source of sources) {
+    if (source === 'stable' && !ctx.local.stable(def)) continue
+    if (source === 'packaged' && !ctx.local.packaged(def)) continue
+    try {
+      return await loadSource(ctx, def, source, remote)
+    } catch (e) {
+      if (ctx.signal.aborted) throw e
+      errors.push(`${source}: ${(e as Error).message}`)
+      ctx.log.warn('snapshot could not be loaded; trying the next source', {
+        consumer: def.kind,
+        snapshot: source,
+        error: (e as Error).message,
+      })
+    }
+  }
+  if (errors.length > 0) throw new SnapshotUnavailable(`no snapshot could be loaded (${errors.join('; ')})`)
   ctx.log.error('no snapshot available: nothing loaded', { consumer: def.kind })
   return undefined
-}
-
-async function loadLocal(
-  ctx: PassContext,
-  def: ConsumerDef,
-  which: 'stable' | 'packaged',
-  targets: Partial<Record<ContentKind, string>>,
-): Promise<{ offset: number; from: ConsumerOutcome['loadedFrom'] } | undefined> {
-  const file = which === 'stable' ? ctx.local.stable(def)! : ctx.local.packaged(def)!
-  // A partial remote load may have written some documents: start again from empty.
-  await clearForLoad(ctx, def, targets)
-  try {
-    const r = await loadArchive(ctx, def, file, targets)
-    if (which === 'packaged') ctx.local.promote(def, file)
-    return { offset: r.maxOffset, from: which }
-  } catch (e) {
-    if (ctx.signal.aborted) throw e
-    ctx.log.error('local snapshot could not be loaded', { consumer: def.kind, snapshot: which, error: (e as Error).message })
-    return undefined
-  }
 }
 
 export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<ConsumerOutcome> {
@@ -244,7 +230,7 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
     updated = true
     loadedFrom = 'swap'
     if (state.local_offset < remote.last_offset) {
-      const r = await applyChanges(changesDeps(ctx, targets), def, swapTo, state, remote.last_offset)
+      const r = await applyChanges(changesDeps(ctx, def, targets), def, swapTo, state, remote.last_offset)
       if (r.applied > 0) updated = true
     }
   } else {
@@ -275,27 +261,34 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
         local_offset: 0,
         remote_offset: remote?.last_offset ?? manifest?.remote_offset ?? 0,
       })
-      const init = await initialise(ctx, def, url, remote, targets)
+      const init = await initialise(ctx, def, url, remote)
       if (init) {
         loaded = true
         updated = true
         loadedFrom = init.from
         current = init.offset
-        state = await ctx.states.write({ ...state, local_offset: current })
+        targets = init.targets
+        stale = init.stale
+        state = await ctx.states.write({ ...state, local_offset: current, post_sync_pending: true })
       }
     }
     if (remote && current < remote.last_offset) {
       if (current === 0 && !loaded) {
         ctx.log.warn('nothing loaded and no snapshot: the full feed is not fetched change by change', { consumer: def.kind })
       } else {
-        const r = await applyChanges(changesDeps(ctx, targets), def, url!, state, remote.last_offset)
+        // Recorded before the first change is written: a crash from here on redoes the post-sync.
+        if (!state.post_sync_pending) state = await ctx.states.write({ ...state, post_sync_pending: true })
+        const r = await applyChanges(changesDeps(ctx, def, targets), def, url!, state, remote.last_offset)
         if (r.applied > 0) updated = true
       }
     }
   }
   if (remote) state = { ...state, remote_offset: remote.last_offset }
 
-  // 9: post-sync, then ready.
+  // 9: post-sync, then ready. Content written by an earlier pass whose post-sync never finished
+  // (killed, failed) counts as updated here, so that work is redone before `ready`.
+  const postSync = updated || state.post_sync_pending === true
+  if (postSync && !updated) ctx.log.info('post-sync of an earlier pass did not finish; running it again', { consumer: def.kind })
   let pending: string[] = []
   if (def.kind === 'ruleset') {
     const r = await rulesetPostSync(
@@ -308,10 +301,10 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
         settings: ctx.settings,
         recomputeSpaces: ctx.recomputeSpaces,
       },
-      { updated, pending: state.pending_sync_phases, stale },
+      { updated: postSync, pending: state.pending_sync_phases, stale },
     )
     pending = r.pending
-  } else if (updated && def.kind === 'iocs') {
+  } else if (postSync && def.kind === 'iocs') {
     await iocPostSync({
       store: ctx.store,
       engine: ctx.engine,
@@ -319,12 +312,13 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
       index: targets.enrichments!,
       exportPath: ctx.iocExportPath,
       pageSize: ctx.settings.num(`${cm}search_page_size`),
-      keepAliveSeconds: ctx.settings.num(`${cm}pit_keepalive`),
     })
-  } else if (updated) {
+  } else if (postSync) {
     await ctx.store.refresh({ index: Object.values(targets).filter((x): x is string => !!x), expand_wildcards: 'all' })
   }
-  state = await ctx.states.write({ ...state, status: 'ready', pending_sync_phases: pending })
+  const { post_sync_pending: _done, ...finished } = state
+  ctx.states.endProgress(def)
+  state = await ctx.states.write({ ...finished, status: 'ready', pending_sync_phases: pending })
   return outcome({
     updated,
     retry: feedUnreachable || pending.length > 0,
@@ -334,7 +328,7 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
   })
 }
 
-function changesDeps(ctx: PassContext, targets: Partial<Record<ContentKind, string>>) {
+function changesDeps(ctx: PassContext, def: ConsumerDef, targets: Partial<Record<ContentKind, string>>) {
   return {
     store: ctx.store,
     cti: ctx.cti,
@@ -346,5 +340,6 @@ function changesDeps(ctx: PassContext, targets: Partial<Record<ContentKind, stri
     targets,
     signal: ctx.signal,
     now: ctx.now,
+    report: (p: PassProgress) => ctx.states.reportProgress(def, p),
   }
 }

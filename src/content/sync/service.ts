@@ -24,7 +24,7 @@ import type { PassContext } from './context'
 import { LocalSnapshots } from './local-snapshots'
 import { runConsumer, type ConsumerOutcome } from './pass'
 import type { SyncRuleset } from './ruleset-post-sync'
-import { ConsumerStates } from './state'
+import { ConsumerStates, type LastPass } from './state'
 
 export const SYNC_LOCK_ID = 'catalog-sync'
 const cm = 'plugins.content_manager.'
@@ -51,8 +51,20 @@ export interface ContentSyncDeps {
 export interface PassReport {
   trigger: Trigger
   outcome: 'done' | 'setup_not_ready' | 'aborted'
-  consumers: Partial<Record<ConsumerKind, ConsumerOutcome | { kind: ConsumerKind; status: 'failed'; error: string; deferred?: boolean }>>
+  consumers: Partial<
+    Record<
+      ConsumerKind,
+      ConsumerOutcome | { kind: ConsumerKind; status: 'failed'; error: string; deferred?: boolean; unreachable?: boolean }
+    >
+  >
   retried: boolean
+}
+
+/** True when a consumer of the pass could not reach its CTI feed (no answer, time-out, 5xx). */
+export function feedUnreachable(report: PassReport): boolean {
+  return Object.values(report.consumers).some(
+    (c) => c !== undefined && (('reason' in c && c.reason === 'feed_unreachable') || ('unreachable' in c && c.unreachable === true)),
+  )
 }
 
 export type StartResult = 'started' | 'busy' | 'locked'
@@ -68,6 +80,13 @@ export class ContentSync {
     this.states = new ConsumerStates(deps.store)
     this.repo = new ContentRepository(deps.store)
     this.local = new LocalSnapshots(deps.snapshotsDir)
+    // One ContentSync per process: what an earlier, killed process left half-written goes now.
+    try {
+      const removed = this.local.sweep(deps.iocExportPath)
+      if (removed.length > 0) deps.log.info('temporary files of an interrupted sync removed', { files: removed })
+    } catch (e) {
+      deps.log.warn('temporary files of an interrupted sync could not be removed', { error: (e as Error).message })
+    }
   }
 
   get running(): boolean {
@@ -102,7 +121,8 @@ export class ContentSync {
     await this.idle()
   }
 
-  private async begin(trigger: Trigger): Promise<{ pass: Promise<PassReport> } | 'busy' | 'locked'> {
+  /** Starts a pass and hands back its promise (start-up retries look at its report). */
+  async begin(trigger: Trigger): Promise<{ pass: Promise<PassReport> } | 'busy' | 'locked'> {
     if (this.current || this.stopping.signal.aborted) return 'busy'
     // Claim the node-local permit before any await, so two triggers cannot both pass this point.
     let release!: () => void
@@ -211,6 +231,15 @@ export class ContentSync {
     for (const kind of CONSUMER_KINDS) {
       if (this.stopping.signal.aborted) break
       const def = CONSUMERS[kind]
+      const started = this.deps.now()
+      const lastPass = (outcome: LastPass['outcome'], updated: boolean, error?: string): LastPass => ({
+        outcome,
+        started_at: new Date(started).toISOString(),
+        finished_at: new Date(this.deps.now()).toISOString(),
+        duration_millis: Math.max(0, this.deps.now() - started),
+        updated,
+        ...(error ? { error } : {}),
+      })
       try {
         const o = await runConsumer(ctx, def)
         report.consumers[kind] = o
@@ -221,11 +250,20 @@ export class ContentSync {
           local_offset: o.localOffset,
           remote_offset: o.remoteOffset,
           from: o.loadedFrom,
+          millis: this.deps.now() - started,
         })
+        await this.states
+          .patch(def, { last_pass: lastPass('ready', o.updated) })
+          .catch((e) => this.deps.log.warn('consumer pass outcome could not be recorded', { consumer: kind, error: e }))
       } catch (e) {
         const deferred = isCtiError(e, 'rate_limited')
         const aborted = this.stopping.signal.aborted
-        report.consumers[kind] = { kind, status: 'failed', error: (e as Error).message, deferred }
+        const unreachable =
+          isCtiError(e, 'unreachable') ||
+          isCtiError(e, 'timeout') ||
+          (isCtiError(e, 'http') && ((e as { status?: number }).status ?? 0) >= 500)
+        report.consumers[kind] = { kind, status: 'failed', error: (e as Error).message, deferred, unreachable }
+        this.states.endProgress(def)
         if (aborted) break
         // A rate limit that outlived its retries waits for the next scheduled run (spec background 5).
         if (!deferred) retry = true
@@ -234,7 +272,10 @@ export class ContentSync {
           error: (e as Error).message,
         })
         try {
-          await this.states.patch(def, { status: 'failed' })
+          await this.states.patch(def, {
+            status: 'failed',
+            last_pass: lastPass(deferred ? 'deferred' : 'failed', false, (e as Error).message.slice(0, 500)),
+          })
         } catch (pe) {
           this.deps.log.error('consumer status could not be set to failed', { consumer: kind, error: pe })
         }

@@ -11,6 +11,8 @@ import type { BulkWriter } from './bulk-writer'
 import type { ConsumerDef } from './consumers'
 import { routeRecord } from './documents'
 import { Progress } from './progress'
+import { yieldToLoop } from './yield'
+import type { PassProgress } from './state'
 
 export interface SnapshotLoad {
   /** Highest `offset` seen on any line (the local offset after a local/stable load). */
@@ -31,10 +33,10 @@ export async function loadSnapshotFile(
   consumer: ConsumerDef,
   target: (kind: ContentKind) => string,
   writer: BulkWriter,
-  deps: { log: Logger; signal?: AbortSignal; now?: () => number },
+  deps: { log: Logger; signal?: AbortSignal; now?: () => number; report?: (p: PassProgress) => Promise<void> },
 ): Promise<SnapshotLoad> {
   const size = statSync(file).size
-  const progress = new Progress(deps.log, 'snapshot load', { consumer: consumer.kind }, deps.now)
+  const progress = new Progress(deps.log, 'snapshot load', { consumer: consumer.kind }, deps.now, undefined, deps.report)
   const lines: Array<[entry: string, line: string]> = []
   const perEntry = new Map<string, Counts>()
   let zipError: Error | undefined
@@ -105,8 +107,9 @@ export async function loadSnapshotFile(
       }
       await writer.add({ op: 'index', index: target(routed.kind), id: routed.id, body: routed.body })
       queued++
+      // Per document (a clock read): one archive chunk can hold thousands of them.
+      progress.tick(1, fraction)
     }
-    progress.tick(batch.length, fraction)
   }
 
   let read = 0
@@ -126,6 +129,7 @@ export async function loadSnapshotFile(
     }
     if (zipError) throw new SnapshotFormatError(`snapshot entry could not be inflated: ${zipError.message}`)
     await drain(size > 0 ? read / size : 0)
+    await yieldToLoop()
   }
   try {
     unzip.push(new Uint8Array(0), true)

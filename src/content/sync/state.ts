@@ -12,6 +12,26 @@ import type { ConsumerDef } from './consumers'
 export const SYNC_PHASES = ['integrations', 'rules', 'detectors'] as const
 export type SyncPhase = (typeof SYNC_PHASES)[number]
 
+export const PassProgress = t.Object({
+  phase: t.String(),
+  documents: t.Integer({ minimum: 0 }),
+  percent: t.Optional(t.Number()),
+  docs_per_second: t.Number(),
+  eta_seconds: t.Optional(t.Number()),
+  updated_at: t.String(),
+})
+export type PassProgress = Static<typeof PassProgress>
+
+export const LastPass = t.Object({
+  outcome: t.Union([t.Literal('ready'), t.Literal('failed'), t.Literal('deferred')]),
+  started_at: t.String(),
+  finished_at: t.String(),
+  duration_millis: t.Integer({ minimum: 0 }),
+  updated: t.Boolean(),
+  error: t.Optional(t.String()),
+})
+export type LastPass = Static<typeof LastPass>
+
 export const ConsumerState = t.Object({
   name: t.String(),
   context: t.String(),
@@ -22,6 +42,17 @@ export const ConsumerState = t.Object({
   local_offset: t.Integer({ minimum: 0 }),
   remote_offset: t.Integer({ minimum: 0 }),
   pending_sync_phases: t.Array(t.String()),
+  /**
+   * Content was written and the consumer's post-sync (IoC hashes and export, ruleset hash and
+   * Engine load, refresh) has not finished since: set before the first write, cleared only with
+   * `ready`, so a crash in between makes the next pass redo the post-sync instead of reporting
+   * `ready` over work never done.
+   */
+  post_sync_pending: t.Optional(t.Boolean()),
+  /** The running pass's progress (rewritten at most every 5 s). */
+  progress: t.Optional(PassProgress),
+  /** Outcome of the last finished pass of this consumer. */
+  last_pass: t.Optional(LastPass),
 })
 export type ConsumerState = Static<typeof ConsumerState>
 export type ConsumerStatus = ConsumerState['status']
@@ -43,6 +74,7 @@ function coerce(def: ConsumerDef, source: Record<string, unknown>): ConsumerStat
     pending_sync_phases: Array.isArray(source.pending_sync_phases)
       ? source.pending_sync_phases.filter((p): p is string => typeof p === 'string')
       : [],
+    ...(source.post_sync_pending === true ? { post_sync_pending: true } : {}),
   }
 }
 
@@ -63,6 +95,13 @@ export function placeholder(def: ConsumerDef, resource: string): ConsumerState {
 }
 
 export class ConsumerStates {
+  /** Progress of the pass running on this node, per consumer type, carried by every write. */
+  private readonly progress = new Map<string, PassProgress>()
+  /** What this node wrote last, per consumer type: progress reports rewrite it, never an older read. */
+  private readonly last = new Map<string, ConsumerState>()
+  /** Writes go out one at a time, so a progress report can never land after a newer checkpoint. */
+  private queue: Promise<unknown> = Promise.resolve()
+
   constructor(private readonly store: Store) {}
 
   async read(def: ConsumerDef): Promise<ConsumerState | undefined> {
@@ -76,7 +115,13 @@ export class ConsumerStates {
   }
 
   async write(state: ConsumerState): Promise<ConsumerState> {
-    await this.store.index({ index: CTI_CONSUMERS_INDEX, id: state.type, body: state, refresh: true })
+    const { progress: _old, ...rest } = state
+    const p = this.progress.get(state.type)
+    const body: ConsumerState = p ? { ...rest, progress: p } : rest
+    this.last.set(state.type, rest)
+    const done = this.queue.then(() => this.store.index({ index: CTI_CONSUMERS_INDEX, id: state.type, body, refresh: true }))
+    this.queue = done.catch(() => undefined)
+    await done
     return state
   }
 
@@ -85,5 +130,17 @@ export class ConsumerStates {
     const current = await this.read(def)
     if (!current) return undefined
     return this.write({ ...current, ...change, type: def.type })
+  }
+
+  /** Shows a running pass's progress in the consumer document (over the last state this node wrote). */
+  async reportProgress(def: ConsumerDef, p: PassProgress): Promise<void> {
+    this.progress.set(def.type, p)
+    const last = this.last.get(def.type) ?? (await this.read(def))
+    if (last) await this.write(last)
+  }
+
+  /** The pass is over: later writes carry no progress. */
+  endProgress(def: ConsumerDef): void {
+    this.progress.delete(def.type)
   }
 }

@@ -20,15 +20,26 @@ export interface Checkpoint {
   indices: Record<string, number>
   last_run_at: number
   last_run?: RunSummary
+  /** The latest failure of a run (kept after later runs succeed, so it stays visible). */
+  last_error?: { at: number; message: string }
 }
 
+/** What the last run did: the detector's status as its GET and search responses show it. */
 export interface RunSummary {
   started_at: number
+  finished_at: number
   took_ms: number
+  /** Events scanned. */
   documents: number
+  /** Findings written. */
   findings: number
   duplicates: number
   shed: number
+  /** Findings the findings stream refused (counted; the run moved on). */
+  failed_findings: number
+  /** Run end minus the newest evaluated event's `@timestamp`. */
+  lag_ms?: number
+  error?: string
   skipped_rules: string[]
 }
 
@@ -106,4 +117,36 @@ export async function baseline(
   const indices: Record<string, number> = {}
   for (const index of await concreteIndices(store, expressions)) indices[index] = await maxSeqNo(store, index)
   return { detector_id: detectorId, epoch, indices, last_run_at: now }
+}
+
+/** The detector's run status as its GET and search responses show it (nothing before a first run). */
+export function renderStatus(cp: Checkpoint | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  const r = cp?.last_run
+  if (r)
+    out.last_run = {
+      start_time: new Date(r.started_at).toISOString(),
+      end_time: new Date(r.finished_at ?? r.started_at + r.took_ms).toISOString(),
+      took_ms: r.took_ms,
+      events_scanned: r.documents,
+      findings_written: r.findings,
+      findings_failed: r.failed_findings ?? 0,
+      findings_shed: r.shed,
+      findings_duplicate: r.duplicates,
+      ...(r.lag_ms !== undefined ? { lag_ms: r.lag_ms } : {}),
+      ...(r.error ? { error: r.error } : {}),
+      skipped_rules: r.skipped_rules,
+    }
+  if (cp?.last_error) out.last_error = { time: new Date(cp.last_error.at).toISOString(), message: cp.last_error.message }
+  return out
+}
+
+/** Checkpoints of several detectors at once (for search responses). */
+export async function loadCheckpoints(store: Store, ids: string[]): Promise<Map<string, Checkpoint>> {
+  const out = new Map<string, Checkpoint>()
+  if (ids.length === 0) return out
+  await ensureIndex(store, DETECTOR_STATE_INDEX)
+  const r = await store.search({ index: DETECTOR_STATE_INDEX, body: { size: ids.length, query: { ids: { values: ids } } } })
+  for (const h of r.hits.hits) out.set(h._id, h._source as unknown as Checkpoint)
+  return out
 }

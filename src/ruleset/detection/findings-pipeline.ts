@@ -29,8 +29,10 @@ export interface SubmitResult {
   written: number
   duplicates: number
   shed: number
-  /** Findings that could not be written; the caller must not move its checkpoint past them. */
+  /** Findings the stream refused (mapping errors and the like): retrying would fail again. */
   failed: number
+  /** Findings not written because the store could not take them now: retry later. */
+  unavailable: number
   errors: string[]
 }
 
@@ -49,7 +51,7 @@ export class FindingsPipeline {
   }
 
   async submit(findings: Array<FindingInput & { id: string }>, settings: SettingsSnapshot): Promise<SubmitResult> {
-    const out: SubmitResult = { written: 0, duplicates: 0, shed: 0, failed: 0, errors: [] }
+    const out: SubmitResult = { written: 0, duplicates: 0, shed: 0, failed: 0, unavailable: 0, errors: [] }
     if (findings.length === 0 || !settings.bool(FINDINGS_SETTINGS.indexEnabled)) return out
     const room = Math.max(0, settings.num(FINDINGS_SETTINGS.maxPending) - this.pending)
     const accepted = findings.slice(0, room)
@@ -72,16 +74,20 @@ export class FindingsPipeline {
                 if (item.status === 201 || item.status === 200) out.written++
                 else if (item.status === 409) out.duplicates++
                 else {
-                  out.failed++
-                  if (out.errors.length < 5) out.errors.push(item.error ?? `status ${item.status}`)
+                  if (item.status === 429 || item.status >= 500) out.unavailable++
+                  else out.failed++
+                  const reason = item.error ?? `status ${item.status}`
+                  if (out.errors.length < 5 && !out.errors.includes(reason)) out.errors.push(reason)
                 }
               }
             } catch (e) {
-              out.failed += chunk.length
+              out.unavailable += chunk.length
               if (out.errors.length < 5) out.errors.push((e as Error).message)
             } finally {
               this.pending -= chunk.length
             }
+            // An embedded store writes synchronously: let requests in between bulks.
+            await new Promise<void>((resolve) => setTimeout(resolve, 0))
           }
         }),
       )

@@ -1,27 +1,40 @@
 /**
  * One detection run of one detector: every document indexed into its source indices since its
- * checkpoint is read in `_seq_no` order (pages of `enriched_findings_enrich_batch_size`), its
- * rules are evaluated on each with THE query evaluator (`evaluateRules` -> `src/store/query/`,
- * typed by the source index mapping, exactly as the platform would run the same tree as a query),
- * and one finding per (event, matched rule) is appended. After each page the findings are written
- * first and the checkpoint moved second, so a crash in between repeats the page, and the
- * deterministic finding ids turn the repeat into create conflicts: no duplicate, no miss.
- * (Checkpointing per page rather than per batch: each checkpoint is a durable write.)
+ * checkpoint is read in `_seq_no` order, in batches of SCAN_BATCH; each event is evaluated once
+ * against the detector's indexed rule set (`ruleSet` -> THE query evaluator of `src/store/query/`
+ * for the candidate rules, typed by the source index mapping, exactly as the platform would run
+ * the same trees as queries), and one finding per (event, matched rule) is appended with `_bulk`.
+ * After each batch the findings are written first and the checkpoint moved second, so a crash in
+ * between repeats the batch, and the deterministic finding ids turn the repeat into create
+ * conflicts: no duplicate, no miss. A finding the findings stream refuses (a mapping error) is
+ * counted and reported in the run's status, and the run moves on: it never retries it forever.
  */
 import type { ClusterSettings, SettingsSnapshot } from '../../config/cluster-settings'
 import type { Logger } from '../../http/log'
 import { fieldSpecs } from '../../store/embedded'
 import type { FieldTypes } from '../../store/query'
-import type { SearchHit, Store } from '../../store/port'
-import { type CompiledSigmaRule, evaluateRules } from '../sigma'
+import type { Store } from '../../store/port'
+import { type CompiledSigmaRule, ruleSet, warmRuleSet } from '../sigma'
+import { normalizeCompliance, normalizeMitre, strings } from '../findings/rule-metadata'
 import type { FindingInput, FindingRule } from '../findings/writer'
 import type { StoredDetector, StoredRule } from '../model'
 import type { Rules } from '../rules'
 import { baseline, type Checkpoint, concreteIndices, loadCheckpoint, type RunSummary, saveCheckpoint } from './checkpoint'
 import { FINDINGS_SETTINGS, type FindingsPipeline, findingId } from './findings-pipeline'
 
-/** Documents read per store call (the platform's default `index.max_result_window`). */
-export const SCAN_PAGE = 10_000
+/**
+ * Documents read per store call: one batch. Each batch is evaluated (yielding to the event loop
+ * every few milliseconds), its findings written, and the checkpoint moved past it; a stop request
+ * (SIGTERM) is honoured between batches. Small enough that a read never blocks the node for long,
+ * large enough that the checkpoint write per batch is cheap next to the evaluation.
+ */
+export const SCAN_BATCH = 1_000
+
+/** Longest stretch of evaluation before the run lets pending requests in. */
+const SLICE_MILLIS = 10
+
+/** Distinct finding-write errors kept per run (the count is exact, the reasons are samples). */
+const MAX_ERRORS = 5
 
 export interface RunDeps {
   store: Store
@@ -32,7 +45,14 @@ export interface RunDeps {
   findings: FindingsPipeline
 }
 
-export type RunOutcome = { status: 'disabled' | 'missing' | 'baselined' | 'lost' } | ({ status: 'ran' } & RunSummary)
+export interface RunControl {
+  /** True once the node is stopping: the run ends at the next batch boundary, checkpoint saved. */
+  stopping(): boolean
+  /** Told of each (rule, event) match (the monitor execute API lists them). */
+  onMatch?(ruleId: string, docId: string, index: string): void
+}
+
+export type RunOutcome = { status: 'disabled' | 'missing' | 'baselined' | 'lost' } | ({ status: 'ran' | 'stopped' } & RunSummary)
 
 interface Prepared {
   compiled: CompiledSigmaRule[]
@@ -40,7 +60,15 @@ interface Prepared {
   skipped: string[]
 }
 
-export async function runDetector(deps: RunDeps, id: string, detector: StoredDetector | undefined): Promise<RunOutcome> {
+/** A macrotask turn, so pending requests (socket reads) run before the run continues. */
+export const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0))
+
+export async function runDetector(
+  deps: RunDeps,
+  id: string,
+  detector: StoredDetector | undefined,
+  control: RunControl = { stopping: () => false },
+): Promise<RunOutcome> {
   if (!detector) return { status: 'missing' }
   if (!detector.enabled) return { status: 'disabled' }
   const startedAt = deps.now()
@@ -57,82 +85,123 @@ export async function runDetector(deps: RunDeps, id: string, detector: StoredDet
   const bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
   const summary: RunSummary = {
     started_at: startedAt,
+    finished_at: startedAt,
     took_ms: 0,
     documents: 0,
     findings: 0,
     duplicates: 0,
     shed: 0,
+    failed_findings: 0,
     skipped_rules: prepared.skipped,
   }
+  const errors = new Set<string>()
   const cp: Checkpoint = { ...stored.checkpoint, indices: { ...stored.checkpoint.indices } }
+  let newest: number | undefined
+  let stopped = false
 
-  for (const index of await concreteIndices(deps.store, expressions)) {
+  scan: for (const index of await concreteIndices(deps.store, expressions)) {
     const fieldTypes = await typesOf(deps.store, index)
+    // Indexed once per (rules, mapping): each event is evaluated once against the whole set.
+    await warmRuleSet(prepared.compiled, fieldTypes, yieldToEventLoop, SLICE_MILLIS)
+    const set = ruleSet(prepared.compiled, fieldTypes)
+    for (const { rule, error } of set.refused) skip(deps, summary, rule.id, error)
     let after = cp.indices[index] ?? -1
     for (;;) {
-      // Read in large pages (one pass over the index each), evaluate batches of
-      // `enriched_findings_enrich_batch_size` events, write findings once a bulk's worth
-      // (`enriched_findings_bulk_size`) is pending and at the page's end, then move the
-      // checkpoint past the page. A crash before the
-      // checkpoint re-evaluates at most one page, and the finding ids make that a no-op.
+      if (control.stopping()) {
+        stopped = true
+        break scan
+      }
       const page = await deps.store.search({
         index,
-        body: { size: SCAN_PAGE, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false },
+        body: { size: SCAN_BATCH, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false },
       })
       const hits = page.hits.hits
+      if (hits.length === 0) break
       let pending: Array<FindingInput & { id: string }> = []
+      // Findings go out a bulk's worth (`enriched_findings_bulk_size`) at a time, checked after each
+      // `enriched_findings_enrich_batch_size` events, and at the batch's end.
       const flush = async () => {
         const r = await deps.findings.submit(pending, settings)
         pending = []
-        if (r.failed > 0) throw new Error(`detector ${id}: ${r.failed} findings could not be written (${r.errors.join('; ')})`)
+        // The store could not take them now: stop before the checkpoint, the next run repeats the batch.
+        if (r.unavailable > 0)
+          throw new Error(`detector ${id}: ${r.unavailable} findings could not be written now (${r.errors.join('; ')})`)
         summary.findings += r.written
         summary.duplicates += r.duplicates
         summary.shed += r.shed
+        summary.failed_findings += r.failed
+        for (const e of r.errors) if (errors.size < MAX_ERRORS) errors.add(e)
       }
-      for (let at = 0; at < hits.length; at += batchSize) {
-        const slice = hits.slice(at, at + batchSize)
-        for (const hit of slice) pending.push(...match(id, detector, hit, prepared, fieldTypes))
-        summary.documents += slice.length
-        if (pending.length >= bulkSize) await flush()
+      let slice = performance.now()
+      for (let at = 0; at < hits.length; at++) {
+        const hit = hits[at]
+        const source = hit._source ?? {}
+        for (const m of set.evaluate(source)) {
+          const rule = prepared.meta.get(prepared.compiled[m.at])!
+          control.onMatch?.(rule.id, hit._id, hit._index)
+          pending.push({
+            id: findingId(id, rule.id, hit._index, hit._id, hit._seq_no ?? 0),
+            event: { _id: hit._id, _index: hit._index, _source: source },
+            rule,
+            detector: { id, type: detector.detector_type },
+          })
+        }
+        const ts = timestampOf(source)
+        if (ts !== undefined && (newest === undefined || ts > newest)) newest = ts
+        if ((at + 1) % batchSize === 0 && pending.length >= bulkSize) await flush()
+        if (performance.now() - slice > SLICE_MILLIS) {
+          await yieldToEventLoop()
+          slice = performance.now()
+        }
       }
+      summary.documents += hits.length
+      // Findings first, checkpoint second: a crash in between repeats the batch, and the
+      // deterministic finding ids turn the repeat into create conflicts.
       if (pending.length > 0) await flush()
-      if (hits.length === 0) break
       after = hits[hits.length - 1]._seq_no!
       cp.indices[index] = after
       const saved = await saveCheckpoint(deps.store, cp, stored)
       if (!saved) return { status: 'lost' } // another node moved it: that node owns this detector now
       stored = saved
-      if (hits.length < SCAN_PAGE) break
+      await yieldToEventLoop()
+      if (hits.length < SCAN_BATCH) break
     }
   }
-  summary.took_ms = deps.now() - startedAt
+  summary.finished_at = deps.now()
+  summary.took_ms = summary.finished_at - startedAt
+  if (newest !== undefined) summary.lag_ms = Math.max(0, summary.finished_at - newest)
+  if (errors.size > 0) {
+    const message = `${summary.failed_findings} findings could not be written: ${[...errors].join('; ')}`
+    summary.error = message
+    cp.last_error = { at: summary.finished_at, message }
+    // Logged once per distinct failure, not on every run that meets it again.
+    if (stored.checkpoint.last_error?.message !== message)
+      deps.log.error('detector findings could not be written; the run moved on', {
+        detector: id,
+        failed: summary.failed_findings,
+        errors: [...errors],
+      })
+  }
   cp.last_run_at = startedAt
   cp.last_run = summary
-  return (await saveCheckpoint(deps.store, cp, stored)) ? { status: 'ran', ...summary } : { status: 'lost' }
+  const saved = await saveCheckpoint(deps.store, cp, stored)
+  if (!saved) return { status: 'lost' }
+  return { status: stopped ? 'stopped' : 'ran', ...summary }
 }
 
-function match(
-  detectorId: string,
-  detector: StoredDetector,
-  hit: SearchHit,
-  p: Prepared,
-  fieldTypes: FieldTypes | undefined,
-): Array<FindingInput & { id: string }> {
-  const source = hit._source ?? {}
-  const out: Array<FindingInput & { id: string }> = []
-  const matches = evaluateRules(source, p.compiled, fieldTypes)
-  if (matches.length === 0) return out
-  const byId = new Map(p.compiled.map((c) => [c.id, c]))
-  for (const m of matches) {
-    const rule = p.meta.get(byId.get(m.rule.id)!)!
-    out.push({
-      id: findingId(detectorId, rule.id, hit._index, hit._id, hit._seq_no ?? 0),
-      event: { _id: hit._id, _index: hit._index, _source: source },
-      rule,
-      detector: { id: detectorId, type: detector.detector_type },
-    })
-  }
-  return out
+function skip(deps: RunDeps, summary: RunSummary, ruleId: string | undefined, error: string): void {
+  if (ruleId === undefined || summary.skipped_rules.includes(ruleId)) return
+  summary.skipped_rules.push(ruleId)
+  deps.log.warn('rule skipped by detector: the source index mapping refuses it', { rule: ruleId, error })
+}
+
+/** The event's `@timestamp` in epoch millis, for the run's lag. */
+function timestampOf(source: Record<string, unknown>): number | undefined {
+  const t = source['@timestamp']
+  if (typeof t === 'number') return t
+  if (typeof t !== 'string') return undefined
+  const ms = Date.parse(t)
+  return Number.isNaN(ms) ? undefined : ms
 }
 
 /** The detector's rules compiled with their log type's current field mapping; unusable ones skipped. */
@@ -141,6 +210,7 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
   const meta = new Map<CompiledSigmaRule, FindingRule>()
   const skipped: string[] = []
   const mappings = new Map<string, Promise<Record<string, string>>>()
+  let slice = performance.now()
   for (const { detector_input: di } of detector.inputs) {
     const custom = (di.custom_rules ?? []).map((r) => r.id)
     const pre = (di.pre_packaged_rules ?? []).map((r) => r.id)
@@ -155,6 +225,10 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
         if (rule.compile_error) {
           skipped.push(rule.document.id)
           continue
+        }
+        if (performance.now() - slice > SLICE_MILLIS) {
+          await yieldToEventLoop()
+          slice = performance.now()
         }
         try {
           const c = await deps.rules.compileForDetection(rule, settings, mappings)
@@ -171,19 +245,22 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
 }
 
 function findingRule(rule: StoredRule): FindingRule {
-  const out: FindingRule = { id: rule.document.id, title: rule.title, tags: rule.tags.map((t) => t.value) }
+  const out: FindingRule = { id: rule.document.id, title: rule.title, tags: strings(rule.tags) }
   if (rule.sigma_id) out.sigma_id = rule.sigma_id
   if (rule.level) out.level = rule.level
   if (rule.status) out.status = rule.status
   if (rule.author) out.author = rule.author
   if (rule.category) out.category = rule.category
   if (rule.description) out.description = rule.description
-  if (isObject(rule.mitre)) out.mitre = rule.mitre as FindingRule['mitre']
-  if (isObject(rule.compliance)) out.compliance = rule.compliance as FindingRule['compliance']
+  // Normalized to the findings mapping, so a rule's metadata shape never stops its findings.
+  const mitre = normalizeMitre(rule.mitre)
+  if (mitre) out.mitre = mitre
+  const compliance = normalizeCompliance(rule.compliance)
+  if (compliance) out.compliance = compliance
+  const reference = strings(rule.references)
+  if (reference.length) out.reference = reference
   return out
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** The index mapping as the evaluator's field types, so detection types fields as a search would. */
 async function typesOf(store: Store, index: string): Promise<FieldTypes | undefined> {

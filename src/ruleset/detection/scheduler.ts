@@ -10,8 +10,8 @@ import { tryAcquireLease, withLease } from '../../jobs/lease'
 import type { Detectors } from '../detectors'
 import { DETECTOR_LOCKS_INDEX } from '../indices'
 import type { Schedule, StoredDetector } from '../model'
-import { loadCheckpoint } from './checkpoint'
-import { type RunDeps, type RunOutcome, runDetector } from './run'
+import { loadCheckpoint, saveCheckpoint } from './checkpoint'
+import { type RunControl, type RunDeps, type RunOutcome, runDetector } from './run'
 
 const UNIT_MILLIS = { MINUTES: 60_000, HOURS: 3_600_000, DAYS: 86_400_000 } as const
 
@@ -27,6 +27,7 @@ export interface SchedulerOptions {
 export class DetectionScheduler {
   private cron?: Cron
   private ticking?: Promise<void>
+  private stopping = false
 
   constructor(
     private readonly deps: RunDeps & { detectors: Detectors },
@@ -42,7 +43,9 @@ export class DetectionScheduler {
     )
   }
 
+  /** Stops the clock; a run in progress ends at its next batch boundary with its checkpoint saved. */
   async stop(): Promise<void> {
+    this.stopping = true
     this.cron?.stop()
     await this.ticking
   }
@@ -51,10 +54,12 @@ export class DetectionScheduler {
   tick(): Promise<void> {
     this.ticking = (async () => {
       for (const { id, detector } of await this.deps.detectors.enabled()) {
+        if (this.stopping) return
         try {
           if (await this.due(id, detector)) await this.runLeased(id)
         } catch (e) {
           this.deps.log.error('detector run failed', { detector: id, error: e as Error })
+          await this.noteError(id, e as Error)
         }
       }
     })()
@@ -62,7 +67,7 @@ export class DetectionScheduler {
   }
 
   /** Runs one detector now under its lease; undefined when another node holds it. */
-  async runLeased(id: string): Promise<RunOutcome | undefined> {
+  async runLeased(id: string, control: Omit<RunControl, 'stopping'> = {}): Promise<RunOutcome | undefined> {
     const lease = await tryAcquireLease(this.deps, {
       index: DETECTOR_LOCKS_INDEX,
       id: `run-${id}`,
@@ -71,16 +76,44 @@ export class DetectionScheduler {
     if (!lease) return undefined
     return withLease(this.deps, lease, async () => {
       // Re-read under the lease: it may have been disabled or deleted since the list was taken.
-      const outcome = await runDetector(this.deps, id, await this.deps.detectors.stored(id))
-      if (outcome.status === 'ran' && (outcome.findings > 0 || outcome.shed > 0))
-        this.deps.log.info('detector run', { detector: id, documents: outcome.documents, findings: outcome.findings, shed: outcome.shed })
+      const outcome = await runDetector(this.deps, id, await this.deps.detectors.stored(id), { ...control, stopping: () => this.stopping })
+      if (
+        (outcome.status === 'ran' || outcome.status === 'stopped') &&
+        (outcome.findings > 0 || outcome.shed > 0 || outcome.status === 'stopped')
+      )
+        this.deps.log.info('detector run', {
+          detector: id,
+          status: outcome.status,
+          documents: outcome.documents,
+          findings: outcome.findings,
+          shed: outcome.shed,
+        })
       return outcome
     })
   }
 
+  /**
+   * Due one interval after the last run started; after a run that outlasted its interval, one
+   * interval after it ended: the missed slot is skipped (as an Alerting monitor skips overlapping
+   * executions) instead of being followed at once by an empty run that would replace its status.
+   */
   private async due(id: string, detector: StoredDetector): Promise<boolean> {
     const cp = await loadCheckpoint(this.deps.store, id)
     if (!cp || cp.checkpoint.epoch !== detector.enabled_time) return true
-    return this.deps.now() - cp.checkpoint.last_run_at >= intervalMillis(detector.schedule)
+    const interval = intervalMillis(detector.schedule)
+    const started = cp.checkpoint.last_run_at
+    const finished = cp.checkpoint.last_run?.finished_at ?? started
+    const from = finished - started > interval ? finished : started
+    return this.deps.now() - from >= interval
+  }
+
+  /** A failed run's error goes into the detector's status (best effort: the store may be what failed). */
+  private async noteError(id: string, e: Error): Promise<void> {
+    try {
+      const cp = await loadCheckpoint(this.deps.store, id)
+      if (cp) await saveCheckpoint(this.deps.store, { ...cp.checkpoint, last_error: { at: this.deps.now(), message: e.message } }, cp)
+    } catch {
+      // already logged above
+    }
   }
 }

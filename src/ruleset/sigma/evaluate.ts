@@ -1,9 +1,15 @@
 /**
  * `rules/evaluate` core: one event against compiled rules with THE query evaluator
  * (`src/store/query/`), so logtest predicts exactly what a detector over stored documents finds.
+ * A rule set is indexed once (runtime/rule-index.ts) so each event is tested only against the
+ * rules it can match; `evaluateRulesTree` tests every rule and is kept as the reference the
+ * differential test compares against.
  */
 import { compileNamedQuery, DocView, type FieldTypes } from '../../store/query'
 import type { CompiledSigmaRule } from './compile'
+import { contentKey } from './compile-cache'
+import { normaliseTypes, type Requirement, requirementOf, type Types } from './runtime/requirements'
+import { RuleIndex } from './runtime/rule-index'
 
 export interface RuleMatch {
   rule: { id?: string; title: string; level?: string; tags: string[] }
@@ -12,6 +18,9 @@ export interface RuleMatch {
 }
 
 type Predicate = (doc: DocView) => string[] | null
+
+/** A rule the evaluator refuses under a mapping (e.g. a term that is no date on a `date` field) never matches. */
+const refused: Predicate = () => null
 
 const byTypes = new WeakMap<object, WeakMap<CompiledSigmaRule, Predicate>>()
 const untyped = new WeakMap<CompiledSigmaRule, Predicate>()
@@ -24,24 +33,159 @@ function predicate(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Predicate 
   }
   let p = cache.get(rule)
   if (!p) {
-    const named = compileNamedQuery(rule.query, fieldTypes)
-    const positive = new Set(rule.selections)
-    p = (doc) => {
-      const names = named(doc)
-      return names && names.filter((n) => positive.has(n))
+    try {
+      const named = compileNamedQuery(rule.query, fieldTypes)
+      const positive = new Set(rule.selections)
+      p = (doc) => {
+        const names = named(doc)
+        return names && names.filter((n) => positive.has(n))
+      }
+    } catch (e) {
+      p = refused
+      refusals.set(rule, (e as Error).message)
     }
     cache.set(rule, p)
   }
   return p
 }
 
+const refusals = new WeakMap<CompiledSigmaRule, string>()
+
+const requirements = new WeakMap<object, WeakMap<CompiledSigmaRule, Requirement>>()
+const normalised = new WeakMap<object, Types>()
+const UNTYPED = {}
+
+/** What an event must contain for `rule` to match under `fieldTypes`, derived once per pair. */
+function requirement(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Requirement {
+  const key = fieldTypes ?? UNTYPED
+  let cache = requirements.get(key)
+  if (!cache) requirements.set(key, (cache = new WeakMap()))
+  let r = cache.get(rule)
+  if (!r) {
+    let types = fieldTypes && normalised.get(fieldTypes)
+    if (fieldTypes && !types) normalised.set(fieldTypes, (types = normaliseTypes(fieldTypes)))
+    cache.set(rule, (r = requirementOf(rule.query, types)))
+  }
+  return r
+}
+
+/**
+ * Does the per-rule work of `ruleSet(rules, fieldTypes)` ahead, calling `pause` every few
+ * milliseconds, so a node building a large set keeps serving requests meanwhile.
+ */
+export async function warmRuleSet(
+  rules: readonly CompiledSigmaRule[],
+  fieldTypes: FieldTypes | undefined,
+  pause: () => Promise<void>,
+  sliceMillis = 10,
+): Promise<void> {
+  let slice = performance.now()
+  for (const rule of rules) {
+    predicate(rule, fieldTypes)
+    requirement(rule, fieldTypes)
+    if (performance.now() - slice > sliceMillis) {
+      await pause()
+      slice = performance.now()
+    }
+  }
+}
+
+const matchOf = (rule: CompiledSigmaRule, selections: string[]): RuleMatch => ({
+  rule: { id: rule.id, title: rule.title, level: rule.level, tags: rule.tags },
+  selections,
+})
+
+/** A rule set ready to evaluate events: predicates compiled and rules indexed once, for one mapping. */
+export class RuleSet {
+  private readonly predicates: Predicate[]
+  readonly index: RuleIndex
+  /** Rules the evaluator cannot run under this mapping, with its reason; they never match. */
+  readonly refused: Array<{ rule: CompiledSigmaRule; error: string }>
+
+  constructor(
+    readonly rules: readonly CompiledSigmaRule[],
+    fieldTypes?: FieldTypes,
+  ) {
+    this.predicates = rules.map((r) => predicate(r, fieldTypes))
+    this.refused = rules.flatMap((rule, at) => (this.predicates[at] === refused ? [{ rule, error: refusals.get(rule) ?? '' }] : []))
+    this.index = new RuleIndex(rules.map((r) => requirement(r, fieldTypes)))
+  }
+
+  /** Matched rules in the set's order, each with its position in the set. */
+  evaluate(event: Record<string, unknown> | DocView): Array<RuleMatch & { at: number }> {
+    const doc = event instanceof DocView ? event : new DocView(event)
+    const out: Array<RuleMatch & { at: number }> = []
+    for (const at of this.index.candidates(doc)) {
+      if (this.predicates[at] === refused) continue
+      const selections = this.predicates[at](doc)
+      if (selections) out.push({ ...matchOf(this.rules[at], selections), at })
+    }
+    return out
+  }
+}
+
+const sets = new WeakMap<readonly CompiledSigmaRule[], Map<FieldTypes | undefined, RuleSet>>()
+/** Rule sets by content (the rules' compile-cache keys and the mapping object), for callers that rebuild arrays. */
+const byContent = new Map<string, { rules: readonly CompiledSigmaRule[]; fieldTypes?: FieldTypes; set: RuleSet }>()
+/** Indexed rule sets kept by content (least recently used evicted first). */
+export const RULE_SET_CACHE_MAX_ENTRIES = 64
+const typesIds = new WeakMap<object, number>()
+let nextTypesId = 0
+
+/**
+ * The indexed set of `rules` for `fieldTypes`, built once per (array, mapping) pair, and once per
+ * content when every rule came from the compile cache (a detector run or a logtest call rebuilds
+ * its array, not its rules).
+ */
+export function ruleSet(rules: readonly CompiledSigmaRule[], fieldTypes?: FieldTypes): RuleSet {
+  let byMapping = sets.get(rules)
+  if (!byMapping) sets.set(rules, (byMapping = new Map()))
+  let set = byMapping.get(fieldTypes)
+  if (set) return set
+  // A handful of mappings per array at most (one per source index); never grow without bound.
+  if (byMapping.size >= 16) byMapping.clear()
+  const keys = rules.map(contentKey)
+  let key: string | undefined
+  if (keys.every((k) => k !== undefined)) {
+    let t = fieldTypes === undefined ? -1 : typesIds.get(fieldTypes)
+    if (t === undefined) typesIds.set(fieldTypes!, (t = nextTypesId++))
+    key = `${t}|${keys.join('|')}`
+    const hit = byContent.get(key)
+    if (hit && hit.fieldTypes === fieldTypes && hit.rules.every((r, i) => r === rules[i])) {
+      byContent.delete(key)
+      byContent.set(key, hit)
+      set = hit.set
+    }
+  }
+  if (!set) {
+    set = new RuleSet(rules, fieldTypes)
+    if (key !== undefined) {
+      byContent.set(key, { rules, fieldTypes, set })
+      if (byContent.size > RULE_SET_CACHE_MAX_ENTRIES) byContent.delete(byContent.keys().next().value!)
+    }
+  }
+  byMapping.set(fieldTypes, set)
+  return set
+}
+
 /** Matched rules in the given order. `fieldTypes` (the source index mapping) when known. */
 export function evaluateRules(event: Record<string, unknown>, rules: readonly CompiledSigmaRule[], fieldTypes?: FieldTypes): RuleMatch[] {
+  return ruleSet(rules, fieldTypes)
+    .evaluate(event)
+    .map(({ at: _at, ...m }) => m)
+}
+
+/** Every rule tested against the event (no index): the reference the indexed runtime must agree with. */
+export function evaluateRulesTree(
+  event: Record<string, unknown>,
+  rules: readonly CompiledSigmaRule[],
+  fieldTypes?: FieldTypes,
+): RuleMatch[] {
   const doc = new DocView(event)
   const out: RuleMatch[] = []
   for (const rule of rules) {
     const selections = predicate(rule, fieldTypes)(doc)
-    if (selections) out.push({ rule: { id: rule.id, title: rule.title, level: rule.level, tags: rule.tags }, selections })
+    if (selections) out.push(matchOf(rule, selections))
   }
   return out
 }

@@ -2,4 +2,5 @@ export { compileSigmaRule, DEFAULT_KEYWORD_FIELDS, type CompileOptions, type Com
 export { parseSigmaRule, SigmaRuleDocument } from './rule'
 export { SigmaError, SigmaInvalid, SigmaUnsupported } from './errors'
 export type { Query } from './dsl'
-export { evaluateRules, type RuleMatch } from './evaluate'
+export { evaluateRules, evaluateRulesTree, ruleSet, RuleSet, warmRuleSet, type RuleMatch } from './evaluate'
+export { CompileCache, compileCache, COMPILE_CACHE_MAX_ENTRIES } from './compile-cache'

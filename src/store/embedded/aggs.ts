@@ -2,7 +2,7 @@
  * Aggregations over matching documents: `terms` (with sub-aggregations), `cardinality`,
  * `value_count`, `min`, `max`, `sum`, `avg`, `filter` — OpenSearch's response shapes.
  */
-import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
+import { IllegalArgument, ParsingError, QueryShardError, StoreError } from '../errors'
 import { compile, kindOf, toNumber, type FieldSpec, type Test } from '../query/compile'
 import { parseDate } from '../query/dates'
 import { compareCodePoints } from '../query/fold'
@@ -19,7 +19,25 @@ interface Agg {
   collect(d: DocView, t: TargetCtx): void
   result(): Record<string, unknown>
 }
-type Factory = () => Agg
+type Factory = (budget?: BucketBudget) => Agg
+
+/**
+ * `search.max_buckets` (65,535), counted as buckets are created: bucket maps are the part of a
+ * search that grows with the data, so they are bounded while collecting, not only when reduced.
+ */
+export class BucketBudget {
+  private count = 0
+  constructor(readonly max: number) {}
+  add(): void {
+    if (++this.count > this.max)
+      throw new StoreError(
+        'too_many_buckets_exception',
+        400,
+        `Trying to create too many buckets. Must be less than or equal to: [${this.max}] but was [${this.count}]. This limit can be set by changing the [search.max_buckets] cluster level setting.`,
+        { max_buckets: this.max },
+      )
+  }
+}
 export type Aggs = Map<string, Factory>
 
 type Key = string | number
@@ -40,7 +58,7 @@ export function parseAggs(body: unknown, now: number): Aggs {
     const subs = () => parseAggs(sub, now)
     switch (type) {
       case 'terms':
-        out.set(name, () => new TermsAgg(params, subs()))
+        out.set(name, (b) => new TermsAgg(params, subs(), b))
         break
       case 'cardinality':
       case 'value_count':
@@ -52,7 +70,7 @@ export function parseAggs(body: unknown, now: number): Aggs {
         break
       case 'filter': {
         const q = params
-        out.set(name, () => new FilterAgg(q, subs(), now))
+        out.set(name, (b) => new FilterAgg(q, subs(), now, b))
         break
       }
       default:
@@ -62,8 +80,8 @@ export function parseAggs(body: unknown, now: number): Aggs {
   return out
 }
 
-export function instantiate(aggs: Aggs): Map<string, Agg> {
-  return new Map([...aggs].map(([n, f]) => [n, f()]))
+export function instantiate(aggs: Aggs, budget?: BucketBudget): Map<string, Agg> {
+  return new Map([...aggs].map(([n, f]) => [n, f(budget)]))
 }
 
 export function results(aggs: Map<string, Agg>): Record<string, unknown> {
@@ -144,6 +162,7 @@ class TermsAgg extends FieldAgg implements Agg {
   constructor(
     private readonly params: Record<string, unknown>,
     private readonly subs: Aggs,
+    private readonly budget?: BucketBudget,
   ) {
     super(fieldParam('terms', params), 'terms')
     this.size = params.size === undefined ? 10 : Number(params.size)
@@ -164,7 +183,10 @@ class TermsAgg extends FieldAgg implements Agg {
       if (seen.has(v.key)) continue // a document counts once per bucket
       seen.add(v.key)
       let b = this.buckets.get(v.key)
-      if (!b) this.buckets.set(v.key, (b = { asString: v.asString, count: 0, subs: instantiate(this.subs) }))
+      if (!b) {
+        this.budget?.add()
+        this.buckets.set(v.key, (b = { asString: v.asString, count: 0, subs: instantiate(this.subs, this.budget) }))
+      }
       b.count++
       for (const s of b.subs.values()) s.collect(d, t)
     }
@@ -254,8 +276,9 @@ class FilterAgg implements Agg {
     private readonly query: Record<string, unknown>,
     subs: Aggs,
     private readonly now: number,
+    budget?: BucketBudget,
   ) {
-    this.subAggs = instantiate(subs)
+    this.subAggs = instantiate(subs, budget)
     compile(query, undefined, { now }) // reject a malformed filter up front
   }
 

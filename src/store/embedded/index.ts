@@ -1,6 +1,7 @@
 import type { Store } from '../port'
 import { EmbeddedStore, type EmbeddedStoreOptions } from './store'
 
+export { searchLimitsOf } from './search-limits'
 export { EmbeddedStore, autoId, backingIndexName, OPENSEARCH_VERSION_ID, type EmbeddedStoreOptions } from './store'
 export type { Synchronous } from './schema'
 export { fieldSpecs } from './mapping'

@@ -247,6 +247,55 @@ export function indexedKind(spec: FieldSpec): IndexedKind | undefined {
 
 export type IndexedValue = [field: string, value: string | number]
 
+/** OpenSearch's mapping limits (index settings), so that no document can explode a mapping. */
+export interface MappingLimits {
+  /** `index.mapping.total_fields.limit` */
+  totalFields: number
+  /** `index.mapping.depth.limit` */
+  depth: number
+  /** `index.mapping.nested_fields.limit` */
+  nestedFields: number
+}
+
+export const DEFAULT_MAPPING_LIMITS: MappingLimits = { totalFields: 1000, depth: 20, nestedFields: 50 }
+
+export function mappingLimits(settings: Record<string, unknown> | undefined): MappingLimits {
+  const read = (key: string, dflt: number) => {
+    const v = Number(settings?.[key])
+    return settings?.[key] !== undefined && Number.isFinite(v) ? v : dflt
+  }
+  return {
+    totalFields: read('index.mapping.total_fields.limit', DEFAULT_MAPPING_LIMITS.totalFields),
+    depth: read('index.mapping.depth.limit', DEFAULT_MAPPING_LIMITS.depth),
+    nestedFields: read('index.mapping.nested_fields.limit', DEFAULT_MAPPING_LIMITS.nestedFields),
+  }
+}
+
+const depthError = (limit: number, path: string) =>
+  new IllegalArgument(`Limit of mapping depth [${limit}] has been exceeded due to object field [${path}]`)
+const totalError = (limit: number) => new IllegalArgument(`Limit of total fields [${limit}] has been exceeded`)
+
+/** The three limits over a whole mapping, as OpenSearch checks every mapping update. */
+export function checkMappingLimits(m: Mappings, limits: MappingLimits): void {
+  let total = 0
+  let nested = 0
+  const walk = (props: Record<string, FieldMapping> | undefined, prefix: string, dots: number) => {
+    for (const [name, def] of Object.entries(props ?? {})) {
+      const path = prefix ? `${prefix}.${name}` : name
+      total++
+      const type = def.type ?? 'object'
+      if (type === 'object' || type === 'nested') {
+        if (type === 'nested' && ++nested > limits.nestedFields)
+          throw new IllegalArgument(`Limit of nested fields [${limits.nestedFields}] has been exceeded`)
+        if (dots + 2 > limits.depth) throw depthError(limits.depth, path)
+        walk(def.properties, path, dots + 1)
+      } else if (def.fields) total += Object.keys(def.fields).length
+      if (total > limits.totalFields) throw totalError(limits.totalFields)
+    }
+  }
+  walk(m.properties, '', 0)
+}
+
 /**
  * Apply the mapping to one document: returns the (possibly grown) mapping when dynamic mapping
  * added fields, and the indexable values. Throws the errors OpenSearch gives for bad values.
@@ -256,8 +305,9 @@ export function applyMapping(
   doc: Record<string, unknown>,
   id: string,
   collect: IndexedValue[] | undefined,
+  limits: MappingLimits = DEFAULT_MAPPING_LIMITS,
 ): Mappings | undefined {
-  const ctx = new Walk(mapping, id, collect)
+  const ctx = new Walk(mapping, id, collect, limits)
   ctx.object(doc, mapping as FieldMapping, '', dynamicOf(mapping, 'true'), true)
   return ctx.grown
 }
@@ -270,9 +320,13 @@ class Walk {
     mapping: Mappings,
     private readonly id: string,
     private readonly out: IndexedValue[] | undefined,
+    private readonly limits: MappingLimits,
   ) {
     this.root = mapping
   }
+
+  /** Fields this document added: it stops as soon as they alone pass the total limit. */
+  private added = 0
 
   /** Copy-on-write: the first dynamic addition clones the mapping, later ones edit the clone. */
   private writable(path: string[]): FieldMapping {
@@ -474,6 +528,13 @@ class Walk {
     else if (isObject(sample))
       def = { properties: {} } // dynamic objects carry no explicit type, as in OpenSearch
     else return undefined
+    // Checked as each field is added, so a deep or wide document stops early (the whole mapping
+    // is checked again once the document is through).
+    const path = parentPath ? `${parentPath}.${name}` : name
+    const isObj = def.type === undefined || def.type === 'object' || def.type === 'nested'
+    if (isObj && dotsIn(path) + 2 > this.limits.depth) throw depthError(this.limits.depth, path)
+    this.added += 1 + (def.fields ? Object.keys(def.fields).length : 0)
+    if (this.added > this.limits.totalFields) throw totalError(this.limits.totalFields)
     const parent = this.writable(parentPath ? parentPath.split('.') : [])
     parent.properties ??= {}
     const existing = own(parent.properties, name)
@@ -481,4 +542,10 @@ class Walk {
     setOwn(parent.properties, name, def)
     return def
   }
+}
+
+function dotsIn(s: string): number {
+  let n = 0
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) === 46) n++
+  return n
 }

@@ -84,7 +84,7 @@ function createBaseSchema(db: Database): void {
     name TEXT NOT NULL,
     UNIQUE (ix, name)
   )`)
-  // Point-in-time snapshots (copies of the matching rows); PITs do not outlive the process.
+  // Point-in-time snapshots (copies of the matching rows; replaced in version 2).
   db.run(`CREATE TABLE IF NOT EXISTS pit_docs (
     pit TEXT NOT NULL,
     rid INTEGER NOT NULL,
@@ -100,11 +100,30 @@ function createBaseSchema(db: Database): void {
 }
 
 /**
+ * Points in time read the live rows up to their `_seq_no` watermark plus the versions that later
+ * writes replaced or deleted while a PIT was open, kept once in `pit_history` and shared by all
+ * PITs; the per-PIT copies of `pit_docs` are gone.
+ */
+function pitHistory(db: Database): void {
+  db.run('DROP TABLE IF EXISTS pit_docs')
+  db.run(`CREATE TABLE IF NOT EXISTS pit_history (
+    rid INTEGER NOT NULL,
+    gone INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    ver INTEGER NOT NULL,
+    src TEXT NOT NULL,
+    PRIMARY KEY (rid, gone)
+  ) WITHOUT ROWID`)
+}
+
+/**
  * Every schema step, oldest first. Step 1 is idempotent so it also brings a file written before
  * schema versions existed (user_version 0, tables present) up to version 1. Append, never edit.
  */
 export const SCHEMA_MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'indices, aliases, templates, data streams, documents, field values, store identity', up: createBaseSchema },
+  { version: 2, description: 'points in time keep replaced versions (pit_history) instead of copies (pit_docs)', up: pitHistory },
 ]
 
 export const latestVersion = (migrations: readonly Migration[]): number => migrations.at(-1)?.version ?? 0

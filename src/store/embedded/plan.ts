@@ -17,10 +17,14 @@ export interface Plan {
   cost: number
   /** The rows are exactly the query's matches (no evaluator check needed to count them). */
   exact?: boolean
+  /** SELECTs joined by UNION in `sql` (1 when absent). */
+  terms?: number
 }
 
 const EMPTY: Plan = { sql: 'SELECT rid FROM docs WHERE 0', params: [], cost: 0, exact: true }
 const MAX_IN = 500
+/** Below SQLite's limit of terms in one compound SELECT (500): larger disjunctions scan instead. */
+const MAX_UNION = 100
 
 export function planQuery(q: unknown, meta: IndexMeta, now: number): Plan | null {
   try {
@@ -98,8 +102,10 @@ class Planner {
       should.length > 0 && (must.length === 0 ? msm === undefined || Number(msm) >= 1 : msm !== undefined && Number(msm) >= 1)
     if (!best && shouldRequired && (msm === undefined || Number(msm) === 1)) {
       const plans = should.map((c) => this.node(c))
-      if (plans.every((p): p is Plan => p !== null))
+      const terms = plans.reduce((n, p) => n + (p?.terms ?? 1), 0)
+      if (terms <= MAX_UNION && plans.every((p): p is Plan => p !== null))
         return {
+          terms,
           sql: plans.map((p) => p.sql).join(' UNION '),
           params: plans.flatMap((p) => p.params),
           cost: Math.max(...plans.map((p) => p.cost)) + 1,

@@ -26,7 +26,8 @@ export function prepareDatabase(
   db.run('PRAGMA temp_store = MEMORY')
   db.run('PRAGMA cache_size = -16000') // 16 MiB page cache: bounded memory at any data size
   const result = migrate(db, file, migrations)
-  db.run('DELETE FROM pit_docs')
+  // Points in time do not outlive the process.
+  db.run('DELETE FROM pit_history')
   return result
 }
 

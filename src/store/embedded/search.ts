@@ -10,8 +10,10 @@ import { compile, kindOf, matchedNames, toNumber, type CompiledQuery, type Field
 import { parseDate } from '../query/dates'
 import { DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 import { compareCodePoints } from '../query/fold'
+import type { QueryLimits } from '../query/limits'
 import { filterSource, sourceSpec } from '../source-filter'
-import { instantiate, parseAggs, results, type TargetCtx } from './aggs'
+import { BucketBudget, instantiate, parseAggs, results, type TargetCtx } from './aggs'
+import { Pacer } from './pacer'
 
 export interface Row {
   rid: number
@@ -24,6 +26,8 @@ export interface Row {
 export interface SearchTarget extends TargetCtx {
   /** Alias filters that apply (null: none). */
   filters: Array<Record<string, unknown>> | null
+  /** OpenSearch's query limits for this index (none: trusted internal reads). */
+  limits?: QueryLimits
   /** Candidate rows for the (filtered) query, in `rid` order, at most `limit` of them. */
   rows(query: unknown, limit?: number): Iterable<Row>
   /** The number of matches when the store can answer it without the evaluator (else undefined). */
@@ -40,6 +44,10 @@ export interface SearchOptions {
   maxResultWindow: number
   restTotalHitsAsInt?: boolean
   pitId?: string
+  /** Milliseconds the search may run (the request's `timeout`, else the node default); < 0: none. */
+  timeoutMs?: number
+  /** `search.max_buckets` */
+  maxBuckets?: number
 }
 
 type SortValue = string | number | undefined
@@ -51,19 +59,25 @@ interface SortField {
   mode?: string
 }
 
+/**
+ * A candidate hit, kept until the page is known: its `_source` already filtered and its named
+ * queries already matched, so that neither the stored text nor the whole parsed document stays
+ * alive (a 4 MiB transcript is held once per search only while it is being evaluated).
+ */
 interface Entry {
   key: SortValue[]
   rid: number
   target: SearchTarget
-  compiled: CompiledQuery
-  row: Row
-  source: Record<string, unknown>
+  row: Omit<Row, 'src'>
+  source: Record<string, unknown> | undefined
+  names?: string[]
 }
 
 const SHARDS = { total: 1, successful: 1, skipped: 0, failed: 0 }
 
-export function runSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptions): SearchResponse {
+export async function runSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptions): Promise<SearchResponse> {
   const started = performance.now()
+  const pace = new Pacer(opts.timeoutMs)
   const size = body.size ?? 10
   const from = body.from ?? 0
   if (!Number.isInteger(size) || size < 0) throw new IllegalArgument(`[size] parameter cannot be negative, found [${size}]`)
@@ -83,10 +97,21 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
   const track = body.track_total_hits ?? 10_000
   const trackLimit = track === true ? Infinity : track === false ? 0 : Number(track)
   const aggDefs = parseAggs(body.aggs ?? body.aggregations, opts.now)
-  const aggs = instantiate(aggDefs)
+  const aggs = instantiate(aggDefs, new BucketBudget(opts.maxBuckets ?? 65_535))
   const hasAggs = aggs.size > 0
   const window = from + size
   const spec = sourceSpec(body._source)
+  const keep = (key: SortValue[], row: Row, target: SearchTarget, compiled: CompiledQuery, source: Record<string, unknown>): Entry => {
+    const e: Entry = {
+      key,
+      rid: row.rid,
+      target,
+      row: { rid: row.rid, id: row.id, seq: row.seq, ver: row.ver },
+      source: filterSource(source, spec),
+    }
+    if (compiled.named.length > 0) e.names = matchedNames(compiled.named, new DocView(source, row.id, target.name))
+    return e
+  }
 
   // Paging by `_seq_no` without totals (how detectors read what is new): rows at or before the
   // search_after key, and rows after the last seq_no of an already full window, cannot be hits,
@@ -110,7 +135,7 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
     const query = target.filters
       ? { bool: { must: [body.query ?? { match_all: {} }], filter: target.filters } }
       : (body.query ?? { match_all: {} })
-    const compiled = compile(query, target.specs, { now: opts.now })
+    const compiled = compile(query, target.specs, { now: opts.now, limits: target.limits })
     const keyOf = sortKeys(sort, target)
     const afterKey = after ? searchAfterKey(after, sort, target) : undefined
     if (bySeq && target.rowsBySeq) {
@@ -120,9 +145,10 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
         let taken = 0
         if (window > 0)
           for (const row of target.rowsBySeq(query, sort[0].order, afterSeq)) {
+            if (pace.due() && !(await pace.pause())) break scan
             const source = JSON.parse(row.src) as Record<string, unknown>
             if (!compiled.test(new DocView(source, row.id, target.name))) continue
-            entries.push({ key: [row.seq], rid: row.rid, target, compiled, row, source })
+            entries.push(keep([row.seq], row, target, compiled, source))
             if (++taken >= window) break
           }
         total += exact
@@ -136,13 +162,14 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
       if (need > 0)
         for (const row of target.rows(query, need)) {
           const source = JSON.parse(row.src) as Record<string, unknown>
-          entries.push({ key: [], rid: row.rid, target, compiled, row, source })
+          entries.push(keep([], row, target, compiled, source))
         }
       total += exact
       if (entries.length >= window && total > trackLimit) break
       continue
     }
     for (const row of target.rows(query)) {
+      if (pace.due() && !(await pace.pause())) break scan
       if (seqAfter !== undefined && row.seq <= seqAfter) continue
       if (seqCeiling !== undefined && row.seq > seqCeiling) continue
       const source = JSON.parse(row.src) as Record<string, unknown>
@@ -155,11 +182,11 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
       // Documents before the search_after key still count as hits, as in OpenSearch.
       if (afterKey && compareKeys(key, afterKey, sort) <= 0) continue
       if (!sorted) {
-        if (entries.length < window) entries.push({ key, rid: row.rid, target, compiled, row, source })
+        if (entries.length < window) entries.push(keep(key, row, target, compiled, source))
         else if (!hasAggs && total > trackLimit) break scan
         continue
       }
-      entries.push({ key, rid: row.rid, target, compiled, row, source })
+      entries.push(keep(key, row, target, compiled, source))
       if (entries.length >= Math.max(2 * window, 1024)) compact()
     }
     if (!sorted && !hasAggs && window === 0 && total > trackLimit) break
@@ -174,20 +201,16 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
       hit._seq_no = e.row.seq
       hit._primary_term = 1
     }
-    const src = filterSource(e.source, spec)
-    if (src !== undefined) hit._source = src
+    if (e.source !== undefined) hit._source = e.source
     if (sort.length > 0 && (sorted || after)) hit.sort = e.key.map((v) => (v === undefined ? null : v))
-    if (e.compiled.named.length > 0) {
-      const names = matchedNames(e.compiled.named, new DocView(e.source, e.row.id, e.target.name))
-      if (names.length > 0) hit.matched_queries = names
-    }
+    if (e.names && e.names.length > 0) hit.matched_queries = e.names
     return hit
   })
 
   const counted = Math.min(total, trackLimit)
   const response: SearchResponse = {
     took: Math.round(performance.now() - started),
-    timed_out: false,
+    timed_out: pace.timedOut,
     _shards: { ...SHARDS, total: Math.max(1, targets.length), successful: Math.max(1, targets.length) },
     hits: {
       ...(track === false
@@ -206,18 +229,23 @@ export function runSearch(targets: SearchTarget[], body: SearchBody, opts: Searc
   return response
 }
 
-export function runCount(targets: SearchTarget[], query: unknown, now: number): number {
+export async function runCount(targets: SearchTarget[], query: unknown, now: number, timeoutMs?: number): Promise<number> {
   let n = 0
-  for (const target of targets) {
+  const pace = new Pacer(timeoutMs)
+  scan: for (const target of targets) {
+    const q = target.filters ? { bool: { must: [query ?? { match_all: {} }], filter: target.filters } } : (query ?? { match_all: {} })
+    // Compiled first: it validates the query and enforces the limits, whichever way it is answered.
+    const { test } = compile(q, target.specs, { now, limits: target.limits })
     // An index that answers the query exactly (e.g. a term on a keyword) is counted in SQL, no document parsed.
     const exact = target.exactCount?.(query ?? { match_all: {} })
     if (exact !== undefined) {
       n += exact
       continue
     }
-    const q = target.filters ? { bool: { must: [query ?? { match_all: {} }], filter: target.filters } } : (query ?? { match_all: {} })
-    const { test } = compile(q, target.specs, { now })
-    for (const row of target.rows(q)) if (test(new DocView(JSON.parse(row.src), row.id, target.name))) n++
+    for (const row of target.rows(q)) {
+      if (pace.due() && !(await pace.pause())) break scan
+      if (test(new DocView(JSON.parse(row.src), row.id, target.name))) n++
+    }
   }
   return n
 }

@@ -67,6 +67,7 @@ import type {
 } from '../port'
 import { type FieldSpec } from '../query/compile'
 import { DEFAULT_MAX_TERMS_COUNT, rewriteTerms } from '../query/terms'
+import { checkJsonDepth, DEFAULT_QUERY_LIMITS, indexLimits, MAX_JSON_DEPTH, nestingExceeds } from '../query/limits'
 import { fieldPath, isObject } from '../query/doc'
 import { own, setOwn } from '../own'
 import { filterSource, sourceSpec } from '../source-filter'
@@ -75,7 +76,9 @@ import { flattenSettings, parseTimeValue, shardCopies, shardsOf, validateSetting
 import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
 import {
   applyMapping,
+  checkMappingLimits,
   fieldSpecs,
+  mappingLimits,
   indexedKind,
   type IndexedValue,
   mergeMappings,
@@ -97,7 +100,41 @@ export interface EmbeddedStoreOptions {
   clock?: () => number
   /** Schema steps (tests simulate a schema change with their own list); see migrations.ts. */
   migrations?: readonly Migration[]
+  /** Node-level search limits, read at each search so that dynamic settings apply at once. */
+  searchLimits?: () => Partial<SearchLimits>
 }
+
+/** OpenSearch's node-level bounds on searches and points in time (setting names in comments). */
+export interface SearchLimits {
+  /** `indices.query.bool.max_clause_count` */
+  maxClauseCount: number
+  /** `search.max_buckets` */
+  maxBuckets: number
+  /** `search.default_search_timeout` in milliseconds; -1: none */
+  defaultSearchTimeoutMs: number
+  /** `search.max_open_pit_context` */
+  maxOpenPitContext: number
+  /** `point_in_time.max_keep_alive` in milliseconds */
+  maxPitKeepAliveMs: number
+}
+
+export const DEFAULT_SEARCH_LIMITS: SearchLimits = {
+  maxClauseCount: DEFAULT_QUERY_LIMITS.maxClauseCount,
+  maxBuckets: 65_535,
+  defaultSearchTimeoutMs: -1,
+  maxOpenPitContext: 300,
+  maxPitKeepAliveMs: 86_400_000,
+}
+
+/** Rows read per statement: no SQLite cursor stays open while a search yields the event loop. */
+const PAGE = 256
+/**
+ * Sources longer than this (characters) are not read with their page: each is read when the
+ * search reaches its row, so that a page holding a 4 MiB transcript does not keep it alive in
+ * every concurrent search while they take turns.
+ */
+const INLINE_SOURCE = 65_536
+const ROW_COLS = `rid, id, seq, ver, CASE WHEN length(src) > ${INLINE_SOURCE} THEN NULL ELSE src END AS src`
 
 /** The OpenSearch version whose behaviour and version id we report. */
 export const OPENSEARCH_VERSION_ID = '137277827' // 3.6.0
@@ -110,12 +147,17 @@ interface DocRow extends Row {
   len?: number
 }
 
+/**
+ * A point in time is a `_seq_no` watermark per index, not a copy: it sees the rows written at or
+ * before its watermark, and the older versions kept in `pit_history` of rows replaced or deleted
+ * after it. Disk grows with the writes made while PITs are open, never with the number of PITs.
+ */
 interface PitMeta {
   id: string
   created: number
   keepAlive: number
   expires: number
-  targets: Array<{ ix: number; name: string; specs: Map<string, FieldSpec> }>
+  targets: Array<{ ix: number; uuid: string; name: string; specs: Map<string, FieldSpec>; seq: number }>
 }
 
 type Op = 'index' | 'create' | 'update' | 'delete'
@@ -147,6 +189,13 @@ export class EmbeddedStore implements Store {
     this.migration = opened.migration
     this.cat = Catalog.load(this.db)
     this.now = options.clock ?? Date.now
+    this.searchLimits = options.searchLimits ?? (() => ({}))
+  }
+
+  private readonly searchLimits: () => Partial<SearchLimits>
+
+  private limits(): SearchLimits {
+    return { ...DEFAULT_SEARCH_LIMITS, ...this.searchLimits() }
   }
 
   /**
@@ -332,6 +381,7 @@ export class EmbeddedStore implements Store {
       if (a === name) throw new InvalidIndexName(a, 'an index or data stream exists with the same name as the alias')
     }
 
+    checkMappingLimits(mappings, mappingLimits(settings))
     const ix = this.freeIx()
     this.db
       .query('INSERT INTO indices (ix, name, uuid, created, settings, mappings, seq, data_stream) VALUES (?, ?, ?, ?, ?, ?, -1, ?)')
@@ -417,6 +467,7 @@ export class EmbeddedStore implements Store {
     this.db.query('DELETE FROM fv WHERE f IN (SELECT f FROM fields WHERE ix = ?)').run(meta.ix)
     this.db.query('DELETE FROM fields WHERE ix = ?').run(meta.ix)
     this.db.query('DELETE FROM docs WHERE rid BETWEEN ? AND ?').run(...ridRange(meta.ix))
+    this.db.query('DELETE FROM pit_history WHERE rid BETWEEN ? AND ?').run(...ridRange(meta.ix))
     this.db.query('DELETE FROM aliases WHERE ix = ?').run(meta.ix)
     this.db.query('DELETE FROM indices WHERE ix = ?').run(meta.ix)
     this.cat.byName.delete(meta.name)
@@ -516,6 +567,7 @@ export class EmbeddedStore implements Store {
   }
 
   private setMappings(meta: IndexMeta, mappings: Mappings): void {
+    checkMappingLimits(mappings, mappingLimits(meta.settings))
     const before = { mappings: meta.mappings, specs: meta.specs }
     this.db.query('UPDATE indices SET mappings = ? WHERE ix = ?').run(JSON.stringify(mappings), meta.ix)
     meta.mappings = mappings
@@ -996,6 +1048,9 @@ export class EmbeddedStore implements Store {
     if ((op === 'update' || op === 'delete') && id === undefined)
       throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: id is missing;')
     if (op !== 'delete' && !isObject(body)) throw new MapperParsing('failed to parse, document is empty')
+    // Deeper than OpenSearch's parser reads: refused before anything recurses over it.
+    if (op !== 'delete' && nestingExceeds(body, MAX_JSON_DEPTH) !== undefined)
+      throw new MapperParsing(`failed to parse: Document nesting depth exceeds the maximum allowed (${MAX_JSON_DEPTH})`)
     if (p.if_seq_no !== undefined && p.if_primary_term === undefined)
       throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: ifSeqNo is set, but primary term is [0];`)
     if (p.if_seq_no !== undefined && p.version_type !== undefined && p.version_type !== 'internal')
@@ -1029,6 +1084,7 @@ export class EmbeddedStore implements Store {
         return this.response(meta, id!, 1, 'not_found', seq, p)
       }
       const version = this.nextVersion(existing, p, id!, meta)
+      this.keepForPits(meta, existing)
       this.removeKeys(existing)
       this.db.query('DELETE FROM docs WHERE rid = ?').run(existing.rid)
       this.adjustCount(meta, -1, -(existing.len ?? existing.src.length))
@@ -1079,7 +1135,7 @@ export class EmbeddedStore implements Store {
         throw new MapperParsing(`documents must contain a single-valued timestamp field '${ts}' of date type`)
     }
     const values: IndexedValue[] = []
-    const grown = applyMapping(meta.mappings, source, id, values)
+    const grown = applyMapping(meta.mappings, source, id, values, mappingLimits(meta.settings))
     const version = existing
       ? this.nextVersion(existing, p, id, meta)
       : p.version_type === 'external' || p.version_type === 'external_gte'
@@ -1098,6 +1154,7 @@ export class EmbeddedStore implements Store {
     const keysJson = JSON.stringify(keys)
     let rid: number
     if (existing) {
+      this.keepForPits(meta, existing, seq)
       this.removeKeys(existing)
       this.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
       rid = existing.rid
@@ -1114,6 +1171,18 @@ export class EmbeddedStore implements Store {
     this.insertKeys(keys, rid)
     const written = this.response(meta, id, version, result, seq, p)
     return op === 'update' ? withGet(written, (body as Record<string, unknown>)._source, source) : written
+  }
+
+  /** Before a row is replaced or deleted: keep the version an open PIT still sees. */
+  private keepForPits(meta: IndexMeta, existing: DocRow, gone = meta.seq + 1): void {
+    if (this.pits.size === 0) return
+    let needed = false
+    for (const p of this.pits.values())
+      for (const t of p.targets) if (t.ix === meta.ix && t.uuid === meta.uuid && t.seq >= existing.seq) needed = true
+    if (!needed) return
+    this.db
+      .query('INSERT OR IGNORE INTO pit_history (rid, gone, id, seq, ver, src) SELECT rid, ?, id, seq, ver, src FROM docs WHERE rid = ?')
+      .run(gone, existing.rid)
   }
 
   private nextVersion(existing: DocRow, p: WriteParams, id: string, meta: IndexMeta): number {
@@ -1292,20 +1361,29 @@ export class EmbeddedStore implements Store {
     return plan
   }
 
-  private rowsSql(meta: IndexMeta, query: unknown, limit?: number): { sql: string; params: Array<string | number> } {
-    const cols = 'rid, id, seq, ver, src'
+  private rowsSql(meta: IndexMeta, query: unknown, limit?: number, afterRid?: number): { sql: string; params: Array<string | number> } {
+    const cols = ROW_COLS
     const plan = this.plan(meta, query)
     const tail = limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(limit))}`
-    if (plan)
+    const [lo, hi] = ridRange(meta.ix)
+    if (plan) {
       // fv field ids belong to one index, so the candidate rids need no further ix filter.
-      return { sql: `SELECT ${cols} FROM docs WHERE rid IN (${plan.sql}) ORDER BY rid${tail}`, params: plan.params }
-    return { sql: `SELECT ${cols} FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid${tail}`, params: ridRange(meta.ix) }
+      const after = afterRid === undefined ? '' : ' AND rid > ?'
+      return {
+        sql: `SELECT ${cols} FROM docs WHERE rid IN (${plan.sql})${after} ORDER BY rid${tail}`,
+        params: afterRid === undefined ? plan.params : [...plan.params, afterRid],
+      }
+    }
+    return {
+      sql: `SELECT ${cols} FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid${tail}`,
+      params: [Math.max(lo, (afterRid ?? lo - 1) + 1), hi],
+    }
   }
 
   /** Candidate rows in `_seq_no` order after a seq_no: a range of the `docs_seq` index. */
   private seqSql(meta: IndexMeta, query: unknown, order: 1 | -1, after?: number): { sql: string; params: Array<string | number> } {
     const plan = this.plan(meta, query)
-    let sql = 'SELECT rid, id, seq, ver, src FROM docs WHERE ix = ?'
+    let sql = `SELECT ${ROW_COLS} FROM docs WHERE ix = ?`
     const params: Array<string | number> = [meta.ix]
     if (after !== undefined && Number.isFinite(after)) {
       sql += order === 1 ? ' AND seq > ?' : ' AND seq < ?'
@@ -1318,6 +1396,40 @@ export class EmbeddedStore implements Store {
     return { sql: `${sql} ORDER BY seq ${order === 1 ? 'ASC' : 'DESC'}`, params }
   }
 
+  /**
+   * Rows page by page (`PAGE` per statement, keyed on the ordering column), so that a search can
+   * yield the event loop between rows without a SQLite cursor left open under concurrent writes.
+   */
+  private *paged(sqlAfter: (after: number | undefined) => { sql: string; params: Array<string | number> }, key: (r: Row) => number) {
+    let after: number | undefined
+    for (;;) {
+      const { sql, params } = sqlAfter(after)
+      const page = this.withSources(this.db.query(`${sql} LIMIT ${PAGE}`).all(...params) as Row[])
+      yield* page
+      if (page.length < PAGE) return
+      after = key(page[page.length - 1])
+    }
+  }
+
+  /** Large sources (left out of the page, see INLINE_SOURCE) are read when the row is used, each time. */
+  private withSources(rows: Row[]): Row[] {
+    for (const row of rows) {
+      if (row.src !== null) continue
+      const { rid, seq } = row
+      Object.defineProperty(row, 'src', {
+        get: () =>
+          (
+            this.db
+              .query(
+                'SELECT src FROM docs WHERE rid = ? AND seq = ? UNION ALL SELECT src FROM pit_history WHERE rid = ? AND seq = ? LIMIT 1',
+              )
+              .get(rid, seq, rid, seq) as { src: string } | null
+          )?.src ?? '{}',
+      })
+    }
+    return rows
+  }
+
   private exactCount(meta: IndexMeta, query: unknown): number | undefined {
     if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)) return meta.docCount
     const plan = this.plan(meta, query)
@@ -1325,7 +1437,7 @@ export class EmbeddedStore implements Store {
     return (this.db.query(`SELECT count(*) AS n FROM (${plan.sql})`).get(...plan.params) as { n: number }).n
   }
 
-  private targets(expression: string | string[] | undefined, opts: ResolveOptions): SearchTarget[] {
+  private targets(expression: string | string[] | undefined, opts: ResolveOptions, maxClauseCount?: number): SearchTarget[] {
     const resolved = this.resolveTargets(expression, { ...opts, forbidClosed: true })
     return [...resolved].map(([name, filters]) => {
       const meta = this.indexMeta(name)
@@ -1333,17 +1445,24 @@ export class EmbeddedStore implements Store {
         name,
         specs: meta.specs,
         filters,
+        limits: maxClauseCount === undefined ? undefined : indexLimits(meta.settings, maxClauseCount),
         rows: (query: unknown, limit?: number) => {
-          const { sql, params } = this.rowsSql(meta, query, limit)
-          // A bounded page is fetched in one call (cheaper per row); open-ended reads stream.
-          const stmt = this.db.query(sql)
-          return (limit !== undefined ? stmt.all(...params) : stmt.iterate(...params)) as Iterable<Row>
+          // A bounded page is fetched in one call; open-ended reads go page by page.
+          if (limit !== undefined) {
+            const { sql, params } = this.rowsSql(meta, query, limit)
+            return this.withSources(this.db.query(sql).all(...params) as Row[])
+          }
+          return this.paged(
+            (after) => this.rowsSql(meta, query, undefined, after),
+            (r) => r.rid,
+          )
         },
         exactCount: filters ? undefined : (query: unknown) => this.exactCount(meta, query),
-        rowsBySeq: (query: unknown, order: 1 | -1, after: number | undefined) => {
-          const { sql, params } = this.seqSql(meta, query, order, after)
-          return this.db.query(sql).iterate(...params) as Iterable<Row>
-        },
+        rowsBySeq: (query: unknown, order: 1 | -1, after: number | undefined) =>
+          this.paged(
+            (next) => this.seqSql(meta, query, order, next ?? after),
+            (r) => r.seq,
+          ),
       }
     })
   }
@@ -1376,10 +1495,22 @@ export class EmbeddedStore implements Store {
     })
   }
 
+  /** The request's `timeout`, else `search.default_search_timeout`; -1: none. */
+  private timeoutOf(body: SearchBody, limits: SearchLimits): number {
+    const t = (body as Record<string, unknown>).timeout
+    if (t === undefined || t === null) return limits.defaultSearchTimeoutMs
+    if (t === -1 || t === '-1') return -1
+    return parseTimeValue(String(t), 'timeout')
+  }
+
   async search(params: SearchParams): Promise<SearchResponse> {
     this.assertOpen()
     let body = params.body ?? {}
     if (!isObject(body)) throw new ParsingError('request body must be an object')
+    // Before anything walks it: the query rewrite and the evaluator recurse.
+    checkJsonDepth(body)
+    const limits = this.limits()
+    const timeoutMs = this.timeoutOf(body, limits)
     if (body.pit) {
       if (params.index !== undefined && params.index !== '' && !(Array.isArray(params.index) && params.index.length === 0))
         throw new StoreError(
@@ -1390,7 +1521,8 @@ export class EmbeddedStore implements Store {
       const pit = this.pit(body.pit.id)
       if (body.pit.keep_alive) {
         // Like OpenSearch's reader contexts: the keep-alive only grows, and counts from this use.
-        pit.keepAlive = Math.max(pit.keepAlive, parseTimeValue(body.pit.keep_alive))
+        const keepAlive = this.pitKeepAlive(body.pit.keep_alive, limits)
+        pit.keepAlive = Math.max(pit.keepAlive, keepAlive)
         pit.expires = this.now() + pit.keepAlive
       }
       if (body.query !== undefined)
@@ -1405,19 +1537,19 @@ export class EmbeddedStore implements Store {
         name: t.name,
         specs: t.specs,
         filters: null,
-        rows: () =>
-          this.db
-            .query('SELECT rid, id, seq, ver, src FROM pit_docs WHERE pit = ? AND ix = ? ORDER BY rid')
-            .iterate(pit.id, t.ix) as Iterable<Row>,
+        limits: indexLimits(this.cat.byIx.get(t.ix)?.settings, limits.maxClauseCount),
+        rows: () => this.pitRows(t),
       }))
       return runSearch(targets, body, {
         now: this.now(),
         maxResultWindow: 10_000,
         restTotalHitsAsInt: params.rest_total_hits_as_int,
         pitId: pit.id,
+        timeoutMs,
+        maxBuckets: limits.maxBuckets,
       })
     }
-    const targets = this.targets(params.index, params)
+    const targets = this.targets(params.index, params, limits.maxClauseCount)
     if (body.query !== undefined)
       body = {
         ...body,
@@ -1427,10 +1559,12 @@ export class EmbeddedStore implements Store {
         ) as SearchBody['query'],
       }
     try {
-      return runSearch(targets, body, {
+      return await runSearch(targets, body, {
         now: this.now(),
         maxResultWindow: this.maxResultWindow(targets),
         restTotalHitsAsInt: params.rest_total_hits_as_int,
+        timeoutMs,
+        maxBuckets: limits.maxBuckets,
       })
     } finally {
       this.lastPlan = undefined // plans embed field ids and `now`: valid for this call only
@@ -1442,16 +1576,19 @@ export class EmbeddedStore implements Store {
     const body = params.body ?? {}
     if (!isObject(body)) throw new ParsingError('request body must be an object')
     for (const k of Object.keys(body)) if (k !== 'query') throw new ParsingError(`request does not support [${k}]`)
-    const targets = this.targets(params.index, params)
+    checkJsonDepth(body)
+    const limits = this.limits()
+    const targets = this.targets(params.index, params, limits.maxClauseCount)
     let n: number
     try {
-      n = runCount(
+      n = await runCount(
         targets,
         this.rewriteQuery(
           body.query,
           targets.map((t) => t.name),
         ),
         this.now(),
+        limits.defaultSearchTimeoutMs,
       )
     } finally {
       this.lastPlan = undefined
@@ -1462,13 +1599,63 @@ export class EmbeddedStore implements Store {
   // -------------------------------------------------------------------------------------------
   // Point in time
 
+  /** What a PIT sees of one index: rows at or before its watermark, and kept older versions. */
+  private pitRows(t: PitMeta['targets'][number]): Iterable<Row> {
+    // An index deleted (or replaced under the same name) since: nothing left to see.
+    if (this.cat.byIx.get(t.ix)?.uuid !== t.uuid) return []
+    const [lo, hi] = ridRange(t.ix)
+    return this.paged(
+      (after) => {
+        const from = Math.max(lo, (after ?? lo - 1) + 1)
+        return {
+          sql:
+            `SELECT ${ROW_COLS} FROM docs WHERE rid BETWEEN ? AND ? AND seq <= ? ` +
+            `UNION ALL SELECT ${ROW_COLS} FROM pit_history WHERE rid BETWEEN ? AND ? AND seq <= ? AND gone > ? ORDER BY rid`,
+          params: [from, hi, t.seq, from, hi, t.seq, t.seq],
+        }
+      },
+      (r) => r.rid,
+    )
+  }
+
+  /** `keep_alive` within `point_in_time.max_keep_alive`, with OpenSearch's error. */
+  private pitKeepAlive(value: string, limits: SearchLimits): number {
+    const ms = parseTimeValue(value, 'keep_alive')
+    if (ms > limits.maxPitKeepAliveMs)
+      throw new IllegalArgument(
+        `Keep alive for request (${value}) is too large. It must be less than (${formatTime(limits.maxPitKeepAliveMs)}). This limit can be set by changing the [point_in_time.max_keep_alive] cluster level setting.`,
+      )
+    return ms
+  }
+
   private expirePits(): void {
     const now = this.now()
+    let removed = false
     for (const [id, p] of this.pits)
       if (p.expires <= now) {
         this.pits.delete(id)
-        this.db.query('DELETE FROM pit_docs WHERE pit = ?').run(id)
+        removed = true
       }
+    if (removed) this.pruneHistory()
+  }
+
+  /** Drop the kept versions no open PIT can see any more. */
+  private pruneHistory(): void {
+    if (this.pits.size === 0) {
+      this.db.run('DELETE FROM pit_history')
+      return
+    }
+    const windows = [...this.pits.values()].flatMap((p) =>
+      p.targets.map((t) => {
+        const [lo, hi] = ridRange(t.ix)
+        return { lo, hi, seq: t.seq }
+      }),
+    )
+    this.db
+      .query(
+        `DELETE FROM pit_history WHERE NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE pit_history.rid BETWEEN w.value ->> 'lo' AND w.value ->> 'hi' AND pit_history.seq <= w.value ->> 'seq' AND pit_history.gone > w.value ->> 'seq')`,
+      )
+      .run(JSON.stringify(windows))
   }
 
   private pit(id: string): PitMeta {
@@ -1481,7 +1668,14 @@ export class EmbeddedStore implements Store {
   async createPit(params: CreatePitParams): Promise<CreatePitResponse> {
     this.assertOpen()
     this.expirePits()
-    const keepAlive = parseTimeValue(params.keep_alive ?? '', 'keep_alive')
+    const limits = this.limits()
+    const keepAlive = this.pitKeepAlive(params.keep_alive ?? '', limits)
+    if (this.pits.size >= limits.maxOpenPitContext)
+      throw new StoreError(
+        'rejected_execution_exception',
+        429,
+        `Trying to create too many Point In Time contexts. Must be less than or equal to: [${limits.maxOpenPitContext}]. This limit can be set by changing the [search.max_open_pit_context] setting.`,
+      )
     const names = [...this.resolveTargets(params.index, { ...params, forbidClosed: true }).keys()]
     const id = randomId(48)
     const created = this.now()
@@ -1492,15 +1686,9 @@ export class EmbeddedStore implements Store {
       expires: created + keepAlive,
       targets: names.map((n) => {
         const m = this.indexMeta(n)
-        return { ix: m.ix, name: n, specs: new Map(m.specs) }
+        return { ix: m.ix, uuid: m.uuid, name: n, specs: new Map(m.specs), seq: m.seq }
       }),
     }
-    this.tx(() => {
-      const copy = this.db.query(
-        'INSERT INTO pit_docs (pit, rid, ix, id, seq, ver, src) SELECT ?, rid, ix, id, seq, ver, src FROM docs WHERE rid BETWEEN ? AND ?',
-      )
-      for (const t of pit.targets) copy.run(id, ...ridRange(t.ix))
-    })
     this.pits.set(id, pit)
     return { pit_id: id, _shards: { ...SHARDS_ONE, total: names.length, successful: names.length }, creation_time: created }
   }
@@ -1509,12 +1697,9 @@ export class EmbeddedStore implements Store {
     this.assertOpen()
     this.expirePits()
     const ids = Array.isArray(params.body?.pit_id) ? params.body.pit_id : [params.body?.pit_id]
-    const pits = ids.map((id) => {
-      const ok = typeof id === 'string' && this.pits.delete(id)
-      if (ok) this.db.query('DELETE FROM pit_docs WHERE pit = ?').run(id)
-      return { pit_id: String(id), successful: ok }
-    })
+    const pits = ids.map((id) => ({ pit_id: String(id), successful: typeof id === 'string' && this.pits.delete(id) }))
     if (pits.every((p) => !p.successful)) throw new SearchContextMissing(ids.join(','))
+    this.pruneHistory()
     return { pits }
   }
 
@@ -1522,7 +1707,7 @@ export class EmbeddedStore implements Store {
     this.assertOpen()
     const pits = [...this.pits.keys()].map((pit_id) => ({ pit_id, successful: true }))
     this.pits.clear()
-    this.db.run('DELETE FROM pit_docs')
+    this.pruneHistory()
     return { pits }
   }
 
@@ -1561,7 +1746,7 @@ export class EmbeddedStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
-    this.db.run('DELETE FROM pit_docs')
+    this.db.run('DELETE FROM pit_history')
     this.seal()
     this.db.close()
   }
@@ -1648,6 +1833,18 @@ function deepEqual(a: unknown, b: unknown): boolean {
 const VALUES3 = Array.from({ length: 101 }, (_, n) => Array(n).fill('(?, ?, ?)').join(', '))
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+
+/** Milliseconds as OpenSearch prints a TimeValue (`24h`, `5m`, `1.5s`). */
+function formatTime(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const)
+    if (ms >= size) return `${Number((ms / size).toFixed(1))}${unit}`
+  return `${ms}ms`
+}
 
 function randomId(chars: number): string {
   const bytes = crypto.getRandomValues(new Uint8Array(chars))

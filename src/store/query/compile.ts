@@ -7,11 +7,13 @@
  * for term-level queries and text for `match`, number -> numeric, boolean -> boolean).
  */
 import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
+import { checkNestedDepth, checkRegexLength, ClauseBudget, type QueryLimits } from './limits'
 import { analyze } from './analysis'
 import { parseDate, parseDateMath } from './dates'
 import { type DocView, fieldPath, isObject, keywordOf, asDocView, type Source } from './doc'
 import { compareCodePoints, fold } from './fold'
 import { parseCidr, parseIp } from './ip'
+import { fromJavaScript, linearRegExp } from './linear-regexp'
 import { luceneRegExp } from './lucene-regexp'
 import { type StringMatcher, wildcardMatcher } from './wildcard'
 
@@ -27,6 +29,8 @@ export type FieldTypes = ReadonlyMap<string, FieldSpec> | Record<string, string 
 export interface CompileOptions {
   /** Epoch millis used for `now` in date math; default Date.now() at compile time. */
   now?: number
+  /** OpenSearch's per-request query limits; callers' searches pass them, rule evaluation does not. */
+  limits?: QueryLimits
 }
 
 export type Test = (doc: DocView) => boolean
@@ -64,7 +68,7 @@ export function matchedNames(named: CompiledQuery['named'], d: DocView): string[
 }
 
 export function compile(query: unknown, fieldTypes?: FieldTypes, options?: CompileOptions): CompiledQuery {
-  const c = new Compiler(normaliseTypes(fieldTypes), options?.now ?? Date.now())
+  const c = new Compiler(normaliseTypes(fieldTypes), options?.now ?? Date.now(), options?.limits)
   const test = query === undefined || query === null ? always : c.node(query)
   return { test, named: c.named }
 }
@@ -164,15 +168,22 @@ export function leafParts(
   return { field, params, name }
 }
 
+const COMPOUND = new Set(['bool', 'constant_score', 'nested', 'dis_max'])
+
 const clauses = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
 
 class Compiler {
   readonly named: Array<{ name: string; test: Test }> = []
+  private readonly clauses: ClauseBudget | undefined
+  private nestedDepth = 0
 
   constructor(
     private readonly types: ReadonlyMap<string, FieldSpec> | undefined,
     private readonly now: number,
-  ) {}
+    private readonly limits: QueryLimits | undefined,
+  ) {
+    this.clauses = limits && new ClauseBudget(limits.maxClauseCount)
+  }
 
   node(q: unknown): Test {
     if (!isObject(q)) throw new ParsingError('query malformed, must start with start_object')
@@ -185,6 +196,8 @@ class Compiler {
       )
     const type = keys[0]
     const body = q[type]
+    // Lucene counts leaf queries towards maxClauseCount, not the compound ones holding them.
+    if (!COMPOUND.has(type)) this.clauses?.spend(1)
     let name: string | undefined
     let test: Test
     switch (type) {
@@ -207,7 +220,9 @@ class Compiler {
       }
       case 'nested': {
         if (!isObject(body) || body.query === undefined) throw new ParsingError("[nested] requires 'query' field")
+        if (this.limits) checkNestedDepth(++this.nestedDepth, this.limits.maxNestedDepth)
         test = this.node(body.query)
+        this.nestedDepth--
         name = nameOf(body)
         break
       }
@@ -271,9 +286,13 @@ class Compiler {
     for (const k of Object.keys(body))
       if (!['must', 'filter', 'should', 'must_not', 'minimum_should_match', 'boost', '_name', 'adjust_pure_negative'].includes(k))
         throw new ParsingError(`[bool] query does not support [${k}]`)
-    const must = [...clauses(body.must), ...clauses(body.filter)].map((x) => this.node(x))
-    const should = clauses(body.should).map((x) => this.node(x))
-    const mustNot = clauses(body.must_not).map((x) => this.node(x))
+    const mustIn = [...clauses(body.must), ...clauses(body.filter)]
+    const shouldIn = clauses(body.should)
+    const mustNotIn = clauses(body.must_not)
+    this.clauses?.bool(mustIn.length + shouldIn.length + mustNotIn.length)
+    const must = mustIn.map((x) => this.node(x))
+    const should = shouldIn.map((x) => this.node(x))
+    const mustNot = mustNotIn.map((x) => this.node(x))
     const defaultMsm = should.length > 0 && must.length === 0 ? 1 : 0
     const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, should.length)
     if (msm > should.length) return { test: never, name: nameOf(body) }
@@ -433,23 +452,21 @@ class Compiler {
   private regexp(f: Field, p: Record<string, unknown>, ci: boolean): Test {
     const pcre = p._pcre
     if (isObject(pcre)) {
-      // Sigma's original PCRE pattern: JS RegExp with search (substring) semantics.
+      // Sigma's original PCRE pattern, with search (substring) semantics and its i/m/s flags.
       if (typeof pcre.pattern !== 'string') throw new ParsingError('[regexp] _pcre.pattern must be a string')
-      let flags = [...new Set(String(pcre.flags ?? '').replace(/[^imsu]/g, ''))].join('')
-      if (ci && !flags.includes('i')) flags += 'i'
-      let re: RegExp
-      try {
-        re = new RegExp(pcre.pattern, flags.includes('u') ? flags : `${flags}u`)
-      } catch {
-        try {
-          re = new RegExp(pcre.pattern, flags.replace('u', ''))
-        } catch (e) {
-          throw new IllegalArgument(`invalid regular expression [${pcre.pattern}]: ${(e as Error).message}`)
-        }
-      }
+      if (this.limits) checkRegexLength(pcre.pattern, this.limits.maxRegexLength)
+      const flags = String(pcre.flags ?? '')
+      const re = linearRegExp(fromJavaScript(pcre.pattern), {
+        anchored: false,
+        caseInsensitive: ci || flags.includes('i'),
+        multiline: flags.includes('m'),
+        dotAll: flags.includes('s'),
+        display: pcre.pattern,
+      })
       return this.strings(f, false, (s) => re.test(s))
     }
     const value = requireString('regexp', p.value)
+    if (this.limits) checkRegexLength(value, this.limits.maxRegexLength)
     const re = luceneRegExp(value, typeof p.flags === 'string' ? p.flags : 'ALL', ci)
     return this.strings(f, false, (s) => re.test(s))
   }

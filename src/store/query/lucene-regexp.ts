@@ -1,20 +1,20 @@
 import { IllegalArgument } from '../errors'
-import { escapeRegExp } from './wildcard'
+import { linearRegExp, type Matcher, quote as escapeRegExp } from './linear-regexp'
 
 /**
- * Lucene `regexp` syntax -> an anchored JS RegExp (whole-value match, `.` matches newline, one
- * code point per `.`). Optional operators follow `flags` (default ALL): `@` any string, `#` empty
- * language, `<n-m>` numeric interval, `&` intersection and `~` complement — the last two only
- * where JS can express them (over the whole pattern). `^` and `$` are plain characters in Lucene.
+ * Lucene `regexp` syntax -> a whole-value matcher on the linear-time engine (`.` matches newline,
+ * one code point per `.`). Optional operators follow `flags` (default ALL): `@` any string, `#`
+ * empty language, `<n-m>` numeric interval, `&` intersection and `~` complement — the last two
+ * over the whole pattern (each side compiled on its own, since RE2 has no look-arounds).
+ * `^` and `$` are plain characters in Lucene.
  */
-export function luceneRegExp(pattern: string, flags = 'ALL', caseInsensitive = false): RegExp {
+export function luceneRegExp(pattern: string, flags = 'ALL', caseInsensitive = false): Matcher {
   const f = parseFlags(flags)
-  const src = new Translator(pattern, f).translate()
-  try {
-    return new RegExp(`^(?:${src})$`, caseInsensitive ? 'iu' : 'u')
-  } catch (e) {
-    throw new IllegalArgument(`failed to parse regexp [${pattern}]: ${(e as Error).message}`)
-  }
+  const { conjuncts, negate } = new Translator(pattern, f).translate()
+  const compile = (src: string) => linearRegExp(src, { anchored: true, dotAll: true, caseInsensitive, display: pattern })
+  const all = conjuncts.map(compile)
+  const test = all.length === 1 ? all[0].test : (s: string) => all.every((m) => m.test(s))
+  return negate ? { test: (s) => !test(s) } : { test }
 }
 
 const FLAG_BITS: Record<string, number> = {
@@ -51,11 +51,22 @@ class Translator {
     private readonly flags: number,
   ) {}
 
-  translate(): string {
+  /** Whole-pattern `~`: the rest is the language to exclude. */
+  private negated = false
+  /** Whole-pattern `&`: every side must match. */
+  private readonly conjuncts: string[] = []
+
+  translate(): { conjuncts: string[]; negate: boolean } {
     const out = this.union()
     if (this.pos < this.p.length) this.fail(`unexpected character '${this.p[this.pos]}'`)
-    return out
+    if (this.conjuncts.length > 0) {
+      if (this.unionAtTop) this.topOnly('&')
+      return { conjuncts: [...this.conjuncts, out], negate: this.negated }
+    }
+    return { conjuncts: [out], negate: this.negated }
   }
+
+  private unionAtTop = false
 
   private fail(why: string): never {
     throw new IllegalArgument(`failed to parse regexp [${this.p}]: ${why} at position ${this.pos}`)
@@ -73,6 +84,7 @@ class Translator {
     const alts = [this.inter()]
     while (this.peek('|')) {
       this.pos++
+      if (this.depth === 0) this.unionAtTop = true
       alts.push(this.inter())
     }
     return alts.join('|')
@@ -85,10 +97,10 @@ class Translator {
   private inter(): string {
     const left = this.concat()
     if (this.has(INTERSECTION) && this.peek('&')) {
-      if (this.depth > 0) this.topOnly('&')
+      if (this.depth > 0 || this.unionAtTop) this.topOnly('&')
       this.pos++
-      const right = this.inter()
-      return `(?=(?:${left})$)(?:${right})`
+      this.conjuncts.push(left)
+      return this.inter()
     }
     return left
   }
@@ -123,7 +135,8 @@ class Translator {
       const inner = this.complement()
       // Expressible only when it spans the whole pattern: "any string except those".
       if (start !== 0 || this.pos !== this.p.length) this.topOnly('~')
-      return `(?!(?:${inner})$)[^]*`
+      this.negated = true
+      return inner
     }
     return this.charClass()
   }
@@ -174,15 +187,15 @@ class Translator {
     const c = this.p[this.pos]
     if (c === '.') {
       this.pos++
-      return '[^]'
+      return '.'
     }
     if (c === '#' && this.has(EMPTY)) {
       this.pos++
-      return '(?!)'
+      return '[^\\x00-\\x{10FFFF}]'
     }
     if (c === '@' && this.has(ANYSTRING)) {
       this.pos++
-      return '[^]*'
+      return '.*'
     }
     if (c === '"') {
       const end = this.p.indexOf('"', this.pos + 1)

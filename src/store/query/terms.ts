@@ -2,64 +2,153 @@
  * What OpenSearch does to `terms` queries before a shard runs them: a terms lookup
  * (`{"terms": {"user": {"index", "id", "path"}}}`) is replaced by the values found at `path` in
  * that document, and no `terms` query may carry more than `index.max_terms_count` values.
- * Only positions that hold queries are visited (compound queries' clauses), never field values.
+ * Only positions that hold queries are visited (compound queries' clauses), never field values;
+ * a lookup anywhere else is refused by the query compiler, so nothing else ever fetches.
+ *
+ * A lookup reads a document, so on a caller's behalf it must pass that caller's read gate
+ * (src/indexer/read-gate.ts): `resolveTermsLookups` lets the gate fetch them first, and the
+ * store's own `rewriteTerms` then sees plain value lists.
  */
 import { IllegalArgument, ParsingError } from '../errors'
 import { fieldPath, isObject } from './doc'
 
+type Source = Record<string, unknown>
+
 export interface TermsRewrite {
   /** The source of a document for a lookup; undefined when the document does not exist. */
-  lookup(index: string, id: string): Record<string, unknown> | undefined
+  lookup(index: string, id: string): Source | undefined
   /** `index.max_terms_count` of the searched indices (the smallest one applies). */
   maxTerms: number
 }
 
+/** One terms lookup: the document it reads and where the values are. */
+export interface TermsLookup {
+  index: string
+  id: string
+  path: string
+}
+
 export const DEFAULT_MAX_TERMS_COUNT = 65_536
 
+/** Resolves lookups with the store's own reads and enforces `index.max_terms_count`. */
 export function rewriteTerms(query: unknown, r: TermsRewrite): unknown {
+  return mapTermsQueries(query, (body) => {
+    const out: Record<string, unknown> = { ...body }
+    for (const [field, v] of termFields(body)) {
+      const lookup = lookupOf(v)
+      const values = lookup ? valuesAt(r.lookup(lookup.index, lookup.id), lookup.path) : Array.isArray(v) ? v : undefined
+      if (lookup) out[field] = values
+      if (values && values.length > r.maxTerms)
+        throw new IllegalArgument(
+          `The number of terms [${values.length}] used in the Terms Query request has exceeded the allowed maximum of [${r.maxTerms}]. This maximum can be set by changing the [index.max_terms_count] index level setting.`,
+        )
+    }
+    return out
+  })
+}
+
+/** Every terms lookup of the query, in query order (malformed lookup elements are a 400). */
+export function termsLookups(query: unknown): TermsLookup[] {
+  const found: TermsLookup[] = []
+  mapTermsQueries(query, (body) => {
+    for (const [, v] of termFields(body)) {
+      const lookup = lookupOf(v)
+      if (lookup) found.push(lookup)
+    }
+    return body
+  })
+  return found
+}
+
+/**
+ * The query with every terms lookup replaced by the values `fetch` finds (each document
+ * fetched once); `fetch` is where the caller's rights are checked. The value-count limit is
+ * left to the store, which knows the indices' settings.
+ */
+export async function resolveTermsLookups(
+  query: unknown,
+  fetch: (index: string, id: string) => Promise<Source | undefined>,
+): Promise<unknown> {
+  const lookups = termsLookups(query)
+  if (lookups.length === 0) return query
+  const key = (l: { index: string; id: string }) => `${l.index}\u0000${l.id}`
+  const sources = new Map<string, Source | undefined>()
+  for (const l of lookups) if (!sources.has(key(l))) sources.set(key(l), await fetch(l.index, l.id))
+  return rewriteTerms(query, { lookup: (index, id) => sources.get(key({ index, id })), maxTerms: Number.POSITIVE_INFINITY })
+}
+
+/** Applies `each` to the body of every `terms` query found at a query position. */
+function mapTermsQueries(query: unknown, each: (body: Record<string, unknown>) => Record<string, unknown>): unknown {
   if (!isObject(query)) return query
   const keys = Object.keys(query)
   if (keys.length !== 1) return query
   const type = keys[0]
   const body = query[type]
   if (!isObject(body)) return query
-  const each = (v: unknown) => (Array.isArray(v) ? v.map((x) => rewriteTerms(x, r)) : rewriteTerms(v, r))
+  const walk = (q: unknown) => mapTermsQueries(q, each)
+  const all = (v: unknown) => (Array.isArray(v) ? v.map(walk) : walk(v))
   switch (type) {
     case 'bool': {
       const out: Record<string, unknown> = { ...body }
-      for (const k of ['must', 'filter', 'should', 'must_not']) if (body[k] !== undefined) out[k] = each(body[k])
+      for (const k of ['must', 'filter', 'should', 'must_not']) if (body[k] !== undefined) out[k] = all(body[k])
       return { bool: out }
     }
     case 'constant_score':
-      return { constant_score: { ...body, filter: rewriteTerms(body.filter, r) } }
+      return { constant_score: { ...body, filter: walk(body.filter) } }
     case 'nested':
-      return { nested: { ...body, query: rewriteTerms(body.query, r) } }
+      return { nested: { ...body, query: walk(body.query) } }
     case 'dis_max':
-      return { dis_max: { ...body, queries: each(body.queries) } }
+      return { dis_max: { ...body, queries: all(body.queries) } }
     case 'terms':
-      return { terms: terms(body, r) }
+      return { terms: each(body) }
     default:
       return query
   }
 }
 
-function terms(body: Record<string, unknown>, r: TermsRewrite): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...body }
-  for (const [field, v] of Object.entries(body)) {
-    if (field === '_name' || field === 'boost' || field === 'value_type') continue
-    let values: unknown[] | undefined
-    if (Array.isArray(v)) values = v
-    else if (isObject(v)) {
-      if (typeof v.index !== 'string' || v.id === undefined || typeof v.path !== 'string')
-        throw new ParsingError('[terms] query lookup element requires specifying the [index], [id] and [path]')
-      const source = r.lookup(v.index, String(v.id))
-      values = source === undefined ? [] : fieldPath(v.path).collect(source)
-      out[field] = values
+/** The (field, values) entries of a terms query body, options left out. */
+function termFields(body: Record<string, unknown>): Array<[string, unknown]> {
+  return Object.entries(body).filter(([field]) => field !== '_name' && field !== 'boost' && field !== 'value_type')
+}
+
+function lookupOf(v: unknown): TermsLookup | undefined {
+  if (Array.isArray(v) || !isObject(v)) return undefined
+  if (typeof v.index !== 'string' || v.id === undefined || typeof v.path !== 'string')
+    throw new ParsingError('[terms] query lookup element requires specifying the [index], [id] and [path]')
+  return { index: v.index, id: String(v.id), path: v.path }
+}
+
+function valuesAt(source: Source | undefined, path: string): unknown[] {
+  return source === undefined ? [] : fieldPath(path).collect(source)
+}
+
+/**
+ * The name of the first clause anywhere in a search body (query, aggregations, any depth) that
+ * would read a document by index and id: a terms lookup, `more_like_this` on indexed documents,
+ * a shape indexed elsewhere, a stored percolator document. Routes that run a caller's query with
+ * the service's rights (plugin `_search` routes; in platform mode the platform would resolve
+ * them as the service account) refuse such bodies. The walk keeps its own stack: bodies are
+ * caller input.
+ */
+export function documentFetchingClause(body: unknown): string | undefined {
+  const stack: unknown[] = [body]
+  while (stack.length > 0) {
+    const v = stack.pop()
+    if (Array.isArray(v)) {
+      for (const x of v) stack.push(x)
+      continue
     }
-    if (values && values.length > r.maxTerms)
-      throw new IllegalArgument(
-        `The number of terms [${values.length}] used in the Terms Query request has exceeded the allowed maximum of [${r.maxTerms}]. This maximum can be set by changing the [index.max_terms_count] index level setting.`,
-      )
+    if (!isObject(v)) continue
+    for (const [key, child] of Object.entries(v)) {
+      // A terms aggregation has object members too (`include`, `order`): a lookup names a document.
+      if (key === 'terms' && isObject(child) && termFields(child).some(([, x]) => isObject(x) && ('index' in x || 'id' in x)))
+        return 'terms lookup'
+      if (key === 'indexed_shape') return key
+      if (key === 'more_like_this' && isObject(child) && [child.like, child.unlike].flat().some((x) => isObject(x) && '_id' in x))
+        return key
+      if (key === 'percolate' && isObject(child) && child.id !== undefined) return key
+      stack.push(child)
+    }
   }
-  return out
+  return undefined
 }

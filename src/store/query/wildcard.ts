@@ -1,11 +1,13 @@
 import { fold } from './fold'
+import { linearRegExp, quote } from './linear-regexp'
 
 export type StringMatcher = (value: string) => boolean
 
 /**
  * OpenSearch `wildcard` as a whole-value matcher: `*` any run of code points (newlines too),
  * `?` exactly one code point, `\` escapes the next character. Patterns made only of literals and
- * `*` (all Sigma contains/startswith/endswith) run on indexOf instead of a RegExp.
+ * `*` (all Sigma contains/startswith/endswith) run on indexOf (greedy leftmost, linear); the rest
+ * on the linear-time engine.
  * With `caseInsensitive` the returned matcher expects an already folded value (see `fold`).
  */
 export function wildcardMatcher(pattern: string, caseInsensitive = false): StringMatcher {
@@ -66,13 +68,9 @@ export function wildcardMatcher(pattern: string, caseInsensitive = false): Strin
   }
   let src = ''
   for (const t of tokens) {
-    if (typeof t === 'string') src += escapeRegExp(norm(t))
-    else src += 'any' in t ? '[^]*' : '[^]'
+    if (typeof t === 'string') src += quote(norm(t))
+    else src += 'any' in t ? '.*' : '.'
   }
-  const re = new RegExp(`^${src}$`, 'u')
+  const re = linearRegExp(src, { anchored: true, dotAll: true, display: pattern })
   return (v) => re.test(v)
-}
-
-export function escapeRegExp(s: string): string {
-  return s.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')
 }

@@ -196,10 +196,13 @@ describe('blue/green swap (plan change)', () => {
     free.publishSnapshot()
     await registeredWithPlan(free.url)
     await pass()
-    expect(await h.store.resolve(ALIAS.rules)).toEqual([`${ALIAS.rules}-a`])
+    // Every load goes through staging: the live slot is whichever the first load swapped in.
+    const [live] = await h.store.resolve(ALIAS.rules)
+    const slot = live.slice(-2)
+    const next = slot === '-a' ? '-b' : '-a'
     // A user rule in draft, which must survive the swap.
     await h.store.index({
-      index: `${ALIAS.rules}-a`,
+      index: live,
       id: 'user-1',
       body: { document: { id: 'user-1', title: 'mine' }, hash: { sha256: 'x' }, space: { name: 'draft' } },
       refresh: true,
@@ -214,8 +217,8 @@ describe('blue/green swap (plan change)', () => {
     const r = await pass()
     expect(r.consumers.ruleset).toMatchObject({ status: 'ready', loadedFrom: 'swap' })
     for (const kind of ['rules', 'decoders', 'integrations', 'kvdbs', 'filters', 'policies'] as const) {
-      expect(await h.store.resolve(CONTENT_ALIASES[kind], { expand_wildcards: 'all' })).toEqual([`${CONTENT_ALIASES[kind]}-b`])
-      expect(await h.store.existsIndex({ index: `${CONTENT_ALIASES[kind]}-a`, expand_wildcards: 'all' })).toBe(false)
+      expect(await h.store.resolve(CONTENT_ALIASES[kind], { expand_wildcards: 'all' })).toEqual([`${CONTENT_ALIASES[kind]}${next}`])
+      expect(await h.store.existsIndex({ index: `${CONTENT_ALIASES[kind]}${slot}`, expand_wildcards: 'all' })).toBe(false)
     }
     const rules = await h.docs(ALIAS.rules)
     expect(rules.get('pro-rule').document.level).toBe('high')
@@ -237,6 +240,9 @@ describe('blue/green swap (plan change)', () => {
     free.publishSnapshot()
     await registeredWithPlan(free.url)
     await pass()
+    const [live] = await h.store.resolve(ALIAS.rules)
+    const slot = live.slice(-2)
+    const next = slot === '-a' ? '-b' : '-a'
     const pro = h.cti.consumer('t0-ruleset-5', 'private-ruleset-5', { isPublic: false })
     pro.create('pro-rule', payloads.rule('pro-rule'))
     pro.publishSnapshot()
@@ -244,20 +250,20 @@ describe('blue/green swap (plan change)', () => {
     // Every write into a staging index fails for good (not retryable).
     faulty.arm({
       failAt: Array.from({ length: 1000 }, (_, i) => i + 1),
-      match: (m) => m.index.endsWith('-b'),
+      match: (m) => m.index.endsWith(next),
       error: () => new StoreError('mapper_parsing_exception', 400, 'broken'),
     })
     const r = await pass()
     expect(r.consumers.ruleset).toMatchObject({ status: 'failed' })
     faulty.disarm()
-    expect(await h.store.resolve(ALIAS.rules)).toEqual([`${ALIAS.rules}-a`])
-    expect(await h.store.existsIndex({ index: `${ALIAS.rules}-b`, expand_wildcards: 'all' })).toBe(false)
+    expect(await h.store.resolve(ALIAS.rules)).toEqual([live])
+    expect(await h.store.existsIndex({ index: `${ALIAS.rules}${next}`, expand_wildcards: 'all' })).toBe(false)
     expect([...(await h.docs(ALIAS.rules)).keys()].sort()).toEqual(['rule-1', 'rule-2', 'rule-3'])
     expect((await h.state('ruleset'))!.resource).toBe(free.url)
 
     const again = await pass()
     expect(again.consumers.ruleset).toMatchObject({ status: 'ready', loadedFrom: 'swap' })
-    expect(await h.store.resolve(ALIAS.rules)).toEqual([`${ALIAS.rules}-b`])
+    expect(await h.store.resolve(ALIAS.rules)).toEqual([`${ALIAS.rules}${next}`])
     expect([...(await h.docs(ALIAS.rules)).keys()]).toContain('pro-rule')
   })
 })

@@ -1,0 +1,220 @@
+/**
+ * What an event must contain for a compiled rule (a query-DSL tree) to possibly match: a
+ * few clauses that must all hold, each a disjunction of atoms about one field's values — the field
+ * is present, one of its folded keyword values equals a literal, or contains one. The tree is
+ * read generically: every node or leaf this file does not understand (regexp, range, anything a
+ * newer compiler emits) yields "no requirement", so the rule is always checked and results stay
+ * those of the tree evaluator. Being a NECESSARY condition is the only contract: a rule whose
+ * requirement holds is then run by the evaluator itself.
+ */
+import { fold, kindOf, type FieldSpec, type FieldTypes } from '../../../store/query'
+import { minimumShouldMatch } from '../../../store/query/compile'
+
+export type Atom =
+  { kind: 'present'; path: string } | { kind: 'equals'; path: string; value: string } | { kind: 'contains'; path: string; value: string }
+
+/** Any one of its atoms must hold. An empty clause can never hold. */
+export type Clause = Atom[]
+/**
+ * All of its clauses must hold (a conjunction of disjunctions). No clause: no requirement
+ * (always check); an empty clause: the rule can never match.
+ */
+export type Requirement = Clause[]
+
+/**
+ * Clauses kept per rule: enough to make `a and b and c` selective; every clause kept is
+ * bookkeeping on each event that meets it, so more would cost more than they filter.
+ */
+export const MAX_CLAUSES = 3
+/** A clause of presence atoms only: met by nearly every event that has the field. */
+const WEAK = 20
+
+export type Types = ReadonlyMap<string, FieldSpec> | undefined
+
+export function normaliseTypes(t: FieldTypes | undefined): Types {
+  if (t === undefined || t instanceof Map) return t as Types
+  const m = new Map<string, FieldSpec>()
+  for (const [k, v] of Object.entries(t)) m.set(k, typeof v === 'string' ? { type: v } : v)
+  return m
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
+const ALWAYS: Requirement = []
+const NEVER: Requirement = [[]]
+
+/** The requirement of a query; any surprise in its shape means "always check". */
+export function requirementOf(query: unknown, types: Types): Requirement {
+  try {
+    return node(query, types)
+  } catch {
+    return ALWAYS
+  }
+}
+
+/** Lower is more selective: an exact value beats a substring, which beats mere presence. */
+export function score(c: Clause): number {
+  let n = 0
+  for (const a of c) n += a.kind === 'equals' ? 1 : a.kind === 'contains' ? (a.value.length >= 3 ? 2 : 6) : 20
+  return n
+}
+
+/** All of them must hold: their clauses together, the most selective ones kept. */
+function all(rs: Requirement[]): Requirement {
+  const clauses = rs.flat()
+  if (clauses.some((c) => c.length === 0)) return NEVER
+  const ranked = clauses.map((c) => [score(c), c] as const).sort((a, b) => a[0] - b[0])
+  // A weak clause next to a selective one only adds work.
+  const kept = ranked.filter(([n], i) => i === 0 || n < WEAK)
+  return kept.slice(0, MAX_CLAUSES).map(([, c]) => c)
+}
+
+/** Any of them may hold: one clause, the union of each one's best clause; an unconstrained one frees the whole. */
+function any(rs: Requirement[]): Requirement {
+  const out: Atom[] = []
+  for (const r of rs) {
+    if (r.length === 0) return ALWAYS
+    out.push(...r[0])
+  }
+  return [out]
+}
+
+function node(q: unknown, types: Types): Requirement {
+  if (!isObject(q)) return ALWAYS
+  const keys = Object.keys(q)
+  if (keys.length !== 1) return ALWAYS
+  const type = keys[0]
+  const body = q[type]
+  if (!isObject(body)) return ALWAYS
+  switch (type) {
+    case 'bool':
+      return bool(body, types)
+    case 'match_none':
+      return NEVER
+    case 'constant_score':
+      return node(body.filter, types)
+    case 'nested':
+      return node(body.query, types)
+    case 'dis_max':
+      return any(list(body.queries).map((x) => node(x, types)))
+    case 'exists':
+      return typeof body.field === 'string' ? exists(body.field, types) : ALWAYS
+    case 'term':
+    case 'terms':
+    case 'wildcard':
+    case 'prefix':
+    case 'regexp':
+    case 'range':
+    case 'match':
+    case 'match_phrase':
+    case 'match_phrase_prefix':
+    case 'match_bool_prefix':
+      return leaf(type, body, types)
+    default:
+      return ALWAYS
+  }
+}
+
+function bool(body: Record<string, unknown>, types: Types): Requirement {
+  const must = [...list(body.must), ...list(body.filter)].map((x) => node(x, types))
+  const should = list(body.should)
+  const defaultMsm = should.length > 0 && must.length === 0 ? 1 : 0
+  const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, should.length)
+  if (msm > should.length) return NEVER
+  if (msm > 0) must.push(any(should.map((x) => node(x, types))))
+  return all(must)
+}
+
+/** The document paths a field name reads, and how its values compare (undefined: unmapped). */
+function resolve(name: string, types: Types): { paths: string[]; kind: string } | undefined {
+  if (types) {
+    const spec = types.get(name)
+    if (spec === undefined) return undefined
+    return { paths: [spec.path ?? name], kind: kindOf(spec.type) }
+  }
+  // Unmapped `x.keyword` reads `x.keyword` when the document has it, else `x`.
+  return { paths: name.endsWith('.keyword') ? [name, name.slice(0, -'.keyword'.length)] : [name], kind: 'auto' }
+}
+
+const META = new Set(['_id', '_index', '_seq_no', '_version', '_primary_term', '_source'])
+
+function exists(name: string, types: Types): Requirement {
+  if (META.has(name)) return ALWAYS
+  const f = resolve(name, types)
+  // An unmapped object field exists through its sub-fields: not worth modelling.
+  if (!f) return ALWAYS
+  return [f.paths.map((path) => ({ kind: 'present', path }))]
+}
+
+function leaf(type: string, body: Record<string, unknown>, types: Types): Requirement {
+  const fields = Object.keys(body).filter((k) => k !== '_name' && k !== 'boost' && k !== 'value_type')
+  if (fields.length !== 1 || META.has(fields[0])) return ALWAYS
+  const f = resolve(fields[0], types)
+  if (!f) return NEVER // unmapped in a mapped index: the leaf matches nothing
+  const raw = body[fields[0]]
+  const params = isObject(raw) ? raw : { value: raw }
+  const present = (): Requirement => [f.paths.map((path) => ({ kind: 'present', path }))]
+  // Text fields compare analysed tokens, numbers and dates compare parsed values: presence only.
+  if (f.kind !== 'keyword' && f.kind !== 'auto') return present()
+  const literals = literalsOf(type, params, raw)
+  if (literals === undefined) return present()
+  return [
+    f.paths.flatMap((path) =>
+      literals.map((l): Atom => (l.value === '' && l.kind === 'contains' ? { kind: 'present', path } : { path, ...l })),
+    ),
+  ]
+}
+
+type Literal = { kind: 'equals' | 'contains'; value: string }
+
+const keywordOf = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined)
+
+/** Folded literals of a keyword leaf, one of which a matching value must equal or contain. */
+function literalsOf(type: string, params: Record<string, unknown>, raw: unknown): Literal[] | undefined {
+  switch (type) {
+    case 'term': {
+      const k = keywordOf(params.value)
+      return k === undefined ? undefined : [{ kind: 'equals', value: fold(k) }]
+    }
+    case 'terms': {
+      if (!Array.isArray(raw)) return undefined
+      const out: Literal[] = []
+      for (const v of raw) {
+        const k = keywordOf(v)
+        if (k !== undefined) out.push({ kind: 'equals', value: fold(k) })
+      }
+      return out
+    }
+    case 'prefix': {
+      const k = keywordOf(params.value)
+      return k === undefined ? undefined : [{ kind: 'contains', value: fold(k) }]
+    }
+    case 'wildcard': {
+      const k = keywordOf(params.value ?? params.wildcard)
+      return k === undefined ? undefined : [wildcardLiteral(k)]
+    }
+    default:
+      return undefined
+  }
+}
+
+/** The longest literal run of an OpenSearch wildcard pattern (`\` escapes), or the whole value without wildcards. */
+function wildcardLiteral(pattern: string): Literal {
+  const runs: string[] = []
+  let run = ''
+  let wild = false
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]
+    if (c === '\\' && i + 1 < pattern.length) run += pattern[++i]
+    else if (c === '*' || c === '?') {
+      wild = true
+      runs.push(run)
+      run = ''
+    } else run += c
+  }
+  runs.push(run)
+  if (!wild) return { kind: 'equals', value: fold(run) }
+  let longest = ''
+  for (const r of runs) if (r.length > longest.length) longest = r
+  return { kind: 'contains', value: fold(longest) }
+}
