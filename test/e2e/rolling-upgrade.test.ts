@@ -166,4 +166,11 @@ test('a rolling upgrade of two nodes under continuous writes loses no acknowledg
   expect(docHits.hits.hits.map((h) => h._id).sort()).toEqual([...docs].sort())
   expect(sessions.length).toBeGreaterThan(5)
   expect(docs.length).toBeGreaterThan(5)
+
+  // In platform mode each node answers /_prometheus/metrics itself (it is not forwarded to the platform).
+  const metrics = await send(nodes[0]!.url, 'GET', '/_prometheus/metrics', { authorization: admin })
+  expect(metrics.status).toBe(200)
+  expect(metrics.text).toMatch(
+    /svc_http_request_duration_seconds_count\{method="POST",route="\/_plugins\/_setup\/ai_assistant\/sessions",status="200"\} [1-9]/,
+  )
 }, 120_000)
