@@ -91,12 +91,15 @@ function checkPresence(file: string, marker: StoreMarker | undefined): void {
         `its data is gone. ${RECOVER}`,
     )
   }
-  if (size === 0 || wal > 0) {
+  // Without a marker (a store from before markers existed): a write-ahead log without its store,
+  // or an emptied file, still means data was there. Only "nothing at all" is a first start.
+  if (wal > 0) {
     throw new StoreFileError(
       file,
-      `store file ${file} ${what} while its write-ahead log ${file}-wal is ${wal > 0 ? 'present' : 'absent'}. ${RECOVER}`,
+      `store file ${file} ${what} but its write-ahead log ${file}-wal holds data: the store was lost. ${RECOVER}`,
     )
   }
+  if (size === 0) throw new StoreFileError(file, `store file ${file} is empty (0 bytes): it is not a store. ${RECOVER}`)
 }
 
 function quickCheck(db: Database, file: string): void {
