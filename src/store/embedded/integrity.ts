@@ -6,9 +6,9 @@
  * open compares the two and runs SQLite's `quick_check`, and anything that does not add up stops
  * the start with an error that names the file and what to do. Nothing starts silently empty.
  *
- * Progress is a generation counter stored in both places, raised at every open and every clean
- * close: a file copied away while the node ran, or before its last start, has a lower generation
- * than the marker and is refused.
+ * Progress is a generation counter stored in both places, raised at every open, every clean close
+ * and every 30 s while writes happen: a file copied away before its last start, or while the node
+ * ran (after the next tick), has a lower generation than the marker and is refused.
  */
 import { Database } from 'bun:sqlite'
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs'
@@ -34,7 +34,12 @@ export interface OpenStoreFileOptions {
   synchronous: Synchronous
   /** Injectable for tests that simulate a schema change. */
   migrations?: readonly Migration[]
+  /** How often written progress is recorded (0: only at open and close); default PROGRESS_INTERVAL_MS. */
+  progressIntervalMs?: number
 }
+
+/** A running node records its progress (when it wrote anything) this often. */
+export const PROGRESS_INTERVAL_MS = 30_000
 
 export const markerPath = (file: string) => `${file}.marker`
 
@@ -173,12 +178,35 @@ export function openStoreFile(file: string, options: OpenStoreFileOptions): Open
       db.query("INSERT INTO store_meta (key, value) VALUES ('store_uuid', ?)").run(uuid)
     }
     const schemaVersion = migration.to
-    advance(db, file, uuid, schemaVersion)
     const opened = db
+    const id = uuid
+    advance(opened, file, id, schemaVersion)
+    // While the node runs, the generation also moves when writes happened since the last tick, so a
+    // copy of the file taken mid-run is refused once a tick has passed, even after a crash.
+    const changes = () => (opened.query('SELECT total_changes() AS n').get() as { n: number }).n
+    let seen = changes()
+    const interval = options.progressIntervalMs ?? PROGRESS_INTERVAL_MS
+    const timer =
+      interval > 0
+        ? setInterval(() => {
+            try {
+              if (changes() === seen) return
+              advance(opened, file, id, schemaVersion)
+              seen = changes()
+            } catch {
+              // The connection is gone (closed without a seal); the marker keeps the last progress.
+              clearInterval(timer)
+            }
+          }, interval)
+        : undefined
+    timer?.unref?.()
     return {
       db: opened,
       migration,
-      seal: () => void advance(opened, file, uuid, schemaVersion),
+      seal: () => {
+        clearInterval(timer)
+        advance(opened, file, id, schemaVersion)
+      },
     }
   } catch (e) {
     db?.close()

@@ -100,6 +100,8 @@ export interface EmbeddedStoreOptions {
   clock?: () => number
   /** Schema steps (tests simulate a schema change with their own list); see migrations.ts. */
   migrations?: readonly Migration[]
+  /** How often a running store records written progress beside it (integrity.ts); 0: open and close only. */
+  progressIntervalMs?: number
   /** Node-level search limits, read at each search so that dynamic settings apply at once. */
   searchLimits?: () => Partial<SearchLimits>
 }
@@ -183,7 +185,11 @@ export class EmbeddedStore implements Store {
 
   constructor(path: string, options: EmbeddedStoreOptions = {}) {
     this.synchronous = options.synchronous ?? 'FULL'
-    const opened = openStoreFile(path, { synchronous: this.synchronous, migrations: options.migrations })
+    const opened = openStoreFile(path, {
+      synchronous: this.synchronous,
+      migrations: options.migrations,
+      progressIntervalMs: options.progressIntervalMs,
+    })
     this.db = opened.db
     this.seal = opened.seal
     this.migration = opened.migration
