@@ -2,7 +2,7 @@
 // fs repositories inside path.repo, an online snapshot taken while a client keeps writing, restore
 // (renamed, and over a deleted index) into the running node, _status, _cat, delete, permissions.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { basicAuth, send, writeSecurityConfig } from '../helpers/app'
@@ -173,5 +173,18 @@ describe('snapshot and restore', () => {
     })
     expect(leak.status).toBe(403)
     expect((await call('HEAD', '/leak')).status).toBe(404)
+  })
+
+  test("a lost data directory is rebuilt from a snapshot's store file", async () => {
+    const expected = (await call('GET', '/events/_count')).body.count
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-rebuilt-'))
+    copyFileSync(join(repoRoot, 'main', 'snap-1', 'store.db'), join(dataDir, 'store.db'))
+    const rebuilt = await spawnBinary({ dataDir })
+    try {
+      const r = await send(rebuilt.url, 'GET', '/events/_count', { authorization: rebuilt.auth })
+      expect(r.body.count).toBe(expected)
+    } finally {
+      await rebuilt.stop()
+    }
   })
 })
