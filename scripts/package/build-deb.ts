@@ -4,7 +4,8 @@
 // and the private /var/lib/svc-ext. Options: --revision N (Debian revision, default 1),
 // --out DIR (default dist/), --no-build (package the existing dist/svc-ext), --compression
 // xz|gzip|zstd|none (default xz, Debian's; the package test uses none to spare the CPU).
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 
@@ -32,8 +33,10 @@ export function buildDeb(opts: PackageOptions = {}): string {
   if (opts.build !== false) run([process.execPath, join(root, 'scripts/build.ts')])
   const arch = run(['dpkg', '--print-architecture'])
   const name = `svc-ext_${version}-${revision}_${arch}`
-  const stage = join(outDir, 'package', name)
-  rmSync(stage, { recursive: true, force: true })
+  // Staged in a temporary directory, removed once dpkg-deb has packed it.
+  const scratch = mkdtempSync(join(tmpdir(), 'svc-deb-stage-'))
+  const stage = join(scratch, name)
+  mkdirSync(outDir, { recursive: true })
   const dir = (p: string, mode = 0o755) => {
     mkdirSync(join(stage, p), { recursive: true })
     chmodSync(join(stage, p), mode)
@@ -78,8 +81,11 @@ export function buildDeb(opts: PackageOptions = {}): string {
   )
   const deb = join(outDir, `${name}.deb`)
   // --root-owner-group: every file root:root without fakeroot; postinst hands the data directory over.
-  run(['dpkg-deb', '--root-owner-group', `-Z${opts.compression ?? 'xz'}`, '--build', stage, deb])
-  rmSync(stage, { recursive: true, force: true })
+  try {
+    run(['dpkg-deb', '--root-owner-group', `-Z${opts.compression ?? 'xz'}`, '--build', stage, deb])
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
+  }
   return deb
 }
 
