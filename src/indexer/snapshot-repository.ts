@@ -75,9 +75,9 @@ export class SnapshotRepositories {
   }
 
   get(name: string): RepositoryDef {
-    const def = Object.hasOwn(this.all(), name) ? this.all()[name] : undefined
-    if (!def) throw repositoryMissing(name)
-    return def
+    const all = this.all()
+    if (!Object.hasOwn(all, name)) throw repositoryMissing(name)
+    return all[name]
   }
 
   /** Validates as OpenSearch's fs repository does, creates the directory, checks it is writable, registers. */
@@ -127,7 +127,7 @@ export class SnapshotRepositories {
     const dir = isAbsolute(location) ? resolve(location) : resolve(this.allowed[0], location)
     const inside = this.allowed.some((root) => {
       const rel = relative(root, dir)
-      return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && !rel.startsWith(sep))
+      return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel))
     })
     if (!inside) throw repositoryError(repo, `location [${location}] doesn't match any of the locations specified by path.repo`)
     return dir
