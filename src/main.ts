@@ -1,8 +1,10 @@
 #!/usr/bin/env bun
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { existsSync } from 'node:fs'
 import { COMMAND_HELP, parseArgs, USAGE, UsageError, type Command } from './cli'
+import { openBackend } from './backend'
 import { ConfigError, loadNodeConfig } from './config/node-config'
+import { exportSnapshot, ImportError, importSnapshot } from './content/sync/offline'
 import { SETTINGS } from './config/registry'
 import { createLogger, type Level } from './http/log'
 import { startServer } from './server'
@@ -57,6 +59,28 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${def.key}: ${shown}${node.explicit.has(def.key) ? '' : '  # default'}\n`)
       }
       return 0
+    }
+    case 'content': {
+      const node = await loadNodeConfig(configFile(cmd))
+      const log = createLogger({ level: 'warn' })
+      const dataDir = resolve(node.values.get('path.data') as string)
+      const backend = await openBackend(node, dataDir, log)
+      try {
+        if (cmd.action === 'export') {
+          const r = await exportSnapshot(backend.store, resolve(cmd.out!), { iocs: cmd.iocs, vulnerabilities: cmd.vulnerabilities })
+          process.stdout.write(`${JSON.stringify(r)}\n`)
+        } else {
+          const r = await importSnapshot(backend.store, resolve(cmd.file!), join(dataDir, 'cti-snapshots'))
+          process.stdout.write(`${JSON.stringify(r)}\n`)
+        }
+        return 0
+      } catch (e) {
+        if (!(e instanceof ImportError)) throw e
+        process.stderr.write(`svc-ext: ${e.message}\n`)
+        return 1
+      } finally {
+        await backend.store.close()
+      }
     }
     case 'serve': {
       const node = await loadNodeConfig(configFile(cmd))

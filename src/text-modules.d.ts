@@ -3,3 +3,9 @@ declare module '*/VERSION' {
   const text: string
   export default text
 }
+
+// The reference's field tables (src/setup/indices/schema/*.tsv), embedded in the binary as text.
+declare module '*.tsv' {
+  const text: string
+  export default text
+}

@@ -112,7 +112,16 @@ export async function main(argv: string[]): Promise<number> {
     await wipe(exec)
 
     for (const path of files) {
-      const file = loadSuiteFile(suiteDir, path)
+      let file: ReturnType<typeof loadSuiteFile>
+      try {
+        file = loadSuiteFile(suiteDir, path)
+      } catch (e) {
+        // A file the YAML parser cannot read fails alone instead of ending the run.
+        const reason = `cannot load the file: ${e instanceof Error ? e.message : String(e)}`
+        results.push({ file: path, test: '(file)', outcome: { status: 'fail', reason } } as TestResult)
+        console.log(`${(lists.expectedPass.has(path) ? 'REGRESSED' : 'fail').padEnd(9)} ${path}: ${reason}`)
+        continue
+      }
       for (const name of lists.unsupported.get(path)?.keys() ?? []) {
         if (!file.tests.some((t) => t.name === name))
           throw new Error(`unsupported-tests.txt names [${name}], which is not a test of ${path}`)

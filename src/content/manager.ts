@@ -50,6 +50,8 @@ export interface ContentManager {
   spaceHash(space: Space): Promise<string | undefined>
   /** Recomputes the hashes of spaces whose content changed; loads `standard` into the Engine when its hash moved. */
   recomputeSpaces(spaces: Space[]): Promise<SpaceHashResult[]>
+  /** Loads `space` into this node's Engine when its stored hash differs from what the Engine last accepted. */
+  ensureEngineLoaded(space: Space): Promise<ReloadOutcome>
   /** Resolves once every Engine load started so far has finished. */
   engineLoadsSettled(): Promise<ReloadOutcome[]>
   /** This node's Engine load state per space (metrics). */
@@ -99,6 +101,7 @@ export function createContentManager(deps: ContentManagerDeps): ContentManager {
     engine,
     spaceHash: (space) => spaceHash(repo, space),
     recomputeSpaces: (spaces) => afterChange(ctx, spaces),
+    ensureEngineLoaded: (space) => loads.ensure(space),
     engineLoadsSettled: () => loads.settled(),
     engineLoadStates: () => loads.states(),
   }

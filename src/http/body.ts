@@ -75,13 +75,27 @@ export interface BodyLimit {
  * kind does not accept is a 406 and a declared Content-Length over the limit a 413, both
  * without reading; a streamed (chunked) body is counted as it arrives and abandoned at the limit.
  */
-export async function readBody(request: Request, { limit, status = 413, message, kind = 'json' }: BodyLimit): Promise<Uint8Array> {
+export async function readBody(request: Request, limit: BodyLimit): Promise<Uint8Array> {
+  const chunks = await readBodyChunks(request, limit)
+  if (chunks.length === 1) return chunks[0]
+  const size = chunks.reduce((n, c) => n + c.byteLength, 0)
+  const out = new Uint8Array(size)
+  let at = 0
+  for (const c of chunks) {
+    out.set(c, at)
+    at += c.byteLength
+  }
+  return out
+}
+
+/** The same, as the chunks it arrived in: a reader that walks them needs no second, joined copy (bulk). */
+export async function readBodyChunks(request: Request, { limit, status = 413, message, kind = 'json' }: BodyLimit): Promise<Uint8Array[]> {
   const refused = refusedContentType(request, [kind])
   if (refused !== undefined) throw new UnsupportedContentType(refused)
   const tooLarge = () => new ApiError(status, message ?? `Request body exceeds the limit of ${limit} bytes.`)
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > limit) throw tooLarge()
-  if (!request.body) return new Uint8Array(0)
+  if (!request.body) return []
   const chunks: Uint8Array[] = []
   let size = 0
   const reader = request.body.getReader()
@@ -95,14 +109,7 @@ export async function readBody(request: Request, { limit, status = 413, message,
     }
     chunks.push(value)
   }
-  if (chunks.length === 1) return chunks[0]
-  const out = new Uint8Array(size)
-  let at = 0
-  for (const c of chunks) {
-    out.set(c, at)
-    at += c.byteLength
-  }
-  return out
+  return chunks
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true })

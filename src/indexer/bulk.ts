@@ -3,10 +3,12 @@
  * authorized on the concrete index it writes to (a refused item fails alone, with a 403 item
  * error), then one Store bulk for the rest, results merged back in request order.
  */
+import { readBodyChunks } from '../http/body'
 import { OpenSearchHttpError } from '../http/errors'
 import type { BulkItemResult, BulkLine, BulkResponse } from '../store/port'
 import { badRequest, forbidden, type RequestContext } from './context'
 import { ACTIONS, refreshParam } from './documents'
+import { lines, terminated, text } from './ndjson'
 import { echoesSource, filteredUpdate, GET_ACTION, mayRead, readsFiltered } from './read-gate'
 import type { IndexRouter } from './router'
 
@@ -28,21 +30,28 @@ interface Item {
   meta: Record<string, unknown>
   source?: Record<string, unknown>
   index: string
+  /** Bytes of its lines in the body. */
+  bytes: number
 }
+
+/** Items written per Store bulk: memory holds one batch of parsed sources, not the whole request. */
+const BATCH_ITEMS = 500
+const BATCH_BYTES = 2 * 1024 * 1024
 
 function malformed(line: number, detail: string): OpenSearchHttpError {
   return badRequest(`Malformed action/metadata line [${line}], ${detail}`)
 }
 
-/** Parses the NDJSON body into items; structural problems fail the whole request, like OpenSearch. */
-export function parseBulk(text: string, defaultIndex: string | undefined): Item[] {
-  const lines = text.split('\n')
-  if (lines.length > 0 && lines[lines.length - 1].trim() === '') lines.pop()
-  else if (text.length > 0) throw badRequest('The bulk request must be terminated by a newline [\\n]')
-  const items: Item[] = []
-  for (let i = 0; i < lines.length; i++) {
-    const lineNo = i + 1
-    const raw = lines[i].trim()
+/**
+ * The items of an NDJSON body, parsed line by line; structural problems (a malformed source too)
+ * fail the whole request. Without `keepSources` (the validating pass) parsed sources are dropped.
+ */
+export function* bulkItems(chunks: Uint8Array[], defaultIndex: string | undefined, keepSources = true, release = false): Generator<Item> {
+  if (!terminated(chunks)) throw badRequest('The bulk request must be terminated by a newline [\\n]')
+  const it = lines(chunks, release)
+  for (let next = it.next(); !next.done; next = it.next()) {
+    const lineNo = next.value.no
+    const raw = text(next.value).trim()
     if (raw === '') continue
     let action: unknown
     try {
@@ -72,26 +81,32 @@ export function parseBulk(text: string, defaultIndex: string | undefined): Item[
         throw badRequest(`opType must be 'create' or 'index', found: [${String(m.op_type)}]`)
       if (m.op_type === 'create') kind = 'create'
     }
-    const item: Item = { op: kind, meta: m, index }
+    const item: Item = { op: kind, meta: m, index, bytes: next.value.bytes }
     if (op !== 'delete') {
-      i++
-      if (i >= lines.length)
+      const line = it.next()
+      if (line.done)
         throw badRequest(
           `Validation Failed: 1: ${op === 'update' ? 'script or doc is missing' : 'source is missing'};`,
           'action_request_validation_exception',
         )
       let source: unknown
       try {
-        source = JSON.parse(lines[i])
+        source = JSON.parse(text(line.value))
       } catch (e) {
-        throw badRequest(`Failed to parse the source of line [${i + 1}]: ${(e as Error).message}`, 'parse_exception')
+        throw badRequest(`Failed to parse the source of line [${line.value.no}]: ${(e as Error).message}`, 'parse_exception')
       }
       if (source === null || typeof source !== 'object' || Array.isArray(source))
-        throw badRequest(`The source of line [${i + 1}] is not a JSON object`, 'parse_exception')
-      item.source = source as Record<string, unknown>
+        throw badRequest(`The source of line [${line.value.no}] is not a JSON object`, 'parse_exception')
+      if (keepSources) item.source = source as Record<string, unknown>
+      item.bytes += line.value.bytes
     }
-    items.push(item)
+    yield item
   }
+}
+
+/** The items of a whole NDJSON text (what a bulk request body parses to). */
+export function parseBulk(text: string, defaultIndex: string | undefined): Item[] {
+  const items = [...bulkItems([new TextEncoder().encode(text)], defaultIndex)]
   if (items.length === 0) throw badRequest('Validation Failed: 1: no requests added;', 'action_request_validation_exception')
   return items
 }
@@ -116,17 +131,42 @@ function itemError(
 
 const WRITE_ACTION: Record<Op, string> = { index: ACTIONS.index, create: ACTIONS.index, update: ACTIONS.update, delete: ACTIONS.delete }
 
-async function bulk(ctx: RequestContext): Promise<BulkResponse> {
+async function bulk(ctx: RequestContext): Promise<BulkResponse | Response> {
   const started = ctx.deps.now()
   const defaultIndex = ctx.part('index')
   const limit = ctx.deps.node.values.get('http.max_body_bytes') as number
-  const items = parseBulk(await ctx.text({ limit, status: 413, kind: 'ndjson' }), defaultIndex)
+  const chunks = await readBodyChunks(ctx.request, { limit, status: 413, kind: 'ndjson' })
+  // The whole request is checked before any item runs (OpenSearch refuses a malformed bulk as a
+  // whole); that pass keeps nothing, and the second parses and writes one batch at a time.
+  let count = 0
+  let parsed = 0
+  const large = chunks.length > 1
+  const updated = new Set<string>()
+  for (const item of bulkItems(chunks, defaultIndex, false)) {
+    count++
+    if (item.op === 'update') updated.add(item.index)
+    parsed += item.bytes
+    // See `flush`: collect the parsed-and-dropped sources as this pass goes.
+    if (large && parsed >= 2 * BATCH_BYTES) {
+      Bun.gc(true)
+      parsed = 0
+    }
+  }
+  if (count === 0) throw badRequest('Validation Failed: 1: no requests added;', 'action_request_validation_exception')
   const requireAlias = ctx.flag('require_alias', false)
   const sourceParam = ctx.str('_source')
   const includes = ctx.list('_source_includes')
   const excludes = ctx.list('_source_excludes')
+  const refresh = refreshParam(ctx)
 
-  const results: Array<Partial<Record<Op, BulkItemResult>> | undefined> = new Array(items.length)
+  // Each item's answer is kept as its JSON text: a fraction of the memory of the object, for
+  // requests of tens of thousands of items; the response is joined from them.
+  const results: Array<string | undefined> = new Array(count)
+  let errors = false
+  const settle = (r: Partial<Record<Op, BulkItemResult>>): string => {
+    if (Object.values(r).some((v) => v && (v.error !== undefined || v.status >= 400))) errors = true
+    return JSON.stringify(r)
+  }
   const targets = new Map<string, string[]>()
   const targetsOf = async (name: string) => {
     if (!targets.has(name)) targets.set(name, await ctx.writeTargets(name))
@@ -136,106 +176,135 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse> {
   // caller's reads are DLS-filtered: every item on such an index fails, nothing is applied there.
   const refusedIndices = new Set<string>()
   const judged = new Set<string>()
-  for (const item of items) {
-    if (item.op !== 'update') continue
-    for (const index of await targetsOf(item.index)) {
+  for (const name of updated) {
+    for (const index of await targetsOf(name)) {
       if (judged.has(index)) continue
       judged.add(index)
       if (await readsFiltered(ctx, [index])) refusedIndices.add(index)
     }
   }
   const aliasCheck = new Map<string, boolean>()
-  const lines: BulkLine[] = []
-  const sent: number[] = []
-  for (let n = 0; n < items.length; n++) {
-    const item = items[n]
-    const id = item.meta._id
-    if (id !== undefined && String(id) === '') {
-      results[n] = itemError(item, 400, 'illegal_argument_exception', 'if _id is specified it must not be empty')
-      continue
-    }
-    if (id !== undefined && Buffer.byteLength(String(id)) > 512) {
-      results[n] = itemError(
-        item,
-        400,
-        'illegal_argument_exception',
-        `id [${String(id)}] is too long, must be no longer than 512 bytes but was: ${Buffer.byteLength(String(id))}`,
-      )
-      continue
-    }
-    if (item.op !== 'delete' && (item.meta.require_alias ?? requireAlias) === true) {
-      if (!aliasCheck.has(item.index))
-        aliasCheck.set(item.index, Object.keys(await ctx.store.getAlias({ name: item.index }).catch(() => ({}))).length > 0)
-      if (!aliasCheck.get(item.index)) {
-        results[n] = itemError(
-          item,
-          404,
-          'index_not_found_exception',
-          `no such index [${item.index}] and [require_alias] request flag is [true] and [${item.index}] is not an alias`,
-          {
-            'resource.type': 'index_expression',
-            'resource.id': item.index,
-            index_uuid: '_na_',
-            index: item.index,
-          },
+  let took = 0
+  let batch: Item[] = []
+  let batchBytes = 0
+  /** Authorizes and writes items `first`.. of the request; answers the Store's `took`. */
+  const writeBatch = async (items: Item[], first: number): Promise<number> => {
+    const lines: BulkLine[] = []
+    const sent: number[] = []
+    for (let k = 0; k < items.length; k++) {
+      const item = items[k]
+      const n = first + k
+      const id = item.meta._id
+      if (id !== undefined && String(id) === '') {
+        results[n] = settle(itemError(item, 400, 'illegal_argument_exception', 'if _id is specified it must not be empty'))
+        continue
+      }
+      if (id !== undefined && Buffer.byteLength(String(id)) > 512) {
+        results[n] = settle(
+          itemError(
+            item,
+            400,
+            'illegal_argument_exception',
+            `id [${String(id)}] is too long, must be no longer than 512 bytes but was: ${Buffer.byteLength(String(id))}`,
+          ),
         )
         continue
       }
-    }
-    const itemTargets = await targetsOf(item.index)
-    try {
-      ctx.deps.security.authorizeIndices(ctx.caller, WRITE_ACTION[item.op], itemTargets)
-    } catch {
-      const denied = forbidden(WRITE_ACTION[item.op], ctx.caller)
-      results[n] = itemError(item, 403, denied.type, denied.reason)
-      continue
-    }
-    if (itemTargets.some((index) => refusedIndices.has(index))) {
-      const refused = filteredUpdate()
-      results[n] = itemError(item, 403, refused.type, refused.reason)
-      continue
-    }
-    const meta: Record<string, unknown> = { ...item.meta, _index: item.index }
-    delete meta.require_alias
-    delete meta.op_type
-    let source = item.source
-    if (item.op === 'update') {
-      // Response source filtering travels in the update body, where the Store reads it.
-      const wanted =
-        meta._source ?? sourceParam ?? (includes || excludes ? { includes: includes ?? [], excludes: excludes ?? [] } : undefined)
-      delete meta._source
-      // The answer would carry the document: the caller must be allowed to read it.
-      const echoed = source?._source ?? wanted
-      if (echoesSource(echoed) && !mayRead(ctx, itemTargets)) {
-        const denied = forbidden(GET_ACTION, ctx.caller)
-        results[n] = itemError(item, 403, denied.type, denied.reason)
-        continue
-      }
-      if (wanted !== undefined && source && source._source === undefined) {
-        source = {
-          ...source,
-          _source: wanted === 'true' ? true : wanted === 'false' ? false : typeof wanted === 'string' ? wanted.split(',') : wanted,
+      if (item.op !== 'delete' && (item.meta.require_alias ?? requireAlias) === true) {
+        if (!aliasCheck.has(item.index))
+          aliasCheck.set(item.index, Object.keys(await ctx.store.getAlias({ name: item.index }).catch(() => ({}))).length > 0)
+        if (!aliasCheck.get(item.index)) {
+          results[n] = settle(
+            itemError(
+              item,
+              404,
+              'index_not_found_exception',
+              `no such index [${item.index}] and [require_alias] request flag is [true] and [${item.index}] is not an alias`,
+              {
+                'resource.type': 'index_expression',
+                'resource.id': item.index,
+                index_uuid: '_na_',
+                index: item.index,
+              },
+            ),
+          )
+          continue
         }
       }
+      const itemTargets = await targetsOf(item.index)
+      try {
+        ctx.deps.security.authorizeIndices(ctx.caller, WRITE_ACTION[item.op], itemTargets)
+      } catch {
+        const denied = forbidden(WRITE_ACTION[item.op], ctx.caller)
+        results[n] = settle(itemError(item, 403, denied.type, denied.reason))
+        continue
+      }
+      if (itemTargets.some((index) => refusedIndices.has(index))) {
+        const refused = filteredUpdate()
+        results[n] = settle(itemError(item, 403, refused.type, refused.reason))
+        continue
+      }
+      const meta: Record<string, unknown> = { ...item.meta, _index: item.index }
+      delete meta.require_alias
+      delete meta.op_type
+      let source = item.source
+      if (item.op === 'update') {
+        // Response source filtering travels in the update body, where the Store reads it.
+        const wanted =
+          meta._source ?? sourceParam ?? (includes || excludes ? { includes: includes ?? [], excludes: excludes ?? [] } : undefined)
+        delete meta._source
+        // The answer would carry the document: the caller must be allowed to read it.
+        const echoed = source?._source ?? wanted
+        if (echoesSource(echoed) && !mayRead(ctx, itemTargets)) {
+          const denied = forbidden(GET_ACTION, ctx.caller)
+          results[n] = settle(itemError(item, 403, denied.type, denied.reason))
+          continue
+        }
+        if (wanted !== undefined && source && source._source === undefined) {
+          source = {
+            ...source,
+            _source: wanted === 'true' ? true : wanted === 'false' ? false : typeof wanted === 'string' ? wanted.split(',') : wanted,
+          }
+        }
+      }
+      lines.push({ [item.op]: meta })
+      if (source !== undefined) lines.push(source)
+      sent.push(n)
     }
-    lines.push({ [item.op]: meta })
-    if (source !== undefined) lines.push(source)
-    sent.push(n)
+
+    if (lines.length === 0) return 0
+    const res = await ctx.store.bulk({ body: lines, ...(refresh !== undefined ? { refresh } : {}) })
+    res.items.forEach((r, k) => (results[sent[k]] = settle(r)))
+    return res.took
   }
 
-  let took = 0
-  if (lines.length > 0) {
-    const refresh = refreshParam(ctx)
-    const res = await ctx.store.bulk({ body: lines, ...(refresh !== undefined ? { refresh } : {}) })
-    took = res.took
-    res.items.forEach((r, k) => (results[sent[k]] = r))
+  let done = 0
+  const flush = async () => {
+    took += await writeBatch(batch, done)
+    done += batch.length
+    batch = []
+    batchBytes = 0
+    // A request of several batches: collect the written batch's documents now. JavaScriptCore
+    // otherwise lets its heap grow to several times the request before collecting (peak RSS
+    // ~9x the body before this streaming), and a full collection of a small heap costs
+    // milliseconds against the seconds such a request takes.
+    if (large) Bun.gc(true)
   }
-  const out = results.map((r) => r ?? {})
-  return {
-    took: Math.max(took, ctx.deps.now() - started),
-    errors: out.some((r) => Object.values(r).some((v) => v && (v.error !== undefined || v.status >= 400))),
-    items: out,
+
+  // The second pass lets go of each body chunk once read: the body leaves memory as it is written.
+  for (const item of bulkItems(chunks, defaultIndex, true, true)) {
+    batch.push(item)
+    batchBytes += item.bytes
+    if (batch.length >= BATCH_ITEMS || batchBytes >= BATCH_BYTES) await flush()
   }
+  if (batch.length > 0) await flush()
+  const tookAll = Math.max(took, ctx.deps.now() - started)
+  const items = `[${results.map((r) => r ?? '{}').join(',')}]`
+  results.length = 0
+  if (/[?&]pretty(=true|=|&|$)/.test(ctx.request.url)) return { took: tookAll, errors, items: JSON.parse(items) }
+  return new Response(`{"took":${tookAll},"errors":${errors},"items":${items}}`, {
+    headers: { 'content-type': 'application/json; charset=UTF-8' },
+  })
 }
 
 export function bulkRoutes(r: IndexRouter): void {

@@ -7,6 +7,7 @@ import { renderCat, type Cell, type Column } from './cat-table'
 import { aliasNameFilter } from './aliases'
 import type { IndexRouter } from './router'
 import { indexShards } from './topology'
+import { disk, fileDescriptors, nodeIdOf, STARTED_AT } from './node-info'
 
 export const CAT_ACTIONS = {
   indices: 'indices:monitor/stats',
@@ -95,32 +96,6 @@ const NODE_COLUMNS: Column[] = [
   { name: 'name', aliases: ['n'], default: true },
 ]
 
-/** Open file descriptors of this process (Linux), or -1 where that cannot be read, as OpenSearch reports on Windows. */
-async function fileDescriptors(): Promise<{ current: number; max: number }> {
-  try {
-    const { readdirSync, readFileSync } = await import('node:fs')
-    const current = readdirSync('/proc/self/fd').length
-    const limits = readFileSync('/proc/self/limits', 'utf8')
-    const m = /Max open files\s+(\d+)/.exec(limits)
-    return { current, max: m ? Number(m[1]) : -1 }
-  } catch {
-    return { current: -1, max: -1 }
-  }
-}
-
-/** Disk figures of the data directory's file system. */
-async function disk(path: string): Promise<{ total: number; avail: number } | undefined> {
-  try {
-    const { statfs } = await import('node:fs/promises')
-    const s = await statfs(path)
-    return { total: s.blocks * s.bsize, avail: s.bavail * s.bsize }
-  } catch {
-    return undefined
-  }
-}
-
-const started = Date.now()
-
 async function catNodes(ctx: RequestContext) {
   await ctx.authorizeCluster(CAT_ACTIONS.nodes)
   const mem = process.memoryUsage()
@@ -129,12 +104,9 @@ async function catNodes(ctx: RequestContext) {
   const [l1, l5, l15] = loadavg()
   const fd = await fileDescriptors()
   const url = new URL(ctx.request.url)
-  const uptime = Math.floor((Date.now() - started) / 1000)
+  const uptime = Math.floor((Date.now() - STARTED_AT) / 1000)
   const fs = await disk(String(ctx.deps.node.values.get('path.data')))
-  const nodeId = new Bun.CryptoHasher('sha256')
-    .update(`${ctx.deps.node.values.get('cluster.name')}/${ctx.deps.node.values.get('node.name')}`)
-    .digest('base64url')
-    .slice(0, 22)
+  const nodeId = nodeIdOf(ctx)
   const row: Record<string, Cell> = {
     id: ctx.flag('full_id', false) ? nodeId : nodeId.slice(0, 4),
     pid: process.pid,

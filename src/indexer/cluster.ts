@@ -47,7 +47,7 @@ async function info(ctx: RequestContext) {
   }
 }
 
-async function healthBody(ctx: RequestContext, index: string | undefined) {
+export async function healthBody(ctx: RequestContext, index: string | undefined) {
   const all = await indexShards(ctx.store, index, index === undefined ? {} : ctx.resolveOptions({ expand_wildcards: 'all' }))
   const status: Health = worst(all.map((i) => i.health))
   const primaries = all.reduce((n, i) => n + i.shards, 0)

@@ -31,7 +31,7 @@ export function refreshParam(ctx: RequestContext): Refresh | undefined {
   throw badRequest(`Unknown value for refresh: [${v}].`)
 }
 
-function sourceParams(ctx: RequestContext): Pick<GetParams, '_source' | '_source_includes' | '_source_excludes'> {
+export function sourceParams(ctx: RequestContext): Pick<GetParams, '_source' | '_source_includes' | '_source_excludes'> {
   const out: Pick<GetParams, '_source' | '_source_includes' | '_source_excludes'> = {}
   const source = ctx.str('_source')
   if (source !== undefined) {
@@ -98,7 +98,8 @@ async function indexDoc(ctx: RequestContext, opType: 'index' | 'create' | undefi
   await ctx.authorizeWrite(ACTIONS.index, name)
   const body = await ctx.json()
   if (body === undefined) throw badRequest('Validation Failed: 1: source is missing;', 'action_request_validation_exception')
-  const op = opType ?? ctx.str('op_type')
+  // OpenSearch's auto-id handler: POST <index>/_doc without an op_type is op_type=create.
+  const op = opType ?? ctx.str('op_type') ?? (id === undefined ? 'create' : undefined)
   if (op !== undefined && op !== 'index' && op !== 'create') throw badRequest(`opType must be 'create' or 'index', found: [${op}]`)
   if (op === 'create' && id === undefined && opType === 'create')
     throw badRequest(

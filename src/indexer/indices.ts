@@ -160,8 +160,8 @@ async function flush(ctx: RequestContext) {
   return ctx.store.flush({ ...(expression !== undefined ? { index: expression } : {}), ...options })
 }
 
-/** Metric names OpenSearch's indices stats API knows; we report docs, store and flush. */
-const STATS_METRICS = new Set([
+/** Metric names OpenSearch's indices stats API knows (also the index metrics of `_nodes/stats`); we report docs, store and flush. */
+export const STATS_METRICS = new Set([
   '_all',
   'docs',
   'store',

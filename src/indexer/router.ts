@@ -27,7 +27,7 @@ export type Handler = (ctx: RequestContext) => Promise<unknown> | unknown
 
 const JSON_TYPE = 'application/json; charset=UTF-8'
 
-function errorBody(error: unknown): { status: number; body: unknown; headers?: Record<string, string> } | undefined {
+export function errorBody(error: unknown): { status: number; body: unknown; headers?: Record<string, string> } | undefined {
   if (error instanceof StoreError) return { status: error.status, body: { error: error.toOpenSearch(), status: error.status } }
   if (error instanceof OpenSearchHttpError) {
     const cause = { type: error.type, reason: error.reason, ...error.details }

@@ -4,14 +4,24 @@
  */
 import { aliasRoutes } from './aliases'
 import { bulkRoutes } from './bulk'
+import { byQueryRoutes } from './by-query'
 import { catRoutes } from './cat'
+import { catClusterRoutes } from './cat-cluster'
 import { clusterRoutes } from './cluster'
 import type { IndexApiDeps } from './context'
 import { documentRoutes } from './documents'
+import { explainRoutes } from './explain'
+import { fieldCapsRoutes } from './field-caps'
 import { indexRoutes } from './indices'
 import { ismRoutes } from './ism'
+import { mgetRoutes } from './mget'
+import { msearchRoutes } from './msearch'
+import { nodeRoutes } from './nodes'
+import { resolveRoutes } from './resolve'
 import { IndexRouter } from './router'
+import { scrollRoutes } from './scroll'
 import { searchRoutes } from './search'
+import { taskRoutes } from './tasks'
 import { templateRoutes } from './templates'
 
 export type { IndexApiDeps } from './context'
@@ -22,11 +32,21 @@ export function indexApiRoutes(deps: IndexApiDeps) {
   // Static prefixes first: they must win over the `/:index` routes.
   clusterRoutes(r)
   catRoutes(r)
+  catClusterRoutes(r)
+  nodeRoutes(r)
+  resolveRoutes(r)
+  fieldCapsRoutes(r)
   templateRoutes(r)
   ismRoutes(r)
   aliasRoutes(r)
+  scrollRoutes(r)
   searchRoutes(r)
+  msearchRoutes(r)
+  mgetRoutes(r)
+  explainRoutes(r)
   bulkRoutes(r)
+  byQueryRoutes(r)
+  taskRoutes(r)
   indexRoutes(r)
   documentRoutes(r)
   return r.app

@@ -3,10 +3,12 @@
  * touches and runs the query the read gate makes of it (terms lookups resolved as the caller,
  * the caller's DLS filter ANDed in; aggregations run over the filtered hits).
  */
-import type { Query, SearchBody, SearchParams, SortClause } from '../store/port'
+import type { Query, ResolveOptions, SearchBody, SearchParams, SearchResponse, SortClause } from '../store/port'
+import { checkJsonDepth } from '../store/query/limits'
 import { badRequest, type RequestContext } from './context'
 import { searchQuery } from './read-gate'
 import type { IndexRouter } from './router'
+import { openScroll } from './scroll'
 
 export const SEARCH_ACTION = 'indices:data/read/search'
 export const PIT_ACTIONS = {
@@ -61,9 +63,10 @@ function negative(name: string, v: number): never {
   throw badRequest(`[${name}] parameter cannot be negative, found [${v}]`)
 }
 
-/** Merges URL parameters into the body and validates what OpenSearch validates before searching. */
-async function searchBody(ctx: RequestContext, allowed: Set<string>): Promise<Record<string, unknown>> {
-  const body = (await ctx.json()) ?? {}
+/** Checks a search source's keys and query as OpenSearch's parser does. */
+export function checkSearchBody(body: Record<string, unknown>, allowed: Set<string> = SUPPORTED_KEYS): Record<string, unknown> {
+  // Before the read gate walks the query (terms lookups) or anything else recurses over it.
+  checkJsonDepth(body)
   for (const key of Object.keys(body)) {
     if (allowed.has(key)) continue
     if (KNOWN_UNSUPPORTED.has(key) && allowed === SUPPORTED_KEYS) throw badRequest(`[${key}] is not supported by this server`)
@@ -74,7 +77,30 @@ async function searchBody(ctx: RequestContext, allowed: Set<string>): Promise<Re
   if (body.query !== undefined && (body.query === null || typeof body.query !== 'object' || Array.isArray(body.query))) {
     throw badRequest('[query] must be an object', 'parsing_exception')
   }
-  if (ctx.str('q') !== undefined) throw badRequest('the [q] parameter (query_string) is not supported by this server')
+  return body
+}
+
+/** The `q` parameter (with `df`, `default_operator`, `analyze_wildcard`, `lenient`) as a query_string query. */
+export function uriQuery(ctx: RequestContext): Query | undefined {
+  const q = ctx.str('q')
+  if (q === undefined) return undefined
+  const qs: Record<string, unknown> = { query: q }
+  const df = ctx.str('df')
+  if (df !== undefined) qs.default_field = df
+  const op = ctx.str('default_operator')
+  if (op !== undefined) qs.default_operator = op
+  const aw = ctx.flag('analyze_wildcard')
+  if (aw !== undefined) qs.analyze_wildcard = aw
+  const lenient = ctx.flag('lenient')
+  if (lenient !== undefined) qs.lenient = lenient
+  return { query_string: qs }
+}
+
+/** Merges URL parameters into the body and validates what OpenSearch validates before searching. */
+async function searchBody(ctx: RequestContext, allowed: Set<string>): Promise<Record<string, unknown>> {
+  const body = checkSearchBody((await ctx.json()) ?? {}, allowed)
+  const q = uriQuery(ctx)
+  if (q !== undefined) body.query = q
   return body
 }
 
@@ -132,8 +158,6 @@ function applyUrlParams(ctx: RequestContext, body: Record<string, unknown>): voi
       'action_request_validation_exception',
     )
   }
-  if (ctx.str('scroll') !== undefined)
-    throw badRequest('scroll searches are not supported by this server; use point in time with search_after')
 }
 
 function sortsOnShardDoc(sort: unknown): boolean {
@@ -150,21 +174,33 @@ async function pitIndices(ctx: RequestContext, id: string): Promise<string[]> {
   return pits.find((p) => p.pit_id === id)?.indices ?? ['*']
 }
 
-async function search(ctx: RequestContext) {
-  const body = await searchBody(ctx, SUPPORTED_KEYS)
-  applyUrlParams(ctx, body)
-  const expression = ctx.indexExpression()
-  const options = ctx.resolveOptions()
+/** One search request as the caller may run it: what `_search`, `_msearch` and scroll share. */
+export interface SearchRequest {
+  /** The index expression, system indices cut from wildcards (see RequestContext.indexExpression). */
+  expression: string | undefined
+  /** True when the request named indices (a PIT search must not). */
+  namedIndices: boolean
+  body: Record<string, unknown>
+  options: ResolveOptions
+  restTotalHitsAsInt?: boolean
+}
+
+/**
+ * Authorizes the search on the concrete indices it reads and ANDs the caller's read filter
+ * (DLS, feature filters) into the query: the one gate every search-shaped read goes through.
+ * Returns the concrete indices with the gated body.
+ */
+export async function gateSearch(ctx: RequestContext, req: SearchRequest): Promise<{ indices: string[]; body: Record<string, unknown> }> {
+  const body = { ...req.body }
   let indices: string[]
   if (body.pit !== undefined) {
     const pit = body.pit as { id?: unknown }
-    if (ctx.part('index') !== undefined)
-      throw badRequest('[indices] cannot be used with point in time', 'action_request_validation_exception')
+    if (req.namedIndices) throw badRequest('[indices] cannot be used with point in time', 'action_request_validation_exception')
     if (!pit || typeof pit.id !== 'string') throw badRequest('[pit] requires an [id]', 'parsing_exception')
     indices = await pitIndices(ctx, pit.id)
     ctx.deps.security.authorizeIndices(ctx.caller, SEARCH_ACTION, indices)
   } else {
-    indices = await ctx.authorized(SEARCH_ACTION, expression, options)
+    indices = await ctx.authorized(SEARCH_ACTION, req.expression, req.options)
   }
   if (body.pit === undefined && sortsOnShardDoc(body.sort)) {
     throw badRequest(
@@ -173,10 +209,31 @@ async function search(ctx: RequestContext) {
     )
   }
   body.query = await searchQuery(ctx, body.query as Query | undefined, indices)
-  const params: SearchParams = { body: body as SearchBody, ...options }
-  if (body.pit === undefined) params.index = expression
-  if (ctx.flag('rest_total_hits_as_int', false)) params.rest_total_hits_as_int = true
+  return { indices, body }
+}
+
+/** Runs a search through the gate. */
+export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise<SearchResponse> {
+  const { body } = await gateSearch(ctx, req)
+  const params: SearchParams = { body: body as SearchBody, ...req.options }
+  if (body.pit === undefined) params.index = req.expression
+  if (req.restTotalHitsAsInt) params.rest_total_hits_as_int = true
   return ctx.store.search(params)
+}
+
+async function search(ctx: RequestContext) {
+  const body = await searchBody(ctx, SUPPORTED_KEYS)
+  applyUrlParams(ctx, body)
+  const req: SearchRequest = {
+    expression: ctx.indexExpression(),
+    namedIndices: ctx.part('index') !== undefined,
+    body,
+    options: ctx.resolveOptions(),
+    restTotalHitsAsInt: ctx.flag('rest_total_hits_as_int', false),
+  }
+  const scroll = ctx.str('scroll')
+  if (scroll !== undefined) return openScroll(ctx, req, scroll)
+  return searchAs(ctx, req)
 }
 
 async function count(ctx: RequestContext) {
@@ -184,14 +241,17 @@ async function count(ctx: RequestContext) {
   if (ctx.int('terminate_after') !== undefined || ctx.str('min_score') !== undefined) {
     throw badRequest('[terminate_after] and [min_score] are not supported by this server')
   }
-  const expression = ctx.indexExpression()
-  const options = ctx.resolveOptions()
+  return countAs(ctx, ctx.indexExpression(), ctx.resolveOptions(), body.query as Query | undefined)
+}
+
+/** A count through the search gate (authorization, the caller's read filter): `_count` and `_cat/count`. */
+export async function countAs(ctx: RequestContext, expression: string | undefined, options: ResolveOptions, query: Query | undefined) {
   const indices = await ctx.authorized(SEARCH_ACTION, expression, options)
-  const query = await searchQuery(ctx, body.query as Query | undefined, indices)
+  const gated = await searchQuery(ctx, query, indices)
   return ctx.store.count({
     ...(expression !== undefined ? { index: expression } : {}),
     ...options,
-    body: query === undefined ? {} : { query },
+    body: gated === undefined ? {} : { query: gated },
   })
 }
 

@@ -13,7 +13,8 @@ import { assertAccess, backendRoleClause, filteredCaller, requireBackendRoles, s
 import type { RulesetDeps } from './deps'
 import { FINDINGS_SECURITY_STREAM } from '../setup/indices/names'
 import { DETECTOR_LOCKS_INDEX, DETECTORS_INDEX, ensureIndex } from './indices'
-import { loadCheckpoint, loadCheckpoints, renderStatus } from './detection/checkpoint'
+import { concreteIndices, loadCheckpoint, loadCheckpoints, renderStatus } from './detection/checkpoint'
+import { unresolvedFields } from './detection/field-types'
 import { check, DetectorBody, type DetectorSource, iso, type StoredDetector } from './model'
 import type { Rules } from './rules'
 
@@ -59,6 +60,7 @@ export class Detectors {
     const write = async () => {
       await this.checkIndices(input, caller)
       await this.checkRules(input, source)
+      await this.checkFieldMappings(input, caller)
       const now = this.d.now()
       const enabled = input.enabled ?? true
       const user = storedUser(filtered ?? caller)
@@ -119,6 +121,7 @@ export class Detectors {
     } else {
       await this.checkIndices(input, caller)
       await this.checkRules(input, was.source)
+      await this.checkFieldMappings(input, caller)
       next = { ...was, ...definition(input, enabled) }
       const user = storedUser(filtered)
       if (user) next.user = user
@@ -205,7 +208,13 @@ export class Detectors {
       const was = (got._source as { detector: StoredDetector }).detector
       if (was.enabled === enabled) return { _id: id, _version: got._version, changed: false }
       const now = this.d.now()
-      const next: StoredDetector = { ...was, enabled, enabled_time: enabled ? now : null, last_update_time: now }
+      const next: StoredDetector = {
+        ...was,
+        enabled,
+        enabled_time: enabled ? now : null,
+        last_update_time: now,
+        monitor_id: was.monitor_id ?? [monitorId()],
+      }
       try {
         const r = await this.d.store.index({
           index: DETECTORS_INDEX,
@@ -301,6 +310,40 @@ export class Detectors {
     }
   }
 
+  /**
+   * A user's detector must not silently match nothing: every field its rules read is mapped by
+   * each source index, or typed there by a dynamic template (as the event streams type the whole
+   * schema); otherwise 400 naming the index and the fields. Content Manager detectors are not
+   * refused (CTI content is what it is; its unusable rules are reported by the runs).
+   */
+  private async checkFieldMappings(input: DetectorBody, caller: Caller | undefined): Promise<void> {
+    if (!caller) return
+    const fields = new Set<string>()
+    for (const { detector_input: di } of input.inputs)
+      for (const [space, refs] of [
+        ['custom', di.custom_rules ?? []],
+        ['standard', di.pre_packaged_rules ?? []],
+      ] as const) {
+        if (refs.length === 0) continue
+        const { rules } = await this.rules.bySpaceIds(
+          space,
+          refs.map((r) => r.id),
+        )
+        for (const { rule } of rules) for (const f of rule.query_field_names ?? []) fields.add(f.value)
+      }
+    if (fields.size === 0) return
+    const expressions = input.inputs.flatMap((i) => i.detector_input.indices)
+    for (const index of await concreteIndices(this.d.store, expressions)) {
+      const mappings = (await this.d.store.getMapping({ index }))[index]?.mappings ?? {}
+      const missing = unresolvedFields(mappings, fields)
+      if (missing.length > 0)
+        throw new ApiError(
+          400,
+          `Index [${index}] has no mapping for the fields [${missing.join(', ')}] read by the detector's rules; map them (or give the index dynamic templates for them) before creating the detector.`,
+        )
+    }
+  }
+
   private async countUserDetectors(): Promise<number | undefined> {
     try {
       const r = await this.d.store.count({
@@ -328,6 +371,8 @@ export class Detectors {
   }
 
   private async save(id: string, next: StoredDetector, current: { seqNo: number; primaryTerm: number }): Promise<DetectorView> {
+    // A detector stored before monitor ids existed gets its monitor id on its next write.
+    next.monitor_id ??= [monitorId()]
     try {
       const r = await this.d.store.index({
         index: DETECTORS_INDEX,

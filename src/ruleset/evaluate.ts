@@ -8,12 +8,13 @@
 import type { SettingsSnapshot } from '../config/cluster-settings'
 import { ApiError } from '../http/errors'
 import type { Logger } from '../http/log'
-import { fieldSpecs } from '../store/embedded'
 import { compileQuery, type FieldSpec } from '../store/query'
 import type { Store } from '../store/port'
-import { type CompiledSigmaRule, compileCache, evaluateRules, type Query } from './sigma'
+import { type CompiledSigmaRule, compileCache, type Query, ruleSet } from './sigma'
 import type { LogTypes } from './log-types'
 import { concreteIndices } from './detection/checkpoint'
+import { sourceFieldSpecs, stableTypes } from './detection/field-types'
+import { loadFilters, withFilters } from './filters'
 
 export interface EvaluateRequest {
   normalizedEvent: string
@@ -63,46 +64,75 @@ export async function evaluateRulesRequest(
   const fieldMapping = await deps.logTypes.fieldMapping(req.logType!, settings)
   const rules: CompiledSigmaRule[] = []
   const options = { fieldMapping }
+  // Stored Sigma filter rules tune these rules as they tune a detector's (the bodies carry no
+  // space here: every space's filters apply).
+  const filters = (await loadFilters(deps.store, deps.log)).map((f) => f.filter)
   req.rulesBodies!.forEach((body, position) => {
     try {
       // Compiled once per content (compile cache): logtest sends the same bodies call after call.
       const c = compileCache.compile(body, options)
-      rules.push(c.id === undefined ? compileCache.compile(body, options, `rule_${position}`) : c)
+      const rule = c.id === undefined ? compileCache.compile(body, options, `rule_${position}`) : c
+      // Unchanged (the cached object) unless a filter applies.
+      rules.push(withFilters(rule, { ids: c.id ? [c.id] : [], name: c.document.name, logsource: c.logsource }, filters, options))
     } catch (e) {
       deps.log.debug('rules/evaluate: rule skipped', { position, error: e as Error })
     }
   })
-  const fieldTypes = await sourceTypes(deps.store, req.sourceIndices!)
-  const matches = evaluateRules(event as Record<string, unknown>, rules, fieldTypes).map((m, i) => {
-    const rule = rules.find((r) => r.id === m.rule.id) ?? rules[i]
-    return {
-      rule: { id: m.rule.id!, title: m.rule.title, ...(m.rule.level ? { level: m.rule.level } : {}), tags: m.rule.tags },
-      matched_conditions: matchedConditions(rule.query, new Set(m.selections), event as Record<string, unknown>, fieldTypes),
-    }
-  })
+  const fieldTypes = await sourceTypes(
+    deps.store,
+    req.sourceIndices!,
+    rules.flatMap((r) => r.fields),
+  )
+  const matches = ruleSet(rules, fieldTypes)
+    .evaluate(event as Record<string, unknown>)
+    .map((m) => {
+      const rule = rules[m.at]
+      return {
+        rule: { id: m.rule.id!, title: m.rule.title, ...(m.rule.level ? { level: m.rule.level } : {}), tags: m.rule.tags },
+        matched_conditions: matchedConditions(rule.query, new Set(m.selections), event as Record<string, unknown>, fieldTypes),
+      }
+    })
   return { status: 'success', rules_evaluated: rules.length, rules_matched: matches.length, matches }
 }
 
-/** Field types merged over the concrete source indices; undefined when none is mapped yet. */
-async function sourceTypes(store: Store, expressions: string[]): Promise<Map<string, FieldSpec> | undefined> {
+/**
+ * Field types merged over the concrete source indices (templates resolving the fields the rules
+ * read that no event carried yet); undefined when none is mapped yet. Logtest asks with the same
+ * indices and rules call after call, and reading a mapping copies it whole (the event streams'
+ * hold 2,289 templates): answers are reused for SOURCE_TYPES_TTL_MILLIS.
+ */
+async function sourceTypes(store: Store, expressions: string[], fields: string[]): Promise<Map<string, FieldSpec> | undefined> {
+  const key = `${JSON.stringify(expressions)}\u0000${fields.join('\u0000')}`
+  const hit = typesCache.get(key)
+  if (hit && Date.now() - hit.at < SOURCE_TYPES_TTL_MILLIS) return hit.types
   const out = new Map<string, FieldSpec>()
   for (const index of await concreteIndices(store, expressions)) {
-    const m = (await store.getMapping({ index }))[index]?.mappings
-    if (m?.properties) for (const [k, v] of fieldSpecs(m)) if (!out.has(k)) out.set(k, v)
+    const specs = sourceFieldSpecs((await store.getMapping({ index }))[index]?.mappings, fields)
+    for (const [k, v] of specs ?? []) if (!out.has(k)) out.set(k, v)
   }
-  return out.size > 0 ? stableTypes(out) : undefined
+  const types = out.size > 0 ? stableTypes(out) : undefined
+  typesCache.delete(key)
+  typesCache.set(key, { at: Date.now(), types })
+  if (typesCache.size > SOURCE_TYPES_CACHE_MAX_ENTRIES) typesCache.delete(typesCache.keys().next().value!)
+  return types
 }
 
-/** Mappings kept by content, so an unchanged mapping is the same object and its rule set is reused. */
-const TYPES_CACHE_MAX_ENTRIES = 32
-const typesByContent = new Map<string, Map<string, FieldSpec>>()
-function stableTypes(types: Map<string, FieldSpec>): Map<string, FieldSpec> {
-  const key = JSON.stringify([...types])
-  const hit = typesByContent.get(key)
-  if (hit) return hit
-  typesByContent.set(key, types)
-  if (typesByContent.size > TYPES_CACHE_MAX_ENTRIES) typesByContent.delete(typesByContent.keys().next().value!)
-  return types
+/** How long a source mapping read for rules/evaluate is reused (a mapping only grows; templates predict the event streams'). */
+const SOURCE_TYPES_TTL_MILLIS = 1000
+const SOURCE_TYPES_CACHE_MAX_ENTRIES = 32
+const typesCache = new Map<string, { at: number; types: Map<string, FieldSpec> | undefined }>()
+
+/** A leaf's compiled test, once per (leaf of a cached rule tree, mapping). */
+const leafTests = new WeakMap<object, Map<object | undefined, (event: Record<string, unknown>) => boolean>>()
+function leafTest(node: object, fieldTypes?: Map<string, FieldSpec>): (event: Record<string, unknown>) => boolean {
+  let byTypes = leafTests.get(node)
+  if (!byTypes) leafTests.set(node, (byTypes = new Map()))
+  let t = byTypes.get(fieldTypes)
+  if (!t) {
+    if (byTypes.size >= 8) byTypes.clear() // a handful of mappings per leaf; never unbounded
+    byTypes.set(fieldTypes, (t = compileQuery(node, fieldTypes)))
+  }
+  return t
 }
 
 const LEAVES = new Set(['term', 'terms', 'wildcard', 'regexp', 'range', 'exists', 'prefix'])
@@ -129,7 +159,7 @@ export function matchedConditions(
     if (!LEAVES.has(kind) || negated) return
     const [field, params] = kind === 'exists' ? [body.field as string, body] : (Object.entries(body)[0] as [string, Record<string, any>])
     const selected = inSelection || (typeof params?._name === 'string' && selections.has(params._name))
-    if (!selected || !compileQuery(node, fieldTypes)(event)) return
+    if (!selected || !leafTest(node, fieldTypes)(event)) return
     const text = describe(kind, field, params)
     if (!out.includes(text)) out.push(text)
   }

@@ -15,6 +15,8 @@ export const LOG_TYPES_INDEX = '.platform-sap-log-types-config'
 export const DETECTOR_STATE_INDEX = '.platform-sap-detectors-state'
 /** Lease documents (`{acquired_at}`): one per detector run, one for the user-detector count. */
 export const DETECTOR_LOCKS_INDEX = '.platform-sap-detectors-locks'
+/** Sigma correlation windows, one document per (detector, correlation rule, group). */
+export const CORRELATION_STATE_INDEX = '.platform-sap-correlation-state'
 
 const kw = { type: 'keyword' }
 const date = { type: 'date', format: 'epoch_millis||strict_date_optional_time' }
@@ -31,6 +33,9 @@ const RULE_MAPPING: Mappings = {
         status: kw,
         author: kw,
         sigma_id: kw,
+        /** Sigma name (correlation and filter references) and document kind (rule, filter, correlation). */
+        name: kw,
+        kind: kw,
         space: kw,
         tags: { properties: { value: kw } },
         document: { properties: { id: kw } },
@@ -80,6 +85,7 @@ const MAPPINGS: Record<string, Mappings> = {
   },
   [DETECTOR_STATE_INDEX]: { dynamic: false, properties: { detector_id: kw, last_run_at: date } },
   [DETECTOR_LOCKS_INDEX]: { dynamic: 'strict', properties: { acquired_at: { type: 'long' } } },
+  [CORRELATION_STATE_INDEX]: { dynamic: false, properties: { scope: kw, rule: kw, newest: { type: 'long' } } },
 }
 
 const ensured = new WeakMap<Store, Set<string>>()
@@ -89,7 +95,10 @@ export async function ensureIndex(store: Store, index: keyof typeof MAPPINGS | s
   let done = ensured.get(store)
   if (!done) ensured.set(store, (done = new Set()))
   if (done.has(index)) return
-  if (!(await store.existsIndex({ index, expand_wildcards: 'all' }))) {
+  const exists = await store.existsIndex({ index, expand_wildcards: 'all' })
+  // Rule indices written by an older version lack the fields added since (rule.name, rule.kind).
+  if (exists && RULE_MAPPING === MAPPINGS[index]) await store.putMapping({ index, body: RULE_MAPPING })
+  if (!exists) {
     try {
       await store.createIndex({
         index,

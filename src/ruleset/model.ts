@@ -105,6 +105,10 @@ export interface StoredRule {
   level?: string
   status?: string
   sigma_id?: string
+  /** Sigma `name`, by which correlation and filter rules may reference this rule. */
+  name?: string
+  /** Absent for detection rules; Sigma filter and correlation documents are stored as rules too. */
+  kind?: 'filter' | 'correlation'
   tags: Array<{ value: string }>
   references: Array<{ value: string }>
   false_positives: Array<{ value: string }>

@@ -8,10 +8,12 @@
  */
 import type { SettingsSnapshot } from '../config/cluster-settings'
 import { ApiError } from '../http/errors'
-import { parseJson } from '../http/body'
+import { parseJson, parseYaml } from '../http/body'
 import type { Caller } from '../security/caller'
 import type { SearchBody, SearchResponse } from '../store/port'
 import { type CompiledSigmaRule, compileCache, compileSigmaRule, parseSigmaRule, SigmaError } from './sigma'
+import { correlationRule, isCorrelationDocument, parseCorrelationDocument } from './correlation'
+import { isFilterDocument, loadFilters, parseFilterDocument, type StoredFilter, withFilters } from './filters'
 import { backendRoleClause, filteredCaller, mayAccess, storedUser } from './access'
 import type { RulesetDeps } from './deps'
 import { CUSTOM_RULES_INDEX, DETECTORS_INDEX, ensureIndex, PREPACKAGED_RULES_INDEX } from './indices'
@@ -196,15 +198,60 @@ export class Rules {
     return out
   }
 
-  /** Compiles a stored rule for detection with the current mapping of its log type (memoised in `mappings`). */
+  /**
+   * Compiles a stored rule for detection with the current mapping of its log type (memoised in
+   * `mappings`) and the filter rules that apply to it (`filters`: pass one load for many rules).
+   */
   async compileForDetection(
     rule: StoredRule,
     settings: SettingsSnapshot,
     mappings = new Map<string, Promise<Record<string, string>>>(),
+    filters: Promise<StoredFilter[]> = this.filters(),
   ): Promise<CompiledSigmaRule> {
     if (!mappings.has(rule.category)) mappings.set(rule.category, this.logTypes.fieldMapping(rule.category, settings))
     const fieldMapping = await mappings.get(rule.category)!
-    return compileCache.compile(parseStoredBody(rule.rule), { fieldMapping }, rule.document.id)
+    const compiled = compileCache.compile(parseStoredBody(rule.rule), { fieldMapping }, rule.document.id)
+    const target = { ids: [rule.document.id, ...(rule.sigma_id ? [rule.sigma_id] : [])], name: rule.name, logsource: compiled.logsource }
+    // A filter tunes the rules of its own space: a user's filter never silences standard content.
+    const own = (await filters).filter((f) => f.space === rule.space).map((f) => f.filter)
+    // Unchanged (the cached object) unless a filter applies.
+    return withFilters(compiled, target, own, { fieldMapping })
+  }
+
+  /** Every stored Sigma filter rule, with its space. */
+  filters(): Promise<StoredFilter[]> {
+    return loadFilters(this.d.store, this.d.log)
+  }
+
+  /**
+   * Rules referenced by id (stored id or Sigma id) or Sigma `name`, as correlation rules name
+   * them; custom space first. Answers ref -> rule for the refs found.
+   */
+  async byReferences(refs: string[]): Promise<Map<string, StoredRule>> {
+    const out = new Map<string, StoredRule>()
+    for (const index of [CUSTOM_RULES_INDEX, PREPACKAGED_RULES_INDEX]) {
+      const wanted = refs.filter((r) => !out.has(r))
+      if (wanted.length === 0) break
+      await ensureIndex(this.d.store, index)
+      const r = await this.d.store.search({
+        index,
+        body: {
+          size: wanted.length * 4 + 10,
+          query: {
+            bool: {
+              should: ['rule.document.id', 'rule.sigma_id', 'rule.name'].map((f) => ({ terms: { [f]: wanted } })),
+              minimum_should_match: 1,
+            },
+          },
+        },
+      })
+      for (const h of r.hits.hits) {
+        const rule = (h._source as { rule: StoredRule }).rule
+        for (const ref of wanted)
+          if (!out.has(ref) && (rule.document.id === ref || rule.sigma_id === ref || rule.name === ref)) out.set(ref, rule)
+      }
+    }
+    return out
   }
 
   private async usedByDetectors(ctiId: string): Promise<boolean> {
@@ -227,7 +274,11 @@ export class Rules {
   }
 
   private async requireLogType(w: RuleWrite): Promise<void> {
-    const category = w.category ?? categoryOf(safeParse(w.body))
+    // A correlation rule has no logsource: it runs over whatever its referenced rules match.
+    const raw = parseBodyLoosely(w.body)
+    if (w.category === undefined && isCorrelationDocument(raw)) return
+    // A filter is not a detection rule (safeParse refuses it) but names its logsource the same way.
+    const category = w.category ?? categoryOf(isFilterDocument(raw) ? (raw as { logsource?: Record<string, unknown> }) : safeParse(w.body))
     if (!category || !(await this.logTypes.byName(category))) throw new ApiError(400, `Invalid rule category [${category ?? ''}]`)
   }
 
@@ -238,6 +289,8 @@ export class Rules {
   }
 
   private async build(space: Space, w: RuleWrite, ctiId: string, settings: SettingsSnapshot): Promise<StoredRule> {
+    const raw = parseBodyLoosely(w.body)
+    if (isCorrelationDocument(raw) || isFilterDocument(raw)) return this.buildMeta(space, w, ctiId, raw)
     let doc
     try {
       doc = parseSigmaRule(w.body)
@@ -255,31 +308,89 @@ export class Rules {
       this.d.log.warn('standard rule stored without queries: it does not compile', { rule: ctiId, error: compileError })
     }
     const meta = (doc.metadata ?? {}) as Record<string, unknown>
-    const str = (v: unknown) => (typeof v === 'string' ? v : undefined)
+    return {
+      ...this.common(space, w, ctiId, doc, category),
+      description: str(doc.description) ?? str(meta.description),
+      author: str((doc as Record<string, unknown>).author) ?? str(meta.author),
+      queries: compiled ? [{ value: JSON.stringify(compiled.query) }] : [],
+      query_field_names: (compiled?.fields ?? []).map((value) => ({ value })),
+      ...(compileError ? { compile_error: compileError } : {}),
+      ...('mitre' in doc ? { mitre: (doc as Record<string, unknown>).mitre } : {}),
+      ...('compliance' in doc ? { compliance: (doc as Record<string, unknown>).compliance } : {}),
+      ...(doc.metadata ? { metadata: meta } : {}),
+    }
+  }
+
+  /** Correlation and filter documents: validated (400 naming the construct), stored without queries. */
+  private buildMeta(space: Space, w: RuleWrite, ctiId: string, raw: unknown): StoredRule {
+    const correlation = isCorrelationDocument(raw)
+    let doc: Record<string, unknown> & { title: string; logsource?: Record<string, unknown> }
+    try {
+      if (correlation) {
+        const c = parseCorrelationDocument(raw as object)
+        correlationRule(c, ctiId)
+        doc = c
+      } else doc = parseFilterDocument(raw as object)
+    } catch (e) {
+      throw sigma400(e)
+    }
+    return {
+      ...this.common(space, w, ctiId, doc, w.category ?? categoryOf(doc) ?? ''),
+      kind: correlation ? 'correlation' : 'filter',
+      description: str(doc.description),
+      author: str(doc.author),
+      queries: [],
+      query_field_names: [],
+    }
+  }
+
+  /** What every stored rule document carries, whatever its kind. */
+  private common(
+    space: Space,
+    w: RuleWrite,
+    ctiId: string,
+    doc: {
+      title?: string
+      id?: string
+      name?: string
+      level?: string
+      status?: string
+      sigma_id?: string
+      metadata?: { title?: string }
+    } & Record<string, unknown>,
+    category: string,
+  ): StoredRule {
     const user = storedUser(w.caller)
     return {
       category,
       title: (doc.title ?? doc.metadata?.title)!,
-      description: str(doc.description) ?? str(meta.description),
-      author: str((doc as Record<string, unknown>).author) ?? str(meta.author),
       level: doc.level,
       status: doc.status,
       sigma_id: doc.sigma_id ?? doc.id,
+      ...(typeof doc.name === 'string' ? { name: doc.name } : {}),
       tags: asValues(doc.tags),
-      references: asValues((doc as Record<string, unknown>).references ?? meta.references),
-      false_positives: asValues((doc as Record<string, unknown>).falsepositives),
-      queries: compiled ? [{ value: JSON.stringify(compiled.query) }] : [],
-      query_field_names: (compiled?.fields ?? []).map((value) => ({ value })),
-      ...(compileError ? { compile_error: compileError } : {}),
+      references: asValues(doc.references ?? (doc.metadata as Record<string, unknown> | undefined)?.references),
+      false_positives: asValues(doc.falsepositives),
+      queries: [],
+      query_field_names: [],
       rule: typeof w.body === 'string' ? w.body : JSON.stringify(w.body),
-      ...('mitre' in doc ? { mitre: (doc as Record<string, unknown>).mitre } : {}),
-      ...('compliance' in doc ? { compliance: (doc as Record<string, unknown>).compliance } : {}),
-      ...(doc.metadata ? { metadata: meta } : {}),
       document: { id: ctiId },
       space,
       ...(user ? { user } : {}),
       last_update_time: this.d.now(),
     }
+  }
+}
+
+const str = (v: unknown) => (typeof v === 'string' ? v : undefined)
+
+/** The body as data (YAML or JSON text, or an object) without validating it; undefined when unreadable. */
+function parseBodyLoosely(body: RuleWrite['body']): unknown {
+  if (typeof body !== 'string') return body
+  try {
+    return parseYaml(body)
+  } catch {
+    return undefined
   }
 }
 

@@ -244,8 +244,12 @@ const takesBody = (r: PluginRoute) => r.method !== 'GET' && r.method !== 'DELETE
 /** Sigma rules are YAML text. */
 const isSigmaRoute = (r: PluginRoute) => r.path === `${SA}/rules` || r.path === `${SA}/rules/:rule_id`
 
-/** Write routes that read no body at all. */
-const BODYLESS = new Set([`POST /_plugins/_security/authinfo`, `POST ${CM}/update`])
+/** Write routes that read no body at all (the monitor `_execute` runs the detector; an optional body is not read). */
+const BODYLESS = new Set([
+  `POST /_plugins/_security/authinfo`,
+  `POST ${CM}/update`,
+  `POST /_plugins/_alerting/monitors/:monitor_id/_execute`,
+])
 /** Write routes whose limit is a dynamic setting (spec "Limits"); body-limits.test.ts covers them by the spec. */
 const DYNAMIC_LIMIT = new Set([`POST ${CM}/logtest`, `POST ${CM}/logtest/normalization`, `POST ${CM}/logtest/detection`])
 

@@ -6,9 +6,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { loadCheckpoint, saveCheckpoint } from '../../src/ruleset/detection/checkpoint'
 import { runDetector, SCAN_BATCH } from '../../src/ruleset/detection/run'
-import { ctiRule, FINDINGS, LINUX, type RulesetServer, startRulesetServer } from './harness'
+import { ctiRule, detectorBody, FINDINGS, LINUX, type RulesetServer, startRulesetServer } from './harness'
 
 const BASE = '/_plugins/_security_analytics'
+const USER_INDEX = 'svc-events-v5-userlogs'
 
 describe('findings always land; detector status', () => {
   let s: RulesetServer
@@ -57,19 +58,31 @@ describe('findings always land; detector status', () => {
   })
 
   test('a finding the stream refuses is counted and reported, and the run moves on', async () => {
-    // The findings stream types a field the events stream took as text: that event's finding cannot be written.
+    // A user's own events index (dynamic mapping) and a user detector over it; the findings
+    // stream types a field that index took as text: that event's finding cannot be written.
+    await s.deps.store.createIndex({
+      index: USER_INDEX,
+      body: { mappings: { properties: { event: { properties: { action: { type: 'keyword' } } } } } },
+    })
+    await s.ruleset.sync.upsertRule('custom', ctiRule('cus-hit', { sel: { 'event.action': 'hit' }, condition: 'sel' }), LINUX.id, false)
+    const created = await s.request('POST', `${BASE}/detectors`, { body: detectorBody({ custom: ['cus-hit'], indices: [USER_INDEX] }) })
+    expect(created.status).toBe(201)
+    const userDetector = created.body._id
     const [backing] = await s.deps.store.resolve(FINDINGS)
     await s.deps.store.putMapping({ index: backing, body: { properties: { stuck: { type: 'long' } } } })
     const before = (await s.findings()).length
-    await s.index([hit(), hit({ stuck: 'not a number' }), hit()])
-    const r = await s.ruleset.scheduler.runLeased(id)
+    await s.deps.store.bulk({
+      body: [hit(), hit({ stuck: 'not a number' }), hit()].flatMap((e) => [{ index: { _index: USER_INDEX } }, e]),
+      refresh: true,
+    })
+    const r = await s.ruleset.scheduler.runLeased(userDetector)
     expect(r).toMatchObject({ status: 'ran', documents: 3, findings: 2, failed_findings: 1 })
     expect((await s.findings()).length).toBe(before + 2)
 
     // Never the same failure again: the next run has nothing to do.
-    expect(await s.ruleset.scheduler.runLeased(id)).toMatchObject({ status: 'ran', documents: 0, failed_findings: 0 })
+    expect(await s.ruleset.scheduler.runLeased(userDetector)).toMatchObject({ status: 'ran', documents: 0, failed_findings: 0 })
 
-    const got = await s.request('GET', `${BASE}/detectors/${id}`)
+    const got = await s.request('GET', `${BASE}/detectors/${userDetector}`)
     expect(got.status).toBe(200)
     expect(got.body.detector.last_run).toMatchObject({ events_scanned: 0, findings_written: 0, findings_failed: 0 })
     expect(got.body.detector.last_error.message).toContain('1 findings could not be written')
@@ -77,7 +90,7 @@ describe('findings always land; detector status', () => {
 
     const found = await s.request('POST', `${BASE}/detectors/_search`, { body: { query: { match_all: {} } } })
     expect(found.status).toBe(200)
-    const det = found.body.hits.hits.find((h: { _id: string }) => h._id === id)._source.detector
+    const det = found.body.hits.hits.find((h: { _id: string }) => h._id === userDetector)._source.detector
     expect(det.last_run.start_time).toMatch(/^\d{4}-/)
     expect(det.last_error.message).toBe(got.body.detector.last_error.message)
   })

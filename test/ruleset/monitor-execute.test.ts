@@ -66,3 +66,24 @@ describe('monitor _execute', () => {
     expect(r.status).toBe(403)
   })
 })
+
+describe('monitor ids of detectors stored before them', () => {
+  test('a detector without a monitor id gets one on its next write', async () => {
+    const s = await startRulesetServer()
+    try {
+      await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+      await s.ruleset.sync.upsertRule('custom', ctiRule('cus-old', { sel: { 'event.action': 'x' }, condition: 'sel' }), LINUX.id, false)
+      const r = await s.request('POST', `${BASE}/detectors`, { body: detectorBody({ custom: ['cus-old'] }) })
+      const got = await s.deps.store.get({ index: DETECTORS_INDEX, id: r.body._id })
+      const { monitor_id: _, ...old } = (got as any)._source.detector
+      await s.deps.store.index({ index: DETECTORS_INDEX, id: r.body._id, body: { detector: old }, refresh: true })
+      expect((await s.request('GET', `${BASE}/detectors/${r.body._id}`)).body.detector.monitor_id).toBeUndefined()
+      await s.ruleset.sync.setDetectorEnabled(r.body._id, false, 'admin')
+      const after = (await s.request('GET', `${BASE}/detectors/${r.body._id}`)).body.detector.monitor_id
+      expect(after).toHaveLength(1)
+      expect((await s.request('POST', execute(after[0]))).status).toBe(200)
+    } finally {
+      await s.stop()
+    }
+  })
+})

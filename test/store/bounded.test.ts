@@ -201,3 +201,44 @@ describe('points in time', () => {
     ])
   })
 })
+
+describe('large sources', () => {
+  test('read when their row is reached, parsed once per version: updates, deletes and PITs see the right one', async () => {
+    const big = (v: string) => ({ user: 'alice', v, messages: Array.from({ length: 200 }, (_, i) => `${v}-${i}`.padEnd(500, '.')) })
+    await s.index({ index: 'big', id: '1', body: big('one'), refresh: true })
+    await s.index({ index: 'big', id: '2', body: { user: 'bob', v: 'small' }, refresh: true })
+    const vs = async (body: Record<string, unknown>) =>
+      (await s.search({ index: 'big', body: { ...body, size: 10 } })).hits.hits.map((h) => (h._source as { v: string }).v).sort()
+    expect(await vs({ query: { match: { v: 'one' } } })).toEqual(['one'])
+    const { pit_id } = await s.createPit({ index: 'big', keep_alive: '1m' })
+    await s.index({ index: 'big', id: '1', body: big('two'), refresh: true })
+    expect(await vs({ query: { match: { v: 'one' } } })).toEqual([])
+    expect(await vs({ query: { match: { v: 'two' } } })).toEqual(['two'])
+    const old = await s.search({ body: { pit: { id: pit_id }, query: { match: { v: 'one' } } } })
+    expect(old.hits.hits.map((h) => (h._source as { messages: string[] }).messages[199].slice(0, 7))).toEqual(['one-199'])
+    // A deleted index's rids go to the next index: nothing parsed for the first may answer for it.
+    await s.deleteIndex({ index: 'big' })
+    await s.index({ index: 'big', id: '1', body: big('three'), refresh: true })
+    expect(await vs({ query: { match_all: {} } })).toEqual(['three'])
+  })
+})
+
+test('index.max_result_window: an index with a smaller window refuses a larger from + size', async () => {
+  await s.createIndex({ index: 'small', body: { settings: { 'index.max_result_window': 5 } } })
+  await s.index({ index: 'small', id: '1', body: { a: 1 }, refresh: true })
+  const e = await failure(s.search({ index: 'small', body: { from: 3, size: 3 } }))
+  expect(e.reason).toContain('Result window is too large, from + size must be less than or equal to: [5] but was [6]')
+  expect((await s.search({ index: 'small', body: { from: 0, size: 5 } })).hits.hits).toHaveLength(1)
+  const big = await failure(s.search({ index: 'small', body: { size: 10_001 } }))
+  expect(big.reason).toContain('[5] but was [10001]')
+})
+
+test('pattern queries skip values longer than a Lucene term (32,766 bytes), like OpenSearch that indexes none', async () => {
+  await s.createIndex({ index: 'k', body: { mappings: { properties: { k: { type: 'keyword' } } } } })
+  await s.index({ index: 'k', id: 'long', body: { k: 'ab'.repeat(20_000) }, refresh: true })
+  await s.index({ index: 'k', id: 'short', body: { k: 'ab'.repeat(100) }, refresh: true })
+  const ids = async (query: unknown) => (await s.search({ index: 'k', body: { query } as never })).hits.hits.map((h) => h._id)
+  expect(await ids({ regexp: { k: '(ab)*' } })).toEqual(['short'])
+  expect(await ids({ wildcard: { k: 'a?*' } })).toEqual(['short'])
+  expect((await ids({ term: { k: 'ab'.repeat(20_000) } })).length).toBe(1)
+})

@@ -545,11 +545,15 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
             template: { mappings: { properties: { code: { type: 'keyword' } } } },
           },
         })
-        await expect(store.index({ index: 'events-a', body: { '@timestamp': '2024-01-01T00:00:00Z' } })).rejects.toBeInstanceOf(
-          IllegalArgument,
-        )
+        // An explicit op_type=index is refused; an auto-id write is op_type=create (OpenSearch's auto-id handler).
+        await expect(
+          store.index({ index: 'events-a', body: { '@timestamp': '2024-01-01T00:00:00Z' }, op_type: 'index' }),
+        ).rejects.toBeInstanceOf(IllegalArgument)
         const w = await store.index({ index: 'events-a', body: { '@timestamp': '2024-01-01T00:00:00Z', msg: 'hi' }, op_type: 'create' })
         expect(w._index).toBe('.ds-events-a-000001')
+        const auto = await store.index({ index: 'events-a', body: { '@timestamp': '2024-01-01T00:00:00Z', msg: 'auto' } })
+        expect(auto.result).toBe('created')
+        await store.delete({ index: auto._index, id: auto._id })
         await expect(store.index({ index: 'events-a', body: { msg: 'no ts' }, op_type: 'create' })).rejects.toBeInstanceOf(MapperParsing)
         const b = await store.bulk({
           body: [

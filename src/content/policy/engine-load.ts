@@ -34,6 +34,12 @@ export interface EngineLoadState {
 export interface EngineLoads {
   /** Starts loading `space` into the Engine in the background; never throws, never blocks the caller. */
   trigger(space: Space): void
+  /**
+   * Issue 15 item 8: compares the space's stored aggregate hash with the one this node's Engine
+   * last accepted and loads the space when they differ (a sync or promotion on another node, or a
+   * fresh process). Cheap when equal: one read of the policy document.
+   */
+  ensure(space: Space): Promise<ReloadOutcome>
   /** Resolves when every load started so far has finished (tests, shutdown). */
   settled(): Promise<ReloadOutcome[]>
   /** Every space triggered so far on this node. */
@@ -43,19 +49,28 @@ export interface EngineLoads {
 export function engineLoads(repo: ContentRepository, reloader: PolicyReloader, now: () => number = Date.now): EngineLoads {
   const inFlight = new Set<Promise<ReloadOutcome>>()
   const last = new Map<Space, { outcome?: ReloadOutcome; at?: number; running: number }>()
+  const start = (space: Space) => {
+    const entry = last.get(space) ?? { running: 0 }
+    last.set(space, entry)
+    entry.running++
+    const p = reloader.reload(space, () => buildFullPolicy(repo, space))
+    inFlight.add(p)
+    void p
+      .then((outcome) => Object.assign(entry, { outcome, at: now() }))
+      .finally(() => {
+        entry.running--
+        inFlight.delete(p)
+      })
+    return p
+  }
   return {
-    trigger(space) {
-      const entry = last.get(space) ?? { running: 0 }
-      last.set(space, entry)
-      entry.running++
-      const p = reloader.reload(space, () => buildFullPolicy(repo, space))
-      inFlight.add(p)
-      void p
-        .then((outcome) => Object.assign(entry, { outcome, at: now() }))
-        .finally(() => {
-          entry.running--
-          inFlight.delete(p)
-        })
+    trigger: (space) => void start(space),
+    async ensure(space) {
+      const policy = await repo.policy(space).catch(() => undefined)
+      const hash = policy ? storedSpaceHash(policy) : undefined
+      if (hash === undefined) return 'deferred'
+      if (reloader.loadedHash(space) === hash) return 'unchanged'
+      return start(space)
     },
     settled: () => Promise.all([...inFlight]),
     states: () =>

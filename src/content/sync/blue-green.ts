@@ -111,21 +111,32 @@ export interface StagedSwap<T> {
 export async function stageAndSwap<T>(
   ctx: PassContext,
   def: ConsumerDef,
-  load: (staging: Partial<Record<ContentKind, string>>) => Promise<T>,
+  load: (staging: Partial<Record<ContentKind, string>>, resumed: boolean) => Promise<T>,
+  opts: { resume?: Record<string, string> } = {},
 ): Promise<StagedSwap<T>> {
   const live = await liveIndices(ctx, def)
   const shadow: Partial<Record<ContentKind, string>> = {}
   for (const kind of def.indices) shadow[kind] = other(live[kind])
-  ctx.log.info('loading content into staging indices', { consumer: def.kind, staging: Object.values(shadow) })
+  // An interrupted load into these very staging indices goes on where it was recorded.
+  let resumed = !!opts.resume && def.indices.every((k) => opts.resume![k] === shadow[k])
+  if (resumed) {
+    for (const kind of def.indices) if (!(await ctx.store.existsIndex({ index: shadow[kind]!, expand_wildcards: 'all' }))) resumed = false
+  }
+  ctx.log.info(resumed ? 'resuming a load into staging indices' : 'loading content into staging indices', {
+    consumer: def.kind,
+    staging: Object.values(shadow),
+  })
   let stale: StaleStandard | undefined
   let loaded: T
   try {
-    for (const kind of def.indices) {
-      const index = shadow[kind]!
-      await dropIndex(ctx, index) // a leftover of an earlier failed or killed attempt
-      await ctx.store.createIndex({ index, body: contentIndexBody(kind, true) })
+    if (!resumed) {
+      for (const kind of def.indices) {
+        const index = shadow[kind]!
+        await dropIndex(ctx, index) // a leftover of an earlier failed or killed attempt
+        await ctx.store.createIndex({ index, body: contentIndexBody(kind, true) })
+      }
     }
-    loaded = await load(shadow)
+    loaded = await load(shadow, resumed)
     if (def.kind === 'ruleset') {
       for (const kind of def.indices) await copyUserContent(ctx, live[kind], shadow[kind]!)
       stale = {
@@ -147,7 +158,8 @@ export async function stageAndSwap<T>(
     // The one moment users switch from old to new content: all aliases at once.
     await ctx.store.updateAliases({ body: { actions } })
   } catch (e) {
-    for (const kind of def.indices) await dropIndex(ctx, shadow[kind]!).catch(() => {})
+    // A shutdown keeps what was loaded for the next start to go on with; a failure starts over.
+    if (!ctx.signal.aborted) for (const kind of def.indices) await dropIndex(ctx, shadow[kind]!).catch(() => {})
     throw e
   }
   for (const kind of def.indices) {

@@ -107,7 +107,7 @@ export class BulkWriter {
     if (this.batch.length >= this.limits.maxItems) await this.flush()
   }
 
-  /** Sends what is queued and waits for every request; the totals are final afterwards. */
+  /** Sends what is queued and waits for every request; the totals are final afterwards (more may be added later). */
   async finish(): Promise<BulkResult> {
     await this.flush()
     while (this.inFlight.size > 0) await Promise.race(this.inFlight)
@@ -115,8 +115,12 @@ export class BulkWriter {
     return this.result
   }
 
+  /** Bulk requests started so far (retries not counted). */
+  batches = 0
+
   private async flush(): Promise<void> {
     if (this.batch.length === 0) return
+    this.batches++
     while (this.inFlight.size >= this.limits.maxConcurrent) await Promise.race(this.inFlight)
     const items = this.batch
     this.batch = []

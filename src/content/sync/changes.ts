@@ -5,6 +5,7 @@
 // harmless: a document already at (or past) a change's offset is left alone, a delete of a missing
 // document is a no-op, and a create overwrites by id.
 import type { Logger } from '../../http/log'
+import type { Sleep } from '../cti/sleep'
 import { IndexNotFound } from '../../store/errors'
 import type { Source, Store } from '../../store/port'
 import type { ContentKind } from '../../setup/indices'
@@ -16,7 +17,7 @@ import type { ConsumerDef } from './consumers'
 import { cveType, reprocess, routeRecord } from './documents'
 import { applyPatch, PatchError } from './json-patch'
 import { Progress } from './progress'
-import { yieldToLoop } from './yield'
+import { pacer, yieldToLoop } from './yield'
 import type { ConsumerState, ConsumerStates, PassProgress } from './state'
 
 export interface ChangesDeps {
@@ -33,6 +34,8 @@ export interface ChangesDeps {
   targets: Partial<Record<ContentKind, string>>
   signal?: AbortSignal
   now?: () => number
+  /** Bulk retry backoff (tests record it). */
+  sleep?: Sleep
   /** Shows progress in the consumer document. */
   report?: (p: PassProgress) => Promise<void>
 }
@@ -67,6 +70,7 @@ export async function applyChanges(
   let skipped = 0
   let last = start
   let windows = 0
+  const pace = pacer()
   const checkpoint = async (offset: number) => {
     Object.assign(state, { local_offset: offset, remote_offset: target, status: 'running' })
     await deps.states.write(state)
@@ -76,30 +80,20 @@ export async function applyChanges(
     for (let from = start; from < target;) {
       const to = Math.min(from + window, target)
       const changes = await deps.cti.changes(url, from, to, deps.signal)
-      const pendingUpdates: Change[] = []
-      const flushUpdates = async () => {
-        if (pendingUpdates.length === 0) return
-        const batch = pendingUpdates.splice(0, pendingUpdates.length)
-        const r = await applyUpdateBatch(deps, def, batch)
+      const inWindow = [...changes].sort((a, b) => a.offset - b.offset).filter((c) => c.offset > from && c.offset <= to)
+      if (def.singleIndex) {
+        const r = await applyWindow(deps, def, inWindow, pace)
         applied += r.applied
         skipped += r.skipped
-        last = batch[batch.length - 1].offset
-      }
-      for (const change of [...changes].sort((a, b) => a.offset - b.offset)) {
-        if (deps.signal?.aborted) throw deps.signal.reason ?? new Error('aborted')
-        if (change.offset <= from || change.offset > to) continue
-        const type = change.type.toLowerCase()
-        if (def.singleIndex && type === 'update') {
-          pendingUpdates.push(change)
-          if (pendingUpdates.length >= deps.subBatch) await flushUpdates()
-          continue
+      } else {
+        for (const change of inWindow) {
+          if (deps.signal?.aborted) throw deps.signal.reason ?? new Error('aborted')
+          await pace()
+          if (await applyOne(deps, def, change, change.type.toLowerCase())) applied++
+          else skipped++
+          last = change.offset
         }
-        await flushUpdates()
-        if (await applyOne(deps, def, change, type)) applied++
-        else skipped++
-        last = change.offset
       }
-      await flushUpdates()
       last = to
       await checkpoint(to)
       windows++
@@ -200,41 +194,94 @@ async function applyOne(deps: ChangesDeps, def: ConsumerDef, change: Change, typ
   return false
 }
 
-/** Reference 7.4: consecutive updates of a single-index consumer as one multi-get and one bulk. */
-async function applyUpdateBatch(deps: ChangesDeps, def: ConsumerDef, batch: Change[]): Promise<{ applied: number; skipped: number }> {
+/**
+ * A window of a single-index consumer (IoCs, CVEs; reference 7.4, generalised to the window):
+ * the documents its updates patch are read with multi-gets of `update_sub_batch_size` ids, the
+ * changes are applied in feed order to an in-memory view of the window (a create or delete earlier
+ * in the window is what a later update sees), and the final state of every document touched goes
+ * out in bulks. Memory is bounded by the window (`max_items_per_bulk` changes). Replaying a window
+ * after a crash gives the same result: a document already at a change's offset skips it.
+ */
+async function applyWindow(
+  deps: ChangesDeps,
+  def: ConsumerDef,
+  changes: Change[],
+  pace: () => Promise<void> | undefined,
+): Promise<{ applied: number; skipped: number }> {
   const kind = def.indices[0]
   const index = deps.targets[kind]
-  if (!index) return { applied: 0, skipped: batch.length }
-  const ids = [...new Set(batch.map((c) => c.resource))]
-  const r = await deps.store.search({ index, body: { query: { ids: { values: ids } }, size: ids.length } })
-  const current = new Map<string, Source>(r.hits.hits.map((h) => [h._id, h._source ?? {}]))
-  const writes = new Map<string, Doc>()
+  if (!index) return { applied: 0, skipped: changes.length }
+  const wanted = [...new Set(changes.filter((c) => c.type.toLowerCase() === 'update').map((c) => c.resource))]
+  const stored = new Map<string, Source>()
+  for (let i = 0; i < wanted.length; i += deps.subBatch) {
+    const ids = wanted.slice(i, i + deps.subBatch)
+    const r = await deps.store.search({ index, expand_wildcards: 'all', body: { query: { ids: { values: ids } }, size: ids.length } })
+    for (const h of r.hits.hits) stored.set(h._id, h._source ?? {})
+    await pace()
+  }
+  const next = new Map<string, Doc | null>() // null: deleted
+  let applied = 0
   let skipped = 0
-  for (const change of batch) {
-    const source = writes.get(change.resource) ?? current.get(change.resource)
-    if (!source) {
-      deps.log.warn('update of a document that is not stored; skipped', {
-        consumer: def.kind,
-        offset: change.offset,
-        resource: change.resource,
-      })
+  for (const change of changes) {
+    if (deps.signal?.aborted) throw deps.signal.reason ?? new Error('aborted')
+    await pace()
+    const type = change.type.toLowerCase()
+    if (type === 'create') {
+      const routed = isObject(change.payload) ? routeRecord(def, change.resource, change.payload, change.offset) : undefined
+      if (!routed || 'skip' in routed || routed.kind !== kind) {
+        deps.log.warn('change skipped', {
+          consumer: def.kind,
+          offset: change.offset,
+          resource: change.resource,
+          reason: routed && 'skip' in routed ? routed.skip : 'no_payload',
+        })
+        skipped++
+        continue
+      }
+      next.set(routed.id, routed.body)
+      applied++
+    } else if (type === 'update') {
+      const base = next.has(change.resource) ? next.get(change.resource) : stored.get(change.resource)
+      if (!base) {
+        // Upstream fails the pass here, which would stall the feed at this offset forever.
+        deps.log.warn('update of a document that is not stored; skipped', {
+          consumer: def.kind,
+          offset: change.offset,
+          resource: change.resource,
+        })
+        skipped++
+        continue
+      }
+      if (offsetOf(base) >= change.offset) {
+        skipped++
+        continue
+      }
+      try {
+        next.set(change.resource, patched(def, { kind, index, source: base }, change))
+      } catch (e) {
+        if (e instanceof PatchError) throw new PatchError(`change ${change.offset} (${change.resource}): ${e.message}`)
+        throw e
+      }
+      applied++
+    } else if (type === 'delete') {
+      // Deletes are ignored for the vulnerability feed (reference 2.5).
+      if (def.kind === 'vulnerabilities' || cveType(change.resource)) {
+        skipped++
+        continue
+      }
+      next.set(change.resource, null)
+      applied++
+    } else {
+      deps.log.warn('change of unknown type skipped', { consumer: def.kind, offset: change.offset, type: change.type })
       skipped++
-      continue
-    }
-    if (offsetOf(source) >= change.offset) {
-      skipped++
-      continue
-    }
-    try {
-      writes.set(change.resource, patched(def, { kind, index, source }, change))
-    } catch (e) {
-      if (e instanceof PatchError) throw new PatchError(`change ${change.offset} (${change.resource}): ${e.message}`)
-      throw e
     }
   }
-  const writer = new BulkWriter(deps.store, deps.limits, { signal: deps.signal })
-  for (const [id, body] of writes) await writer.add({ op: 'index', index, id, body })
+  const writer = new BulkWriter(deps.store, deps.limits, { signal: deps.signal, sleep: deps.sleep })
+  for (const [id, body] of next) {
+    await writer.add(body === null ? { op: 'delete', index, id } : { op: 'index', index, id, body })
+    await pace()
+  }
   const result = await writer.finish()
-  if (result.dropped > 0) throw new Error(`update sub-batch failed: ${result.reasons.join('; ')}`)
-  return { applied: writes.size, skipped }
+  if (result.dropped > 0) throw new Error(`changes could not all be written: ${result.reasons.join('; ')}`)
+  return { applied, skipped }
 }

@@ -48,38 +48,50 @@ export class SnapshotIncomplete extends Error {
  * Loads an archive into the given physical indices. Any document the bulk layer dropped makes
  * the load a failure (reference 2.9): no offset advance and no promotion to stable.
  */
+export interface LoadResume {
+  /** Records of the archive an interrupted attempt already loaded. */
+  skip: number
+  /** Highest offset those records carried. */
+  maxOffset: number
+  /** Records progress (`position` records done, highest offset) once it is durable. */
+  save(position: number, maxOffset: number): Promise<void>
+}
+
 export async function loadArchive(
   ctx: PassContext,
   def: ConsumerDef,
   file: string,
   targets: Partial<Record<ContentKind, string>>,
+  resume?: LoadResume,
 ): Promise<{ maxOffset: number; documents: number }> {
   const flushEvery = ctx.settings.num(`${cm}offset_flush_interval`)
-  let bulks = 0
   const indices = Object.values(targets).filter((x): x is string => !!x)
-  const writer = new BulkWriter(ctx.store, ctx.limits, {
-    signal: ctx.signal,
-    sleep: ctx.sleep,
-    onBulk: async () => {
-      // Durable progress every `offset_flush_interval` bulks (reference 7.5).
-      if (++bulks % flushEvery === 0) await ctx.store.flush({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
-    },
-  })
+  const writer = new BulkWriter(ctx.store, ctx.limits, { signal: ctx.signal, sleep: ctx.sleep })
   const target = (kind: ContentKind) => {
     const index = targets[kind]
     if (!index) throw new Error(`no target index for ${kind}`)
     return index
   }
+  const flush = () => ctx.store.flush({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
   const loaded = await loadSnapshotFile(file, def, target, writer, {
     log: ctx.log,
     signal: ctx.signal,
     now: ctx.now,
     report: (p) => ctx.states.reportProgress(def, p),
+    skip: resume?.skip,
+    // Durable progress every `offset_flush_interval` bulks (reference 7.5): flushed, then recorded.
+    checkpoint: {
+      every: flushEvery,
+      save: async (position, maxOffset) => {
+        await flush()
+        await resume?.save(position, Math.max(maxOffset, resume.maxOffset))
+      },
+    },
   })
   const result = await writer.finish()
   await ctx.store.refresh({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
   if (result.dropped > 0) {
     throw new SnapshotIncomplete(`${result.dropped} snapshot documents were dropped: ${result.reasons.slice(0, 3).join('; ')}`)
   }
-  return { maxOffset: loaded.maxOffset, documents: result.written }
+  return { maxOffset: Math.max(loaded.maxOffset, resume?.maxOffset ?? 0), documents: result.written }
 }

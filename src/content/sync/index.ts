@@ -29,6 +29,13 @@ const REGISTRATION_RETRY_MS = 30_000
  */
 export const START_RETRY = { firstMillis: 5_000, maxMillis: 60_000 }
 
+/**
+ * In a multi-node deployment, how often each node compares its Engine's loaded standard policy
+ * with the stored standard hash (one document read), so a sync run by another node reaches this
+ * node's Engine too (issue 15 item 8).
+ */
+export const ENGINE_CHECK_MILLIS = 60_000
+
 export function startRetryDelay(attempt: number, random = Math.random): number {
   const bound = Math.min(START_RETRY.maxMillis, START_RETRY.firstMillis * 2 ** attempt)
   return Math.max(1000, Math.round(random() * bound))
@@ -41,6 +48,8 @@ export interface ContentSyncOptions {
   iocExportPath?: string
   pollMillis?: number
   sleep?: Sleep
+  /** The packaged sample content for consumers that never loaded anything (default true). */
+  samples?: boolean
   /** Start-up retry waits (tests shorten them). */
   startRetryDelay?: (attempt: number) => number
 }
@@ -65,7 +74,14 @@ export function createContentSync(
   const uuid = clusterUuid(String(node.get('cluster.name')))
   const credentials = new CtiCredentials(deps.store, deps.log, deps.now)
   const socket = String(node.get(`${cm}engine.socket_path`))
+  // Every node loads the stored standard policy into its own Engine when they differ.
+  const checkEngine = async () => {
+    const r = await content.ensureEngineLoaded('standard')
+    if (r === 'loaded') deps.log.info("standard policy loaded into this node's Engine", {})
+  }
   const sync = new ContentSync({
+    afterPass: checkEngine,
+    samples: opts.samples ?? true,
     store: deps.store,
     settings: deps.settings,
     log: deps.log,
@@ -142,11 +158,17 @@ export function createContentSync(
         deps.log.warn('content sync start skipped until the next scheduled run: setup is not ready', { setup })
       }
       await jobs.start()
-      if (setup !== 'ready' || !s.bool(`${cm}catalog.update_on_start`)) return
-      if (!deps.node.values.get('storage.platform.url')) {
+      if (setup === 'ready') await checkEngine().catch((e) => deps.log.warn('Engine policy check failed', { error: (e as Error).message }))
+      if (deps.node.values.get('storage.platform.url')) {
+        const t = setInterval(() => void checkEngine().catch(() => undefined), ENGINE_CHECK_MILLIS)
+        t.unref?.()
+        timers.add(t)
+      }
+      if (setup === 'ready' && !deps.node.values.get('storage.platform.url')) {
         // The embedded store belongs to one process: a sync lock found now is a killed process's.
         await releaseDeadSyncLock(deps)
       }
+      if (setup !== 'ready' || !s.bool(`${cm}catalog.update_on_start`)) return
       const delay = opts.startRetryDelay ?? startRetryDelay
       const interval = s.num(`${cm}catalog.sync_interval`) * 60_000
       const startedAt = deps.now()
@@ -170,7 +192,7 @@ export function createContentSync(
     },
     async stop() {
       stopped = true
-      for (const t of timers) clearTimeout(t)
+      for (const t of timers) clearTimeout(t) // clears the interval too (same timer space)
       jobs.stop()
       await sync.stop()
     },

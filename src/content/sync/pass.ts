@@ -11,7 +11,7 @@ import { aliasOf, type ConsumerDef } from './consumers'
 import { loadArchive, type PassContext } from './context'
 import { IOC_SUMMARY_ID, iocPostSync } from './ioc-post-sync'
 import { rulesetPostSync, type StaleStandard } from './ruleset-post-sync'
-import { placeholder, type ConsumerState, type PassProgress } from './state'
+import { placeholder, type ConsumerState, type PassProgress, type StagingLoad } from './state'
 
 const cm = 'plugins.content_manager.'
 
@@ -83,24 +83,59 @@ interface Initialised {
  * Loads one archive into staging and swaps it in. The downloaded archive is removed on failure
  * and kept as the stable one on success; a packaged one becomes the stable one once loaded.
  */
-async function loadSource(ctx: PassContext, def: ConsumerDef, source: Source, remote: ConsumerInfo | undefined): Promise<Initialised> {
+/** Where a staged load's progress is kept: the consumer document (see `StagingLoad`). */
+interface StagingRecord {
+  /** The load an interrupted attempt left, if any. */
+  previous?: StagingLoad
+  save(load: StagingLoad | undefined): Promise<void>
+}
+
+/**
+ * Loads one archive into staging and swaps it in. The downloaded archive is kept under a durable
+ * name while it loads (so an interrupted load can go on with it), removed on failure and kept as
+ * the stable one on success; a packaged one becomes the stable one once loaded.
+ */
+async function loadSource(
+  ctx: PassContext,
+  def: ConsumerDef,
+  source: Source,
+  remote: ConsumerInfo | undefined,
+  record: StagingRecord,
+): Promise<Initialised> {
+  const snapshotOffset = source === 'remote' ? (remote!.last_snapshot_offset ?? 0) : 0
+  const prev = record.previous
+  const resumable =
+    prev && prev.source === source && prev.snapshot_offset === snapshotOffset && (source !== 'remote' || ctx.local.loading(def))
+      ? prev
+      : undefined
   let file: string | undefined
   try {
-    const swapped = await stageAndSwap(ctx, def, async (staging) => {
-      file =
-        source === 'remote'
-          ? await downloadRemote(ctx, def, remote!)
-          : source === 'stable'
-            ? ctx.local.stable(def)!
-            : ctx.local.packaged(def)!
-      return loadArchive(ctx, def, file, staging)
-    })
+    const swapped = await stageAndSwap(
+      ctx,
+      def,
+      async (staging, resumed) => {
+        const from = resumed ? resumable : undefined
+        if (source === 'remote') {
+          file = from ? ctx.local.loading(def)! : ctx.local.keepLoading(def, await downloadRemote(ctx, def, remote!))
+        } else file = source === 'stable' ? ctx.local.stable(def)! : ctx.local.packaged(def)!
+        const indices = Object.fromEntries(Object.entries(staging).filter((e): e is [string, string] => !!e[1]))
+        const save = (position: number, maxOffset: number) =>
+          record.save({ source, snapshot_offset: snapshotOffset, position, max_offset: maxOffset, indices })
+        if (from) ctx.log.info('going on with an interrupted snapshot load', { consumer: def.kind, position: from.position })
+        return loadArchive(ctx, def, file, staging, { skip: from?.position ?? 0, maxOffset: from?.max_offset ?? 0, save })
+      },
+      { resume: resumable?.indices },
+    )
+    await record.save(undefined)
     if (source !== 'stable') ctx.local.promote(def, file!)
     if (source === 'remote') ctx.local.deletePackaged(def)
-    const offset = source === 'remote' ? (remote!.last_snapshot_offset ?? 0) : swapped.loaded.maxOffset
+    const offset = source === 'remote' ? snapshotOffset : swapped.loaded.maxOffset
     return { offset, from: source, stale: swapped.stale, targets: swapped.targets }
   } catch (e) {
-    if (source === 'remote' && file) ctx.local.discard(file)
+    if (!ctx.signal.aborted) {
+      if (source === 'remote' && file) ctx.local.discard(file)
+      await record.save(undefined).catch(() => undefined)
+    }
     throw e
   }
 }
@@ -116,6 +151,7 @@ async function initialise(
   def: ConsumerDef,
   url: string | undefined,
   remote: ConsumerInfo | undefined,
+  record: StagingRecord,
 ): Promise<Initialised | undefined> {
   const sources: Source[] = []
   if (url && remote?.last_snapshot_link) sources.push('remote', 'stable', 'packaged')
@@ -128,7 +164,7 @@ async function initialise(
     if (source === 'stable' && !ctx.local.stable(def)) continue
     if (source === 'packaged' && !ctx.local.packaged(def)) continue
     try {
-      return await loadSource(ctx, def, source, remote)
+      return await loadSource(ctx, def, source, remote, record)
     } catch (e) {
       if (ctx.signal.aborted) throw e
       errors.push(`${source}: ${(e as Error).message}`)
@@ -244,6 +280,12 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
       })
       current = 0
     }
+    if (current > 0 && url && !(existing?.resource && sameResource(existing.resource, url))) {
+      // Loaded from another source (the packaged sample, an import without an identity, another
+      // feed set by hand): its offsets mean nothing on this feed, so load this feed's snapshot.
+      ctx.log.warn('content came from another source than this feed; re-initialising', { consumer: def.kind, url: loggable(url) })
+      current = 0
+    }
     if (def.singleIndex && current > 0 && (await indexEmpty(ctx, targets[def.indices[0]]!))) {
       ctx.log.warn('consumer index is empty although the offset is not; re-initialising', { consumer: def.kind, local: current })
       current = 0
@@ -261,7 +303,14 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
         local_offset: 0,
         remote_offset: remote?.last_offset ?? manifest?.remote_offset ?? 0,
       })
-      const init = await initialise(ctx, def, url, remote)
+      const previous = state.staging
+      const init = await initialise(ctx, def, url, remote, {
+        previous,
+        save: async (load) => {
+          const { staging: _old, ...rest } = state
+          state = await ctx.states.write(load ? { ...rest, staging: load } : rest)
+        },
+      })
       if (init) {
         loaded = true
         updated = true
@@ -339,6 +388,7 @@ function changesDeps(ctx: PassContext, def: ConsumerDef, targets: Partial<Record
     flushEvery: ctx.settings.num(`${cm}offset_flush_interval`),
     targets,
     signal: ctx.signal,
+    sleep: ctx.sleep,
     now: ctx.now,
     report: (p: PassProgress) => ctx.states.reportProgress(def, p),
   }

@@ -46,6 +46,10 @@ export interface ContentSyncDeps {
   iocExportPath: string
   /** Tests pass a sleep that records waits; production sleeps for real. */
   sleep?: Sleep
+  /** Offer the packaged sample content to consumers that never loaded anything (production: true). */
+  samples?: boolean
+  /** Runs after every pass, whatever its outcome (the Engine policy check of issue 15 item 8). */
+  afterPass?: () => Promise<void>
 }
 
 export interface PassReport {
@@ -79,7 +83,7 @@ export class ContentSync {
   constructor(private readonly deps: ContentSyncDeps) {
     this.states = new ConsumerStates(deps.store)
     this.repo = new ContentRepository(deps.store)
-    this.local = new LocalSnapshots(deps.snapshotsDir)
+    this.local = new LocalSnapshots(deps.snapshotsDir, deps.samples ?? false)
     // One ContentSync per process: what an earlier, killed process left half-written goes now.
     try {
       const removed = this.local.sweep(deps.iocExportPath)
@@ -184,6 +188,7 @@ export class ContentSync {
       return report
     } finally {
       renewal.stop()
+      await this.deps.afterPass?.().catch((e) => log.warn('after-sync work failed', { error: (e as Error).message }))
       await releaseLease({ store: this.deps.store, now: this.deps.now }, renewal.current()).catch((e) =>
         log.warn('sync lock could not be released', { error: e }),
       )

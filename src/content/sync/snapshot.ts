@@ -11,7 +11,7 @@ import type { BulkWriter } from './bulk-writer'
 import type { ConsumerDef } from './consumers'
 import { routeRecord } from './documents'
 import { Progress } from './progress'
-import { yieldToLoop } from './yield'
+import { pacer, yieldToLoop } from './yield'
 import type { PassProgress } from './state'
 
 export interface SnapshotLoad {
@@ -24,6 +24,9 @@ export interface SnapshotLoad {
 
 type Counts = Record<string, number>
 
+/** Compressed bytes handed to the unzipper at a time (a few hundred KiB of lines once inflated). */
+const INFLATE_SLICE = 32 * 1024
+
 export class SnapshotFormatError extends Error {
   override name = 'SnapshotFormatError'
 }
@@ -33,7 +36,19 @@ export async function loadSnapshotFile(
   consumer: ConsumerDef,
   target: (kind: ContentKind) => string,
   writer: BulkWriter,
-  deps: { log: Logger; signal?: AbortSignal; now?: () => number; report?: (p: PassProgress) => Promise<void> },
+  deps: {
+    log: Logger
+    signal?: AbortSignal
+    now?: () => number
+    report?: (p: PassProgress) => Promise<void>
+    /** Records already loaded by an interrupted attempt (non-empty lines, in archive order): not sent again. */
+    skip?: number
+    /**
+     * Every `every` bulks: called once every bulk before it is written, with the records done so
+     * far and the highest offset seen; where a later attempt can go on from.
+     */
+    checkpoint?: { every: number; save(position: number, maxOffset: number): Promise<void> }
+  },
 ): Promise<SnapshotLoad> {
   const size = statSync(file).size
   const progress = new Progress(deps.log, 'snapshot load', { consumer: consumer.kind }, deps.now, undefined, deps.report)
@@ -44,6 +59,9 @@ export async function loadSnapshotFile(
   let queued = 0
   let skipped = 0
   let entries = 0
+  let position = 0
+  let checkpointedAt = 0
+  const skip = deps.skip ?? 0
 
   const unzip = new Unzip((entry) => {
     entries++
@@ -76,11 +94,14 @@ export async function loadSnapshotFile(
     perEntry.set(entry, c)
   }
 
+  const pace = pacer()
   const drain = async (fraction: number) => {
     const batch = lines.splice(0, lines.length)
     for (const [entry, raw] of batch) {
+      await pace()
       const line = raw.trim()
       if (line === '') continue
+      if (++position <= skip) continue
       let record: unknown
       try {
         record = JSON.parse(line)
@@ -107,6 +128,12 @@ export async function loadSnapshotFile(
       }
       await writer.add({ op: 'index', index: target(routed.kind), id: routed.id, body: routed.body })
       queued++
+      if (deps.checkpoint && writer.batches - checkpointedAt >= deps.checkpoint.every) {
+        checkpointedAt = writer.batches
+        // Wait for the bulks in flight (reference 2.4): then everything up to here is written.
+        const r = await writer.finish()
+        if (r.dropped === 0) await deps.checkpoint.save(position, maxOffset)
+      }
       // Per document (a clock read): one archive chunk can hold thousands of them.
       progress.tick(1, fraction)
     }
@@ -121,15 +148,20 @@ export async function loadSnapshotFile(
     }
     const { done, value } = await reader.read()
     if (done) break
-    read += value.byteLength
-    try {
-      unzip.push(value, false)
-    } catch (e) {
-      throw new SnapshotFormatError(`snapshot archive is not a readable ZIP: ${(e as Error).message}`)
+    // A read can hand over megabytes at once; inflating them in one go would hold the event loop
+    // and the inflated lines in memory, so the unzipper gets them a slice at a time.
+    for (let at = 0; at < value.byteLength; at += INFLATE_SLICE) {
+      const slice = value.subarray(at, at + INFLATE_SLICE)
+      read += slice.byteLength
+      try {
+        unzip.push(slice, false)
+      } catch (e) {
+        throw new SnapshotFormatError(`snapshot archive is not a readable ZIP: ${(e as Error).message}`)
+      }
+      if (zipError) throw new SnapshotFormatError(`snapshot entry could not be inflated: ${zipError.message}`)
+      await drain(size > 0 ? read / size : 0)
+      await yieldToLoop()
     }
-    if (zipError) throw new SnapshotFormatError(`snapshot entry could not be inflated: ${zipError.message}`)
-    await drain(size > 0 ? read / size : 0)
-    await yieldToLoop()
   }
   try {
     unzip.push(new Uint8Array(0), true)

@@ -32,6 +32,20 @@ export const LastPass = t.Object({
 })
 export type LastPass = Static<typeof LastPass>
 
+/**
+ * A snapshot load in progress into staging indices, recorded every `offset_flush_interval` bulks
+ * once every bulk before it is written and flushed: after a crash the next pass goes on from
+ * `position` (records of the archive, in order) instead of loading the whole archive again.
+ */
+export const StagingLoad = t.Object({
+  source: t.Union([t.Literal('remote'), t.Literal('stable'), t.Literal('packaged')]),
+  snapshot_offset: t.Integer({ minimum: 0 }),
+  position: t.Integer({ minimum: 0 }),
+  max_offset: t.Integer({ minimum: 0 }),
+  indices: t.Record(t.String(), t.String()),
+})
+export type StagingLoad = Static<typeof StagingLoad>
+
 export const ConsumerState = t.Object({
   name: t.String(),
   context: t.String(),
@@ -49,6 +63,7 @@ export const ConsumerState = t.Object({
    * `ready` over work never done.
    */
   post_sync_pending: t.Optional(t.Boolean()),
+  staging: t.Optional(StagingLoad),
   /** The running pass's progress (rewritten at most every 5 s). */
   progress: t.Optional(PassProgress),
   /** Outcome of the last finished pass of this consumer. */

@@ -37,7 +37,7 @@ export interface RunSummary {
   shed: number
   /** Findings the findings stream refused (counted; the run moved on). */
   failed_findings: number
-  /** Run end minus the newest evaluated event's `@timestamp`. */
+  /** Run end minus the `@timestamp` of the newest event at a batch end (the latest indexed ones). */
   lag_ms?: number
   error?: string
   skipped_rules: string[]

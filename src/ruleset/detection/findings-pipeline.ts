@@ -87,7 +87,7 @@ export class FindingsPipeline {
               this.pending -= chunk.length
             }
             // An embedded store writes synchronously: let requests in between bulks.
-            await new Promise<void>((resolve) => setTimeout(resolve, 0))
+            if (next < chunks.length) await new Promise<void>((resolve) => setTimeout(resolve, 0))
           }
         }),
       )

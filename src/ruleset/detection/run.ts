@@ -11,12 +11,13 @@
  */
 import type { ClusterSettings, SettingsSnapshot } from '../../config/cluster-settings'
 import type { Logger } from '../../http/log'
-import { fieldSpecs } from '../../store/embedded'
+import { sourceFieldSpecs, stableTypes } from './field-types'
 import type { FieldTypes } from '../../store/query'
 import type { Store } from '../../store/port'
 import { type CompiledSigmaRule, ruleSet, warmRuleSet } from '../sigma'
 import { normalizeCompliance, normalizeMitre, strings } from '../findings/rule-metadata'
 import type { FindingInput, FindingRule } from '../findings/writer'
+import { type PreparedCorrelation, prepareCorrelation } from '../correlation/detector'
 import type { StoredDetector, StoredRule } from '../model'
 import type { Rules } from '../rules'
 import { baseline, type Checkpoint, concreteIndices, loadCheckpoint, type RunSummary, saveCheckpoint } from './checkpoint'
@@ -28,7 +29,7 @@ import { FINDINGS_SETTINGS, type FindingsPipeline, findingId } from './findings-
  * (SIGTERM) is honoured between batches. Small enough that a read never blocks the node for long,
  * large enough that the checkpoint write per batch is cheap next to the evaluation.
  */
-export const SCAN_BATCH = 1_000
+export const SCAN_BATCH = 2_000
 
 /** Longest stretch of evaluation before the run lets pending requests in. */
 const SLICE_MILLIS = 10
@@ -58,10 +59,23 @@ interface Prepared {
   compiled: CompiledSigmaRule[]
   meta: Map<CompiledSigmaRule, FindingRule>
   skipped: string[]
+  correlation?: PreparedCorrelation
 }
 
 /** A macrotask turn, so pending requests (socket reads) run before the run continues. */
 export const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0))
+
+/** Yields once the run has held the event loop for SLICE_MILLIS (a turn costs about a millisecond). */
+class Pacer {
+  private last = performance.now()
+  due(): boolean {
+    return performance.now() - this.last > SLICE_MILLIS
+  }
+  async yield(): Promise<void> {
+    await yieldToEventLoop()
+    this.last = performance.now()
+  }
+}
 
 export async function runDetector(
   deps: RunDeps,
@@ -80,7 +94,7 @@ export async function runDetector(
     return (await saveCheckpoint(deps.store, cp, stored)) ? { status: 'baselined' } : { status: 'lost' }
   }
   const settings = await deps.settings.snapshot()
-  const prepared = await prepareRules(deps, detector, settings)
+  const prepared = await prepareRules(deps, id, detector, settings)
   const batchSize = settings.num(FINDINGS_SETTINGS.batchSize)
   const bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
   const summary: RunSummary = {
@@ -98,9 +112,14 @@ export async function runDetector(
   const cp: Checkpoint = { ...stored.checkpoint, indices: { ...stored.checkpoint.indices } }
   let newest: number | undefined
   let stopped = false
+  const pacer = new Pacer()
 
   scan: for (const index of await concreteIndices(deps.store, expressions)) {
-    const fieldTypes = await typesOf(deps.store, index)
+    const fieldTypes = await typesOf(
+      deps.store,
+      index,
+      prepared.compiled.flatMap((r) => r.fields),
+    )
     // Indexed once per (rules, mapping): each event is evaluated once against the whole set.
     await warmRuleSet(prepared.compiled, fieldTypes, yieldToEventLoop, SLICE_MILLIS)
     const set = ruleSet(prepared.compiled, fieldTypes)
@@ -132,38 +151,44 @@ export async function runDetector(
         summary.failed_findings += r.failed
         for (const e of r.errors) if (errors.size < MAX_ERRORS) errors.add(e)
       }
-      let slice = performance.now()
+      if (pacer.due()) await pacer.yield() // the read may have taken a while
       for (let at = 0; at < hits.length; at++) {
         const hit = hits[at]
         const source = hit._source ?? {}
+        const matched: Array<FindingInput & { id: string }> = []
         for (const m of set.evaluate(source)) {
           const rule = prepared.meta.get(prepared.compiled[m.at])!
           control.onMatch?.(rule.id, hit._id, hit._index)
-          pending.push({
+          matched.push({
             id: findingId(id, rule.id, hit._index, hit._id, hit._seq_no ?? 0),
             event: { _id: hit._id, _index: hit._index, _source: source },
             rule,
             detector: { id, type: detector.detector_type },
           })
         }
-        const ts = timestampOf(source)
-        if (ts !== undefined && (newest === undefined || ts > newest)) newest = ts
+        // Correlation rules see every match; rules they pull in write findings only with `generate`.
+        pending.push(...(prepared.correlation && matched.length > 0 ? prepared.correlation.admit(hit, matched) : matched))
         if ((at + 1) % batchSize === 0 && pending.length >= bulkSize) await flush()
-        if (performance.now() - slice > SLICE_MILLIS) {
-          await yieldToEventLoop()
-          slice = performance.now()
-        }
+        if (pacer.due()) await pacer.yield()
       }
       summary.documents += hits.length
+      // The lag is read off the last event of each batch (the latest indexed), not parsed per event.
+      const ts = timestampOf(hits[hits.length - 1]._source ?? {})
+      if (ts !== undefined && (newest === undefined || ts > newest)) newest = ts
       // Findings first, checkpoint second: a crash in between repeats the batch, and the
       // deterministic finding ids turn the repeat into create conflicts.
       if (pending.length > 0) await flush()
+      // Correlation findings are written before their windows are saved, and both before the checkpoint.
+      await prepared.correlation?.flush(async (found) => {
+        pending.push(...found)
+        await flush()
+      })
       after = hits[hits.length - 1]._seq_no!
       cp.indices[index] = after
       const saved = await saveCheckpoint(deps.store, cp, stored)
       if (!saved) return { status: 'lost' } // another node moved it: that node owns this detector now
       stored = saved
-      await yieldToEventLoop()
+      if (pacer.due()) await pacer.yield()
       if (hits.length < SCAN_BATCH) break
     }
   }
@@ -205,11 +230,13 @@ function timestampOf(source: Record<string, unknown>): number | undefined {
 }
 
 /** The detector's rules compiled with their log type's current field mapping; unusable ones skipped. */
-async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: SettingsSnapshot): Promise<Prepared> {
+async function prepareRules(deps: RunDeps, id: string, detector: StoredDetector, settings: SettingsSnapshot): Promise<Prepared> {
   const compiled: CompiledSigmaRule[] = []
   const meta = new Map<CompiledSigmaRule, FindingRule>()
   const skipped: string[] = []
   const mappings = new Map<string, Promise<Record<string, string>>>()
+  const filters = deps.rules.filters()
+  const correlations: StoredRule[] = []
   let slice = performance.now()
   for (const { detector_input: di } of detector.inputs) {
     const custom = (di.custom_rules ?? []).map((r) => r.id)
@@ -226,12 +253,16 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
           skipped.push(rule.document.id)
           continue
         }
+        if (rule.kind === 'correlation') {
+          correlations.push(rule)
+          continue
+        }
         if (performance.now() - slice > SLICE_MILLIS) {
           await yieldToEventLoop()
           slice = performance.now()
         }
         try {
-          const c = await deps.rules.compileForDetection(rule, settings, mappings)
+          const c = await deps.rules.compileForDetection(rule, settings, mappings, filters)
           compiled.push(c)
           meta.set(c, findingRule(rule))
         } catch (e) {
@@ -241,7 +272,16 @@ async function prepareRules(deps: RunDeps, detector: StoredDetector, settings: S
       }
     }
   }
-  return { compiled, meta, skipped }
+  const correlation = await prepareCorrelation(deps, id, detector.detector_type, correlations, compiled, settings, findingRule)
+  for (const x of correlation?.extra ?? []) {
+    compiled.push(x.compiled)
+    meta.set(x.compiled, findingRule(x.rule))
+  }
+  for (const s of correlation?.skipped ?? []) {
+    skipped.push(s.id)
+    deps.log.warn('correlation rule skipped by detector', { rule: s.id, reason: s.reason })
+  }
+  return { compiled, meta, skipped, correlation }
 }
 
 function findingRule(rule: StoredRule): FindingRule {
@@ -262,9 +302,11 @@ function findingRule(rule: StoredRule): FindingRule {
   return out
 }
 
-/** The index mapping as the evaluator's field types, so detection types fields as a search would. */
-async function typesOf(store: Store, index: string): Promise<FieldTypes | undefined> {
-  const m = await store.getMapping({ index })
-  const mappings = m[index]?.mappings
-  return mappings?.properties ? fieldSpecs(mappings) : undefined
+/**
+ * The index mapping as the evaluator's field types, so detection types fields as a search would;
+ * fields the rules read that no event carried yet are typed by the index's dynamic templates.
+ */
+async function typesOf(store: Store, index: string, fields: string[]): Promise<FieldTypes | undefined> {
+  const specs = sourceFieldSpecs((await store.getMapping({ index }))[index]?.mappings, fields)
+  return specs && stableTypes(specs)
 }

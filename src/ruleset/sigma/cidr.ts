@@ -1,10 +1,11 @@
 /**
  * `cidr`: on a field mapped as `ip` OpenSearch takes the network in a term query; on keyword
  * fields an IPv4 network is expanded into dotted prefixes (pySigma's expansion). IPv6 text has
- * several spellings of one address, so prefixes cannot express it: only `ip` fields take it.
+ * several spellings of one address, so prefixes cannot express it: on other fields an IPv6
+ * network becomes the private `_cidr` node, which parses each value as an address.
  */
-import { SigmaInvalid, SigmaUnsupported } from './errors'
-import { type Query, or, term, wildcard } from './dsl'
+import { SigmaInvalid } from './errors'
+import { cidr, type Query, or, term, wildcard } from './dsl'
 
 export interface Network {
   version: 4 | 6
@@ -62,7 +63,7 @@ export function parseNetwork(value: unknown): Network {
 
 export function cidrQuery(field: string, net: Network, ipField: boolean): Query {
   if (ipField) return term(field, net.text)
-  if (net.version === 6) throw new SigmaUnsupported("modifier 'cidr' with an IPv6 network", `field '${field}' is not mapped as ip`)
+  if (net.version === 6) return cidr(field, net.text)
   const whole = Math.floor(net.prefix / 8)
   const rest = net.prefix % 8
   const heads: number[][] =

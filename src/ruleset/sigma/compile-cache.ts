@@ -12,20 +12,22 @@ import { type CompiledSigmaRule, type CompileOptions, compileSigmaRule } from '.
 export const COMPILE_CACHE_MAX_ENTRIES = 20_000
 
 interface Entry {
+  /** Insertion counter when last (re)inserted: recency, kept cheaply. */
+  seq: number
   text: string
   options: string
   id?: string
   result: CompiledSigmaRule | { error: unknown }
 }
 
-/** A stable text for options made of plain data; undefined when they hold a function (not cacheable). */
-const optionTexts = new WeakMap<object, string>()
-function optionsText(o: CompileOptions): string | undefined {
+/** A stable text (and its hash) for options made of plain data; undefined when they hold a function (not cacheable). */
+const optionTexts = new WeakMap<object, { text: string; hash: string }>()
+function optionsText(o: CompileOptions): { text: string; hash: string } | undefined {
   if (typeof o.fieldMapping === 'function') return undefined
   let t = optionTexts.get(o)
   if (t === undefined) {
-    t = JSON.stringify([mappingText(o.fieldMapping), o.keywordFields ?? null, o.placeholders ?? null, o.fieldTypes ?? null])
-    optionTexts.set(o, t)
+    const text = JSON.stringify([mappingText(o.fieldMapping), o.keywordFields ?? null, o.placeholders ?? null, o.fieldTypes ?? null])
+    optionTexts.set(o, (t = { text, hash: Bun.hash(text).toString(36) }))
   }
   return t
 }
@@ -47,6 +49,7 @@ export class CompileCache {
   private readonly byId = new Map<string, Set<string>>()
   hits = 0
   misses = 0
+  private seq = 0
 
   constructor(private readonly max = COMPILE_CACHE_MAX_ENTRIES) {}
 
@@ -59,13 +62,18 @@ export class CompileCache {
     const opts = optionsText(options)
     const text = typeof source === 'string' ? source : JSON.stringify(source)
     if (opts === undefined || text === undefined) return withId(compileSigmaRule(source, options), id)
-    const key = `${Bun.hash(text).toString(36)}:${Bun.hash(opts).toString(36)}:${id ?? ''}`
+    // A 32-bit hash and the length pick the entry; the full text is compared on a hit.
+    const key = `${Bun.hash.xxHash32(text)}:${text.length}:${opts.hash}:${id ?? ''}`
     const hit = this.entries.get(key)
-    if (hit && hit.text === text && hit.options === opts && hit.id === id) {
+    if (hit && hit.text === text && hit.options === opts.text && hit.id === id) {
       this.hits++
-      // Most recently used last: eviction takes the first.
-      this.entries.delete(key)
-      this.entries.set(key, hit)
+      // Most recently used last (eviction takes the first), re-inserted only once it has aged
+      // past half the cache: an approximate LRU without a map update on every hit.
+      if (this.seq - hit.seq > this.max / 2) {
+        hit.seq = ++this.seq
+        this.entries.delete(key)
+        this.entries.set(key, hit)
+      }
       if ('error' in hit.result) throw hit.result.error
       return hit.result
     }
@@ -77,7 +85,7 @@ export class CompileCache {
     } catch (error) {
       result = { error }
     }
-    this.remember(key, { text, options: opts, id, result })
+    this.remember(key, { seq: ++this.seq, text, options: opts.text, id, result })
     if ('error' in result) throw result.error
     return result
   }

@@ -4,7 +4,7 @@
  * keywords are case-insensitive substring matches over the configured keyword fields.
  */
 import { cidrQuery } from './cidr'
-import { type Query, and, exists, named, not, or, range, regexp, term, wildcard } from './dsl'
+import { type Query, and, exists, fieldref, named, not, or, range, regexp, term, wildcard } from './dsl'
 import { SigmaInvalid, SigmaUnsupported } from './errors'
 import { type Item, type Raw, type Value, buildItem } from './modifiers'
 import { compileRegex } from './regex'
@@ -87,6 +87,12 @@ function render(field: string, v: Value, cased: boolean, ctx: DetectionContext):
       return range(field, v.op, v.value)
     case 'cidr':
       return cidrQuery(field, v.net, ctx.isIpField(field))
+    case 'fieldref': {
+      const ref = ctx.mapField(v.ref)
+      ctx.fields.add(ref)
+      // Compared like plain strings: whole value (or the mode), case-insensitive unless `cased`.
+      return fieldref(field, ref, v.mode, !cased)
+    }
     case 're': {
       const r = compileRegex(v.pattern, v.flags)
       return regexp(field, r.lucene, r.pcre, r.caseInsensitive)

@@ -1,7 +1,9 @@
 /**
  * The query-DSL subset a Sigma rule compiles to. Every node is valid OpenSearch JSON, except the
- * `_pcre` annotation on regexp leaves, which the in-memory evaluator runs instead of the Lucene
- * translation and which the platform adapter strips before sending.
+ * private parts the in-memory evaluator runs and the platform adapter translates before sending
+ * (`src/store/platform/private-nodes.ts`): the `_pcre` annotation on regexp leaves (the original
+ * pattern; the Lucene value beside it may only be a superset when Lucene cannot say it), and the
+ * `_fieldref` (compare two fields of one event) and `_cidr` (IPv6 network on a non-`ip` field) nodes.
  */
 export type Scalar = string | number | boolean
 
@@ -18,12 +20,25 @@ export interface WildcardBody {
 export interface Pcre {
   pattern: string
   flags: string
+  /** The Lucene value beside it accepts more strings than the pattern (see regex.ts). */
+  superset?: true
 }
 export interface RegexpBody {
   value: string
   flags: 'NONE'
   case_insensitive?: boolean
   _pcre: Pcre
+  _name?: string
+}
+export interface FieldrefBody {
+  /** The other field. */
+  ref: string
+  mode?: 'contains' | 'startswith' | 'endswith'
+  case_insensitive?: boolean
+  _name?: string
+}
+export interface CidrBody {
+  value: string
   _name?: string
 }
 export interface RangeBody {
@@ -48,6 +63,8 @@ export type Query =
   | { regexp: Record<string, RegexpBody> }
   | { range: Record<string, RangeBody> }
   | { exists: { field: string; _name?: string } }
+  | { _fieldref: Record<string, FieldrefBody> }
+  | { _cidr: Record<string, CidrBody> }
   | { match_none: { _name?: string } }
 
 export const term = (field: string, value: Scalar, caseInsensitive = false): Query => ({
@@ -65,6 +82,14 @@ export const regexp = (field: string, lucene: string, pcre: Pcre, caseInsensitiv
       : { value: lucene, flags: 'NONE', _pcre: pcre },
   },
 })
+
+export const fieldref = (field: string, ref: string, mode: FieldrefBody['mode'] | 'equals', caseInsensitive: boolean): Query => ({
+  _fieldref: {
+    [field]: { ref, ...(mode === 'equals' ? {} : { mode }), ...(caseInsensitive ? { case_insensitive: true } : {}) },
+  },
+})
+
+export const cidr = (field: string, network: string): Query => ({ _cidr: { [field]: { value: network } } })
 
 export const range = (field: string, op: 'gt' | 'gte' | 'lt' | 'lte', value: number): Query => ({
   range: { [field]: { [op]: value } },

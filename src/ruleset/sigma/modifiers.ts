@@ -18,6 +18,7 @@ export type Value =
   | { kind: 'null' }
   | { kind: 'cmp'; op: 'lt' | 'lte' | 'gt' | 'gte'; value: number }
   | { kind: 'exists'; value: boolean }
+  | { kind: 'fieldref'; ref: string; mode: 'equals' | 'contains' | 'startswith' | 'endswith' }
 
 export interface Item {
   /** Alternatives per raw value. */
@@ -49,7 +50,6 @@ export type Raw = string | number | boolean | null
 export function buildItem(modifiers: string[], raws: Raw[], placeholders: (name: string) => SigmaString[] | undefined): Item {
   const names = modifiers.map((m) => ALIASES[m] ?? m)
   for (const m of names) {
-    if (m === 'fieldref') throw new SigmaUnsupported("modifier 'fieldref'", 'comparing two fields of one event has no query-DSL equivalent')
     if (TIME_PARTS.has(m)) throw new SigmaUnsupported(`modifier '${m}'`, 'time-part comparisons have no query-DSL equivalent')
     if (!FLAGS.has(m) && !TYPES.has(m) && !STRING_MODIFIERS.has(m) && !['i', 'm', 's'].includes(m))
       throw new SigmaUnsupported(`modifier '${m}'`, 'unknown modifier')
@@ -68,6 +68,15 @@ export function buildItem(modifiers: string[], raws: Raw[], placeholders: (name:
       else if (!['contains', 'startswith', 'endswith'].includes(m)) throw new SigmaInvalid(`modifier '${m}'`, "cannot follow 're'")
     }
     item.groups = raws.map((raw) => [{ kind: 're', pattern: stringOf(raw, 're'), flags }])
+    return item
+  }
+  if (typeModifier === 'fieldref') {
+    // `fieldref` then at most one of contains/startswith/endswith (pySigma: the order matters).
+    const rest = steps.slice(1)
+    const mode = rest[0] ?? 'equals'
+    if (rest.length > 1 || !['equals', 'contains', 'startswith', 'endswith'].includes(mode))
+      throw new SigmaInvalid(`modifier '${rest[rest.length > 1 ? 1 : 0]}'`, "cannot follow 'fieldref'")
+    item.groups = raws.map((raw) => [{ kind: 'fieldref', ref: stringOf(raw, 'fieldref'), mode: mode as 'equals' }])
     return item
   }
   const flag = steps.find((m) => m === 'i' || m === 'm' || m === 's')

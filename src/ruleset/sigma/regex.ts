@@ -1,10 +1,14 @@
 /**
  * `re` values. The evaluator runs the original pattern with JavaScript substring (search)
- * semantics (`_pcre`); OpenSearch gets a Lucene translation that must accept exactly the same
- * strings. Lucene regexes match the whole value and have no anchors, look-arounds, lazy
- * quantifiers or inline flags, so: unanchored ends get `.*`, anchors are dropped, shorthand
- * classes are spelled out with JavaScript's definitions, `.` excludes line terminators unless
- * `s`, and whatever has no faithful translation is refused.
+ * semantics (`_pcre`); OpenSearch gets a Lucene translation that accepts the same strings.
+ * Lucene regexes match the whole value and have no anchors, look-arounds, lazy quantifiers or
+ * inline flags, so: unanchored ends get `.*`, outer anchors are dropped, shorthand classes are
+ * spelled out with JavaScript's definitions, `.` excludes line terminators unless `s`.
+ * Zero-width assertions Lucene cannot say (word boundaries `\b` `\B`, anchors inside the pattern)
+ * are left out of the translation, which then accepts a superset: the leaf is marked
+ * (`_pcre.superset`) and the platform adapter evaluates the original on the fetched documents.
+ * What JavaScript and the spec's flavour do not share (look-arounds, back-references, possessive
+ * quantifiers) is refused.
  */
 import { SigmaInvalid, SigmaUnsupported } from './errors'
 import type { Pcre } from './dsl'
@@ -15,6 +19,8 @@ export interface CompiledRegex {
   lucene: string
   pcre: Pcre
   caseInsensitive: boolean
+  /** The Lucene translation accepts exactly the strings the pattern finds a match in. */
+  exact: boolean
 }
 
 export const MAX_LUCENE_REGEX = 1000
@@ -48,12 +54,12 @@ export function compileRegex(raw: string, modifierFlags: Set<RegexFlag>): Compil
   } catch (e) {
     throw new SigmaInvalid("modifier 're'", (e as Error).message)
   }
-  const lucene = translate(pattern, flags)
+  const { lucene, exact } = translate(pattern, flags)
   if (lucene.length > MAX_LUCENE_REGEX) throw unsupported(`longer than ${MAX_LUCENE_REGEX} characters once translated`, raw)
-  return { lucene, pcre: { pattern, flags: jsFlags }, caseInsensitive: flags.has('i') }
+  return { lucene, pcre: { pattern, flags: jsFlags, ...(exact ? {} : { superset: true }) }, caseInsensitive: flags.has('i'), exact }
 }
 
-function translate(pattern: string, flags: Set<RegexFlag>): string {
+function translate(pattern: string, flags: Set<RegexFlag>): { lucene: string; exact: boolean } {
   const dot = flags.has('s') ? '.' : `[^${LINE_TERMINATORS}]`
   const alternatives: string[] = []
   let out = ''
@@ -61,6 +67,8 @@ function translate(pattern: string, flags: Set<RegexFlag>): string {
   let startAnchored = false
   let atStart = true // nothing emitted yet in this top-level alternative
   let endAnchored = false
+  // Set when a zero-width assertion is left out: the translation then accepts a superset.
+  let exact = true
   let i = 0
 
   const finishAlternative = () => {
@@ -81,7 +89,6 @@ function translate(pattern: string, flags: Set<RegexFlag>): string {
 
   while (i < pattern.length) {
     const c = pattern[i]
-    if (endAnchored && c !== '|' && c !== ')') throw unsupported("anchor '$' before the end", pattern)
     i++
     switch (c) {
       case '\\':
@@ -94,12 +101,13 @@ function translate(pattern: string, flags: Set<RegexFlag>): string {
         out += dot
         break
       case '^':
-        if (depth > 0 || !atStart) throw unsupported("anchor '^' inside the pattern", pattern)
-        startAnchored = true
+        if (depth > 0 || !atStart) exact = false
+        else startAnchored = true
         break
       case '$':
-        if (depth > 0) throw unsupported("anchor '$' inside a group", pattern)
-        endAnchored = true
+        // Only a `$` that ends a top-level alternative is an outer anchor.
+        if (depth === 0 && (i === pattern.length || pattern[i] === '|')) endAnchored = true
+        else exact = false
         break
       case '|':
         if (depth === 0) {
@@ -136,7 +144,7 @@ function translate(pattern: string, flags: Set<RegexFlag>): string {
     atStart = false
   }
   finishAlternative()
-  return alternatives.join('|')
+  return { lucene: alternatives.join('|'), exact }
 
   function group(): string {
     depth++
@@ -163,7 +171,10 @@ function translate(pattern: string, flags: Set<RegexFlag>): string {
     if (c in CONTROL) return lit(CONTROL[c])
     const code = codePoint(c)
     if (code !== undefined) return lit(code)
-    if (/[bB]/.test(c)) throw unsupported(`word boundary '\\${c}'`, pattern)
+    if (/[bB]/.test(c)) {
+      exact = false
+      return ''
+    }
     if (/[1-9k]/.test(c)) throw unsupported('back-reference', pattern)
     if (/[pPc]/.test(c)) throw unsupported(`escape '\\${c}'`, pattern)
     return lit(c)

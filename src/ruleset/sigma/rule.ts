@@ -3,8 +3,7 @@
  * The Wazuh flavour puts the title under `metadata.title`, so either place is accepted.
  */
 import { type Static, Type } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
-import { parseYaml } from '../../http/body'
+import { checkSigmaDocument, readSigmaYaml } from './document'
 import { SigmaInvalid, SigmaUnsupported } from './errors'
 
 export const SigmaRuleDocument = Type.Object(
@@ -27,27 +26,11 @@ export type SigmaRuleDocument = Static<typeof SigmaRuleDocument>
 
 /** YAML text (one document) or an already parsed object. YAML 1.2 typing, as `Bun.YAML` reads it. */
 export function parseSigmaRule(source: string | object): SigmaRuleDocument {
-  let doc: unknown = source
-  if (typeof source === 'string') {
-    try {
-      doc = parseYaml(source)
-    } catch (e) {
-      throw new SigmaInvalid('YAML', (e as Error).message)
-    }
-    // Bun returns several documents as an array; a rule document is never a list itself.
-    if (Array.isArray(doc)) {
-      if (doc.some((d) => d && typeof d === 'object' && 'correlation' in d)) throw new SigmaUnsupported('correlation rule')
-      if (doc.length !== 1) throw new SigmaUnsupported('multi-document rule file', `${doc.length} documents`)
-      doc = doc[0]
-    }
-  }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new SigmaInvalid('rule', 'not a YAML mapping')
-  if ('correlation' in doc) throw new SigmaUnsupported('correlation rule')
-  if ('filter' in doc && !('detection' in doc)) throw new SigmaUnsupported('filter rule')
-  if (!Value.Check(SigmaRuleDocument, doc)) {
-    const e = Value.Errors(SigmaRuleDocument, doc).First()!
-    throw new SigmaInvalid(e.path === '' ? 'rule' : `field '${e.path.slice(1).replaceAll('/', '.')}'`, e.message)
-  }
+  const raw = readSigmaYaml(source)
+  // Correlation and filter documents are their own kinds (src/ruleset/correlation, src/ruleset/filters).
+  if (raw && typeof raw === 'object' && 'correlation' in raw) throw new SigmaUnsupported('correlation rule')
+  if (raw && typeof raw === 'object' && 'filter' in raw && !('detection' in raw)) throw new SigmaUnsupported('filter rule')
+  const doc = checkSigmaDocument(SigmaRuleDocument, raw, 'rule')
   if (doc.title === undefined && doc.metadata?.title === undefined) throw new SigmaInvalid("field 'title'", 'required')
   if (!('condition' in doc.detection)) throw new SigmaInvalid("field 'detection.condition'", 'required')
   if ('timeframe' in doc.detection)

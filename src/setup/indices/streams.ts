@@ -1,5 +1,6 @@
 import type { FieldMapping, Mappings } from '../../store/port'
-import { bool, date, integer, ip, keyword, kw, long, matchOnlyText, obj, opaque, paths, text } from './common'
+import { bool, date, integer, ip, keyword, kw, long, matchOnlyText, obj, opaque, paths } from './common'
+import { SCHEMA, schemaProperties, schemaTemplates } from './schema'
 import {
   ACTIVE_RESPONSES_STREAM,
   EVENT_CATEGORIES,
@@ -12,87 +13,17 @@ import {
 import type { DataStreamDef } from './types'
 
 /**
- * The common event fields every stream declares with their real types (so
- * CIDR, range and date queries work from the first document). The full WCS
- * schema is not part of our references, so event streams accept further
- * fields dynamically instead of rejecting them (the reference uses a strict
- * mapping over the whole schema); date detection stays off.
+ * Event fields of ours that the reference schema (./schema.ts) does not have: the agent's
+ * address, and where a finding's event came from. Every other event field is the schema's.
  */
 export const EVENT_FIELDS: Record<string, FieldMapping> = paths({
-  '@timestamp': date,
-  message: text,
-  tags: kw,
-  'agent.id': kw,
-  'agent.name': kw,
-  'agent.type': kw,
-  'agent.version': kw,
-  'agent.groups': kw,
   'agent.host.ip': ip,
-  'event.action': kw,
-  'event.category': kw,
-  'event.type': kw,
-  'event.kind': kw,
-  'event.module': kw,
-  'event.dataset': kw,
-  'event.outcome': kw,
-  'event.code': kw,
-  'event.provider': kw,
-  'event.severity': long,
-  'event.created': date,
-  'event.ingested': date,
-  'event.start': date,
-  'event.end': date,
-  'event.original': { type: 'keyword', index: false, doc_values: false } as FieldMapping,
   'event.doc_id': kw,
   'event.index': kw,
-  'host.name': kw,
-  'host.hostname': kw,
-  'host.id': kw,
-  'host.ip': ip,
-  'host.os.name': kw,
-  'host.os.platform': kw,
-  'host.os.type': kw,
-  'host.os.family': kw,
-  'host.os.version': kw,
-  'source.ip': ip,
-  'source.port': long,
-  'source.address': kw,
-  'source.domain': kw,
-  'destination.ip': ip,
-  'destination.port': long,
-  'destination.address': kw,
-  'destination.domain': kw,
-  'network.protocol': kw,
-  'network.transport': kw,
-  'network.direction': kw,
-  'user.name': kw,
-  'user.id': kw,
-  'user.domain': kw,
-  'process.name': kw,
-  'process.pid': long,
-  'process.executable': kw,
-  'process.command_line': kw,
-  'process.parent.name': kw,
-  'process.parent.pid': long,
-  'file.path': kw,
-  'file.name': kw,
-  'file.hash.sha256': kw,
-  'log.level': kw,
-  'log.file.path': kw,
-  'url.original': kw,
-  'url.domain': kw,
-  'svc.agent.id': kw,
-  'svc.agent.name': kw,
-  'svc.agent.groups': kw,
-  'svc.cluster.name': kw,
-  'svc.cluster.node': kw,
-  'svc.integration.name': kw,
-  'svc.integration.category': kw,
-  'svc.integration.decoders': kw,
-  'svc.space.name': kw,
-  'svc.protocol.location': kw,
-  'svc.protocol.queue': long,
 })
+
+/** The reference's event schema as properties (findings copy events, so they need every event field). */
+const SCHEMA_EVENT_PROPERTIES = schemaProperties(SCHEMA.events)
 
 /** `svc.rule` of an enriched finding (reference 4.6): strict, all keyword. */
 const RULE_FIELDS = obj(
@@ -142,31 +73,63 @@ export const CASE_FIELDS = obj(
   { dynamic: 'strict' },
 )
 
-function withSvc(extra: Record<string, FieldMapping>): Record<string, FieldMapping> {
-  const svc = EVENT_FIELDS.svc as FieldMapping
-  return { ...EVENT_FIELDS, svc: { ...svc, properties: { ...(svc.properties ?? {}), ...extra } } }
+/** Deep merge of property trees; later trees win on a leaf. */
+function merge(...trees: Array<Record<string, FieldMapping>>): Record<string, FieldMapping> {
+  const out: Record<string, FieldMapping> = {}
+  for (const tree of trees)
+    for (const [k, v] of Object.entries(tree)) {
+      const cur = out[k]
+      out[k] =
+        cur?.properties && v.properties && (v.type ?? 'object') === (cur.type ?? 'object')
+          ? { ...cur, ...v, properties: merge(cur.properties, v.properties) }
+          : v
+    }
+  return out
 }
 
-export const EVENTS_MAPPINGS: Mappings = { dynamic: true, date_detection: false, properties: EVENT_FIELDS }
+/**
+ * Event streams as the reference maps them: the schema's fixed properties, and every other schema
+ * field as a dynamic template (`strict_allow_templates`), so a field is typed by the schema the
+ * first time an event carries it and a field outside the schema is refused.
+ */
+export const EVENTS_MAPPINGS: Mappings = {
+  dynamic: 'strict_allow_templates',
+  date_detection: false,
+  dynamic_templates: schemaTemplates(SCHEMA.events),
+  properties: merge(schemaProperties(SCHEMA.events.filter((f) => f.declared === 'property')), EVENT_FIELDS),
+}
+
+/**
+ * Findings: the reference's findings table, every event field (a finding is a copy of its event),
+ * and ours on top: `svc.rule` and `svc.case` as the spec defines them, `svc.detector` (the
+ * findings read side filters on it). Fields outside these are still accepted (dynamic), so a
+ * finding of an event from a user's own index lands.
+ */
 export const FINDINGS_MAPPINGS: Mappings = {
   dynamic: true,
   date_detection: false,
-  // `svc.detector` (the detector that produced the finding) is filtered on by the findings read side.
-  properties: withSvc({ rule: RULE_FIELDS, case: CASE_FIELDS, detector: obj({ id: kw, type: kw }) }),
+  properties: merge(SCHEMA_EVENT_PROPERTIES, schemaProperties(SCHEMA.findings), EVENT_FIELDS, {
+    svc: obj({ rule: RULE_FIELDS, case: CASE_FIELDS, detector: obj({ id: kw, type: kw }) }),
+  }),
 }
 
-/** Raw events: the original line plus the agent that sent it; anything else is stored as sent. */
+/** The unclassified events stream: the reference's (smaller) table of what is known about them. */
+export const UNCLASSIFIED_MAPPINGS: Mappings = {
+  dynamic: true,
+  date_detection: false,
+  properties: merge(schemaProperties(SCHEMA.unclassified), EVENT_FIELDS),
+}
+
+/** Raw events: the reference's table (the original line, the agent that sent it); anything else is stored as sent. */
 export const RAW_EVENTS_MAPPINGS: Mappings = {
   dynamic: true,
   date_detection: false,
-  properties: paths({
-    '@timestamp': date,
-    'event.original': { type: 'keyword', index: false, doc_values: false } as FieldMapping,
-    'agent.id': kw,
-    'agent.name': kw,
-    'svc.agent.id': kw,
-  }),
+  properties: schemaProperties(SCHEMA.raw),
 }
+
+/** Mapping limits the schema needs: the reference's for events; the full findings table is larger than OpenSearch's default. */
+const EVENTS_LIMITS = { mapping: { total_fields: { limit: 1000 }, nested_fields: { limit: 50 } } }
+const FINDINGS_LIMITS = { mapping: { total_fields: { limit: 4000 }, nested_fields: { limit: 50 } } }
 
 export const SESSIONS_MAPPINGS: Mappings = {
   dynamic: 'strict',
@@ -240,10 +203,12 @@ function stream(
 }
 
 export const EVENT_STREAMS: DataStreamDef[] = EVENT_CATEGORIES.map((c) =>
-  stream(eventsStream(c), EVENTS_MAPPINGS, 'stream-events-policy', '2s'),
+  c === 'unclassified'
+    ? stream(eventsStream(c), UNCLASSIFIED_MAPPINGS, 'stream-events-policy', '2s')
+    : stream(eventsStream(c), EVENTS_MAPPINGS, 'stream-events-policy', '2s', EVENTS_LIMITS),
 )
 export const FINDING_STREAMS: DataStreamDef[] = EVENT_CATEGORIES.map((c) =>
-  stream(findingsStream(c), FINDINGS_MAPPINGS, 'stream-findings-policy', '2s'),
+  stream(findingsStream(c), FINDINGS_MAPPINGS, 'stream-findings-policy', '2s', FINDINGS_LIMITS),
 )
 export const RAW_EVENTS: DataStreamDef = stream(RAW_EVENTS_STREAM, RAW_EVENTS_MAPPINGS, 'stream-raw-events-policy', '5s')
 export const ACTIVE_RESPONSES: DataStreamDef = stream(

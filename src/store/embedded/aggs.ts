@@ -5,7 +5,7 @@
 import { IllegalArgument, ParsingError, QueryShardError, StoreError } from '../errors'
 import { compile, kindOf, toNumber, type FieldSpec, type Test } from '../query/compile'
 import { parseDate } from '../query/dates'
-import { compareCodePoints } from '../query/fold'
+import { parseOrder, sortBuckets, type Order } from './aggs-order'
 import { setOwn } from '../own'
 import { type DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 
@@ -15,11 +15,11 @@ export interface TargetCtx {
   specs?: Map<string, FieldSpec>
 }
 
-interface Agg {
+export interface Agg {
   collect(d: DocView, t: TargetCtx): void
   result(): Record<string, unknown>
 }
-type Factory = (budget?: BucketBudget) => Agg
+export type Factory = (budget?: BucketBudget) => Agg
 
 /**
  * `search.max_buckets` (65,535), counted as buckets are created: bucket maps are the part of a
@@ -40,8 +40,24 @@ export class BucketBudget {
 }
 export type Aggs = Map<string, Factory>
 
-type Key = string | number
-type ValueReader = (d: DocView) => Array<{ key: Key; asString?: string }>
+export type Key = string | number
+/** A value as aggregations read it; dates carry `date` (their text is made only where it is shown). */
+export type AggValue = { key: Key; asString?: string; date?: boolean }
+export type ValueReader = (d: DocView) => AggValue[]
+
+/** What an aggregation type's parser gets: its parameters, its sub-aggregations, the time of the request. */
+export interface AggSpec {
+  name: string
+  type: string
+  params: Record<string, unknown>
+  subs: () => Aggs
+  now: number
+}
+/** Aggregation types defined in their own modules (aggs-*.ts), by type name. */
+const EXTRA = new Map<string, (spec: AggSpec) => Factory>()
+export function defineAgg(type: string, make: (spec: AggSpec) => Factory): void {
+  EXTRA.set(type, make)
+}
 
 export function parseAggs(body: unknown, now: number): Aggs {
   const out: Aggs = new Map()
@@ -56,6 +72,7 @@ export function parseAggs(body: unknown, now: number): Aggs {
     const params = def[type]
     if (!isObject(params)) throw new ParsingError(`[${type}] aggregation [${name}] must be an object`)
     const subs = () => parseAggs(sub, now)
+    if (def.meta !== undefined && !isObject(def.meta)) throw new ParsingError(`[meta] of [${name}] must be an object`)
     switch (type) {
       case 'terms':
         out.set(name, (b) => new TermsAgg(params, subs(), b))
@@ -66,6 +83,10 @@ export function parseAggs(body: unknown, now: number): Aggs {
       case 'max':
       case 'sum':
       case 'avg':
+        if (type === 'cardinality' && params.precision_threshold !== undefined && Number(params.precision_threshold) < 0)
+          throw new IllegalArgument(
+            `[precisionThreshold] must be greater than or equal to 0. Found [${params.precision_threshold}] in [${name}]`,
+          )
         out.set(name, () => new MetricAgg(type, params))
         break
       case 'filter': {
@@ -73,11 +94,23 @@ export function parseAggs(body: unknown, now: number): Aggs {
         out.set(name, (b) => new FilterAgg(q, subs(), now, b))
         break
       }
-      default:
-        throw new ParsingError(`Unknown aggregation type [${type}]`)
+      default: {
+        const make = EXTRA.get(type)
+        if (!make) throw new ParsingError(`Unknown aggregation type [${type}]`)
+        out.set(name, make({ name, type, params, subs, now }))
+      }
     }
+    if (isObject(def.meta)) out.set(name, withMeta(out.get(name)!, def.meta))
   }
   return out
+}
+
+/** `meta` is echoed in the aggregation's result, as OpenSearch does. */
+function withMeta(make: Factory, meta: Record<string, unknown>): Factory {
+  return (budget) => {
+    const agg = make(budget)
+    return { collect: (d, t) => agg.collect(d, t), result: () => ({ meta, ...agg.result() }) }
+  }
 }
 
 export function instantiate(aggs: Aggs, budget?: BucketBudget): Map<string, Agg> {
@@ -91,7 +124,7 @@ export function results(aggs: Map<string, Agg>): Record<string, unknown> {
 }
 
 /** How one field's values read as aggregation keys, per index mapping. */
-function reader(field: string, t: TargetCtx, forAgg: string): ValueReader | undefined {
+export function reader(field: string, t: TargetCtx, forAgg: string): ValueReader | undefined {
   let spec = t.specs?.get(field)
   if (t.specs && !spec) return undefined // unmapped: contributes nothing
   const fp = fieldPath(spec?.path ?? field)
@@ -103,7 +136,7 @@ function reader(field: string, t: TargetCtx, forAgg: string): ValueReader | unde
   if (kind === 'object') throw new QueryShardError(`Field [${field}] of type [object] is not supported for aggregation [${forAgg}]`)
   const limit = spec?.ignore_above
   return (d) => {
-    const out: Array<{ key: Key; asString?: string }> = []
+    const out: AggValue[] = []
     for (const v of d.values(fp)) {
       switch (kind) {
         case 'number': {
@@ -113,7 +146,7 @@ function reader(field: string, t: TargetCtx, forAgg: string): ValueReader | unde
         }
         case 'date': {
           const ms = parseDate(v, spec?.format)
-          if (ms !== undefined) out.push({ key: ms, asString: new Date(ms).toISOString() })
+          if (ms !== undefined) out.push({ key: ms, date: true })
           break
         }
         case 'boolean':
@@ -135,29 +168,35 @@ function reader(field: string, t: TargetCtx, forAgg: string): ValueReader | unde
   }
 }
 
-class FieldAgg {
+export class FieldAgg {
   private readers = new Map<string, ValueReader | undefined>()
   constructor(
     protected readonly field: string,
     private readonly aggName: string,
   ) {}
-  protected read(d: DocView, t: TargetCtx) {
-    let r = this.readers.get(t.name)
-    if (!this.readers.has(t.name)) this.readers.set(t.name, (r = reader(this.field, t, this.aggName)))
+  private last?: { t: TargetCtx; r: ValueReader | undefined }
+  protected read(d: DocView, t: TargetCtx): AggValue[] {
+    // Documents come index by index: the reader of the last index is kept at hand.
+    if (this.last?.t !== t) {
+      let r = this.readers.get(t.name)
+      if (!this.readers.has(t.name)) this.readers.set(t.name, (r = reader(this.field, t, this.aggName)))
+      this.last = { t, r }
+    }
+    const r = this.last.r
     return r ? r(d) : []
   }
 }
 
-function fieldParam(type: string, params: Record<string, unknown>): string {
+export function fieldParam(type: string, params: Record<string, unknown>): string {
   if (typeof params.field !== 'string') throw new IllegalArgument(`Required [field] for aggregation [${type}]`)
   return params.field
 }
 
 class TermsAgg extends FieldAgg implements Agg {
-  private buckets = new Map<Key, { asString?: string; count: number; subs: Map<string, Agg> }>()
+  private buckets = new Map<Key, { asString?: string; count: number; subs: Map<string, Agg>; list: Agg[] }>()
   private readonly size: number
   private readonly minDocCount: number
-  private readonly order: Array<[string, 1 | -1]>
+  private readonly order: Order
 
   constructor(
     private readonly params: Record<string, unknown>,
@@ -169,49 +208,46 @@ class TermsAgg extends FieldAgg implements Agg {
     if (!Number.isInteger(this.size) || this.size < 1)
       throw new IllegalArgument(`[size] must be greater than 0. Found [${params.size}] in [terms]`)
     this.minDocCount = params.min_doc_count === undefined ? 1 : Number(params.min_doc_count)
-    const order = params.order === undefined ? [{ _count: 'desc' }] : Array.isArray(params.order) ? params.order : [params.order]
-    this.order = (order as unknown[]).flatMap((o) =>
-      isObject(o) ? Object.entries(o).map(([k, v]) => [k, String(v) === 'asc' ? 1 : -1] as [string, 1 | -1]) : [],
-    )
+    this.order = parseOrder(params.order, [['_count', -1]])
   }
 
   collect(d: DocView, t: TargetCtx): void {
-    const seen = new Set<Key>()
     let values = this.read(d, t)
     if (values.length === 0 && this.params.missing !== undefined) values = [{ key: this.params.missing as Key }]
+    // A document counts once per bucket (the set is only needed for several values).
+    const seen = values.length > 1 ? new Set<Key>() : undefined
     for (const v of values) {
-      if (seen.has(v.key)) continue // a document counts once per bucket
-      seen.add(v.key)
+      if (seen) {
+        if (seen.has(v.key)) continue
+        seen.add(v.key)
+      }
       let b = this.buckets.get(v.key)
       if (!b) {
         this.budget?.add()
-        this.buckets.set(v.key, (b = { asString: v.asString, count: 0, subs: instantiate(this.subs, this.budget) }))
+        const asString = v.asString ?? (v.date ? new Date(v.key as number).toISOString() : undefined)
+        const subs = instantiate(this.subs, this.budget)
+        this.buckets.set(v.key, (b = { asString, count: 0, subs, list: [...subs.values()] }))
       }
       b.count++
-      for (const s of b.subs.values()) s.collect(d, t)
+      for (let i = 0; i < b.list.length; i++) b.list[i].collect(d, t)
     }
   }
 
   result(): Record<string, unknown> {
-    const cmpKey = (a: Key, b: Key) => (typeof a === 'number' && typeof b === 'number' ? a - b : compareCodePoints(String(a), String(b)))
-    const all = [...this.buckets.entries()].filter(([, b]) => b.count >= this.minDocCount)
-    all.sort(([ka, a], [kb, b]) => {
-      for (const [by, dir] of this.order) {
-        const c = by === '_count' ? a.count - b.count : by === '_key' || by === '_term' ? cmpKey(ka, kb) : 0
-        if (c !== 0) return c * dir
-      }
-      return a.count !== b.count ? b.count - a.count : cmpKey(ka, kb)
-    })
+    const all = [...this.buckets.entries()]
+      .filter(([, b]) => b.count >= this.minDocCount)
+      .map(([key, b]) => ({ key, count: b.count, asString: b.asString, subs: results(b.subs) }))
+    sortBuckets(all, this.order)
     const shown = all.slice(0, this.size)
-    const other = all.slice(this.size).reduce((n, [, b]) => n + b.count, 0)
+    const other = all.slice(this.size).reduce((n, b) => n + b.count, 0)
     return {
       doc_count_error_upper_bound: 0,
       sum_other_doc_count: other,
-      buckets: shown.map(([key, b]) => ({
-        key,
+      buckets: shown.map((b) => ({
+        key: b.key,
         ...(b.asString !== undefined ? { key_as_string: b.asString } : {}),
         doc_count: b.count,
-        ...results(b.subs),
+        ...b.subs,
       })),
     }
   }
@@ -227,17 +263,22 @@ class MetricAgg extends FieldAgg implements Agg {
 
   constructor(
     private readonly type: string,
-    params: Record<string, unknown>,
+    private readonly params: Record<string, unknown>,
   ) {
     super(fieldParam(type, params), type)
   }
 
   collect(d: DocView, t: TargetCtx): void {
-    for (const v of this.read(d, t)) {
+    let values = this.read(d, t)
+    if (values.length === 0 && this.params.missing !== undefined) {
+      const m = this.params.missing
+      values = [{ key: typeof m === 'number' ? m : this.type === 'cardinality' || this.type === 'value_count' ? String(m) : Number(m) }]
+    }
+    for (const v of values) {
       this.count++
       if (this.type === 'cardinality') this.distinct.add(v.key)
       if (typeof v.key === 'number') {
-        if (v.asString !== undefined && v.asString !== 'true' && v.asString !== 'false') this.asDate = true
+        if (v.date) this.asDate = true
         this.sum += v.key
         if (v.key < this.min) this.min = v.key
         if (v.key > this.max) this.max = v.key

@@ -468,8 +468,8 @@ class Walk {
     )
   }
 
-  /** What dynamic mapping sees a value as: OpenSearch's XContentFieldType names. */
-  private valueKind(value: unknown): 'string' | 'date' | 'long' | 'double' | 'boolean' | 'object' | undefined {
+  /** The kind of a value dynamic mapping sees (for a template match). */
+  private valueKind(value: unknown): ValueKind | undefined {
     const sample = Array.isArray(value) ? value.find((x) => x !== null) : value
     if (typeof sample === 'string') return this.root.date_detection !== false && looksLikeDate(sample) ? 'date' : 'string'
     if (typeof sample === 'number') return Number.isInteger(sample) ? 'long' : 'double'
@@ -481,33 +481,7 @@ class Walk {
   /** The mapping of the first dynamic template that matches a new field, placeholders filled in. */
   private template(path: string, name: string, value: unknown): FieldMapping | undefined {
     const kind = this.valueKind(value)
-    if (!kind) return undefined
-    for (const entry of (this.root.dynamic_templates ?? []) as Array<Record<string, Record<string, unknown>>>) {
-      const t = Object.values(entry)[0]
-      if (!isObject(t) || !isObject(t.mapping)) continue
-      const regex = t.match_pattern === 'regex'
-      const hit = (pattern: unknown, s: string) =>
-        [pattern].flat().some((p) => typeof p === 'string' && (regex ? new RegExp(p).test(s) : wildcardToRegExp(p).test(s)))
-      if (t.path_match !== undefined && !hit(t.path_match, path)) continue
-      if (t.match !== undefined && !hit(t.match, name)) continue
-      if (t.path_unmatch !== undefined && hit(t.path_unmatch, path)) continue
-      if (t.unmatch !== undefined && hit(t.unmatch, name)) continue
-      const want = t.match_mapping_type
-      if (want !== undefined && want !== '*' && ![want].flat().includes(kind)) continue
-      // An object (also the parent of a dotted name) only takes a template that maps objects:
-      // a leaf mapping for it could not hold its sub-fields.
-      const mapsTo = t.mapping.type
-      if (kind === 'object' && mapsTo !== undefined && mapsTo !== 'object' && mapsTo !== 'nested' && mapsTo !== '{dynamic_type}') continue
-      const dynamicType = { string: 'text', date: 'date', long: 'long', double: 'float', boolean: 'boolean', object: 'object' }[kind]
-      const filled = JSON.parse(
-        JSON.stringify(t.mapping).replaceAll('{name}', name).replaceAll('{dynamic_type}', dynamicType),
-      ) as FieldMapping
-      if (filled.type === undefined && kind !== 'object') filled.type = dynamicType
-      if (filled.type === 'object') delete filled.type
-      if (kind === 'object') filled.properties ??= {}
-      return filled
-    }
-    return undefined
+    return kind && dynamicTemplateFor(this.root, path, name, kind)
   }
 
   /** Dynamic mapping of a new field: a matching dynamic template, else OpenSearch's defaults. */
@@ -548,4 +522,50 @@ function dotsIn(s: string): number {
   let n = 0
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) === 46) n++
   return n
+}
+
+/** What dynamic mapping sees a value as: OpenSearch's XContentFieldType names. */
+export type ValueKind = 'string' | 'date' | 'long' | 'double' | 'boolean' | 'object'
+
+/**
+ * The mapping the first of `root`'s dynamic templates that matches a new field gives it
+ * (placeholders filled in); undefined when none matches.
+ */
+export function dynamicTemplateFor(root: Mappings, path: string, name: string, kind: ValueKind): FieldMapping | undefined {
+  for (const entry of (root.dynamic_templates ?? []) as Array<Record<string, Record<string, unknown>>>) {
+    const t = Object.values(entry)[0]
+    if (!isObject(t) || !isObject(t.mapping)) continue
+    const regex = t.match_pattern === 'regex'
+    const hit = (pattern: unknown, s: string) =>
+      [pattern].flat().some((p) => typeof p === 'string' && (regex ? new RegExp(p).test(s) : wildcardToRegExp(p).test(s)))
+    if (t.path_match !== undefined && !hit(t.path_match, path)) continue
+    if (t.match !== undefined && !hit(t.match, name)) continue
+    if (t.path_unmatch !== undefined && hit(t.path_unmatch, path)) continue
+    if (t.unmatch !== undefined && hit(t.unmatch, name)) continue
+    const want = t.match_mapping_type
+    if (want !== undefined && want !== '*' && ![want].flat().includes(kind)) continue
+    // An object (also the parent of a dotted name) only takes a template that maps objects:
+    // a leaf mapping for it could not hold its sub-fields. `flat_object` and `geo_point` take a
+    // JSON object as one value.
+    const mapsTo = t.mapping.type
+    const wholeObject = mapsTo === 'flat_object' || mapsTo === 'geo_point'
+    if (
+      kind === 'object' &&
+      mapsTo !== undefined &&
+      !wholeObject &&
+      mapsTo !== 'object' &&
+      mapsTo !== 'nested' &&
+      mapsTo !== '{dynamic_type}'
+    )
+      continue
+    const dynamicType = { string: 'text', date: 'date', long: 'long', double: 'float', boolean: 'boolean', object: 'object' }[kind]
+    const filled = JSON.parse(
+      JSON.stringify(t.mapping).replaceAll('{name}', name).replaceAll('{dynamic_type}', dynamicType),
+    ) as FieldMapping
+    if (filled.type === undefined && kind !== 'object') filled.type = dynamicType
+    if (filled.type === 'object') delete filled.type
+    if (kind === 'object' && !wholeObject) filled.properties ??= {}
+    return filled
+  }
+  return undefined
 }

@@ -10,9 +10,12 @@ import { compile, kindOf, matchedNames, toNumber, type CompiledQuery, type Field
 import { parseDate } from '../query/dates'
 import { DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 import { compareCodePoints } from '../query/fold'
+import { countStats, relevance, type Stats } from '../query/score'
 import type { QueryLimits } from '../query/limits'
 import { filterSource, sourceSpec } from '../source-filter'
 import { BucketBudget, instantiate, parseAggs, results, type TargetCtx } from './aggs'
+import './aggs-types'
+import { collectColumnar, columnarPlan, type ColumnSource } from './aggs-columnar'
 import { Pacer } from './pacer'
 
 export interface Row {
@@ -21,7 +24,11 @@ export interface Row {
   seq: number
   ver: number
   src: string
+  /** A large source, parsed once and shared by concurrent searches (read-only). */
+  parsed?: () => Record<string, unknown>
 }
+
+const sourceOf = (row: Row): Record<string, unknown> => (row.parsed ? row.parsed() : (JSON.parse(row.src) as Record<string, unknown>))
 
 export interface SearchTarget extends TargetCtx {
   /** Alias filters that apply (null: none). */
@@ -37,6 +44,8 @@ export interface SearchTarget extends TargetCtx {
    * that order when given, read lazily so that a page stops reading once it is full.
    */
   rowsBySeq?(query: unknown, order: 1 | -1, after: number | undefined): Iterable<Row>
+  /** Single-valued field columns over every document (see aggs-columnar.ts). */
+  columns?: ColumnSource['columns']
 }
 
 export interface SearchOptions {
@@ -121,6 +130,15 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
   let seqCeiling: number | undefined
   let entries: Entry[] = []
   let total = 0
+  // Relevance (BM25) when matches are ranked by score: no sort (or `_score` alone), a page
+  // wanted, and a query that searches text in some index. Other queries score 1 everywhere.
+  const rels = !sorted && !after && window > 0 ? targets.map((t) => relevance(body.query, t.specs, opts.now)) : undefined
+  const scoring = rels?.some((r) => r !== undefined) === true
+  let maxScore = 0
+  const compactByScore = () => {
+    entries.sort((a, b) => (b.key[0] as number) - (a.key[0] as number) || a.rid - b.rid)
+    entries.length = Math.min(entries.length, window)
+  }
   const compact = () => {
     entries.sort((a, b) => compareEntries(a, b, sort))
     entries.length = Math.min(entries.length, window)
@@ -131,7 +149,19 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
   // full window; totals come from the exact SQL count, or are not wanted.
   const bySeq = sort.length === 1 && sort[0].field === '_seq_no' && !hasAggs
 
-  scan: for (const target of targets) {
+  // Aggregations alone over every document: columns from the field-value index, no source parsed.
+  const columnar = window === 0 && hasAggs ? columnarPlan(body.query, body.aggs ?? body.aggregations, targets) : undefined
+  if (columnar) total = await collectColumnar(columnar, aggs, pace)
+
+  scan: for (const [ti, target] of (columnar ? [] : targets).entries()) {
+    const rel = rels?.[ti]
+    const stats: Stats = new Map()
+    // The index's term statistics for the scored fields: one pass over its documents.
+    if (rel)
+      for (const row of target.rows({ match_all: {} })) {
+        if (pace.due() && !(await pace.pause())) break scan
+        countStats(rel.needs, target.specs!, new DocView(JSON.parse(row.src) as Record<string, unknown>, row.id, target.name), stats)
+      }
     const query = target.filters
       ? { bool: { must: [body.query ?? { match_all: {} }], filter: target.filters } }
       : (body.query ?? { match_all: {} })
@@ -146,7 +176,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
         if (window > 0)
           for (const row of target.rowsBySeq(query, sort[0].order, afterSeq)) {
             if (pace.due() && !(await pace.pause())) break scan
-            const source = JSON.parse(row.src) as Record<string, unknown>
+            const source = sourceOf(row)
             if (!compiled.test(new DocView(source, row.id, target.name))) continue
             entries.push(keep([row.seq], row, target, compiled, source))
             if (++taken >= window) break
@@ -156,12 +186,12 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
       }
     }
     // Unsorted, no aggregations and an exact index answer: count in SQL, read only the page.
-    const exact = !sorted && !after && !hasAggs ? target.exactCount?.(query) : undefined
+    const exact = !sorted && !after && !hasAggs && !scoring ? target.exactCount?.(query) : undefined
     if (exact !== undefined) {
       const need = window - entries.length
       if (need > 0)
         for (const row of target.rows(query, need)) {
-          const source = JSON.parse(row.src) as Record<string, unknown>
+          const source = sourceOf(row)
           entries.push(keep([], row, target, compiled, source))
         }
       total += exact
@@ -172,15 +202,21 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
       if (pace.due() && !(await pace.pause())) break scan
       if (seqAfter !== undefined && row.seq <= seqAfter) continue
       if (seqCeiling !== undefined && row.seq > seqCeiling) continue
-      const source = JSON.parse(row.src) as Record<string, unknown>
+      const source = sourceOf(row)
       const d = new DocView(source, row.id, target.name)
       if (!compiled.test(d)) continue
       total++
       if (hasAggs) for (const a of aggs.values()) a.collect(d, target)
       if (window === 0) continue
-      const key = sorted || after ? keyOf(d, row) : []
+      const key = sorted || after ? keyOf(d, row) : scoring ? [rel ? rel.score(d, stats) : 1] : []
       // Documents before the search_after key still count as hits, as in OpenSearch.
       if (afterKey && compareKeys(key, afterKey, sort) <= 0) continue
+      if (scoring) {
+        maxScore = Math.max(maxScore, key[0] as number)
+        entries.push(keep(key, row, target, compiled, source))
+        if (entries.length >= Math.max(2 * window, 1024)) compactByScore()
+        continue
+      }
       if (!sorted) {
         if (entries.length < window) entries.push(keep(key, row, target, compiled, source))
         else if (!hasAggs && total > trackLimit) break scan
@@ -192,10 +228,15 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
     if (!sorted && !hasAggs && window === 0 && total > trackLimit) break
   }
   if (sorted) compact()
+  else if (scoring) compactByScore()
 
   const page = entries.slice(from, window)
   const hits: SearchHit[] = page.map((e) => {
-    const hit: SearchHit = { _index: e.target.name, _id: e.row.id, _score: sorted && !body.track_scores ? null : 1 }
+    const hit: SearchHit = {
+      _index: e.target.name,
+      _id: e.row.id,
+      _score: sorted && !body.track_scores ? null : scoring ? (e.key[0] as number) : 1,
+    }
     if (body.version) hit._version = e.row.ver
     if (body.seq_no_primary_term) {
       hit._seq_no = e.row.seq
@@ -220,7 +261,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
         : opts.restTotalHitsAsInt
           ? { total: counted }
           : { total: { value: counted, relation: total > trackLimit ? 'gte' : 'eq' } }),
-      max_score: sorted && !body.track_scores ? null : hits.length > 0 ? 1 : null,
+      max_score: sorted && !body.track_scores ? null : hits.length > 0 ? (scoring ? maxScore : 1) : null,
       hits,
     },
   }
@@ -244,7 +285,7 @@ export async function runCount(targets: SearchTarget[], query: unknown, now: num
     }
     for (const row of target.rows(q)) {
       if (pace.due() && !(await pace.pause())) break scan
-      if (test(new DocView(JSON.parse(row.src), row.id, target.name))) n++
+      if (test(new DocView(sourceOf(row), row.id, target.name))) n++
     }
   }
   return n

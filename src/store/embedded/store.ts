@@ -92,6 +92,7 @@ import { openStoreFile } from './integrity'
 import type { Migration, MigrationResult } from './migrations'
 import { MAX_IX, ridRange, type Synchronous } from './schema'
 import { type Row, runCount, runSearch, type SearchTarget } from './search'
+import type { Columns } from './aggs-columnar'
 
 export interface EmbeddedStoreOptions {
   /** See schema.ts: FULL (default) survives power loss, NORMAL survives kill -9 only. */
@@ -136,6 +137,8 @@ const PAGE = 256
  * every concurrent search while they take turns.
  */
 const INLINE_SOURCE = 65_536
+/** Characters of large sources kept parsed (see withSources). */
+const BIG_SOURCE_CACHE = 32 * 1024 * 1024
 const ROW_COLS = `rid, id, seq, ver, CASE WHEN length(src) > ${INLINE_SOURCE} THEN NULL ELSE src END AS src`
 
 /** The OpenSearch version whose behaviour and version id we report. */
@@ -474,6 +477,9 @@ export class EmbeddedStore implements Store {
     this.db.query('DELETE FROM fields WHERE ix = ?').run(meta.ix)
     this.db.query('DELETE FROM docs WHERE rid BETWEEN ? AND ?').run(...ridRange(meta.ix))
     this.db.query('DELETE FROM pit_history WHERE rid BETWEEN ? AND ?').run(...ridRange(meta.ix))
+    // Its index id (so its rids) may be given to the next index created: no parsed source may outlive it.
+    this.bigSources.clear()
+    this.bigSourceChars = 0
     this.db.query('DELETE FROM aliases WHERE ix = ?').run(meta.ix)
     this.db.query('DELETE FROM indices WHERE ix = ?').run(meta.ix)
     this.cat.byName.delete(meta.name)
@@ -999,7 +1005,9 @@ export class EmbeddedStore implements Store {
   }
 
   async index(params: IndexParams): Promise<WriteResponse> {
-    const op: Op = params.op_type === 'create' ? 'create' : 'index'
+    // Like OpenSearch's auto-id handler, a write without an id defaults to op_type=create (so it
+    // is accepted by a data stream); an explicit op_type=index keeps its meaning.
+    const op: Op = params.op_type === 'create' || (params.op_type === undefined && params.id === undefined) ? 'create' : 'index'
     return this.durableAs(params.index, () =>
       this.tx(() => this.write(op, params.index, params.id, params.body as Record<string, unknown>, params)),
     )
@@ -1417,24 +1425,91 @@ export class EmbeddedStore implements Store {
     }
   }
 
-  /** Large sources (left out of the page, see INLINE_SOURCE) are read when the row is used, each time. */
+  /**
+   * Large sources (left out of the page, see INLINE_SOURCE) are read when the row is used, and
+   * parsed once per version for every search that needs them at about the same time (a bounded
+   * cache): 100 concurrent searches over a 4 MiB transcript do not hold 100 parsed copies.
+   */
   private withSources(rows: Row[]): Row[] {
     for (const row of rows) {
       if (row.src !== null) continue
       const { rid, seq } = row
-      Object.defineProperty(row, 'src', {
-        get: () =>
-          (
-            this.db
-              .query(
-                'SELECT src FROM docs WHERE rid = ? AND seq = ? UNION ALL SELECT src FROM pit_history WHERE rid = ? AND seq = ? LIMIT 1',
-              )
-              .get(rid, seq, rid, seq) as { src: string } | null
-          )?.src ?? '{}',
-      })
+      const read = () =>
+        (
+          this.db
+            .query('SELECT src FROM docs WHERE rid = ? AND seq = ? UNION ALL SELECT src FROM pit_history WHERE rid = ? AND seq = ? LIMIT 1')
+            .get(rid, seq, rid, seq) as { src: string } | null
+        )?.src ?? '{}'
+      Object.defineProperty(row, 'src', { get: read })
+      row.parsed = () => {
+        const key = `${rid}:${seq}`
+        const hit = this.bigSources.get(key)
+        if (hit) {
+          this.bigSources.delete(key)
+          this.bigSources.set(key, hit) // most recently used last
+          return hit.source
+        }
+        const text = read()
+        const source = JSON.parse(text) as Record<string, unknown>
+        this.bigSources.set(key, { source, size: text.length })
+        this.bigSourceChars += text.length
+        for (const [k, v] of this.bigSources) {
+          if (this.bigSourceChars <= BIG_SOURCE_CACHE || k === key) break
+          this.bigSources.delete(k)
+          this.bigSourceChars -= v.size
+        }
+        return source
+      }
     }
     return rows
   }
+
+  /**
+   * Columns of single-valued fields over every document of an index, read from the field-value
+   * index (one range per field); undefined as soon as a document has two values of one field.
+   */
+  private columns(meta: IndexMeta, fields: Array<{ field: string; path: string; boolean: boolean }>): Columns | undefined {
+    const [lo, hi] = ridRange(meta.ix)
+    // Without deletions the documents hold every rid from the first: the position is rid - lo.
+    const dense = meta.nextRid - lo === meta.docCount
+    let count = meta.docCount
+    let position: Int32Array | undefined
+    if (!dense) {
+      const rids = this.db.query('SELECT rid FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid').values(lo, hi) as number[][]
+      count = rids.length
+      position = new Int32Array(rids.length === 0 ? 0 : rids[rids.length - 1][0] - lo + 1).fill(-1)
+      rids.forEach(([rid], i) => (position![rid - lo] = i))
+    }
+    const byPath = new Map<string, unknown[]>()
+    for (const { field, path, boolean } of fields) {
+      const column: unknown[] = new Array(count)
+      byPath.set(path, column)
+      const f = meta.fieldIds.get(field)
+      if (f === undefined) continue // no document ever had a value
+      const put = (rid: number, v: unknown): boolean => {
+        const at = position ? (rid - lo < position.length ? position[rid - lo] : -1) : rid - lo
+        if (at < 0 || at >= count) return true
+        if (column[at] !== undefined) return false
+        column[at] = v
+        return true
+      }
+      // Few distinct values (hosts, levels): one string per value, then only rids are read.
+      const distinct = this.db.query('SELECT v FROM fv WHERE f = ? GROUP BY v LIMIT 1001').values(f) as Array<[string | number]>
+      if (distinct.length <= 1000) {
+        const ridsOf = this.db.query('SELECT rid FROM fv WHERE f = ? AND v = ?')
+        for (const [v] of distinct) {
+          const value = boolean ? v === 1 : v
+          for (const [rid] of ridsOf.values(f, v) as Array<[number]>) if (!put(rid, value)) return undefined
+        }
+        continue
+      }
+      for (const [rid, v] of this.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>)
+        if (!put(rid, boolean ? v === 1 : v)) return undefined
+    }
+    return { count, byPath }
+  }
+  private readonly bigSources = new Map<string, { source: Record<string, unknown>; size: number }>()
+  private bigSourceChars = 0
 
   private exactCount(meta: IndexMeta, query: unknown): number | undefined {
     if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)) return meta.docCount
@@ -1464,6 +1539,7 @@ export class EmbeddedStore implements Store {
           )
         },
         exactCount: filters ? undefined : (query: unknown) => this.exactCount(meta, query),
+        columns: filters ? undefined : (fields: Array<{ field: string; path: string; boolean: boolean }>) => this.columns(meta, fields),
         rowsBySeq: (query: unknown, order: 1 | -1, after: number | undefined) =>
           this.paged(
             (next) => this.seqSql(meta, query, order, next ?? after),
@@ -1473,13 +1549,14 @@ export class EmbeddedStore implements Store {
     })
   }
 
+  /** `index.max_result_window` (10,000): each index checks its own, so the smallest applies. */
   private maxResultWindow(targets: SearchTarget[]): number {
-    let max = 10_000
+    let max: number | undefined
     for (const t of targets) {
-      const v = this.cat.byName.get(t.name)?.settings['index.max_result_window']
-      if (typeof v === 'string') max = Math.max(max, Number(v))
+      const v = Number(this.cat.byName.get(t.name)?.settings['index.max_result_window'] ?? 10_000)
+      if (Number.isFinite(v)) max = max === undefined ? v : Math.min(max, v)
     }
-    return max
+    return max ?? 10_000
   }
 
   /** Terms lookups resolved and `index.max_terms_count` enforced (see query/terms.ts). */

@@ -4,7 +4,7 @@
  * answer is returned as the platform sent it; failures become the port's typed errors.
  */
 import type { Client } from '@opensearch-project/opensearch'
-import { InvalidIndexName, PolicyNotFound, StoreError } from '../errors'
+import { IllegalArgument, InvalidIndexName, PolicyNotFound, StoreError } from '../errors'
 import type {
   Acknowledged,
   BulkParams,
@@ -46,7 +46,8 @@ import type {
   AliasDefinition,
 } from '../port'
 import { storeErrorFrom, unavailable } from './errors'
-import { withoutPcre } from './pcre'
+import { evaluatedCount, evaluatedSearch, type EvaluatedSearchDeps } from './evaluated-search'
+import { forPlatform } from './private-nodes'
 
 type Names = string | string[] | undefined
 type Query = Record<string, unknown>
@@ -263,7 +264,10 @@ export class PlatformStore implements Store {
   // ---- aliases ------------------------------------------------------------------------------
 
   async updateAliases(p: { body: UpdateAliasesBody }): Promise<Acknowledged> {
-    return this.body({ method: 'POST', path: '/_aliases', body: withoutPcre(p.body) })
+    const sent = forPlatform(p.body)
+    // An alias filter runs on the platform alone: a superset would silently widen the alias.
+    if (!sent.exact) throw new IllegalArgument('an alias filter cannot hold _fieldref, _cidr or a regexp the platform cannot run')
+    return this.body({ method: 'POST', path: '/_aliases', body: sent.body })
   }
 
   async getAlias(
@@ -341,21 +345,23 @@ export class PlatformStore implements Store {
   // ---- search -------------------------------------------------------------------------------
 
   async search(p: SearchParams): Promise<SearchResponse> {
-    return this.body({
-      method: 'POST',
-      path: path(names(p.index), '_search'),
-      query: query(p, 'index', 'body'),
-      body: withoutPcre(p.body ?? {}),
-    })
+    const sent = forPlatform(p.body ?? {})
+    if (!sent.exact) return evaluatedSearch(this.evaluating(p), p.body ?? {}, sent.body)
+    return this.body({ method: 'POST', path: path(names(p.index), '_search'), query: query(p, 'index', 'body'), body: sent.body })
   }
 
   async count(p: CountParams): Promise<CountResponse> {
-    return this.body({
-      method: 'POST',
-      path: path(names(p.index), '_count'),
-      query: query(p, 'index', 'body'),
-      body: withoutPcre(p.body ?? {}),
-    })
+    const sent = forPlatform(p.body ?? {})
+    if (!sent.exact) return evaluatedCount(this.evaluating(p), p.body ?? {}, sent.body)
+    return this.body({ method: 'POST', path: path(names(p.index), '_count'), query: query(p, 'index', 'body'), body: sent.body })
+  }
+
+  /** Superset searches of `p`'s indices and their mappings, for the in-process evaluation. */
+  private evaluating(p: SearchParams | CountParams): EvaluatedSearchDeps {
+    return {
+      search: (body) => this.body({ method: 'POST', path: path(names(p.index), '_search'), query: query(p, 'index', 'body'), body: body }),
+      mapping: async (index) => (await this.getMapping({ index }))[index]?.mappings,
+    }
   }
 
   async createPit(p: CreatePitParams): Promise<CreatePitResponse> {

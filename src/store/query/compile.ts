@@ -12,10 +12,12 @@ import { analyze } from './analysis'
 import { parseDate, parseDateMath } from './dates'
 import { type DocView, fieldPath, isObject, keywordOf, asDocView, type Source } from './doc'
 import { compareCodePoints, fold } from './fold'
-import { parseCidr, parseIp } from './ip'
+import { cidrMatcher, parseIp } from './ip'
 import { fromJavaScript, linearRegExp } from './linear-regexp'
 import { luceneRegExp } from './lucene-regexp'
 import { type StringMatcher, wildcardMatcher } from './wildcard'
+import { editDistanceWithin, fuzzyEdits } from './fuzzy'
+import { type QueryableField, translateQueryString } from './query-string'
 
 /** A mapped field: its type, and for multi-fields (`msg.keyword`) the source path it reads. */
 export interface FieldSpec {
@@ -262,15 +264,73 @@ class Compiler {
         test = field === undefined ? never : this.leaf(type, field, parts.params)
         break
       }
+      // Private Sigma nodes (the platform adapter translates them, see src/store/platform/private-nodes.ts).
+      case '_fieldref': {
+        const parts = leafParts(type, body, 'ref')
+        name = parts.name
+        test = this.fieldref(parts.field, parts.params)
+        break
+      }
+      case '_cidr': {
+        const parts = leafParts(type, body)
+        name = parts.name
+        const field = this.field(parts.field)
+        const inNet = cidrMatcher(requireString('_cidr', parts.params.value))
+        if (!inNet) throw new ParsingError(`[_cidr] [${String(parts.params.value)}] is not an IP network`)
+        test = field === undefined ? never : (d) => field.raw(d).some(inNet)
+        break
+      }
       case 'multi_match': {
         if (!isObject(body) || body.query === undefined) throw new ParsingError('[multi_match] requires query')
-        const fields = clauses(body.fields).map((f) => String(f).replace(/\^[\d.]+$/, ''))
+        const given = body.fields === undefined ? ['*'] : clauses(body.fields).map((f) => String(f).replace(/\^[\d.]+$/, ''))
+        const kind = String(body.type ?? 'best_fields')
+        const leafType =
+          kind === 'phrase'
+            ? 'match_phrase'
+            : kind === 'phrase_prefix'
+              ? 'match_phrase_prefix'
+              : kind === 'bool_prefix'
+                ? 'match_bool_prefix'
+                : 'match'
+        if (!['best_fields', 'most_fields', 'cross_fields', 'phrase', 'phrase_prefix', 'bool_prefix'].includes(kind))
+          throw new ParsingError(`failed to parse [multi_match] query type [${kind}]. unknown type.`)
+        const fields = given.flatMap((f) => (f.includes('*') ? this.expandFields(f).map((x) => x.name) : [f]))
         test = anyOf(
           fields.map((f) => {
             const field = this.field(f)
-            return field === undefined ? never : this.leaf('match', field, body)
+            return field === undefined ? never : this.leaf(leafType, field, body)
           }),
         )
+        name = nameOf(body)
+        break
+      }
+      case 'query_string':
+      case 'simple_query_string': {
+        test = this.node(translateQueryString(body, type === 'simple_query_string', (p) => this.expandFields(p)))
+        name = nameOf(body)
+        break
+      }
+      case 'fuzzy': {
+        const parts = leafParts(type, body, 'value')
+        name = parts.name
+        const field = this.field(parts.field)
+        test = field === undefined ? never : this.fuzzy(field, parts.params)
+        break
+      }
+      case 'function_score': {
+        // Scores are constant here: a function_score matches what its query (and filters) match.
+        if (!isObject(body)) throw new ParsingError('[function_score] malformed query')
+        if (body.functions !== undefined && !Array.isArray(body.functions))
+          throw new ParsingError('[function_score] [functions] must be an array')
+        test = body.query === undefined ? always : this.node(body.query)
+        name = nameOf(body)
+        break
+      }
+      case 'boosting': {
+        if (!isObject(body) || body.positive === undefined || body.negative === undefined)
+          throw new ParsingError('[boosting] query requires [positive] and [negative]')
+        this.node(body.negative)
+        test = this.node(body.positive)
         name = nameOf(body)
         break
       }
@@ -279,6 +339,37 @@ class Compiler {
     }
     if (name !== undefined) this.named.push({ name, test })
     return test
+  }
+
+  /** Mapped fields a name or `*` pattern covers, with how each is queried (query_string, multi_match). */
+  expandFields(pattern: string): QueryableField[] {
+    if (!this.types) return pattern.includes('*') ? [] : [{ name: pattern, kind: 'auto' }]
+    if (!pattern.includes('*')) {
+      const spec = this.types.get(pattern)
+      return spec ? [{ name: pattern, kind: kindOf(spec.type) }] : []
+    }
+    const re = new RegExp(
+      `^${pattern
+        .split('*')
+        .map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    )
+    const out: QueryableField[] = []
+    for (const [name, spec] of this.types) {
+      const kind = kindOf(spec.type)
+      if (re.test(name) && kind !== 'object') out.push({ name, kind })
+    }
+    return out
+  }
+
+  private fuzzy(f: Field, p: Record<string, unknown>): Test {
+    if (p.value === undefined || p.value === null || isObject(p.value)) throw new ParsingError('[fuzzy] query requires a value')
+    const value = String(p.value)
+    const max = fuzzyEdits(p.fuzziness, value)
+    const prefix = p.prefix_length === undefined ? 0 : Number(p.prefix_length)
+    const head = [...value].slice(0, prefix).join('')
+    const transpositions = p.transpositions !== false
+    return this.strings(f, false, (s) => s.startsWith(head) && editDistanceWithin(s, value, max, transpositions))
   }
 
   private bool(body: unknown): { test: Test; name?: string } {
@@ -369,6 +460,43 @@ class Compiler {
     }
   }
 
+  /**
+   * Sigma `fieldref`: a value of `field` equals (or contains, starts or ends with) a value of the
+   * `ref` field of the same document; both compared as keyword text, folded when case-insensitive.
+   */
+  private fieldref(name: string, p: Record<string, unknown>): Test {
+    const ref = requireString('_fieldref', p.ref)
+    const mode = p.mode ?? 'equals'
+    if (!['equals', 'contains', 'startswith', 'endswith'].includes(String(mode)))
+      throw new ParsingError(`[_fieldref] unknown mode [${String(mode)}]`)
+    const f = this.field(name)
+    const g = this.field(ref)
+    if (f === undefined || g === undefined) return never
+    const ci = p.case_insensitive === true
+    const texts = (field: Field, d: DocView) => {
+      const out: string[] = []
+      for (const v of field.raw(d)) {
+        const k = keywordOf(v)
+        if (k !== undefined) out.push(ci ? fold(k) : k)
+      }
+      return out
+    }
+    const holds =
+      mode === 'contains'
+        ? (a: string, b: string) => a.includes(b)
+        : mode === 'startswith'
+          ? (a: string, b: string) => a.startsWith(b)
+          : mode === 'endswith'
+            ? (a: string, b: string) => a.endsWith(b)
+            : (a: string, b: string) => a === b
+    return (d) => {
+      const refs = texts(g, d)
+      if (refs.length === 0) return false
+      for (const a of texts(f, d)) for (const b of refs) if (holds(a, b)) return true
+      return false
+    }
+  }
+
   private exists(name: string): Test {
     // Every document has these metadata fields; `_source` is stored, not indexed.
     if (name === '_seq_no' || name === '_version' || name === '_primary_term') return always
@@ -415,7 +543,7 @@ class Compiler {
       }
       case 'wildcard': {
         const value = requireString('wildcard', p.value ?? p.wildcard)
-        return this.strings(f, ci, wildcardMatcher(value, ci))
+        return this.strings(f, ci, this.termSized(wildcardMatcher(value, ci)))
       }
       case 'regexp':
         return this.regexp(f, p, ci)
@@ -429,6 +557,18 @@ class Compiler {
         return this.phrase(f, p)
     }
     throw new ParsingError(`unknown query [${type}]`)
+  }
+
+  /**
+   * Lucene indexes no term longer than 32,766 UTF-8 bytes (OpenSearch refuses such a document), so
+   * a caller's pattern query never runs over one there. Here such values are stored, and in a
+   * caller's search (limits set) they are not pattern-matched either: the cost of one regexp or
+   * wildcard on one value stays bounded. Rule evaluation (no limits) still sees every value.
+   */
+  private termSized(m: StringMatcher): StringMatcher {
+    if (!this.limits) return m
+    // UTF-8 takes at least one byte per UTF-16 unit and at most three.
+    return (s) => (s.length <= MAX_TERM_BYTES / 3 || (s.length <= MAX_TERM_BYTES && Buffer.byteLength(s) <= MAX_TERM_BYTES)) && m(s)
   }
 
   private strings(f: Field, ci: boolean, m: StringMatcher): Test {
@@ -463,12 +603,20 @@ class Compiler {
         dotAll: flags.includes('s'),
         display: pcre.pattern,
       })
-      return this.strings(f, false, (s) => re.test(s))
+      return this.strings(
+        f,
+        false,
+        this.termSized((s) => re.test(s)),
+      )
     }
     const value = requireString('regexp', p.value)
     if (this.limits) checkRegexLength(value, this.limits.maxRegexLength)
     const re = luceneRegExp(value, typeof p.flags === 'string' ? p.flags : 'ALL', ci)
-    return this.strings(f, false, (s) => re.test(s))
+    return this.strings(
+      f,
+      false,
+      this.termSized((s) => re.test(s)),
+    )
   }
 
   private term(f: Field, value: unknown, ci: boolean): Test {
@@ -494,13 +642,9 @@ class Compiler {
         return (d) => f.raw(d).some((v) => toBool(v) === b)
       }
       case 'ip': {
-        const range = parseCidr(String(value))
-        if (!range) return never
-        return (d) =>
-          f.raw(d).some((v) => {
-            const ip = typeof v === 'string' ? parseIp(v) : undefined
-            return ip !== undefined && ip >= range[0] && ip <= range[1]
-          })
+        const inNet = cidrMatcher(String(value))
+        if (!inNet) return never
+        return (d) => f.raw(d).some(inNet)
       }
       case 'object':
         return never
@@ -640,6 +784,8 @@ class Compiler {
       })
   }
 }
+
+const MAX_TERM_BYTES = 32_766
 
 function nameOf(body: unknown): string | undefined {
   return isObject(body) && typeof body._name === 'string' ? body._name : undefined

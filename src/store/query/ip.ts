@@ -57,3 +57,13 @@ export function parseCidr(s: string): [bigint, bigint] | undefined {
   const host = (1n << BigInt(128 - bits)) - 1n
   return [addr & ~host, addr | host]
 }
+
+/** A test of one field value against a network (`fe80::/10`, `10.0.0.0/8`, an address); undefined for a bad network. */
+export function cidrMatcher(network: string): ((value: unknown) => boolean) | undefined {
+  const range = parseCidr(network)
+  if (!range) return undefined
+  return (v) => {
+    const ip = typeof v === 'string' ? parseIp(v) : undefined
+    return ip !== undefined && ip >= range[0] && ip <= range[1]
+  }
+}

@@ -90,6 +90,15 @@ async function synced(s: SpawnedServer, timeoutMs = 120_000): Promise<void> {
   throw new Error(`not synchronised within ${timeoutMs} ms:\n${s.output.slice(-20).join('\n')}`)
 }
 
+/** Resolves when the node logs that its start-up sync pass began. */
+async function syncStarted(s: SpawnedServer, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs
+  while (!s.output.some((l) => l.includes('"content sync started"'))) {
+    if (Date.now() > until) throw new Error(`no sync pass started within ${timeoutMs} ms:\n${s.output.slice(-20).join('\n')}`)
+    await Bun.sleep(10)
+  }
+}
+
 /** Every document of an alias, `_id` -> `_source`, paged by `_id`. */
 async function contents(s: SpawnedServer, alias: string): Promise<Map<string, unknown>> {
   await call(s, 'POST', `/${alias}/_refresh?expand_wildcards=all`)
@@ -128,6 +137,7 @@ describe('kill -9 during a sync', () => {
   test(`${KILLS} kills at random moments of snapshot loads and change application: the content equals an uninterrupted run`, async () => {
     // The uninterrupted run: its content is the reference, its duration bounds the kill moments.
     const ref = await spawnBinary({ env: env(), dataDir: dataDir() })
+    await syncStarted(ref)
     const t0 = Date.now()
     await synced(ref)
     const duration = Date.now() - t0
@@ -140,6 +150,8 @@ describe('kill -9 during a sync', () => {
     const moments: number[] = []
     for (let k = 0; k < KILLS; k++) {
       const s = await spawnBinary({ env: env(), dataDir: dir })
+      // Moments of the sync pass (a kill during Setup's bootstrap is another subject).
+      await syncStarted(s)
       const at = Math.round(Math.random() * duration * 1.2)
       moments.push(at)
       await Bun.sleep(at)
@@ -153,9 +165,14 @@ describe('kill -9 during a sync', () => {
       // No download of a killed process is left behind.
       const snapshots = join(dir, 'cti-snapshots')
       expect(existsSync(snapshots) ? readdirSync(snapshots).filter((n) => n.includes('.download-')) : []).toEqual([])
-      console.log(`kill moments (ms after start, uninterrupted pass ${duration} ms): ${moments.join(', ')}`)
+      console.log(`kill moments (ms after the pass started, uninterrupted pass ${duration} ms): ${moments.join(', ')}`)
     } finally {
-      await last.stop()
+      const code = await Promise.race([last.stop(), Bun.sleep(20_000).then(() => 'hung')])
+      if (code === 'hung') {
+        console.log(last.output.slice(-30).join('\n'))
+        process.kill(last.pid, 'SIGKILL')
+      }
+      expect(code).toBe(0)
     }
   }, 400_000)
 })

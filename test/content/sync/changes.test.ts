@@ -191,3 +191,73 @@ describe('CTI request headers (spec background 10)', () => {
     }
   })
 })
+
+describe('single-index consumers apply a window at once', () => {
+  const IOC_FEED = (cti: import('../../fixtures/cti/server').CtiServer) => ({
+    'plugins.content_manager.catalog.iocs': cti.consumer('t1-iocs-5', 'public-iocs-5').url,
+    ...WINDOW,
+  })
+  function iocFeed() {
+    const c = h.cti.consumer('t1-iocs-5', 'public-iocs-5')
+    for (let n = 1; n <= 12; n++) c.create(String(n), payloads.ioc(String(n)))
+    c.publishSnapshot()
+    return c
+  }
+  /** Changes whose later ones depend on earlier ones of the same window. */
+  function entangled(c: ReturnType<typeof iocFeed>) {
+    c.create('new-1', payloads.ioc('new-1'))
+    c.update('new-1', [{ op: 'replace', path: '/document/confidence', value: 1 }])
+    c.update('3', [{ op: 'replace', path: '/document/confidence', value: 2 }])
+    c.update('3', [{ op: 'replace', path: '/document/tags', value: ['x'] }])
+    c.delete('5')
+    c.create('5', payloads.ioc('5', { confidence: 55 }))
+    c.delete('6')
+    c.update('new-1', [{ op: 'replace', path: '/document/tags', value: ['y'] }])
+    for (let n = 2; n <= 14; n++) c.create(`new-${n}`, payloads.ioc(`new-${n}`))
+    c.delete('new-14')
+  }
+  function expectIocsMatchFeed(docs: Map<string, any>, c: ReturnType<typeof iocFeed>) {
+    const expected = [...c.state.entries()]
+    expect([...docs.keys()].filter((k) => k !== '__ioc_type_hashes__').sort()).toEqual(expected.map(([k]) => k).sort())
+    for (const [id, { payload, offset }] of expected) {
+      const doc = payload.document as any
+      expect(docs.get(id).document.confidence).toBe(doc.confidence)
+      expect(docs.get(id).document.tags).toEqual(doc.tags)
+      expect(docs.get(id).offset).toBe(offset)
+    }
+  }
+
+  test('creates, updates of documents created or changed earlier in the window, deletes and re-creates end as the feed says', async () => {
+    h = await startSyncHarness({ node: IOC_FEED })
+    const c = iocFeed()
+    await pass()
+    entangled(c)
+    const r = await pass()
+    expect(r.consumers.iocs).toMatchObject({ status: 'ready', updated: true })
+    expectIocsMatchFeed(await h.docs(ALIAS.enrichments), c)
+  })
+
+  test('a crash in the middle of a window bulk: the restarted process replays the window to the same result', async () => {
+    let faulty!: FaultyStore
+    h = await startSyncHarness({ node: IOC_FEED, wrapStore: (s) => (faulty = faultyStore(s)) })
+    const c = iocFeed()
+    await pass()
+    const base = c.lastOffset
+    entangled(c)
+    // The second window's bulk half applies, then the process "dies" (the lost answer, twice so the retry fails too).
+    // Window 1 writes 6 documents (positions 1-6), window 2 ten (7-16), its replay in the retry 17-26.
+    faulty.arm({
+      failAt: [14, 24],
+      match: (m) => m.index.startsWith(ALIAS.enrichments),
+      bulk: 'lost-response',
+      error: () => new StoreError('mapper_parsing_exception', 400, 'lost'),
+    })
+    const r = await pass()
+    faulty.disarm()
+    expect(r.consumers.iocs).toMatchObject({ status: 'failed' })
+    expect((await h.state('iocs'))!.local_offset).toBe(base + 10)
+    const restarted = h.newSync()
+    expect((await pass(restarted)).consumers.iocs).toMatchObject({ status: 'ready' })
+    expectIocsMatchFeed(await h.docs(ALIAS.enrichments), c)
+  })
+})

@@ -42,7 +42,7 @@ export interface SyncHarness {
   iocExport: string
   waits: number[]
   /** A fresh ContentSync over the same store and directories: a restarted process. */
-  newSync(): ContentSync
+  newSync(opts?: { samples?: boolean }): ContentSync
   sync: ContentSync
   state(kind: ConsumerKind): Promise<ConsumerState | undefined>
   /** `_source`s of one content alias, by `_id`. */
@@ -123,8 +123,9 @@ export async function startSyncHarness(
   }
   const snapshotsDir = join(work, 'snapshots')
   const iocExport = join(work, 'engine', 'data', 'iocs.ndjson')
-  const newSync = () =>
+  const newSync = (o: { samples?: boolean } = {}) =>
     new ContentSync({
+      samples: o.samples,
       store,
       settings,
       log,

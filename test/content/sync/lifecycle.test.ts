@@ -4,6 +4,8 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createEngineClient } from '../../../src/content/engine'
+import { createContentManager } from '../../../src/content/manager'
+import { securityFor, tempDirs } from '../../security/helpers'
 import type { PassReport } from '../../../src/content/sync/service'
 import { CONTENT_ALIASES } from '../../../src/setup/indices'
 import { StoreError } from '../../../src/store/errors'
@@ -180,6 +182,52 @@ describe('Ruleset Management sync and the Engine', () => {
     await h.content.engineLoadsSettled()
     expect(await h.content.spaceHash('standard')).not.toBe(first)
     expect(loads()).toBe(2)
+  })
+})
+
+describe("every node's Engine (issue 15 item 8)", () => {
+  test('a node that did not run the sync loads the stored standard policy into its own Engine when it differs, once', async () => {
+    const engineClient = startRealEngine()
+    h = await startSyncHarness({ node: RULESET_FEED, engine: engineClient })
+    // A second node over the same store, with its own Engine.
+    const other = startEngineServer()
+    try {
+      const nodeB = createContentManager({
+        store: h.store,
+        settings: h.settings,
+        security: (await securityFor(tempDirs())).security,
+        log: silentLogger,
+        now: Date.now,
+        journal: h.journal,
+        engine: createEngineClient({
+          socketPath: other.socketPath,
+          mock: false,
+          reloadTimeoutMinutes: 1,
+          notReadyGraceMinutes: 1,
+          log: silentLogger,
+        }),
+      })
+      const loadsOf = (e: EngineServer) => e.requestsTo('/content/validate/policy').filter((q: any) => q.body?.space === 'standard').length
+      const c = seedRuleset(h.cti)
+      c.publishSnapshot()
+      await pass()
+      await h.content.engineLoadsSettled()
+      expect(loadsOf(engine!)).toBe(1)
+      expect(loadsOf(other)).toBe(0)
+      expect(await nodeB.ensureEngineLoaded('standard')).toBe('loaded')
+      expect(await nodeB.ensureEngineLoaded('standard')).toBe('unchanged')
+      expect(loadsOf(other)).toBe(1)
+      // The syncing node's own check after its pass does not load twice.
+      expect(await h.content.ensureEngineLoaded('standard')).toBe('unchanged')
+      c.update('rule-2', [{ op: 'replace', path: '/document/level', value: 'critical' }])
+      await pass()
+      await h.content.engineLoadsSettled()
+      expect(await nodeB.ensureEngineLoaded('standard')).toBe('loaded')
+      expect(loadsOf(other)).toBe(2)
+      expect(loadsOf(engine!)).toBe(2)
+    } finally {
+      await other.stop()
+    }
   })
 })
 

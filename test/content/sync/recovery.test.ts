@@ -159,6 +159,79 @@ describe('ready only when the content and its post-sync match the recorded offse
   })
 })
 
+describe('an interrupted snapshot load goes on from its last checkpoint', () => {
+  test('stopped after 25 of 30 bulks: the next start reuses the downloaded archive and the staging index, and sends only what came after the checkpoint', async () => {
+    let harness!: SyncHarness
+    let bulkItems = 0
+    let stopAt: number | undefined
+    h = harness = await startSyncHarness({
+      node: (cti) => ({ ...feeds(cti), 'plugins.content_manager.max_items_per_bulk': 100 }),
+      wrapStore: (s) =>
+        new Proxy(s, {
+          get(target, prop, receiver) {
+            if (prop !== 'bulk') return Reflect.get(target, prop, receiver)
+            return async (params: Parameters<Store['bulk']>[0]) => {
+              const items = params.body.filter((l: any) => l.index?._index?.startsWith(CONTENT_ALIASES.vulnerabilities)).length
+              bulkItems += items
+              if (items > 0 && stopAt !== undefined && bulkItems >= stopAt) {
+                stopAt = undefined
+                void harness.sync.stop() // a shutdown in the middle of the load
+              }
+              return target.bulk(params)
+            }
+          },
+        }),
+    })
+    const v = seedCves(3000)
+    v.publishSnapshot({ linesPerEntry: 1000 })
+    stopAt = 2500
+    const first = await pass()
+    expect(first.outcome).toBe('aborted')
+    const interrupted = await h.state('vulnerabilities')
+    // Checkpoints every offset_flush_interval (10) bulks of 100: the last one at 2,000 records.
+    expect(interrupted!.staging).toMatchObject({ source: 'remote', position: 2000 })
+    expect(interrupted!.status).not.toBe('ready')
+    expect((await h.docs(CONTENT_ALIASES.vulnerabilities)).size).toBe(0)
+
+    bulkItems = 0
+    const restarted = h.newSync()
+    const r = await pass(restarted)
+    expect(r.consumers.vulnerabilities).toMatchObject({ status: 'ready', loadedFrom: 'remote' })
+    expect(snapshotDownloads()).toBe(1)
+    expect(bulkItems).toBe(1000)
+    expect(h.lines.some((l) => l.includes('going on with an interrupted snapshot load'))).toBe(true)
+    expect((await h.docs(CONTENT_ALIASES.vulnerabilities)).size).toBe(3000)
+    const state = await h.state('vulnerabilities')
+    expect(state!.staging).toBeUndefined()
+    expect(state).toMatchObject({ status: 'ready', local_offset: v.lastOffset })
+    expect(existsSync(join(h.snapshotsDir, 'vulnerabilities.loading.zip'))).toBe(false)
+    expect(existsSync(join(h.snapshotsDir, 'vulnerabilities.stable.zip'))).toBe(true)
+  })
+})
+
+describe('the packaged sample content', () => {
+  test('loaded when nothing else is; replaced through staging (not patched) once a real feed appears', async () => {
+    h = await startSyncHarness()
+    const sync = h.newSync({ samples: true })
+    const first = await pass(sync)
+    expect(first.consumers.ruleset).toMatchObject({ status: 'ready', loadedFrom: 'packaged' })
+    expect((await h.docs(CONTENT_ALIASES.rules)).size).toBe(3)
+    expect((await h.docs(CONTENT_ALIASES.enrichments)).size).toBe(6)
+    // The node registers; its plan names a feed. The sample's offsets mean nothing there.
+    const feed = h.cti.consumer('t0-ruleset-5', 'private-ruleset-5', { isPublic: false })
+    feed.create('pro-rule', payloads.rule('pro-rule'))
+    feed.publishSnapshot()
+    h.cti.tokens.add('tok-1')
+    await h.credentials.save('tok-1')
+    h.cti.setPlanResource('ruleset', feed.url)
+    const second = await pass(sync)
+    expect(second.consumers.ruleset).toMatchObject({ status: 'ready', loadedFrom: 'remote' })
+    const rules = await h.docs(CONTENT_ALIASES.rules)
+    expect([...rules.keys()].filter((id) => rules.get(id).space?.name === 'standard')).toEqual(['pro-rule'])
+    expect(await h.state('ruleset')).toMatchObject({ resource: feed.url, local_offset: feed.lastOffset })
+  })
+})
+
 describe('content never vanishes', () => {
   test('a re-initialisation loads into staging: readers see the old content until the new set is complete', async () => {
     const seen: number[] = []

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
+import { payloads } from '../../fixtures/cti/server'
 import { ALIAS, RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness } from './harness'
 
 let h: SyncHarness
@@ -40,4 +41,39 @@ describe('snapshot initialisation', () => {
     const changeCalls = h.cti.requestsTo(/\/changes$/)
     expect(changeCalls.map((r) => r.query.from_offset)).toEqual([String(snapshotOffset)])
   })
+})
+
+describe('a generated feed (the fixture streams it, nothing held per document)', () => {
+  test('20,000 IoCs streamed as a snapshot plus 1,500 generated changes load completely', async () => {
+    h = await startSyncHarness({
+      node: (cti) => ({ 'plugins.content_manager.catalog.iocs': cti.consumer('t1-iocs-5', 'public-iocs-5').url }),
+    })
+    const c = h.cti.consumer('t1-iocs-5', 'public-iocs-5')
+    const N = 20_000
+    c.generate({
+      snapshot: N,
+      linesPerEntry: 7_000,
+      document: (i) => ({ resource: String(i), payload: payloads.ioc(String(i), { confidence: i % 100 }) }),
+      changes: 1_500,
+      change: (o) =>
+        o % 3 === 0
+          ? { type: 'delete', resource: String(o - N) }
+          : { type: 'update', resource: String(o - N), operations: [{ op: 'replace', path: '/document/confidence', value: 1 }] },
+    })
+    const r = await h.sync.run('test')
+    if (typeof r === 'string') throw new Error(r)
+    expect(r.consumers.iocs).toMatchObject({ status: 'ready', loadedFrom: 'remote' })
+    const count = await h.store.count({
+      index: ALIAS.enrichments,
+      body: { query: { bool: { must_not: { ids: { values: ['__ioc_type_hashes__'] } } } } },
+    })
+    expect(count.count).toBe(N - 500)
+    const offsets = Array.from({ length: 1_500 }, (_, k) => N + 1 + k)
+    const updated = String(offsets.find((o) => o % 3 !== 0)! - N)
+    const deleted = String(offsets.find((o) => o % 3 === 0)! - N)
+    const doc = (await h.store.get({ index: ALIAS.enrichments, id: updated })) as { _source?: any }
+    expect(doc._source.document.confidence).toBe(1)
+    expect((await h.store.get({ index: ALIAS.enrichments, id: deleted })).found).toBe(false)
+    expect(await h.state('iocs')).toMatchObject({ status: 'ready', local_offset: N + 1_500 })
+  }, 60_000)
 })

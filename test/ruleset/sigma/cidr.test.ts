@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { cidrQuery, parseNetwork } from '../../../src/ruleset/sigma/cidr'
-import { SigmaInvalid, SigmaUnsupported } from '../../../src/ruleset/sigma/errors'
+import { SigmaInvalid } from '../../../src/ruleset/sigma/errors'
 
 const leaves = (q: unknown): string[] => {
   const j = JSON.stringify(q)
@@ -29,8 +29,8 @@ describe('cidr', () => {
     expect(cidrQuery('ip', parseNetwork('2001:db8::/32'), true)).toEqual({ term: { ip: { value: '2001:db8::/32' } } })
   })
 
-  test('IPv6 on a keyword field is refused, naming the construct', () => {
-    expect(() => cidrQuery('ip', parseNetwork('fe80::/10'), false)).toThrow(SigmaUnsupported)
+  test('IPv6 on a field not mapped as ip becomes the private _cidr node (addresses parsed, any spelling)', () => {
+    expect(cidrQuery('ip', parseNetwork('fe80::/10'), false)).toEqual({ _cidr: { ip: { value: 'fe80::/10' } } })
   })
 
   test('host bits set and malformed networks are invalid', () => {

@@ -1,12 +1,13 @@
 /**
  * The Sigma corpus: each case states a rule, events and the expected result, written from the
  * specification's semantics (not from this compiler's output). Every case runs
- * YAML -> compileSigmaRule -> evaluateRules (THE query evaluator of src/store/query).
+ * YAML -> compileSigmaRule -> evaluateRules (THE query evaluator of src/store/query), and the
+ * detector's indexed rule set (ruleSet) must agree with it.
  */
 import { describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type CompileOptions, compileSigmaRule, evaluateRules, SigmaInvalid, SigmaUnsupported } from '../../../src/ruleset/sigma'
+import { type CompileOptions, compileSigmaRule, evaluateRules, ruleSet, SigmaInvalid, SigmaUnsupported } from '../../../src/ruleset/sigma'
 
 interface CorpusEvent {
   event: Record<string, unknown>
@@ -64,6 +65,7 @@ for (const file of files) {
           const rule = compileSigmaRule(withTitle(c.rule), c.options)
           const matches = evaluateRules(e.event, [rule], c.fieldTypes)
           expect(matches.length === 1).toBe(e.match)
+          expect(ruleSet([rule], c.fieldTypes).evaluate(e.event).length === 1).toBe(e.match)
           if (e.selections) expect(matches[0]?.selections.sort()).toEqual([...e.selections].sort())
         })
       })

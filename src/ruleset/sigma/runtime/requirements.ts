@@ -21,11 +21,8 @@ export type Clause = Atom[]
  */
 export type Requirement = Clause[]
 
-/**
- * Clauses kept per rule: enough to make `a and b and c` selective; every clause kept is
- * bookkeeping on each event that meets it, so more would cost more than they filter.
- */
-export const MAX_CLAUSES = 3
+/** Clauses kept per rule (the index then picks the most selective among them across the rule set). */
+export const MAX_CLAUSES = 8
 /** A clause of presence atoms only: met by nearly every event that has the field. */
 const WEAK = 20
 

@@ -9,7 +9,30 @@
  */
 import { type DocView, fold } from '../../../store/query'
 import { AhoCorasick } from './aho-corasick'
-import type { Requirement } from './requirements'
+import type { Atom, Clause, Requirement } from './requirements'
+
+/** Clauses indexed per rule: a rule is a candidate once both are met. */
+const INDEXED_CLAUSES = 2
+/** A clause shared by at most this many rules is indexed alone. */
+const SELECTIVE_ALONE = 2
+
+const atomKey = (a: Atom) => (a.kind === 'present' ? `p\u0000${a.path}` : `${a.kind[0]}\u0000${a.path}\u0000${a.value}`)
+
+interface TrieNode {
+  children: Map<string, TrieNode>
+  /** The indexed path ending here, if any. */
+  entry?: PathEntry
+}
+
+/** The node a dotted key leads to from `at`, if every part of it is on an indexed path. */
+function descend(at: TrieNode, key: string): TrieNode | undefined {
+  let node: TrieNode | undefined = at
+  for (const part of key.split('.')) {
+    node = node.children.get(part)
+    if (node === undefined) return undefined
+  }
+  return node
+}
 
 interface PathEntry {
   present: number[]
@@ -29,8 +52,8 @@ export interface IndexStats {
 
 export class RuleIndex {
   private readonly paths = new Map<string, PathEntry>()
-  /** Every indexed path and each of its dotted prefixes: where the document walk may lead. */
-  private readonly prefixes = new Set<string>()
+  /** The indexed paths as a trie of their dotted parts: where the document walk may lead. */
+  private readonly root: TrieNode = { children: new Map() }
   private readonly always: number[] = []
   /** The rule of each clause, and how many clauses each rule has. */
   private readonly ruleOf: number[] = []
@@ -49,9 +72,19 @@ export class RuleIndex {
     this.ruleStamp = new Uint32Array(n)
     let never = 0
     const patternIds = new Map<PathEntry, Map<string, number>>()
-    requirements.forEach((clauses, rule) => {
-      if (clauses.length === 0) return void this.always.push(rule)
-      if (clauses.some((c) => c.length === 0)) return void never++
+    // How many rules share each atom: a value many rules name (`event.outcome: failure`) is
+    // probably common in events too, so the clauses indexed per rule are its least shared ones.
+    const shared = new Map<string, number>()
+    for (const clauses of requirements)
+      for (const clause of clauses) for (const a of clause) shared.set(atomKey(a), (shared.get(atomKey(a)) ?? 0) + 1)
+    const popularity = (c: Clause) => c.reduce((n, a) => n + (shared.get(atomKey(a)) ?? 0) * (a.kind === 'present' ? 20 : 1), 0)
+    requirements.forEach((all, rule) => {
+      if (all.length === 0) return void this.always.push(rule)
+      if (all.some((c) => c.length === 0)) return void never++
+      const ranked = all.map((c) => [popularity(c), c] as const).sort((a, b) => a[0] - b[0])
+      // A clause few rules share is selective on its own; a second one is only worth its
+      // bookkeeping (on every event that meets it) when the first is widely shared.
+      const clauses = ranked.slice(0, ranked[0][0] <= SELECTIVE_ALONE ? 1 : INDEXED_CLAUSES).map(([, c]) => c)
       this.need[rule] = clauses.length
       for (const clause of clauses) {
         const id = this.ruleOf.push(rule) - 1
@@ -99,9 +132,7 @@ export class RuleIndex {
     // One walk over the document visits each value once under its full dotted path — which is
     // what FieldPath.collect reads for that path (nested objects, dotted keys and arrays alike);
     // subtrees that lead to no indexed path are skipped.
-    const leaf = (path: string, v: unknown) => {
-      const e = this.paths.get(path)
-      if (e === undefined) return
+    const leaf = (e: PathEntry, v: unknown) => {
       addAll(e.present)
       const k = keywordOf(v)
       if (k === undefined || (e.equals.size === 0 && !e.matcher)) return
@@ -110,22 +141,23 @@ export class RuleIndex {
       if (hit) addAll(hit)
       e.matcher?.scan(f, scan(e))
     }
-    const walk = (node: Record<string, unknown>, prefix: string) => {
-      for (const key in node) {
-        const path = prefix === '' ? key : `${prefix}.${key}`
-        if (!this.prefixes.has(path)) continue
-        visit(node[key], path)
+    const walk = (obj: Record<string, unknown>, at: TrieNode) => {
+      for (const key in obj) {
+        let node = at.children.get(key)
+        // A dotted key (`"a.b": ...`) stands for the same path as nested objects.
+        if (node === undefined && key.includes('.')) node = descend(at, key)
+        if (node !== undefined) visit(obj[key], node)
       }
     }
-    const visit = (v: unknown, path: string) => {
+    const visit = (v: unknown, node: TrieNode) => {
       if (v === null || v === undefined) return
-      if (Array.isArray(v)) for (const el of v) visit(el, path)
+      if (Array.isArray(v)) for (const el of v) visit(el, node)
       else if (typeof v === 'object') {
-        if (this.paths.has(path) && hasLeaf(v)) leaf(path, v)
-        walk(v as Record<string, unknown>, path)
-      } else leaf(path, v)
+        if (node.entry && hasLeaf(v)) leaf(node.entry, v)
+        walk(v as Record<string, unknown>, node)
+      } else if (node.entry) leaf(node.entry, v)
     }
-    walk(doc.source, '')
+    walk(doc.source, this.root)
     return out.sort((a, b) => a - b)
   }
 
@@ -143,8 +175,13 @@ export class RuleIndex {
     if (!e) {
       e = { present: [], equals: new Map(), patterns: [], patternClauses: [] }
       this.paths.set(path, e)
-      const parts = path.split('.')
-      for (let j = 1; j <= parts.length; j++) this.prefixes.add(parts.slice(0, j).join('.'))
+      let node = this.root
+      for (const part of path.split('.')) {
+        let next = node.children.get(part)
+        if (!next) node.children.set(part, (next = { children: new Map() }))
+        node = next
+      }
+      node.entry = e
     }
     return e
   }

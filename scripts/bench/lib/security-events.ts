@@ -1,0 +1,103 @@
+/**
+ * Synthetic security events and Sigma rules for detector benchmarks: ~1 KB Linux events over
+ * ~1,000 hosts, and rules as selective as real ones (a few percent of the documents match).
+ * Deterministic (seeded), so runs compare.
+ */
+import { join } from 'node:path'
+import { ClusterSettings, memoryPersistence } from '../../../src/config/cluster-settings'
+import { buildNodeConfig } from '../../../src/config/node-config'
+import { createLogger } from '../../../src/http/log'
+import { createRuleset } from '../../../src/ruleset'
+import { EVENT_STREAMS, FINDING_STREAMS } from '../../../src/setup/indices'
+import { openEmbeddedStore } from '../../../src/store/embedded'
+import type { Store } from '../../../src/store/port'
+let seed = 7
+const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]
+const ACTIONS = ['login', 'logout', 'exec', 'file_open', 'connect', 'sudo', 'passwd_change', 'cron_run']
+const OUTCOMES = ['success', 'failure', 'unknown']
+const USERS = ['alice', 'bob', 'root', 'daemon', 'www-data', 'postgres', 'svc_backup']
+const BINS = ['/usr/bin/curl', '/usr/bin/wget', '/bin/bash', '/usr/bin/python3', '/usr/sbin/sshd', '/usr/bin/nc', '/usr/bin/base64']
+const PAD = 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor '.repeat(8)
+
+export function event(i: number) {
+  const bin = pick(BINS)
+  return {
+    '@timestamp': new Date(1_780_000_000_000 + i * 1000).toISOString(),
+    agent: { id: String(i % 997), name: `host-${i % 997}` },
+    host: { name: `host-${i % 997}`, os: { family: 'linux', version: '6.1' } },
+    event: { action: pick(ACTIONS), outcome: pick(OUTCOMES), category: 'process', kind: 'event' },
+    user: { name: pick(USERS) },
+    process: {
+      executable: bin,
+      name: bin.split('/').pop(),
+      pid: i % 65536,
+      command_line: `${bin} ${pick(['-O', '-c', '--quiet', '-e'])} ${pick(['http://x.example/a', '/etc/shadow', 'id', 'sh -i', 'backup.tar'])}`,
+    },
+    source: { ip: `10.${i % 256}.${(i >> 8) % 256}.${i % 7}`, port: 1024 + (i % 60000) },
+    svc: { integration: { name: 'linux', category: 'security' } },
+    message: `${i} ${PAD}`,
+  }
+}
+
+// Rules as selective as real ones: each also names one of ~1,000 hosts, so a few percent of the
+// documents match something (a finding-per-document stream would measure the writer, not detection).
+export function rule(n: number) {
+  const host = { 'host.name': `host-${(n * 37) % 997}` }
+  const kinds = [
+    { sel: { 'event.action': pick(ACTIONS), 'event.outcome': 'failure', 'user.name': pick(USERS), ...host }, condition: 'sel' },
+    {
+      sel: { 'process.command_line|contains': pick(['/etc/shadow', 'sh -i', 'http://']), 'user.name': pick(USERS), ...host },
+      filter: { 'user.name': 'root' },
+      condition: 'sel and not filter',
+    },
+    {
+      sel: {
+        'process.executable|endswith': [pick(BINS).split('/').pop(), pick(BINS).split('/').pop()],
+        'event.outcome': 'failure',
+        ...host,
+      },
+      net: { 'source.port|gte': 30000 },
+      condition: 'sel and net',
+    },
+    {
+      sel: { 'process.command_line|re': `${pick(['curl', 'wget', 'nc'])} .*(http|sh)`, 'user.name': pick(USERS), ...host },
+      condition: 'sel',
+    },
+    { a: { 'user.name|startswith': 'svc_', ...host }, b: { 'event.action': ['sudo', 'passwd_change'] }, condition: 'all of them' },
+  ]
+  return {
+    id: `bench-${n}`,
+    metadata: { title: `bench rule ${n}` },
+    level: 'medium',
+    status: 'stable',
+    logsource: { product: 'linux' },
+    detection: kinds[n % kinds.length],
+  }
+}
+
+/** An embedded store under `root` with the security streams, and a ruleset holding `rules` standard rules of `int-linux`. */
+export async function openBenchRuleset(root: string, rules: number) {
+  const store = openEmbeddedStore(join(root, 'store.db'))
+  const node = buildNodeConfig({ 'path.data': root }, 'bench', root)
+  const settings = new ClusterSettings(node, memoryPersistence(), Date.now, 0)
+  const log = createLogger({ level: 'error', write: () => {} })
+  for (const def of [...EVENT_STREAMS, ...FINDING_STREAMS].filter((d) => d.name.endsWith('-security'))) {
+    await store.putIndexTemplate({ name: def.template.name, body: def.template.body })
+    await store.createDataStream({ name: def.name })
+  }
+  const ruleset = createRuleset({ store, settings, log, now: Date.now, security: { authorizeIndices() {} } })
+  await ruleset.sync.upsertIntegration('standard', { id: 'int-linux', metadata: { title: 'linux' }, category: 'security' }, false)
+  for (let n = 0; n < rules; n++) await ruleset.sync.upsertRule('standard', rule(n), 'int-linux', false)
+  return { store, settings, ruleset }
+}
+
+/** `docs` events into `index`, in bulks of 5,000. */
+export async function indexEvents(store: Store, index: string, docs: number): Promise<void> {
+  for (let at = 0; at < docs; at += 5000) {
+    const lines = []
+    for (let i = at; i < Math.min(docs, at + 5000); i++) lines.push({ create: { _index: index } }, event(i))
+    const r = await store.bulk({ body: lines })
+    if (r.errors) throw new Error('bulk failed')
+  }
+}

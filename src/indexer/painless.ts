@@ -1,0 +1,196 @@
+/**
+ * The Painless a by-query write accepts: statements that assign a literal or a `params` value
+ * to a `ctx._source` field (dotted or bracketed path), or remove one. Anything else answers
+ * OpenSearch's `script_exception` (a 400) before any document is touched.
+ */
+import { OpenSearchHttpError } from '../http/errors'
+import { isObject } from '../store/query/doc'
+import { setOwn } from '../store/own'
+
+export type SourceEdit = (source: Record<string, unknown>) => void
+
+function scriptError(source: string, offset: number, reason: string, type = 'illegal_argument_exception'): OpenSearchHttpError {
+  return new OpenSearchHttpError(400, 'script_exception', 'compile error', {
+    script_stack: [source.slice(Math.max(0, offset - 25), offset + 25), `${' '.repeat(Math.min(offset, 25))}^---- HERE`],
+    script: source,
+    lang: 'painless',
+    position: { offset, start: Math.max(0, offset - 25), end: Math.min(source.length, offset + 25) },
+    caused_by: { type, reason },
+  })
+}
+
+class Reader {
+  pos = 0
+  constructor(
+    readonly text: string,
+    private readonly base: number,
+    private readonly whole: string,
+  ) {}
+  ws(): void {
+    while (/\s/.test(this.text[this.pos] ?? '')) this.pos++
+  }
+  eat(s: string): boolean {
+    this.ws()
+    if (this.text.startsWith(s, this.pos)) {
+      this.pos += s.length
+      return true
+    }
+    return false
+  }
+  fail(reason: string): never {
+    throw scriptError(this.whole, this.base + this.pos, reason)
+  }
+  ident(): string {
+    this.ws()
+    const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(this.text.slice(this.pos))
+    if (!m) this.fail(`unexpected token ['${this.text[this.pos] ?? '<EOF>'}'] was expecting an identifier`)
+    this.pos += m[0].length
+    return m[0]
+  }
+  string(): string {
+    this.ws()
+    const q = this.text[this.pos]
+    if (q !== "'" && q !== '"') this.fail('expected a string literal')
+    let out = ''
+    for (let i = this.pos + 1; i < this.text.length; i++) {
+      const c = this.text[i]
+      if (c === '\\') {
+        out += this.text[++i] ?? ''
+        continue
+      }
+      if (c === q) {
+        this.pos = i + 1
+        return out
+      }
+      out += c
+    }
+    return this.fail('unterminated string')
+  }
+  /** `.name` or `['name']` steps of a path. */
+  path(): string[] {
+    const out: string[] = []
+    for (;;) {
+      if (this.eat('.')) {
+        const save = this.pos
+        const name = this.ident()
+        this.ws()
+        if (name === 'remove' && this.text[this.pos] === '(') {
+          this.pos = save - 1
+          return out
+        }
+        out.push(name)
+      } else if (this.eat('[')) {
+        out.push(this.string())
+        if (!this.eat(']')) this.fail("expected ']'")
+      } else return out
+    }
+  }
+}
+
+/** A literal or a params reference: the value it evaluates to. */
+function expression(r: Reader, params: Record<string, unknown>): unknown {
+  r.ws()
+  const rest = r.text.slice(r.pos)
+  const num = /^-?\d+(\.\d+)?([eE][+-]?\d+)?[LlFfDd]?/.exec(rest)
+  if (num) {
+    r.pos += num[0].length
+    return Number(num[0].replace(/[LlFfDd]$/, ''))
+  }
+  if (rest.startsWith("'") || rest.startsWith('"')) return r.string()
+  const word = /^(true|false|null)\b/.exec(rest)
+  if (word) {
+    r.pos += word[0].length
+    return word[1] === 'true' ? true : word[1] === 'false' ? false : null
+  }
+  if (/^params\b/.test(rest)) {
+    r.pos += 'params'.length
+    let v: unknown = params
+    for (const step of r.path()) v = isObject(v) && Object.hasOwn(v, step) ? v[step] : null
+    return v === undefined ? null : structuredClone(v)
+  }
+  return r.fail('only literals and params values can be assigned by this server')
+}
+
+function splitStatements(source: string): Array<{ text: string; at: number }> {
+  const out: Array<{ text: string; at: number }> = []
+  let start = 0
+  let quote: string | undefined
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]
+    if (quote) {
+      if (c === '\\') i++
+      else if (c === quote) quote = undefined
+    } else if (c === "'" || c === '"') quote = c
+    else if (c === ';') {
+      out.push({ text: source.slice(start, i), at: start })
+      start = i + 1
+    }
+  }
+  out.push({ text: source.slice(start), at: start })
+  return out.filter((s) => s.text.trim() !== '')
+}
+
+function container(source: Record<string, unknown>, path: string[], create: boolean): Record<string, unknown> | undefined {
+  let cur: Record<string, unknown> = source
+  for (const step of path) {
+    let next = Object.hasOwn(cur, step) ? cur[step] : undefined
+    if (!isObject(next)) {
+      if (!create) return undefined
+      next = {}
+      setOwn(cur, step, next)
+    }
+    cur = next as Record<string, unknown>
+  }
+  return cur
+}
+
+/** Compiles a `script` (string or `{source, lang, params}`) into an edit of a document's source. */
+export function compileScript(script: unknown): SourceEdit {
+  const spec = typeof script === 'string' ? { source: script } : script
+  if (!isObject(spec)) throw new OpenSearchHttpError(400, 'parsing_exception', '[script] must be a string or an object')
+  if (spec.id !== undefined)
+    throw new OpenSearchHttpError(400, 'resource_not_found_exception', `unable to find script [${String(spec.id)}] in cluster state`)
+  const lang = spec.lang ?? 'painless'
+  if (lang !== 'painless') throw new OpenSearchHttpError(400, 'illegal_argument_exception', `script_lang not supported [${String(lang)}]`)
+  const source = spec.source ?? spec.inline
+  if (typeof source !== 'string')
+    throw new OpenSearchHttpError(400, 'parsing_exception', 'must specify either [source] for an inline script or [id] for a stored script')
+  const params = isObject(spec.params) ? spec.params : {}
+  const edits: SourceEdit[] = []
+  for (const st of splitStatements(source)) {
+    const r = new Reader(st.text, st.at, source)
+    if (!r.eat('ctx')) r.fail('only statements on ctx._source are supported by this server')
+    if (!r.eat('.') || r.ident() !== '_source') r.fail('only statements on ctx._source are supported by this server')
+    const path = r.path()
+    if (r.eat('.remove')) {
+      if (!r.eat('(')) r.fail("expected '('")
+      const name = r.string()
+      if (!r.eat(')')) r.fail("expected ')'")
+      r.ws()
+      if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}']`)
+      edits.push((src) => {
+        const c = container(src, path, false)
+        if (c && Object.hasOwn(c, name)) delete c[name]
+      })
+      continue
+    }
+    if (path.length === 0) r.fail('only a field of ctx._source can be assigned')
+    r.ws()
+    if (r.text[r.pos] !== '=' || r.text[r.pos + 1] === '=') r.fail('only assignments (=) and remove() are supported by this server')
+    r.pos++
+    const at = r.pos
+    expression(r, params) // validates now
+    r.ws()
+    if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}'] after the assigned value`)
+    const parent = path.slice(0, -1)
+    const leaf = path[path.length - 1]
+    const valueText = st.text.slice(at)
+    edits.push((src) => {
+      const value = expression(new Reader(valueText, st.at + at, source), params)
+      setOwn(container(src, parent, true)!, leaf, value)
+    })
+  }
+  return (src) => {
+    for (const e of edits) e(src)
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * Correlation windows kept in the Store (`.platform-sap-correlation-state`): the windows of one
+ * (detector, correlation rule) are spread over BUCKETS documents by group, so a page that touches
+ * many sparse groups (grouped by host, say) writes a few documents, not one per group. They survive
+ * restarts and every node reads the same ones. Writes are conditional on the version read
+ * (`if_seq_no`/`if_primary_term`, or create-only for a new bucket), so two nodes never overwrite
+ * each other's events: the loser drops its copy, re-reads and merges. A bucket drops the groups
+ * silent for a whole timespan whenever it is written, and keeps at most MAX_GROUPS_PER_BUCKET.
+ *
+ * One instance serves one detector run: the buckets it read or wrote stay in memory between pages.
+ */
+import type { BulkLine, Store } from '../../store/port'
+import { CORRELATION_STATE_INDEX, ensureIndex } from '../indices'
+import type { GroupStore, StoredGroup } from './engine'
+import type { GroupWindow, WindowEvent } from './window'
+
+/** Documents per (detector, correlation rule). */
+export const BUCKETS = 64
+/** Groups one bucket keeps; beyond it the longest silent are dropped (bounded state). */
+export const MAX_GROUPS_PER_BUCKET = 10_000
+/** Buckets a run keeps in memory between pages. */
+export const MAX_CACHED_BUCKETS = 10_000
+
+interface BucketDoc {
+  scope: string
+  rule: string
+  /** Newest event time of any group in the bucket. */
+  newest: number
+  /** The group values as JSON text: user field names must not become mapping fields. */
+  groups: Array<{ key: string; group: string; window: StoredWindow }>
+}
+
+interface Bucket {
+  scope: string
+  rule: string
+  groups: Map<string, { group: Record<string, string>; window: GroupWindow }>
+  version?: Version
+}
+
+/**
+ * A window as stored: every page rewrites the windows it touched, so events are compact tuples
+ * `[t, r, index position, id, value?, finding?, key?]` (index names listed once, the key only
+ * when it is not `index/id`), anchors `[t, key]`.
+ */
+interface StoredWindow {
+  indices: string[]
+  events: Array<[number, number, number, string, (string | null)?, (string | null)?, (string | null)?]>
+  emitted: Array<[number, string]>
+}
+
+function encode(w: GroupWindow): StoredWindow {
+  const indices: string[] = []
+  const at = new Map<string, number>()
+  const events = w.events.map((e) => {
+    let i = at.get(e.i)
+    if (i === undefined) at.set(e.i, (i = indices.push(e.i) - 1))
+    const tail = [e.v ?? null, e.f ?? null, e.k === `${e.i}/${e.d}` ? null : e.k]
+    while (tail.length > 0 && tail[tail.length - 1] === null) tail.pop()
+    return [e.t, e.r, i, e.d, ...tail] as StoredWindow['events'][number]
+  })
+  return { indices, events, emitted: w.emitted.map((f) => [f.t, f.k]) }
+}
+
+function decode(w: StoredWindow): GroupWindow {
+  const events = w.events.map(([t, r, i, d, v, f, k]): WindowEvent => {
+    const index = w.indices[i]
+    return { t, r, i: index, d, k: k ?? `${index}/${d}`, ...(v == null ? {} : { v }), ...(f == null ? {} : { f }) }
+  })
+  return { events, emitted: w.emitted.map(([t, k]) => ({ t, k })) }
+}
+
+interface Version {
+  seqNo: number
+  primaryTerm: number
+}
+
+/** Buckets read per search (the platform's default `index.max_result_window`). */
+const LOAD_PAGE = 10_000
+
+const bucketOf = (key: string) => {
+  const dot = key.indexOf('.')
+  return `${key.slice(0, dot)}.${key.charCodeAt(dot + 1) % BUCKETS}`
+}
+const newestOf = (w: GroupWindow) => (w.events.length > 0 ? w.events[w.events.length - 1].t : -Infinity)
+
+export class StoreGroups implements GroupStore {
+  private readonly buckets = new Map<string, Bucket>()
+
+  constructor(private readonly store: Store) {}
+
+  async load(keys: string[]): Promise<Map<string, StoredGroup>> {
+    const wanted = [...new Set(keys.map(bucketOf))].filter((b) => !this.buckets.has(b))
+    if (wanted.length > 0) await ensureIndex(this.store, CORRELATION_STATE_INDEX)
+    for (let at = 0; at < wanted.length; at += LOAD_PAGE) {
+      const ids = wanted.slice(at, at + LOAD_PAGE)
+      const r = await this.store.search({
+        index: CORRELATION_STATE_INDEX,
+        body: { size: ids.length, query: { ids: { values: ids } }, seq_no_primary_term: true, track_total_hits: false },
+      })
+      const found = new Set<string>()
+      for (const h of r.hits.hits) {
+        found.add(h._id)
+        const doc = h._source as unknown as BucketDoc
+        const groups = new Map(
+          doc.groups.map((g) => [g.key, { group: JSON.parse(g.group) as Record<string, string>, window: decode(g.window) }]),
+        )
+        this.remember(h._id, { scope: doc.scope, rule: doc.rule, groups, version: { seqNo: h._seq_no!, primaryTerm: h._primary_term! } })
+      }
+      // A bucket not stored yet is remembered empty: its first write is create-only.
+      for (const id of ids) if (!found.has(id)) this.remember(id, { scope: '', rule: '', groups: new Map() })
+    }
+    const out = new Map<string, StoredGroup>()
+    for (const k of keys) {
+      const g = this.buckets.get(bucketOf(k))?.groups.get(k)
+      if (g) out.set(k, { window: g.window })
+    }
+    return out
+  }
+
+  async save(entries: Parameters<GroupStore['save']>[0]): Promise<string[]> {
+    if (entries.length === 0) return []
+    await ensureIndex(this.store, CORRELATION_STATE_INDEX)
+    const touched = new Map<string, { bucket: Bucket; keys: string[]; span: number }>()
+    const lost: string[] = []
+    for (const e of entries) {
+      const id = bucketOf(e.key)
+      const bucket = this.buckets.get(id)
+      // Not in memory any more (the run touched more buckets than it keeps): read again first.
+      if (!bucket) {
+        lost.push(e.key)
+        continue
+      }
+      bucket.scope = e.scope
+      bucket.rule = e.rule
+      bucket.groups.set(e.key, { group: e.group, window: e.stored.window })
+      const t = touched.get(id) ?? { bucket, keys: [] as string[], span: e.span }
+      t.keys.push(e.key)
+      touched.set(id, t)
+    }
+    const ids = [...touched.keys()]
+    if (ids.length === 0) return lost
+    const body: BulkLine[] = []
+    for (const id of ids) {
+      const { bucket, span } = touched.get(id)!
+      let newest = -Infinity
+      for (const g of bucket.groups.values()) newest = Math.max(newest, newestOf(g.window))
+      // Groups silent for a whole timespan can no longer fire; the longest silent go first when full.
+      const kept = [...bucket.groups].filter(([, g]) => newestOf(g.window) >= newest - span)
+      kept.sort((a, b) => newestOf(b[1].window) - newestOf(a[1].window))
+      bucket.groups = new Map(kept.slice(0, MAX_GROUPS_PER_BUCKET))
+      const meta = { _index: CORRELATION_STATE_INDEX, _id: id }
+      const v = bucket.version
+      body.push(v ? { index: { ...meta, if_seq_no: v.seqNo, if_primary_term: v.primaryTerm } } : { create: meta })
+      const doc: BucketDoc = {
+        scope: bucket.scope,
+        rule: bucket.rule,
+        newest,
+        groups: [...bucket.groups].map(([key, g]) => ({ key, group: JSON.stringify(g.group), window: encode(g.window) })),
+      }
+      body.push(doc as unknown as BulkLine)
+    }
+    const r = await this.store.bulk({ body, refresh: true })
+    r.items.forEach((item, i) => {
+      const res = item.index ?? item.create
+      if (!res) return
+      const { bucket, keys } = touched.get(ids[i])!
+      if (res.status === 409) {
+        // Another node wrote this bucket: forget our copy, the engine re-reads and merges.
+        this.buckets.delete(ids[i])
+        lost.push(...keys)
+      } else if (res.status >= 300) throw new Error(`correlation state write failed: ${JSON.stringify(res.error ?? res.status)}`)
+      else {
+        bucket.version = { seqNo: res._seq_no!, primaryTerm: res._primary_term! }
+        this.remember(ids[i], bucket)
+      }
+    })
+    return lost
+  }
+
+  /** Keeps a bucket in memory (most recently used last), within MAX_CACHED_BUCKETS. */
+  private remember(id: string, bucket: Bucket): void {
+    this.buckets.delete(id)
+    this.buckets.set(id, bucket)
+    for (const k of this.buckets.keys()) {
+      if (this.buckets.size <= MAX_CACHED_BUCKETS) break
+      this.buckets.delete(k)
+    }
+  }
+}

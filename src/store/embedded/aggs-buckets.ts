@@ -1,0 +1,423 @@
+/**
+ * Bucket aggregations over numbers and dates: `histogram`, `date_histogram` (calendar and fixed
+ * intervals, time zones, offsets, `min_doc_count`, `extended_bounds`, `hard_bounds`), `range`,
+ * `date_range`, `filters` and `missing`. Each bucket runs its own sub-aggregations.
+ */
+import { IllegalArgument, ParsingError } from '../errors'
+import { compile, toNumber, type Test } from '../query/compile'
+import { parseDate, parseDateMath } from '../query/dates'
+import { type DocView, isObject } from '../query/doc'
+import { setOwn } from '../own'
+import {
+  type Agg,
+  type AggSpec,
+  type Aggs,
+  BucketBudget,
+  defineAgg,
+  FieldAgg,
+  fieldParam,
+  instantiate,
+  results,
+  type TargetCtx,
+} from './aggs'
+import { calendarUnit, fixedInterval, formatInZone, nextCalendar, roundCalendar, roundFixed, zoneOf, type Zone } from './aggs-time'
+import { parseOrder, sortBuckets, type Order } from './aggs-order'
+
+/** A bucket's count and sub-aggregations. */
+class Bucket {
+  count = 0
+  readonly subs: Map<string, Agg>
+  /** Every bucket counts against `search.max_buckets` (the request's budget). */
+  private readonly list: Agg[]
+  constructor(subs: Aggs, budget?: BucketBudget) {
+    budget?.add()
+    this.subs = instantiate(subs, budget)
+    this.list = [...this.subs.values()]
+  }
+  add(d: DocView, t: TargetCtx): void {
+    this.count++
+    for (let i = 0; i < this.list.length; i++) this.list[i].collect(d, t)
+  }
+}
+
+function num(v: unknown, what: string): number {
+  const n = toNumber(v)
+  if (n === undefined) throw new ParsingError(`[${what}] must be a number, found [${String(v)}]`)
+  return n
+}
+
+function minDocCount(params: Record<string, unknown>, fallback: number): number {
+  if (params.min_doc_count === undefined) return fallback
+  const n = Number(params.min_doc_count)
+  if (!Number.isInteger(n) || n < 0)
+    throw new IllegalArgument(`[min_doc_count] must be greater than or equal to 0. Found [${params.min_doc_count}] in [${'histogram'}]`)
+  return n
+}
+
+interface Bounds {
+  min?: number
+  max?: number
+}
+
+/**
+ * What histogram and date_histogram share: values rounded to a key, buckets per key, empty
+ * buckets filled between the bounds when `min_doc_count` is 0.
+ */
+abstract class KeyedHistogram extends FieldAgg implements Agg {
+  private buckets = new Map<number, Bucket>()
+  protected readonly minDocs: number
+  private readonly order: Order
+  protected readonly keyed: boolean
+
+  constructor(
+    protected readonly spec: AggSpec,
+    protected readonly extended: Bounds,
+    protected readonly hard: Bounds,
+    protected readonly budget?: BucketBudget,
+  ) {
+    super(fieldParam(spec.type, spec.params), spec.type)
+    this.minDocs = minDocCount(spec.params, 0)
+    this.order = parseOrder(spec.params.order, [['_key', 1]])
+    this.keyed = spec.params.keyed === true
+  }
+
+  /** The bucket key of a value. */
+  protected abstract round(v: number): number
+  /** The key after `key`. */
+  protected abstract next(key: number): number
+  /** The bucket's extra fields (key_as_string). */
+  protected abstract render(key: number): Record<string, unknown>
+  /** A value as this histogram reads it (a date's millis, a number). */
+  protected abstract numberOf(v: { key: string | number }): number | undefined
+
+  collect(d: DocView, t: TargetCtx): void {
+    let values = this.read(d, t)
+    if (values.length === 0 && this.spec.params.missing !== undefined) values = [{ key: this.missingValue() }]
+    // A document counts once per bucket (the set is only needed for several values).
+    const seen = values.length > 1 ? new Set<number>() : undefined
+    for (const raw of values) {
+      const v = this.numberOf(raw)
+      if (v === undefined) continue
+      if ((this.hard.min !== undefined && v < this.hard.min) || (this.hard.max !== undefined && v >= this.hard.max)) continue
+      const key = this.round(v)
+      if (seen) {
+        if (seen.has(key)) continue
+        seen.add(key)
+      }
+      let b = this.buckets.get(key)
+      if (!b) this.buckets.set(key, (b = new Bucket(this.spec.subs(), this.budget)))
+      b.add(d, t)
+    }
+  }
+
+  protected abstract missingValue(): string | number
+
+  result(): Record<string, unknown> {
+    const keys = [...this.buckets.keys()].sort((a, b) => a - b)
+    if (this.minDocs === 0 && (keys.length > 0 || (this.extended.min !== undefined && this.extended.max !== undefined))) {
+      // Fill the gaps, and reach out to extended_bounds (never past hard_bounds).
+      let lo = keys.length > 0 ? keys[0] : this.round(this.extended.min!)
+      let hi = keys.length > 0 ? keys[keys.length - 1] : this.round(this.extended.max!)
+      if (this.extended.min !== undefined) lo = Math.min(lo, this.round(this.extended.min))
+      if (this.extended.max !== undefined) hi = Math.max(hi, this.round(this.extended.max))
+      if (this.hard.min !== undefined) lo = Math.max(lo, this.round(this.hard.min))
+      if (this.hard.max !== undefined) hi = Math.min(hi, this.round(this.hard.max))
+      let guard = 0
+      for (let k = lo; k <= hi; k = this.next(k)) {
+        if (!this.buckets.has(k)) this.buckets.set(k, new Bucket(this.spec.subs(), this.budget))
+        if (++guard > 65_535)
+          throw new IllegalArgument(
+            'Trying to create too many buckets. Must be less than or equal to: [65535] but was [65536]. This limit can be set by changing the [search.max_buckets] cluster level setting.',
+          )
+      }
+    }
+    const list = [...this.buckets]
+      .filter(([, b]) => b.count >= this.minDocs)
+      .map(([key, b]) => ({ key, count: b.count, subs: results(b.subs) }))
+    sortBuckets(list, this.order)
+    const ordered = list.map((b) => ({ ...this.render(b.key), key: b.key, doc_count: b.count, ...b.subs }) as Record<string, unknown>)
+    if (!this.keyed) return { buckets: ordered }
+    const out: Record<string, unknown> = {}
+    for (const b of ordered) setOwn(out, String(b.key_as_string ?? this.keyString(b.key as number)), b)
+    return { buckets: out }
+  }
+
+  protected keyString(key: number): string {
+    return Number.isInteger(key) ? `${key}.0` : String(key)
+  }
+}
+
+class HistogramAgg extends KeyedHistogram {
+  private readonly interval: number
+  private readonly offset: number
+
+  constructor(spec: AggSpec, budget?: BucketBudget) {
+    const p = spec.params
+    super(
+      spec,
+      boundsOf(p.extended_bounds, (v) => num(v, 'extended_bounds')),
+      boundsOf(p.hard_bounds, (v) => num(v, 'hard_bounds')),
+      budget,
+    )
+    if (p.interval === undefined) throw new IllegalArgument('[interval] must be >0 for histogram aggregation [' + spec.name + ']')
+    this.interval = num(p.interval, 'interval')
+    if (!(this.interval > 0)) throw new IllegalArgument(`[interval] must be >0 for histogram aggregation [${spec.name}]`)
+    this.offset = p.offset === undefined ? 0 : num(p.offset, 'offset')
+  }
+  protected round(v: number): number {
+    return Math.floor((v - this.offset) / this.interval) * this.interval + this.offset
+  }
+  protected next(key: number): number {
+    return key + this.interval
+  }
+  protected render(): Record<string, unknown> {
+    return {}
+  }
+  protected numberOf(v: { key: string | number }): number | undefined {
+    return typeof v.key === 'number' ? v.key : toNumber(v.key)
+  }
+  protected missingValue(): number {
+    return num(this.spec.params.missing, 'missing')
+  }
+}
+
+function boundsOf(v: unknown, conv: (v: unknown) => number): Bounds {
+  if (v === undefined) return {}
+  if (!isObject(v)) throw new ParsingError('bounds must be an object with [min] and [max]')
+  return {
+    ...(v.min !== undefined && v.min !== null ? { min: conv(v.min) } : {}),
+    ...(v.max !== undefined && v.max !== null ? { max: conv(v.max) } : {}),
+  }
+}
+
+class DateHistogramAgg extends KeyedHistogram {
+  private readonly zone: Zone
+  private readonly unit
+  private readonly fixed: number | undefined
+  private readonly offset: number
+  private readonly format: string | undefined
+
+  constructor(spec: AggSpec, budget?: BucketBudget) {
+    const p = spec.params
+    const date = (v: unknown) => parseDateMath(v, false, spec.now, typeof p.format === 'string' ? p.format : undefined)
+    super(spec, boundsOf(p.extended_bounds, date), boundsOf(p.hard_bounds, date), budget)
+    this.zone = zoneOf(typeof p.time_zone === 'string' ? p.time_zone : undefined)
+    this.format = typeof p.format === 'string' ? p.format : undefined
+    const given = [p.calendar_interval, p.fixed_interval, p.interval].filter((v) => v !== undefined)
+    if (given.length === 0) throw new IllegalArgument('Invalid interval specified, must be non-null and non-empty')
+    if (given.length > 1) throw new IllegalArgument('Cannot use more than one of [interval], [calendar_interval] and [fixed_interval]')
+    if (p.calendar_interval !== undefined) {
+      this.unit = calendarUnit(String(p.calendar_interval))
+      if (!this.unit)
+        throw new IllegalArgument(`The supplied interval [${String(p.calendar_interval)}] could not be parsed as a calendar interval.`)
+    } else if (p.fixed_interval !== undefined) {
+      this.fixed = fixedInterval(String(p.fixed_interval))
+    } else {
+      const legacy = String(p.interval)
+      this.unit = calendarUnit(legacy)
+      if (!this.unit) this.fixed = typeof p.interval === 'number' ? p.interval : fixedInterval(legacy, 'interval')
+    }
+    this.offset = p.offset === undefined ? 0 : offsetMillis(String(p.offset))
+  }
+  protected round(v: number): number {
+    if (this.unit) return roundCalendar(v - this.offset, this.unit, this.zone) + this.offset
+    return roundFixed(v, this.fixed!, this.offset, this.zone)
+  }
+  protected next(key: number): number {
+    if (this.unit) return nextCalendar(key - this.offset, this.unit, this.zone) + this.offset
+    return key + this.fixed!
+  }
+  protected render(key: number): Record<string, unknown> {
+    return { key_as_string: formatInZone(key, this.zone, this.format) }
+  }
+  protected numberOf(v: { key: string | number }): number | undefined {
+    return typeof v.key === 'number' ? v.key : parseDate(v.key)
+  }
+  protected missingValue(): string | number {
+    return this.spec.params.missing as string | number
+  }
+}
+
+/** `+6h`, `-1d`, `30m`: an offset in milliseconds. */
+function offsetMillis(v: string): number {
+  const m = /^([+-])?(\d+)(ms|s|m|h|d)$/.exec(v.trim())
+  if (!m) throw new IllegalArgument(`failed to parse setting [date_histogram.offset] with value [${v}] as a time value`)
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[3] as 'ms']!
+  return (m[1] === '-' ? -1 : 1) * Number(m[2]) * unit
+}
+
+interface RangeDef {
+  key?: string
+  from?: number
+  to?: number
+  fromText?: string
+  toText?: string
+}
+
+/** `range` and `date_range`: a document falls in every range that holds one of its values. */
+class RangeAgg extends FieldAgg implements Agg {
+  private readonly ranges: Array<RangeDef & { bucket: Bucket }>
+  private readonly keyed: boolean
+  private readonly dates: boolean
+  private readonly zone: Zone
+  private readonly format: string | undefined
+
+  constructor(
+    private readonly spec: AggSpec,
+    budget?: BucketBudget,
+  ) {
+    super(fieldParam(spec.type, spec.params), spec.type)
+    const p = spec.params
+    this.dates = spec.type === 'date_range'
+    this.keyed = p.keyed === true
+    this.zone = zoneOf(typeof p.time_zone === 'string' ? p.time_zone : undefined)
+    this.format = typeof p.format === 'string' ? p.format : undefined
+    if (!Array.isArray(p.ranges) || p.ranges.length === 0)
+      throw new IllegalArgument(`No [ranges] specified for the [${spec.name}] aggregation`)
+    const conv = (v: unknown, what: string): number | undefined => {
+      if (v === undefined || v === null) return undefined
+      if (this.dates) return parseDateMath(v, false, spec.now, this.format)
+      return num(v, what)
+    }
+    this.ranges = p.ranges.map((r: unknown) => {
+      if (!isObject(r)) throw new ParsingError('[ranges] must hold objects')
+      return {
+        key: typeof r.key === 'string' ? r.key : undefined,
+        from: conv(r.from, 'from'),
+        to: conv(r.to, 'to'),
+        bucket: new Bucket(spec.subs(), budget),
+      }
+    })
+    // OpenSearch answers the ranges sorted by from, then to.
+    this.ranges.sort((a, b) => (a.from ?? -Infinity) - (b.from ?? -Infinity) || (a.to ?? Infinity) - (b.to ?? Infinity))
+  }
+
+  collect(d: DocView, t: TargetCtx): void {
+    const values: number[] = []
+    for (const v of this.read(d, t)) {
+      const n = typeof v.key === 'number' ? v.key : this.dates ? parseDate(v.key) : toNumber(v.key)
+      if (n !== undefined) values.push(n)
+    }
+    if (values.length === 0 && this.spec.params.missing !== undefined) values.push(num(this.spec.params.missing, 'missing'))
+    for (const r of this.ranges) {
+      if (values.some((v) => (r.from === undefined || v >= r.from) && (r.to === undefined || v < r.to))) r.bucket.add(d, t)
+    }
+  }
+
+  private text(v: number): string {
+    return this.dates ? formatInZone(v, this.zone, this.format) : Number.isInteger(v) ? `${v}.0` : String(v)
+  }
+
+  result(): Record<string, unknown> {
+    const buckets = this.ranges.map((r) => {
+      const key = r.key ?? `${r.from === undefined ? '*' : this.text(r.from)}-${r.to === undefined ? '*' : this.text(r.to)}`
+      return {
+        key,
+        ...(r.from !== undefined ? { from: r.from, ...(this.dates ? { from_as_string: this.text(r.from) } : {}) } : {}),
+        ...(r.to !== undefined ? { to: r.to, ...(this.dates ? { to_as_string: this.text(r.to) } : {}) } : {}),
+        doc_count: r.bucket.count,
+        ...results(r.bucket.subs),
+      }
+    })
+    if (!this.keyed) return { buckets }
+    const out: Record<string, unknown> = {}
+    for (const { key, ...b } of buckets) setOwn(out, key, b)
+    return { buckets: out }
+  }
+}
+
+/** `filters`: one bucket per named (or listed) query, plus the optional other bucket. */
+class FiltersAgg implements Agg {
+  private readonly filters: Array<{ name: string; query: unknown; bucket: Bucket; tests: Map<string, Test> }>
+  private readonly keyed: boolean
+  private readonly other?: { name: string; bucket: Bucket }
+
+  constructor(
+    private readonly spec: AggSpec,
+    budget?: BucketBudget,
+  ) {
+    const p = spec.params
+    const given = p.filters
+    if (given === undefined) throw new IllegalArgument('[filters] cannot be empty.')
+    if (isObject(given)) {
+      this.keyed = p.keyed !== false
+      this.filters = Object.entries(given).map(([name, query]) => ({
+        name,
+        query,
+        bucket: new Bucket(spec.subs(), budget),
+        tests: new Map(),
+      }))
+    } else if (Array.isArray(given)) {
+      this.keyed = false
+      this.filters = given.map((query, i) => ({ name: String(i), query, bucket: new Bucket(spec.subs(), budget), tests: new Map() }))
+    } else throw new ParsingError(`[filters] must be an object or an array in [${spec.name}]`)
+    if (this.filters.length === 0) throw new IllegalArgument('[filters] cannot be empty.')
+    for (const f of this.filters) compile(f.query, undefined, { now: spec.now }) // malformed queries fail up front
+    if (p.other_bucket === true || p.other_bucket_key !== undefined)
+      this.other = {
+        name: typeof p.other_bucket_key === 'string' ? p.other_bucket_key : '_other_',
+        bucket: new Bucket(spec.subs(), budget),
+      }
+  }
+
+  collect(d: DocView, t: TargetCtx): void {
+    let any = false
+    for (const f of this.filters) {
+      let test = f.tests.get(t.name)
+      if (!test) f.tests.set(t.name, (test = compile(f.query, t.specs, { now: this.spec.now }).test))
+      if (test(d)) {
+        any = true
+        f.bucket.add(d, t)
+      }
+    }
+    if (!any && this.other) this.other.bucket.add(d, t)
+  }
+
+  result(): Record<string, unknown> {
+    const all = [...this.filters.map((f) => ({ name: f.name, bucket: f.bucket })), ...(this.other ? [this.other] : [])]
+    if (this.keyed) {
+      const out: Record<string, unknown> = {}
+      for (const f of all) setOwn(out, f.name, { doc_count: f.bucket.count, ...results(f.bucket.subs) })
+      return { buckets: out }
+    }
+    return {
+      buckets: all.map((f) => ({
+        ...(isObject(this.spec.params.filters) ? { key: f.name } : {}),
+        doc_count: f.bucket.count,
+        ...results(f.bucket.subs),
+      })),
+    }
+  }
+}
+
+/** `missing`: the documents without a value for the field. */
+class MissingAgg extends FieldAgg implements Agg {
+  private readonly bucket: Bucket
+  private readonly missingGiven: boolean
+  constructor(spec: AggSpec, budget?: BucketBudget) {
+    super(fieldParam('missing', spec.params), 'missing')
+    this.bucket = new Bucket(spec.subs(), budget)
+    this.missingGiven = spec.params.missing !== undefined
+  }
+  collect(d: DocView, t: TargetCtx): void {
+    // With a `missing` value every document has a value, so none is missing.
+    if (this.missingGiven) return
+    if (this.read(d, t).length === 0) this.bucket.add(d, t)
+  }
+  result(): Record<string, unknown> {
+    return { doc_count: this.bucket.count, ...results(this.bucket.subs) }
+  }
+}
+
+defineAgg('histogram', (spec) => (budget) => new HistogramAgg(spec, budget))
+defineAgg('date_histogram', (spec) => {
+  new DateHistogramAgg(spec) // bad intervals and zones fail before any document is read
+  return (budget) => new DateHistogramAgg(spec, budget)
+})
+defineAgg('range', (spec) => (budget) => new RangeAgg(spec, budget))
+defineAgg('date_range', (spec) => (budget) => new RangeAgg(spec, budget))
+defineAgg('filters', (spec) => {
+  new FiltersAgg(spec)
+  return (budget) => new FiltersAgg(spec, budget)
+})
+defineAgg('missing', (spec) => (budget) => new MissingAgg(spec, budget))

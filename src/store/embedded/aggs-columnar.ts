@@ -1,0 +1,139 @@
+/**
+ * Aggregations over every document of an index without parsing any source: when a search asks
+ * only for aggregations (size 0) over all documents, and every aggregation reads single-valued
+ * keyword, number, date or boolean fields, the values come from the field-value index (`fv`,
+ * one B-tree range per field) as columns, and one reusable document view hands each row's
+ * values to the same aggregators the general path feeds. Anything else (a query, alias filters,
+ * a multi-valued document, aggregations that need the source or count duplicate values) takes
+ * the general path, so answers are the same either way.
+ */
+import { kindOf } from '../query/compile'
+import { DocView, type FieldPath, isObject } from '../query/doc'
+import type { Agg, TargetCtx } from './aggs'
+import type { Pacer } from './pacer'
+
+/** Per document (in `rid` order), the value of each requested source path; undefined = none. */
+export interface Columns {
+  count: number
+  byPath: Map<string, unknown[]>
+}
+
+export interface ColumnSource extends TargetCtx {
+  filters: unknown[] | null
+  /** The columns of the fields, or undefined when a document holds several values of one of them. */
+  columns?(fields: Array<{ field: string; path: string; boolean: boolean }>): Columns | undefined
+}
+
+/** Aggregations whose result is the same whether a value is read once or twice per document. */
+const ELIGIBLE = new Set([
+  'terms',
+  'date_histogram',
+  'histogram',
+  'range',
+  'date_range',
+  'missing',
+  'min',
+  'max',
+  'cardinality',
+  'composite',
+])
+
+function fieldsOf(aggs: unknown, out: Set<string>): boolean {
+  if (aggs === undefined) return true
+  if (!isObject(aggs)) return false
+  for (const def of Object.values(aggs)) {
+    if (!isObject(def)) return false
+    const types = Object.keys(def).filter((k) => k !== 'aggs' && k !== 'aggregations' && k !== 'meta')
+    if (types.length !== 1 || !ELIGIBLE.has(types[0])) return false
+    const params = def[types[0]]
+    if (!isObject(params) || params.script !== undefined) return false
+    if (types[0] === 'composite') {
+      if (!Array.isArray(params.sources)) return false
+      for (const s of params.sources) {
+        const inner = isObject(s) ? Object.values(s)[0] : undefined
+        const body = isObject(inner) ? Object.values(inner)[0] : undefined
+        if (!isObject(body) || typeof body.field !== 'string' || body.script !== undefined) return false
+        out.add(body.field)
+      }
+    } else {
+      if (typeof params.field !== 'string') return false
+      out.add(params.field)
+    }
+    if (!fieldsOf(def.aggs ?? def.aggregations, out)) return false
+  }
+  return true
+}
+
+const isMatchAll = (q: unknown) =>
+  q === undefined || (isObject(q) && Object.keys(q).length === 1 && isObject(q.match_all) && Object.keys(q.match_all).length === 0)
+
+export interface ColumnarPlan {
+  parts: Array<{ target: TargetCtx; columns: Columns }>
+}
+
+/** The columns every target answers for these aggregations, or undefined for the general path. */
+export function columnarPlan(query: unknown, aggsBody: unknown, targets: ColumnSource[]): ColumnarPlan | undefined {
+  if (!isMatchAll(query)) return undefined
+  const fields = new Set<string>()
+  if (!fieldsOf(aggsBody, fields) || fields.size === 0) return undefined
+  const parts: ColumnarPlan['parts'] = []
+  for (const target of targets) {
+    if (target.filters || !target.columns || !target.specs) return undefined
+    const wanted: Array<{ field: string; path: string; boolean: boolean }> = []
+    const paths = new Set<string>()
+    for (const field of fields) {
+      const spec = target.specs.get(field)
+      if (!spec) continue // unmapped here: the aggregators read nothing from this index either way
+      const kind = kindOf(spec.type)
+      if (kind !== 'keyword' && kind !== 'number' && kind !== 'date' && kind !== 'boolean') return undefined
+      // Multi-fields other than keywords are not in the field-value index (their parent's source is read).
+      if (spec.path !== undefined && kind !== 'keyword') return undefined
+      // Dates are stored as millis; a format that reads numbers as seconds would read them again.
+      if (kind === 'date' && spec.format?.includes('epoch_second')) return undefined
+      const path = spec.path ?? field
+      if (paths.has(path)) return undefined
+      paths.add(path)
+      wanted.push({ field, path, boolean: kind === 'boolean' })
+    }
+    const columns = target.columns(wanted)
+    if (!columns) return undefined
+    parts.push({ target, columns })
+  }
+  return { parts }
+}
+
+const EMPTY: unknown[] = []
+
+/** A document view over one row of the columns; `at` moves it. */
+class ColumnDoc extends DocView {
+  at = 0
+  constructor(private readonly byPath: Map<string, unknown[]>) {
+    super({})
+  }
+  private lastPath?: FieldPath
+  private lastColumn?: unknown[]
+  override values(f: FieldPath): unknown[] {
+    if (f !== this.lastPath) {
+      this.lastPath = f
+      this.lastColumn = this.byPath.get(f.path)
+    }
+    const v = this.lastColumn?.[this.at]
+    return v === undefined ? EMPTY : [v]
+  }
+}
+
+/** Feeds every row to the aggregators; answers the number of documents. */
+export async function collectColumnar(plan: ColumnarPlan, aggs: Map<string, Agg>, pace: Pacer): Promise<number> {
+  let total = 0
+  const list = [...aggs.values()]
+  for (const { target, columns } of plan.parts) {
+    const doc = new ColumnDoc(columns.byPath)
+    for (let i = 0; i < columns.count; i++) {
+      if ((i & 1023) === 0 && pace.due() && !(await pace.pause())) return total
+      doc.at = i
+      for (const a of list) a.collect(doc, target)
+      total++
+    }
+  }
+  return total
+}

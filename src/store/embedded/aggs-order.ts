@@ -1,0 +1,66 @@
+/**
+ * Bucket ordering: `_count`, `_key`, or a sub-aggregation's value (`{"avg_price": "desc"}`,
+ * `{"price_stats.max": "asc"}`), in OpenSearch's `order` forms (one object or a list).
+ */
+import { IllegalArgument, ParsingError } from '../errors'
+import { compareCodePoints } from '../query/fold'
+import { isObject } from '../query/doc'
+import type { Key } from './aggs'
+
+export type Order = Array<[string, 1 | -1]>
+
+export function parseOrder(order: unknown, fallback: Order): Order {
+  if (order === undefined) return fallback
+  const list = Array.isArray(order) ? order : [order]
+  return list.flatMap((o) => {
+    if (!isObject(o)) throw new ParsingError('[order] must be an object or an array of objects')
+    return Object.entries(o).map(([k, v]) => {
+      const dir = String(v).toLowerCase()
+      if (dir !== 'asc' && dir !== 'desc') throw new ParsingError(`Unknown order direction [${String(v)}]`)
+      return [k === '_term' || k === '_time' ? '_key' : k, dir === 'asc' ? 1 : -1] as [string, 1 | -1]
+    })
+  })
+}
+
+export function compareKeys(a: Key, b: Key): number {
+  return typeof a === 'number' && typeof b === 'number' ? a - b : compareCodePoints(String(a), String(b))
+}
+
+/** The number a sub-aggregation path names in a bucket's results. */
+function pathValue(subs: Record<string, unknown>, path: string): number {
+  const [name, metric] = path.split('.')
+  const r = subs[name]
+  if (!isObject(r)) throw new IllegalArgument(`Invalid aggregation order path [${path}]. Unknown aggregation [${name}]`)
+  const v = metric !== undefined ? r[metric] : 'value' in r ? r.value : r.doc_count
+  if (v === null || v === undefined) return Number.NaN
+  return Number(v)
+}
+
+export interface Ordered {
+  key: Key
+  count: number
+  subs: Record<string, unknown>
+}
+
+/** Sorts buckets by the order, then by count desc and key asc (OpenSearch's tie-breaks). */
+export function sortBuckets<T extends Ordered>(buckets: T[], order: Order): T[] {
+  return buckets.sort((a, b) => {
+    for (const [by, dir] of order) {
+      let c: number
+      if (by === '_count') c = a.count - b.count
+      else if (by === '_key') c = compareKeys(a.key, b.key)
+      else {
+        const x = pathValue(a.subs, by)
+        const y = pathValue(b.subs, by)
+        // Buckets without a value sort last whatever the direction.
+        if (Number.isNaN(x) || Number.isNaN(y)) {
+          if (Number.isNaN(x) && Number.isNaN(y)) continue
+          return Number.isNaN(x) ? 1 : -1
+        }
+        c = x - y
+      }
+      if (c !== 0) return c * dir
+    }
+    return a.count !== b.count ? b.count - a.count : compareKeys(a.key, b.key)
+  })
+}

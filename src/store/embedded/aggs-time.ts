@@ -1,0 +1,217 @@
+/**
+ * Date rounding for `date_histogram`: calendar units (minute ... year) and fixed intervals,
+ * in a time zone (fixed offsets like `+01:00`, or IANA names with their daylight-saving rules),
+ * and the key rendering OpenSearch uses (ISO with the zone's offset, or a `format`).
+ */
+import { IllegalArgument } from '../errors'
+
+export type CalendarUnit = 'minute' | 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year' | 'second'
+
+const CALENDAR: Record<string, CalendarUnit> = {
+  '1s': 'second',
+  second: 'second',
+  '1m': 'minute',
+  minute: 'minute',
+  '1h': 'hour',
+  hour: 'hour',
+  '1d': 'day',
+  day: 'day',
+  '1w': 'week',
+  week: 'week',
+  '1M': 'month',
+  month: 'month',
+  '1q': 'quarter',
+  quarter: 'quarter',
+  '1y': 'year',
+  year: 'year',
+}
+
+const FIXED_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+export function calendarUnit(v: string): CalendarUnit | undefined {
+  return CALENDAR[v]
+}
+
+/** `90m`, `1.5h`: milliseconds; calendar-only units (`w`, `M`, `q`, `y`) are refused, as in OpenSearch. */
+export function fixedInterval(v: string, param = 'fixed_interval'): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(v.trim())
+  if (!m)
+    throw new IllegalArgument(
+      `failed to parse setting [date_histogram.${param}] with value [${v}] as a time value: unit is missing or unrecognized`,
+    )
+  const ms = Number(m[1]) * FIXED_UNITS[m[2]]
+  if (ms <= 0) throw new IllegalArgument(`[${param}] must be positive`)
+  return ms
+}
+
+/** A time zone: the offset (ms east of UTC) it has at an instant. */
+export interface Zone {
+  id: string
+  offsetAt(utc: number): number
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>()
+
+export function zoneOf(id: string | undefined): Zone {
+  if (id === undefined || id === 'UTC' || id === 'Z' || id === 'utc' || id === 'Etc/UTC') return { id: 'Z', offsetAt: () => 0 }
+  const m = /^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?$/.exec(id)
+  if (m) {
+    const off = (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3] ?? 0)) * 60_000
+    return { id, offsetAt: () => off }
+  }
+  let f = formatters.get(id)
+  if (!f) {
+    try {
+      f = new Intl.DateTimeFormat('en-US', {
+        timeZone: id,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+      })
+    } catch {
+      throw new IllegalArgument(`Unknown time-zone ID: ${id}`)
+    }
+    formatters.set(id, f)
+  }
+  const fmt = f
+  return {
+    id,
+    offsetAt(utc: number) {
+      const parts = Object.fromEntries(fmt.formatToParts(new Date(utc)).map((p) => [p.type, p.value]))
+      const local = Date.UTC(
+        Number(parts.year),
+        Number(parts.month) - 1,
+        Number(parts.day),
+        Number(parts.hour),
+        Number(parts.minute),
+        Number(parts.second),
+      )
+      return local - Math.floor(utc / 1000) * 1000
+    },
+  }
+}
+
+/** The UTC instant of a local wall-clock time in the zone (the earlier one in a DST overlap). */
+function fromLocal(local: number, zone: Zone): number {
+  let utc = local - zone.offsetAt(local)
+  utc = local - zone.offsetAt(utc)
+  return utc
+}
+
+/** The start of the calendar unit containing `utc`, in the zone. */
+export function roundCalendar(utc: number, unit: CalendarUnit, zone: Zone): number {
+  const local = utc + zone.offsetAt(utc)
+  const d = new Date(local)
+  switch (unit) {
+    case 'second':
+      d.setUTCMilliseconds(0)
+      break
+    case 'minute':
+      d.setUTCSeconds(0, 0)
+      break
+    case 'hour':
+      d.setUTCMinutes(0, 0, 0)
+      break
+    case 'day':
+      d.setUTCHours(0, 0, 0, 0)
+      break
+    case 'week':
+      d.setUTCDate(d.getUTCDate() - ((d.getUTCDay() + 6) % 7))
+      d.setUTCHours(0, 0, 0, 0)
+      break
+    case 'month':
+      d.setUTCDate(1)
+      d.setUTCHours(0, 0, 0, 0)
+      break
+    case 'quarter':
+      d.setUTCMonth(d.getUTCMonth() - (d.getUTCMonth() % 3), 1)
+      d.setUTCHours(0, 0, 0, 0)
+      break
+    case 'year':
+      d.setUTCMonth(0, 1)
+      d.setUTCHours(0, 0, 0, 0)
+      break
+  }
+  return fromLocal(d.getTime(), zone)
+}
+
+/** The start of the next calendar unit after the one starting at `start`. */
+export function nextCalendar(start: number, unit: CalendarUnit, zone: Zone): number {
+  const local = new Date(start + zone.offsetAt(start))
+  switch (unit) {
+    case 'second':
+      return start + 1000
+    case 'minute':
+      return start + 60_000
+    case 'hour':
+      return start + 3_600_000
+    case 'day':
+      local.setUTCDate(local.getUTCDate() + 1)
+      break
+    case 'week':
+      local.setUTCDate(local.getUTCDate() + 7)
+      break
+    case 'month':
+      local.setUTCMonth(local.getUTCMonth() + 1)
+      break
+    case 'quarter':
+      local.setUTCMonth(local.getUTCMonth() + 3)
+      break
+    case 'year':
+      local.setUTCFullYear(local.getUTCFullYear() + 1)
+      break
+  }
+  return fromLocal(local.getTime(), zone)
+}
+
+/** Fixed intervals are counted from the epoch in local time, as OpenSearch's fixed rounding does. */
+export function roundFixed(utc: number, interval: number, offset: number, zone: Zone): number {
+  const off = zone.offsetAt(utc)
+  const local = utc + off - offset
+  return Math.floor(local / interval) * interval + offset - off
+}
+
+const pad = (n: number, w = 2) => String(Math.abs(n)).padStart(w, '0')
+
+/** OpenSearch's default rendering of a date key in a zone: `2020-01-01T00:00:00.000+01:00` (or `Z`). */
+export function formatInZone(utc: number, zone: Zone, format?: string): string {
+  const off = zone.offsetAt(utc)
+  const d = new Date(utc + off)
+  if (format === 'epoch_millis') return String(utc)
+  if (format === 'epoch_second') return String(Math.floor(utc / 1000))
+  const offset =
+    off === 0 ? 'Z' : `${off < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(off) / 3_600_000))}:${pad((Math.abs(off) / 60_000) % 60)}`
+  if (format === undefined || format.includes('date_optional_time') || format === 'date_time') {
+    return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}${offset}`
+  }
+  // A Java-style pattern: the common letters; quoted text is kept.
+  const first = format.split('||')[0]
+  return first.replace(/'([^']*)'|yyyy|uuuu|yy|MM|dd|HH|mm|ss|SSS|XXX|Z/g, (t, quoted) => {
+    if (quoted !== undefined) return quoted
+    switch (t) {
+      case 'yyyy':
+      case 'uuuu':
+        return String(d.getUTCFullYear())
+      case 'yy':
+        return pad(d.getUTCFullYear() % 100)
+      case 'MM':
+        return pad(d.getUTCMonth() + 1)
+      case 'dd':
+        return pad(d.getUTCDate())
+      case 'HH':
+        return pad(d.getUTCHours())
+      case 'mm':
+        return pad(d.getUTCMinutes())
+      case 'ss':
+        return pad(d.getUTCSeconds())
+      case 'SSS':
+        return pad(d.getUTCMilliseconds(), 3)
+      default:
+        return offset
+    }
+  })
+}

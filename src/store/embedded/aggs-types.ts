@@ -1,0 +1,5 @@
+/** Every aggregation type defined outside aggs.ts registers itself when its module loads. */
+import './aggs-buckets'
+import './aggs-composite'
+import './aggs-metrics'
+import './aggs-top-hits'

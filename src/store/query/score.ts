@@ -1,0 +1,185 @@
+/**
+ * Relevance: BM25 (k1 1.2, b 0.75, Lucene's defaults) over the text fields a query searches, so
+ * that better matches rank first. Statistics are per index, as OpenSearch's default
+ * query_then_fetch uses per-shard statistics. Only queries that search text are scored; all
+ * others keep the constant score 1 (and their index order), as their matches are equally good.
+ */
+import { analyze } from './analysis'
+import { compile, kindOf, type FieldSpec, type Test } from './compile'
+import { type DocView, fieldPath, isObject } from './doc'
+import { translateQueryString, type QueryableField } from './query-string'
+
+const K1 = 1.2
+const B = 0.75
+
+/** The text terms a query scores, by field: what the statistics pass counts. */
+export type Needs = Map<string, Set<string>>
+
+export interface FieldStats {
+  /** Documents with a value in the field. */
+  docs: number
+  /** Sum of their token counts. */
+  tokens: number
+  /** Documents holding each needed term. */
+  df: Map<string, number>
+}
+
+export type Stats = Map<string, FieldStats>
+
+type Scorer = (d: DocView, stats: Stats) => number
+
+const clauses = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
+const boostOf = (v: unknown): number => (isObject(v) && typeof v.boost === 'number' ? v.boost : 1)
+
+function expand(types: ReadonlyMap<string, FieldSpec>, pattern: string): QueryableField[] {
+  if (!pattern.includes('*')) {
+    const spec = types.get(pattern)
+    return spec ? [{ name: pattern, kind: kindOf(spec.type) }] : []
+  }
+  const re = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  )
+  return [...types].filter(([n, s]) => re.test(n) && kindOf(s.type) !== 'object').map(([n, s]) => ({ name: n, kind: kindOf(s.type) }))
+}
+
+class Builder {
+  readonly needs: Needs = new Map()
+  constructor(
+    private readonly types: ReadonlyMap<string, FieldSpec>,
+    private readonly now: number,
+  ) {}
+
+  /** A scorer for a query, or undefined when nothing in it searches text. */
+  node(q: unknown): Scorer | undefined {
+    if (!isObject(q)) return undefined
+    const [type] = Object.keys(q)
+    const body = q[type]
+    switch (type) {
+      case 'bool': {
+        if (!isObject(body)) return undefined
+        const parts = [...clauses(body.must), ...clauses(body.should)].map((c) => ({ c, s: this.node(c) }))
+        if (parts.every((p) => p.s === undefined)) return undefined
+        // A should clause adds its score only when it matches; must clauses always match here.
+        const should = new Set(clauses(body.should))
+        const scored = parts.map(({ c, s }) => {
+          const score: Scorer = s ?? (() => 1)
+          if (!should.has(c)) return score
+          const test = this.test(c)
+          return (d: DocView, st: Stats) => (test(d) ? score(d, st) : 0)
+        })
+        const boost = boostOf(body)
+        return (d, st) => boost * scored.reduce((n, s) => n + s(d, st), 0)
+      }
+      case 'dis_max': {
+        if (!isObject(body)) return undefined
+        const qs = clauses(body.queries)
+        const parts = qs.map((c) => this.node(c))
+        if (parts.every((p) => p === undefined)) return undefined
+        const tests = qs.map((c) => this.test(c))
+        const tie = typeof body.tie_breaker === 'number' ? body.tie_breaker : 0
+        return (d, st) => {
+          const scores = parts.map((s, i) => (tests[i](d) ? (s ? s(d, st) : 1) : 0))
+          const best = Math.max(...scores)
+          return best + tie * (scores.reduce((a, b) => a + b, 0) - best)
+        }
+      }
+      case 'function_score':
+      case 'boosting':
+        return isObject(body) ? this.node(type === 'boosting' ? body.positive : body.query) : undefined
+      case 'match':
+      case 'match_phrase':
+      case 'match_phrase_prefix':
+      case 'match_bool_prefix': {
+        if (!isObject(body)) return undefined
+        const [field] = Object.keys(body)
+        const v = body[field]
+        const query = isObject(v) ? v.query : v
+        return this.text(field, query, isObject(v) ? boostOf(v) : 1)
+      }
+      case 'multi_match': {
+        if (!isObject(body)) return undefined
+        const fields = (body.fields === undefined ? ['*'] : clauses(body.fields).map(String)).flatMap((f) =>
+          expand(this.types, f.replace(/\^[\d.]+$/, '')).map((x) => x.name),
+        )
+        const parts = fields.map((f) => this.text(f, body.query, 1)).filter((s): s is Scorer => s !== undefined)
+        if (parts.length === 0) return undefined
+        const boost = boostOf(body)
+        return (d, st) => boost * Math.max(...parts.map((s) => s(d, st)))
+      }
+      case 'query_string':
+      case 'simple_query_string':
+        return this.node(translateQueryString(body, type === 'simple_query_string', (p) => expand(this.types, p)))
+      default:
+        return undefined
+    }
+  }
+
+  private test(q: unknown): Test {
+    return compile(q, this.types, { now: this.now }).test
+  }
+
+  /** BM25 of the analysed query terms in one text field. */
+  private text(field: string, query: unknown, boost: number): Scorer | undefined {
+    const spec = this.types.get(field)
+    if (!spec || kindOf(spec.type) !== 'text' || (typeof query !== 'string' && typeof query !== 'number')) return undefined
+    const terms = [...new Set(analyze(String(query)))]
+    if (terms.length === 0) return undefined
+    let need = this.needs.get(field)
+    if (!need) this.needs.set(field, (need = new Set()))
+    for (const t of terms) need.add(t)
+    const fp = fieldPath(spec.path ?? field)
+    return (d, stats) => {
+      const s = stats.get(field)
+      if (!s || s.docs === 0) return 0
+      const tokens = d.tokens(fp)
+      if (tokens.length === 0) return 0
+      const avg = s.tokens / s.docs
+      let score = 0
+      for (const t of terms) {
+        let tf = 0
+        for (const x of tokens) if (x === t) tf++
+        if (tf === 0) continue
+        const df = s.df.get(t) ?? 0
+        const idf = Math.log(1 + (s.docs - df + 0.5) / (df + 0.5))
+        score += (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * tokens.length) / avg))
+      }
+      return boost * score
+    }
+  }
+}
+
+export interface Relevance {
+  needs: Needs
+  score: Scorer
+}
+
+/** The relevance of a query over an index with these fields, or undefined when it searches no text. */
+export function relevance(query: unknown, types: ReadonlyMap<string, FieldSpec> | undefined, now: number): Relevance | undefined {
+  if (!types || query === undefined) return undefined
+  const b = new Builder(types, now)
+  let score: Scorer | undefined
+  try {
+    score = b.node(query)
+  } catch {
+    return undefined // the evaluator reports malformed queries with OpenSearch's errors
+  }
+  return score ? { needs: b.needs, score } : undefined
+}
+
+/** Counts one document into the statistics the relevance needs. */
+export function countStats(needs: Needs, types: ReadonlyMap<string, FieldSpec>, d: DocView, stats: Stats): void {
+  for (const [field, terms] of needs) {
+    const spec = types.get(field)
+    const tokens = d.tokens(fieldPath(spec?.path ?? field))
+    if (tokens.length === 0) continue
+    let s = stats.get(field)
+    if (!s) stats.set(field, (s = { docs: 0, tokens: 0, df: new Map() }))
+    s.docs++
+    s.tokens += tokens.length
+    const seen = new Set(tokens)
+    for (const t of terms) if (seen.has(t)) s.df.set(t, (s.df.get(t) ?? 0) + 1)
+  }
+}

@@ -1,0 +1,113 @@
+// End-to-end: the compiled binary (with the Engine test server behind the Content Manager) takes
+// Sigma YAML through the rules API — two base rules and the specification's "failed logins
+// followed by a successful login" correlation chain — a user detector holding the outer
+// correlation, events through the index API, and answers a correlation finding through the
+// findings API on its own schedule.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync } from 'node:fs'
+import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
+import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { specChain } from '../ruleset/correlation/spec-example'
+
+const SA = '/_plugins/_security_analytics'
+const EVENTS = 'svc-events-v5-security'
+const T0 = Date.UTC(2026, 8, 10, 12, 0, 0)
+
+const rule = (title: string, name: string, action: string) =>
+  `title: ${title}\nname: ${name}\nlogsource:\n    product: e2elogs\ndetection:\n    selection:\n        event.action: ${action}\n    condition: selection\n`
+
+const { multiple: MULTIPLE, chain: CHAIN } = specChain('user.name', 3)
+
+let engine: EngineServer
+let server: SpawnedServer
+const call = async (method: string, path: string, body?: unknown, yaml = false) => {
+  const r = await fetch(server.url + path, {
+    method,
+    headers: { authorization: server.auth, 'content-type': yaml ? 'application/yaml' : 'application/json' },
+    body: body === undefined ? undefined : yaml ? String(body) : JSON.stringify(body),
+  })
+  return { status: r.status, body: (await r.json()) as any }
+}
+
+beforeAll(async () => {
+  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  engine = startEngineServer()
+  server = await spawnBinary({ env: { SVC_SETTING_plugins__content_manager__engine__socket_path: engine.socketPath } })
+})
+afterAll(async () => {
+  await server?.stop()
+  await engine?.stop()
+})
+
+describe('Sigma correlation through the binary', () => {
+  test(
+    'rules API -> detector -> index API -> findings API',
+    async () => {
+      // A draft integration gives the rules their log type.
+      const integration = await call('POST', '/_plugins/_content_manager/integrations', {
+        resource: { metadata: { title: 'e2elogs', author: 'e2e', description: 'e2e logs' }, category: 'applications' },
+      })
+      expect(integration.status).toBe(201)
+      const ids: string[] = []
+      for (const yaml of [
+        rule('Failed login', 'failed_login', 'login_failed'),
+        rule('Login', 'successful_login', 'login_success'),
+        MULTIPLE,
+        CHAIN,
+      ]) {
+        const r = await call('POST', `${SA}/rules?category=e2elogs`, yaml, true)
+        expect(r.status).toBe(201)
+        ids.push(r.body._id)
+      }
+      const chainId = ids[3]
+      const detector = await call('POST', `${SA}/detectors`, {
+        type: 'detector',
+        name: 'e2e-correlation',
+        detector_type: 'e2elogs',
+        enabled: true,
+        schedule: { period: { interval: 1, unit: 'MINUTES' } },
+        inputs: [{ detector_input: { description: 'e2e', indices: [EVENTS], custom_rules: [{ id: chainId }], pre_packaged_rules: [] } }],
+        triggers: [],
+      })
+      expect(detector.status).toBe(201)
+
+      const login = (user: string, action: string, i: number) => ({
+        '@timestamp': new Date(T0 + i * 5000).toISOString(),
+        event: { action },
+        user: { name: user },
+      })
+      const events = [
+        ...[0, 1, 2].map((i) => login('alice', 'login_failed', i)),
+        login('alice', 'login_success', 3),
+        ...[4, 5].map((i) => login('bob', 'login_failed', i)),
+        login('bob', 'login_success', 6),
+      ]
+      const lines = events.flatMap((e) => [JSON.stringify({ create: {} }), JSON.stringify(e)]).join('\n') + '\n'
+      const bulk = await fetch(`${server.url}/${EVENTS}/_bulk?refresh=true`, {
+        method: 'POST',
+        headers: { authorization: server.auth, 'content-type': 'application/x-ndjson' },
+        body: lines,
+      })
+      expect(((await bulk.json()) as any).errors).toBe(false)
+
+      // The detector runs on its one-minute schedule.
+      let findings: any[] = []
+      for (let waited = 0; waited < 100_000; waited += 2000) {
+        const r = await call('GET', `${SA}/findings/_search?detector_id=${detector.body._id}&size=100`)
+        findings = r.body.findings ?? []
+        if (findings.some((f: any) => f.queries[0].id === chainId)) break
+        await Bun.sleep(2000)
+      }
+      const chain = findings.filter((f) => f.queries[0].id === chainId)
+      expect(chain).toHaveLength(1)
+      const doc = JSON.parse(chain[0].document_list[0].document)
+      expect(doc.svc.correlation.group).toEqual({ 'user.name': 'alice' })
+      expect(doc.svc.correlation.rule.type).toBe('temporal_ordered')
+      expect(doc.svc.correlation.window.end).toBe(events[3]['@timestamp'])
+      // Only the correlation the detector holds writes findings: its base rules and the inner
+      // event_count are parts of it (generate: false), and bob failed only twice.
+      expect(findings.map((f) => f.queries[0].id)).toEqual([chainId])
+    },
+    { timeout: 150_000 },
+  )
+})

@@ -1,0 +1,248 @@
+// Aggregations over real HTTP, with values computed by hand from the documents below.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startIndexApi, type TestServer } from './helpers'
+
+let api: TestServer
+
+const DOCS = [
+  { at: '2026-01-31T23:30:00Z', host: 'a', bytes: 10, tags: ['x'] },
+  { at: '2026-02-01T00:30:00Z', host: 'a', bytes: 20 },
+  { at: '2026-02-15T12:00:00Z', host: 'b', bytes: 30, tags: ['x', 'y'] },
+  { at: '2026-04-02T08:00:00Z', host: 'b', bytes: 40 },
+  { at: '2026-04-03T08:00:00Z', host: 'c', bytes: 100 },
+]
+
+async function aggs(body: Record<string, unknown>, user = 'admin') {
+  const r = await api.call(user, 'POST', '/events/_search', { size: 0, ...body })
+  if (r.status !== 200) throw new Error(`${r.status}: ${JSON.stringify(r.body)}`)
+  return r.body.aggregations
+}
+
+beforeAll(async () => {
+  api = await startIndexApi({
+    roles: `
+_meta: { type: roles, config_version: 2 }
+only_a:
+  index_permissions:
+    - index_patterns: ["events"]
+      allowed_actions: ["read"]
+      dls: '{"term": {"host": "a"}}'
+`,
+    users: { admin: { roles: ['all_access'] }, alice: { roles: ['only_a'] } },
+  })
+  const put = await api.call('admin', 'PUT', '/events', {
+    mappings: { properties: { at: { type: 'date' }, host: { type: 'keyword' }, bytes: { type: 'long' }, tags: { type: 'keyword' } } },
+  })
+  expect(put.status).toBe(200)
+  const lines = DOCS.flatMap((d, i) => [{ index: { _id: String(i + 1) } }, d])
+  const bulk = await api.call('admin', 'POST', '/events/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+  expect(bulk.body.errors).toBe(false)
+})
+
+afterAll(async () => {
+  await api?.stop()
+})
+
+describe('date_histogram', () => {
+  test('calendar month in UTC fills empty months; in a time zone the month boundary moves', async () => {
+    const utc = await aggs({ aggs: { m: { date_histogram: { field: 'at', calendar_interval: 'month' } } } })
+    expect(utc.m.buckets.map((b: any) => [b.key_as_string, b.doc_count])).toEqual([
+      ['2026-01-01T00:00:00.000Z', 1],
+      ['2026-02-01T00:00:00.000Z', 2],
+      ['2026-03-01T00:00:00.000Z', 0],
+      ['2026-04-01T00:00:00.000Z', 2],
+    ])
+    // 23:30 UTC on Jan 31 is already February in Paris (+01:00).
+    const paris = await aggs({
+      aggs: { m: { date_histogram: { field: 'at', calendar_interval: '1M', time_zone: 'Europe/Paris', min_doc_count: 1 } } },
+    })
+    expect(paris.m.buckets.map((b: any) => [b.key_as_string, b.doc_count])).toEqual([
+      ['2026-02-01T00:00:00.000+01:00', 3],
+      ['2026-04-01T00:00:00.000+02:00', 2],
+    ])
+    expect(paris.m.buckets[0].key).toBe(Date.parse('2026-01-31T23:00:00Z'))
+  })
+
+  test('fixed interval, extended_bounds and a terms sub-aggregation', async () => {
+    const r = await aggs({
+      aggs: {
+        d: {
+          date_histogram: {
+            field: 'at',
+            fixed_interval: '30d',
+            min_doc_count: 0,
+            extended_bounds: { min: '2025-12-01', max: '2026-05-30' },
+          },
+          aggs: { hosts: { terms: { field: 'host' } } },
+        },
+      },
+    })
+    const total = r.d.buckets.reduce((n: number, b: any) => n + b.doc_count, 0)
+    expect(total).toBe(5)
+    expect(r.d.buckets[0].key).toBeLessThanOrEqual(Date.parse('2025-12-01'))
+    expect(r.d.buckets.at(-1).key + 30 * 86_400_000).toBeGreaterThan(Date.parse('2026-05-30'))
+    for (const b of r.d.buckets) expect(b.hosts.buckets.reduce((n: number, h: any) => n + h.doc_count, 0)).toBe(b.doc_count)
+  })
+
+  test('a bad interval is a 400', async () => {
+    const r = await api.call('admin', 'POST', '/events/_search', {
+      aggs: { d: { date_histogram: { field: 'at', calendar_interval: '7d' } } },
+    })
+    expect(r.status).toBe(400)
+  })
+})
+
+describe('buckets', () => {
+  test('histogram, range, date_range, filters, missing', async () => {
+    const r = await aggs({
+      aggs: {
+        h: { histogram: { field: 'bytes', interval: 25 } },
+        r: { range: { field: 'bytes', ranges: [{ to: 20 }, { from: 20, to: 50 }, { from: 50 }] } },
+        dr: { date_range: { field: 'at', ranges: [{ to: '2026-02-01' }, { from: '2026-02-01' }] } },
+        f: { filters: { filters: { a: { term: { host: 'a' } }, big: { range: { bytes: { gte: 40 } } } }, other_bucket_key: 'rest' } },
+        noTags: { missing: { field: 'tags' } },
+      },
+    })
+    expect(r.h.buckets.map((b: any) => [b.key, b.doc_count])).toEqual([
+      [0, 2],
+      [25, 2],
+      [50, 0],
+      [75, 0],
+      [100, 1],
+    ])
+    expect(r.r.buckets.map((b: any) => [b.key, b.doc_count])).toEqual([
+      ['*-20.0', 1],
+      ['20.0-50.0', 3],
+      ['50.0-*', 1],
+    ])
+    expect(r.dr.buckets.map((b: any) => b.doc_count)).toEqual([1, 4])
+    expect(r.dr.buckets[1].from_as_string).toBe('2026-02-01T00:00:00.000Z')
+    expect(r.f.buckets).toEqual({ a: { doc_count: 2 }, big: { doc_count: 2 }, rest: { doc_count: 1 } })
+    expect(r.noTags.doc_count).toBe(3)
+  })
+
+  test('terms ordered by a sub-aggregation; composite pages with after', async () => {
+    const r = await aggs({
+      aggs: { hosts: { terms: { field: 'host', order: { total: 'desc' } }, aggs: { total: { sum: { field: 'bytes' } } } } },
+    })
+    expect(r.hosts.buckets.map((b: any) => [b.key, b.total.value])).toEqual([
+      ['c', 100],
+      ['b', 70],
+      ['a', 30],
+    ])
+    const seen: unknown[] = []
+    let after: unknown
+    for (let page = 0; page < 5; page++) {
+      const c = await aggs({
+        aggs: {
+          c: {
+            composite: {
+              size: 2,
+              sources: [{ host: { terms: { field: 'host' } } }, { day: { date_histogram: { field: 'at', calendar_interval: 'day' } } }],
+              ...(after ? { after } : {}),
+            },
+          },
+        },
+      })
+      if (c.c.buckets.length === 0) break
+      seen.push(...c.c.buckets.map((b: any) => `${b.key.host}/${new Date(b.key.day).toISOString().slice(0, 10)}`))
+      after = c.c.after_key
+    }
+    expect(seen).toEqual(['a/2026-01-31', 'a/2026-02-01', 'b/2026-02-15', 'b/2026-04-02', 'c/2026-04-03'])
+  })
+})
+
+describe('metrics', () => {
+  test('stats, extended_stats, percentiles, top_hits', async () => {
+    const r = await aggs({
+      aggs: {
+        s: { stats: { field: 'bytes' } },
+        e: { extended_stats: { field: 'bytes' } },
+        p: { percentiles: { field: 'bytes', percents: [0, 50, 100] } },
+        t: { top_hits: { size: 2, sort: [{ bytes: 'desc' }], _source: ['host'] } },
+      },
+    })
+    expect(r.s).toEqual({ count: 5, min: 10, max: 100, avg: 40, sum: 200 })
+    expect(r.e.sum_of_squares).toBe(100 + 400 + 900 + 1600 + 10000)
+    expect(r.e.variance).toBeCloseTo(13000 / 5 - 1600, 6)
+    expect(r.p.values).toEqual({ '0.0': 10, '50.0': 30, '100.0': 100 })
+    expect(r.t.hits.total.value).toBe(5)
+    expect(r.t.hits.hits.map((h: any) => [h._id, h._source])).toEqual([
+      ['5', { host: 'c' }],
+      ['4', { host: 'b' }],
+    ])
+  })
+
+  test('aggregations see only what DLS lets the caller read', async () => {
+    const r = await aggs({ aggs: { s: { stats: { field: 'bytes' } }, t: { top_hits: { size: 5 } } } }, 'alice')
+    expect(r.s.count).toBe(2)
+    expect(r.s.sum).toBe(30)
+    expect(r.t.hits.hits.map((h: any) => h._source.host)).toEqual(['a', 'a'])
+  })
+
+  test('meta is echoed; unknown types and bad params are 400s', async () => {
+    expect((await aggs({ aggs: { s: { sum: { field: 'bytes' }, meta: { k: 'v' } } } })).s).toEqual({ meta: { k: 'v' }, value: 200 })
+    for (const bad of [{ nope: { field: 'x' } }, { percentiles: { field: 'bytes', percents: [101] } }, { filters: { filters: [] } }]) {
+      const res = await api.call('admin', 'POST', '/events/_search', { aggs: { a: bad } })
+      expect(res.status, JSON.stringify(bad)).toBe(400)
+    }
+  })
+})
+
+describe('aggregations without a query read columns; answers equal the general path', () => {
+  test('same results with match_all (columns) and with a query (sources), single- and multi-valued fields', async () => {
+    const lines: unknown[] = []
+    for (let i = 0; i < 300; i++)
+      lines.push(
+        { index: { _id: `c${i}` } },
+        {
+          at: new Date(Date.UTC(2026, 0, 1) + i * 3_600_000 * 7).toISOString(),
+          host: i % 9 === 0 ? undefined : `h${i % 5}`,
+          bytes: (i * 37) % 1000,
+          ok: i % 3 === 0,
+          ...(i % 50 === 0 ? { tags: ['p', 'q'] } : {}),
+        },
+      )
+    await api.call('admin', 'PUT', '/cols', {
+      mappings: {
+        properties: {
+          at: { type: 'date', fields: { nanos: { type: 'date_nanos' } } },
+          host: { type: 'keyword', fields: { raw: { type: 'keyword' } } },
+          bytes: { type: 'long' },
+          ok: { type: 'boolean' },
+          tags: { type: 'keyword' },
+        },
+      },
+    })
+    const bulk = await api.call('admin', 'POST', '/cols/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+    expect(bulk.body.errors).toBe(false)
+    const sets = [
+      {
+        d: {
+          date_histogram: { field: 'at', calendar_interval: 'week', time_zone: '+05:30' },
+          aggs: { h: { terms: { field: 'host' } }, mx: { max: { field: 'bytes' } } },
+        },
+        hist: { histogram: { field: 'bytes', interval: 100 }, aggs: { c: { cardinality: { field: 'host' } } } },
+        r: { range: { field: 'bytes', ranges: [{ to: 300 }, { from: 300 }] } },
+        b: { terms: { field: 'ok' } },
+        m: { missing: { field: 'host' } },
+        c: {
+          composite: { size: 4, sources: [{ h: { terms: { field: 'host', missing_bucket: true } } }, { ok: { terms: { field: 'ok' } } }] },
+        },
+        mn: { min: { field: 'at' } },
+      },
+      { t: { terms: { field: 'tags' } }, h: { terms: { field: 'host', order: { _key: 'asc' } } } },
+      // Multi-fields: a keyword one is in the field-value index, a date_nanos one is read from its parent's source.
+      { n: { date_histogram: { field: 'at.nanos', calendar_interval: 'month' } } },
+      { raw: { terms: { field: 'host.raw' }, aggs: { mx: { max: { field: 'at' } } } } },
+    ]
+    for (const aggs of sets) {
+      const columns = await api.call('admin', 'POST', '/cols/_search', { size: 0, aggs })
+      const sources = await api.call('admin', 'POST', '/cols/_search', { size: 0, query: { bool: { filter: [{ match_all: {} }] } }, aggs })
+      expect(columns.status).toBe(200)
+      expect(columns.body.hits.total).toEqual(sources.body.hits.total)
+      expect(columns.body.aggregations).toEqual(sources.body.aggregations)
+      expect(JSON.stringify(columns.body.aggregations)).toContain('"doc_count":')
+    }
+  })
+})

@@ -1,0 +1,131 @@
+// query_string, simple_query_string, fuzzy, multi_match types and function_score over real HTTP.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startIndexApi, type TestServer } from './helpers'
+
+let api: TestServer
+
+const DOCS: Record<string, Record<string, unknown>> = {
+  1: { title: 'Quick brown fox', status: 'open', n: 1, user: 'alice' },
+  2: { title: 'Lazy brown dog', status: 'closed', n: 5, user: 'bob' },
+  3: { title: 'The quick dog jumps', status: 'open', n: 10 },
+  4: { title: 'Slow turtle', status: 'pending', n: 20, user: 'carol' },
+}
+
+async function ids(query: unknown, path = '/docs/_search'): Promise<string[]> {
+  const r = await api.call('admin', 'POST', path, { query, size: 100 })
+  if (r.status !== 200) throw new Error(`${r.status}: ${JSON.stringify(r.body)}`)
+  return r.body.hits.hits.map((h: any) => h._id).sort()
+}
+
+beforeAll(async () => {
+  api = await startIndexApi({ users: { admin: { roles: ['all_access'] } } })
+  await api.call('admin', 'PUT', '/docs', {
+    mappings: { properties: { title: { type: 'text' }, status: { type: 'keyword' }, n: { type: 'long' }, user: { type: 'keyword' } } },
+  })
+  const lines = Object.entries(DOCS).flatMap(([id, d]) => [{ index: { _id: id } }, d])
+  await api.call('admin', 'POST', '/docs/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+})
+
+afterAll(async () => {
+  await api?.stop()
+})
+
+describe('query_string', () => {
+  const qs = (query: string, extra: Record<string, unknown> = {}) => ids({ query_string: { query, ...extra } })
+
+  test('fields, boolean operators, phrases, wildcards, ranges, _exists_', async () => {
+    expect(await qs('title:quick')).toEqual(['1', '3'])
+    expect(await qs('title:quick AND status:open')).toEqual(['1', '3'])
+    expect(await qs('title:quick AND NOT title:dog')).toEqual(['1'])
+    expect(await qs('status:closed OR status:pending')).toEqual(['2', '4'])
+    expect(await qs('title:"brown fox"')).toEqual(['1'])
+    expect(await qs('title:"fox brown"')).toEqual([])
+    expect(await qs('status:op*')).toEqual(['1', '3'])
+    expect(await qs('title:tur?le')).toEqual(['4'])
+    expect(await qs('n:[5 TO 10]')).toEqual(['2', '3'])
+    expect(await qs('n:{5 TO 10]')).toEqual(['3'])
+    expect(await qs('n:>=10')).toEqual(['3', '4'])
+    expect(await qs('_exists_:user')).toEqual(['1', '2', '4'])
+    expect(await qs('NOT _exists_:user')).toEqual(['3'])
+    expect(await qs('+title:brown -status:closed')).toEqual(['1'])
+    expect(await qs('(status:open OR status:pending) AND n:<15')).toEqual(['1', '3'])
+    expect(await qs('title:(quick OR turtle)')).toEqual(['1', '3', '4'])
+  })
+
+  test('default field, all fields, default operator, fuzzy', async () => {
+    expect(await qs('dog', { default_field: 'title' })).toEqual(['2', '3'])
+    expect(await qs('dog bob')).toEqual(['2', '3'])
+    expect(await qs('brown dog', { default_operator: 'AND' })).toEqual(['2'])
+    expect(await qs('title:dgo~')).toEqual(['2', '3'])
+    expect(await qs('turtle', { fields: ['title', 'status'] })).toEqual(['4'])
+  })
+
+  test('the q parameter, also for _count', async () => {
+    const r = await api.call('admin', 'GET', '/docs/_search?q=status:open')
+    expect(r.body.hits.hits.map((h: any) => h._id).sort()).toEqual(['1', '3'])
+    expect((await api.call('admin', 'GET', '/docs/_count?q=title:dog&df=title')).body.count).toBe(2)
+  })
+
+  test('a syntax error is a 400', async () => {
+    for (const q of ['title:(quick', 'AND dog', 'title:"open']) {
+      const r = await api.call('admin', 'POST', '/docs/_search', { query: { query_string: { query: q } } })
+      expect(r.status, q).toBe(400)
+    }
+  })
+})
+
+describe('other queries', () => {
+  test('simple_query_string never fails on syntax', async () => {
+    expect(await ids({ simple_query_string: { query: 'quick + dog', fields: ['title'] } })).toEqual(['3'])
+    expect(await ids({ simple_query_string: { query: 'fox | turtle', fields: ['title'] } })).toEqual(['1', '4'])
+    expect(await ids({ simple_query_string: { query: '"lazy brown"', fields: ['title'] } })).toEqual(['2'])
+    expect(await ids({ simple_query_string: { query: 'turt*', fields: ['title'] } })).toEqual(['4'])
+    expect((await api.call('admin', 'POST', '/docs/_search', { query: { simple_query_string: { query: 'quick) AND ("' } } })).status).toBe(
+      200,
+    )
+  })
+
+  test('fuzzy, multi_match types, function_score, boosting', async () => {
+    expect(await ids({ fuzzy: { status: { value: 'opne' } } })).toEqual(['1', '3'])
+    expect(await ids({ fuzzy: { status: { value: 'opne', transpositions: false } } })).toEqual([])
+    expect(await ids({ multi_match: { query: 'quick dog', type: 'phrase', fields: ['title'] } })).toEqual(['3'])
+    expect(await ids({ multi_match: { query: 'alice', fields: ['*'] } })).toEqual(['1'])
+    expect(await ids({ function_score: { query: { term: { status: 'open' } }, functions: [{ weight: 2 }] } })).toEqual(['1', '3'])
+    expect(
+      await ids({ boosting: { positive: { match: { title: 'brown' } }, negative: { term: { status: 'closed' } }, negative_boost: 0.5 } }),
+    ).toEqual(['1', '2'])
+  })
+})
+
+describe('relevance', () => {
+  test('BM25 ranks better text matches first; non-text queries keep score 1 and index order', async () => {
+    await api.call('admin', 'PUT', '/ranked', { mappings: { properties: { body: { type: 'text' }, tag: { type: 'keyword' } } } })
+    const docs = [
+      { body: 'a long text that mentions the word fox once among many other words here', tag: 't' },
+      { body: 'fox fox fox', tag: 't' },
+      { body: 'quick brown fox', tag: 't' },
+      { body: 'nothing relevant', tag: 't' },
+      { body: 'the quick brown dog', tag: 't' },
+    ]
+    const lines = docs.flatMap((d, i) => [{ index: { _id: `r${i}` } }, d])
+    await api.call('admin', 'POST', '/ranked/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+    const r = await api.call('admin', 'POST', '/ranked/_search', { query: { match: { body: 'quick fox' } } })
+    const hits = r.body.hits.hits
+    // Both terms beat one; the rarer term (quick: 2 of 5 documents) outweighs three occurrences of
+    // the commoner one (fox: 3 of 5) in a short text, which beats one occurrence in a long text.
+    // By hand (k1 1.2, b 0.75, average length 5.2): r4 0.966, r1 0.931.
+    expect(hits.map((h: any) => h._id)).toEqual(['r2', 'r4', 'r1', 'r0'])
+    expect(hits[1]._score).toBeCloseTo(0.966, 2)
+    expect(hits[2]._score).toBeCloseTo(0.931, 2)
+    const scores = hits.map((h: any) => h._score)
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores)
+    expect(scores[0]).toBeGreaterThan(scores[3])
+    expect(r.body.hits.max_score).toBe(scores[0])
+    const ex = await api.call('admin', 'POST', '/ranked/_explain/r2', { query: { match: { body: 'quick fox' } } })
+    expect(ex.body.explanation.value).toBeCloseTo(scores[0], 6)
+    const qs = await api.call('admin', 'POST', '/ranked/_search', { query: { query_string: { query: 'body:fox' } }, size: 1 })
+    expect(qs.body.hits.hits[0]._id).toBe('r1')
+    const plain = await api.call('admin', 'POST', '/ranked/_search', { query: { term: { tag: 't' } } })
+    expect(plain.body.hits.hits.map((h: any) => [h._id, h._score])).toEqual(docs.map((_, i) => [`r${i}`, 1]))
+  })
+})
