@@ -67,6 +67,7 @@ export async function evaluateRulesRequest(
   // Stored Sigma filter rules tune these rules as they tune a detector's (the bodies carry no
   // space here: every space's filters apply).
   const filters = (await loadFilters(deps.store, deps.log)).map((f) => f.filter)
+
   req.rulesBodies!.forEach((body, position) => {
     try {
       // Compiled once per content (compile cache): logtest sends the same bodies call after call.

@@ -49,8 +49,14 @@ function asRule(f: FilterDocument): Record<string, unknown> {
 }
 
 export function compileFilter(f: FilterDocument, options: CompileOptions = {}): Query {
+  return compileFilterRule(f, options).query
+}
+
+/** The filter's query (without names) and the document fields it reads. */
+function compileFilterRule(f: FilterDocument, options: CompileOptions): { query: Query; fields: string[] } {
   try {
-    return unnamed(compileSigmaRule(asRule(f), options).query)
+    const compiled = compileSigmaRule(asRule(f), options)
+    return { query: unnamed(compiled.query), fields: compiled.fields }
   } catch (e) {
     // The compiler names `detection.*`; in a filter the same constructs live under `filter.*`.
     if (e instanceof SigmaInvalid && e.construct.includes('detection.'))
@@ -82,7 +88,10 @@ export function withFilters(
 ): CompiledSigmaRule {
   const applicable = filters.filter((f) => applies(f, target))
   if (applicable.length === 0) return rule
-  return { ...rule, query: and([rule.query, ...applicable.map((f) => not(compileFilter(f, options)))]) }
+  const compiled = applicable.map((f) => compileFilterRule(f, options))
+  // The filter's fields join the rule's: field types are resolved for every field the query reads.
+  const fields = [...new Set([...rule.fields, ...compiled.flatMap((c) => c.fields)])]
+  return { ...rule, fields, query: and([rule.query, ...compiled.map((c) => not(c.query))]) }
 }
 
 /** The tree without `_name`s (a filter's identifiers must not be reported as a rule's conditions). */
