@@ -14,6 +14,8 @@ const result = Bun.spawnSync(
     '--minify-whitespace',
     '--sourcemap',
     join(root, 'src/main.ts'),
+    // Workers are separate entry points of the executable (snapshots copy the store off the main thread).
+    join(root, 'src/store/embedded/copy-worker.ts'),
     '--outfile',
     join(root, 'dist/svc-ext'),
   ],

@@ -14,7 +14,10 @@ import type { Logger } from './http/log'
 import type { PluginRoute } from './http/route'
 import { noteRemoteAddress } from './http/remote'
 import { indexApiRoutes } from './indexer/routes'
+import { snapshotDeps, snapshotRoutes } from './indexer/snapshot-routes'
 import { Journal } from './journal/journal'
+import { createMetrics } from './metrics'
+import { metricsRoutes } from './metrics/route'
 import { createRuleset } from './ruleset'
 import { findingsReadFilter, findingsRoutes } from './ruleset/findings/routes'
 import { platformRouter } from './security/platform'
@@ -67,15 +70,24 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
   const findings = feature({ routes: findingsRoutes(deps) })
   const features: Feature[] = [feature({ routes: securityRoutes(deps.security) }), setup, findings, ruleset, content, contentSync]
   const pluginRoutes: PluginRoute[] = features.flatMap((f) => f.routes)
+  const metrics = createMetrics({
+    routes: () => http.routes.map((r) => ({ method: r.method, path: r.path })),
+    sources: { store, journal, engineLoads: () => content.engineLoadStates(), now: deps.now },
+  })
   const http = assembleApp({
     security: deps.security,
     log,
     pluginRoutes,
-    groups: [indexApiRoutes({ ...deps, readFilter: findingsReadFilter(deps) })],
+    // Metrics first: its static path must not fall to the index API's `/:index/...` patterns.
+    groups: [
+      metricsRoutes(deps, metrics),
+      ...(backend.storeFile ? [snapshotRoutes(deps, snapshotDeps(deps, backend.storeFile))] : []),
+      indexApiRoutes({ ...deps, readFilter: findingsReadFilter(deps) }),
+    ],
   })
 
   const local = (r: Request) => http.handle(r) as Promise<Response>
-  const route = backend.endpoint ? platformRouter(backend.endpoint, log, local) : local
+  const route = metrics.http.instrument(backend.endpoint ? platformRouter(backend.endpoint, log, local) : local)
 
   // Background start-up: requests are served meanwhile; features that need the indices wait for the setup marker.
   const later = [content, contentSync, ruleset]

@@ -17,6 +17,8 @@ import type { Store } from './store/port'
 export interface Backend {
   kind: 'embedded' | 'platform'
   store: Store
+  /** Embedded mode: the store file (snapshots copy it). */
+  storeFile?: string
   security: { security: Security; loginHints: string[]; reload(): Promise<void> }
   /** Platform mode: the store bound to a caller's own credentials (the platform checks its rights). */
   storeFor?: (caller: Caller) => Store
@@ -31,9 +33,14 @@ export async function openBackend(
   env?: Record<string, string | undefined>,
 ): Promise<Backend> {
   if (!node.values.get('storage.platform.url')) {
+    const storeFile = join(dataDir, 'store.db')
+    const store = openEmbeddedStore(storeFile, { searchLimits: () => searchLimitsOf(node.values) })
+    const { from, to, backup } = store.migration
+    if (backup) log.warn('store schema migrated', { file: storeFile, from, to, backup })
     return {
       kind: 'embedded',
-      store: openEmbeddedStore(join(dataDir, 'store.db'), { searchLimits: () => searchLimitsOf(node.values) }),
+      store,
+      storeFile,
       security: await createSecurity({ node, dataDir, log, env }),
     }
   }

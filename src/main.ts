@@ -8,6 +8,7 @@ import { exportSnapshot, ImportError, importSnapshot } from './content/sync/offl
 import { SETTINGS } from './config/registry'
 import { createLogger, type Level } from './http/log'
 import { startServer } from './server/listen'
+import { StoreFileError } from './store/embedded'
 import { VERSION } from './version'
 
 function configFile(cmd: Command): string | undefined {
@@ -84,7 +85,17 @@ async function main(argv: string[]): Promise<number> {
     case 'serve': {
       const node = await loadNodeConfig(configFile(cmd))
       const log = createLogger({ level: node.values.get('log.level') as Level })
-      const server = await startServer(node, log)
+      // Everything the node writes (store, WAL, journal, snapshots, secrets) is for its own user only.
+      process.umask(0o077)
+      let server: Awaited<ReturnType<typeof startServer>>
+      try {
+        server = await startServer(node, log)
+      } catch (e) {
+        if (!(e instanceof StoreFileError)) throw e
+        log.error('store check failed, not starting', { file: e.file, reason: e.message })
+        process.stderr.write(`svc-ext: ${e.message}\n`)
+        return 1
+      }
       log.info('svc-ext started', { url: server.url, version: VERSION, store: server.app.storeKind })
       for (const line of server.app.loginHints) log.info(line)
       process.on('SIGHUP', () => void server.app.reloadSecurity())

@@ -12,7 +12,7 @@ import { createEngineClient, createPolicyReloader, engineOptionsFromSettings, ty
 import { ensureLockIndex, lockLeases, withCreationLock, type CreationLock } from './locks/creation-lock'
 import { logtestRoutes } from './logtest/routes'
 import { ensureSpacePolicies } from './policy/defaults'
-import { engineLoads } from './policy/engine-load'
+import { type EngineLoadState, engineLoads } from './policy/engine-load'
 import { PolicyService } from './policy/service'
 import { promotionRoutes } from './promotion/routes'
 import { ContentRepository, ContentUnavailable } from './repository'
@@ -55,12 +55,14 @@ export interface ContentManager extends Feature {
   ensureEngineLoaded(space: Space): Promise<ReloadOutcome>
   /** Resolves once every Engine load started so far has finished. */
   engineLoadsSettled(): Promise<ReloadOutcome[]>
+  /** This node's Engine load state per space (metrics). */
+  engineLoadStates(): EngineLoadState[]
 }
 
 export function createContentManager(deps: ContentManagerDeps): ContentManager {
   const engine = deps.engine ?? createEngineClient(engineOptionsFromSettings(new SettingsSnapshot(deps.settings.node.values), deps.log))
   const repo = new ContentRepository(deps.store)
-  const loads = engineLoads(repo, createPolicyReloader(engine, deps.now))
+  const loads = engineLoads(repo, createPolicyReloader(engine, deps.now), deps.now)
   const ctx: ContentContext = {
     store: deps.store,
     repo,
@@ -103,5 +105,6 @@ export function createContentManager(deps: ContentManagerDeps): ContentManager {
     recomputeSpaces: (spaces) => afterChange(ctx, spaces),
     ensureEngineLoaded: (space) => loads.ensure(space),
     engineLoadsSettled: () => loads.settled(),
+    engineLoadStates: () => loads.states(),
   }
 }

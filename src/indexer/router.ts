@@ -67,9 +67,15 @@ function respond(
 }
 
 export class IndexRouter {
-  readonly app = new Elysia({ name: 'index-api' })
+  readonly app: Elysia<''>
 
-  constructor(private readonly deps: IndexApiDeps) {}
+  /** `name` must differ per router: Elysia mounts only the first plugin of a given name. */
+  constructor(
+    private readonly deps: IndexApiDeps,
+    name = 'index-api',
+  ) {
+    this.app = new Elysia({ name })
+  }
 
   on(methods: Method | Method[], paths: string | string[], handler: Handler): this {
     for (const method of [methods].flat()) {

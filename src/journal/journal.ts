@@ -41,6 +41,15 @@ export class Journal {
     }))
   }
 
+  /** How many entries of each kind starting with `kindPrefix` were ever recorded (metrics counters). */
+  counts(kindPrefix: string): Map<string, number> {
+    const rows = this.db.query('SELECT kind, count(*) AS n FROM journal WHERE kind LIKE ? GROUP BY kind').all(`${kindPrefix}%`) as Array<{
+      kind: string
+      n: number
+    }>
+    return new Map(rows.map((r) => [r.kind, r.n]))
+  }
+
   close(): void {
     this.db.close()
   }

@@ -172,6 +172,22 @@ export const ISM_ACTIONS = {
 } as const
 
 /**
+ * Operations: the Prometheus exporter plugin's action (held by `cluster_monitor` and all_access)
+ * and the platform's snapshot and repository actions (the `manage_snapshots` group).
+ */
+export const OPERATIONS_ACTIONS = {
+  prometheusMetrics: 'cluster:monitor/prometheus/metrics',
+  repositoryPut: 'cluster:admin/repository/put',
+  repositoryGet: 'cluster:admin/repository/get',
+  repositoryDelete: 'cluster:admin/repository/delete',
+  snapshotCreate: 'cluster:admin/snapshot/create',
+  snapshotGet: 'cluster:admin/snapshot/get',
+  snapshotStatus: 'cluster:admin/snapshot/status',
+  snapshotRestore: 'cluster:admin/snapshot/restore',
+  snapshotDelete: 'cluster:admin/snapshot/delete',
+} as const
+
+/**
  * Pseudo-action of routes that need an authenticated caller and nothing else
  * (`GET /_plugins/_security/authinfo`, as on the platform). `authorize` does
  * not look it up in any role; no pattern can grant or deny it.

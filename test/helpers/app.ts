@@ -21,7 +21,7 @@ import type { PluginRoute } from '../../src/http/route'
 import { Journal } from '../../src/journal/journal'
 import { createSecurity } from '../../src/security'
 import { runBootstrap } from '../../src/setup/bootstrap'
-import { openEmbeddedStore } from '../../src/store/embedded'
+import { type EmbeddedStoreOptions, openEmbeddedStore } from '../../src/store/embedded'
 import type { Store } from '../../src/store/port'
 
 export interface TestUser {
@@ -139,6 +139,10 @@ export interface TestAppOptions extends SecurityConfig {
   node?: Record<string, unknown>
   /** `file` (default): `<data>/store.db`, kept across `restart()`; `memory`: an in-memory store. */
   store?: 'file' | 'memory'
+  /** Options of the embedded store (a test's own schema migrations). */
+  storeOptions?: EmbeddedStoreOptions
+  /** An existing data directory to serve (kept after `stop()`); default a fresh one. */
+  dataDir?: string
   /** Wraps the store everything uses, the bootstrap included (fault injection). */
   wrapStore?: (store: Store) => Store
   /** Where dynamic settings persist: in the store (default, as production) or in memory. */
@@ -164,7 +168,7 @@ export interface TestApp {
 export async function startTestApp(opts: TestAppOptions): Promise<TestApp> {
   const root = mkdtempSync(join(tmpdir(), 'svc-test-app-'))
   const configDir = join(root, 'config')
-  const dataDir = join(root, 'data')
+  const dataDir = opts.dataDir ?? join(root, 'data')
   mkdirSync(dataDir, { recursive: true })
   await writeSecurityConfig(configDir, opts)
   const node = buildNodeConfig({ 'path.data': dataDir, 'security.auth_failures.max_attempts': 0, ...opts.node }, 'test', configDir)
@@ -173,7 +177,7 @@ export async function startTestApp(opts: TestAppOptions): Promise<TestApp> {
 
   let current: { deps: Deps; routes: TestRoutes; server: { url: string; stop(): void } }
   const start = async (bootstrap: boolean) => {
-    const bare = openEmbeddedStore(opts.store === 'memory' ? ':memory:' : join(dataDir, 'store.db'))
+    const bare = openEmbeddedStore(opts.store === 'memory' ? ':memory:' : join(dataDir, 'store.db'), opts.storeOptions)
     const store = opts.wrapStore ? opts.wrapStore(bare) : bare
     const persistence = opts.settingsIn === 'memory' ? memoryPersistence() : storeSettingsPersistence(store)
     // No settings cache: a test's change is seen by the very next operation.

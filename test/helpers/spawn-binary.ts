@@ -22,6 +22,8 @@ export interface SpawnOptions {
   env?: Record<string, string>
   dataDir?: string
   keepDataDir?: boolean
+  /** Another build of the executable (an installed package's); default dist/svc-ext. */
+  binary?: string
 }
 
 /**
@@ -32,7 +34,7 @@ export interface SpawnOptions {
 export async function spawnBinary(opts: SpawnOptions = {}): Promise<SpawnedServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-e2e-'))
   const password = 'e2e-Admin-pass-1'
-  const proc = Bun.spawn([binaryPath, ...(opts.args ?? ['serve'])], {
+  const proc = Bun.spawn([opts.binary ?? binaryPath, ...(opts.args ?? ['serve'])], {
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: process.env.HOME ?? '/tmp',

@@ -192,6 +192,32 @@ describe('_cluster/settings: our keys here, the platform’s keys there', () => 
     expect(there.body.persistent['cluster.routing.allocation.enable']).toBe('primaries')
   })
 
+  test('a streamed body without Content-Length is read only up to the limit; a text/plain one not at all', async () => {
+    const auth = `Basic ${btoa(`${node.admin.name}:${node.admin.password}`)}`
+    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024))
+    let sent = 0
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        // 16 MiB if read to the end; the limit is 1 MiB.
+        if (sent++ < 256) c.enqueue(chunk)
+        else c.close()
+      },
+    })
+    const r = await fetch(node.url + '/_cluster/settings', {
+      method: 'PUT',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body,
+    })
+    expect(r.status).toBe(413)
+    expect(sent).toBeLessThan(256)
+    const plain = await fetch(node.url + '/_cluster/settings', {
+      method: 'PUT',
+      headers: { authorization: auth, 'content-type': 'text/plain' },
+      body: '{"persistent": {"plugins.content_manager.max_decoders": 4}}',
+    })
+    expect(plain.status).toBe(406)
+  })
+
   test('platform-only keys get the platform’s own answer, refusals included; our route still needs our permission', async () => {
     const unknown = await node.request('PUT', '/_cluster/settings', { body: { persistent: { 'cluster.no_such_setting': 1 } } })
     expect(unknown.status).toBe(400)

@@ -150,6 +150,14 @@ describe('item 1: one gate for every read', () => {
     expect((admin.body as any).count).toBe(1)
   })
 
+  test('a query too deep to walk is a 400 from the gate, not a 500', async () => {
+    const deep = `{"query": ${'{"bool": {"must": ['.repeat(20_000)}{"terms": {"user": {"index": "notes", "id": "a1", "path": "text"}}}${']}}'.repeat(20_000)}}`
+    for (const path of ['/logs-1/_search', '/logs-1/_count']) {
+      const r = await s.request('POST', path, { user: bob, body: deep })
+      expect({ path, status: r.status }).toEqual({ path, status: 400 })
+    }
+  })
+
   test('an aggregation filter cannot look documents up', async () => {
     const r = await s.request('POST', '/logs-1/_search', {
       user: bob,

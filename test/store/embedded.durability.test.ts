@@ -97,6 +97,7 @@ describe('embedded store on disk', () => {
     // A store file written before the `closed` column existed: the column is added on open.
     const old = new Database(path)
     old.run('ALTER TABLE indices DROP COLUMN closed')
+    old.run('PRAGMA user_version = 0') // files of that time carried no schema version
     old.close()
     const c = openEmbeddedStore(path)
     try {

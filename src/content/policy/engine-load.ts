@@ -20,6 +20,17 @@ export async function buildFullPolicy(repo: ContentRepository, space: Space): Pr
   return { hash, fullPolicy: { policy: policy.document, resources: { integrations, kvdbs, decoders, filters } } }
 }
 
+/** What this node knows of a space's Engine load (metrics). */
+export interface EngineLoadState {
+  space: Space
+  /** The hash the Engine last accepted on this node. */
+  loadedHash?: string
+  lastOutcome?: ReloadOutcome
+  /** Milliseconds since the epoch when the last load finished. */
+  lastAt?: number
+  inFlight: boolean
+}
+
 export interface EngineLoads {
   /** Starts loading `space` into the Engine in the background; never throws, never blocks the caller. */
   trigger(space: Space): void
@@ -31,14 +42,25 @@ export interface EngineLoads {
   ensure(space: Space): Promise<ReloadOutcome>
   /** Resolves when every load started so far has finished (tests, shutdown). */
   settled(): Promise<ReloadOutcome[]>
+  /** Every space triggered so far on this node. */
+  states(): EngineLoadState[]
 }
 
-export function engineLoads(repo: ContentRepository, reloader: PolicyReloader): EngineLoads {
+export function engineLoads(repo: ContentRepository, reloader: PolicyReloader, now: () => number = Date.now): EngineLoads {
   const inFlight = new Set<Promise<ReloadOutcome>>()
+  const last = new Map<Space, { outcome?: ReloadOutcome; at?: number; running: number }>()
   const start = (space: Space) => {
+    const entry = last.get(space) ?? { running: 0 }
+    last.set(space, entry)
+    entry.running++
     const p = reloader.reload(space, () => buildFullPolicy(repo, space))
     inFlight.add(p)
-    void p.finally(() => inFlight.delete(p))
+    void p
+      .then((outcome) => Object.assign(entry, { outcome, at: now() }))
+      .finally(() => {
+        entry.running--
+        inFlight.delete(p)
+      })
     return p
   }
   return {
@@ -51,5 +73,13 @@ export function engineLoads(repo: ContentRepository, reloader: PolicyReloader): 
       return start(space)
     },
     settled: () => Promise.all([...inFlight]),
+    states: () =>
+      [...last].map(([space, e]) => ({
+        space,
+        loadedHash: reloader.loadedHash(space),
+        lastOutcome: e.outcome,
+        lastAt: e.at,
+        inFlight: e.running > 0,
+      })),
   }
 }

@@ -9,6 +9,8 @@
  */
 import { flattenKeys } from '../../config/flat-keys'
 import { isOwnedKey } from '../../config/registry'
+import { readBody, refusedContentType } from '../../http/body'
+import { ApiError } from '../../http/errors'
 import type { Logger } from '../../http/log'
 import { carryRemoteAddress } from '../../http/remote'
 import { forwardToPlatform } from './forward'
@@ -75,9 +77,19 @@ function answer(body: unknown, status = 200): Response {
 export async function platformClusterSettings(endpoint: PlatformEndpoint, request: Request, local: Local, log: Logger): Promise<Response> {
   if (request.method === 'GET') return mergedGet(endpoint, request, local, log)
   if (request.method !== 'PUT') return local(request)
+  // The local route answers refusals it can decide without reading (Content-Type, declared size).
   const length = Number(request.headers.get('content-length') ?? 0)
-  if (length > BODY_LIMIT) return local(request) // the local route refuses it with its own limit
-  const text = await request.text()
+  if (length > BODY_LIMIT || refusedContentType(request, ['json']) !== undefined) return local(request)
+  let bytes: Uint8Array
+  try {
+    // Bounded even when chunked (no Content-Length): the body reader stops at the limit.
+    bytes = await readBody(request, { limit: BODY_LIMIT, status: 413 })
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e
+    const cause = { type: 'content_too_long_exception', reason: e.message }
+    return answer({ error: { root_cause: [cause], ...cause }, status: e.status }, e.status)
+  }
+  const text = new TextDecoder().decode(bytes)
   let parsed: unknown
   try {
     parsed = JSON.parse(text)

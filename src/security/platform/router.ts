@@ -7,7 +7,14 @@ import { platformClusterSettings } from './cluster-settings'
 import type { PlatformEndpoint } from './endpoint'
 import { forwardToPlatform } from './forward'
 
-const OURS = ['/_plugins/_setup', '/_plugins/_security_analytics', '/_plugins/_content_manager', '/_plugins/_security/authinfo']
+// `/_prometheus/metrics` is this node's own metrics (the platform's are scraped from the platform).
+const OURS = [
+  '/_plugins/_setup',
+  '/_plugins/_security_analytics',
+  '/_plugins/_content_manager',
+  '/_plugins/_security/authinfo',
+  '/_prometheus/metrics',
+]
 
 /** Paths answered by this node alone in platform mode. */
 export function servedLocally(pathname: string): boolean {

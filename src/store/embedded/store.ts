@@ -88,7 +88,9 @@ import {
 } from './mapping'
 import { type Plan, planQuery } from './plan'
 import { deletePolicy, getPolicies, getPolicy, putPolicy } from './ism'
-import { MAX_IX, prepareDatabase, ridRange, type Synchronous } from './schema'
+import { openStoreFile } from './integrity'
+import type { Migration, MigrationResult } from './migrations'
+import { MAX_IX, ridRange, type Synchronous } from './schema'
 import { type Row, runCount, runSearch, type SearchTarget } from './search'
 import type { Columns } from './aggs-columnar'
 
@@ -97,6 +99,10 @@ export interface EmbeddedStoreOptions {
   synchronous?: Synchronous
   /** Milliseconds since the epoch; injectable for date math and PIT expiry in tests. */
   clock?: () => number
+  /** Schema steps (tests simulate a schema change with their own list); see migrations.ts. */
+  migrations?: readonly Migration[]
+  /** How often a running store records written progress beside it (integrity.ts); 0: open and close only. */
+  progressIntervalMs?: number
   /** Node-level search limits, read at each search so that dynamic settings apply at once. */
   searchLimits?: () => Partial<SearchLimits>
 }
@@ -175,10 +181,21 @@ export class EmbeddedStore implements Store {
   /** The configured durability; `index.translog.durability: async` indices commit with NORMAL instead. */
   private readonly synchronous: Synchronous
 
+  /** Records a clean close in the store file and its marker (integrity.ts). */
+  private readonly seal: () => void
+  /** What opening did to the schema (for the start-up log). */
+  readonly migration: MigrationResult
+
   constructor(path: string, options: EmbeddedStoreOptions = {}) {
-    this.db = new Database(path, { create: true })
     this.synchronous = options.synchronous ?? 'FULL'
-    prepareDatabase(this.db, this.synchronous)
+    const opened = openStoreFile(path, {
+      synchronous: this.synchronous,
+      migrations: options.migrations,
+      progressIntervalMs: options.progressIntervalMs,
+    })
+    this.db = opened.db
+    this.seal = opened.seal
+    this.migration = opened.migration
     this.cat = Catalog.load(this.db)
     this.now = options.clock ?? Date.now
     this.searchLimits = options.searchLimits ?? (() => ({}))
@@ -1813,6 +1830,7 @@ export class EmbeddedStore implements Store {
     if (this.closed) return
     this.closed = true
     this.db.run('DELETE FROM pit_history')
+    this.seal()
     this.db.close()
   }
 }

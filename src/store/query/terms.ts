@@ -11,6 +11,7 @@
  */
 import { IllegalArgument, ParsingError } from '../errors'
 import { fieldPath, isObject } from './doc'
+import { checkJsonDepth } from './limits'
 
 type Source = Record<string, unknown>
 
@@ -47,8 +48,13 @@ export function rewriteTerms(query: unknown, r: TermsRewrite): unknown {
   })
 }
 
-/** Every terms lookup of the query, in query order (malformed lookup elements are a 400). */
+/**
+ * Every terms lookup of the query, in query order (malformed lookup elements are a 400). The
+ * walk recurses, so a query nested deeper than the parser allows is refused (400) first: this
+ * runs in the read gate, before the store's own checks.
+ */
 export function termsLookups(query: unknown): TermsLookup[] {
+  checkJsonDepth(query)
   const found: TermsLookup[] = []
   mapTermsQueries(query, (body) => {
     for (const [, v] of termFields(body)) {

@@ -18,6 +18,12 @@ describe('terms lookups', () => {
     expect(() => termsLookups({ terms: { a: { index: 'i' } } })).toThrow('[terms] query lookup element requires')
   })
 
+  test('a query nested deeper than the parser allows is a 400 before the walk recurses', () => {
+    let q: unknown = { terms: { a: lk('i', '1') } }
+    for (let i = 0; i < 20_000; i++) q = { bool: { must: [q] } }
+    expect(() => termsLookups(q)).toThrow(expect.objectContaining({ status: 400, type: 'x_content_parse_exception' }))
+  })
+
   test('resolved through fetch, each document once; a missing document gives no terms', async () => {
     const calls: string[] = []
     const fetch = async (index: string, id: string) => {

@@ -1,0 +1,183 @@
+/**
+ * Schema versions of the embedded store. The version lives in SQLite's own header field
+ * (`PRAGMA user_version`), so it travels with the file and changes in the same transaction as the
+ * tables it describes. A newer binary migrates an older file in place, after a backup copy, in one
+ * transaction (all steps or none); an older binary refuses a newer file rather than misread it.
+ */
+import type { Database } from 'bun:sqlite'
+import { existsSync } from 'node:fs'
+
+export interface Migration {
+  /** The schema version the store has after this step; steps are numbered 1, 2, 3... */
+  version: number
+  description: string
+  up(db: Database): void
+}
+
+/** Raised when a store file cannot be opened as it is; the message names the file and what to do. */
+export class StoreFileError extends Error {
+  constructor(
+    readonly file: string,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'StoreFileError'
+  }
+}
+
+function createBaseSchema(db: Database): void {
+  db.run(`CREATE TABLE IF NOT EXISTS indices (
+    ix INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    uuid TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    settings TEXT NOT NULL,
+    mappings TEXT NOT NULL,
+    seq INTEGER NOT NULL DEFAULT -1,
+    data_stream TEXT
+  )`)
+  // Stores created before indices could be closed lack the column.
+  const cols = db.query('PRAGMA table_info(indices)').all() as Array<{ name: string }>
+  if (!cols.some((c) => c.name === 'closed')) db.run('ALTER TABLE indices ADD COLUMN closed INTEGER NOT NULL DEFAULT 0')
+  db.run(`CREATE TABLE IF NOT EXISTS aliases (
+    alias TEXT NOT NULL,
+    ix INTEGER NOT NULL,
+    def TEXT NOT NULL,
+    PRIMARY KEY (alias, ix)
+  )`)
+  db.run('CREATE TABLE IF NOT EXISTS templates (name TEXT PRIMARY KEY, body TEXT NOT NULL)')
+  db.run(`CREATE TABLE IF NOT EXISTS data_streams (
+    name TEXT PRIMARY KEY,
+    template TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    ts_field TEXT NOT NULL
+  )`)
+  // One row per document; `keys` lists its fv entries so updates/deletes remove exactly those.
+  // Each index owns the rowid range [ix * RID_SPAN, (ix + 1) * RID_SPAN): its documents are
+  // contiguous in the table B-tree, scans are rowid range scans, and no extra index is needed.
+  db.run(`CREATE TABLE IF NOT EXISTS docs (
+    rid INTEGER PRIMARY KEY,
+    ix INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    ver INTEGER NOT NULL,
+    src TEXT NOT NULL,
+    keys TEXT NOT NULL
+  )`)
+  db.run('CREATE UNIQUE INDEX IF NOT EXISTS docs_id ON docs (ix, id)')
+  // "Documents after seq_no N" (how detector runs read what is new) is a range of this index, so
+  // a read costs what it returns, not the size of the index. Updates move a document's seq_no,
+  // so rowid order alone cannot answer it.
+  db.run('CREATE INDEX IF NOT EXISTS docs_seq ON docs (ix, seq)')
+  // Field-value index: every keyword, numeric, date and boolean value of every document.
+  // Untyped `v` keeps strings as TEXT and numbers as INTEGER/REAL, so one B-tree serves
+  // equality, IN, prefix and range lookups for all of them.
+  db.run(`CREATE TABLE IF NOT EXISTS fv (
+    f INTEGER NOT NULL,
+    v NOT NULL,
+    rid INTEGER NOT NULL,
+    PRIMARY KEY (f, v, rid)
+  ) WITHOUT ROWID`)
+  db.run(`CREATE TABLE IF NOT EXISTS fields (
+    f INTEGER PRIMARY KEY,
+    ix INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    UNIQUE (ix, name)
+  )`)
+  // Point-in-time snapshots (copies of the matching rows; replaced in version 2).
+  db.run(`CREATE TABLE IF NOT EXISTS pit_docs (
+    pit TEXT NOT NULL,
+    rid INTEGER NOT NULL,
+    ix INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    ver INTEGER NOT NULL,
+    src TEXT NOT NULL,
+    PRIMARY KEY (pit, rid)
+  ) WITHOUT ROWID`)
+  // The store's identity and open/close generation (see integrity.ts), checked against the marker file.
+  db.run('CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
+}
+
+/**
+ * Points in time read the live rows up to their `_seq_no` watermark plus the versions that later
+ * writes replaced or deleted while a PIT was open, kept once in `pit_history` and shared by all
+ * PITs; the per-PIT copies of `pit_docs` are gone.
+ */
+function pitHistory(db: Database): void {
+  db.run('DROP TABLE IF EXISTS pit_docs')
+  db.run(`CREATE TABLE IF NOT EXISTS pit_history (
+    rid INTEGER NOT NULL,
+    gone INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    ver INTEGER NOT NULL,
+    src TEXT NOT NULL,
+    PRIMARY KEY (rid, gone)
+  ) WITHOUT ROWID`)
+}
+
+/**
+ * Every schema step, oldest first. Step 1 is idempotent so it also brings a file written before
+ * schema versions existed (user_version 0, tables present) up to version 1. Append, never edit.
+ */
+export const SCHEMA_MIGRATIONS: readonly Migration[] = [
+  { version: 1, description: 'indices, aliases, templates, data streams, documents, field values, store identity', up: createBaseSchema },
+  { version: 2, description: 'points in time keep replaced versions (pit_history) instead of copies (pit_docs)', up: pitHistory },
+]
+
+export const latestVersion = (migrations: readonly Migration[]): number => migrations.at(-1)?.version ?? 0
+
+export interface MigrationResult {
+  from: number
+  to: number
+  /** The copy taken before migrating a store that held tables. */
+  backup?: string
+}
+
+export function schemaVersion(db: Database): number {
+  return (db.query('PRAGMA user_version').get() as { user_version: number }).user_version
+}
+
+/** `<file>.schema-v<from>.<ISO time>.bak`, beside the store file; never overwrites an earlier backup. */
+export function backupPath(file: string, from: number, now = new Date()): string {
+  const base = `${file}.schema-v${from}.${now.toISOString().replace(/[:.]/g, '-')}`
+  let path = `${base}.bak`
+  for (let i = 1; existsSync(path); i++) path = `${base}-${i}.bak`
+  return path
+}
+
+/**
+ * Brings `db` to the newest version of `migrations`. A store at a newer version than this binary
+ * knows is refused (StoreFileError). Before migrating a store that has tables, a consistent copy
+ * is written with `VACUUM INTO`; the steps then run in one IMMEDIATE transaction together with the
+ * new `user_version`, so a failing step leaves the file exactly as it was.
+ */
+export function migrate(db: Database, file: string, migrations: readonly Migration[] = SCHEMA_MIGRATIONS): MigrationResult {
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new Error(`schema migration ${i} has version ${m.version}, expected ${i + 1}`)
+  })
+  const from = schemaVersion(db)
+  const to = latestVersion(migrations)
+  if (from > to) {
+    throw new StoreFileError(
+      file,
+      `store file ${file} has schema version ${from}, newer than the ${to} this svc-ext supports: it was written by a newer svc-ext. ` +
+        'Run that newer version (downgrading a data directory is not supported), or restore the backup taken before the upgrade ' +
+        `(${file}.schema-v${to}.*.bak) into a copy of the data directory.`,
+    )
+  }
+  if (from === to) return { from, to }
+  const hasTables = (db.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n > 0
+  let backup: string | undefined
+  if (hasTables && file !== ':memory:') {
+    backup = backupPath(file, from)
+    db.run('VACUUM INTO ?', [backup])
+  }
+  db.transaction(() => {
+    for (const m of migrations.slice(from)) m.up(db)
+    // PRAGMA takes no bound parameters; `to` is a number from the list above.
+    db.run(`PRAGMA user_version = ${Math.trunc(to)}`)
+  }).immediate()
+  return { from, to, backup }
+}
