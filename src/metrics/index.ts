@@ -8,7 +8,6 @@ import { collectDefaultMetrics, Registry } from 'prom-client'
 import { httpMetrics, type HttpMetrics, routeLabeler, type RoutePattern } from './http'
 import { type MetricSources, registerSources } from './sources'
 
-
 export interface Metrics {
   http: HttpMetrics
   contentType: string
