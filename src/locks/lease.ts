@@ -22,7 +22,8 @@ export interface HeldLease extends LeaseSpec {
 }
 
 export type LeaseEvent = {
-  kind: 'acquire' | 'steal' | 'release' | 'busy' | 'renew' | 'lost'
+  /** `wait`: a caller found the lease held and waits for it (once per acquisition); `timeout`: it gave up. */
+  kind: 'acquire' | 'steal' | 'release' | 'busy' | 'renew' | 'lost' | 'wait' | 'timeout'
   index: string
   id: string
   at: number
@@ -298,10 +299,12 @@ export class KeyedLeases {
         return
       }
       queue.push(waiter)
+      ;(options.onEvent ?? this.deps.onEvent)?.({ kind: 'wait', index: spec.index, id: spec.id, at: this.deps.now() })
       // Waiting behind local callers counts against the same budget.
       waiter.timer = setTimeout(() => {
         if (waiter.started) return
         queue.splice(queue.indexOf(waiter), 1)
+        ;(options.onEvent ?? this.deps.onEvent)?.({ kind: 'timeout', index: spec.index, id: spec.id, at: this.deps.now() })
         reject(options.busy(0))
       }, options.waitMillis)
     })
@@ -373,7 +376,12 @@ export class KeyedLeases {
         continue
       }
       if (held) return { held, attempts: attempt }
-      if (options.maxAttempts !== undefined ? attempt >= options.maxAttempts : deps.now() >= deadline) return { attempts: attempt }
+      const event = { index: spec.index, id: spec.id, at: deps.now() }
+      if (options.maxAttempts !== undefined ? attempt >= options.maxAttempts : deps.now() >= deadline) {
+        deps.onEvent?.({ kind: 'timeout', ...event })
+        return { attempts: attempt }
+      }
+      if (attempt === 1) deps.onEvent?.({ kind: 'wait', ...event })
       await sleep(options.backoffMillis)
     }
   }

@@ -164,7 +164,7 @@ export function registerSources(registry: Registry, src: MetricSources): () => P
   // Counters from the journal: every lock event this node recorded since its data directory was made.
   const lockEvents = new Counter({
     name: 'svc_lock_events_total',
-    help: "Lock events recorded in this node's journal, by kind (acquire, steal, release, renew, lost, timeout).",
+    help: "Lock events recorded in this node's journal, by kind (acquire, wait, steal, release, lost, timeout).",
     labelNames: ['kind'],
     registers: [registry],
   })

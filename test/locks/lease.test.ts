@@ -145,3 +145,27 @@ test('on a node-local store the queue alone makes callers take turns: no overlap
   expect(most).toBe(1)
   expect(docs).toBe(0)
 })
+
+test('waits and time-outs are reported once per caller: on the node queue and at a document another node holds', async () => {
+  const events: string[] = []
+  const onEvent = (e: { kind: string }) => void events.push(e.kind)
+  const s = spec(60_000)
+  const a = node()
+  const b = node()
+  let release!: () => void
+  const holding = new Promise<void>((r) => (release = r))
+  const held = a.run(s, { waitMillis: 1000, backoffMillis: 10, renew: false, busy, onEvent }, () => holding)
+  await Bun.sleep(30)
+  // Another node polls the held document until its wait runs out: one wait, one time-out, however many polls.
+  await expect(b.run(s, { waitMillis: 120, backoffMillis: 10, renew: false, busy, onEvent }, async () => {})).rejects.toThrow('busy')
+  expect(events.filter((k) => k === 'wait')).toHaveLength(1)
+  expect(events.filter((k) => k === 'timeout')).toHaveLength(1)
+  // Behind a local holder: the queued caller waits, then gets its turn (no time-out).
+  const queued = a.run(s, { waitMillis: 1000, backoffMillis: 10, renew: false, busy, onEvent }, async () => 'ran')
+  release()
+  expect(await queued).toBe('ran')
+  await held
+  expect(events.filter((k) => k === 'wait')).toHaveLength(2)
+  expect(events.filter((k) => k === 'timeout')).toHaveLength(1)
+  expect(events.filter((k) => k === 'acquire').length).toBeGreaterThanOrEqual(2)
+})

@@ -41,7 +41,8 @@ export const lockLeases = (deps: { store: Store; now: () => number }) =>
 
 /** Journals what happened to a lease under `subject` (lock audit, reference 7.1). */
 export const journalLeaseEvents = (journal: Journal, subject: string) => (e: LeaseEvent) => {
-  if (e.kind === 'acquire' || e.kind === 'steal' || e.kind === 'release' || e.kind === 'lost')
+  // Polls (`busy`) and renewals are too frequent to journal; a wait is recorded once per acquisition.
+  if (e.kind !== 'busy' && e.kind !== 'renew')
     journal.record(`lock.${e.kind}`, subject, { index: e.index, id: e.id, ageMillis: e.ageMillis }, e.at)
 }
 
