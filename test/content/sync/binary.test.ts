@@ -8,14 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../../fixtures/cti/server'
 import { spawnBinary, type SpawnedServer } from '../../helpers/spawn-binary'
+import { feedConsumers } from './harness'
 
-const IOCS = { context: 't1-iocs-5', name: 'public-iocs-5', type: 'cti:catalog:consumer:iocs', alias: 'svc-threatintel-enrichments' }
-const VULNS = {
-  context: 't1-vd-5',
-  name: 'public-vd-5',
-  type: 'cti:catalog:consumer:vulnerabilities',
-  alias: '.svc-threatintel-vulnerabilities',
-}
+const { IOCS, VULNS } = feedConsumers('5')
 const KILLS = 10
 
 let cti: CtiServer

@@ -195,3 +195,30 @@ export function seedRuleset(cti: CtiServer, opts: { rules?: number; context?: st
   c.create('policy-std', payloads.policy('policy-std', { integrations: ['integ-1'] }))
   return c
 }
+
+/**
+ * The IoC and vulnerabilities consumers a binary test publishes on the CTI test server: `suffix`
+ * keeps each test file's contexts apart; `type` and `alias` are what the node stores them under.
+ */
+export const feedConsumers = (suffix: string) => ({
+  IOCS: { context: `t1-iocs-${suffix}`, name: `public-iocs-${suffix}`, type: CONSUMERS.iocs.type, alias: CONTENT_ALIASES.enrichments },
+  VULNS: {
+    context: `t1-vd-${suffix}`,
+    name: `public-vd-${suffix}`,
+    type: CONSUMERS.vulnerabilities.type,
+    alias: CONTENT_ALIASES.vulnerabilities,
+  },
+})
+
+/** The store with `before` run ahead of every bulk (to look at what readers see while a pass writes). */
+export function beforeEachBulk(store: Store, before: (params: Parameters<Store['bulk']>[0]) => Promise<void> | void): Store {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop !== 'bulk') return Reflect.get(target, prop, receiver)
+      return async (params: Parameters<Store['bulk']>[0]) => {
+        await before(params)
+        return target.bulk(params)
+      }
+    },
+  })
+}

@@ -12,15 +12,10 @@ import { join } from 'node:path'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../../fixtures/cti/server'
 import { ADMIN, type TestServer } from '../../helpers/server'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../../helpers/spawn-binary'
+import { feedConsumers } from './harness'
 import { SERVICE_ACCOUNT, startPlatform } from '../../platform/cluster-helpers'
 
-const IOCS = { context: 't1-iocs-lk', name: 'public-iocs-lk', type: 'cti:catalog:consumer:iocs', alias: 'svc-threatintel-enrichments' }
-const VULNS = {
-  context: 't1-vd-lk',
-  name: 'public-vd-lk',
-  type: 'cti:catalog:consumer:vulnerabilities',
-  alias: '.svc-threatintel-vulnerabilities',
-}
+const { IOCS, VULNS } = feedConsumers('lk')
 const STALE = 5000 // the smallest stale age the setting accepts; renewals every STALE/3
 /** Requests go to the nodes, which authenticate them at the platform. */
 const AUTH = 'Basic ' + btoa(`${ADMIN.name}:${ADMIN.password}`)

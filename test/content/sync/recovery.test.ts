@@ -11,7 +11,7 @@ import { StoreError } from '../../../src/store/errors'
 import type { Store } from '../../../src/store/port'
 import { payloads, type CtiServer } from '../../fixtures/cti/server'
 import { faultyStore, type FaultyStore } from '../../fixtures/faulty-store'
-import { startSyncHarness, type SyncHarness } from './harness'
+import { beforeEachBulk, startSyncHarness, type SyncHarness } from './harness'
 
 let h: SyncHarness
 afterEach(async () => {
@@ -242,17 +242,10 @@ describe('content never vanishes', () => {
       wrapStore: (s) => {
         inner = s
         // At every bulk of the reload, what would a reader of the alias see?
-        return new Proxy(s, {
-          get(target, prop, receiver) {
-            if (prop !== 'bulk') return Reflect.get(target, prop, receiver)
-            return async (params: Parameters<Store['bulk']>[0]) => {
-              if (watching) {
-                await inner.refresh({ index: CONTENT_ALIASES.vulnerabilities, expand_wildcards: 'all' })
-                seen.push((await inner.count({ index: CONTENT_ALIASES.vulnerabilities, expand_wildcards: 'all' })).count)
-              }
-              return target.bulk(params)
-            }
-          },
+        return beforeEachBulk(s, async () => {
+          if (!watching) return
+          await inner.refresh({ index: CONTENT_ALIASES.vulnerabilities, expand_wildcards: 'all' })
+          seen.push((await inner.count({ index: CONTENT_ALIASES.vulnerabilities, expand_wildcards: 'all' })).count)
         })
       },
     })

@@ -9,7 +9,7 @@ import type { PassProgress } from '../../../src/content/sync/state'
 import type { Store } from '../../../src/store/port'
 import { payloads, startCtiServer } from '../../fixtures/cti/server'
 import { startTestServer } from '../../helpers/server'
-import { RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness } from './harness'
+import { beforeEachBulk, RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness } from './harness'
 
 let h: SyncHarness | undefined
 afterEach(async () => {
@@ -105,16 +105,10 @@ describe('progress', () => {
       wrapStore: (s) => {
         inner = s
         // Each bulk "takes" 6 s of the pass's clock, and a reader looks at the consumer document.
-        return new Proxy(s, {
-          get(target, prop, receiver) {
-            if (prop !== 'bulk') return Reflect.get(target, prop, receiver)
-            return async (params: Parameters<Store['bulk']>[0]) => {
-              harness.advance(6000)
-              const doc = await inner.get({ index: '.svc-cti-consumers', id: 'cti:catalog:consumer:iocs' }).catch(() => undefined)
-              if (doc?.found && (doc._source as any).progress) seen.push((doc._source as any).progress)
-              return target.bulk(params)
-            }
-          },
+        return beforeEachBulk(s, async () => {
+          harness.advance(6000)
+          const doc = await inner.get({ index: '.svc-cti-consumers', id: 'cti:catalog:consumer:iocs' }).catch(() => undefined)
+          if (doc?.found && (doc._source as any).progress) seen.push((doc._source as any).progress)
         })
       },
     })
