@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../../fixtures/cti/server'
 import { spawnBinary, type SpawnedServer } from '../../helpers/spawn-binary'
-import { feedConsumers } from './harness'
+import { feedConsumers, feedEnv } from './harness'
 
 const { IOCS, VULNS } = feedConsumers('5')
 const KILLS = 10
@@ -40,18 +40,7 @@ function seed() {
   }
 }
 
-function env(): Record<string, string> {
-  return {
-    SVC_SETTING_plugins__content_manager__cti__api: cti.base,
-    SVC_SETTING_plugins__content_manager__catalog__iocs: iocs.url,
-    SVC_SETTING_plugins__content_manager__catalog__vulnerabilities: vulns.url,
-    SVC_SETTING_plugins__content_manager__catalog__update_on_start: 'true',
-    SVC_SETTING_plugins__content_manager__catalog__update_on_schedule: 'false',
-    SVC_SETTING_plugins__content_manager__engine__mock: 'true',
-    SVC_SETTING_plugins__content_manager__max_items_per_bulk: '100',
-    SVC_SETTING_plugins__content_manager__resource_lock__stale_threshold_millis: '5000',
-  }
-}
+const env = () => feedEnv(cti, iocs, vulns, 5000)
 
 const dataDir = () => {
   const d = mkdtempSync(join(tmpdir(), 'svc-sync-e2e-'))

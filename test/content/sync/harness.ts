@@ -222,3 +222,15 @@ export function beforeEachBulk(store: Store, before: (params: Parameters<Store['
     },
   })
 }
+
+/** A binary node's environment to sync `iocs` and `vulns` from the CTI test server once at start (Engine mocked). */
+export const feedEnv = (cti: CtiServer, iocs: { url: string }, vulns: { url: string }, staleMillis: number): Record<string, string> => ({
+  SVC_SETTING_plugins__content_manager__cti__api: cti.base,
+  SVC_SETTING_plugins__content_manager__catalog__iocs: iocs.url,
+  SVC_SETTING_plugins__content_manager__catalog__vulnerabilities: vulns.url,
+  SVC_SETTING_plugins__content_manager__catalog__update_on_start: 'true',
+  SVC_SETTING_plugins__content_manager__catalog__update_on_schedule: 'false',
+  SVC_SETTING_plugins__content_manager__engine__mock: 'true',
+  SVC_SETTING_plugins__content_manager__max_items_per_bulk: '100',
+  SVC_SETTING_plugins__content_manager__resource_lock__stale_threshold_millis: String(staleMillis),
+})

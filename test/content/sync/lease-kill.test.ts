@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../../fixtures/cti/server'
 import { ADMIN, type TestServer } from '../../helpers/server'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../../helpers/spawn-binary'
-import { feedConsumers } from './harness'
+import { feedConsumers, feedEnv } from './harness'
 import { SERVICE_ACCOUNT, startPlatform } from '../../platform/cluster-helpers'
 
 const { IOCS, VULNS } = feedConsumers('lk')
@@ -48,14 +48,7 @@ function env(iocs: FakeConsumer, vulns: FakeConsumer, node: number): Record<stri
     SVC_SETTING_storage__platform__url: platform!.url,
     SVC_SETTING_storage__platform__username: SERVICE_ACCOUNT.name,
     SVC_SETTING_storage__platform__password: SERVICE_ACCOUNT.password,
-    SVC_SETTING_plugins__content_manager__cti__api: cti!.base,
-    SVC_SETTING_plugins__content_manager__catalog__iocs: iocs.url,
-    SVC_SETTING_plugins__content_manager__catalog__vulnerabilities: vulns.url,
-    SVC_SETTING_plugins__content_manager__catalog__update_on_start: 'true',
-    SVC_SETTING_plugins__content_manager__catalog__update_on_schedule: 'false',
-    SVC_SETTING_plugins__content_manager__engine__mock: 'true',
-    SVC_SETTING_plugins__content_manager__max_items_per_bulk: '100',
-    SVC_SETTING_plugins__content_manager__resource_lock__stale_threshold_millis: String(STALE),
+    ...feedEnv(cti!, iocs, vulns, STALE),
     SVC_SETTING_plugins__content_manager__setup_wait__backoff_base_seconds: '1',
   }
 }
