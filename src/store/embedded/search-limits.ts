@@ -1,6 +1,28 @@
 /** The node settings of OpenSearch's search limits, read into the embedded store's terms. */
+import { DEFAULT_QUERY_LIMITS } from '../query/limits'
 import { parseTimeValue } from '../settings'
-import type { SearchLimits } from './store'
+
+/** OpenSearch's node-level bounds on searches and points in time (setting names in comments). */
+export interface SearchLimits {
+  /** `indices.query.bool.max_clause_count` */
+  maxClauseCount: number
+  /** `search.max_buckets` */
+  maxBuckets: number
+  /** `search.default_search_timeout` in milliseconds; -1: none */
+  defaultSearchTimeoutMs: number
+  /** `search.max_open_pit_context` */
+  maxOpenPitContext: number
+  /** `point_in_time.max_keep_alive` in milliseconds */
+  maxPitKeepAliveMs: number
+}
+
+export const DEFAULT_SEARCH_LIMITS: SearchLimits = {
+  maxClauseCount: DEFAULT_QUERY_LIMITS.maxClauseCount,
+  maxBuckets: 65_535,
+  defaultSearchTimeoutMs: -1,
+  maxOpenPitContext: 300,
+  maxPitKeepAliveMs: 86_400_000,
+}
 
 const time = (v: unknown, key: string): number | undefined => {
   if (v === undefined || v === null || v === '') return undefined

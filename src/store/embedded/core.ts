@@ -1,0 +1,179 @@
+/**
+ * The transaction core every concern of the embedded store works through: the SQLite handle,
+ * the in-memory catalog, one transaction at a time with undo of in-memory changes, `_seq_no`
+ * counters, durability, and the state searches and points in time share (open PITs, the plan of
+ * the running search, parsed large sources). bun:sqlite is synchronous, so every write
+ * (including its `if_seq_no` / create-only check) is one atomic transaction.
+ */
+import type { Database } from 'bun:sqlite'
+import { IndexNotFound, StoreError } from '../errors'
+import { resolveExpression, type ResolveRequest } from '../names'
+import type { FieldSpec } from '../query/compile'
+import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
+import { openStoreFile } from './integrity'
+import type { Migration, MigrationResult } from './migrations'
+import type { Plan } from './plan'
+import type { Synchronous } from './schema'
+import { DEFAULT_SEARCH_LIMITS, type SearchLimits } from './search-limits'
+
+export interface EmbeddedStoreOptions {
+  /** See schema.ts: FULL (default) survives power loss, NORMAL survives kill -9 only. */
+  synchronous?: Synchronous
+  /** Milliseconds since the epoch; injectable for date math and PIT expiry in tests. */
+  clock?: () => number
+  /** Schema steps (tests simulate a schema change with their own list); see migrations.ts. */
+  migrations?: readonly Migration[]
+  /** How often a running store records written progress beside it (integrity.ts); 0: open and close only. */
+  progressIntervalMs?: number
+  /** Node-level search limits, read at each search so that dynamic settings apply at once. */
+  searchLimits?: () => Partial<SearchLimits>
+}
+
+/**
+ * A point in time is a `_seq_no` watermark per index, not a copy: it sees the rows written at or
+ * before its watermark, and the older versions kept in `pit_history` of rows replaced or deleted
+ * after it. Disk grows with the writes made while PITs are open, never with the number of PITs.
+ */
+export interface PitMeta {
+  id: string
+  created: number
+  keepAlive: number
+  expires: number
+  targets: Array<{ ix: number; uuid: string; name: string; specs: Map<string, FieldSpec>; seq: number }>
+}
+
+export class StoreCore {
+  readonly db: Database
+  readonly cat: Catalog
+  readonly now: () => number
+  readonly pits = new Map<string, PitMeta>()
+  /** The last plan, so that counting and reading the same query plans it once (search-rows.ts). */
+  lastPlan: { meta: IndexMeta; query: unknown; plan: Plan | null } | undefined
+  /** Large sources parsed once for concurrent searches (search-rows.ts), most recently used last. */
+  readonly bigSources = new Map<string, { source: Record<string, unknown>; size: number }>()
+  bigSourceChars = 0
+  /** Undo actions for in-memory changes of the running transaction. */
+  private undo: Array<() => void> | undefined
+  /** Indices whose seq_no counter moved in the running transaction (persisted once, at its end). */
+  private readonly seqDirty = new Set<IndexMeta>()
+  private closed = false
+
+  /** The configured durability; `index.translog.durability: async` indices commit with NORMAL instead. */
+  private readonly synchronous: Synchronous
+
+  /** Records a clean close in the store file and its marker (integrity.ts). */
+  private readonly seal: () => void
+  /** What opening did to the schema (for the start-up log). */
+  readonly migration: MigrationResult
+
+  private readonly searchLimits: () => Partial<SearchLimits>
+
+  constructor(path: string, options: EmbeddedStoreOptions = {}) {
+    this.synchronous = options.synchronous ?? 'FULL'
+    const opened = openStoreFile(path, {
+      synchronous: this.synchronous,
+      migrations: options.migrations,
+      progressIntervalMs: options.progressIntervalMs,
+    })
+    this.db = opened.db
+    this.seal = opened.seal
+    this.migration = opened.migration
+    this.cat = Catalog.load(this.db)
+    this.now = options.clock ?? Date.now
+    this.searchLimits = options.searchLimits ?? (() => ({}))
+  }
+
+  limits(): SearchLimits {
+    return { ...DEFAULT_SEARCH_LIMITS, ...this.searchLimits() }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Transactions
+
+  tx<T>(fn: () => T): T {
+    this.assertOpen()
+    if (this.undo) return fn() // nested: part of the outer transaction
+    const undo: Array<() => void> = []
+    this.undo = undo
+    this.seqDirty.clear()
+    try {
+      return this.db
+        .transaction(() => {
+          const out = fn()
+          const save = this.db.query('UPDATE indices SET seq = ? WHERE ix = ?')
+          for (const meta of this.seqDirty) if (this.cat.byIx.get(meta.ix) === meta) save.run(meta.seq, meta.ix)
+          return out
+        })
+        .immediate()
+    } catch (e) {
+      for (let i = undo.length - 1; i >= 0; i--) undo[i]()
+      throw e
+    } finally {
+      this.undo = undefined
+    }
+  }
+
+  onUndo(f: () => void): void {
+    this.undo?.push(f)
+  }
+
+  assertOpen(): void {
+    if (this.closed) throw new StoreError('illegal_state_exception', 400, 'store is closed')
+  }
+
+  nextSeq(meta: IndexMeta): number {
+    const seq = ++meta.seq
+    this.seqDirty.add(meta)
+    this.onUndo(() => (meta.seq = Math.min(meta.seq, seq - 1)))
+    return seq
+  }
+
+  /**
+   * OpenSearch's `index.translog.durability: async` (acknowledge before the fsync) on an index
+   * that exists under this exact name: its single-document writes commit with synchronous
+   * NORMAL, which survives a killed process but not a power loss. Lock and lease documents use it,
+   * since a lock lost with the machine is released, not corrupted. Everything else keeps FULL.
+   */
+  durableAs<T>(index: string, write: () => T): T {
+    const meta = this.cat.byName.get(index)
+    if (this.synchronous !== 'FULL' || meta?.settings['index.translog.durability'] !== 'async') return write()
+    this.db.run('PRAGMA synchronous = NORMAL')
+    try {
+      return write()
+    } finally {
+      this.db.run('PRAGMA synchronous = FULL')
+    }
+  }
+
+  /** An index id (so its rids) may be given to the next index created: no parsed source may outlive it. */
+  clearSourceCache(): void {
+    this.bigSources.clear()
+    this.bigSourceChars = 0
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Resolution
+
+  resolveTargets(expression: string | string[] | undefined, req: ResolveRequest = {}) {
+    return resolveExpression(this.cat, expression, req)
+  }
+
+  indexMeta(name: string): IndexMeta {
+    const meta = this.cat.byName.get(name)
+    if (!meta) throw new IndexNotFound(name)
+    return meta
+  }
+
+  writeIndexOf(ds: DataStreamMeta): IndexMeta {
+    const backing = this.cat.backingIndices(ds)
+    return this.indexMeta(backing[backing.length - 1])
+  }
+
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    this.db.run('DELETE FROM pit_history')
+    this.seal()
+    this.db.close()
+  }
+}

@@ -1,0 +1,304 @@
+/**
+ * Writing one document: index, create, update (partial merge or upsert) and delete, with the
+ * `if_seq_no` and version checks, auto-created targets, mapping growth and the field-value keys.
+ */
+import { DocumentMissing, IllegalArgument, MapperParsing, ParsingError, StoreError, VersionConflict } from '../errors'
+import type { DeleteParams, IndexParams, SourceFilter, UpdateParams, WriteParams, WriteResponse } from '../port'
+import { MAX_JSON_DEPTH, nestingExceeds } from '../query/limits'
+import { isObject } from '../query/doc'
+import { own, setOwn } from '../own'
+import { filterSource, sourceSpec } from '../source-filter'
+import { shardCopies } from '../settings'
+import type { IndexMeta } from './catalog'
+import type { StoreCore } from './core'
+import { type DocRow, getHead, getRow, type Op, writeTarget } from './documents'
+import { autoId } from './ids'
+import { setMappings } from './indices'
+import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './mapping'
+import { keepForPits } from './pits'
+import { ridRange } from './schema'
+
+export async function indexDocument(core: StoreCore, params: IndexParams): Promise<WriteResponse> {
+  // Like OpenSearch's auto-id handler, a write without an id defaults to op_type=create (so it
+  // is accepted by a data stream); an explicit op_type=index keeps its meaning.
+  const op: Op = params.op_type === 'create' || (params.op_type === undefined && params.id === undefined) ? 'create' : 'index'
+  return core.durableAs(params.index, () =>
+    core.tx(() => write(core, op, params.index, params.id, params.body as Record<string, unknown>, params)),
+  )
+}
+
+export async function createDocument(core: StoreCore, params: IndexParams & { id: string }): Promise<WriteResponse> {
+  return core.durableAs(params.index, () =>
+    core.tx(() => write(core, 'create', params.index, params.id, params.body as Record<string, unknown>, params)),
+  )
+}
+
+export async function updateDocument(core: StoreCore, params: UpdateParams): Promise<WriteResponse> {
+  return core.durableAs(params.index, () =>
+    core.tx(() => write(core, 'update', params.index, params.id, params.body as unknown as Record<string, unknown>, params)),
+  )
+}
+
+export async function deleteDocument(core: StoreCore, params: DeleteParams): Promise<WriteResponse> {
+  return core.durableAs(params.index, () => core.tx(() => write(core, 'delete', params.index, params.id, undefined, params)))
+}
+
+export function write(
+  core: StoreCore,
+  op: Op,
+  index: string,
+  id: string | undefined,
+  body: Record<string, unknown> | undefined,
+  p: WriteParams,
+): WriteResponse {
+  if (id !== undefined) {
+    id = String(id)
+    if (id === '')
+      throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: if _id is specified it must not be empty;')
+    if (Buffer.byteLength(id) > 512)
+      throw new StoreError(
+        'action_request_validation_exception',
+        400,
+        `Validation Failed: 1: id [${id}] is too long, must be no longer than 512 bytes but was: ${Buffer.byteLength(id)};`,
+      )
+  }
+  if ((op === 'update' || op === 'delete') && id === undefined)
+    throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: id is missing;')
+  if (op !== 'delete' && !isObject(body)) throw new MapperParsing('failed to parse, document is empty')
+  // Deeper than OpenSearch's parser reads: refused before anything recurses over it.
+  if (op !== 'delete' && nestingExceeds(body, MAX_JSON_DEPTH) !== undefined)
+    throw new MapperParsing(`failed to parse: Document nesting depth exceeds the maximum allowed (${MAX_JSON_DEPTH})`)
+  if (p.if_seq_no !== undefined && p.if_primary_term === undefined)
+    throw new StoreError('action_request_validation_exception', 400, `Validation Failed: 1: ifSeqNo is set, but primary term is [0];`)
+  if (p.if_seq_no !== undefined && p.version_type !== undefined && p.version_type !== 'internal')
+    throw new StoreError(
+      'action_request_validation_exception',
+      400,
+      'Validation Failed: 1: compare and write operations can not be used with version type [EXTERNAL];',
+    )
+  const upsert = op === 'update' && isObject(body) && (body.doc_as_upsert === true || body.upsert !== undefined)
+  const meta = writeTarget(core, index, op, p.if_seq_no !== undefined, upsert)
+  // The source is read only when an update has to merge into it.
+  const existing = id === undefined ? null : op === 'update' ? getRow(core, meta, id) : getHead(core, meta, id)
+
+  if (p.if_seq_no !== undefined) {
+    const want = `required seqNo [${p.if_seq_no}], primary term [${p.if_primary_term}]`
+    if (!existing) {
+      if (op !== 'update') throw new VersionConflict(`[${id}]: version conflict, ${want}. but no document was found`, meta.name, meta.uuid)
+    } else if (existing.seq !== Number(p.if_seq_no) || Number(p.if_primary_term) !== 1)
+      throw new VersionConflict(
+        `[${id}]: version conflict, ${want}. current document has seqNo [${existing.seq}] and primary term [1]`,
+        meta.name,
+        meta.uuid,
+      )
+  }
+
+  if (op === 'delete') {
+    if (!existing) {
+      // OpenSearch spends a sequence number on a delete that finds nothing, too.
+      const seq = core.nextSeq(meta)
+      return response(meta, id!, 1, 'not_found', seq, p)
+    }
+    const version = nextVersion(existing, p, id!, meta)
+    keepForPits(core, meta, existing)
+    removeKeys(core, existing)
+    core.db.query('DELETE FROM docs WHERE rid = ?').run(existing.rid)
+    adjustCount(core, meta, -1, -(existing.len ?? existing.src.length))
+    return response(meta, id!, version, 'deleted', core.nextSeq(meta), p)
+  }
+
+  let source = body!
+  let result: 'created' | 'updated' = existing ? 'updated' : 'created'
+  if (op === 'update') {
+    const u = body as Record<string, unknown>
+    for (const k of Object.keys(u))
+      if (!['doc', 'upsert', 'doc_as_upsert', 'detect_noop', '_source', 'script', 'scripted_upsert'].includes(k))
+        throw new ParsingError(`[UpdateRequest] unknown field [${k}]`)
+    if (u.script !== undefined) throw new IllegalArgument('scripted updates are not supported by the embedded store; send a partial doc')
+    if (u.doc !== undefined && !isObject(u.doc)) throw new ParsingError('[UpdateRequest] doc must be an object')
+    if (!existing) {
+      const upsert = u.doc_as_upsert === true ? u.doc : u.upsert
+      if (!isObject(upsert)) throw new DocumentMissing(meta.name, id!, meta.uuid)
+      source = upsert
+      result = 'created'
+    } else {
+      if (u.doc === undefined)
+        throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: script or doc is missing;')
+      const old = JSON.parse(existing.src) as Record<string, unknown>
+      const merged = deepMerge(old, u.doc as Record<string, unknown>)
+      if (u.detect_noop !== false && deepEqual(merged.value, old) && !merged.changed)
+        return withGet(
+          { ...response(meta, id!, existing.ver, 'noop', existing.seq, p), _shards: { total: 0, successful: 0, failed: 0 } },
+          u._source,
+          old,
+        )
+      source = merged.value
+    }
+  } else if (op === 'create' && existing) {
+    throw new VersionConflict(
+      `[${id}]: version conflict, document already exists (current version [${existing.ver}])`,
+      meta.name,
+      meta.uuid,
+    )
+  }
+
+  if (id === undefined) id = autoId()
+  if (meta.dataStream) {
+    const ds = core.cat.streams.get(meta.dataStream)
+    const ts = ds?.tsField ?? '@timestamp'
+    const v = source[ts]
+    if (v === undefined || v === null || Array.isArray(v))
+      throw new MapperParsing(`documents must contain a single-valued timestamp field '${ts}' of date type`)
+  }
+  const values: IndexedValue[] = []
+  const grown = applyMapping(meta.mappings, source, id, values, mappingLimits(meta.settings))
+  const version = existing
+    ? nextVersion(existing, p, id, meta)
+    : p.version_type === 'external' || p.version_type === 'external_gte'
+      ? Number(p.version)
+      : 1
+
+  // --- changes from here on
+  if (grown) setMappings(core, meta, grown)
+  const keys: Array<[number, string | number]> = []
+  for (const [field, v] of values) {
+    const f = fieldId(core, meta, field)
+    if (f !== undefined) keys.push([f, v])
+  }
+  const seq = core.nextSeq(meta)
+  const src = JSON.stringify(source)
+  const keysJson = JSON.stringify(keys)
+  let rid: number
+  if (existing) {
+    keepForPits(core, meta, existing, seq)
+    removeKeys(core, existing)
+    core.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
+    rid = existing.rid
+    adjustCount(core, meta, 0, src.length - (existing.len ?? existing.src.length))
+  } else {
+    rid = meta.nextRid++
+    if (rid > ridRange(meta.ix)[1]) throw new IllegalArgument(`index [${meta.name}] is full`)
+    core.onUndo(() => (meta.nextRid = Math.min(meta.nextRid, rid)))
+    core.db
+      .query('INSERT INTO docs (rid, ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(rid, meta.ix, id, seq, version, src, keysJson)
+    adjustCount(core, meta, 1, src.length)
+  }
+  insertKeys(core, keys, rid)
+  const written = response(meta, id, version, result, seq, p)
+  return op === 'update' ? withGet(written, (body as Record<string, unknown>)._source, source) : written
+}
+
+function nextVersion(existing: DocRow, p: WriteParams, id: string, meta: IndexMeta): number {
+  if (p.version_type === 'external' || p.version_type === 'external_gte') {
+    const v = Number(p.version)
+    const ok = p.version_type === 'external' ? v > existing.ver : v >= existing.ver
+    if (!ok)
+      throw new VersionConflict(
+        `[${id}]: version conflict, current version [${existing.ver}] is higher or equal to the one provided [${v}]`,
+        meta.name,
+        meta.uuid,
+      )
+    return v
+  }
+  return existing.ver + 1
+}
+
+function response(
+  meta: IndexMeta,
+  id: string,
+  version: number,
+  result: WriteResponse['result'],
+  seq: number,
+  p: WriteParams,
+): WriteResponse {
+  const r: WriteResponse = {
+    _index: meta.name,
+    _id: id,
+    _version: version,
+    result,
+    // One primary is written; its replicas count in `total` but are never assigned on one node.
+    _shards: { total: 1 + shardCopies(meta.settings).replicas, successful: 1, failed: 0 },
+    _seq_no: seq,
+    _primary_term: 1,
+  }
+  if (p.refresh === true || p.refresh === 'true' || p.refresh === '') r.forced_refresh = true
+  return r
+}
+
+function adjustCount(core: StoreCore, meta: IndexMeta, by: number, chars: number): void {
+  meta.docCount += by
+  if (meta.sourceChars !== undefined) meta.sourceChars += chars
+  core.onUndo(() => {
+    meta.docCount -= by
+    if (meta.sourceChars !== undefined) meta.sourceChars -= chars
+  })
+}
+
+function fieldId(core: StoreCore, meta: IndexMeta, field: string): number | undefined {
+  const known = meta.fieldIds.get(field)
+  if (known !== undefined) return known
+  const spec = meta.specs.get(field)
+  if (!spec || !indexedKind(spec)) return undefined
+  const r = core.db.query('INSERT INTO fields (ix, name) VALUES (?, ?)').run(meta.ix, field)
+  const f = Number(r.lastInsertRowid)
+  meta.fieldIds.set(field, f)
+  core.onUndo(() => meta.fieldIds.delete(field))
+  return f
+}
+
+/** One multi-row INSERT per document: one statement step instead of one per value. */
+function insertKeys(core: StoreCore, keys: Array<[number, string | number]>, rid: number): void {
+  for (let at = 0; at < keys.length; at += 100) {
+    const chunk = keys.slice(at, at + 100)
+    const binds: Array<string | number> = []
+    for (const [f, v] of chunk) binds.push(f, v, rid)
+    core.db.query(`INSERT OR IGNORE INTO fv (f, v, rid) VALUES ${VALUES3[chunk.length]}`).run(...binds)
+  }
+}
+
+function removeKeys(core: StoreCore, row: DocRow): void {
+  const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
+  for (const [f, v] of JSON.parse(row.keys) as Array<[number, string | number]>) del.run(f, v, row.rid)
+}
+
+/** An update answers the document it left under `get` when `_source` was asked for. */
+function withGet(r: WriteResponse, wanted: unknown, source: Record<string, unknown>): WriteResponse {
+  if (wanted === undefined || wanted === false || wanted === 'false') return r
+  const filtered = filterSource(source, sourceSpec(wanted as SourceFilter))
+  return {
+    ...r,
+    get: { _seq_no: r._seq_no, _primary_term: r._primary_term, found: true, ...(filtered !== undefined ? { _source: filtered } : {}) },
+  }
+}
+
+/** Partial-update merge: objects merge recursively, everything else (arrays too) is replaced. */
+function deepMerge(target: Record<string, unknown>, patch: Record<string, unknown>): { value: Record<string, unknown>; changed: boolean } {
+  const out: Record<string, unknown> = { ...target }
+  let changed = false
+  for (const [k, v] of Object.entries(patch)) {
+    const cur = own(out, k)
+    if (isObject(v) && isObject(cur)) {
+      const r = deepMerge(cur, v)
+      setOwn(out, k, r.value)
+      changed ||= r.changed
+    } else {
+      if (!deepEqual(cur, v) || !Object.hasOwn(out, k)) changed = true
+      setOwn(out, k, v)
+    }
+  }
+  return { value: out, changed }
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]))
+  if (isObject(a) && isObject(b)) {
+    const ka = Object.keys(a)
+    if (ka.length !== Object.keys(b).length) return false
+    return ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]))
+  }
+  return false
+}
+
+const VALUES3 = Array.from({ length: 101 }, (_, n) => Array(n).fill('(?, ?, ?)').join(', '))

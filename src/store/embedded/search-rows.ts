@@ -1,0 +1,193 @@
+/**
+ * How searches read rows: the SQL of a query's candidate rows (by rid or by `_seq_no`), read page
+ * by page, large sources read and parsed lazily, and columns of single-valued fields for
+ * aggregations.
+ */
+import { isObject } from '../query/doc'
+import type { Columns } from './aggs-columnar'
+import type { IndexMeta } from './catalog'
+import type { StoreCore } from './core'
+import { type Plan, planQuery } from './plan'
+import { ridRange } from './schema'
+import type { Row } from './search'
+
+/** Rows read per statement: no SQLite cursor stays open while a search yields the event loop. */
+const PAGE = 256
+/**
+ * Sources longer than this (characters) are not read with their page: each is read when the
+ * search reaches its row, so that a page holding a 4 MiB transcript does not keep it alive in
+ * every concurrent search while they take turns.
+ */
+const INLINE_SOURCE = 65_536
+/** Characters of large sources kept parsed (see withSources). */
+const BIG_SOURCE_CACHE = 32 * 1024 * 1024
+export const ROW_COLS = `rid, id, seq, ver, CASE WHEN length(src) > ${INLINE_SOURCE} THEN NULL ELSE src END AS src`
+
+export function planOf(core: StoreCore, meta: IndexMeta, query: unknown): Plan | null {
+  const last = core.lastPlan
+  if (last && last.meta === meta && last.query === query) return last.plan
+  const plan = planQuery(query, meta, core.now())
+  core.lastPlan = { meta, query, plan }
+  return plan
+}
+
+export function rowsSql(
+  core: StoreCore,
+  meta: IndexMeta,
+  query: unknown,
+  limit?: number,
+  afterRid?: number,
+): { sql: string; params: Array<string | number> } {
+  const cols = ROW_COLS
+  const plan = planOf(core, meta, query)
+  const tail = limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(limit))}`
+  const [lo, hi] = ridRange(meta.ix)
+  if (plan) {
+    // fv field ids belong to one index, so the candidate rids need no further ix filter.
+    const after = afterRid === undefined ? '' : ' AND rid > ?'
+    return {
+      sql: `SELECT ${cols} FROM docs WHERE rid IN (${plan.sql})${after} ORDER BY rid${tail}`,
+      params: afterRid === undefined ? plan.params : [...plan.params, afterRid],
+    }
+  }
+  return {
+    sql: `SELECT ${cols} FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid${tail}`,
+    params: [Math.max(lo, (afterRid ?? lo - 1) + 1), hi],
+  }
+}
+
+/** Candidate rows in `_seq_no` order after a seq_no: a range of the `docs_seq` index. */
+export function seqSql(
+  core: StoreCore,
+  meta: IndexMeta,
+  query: unknown,
+  order: 1 | -1,
+  after?: number,
+): { sql: string; params: Array<string | number> } {
+  const plan = planOf(core, meta, query)
+  let sql = `SELECT ${ROW_COLS} FROM docs WHERE ix = ?`
+  const params: Array<string | number> = [meta.ix]
+  if (after !== undefined && Number.isFinite(after)) {
+    sql += order === 1 ? ' AND seq > ?' : ' AND seq < ?'
+    params.push(after)
+  }
+  if (plan) {
+    sql += ` AND rid IN (${plan.sql})`
+    params.push(...plan.params)
+  }
+  return { sql: `${sql} ORDER BY seq ${order === 1 ? 'ASC' : 'DESC'}`, params }
+}
+
+/**
+ * Rows page by page (`PAGE` per statement, keyed on the ordering column), so that a search can
+ * yield the event loop between rows without a SQLite cursor left open under concurrent writes.
+ */
+export function* paged(
+  core: StoreCore,
+  sqlAfter: (after: number | undefined) => { sql: string; params: Array<string | number> },
+  key: (r: Row) => number,
+) {
+  let after: number | undefined
+  for (;;) {
+    const { sql, params } = sqlAfter(after)
+    const page = withSources(core, core.db.query(`${sql} LIMIT ${PAGE}`).all(...params) as Row[])
+    yield* page
+    if (page.length < PAGE) return
+    after = key(page[page.length - 1])
+  }
+}
+
+/**
+ * Large sources (left out of the page, see INLINE_SOURCE) are read when the row is used, and
+ * parsed once per version for every search that needs them at about the same time (a bounded
+ * cache): 100 concurrent searches over a 4 MiB transcript do not hold 100 parsed copies.
+ */
+export function withSources(core: StoreCore, rows: Row[]): Row[] {
+  for (const row of rows) {
+    if (row.src !== null) continue
+    const { rid, seq } = row
+    const read = () =>
+      (
+        core.db
+          .query('SELECT src FROM docs WHERE rid = ? AND seq = ? UNION ALL SELECT src FROM pit_history WHERE rid = ? AND seq = ? LIMIT 1')
+          .get(rid, seq, rid, seq) as { src: string } | null
+      )?.src ?? '{}'
+    Object.defineProperty(row, 'src', { get: read })
+    row.parsed = () => {
+      const key = `${rid}:${seq}`
+      const hit = core.bigSources.get(key)
+      if (hit) {
+        core.bigSources.delete(key)
+        core.bigSources.set(key, hit) // most recently used last
+        return hit.source
+      }
+      const text = read()
+      const source = JSON.parse(text) as Record<string, unknown>
+      core.bigSources.set(key, { source, size: text.length })
+      core.bigSourceChars += text.length
+      for (const [k, v] of core.bigSources) {
+        if (core.bigSourceChars <= BIG_SOURCE_CACHE || k === key) break
+        core.bigSources.delete(k)
+        core.bigSourceChars -= v.size
+      }
+      return source
+    }
+  }
+  return rows
+}
+
+/**
+ * Columns of single-valued fields over every document of an index, read from the field-value
+ * index (one range per field); undefined as soon as a document has two values of one field.
+ */
+export function columns(
+  core: StoreCore,
+  meta: IndexMeta,
+  fields: Array<{ field: string; path: string; boolean: boolean }>,
+): Columns | undefined {
+  const [lo, hi] = ridRange(meta.ix)
+  // Without deletions the documents hold every rid from the first: the position is rid - lo.
+  const dense = meta.nextRid - lo === meta.docCount
+  let count = meta.docCount
+  let position: Int32Array | undefined
+  if (!dense) {
+    const rids = core.db.query('SELECT rid FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid').values(lo, hi) as number[][]
+    count = rids.length
+    position = new Int32Array(rids.length === 0 ? 0 : rids[rids.length - 1][0] - lo + 1).fill(-1)
+    rids.forEach(([rid], i) => (position![rid - lo] = i))
+  }
+  const byPath = new Map<string, unknown[]>()
+  for (const { field, path, boolean } of fields) {
+    const column: unknown[] = new Array(count)
+    byPath.set(path, column)
+    const f = meta.fieldIds.get(field)
+    if (f === undefined) continue // no document ever had a value
+    const put = (rid: number, v: unknown): boolean => {
+      const at = position ? (rid - lo < position.length ? position[rid - lo] : -1) : rid - lo
+      if (at < 0 || at >= count) return true
+      if (column[at] !== undefined) return false
+      column[at] = v
+      return true
+    }
+    // Few distinct values (hosts, levels): one string per value, then only rids are read.
+    const distinct = core.db.query('SELECT v FROM fv WHERE f = ? GROUP BY v LIMIT 1001').values(f) as Array<[string | number]>
+    if (distinct.length <= 1000) {
+      const ridsOf = core.db.query('SELECT rid FROM fv WHERE f = ? AND v = ?')
+      for (const [v] of distinct) {
+        const value = boolean ? v === 1 : v
+        for (const [rid] of ridsOf.values(f, v) as Array<[number]>) if (!put(rid, value)) return undefined
+      }
+      continue
+    }
+    for (const [rid, v] of core.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>)
+      if (!put(rid, boolean ? v === 1 : v)) return undefined
+  }
+  return { count, byPath }
+}
+
+export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown): number | undefined {
+  if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)) return meta.docCount
+  const plan = planOf(core, meta, query)
+  if (!plan?.exact) return undefined
+  return (core.db.query(`SELECT count(*) AS n FROM (${plan.sql})`).get(...plan.params) as { n: number }).n
+}
