@@ -43,6 +43,7 @@ export async function deleteDocument(core: StoreCore, params: DeleteParams): Pro
   return core.durableAs(params.index, () => core.tx(() => write(core, 'delete', params.index, params.id, undefined, params)))
 }
 
+/** One document write; must run inside a transaction. All checks precede all changes. */
 export function write(
   core: StoreCore,
   op: Op,

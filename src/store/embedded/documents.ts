@@ -69,6 +69,7 @@ function storedValues(meta: IndexMeta, source: Record<string, unknown>, wanted: 
   return out
 }
 
+/** The one index a document operation addresses (index, alias with one index or a write index, data stream). */
 export function readTarget(core: StoreCore, name: string): IndexMeta | undefined {
   const direct = core.cat.byName.get(name)
   if (direct) return direct
@@ -86,6 +87,7 @@ export function readTarget(core: StoreCore, name: string): IndexMeta | undefined
   return undefined
 }
 
+/** Where a write goes; creates the index (or data stream) on first write like OpenSearch's auto-create. */
 export function writeTarget(core: StoreCore, name: string, op: Op, cas: boolean, upsert: boolean): IndexMeta {
   const meta = writeTargetOf(core, name, op, cas, upsert)
   if (meta.closed) throw new IndexClosed(meta.name, meta.uuid)

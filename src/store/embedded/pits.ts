@@ -16,6 +16,7 @@ import { paged, ROW_COLS } from './search-rows'
 
 const SHARDS_ONE: ShardsInfo = { total: 1, successful: 1, skipped: 0, failed: 0 }
 
+/** Before a row is replaced or deleted: keep the version an open PIT still sees. */
 export function keepForPits(core: StoreCore, meta: IndexMeta, existing: DocRow, gone = meta.seq + 1): void {
   if (core.pits.size === 0) return
   let needed = false
@@ -27,6 +28,7 @@ export function keepForPits(core: StoreCore, meta: IndexMeta, existing: DocRow, 
     .run(gone, existing.rid)
 }
 
+/** What a PIT sees of one index: rows at or before its watermark, and kept older versions. */
 export function pitRows(core: StoreCore, t: PitMeta['targets'][number]): Iterable<Row> {
   // An index deleted (or replaced under the same name) since: nothing left to see.
   if (core.cat.byIx.get(t.ix)?.uuid !== t.uuid) return []
