@@ -54,6 +54,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
   const backend = await openBackend(node, dataDir, log, opts.env)
   const { store, security } = backend
   const settings = new ClusterSettings(node, storeSettingsPersistence(store))
+  backend.useSettings?.(settings)
   const journal = new Journal(join(dataDir, 'journal.db'))
   const deps: Deps = {
     node,
