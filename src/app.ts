@@ -37,6 +37,13 @@ export interface App {
   reloadSecurity(): Promise<void>
   /** Resolves when the start-up work (bootstrap, content policies, detection clock) is done. */
   ready: Promise<void>
+  /**
+   * Stops the background work (detector clock, content sync, retention) without closing storage:
+   * the first step of a shutdown, so that a detector run ends at its next batch boundary while
+   * in-flight requests drain, instead of running on until the drain is over.
+   */
+  quiesce(): Promise<void>
+  /** Quiesces, then closes storage. */
   close(): Promise<void>
 }
 
@@ -47,6 +54,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
   const backend = await openBackend(node, dataDir, log, opts.env)
   const { store, security } = backend
   const settings = new ClusterSettings(node, storeSettingsPersistence(store))
+  backend.useSettings?.(settings)
   const journal = new Journal(join(dataDir, 'journal.db'))
   const deps: Deps = {
     node,
@@ -99,6 +107,14 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     })
     .catch((e) => log.error('start-up work failed', { error: e }))
 
+  let quiescing: Promise<void> | undefined
+  const quiesce = () =>
+    (quiescing ??= (async () => {
+      await setup.stop()
+      await started
+      for (const f of [...later].reverse()) await f.stop()
+    })())
+
   return {
     fetch: (request, server) => {
       noteRemoteAddress(request, server as Server<unknown> | undefined)
@@ -111,10 +127,9 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     loginHints: security.loginHints,
     reloadSecurity: () => security.reload(),
     ready: started,
+    quiesce,
     async close() {
-      await setup.stop()
-      await started
-      for (const f of [...later].reverse()) await f.stop()
+      await quiesce()
       await store.close()
       journal.close()
     },

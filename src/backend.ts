@@ -5,6 +5,7 @@
  * the same either way.
  */
 import { join } from 'node:path'
+import type { ClusterSettings } from './config/cluster-settings'
 import type { NodeConfig } from './config/node-config'
 import type { Logger } from './http/log'
 import { createSecurity } from './security'
@@ -24,6 +25,11 @@ export interface Backend {
   storeFor?: (caller: Caller) => Store
   /** Platform mode: where the index API is forwarded. */
   endpoint?: PlatformEndpoint
+  /**
+   * Embedded mode: read the store's search limits from the cluster settings from now on (they
+   * live in the store, so they exist only once it is open; until then, the node file's values).
+   */
+  useSettings?(settings: ClusterSettings): void
 }
 
 export async function openBackend(
@@ -34,7 +40,8 @@ export async function openBackend(
 ): Promise<Backend> {
   if (!node.values.get('storage.platform.url')) {
     const storeFile = join(dataDir, 'store.db')
-    const store = openEmbeddedStore(storeFile, { searchLimits: () => searchLimitsOf(node.values) })
+    let limitValues: () => ReadonlyMap<string, unknown> = () => node.values
+    const store = openEmbeddedStore(storeFile, { searchLimits: () => searchLimitsOf(limitValues()) })
     const { from, to, backup } = store.migration
     if (backup) log.warn('store schema migrated', { file: storeFile, from, to, backup })
     return {
@@ -42,6 +49,7 @@ export async function openBackend(
       store,
       storeFile,
       security: await createSecurity({ node, dataDir, log, env }),
+      useSettings: (settings) => (limitValues = () => settings.latest()),
     }
   }
   const endpoint = platformEndpoint(node.values)

@@ -54,7 +54,7 @@ export type Scope = 'persistent' | 'transient'
 
 /** A frozen view of all effective settings, taken once per operation. */
 export class SettingsSnapshot {
-  constructor(private readonly values: Map<string, SettingValue>) {}
+  constructor(readonly values: ReadonlyMap<string, SettingValue>) {}
   get<T extends SettingValue = SettingValue>(key: string): T {
     const v = this.values.get(key)
     if (v === undefined) throw new Error(`unknown setting ${key}`)
@@ -97,6 +97,16 @@ export class ClusterSettings {
     const persisted = await this.persistence.load()
     this.cached = { at: t, snapshot: this.compose(persisted), persisted }
     return this.cached
+  }
+
+  /**
+   * The effective values as last read, without waiting: for checks that run synchronously (the
+   * embedded store's search limits). A stale cache is refreshed in the background, so a change
+   * is seen within about `cacheMillis`.
+   */
+  latest(): ReadonlyMap<string, SettingValue> {
+    if (!this.cached || this.now() - this.cached.at >= this.cacheMillis) void this.current().catch(() => {})
+    return this.cached?.snapshot.values ?? this.node.values
   }
 
   /** Node-file values only: for settings that need a restart. */
@@ -162,7 +172,7 @@ export class ClusterSettings {
 
 function validateDynamic(scope: Scope, key: string, raw: unknown): SettingValue {
   const def = settingDef(key)
-  if (!def || !isOwnedKey(key)) {
+  if (!def || (!isOwnedKey(key) && !def.dynamic)) {
     if (!def && isKnownPlatformKey(key)) {
       if (typeof raw === 'object') throw new SettingsError(`failed to parse value for setting [${key}]`)
       return raw as SettingValue

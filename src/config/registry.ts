@@ -89,19 +89,20 @@ const node: Row[] = [
     'How long an address stays blocked after too many failed logins.',
   ],
   ['log.level', 'string', 'info', null, false, 'Lowest level written to the log.', { oneOf: ['debug', 'info', 'warn', 'error'] }],
-  // OpenSearch's own search limits, with its names and defaults (embedded store).
+  // OpenSearch's own search limits, with its names and defaults (embedded store); dynamic, as in
+  // OpenSearch, so `PUT _cluster/settings` changes them on a running node.
   [
     'indices.query.bool.max_clause_count',
     'integer',
     1024,
     [1, 2147483647],
-    false,
+    true,
     'Most clauses one boolean query, and one whole query, may hold.',
   ],
-  ['search.max_buckets', 'integer', 65535, [0, 2147483647], false, 'Most aggregation buckets one search may create.'],
-  ['search.default_search_timeout', 'string', '-1', null, false, 'Time budget of a search without `timeout` (-1: none), e.g. 30s.'],
-  ['search.max_open_pit_context', 'integer', 300, [0, 2147483647], false, 'Most points in time open at once on this node.'],
-  ['point_in_time.max_keep_alive', 'string', '24h', null, false, 'Longest keep_alive a point in time may ask for.'],
+  ['search.max_buckets', 'integer', 65535, [0, 2147483647], true, 'Most aggregation buckets one search may create.'],
+  ['search.default_search_timeout', 'time', '-1', null, true, 'Time budget of a search without `timeout` (-1: none), e.g. 30s.'],
+  ['search.max_open_pit_context', 'integer', 300, [0, 2147483647], true, 'Most points in time open at once on this node.'],
+  ['point_in_time.max_keep_alive', 'time', '24h', null, true, 'Longest keep_alive a point in time may ask for.'],
 ]
 
 const setup: Row[] = [

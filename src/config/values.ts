@@ -2,7 +2,8 @@ import type { SettingDef } from './registry'
 
 export type SettingValue = boolean | number | string
 
-const TIME = /^-?\d+(nanos|micros|ms|s|m|h|d)$/
+// -1 alone: OpenSearch's "none" (no time-out).
+const TIME = /^(?:-1|-?\d+(?:nanos|micros|ms|s|m|h|d))$/
 
 /** What a setting accepts, in words, for error messages. */
 export function describeRange(def: SettingDef): string {

@@ -54,12 +54,15 @@ export async function startServer(
     app,
     stop(graceSeconds = node.values.get('http.shutdown_grace_seconds') as number) {
       stopping ??= (async () => {
+        // Background work stops beside the drain: a detector run ends at its next batch boundary.
+        const quiesced = app.quiesce()
         const drained = server.stop(false)
         const timedOut = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), graceSeconds * 1000).unref?.())
         if ((await Promise.race([drained, timedOut])) === 'timeout') {
           log.warn('grace period over, closing remaining connections', { graceSeconds })
           await server.stop(true)
         }
+        await quiesced
         await app.close()
       })()
       return stopping

@@ -19,6 +19,8 @@ describe('cluster settings API', () => {
       [{ persistent: { 'plugins.content_manager.telemetry.enabled': 'perhaps' } }, 'true or false'],
       [{ transient: { 'plugins.content_manager.nonexistent': 1 } }, 'not recognized'],
       [{ persistent: { 'no.such.platform.key': 1 } }, 'not recognized'],
+      [{ transient: { 'search.max_buckets': -1 } }, 'from 0 to'],
+      [{ persistent: { 'point_in_time.max_keep_alive': 'forever' } }, 'must be'],
     ]
     for (const [body, words] of cases) {
       const r = await s.request('PUT', '/_cluster/settings', { body })
@@ -32,6 +34,27 @@ describe('cluster settings API', () => {
     const current = await s.request('GET', '/_cluster/settings?flat_settings=true')
     expect(current.body.persistent).toEqual({})
     expect(current.body.transient).toEqual({})
+  })
+
+  test("OpenSearch's search limits are dynamic: a transient search.max_buckets governs the next aggregation", async () => {
+    const docs = Array.from({ length: 20 }, (_, i) => `{"index":{}}\n{"k":"k${i}"}\n`).join('')
+    expect(
+      (await s.request('POST', '/buckets/_bulk?refresh=true', { body: docs, headers: { 'content-type': 'application/x-ndjson' } })).status,
+    ).toBe(200)
+    const aggs = { size: 0, aggs: { k: { terms: { field: 'k.keyword', size: 20 } } } }
+    expect((await s.request('POST', '/buckets/_search', { body: aggs })).status).toBe(200)
+    const put = await s.request('PUT', '/_cluster/settings', { body: { transient: { 'search.max_buckets': 10 } } })
+    expect(put.status).toBe(200)
+    expect(put.body.transient.search.max_buckets).toBe('10')
+    // The store reads the limit without waiting on the settings cache: within its 1 s refresh.
+    let r = await s.request('POST', '/buckets/_search', { body: aggs })
+    for (let i = 0; i < 30 && r.status === 200; i++) {
+      await Bun.sleep(100)
+      r = await s.request('POST', '/buckets/_search', { body: aggs })
+    }
+    expect(r.body.error.type).toBe('too_many_buckets_exception')
+    expect(r.body.error.reason).toContain('Must be less than or equal to: [10]')
+    expect((await s.request('PUT', '/_cluster/settings', { body: { transient: { 'search.max_buckets': null } } })).status).toBe(200)
   })
 
   test('malformed bodies are a 400, never a 5xx', async () => {

@@ -186,7 +186,10 @@ describe('HTTPS and SIGTERM', () => {
       } as RequestInit)
       await Bun.sleep(200)
       const code = server.stop('SIGTERM')
-      await Bun.sleep(200)
+      // Background work stops while the request drains, not after it: the detection clock is
+      // already stopped while the body is still arriving.
+      for (let i = 0; i < 100 && !server.output.join('\n').includes('detection clock stopped'); i++) await Bun.sleep(50)
+      expect(server.output.join('\n')).toContain('detection clock stopped')
       sendRest()
       const answered = await inFlight
       expect(answered.status).toBe(200)

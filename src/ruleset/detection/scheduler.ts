@@ -48,6 +48,7 @@ export class DetectionScheduler {
     this.stopping = true
     this.cron?.stop()
     await this.ticking
+    this.deps.log.info('detection clock stopped')
   }
 
   /** Runs every due detector once (what each clock tick does). */
