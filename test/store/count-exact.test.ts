@@ -33,3 +33,26 @@ test('count through the index equals count through the evaluator, for exact and 
     await s.close()
   }
 })
+
+test('count through the index counts a document once when several of its values match (arrays)', async () => {
+  const s = openEmbeddedStore(':memory:')
+  try {
+    await s.createIndex({ index: 'a', body: { mappings: { properties: { tags: { type: 'keyword' }, n: { type: 'long' } } } } })
+    await s.bulk({
+      index: 'a',
+      body: [{ index: { _id: '1' } }, { tags: ['a', 'b', 'c'], n: [1, 2, 3] }, { index: { _id: '2' } }, { tags: 'b', n: 2 }],
+      refresh: true,
+    })
+    for (const query of [
+      { range: { tags: { gte: 'a', lte: 'c' } } },
+      { terms: { tags: ['a', 'b'] } },
+      { prefix: { tags: 'b' } },
+      { range: { n: { gte: 1 } } },
+    ]) {
+      const hits = (await s.search({ index: 'a', body: { query } })).hits.hits.length
+      expect((await s.count({ index: 'a', body: { query } })).count).toBe(hits)
+    }
+  } finally {
+    await s.close()
+  }
+})

@@ -9,6 +9,7 @@
 import { dynamicTemplateFor, fieldSpecs } from '../../store/embedded'
 import type { Mappings } from '../../store/port'
 import type { FieldSpec } from '../../store/query'
+import { FLAT_OBJECT, flatObjectRoot } from '../../store/query/flat-object'
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -32,8 +33,26 @@ export function sourceFieldSpecs(mappings: Mappings | undefined, fields: Iterabl
     if (specs.has(f)) continue
     const spec = templateSpec(mappings, f)
     if (spec) specs.set(f, spec)
+    else templateFlatObjectRoot(mappings, specs, f)
   }
   return specs
+}
+
+/**
+ * A path below a flat_object (`process.pe.imports.name`) is no field of its own: it resolves
+ * through its root, mapped already or given by a template (added to `specs` then).
+ */
+function templateFlatObjectRoot(mappings: Mappings, specs: Map<string, FieldSpec>, path: string): void {
+  if (flatObjectRoot(specs, path) !== undefined) return
+  for (let at = path.indexOf('.'); at > 0; at = path.indexOf('.', at + 1)) {
+    const root = path.slice(0, at)
+    if (specs.has(root)) return // mapped as something else: no template applies below it
+    const spec = templateSpec(mappings, root)
+    if (spec?.type === FLAT_OBJECT) {
+      specs.set(root, spec)
+      return
+    }
+  }
 }
 
 /**
@@ -46,7 +65,7 @@ export function unresolvedFields(mappings: Mappings, fields: Iterable<string>): 
   const out: string[] = []
   for (const f of fields) {
     // Mapped but not searchable (`index: false`) is the mapping's own choice, not a gap.
-    if (specs.has(f) || declared(mappings, f)) continue
+    if (specs.has(f) || flatObjectRoot(specs, f) !== undefined || declared(mappings, f)) continue
     if (!out.includes(f)) out.push(f)
   }
   return out

@@ -9,6 +9,7 @@
  */
 import { kindOf } from '../query/compile'
 import { DocView, type FieldPath, isObject } from '../query/doc'
+import { FLAT_OBJECT, flatObjectRoot } from '../query/flat-object'
 import type { Agg, TargetCtx } from './aggs'
 import type { Pacer } from './pacer'
 
@@ -83,6 +84,8 @@ export function columnarPlan(query: unknown, aggsBody: unknown, targets: ColumnS
     const paths = new Set<string>()
     for (const field of fields) {
       const spec = target.specs.get(field)
+      // flat_object leaves (of the root or a path below it) are read from the sources.
+      if (spec?.type === FLAT_OBJECT || (!spec && flatObjectRoot(target.specs, field) !== undefined)) return undefined
       if (!spec) continue // unmapped here: the aggregators read nothing from this index either way
       const kind = kindOf(spec.type)
       if (kind !== 'keyword' && kind !== 'number' && kind !== 'date' && kind !== 'boolean') return undefined

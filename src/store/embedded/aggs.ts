@@ -8,6 +8,7 @@ import { parseDate } from '../query/dates'
 import { parseOrder, sortBuckets, type Key, type Order } from './aggs-order'
 import { setOwn } from '../own'
 import { type DocView, fieldPath, isObject, keywordOf } from '../query/doc'
+import { FLAT_OBJECT, flatLeavesPath, flatObjectRoot } from '../query/flat-object'
 
 /** The index a document came from, with its mapping (undefined = typed by value). */
 export interface TargetCtx {
@@ -126,8 +127,11 @@ export function results(aggs: Map<string, Agg>): Record<string, unknown> {
 /** How one field's values read as aggregation keys, per index mapping. */
 export function reader(field: string, t: TargetCtx, forAgg: string): ValueReader | undefined {
   let spec = t.specs?.get(field)
-  if (t.specs && !spec) return undefined // unmapped: contributes nothing
-  const fp = fieldPath(spec?.path ?? field)
+  if (t.specs && !spec) {
+    if (flatObjectRoot(t.specs, field) === undefined) return undefined // unmapped: contributes nothing
+    spec = { type: 'keyword' } // a path below a flat_object: its leaves there, as keywords
+  }
+  const fp = spec?.type === FLAT_OBJECT ? flatLeavesPath(field) : fieldPath(spec?.path ?? field)
   const kind = spec ? kindOf(spec.type) : 'auto'
   if (kind === 'text')
     throw new IllegalArgument(

@@ -15,6 +15,7 @@ import { type DocRow, getHead, getRow, type Op, writeTarget } from './documents'
 import { autoId } from './ids'
 import { setMappings } from './indices'
 import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './mapping'
+import { isValueAndPathField } from '../query/flat-object'
 import { keepForPits } from './pits'
 import { ridRange } from './schema'
 
@@ -240,7 +241,7 @@ function fieldId(core: StoreCore, meta: IndexMeta, field: string): number | unde
   const known = meta.fieldIds.get(field)
   if (known !== undefined) return known
   const spec = meta.specs.get(field)
-  if (!spec || !indexedKind(spec)) return undefined
+  if (spec ? !indexedKind(spec) : !isValueAndPathField(meta.specs, field)) return undefined
   const r = core.db.query('INSERT INTO fields (ix, name) VALUES (?, ?)').run(meta.ix, field)
   const f = Number(r.lastInsertRowid)
   meta.fieldIds.set(field, f)

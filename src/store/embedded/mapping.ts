@@ -9,6 +9,7 @@ import type { FieldMapping, Mappings } from '../port'
 import { isObject, keywordOf } from '../query/doc'
 import { type FieldSpec, kindOf } from '../query/compile'
 import { looksLikeDate, parseDate } from '../query/dates'
+import { FLAT_OBJECT, flatLeaves, valueAndPathField, valueAndPathKey } from '../query/flat-object'
 import { parseIp } from '../query/ip'
 import { numericSetting } from '../query/limits'
 import { wildcardToRegExp } from '../names'
@@ -403,7 +404,11 @@ class Walk {
       each(value)
       return
     }
-    if (type === 'flat_object' || type === 'binary' || type === 'geo_point' || type === 'knn_vector') return
+    if (type === FLAT_OBJECT) {
+      if (this.out && def.index !== false) this.flatObject(value, path)
+      return
+    }
+    if (type === 'binary' || type === 'geo_point' || type === 'knn_vector') return
     const each = (v: unknown) => {
       if (v === null) return
       if (Array.isArray(v)) return v.forEach(each)
@@ -411,6 +416,19 @@ class Walk {
       this.leaf(v, def, type, path)
     }
     each(value)
+  }
+
+  /**
+   * A flat_object's leaves, as OpenSearch indexes them: each value under the root field, and
+   * `path=value` under `<root>._valueAndPath` (see flat-object.ts). No mapping grows.
+   */
+  private flatObject(value: unknown, path: string): void {
+    const byPath = valueAndPathField(path)
+    flatLeaves(value, (sub, leaf) => {
+      const k = String(leaf)
+      this.out!.push([path, k])
+      if (sub !== undefined) this.out!.push([byPath, valueAndPathKey(sub, k)])
+    })
   }
 
   private leaf(v: unknown, def: FieldMapping, type: string, path: string): void {

@@ -8,6 +8,7 @@ import { parseDateMath } from '../query/dates'
 import { isObject, keywordOf } from '../query/doc'
 import type { IndexMeta } from './catalog'
 import { kindOfField } from './catalog'
+import { flatObjectRoot, valueAndPathField, valueAndPathKey } from '../query/flat-object'
 
 export type Bind = string | number
 export interface Plan {
@@ -19,9 +20,11 @@ export interface Plan {
   exact?: boolean
   /** SELECTs joined by UNION in `sql` (1 when absent). */
   terms?: number
+  /** No rid comes twice (one value, ids, a UNION): counting needs no DISTINCT. */
+  distinct?: boolean
 }
 
-const EMPTY: Plan = { sql: 'SELECT rid FROM docs WHERE 0', params: [], cost: 0, exact: true }
+const EMPTY: Plan = { sql: 'SELECT rid FROM docs WHERE 0', params: [], cost: 0, exact: true, distinct: true }
 const MAX_IN = 500
 /** Below SQLite's limit of terms in one compound SELECT (500): larger disjunctions scan instead. */
 const MAX_UNION = 100
@@ -84,6 +87,7 @@ class Planner {
       params: [this.meta.ix, ...ids],
       cost: 0,
       exact: true,
+      distinct: true,
     }
   }
 
@@ -110,6 +114,7 @@ class Planner {
           params: plans.flatMap((p) => p.params),
           cost: Math.max(...plans.map((p) => p.cost)) + 1,
           exact: plans.every((p) => p.exact) && must.length === 0 && list(body.must_not).length === 0,
+          distinct: true,
         }
     }
     // One conjunct is exact for the whole bool only when it is the bool's only clause.
@@ -118,14 +123,19 @@ class Planner {
   }
 
   private leaf(type: string, field: string, p: Record<string, unknown>): Plan | null {
-    const kind = kindOfField(this.meta, field)
+    // A path below a flat_object reads the root's `_valueAndPath` keys: the path, then the value.
+    const root = this.meta.specs.has(field) ? undefined : flatObjectRoot(this.meta.specs, field)
+    const under = root === undefined ? undefined : valueAndPathKey(field.slice(root.length + 1), '')
+    const kind = under === undefined ? kindOfField(this.meta, field) : 'keyword'
     if (!kind) return null
-    const f = this.meta.fieldIds.get(field)
+    const f = this.meta.fieldIds.get(root === undefined ? field : valueAndPathField(root))
     if (f === undefined) return EMPTY // mapped but no document ever had a value
     const conv = (v: unknown, roundUp = false): Bind | undefined => {
       switch (kind) {
-        case 'keyword':
-          return keywordOf(v)
+        case 'keyword': {
+          const k = keywordOf(v)
+          return k === undefined || under === undefined ? k : under + k
+        }
         case 'number':
           return toNumber(v)
         case 'boolean': {
@@ -144,7 +154,7 @@ class Planner {
       if (kind === 'date' && typeof p.value === 'string' && (p.value.includes('/') || p.value.startsWith('now'))) return null
       const v = conv(p.value)
       if (v === undefined) return null
-      return { sql: 'SELECT rid FROM fv WHERE f = ? AND v = ?', params: [f, v], cost: 1, exact: true }
+      return { sql: 'SELECT rid FROM fv WHERE f = ? AND v = ?', params: [f, v], cost: 1, exact: true, distinct: true }
     }
     if (type === 'terms') {
       const values = (p.value as unknown[]).map((x) => conv(x))
@@ -158,11 +168,12 @@ class Planner {
       }
     }
     if (type === 'prefix') {
-      if (kind !== 'keyword' || typeof p.value !== 'string' || p.value === '') return null
-      const hi = successor(p.value)
+      if (kind !== 'keyword' || typeof p.value !== 'string' || (p.value === '' && under === undefined)) return null
+      const lo = conv(p.value) as string
+      const hi = successor(lo)
       return hi === undefined
-        ? { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ?', params: [f, p.value], cost: 3, exact: true }
-        : { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ? AND v < ?', params: [f, p.value, hi], cost: 3, exact: true }
+        ? { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ?', params: [f, lo], cost: 3, exact: true }
+        : { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ? AND v < ?', params: [f, lo, hi], cost: 3, exact: true }
     }
     // range
     const b: Record<string, unknown> = { gt: p.gt, gte: p.gte, lt: p.lt, lte: p.lte }
@@ -180,6 +191,19 @@ class Planner {
       if (v === undefined) return null
       sql += ` AND v ${ops[op]} ?`
       params.push(v)
+    }
+    if (under !== undefined) {
+      // Open ends stay within the path's keys (every key of the path starts with `under`).
+      if (b.gt == null && b.gte == null) {
+        sql += ' AND v >= ?'
+        params.push(under)
+      }
+      const end = successor(under)
+      if (b.lt == null && b.lte == null && end !== undefined) {
+        sql += ' AND v < ?'
+        params.push(end)
+      }
+      return { sql, params, cost: 4, exact: true }
     }
     // A keyword range with only an upper bound would also catch nothing else: values are all TEXT.
     return { sql, params, cost: params.length > 2 ? 4 : 5, exact: true }

@@ -189,5 +189,7 @@ export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown): nu
   if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)) return meta.docCount
   const plan = planOf(core, meta, query)
   if (!plan?.exact) return undefined
-  return (core.db.query(`SELECT count(*) AS n FROM (${plan.sql})`).get(...plan.params) as { n: number }).n
+  // A document with several matching values (an array, a flat_object's leaves) has one row per value.
+  const n = plan.distinct ? 'count(*)' : 'count(DISTINCT rid)'
+  return (core.db.query(`SELECT ${n} AS n FROM (${plan.sql})`).get(...plan.params) as { n: number }).n
 }

@@ -10,7 +10,8 @@ import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
 import { checkNestedDepth, checkRegexLength, ClauseBudget, type QueryLimits } from './limits'
 import { analyze } from './analysis'
 import { parseDate, parseDateMath } from './dates'
-import { type DocView, fieldPath, isObject, keywordOf, asDocView, type Source } from './doc'
+import { type DocView, type FieldPath, fieldPath, isObject, keywordOf, asDocView, type Source } from './doc'
+import { FLAT_OBJECT, flatLeavesPath, flatObjectRoot } from './flat-object'
 import { compareCodePoints, fold } from './fold'
 import { cidrMatcher, parseIp } from './ip'
 import { fromJavaScript, linearRegExp } from './linear-regexp'
@@ -145,6 +146,18 @@ export const toBool = (v: unknown): boolean | undefined => {
   if (v === true || v === 'true') return true
   if (v === false || v === 'false' || v === '') return false
   return undefined
+}
+
+/** A field read through one path: its values, keywords, folded keywords and tokens, cached per document. */
+function keywordField(name: string, fp: FieldPath): Field {
+  return {
+    name,
+    kind: 'keyword',
+    raw: (d) => d.values(fp),
+    keywords: (d) => d.keywords(fp),
+    folded: (d) => d.folded(fp),
+    tokens: (d) => d.tokens(fp),
+  }
 }
 
 /** Split `{field: value | {value, ...params}, _name, boost}` into its parts. */
@@ -399,7 +412,9 @@ class Compiler {
     let path = name
     if (this.types) {
       spec = this.types.get(name)
-      if (spec === undefined) return undefined
+      // A path below a flat_object is no mapping: its leaves there are keywords.
+      if (spec === undefined) return flatObjectRoot(this.types, name) === undefined ? undefined : keywordField(name, fieldPath(name))
+      if (spec.type === FLAT_OBJECT) return keywordField(name, flatLeavesPath(name))
       path = spec.path ?? name
     } else if (name.endsWith('.keyword')) {
       // Without a mapping, `x.keyword` is the dynamic keyword sub-field of `x` when the document has no such key.
@@ -434,15 +449,7 @@ class Compiler {
         tokens: (d) => fit(d.keywords(fp)),
       }
     }
-    return {
-      name,
-      kind,
-      format: spec?.format,
-      raw: (d) => d.values(fp),
-      keywords: (d) => d.keywords(fp),
-      folded: (d) => d.folded(fp),
-      tokens: (d) => d.tokens(fp),
-    }
+    return { ...keywordField(name, fp), kind, format: spec?.format }
   }
 
   /**
@@ -486,6 +493,9 @@ class Compiler {
     // Every document has these metadata fields; `_source` is stored, not indexed.
     if (name === '_seq_no' || name === '_version' || name === '_primary_term') return always
     if (name === '_source') throw new QueryShardError('The _source field is not searchable')
+    // A flat_object, or a path below one, exists when it holds a leaf (at any depth).
+    if (this.types && (this.types.get(name)?.type === FLAT_OBJECT || (!this.types.has(name) && flatObjectRoot(this.types, name))))
+      return (d) => d.values(flatLeavesPath(name)).length > 0
     const f = this.field(name)
     if (f === undefined) {
       // An object field in a mapping exists when any of its sub-fields does.

@@ -9,6 +9,7 @@
  */
 import { fold, kindOf, type FieldSpec, type FieldTypes } from '../../../store/query'
 import { minimumShouldMatch } from '../../../store/query/compile'
+import { FLAT_OBJECT, flatObjectRoot } from '../../../store/query/flat-object'
 
 export type Atom =
   { kind: 'present'; path: string } | { kind: 'equals'; path: string; value: string } | { kind: 'contains'; path: string; value: string }
@@ -126,8 +127,10 @@ function bool(body: Record<string, unknown>, types: Types): Requirement {
 function resolve(name: string, types: Types): { paths: string[]; kind: string } | undefined {
   if (types) {
     const spec = types.get(name)
-    if (spec === undefined) return undefined
-    return { paths: [spec.path ?? name], kind: kindOf(spec.type) }
+    // A path below a flat_object reads its leaves there as keywords; the root's values lie
+    // deeper than its own path, so a rule on the root requires only its presence.
+    if (spec === undefined) return flatObjectRoot(types, name) === undefined ? undefined : { paths: [name], kind: 'keyword' }
+    return { paths: [spec.path ?? name], kind: spec.type === FLAT_OBJECT ? FLAT_OBJECT : kindOf(spec.type) }
   }
   // Unmapped `x.keyword` reads `x.keyword` when the document has it, else `x`.
   return { paths: name.endsWith('.keyword') ? [name, name.slice(0, -'.keyword'.length)] : [name], kind: 'auto' }
