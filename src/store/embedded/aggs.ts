@@ -8,7 +8,7 @@ import { parseDate } from '../query/dates'
 import { parseOrder, sortBuckets, type Key, type Order } from './aggs-order'
 import { setOwn } from '../own'
 import { type DocView, fieldPath, isObject, keywordOf } from '../query/doc'
-import { FLAT_OBJECT, flatLeavesPath, flatObjectRoot } from '../query/flat-object'
+import { FLAT_OBJECT, flatObjectRoot } from '../query/flat-object'
 
 /** The index a document came from, with its mapping (undefined = typed by value). */
 export interface TargetCtx {
@@ -131,7 +131,10 @@ export function reader(field: string, t: TargetCtx, forAgg: string): ValueReader
     if (flatObjectRoot(t.specs, field) === undefined) return undefined // unmapped: contributes nothing
     spec = { type: 'keyword' } // a path below a flat_object: its leaves there, as keywords
   }
-  const fp = spec?.type === FLAT_OBJECT ? flatLeavesPath(field) : fieldPath(spec?.path ?? field)
+  // OpenSearch aggregates the leaves of a path below a flat_object, not the root's mixed leaves.
+  if (spec?.type === FLAT_OBJECT)
+    throw new IllegalArgument(`Field [${field}] of type [${FLAT_OBJECT}] does not support doc_value in root field`)
+  const fp = fieldPath(spec?.path ?? field)
   const kind = spec ? kindOf(spec.type) : 'auto'
   if (kind === 'text')
     throw new IllegalArgument(

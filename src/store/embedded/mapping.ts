@@ -4,7 +4,7 @@
  * rejections, `dynamic: false` and `enabled: false` (stored, not indexed), type checks of values,
  * and the list of (field, value) pairs the embedded store indexes for SQL lookups.
  */
-import { IllegalArgument, MapperParsing, StrictMappingViolation } from '../errors'
+import { IllegalArgument, MapperParsing, ParsingError, StrictMappingViolation } from '../errors'
 import type { FieldMapping, Mappings } from '../port'
 import { isObject, keywordOf } from '../query/doc'
 import { type FieldSpec, kindOf } from '../query/compile'
@@ -405,6 +405,7 @@ class Walk {
       return
     }
     if (type === FLAT_OBJECT) {
+      this.checkFlatObject(value, path)
       if (this.out && def.index !== false) this.flatObject(value, path)
       return
     }
@@ -429,6 +430,22 @@ class Walk {
       this.out!.push([path, k])
       if (sub !== undefined) this.out!.push([byPath, valueAndPathKey(sub, k)])
     })
+  }
+
+  /** A flat_object value is an object (or an array of them), as OpenSearch's parser requires. */
+  private checkFlatObject(value: unknown, path: string): void {
+    for (const v of Array.isArray(value) ? value : [value]) {
+      if (v === null || isObject(v)) continue
+      const token = Array.isArray(v)
+        ? 'START_ARRAY'
+        : typeof v === 'string'
+          ? 'VALUE_STRING'
+          : typeof v === 'boolean'
+            ? 'VALUE_BOOLEAN'
+            : 'VALUE_NUMBER'
+      const cause = new ParsingError(`[${path}] unexpected token [${token}] in flat_object field value`)
+      throw new MapperParsing(this.bad(path, FLAT_OBJECT, v).reason, cause)
+    }
   }
 
   private leaf(v: unknown, def: FieldMapping, type: string, path: string): void {

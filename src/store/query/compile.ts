@@ -493,9 +493,6 @@ class Compiler {
     // Every document has these metadata fields; `_source` is stored, not indexed.
     if (name === '_seq_no' || name === '_version' || name === '_primary_term') return always
     if (name === '_source') throw new QueryShardError('The _source field is not searchable')
-    // A flat_object, or a path below one, exists when it holds a leaf (at any depth).
-    if (this.types && (this.types.get(name)?.type === FLAT_OBJECT || (!this.types.has(name) && flatObjectRoot(this.types, name))))
-      return (d) => d.values(flatLeavesPath(name)).length > 0
     const f = this.field(name)
     if (f === undefined) {
       // An object field in a mapping exists when any of its sub-fields does.
