@@ -131,14 +131,21 @@ export class DocView {
 
 export const asDocView = (d: Source | DocView): DocView => (d instanceof DocView ? d : new DocView(d))
 
-const interned = new Map<string, FieldPath>()
-
-/** Shared FieldPath per name, so every compiled query hits the same DocView cache entries. */
-export function fieldPath(path: string): FieldPath {
-  let f = interned.get(path)
-  if (!f) {
-    f = new FieldPath(path)
-    if (interned.size < 100_000) interned.set(path, f)
+/**
+ * One shared instance per path from `make`, so every compiled query hits the same DocView cache
+ * entries; at most 100,000 are kept (later ones are made afresh each time).
+ */
+export function internedPaths<P extends FieldPath>(make: (path: string) => P): (path: string) => P {
+  const interned = new Map<string, P>()
+  return (path) => {
+    let f = interned.get(path)
+    if (!f) {
+      f = make(path)
+      if (interned.size < 100_000) interned.set(path, f)
+    }
+    return f
   }
-  return f
 }
+
+/** Shared FieldPath per name. */
+export const fieldPath = internedPaths((path) => new FieldPath(path))

@@ -5,7 +5,7 @@
  * paths below a flat_object create no mappings, so they are resolved here, against the mapped
  * root, by the evaluator, the SQL planner, the aggregations and the rule index alike.
  */
-import { FieldPath, isObject } from './doc'
+import { FieldPath, internedPaths, isObject } from './doc'
 
 export const FLAT_OBJECT = 'flat_object'
 
@@ -56,7 +56,7 @@ export function isValueAndPathField(types: ReadonlyMap<string, { type: string }>
   return field.endsWith(suffix) && types.get(field.slice(0, -suffix.length))?.type === FLAT_OBJECT
 }
 
-/** Reads every leaf at or below a path (the root field's values, or `exists` below it). */
+/** Reads every leaf below a path: the values of a flat_object root field. */
 class FlatLeavesPath extends FieldPath {
   override collect(source: unknown): unknown[] {
     const out: unknown[] = []
@@ -65,14 +65,5 @@ class FlatLeavesPath extends FieldPath {
   }
 }
 
-const interned = new Map<string, FieldPath>()
-
-/** Shared per name, so that compiled queries share DocView caches (as `fieldPath`). */
-export function flatLeavesPath(path: string): FieldPath {
-  let f = interned.get(path)
-  if (!f) {
-    f = new FlatLeavesPath(path)
-    if (interned.size < 100_000) interned.set(path, f)
-  }
-  return f
-}
+/** Shared per name, as `fieldPath`. */
+export const flatLeavesPath = internedPaths((path) => new FlatLeavesPath(path))
