@@ -5,6 +5,10 @@
 // from the field-value index when its plan is exact) and a count forced through the evaluator —
 // which must agree.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { openEmbeddedStore } from '../../src/store/embedded'
 
 const DOCS: Record<string, Record<string, unknown>> = {
@@ -193,5 +197,48 @@ describe('flat_object on the embedded store', () => {
     expect(await ids({ term: { 'attrs.b': 'y' } })).toEqual(['arr'])
     await store.delete({ index: 'fo', id: 'null', refresh: true })
     await store.delete({ index: 'fo', id: 'arr', refresh: true })
+  })
+})
+
+describe('flat_object in a store written before its leaves were indexed', () => {
+  test('opening it (schema 2 -> 3) indexes the leaves of its documents', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'svc-flat-')), 'store.db')
+    const a = openEmbeddedStore(file)
+    await a.createIndex({ index: 'old', body: { mappings: { properties: { attrs: { type: 'flat_object' }, tag: { type: 'keyword' } } } } })
+    await a.bulk({
+      index: 'old',
+      body: Array.from({ length: 1200 }, (_, i) => [
+        { index: { _id: String(i) } },
+        { tag: 't', attrs: { n: String(i), k: { v: i % 2 ? 'odd' : 'even' } } },
+      ]).flat(),
+      refresh: true,
+    })
+    await a.close()
+    // What a schema-2 store holds: no keys of flat_object fields.
+    const db = new Database(file)
+    const flat = (db.query("SELECT f FROM fields WHERE name LIKE 'attrs%'").all() as Array<{ f: number }>).map((r) => r.f)
+    expect(flat.length).toBe(2)
+    db.run(`DELETE FROM fv WHERE f IN (${flat.join(',')})`)
+    db.run(`DELETE FROM fields WHERE f IN (${flat.join(',')})`)
+    for (const { rid, keys } of db.query('SELECT rid, keys FROM docs').all() as Array<{ rid: number; keys: string }>)
+      db.query('UPDATE docs SET keys = ? WHERE rid = ?').run(
+        JSON.stringify((JSON.parse(keys) as Array<[number]>).filter(([f]) => !flat.includes(f))),
+        rid,
+      )
+    db.run('PRAGMA user_version = 2')
+    db.close()
+
+    const b = openEmbeddedStore(file)
+    try {
+      const count = async (query: Record<string, unknown>) => (await b.count({ index: 'old', body: { query } })).count
+      expect(await count({ term: { 'attrs.k.v': 'odd' } })).toBe(600)
+      expect(await count({ term: { attrs: '1199' } })).toBe(1)
+      expect(await count({ term: { tag: 't' } })).toBe(1200)
+      // The keys are the document's: a delete removes them.
+      await b.delete({ index: 'old', id: '1199', refresh: true })
+      expect(await count({ term: { 'attrs.k.v': 'odd' } })).toBe(599)
+    } finally {
+      await b.close()
+    }
   })
 })

@@ -6,6 +6,11 @@
  */
 import type { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
+import type { Mappings } from '../port'
+import { fieldPath } from '../query/doc'
+import { FLAT_OBJECT, flatLeaves, valueAndPathField, valueAndPathKey } from '../query/flat-object'
+import { fieldSpecs } from './mapping'
+import { ridRange } from './schema'
 
 export interface Migration {
   /** The schema version the store has after this step; steps are numbered 1, 2, 3... */
@@ -118,12 +123,52 @@ function pitHistory(db: Database): void {
 }
 
 /**
+ * flat_object leaves are indexed from this version on (the root's values and the
+ * `<root>._valueAndPath` keys, see query/flat-object.ts): documents written before get theirs,
+ * read page by page so that memory stays bounded.
+ */
+function flatObjectLeaves(db: Database): void {
+  const fieldId = (ix: number, name: string): number => {
+    db.query('INSERT OR IGNORE INTO fields (ix, name) VALUES (?, ?)').run(ix, name)
+    return (db.query('SELECT f FROM fields WHERE ix = ? AND name = ?').get(ix, name) as { f: number }).f
+  }
+  const page = db.query('SELECT rid, src, keys FROM docs WHERE rid > ? AND rid <= ? ORDER BY rid LIMIT 500')
+  const insert = db.query('INSERT OR IGNORE INTO fv (f, v, rid) VALUES (?, ?, ?)')
+  const setKeys = db.query('UPDATE docs SET keys = ? WHERE rid = ?')
+  for (const { ix, mappings } of db.query('SELECT ix, mappings FROM indices').all() as Array<{ ix: number; mappings: string }>) {
+    const roots = [...fieldSpecs(JSON.parse(mappings) as Mappings)].filter(([, spec]) => spec.type === FLAT_OBJECT).map(([path]) => path)
+    if (roots.length === 0) continue
+    const fields = roots.map((root) => ({ path: fieldPath(root), f: fieldId(ix, root), byPath: fieldId(ix, valueAndPathField(root)) }))
+    const [lo, hi] = ridRange(ix)
+    for (let after = lo - 1; ;) {
+      const rows = page.all(after, hi) as Array<{ rid: number; src: string; keys: string }>
+      for (const { rid, src, keys } of rows) {
+        const added: Array<[number, string]> = []
+        const source = JSON.parse(src) as unknown
+        for (const { path, f, byPath } of fields)
+          for (const value of path.collect(source))
+            flatLeaves(value, (sub, leaf) => {
+              added.push([f, String(leaf)])
+              if (sub !== undefined) added.push([byPath, valueAndPathKey(sub, String(leaf))])
+            })
+        if (added.length === 0) continue
+        for (const [f, v] of added) insert.run(f, v, rid)
+        setKeys.run(JSON.stringify([...(JSON.parse(keys) as unknown[]), ...added]), rid)
+      }
+      if (rows.length < 500) break
+      after = rows[rows.length - 1].rid
+    }
+  }
+}
+
+/**
  * Every schema step, oldest first. Step 1 is idempotent so it also brings a file written before
  * schema versions existed (user_version 0, tables present) up to version 1. Append, never edit.
  */
 export const SCHEMA_MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'indices, aliases, templates, data streams, documents, field values, store identity', up: createBaseSchema },
   { version: 2, description: 'points in time keep replaced versions (pit_history) instead of copies (pit_docs)', up: pitHistory },
+  { version: 3, description: 'flat_object leaves in the field-value index', up: flatObjectLeaves },
 ]
 
 export const latestVersion = (migrations: readonly Migration[]): number => migrations.at(-1)?.version ?? 0
