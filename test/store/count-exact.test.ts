@@ -1,5 +1,8 @@
 // _count answers from the SQL index when the plan is exact; it must equal the evaluator's answer.
 import { expect, test } from 'bun:test'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { openEmbeddedStore } from '../../src/store/embedded'
 
 test('count through the index equals count through the evaluator, for exact and inexact plans', async () => {
@@ -54,5 +57,21 @@ test('count through the index counts a document once when several of its values 
     }
   } finally {
     await s.close()
+  }
+})
+
+test('a field that held several values in one document is counted per document after a reopen too', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'svc-count-')), 'store.db')
+  const a = openEmbeddedStore(file)
+  await a.createIndex({ index: 'm', body: { mappings: { properties: { tags: { type: 'keyword' }, one: { type: 'keyword' } } } } })
+  await a.index({ index: 'm', id: '1', body: { tags: ['a', 'b'], one: 'x' }, refresh: true })
+  await a.index({ index: 'm', id: '2', body: { tags: 'a', one: 'y' }, refresh: true })
+  await a.close()
+  const b = openEmbeddedStore(file)
+  try {
+    expect((await b.count({ index: 'm', body: { query: { range: { tags: { gte: 'a' } } } } })).count).toBe(2)
+    expect((await b.count({ index: 'm', body: { query: { range: { one: { gte: 'a' } } } } })).count).toBe(2)
+  } finally {
+    await b.close()
   }
 })

@@ -34,6 +34,8 @@ export interface IndexMeta {
   specs: Map<string, FieldSpec>
   /** field name -> fv field id, for fields with an indexed kind */
   fieldIds: Map<string, number>
+  /** fv field ids of which a document may hold several values (so its rows may repeat a rid). */
+  multiValued: Set<number>
 }
 
 export interface DataStreamMeta {
@@ -83,12 +85,21 @@ export class Catalog implements Namespace {
         nextRid: nextRid(db, r.ix),
         specs: fieldSpecs(mappings),
         fieldIds: new Map(),
+        multiValued: new Set(),
       }
       c.byName.set(meta.name, meta)
       c.byIx.set(meta.ix, meta)
     }
-    for (const r of db.query('SELECT f, ix, name FROM fields').all() as Array<{ f: number; ix: number; name: string }>)
-      c.byIx.get(r.ix)?.fieldIds.set(r.name, r.f)
+    for (const r of db.query('SELECT f, ix, name, multi FROM fields').all() as Array<{
+      f: number
+      ix: number
+      name: string
+      multi: number | null
+    }>) {
+      const meta = c.byIx.get(r.ix)
+      meta?.fieldIds.set(r.name, r.f)
+      if (r.multi !== 0) meta?.multiValued.add(r.f)
+    }
     for (const r of db.query('SELECT alias, ix, def FROM aliases').all() as Array<{ alias: string; ix: number; def: string }>) {
       const meta = c.byIx.get(r.ix)
       if (!meta) continue

@@ -167,6 +167,7 @@ export function write(
     const f = fieldId(core, meta, field)
     if (f !== undefined) keys.push([f, v])
   }
+  if (keys.length > 1) noteMultiValued(core, meta, keys)
   const seq = core.nextSeq(meta)
   const src = JSON.stringify(source)
   const keysJson = JSON.stringify(keys)
@@ -242,11 +243,26 @@ function fieldId(core: StoreCore, meta: IndexMeta, field: string): number | unde
   if (known !== undefined) return known
   const spec = meta.specs.get(field)
   if (spec ? !indexedKind(spec) : !isValueAndPathField(meta.specs, field)) return undefined
-  const r = core.db.query('INSERT INTO fields (ix, name) VALUES (?, ?)').run(meta.ix, field)
+  const r = core.db.query('INSERT INTO fields (ix, name, multi) VALUES (?, ?, 0)').run(meta.ix, field)
   const f = Number(r.lastInsertRowid)
   meta.fieldIds.set(field, f)
   core.onUndo(() => meta.fieldIds.delete(field))
   return f
+}
+
+/** Fields this document holds several values of are marked so (their counts then need DISTINCT). */
+function noteMultiValued(core: StoreCore, meta: IndexMeta, keys: Array<[number, string | number]>): void {
+  const seen = new Set<number>()
+  for (const [f] of keys) {
+    if (!seen.has(f)) {
+      seen.add(f)
+      continue
+    }
+    if (meta.multiValued.has(f)) continue
+    core.db.query('UPDATE fields SET multi = 1 WHERE f = ?').run(f)
+    meta.multiValued.add(f)
+    core.onUndo(() => meta.multiValued.delete(f))
+  }
 }
 
 /** One multi-row INSERT per document: one statement step instead of one per value. */

@@ -100,6 +100,7 @@ export function createIndexNow(core: StoreCore, name: string, body: CreateIndexB
     nextRid: ridRange(ix)[0],
     specs: fieldSpecs(mappings),
     fieldIds: new Map(),
+    multiValued: new Set(),
   }
   core.cat.byName.set(name, meta)
   core.cat.byIx.set(meta.ix, meta)

@@ -125,9 +125,13 @@ function pitHistory(db: Database): void {
 /**
  * flat_object leaves are indexed from this version on (the root's values and the
  * `<root>._valueAndPath` keys, see query/flat-object.ts): documents written before get theirs,
- * read page by page so that memory stays bounded.
+ * read page by page so that memory stays bounded. Fields learn whether they are multi-valued.
  */
 function flatObjectLeaves(db: Database): void {
+  // Whether a document ever held several values of a field (NULL: not known, as for every field
+  // written before): counts of single-valued fields need no DISTINCT.
+  const cols = db.query('PRAGMA table_info(fields)').all() as Array<{ name: string }>
+  if (!cols.some((c) => c.name === 'multi')) db.run('ALTER TABLE fields ADD COLUMN multi INTEGER')
   const fieldId = (ix: number, name: string): number => {
     db.query('INSERT OR IGNORE INTO fields (ix, name) VALUES (?, ?)').run(ix, name)
     return (db.query('SELECT f FROM fields WHERE ix = ? AND name = ?').get(ix, name) as { f: number }).f
@@ -143,6 +147,9 @@ function flatObjectLeaves(db: Database): void {
     for (let after = lo - 1; ;) {
       const rows = page.all(after, hi) as Array<{ rid: number; src: string; keys: string }>
       for (const { rid, src, keys } of rows) {
+        const had = JSON.parse(keys) as Array<[number, unknown]>
+        // Idempotent, as every step (a file without a schema version runs them all again).
+        if (had.some(([f]) => fields.some((x) => x.f === f || x.byPath === f))) continue
         const added: Array<[number, string]> = []
         const source = JSON.parse(src) as unknown
         for (const { path, f, byPath } of fields)
@@ -153,7 +160,7 @@ function flatObjectLeaves(db: Database): void {
             })
         if (added.length === 0) continue
         for (const [f, v] of added) insert.run(f, v, rid)
-        setKeys.run(JSON.stringify([...(JSON.parse(keys) as unknown[]), ...added]), rid)
+        setKeys.run(JSON.stringify([...had, ...added]), rid)
       }
       if (rows.length < 500) break
       after = rows[rows.length - 1].rid
@@ -168,7 +175,11 @@ function flatObjectLeaves(db: Database): void {
 export const SCHEMA_MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'indices, aliases, templates, data streams, documents, field values, store identity', up: createBaseSchema },
   { version: 2, description: 'points in time keep replaced versions (pit_history) instead of copies (pit_docs)', up: pitHistory },
-  { version: 3, description: 'flat_object leaves in the field-value index', up: flatObjectLeaves },
+  {
+    version: 3,
+    description: 'flat_object leaves in the field-value index; fields know when they hold several values',
+    up: flatObjectLeaves,
+  },
 ]
 
 export const latestVersion = (migrations: readonly Migration[]): number => migrations.at(-1)?.version ?? 0

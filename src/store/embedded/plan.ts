@@ -22,6 +22,8 @@ export interface Plan {
   terms?: number
   /** No rid comes twice (one value, ids, a UNION): counting needs no DISTINCT. */
   distinct?: boolean
+  /** The one fv field the rows come from (whether it is multi-valued decides the DISTINCT). */
+  field?: number
 }
 
 const EMPTY: Plan = { sql: 'SELECT rid FROM docs WHERE 0', params: [], cost: 0, exact: true, distinct: true }
@@ -165,6 +167,7 @@ class Planner {
         params: [f, ...(values as Bind[])],
         cost: 2,
         exact: true,
+        field: f,
       }
     }
     if (type === 'prefix') {
@@ -172,8 +175,8 @@ class Planner {
       const lo = conv(p.value) as string
       const hi = successor(lo)
       return hi === undefined
-        ? { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ?', params: [f, lo], cost: 3, exact: true }
-        : { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ? AND v < ?', params: [f, lo, hi], cost: 3, exact: true }
+        ? { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ?', params: [f, lo], cost: 3, exact: true, field: f }
+        : { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ? AND v < ?', params: [f, lo, hi], cost: 3, exact: true, field: f }
     }
     // range
     const b: Record<string, unknown> = { gt: p.gt, gte: p.gte, lt: p.lt, lte: p.lte }
@@ -203,10 +206,10 @@ class Planner {
         sql += ' AND v < ?'
         params.push(end)
       }
-      return { sql, params, cost: 4, exact: true }
+      return { sql, params, cost: 4, exact: true, field: f }
     }
     // A keyword range with only an upper bound would also catch nothing else: values are all TEXT.
-    return { sql, params, cost: params.length > 2 ? 4 : 5, exact: true }
+    return { sql, params, cost: params.length > 2 ? 4 : 5, exact: true, field: f }
   }
 }
 

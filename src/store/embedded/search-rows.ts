@@ -190,6 +190,7 @@ export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown): nu
   const plan = planOf(core, meta, query)
   if (!plan?.exact) return undefined
   // A document with several matching values (an array, a flat_object's leaves) has one row per value.
-  const n = plan.distinct ? 'count(*)' : 'count(DISTINCT rid)'
+  const distinct = plan.distinct || (plan.field !== undefined && !meta.multiValued.has(plan.field))
+  const n = distinct ? 'count(*)' : 'count(DISTINCT rid)'
   return (core.db.query(`SELECT ${n} AS n FROM (${plan.sql})`).get(...plan.params) as { n: number }).n
 }
