@@ -150,6 +150,15 @@ describe('flat_object on the embedded store', () => {
     expect(await ids({ term: { 'attrs.k42.inner': 'v42' } })).toEqual([])
   })
 
+  test('keys with dots, quotes or other scripts: the index and the evaluator agree', async () => {
+    await store.index({ index: 'fo', id: 'odd', body: { attrs: { 'a.b': { c: 1 }, 'x"y': 'q', ключ: { é: 'v' } } }, refresh: true })
+    expect(await ids({ term: { 'attrs.a.b.c': 1 } })).toEqual(['odd'])
+    expect(await ids({ term: { 'attrs.x"y': 'q' } })).toEqual(['odd'])
+    expect(await ids({ prefix: { 'attrs.x': 'q' } })).toEqual([])
+    expect(await ids({ range: { 'attrs.ключ.é': { gte: 'v' } } })).toEqual(['odd'])
+    await store.delete({ index: 'fo', id: 'odd', refresh: true })
+  })
+
   test('an update replaces the indexed leaves', async () => {
     await store.index({ index: 'fo', id: 'd5', body: { attrs: { state: 'open' } }, refresh: true })
     expect(await ids({ term: { 'attrs.state': 'open' } })).toEqual(['d5'])
