@@ -160,7 +160,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
     if (rel)
       for (const row of target.rows({ match_all: {} })) {
         if (pace.due() && !(await pace.pause())) break scan
-        countStats(rel.needs, target.specs!, new DocView(JSON.parse(row.src) as Record<string, unknown>, row.id, target.name), stats)
+        countStats(rel.needs, target.specs!, new DocView(sourceOf(row), row.id, target.name), stats)
       }
     const query = target.filters
       ? { bool: { must: [body.query ?? { match_all: {} }], filter: target.filters } }
