@@ -3,6 +3,8 @@
  * envelope `{message, status}`; the index API answers OpenSearch's shape
  * `{error: {root_cause, type, reason}, status}`.
  */
+import { jsonBody } from './json-body'
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -46,7 +48,7 @@ export function shown(value: unknown, max = 200): string {
 }
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=UTF-8', ...headers } })
+  return new Response(jsonBody(body), { status, headers: { 'content-type': 'application/json; charset=UTF-8', ...headers } })
 }
 
 export function envelope(

@@ -3,6 +3,7 @@
  * OpenSearch's shape (`{error: {root_cause, type, reason, ...}, status}`) itself, so the
  * metadata of typed store errors (`index`, `resource.id`, ...) survives.
  */
+import { jsonBody } from '../http/json-body'
 import { Elysia } from 'elysia'
 import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
@@ -60,9 +61,7 @@ function respond(
   // HEAD answers carry the status only; OpenSearch sends no body.
   if (method === 'HEAD') return new Response(null, { status, headers: { 'content-type': contentType, ...headers } })
   const text =
-    typeof body === 'string' && !contentType.includes('json')
-      ? body
-      : JSON.stringify(body, null, pretty ? 2 : undefined) + (pretty ? '\n' : '')
+    typeof body === 'string' && !contentType.includes('json') ? body : pretty ? JSON.stringify(body, null, 2) + '\n' : jsonBody(body)
   return new Response(text, { status, headers: { 'content-type': contentType, ...headers } })
 }
 
