@@ -15,7 +15,10 @@ async function text(body: string | ReadableStream<string>): Promise<{ text: stri
 const transcript = (n: number) => ({
   user: 'alice',
   created: new Date(0),
-  messages: Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `m${i} ${'é"\\\n'.repeat(3)}`.padEnd(1000, 'xyz ') })),
+  messages: Array.from({ length: n }, (_, i) => ({
+    role: i % 2 ? 'assistant' : 'user',
+    content: `m${i} ${'é"\\\n'.repeat(3)}`.padEnd(1000, 'xyz '),
+  })),
 })
 
 describe('jsonBody', () => {
@@ -29,7 +32,12 @@ describe('jsonBody', () => {
   test('a large answer streams in bounded chunks and its text is exactly JSON.stringify', async () => {
     const v = {
       took: 3,
-      hits: { hits: [{ _id: 'big', _source: transcript(4096), skip: undefined, fn: () => 1 }, { _id: 'small', _source: { a: [undefined, 2] } }] },
+      hits: {
+        hits: [
+          { _id: 'big', _source: transcript(4096), skip: undefined, fn: () => 1 },
+          { _id: 'small', _source: { a: [undefined, 2] } },
+        ],
+      },
       empty: {},
       none: [],
     }
@@ -52,7 +60,12 @@ describe('jsonBody', () => {
   test('the size estimate stops at its budget and counts strings, keys and members', () => {
     expect(larger({ a: 'x'.repeat(100) }, 1000)).toBe(false)
     expect(larger({ a: 'x'.repeat(2000) }, 1000)).toBe(true)
-    expect(larger(Array.from({ length: 200 }, () => 1), 1000)).toBe(true)
+    expect(
+      larger(
+        Array.from({ length: 200 }, () => 1),
+        1000,
+      ),
+    ).toBe(true)
     expect(larger(Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`key${i}`, i])), 1000)).toBe(true)
   })
 })
