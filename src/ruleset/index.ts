@@ -6,6 +6,7 @@ import type { Feature } from '../deps'
 import type { Caller, Security } from '../security/caller'
 import type { RulesetDeps } from './deps'
 import { baseline, deleteCheckpoint, loadCheckpoint, saveCheckpoint } from './detection/checkpoint'
+import { EvaluatorThread } from './detection/evaluator'
 import { FindingsPipeline } from './detection/findings-pipeline'
 import { executeMonitor, type MonitorRunResult } from './detection/monitor'
 import { DetectionScheduler, type SchedulerOptions } from './detection/scheduler'
@@ -23,6 +24,8 @@ export interface Ruleset extends Feature {
   /** The Content Manager's `RulesetSync` (plus detector and space calls). */
   sync: RulesetService
   findings: FindingsPipeline
+  /** The thread detector runs evaluate events on. */
+  evaluator: EvaluatorThread
   scheduler: DetectionScheduler
   /** `rules/evaluate` (logtest detection). */
   evaluate(req: Partial<EvaluateRequest>): Promise<EvaluateResult>
@@ -40,6 +43,7 @@ export function createRuleset(
   const rules = new Rules(deps, logTypes)
   const detectors = new Detectors(deps, rules)
   const findings = new FindingsPipeline(deps.store, deps.log)
+  const evaluator = new EvaluatorThread(deps.log)
   detectors.lifecycle = {
     // A detector (re)starting is baselined at once, so documents indexed from now on are its
     // own and nothing from before (or from while it was off) is evaluated.
@@ -58,7 +62,7 @@ export function createRuleset(
       await deleteCheckpoint(deps.store, id)
     },
   }
-  const scheduler = new DetectionScheduler({ ...deps, rules, findings, detectors }, options)
+  const scheduler = new DetectionScheduler({ ...deps, rules, findings, detectors, evaluator }, options)
   const run = (monitorId: string, caller: Caller | undefined) => executeMonitor({ detectors, scheduler, now: deps.now }, monitorId, caller)
   return {
     routes: rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
@@ -67,11 +71,16 @@ export function createRuleset(
     detectors,
     sync: new RulesetService(deps, logTypes, rules, detectors),
     findings,
+    evaluator,
     scheduler,
     evaluate: async (req) => evaluateRulesRequest({ store: deps.store, log: deps.log, logTypes }, req, await deps.settings.snapshot()),
     executeMonitor: run,
     start: async () => scheduler.start(),
-    stop: () => scheduler.stop(),
+    // The evaluator thread outlives the run that the clock's stop waits for.
+    stop: async () => {
+      await scheduler.stop()
+      evaluator.stop()
+    },
   }
 }
 

@@ -447,6 +447,17 @@ export interface BulkResponse {
   items: Array<Partial<Record<'index' | 'create' | 'update' | 'delete', BulkItemResult>>>
 }
 
+/**
+ * Documents as stored, in `_seq_no` order: their sources as UTF-8 JSON texts back to back in one
+ * buffer (text i ends at `ends[i]`), which crosses to a worker thread without a copy per text.
+ */
+export interface StoredBatch {
+  ids: string[]
+  seqNos: number[]
+  sources: Uint8Array<ArrayBuffer>
+  ends: Uint32Array<ArrayBuffer>
+}
+
 export interface SearchHit {
   _index: string
   _id: string
@@ -644,6 +655,12 @@ export interface Store {
 
   // Search
   search(params: SearchParams): Promise<SearchResponse>
+  /**
+   * Documents of one concrete index after a `_seq_no`, oldest first, with their stored source text:
+   * how a detector reads what is new when the store can hand out sources unparsed (the embedded
+   * store). At most `size` documents, and fewer once their sources pass `maxBytes` in all.
+   */
+  readSeq?(params: { index: string; after: number; size: number; maxBytes: number }): Promise<StoredBatch>
   count(params: CountParams): Promise<CountResponse>
   createPit(params: CreatePitParams): Promise<CreatePitResponse>
   deletePit(params: { body: { pit_id: string | string[] } }): Promise<DeletePitResponse>

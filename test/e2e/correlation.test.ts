@@ -90,9 +90,10 @@ describe('Sigma correlation through the binary', () => {
       })
       expect(((await bulk.json()) as any).errors).toBe(false)
 
-      // The detector runs on its one-minute schedule.
+      // The detector runs on its one-minute schedule (a tick just before the events were indexed
+      // means they are read on the next one).
       let findings: any[] = []
-      for (let waited = 0; waited < 100_000; waited += 2000) {
+      for (let waited = 0; waited < 150_000; waited += 2000) {
         const r = await call('GET', `${SA}/findings/_search?detector_id=${detector.body._id}&size=100`)
         findings = r.body.findings ?? []
         if (findings.some((f: any) => f.queries[0].id === chainId)) break
@@ -107,7 +108,10 @@ describe('Sigma correlation through the binary', () => {
       // Only the correlation the detector holds writes findings: its base rules and the inner
       // event_count are parts of it (generate: false), and bob failed only twice.
       expect(findings.map((f) => f.queries[0].id)).toEqual([chainId])
+      // The run evaluated on the executable's evaluator thread (an entry point of its own), not on the fallback.
+      expect(server.output.some((l) => l.includes('detection evaluator thread started'))).toBe(true)
+      expect(server.output.some((l) => l.includes('detection evaluator thread failed'))).toBe(false)
     },
-    { timeout: 150_000 },
+    { timeout: 200_000 },
   )
 })

@@ -128,7 +128,7 @@ describe('findings always land; detector status', () => {
     const events = Array.from({ length: SCAN_BATCH + 5 }, () => hit({ event: { action: 'miss' } }))
     await s.index(events)
     let batches = 0
-    const deps = { ...s.deps, rules: s.ruleset.rules, findings: s.ruleset.findings }
+    const deps = { ...s.deps, rules: s.ruleset.rules, findings: s.ruleset.findings, evaluator: s.ruleset.evaluator }
     // Asked to stop once the first batch is done (the check runs before each batch).
     const r = await runDetector(deps, id, await s.ruleset.detectors.stored(id), { stopping: () => batches++ >= 1 })
     expect(r).toMatchObject({ status: 'stopped', documents: SCAN_BATCH })

@@ -1,7 +1,8 @@
 /**
  * One detection run of one detector: every document indexed into its source indices since its
  * checkpoint is read in `_seq_no` order, in batches of SCAN_BATCH; each event is evaluated once
- * against the detector's indexed rule set (`ruleSet` -> THE query evaluator of `src/store/query/`
+ * (on the evaluator thread while the next batch is read, see evaluator.ts) against the detector's
+ * indexed rule set (`ruleSet` -> THE query evaluator of `src/store/query/`
  * for the candidate rules, typed by the source index mapping, exactly as the platform would run
  * the same trees as queries), and one finding per (event, matched rule) is appended with `_bulk`.
  * After each batch the findings are written first and the checkpoint moved second, so a crash in
@@ -13,8 +14,10 @@ import type { ClusterSettings, SettingsSnapshot } from '../../config/cluster-set
 import type { Logger } from '../../http/log'
 import { sourceFieldSpecs, stableTypes } from './field-types'
 import type { FieldTypes } from '../../store/query'
-import type { Store } from '../../store/port'
-import { type CompiledSigmaRule, ruleSet, warmRuleSet } from '../sigma'
+import type { SearchHit, Store } from '../../store/port'
+import type { CompiledSigmaRule } from '../sigma'
+import { type EvaluatorThread, type EventBatch, Pacer, SLICE_MILLIS, yieldToEventLoop } from './evaluator'
+import { eventAt } from './evaluator-protocol'
 import { normalizeCompliance, normalizeMitre, strings } from '../findings/rule-metadata'
 import type { FindingInput, FindingRule } from '../findings/writer'
 import { type PreparedCorrelation, prepareCorrelation } from '../correlation/detector'
@@ -32,9 +35,6 @@ import { isObject } from '../../json'
  */
 export const SCAN_BATCH = 2_000
 
-/** Longest stretch of evaluation before the run lets pending requests in. */
-const SLICE_MILLIS = 10
-
 /** Distinct finding-write errors kept per run (the count is exact, the reasons are samples). */
 const MAX_ERRORS = 5
 
@@ -45,6 +45,8 @@ export interface RunDeps {
   now: () => number
   rules: Rules
   findings: FindingsPipeline
+  /** Where events are evaluated (a thread of the node's, or this one). */
+  evaluator: EvaluatorThread
 }
 
 export interface RunControl {
@@ -61,21 +63,6 @@ interface Prepared {
   meta: Map<CompiledSigmaRule, FindingRule>
   skipped: string[]
   correlation?: PreparedCorrelation
-}
-
-/** A macrotask turn, so pending requests (socket reads) run before the run continues. */
-export const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0))
-
-/** Yields once the run has held the event loop for SLICE_MILLIS (a turn costs about a millisecond). */
-class Pacer {
-  private last = performance.now()
-  due(): boolean {
-    return performance.now() - this.last > SLICE_MILLIS
-  }
-  async yield(): Promise<void> {
-    await yieldToEventLoop()
-    this.last = performance.now()
-  }
 }
 
 export async function runDetector(
@@ -96,7 +83,6 @@ export async function runDetector(
   }
   const settings = await deps.settings.snapshot()
   const prepared = await prepareRules(deps, id, detector, settings)
-  const batchSize = settings.num(FINDINGS_SETTINGS.batchSize)
   const bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
   const summary: RunSummary = {
     started_at: startedAt,
@@ -116,30 +102,30 @@ export async function runDetector(
   const pacer = new Pacer()
 
   scan: for (const index of await concreteIndices(deps.store, expressions)) {
+    if (control.stopping()) {
+      stopped = true
+      break
+    }
     const fieldTypes = await typesOf(
       deps.store,
       index,
       prepared.compiled.flatMap((r) => r.fields),
     )
-    // Indexed once per (rules, mapping): each event is evaluated once against the whole set.
-    await warmRuleSet(prepared.compiled, fieldTypes, yieldToEventLoop, SLICE_MILLIS)
-    const set = ruleSet(prepared.compiled, fieldTypes)
-    for (const { rule, error } of set.refused) skip(deps, summary, rule.id, error)
-    let after = cp.indices[index] ?? -1
-    for (;;) {
-      if (control.stopping()) {
-        stopped = true
-        break scan
-      }
-      const page = await deps.store.search({
-        index,
-        body: { size: SCAN_BATCH, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false },
-      })
-      const hits = page.hits.hits
-      if (hits.length === 0) break
+    // Indexed once per (rules, mapping), on the evaluator thread while the first batch is read
+    // here: each event is evaluated once against the whole set.
+    const preparing = deps.evaluator.prepare(prepared.compiled, fieldTypes)
+    let page = await readPage(deps.store, index, cp.indices[index] ?? -1)
+    const rules = await preparing
+    for (const { rule, error } of rules.refused) skip(deps, summary, rule.id, error)
+    // The next batch is read (and handed to the evaluator) while this one's matches are awaited.
+    let matching = page.size > 0 ? rules.evaluate(page.events) : undefined
+    while (matching) {
+      const next = page.full ? await readPage(deps.store, index, page.last) : undefined
+      const matches = await matching
+      pacer.resumed()
+      matching = next && next.size > 0 ? rules.evaluate(next.events) : undefined
       let pending: Array<FindingInput & { id: string }> = []
-      // Findings go out a bulk's worth (`enriched_findings_bulk_size`) at a time, checked after each
-      // `enriched_findings_enrich_batch_size` events, and at the batch's end.
+      // Findings go out a bulk's worth (`enriched_findings_bulk_size`) at a time, and at the batch's end.
       const flush = async () => {
         const r = await deps.findings.submit(pending, settings)
         pending = []
@@ -152,29 +138,29 @@ export async function runDetector(
         summary.failed_findings += r.failed
         for (const e of r.errors) if (errors.size < MAX_ERRORS) errors.add(e)
       }
-      if (pacer.due()) await pacer.yield() // the read may have taken a while
-      for (let at = 0; at < hits.length; at++) {
-        const hit = hits[at]
-        const source = hit._source ?? {}
+      // Pairs (event, rule) arrive in event order: the findings of one event are built together.
+      for (let i = 0; i < matches.length;) {
+        const at = matches[i]
+        const hit = page.hit(at)
         const matched: Array<FindingInput & { id: string }> = []
-        for (const m of set.evaluate(source)) {
-          const rule = prepared.meta.get(prepared.compiled[m.at])!
+        for (; i < matches.length && matches[i] === at; i += 2) {
+          const rule = prepared.meta.get(prepared.compiled[matches[i + 1]])!
           control.onMatch?.(rule.id, hit._id, hit._index)
           matched.push({
             id: findingId(id, rule.id, hit._index, hit._id, hit._seq_no ?? 0),
-            event: { _id: hit._id, _index: hit._index, _source: source },
+            event: { _id: hit._id, _index: hit._index, _source: hit._source ?? {} },
             rule,
             detector: { id, type: detector.detector_type },
           })
         }
         // Correlation rules see every match; rules they pull in write findings only with `generate`.
-        pending.push(...(prepared.correlation && matched.length > 0 ? prepared.correlation.admit(hit, matched) : matched))
-        if ((at + 1) % batchSize === 0 && pending.length >= bulkSize) await flush()
+        pending.push(...(prepared.correlation ? prepared.correlation.admit(hit, matched) : matched))
+        if (pending.length >= bulkSize) await flush()
         if (pacer.due()) await pacer.yield()
       }
-      summary.documents += hits.length
+      summary.documents += page.size
       // The lag is read off the last event of each batch (the latest indexed), not parsed per event.
-      const ts = timestampOf(hits[hits.length - 1]._source ?? {})
+      const ts = timestampOf(page.hit(page.size - 1)._source ?? {})
       if (ts !== undefined && (newest === undefined || ts > newest)) newest = ts
       // Findings first, checkpoint second: a crash in between repeats the batch, and the
       // deterministic finding ids turn the repeat into create conflicts.
@@ -184,13 +170,18 @@ export async function runDetector(
         pending.push(...found)
         await flush()
       })
-      after = hits[hits.length - 1]._seq_no!
-      cp.indices[index] = after
+      cp.indices[index] = page.last
       const saved = await saveCheckpoint(deps.store, cp, stored)
       if (!saved) return { status: 'lost' } // another node moved it: that node owns this detector now
       stored = saved
       if (pacer.due()) await pacer.yield()
-      if (hits.length < SCAN_BATCH) break
+      if (!next) break
+      page = next
+      if (control.stopping()) {
+        // The batch read ahead is left for the next run: the checkpoint is before it.
+        stopped = true
+        break scan
+      }
     }
   }
   summary.finished_at = deps.now()
@@ -213,6 +204,54 @@ export async function runDetector(
   const saved = await saveCheckpoint(deps.store, cp, stored)
   if (!saved) return { status: 'lost' }
   return { status: stopped ? 'stopped' : 'ran', ...summary }
+}
+
+/** One batch of an index, in `_seq_no` order: the events as the evaluator takes them, hits built on demand. */
+interface Page {
+  events: EventBatch
+  size: number
+  /** A full batch: more may follow. */
+  full: boolean
+  /** `_seq_no` of the last event. */
+  last: number
+  /** The event at a position, its source parsed once (only matched events and the last are). */
+  hit(at: number): SearchHit
+}
+
+/** Bytes of sources read per batch at most (a batch of large events is cut short). */
+const BATCH_BYTES = 64 * 1024 * 1024
+
+async function readPage(store: Store, index: string, after: number): Promise<Page> {
+  if (store.readSeq) {
+    // The stored texts go to the evaluator as they are: parsed there, not here.
+    const batch = await store.readSeq({ index, after, size: SCAN_BATCH, maxBytes: BATCH_BYTES })
+    const size = batch.ids.length
+    const hits = new Map<number, SearchHit>()
+    return {
+      events: batch,
+      size,
+      full: size === SCAN_BATCH || batch.sources.length >= BATCH_BYTES,
+      last: size > 0 ? batch.seqNos[size - 1] : after,
+      hit(at) {
+        let h = hits.get(at)
+        if (!h)
+          hits.set(at, (h = { _index: index, _id: batch.ids[at], _score: null, _seq_no: batch.seqNos[at], _source: eventAt(batch, at) }))
+        return h
+      },
+    }
+  }
+  const page = await store.search({
+    index,
+    body: { size: SCAN_BATCH, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false },
+  })
+  const hits = page.hits.hits
+  return {
+    events: hits.map((h) => h._source ?? {}),
+    size: hits.length,
+    full: hits.length === SCAN_BATCH,
+    last: hits.length > 0 ? hits[hits.length - 1]._seq_no! : after,
+    hit: (at) => hits[at],
+  }
 }
 
 function skip(deps: RunDeps, summary: RunSummary, ruleId: string | undefined, error: string): void {

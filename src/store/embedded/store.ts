@@ -49,10 +49,12 @@ import type {
   SearchResponse,
   ShardsInfo,
   Store,
+  StoredBatch,
   UpdateAliasesBody,
   UpdateParams,
   WriteResponse,
 } from '../port'
+import { IndexClosed } from '../errors'
 import { getAlias, updateAliases } from './aliases'
 import { bulk } from './bulk'
 import { type EmbeddedStoreOptions, StoreCore } from './core'
@@ -64,6 +66,7 @@ import { deletePolicy, getPolicies, getPolicy, putPolicy } from './ism'
 import type { MigrationResult } from './migrations'
 import { createPit, deleteAllPits, deletePit, getAllPits } from './pits'
 import { count, explain, search } from './search-request'
+import { storedBySeq } from './search-rows'
 import { deleteIndexTemplate, getIndexTemplate, putIndexTemplate } from './templates'
 
 export { type EmbeddedStoreOptions } from './core'
@@ -220,6 +223,12 @@ export class EmbeddedStore implements Store {
 
   async search(params: SearchParams): Promise<SearchResponse> {
     return search(this.core, params)
+  }
+
+  async readSeq(params: { index: string; after: number; size: number; maxBytes: number }): Promise<StoredBatch> {
+    const meta = this.core.indexMeta(params.index)
+    if (meta.closed) throw new IndexClosed(meta.name, meta.uuid)
+    return storedBySeq(this.core, meta, params.after, params.size, params.maxBytes)
   }
 
   async count(params: CountParams): Promise<CountResponse> {
