@@ -90,7 +90,9 @@ export function interpolate(text: string, event: Record<string, unknown>): strin
 
 /** The document of one finding, as it is stored. */
 export function buildFinding({ event, rule, detector }: FindingInput, now: () => number = Date.now): Source {
-  const source = structuredClone(event._source)
+  // Shallow copies only: every object the finding changes (the root, `event`, `svc`) is copied
+  // before it is changed, so the event stays as it was without a deep clone per finding.
+  const source = event._source
   const doc: Source = { ...source }
   doc['@timestamp'] = source['@timestamp'] ?? new Date(now()).toISOString()
   doc.event = { ...(isObject(source.event) ? source.event : {}), doc_id: event._id, index: event._index }
