@@ -10,6 +10,9 @@ declare const self: Worker
 
 /** Rule sets kept (least recently used dropped first): one per (rules, mapping) a detector runs. */
 const MAX_SETS = 16
+/** Source bytes evaluated between two collections of the thread's heap. */
+const COLLECT_EVERY_BYTES = 32 * 1024 * 1024
+let sinceCollect = 0
 const sets = new Map<string, { rules: CompiledSigmaRule[]; fieldTypes?: FieldTypes }>()
 
 function answer(reply: EvaluatorReply): void {
@@ -36,6 +39,13 @@ self.onmessage = (event: MessageEvent<EvaluatorRequest>) => {
     const pairs: number[] = []
     for (let at = 0; at < request.ends.length; at++) for (const m of set.evaluate(eventAt(request, at))) pairs.push(at, m.at)
     const matches = Int32Array.from(pairs)
+    // Every batch leaves its parsed events behind: collect them every few batches, so the thread's
+    // heap stays near one batch instead of growing until JavaScriptCore decides to collect.
+    sinceCollect += request.sources.byteLength
+    if (sinceCollect >= COLLECT_EVERY_BYTES) {
+      sinceCollect = 0
+      Bun.gc(true)
+    }
     postMessage({ id: request.id, matches } satisfies EvaluatorReply, [matches.buffer])
   } catch (e) {
     answer({ id: request.id, error: e instanceof Error ? e.message : String(e) })
