@@ -66,15 +66,17 @@ export interface GroupStore {
 /** Attempts at a group write that races with another node before the run gives up (and is retried). */
 const MAX_WRITE_ATTEMPTS = 3
 
-/** `<scope and rule>.<group>`: a store can keep the windows of one rule together by the prefix. */
+/** `<scope>.<rule>.<group>`: a store can keep the windows of one detector together by the prefix. */
 export function groupDocId(scope: string, ruleId: string, groupKey: string): string {
-  return `${hash(`${scope}\u0000${ruleId}`)}.${hash(groupKey)}`
+  return `${rulePrefix(scope, ruleId)}.${hash(groupKey, 22)}`
 }
 
-function hash(text: string): string {
+const rulePrefix = (scope: string, ruleId: string) => `${hash(scope, 16)}.${hash(ruleId, 16)}`
+
+function hash(text: string, length = 32): string {
   const h = new Bun.CryptoHasher('sha256')
   h.update(text)
-  return h.digest('base64url').slice(0, 32)
+  return h.digest('base64url').slice(0, length)
 }
 
 /** Inner correlations before the ones that use their findings; a cycle is an error naming the rule. */
@@ -162,6 +164,9 @@ export class Correlator {
     >()
     const bySource = new Map<string, Array<{ rule: ResolvedCorrelation; r: number }>>()
     for (const rule of rules) rule.sources.forEach((src, r) => bySource.set(src, [...(bySource.get(src) ?? []), { rule, r }]))
+    // A page has many matches per group (and rules share groups): hash each group once, not per match.
+    const prefixes = new Map(rules.map((rule) => [rule, rulePrefix(this.scope, rule.id)]))
+    const hashes = new Map<string, string>()
     for (const input of pool) {
       for (const { rule, r } of bySource.get(input.ruleId) ?? []) {
         const group = groupOf(rule, r, input.source)
@@ -172,7 +177,9 @@ export class Correlator {
           if (value === undefined) continue
         }
         const key = JSON.stringify(rule.groupBy.map((g) => group[g]))
-        const docId = groupDocId(this.scope, rule.id, key)
+        let h = hashes.get(key)
+        if (h === undefined) hashes.set(key, (h = hash(key, 22)))
+        const docId = `${prefixes.get(rule)}.${h}`
         let entry = entries.get(docId)
         if (!entry) entries.set(docId, (entry = { rule, key, group, events: [], inputs: new Map() }))
         const k = input.key ?? `${input.index}/${input.id}`
