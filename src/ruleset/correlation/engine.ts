@@ -168,12 +168,17 @@ export class Correlator {
     const prefixes = new Map(rules.map((rule) => [rule, rulePrefix(this.scope, rule.id)]))
     const hashes = new Map<string, string>()
     for (const input of pool) {
-      for (const { rule, r } of bySource.get(input.ruleId) ?? []) {
-        const group = groupOf(rule, r, input.source)
+      const rulesOf = bySource.get(input.ruleId)
+      if (!rulesOf) continue
+      // The rules of one source mostly group by the same fields: read each field once per match.
+      const read = reader(input.source)
+      const k = input.key ?? `${input.index}/${input.id}`
+      for (const { rule, r } of rulesOf) {
+        const group = groupOf(rule, r, read)
         if (!group) continue
         let value: string | undefined
         if (rule.field) {
-          value = tupleOf(rule, r, input.source, rule.field)
+          value = tupleOf(rule, r, read, rule.field)
           if (value === undefined) continue
         }
         const key = JSON.stringify(rule.groupBy.map((g) => group[g]))
@@ -182,16 +187,10 @@ export class Correlator {
         const docId = `${prefixes.get(rule)}.${h}`
         let entry = entries.get(docId)
         if (!entry) entries.set(docId, (entry = { rule, key, group, events: [], inputs: new Map() }))
-        const k = input.key ?? `${input.index}/${input.id}`
-        entry.events.push({
-          t: input.time,
-          k,
-          r,
-          ...(value === undefined ? {} : { v: value }),
-          ...(input.findingId ? { f: input.findingId } : {}),
-          i: input.index,
-          d: input.id,
-        })
+        const event: WindowEvent = { t: input.time, k, r, i: input.index, d: input.id }
+        if (value !== undefined) event.v = value
+        if (input.findingId) event.f = input.findingId
+        entry.events.push(event)
         entry.inputs.set(k, input)
       }
     }
@@ -257,21 +256,31 @@ function valueOf(source: Record<string, unknown>, field: string): string | undef
   return String(v)
 }
 
+type Reader = (field: string) => string | undefined
+
+function reader(source: Record<string, unknown>): Reader {
+  const seen = new Map<string, string | undefined>()
+  return (field) => {
+    if (!seen.has(field)) seen.set(field, valueOf(source, field))
+    return seen.get(field)
+  }
+}
+
 /** An event without a value for every group-by field belongs to no group (it is not counted). */
-function groupOf(rule: CorrelationRule, r: number, source: Record<string, unknown>): Record<string, string> | undefined {
+function groupOf(rule: CorrelationRule, r: number, read: Reader): Record<string, string> | undefined {
   const group: Record<string, string> = {}
   for (const g of rule.groupBy) {
-    const v = valueOf(source, fieldFor(rule, r, g))
+    const v = read(fieldFor(rule, r, g))
     if (v === undefined) return undefined
     group[g] = v
   }
   return group
 }
 
-function tupleOf(rule: CorrelationRule, r: number, source: Record<string, unknown>, fields: string[]): string | undefined {
+function tupleOf(rule: CorrelationRule, r: number, read: Reader, fields: string[]): string | undefined {
   const values: string[] = []
   for (const f of fields) {
-    const v = valueOf(source, fieldFor(rule, r, f))
+    const v = read(fieldFor(rule, r, f))
     if (v === undefined) return undefined
     values.push(v)
   }

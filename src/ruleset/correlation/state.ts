@@ -29,21 +29,23 @@ interface BucketDoc {
   /** Newest event time of any group in the bucket. */
   newest: number
   /**
-   * The groups as one JSON text (`StoredEntry[]`): user field names must not become mapping
-   * fields, and one string is far cheaper for the Store to take than a tree of small values.
+   * The groups (`StoredEntry[]`) as deflated JSON text in base64 (`unpackWindows`): user field names
+   * must not become mapping fields, one string is far cheaper for the Store to take than a tree of
+   * small values, and the rules grouping by the same values repeat the same events in one bucket
+   * (about 9x smaller, and cheaper to deflate than to escape as a JSON string).
    */
   windows: string
 }
 
 /** A group as stored: its key, its rule's timespan (for pruning), its values and its window. */
-type StoredEntry = [key: string, span: number, group: Record<string, string>, window: StoredWindow]
+export type StoredEntry = [key: string, span: number, group: Record<string, string>, window: StoredWindow]
 
 interface Group {
   span: number
   group: Record<string, string>
   window: GroupWindow
-  /** The `StoredEntry` JSON of the window as last written; dropped when the window changes. */
-  text?: string
+  /** The `StoredEntry` JSON (UTF-8) of the window as last written; dropped when the window changes. */
+  text?: Buffer
 }
 
 interface Bucket {
@@ -56,7 +58,7 @@ interface Bucket {
  * A window as stored: events are compact tuples `[t, r, index position, id, value?, finding?, key?]`
  * (index names listed once, the key only when it is not `index/id`), anchors `[t, key]`.
  */
-interface StoredWindow {
+export interface StoredWindow {
   indices: string[]
   events: Array<[number, number, number, string, (string | null)?, (string | null)?, (string | null)?]>
   emitted: Array<[number, string]>
@@ -68,9 +70,13 @@ function encode(w: GroupWindow): StoredWindow {
   const events = w.events.map((e) => {
     let i = at.get(e.i)
     if (i === undefined) at.set(e.i, (i = indices.push(e.i) - 1))
-    const tail = [e.v ?? null, e.f ?? null, e.k === `${e.i}/${e.d}` ? null : e.k]
-    while (tail.length > 0 && tail[tail.length - 1] === null) tail.pop()
-    return [e.t, e.r, i, e.d, ...tail] as StoredWindow['events'][number]
+    const tuple: StoredWindow['events'][number] = [e.t, e.r, i, e.d]
+    // Trailing absent members are left out (most events have no value, finding or own key).
+    const k = e.k === `${e.i}/${e.d}` ? null : e.k
+    if (e.v !== undefined || e.f !== undefined || k !== null) tuple.push(e.v ?? null)
+    if (e.f !== undefined || k !== null) tuple.push(e.f ?? null)
+    if (k !== null) tuple.push(k)
+    return tuple
   })
   return { indices, events, emitted: w.emitted.map((f) => [f.t, f.k]) }
 }
@@ -98,7 +104,18 @@ const bucketOf = (key: string) => {
   return `${key.slice(0, key.indexOf('.'))}.${BASE64URL.indexOf(key[last + 1]) % BUCKETS}`
 }
 const newestOf = (w: GroupWindow) => (w.events.length > 0 ? w.events[w.events.length - 1].t : -Infinity)
-const textOf = (key: string, g: Group) => (g.text ??= JSON.stringify([key, g.span, g.group, encode(g.window)] satisfies StoredEntry))
+const [OPEN, COMMA, CLOSE] = ['[', ',', ']'].map((c) => Buffer.from(c))
+function packWindows(texts: Buffer[]): string {
+  const parts: Uint8Array[] = [OPEN]
+  texts.forEach((t, i) => parts.push(...(i === 0 ? [t] : [COMMA, t])))
+  parts.push(CLOSE)
+  return Buffer.from(Bun.deflateSync(Buffer.concat(parts), { level: 1 })).toString('base64')
+}
+export const unpackWindows = (packed: string) =>
+  JSON.parse(Buffer.from(Bun.inflateSync(Buffer.from(packed, 'base64'))).toString()) as StoredEntry[]
+
+const textOf = (key: string, g: Group) =>
+  (g.text ??= Buffer.from(JSON.stringify([key, g.span, g.group, encode(g.window)] satisfies StoredEntry)))
 
 export class StoreGroups implements GroupStore {
   private readonly buckets = new Map<string, Bucket>()
@@ -106,7 +123,8 @@ export class StoreGroups implements GroupStore {
   constructor(private readonly store: Store) {}
 
   async load(keys: string[]): Promise<Map<string, StoredGroup>> {
-    const wanted = [...new Set(keys.map(bucketOf))].filter((b) => !this.buckets.has(b))
+    const buckets = keys.map(bucketOf)
+    const wanted = [...new Set(buckets.filter((b) => !this.buckets.has(b)))]
     if (wanted.length > 0) await ensureIndex(this.store, CORRELATION_STATE_INDEX)
     for (let at = 0; at < wanted.length; at += LOAD_PAGE) {
       const ids = wanted.slice(at, at + LOAD_PAGE)
@@ -119,18 +137,17 @@ export class StoreGroups implements GroupStore {
         found.add(h._id)
         const doc = h._source as unknown as BucketDoc
         const groups = new Map<string, Group>()
-        for (const [key, span, group, window] of JSON.parse(doc.windows) as StoredEntry[])
-          groups.set(key, { span, group, window: decode(window) })
+        for (const [key, span, group, window] of unpackWindows(doc.windows)) groups.set(key, { span, group, window: decode(window) })
         this.remember(h._id, { scope: doc.scope, groups, version: { seqNo: h._seq_no!, primaryTerm: h._primary_term! } })
       }
       // A bucket not stored yet is remembered empty: its first write is create-only.
       for (const id of ids) if (!found.has(id)) this.remember(id, { scope: '', groups: new Map() })
     }
     const out = new Map<string, StoredGroup>()
-    for (const k of keys) {
-      const g = this.buckets.get(bucketOf(k))?.groups.get(k)
+    keys.forEach((k, at) => {
+      const g = this.buckets.get(buckets[at])?.groups.get(k)
       if (g) out.set(k, { window: g.window })
-    }
+    })
     return out
   }
 
@@ -162,9 +179,9 @@ export class StoreGroups implements GroupStore {
       const meta = { _index: CORRELATION_STATE_INDEX, _id: id }
       const v = bucket.version
       body.push(v ? { index: { ...meta, if_seq_no: v.seqNo, if_primary_term: v.primaryTerm } } : { create: meta })
-      const texts: string[] = []
+      const texts: Buffer[] = []
       for (const [key, g] of bucket.groups) texts.push(textOf(key, g))
-      const doc: BucketDoc = { scope: bucket.scope, newest, windows: `[${texts.join(',')}]` }
+      const doc: BucketDoc = { scope: bucket.scope, newest, windows: packWindows(texts) }
       body.push(doc as unknown as BulkLine)
     }
     const r = await this.store.bulk({ body, refresh: true })

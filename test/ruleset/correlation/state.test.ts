@@ -16,7 +16,7 @@ import {
   type ResolvedCorrelation,
   StoreGroups,
 } from '../../../src/ruleset/correlation'
-import { BUCKETS } from '../../../src/ruleset/correlation/state'
+import { BUCKETS, unpackWindows } from '../../../src/ruleset/correlation/state'
 import { CORRELATION_STATE_INDEX, forgetEnsured } from '../../../src/ruleset/indices'
 import { openEmbeddedStore } from '../../../src/store/embedded'
 
@@ -150,7 +150,7 @@ describe('windows in the Store', () => {
     let groups = 0
     for (const h of r.hits.hits) {
       const doc = h._source as { newest: number; windows: string }
-      for (const [, span, , window] of stored(doc.windows)) {
+      for (const [, span, , window] of unpackWindows(doc.windows)) {
         groups++
         // Every group kept is within its rule's timespan of its bucket's newest event.
         expect(Math.max(...window.events.map((e) => e[0]))).toBeGreaterThanOrEqual(doc.newest - span)
@@ -173,11 +173,7 @@ describe('windows in the Store', () => {
     await c.ingest([at(7 * 60_000, 'r2', 'e1')])
     const r = await store.search({ index: CORRELATION_STATE_INDEX, body: { size: 10, query: { term: { scope: 'det5' } } } })
     expect(r.hits.hits).toHaveLength(1)
-    const entries = stored((r.hits.hits[0]._source as { windows: string }).windows)
+    const entries = unpackWindows((r.hits.hits[0]._source as { windows: string }).windows)
     expect(entries.map(([, span, , w]) => [span, w.events.map((e) => e[3])])).toEqual([[USERS.timespanMs, ['e0', 'e1']]])
   })
 })
-
-/** The groups of a bucket document: `[key, timespan, group, window]`. */
-const stored = (text: string) =>
-  JSON.parse(text) as Array<[string, number, Record<string, string>, { events: Array<[number, number, number, string]> }]>
