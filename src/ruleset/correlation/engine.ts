@@ -66,15 +66,17 @@ export interface GroupStore {
 /** Attempts at a group write that races with another node before the run gives up (and is retried). */
 const MAX_WRITE_ATTEMPTS = 3
 
-/** `<scope and rule>.<group>`: a store can keep the windows of one rule together by the prefix. */
+/** `<scope>.<rule>.<group>`: a store can keep the windows of one detector together by the prefix. */
 export function groupDocId(scope: string, ruleId: string, groupKey: string): string {
-  return `${hash(`${scope}\u0000${ruleId}`)}.${hash(groupKey)}`
+  return `${rulePrefix(scope, ruleId)}.${hash(groupKey, 22)}`
 }
 
-function hash(text: string): string {
+const rulePrefix = (scope: string, ruleId: string) => `${hash(scope, 16)}.${hash(ruleId, 16)}`
+
+function hash(text: string, length = 32): string {
   const h = new Bun.CryptoHasher('sha256')
   h.update(text)
-  return h.digest('base64url').slice(0, 32)
+  return h.digest('base64url').slice(0, length)
 }
 
 /** Inner correlations before the ones that use their findings; a cycle is an error naming the rule. */
@@ -162,29 +164,33 @@ export class Correlator {
     >()
     const bySource = new Map<string, Array<{ rule: ResolvedCorrelation; r: number }>>()
     for (const rule of rules) rule.sources.forEach((src, r) => bySource.set(src, [...(bySource.get(src) ?? []), { rule, r }]))
+    // A page has many matches per group (and rules share groups): hash each group once, not per match.
+    const prefixes = new Map(rules.map((rule) => [rule, rulePrefix(this.scope, rule.id)]))
+    const hashes = new Map<string, string>()
     for (const input of pool) {
-      for (const { rule, r } of bySource.get(input.ruleId) ?? []) {
-        const group = groupOf(rule, r, input.source)
+      const rulesOf = bySource.get(input.ruleId)
+      if (!rulesOf) continue
+      // The rules of one source mostly group by the same fields: read each field once per match.
+      const read = reader(input.source)
+      const k = input.key ?? `${input.index}/${input.id}`
+      for (const { rule, r } of rulesOf) {
+        const group = groupOf(rule, r, read)
         if (!group) continue
         let value: string | undefined
         if (rule.field) {
-          value = tupleOf(rule, r, input.source, rule.field)
+          value = tupleOf(rule, r, read, rule.field)
           if (value === undefined) continue
         }
         const key = JSON.stringify(rule.groupBy.map((g) => group[g]))
-        const docId = groupDocId(this.scope, rule.id, key)
+        let h = hashes.get(key)
+        if (h === undefined) hashes.set(key, (h = hash(key, 22)))
+        const docId = `${prefixes.get(rule)}.${h}`
         let entry = entries.get(docId)
         if (!entry) entries.set(docId, (entry = { rule, key, group, events: [], inputs: new Map() }))
-        const k = input.key ?? `${input.index}/${input.id}`
-        entry.events.push({
-          t: input.time,
-          k,
-          r,
-          ...(value === undefined ? {} : { v: value }),
-          ...(input.findingId ? { f: input.findingId } : {}),
-          i: input.index,
-          d: input.id,
-        })
+        const event: WindowEvent = { t: input.time, k, r, i: input.index, d: input.id }
+        if (value !== undefined) event.v = value
+        if (input.findingId) event.f = input.findingId
+        entry.events.push(event)
         entry.inputs.set(k, input)
       }
     }
@@ -250,21 +256,31 @@ function valueOf(source: Record<string, unknown>, field: string): string | undef
   return String(v)
 }
 
+type Reader = (field: string) => string | undefined
+
+function reader(source: Record<string, unknown>): Reader {
+  const seen = new Map<string, string | undefined>()
+  return (field) => {
+    if (!seen.has(field)) seen.set(field, valueOf(source, field))
+    return seen.get(field)
+  }
+}
+
 /** An event without a value for every group-by field belongs to no group (it is not counted). */
-function groupOf(rule: CorrelationRule, r: number, source: Record<string, unknown>): Record<string, string> | undefined {
+function groupOf(rule: CorrelationRule, r: number, read: Reader): Record<string, string> | undefined {
   const group: Record<string, string> = {}
   for (const g of rule.groupBy) {
-    const v = valueOf(source, fieldFor(rule, r, g))
+    const v = read(fieldFor(rule, r, g))
     if (v === undefined) return undefined
     group[g] = v
   }
   return group
 }
 
-function tupleOf(rule: CorrelationRule, r: number, source: Record<string, unknown>, fields: string[]): string | undefined {
+function tupleOf(rule: CorrelationRule, r: number, read: Reader, fields: string[]): string | undefined {
   const values: string[] = []
   for (const f of fields) {
-    const v = valueOf(source, fieldFor(rule, r, f))
+    const v = read(fieldFor(rule, r, f))
     if (v === undefined) return undefined
     values.push(v)
   }

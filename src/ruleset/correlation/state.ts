@@ -1,20 +1,23 @@
 /**
  * Correlation windows kept in the Store (`.platform-sap-correlation-state`): the windows of one
- * (detector, correlation rule) are spread over BUCKETS documents by group, so a page that touches
- * many sparse groups (grouped by host, say) writes a few documents, not one per group. They survive
- * restarts and every node reads the same ones. Writes are conditional on the version read
+ * detector are spread over BUCKETS documents by group, whatever the rule, so a page writes at most
+ * BUCKETS documents however many rules and groups it touches (a document per rule and bucket made
+ * the per-document cost of the Store the largest part of a correlating run). They survive restarts
+ * and every node reads the same ones. Writes are conditional on the version read
  * (`if_seq_no`/`if_primary_term`, or create-only for a new bucket), so two nodes never overwrite
  * each other's events: the loser drops its copy, re-reads and merges. A bucket drops the groups
- * silent for a whole timespan whenever it is written, and keeps at most MAX_GROUPS_PER_BUCKET.
+ * silent for a whole timespan (of their own rule) whenever it is written, and keeps at most
+ * MAX_GROUPS_PER_BUCKET.
  *
- * One instance serves one detector run: the buckets it read or wrote stay in memory between pages.
+ * One instance serves one detector run: the buckets it read or wrote stay in memory between pages,
+ * with the encoded text of each group, so a group the page did not touch is not encoded again.
  */
 import type { BulkLine, Store } from '../../store/port'
 import { CORRELATION_STATE_INDEX, ensureIndex } from '../indices'
 import type { GroupStore, StoredGroup } from './engine'
 import type { GroupWindow, WindowEvent } from './window'
 
-/** Documents per (detector, correlation rule). */
+/** Documents per detector. */
 export const BUCKETS = 64
 /** Groups one bucket keeps; beyond it the longest silent are dropped (bounded state). */
 export const MAX_GROUPS_PER_BUCKET = 10_000
@@ -23,26 +26,39 @@ export const MAX_CACHED_BUCKETS = 10_000
 
 interface BucketDoc {
   scope: string
-  rule: string
   /** Newest event time of any group in the bucket. */
   newest: number
-  /** The group values as JSON text: user field names must not become mapping fields. */
-  groups: Array<{ key: string; group: string; window: StoredWindow }>
+  /**
+   * The groups (`StoredEntry[]`) as deflated JSON text in base64 (`unpackWindows`): user field names
+   * must not become mapping fields, one string is far cheaper for the Store to take than a tree of
+   * small values, and the rules grouping by the same values repeat the same events in one bucket
+   * (about 9x smaller, and cheaper to deflate than to escape as a JSON string).
+   */
+  windows: string
+}
+
+/** A group as stored: its key, its rule's timespan (for pruning), its values and its window. */
+export type StoredEntry = [key: string, span: number, group: Record<string, string>, window: StoredWindow]
+
+interface Group {
+  span: number
+  group: Record<string, string>
+  window: GroupWindow
+  /** The `StoredEntry` JSON (UTF-8) of the window as last written; dropped when the window changes. */
+  text?: Buffer
 }
 
 interface Bucket {
   scope: string
-  rule: string
-  groups: Map<string, { group: Record<string, string>; window: GroupWindow }>
+  groups: Map<string, Group>
   version?: Version
 }
 
 /**
- * A window as stored: every page rewrites the windows it touched, so events are compact tuples
- * `[t, r, index position, id, value?, finding?, key?]` (index names listed once, the key only
- * when it is not `index/id`), anchors `[t, key]`.
+ * A window as stored: events are compact tuples `[t, r, index position, id, value?, finding?, key?]`
+ * (index names listed once, the key only when it is not `index/id`), anchors `[t, key]`.
  */
-interface StoredWindow {
+export interface StoredWindow {
   indices: string[]
   events: Array<[number, number, number, string, (string | null)?, (string | null)?, (string | null)?]>
   emitted: Array<[number, string]>
@@ -54,9 +70,13 @@ function encode(w: GroupWindow): StoredWindow {
   const events = w.events.map((e) => {
     let i = at.get(e.i)
     if (i === undefined) at.set(e.i, (i = indices.push(e.i) - 1))
-    const tail = [e.v ?? null, e.f ?? null, e.k === `${e.i}/${e.d}` ? null : e.k]
-    while (tail.length > 0 && tail[tail.length - 1] === null) tail.pop()
-    return [e.t, e.r, i, e.d, ...tail] as StoredWindow['events'][number]
+    const tuple: StoredWindow['events'][number] = [e.t, e.r, i, e.d]
+    // Trailing absent members are left out (most events have no value, finding or own key).
+    const k = e.k === `${e.i}/${e.d}` ? null : e.k
+    if (e.v !== undefined || e.f !== undefined || k !== null) tuple.push(e.v ?? null)
+    if (e.f !== undefined || k !== null) tuple.push(e.f ?? null)
+    if (k !== null) tuple.push(k)
+    return tuple
   })
   return { indices, events, emitted: w.emitted.map((f) => [f.t, f.k]) }
 }
@@ -77,11 +97,25 @@ interface Version {
 /** Buckets read per search (the platform's default `index.max_result_window`). */
 const LOAD_PAGE = 10_000
 
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+/** `<scope>.<n>`: the key is `<scope>.<rule>.<group>`, n the first character of the group hash. */
 const bucketOf = (key: string) => {
-  const dot = key.indexOf('.')
-  return `${key.slice(0, dot)}.${key.charCodeAt(dot + 1) % BUCKETS}`
+  const last = key.lastIndexOf('.')
+  return `${key.slice(0, key.indexOf('.'))}.${BASE64URL.indexOf(key[last + 1]) % BUCKETS}`
 }
 const newestOf = (w: GroupWindow) => (w.events.length > 0 ? w.events[w.events.length - 1].t : -Infinity)
+const [OPEN, COMMA, CLOSE] = ['[', ',', ']'].map((c) => Buffer.from(c))
+function packWindows(texts: Buffer[]): string {
+  const parts: Uint8Array[] = [OPEN]
+  texts.forEach((t, i) => parts.push(...(i === 0 ? [t] : [COMMA, t])))
+  parts.push(CLOSE)
+  return Buffer.from(Bun.deflateSync(Buffer.concat(parts), { level: 1 })).toString('base64')
+}
+export const unpackWindows = (packed: string) =>
+  JSON.parse(Buffer.from(Bun.inflateSync(Buffer.from(packed, 'base64'))).toString()) as StoredEntry[]
+
+const textOf = (key: string, g: Group) =>
+  (g.text ??= Buffer.from(JSON.stringify([key, g.span, g.group, encode(g.window)] satisfies StoredEntry)))
 
 export class StoreGroups implements GroupStore {
   private readonly buckets = new Map<string, Bucket>()
@@ -89,7 +123,8 @@ export class StoreGroups implements GroupStore {
   constructor(private readonly store: Store) {}
 
   async load(keys: string[]): Promise<Map<string, StoredGroup>> {
-    const wanted = [...new Set(keys.map(bucketOf))].filter((b) => !this.buckets.has(b))
+    const buckets = keys.map(bucketOf)
+    const wanted = [...new Set(buckets.filter((b) => !this.buckets.has(b)))]
     if (wanted.length > 0) await ensureIndex(this.store, CORRELATION_STATE_INDEX)
     for (let at = 0; at < wanted.length; at += LOAD_PAGE) {
       const ids = wanted.slice(at, at + LOAD_PAGE)
@@ -101,26 +136,25 @@ export class StoreGroups implements GroupStore {
       for (const h of r.hits.hits) {
         found.add(h._id)
         const doc = h._source as unknown as BucketDoc
-        const groups = new Map(
-          doc.groups.map((g) => [g.key, { group: JSON.parse(g.group) as Record<string, string>, window: decode(g.window) }]),
-        )
-        this.remember(h._id, { scope: doc.scope, rule: doc.rule, groups, version: { seqNo: h._seq_no!, primaryTerm: h._primary_term! } })
+        const groups = new Map<string, Group>()
+        for (const [key, span, group, window] of unpackWindows(doc.windows)) groups.set(key, { span, group, window: decode(window) })
+        this.remember(h._id, { scope: doc.scope, groups, version: { seqNo: h._seq_no!, primaryTerm: h._primary_term! } })
       }
       // A bucket not stored yet is remembered empty: its first write is create-only.
-      for (const id of ids) if (!found.has(id)) this.remember(id, { scope: '', rule: '', groups: new Map() })
+      for (const id of ids) if (!found.has(id)) this.remember(id, { scope: '', groups: new Map() })
     }
     const out = new Map<string, StoredGroup>()
-    for (const k of keys) {
-      const g = this.buckets.get(bucketOf(k))?.groups.get(k)
+    keys.forEach((k, at) => {
+      const g = this.buckets.get(buckets[at])?.groups.get(k)
       if (g) out.set(k, { window: g.window })
-    }
+    })
     return out
   }
 
   async save(entries: Parameters<GroupStore['save']>[0]): Promise<string[]> {
     if (entries.length === 0) return []
     await ensureIndex(this.store, CORRELATION_STATE_INDEX)
-    const touched = new Map<string, { bucket: Bucket; keys: string[]; span: number }>()
+    const touched = new Map<string, { bucket: Bucket; keys: string[] }>()
     const lost: string[] = []
     for (const e of entries) {
       const id = bucketOf(e.key)
@@ -131,9 +165,8 @@ export class StoreGroups implements GroupStore {
         continue
       }
       bucket.scope = e.scope
-      bucket.rule = e.rule
-      bucket.groups.set(e.key, { group: e.group, window: e.stored.window })
-      const t = touched.get(id) ?? { bucket, keys: [] as string[], span: e.span }
+      bucket.groups.set(e.key, { span: e.span, group: e.group, window: e.stored.window })
+      const t = touched.get(id) ?? { bucket, keys: [] as string[] }
       t.keys.push(e.key)
       touched.set(id, t)
     }
@@ -141,22 +174,14 @@ export class StoreGroups implements GroupStore {
     if (ids.length === 0) return lost
     const body: BulkLine[] = []
     for (const id of ids) {
-      const { bucket, span } = touched.get(id)!
-      let newest = -Infinity
-      for (const g of bucket.groups.values()) newest = Math.max(newest, newestOf(g.window))
-      // Groups silent for a whole timespan can no longer fire; the longest silent go first when full.
-      const kept = [...bucket.groups].filter(([, g]) => newestOf(g.window) >= newest - span)
-      kept.sort((a, b) => newestOf(b[1].window) - newestOf(a[1].window))
-      bucket.groups = new Map(kept.slice(0, MAX_GROUPS_PER_BUCKET))
+      const { bucket } = touched.get(id)!
+      const newest = prune(bucket)
       const meta = { _index: CORRELATION_STATE_INDEX, _id: id }
       const v = bucket.version
       body.push(v ? { index: { ...meta, if_seq_no: v.seqNo, if_primary_term: v.primaryTerm } } : { create: meta })
-      const doc: BucketDoc = {
-        scope: bucket.scope,
-        rule: bucket.rule,
-        newest,
-        groups: [...bucket.groups].map(([key, g]) => ({ key, group: JSON.stringify(g.group), window: encode(g.window) })),
-      }
+      const texts: Buffer[] = []
+      for (const [key, g] of bucket.groups) texts.push(textOf(key, g))
+      const doc: BucketDoc = { scope: bucket.scope, newest, windows: packWindows(texts) }
       body.push(doc as unknown as BulkLine)
     }
     const r = await this.store.bulk({ body, refresh: true })
@@ -186,4 +211,19 @@ export class StoreGroups implements GroupStore {
       this.buckets.delete(k)
     }
   }
+}
+
+/**
+ * Drops the groups silent for a whole timespan of their rule (they can no longer fire), then the
+ * longest silent beyond MAX_GROUPS_PER_BUCKET; answers the bucket's newest event time.
+ */
+function prune(bucket: Bucket): number {
+  let newest = -Infinity
+  for (const g of bucket.groups.values()) newest = Math.max(newest, newestOf(g.window))
+  for (const [key, g] of bucket.groups) if (newestOf(g.window) < newest - g.span) bucket.groups.delete(key)
+  if (bucket.groups.size > MAX_GROUPS_PER_BUCKET) {
+    const kept = [...bucket.groups].sort((a, b) => newestOf(b[1].window) - newestOf(a[1].window))
+    bucket.groups = new Map(kept.slice(0, MAX_GROUPS_PER_BUCKET))
+  }
+  return newest
 }

@@ -16,7 +16,7 @@ import {
   type ResolvedCorrelation,
   StoreGroups,
 } from '../../../src/ruleset/correlation'
-import { BUCKETS } from '../../../src/ruleset/correlation/state'
+import { BUCKETS, unpackWindows } from '../../../src/ruleset/correlation/state'
 import { CORRELATION_STATE_INDEX, forgetEnsured } from '../../../src/ruleset/indices'
 import { openEmbeddedStore } from '../../../src/store/embedded'
 
@@ -114,28 +114,66 @@ describe('windows in the Store', () => {
     expect(await a.ingest([at(3, 'a3')])).toHaveLength(1)
   })
 
-  test('windows live in at most BUCKETS documents per rule; silent groups are dropped when their bucket is written', async () => {
+  test('one run over many pages, then a restart: windows written from their kept text read back as they were', async () => {
+    const expected = await oracle()
     const store = openEmbeddedStore(':memory:')
     opened.push(store)
-    const c = new Correlator('det3', [COUNT], new StoreGroups(store))
-    // 400 hosts at T0, then every host again an hour later (COUNT's timespan is 5 minutes).
+    const all = pages(EVENTS, 20)
+    const half = Math.floor(all.length / 2)
+    // One run keeps its buckets between pages: a group the page does not touch is written from the
+    // text it was last written with, so that text must follow every change of the window.
+    const run = new Correlator('det', RULES, new StoreGroups(store))
+    const out: CorrelationFinding[] = []
+    for (const page of all.slice(0, half)) out.push(...(await run.ingest(page)))
+    // The rest on fresh runs: they see only what was stored.
+    for (const page of all.slice(half)) out.push(...(await new Correlator('det', RULES, new StoreGroups(store)).ingest(page)))
+    expect(ids(out)).toEqual(expected)
+  })
+
+  test('windows live in at most BUCKETS documents per detector; silent groups are dropped when their bucket is written', async () => {
+    const store = openEmbeddedStore(':memory:')
+    opened.push(store)
+    const c = new Correlator('det3', [COUNT, USERS], new StoreGroups(store))
+    // 400 hosts at T0, then every host again an hour later (both timespans are shorter).
     const wave = (t0: number, tag: string) =>
-      Array.from({ length: 400 }, (_, i) => ({ ruleId: 'r1', time: t0 + i, index: 'logs', id: `${tag}${i}`, source: { host: `h${i}` } }))
+      Array.from({ length: 400 }, (_, i) => ({
+        ruleId: 'r1',
+        time: t0 + i,
+        index: 'logs',
+        id: `${tag}${i}`,
+        source: { host: `h${i}`, user: 'u' },
+      }))
     await c.ingest(wave(T0, 'a'))
     await c.ingest(wave(T0 + 3_600_000, 'b').slice(0, 200))
     const r = await store.search({ index: CORRELATION_STATE_INDEX, body: { size: 1000, query: { term: { scope: 'det3' } } } })
     expect(r.hits.hits.length).toBeLessThanOrEqual(BUCKETS)
     let groups = 0
     for (const h of r.hits.hits) {
-      const doc = h._source as { newest: number; groups: Array<{ window: { events: Array<[number]> } }> }
-      for (const g of doc.groups) {
+      const doc = h._source as { newest: number; windows: string }
+      for (const [, span, , window] of unpackWindows(doc.windows)) {
         groups++
-        // Every group kept is within a timespan of its bucket's newest event.
-        expect(Math.max(...g.window.events.map((e) => e[0]))).toBeGreaterThanOrEqual(doc.newest - COUNT.timespanMs)
+        // Every group kept is within its rule's timespan of its bucket's newest event.
+        expect(Math.max(...window.events.map((e) => e[0]))).toBeGreaterThanOrEqual(doc.newest - span)
       }
     }
     // The second wave touched (almost) every bucket: the first wave's silent groups are gone.
-    expect(groups).toBeLessThan(400)
-    expect(groups).toBeGreaterThanOrEqual(200)
+    expect(groups).toBeLessThan(800)
+    expect(groups).toBeGreaterThanOrEqual(400)
+  })
+
+  test("rules share a bucket, and each group is dropped after its own rule's timespan", async () => {
+    const store = openEmbeddedStore(':memory:')
+    opened.push(store)
+    const c = new Correlator('det5', [COUNT, USERS], new StoreGroups(store))
+    const at = (ms: number, ruleId: string, id: string) => ({ ruleId, time: T0 + ms, index: 'logs', id, source: { host: 'h', user: 'u' } })
+    // Host h is one group of each rule, so one bucket holds both windows.
+    await c.ingest([at(0, 'r1', 'e0')])
+    // Seven minutes later only USERS (10m) sees an event: COUNT's window (5m) is silent for longer
+    // than its timespan and can go, USERS' first event is still inside its own.
+    await c.ingest([at(7 * 60_000, 'r2', 'e1')])
+    const r = await store.search({ index: CORRELATION_STATE_INDEX, body: { size: 10, query: { term: { scope: 'det5' } } } })
+    expect(r.hits.hits).toHaveLength(1)
+    const entries = unpackWindows((r.hits.hits[0]._source as { windows: string }).windows)
+    expect(entries.map(([, span, , w]) => [span, w.events.map((e) => e[3])])).toEqual([[USERS.timespanMs, ['e0', 'e1']]])
   })
 })
