@@ -100,6 +100,20 @@ export const EVENTS_MAPPINGS: Mappings = {
 }
 
 /**
+ * What a correlation finding adds (src/ruleset/correlation/detector.ts). Typed so that its linked
+ * events (up to 100 a finding) are keywords, not dynamic text analysed word by word; the group's
+ * values are keyed by the user's own field names, so they are one flat_object, not mapping fields.
+ */
+const CORRELATION_FIELDS = obj({
+  rule: obj({ id: kw, name: kw, title: kw, type: kw }),
+  group: { type: 'flat_object' },
+  window: obj({ start: date, end: date, timespan_ms: long }),
+  event_count: long,
+  events: obj({ index: kw, id: kw, rule: kw, time: date }),
+  findings: kw,
+})
+
+/**
  * Findings: the reference's findings table, every event field (a finding is a copy of its event),
  * and ours on top: `svc.rule` and `svc.case` as the spec defines them, `svc.detector` (the
  * findings read side filters on it). Fields outside these are still accepted (dynamic), so a
@@ -109,7 +123,7 @@ export const FINDINGS_MAPPINGS: Mappings = {
   dynamic: true,
   date_detection: false,
   properties: merge(SCHEMA_EVENT_PROPERTIES, schemaProperties(SCHEMA.findings), EVENT_FIELDS, {
-    svc: obj({ rule: RULE_FIELDS, case: CASE_FIELDS, detector: obj({ id: kw, type: kw }) }),
+    svc: obj({ rule: RULE_FIELDS, case: CASE_FIELDS, detector: obj({ id: kw, type: kw }), correlation: CORRELATION_FIELDS }),
   }),
 }
 
