@@ -3,16 +3,16 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openEmbeddedStore } from '../../src/store/embedded'
+import { type EmbeddedStoreOptions, openEmbeddedStore } from '../../src/store/embedded'
 import { MapperParsing, VersionConflict } from '../../src/store/errors'
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-group-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 let files = 0
-const open = () => {
+const open = (options: EmbeddedStoreOptions = {}) => {
   const file = join(dir, `store-${files++}.db`)
-  const store = openEmbeddedStore(file)
+  const store = openEmbeddedStore(file, options)
   const db = (store as unknown as { db: Database }).db
   return { file, store, db }
 }
@@ -54,6 +54,24 @@ describe('group commit of single-document writes', () => {
     } finally {
       other.close()
     }
+    await store.close()
+  })
+
+  test('a group stops taking writes after its slice: the rest commit next, in order, and other work runs in between', async () => {
+    const { store, db } = open({ groupSliceMs: 0 })
+    await store.createIndex({ index: 's' })
+    const seen = countCommits(db)
+    const order: string[] = []
+    // Each write expects the one before it: they only all succeed if they commit in the order issued.
+    const writes = Array.from({ length: 5 }, (_, i) =>
+      store
+        .index({ index: 's', id: 'x', body: { i }, ...(i > 0 ? { if_seq_no: i - 1, if_primary_term: 1 } : {}) })
+        .then((r) => (order.push(`w${i}`), r)),
+    )
+    setImmediate(() => order.push('other'))
+    expect((await Promise.all(writes)).map((r) => r._seq_no)).toEqual([0, 1, 2, 3, 4])
+    expect(seen.commits).toBe(5)
+    expect(order).toEqual(['w0', 'other', 'w1', 'w2', 'w3', 'w4'])
     await store.close()
   })
 

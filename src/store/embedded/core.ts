@@ -15,6 +15,7 @@ import { openStoreFile } from './integrity'
 import type { Migration, MigrationResult } from './migrations'
 import type { Plan } from './plan'
 import type { Synchronous } from './schema'
+import { SLICE_MS } from './pacer'
 import { DEFAULT_SEARCH_LIMITS, type SearchLimits } from './search-limits'
 
 export interface EmbeddedStoreOptions {
@@ -28,6 +29,8 @@ export interface EmbeddedStoreOptions {
   progressIntervalMs?: number
   /** Node-level search limits, read at each search so that dynamic settings apply at once. */
   searchLimits?: () => Partial<SearchLimits>
+  /** How long one group commit may keep taking writes (group-commit.ts); default the search slice. */
+  groupSliceMs?: number
 }
 
 /**
@@ -71,6 +74,7 @@ export class StoreCore {
 
   /** Single-document writes of one event-loop turn, committed together (group-commit.ts). */
   private readonly group = new GroupCommit((writes) => this.commitGroup(writes))
+  private readonly groupSliceMs: number
 
   constructor(path: string, options: EmbeddedStoreOptions = {}) {
     this.synchronous = options.synchronous ?? 'FULL'
@@ -85,6 +89,7 @@ export class StoreCore {
     this.cat = Catalog.load(this.db)
     this.now = options.clock ?? Date.now
     this.searchLimits = options.searchLimits ?? (() => ({}))
+    this.groupSliceMs = options.groupSliceMs ?? SLICE_MS
   }
 
   limits(): SearchLimits {
@@ -129,11 +134,16 @@ export class StoreCore {
     return this.group.enqueue<T>({ run, relaxed: this.relaxed(index) })
   }
 
-  /** One transaction for a group: a savepoint per write, so that a failed write takes only itself back. */
+  /**
+   * One transaction for the head of a group: a savepoint per write, so that a failed write takes
+   * only itself back; at least one write, then as many as fit in the slice.
+   */
   private commitGroup(writes: readonly GroupWrite[]): Outcome[] {
     this.assertOpen()
+    const until = performance.now() + this.groupSliceMs
     const outcomes: Outcome[] = []
     const undos: Array<Array<() => void>> = []
+    // Decided for the whole group: a write past the slice would only make the commit stricter.
     const relaxed = this.synchronous === 'FULL' && writes.every((w) => w.relaxed)
     this.seqDirty.clear()
     if (relaxed) this.db.run('PRAGMA synchronous = NORMAL')
@@ -141,6 +151,7 @@ export class StoreCore {
       this.sql('BEGIN IMMEDIATE')
       try {
         for (const w of writes) {
+          if (outcomes.length > 0 && performance.now() >= until) break
           const undo: Array<() => void> = []
           this.undo = undo
           undos.push(undo)
