@@ -10,10 +10,12 @@ import { IndexNotFound, StoreError } from '../errors'
 import { resolveExpression, type ResolveRequest } from '../names'
 import type { FieldSpec } from '../query/compile'
 import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
+import { GroupCommit, type GroupWrite, type Outcome } from './group-commit'
 import { openStoreFile } from './integrity'
 import type { Migration, MigrationResult } from './migrations'
 import type { Plan } from './plan'
 import type { Synchronous } from './schema'
+import { SLICE_MS } from './pacer'
 import { DEFAULT_SEARCH_LIMITS, type SearchLimits } from './search-limits'
 
 export interface EmbeddedStoreOptions {
@@ -27,6 +29,8 @@ export interface EmbeddedStoreOptions {
   progressIntervalMs?: number
   /** Node-level search limits, read at each search so that dynamic settings apply at once. */
   searchLimits?: () => Partial<SearchLimits>
+  /** How long one group commit may keep taking writes (group-commit.ts); default the search slice. */
+  groupSliceMs?: number
 }
 
 /**
@@ -68,6 +72,10 @@ export class StoreCore {
 
   private readonly searchLimits: () => Partial<SearchLimits>
 
+  /** Single-document writes of one event-loop turn, committed together (group-commit.ts). */
+  private readonly group = new GroupCommit((writes) => this.commitGroup(writes))
+  private readonly groupSliceMs: number
+
   constructor(path: string, options: EmbeddedStoreOptions = {}) {
     this.synchronous = options.synchronous ?? 'FULL'
     const opened = openStoreFile(path, {
@@ -81,6 +89,7 @@ export class StoreCore {
     this.cat = Catalog.load(this.db)
     this.now = options.clock ?? Date.now
     this.searchLimits = options.searchLimits ?? (() => ({}))
+    this.groupSliceMs = options.groupSliceMs ?? SLICE_MS
   }
 
   limits(): SearchLimits {
@@ -93,24 +102,95 @@ export class StoreCore {
   tx<T>(fn: () => T): T {
     this.assertOpen()
     if (this.undo) return fn() // nested: part of the outer transaction
+    this.group.flush()
     const undo: Array<() => void> = []
     this.undo = undo
     this.seqDirty.clear()
     try {
-      return this.db
-        .transaction(() => {
-          const out = fn()
-          const save = this.db.query('UPDATE indices SET seq = ? WHERE ix = ?')
-          for (const meta of this.seqDirty) if (this.cat.byIx.get(meta.ix) === meta) save.run(meta.seq, meta.ix)
-          return out
-        })
-        .immediate()
+      this.sql('BEGIN IMMEDIATE')
+      try {
+        const out = fn()
+        this.saveSeqs()
+        this.sql('COMMIT')
+        return out
+      } catch (e) {
+        if (this.db.inTransaction) this.sql('ROLLBACK')
+        throw e
+      }
     } catch (e) {
-      for (let i = undo.length - 1; i >= 0; i--) undo[i]()
+      runUndo(undo)
       throw e
     } finally {
       this.undo = undefined
     }
+  }
+
+  /**
+   * A single-document write on `index`, committed with the other writes of this event-loop turn;
+   * settles after the commit. The write's checks run at commit time, against the writes before it.
+   */
+  groupWrite<T>(index: string, run: () => T): Promise<T> {
+    this.assertOpen()
+    return this.group.enqueue<T>({ run, relaxed: this.relaxed(index) })
+  }
+
+  /**
+   * One transaction for the head of a group: a savepoint per write, so that a failed write takes
+   * only itself back; at least one write, then as many as fit in the slice.
+   */
+  private commitGroup(writes: readonly GroupWrite[]): Outcome[] {
+    this.assertOpen()
+    const until = performance.now() + this.groupSliceMs
+    const outcomes: Outcome[] = []
+    const undos: Array<Array<() => void>> = []
+    // Decided for the whole group: a write past the slice would only make the commit stricter.
+    const relaxed = this.synchronous === 'FULL' && writes.every((w) => w.relaxed)
+    this.seqDirty.clear()
+    if (relaxed) this.db.run('PRAGMA synchronous = NORMAL')
+    try {
+      this.sql('BEGIN IMMEDIATE')
+      try {
+        for (const w of writes) {
+          if (outcomes.length > 0 && performance.now() >= until) break
+          const undo: Array<() => void> = []
+          this.undo = undo
+          undos.push(undo)
+          this.sql('SAVEPOINT w')
+          try {
+            outcomes.push({ ok: true, value: w.run() })
+            this.sql('RELEASE w')
+          } catch (error) {
+            this.sql('ROLLBACK TO w')
+            this.sql('RELEASE w')
+            runUndo(undo)
+            undo.length = 0
+            outcomes.push({ ok: false, error })
+          }
+        }
+        this.saveSeqs()
+        this.sql('COMMIT')
+        return outcomes
+      } catch (e) {
+        if (this.db.inTransaction) this.sql('ROLLBACK')
+        throw e
+      }
+    } catch (e) {
+      for (let i = undos.length - 1; i >= 0; i--) runUndo(undos[i])
+      throw e
+    } finally {
+      this.undo = undefined
+      if (relaxed) this.db.run('PRAGMA synchronous = FULL')
+    }
+  }
+
+  /** Statements without parameters, prepared once (db.run would compile them on every call). */
+  private sql(statement: string): void {
+    this.db.query(statement).run()
+  }
+
+  private saveSeqs(): void {
+    const save = this.db.query('UPDATE indices SET seq = ? WHERE ix = ?')
+    for (const meta of this.seqDirty) if (this.cat.byIx.get(meta.ix) === meta) save.run(meta.seq, meta.ix)
   }
 
   onUndo(f: () => void): void {
@@ -130,19 +210,13 @@ export class StoreCore {
 
   /**
    * OpenSearch's `index.translog.durability: async` (acknowledge before the fsync) on an index
-   * that exists under this exact name: its single-document writes commit with synchronous
+   * that exists under this exact name: its single-document writes may commit with synchronous
    * NORMAL, which survives a killed process but not a power loss. Lock and lease documents use it,
-   * since a lock lost with the machine is released, not corrupted. Everything else keeps FULL.
+   * since a lock lost with the machine is released, not corrupted. Everything else keeps FULL,
+   * and a group holding any such write commits FULL.
    */
-  durableAs<T>(index: string, write: () => T): T {
-    const meta = this.cat.byName.get(index)
-    if (this.synchronous !== 'FULL' || meta?.settings['index.translog.durability'] !== 'async') return write()
-    this.db.run('PRAGMA synchronous = NORMAL')
-    try {
-      return write()
-    } finally {
-      this.db.run('PRAGMA synchronous = FULL')
-    }
+  private relaxed(index: string): boolean {
+    return this.cat.byName.get(index)?.settings['index.translog.durability'] === 'async'
   }
 
   /** An index id (so its rids) may be given to the next index created: no parsed source may outlive it. */
@@ -171,9 +245,14 @@ export class StoreCore {
 
   close(): void {
     if (this.closed) return
+    this.group.flush()
     this.closed = true
     this.db.run('DELETE FROM pit_history')
     this.seal()
     this.db.close()
   }
+}
+
+function runUndo(undo: Array<() => void>): void {
+  for (let i = undo.length - 1; i >= 0; i--) undo[i]()
 }

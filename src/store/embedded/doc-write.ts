@@ -23,25 +23,21 @@ export async function indexDocument(core: StoreCore, params: IndexParams): Promi
   // Like OpenSearch's auto-id handler, a write without an id defaults to op_type=create (so it
   // is accepted by a data stream); an explicit op_type=index keeps its meaning.
   const op: Op = params.op_type === 'create' || (params.op_type === undefined && params.id === undefined) ? 'create' : 'index'
-  return core.durableAs(params.index, () =>
-    core.tx(() => write(core, op, params.index, params.id, params.body as Record<string, unknown>, params)),
-  )
+  return core.groupWrite(params.index, () => write(core, op, params.index, params.id, params.body as Record<string, unknown>, params))
 }
 
 export async function createDocument(core: StoreCore, params: IndexParams & { id: string }): Promise<WriteResponse> {
-  return core.durableAs(params.index, () =>
-    core.tx(() => write(core, 'create', params.index, params.id, params.body as Record<string, unknown>, params)),
-  )
+  return core.groupWrite(params.index, () => write(core, 'create', params.index, params.id, params.body as Record<string, unknown>, params))
 }
 
 export async function updateDocument(core: StoreCore, params: UpdateParams): Promise<WriteResponse> {
-  return core.durableAs(params.index, () =>
-    core.tx(() => write(core, 'update', params.index, params.id, params.body as unknown as Record<string, unknown>, params)),
+  return core.groupWrite(params.index, () =>
+    write(core, 'update', params.index, params.id, params.body as unknown as Record<string, unknown>, params),
   )
 }
 
 export async function deleteDocument(core: StoreCore, params: DeleteParams): Promise<WriteResponse> {
-  return core.durableAs(params.index, () => core.tx(() => write(core, 'delete', params.index, params.id, undefined, params)))
+  return core.groupWrite(params.index, () => write(core, 'delete', params.index, params.id, undefined, params))
 }
 
 /** One document write; must run inside a transaction. All checks precede all changes. */
