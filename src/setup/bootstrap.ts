@@ -53,10 +53,13 @@ export interface BootstrapOptions {
   leaseStaleMillis?: number
   /** How often a waiting node looks at the lease while another node bootstraps. */
   pollMillis?: number
+  /** The node is stopping: a node waiting for another's bootstrap stops waiting. */
+  signal?: AbortSignal
 }
 
 export interface BootstrapResult {
-  status: 'ready' | 'failed'
+  /** `stopped`: the node stopped while it waited for another node's bootstrap (nothing ran here). */
+  status: 'ready' | 'failed' | 'stopped'
   /** False when another node ran it and this one waited for the outcome. */
   ranHere: boolean
   completed: string[]
@@ -239,6 +242,17 @@ export async function runTasks(deps: BootstrapDeps, opts: BootstrapOptions = {})
 /** The lease lives in the resource-locks index, which therefore exists before anything else runs. */
 const ensureLeaseIndex = (store: Store) => ensureIndex(store, RESOURCE_LOCKS)
 
+/** `sleep`, cut short when the signal aborts. */
+const pause = (sleep: (ms: number) => Promise<void>, ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+    signal?.addEventListener('abort', done, { once: true })
+    void sleep(ms).then(done)
+  })
+
 /**
  * Runs the bootstrap on whichever node takes the lease first. A node that
  * finds the lease taken polls until it is released (then reports the
@@ -270,7 +284,11 @@ export async function runBootstrap(deps: BootstrapDeps, opts: BootstrapOptions =
         await lease.release().catch((e) => deps.log.warn('setup lease not released', { error: e }))
       }
     }
-    await sleep(opts.pollMillis ?? 1000)
+    // The holder may be a node killed mid-bootstrap, whose lease only goes stale after a minute:
+    // a stop meanwhile must not wait for that.
+    if (opts.signal?.aborted) return { status: 'stopped', ranHere: false, completed: [], skipped: [] }
+    await pause(sleep, opts.pollMillis ?? 1000, opts.signal)
+    if (opts.signal?.aborted) return { status: 'stopped', ranHere: false, completed: [], skipped: [] }
     const lease = await deps.store.get({ index: spec.index, id: spec.id })
     if (!lease.found) {
       const status = await readSetupStatus(deps.store)

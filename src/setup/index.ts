@@ -19,13 +19,21 @@ export function startSetup(
   deps: Pick<Deps, 'store' | 'settings' | 'log' | 'now'>,
   opts: { embedded: boolean },
 ): { ready: Promise<BootstrapResult>; retention?: { stop(): void }; stop(): void } {
-  const ready = runBootstrap(deps).catch((e) => {
+  const stopping = new AbortController()
+  const ready = runBootstrap(deps, { signal: stopping.signal }).catch((e) => {
     deps.log.error('setup bootstrap crashed', { error: e })
     return { status: 'failed', ranHere: true, completed: [], skipped: [] } satisfies BootstrapResult
   })
   // On the platform its ISM applies the same policies (written by the bootstrap); a second deleter would only race it.
   const retention = opts.embedded ? startRetentionJob(deps) : undefined
-  return { ready, retention, stop: () => retention?.stop() }
+  return {
+    ready,
+    retention,
+    stop: () => {
+      stopping.abort()
+      retention?.stop()
+    },
+  }
 }
 
 /** The Setup feature: its routes, and at start the bootstrap every other feature waits for. */

@@ -303,6 +303,26 @@ describe('several nodes', () => {
     expect(r).toMatchObject({ status: 'ready', ranHere: true })
   })
 
+  test('a node stopping while it waits for a live lease (a node killed mid-bootstrap) stops waiting at once', async () => {
+    const d = deps()
+    await runBootstrap(d)
+    await d.store.index({
+      index: RESOURCE_LOCKS_INDEX,
+      id: BOOTSTRAP_LEASE_ID,
+      body: { acquired_at: Date.now() },
+      op_type: 'create',
+      refresh: true,
+    })
+    const stopping = new AbortController()
+    const started = performance.now()
+    // Polls once a minute: only the stop can end this wait within the test.
+    const waiting = runBootstrap(d, { pollMillis: 60_000, signal: stopping.signal })
+    await Bun.sleep(20)
+    stopping.abort()
+    expect(await waiting).toMatchObject({ status: 'stopped', ranHere: false })
+    expect(performance.now() - started).toBeLessThan(5_000)
+  })
+
   test('a fresh lease held by another node makes this one wait', async () => {
     const d = deps()
     await runBootstrap(d)
