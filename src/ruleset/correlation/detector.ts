@@ -102,7 +102,7 @@ export async function prepareCorrelation(
     queue = next
   }
   let correlator: Correlator
-  const windows = new StoreGroups(deps.store)
+  const windows = new StoreGroups(deps.store, { scope: detectorId, rules: resolved })
   try {
     correlator = new Correlator(detectorId, resolved, windows)
   } catch (e) {

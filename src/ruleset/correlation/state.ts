@@ -15,6 +15,7 @@
 import type { BulkLine, Store } from '../../store/port'
 import { CORRELATION_STATE_INDEX, ensureIndex } from '../indices'
 import type { GroupStore, StoredGroup } from './engine'
+import { type ConvertedGroup, convertLegacy, type LegacyRule, mergeWindows } from './legacy-state'
 import type { GroupWindow, WindowEvent } from './window'
 
 /** Documents per detector. */
@@ -96,6 +97,8 @@ interface Version {
 
 /** Buckets read per search (the platform's default `index.max_result_window`). */
 const LOAD_PAGE = 10_000
+/** Attempts at writing converted old windows into buckets other nodes keep changing. */
+const MAX_CONVERT_ATTEMPTS = 3
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 /** `<scope>.<n>`: the key is `<scope>.<rule>.<group>`, n the first character of the group hash. */
@@ -119,11 +122,37 @@ const textOf = (key: string, g: Group) =>
 
 export class StoreGroups implements GroupStore {
   private readonly buckets = new Map<string, Bucket>()
+  private converted?: Promise<void>
 
-  constructor(private readonly store: Store) {}
+  /**
+   * `detector` (its id, the engine's scope, and its correlation rules) lets the first read of the
+   * run convert the windows an older version stored for it (`./legacy-state.ts`).
+   */
+  constructor(
+    private readonly store: Store,
+    private readonly detector?: { scope: string; rules: LegacyRule[] },
+  ) {}
 
   async load(keys: string[]): Promise<Map<string, StoredGroup>> {
+    // Before the engine reads a window, so it sees the events stored before the upgrade too.
+    if (this.detector) await (this.converted ??= this.convert(this.detector))
     const buckets = keys.map(bucketOf)
+    await this.read(buckets)
+    const out = new Map<string, StoredGroup>()
+    keys.forEach((k, at) => {
+      const g = this.buckets.get(buckets[at])?.groups.get(k)
+      if (g) out.set(k, { window: g.window })
+    })
+    return out
+  }
+
+  private async convert(d: { scope: string; rules: LegacyRule[] }): Promise<void> {
+    await ensureIndex(this.store, CORRELATION_STATE_INDEX)
+    await convertLegacy(this.store, d.scope, d.rules, (groups) => this.absorb(d.scope, groups))
+  }
+
+  /** Reads the buckets not in memory. */
+  private async read(buckets: string[]): Promise<void> {
     const wanted = [...new Set(buckets.filter((b) => !this.buckets.has(b)))]
     if (wanted.length > 0) await ensureIndex(this.store, CORRELATION_STATE_INDEX)
     for (let at = 0; at < wanted.length; at += LOAD_PAGE) {
@@ -143,12 +172,30 @@ export class StoreGroups implements GroupStore {
       // A bucket not stored yet is remembered empty: its first write is create-only.
       for (const id of ids) if (!found.has(id)) this.remember(id, { scope: '', groups: new Map() })
     }
-    const out = new Map<string, StoredGroup>()
-    keys.forEach((k, at) => {
-      const g = this.buckets.get(buckets[at])?.groups.get(k)
-      if (g) out.set(k, { window: g.window })
-    })
-    return out
+  }
+
+  /** Merges converted old windows into their buckets and writes them; throws when it cannot. */
+  private async absorb(scope: string, groups: ConvertedGroup[]): Promise<void> {
+    let pending = groups
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      if (attempt > MAX_CONVERT_ATTEMPTS) throw new Error('correlation windows kept changing while converting the old ones')
+      await this.read(pending.map((g) => bucketOf(g.key)))
+      const touched = new Map<string, { bucket: Bucket; keys: string[] }>()
+      for (const g of pending) {
+        const id = bucketOf(g.key)
+        const bucket = this.buckets.get(id)
+        if (!bucket) continue
+        const current = bucket.groups.get(g.key)
+        bucket.scope = scope
+        bucket.groups.set(g.key, { span: g.span, group: g.group, window: current ? mergeWindows(current.window, g.window) : g.window })
+        const t = touched.get(id) ?? { bucket, keys: [] as string[] }
+        t.keys.push(g.key)
+        touched.set(id, t)
+      }
+      // A conflict dropped the bucket from memory: the next attempt re-reads it and merges again.
+      const lost = new Set(await this.write(touched))
+      pending = pending.filter((g) => !touched.has(bucketOf(g.key)) || lost.has(g.key))
+    }
   }
 
   async save(entries: Parameters<GroupStore['save']>[0]): Promise<string[]> {
@@ -170,7 +217,13 @@ export class StoreGroups implements GroupStore {
       t.keys.push(e.key)
       touched.set(id, t)
     }
+    return [...lost, ...(await this.write(touched))]
+  }
+
+  /** Writes the touched buckets, each conditional on the version read; answers the keys that lost. */
+  private async write(touched: Map<string, { bucket: Bucket; keys: string[] }>): Promise<string[]> {
     const ids = [...touched.keys()]
+    const lost: string[] = []
     if (ids.length === 0) return lost
     const body: BulkLine[] = []
     for (const id of ids) {

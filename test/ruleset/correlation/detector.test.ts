@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createRuleset } from '../../../src/ruleset'
 import { detectorBody, LINUX, type RulesetServer, startRulesetServer } from '../harness'
+import { CORRELATION_STATE_INDEX } from '../../../src/ruleset/indices'
+import { oldWindow, writeOldState } from './legacy-format'
 import { specChain } from './spec-example'
 
 const BASE = '/_plugins/_security_analytics'
@@ -177,6 +179,30 @@ describe('correlation rules in a detector', () => {
     await s.ruleset.scheduler.runLeased(detectorId)
     const backup = (await correlationFindings()).filter((f) => f.correlation.group['user.name'] === 'svc_backup')
     expect(backup).toHaveLength(1)
+  })
+
+  test('an upgrade mid-window: 3 failures in the old state layout and 2 after the upgrade fire once', async () => {
+    const d = await s.request('POST', `${BASE}/detectors`, { body: detectorBody({ name: 'upgraded', custom: [ids.multiple] }) })
+    expect(d.status).toBe(201)
+    const upgraded = d.body._id as string
+    await s.ruleset.scheduler.runLeased(upgraded)
+    const at = (i: number) => T0 + 10_800_000 + i * 1000
+    // What the old version stored for this detector after seeing gina's first three failures.
+    const old = oldWindow([0, 1, 2].map((i): [string, number] => [`before-${i}`, at(i)]))
+    await writeOldState(s.deps.store, upgraded, ids.multiple, ['user.name'], [{ group: { 'user.name': 'gina' }, window: old }])
+    const oldDocs = async () =>
+      (
+        await s.deps.store.search({ index: CORRELATION_STATE_INDEX, body: { size: 100, query: { term: { scope: upgraded } } } })
+      ).hits.hits.filter((h) => 'groups' in (h._source ?? {}))
+    expect(await oldDocs()).toHaveLength(1)
+    await s.index([3, 4].map((i) => ({ ...login('gina', false), '@timestamp': new Date(at(i)).toISOString() })))
+    await s.ruleset.scheduler.runLeased(upgraded)
+    await s.index([{ ...login('gina', false), '@timestamp': new Date(at(5)).toISOString() }])
+    await s.ruleset.scheduler.runLeased(upgraded)
+    const gina = (await s.findings()).filter((f) => f._source.svc.detector.id === upgraded).map((f) => f._source.svc.correlation)
+    expect(gina.map((c) => [c.group['user.name'], c.event_count])).toEqual([['gina', 5]])
+    expect(gina[0].events.slice(0, 3).map((e: any) => e.id)).toEqual(['before-0', 'before-1', 'before-2'])
+    expect(await oldDocs()).toHaveLength(0)
   })
 
   test('a detector holding the inner correlation too writes its findings, linked from the outer one', async () => {
