@@ -33,6 +33,12 @@ export interface ContentContext {
   hashes: SpaceHashes
   /** Platform mode: the store bound to a caller's credentials (see callerStore). */
   storeFor?: (caller: Caller) => Store
+  /**
+   * Resolves true once this node's start-up work (the space policies) is done, false if it is not
+   * within `waitMillis`: a request that arrives while the node starts waits for it instead of
+   * failing on a policy that is about to exist.
+   */
+  started(waitMillis: number): Promise<boolean>
 }
 
 /**
@@ -84,8 +90,12 @@ export async function afterChange(ctx: ContentContext, spaces: Space[]): Promise
   return results
 }
 
+/** How long a request waits for the node's start-up work before a missing policy is an error. */
+export const START_WAIT_MILLIS = 30_000
+
 export async function requireDraftPolicy(ctx: ContentContext) {
-  const policy = await ctx.repo.policy('draft')
+  let policy = await ctx.repo.policy('draft')
+  if (!policy && (await ctx.started(START_WAIT_MILLIS))) policy = await ctx.repo.policy('draft')
   if (!policy) throw new ApiError(500, 'Draft policy not found.')
   return policy
 }

@@ -63,6 +63,8 @@ export function createContentManager(deps: ContentManagerDeps): ContentManager {
   const engine = deps.engine ?? createEngineClient(engineOptionsFromSettings(new SettingsSnapshot(deps.settings.node.values), deps.log))
   const repo = new ContentRepository(deps.store)
   const loads = engineLoads(repo, createPolicyReloader(engine, deps.now), deps.now)
+  let markStarted!: () => void
+  const startedWork = new Promise<void>((resolve) => (markStarted = resolve))
   const ctx: ContentContext = {
     store: deps.store,
     repo,
@@ -81,6 +83,11 @@ export function createContentManager(deps: ContentManagerDeps): ContentManager {
       if (r.space === 'standard') loads.trigger('standard')
     }),
     storeFor: deps.storeFor,
+    started: (waitMillis) =>
+      Promise.race([
+        startedWork.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), waitMillis).unref?.()),
+      ]),
   }
   const resources = new ResourceService(ctx)
   const policies = new PolicyService(ctx)
@@ -95,6 +102,7 @@ export function createContentManager(deps: ContentManagerDeps): ContentManager {
         // Setup has not provisioned the content indices yet; the next start (or reset) creates them.
         deps.log.warn('Space policies not created: content indices are missing', { index: e.alias })
       }
+      markStarted()
     },
     async stop() {},
     repo,

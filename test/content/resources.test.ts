@@ -329,13 +329,25 @@ describe("writes run with the caller's rights", () => {
 })
 
 describe('draft policy prerequisite', () => {
-  test('without a draft policy every resource write is 500 Draft policy not found.', async () => {
+  test('a write that arrives while the node starts waits for its start-up work (the policies) and succeeds', async () => {
     const bare = await startHarness({ engine: 'mock', skipStartup: true })
     try {
+      const early = bare.request('POST', `${PREFIX}/integrations`, { body: integrationBody('early') })
+      await Bun.sleep(100)
+      await bare.content.start()
+      expect((await early).status).toBe(201)
+    } finally {
+      await bare.stop()
+    }
+  })
+
+  test('once started, without a draft policy every resource write is 500 Draft policy not found.', async () => {
+    const bare = await startHarness({ engine: 'mock' })
+    try {
+      const draft = (await bare.content.repo.policy('draft'))!
+      expect(await bare.content.repo.remove(CONTENT_ALIASES.policies, draft._id)).toBe(true)
       const r = await bare.request('POST', `${PREFIX}/integrations`, { body: integrationBody('x') })
       expect(r).toMatchObject({ status: 500, body: { message: 'Draft policy not found.', status: 500 } })
-      await bare.content.start()
-      expect((await bare.request('POST', `${PREFIX}/integrations`, { body: integrationBody('x') })).status).toBe(201)
     } finally {
       await bare.stop()
     }
