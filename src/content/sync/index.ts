@@ -15,8 +15,7 @@ import { subscriptionRoutes } from '../subscription/routes'
 import { versionCheckRoutes } from '../version/routes'
 import type { SyncRuleset } from './ruleset-post-sync'
 import { updateRoutes } from './routes'
-import { RESOURCE_LOCKS_INDEX } from '../indices'
-import { ContentSync, feedUnreachable, SYNC_LOCK_ID, type StartResult, type Trigger } from './service'
+import { ContentSync, feedUnreachable, type StartResult, type Trigger } from './service'
 
 const cm = 'plugins.content_manager.'
 /** A registration that finds a pass running asks again this often until its own pass starts (reference 7.8). */
@@ -166,7 +165,7 @@ export function createContentSync(
       }
       if (setup === 'ready' && !deps.node.values.get('storage.platform.url')) {
         // The embedded store belongs to one process: a sync lock found now is a killed process's.
-        await releaseDeadSyncLock(deps)
+        await releaseDeadSyncLock(deps, sync)
       }
       if (setup !== 'ready' || !s.bool(`${cm}catalog.update_on_start`)) return
       const delay = opts.startRetryDelay ?? startRetryDelay
@@ -199,12 +198,11 @@ export function createContentSync(
   }
 }
 
-/** Deletes the cluster-wide sync lock; only for a store no other live process can hold it in. */
-async function releaseDeadSyncLock(deps: Deps): Promise<void> {
+/** Deletes the cluster-wide sync lock of a killed process; only for a store no other live process can hold it in. */
+async function releaseDeadSyncLock(deps: Deps, sync: ContentSync): Promise<void> {
   try {
-    const r = await deps.store.delete({ index: RESOURCE_LOCKS_INDEX, id: SYNC_LOCK_ID, refresh: true })
-    if (r.result === 'deleted') deps.log.info('sync lock of an interrupted process released', {})
+    if ((await sync.releaseDeadLock()) === 'released') deps.log.info('sync lock of an interrupted process released', {})
   } catch (e) {
-    if ((e as { status?: number }).status !== 404) deps.log.warn('sync lock left by an earlier process could not be released', { error: e })
+    deps.log.warn('sync lock left by an earlier process could not be released', { error: e })
   }
 }

@@ -125,6 +125,28 @@ export class ContentSync {
     await this.idle()
   }
 
+  /**
+   * Deletes a sync lock left by a killed process (only for a store no other live process uses),
+   * never this node's own: a pass triggered on demand before start-up work ran may hold it, and
+   * the node-local permit is held while deleting, so no pass begins meanwhile.
+   */
+  async releaseDeadLock(): Promise<'released' | 'none' | 'ours'> {
+    if (this.current) return 'ours'
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    this.current = gate.then(() => ({ trigger: 'start' as Trigger, outcome: 'aborted' as const, consumers: {}, retried: false }))
+    try {
+      const r = await this.deps.store.delete({ index: RESOURCE_LOCKS_INDEX, id: SYNC_LOCK_ID, refresh: true })
+      return r.result === 'deleted' ? 'released' : 'none'
+    } catch (e) {
+      if ((e as { status?: number }).status === 404) return 'none'
+      throw e
+    } finally {
+      this.current = undefined
+      release()
+    }
+  }
+
   /** Starts a pass and hands back its promise (start-up retries look at its report). */
   async begin(trigger: Trigger): Promise<{ pass: Promise<PassReport> } | 'busy' | 'locked'> {
     if (this.current || this.stopping.signal.aborted) return 'busy'

@@ -2,7 +2,8 @@
 // a pass whose renewals were starved long enough for another node to take the lock over stops
 // there (lease_lost) instead of writing beside the new holder; the new holder's pass completes.
 import { afterEach, expect, test } from 'bun:test'
-import type { PassReport } from '../../../src/content/sync/service'
+import { type PassReport, SYNC_LOCK_ID } from '../../../src/content/sync/service'
+import { RESOURCE_LOCKS_INDEX } from '../../../src/content/indices'
 import { RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness } from './harness'
 
 let h: SyncHarness
@@ -29,4 +30,27 @@ test('a pass that lost the sync lock to another node stops before its next consu
   expect((second as PassReport).outcome).toBe('done')
   expect(h.lines.some((l) => l.includes('another node holds the sync lock now'))).toBe(true)
   await other.stop()
+})
+
+test("start-up clears a killed process's sync lock, never the lock of this node's own pass", async () => {
+  h = await startSyncHarness({ node: RULESET_FEED })
+  seedRuleset(h.cti).publishSnapshot()
+  // A lock left by a killed process (the embedded store has no other live process): released.
+  await h.store.index({
+    index: RESOURCE_LOCKS_INDEX,
+    id: SYNC_LOCK_ID,
+    body: { acquired_at: Date.now() },
+    op_type: 'create',
+    refresh: true,
+  })
+  expect(await h.sync.releaseDeadLock()).toBe('released')
+  expect(await h.sync.releaseDeadLock()).toBe('none')
+  // A pass triggered before the start-up work ran holds it: kept, and the pass completes.
+  h.cti.slow(200)
+  const pass = h.sync.run('demand')
+  await Bun.sleep(50)
+  expect(await h.sync.releaseDeadLock()).toBe('ours')
+  expect((await h.store.get({ index: RESOURCE_LOCKS_INDEX, id: SYNC_LOCK_ID })).found).toBe(true)
+  h.cti.slow(0)
+  expect(((await pass) as PassReport).outcome).toBe('done')
 })
