@@ -11,7 +11,7 @@ declare const self: Worker
 /** Rule sets kept (least recently used dropped first): one per (rules, mapping) a detector runs. */
 const MAX_SETS = 16
 /** Source bytes evaluated between two collections of the thread's heap. */
-const COLLECT_EVERY_BYTES = 32 * 1024 * 1024
+const COLLECT_EVERY_BYTES = 8 * 1024 * 1024
 let sinceCollect = 0
 const sets = new Map<string, { rules: CompiledSigmaRule[]; fieldTypes?: FieldTypes }>()
 
