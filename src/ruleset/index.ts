@@ -11,6 +11,7 @@ import { FindingsPipeline } from './detection/findings-pipeline'
 import { executeMonitor, type MonitorRunResult } from './detection/monitor'
 import { DetectionScheduler, type SchedulerOptions } from './detection/scheduler'
 import { Detectors } from './detectors'
+import { DETECTORS_INDEX, ensureIndex } from './indices'
 import { type EvaluateRequest, type EvaluateResult, evaluateRulesRequest } from './evaluate'
 import { LogTypes } from './log-types'
 import { Rules } from './rules'
@@ -75,7 +76,11 @@ export function createRuleset(
     scheduler,
     evaluate: async (req) => evaluateRulesRequest({ store: deps.store, log: deps.log, logTypes }, req, await deps.settings.snapshot()),
     executeMonitor: run,
-    start: async () => scheduler.start(),
+    start: async () => {
+      // The detectors index exists once the node is started, not from the clock's first tick on.
+      await ensureIndex(deps.store, DETECTORS_INDEX)
+      scheduler.start()
+    },
     // The evaluator thread outlives the run that the clock's stop waits for.
     stop: async () => {
       await scheduler.stop()
