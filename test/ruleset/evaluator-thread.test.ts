@@ -94,3 +94,12 @@ function pairsBelow(pairs: number[], n: number): number[] {
   for (let i = 0; i < pairs.length; i += 2) if (pairs[i] < n) out.push(pairs[i], pairs[i + 1])
   return out
 }
+
+test('a thread that never answers is given up after its deadline: the run evaluates here, same answer', async () => {
+  const silent = URL.createObjectURL(new Blob(['self.onmessage = () => {}']))
+  const local: string[] = []
+  const stuck = new EvaluatorThread(createLogger({ level: 'info', write: (l) => local.push(l) }), { entry: silent, answerMillis: 200 })
+  const prepared = await stuck.prepare(rules, undefined)
+  expect([...(await prepared.evaluate(batchOf(texts)))]).toEqual(expected())
+  expect(local.some((l) => l.includes('detection evaluator thread failed') && l.includes('no answer within 200 ms'))).toBe(true)
+})

@@ -20,6 +20,9 @@ const WORKER = import.meta.url.includes('$bunfs')
   ? './ruleset/detection/evaluator-worker.ts'
   : new URL('./evaluator-worker.ts', import.meta.url).href
 
+/** Longest wait for the thread's answer to one message (a batch takes milliseconds). */
+export const ANSWER_MILLIS = 60_000
+
 /** Longest stretch of in-thread evaluation before pending requests get their turn. */
 export const SLICE_MILLIS = 10
 
@@ -79,7 +82,11 @@ export class EvaluatorThread {
   private nextId = 1
   private readonly waiting = new Map<number, { resolve: (r: EvaluatorReply) => void; reject: (e: Error) => void }>()
 
-  constructor(private readonly log?: Logger) {}
+  constructor(
+    private readonly log?: Logger,
+    /** Test seams: the thread's entry point and how long to wait for an answer. */
+    private readonly opts: { entry?: string; answerMillis?: number } = {},
+  ) {}
 
   /**
    * The rules on the thread; in this thread instead when the thread is unavailable. The set is sent
@@ -137,9 +144,21 @@ export class EvaluatorThread {
     const worker = this.start()
     const id = this.nextId++
     return new Promise((resolve, reject) => {
+      // A thread that stops answering (stuck, or gone without an error event) must not hold a
+      // run forever: past the deadline it is given up and the run evaluates here.
+      const wait = this.opts.answerMillis ?? ANSWER_MILLIS
+      const deadline = setTimeout(() => this.fail(new Error(`no answer within ${wait} ms`)), wait)
+      deadline.unref?.()
       this.waiting.set(id, {
-        resolve: (r) => (r.error !== undefined && request.kind === 'set' ? reject(new Error(r.error)) : resolve(r)),
-        reject,
+        resolve: (r) => {
+          clearTimeout(deadline)
+          if (r.error !== undefined && request.kind === 'set') reject(new Error(r.error))
+          else resolve(r)
+        },
+        reject: (e) => {
+          clearTimeout(deadline)
+          reject(e)
+        },
       })
       // A batch's buffers move to the thread instead of being cloned.
       worker.postMessage({ ...request, id }, request.kind === 'evaluate' ? [request.sources.buffer, request.ends.buffer] : [])
@@ -148,7 +167,7 @@ export class EvaluatorThread {
 
   private start(): Worker {
     if (this.worker) return this.worker
-    const worker = new Worker(WORKER)
+    const worker = new Worker(this.opts.entry ?? WORKER)
     worker.unref()
     worker.onmessage = (e: MessageEvent<EvaluatorReply>) => {
       const w = this.waiting.get(e.data.id)
@@ -156,6 +175,9 @@ export class EvaluatorThread {
       w?.resolve(e.data)
     }
     worker.onerror = (e) => this.fail(new Error(e.message))
+    worker.addEventListener('close', () => {
+      if (this.worker === worker) this.fail(new Error('the thread exited'))
+    })
     this.worker = worker
     return worker
   }
