@@ -105,11 +105,23 @@ export class StoreCore {
     this.group.flush()
     const undo: Array<() => void> = []
     this.undo = undo
+    try {
+      return this.transaction(fn, () => runUndo(undo))
+    } finally {
+      this.undo = undefined
+    }
+  }
+
+  /**
+   * `body` between BEGIN IMMEDIATE and COMMIT, the sequence numbers it moved saved with it; on any
+   * failure the transaction is rolled back and `takeBack` undoes its in-memory changes.
+   */
+  private transaction<T>(body: () => T, takeBack: () => void): T {
     this.seqDirty.clear()
     try {
       this.sql('BEGIN IMMEDIATE')
       try {
-        const out = fn()
+        const out = body()
         this.saveSeqs()
         this.sql('COMMIT')
         return out
@@ -118,10 +130,8 @@ export class StoreCore {
         throw e
       }
     } catch (e) {
-      runUndo(undo)
+      takeBack()
       throw e
-    } finally {
-      this.undo = undefined
     }
   }
 
@@ -145,38 +155,31 @@ export class StoreCore {
     const undos: Array<Array<() => void>> = []
     // Decided for the whole group: a write past the slice would only make the commit stricter.
     const relaxed = this.synchronous === 'FULL' && writes.every((w) => w.relaxed)
-    this.seqDirty.clear()
     if (relaxed) this.db.run('PRAGMA synchronous = NORMAL')
-    try {
-      this.sql('BEGIN IMMEDIATE')
-      try {
-        for (const w of writes) {
-          if (outcomes.length > 0 && performance.now() >= until) break
-          const undo: Array<() => void> = []
-          this.undo = undo
-          undos.push(undo)
-          this.sql('SAVEPOINT w')
-          try {
-            outcomes.push({ ok: true, value: w.run() })
-            this.sql('RELEASE w')
-          } catch (error) {
-            this.sql('ROLLBACK TO w')
-            this.sql('RELEASE w')
-            runUndo(undo)
-            undo.length = 0
-            outcomes.push({ ok: false, error })
-          }
+    const each = () => {
+      for (const w of writes) {
+        if (outcomes.length > 0 && performance.now() >= until) break
+        const undo: Array<() => void> = []
+        this.undo = undo
+        undos.push(undo)
+        this.sql('SAVEPOINT w')
+        try {
+          outcomes.push({ ok: true, value: w.run() })
+          this.sql('RELEASE w')
+        } catch (error) {
+          this.sql('ROLLBACK TO w')
+          this.sql('RELEASE w')
+          runUndo(undo)
+          undo.length = 0
+          outcomes.push({ ok: false, error })
         }
-        this.saveSeqs()
-        this.sql('COMMIT')
-        return outcomes
-      } catch (e) {
-        if (this.db.inTransaction) this.sql('ROLLBACK')
-        throw e
       }
-    } catch (e) {
-      for (let i = undos.length - 1; i >= 0; i--) runUndo(undos[i])
-      throw e
+      return outcomes
+    }
+    try {
+      return this.transaction(each, () => {
+        for (let i = undos.length - 1; i >= 0; i--) runUndo(undos[i])
+      })
     } finally {
       this.undo = undefined
       if (relaxed) this.db.run('PRAGMA synchronous = FULL')
