@@ -8,7 +8,7 @@
  */
 import type { Logger } from '../../http/log'
 import type { FieldTypes } from '../../store/query'
-import { type CompiledSigmaRule, ruleSet } from '../sigma'
+import { type CompiledSigmaRule, ruleSet, warmRuleSet } from '../sigma'
 import { contentKey } from '../sigma/compile-cache'
 import { type EvaluatorReply, type EvaluatorRequest, eventAt, type TextBatch, type WireRule } from './evaluator-protocol'
 
@@ -59,6 +59,8 @@ export interface PreparedRules {
 
 /** Evaluates in this thread, yielding between slices. */
 export async function inThread(rules: CompiledSigmaRule[], fieldTypes: FieldTypes | undefined): Promise<PreparedRules> {
+  // Compiling a large set takes a while: it yields as the evaluation does.
+  await warmRuleSet(rules, fieldTypes, yieldToEventLoop, SLICE_MILLIS)
   const set = ruleSet(rules, fieldTypes)
   return {
     refused: set.refused,

@@ -16,7 +16,7 @@ import { sourceFieldSpecs, stableTypes } from './field-types'
 import type { FieldTypes } from '../../store/query'
 import type { SearchHit, Store } from '../../store/port'
 import type { CompiledSigmaRule } from '../sigma'
-import { type EvaluatorThread, type EventBatch, Pacer, SLICE_MILLIS, yieldToEventLoop } from './evaluator'
+import { type EvaluatorThread, type EventBatch, inThread, Pacer, SLICE_MILLIS, yieldToEventLoop } from './evaluator'
 import { eventAt } from './evaluator-protocol'
 import { normalizeCompliance, normalizeMitre, strings } from '../findings/rule-metadata'
 import type { FindingInput, FindingRule } from '../findings/writer'
@@ -83,6 +83,7 @@ export async function runDetector(
   }
   const settings = await deps.settings.snapshot()
   const prepared = await prepareRules(deps, id, detector, settings)
+  const batchSize = settings.num(FINDINGS_SETTINGS.batchSize)
   const bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
   const summary: RunSummary = {
     started_at: startedAt,
@@ -113,7 +114,8 @@ export async function runDetector(
     )
     // Indexed once per (rules, mapping), on the evaluator thread while the first batch is read
     // here: each event is evaluated once against the whole set.
-    const preparing = deps.evaluator.prepare(prepared.compiled, fieldTypes)
+    // A store without stored texts (the platform) hands out parsed hits: those are evaluated here.
+    const preparing = deps.store.readSeq ? deps.evaluator.prepare(prepared.compiled, fieldTypes) : inThread(prepared.compiled, fieldTypes)
     let page = await readPage(deps.store, index, cp.indices[index] ?? -1)
     const rules = await preparing
     for (const { rule, error } of rules.refused) skip(deps, summary, rule.id, error)
@@ -125,7 +127,8 @@ export async function runDetector(
       pacer.resumed()
       matching = next && next.size > 0 ? rules.evaluate(next.events) : undefined
       let pending: Array<FindingInput & { id: string }> = []
-      // Findings go out a bulk's worth (`enriched_findings_bulk_size`) at a time, and at the batch's end.
+      // Findings go out a bulk's worth (`enriched_findings_bulk_size`) at a time, checked after each
+      // `enriched_findings_enrich_batch_size` events, and at the batch's end.
       const flush = async () => {
         const r = await deps.findings.submit(pending, settings)
         pending = []
@@ -139,8 +142,14 @@ export async function runDetector(
         for (const e of r.errors) if (errors.size < MAX_ERRORS) errors.add(e)
       }
       // Pairs (event, rule) arrive in event order: the findings of one event are built together.
+      let boundary = batchSize
       for (let i = 0; i < matches.length;) {
         const at = matches[i]
+        // Checked once per `enriched_findings_enrich_batch_size` events: a full bulk goes out.
+        if (at >= boundary) {
+          boundary = (Math.floor(at / batchSize) + 1) * batchSize
+          if (pending.length >= bulkSize) await flush()
+        }
         const hit = page.hit(at)
         const matched: Array<FindingInput & { id: string }> = []
         for (; i < matches.length && matches[i] === at; i += 2) {
@@ -155,7 +164,6 @@ export async function runDetector(
         }
         // Correlation rules see every match; rules they pull in write findings only with `generate`.
         pending.push(...(prepared.correlation ? prepared.correlation.admit(hit, matched) : matched))
-        if (pending.length >= bulkSize) await flush()
         if (pacer.due()) await pacer.yield()
       }
       summary.documents += page.size
