@@ -258,6 +258,20 @@ describe('content aliases', () => {
   })
 })
 
+/** A bootstrapped store whose bootstrap lease another (live) node holds right now. */
+async function bootstrappedWithLiveLease() {
+  const d = deps()
+  await runBootstrap(d)
+  await d.store.index({
+    index: RESOURCE_LOCKS_INDEX,
+    id: BOOTSTRAP_LEASE_ID,
+    body: { acquired_at: Date.now() },
+    op_type: 'create',
+    refresh: true,
+  })
+  return d
+}
+
 describe('several nodes', () => {
   test('only one runs the tasks; the other waits and reports the outcome', async () => {
     const store = openEmbeddedStore(':memory:')
@@ -304,15 +318,7 @@ describe('several nodes', () => {
   })
 
   test('a node stopping while it waits for a live lease (a node killed mid-bootstrap) stops waiting at once', async () => {
-    const d = deps()
-    await runBootstrap(d)
-    await d.store.index({
-      index: RESOURCE_LOCKS_INDEX,
-      id: BOOTSTRAP_LEASE_ID,
-      body: { acquired_at: Date.now() },
-      op_type: 'create',
-      refresh: true,
-    })
+    const d = await bootstrappedWithLiveLease()
     const stopping = new AbortController()
     const started = performance.now()
     // Polls once a minute: only the stop can end this wait within the test.
@@ -324,15 +330,7 @@ describe('several nodes', () => {
   })
 
   test('a fresh lease held by another node makes this one wait', async () => {
-    const d = deps()
-    await runBootstrap(d)
-    await d.store.index({
-      index: RESOURCE_LOCKS_INDEX,
-      id: BOOTSTRAP_LEASE_ID,
-      body: { acquired_at: Date.now() },
-      op_type: 'create',
-      refresh: true,
-    })
+    const d = await bootstrappedWithLiveLease()
     let polls = 0
     const waiting = runBootstrap(d, {
       pollMillis: 1,
