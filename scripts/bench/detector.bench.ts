@@ -8,7 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SCAN_BATCH } from '../../src/ruleset/detection/run'
+import { SCAN_BATCH } from '../../src/ruleset/detection/evaluator-protocol'
 import { event, indexEvents, openBenchRuleset } from './lib/security-events'
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000)

@@ -448,14 +448,19 @@ export interface BulkResponse {
 }
 
 /**
- * Documents as stored, in `_seq_no` order: their sources as UTF-8 JSON texts back to back in one
- * buffer (text i ends at `ends[i]`), which crosses to a worker thread without a copy per text.
+ * Documents as stored, in `_seq_no` order, with their sources as the stored JSON texts: a worker
+ * thread takes strings as they are, and parses them there.
  */
 export interface StoredBatch {
   ids: string[]
   seqNos: number[]
-  sources: Uint8Array<ArrayBuffer>
-  ends: Uint32Array<ArrayBuffer>
+  sources: string[]
+}
+
+/** Where a worker thread of this process reads an index by `_seq_no` itself: a store file and the index in it. */
+export interface SeqSource {
+  file: string
+  ix: number
 }
 
 export interface SearchHit {
@@ -658,9 +663,15 @@ export interface Store {
   /**
    * Documents of one concrete index after a `_seq_no`, oldest first, with their stored source text:
    * how a detector reads what is new when the store can hand out sources unparsed (the embedded
-   * store). At most `size` documents, and fewer once their sources pass `maxBytes` in all.
+   * store). At most `size` documents, and fewer once their sources pass `maxChars` characters in all.
    */
-  readSeq?(params: { index: string; after: number; size: number; maxBytes: number }): Promise<StoredBatch>
+  readSeq?(params: { index: string; after: number; size: number; maxChars: number }): Promise<StoredBatch>
+  /**
+   * Where a worker thread reads what readSeq gives, on a connection of its own (the embedded
+   * store's file, see src/store/embedded/seq-read.ts); undefined when none can (an in-memory
+   * store). Fails as readSeq does for a missing or closed index.
+   */
+  seqSource?(index: string): Promise<SeqSource | undefined>
   count(params: CountParams): Promise<CountResponse>
   createPit(params: CreatePitParams): Promise<CreatePitResponse>
   deletePit(params: { body: { pit_id: string | string[] } }): Promise<DeletePitResponse>

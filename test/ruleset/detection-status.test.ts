@@ -5,7 +5,8 @@
 // run; a stop request ends a run at a batch boundary with its checkpoint saved.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { loadCheckpoint, saveCheckpoint } from '../../src/ruleset/detection/checkpoint'
-import { runDetector, SCAN_BATCH } from '../../src/ruleset/detection/run'
+import { SCAN_BATCH } from '../../src/ruleset/detection/evaluator-protocol'
+import { runDetector } from '../../src/ruleset/detection/run'
 import { ctiRule, detectorBody, FINDINGS, LINUX, type RulesetServer, startRulesetServer } from './harness'
 
 const BASE = '/_plugins/_security_analytics'

@@ -1,15 +1,19 @@
 /**
  * The detection evaluator thread against the in-thread rule set: every rule of the Sigma corpus ×
- * every corpus event (as stored texts), under no mapping and under a mapping that refuses a rule,
- * give the same (event, rule) pairs; a thread that is stopped or fails leaves runs evaluating here.
+ * every corpus event (stored in a store file the thread reads itself), under no mapping and under
+ * a mapping that refuses a rule, give the same (event, rule) pairs and the same matched events; a
+ * store without a file, a stopped thread and a thread that stops answering leave the scan here.
  */
-import { afterAll, describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { EvaluatorThread, inThread } from '../../src/ruleset/detection/evaluator'
-import type { TextBatch } from '../../src/ruleset/detection/evaluator-protocol'
+import { EvaluatorThread } from '../../src/ruleset/detection/evaluator'
+import { type Scanner, scanHere } from '../../src/ruleset/detection/scan'
 import { type CompiledSigmaRule, compileSigmaRule, ruleSet } from '../../src/ruleset/sigma'
 import { createLogger } from '../../src/http/log'
+import { openEmbeddedStore } from '../../src/store/embedded'
+import type { Store } from '../../src/store/port'
 
 const dir = join(import.meta.dir, 'sigma/corpus')
 const cases = readdirSync(dir)
@@ -28,40 +32,76 @@ for (const c of cases)
     // Cases that expect a compile error are not rules.
   }
 const texts = cases.flatMap((c) => (c.events ?? []).map((e) => JSON.stringify(e.event)))
-/** Texts as the store hands them out: UTF-8 back to back. */
-function batchOf(list: string[]): TextBatch {
-  const parts = list.map((t) => new TextEncoder().encode(t))
-  const sources = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-  const ends = new Uint32Array(parts.length)
-  let at = 0
-  parts.forEach((p, i) => {
-    sources.set(p, at)
-    ends[i] = at += p.length
-  })
-  return { sources, ends }
-}
-
-/** The reference: each event parsed here and evaluated by the indexed set, as (event, rule) pairs. */
+/** The reference: each event evaluated here by the indexed set, as (event, rule) pairs. */
 function expected(fieldTypes?: Record<string, string>): number[] {
   const set = ruleSet(rules, fieldTypes)
   return texts.flatMap((t, at) => set.evaluate(JSON.parse(t)).flatMap((m) => [at, m.at]))
 }
 
+/** Every batch of a scan from the start, as (event, rule) pairs over the whole index; matched events checked. */
+async function scanAll(scanner: Scanner, from = -1): Promise<number[]> {
+  const pairs: number[] = []
+  let after = from
+  let offset = 0
+  try {
+    for (;;) {
+      const page = await scanner.next(after)
+      for (let i = 0; i < page.matches.length; i += 2) {
+        pairs.push(offset + page.matches[i], page.matches[i + 1])
+        expect(page.hit(page.matches[i])._source).toEqual(JSON.parse(texts[offset + page.matches[i]]))
+      }
+      if (page.size > 0) expect(page.hit(page.size - 1)._seq_no).toBe(page.last)
+      offset += page.size
+      after = page.last
+      if (!page.full) break
+    }
+  } finally {
+    scanner.close()
+  }
+  return pairs
+}
+
+const storeDir = mkdtempSync(join(tmpdir(), 'evaluator-thread-'))
+const fileStore = openEmbeddedStore(join(storeDir, 'store.db'))
+const memoryStore = openEmbeddedStore(':memory:')
+const INDEX = 'ev'
+async function fill(store: Store) {
+  // The corpus gives one field different types in different events: nothing is mapped, every event is kept.
+  await store.createIndex({ index: INDEX, body: { mappings: { dynamic: false } } })
+  for (let at = 0; at < texts.length; at += 500) {
+    const r = await store.bulk({
+      body: texts.slice(at, at + 500).flatMap((t, i) => [{ index: { _index: INDEX, _id: `e${at + i}` } }, JSON.parse(t)]),
+    })
+    expect(r.errors).toBe(false)
+  }
+}
+beforeAll(async () => {
+  await fill(fileStore)
+  await fill(memoryStore)
+})
+
 const lines: string[] = []
 const log = createLogger({ level: 'info', write: (l) => lines.push(l) })
 const thread = new EvaluatorThread(log)
-afterAll(() => thread.stop())
+afterAll(async () => {
+  thread.stop()
+  await fileStore.close()
+  await memoryStore.close()
+  rmSync(storeDir, { recursive: true, force: true })
+})
 
 describe('detection evaluator thread', () => {
-  test('the corpus gives the same matches on the thread as here', async () => {
+  test('the corpus gives the same matches and matched events read and evaluated on the thread as here', async () => {
     expect(rules.length).toBeGreaterThan(100)
     const want = expected()
     expect(want.length).toBeGreaterThan(100)
-    const prepared = await thread.prepare(rules, undefined)
-    expect([...(await prepared.evaluate(batchOf(texts)))]).toEqual(want)
+    expect(await scanAll(await thread.scanner(fileStore, INDEX, rules, undefined))).toEqual(want)
     expect(lines.some((l) => l.includes('detection evaluator thread started'))).toBe(true)
-    // A second batch reuses the set the thread indexed.
-    expect([...(await prepared.evaluate(batchOf(texts.slice(0, 10))))]).toEqual(pairsBelow(want, 10))
+    // A later scan reuses the set the thread indexed, and starts from a checkpoint.
+    const later = await thread.scanner(fileStore, INDEX, rules, undefined)
+    const first = await later.next(-1)
+    expect(first.size).toBe(texts.length)
+    later.close()
   })
 
   test('a mapping that refuses a rule: refused by name on the thread, and it never matches', async () => {
@@ -70,36 +110,37 @@ describe('detection evaluator thread', () => {
       'title: dated\nlogsource: {product: x}\ndetection:\n  sel:\n    event.created: not-a-date\n  condition: sel\n',
     )
     const set = [...rules, { ...dated, id: 'dated' }]
-    const local = await inThread(set, types)
-    const prepared = await thread.prepare(set, types)
-    expect(prepared.refused.map((r) => r.rule.id)).toEqual(local.refused.map((r) => r.rule.id))
-    expect(prepared.refused.map((r) => r.rule.id)).toContain('dated')
-    expect([...(await prepared.evaluate(batchOf(texts)))]).toEqual([...(await local.evaluate(batchOf(texts)))])
+    const local = await scanHere(fileStore, INDEX, set, types)
+    const scanner = await thread.scanner(fileStore, INDEX, set, types)
+    expect(scanner.refused.map((r) => r.rule.id)).toEqual(local.refused.map((r) => r.rule.id))
+    expect(scanner.refused.map((r) => r.rule.id)).toContain('dated')
+    expect(await scanAll(scanner)).toEqual(await scanAll(local))
   })
 
-  test('parsed sources (a platform store hit) and a stopped thread are evaluated here, with the same answer', async () => {
+  test('a store without a file and a stopped thread scan here, with the same answer', async () => {
     const want = expected()
-    const prepared = await thread.prepare(rules, undefined)
-    expect([...(await prepared.evaluate(texts.map((t) => JSON.parse(t))))]).toEqual(want)
+    expect(await scanAll(await thread.scanner(memoryStore, INDEX, rules, undefined))).toEqual(want)
     const other = new EvaluatorThread(log)
     other.stop()
-    const fallback = await other.prepare(rules, undefined)
-    expect([...(await fallback.evaluate(batchOf(texts)))]).toEqual(want)
+    expect(await scanAll(await other.scanner(fileStore, INDEX, rules, undefined))).toEqual(want)
   })
 })
 
-/** The pairs of events before `n`. */
-function pairsBelow(pairs: number[], n: number): number[] {
-  const out: number[] = []
-  for (let i = 0; i < pairs.length; i += 2) if (pairs[i] < n) out.push(pairs[i], pairs[i + 1])
-  return out
-}
-
-test('a thread that never answers is given up after its deadline: the run evaluates here, same answer', async () => {
+test('a thread that never answers is given up after its deadline: the scan goes on here, same answer', async () => {
   const silent = URL.createObjectURL(new Blob(['self.onmessage = () => {}']))
   const local: string[] = []
   const stuck = new EvaluatorThread(createLogger({ level: 'info', write: (l) => local.push(l) }), { entry: silent, answerMillis: 200 })
-  const prepared = await stuck.prepare(rules, undefined)
-  expect([...(await prepared.evaluate(batchOf(texts)))]).toEqual(expected())
+  expect(await scanAll(await stuck.scanner(fileStore, INDEX, rules, undefined))).toEqual(expected())
   expect(local.some((l) => l.includes('detection evaluator thread failed') && l.includes('no answer within 200 ms'))).toBe(true)
+})
+
+test('a thread that stops answering mid-scan is given up: the batch it held is read again here', async () => {
+  // Answers the rule set, then never a batch.
+  const half = URL.createObjectURL(
+    new Blob(["self.onmessage = (e) => { if (e.data.kind === 'set') postMessage({ id: e.data.id, refused: [] }) }"]),
+  )
+  const local: string[] = []
+  const stuck = new EvaluatorThread(createLogger({ level: 'info', write: (l) => local.push(l) }), { entry: half, answerMillis: 200 })
+  expect(await scanAll(await stuck.scanner(fileStore, INDEX, rules, undefined))).toEqual(expected())
+  expect(local.some((l) => l.includes('no answer within 200 ms'))).toBe(true)
 })

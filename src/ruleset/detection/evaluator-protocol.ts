@@ -1,32 +1,52 @@
-/** Messages between a detector run and the evaluator thread (evaluator-worker.ts). */
+/** Messages between a detector run and the evaluator thread (evaluator-worker.ts), and what both read alike. */
+import type { SeqSource, StoredBatch } from '../../store/port'
 import type { FieldTypes } from '../../store/query'
 import type { CompiledSigmaRule } from '../sigma'
+
+/**
+ * Documents read per batch. Each batch is evaluated, its findings written and the checkpoint
+ * moved past it; a stop request (SIGTERM) is honoured between batches. Small enough that a batch
+ * never holds the node for long, large enough that the checkpoint write per batch is cheap.
+ */
+export const SCAN_BATCH = 2_000
+
+/** Characters of sources read per batch at most (a batch of large events is cut short). */
+export const BATCH_CHARS = 64 * 1024 * 1024
 
 /** What the thread needs of a compiled rule: its query and what a match reports (not its document). */
 export type WireRule = Omit<CompiledSigmaRule, 'document'>
 
-/** Events as stored: UTF-8 JSON texts back to back, text i ending at `ends[i]` (see StoredBatch). */
-export interface TextBatch {
-  sources: Uint8Array<ArrayBuffer>
-  ends: Uint32Array<ArrayBuffer>
+/** The extent of a batch read after `after`: its size, its last `_seq_no`, and whether more may follow. */
+export function extentOf(batch: StoredBatch, after: number): { size: number; last: number; full: boolean } {
+  const size = batch.ids.length
+  let chars = 0
+  for (const s of batch.sources) chars += s.length
+  return { size, last: size > 0 ? batch.seqNos[size - 1] : after, full: size === SCAN_BATCH || chars >= BATCH_CHARS }
+}
+
+/**
+ * A batch the thread read and evaluated: its extent, its (event position, rule position) pairs in
+ * event order then rule order, and the events the run needs (each matched event, and the last one
+ * for the run's lag), by position.
+ */
+export interface Scanned {
+  size: number
+  last: number
+  full: boolean
+  matches: Int32Array
+  kept: { at: number[]; ids: string[]; seqNos: number[]; sources: string[] }
 }
 
 export type EvaluatorRequest =
   | { kind: 'set'; id: number; key: string; rules: WireRule[]; fieldTypes?: FieldTypes }
-  | ({ kind: 'evaluate'; id: number; key: string } & TextBatch)
+  | ({ kind: 'scan'; id: number; key: string; after: number } & SeqSource)
+  | { kind: 'close'; id: number; file: string }
 
 export interface EvaluatorReply {
   id: number
   /** Of a `set`: the rules the evaluator refuses under the mapping (they never match), by position. */
   refused?: Array<{ at: number; error: string }>
-  /** Of an `evaluate`: (event position, rule position) pairs, in event order then rule order. */
-  matches?: Int32Array
+  /** Of a `scan`. */
+  scanned?: Scanned
   error?: string
-}
-
-const utf8 = new TextDecoder()
-
-/** Event `i` of a batch, parsed. */
-export function eventAt(batch: TextBatch, i: number): Record<string, unknown> {
-  return JSON.parse(utf8.decode(batch.sources.subarray(i === 0 ? 0 : batch.ends[i - 1], batch.ends[i]))) as Record<string, unknown>
 }

@@ -1,16 +1,19 @@
 /**
- * Where a detector run evaluates its events. Stored texts go to the evaluator thread in one buffer
- * (evaluator-worker.ts): it parses and evaluates a batch while this thread reads the next one,
- * writes findings and serves requests, so a run uses both cores and the node stays responsive.
- * Parsed sources (a platform store's hits), or a node whose thread cannot start, are evaluated
- * here with the same indexed rule set, yielding every few milliseconds. Both give the same
- * matches: the thread runs THE evaluator on the same compiled rules.
+ * The detection evaluator thread. When the store has a file (the embedded store), a detector run
+ * hands its indexed rule set to the thread once, and the thread reads each batch from the file on
+ * a connection of its own, parses and evaluates it, and answers with the matches and the matched
+ * events (evaluator-worker.ts): the node thread only writes findings, so a run uses both cores and
+ * the node stays responsive. A store without a file, or a thread that cannot start or stops
+ * answering, leaves the run scanning here (scan.ts) with the same answer.
  */
+import { resolve } from 'node:path'
 import type { Logger } from '../../http/log'
+import type { Store } from '../../store/port'
 import type { FieldTypes } from '../../store/query'
-import { type CompiledSigmaRule, ruleSet, warmRuleSet } from '../sigma'
+import type { CompiledSigmaRule } from '../sigma'
 import { contentKey } from '../sigma/compile-cache'
-import { type EvaluatorReply, type EvaluatorRequest, eventAt, type TextBatch, type WireRule } from './evaluator-protocol'
+import type { EvaluatorReply, EvaluatorRequest, WireRule } from './evaluator-protocol'
+import { pageOf, type Scanner, scanHere } from './scan'
 
 /**
  * The thread's entry point. In the compiled executable it is an entry point of its own
@@ -22,59 +25,6 @@ const WORKER = import.meta.url.includes('$bunfs')
 
 /** Longest wait for the thread's answer to one message (a batch takes milliseconds). */
 export const ANSWER_MILLIS = 60_000
-
-/** Longest stretch of in-thread evaluation before pending requests get their turn. */
-export const SLICE_MILLIS = 10
-
-/** A macrotask turn, so pending requests (socket reads) run before the run continues. */
-export const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0))
-
-/** Yields once work has held the event loop for SLICE_MILLIS. */
-export class Pacer {
-  private last = performance.now()
-  due(): boolean {
-    return performance.now() - this.last > SLICE_MILLIS
-  }
-  async yield(): Promise<void> {
-    await yieldToEventLoop()
-    this.resumed()
-  }
-  /** The work was waiting (requests had their turn): its next slice starts now. */
-  resumed(): void {
-    this.last = performance.now()
-  }
-}
-
-/** Events as stored (a batch crosses to the thread in one buffer), or as parsed sources. */
-export type EventBatch = TextBatch | Array<Record<string, unknown>>
-
-const sizeOf = (events: EventBatch) => (Array.isArray(events) ? events.length : events.ends.length)
-
-/** One rule set ready for batches: (event position, rule position) pairs per batch. */
-export interface PreparedRules {
-  refused: Array<{ rule: CompiledSigmaRule; error: string }>
-  /** Matches of a batch of events, given as stored texts or as parsed sources. */
-  evaluate(events: EventBatch): Promise<Int32Array>
-}
-
-/** Evaluates in this thread, yielding between slices. */
-export async function inThread(rules: CompiledSigmaRule[], fieldTypes: FieldTypes | undefined): Promise<PreparedRules> {
-  // Compiling a large set takes a while: it yields as the evaluation does.
-  await warmRuleSet(rules, fieldTypes, yieldToEventLoop, SLICE_MILLIS)
-  const set = ruleSet(rules, fieldTypes)
-  return {
-    refused: set.refused,
-    async evaluate(events) {
-      const pacer = new Pacer()
-      const pairs: number[] = []
-      for (let at = 0; at < sizeOf(events); at++) {
-        for (const m of set.evaluate(Array.isArray(events) ? events[at] : eventAt(events, at))) pairs.push(at, m.at)
-        if (pacer.due()) await pacer.yield()
-      }
-      return Int32Array.from(pairs)
-    },
-  }
-}
 
 /** The evaluator thread of this process, started on first use and never keeping the process alive. */
 export class EvaluatorThread {
@@ -91,49 +41,57 @@ export class EvaluatorThread {
   ) {}
 
   /**
-   * The rules on the thread; in this thread instead when the thread is unavailable. The set is sent
-   * once per run and indexed there once (the thread keeps recent sets by content).
+   * A scan of `index` with `rules`: on the thread when the store has a file the thread can read,
+   * here otherwise. The set is sent once per scan and indexed there once (the thread keeps recent
+   * sets by content, so an unchanged detector's next run finds it built).
    */
-  async prepare(rules: CompiledSigmaRule[], fieldTypes: FieldTypes | undefined): Promise<PreparedRules> {
-    if (this.broken) return inThread(rules, fieldTypes)
+  async scanner(store: Store, index: string, rules: CompiledSigmaRule[], fieldTypes: FieldTypes | undefined): Promise<Scanner> {
+    const found = this.broken ? undefined : await store.seqSource?.(index)
+    if (!found) return scanHere(store, index, rules, fieldTypes)
+    const source = { ...found, file: resolve(found.file) }
     const key = setKey(rules, fieldTypes)
     const wire: WireRule[] = rules.map(({ document: _document, ...rule }) => rule)
+    const send = () => this.call({ kind: 'set', id: 0, key, rules: wire, fieldTypes })
     let reply: EvaluatorReply
     try {
-      reply = await this.call({ kind: 'set', id: 0, key, rules: wire, fieldTypes })
+      reply = await send()
     } catch (e) {
       this.fail(e as Error)
-      return inThread(rules, fieldTypes)
+      return scanHere(store, index, rules, fieldTypes)
     }
     if (!this.started) {
       this.started = true
       this.log?.info('detection evaluator thread started')
     }
-    const refused = (reply.refused ?? []).map(({ at, error }) => ({ rule: rules[at], error }))
-    let local: Promise<PreparedRules> | undefined
+    // Once the thread fails, or cannot read a batch, the rest of this scan goes on here.
+    let local: Promise<Scanner> | undefined
     return {
-      refused,
-      evaluate: async (events) => {
-        // Parsed sources have no text to hand over; a failed thread falls back for the rest of the run.
-        if (!this.broken && !Array.isArray(events)) {
+      refused: (reply.refused ?? []).map(({ at, error }) => ({ rule: rules[at], error })),
+      next: async (after) => {
+        if (!local && !this.broken) {
           try {
-            const r = await this.call({ kind: 'evaluate', id: 0, key, ...copyOf(events) })
-            if (r.matches) return r.matches
-            // The thread dropped the set (it keeps a few): send it again once.
-            await this.call({ kind: 'set', id: 0, key, rules: wire, fieldTypes })
-            const again = await this.call({ kind: 'evaluate', id: 0, key, ...copyOf(events) })
-            if (again.matches) return again.matches
-            throw new Error(again.error ?? 'no matches answered')
+            const scan = () => this.call({ kind: 'scan', id: 0, key, after, ...source })
+            let r = await scan()
+            // The thread dropped the set (it keeps a few): it is sent again once.
+            if (r.error?.startsWith('unknown rule set')) {
+              await send()
+              r = await scan()
+            }
+            if (r.scanned) return pageOf(index, r.scanned)
+            this.log?.warn('the detection thread could not read a batch; this scan goes on in the node thread', { index, error: r.error })
           } catch (e) {
             this.fail(e as Error)
           }
         }
-        return (await (local ??= inThread(rules, fieldTypes))).evaluate(events)
+        return (await (local ??= scanHere(store, index, rules, fieldTypes))).next(after)
+      },
+      close: () => {
+        if (!this.broken) this.worker?.postMessage({ kind: 'close', id: 0, file: source.file } satisfies EvaluatorRequest)
       },
     }
   }
 
-  /** Stops the thread (the node is stopping); later runs evaluate in this thread. */
+  /** Stops the thread (the node is stopping); later runs scan in this thread. */
   stop(): void {
     this.broken = true
     this.worker?.terminate()
@@ -147,7 +105,7 @@ export class EvaluatorThread {
     const id = this.nextId++
     return new Promise((resolve, reject) => {
       // A thread that stops answering (stuck, or gone without an error event) must not hold a
-      // run forever: past the deadline it is given up and the run evaluates here.
+      // run forever: past the deadline it is given up and the run scans here.
       const wait = this.opts.answerMillis ?? ANSWER_MILLIS
       const deadline = setTimeout(() => this.fail(new Error(`no answer within ${wait} ms`)), wait)
       deadline.unref?.()
@@ -162,8 +120,7 @@ export class EvaluatorThread {
           reject(e)
         },
       })
-      // A batch's buffers move to the thread instead of being cloned.
-      worker.postMessage({ ...request, id }, request.kind === 'evaluate' ? [request.sources.buffer, request.ends.buffer] : [])
+      worker.postMessage({ ...request, id })
     })
   }
 
@@ -184,16 +141,13 @@ export class EvaluatorThread {
     return worker
   }
 
-  /** The thread failed: every pending batch is told, and runs go on in this thread. */
+  /** The thread failed: every pending request is told, and runs go on in this thread. */
   private fail(error: Error): void {
     if (this.broken) return
     this.log?.error('detection evaluator thread failed; evaluating on the main thread', { error })
     this.stop()
   }
 }
-
-/** A batch's own buffers, to hand over to the thread (the run keeps reading its matched events). */
-const copyOf = (b: TextBatch): TextBatch => ({ sources: b.sources.slice(), ends: b.ends.slice() })
 
 /**
  * The thread's name for a rule set: the rules' compile-cache keys and the mapping, so every run of

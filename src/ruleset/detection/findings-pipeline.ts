@@ -20,6 +20,7 @@ const SA = 'plugins.security_analytics.'
 export const FINDINGS_SETTINGS = {
   bulkSize: `${SA}enriched_findings_bulk_size`,
   batchSize: `${SA}enriched_findings_enrich_batch_size`,
+  flushInterval: `${SA}enriched_findings_flush_interval`,
   maxInFlight: `${SA}enriched_findings_max_in_flight`,
   indexEnabled: `${SA}enriched_findings_index_enabled`,
   maxPending: `${SA}correlation.max_pending_findings`,

@@ -1,10 +1,11 @@
 /**
  * One detection run of one detector: every document indexed into its source indices since its
  * checkpoint is read in `_seq_no` order, in batches of SCAN_BATCH; each event is evaluated once
- * (on the evaluator thread while the next batch is read, see evaluator.ts) against the detector's
- * indexed rule set (`ruleSet` -> THE query evaluator of `src/store/query/`
- * for the candidate rules, typed by the source index mapping, exactly as the platform would run
- * the same trees as queries), and one finding per (event, matched rule) is appended with `_bulk`.
+ * (on the evaluator thread, which reads the next batch while this one's findings are written, see
+ * scan.ts) against the detector's indexed rule set (`ruleSet` -> THE query evaluator of
+ * `src/store/query/` for the candidate rules, typed by the source index mapping, exactly as the
+ * platform would run the same trees as queries), and one finding per (event, matched rule) is
+ * appended with `_bulk`.
  * After each batch the findings are written first and the checkpoint moved second, so a crash in
  * between repeats the batch, and the deterministic finding ids turn the repeat into create
  * conflicts: no duplicate, no miss. A finding the findings stream refuses (a mapping error) is
@@ -14,10 +15,10 @@ import type { ClusterSettings, SettingsSnapshot } from '../../config/cluster-set
 import type { Logger } from '../../http/log'
 import { sourceFieldSpecs, stableTypes } from './field-types'
 import type { FieldTypes } from '../../store/query'
-import type { SearchHit, Store } from '../../store/port'
+import type { Store } from '../../store/port'
 import type { CompiledSigmaRule } from '../sigma'
-import { type EvaluatorThread, type EventBatch, inThread, Pacer, SLICE_MILLIS, yieldToEventLoop } from './evaluator'
-import { eventAt } from './evaluator-protocol'
+import type { EvaluatorThread } from './evaluator'
+import { Pacer, type ScannedPage, SLICE_MILLIS, yieldToEventLoop } from './scan'
 import { normalizeCompliance, normalizeMitre, strings } from '../findings/rule-metadata'
 import type { FindingInput, FindingRule } from '../findings/writer'
 import { type PreparedCorrelation, prepareCorrelation } from '../correlation/detector'
@@ -26,14 +27,6 @@ import type { Rules } from '../rules'
 import { baseline, type Checkpoint, concreteIndices, loadCheckpoint, type RunSummary, saveCheckpoint } from './checkpoint'
 import { FINDINGS_SETTINGS, type FindingsPipeline, findingId } from './findings-pipeline'
 import { isObject } from '../../json'
-
-/**
- * Documents read per store call: one batch. Each batch is evaluated (yielding to the event loop
- * every few milliseconds), its findings written, and the checkpoint moved past it; a stop request
- * (SIGTERM) is honoured between batches. Small enough that a read never blocks the node for long,
- * large enough that the checkpoint write per batch is cheap next to the evaluation.
- */
-export const SCAN_BATCH = 2_000
 
 /** Distinct finding-write errors kept per run (the count is exact, the reasons are samples). */
 const MAX_ERRORS = 5
@@ -85,6 +78,7 @@ export async function runDetector(
   const prepared = await prepareRules(deps, id, detector, settings)
   const batchSize = settings.num(FINDINGS_SETTINGS.batchSize)
   const bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
+  const flushMillis = settings.num(FINDINGS_SETTINGS.flushInterval) * 1000
   const summary: RunSummary = {
     started_at: startedAt,
     finished_at: startedAt,
@@ -102,6 +96,72 @@ export async function runDetector(
   let stopped = false
   const pacer = new Pacer()
 
+  let pending: Array<FindingInput & { id: string }> = []
+  // Findings go out a bulk's worth (`enriched_findings_bulk_size`) at a time, checked after each
+  // `enriched_findings_enrich_batch_size` events, and at the batch's end.
+  const flush = async () => {
+    const r = await deps.findings.submit(pending, settings)
+    pending = []
+    // The store could not take them now: stop before the checkpoint, the next run repeats the batch.
+    if (r.unavailable > 0) throw new Error(`detector ${id}: ${r.unavailable} findings could not be written now (${r.errors.join('; ')})`)
+    summary.findings += r.written
+    summary.duplicates += r.duplicates
+    summary.shed += r.shed
+    summary.failed_findings += r.failed
+    for (const e of r.errors) if (errors.size < MAX_ERRORS) errors.add(e)
+  }
+  /** One batch's findings, a bulk's worth written whenever one is ready. */
+  const collectFindings = async (page: ScannedPage) => {
+    const { matches } = page
+    // Pairs (event, rule) arrive in event order: the findings of one event are built together.
+    let boundary = batchSize
+    for (let i = 0; i < matches.length;) {
+      const at = matches[i]
+      // Checked once per `enriched_findings_enrich_batch_size` events: a full bulk goes out.
+      if (at >= boundary) {
+        boundary = (Math.floor(at / batchSize) + 1) * batchSize
+        if (pending.length >= bulkSize) await flush()
+      }
+      const hit = page.hit(at)
+      const matched: Array<FindingInput & { id: string }> = []
+      for (; i < matches.length && matches[i] === at; i += 2) {
+        const rule = prepared.meta.get(prepared.compiled[matches[i + 1]])!
+        control.onMatch?.(rule.id, hit._id, hit._index)
+        matched.push({
+          id: findingId(id, rule.id, hit._index, hit._id, hit._seq_no ?? 0),
+          event: { _id: hit._id, _index: hit._index, _source: hit._source ?? {} },
+          rule,
+          detector: { id, type: detector.detector_type },
+        })
+      }
+      // Correlation rules see every match; rules they pull in write findings only with `generate`.
+      pending.push(...(prepared.correlation ? prepared.correlation.admit(hit, matched) : matched))
+      if (pacer.due()) await pacer.yield()
+    }
+    summary.documents += page.size
+    // The lag is read off the last event of each batch (the latest indexed), not parsed per event.
+    const ts = timestampOf(page.hit(page.size - 1)._source ?? {})
+    if (ts !== undefined && (newest === undefined || ts > newest)) newest = ts
+  }
+  /**
+   * Findings first, checkpoint second: a crash in between repeats the batches since the last
+   * commit, and the deterministic finding ids turn the repeat into create conflicts.
+   */
+  const commit = async (): Promise<boolean> => {
+    if (pending.length > 0) await flush()
+    // Correlation findings are written before their windows are saved, and both before the checkpoint.
+    await prepared.correlation?.flush(async (found) => {
+      pending.push(...found)
+      await flush()
+    })
+    const saved = await saveCheckpoint(deps.store, cp, stored)
+    if (!saved) return false
+    stored = saved
+    committed = performance.now()
+    return true
+  }
+  let committed = performance.now()
+
   scan: for (const index of await concreteIndices(deps.store, expressions)) {
     if (control.stopping()) {
       stopped = true
@@ -112,84 +172,37 @@ export async function runDetector(
       index,
       prepared.compiled.flatMap((r) => r.fields),
     )
-    // Indexed once per (rules, mapping), on the evaluator thread while the first batch is read
-    // here: each event is evaluated once against the whole set.
-    // A store without stored texts (the platform) hands out parsed hits: those are evaluated here.
-    const preparing = deps.store.readSeq ? deps.evaluator.prepare(prepared.compiled, fieldTypes) : inThread(prepared.compiled, fieldTypes)
-    let page = await readPage(deps.store, index, cp.indices[index] ?? -1)
-    const rules = await preparing
-    for (const { rule, error } of rules.refused) skip(deps, summary, rule.id, error)
-    // The next batch is read (and handed to the evaluator) while this one's matches are awaited.
-    let matching = page.size > 0 ? rules.evaluate(page.events) : undefined
-    while (matching) {
-      const next = page.full ? await readPage(deps.store, index, page.last) : undefined
-      const matches = await matching
-      pacer.resumed()
-      matching = next && next.size > 0 ? rules.evaluate(next.events) : undefined
-      let pending: Array<FindingInput & { id: string }> = []
-      // Findings go out a bulk's worth (`enriched_findings_bulk_size`) at a time, checked after each
-      // `enriched_findings_enrich_batch_size` events, and at the batch's end.
-      const flush = async () => {
-        const r = await deps.findings.submit(pending, settings)
-        pending = []
-        // The store could not take them now: stop before the checkpoint, the next run repeats the batch.
-        if (r.unavailable > 0)
-          throw new Error(`detector ${id}: ${r.unavailable} findings could not be written now (${r.errors.join('; ')})`)
-        summary.findings += r.written
-        summary.duplicates += r.duplicates
-        summary.shed += r.shed
-        summary.failed_findings += r.failed
-        for (const e of r.errors) if (errors.size < MAX_ERRORS) errors.add(e)
-      }
-      // Pairs (event, rule) arrive in event order: the findings of one event are built together.
-      let boundary = batchSize
-      for (let i = 0; i < matches.length;) {
-        const at = matches[i]
-        // Checked once per `enriched_findings_enrich_batch_size` events: a full bulk goes out.
-        if (at >= boundary) {
-          boundary = (Math.floor(at / batchSize) + 1) * batchSize
-          if (pending.length >= bulkSize) await flush()
+    // Indexed once per (rules, mapping): each event is evaluated once against the whole set.
+    const scanner = await deps.evaluator.scanner(deps.store, index, prepared.compiled, fieldTypes)
+    try {
+      for (const { rule, error } of scanner.refused) skip(deps, summary, rule.id, error)
+      // The next batch is read and evaluated (on the thread) while this one's findings are written.
+      let reading: Promise<ScannedPage> | undefined = scanner.next(cp.indices[index] ?? -1)
+      while (reading) {
+        const page: ScannedPage = await reading
+        pacer.resumed()
+        if (page.size === 0) break
+        reading = page.full ? scanner.next(page.last) : undefined
+        // An early failure of the batch read ahead is not unhandled if this one's writing fails.
+        reading?.catch(() => {})
+        await collectFindings(page)
+        cp.indices[index] = page.last
+        const stop = reading !== undefined && control.stopping()
+        // A commit (findings, then checkpoint) once a bulk's worth is waiting, once the flush
+        // interval has passed, and at the end: each costs a durable write, not each batch.
+        if (!reading || stop || pending.length >= bulkSize || performance.now() - committed >= flushMillis) {
+          // Another node moved the checkpoint: that node owns this detector now.
+          if (!(await commit())) return { status: 'lost' }
         }
-        const hit = page.hit(at)
-        const matched: Array<FindingInput & { id: string }> = []
-        for (; i < matches.length && matches[i] === at; i += 2) {
-          const rule = prepared.meta.get(prepared.compiled[matches[i + 1]])!
-          control.onMatch?.(rule.id, hit._id, hit._index)
-          matched.push({
-            id: findingId(id, rule.id, hit._index, hit._id, hit._seq_no ?? 0),
-            event: { _id: hit._id, _index: hit._index, _source: hit._source ?? {} },
-            rule,
-            detector: { id, type: detector.detector_type },
-          })
-        }
-        // Correlation rules see every match; rules they pull in write findings only with `generate`.
-        pending.push(...(prepared.correlation ? prepared.correlation.admit(hit, matched) : matched))
         if (pacer.due()) await pacer.yield()
+        if (stop) {
+          // The batch read ahead is left for the next run: the checkpoint is before it.
+          stopped = true
+          break scan
+        }
       }
-      summary.documents += page.size
-      // The lag is read off the last event of each batch (the latest indexed), not parsed per event.
-      const ts = timestampOf(page.hit(page.size - 1)._source ?? {})
-      if (ts !== undefined && (newest === undefined || ts > newest)) newest = ts
-      // Findings first, checkpoint second: a crash in between repeats the batch, and the
-      // deterministic finding ids turn the repeat into create conflicts.
-      if (pending.length > 0) await flush()
-      // Correlation findings are written before their windows are saved, and both before the checkpoint.
-      await prepared.correlation?.flush(async (found) => {
-        pending.push(...found)
-        await flush()
-      })
-      cp.indices[index] = page.last
-      const saved = await saveCheckpoint(deps.store, cp, stored)
-      if (!saved) return { status: 'lost' } // another node moved it: that node owns this detector now
-      stored = saved
-      if (pacer.due()) await pacer.yield()
-      if (!next) break
-      page = next
-      if (control.stopping()) {
-        // The batch read ahead is left for the next run: the checkpoint is before it.
-        stopped = true
-        break scan
-      }
+    } finally {
+      scanner.close()
     }
   }
   summary.finished_at = deps.now()
@@ -212,54 +225,6 @@ export async function runDetector(
   const saved = await saveCheckpoint(deps.store, cp, stored)
   if (!saved) return { status: 'lost' }
   return { status: stopped ? 'stopped' : 'ran', ...summary }
-}
-
-/** One batch of an index, in `_seq_no` order: the events as the evaluator takes them, hits built on demand. */
-interface Page {
-  events: EventBatch
-  size: number
-  /** A full batch: more may follow. */
-  full: boolean
-  /** `_seq_no` of the last event. */
-  last: number
-  /** The event at a position, its source parsed once (only matched events and the last are). */
-  hit(at: number): SearchHit
-}
-
-/** Bytes of sources read per batch at most (a batch of large events is cut short). */
-const BATCH_BYTES = 64 * 1024 * 1024
-
-async function readPage(store: Store, index: string, after: number): Promise<Page> {
-  if (store.readSeq) {
-    // The stored texts go to the evaluator as they are: parsed there, not here.
-    const batch = await store.readSeq({ index, after, size: SCAN_BATCH, maxBytes: BATCH_BYTES })
-    const size = batch.ids.length
-    const hits = new Map<number, SearchHit>()
-    return {
-      events: batch,
-      size,
-      full: size === SCAN_BATCH || batch.sources.length >= BATCH_BYTES,
-      last: size > 0 ? batch.seqNos[size - 1] : after,
-      hit(at) {
-        let h = hits.get(at)
-        if (!h)
-          hits.set(at, (h = { _index: index, _id: batch.ids[at], _score: null, _seq_no: batch.seqNos[at], _source: eventAt(batch, at) }))
-        return h
-      },
-    }
-  }
-  const page = await store.search({
-    index,
-    body: { size: SCAN_BATCH, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false },
-  })
-  const hits = page.hits.hits
-  return {
-    events: hits.map((h) => h._source ?? {}),
-    size: hits.length,
-    full: hits.length === SCAN_BATCH,
-    last: hits.length > 0 ? hits[hits.length - 1]._seq_no! : after,
-    hit: (at) => hits[at],
-  }
 }
 
 function skip(deps: RunDeps, summary: RunSummary, ruleId: string | undefined, error: string): void {

@@ -10,7 +10,6 @@ import type { StoreCore } from './core'
 import { type Plan, planQuery } from './plan'
 import { ridRange } from './schema'
 import type { Row } from './search'
-import type { StoredBatch } from '../port'
 
 /** Rows read per statement: no SQLite cursor stays open while a search yields the event loop. */
 const PAGE = 256
@@ -194,40 +193,4 @@ export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown): nu
   const distinct = plan.distinct || (plan.field !== undefined && !meta.multiValued.has(plan.field))
   const n = distinct ? 'count(*)' : 'count(DISTINCT rid)'
   return (core.db.query(`SELECT ${n} AS n FROM (${plan.sql})`).get(...plan.params) as { n: number }).n
-}
-
-/** Rows read per statement of `storedBySeq`: a large batch stops at its byte budget within one. */
-const STORED_PAGE = 250
-
-/**
- * Documents of `meta` after `after` in `_seq_no` order with their source texts as stored (UTF-8
- * bytes), at most `size`, stopping once the texts pass `maxBytes` (a batch of large events stays
- * bounded); statements of STORED_PAGE rows, none left open when the caller yields.
- */
-export function storedBySeq(core: StoreCore, meta: IndexMeta, after: number, size: number, maxBytes: number): StoredBatch {
-  const ids: string[] = []
-  const seqNos: number[] = []
-  const texts: Uint8Array[] = []
-  let bytes = 0
-  const page = core.db.query('SELECT id, seq, CAST(src AS BLOB) FROM docs WHERE ix = ? AND seq > ? ORDER BY seq LIMIT ?')
-  while (ids.length < size && bytes < maxBytes) {
-    const want = Math.min(STORED_PAGE, size - ids.length)
-    const rows = page.values(meta.ix, seqNos.length > 0 ? seqNos[seqNos.length - 1] : after, want) as Array<[string, number, Uint8Array]>
-    for (const [id, seq, text] of rows) {
-      ids.push(id)
-      seqNos.push(seq)
-      texts.push(text)
-      bytes += text.length
-      if (bytes >= maxBytes) break
-    }
-    if (rows.length < want) break
-  }
-  const sources = new Uint8Array(bytes)
-  const ends = new Uint32Array(texts.length)
-  let at = 0
-  texts.forEach((t, i) => {
-    sources.set(t, at)
-    ends[i] = at += t.length
-  })
-  return { ids, seqNos, sources, ends }
 }

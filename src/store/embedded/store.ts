@@ -49,6 +49,7 @@ import type {
   SearchResponse,
   ShardsInfo,
   Store,
+  SeqSource,
   StoredBatch,
   UpdateAliasesBody,
   UpdateParams,
@@ -66,7 +67,7 @@ import { deletePolicy, getPolicies, getPolicy, putPolicy } from './ism'
 import type { MigrationResult } from './migrations'
 import { createPit, deleteAllPits, deletePit, getAllPits } from './pits'
 import { count, explain, search } from './search-request'
-import { storedBySeq } from './search-rows'
+import { readStored } from './seq-read'
 import { deleteIndexTemplate, getIndexTemplate, putIndexTemplate } from './templates'
 
 export { type EmbeddedStoreOptions } from './core'
@@ -225,10 +226,18 @@ export class EmbeddedStore implements Store {
     return search(this.core, params)
   }
 
-  async readSeq(params: { index: string; after: number; size: number; maxBytes: number }): Promise<StoredBatch> {
+  async readSeq(params: { index: string; after: number; size: number; maxChars: number }): Promise<StoredBatch> {
     const meta = this.core.indexMeta(params.index)
     if (meta.closed) throw new IndexClosed(meta.name, meta.uuid)
-    return storedBySeq(this.core, meta, params.after, params.size, params.maxBytes)
+    return readStored(this.core.db, meta.ix, params.after, params.size, params.maxChars)
+  }
+
+  async seqSource(index: string): Promise<SeqSource | undefined> {
+    const meta = this.core.indexMeta(index)
+    if (meta.closed) throw new IndexClosed(meta.name, meta.uuid)
+    // An in-memory database has no file another connection could open.
+    const file = this.core.db.filename
+    return file && file !== ':memory:' ? { file, ix: meta.ix } : undefined
   }
 
   async count(params: CountParams): Promise<CountResponse> {
