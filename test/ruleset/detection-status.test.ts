@@ -125,6 +125,18 @@ describe('findings always land; detector status', () => {
     expect((await loadCheckpoint(s.deps.store, id))!.checkpoint.last_run?.documents).toBe(0)
   })
 
+  test('every full batch is committed: the findings of a scan that ends on a batch boundary are all written', async () => {
+    // Exactly two full batches, one match in a hundred: the read after the last batch finds nothing.
+    const events = Array.from({ length: 2 * SCAN_BATCH }, (_, i) => hit({ event: { action: i % 100 === 7 ? 'hit' : 'miss' } }))
+    await s.index(events)
+    const before = (await s.findings()).length
+    const r = await s.ruleset.scheduler.runLeased(id)
+    expect(r).toMatchObject({ status: 'ran', documents: 2 * SCAN_BATCH, findings: (2 * SCAN_BATCH) / 100, failed_findings: 0 })
+    expect((await s.findings()).length - before).toBe((2 * SCAN_BATCH) / 100)
+    // Nothing is left for the next run, and nothing was skipped.
+    expect(await s.ruleset.scheduler.runLeased(id)).toMatchObject({ status: 'ran', documents: 0, findings: 0 })
+  })
+
   test('a stop request ends the run at the next batch boundary with its checkpoint saved', async () => {
     const events = Array.from({ length: SCAN_BATCH + 5 }, () => hit({ event: { action: 'miss' } }))
     await s.index(events)

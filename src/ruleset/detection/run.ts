@@ -178,19 +178,24 @@ export async function runDetector(
       for (const { rule, error } of scanner.refused) skip(deps, summary, rule.id, error)
       // The next batch is read and evaluated (on the thread) while this one's findings are written.
       let reading: Promise<ScannedPage> | undefined = scanner.next(cp.indices[index] ?? -1)
+      // Batches collected since the last commit: the checkpoint in `cp` is ahead of the saved one.
+      let uncommitted = false
       while (reading) {
         const page: ScannedPage = await reading
         pacer.resumed()
-        if (page.size === 0) break
-        reading = page.full ? scanner.next(page.last) : undefined
+        reading = page.full && page.size > 0 ? scanner.next(page.last) : undefined
         // An early failure of the batch read ahead is not unhandled if this one's writing fails.
         reading?.catch(() => {})
-        await collectFindings(page)
-        cp.indices[index] = page.last
+        if (page.size > 0) {
+          await collectFindings(page)
+          cp.indices[index] = page.last
+          uncommitted = true
+        }
         const stop = reading !== undefined && control.stopping()
         // A commit (findings, then checkpoint) once a bulk's worth is waiting, once the flush
-        // interval has passed, and at the end: each costs a durable write, not each batch.
-        if (!reading || stop || pending.length >= bulkSize || performance.now() - committed >= flushMillis) {
+        // interval has passed, and when the scan ends: each costs a durable write, not each batch.
+        if (uncommitted && (!reading || stop || pending.length >= bulkSize || performance.now() - committed >= flushMillis)) {
+          uncommitted = false
           // Another node moved the checkpoint: that node owns this detector now.
           if (!(await commit())) return { status: 'lost' }
         }
