@@ -15,8 +15,10 @@ const result = Bun.spawnSync(
     '--sourcemap',
     join(root, 'src/main.ts'),
     // Workers are separate entry points of the executable: snapshots copy the store off the main
-    // thread, and detector runs evaluate events on a thread of their own.
+    // thread, the store's log is checkpointed off it, and detector runs evaluate events on a
+    // thread of their own.
     join(root, 'src/store/embedded/copy-worker.ts'),
+    join(root, 'src/store/embedded/checkpoint-worker.ts'),
     join(root, 'src/ruleset/detection/evaluator-worker.ts'),
     '--outfile',
     join(root, 'dist/svc-ext'),

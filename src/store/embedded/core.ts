@@ -11,6 +11,7 @@ import { resolveExpression, type ResolveRequest } from '../names'
 import type { FieldSpec } from '../query/compile'
 import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
 import { GroupCommit, type GroupWrite, type Outcome } from './group-commit'
+import { Checkpointer } from './checkpointer'
 import { openStoreFile } from './integrity'
 import type { Migration, MigrationResult } from './migrations'
 import type { Plan } from './plan'
@@ -31,6 +32,8 @@ export interface EmbeddedStoreOptions {
   searchLimits?: () => Partial<SearchLimits>
   /** How long one group commit may keep taking writes (group-commit.ts); default the search slice. */
   groupSliceMs?: number
+  /** Checkpoint a store file's log on a thread of its own (checkpointer.ts); default true. */
+  checkpointThread?: boolean
 }
 
 /**
@@ -75,6 +78,8 @@ export class StoreCore {
   /** Single-document writes of one event-loop turn, committed together (group-commit.ts). */
   private readonly group = new GroupCommit((writes) => this.commitGroup(writes))
   private readonly groupSliceMs: number
+  /** Checkpoints a store file's log off the event loop; none for an in-memory store. */
+  private readonly checkpointer?: Checkpointer
 
   constructor(path: string, options: EmbeddedStoreOptions = {}) {
     this.synchronous = options.synchronous ?? 'FULL'
@@ -90,6 +95,7 @@ export class StoreCore {
     this.now = options.clock ?? Date.now
     this.searchLimits = options.searchLimits ?? (() => ({}))
     this.groupSliceMs = options.groupSliceMs ?? SLICE_MS
+    if (path !== ':memory:' && options.checkpointThread !== false) this.checkpointer = new Checkpointer(this.db, path, this.synchronous)
   }
 
   limits(): SearchLimits {
@@ -251,6 +257,7 @@ export class StoreCore {
     this.group.flush()
     this.closed = true
     this.db.run('DELETE FROM pit_history')
+    this.checkpointer?.stop()
     this.seal()
     this.db.close()
   }
