@@ -92,11 +92,11 @@ export async function openBenchRuleset(root: string, rules: number) {
   return { store, settings, ruleset }
 }
 
-/** `docs` events into `index`, in bulks of 5,000. */
-export async function indexEvents(store: Store, index: string, docs: number): Promise<void> {
-  for (let at = 0; at < docs; at += 5000) {
+/** `docs` events into `index` (events `first`.. of the sequence), in bulks of 5,000. */
+export async function indexEvents(store: Store, index: string, docs: number, first = 0): Promise<void> {
+  for (let at = first; at < first + docs; at += 5000) {
     const lines = []
-    for (let i = at; i < Math.min(docs, at + 5000); i++) lines.push({ create: { _index: index } }, event(i))
+    for (let i = at; i < Math.min(first + docs, at + 5000); i++) lines.push({ create: { _index: index } }, event(i))
     const r = await store.bulk({ body: lines })
     if (r.errors) throw new Error('bulk failed')
   }
