@@ -69,11 +69,13 @@ export function keywordOf(v: unknown): string | undefined {
   return undefined
 }
 
-type Mode = 0 | 1 | 2 | 3
-const RAW: Mode = 0
-const KEYWORD: Mode = 1
-const FOLDED: Mode = 2
-const TOKENS: Mode = 3
+/** One field of one document in each form a query reads it, each made once when first asked. */
+interface FieldViews {
+  raw?: unknown[]
+  keywords?: string[]
+  folded?: string[]
+  tokens?: string[]
+}
 
 /**
  * One document as queries see it, with per-field caches so that many predicates (1,000 rules on
@@ -81,7 +83,8 @@ const TOKENS: Mode = 3
  * source to share those caches across compiled queries.
  */
 export class DocView {
-  private caches: Array<Map<FieldPath, unknown[]> | undefined> = []
+  /** The forms of each field read so far: one map per document, made on first use. */
+  private fields?: Map<FieldPath, FieldViews>
 
   constructor(
     readonly source: Source,
@@ -90,41 +93,42 @@ export class DocView {
   ) {}
 
   values(f: FieldPath): unknown[] {
-    return this.cached(f, RAW, () => f.collect(this.source))
+    const v = this.views(f)
+    return (v.raw ??= f.collect(this.source))
   }
 
   /** Keyword strings of the field (numbers/booleans stringified, objects dropped). */
   keywords(f: FieldPath): string[] {
-    return this.cached(f, KEYWORD, () => {
-      const out: string[] = []
-      for (const v of this.values(f)) {
-        const k = keywordOf(v)
-        if (k !== undefined) out.push(k)
-      }
-      return out
-    }) as string[]
+    const v = this.views(f)
+    if (v.keywords) return v.keywords
+    const out: string[] = []
+    for (const x of (v.raw ??= f.collect(this.source))) {
+      const k = keywordOf(x)
+      if (k !== undefined) out.push(k)
+    }
+    return (v.keywords = out)
   }
 
   folded(f: FieldPath): string[] {
-    return this.cached(f, FOLDED, () => this.keywords(f).map(fold)) as string[]
+    const v = this.views(f)
+    return (v.folded ??= (v.keywords ?? this.keywords(f)).map(fold))
   }
 
   tokens(f: FieldPath): string[] {
-    return this.cached(f, TOKENS, () => {
-      const out: string[] = []
-      for (const v of this.values(f)) {
-        const k = keywordOf(v) // a number in a text field is indexed as its string, analysed
-        if (k !== undefined) for (const t of analyze(k)) out.push(t)
-      }
-      return out
-    }) as string[]
+    const v = this.views(f)
+    if (v.tokens) return v.tokens
+    const out: string[] = []
+    for (const x of (v.raw ??= f.collect(this.source))) {
+      const k = keywordOf(x) // a number in a text field is indexed as its string, analysed
+      if (k !== undefined) for (const t of analyze(k)) out.push(t)
+    }
+    return (v.tokens = out)
   }
 
-  private cached(f: FieldPath, mode: Mode, make: () => unknown[]): unknown[] {
-    let m = this.caches[mode]
-    if (!m) m = this.caches[mode] = new Map()
-    let v = m.get(f)
-    if (v === undefined) m.set(f, (v = make()))
+  private views(f: FieldPath): FieldViews {
+    const fields = (this.fields ??= new Map())
+    let v = fields.get(f)
+    if (v === undefined) fields.set(f, (v = {}))
     return v
   }
 }
