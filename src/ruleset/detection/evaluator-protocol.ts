@@ -38,13 +38,15 @@ export interface Scanned {
 }
 
 export type EvaluatorRequest =
+  /** A rule set the thread may still hold, by name: answered as `set` is, or `unknown rule set`. */
+  | { kind: 'use'; id: number; key: string }
   | { kind: 'set'; id: number; key: string; rules: WireRule[]; fieldTypes?: FieldTypes }
   | ({ kind: 'scan'; id: number; key: string; after: number } & SeqSource)
   | { kind: 'close'; id: number; file: string }
 
 export interface EvaluatorReply {
   id: number
-  /** Of a `set`: the rules the evaluator refuses under the mapping (they never match), by position. */
+  /** Of a `set` or `use`: the rules the evaluator refuses under the mapping (they never match), by position. */
   refused?: Array<{ at: number; error: string }>
   /** Of a `scan`. */
   scanned?: Scanned

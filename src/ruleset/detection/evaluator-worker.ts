@@ -15,7 +15,7 @@ const MAX_SETS = 16
 /** Source characters evaluated between two requests to collect the thread's heap. */
 const COLLECT_EVERY_CHARS = 8 * 1024 * 1024
 let sinceCollect = 0
-const sets = new Map<string, { rules: CompiledSigmaRule[]; fieldTypes?: FieldTypes }>()
+const sets = new Map<string, { rules: CompiledSigmaRule[]; fieldTypes?: FieldTypes; refused: EvaluatorReply['refused'] }>()
 /** Open readers by store file, until the run that opened one says it is done. */
 const readers = new Map<string, SeqReader>()
 
@@ -26,15 +26,23 @@ function answer(reply: EvaluatorReply): void {
 self.onmessage = (event: MessageEvent<EvaluatorRequest>) => {
   const request = event.data
   try {
+    if (request.kind === 'use') {
+      const entry = sets.get(request.key)
+      if (!entry) return answer({ id: request.id, error: `unknown rule set ${request.key}` })
+      // Most recently used last: the least recently used is dropped first.
+      sets.delete(request.key)
+      sets.set(request.key, entry)
+      return answer({ id: request.id, refused: entry.refused })
+    }
     if (request.kind === 'set') {
       // The array and the mapping object are the set's identity for ruleSet's own cache: both are
       // kept here as they arrived, so later batches find the indexed set built once.
       const rules = request.rules as CompiledSigmaRule[]
-      sets.delete(request.key)
-      sets.set(request.key, { rules, fieldTypes: request.fieldTypes })
-      if (sets.size > MAX_SETS) sets.delete(sets.keys().next().value!)
       const set = ruleSet(rules, request.fieldTypes)
       const refused = set.refused.map(({ rule, error }) => ({ at: rules.indexOf(rule), error }))
+      sets.delete(request.key)
+      sets.set(request.key, { rules, fieldTypes: request.fieldTypes, refused })
+      if (sets.size > MAX_SETS) sets.delete(sets.keys().next().value!)
       return answer({ id: request.id, refused })
     }
     if (request.kind === 'close') {

@@ -50,11 +50,13 @@ export class EvaluatorThread {
     if (!found) return scanHere(store, index, rules, fieldTypes)
     const source = { ...found, file: resolve(found.file) }
     const key = setKey(rules, fieldTypes)
-    const wire: WireRule[] = rules.map(({ document: _document, ...rule }) => rule)
-    const send = () => this.call({ kind: 'set', id: 0, key, rules: wire, fieldTypes })
+    const send = () =>
+      this.call({ kind: 'set', id: 0, key, rules: rules.map(({ document: _document, ...rule }): WireRule => rule), fieldTypes })
     let reply: EvaluatorReply
     try {
-      reply = await send()
+      // An unchanged detector's set is still on the thread from its last run: only its name is sent.
+      reply = await this.call({ kind: 'use', id: 0, key })
+      if (reply.error !== undefined) reply = await send()
     } catch (e) {
       this.fail(e as Error)
       return scanHere(store, index, rules, fieldTypes)
