@@ -40,24 +40,30 @@ try {
 
   /** The baseline then the run over the DOCS documents after `from`; the `_seq_no` of the last one. */
   const measure = async (label: string, from: number): Promise<number> => {
-    // Baseline: the same paged read by `_seq_no`, nothing evaluated or written. The indexing's
+    // Baseline: the same paged read by `_seq_no`, nothing evaluated or written; the faster of two
+    // passes (the first may meet the store still checkpointing the indexing). The indexing's
     // garbage is collected before it and before the run, so neither pays for it (nor counts it).
-    Bun.gc(true)
-    let t = performance.now()
-    let after = from
     let scanned = 0
-    for (;;) {
-      const page = await store.search({
-        index: backing,
-        body: { size: SCAN_BATCH, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false },
-      })
-      const hits = page.hits.hits
-      for (const h of hits) if (h._source) scanned++
-      if (hits.length === 0) break
-      after = hits[hits.length - 1]._seq_no!
-      if (hits.length < SCAN_BATCH) break
+    let after = from
+    let scanSeconds = Infinity
+    for (let pass = 0; pass < 2; pass++) {
+      Bun.gc(true)
+      const t = performance.now()
+      after = from
+      scanned = 0
+      for (;;) {
+        const page = await store.search({
+          index: backing,
+          body: { size: SCAN_BATCH, sort: [{ _seq_no: 'asc' }], search_after: [after], seq_no_primary_term: true, track_total_hits: false },
+        })
+        const hits = page.hits.hits
+        for (const h of hits) if (h._source) scanned++
+        if (hits.length === 0) break
+        after = hits[hits.length - 1]._seq_no!
+        if (hits.length < SCAN_BATCH) break
+      }
+      scanSeconds = Math.min(scanSeconds, (performance.now() - t) / 1000)
     }
-    const scanSeconds = (performance.now() - t) / 1000
 
     // A trivial route on the same event loop, asked continuously while the run goes.
     const http = Bun.serve({ port: 0, fetch: () => new Response('{"ok":true}') })
@@ -76,7 +82,7 @@ try {
     Bun.gc(true)
     const beforeRun = vmKiB('VmRSS')
     writeFileSync('/proc/self/clear_refs', '5')
-    t = performance.now()
+    const t = performance.now()
     const outcome = await ruleset.scheduler.runLeased('int-linux')
     const runPeak = vmKiB('VmHWM')
     const runSeconds = (performance.now() - t) / 1000
@@ -91,7 +97,7 @@ try {
     const scanRate = DOCS / scanSeconds
     const runRate = DOCS / runSeconds
     console.log(`${label}:`)
-    console.log(`  baseline scan (no evaluation): ${scanRate.toFixed(0)} documents/s (${scanSeconds.toFixed(2)} s)`)
+    console.log(`  baseline scan (no evaluation, faster of 2 passes): ${scanRate.toFixed(0)} documents/s (${scanSeconds.toFixed(2)} s)`)
     console.log(
       `  detector run, ${RULES} rules: ${runRate.toFixed(0)} documents/s (${runSeconds.toFixed(2)} s), ${outcome.findings} findings written`,
     )

@@ -8,6 +8,7 @@ import type { RulesetDeps } from './deps'
 import { baseline, deleteCheckpoint, loadCheckpoint, saveCheckpoint } from './detection/checkpoint'
 import { EvaluatorThread } from './detection/evaluator'
 import { FindingsPipeline } from './detection/findings-pipeline'
+import { warmDetector } from './detection/run'
 import { executeMonitor, type MonitorRunResult } from './detection/monitor'
 import { DetectionScheduler, type SchedulerOptions } from './detection/scheduler'
 import { Detectors } from './detectors'
@@ -45,6 +46,9 @@ export function createRuleset(
   const detectors = new Detectors(deps, rules)
   const findings = new FindingsPipeline(deps.store, deps.log)
   const evaluator = new EvaluatorThread(deps.log)
+  const runDeps = { ...deps, rules, findings, evaluator }
+  // Detectors whose rules are being readied for their first run (see `started`); stop waits for them.
+  let warming: Promise<void> = Promise.resolve()
   detectors.lifecycle = {
     // A detector (re)starting is baselined at once, so documents indexed from now on are its
     // own and nothing from before (or from while it was off) is evaluated.
@@ -58,12 +62,16 @@ export function createRuleset(
         deps.now(),
       )
       await saveCheckpoint(deps.store, cp, previous)
+      // Its rules are readied meanwhile (not awaited: the request that started it is not held).
+      warming = warming
+        .then(() => warmDetector(runDeps, id, detector))
+        .catch((e) => deps.log.warn('detector rules could not be readied before its first run', { detector: id, error: e as Error }))
     },
     async deleted(id) {
       await deleteCheckpoint(deps.store, id)
     },
   }
-  const scheduler = new DetectionScheduler({ ...deps, rules, findings, detectors, evaluator }, options)
+  const scheduler = new DetectionScheduler({ ...runDeps, detectors }, options)
   const run = (monitorId: string, caller: Caller | undefined) => executeMonitor({ detectors, scheduler, now: deps.now }, monitorId, caller)
   return {
     routes: rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
@@ -84,6 +92,7 @@ export function createRuleset(
     // The evaluator thread outlives the run that the clock's stop waits for.
     stop: async () => {
       await scheduler.stop()
+      await warming
       evaluator.stop()
     },
   }

@@ -33,6 +33,8 @@ export class EvaluatorThread {
   private started = false
   private nextId = 1
   private readonly waiting = new Map<number, { resolve: (r: EvaluatorReply) => void; reject: (e: Error) => void }>()
+  /** Rule sets sent to the thread, and scans that found theirs still there. */
+  readonly sets = { sent: 0, reused: 0 }
 
   constructor(
     private readonly log?: Logger,
@@ -50,13 +52,16 @@ export class EvaluatorThread {
     if (!found) return scanHere(store, index, rules, fieldTypes)
     const source = { ...found, file: resolve(found.file) }
     const key = setKey(rules, fieldTypes)
-    const send = () =>
-      this.call({ kind: 'set', id: 0, key, rules: rules.map(({ document: _document, ...rule }): WireRule => rule), fieldTypes })
+    const send = () => {
+      this.sets.sent++
+      return this.call({ kind: 'set', id: 0, key, rules: rules.map(({ document: _document, ...rule }): WireRule => rule), fieldTypes })
+    }
     let reply: EvaluatorReply
     try {
       // An unchanged detector's set is still on the thread from its last run: only its name is sent.
       reply = await this.call({ kind: 'use', id: 0, key })
-      if (reply.error !== undefined) reply = await send()
+      if (reply.error === undefined) this.sets.reused++
+      else reply = await send()
     } catch (e) {
       this.fail(e as Error)
       return scanHere(store, index, rules, fieldTypes)

@@ -232,6 +232,26 @@ export async function runDetector(
   return { status: stopped ? 'stopped' : 'ran', ...summary }
 }
 
+/**
+ * Readies an enabled detector's rules as its runs use them (compiled, and indexed on the evaluator
+ * thread under each source index's mapping), so its first run does not pay for it.
+ */
+export async function warmDetector(deps: RunDeps, id: string, detector: StoredDetector): Promise<void> {
+  if (!detector.enabled) return
+  const prepared = await prepareRules(deps, id, detector, await deps.settings.snapshot())
+  for (const index of await concreteIndices(
+    deps.store,
+    detector.inputs.flatMap((i) => i.detector_input.indices),
+  )) {
+    const fieldTypes = await typesOf(
+      deps.store,
+      index,
+      prepared.compiled.flatMap((r) => r.fields),
+    )
+    ;(await deps.evaluator.scanner(deps.store, index, prepared.compiled, fieldTypes)).close()
+  }
+}
+
 function skip(deps: RunDeps, summary: RunSummary, ruleId: string | undefined, error: string): void {
   if (ruleId === undefined || summary.skipped_rules.includes(ruleId)) return
   summary.skipped_rules.push(ruleId)
