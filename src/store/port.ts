@@ -360,6 +360,14 @@ export interface BulkParams {
   index?: string
   body: BulkLine[]
   refresh?: Refresh
+  /**
+   * Not a REST parameter. `async` acknowledges the bulk once written, before it is made durable,
+   * as on an index with `index.translog.durability: async` (it survives a killed process, not a
+   * power loss); a later durable write of the same node makes it durable too, since the log is one
+   * sequence. For writes that a later durable write depends on: a detector's findings, then its
+   * checkpoint.
+   */
+  durability?: 'async'
 }
 
 export interface SearchParams extends ResolveOptions {

@@ -109,3 +109,10 @@ test('100 concurrent session creates split across both nodes, starting at 450, e
   const count = await platform.server.app.deps.store.count({ index: SESSIONS_STREAM, body: { query: { term: { user: DAVE.name } } } })
   expect(count.count).toBe(500)
 }, 120_000)
+
+test('a bulk asked to be durable later is an ordinary bulk on the platform (the hint is not sent as a parameter)', async () => {
+  const store = node(0).server.app.deps.store
+  const r = await store.bulk({ body: [{ index: { _index: 'durability-hint', _id: 'a' } }, { n: 1 }], durability: 'async', refresh: true })
+  expect(r.errors).toBe(false)
+  expect((await store.get({ index: 'durability-hint', id: 'a' })).found).toBe(true)
+})

@@ -66,3 +66,35 @@ test('a store closed at once after opening does not wait on its checkpoint threa
   }
   expect(existsSync(`${file}-wal`)).toBe(false)
 })
+
+test('a bulk asked to be durable later commits without a sync of its own; other writes keep theirs', async () => {
+  const file = fresh()
+  const store = openEmbeddedStore(file)
+  const db = (store as unknown as { core: { db: import('bun:sqlite').Database } }).core.db
+  // Observed, not changed: the durability statements the store gives its connection.
+  const said: string[] = []
+  const run = db.run.bind(db)
+  db.run = ((sql: string, ...rest: unknown[]) => {
+    if (sql.startsWith('PRAGMA synchronous')) said.push(sql)
+    return (run as (...a: unknown[]) => unknown)(sql, ...rest)
+  }) as typeof db.run
+  try {
+    await store.createIndex({ index: 'ev' })
+    await store.bulk({ body: [{ index: { _index: 'ev', _id: 'a' } }, { n: 1 }] })
+    expect(said).toEqual([])
+    const r = await store.bulk({ body: [{ index: { _index: 'ev', _id: 'b' } }, { n: 2 }], durability: 'async' })
+    expect(r.errors).toBe(false)
+    expect(said).toEqual(['PRAGMA synchronous = NORMAL', 'PRAGMA synchronous = FULL'])
+    expect((db.query('PRAGMA synchronous').get() as { synchronous: number }).synchronous).toBe(2)
+  } finally {
+    db.run = run
+    await store.close()
+  }
+  // Acknowledged writes of both kinds are there after a reopen.
+  const again = openEmbeddedStore(file)
+  try {
+    expect((await again.count({ index: 'ev' })).count).toBe(2)
+  } finally {
+    await again.close()
+  }
+})

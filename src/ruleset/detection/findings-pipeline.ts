@@ -70,7 +70,8 @@ export class FindingsPipeline {
           while (next < chunks.length) {
             const chunk = chunks[next++]
             try {
-              const items = await appendFindings(this.store, chunk, { stream: this.stream, bulkSize, refresh: true })
+              // Durable with the run's checkpoint, written (durably) after them: not each on its own.
+              const items = await appendFindings(this.store, chunk, { stream: this.stream, bulkSize, refresh: true, durability: 'async' })
               for (const item of items) {
                 if (item.status === 201 || item.status === 200) out.written++
                 else if (item.status === 409) out.duplicates++

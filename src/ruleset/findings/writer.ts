@@ -119,7 +119,7 @@ export function buildFinding({ event, rule, detector }: FindingInput, now: () =>
 export async function appendFindings(
   store: Store,
   findings: FindingInput[],
-  opts: { stream?: string; bulkSize?: number; refresh?: Refresh; now?: () => number } = {},
+  opts: { stream?: string; bulkSize?: number; refresh?: Refresh; durability?: 'async'; now?: () => number } = {},
 ): Promise<AppendedFinding[]> {
   const stream = opts.stream ?? FINDINGS_SECURITY_STREAM
   const bulkSize = Math.max(1, opts.bulkSize ?? 100)
@@ -128,7 +128,7 @@ export async function appendFindings(
     const lines: BulkLine[] = []
     for (const f of findings.slice(at, at + bulkSize))
       lines.push({ create: f.id === undefined ? { _index: stream } : { _index: stream, _id: f.id } }, buildFinding(f, opts.now))
-    const answer = await store.bulk({ body: lines, refresh: opts.refresh })
+    const answer = await store.bulk({ body: lines, refresh: opts.refresh, durability: opts.durability })
     for (const entry of answer.items) {
       const r = entry.create ?? Object.values(entry)[0]
       out.push(

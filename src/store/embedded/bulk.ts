@@ -12,6 +12,7 @@ export async function bulk(core: StoreCore, params: BulkParams): Promise<BulkRes
   if (!Array.isArray(lines)) throw new IllegalArgument('bulk body must be a list of action and source lines')
   const items: BulkResponse['items'] = []
   let errors = false
+  const commit = { relaxed: params.durability === 'async' }
   core.tx(() => {
     for (let i = 0; i < lines.length; i++) {
       const action = lines[i]
@@ -76,7 +77,7 @@ export async function bulk(core: StoreCore, params: BulkParams): Promise<BulkRes
         items.push({ [op]: item })
       }
     }
-  })
+  }, commit)
   return { took: Math.round(performance.now() - started), errors, items }
 }
 

@@ -105,16 +105,20 @@ export class StoreCore {
   // -------------------------------------------------------------------------------------------
   // Transactions
 
-  tx<T>(fn: () => T): T {
+  /** `fn` in one transaction; `relaxed` commits it with synchronous NORMAL (see BulkParams.durability). */
+  tx<T>(fn: () => T, opts: { relaxed?: boolean } = {}): T {
     this.assertOpen()
     if (this.undo) return fn() // nested: part of the outer transaction
     this.group.flush()
     const undo: Array<() => void> = []
     this.undo = undo
+    const relaxed = opts.relaxed === true && this.synchronous === 'FULL'
+    if (relaxed) this.db.run('PRAGMA synchronous = NORMAL')
     try {
       return this.transaction(fn, () => runUndo(undo))
     } finally {
       this.undo = undefined
+      if (relaxed) this.db.run('PRAGMA synchronous = FULL')
     }
   }
 

@@ -339,7 +339,7 @@ export class PlatformStore implements Store {
   }
 
   async bulk(p: BulkParams): Promise<BulkResponse> {
-    return this.body({ method: 'POST', path: path(names(p.index), '_bulk'), query: query(p, 'index', 'body'), lines: p.body })
+    return this.body({ method: 'POST', path: path(names(p.index), '_bulk'), query: query(p, 'index', 'body', 'durability'), lines: p.body })
   }
 
   // ---- search -------------------------------------------------------------------------------
