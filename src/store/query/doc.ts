@@ -69,12 +69,16 @@ export function keywordOf(v: unknown): string | undefined {
   return undefined
 }
 
-/** One field of one document in each form a query reads it, each made once when first asked. */
-interface FieldViews {
-  raw?: unknown[]
-  keywords?: string[]
-  folded?: string[]
-  tokens?: string[]
+/**
+ * One field of one document in each form a query reads it, each made once when first asked. A
+ * class, so every entry has the same shape whatever order its forms are asked in (property access
+ * stays monomorphic across a thousand predicates).
+ */
+class FieldViews {
+  raw: unknown[] | undefined = undefined
+  keywords: string[] | undefined = undefined
+  folded: string[] | undefined = undefined
+  tokens: string[] | undefined = undefined
 }
 
 /**
@@ -128,7 +132,7 @@ export class DocView {
   private views(f: FieldPath): FieldViews {
     const fields = (this.fields ??= new Map())
     let v = fields.get(f)
-    if (v === undefined) fields.set(f, (v = {}))
+    if (v === undefined) fields.set(f, (v = new FieldViews()))
     return v
   }
 }
