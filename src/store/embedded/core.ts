@@ -112,22 +112,22 @@ export class StoreCore {
     this.group.flush()
     const undo: Array<() => void> = []
     this.undo = undo
-    const relaxed = opts.relaxed === true && this.synchronous === 'FULL'
-    if (relaxed) this.db.run('PRAGMA synchronous = NORMAL')
     try {
-      return this.transaction(fn, () => runUndo(undo))
+      return this.transaction(fn, () => runUndo(undo), opts.relaxed === true)
     } finally {
       this.undo = undefined
-      if (relaxed) this.db.run('PRAGMA synchronous = FULL')
     }
   }
 
   /**
    * `body` between BEGIN IMMEDIATE and COMMIT, the sequence numbers it moved saved with it; on any
-   * failure the transaction is rolled back and `takeBack` undoes its in-memory changes.
+   * failure the transaction is rolled back and `takeBack` undoes its in-memory changes. `relaxed`
+   * commits with synchronous NORMAL (`index.translog.durability: async`, BulkParams.durability).
    */
-  private transaction<T>(body: () => T, takeBack: () => void): T {
+  private transaction<T>(body: () => T, takeBack: () => void, relaxed = false): T {
     this.seqDirty.clear()
+    const normal = relaxed && this.synchronous === 'FULL'
+    if (normal) this.db.run('PRAGMA synchronous = NORMAL')
     try {
       this.sql('BEGIN IMMEDIATE')
       try {
@@ -142,6 +142,8 @@ export class StoreCore {
     } catch (e) {
       takeBack()
       throw e
+    } finally {
+      if (normal) this.db.run('PRAGMA synchronous = FULL')
     }
   }
 
@@ -163,9 +165,6 @@ export class StoreCore {
     const until = performance.now() + this.groupSliceMs
     const outcomes: Outcome[] = []
     const undos: Array<Array<() => void>> = []
-    // Decided for the whole group: a write past the slice would only make the commit stricter.
-    const relaxed = this.synchronous === 'FULL' && writes.every((w) => w.relaxed)
-    if (relaxed) this.db.run('PRAGMA synchronous = NORMAL')
     const each = () => {
       for (const w of writes) {
         if (outcomes.length > 0 && performance.now() >= until) break
@@ -187,12 +186,17 @@ export class StoreCore {
       return outcomes
     }
     try {
-      return this.transaction(each, () => {
-        for (let i = undos.length - 1; i >= 0; i--) runUndo(undos[i])
-      })
+      // Decided for the whole group: a write past the slice would only make the commit stricter.
+      const relaxed = writes.every((w) => w.relaxed)
+      return this.transaction(
+        each,
+        () => {
+          for (let i = undos.length - 1; i >= 0; i--) runUndo(undos[i])
+        },
+        relaxed,
+      )
     } finally {
       this.undo = undefined
-      if (relaxed) this.db.run('PRAGMA synchronous = FULL')
     }
   }
 
