@@ -2,7 +2,7 @@
 // awaiting a settled promise (or an embedded-store call, which runs synchronously) does not, only
 // a macrotask does. The mechanism is the store's fair-share Pacer (no deadline here); sync loops
 // take a slice of 10 ms, twice a search's, since each step (a bulk) is larger.
-import { Pacer } from '../../store/embedded/pacer'
+import { Pacer, yieldToLoop } from '../../store/embedded/pacer'
 
 export const SLICE_MILLIS = 10
 
@@ -12,5 +12,4 @@ export function pacer(sliceMs = SLICE_MILLIS): () => Promise<void> | undefined {
   return () => (p.due() ? p.pause().then(() => undefined) : undefined)
 }
 
-/** Yields once, unconditionally (between pages, archive slices, windows). */
-export const yieldToLoop = (): Promise<void> => new Pacer().pause().then(() => undefined)
+export { yieldToLoop }

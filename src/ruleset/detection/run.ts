@@ -18,7 +18,7 @@ import type { FieldTypes } from '../../store/query'
 import type { Store } from '../../store/port'
 import type { CompiledSigmaRule } from '../sigma'
 import type { EvaluatorThread } from './evaluator'
-import { Pacer, type ScannedPage, SLICE_MILLIS, yieldToEventLoop } from './scan'
+import { runPacer, type ScannedPage, type Scanner } from './scan'
 import { normalizeCompliance, normalizeMitre, strings } from '../findings/rule-metadata'
 import type { FindingInput, FindingRule } from '../findings/writer'
 import { type PreparedCorrelation, prepareCorrelation } from '../correlation/detector'
@@ -94,7 +94,7 @@ export async function runDetector(
   const cp: Checkpoint = { ...stored.checkpoint, indices: { ...stored.checkpoint.indices } }
   let newest: number | undefined
   let stopped = false
-  const pacer = new Pacer()
+  const pacer = runPacer()
 
   let pending: Array<FindingInput & { id: string }> = []
   // Findings go out a bulk's worth (`enriched_findings_bulk_size`) at a time, checked after each
@@ -136,7 +136,7 @@ export async function runDetector(
       }
       // Correlation rules see every match; rules they pull in write findings only with `generate`.
       pending.push(...(prepared.correlation ? prepared.correlation.admit(hit, matched) : matched))
-      if (pacer.due()) await pacer.yield()
+      if (pacer.due()) await pacer.pause()
     }
     summary.documents += page.size
     // The lag is read off the last event of each batch (the latest indexed), not parsed per event.
@@ -167,13 +167,8 @@ export async function runDetector(
       stopped = true
       break
     }
-    const fieldTypes = await typesOf(
-      deps.store,
-      index,
-      prepared.compiled.flatMap((r) => r.fields),
-    )
     // Indexed once per (rules, mapping): each event is evaluated once against the whole set.
-    const scanner = await deps.evaluator.scanner(deps.store, index, prepared.compiled, fieldTypes)
+    const scanner = await scannerOf(deps, index, prepared.compiled)
     try {
       for (const { rule, error } of scanner.refused) skip(deps, summary, rule.id, error)
       // The next batch is read and evaluated (on the thread) while this one's findings are written.
@@ -199,7 +194,7 @@ export async function runDetector(
           // Another node moved the checkpoint: that node owns this detector now.
           if (!(await commit())) return { status: 'lost' }
         }
-        if (pacer.due()) await pacer.yield()
+        if (pacer.due()) await pacer.pause()
         if (stop) {
           // The batch read ahead is left for the next run: the checkpoint is before it.
           stopped = true
@@ -242,14 +237,18 @@ export async function warmDetector(deps: RunDeps, id: string, detector: StoredDe
   for (const index of await concreteIndices(
     deps.store,
     detector.inputs.flatMap((i) => i.detector_input.indices),
-  )) {
-    const fieldTypes = await typesOf(
-      deps.store,
-      index,
-      prepared.compiled.flatMap((r) => r.fields),
-    )
-    ;(await deps.evaluator.scanner(deps.store, index, prepared.compiled, fieldTypes)).close()
-  }
+  ))
+    (await scannerOf(deps, index, prepared.compiled)).close()
+}
+
+/** The scan of one source index with a detector's rules, typed by that index's mapping. */
+async function scannerOf(deps: RunDeps, index: string, rules: CompiledSigmaRule[]): Promise<Scanner> {
+  const fieldTypes = await typesOf(
+    deps.store,
+    index,
+    rules.flatMap((r) => r.fields),
+  )
+  return deps.evaluator.scanner(deps.store, index, rules, fieldTypes)
 }
 
 function skip(deps: RunDeps, summary: RunSummary, ruleId: string | undefined, error: string): void {
@@ -275,7 +274,7 @@ async function prepareRules(deps: RunDeps, id: string, detector: StoredDetector,
   const mappings = new Map<string, Promise<Record<string, string>>>()
   const filters = deps.rules.filters()
   const correlations: StoredRule[] = []
-  let slice = performance.now()
+  const pacer = runPacer()
   for (const { detector_input: di } of detector.inputs) {
     const custom = (di.custom_rules ?? []).map((r) => r.id)
     const pre = (di.pre_packaged_rules ?? []).map((r) => r.id)
@@ -295,10 +294,7 @@ async function prepareRules(deps: RunDeps, id: string, detector: StoredDetector,
           correlations.push(rule)
           continue
         }
-        if (performance.now() - slice > SLICE_MILLIS) {
-          await yieldToEventLoop()
-          slice = performance.now()
-        }
+        if (pacer.due()) await pacer.pause()
         try {
           const c = await deps.rules.compileForDetection(rule, settings, mappings, filters)
           compiled.push(c)

@@ -6,32 +6,17 @@
  * every few milliseconds. Both give the same answer: THE evaluator of src/ruleset/sigma on the
  * same compiled rules.
  */
+import { Pacer } from '../../store/embedded/pacer'
 import type { SearchHit, Store } from '../../store/port'
 import type { FieldTypes } from '../../store/query'
 import { type CompiledSigmaRule, ruleSet, warmRuleSet } from '../sigma'
 import { BATCH_CHARS, extentOf, type Scanned, SCAN_BATCH } from './evaluator-protocol'
 
-/** Longest stretch of work here before pending requests get their turn. */
-export const SLICE_MILLIS = 10
+/** Longest stretch of a run's work on the node thread before pending requests get their turn. */
+const SLICE_MILLIS = 10
 
-/** A macrotask turn, so pending requests (socket reads) run before the work continues. */
-export const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0))
-
-/** Yields once work has held the event loop for SLICE_MILLIS. */
-export class Pacer {
-  private last = performance.now()
-  due(): boolean {
-    return performance.now() - this.last > SLICE_MILLIS
-  }
-  async yield(): Promise<void> {
-    await yieldToEventLoop()
-    this.resumed()
-  }
-  /** The work was waiting (requests had their turn): its next slice starts now. */
-  resumed(): void {
-    this.last = performance.now()
-  }
-}
+/** The store's fair-share pacer with a run's slice (no deadline: a run ends at batch boundaries). */
+export const runPacer = () => new Pacer(undefined, SLICE_MILLIS)
 
 /** One batch of an index, read and evaluated. */
 export interface ScannedPage {
@@ -86,21 +71,21 @@ export async function scanHere(
   fieldTypes: FieldTypes | undefined,
 ): Promise<Scanner> {
   // Compiling a large set takes a while: it yields as the evaluation does.
-  await warmRuleSet(rules, fieldTypes, yieldToEventLoop, SLICE_MILLIS)
+  await warmRuleSet(rules, fieldTypes, runPacer())
   const set = ruleSet(rules, fieldTypes)
   const evaluate = async (
     size: number,
     source: (at: number) => Record<string, unknown>,
     keep: (at: number, parsed: Record<string, unknown>) => void,
   ) => {
-    const pacer = new Pacer()
+    const pacer = runPacer()
     const pairs: number[] = []
     for (let at = 0; at < size; at++) {
       const event = source(at)
       const matched = set.evaluate(event)
       for (const m of matched) pairs.push(at, m.at)
       if (matched.length > 0 || at === size - 1) keep(at, event)
-      if (pacer.due()) await pacer.yield()
+      if (pacer.due()) await pacer.pause()
     }
     return Int32Array.from(pairs)
   }

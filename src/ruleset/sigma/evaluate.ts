@@ -70,23 +70,18 @@ function requirement(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Requirem
 }
 
 /**
- * Does the per-rule work of `ruleSet(rules, fieldTypes)` ahead, calling `pause` every few
- * milliseconds, so a node building a large set keeps serving requests meanwhile.
+ * Does the per-rule work of `ruleSet(rules, fieldTypes)` ahead, giving the event loop back
+ * whenever `pacer` says its slice is used, so a node building a large set keeps serving requests.
  */
 export async function warmRuleSet(
   rules: readonly CompiledSigmaRule[],
   fieldTypes: FieldTypes | undefined,
-  pause: () => Promise<void>,
-  sliceMillis = 10,
+  pacer: { due(): boolean; pause(): Promise<unknown> },
 ): Promise<void> {
-  let slice = performance.now()
   for (const rule of rules) {
     predicate(rule, fieldTypes)
     requirement(rule, fieldTypes)
-    if (performance.now() - slice > sliceMillis) {
-      await pause()
-      slice = performance.now()
-    }
+    if (pacer.due()) await pacer.pause()
   }
 }
 

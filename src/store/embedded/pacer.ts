@@ -38,4 +38,12 @@ export class Pacer {
     }
     return true
   }
+
+  /** The work was waiting anyway (requests had their turn meanwhile): its next slice starts now. */
+  resumed(): void {
+    this.sliceStart = performance.now()
+  }
 }
+
+/** Yields once, unconditionally (between pages, archive slices, windows). */
+export const yieldToLoop = (): Promise<void> => new Pacer().pause().then(() => undefined)
