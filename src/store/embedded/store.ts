@@ -227,17 +227,21 @@ export class EmbeddedStore implements Store {
   }
 
   async readSeq(params: { index: string; after: number; size: number; maxChars: number }): Promise<StoredBatch> {
-    const meta = this.core.indexMeta(params.index)
-    if (meta.closed) throw new IndexClosed(meta.name, meta.uuid)
-    return readStored(this.core.db, meta.ix, params.after, params.size, params.maxChars)
+    return readStored(this.core.db, this.readableIndex(params.index).ix, params.after, params.size, params.maxChars)
   }
 
   async seqSource(index: string): Promise<SeqSource | undefined> {
-    const meta = this.core.indexMeta(index)
-    if (meta.closed) throw new IndexClosed(meta.name, meta.uuid)
+    const { ix } = this.readableIndex(index)
     // An in-memory database has no file another connection could open.
     const file = this.core.db.filename
-    return file && file !== ':memory:' ? { file, ix: meta.ix } : undefined
+    return file && file !== ':memory:' ? { file, ix } : undefined
+  }
+
+  /** A concrete index that can be read by `_seq_no`: not found and closed fail as a search does. */
+  private readableIndex(name: string) {
+    const meta = this.core.indexMeta(name)
+    if (meta.closed) throw new IndexClosed(meta.name, meta.uuid)
+    return meta
   }
 
   async count(params: CountParams): Promise<CountResponse> {
