@@ -71,8 +71,8 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
 
   // Every feature has one shape (routes, start, stop). Setup starts first: the others start, in
   // this order, once its bootstrap says ready, and stop in the reverse order.
-  const setup = createSetup(deps, { embedded: backend.kind === 'embedded' })
   const ruleset = createRuleset(deps)
+  const setup = createSetup(deps, { embedded: backend.kind === 'embedded', retentionHolds: ruleset.retentionHolds })
   const content = createContentManager({ ...deps, rulesetSync: ruleset.sync })
   const contentSync = createContentSync(deps, content, ruleset.sync)
   const findings = feature({ routes: findingsRoutes(deps) })

@@ -8,6 +8,7 @@ import type { RulesetDeps } from './deps'
 import { baseline, deleteCheckpoint, loadCheckpoint, saveCheckpoint } from './detection/checkpoint'
 import { EvaluatorThread } from './detection/evaluator'
 import { FindingsPipeline } from './detection/findings-pipeline'
+import { detectionHolds } from './detection/retention-hold'
 import { warmDetector } from './detection/run'
 import { executeMonitor, type MonitorRunResult } from './detection/monitor'
 import { DetectionScheduler, type SchedulerOptions } from './detection/scheduler'
@@ -33,6 +34,8 @@ export interface Ruleset extends Feature {
   evaluate(req: Partial<EvaluateRequest>): Promise<EvaluateResult>
   /** Alerting's monitor `_execute`: runs the detector behind the monitor id now. */
   executeMonitor(monitorId: string, caller: Caller | undefined): Promise<MonitorRunResult>
+  /** What the embedded retention job must keep for detectors that have not read it yet. */
+  retentionHolds(now?: number): Promise<Map<string, number>>
   /** Starts the detection clock (not started by construction, so tests and tools stay passive). */
   start(): Promise<void>
 }
@@ -84,6 +87,7 @@ export function createRuleset(
     scheduler,
     evaluate: async (req) => evaluateRulesRequest({ store: deps.store, log: deps.log, logTypes }, req, await deps.settings.snapshot()),
     executeMonitor: run,
+    retentionHolds: (now = deps.now()) => detectionHolds({ store: deps.store, detectors }, now),
     start: async () => {
       // The detectors index exists once the node is started, not from the clock's first tick on.
       await ensureIndex(deps.store, DETECTORS_INDEX)

@@ -1,6 +1,6 @@
 import type { Deps, Feature } from '../deps'
 import { runBootstrap, type BootstrapResult } from './bootstrap'
-import { startRetentionJob } from './retention'
+import { type RetentionDeps, startRetentionJob } from './retention'
 import { setupRoutes } from './routes'
 
 export { setupRoutes, setupServices } from './routes'
@@ -10,6 +10,13 @@ export { readSetupSettings, type SettingsRecord } from './settings'
 export { applyRetention, deleteAge, retentionRule, startRetentionJob } from './retention'
 export { writeLifecyclePolicy } from './lifecycle'
 
+export interface SetupOptions {
+  /** No platform behind the node: its retention job stands in for ISM. */
+  embedded: boolean
+  /** What retention must keep for readers that have not seen it yet (`RetentionDeps.holds`). */
+  retentionHolds?: RetentionDeps['holds']
+}
+
 /**
  * What a node does for the Setup extension at start: the bootstrap in the
  * background (requests are served meanwhile; consumers wait for the marker)
@@ -17,7 +24,7 @@ export { writeLifecyclePolicy } from './lifecycle'
  */
 export function startSetup(
   deps: Pick<Deps, 'store' | 'settings' | 'log' | 'now'>,
-  opts: { embedded: boolean },
+  opts: SetupOptions,
 ): { ready: Promise<BootstrapResult>; retention?: { stop(): void }; stop(): void } {
   const stopping = new AbortController()
   const ready = runBootstrap(deps, { signal: stopping.signal }).catch((e) => {
@@ -25,7 +32,7 @@ export function startSetup(
     return { status: 'failed', ranHere: true, completed: [], skipped: [] } satisfies BootstrapResult
   })
   // On the platform its ISM applies the same policies (written by the bootstrap); a second deleter would only race it.
-  const retention = opts.embedded ? startRetentionJob(deps) : undefined
+  const retention = opts.embedded ? startRetentionJob({ ...deps, holds: opts.retentionHolds }) : undefined
   return {
     ready,
     retention,
@@ -42,7 +49,7 @@ export interface SetupFeature extends Feature {
   ready: Promise<BootstrapResult>
 }
 
-export function createSetup(deps: Deps, opts: { embedded: boolean }): SetupFeature {
+export function createSetup(deps: Deps, opts: SetupOptions): SetupFeature {
   let started: ReturnType<typeof startSetup> | undefined
   let settle!: (r: BootstrapResult) => void
   const ready = new Promise<BootstrapResult>((r) => (settle = r))

@@ -38,12 +38,19 @@ export interface RetentionDeps {
   store: Store
   now: () => number
   log: Logger
+  /**
+   * Per concrete index, the highest `_seq_no` that may go at `now`: documents a reader has yet
+   * to see (a detector's backlog) are kept past their age until it has (`ruleset` says which).
+   */
+  holds?: (now: number) => Promise<Map<string, number>>
 }
 
 export interface RetentionOutcome {
   stream: string
   policy: string
   deleted: number
+  /** Expired documents kept because a reader has not seen them yet. */
+  held: number
 }
 
 /** What the job takes from one policy: which streams, and after how long their documents go. */
@@ -54,6 +61,8 @@ export interface RetentionRule {
 }
 
 const PAGE = 1000
+/** `index.max_result_window`'s default: held documents are skipped with `from`, which it bounds. */
+const MAX_WINDOW = 10_000
 const POLICY_PAGE = 100
 
 const hasDelete = (actions: Array<Record<string, unknown>> | undefined) => (actions ?? []).some((a) => 'delete' in a)
@@ -137,6 +146,7 @@ export function ruleFor(names: string[], rules: RetentionRule[]): RetentionRule 
 export async function applyRetention(deps: RetentionDeps): Promise<RetentionOutcome[]> {
   const rules = await readRules(deps.store)
   if (rules.length === 0) return []
+  const holds = (await deps.holds?.(deps.now())) ?? new Map<string, number>()
   const { data_streams } = await deps.store.getDataStream()
   const out: RetentionOutcome[] = []
   for (const ds of data_streams) {
@@ -144,23 +154,32 @@ export async function applyRetention(deps: RetentionDeps): Promise<RetentionOutc
     if (!rule) continue
     const cutoff = new Date(deps.now() - rule.deleteAfterMillis).toISOString()
     let deleted = 0
-    for (;;) {
+    // Held documents stay in the results; hits come in a stable order (score, then document
+    // order) with the held ones first, so `from` steps over them.
+    let held = 0
+    while (held + PAGE <= MAX_WINDOW) {
       const page = await deps.store.search({
         index: ds.name,
-        body: { query: { range: { '@timestamp': { lt: cutoff } } }, size: PAGE, _source: false },
+        body: { query: { range: { '@timestamp': { lt: cutoff } } }, from: held, size: PAGE, _source: false, seq_no_primary_term: true },
       })
       const hits = page.hits.hits
       if (hits.length === 0) break
-      const r = await deps.store.bulk({ body: hits.map((h) => ({ delete: { _index: h._index, _id: h._id } })), refresh: true })
-      const failed = r.items.filter((i) => (i.delete?.status ?? 500) >= 300 && i.delete?.status !== 404).length
-      deleted += hits.length - failed
-      // A page that deleted nothing would come back forever: leave the rest for the next run.
-      if (failed === hits.length) break
+      const expired = hits.filter((h) => h._seq_no === undefined || h._seq_no <= (holds.get(h._index) ?? Infinity))
+      held += hits.length - expired.length
+      if (expired.length > 0) {
+        const r = await deps.store.bulk({ body: expired.map((h) => ({ delete: { _index: h._index, _id: h._id } })), refresh: true })
+        const failed = r.items.filter((i) => (i.delete?.status ?? 500) >= 300 && i.delete?.status !== 404).length
+        deleted += expired.length - failed
+        // A page that deleted nothing would come back forever: leave the rest for the next run.
+        if (failed === expired.length) break
+      }
       if (hits.length < PAGE) break
     }
     if (deleted > 0)
       deps.log.info('retention deleted expired documents', { stream: ds.name, policy: rule.policy, deleted, older_than: cutoff })
-    out.push({ stream: ds.name, policy: rule.policy, deleted })
+    if (held > 0)
+      deps.log.info('retention kept expired documents a detector has yet to read', { stream: ds.name, policy: rule.policy, held })
+    out.push({ stream: ds.name, policy: rule.policy, deleted, held })
   }
   return out
 }

@@ -64,6 +64,7 @@ describe('embedded retention', () => {
       stream: SESSIONS_STREAM,
       policy: 'ai-assistant-sessions-policy',
       deleted: 1,
+      held: 0,
     })
     expect(out.find((o) => o.stream === events)?.policy).toBe('stream-events-policy')
     expect(out.reduce((n, o) => n + o.deleted, 0)).toBe(4)
@@ -78,6 +79,26 @@ describe('embedded retention', () => {
     const out = await applyRetention({ store, now: () => NOW, log: quietLog() })
     expect(out.find((o) => o.stream === RAW_EVENTS_STREAM)?.deleted).toBe(2500)
     expect(await remaining(store, RAW_EVENTS_STREAM)).toEqual(['fresh'])
+  })
+
+  test("held documents (past a reader's checkpoint) stay, across pages, and the rest go", async () => {
+    const store = await bootstrapped()
+    const old = new Date(NOW - 2 * 60 * MIN).toISOString()
+    const body = []
+    for (let i = 0; i < 2500; i++) body.push({ create: { _id: `d${i}` } }, { '@timestamp': old, tags: ['read'] })
+    const written = await store.bulk({ index: RAW_EVENTS_STREAM, body, refresh: true })
+    const backing = written.items[0].create!._index
+    const read = Math.max(...written.items.map((i) => i.create!._seq_no!))
+    // Rewritten after the reader's checkpoint: the first 1,500 in document order are unread now.
+    const again = []
+    for (let i = 0; i < 1500; i++)
+      again.push({ index: { _index: backing, _id: `d${i}`, if_seq_no: i, if_primary_term: 1 } }, { '@timestamp': old, tags: ['unread'] })
+    expect((await store.bulk({ body: again, refresh: true })).errors).toBe(false)
+    const out = await applyRetention({ store, now: () => NOW, log: quietLog(), holds: async () => new Map([[backing, read]]) })
+    expect(out.find((o) => o.stream === RAW_EVENTS_STREAM)).toMatchObject({ deleted: 1000, held: 1500 })
+    const left = (await store.search({ index: RAW_EVENTS_STREAM, body: { size: 2500 } })).hits.hits
+    expect(new Set(left.map((h) => (h._source!.tags as string[])[0]))).toEqual(new Set(['unread']))
+    expect(left).toHaveLength(1500)
   })
 
   test('the scheduled job runs the pass and stops', async () => {
@@ -124,7 +145,12 @@ describe('retention follows the stored policies', () => {
     await put(store, RAW_EVENTS_STREAM, 5 * 60 * MIN, 'kept')
     await put(store, RAW_EVENTS_STREAM, 2 * DAY, 'old')
     const out = await applyRetention({ store, now: () => NOW, log: quietLog() })
-    expect(out.find((o) => o.stream === RAW_EVENTS_STREAM)).toEqual({ stream: RAW_EVENTS_STREAM, policy: 'keep-raw-a-day', deleted: 1 })
+    expect(out.find((o) => o.stream === RAW_EVENTS_STREAM)).toEqual({
+      stream: RAW_EVENTS_STREAM,
+      policy: 'keep-raw-a-day',
+      deleted: 1,
+      held: 0,
+    })
     expect(await remaining(store, RAW_EVENTS_STREAM)).toEqual(['kept'])
   })
 
