@@ -5,6 +5,7 @@
  * the index API, built by the shared test builder (test/helpers/app.ts). `restart()` closes
  * everything and builds it again over the same files, as a node restart would.
  */
+import type { Logger } from '../../src/http/log'
 import type { Deps } from '../../src/deps'
 import { indexApiRoutes } from '../../src/indexer/routes'
 import { createRuleset, type Ruleset, rulesetRoutes } from '../../src/ruleset'
@@ -55,9 +56,10 @@ export interface RulesetServer {
   stop(): Promise<void>
 }
 
-export async function startRulesetServer(): Promise<RulesetServer> {
+export async function startRulesetServer(opts: { log?: Logger } = {}): Promise<RulesetServer> {
   let ruleset: Ruleset
   const app = await startTestApp({
+    log: opts.log,
     users: Object.entries(USERS).map(([name, backend_roles]) => ({ name, password: PASSWORD, backend_roles })),
     roles: ROLES,
     rolesMapping: MAPPING,

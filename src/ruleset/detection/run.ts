@@ -75,7 +75,9 @@ export async function runDetector(
     return (await saveCheckpoint(deps.store, cp, stored)) ? { status: 'baselined' } : { status: 'lost' }
   }
   const settings = await deps.settings.snapshot()
-  const prepared = await prepareRules(deps, id, detector, settings)
+  // A rule left out of this run is worth a warning when the previous run did not leave it out too.
+  const report = skipReporter(deps, id, stored.checkpoint.last_run?.skipped_rules)
+  const prepared = await prepareRules(deps, id, detector, settings, report)
   const batchSize = settings.num(FINDINGS_SETTINGS.batchSize)
   const bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
   const flushMillis = settings.num(FINDINGS_SETTINGS.flushInterval) * 1000
@@ -170,7 +172,7 @@ export async function runDetector(
     // Indexed once per (rules, mapping): each event is evaluated once against the whole set.
     const scanner = await scannerOf(deps, index, prepared.compiled)
     try {
-      for (const { rule, error } of scanner.refused) skip(deps, summary, rule.id, error)
+      for (const { rule, error } of scanner.refused) skip(summary, rule.id, error, report)
       // The next batch is read and evaluated (on the thread) while this one's findings are written.
       let reading: Promise<ScannedPage> | undefined = scanner.next(cp.indices[index] ?? -1)
       // Batches collected since the last commit: the checkpoint in `cp` is ahead of the saved one.
@@ -233,7 +235,8 @@ export async function runDetector(
  */
 export async function warmDetector(deps: RunDeps, id: string, detector: StoredDetector): Promise<void> {
   if (!detector.enabled) return
-  const prepared = await prepareRules(deps, id, detector, await deps.settings.snapshot())
+  // Quietly: the first run says which rules it leaves out.
+  const prepared = await prepareRules(deps, id, detector, await deps.settings.snapshot(), () => {})
   for (const index of await concreteIndices(
     deps.store,
     detector.inputs.flatMap((i) => i.detector_input.indices),
@@ -251,10 +254,23 @@ async function scannerOf(deps: RunDeps, index: string, rules: CompiledSigmaRule[
   return deps.evaluator.scanner(deps.store, index, rules, fieldTypes)
 }
 
-function skip(deps: RunDeps, summary: RunSummary, ruleId: string | undefined, error: string): void {
+function skip(summary: RunSummary, ruleId: string | undefined, error: string, report: SkipReport): void {
   if (ruleId === undefined || summary.skipped_rules.includes(ruleId)) return
   summary.skipped_rules.push(ruleId)
-  deps.log.warn('rule skipped by detector: the source index mapping refuses it', { rule: ruleId, error })
+  report(ruleId, 'rule skipped by detector: the source index mapping refuses it', error)
+}
+
+/** Says why a rule is left out of a run. */
+type SkipReport = (ruleId: string, message: string, reason: unknown) => void
+
+/** Warns once per rule that `previous` (the last run's skipped rules) did not already leave out. */
+function skipReporter(deps: RunDeps, detector: string, previous: string[] | undefined): SkipReport {
+  const known = new Set(previous)
+  return (rule, message, reason) => {
+    if (known.has(rule)) return
+    known.add(rule)
+    deps.log.warn(message, { detector, rule, reason })
+  }
 }
 
 /** The event's `@timestamp` in epoch millis, for the run's lag. */
@@ -267,7 +283,13 @@ function timestampOf(source: Record<string, unknown>): number | undefined {
 }
 
 /** The detector's rules compiled with their log type's current field mapping; unusable ones skipped. */
-async function prepareRules(deps: RunDeps, id: string, detector: StoredDetector, settings: SettingsSnapshot): Promise<Prepared> {
+async function prepareRules(
+  deps: RunDeps,
+  id: string,
+  detector: StoredDetector,
+  settings: SettingsSnapshot,
+  report: SkipReport,
+): Promise<Prepared> {
   const compiled: CompiledSigmaRule[] = []
   const meta = new Map<CompiledSigmaRule, FindingRule>()
   const skipped: string[] = []
@@ -301,7 +323,7 @@ async function prepareRules(deps: RunDeps, id: string, detector: StoredDetector,
           meta.set(c, findingRule(rule))
         } catch (e) {
           skipped.push(rule.document.id)
-          deps.log.warn('rule skipped by detector: it does not compile', { rule: rule.document.id, error: e as Error })
+          report(rule.document.id, 'rule skipped by detector: it does not compile', (e as Error).message)
         }
       }
     }
@@ -313,7 +335,7 @@ async function prepareRules(deps: RunDeps, id: string, detector: StoredDetector,
   }
   for (const s of correlation?.skipped ?? []) {
     skipped.push(s.id)
-    deps.log.warn('correlation rule skipped by detector', { rule: s.id, reason: s.reason })
+    report(s.id, 'correlation rule skipped by detector', s.reason)
   }
   return { compiled, meta, skipped, correlation }
 }
