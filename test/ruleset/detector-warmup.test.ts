@@ -2,7 +2,7 @@
 // are compiled and indexed on the evaluator thread meanwhile, so the first run finds them there
 // instead of sending and indexing them itself; the run's answer is unchanged.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { ctiRule, LINUX, type RulesetServer, startRulesetServer } from './harness'
+import { ctiRule, LINUX, linuxDetector, type RulesetServer, startRulesetServer } from './harness'
 
 let s: RulesetServer
 beforeAll(async () => {
@@ -11,14 +11,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await s.stop()
 })
-
-async function until(check: () => boolean, millis = 10_000): Promise<void> {
-  const end = performance.now() + millis
-  while (!check()) {
-    if (performance.now() > end) throw new Error('not readied in time')
-    await Bun.sleep(20)
-  }
-}
 
 test("a started detector's rules are on the evaluator thread before its first run, which finds them there", async () => {
   await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
@@ -31,14 +23,8 @@ test("a started detector's rules are on the evaluator thread before its first ru
     )
   const { sets } = s.ruleset.evaluator
   const sent = sets.sent
-  await s.ruleset.sync.upsertDetector({
-    integrationId: LINUX.id,
-    logType: 'linux',
-    category: 'security',
-    ruleIds: ['r-warm-1', 'r-warm-2', 'r-warm-3'],
-    enabled: true,
-  })
-  await until(() => sets.sent > sent)
+  await linuxDetector(s, ['r-warm-1', 'r-warm-2', 'r-warm-3'])
+  expect(sets.sent).toBe(sent + 1)
   const readied = { ...sets }
   await s.index([{ '@timestamp': new Date().toISOString(), event: { action: 'warm-2' } }, { '@timestamp': new Date().toISOString() }])
   const r = await s.ruleset.scheduler.runLeased(LINUX.id)

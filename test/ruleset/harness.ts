@@ -115,6 +115,21 @@ export async function startRulesetServer(opts: { log?: Logger } = {}): Promise<R
 /** A linux integration as the Content Manager hands it over. */
 export const LINUX = { id: 'int-linux', metadata: { title: 'linux', description: 'Linux hosts' }, category: 'security' }
 
+/**
+ * The `linux` detector over the events stream with these standard rules, through the Content
+ * Manager's sync call. An enabled one is answered once its warm-up has its rules on the evaluator
+ * thread (sent, or a set already there reused), so a test's first run meets them there.
+ */
+export async function linuxDetector(s: RulesetServer, ruleIds: string[], enabled = true): Promise<void> {
+  const { sets } = s.ruleset.evaluator
+  const before = sets.sent + sets.reused
+  await s.ruleset.sync.upsertDetector({ integrationId: LINUX.id, logType: 'linux', category: 'security', ruleIds, enabled })
+  for (let waited = 0; enabled && sets.sent + sets.reused === before; waited += 20) {
+    if (waited > 10_000) throw new Error('the detector was not warmed up within 10 s')
+    await Bun.sleep(20)
+  }
+}
+
 /** A CTI rule document (Sigma with the product's extensions). */
 export function ctiRule(id: string, detection: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   return {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { applyRetention } from '../../src/setup/retention'
 import { quietLog } from '../setup/harness'
-import { ctiRule, EVENTS, LINUX, type RulesetServer, startRulesetServer } from './harness'
+import { ctiRule, EVENTS, LINUX, linuxDetector, type RulesetServer, startRulesetServer } from './harness'
 
 const HOUR = 3_600_000
 let s: RulesetServer
@@ -17,8 +17,7 @@ afterAll(async () => {
   await s.stop()
 })
 
-const detector = (enabled: boolean) =>
-  s.ruleset.sync.upsertDetector({ integrationId: LINUX.id, logType: 'linux', category: 'security', ruleIds: ['r-late'], enabled })
+const detector = (enabled: boolean) => linuxDetector(s, ['r-late'], enabled)
 
 /** One retention pass at `now`, with the ruleset's holds: what it did to the events stream. */
 async function retention(now = Date.now()) {
