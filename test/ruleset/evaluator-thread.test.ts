@@ -9,6 +9,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { EvaluatorThread } from '../../src/ruleset/detection/evaluator'
+import { SCAN_BATCH } from '../../src/ruleset/detection/evaluator-protocol'
+import { CompileCache } from '../../src/ruleset/sigma/compile-cache'
 import { type Scanner, scanHere } from '../../src/ruleset/detection/scan'
 import { type CompiledSigmaRule, compileSigmaRule, ruleSet } from '../../src/ruleset/sigma'
 import { createLogger } from '../../src/http/log'
@@ -115,6 +117,58 @@ describe('detection evaluator thread', () => {
     expect(scanner.refused.map((r) => r.rule.id)).toEqual(local.refused.map((r) => r.rule.id))
     expect(scanner.refused.map((r) => r.rule.id)).toContain('dated')
     expect(await scanAll(scanner)).toEqual(await scanAll(local))
+  })
+
+  test('batches read ahead on the thread answer as reads made when asked; a closed scan leaves nothing stale', async () => {
+    const many = 'ev-many'
+    await fileStore.createIndex({ index: many, body: { mappings: { dynamic: false } } })
+    const count = 2 * SCAN_BATCH + 10
+    const body = Array.from({ length: count }, (_, i) => [
+      { index: { _index: many, _id: `d${i}` } },
+      { event: { action: i % 7 === 0 ? 'hit' : 'miss' } },
+    ]).flat()
+    expect((await fileStore.bulk({ body, refresh: true })).errors).toBe(false)
+    // Through the compile cache, as a detector's rules are: their set has the same name in every scan.
+    const hit = [
+      new CompileCache().compile(
+        'title: hit\nlogsource: {product: x}\ndetection:\n  sel:\n    event.action: hit\n  condition: sel\n',
+        {},
+        'hit',
+      ),
+    ]
+    /** Batch sizes and matched ids of a whole scan. */
+    const scanned = async (scanner: Scanner) => {
+      const out = { sizes: [] as number[], matched: [] as string[] }
+      try {
+        for (let after = -1; ;) {
+          const page = await scanner.next(after)
+          out.sizes.push(page.size)
+          for (let i = 0; i < page.matches.length; i += 2) out.matched.push(page.hit(page.matches[i])._id)
+          after = page.last
+          if (!page.full) return out
+        }
+      } finally {
+        scanner.close()
+      }
+    }
+    const here = await scanned(await scanHere(fileStore, many, hit, undefined))
+    expect(here.sizes).toEqual([SCAN_BATCH, SCAN_BATCH, 10])
+    expect(here.matched).toHaveLength(Math.ceil(count / 7))
+    expect(await scanned(await thread.scanner(fileStore, many, hit, undefined))).toEqual(here)
+
+    // A run that stops after its first batch: the thread has read the second one ahead (the next
+    // run's first message is answered after that read).
+    const stopped = await thread.scanner(fileStore, many, hit, undefined)
+    const first = await stopped.next(-1)
+    const next = await thread.scanner(fileStore, many, hit, undefined)
+    stopped.close()
+    // Before the next run reads on, part of what that second batch held is deleted.
+    const gone = Array.from({ length: 100 }, (_, i) => ({ delete: { _index: many, _id: `d${SCAN_BATCH + i}` } }))
+    expect((await fileStore.bulk({ body: gone, refresh: true })).errors).toBe(false)
+    const page = await next.next(first.last)
+    next.close()
+    expect(page.size).toBe(count - SCAN_BATCH - 100)
+    expect(page.full).toBe(false)
   })
 
   test('a store without a file and a stopped thread scan here, with the same answer', async () => {

@@ -19,6 +19,45 @@ const sets = new Map<string, { rules: CompiledSigmaRule[]; fieldTypes?: FieldTyp
 /** Open readers by store file, until the run that opened one says it is done. */
 const readers = new Map<string, SeqReader>()
 
+/** The batch after the last one answered, read ahead (`scanOf` names the request it answers). */
+let ahead: { scan: string; scanned: Scanned } | undefined
+
+type ScanRequest = Extract<EvaluatorRequest, { kind: 'scan' }>
+
+const scanOf = (r: ScanRequest) => `${r.key}\0${r.file}\0${r.ix}\0${r.after}`
+
+/** Reads the batch after `request.after` and evaluates it with the request's rule set. */
+function scan(request: ScanRequest): Scanned {
+  const entry = sets.get(request.key)
+  if (!entry) throw new Error(`unknown rule set ${request.key}`)
+  const set = ruleSet(entry.rules, entry.fieldTypes)
+  let reader = readers.get(request.file)
+  if (!reader) readers.set(request.file, (reader = openSeqReader(request.file)))
+  const batch = reader.read(request.ix, request.after, SCAN_BATCH, BATCH_CHARS)
+  const pairs: number[] = []
+  const kept: Scanned['kept'] = { at: [], ids: [], seqNos: [], sources: [] }
+  const size = batch.ids.length
+  for (let at = 0; at < size; at++) {
+    const text = batch.sources[at]
+    const matched = set.evaluate(JSON.parse(text) as Record<string, unknown>)
+    for (const m of matched) pairs.push(at, m.at)
+    if (matched.length > 0 || at === size - 1) {
+      kept.at.push(at)
+      kept.ids.push(batch.ids[at])
+      kept.seqNos.push(batch.seqNos[at])
+      kept.sources.push(text)
+    }
+    sinceCollect += text.length
+  }
+  // Every batch leaves its parsed events behind: a collection is asked for every few batches, so
+  // the thread's heap stays near one batch instead of growing until JavaScriptCore decides to.
+  if (sinceCollect >= COLLECT_EVERY_CHARS) {
+    sinceCollect = 0
+    Bun.gc(false)
+  }
+  return { ...extentOf(batch, request.after), matches: Int32Array.from(pairs), kept }
+}
+
 function answer(reply: EvaluatorReply): void {
   postMessage(reply)
 }
@@ -46,40 +85,26 @@ self.onmessage = (event: MessageEvent<EvaluatorRequest>) => {
       return answer({ id: request.id, refused })
     }
     if (request.kind === 'close') {
+      // A scan ends with its close: what was read ahead for it would be stale at a later run.
+      ahead = undefined
       readers.get(request.file)?.close()
       readers.delete(request.file)
       return
     }
-    const entry = sets.get(request.key)
-    if (!entry) return answer({ id: request.id, error: `unknown rule set ${request.key}` })
-    const set = ruleSet(entry.rules, entry.fieldTypes)
-    let reader = readers.get(request.file)
-    if (!reader) readers.set(request.file, (reader = openSeqReader(request.file)))
-    const batch = reader.read(request.ix, request.after, SCAN_BATCH, BATCH_CHARS)
-    const pairs: number[] = []
-    const kept: Scanned['kept'] = { at: [], ids: [], seqNos: [], sources: [] }
-    const size = batch.ids.length
-    for (let at = 0; at < size; at++) {
-      const text = batch.sources[at]
-      const matched = set.evaluate(JSON.parse(text) as Record<string, unknown>)
-      for (const m of matched) pairs.push(at, m.at)
-      if (matched.length > 0 || at === size - 1) {
-        kept.at.push(at)
-        kept.ids.push(batch.ids[at])
-        kept.seqNos.push(batch.seqNos[at])
-        kept.sources.push(text)
+    const wanted = scanOf(request)
+    const scanned = ahead?.scan === wanted ? ahead.scanned : scan(request)
+    ahead = undefined
+    postMessage({ id: request.id, scanned } satisfies EvaluatorReply, [scanned.matches.buffer as ArrayBuffer])
+    // A full batch is followed by a request for the next one (unless the run stops there): it is
+    // read and evaluated now, while the node thread writes this one's findings.
+    if (scanned.full && scanned.size > 0) {
+      const next = { ...request, after: scanned.last }
+      try {
+        ahead = { scan: scanOf(next), scanned: scan(next) }
+      } catch {
+        // The request itself will meet the failure again, and answer it.
       }
-      sinceCollect += text.length
     }
-    const matches = Int32Array.from(pairs)
-    // Every batch leaves its parsed events behind: a collection is asked for every few batches, so
-    // the thread's heap stays near one batch instead of growing until JavaScriptCore decides to.
-    if (sinceCollect >= COLLECT_EVERY_CHARS) {
-      sinceCollect = 0
-      Bun.gc(false)
-    }
-    const scanned: Scanned = { ...extentOf(batch, request.after), matches, kept }
-    postMessage({ id: request.id, scanned } satisfies EvaluatorReply, [matches.buffer])
   } catch (e) {
     answer({ id: request.id, error: e instanceof Error ? e.message : String(e) })
   }
