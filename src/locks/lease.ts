@@ -11,6 +11,12 @@ export interface LeaseSpec {
   index: string
   id: string
   staleMillis: number
+  /**
+   * A lease last written before this time is stale whatever its age. For a store only this
+   * process writes (the embedded store), the process's start: a lease from before it was held by
+   * a process that is gone (kill -9, a power loss) and will never be renewed or released.
+   */
+  staleBefore?: number
 }
 
 export interface HeldLease extends LeaseSpec {
@@ -65,7 +71,7 @@ export async function tryAcquireLease({ store, now, onEvent }: LeaseDeps, spec: 
   if (!current.found) return undefined // released between our create and get: the next attempt will take it
   const acquiredAt = Number((current._source as { acquired_at?: unknown }).acquired_at)
   const age = at - acquiredAt
-  if (!(age > spec.staleMillis)) {
+  if (!(age > spec.staleMillis) && !(spec.staleBefore !== undefined && acquiredAt < spec.staleBefore)) {
     onEvent?.({ kind: 'busy', index: spec.index, id: spec.id, at, ageMillis: age })
     return undefined
   }

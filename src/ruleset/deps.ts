@@ -8,4 +8,6 @@ export interface RulesetDeps {
   settings: ClusterSettings
   log: Logger
   now: () => number
+  /** The store is this node's alone (embedded): a detector lease left in it is a dead process's. */
+  nodeLocalStore?: boolean
 }

@@ -24,15 +24,26 @@ export interface SchedulerOptions {
   staleMillis?: number
 }
 
+/** What the scheduler needs besides a run's collaborators. */
+export interface SchedulerDeps extends RunDeps {
+  detectors: Detectors
+  /** The store is this node's alone (embedded): a run lease from before this process is a dead one's. */
+  nodeLocalStore?: boolean
+}
+
 export class DetectionScheduler {
   private cron?: Cron
   private ticking?: Promise<void>
   private stopping = false
+  /** When this scheduler (this process) came up: see `SchedulerDeps.nodeLocalStore`. */
+  private readonly since: number
 
   constructor(
-    private readonly deps: RunDeps & { detectors: Detectors },
+    private readonly deps: SchedulerDeps,
     private readonly options: SchedulerOptions = {},
-  ) {}
+  ) {
+    this.since = deps.now()
+  }
 
   start(): void {
     const every = this.options.tickSeconds ?? 10
@@ -73,8 +84,12 @@ export class DetectionScheduler {
       index: DETECTOR_LOCKS_INDEX,
       id: `run-${id}`,
       staleMillis: this.options.staleMillis ?? 15 * 60_000,
+      // A node killed during a run leaves its lease: on a store of its own, the restarted node
+      // takes it over at once instead of leaving the detector idle for the stale age.
+      ...(this.deps.nodeLocalStore ? { staleBefore: this.since } : {}),
     })
     if (!lease) return undefined
+    if (lease.stolen) this.deps.log.info('detector run lease taken over: its holder stopped renewing it', { detector: id })
     return withLease(this.deps, lease, async () => {
       // Re-read under the lease: it may have been disabled or deleted since the list was taken.
       const outcome = await runDetector(this.deps, id, await this.deps.detectors.stored(id), { ...control, stopping: () => this.stopping })

@@ -1,0 +1,85 @@
+// End to end: the compiled binary killed (kill -9) while a detector run holds its lease. The lease
+// stays in the embedded store, as a killed run leaves it (here written as the run writes it, so
+// the kill cannot miss the run). The restarted node runs the detector at once (monitor _execute)
+// and writes the finding, instead of waiting out the lease's stale age (15 minutes).
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
+import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+
+const SA = '/_plugins/_security_analytics'
+const EVENTS = 'svc-events-v5-security'
+const RULE = `title: Killed run\nname: killed_run\nlogsource:\n    product: killlogs\ndetection:\n    selection:\n        event.action: after_restart\n    condition: selection\n`
+
+let engine: EngineServer
+let node: SpawnedServer | undefined
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-detector-kill-'))
+const start = () => spawnBinary({ dataDir, env: { SVC_SETTING_plugins__content_manager__engine__socket_path: engine.socketPath } })
+const call = async (method: string, path: string, body?: unknown, yaml = false) => {
+  const r = await fetch(node!.url + path, {
+    method,
+    headers: { authorization: node!.auth, 'content-type': yaml ? 'application/yaml' : 'application/json' },
+    body: body === undefined ? undefined : yaml ? String(body) : JSON.stringify(body),
+  })
+  return { status: r.status, body: (await r.json()) as any }
+}
+
+beforeAll(async () => {
+  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  engine = startEngineServer()
+  node = await start()
+})
+afterAll(async () => {
+  await node?.stop('SIGKILL')
+  await engine?.stop()
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+test('a detector whose run was killed runs again as soon as the node is back', async () => {
+  expect(
+    (
+      await call('POST', '/_plugins/_content_manager/integrations', {
+        resource: { metadata: { title: 'killlogs', author: 'e2e', description: 'kill -9 logs' }, category: 'applications' },
+      })
+    ).status,
+  ).toBe(201)
+  const rule = await call('POST', `${SA}/rules?category=killlogs`, RULE, true)
+  expect(rule.status).toBe(201)
+  const detector = await call('POST', `${SA}/detectors`, {
+    type: 'detector',
+    name: 'e2e-kill',
+    detector_type: 'killlogs',
+    enabled: true,
+    schedule: { period: { interval: 1, unit: 'MINUTES' } },
+    inputs: [{ detector_input: { description: 'e2e', indices: [EVENTS], custom_rules: [{ id: rule.body._id }], pre_packaged_rules: [] } }],
+    triggers: [],
+  })
+  expect(detector.status).toBe(201)
+  const execute = `/_plugins/_alerting/monitors/${detector.body.detector.monitor_id[0]}/_execute`
+
+  // The run's lease, as a run holds it when the process is killed.
+  const lease = await call('PUT', `/.platform-sap-detectors-locks/_doc/run-${detector.body._id}?refresh=true`, { acquired_at: Date.now() })
+  expect(lease.status).toBe(201)
+  expect((await call('POST', execute)).body.error).toContain('is being run by another node')
+  expect(await node!.stop('SIGKILL')).not.toBe(0)
+
+  node = await start()
+  const bulk = await fetch(`${node.url}/${EVENTS}/_bulk?refresh=true`, {
+    method: 'POST',
+    headers: { authorization: node.auth, 'content-type': 'application/x-ndjson' },
+    body:
+      [{ event: { action: 'after_restart' } }, { event: { action: 'other' } }]
+        .flatMap((e) => [JSON.stringify({ create: {} }), JSON.stringify({ '@timestamp': new Date().toISOString(), ...e })])
+        .join('\n') + '\n',
+  })
+  expect(((await bulk.json()) as any).errors).toBe(false)
+  const run = await call('POST', execute)
+  expect(run.status).toBe(200)
+  expect(run.body.error).toBeNull()
+  expect(Object.values(run.body.input_results.results[0]).flat()).toHaveLength(1)
+  const findings = await call('GET', `${SA}/findings/_search?detector_id=${detector.body._id}`)
+  expect(findings.body.findings).toHaveLength(1)
+  expect(node.output.some((l) => l.includes('detector run lease taken over'))).toBe(true)
+}, 60_000)
