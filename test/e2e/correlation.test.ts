@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { customRulesDetector, pluginCaller } from './detection-client'
 import { specChain } from '../ruleset/correlation/spec-example'
 
 const SA = '/_plugins/_security_analytics'
@@ -20,14 +21,7 @@ const { multiple: MULTIPLE, chain: CHAIN } = specChain('user.name', 3)
 
 let engine: EngineServer
 let server: SpawnedServer
-const call = async (method: string, path: string, body?: unknown, yaml = false) => {
-  const r = await fetch(server.url + path, {
-    method,
-    headers: { authorization: server.auth, 'content-type': yaml ? 'application/yaml' : 'application/json' },
-    body: body === undefined ? undefined : yaml ? String(body) : JSON.stringify(body),
-  })
-  return { status: r.status, body: (await r.json()) as any }
-}
+const call = pluginCaller(() => server)
 
 beforeAll(async () => {
   if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
@@ -60,15 +54,7 @@ describe('Sigma correlation through the binary', () => {
         ids.push(r.body._id)
       }
       const chainId = ids[3]
-      const detector = await call('POST', `${SA}/detectors`, {
-        type: 'detector',
-        name: 'e2e-correlation',
-        detector_type: 'e2elogs',
-        enabled: true,
-        schedule: { period: { interval: 1, unit: 'MINUTES' } },
-        inputs: [{ detector_input: { description: 'e2e', indices: [EVENTS], custom_rules: [{ id: chainId }], pre_packaged_rules: [] } }],
-        triggers: [],
-      })
+      const detector = await call('POST', `${SA}/detectors`, customRulesDetector('e2e-correlation', 'e2elogs', EVENTS, [chainId]))
       expect(detector.status).toBe(201)
 
       const login = (user: string, action: string, i: number) => ({

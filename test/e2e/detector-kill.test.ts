@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { customRulesDetector, pluginCaller } from './detection-client'
 
 const SA = '/_plugins/_security_analytics'
 const EVENTS = 'svc-events-v5-security'
@@ -17,14 +18,7 @@ let engine: EngineServer
 let node: SpawnedServer | undefined
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-detector-kill-'))
 const start = () => spawnBinary({ dataDir, env: { SVC_SETTING_plugins__content_manager__engine__socket_path: engine.socketPath } })
-const call = async (method: string, path: string, body?: unknown, yaml = false) => {
-  const r = await fetch(node!.url + path, {
-    method,
-    headers: { authorization: node!.auth, 'content-type': yaml ? 'application/yaml' : 'application/json' },
-    body: body === undefined ? undefined : yaml ? String(body) : JSON.stringify(body),
-  })
-  return { status: r.status, body: (await r.json()) as any }
-}
+const call = pluginCaller(() => node!)
 
 beforeAll(async () => {
   if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
@@ -47,15 +41,7 @@ test('a detector whose run was killed runs again as soon as the node is back', a
   ).toBe(201)
   const rule = await call('POST', `${SA}/rules?category=killlogs`, RULE, true)
   expect(rule.status).toBe(201)
-  const detector = await call('POST', `${SA}/detectors`, {
-    type: 'detector',
-    name: 'e2e-kill',
-    detector_type: 'killlogs',
-    enabled: true,
-    schedule: { period: { interval: 1, unit: 'MINUTES' } },
-    inputs: [{ detector_input: { description: 'e2e', indices: [EVENTS], custom_rules: [{ id: rule.body._id }], pre_packaged_rules: [] } }],
-    triggers: [],
-  })
+  const detector = await call('POST', `${SA}/detectors`, customRulesDetector('e2e-kill', 'killlogs', EVENTS, [rule.body._id]))
   expect(detector.status).toBe(201)
   const execute = `/_plugins/_alerting/monitors/${detector.body.detector.monitor_id[0]}/_execute`
 
