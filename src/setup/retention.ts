@@ -154,25 +154,26 @@ export async function applyRetention(deps: RetentionDeps): Promise<RetentionOutc
     if (!rule) continue
     const cutoff = new Date(deps.now() - rule.deleteAfterMillis).toISOString()
     let deleted = 0
-    // Held documents stay in the results; hits come in a stable order (score, then document
-    // order) with the held ones first, so `from` steps over them.
+    // Documents left in place (held, or refused by the delete) stay in the results; hits come in
+    // a stable order (score, then document order), left ones first, so `from` steps over them.
     let held = 0
-    while (held + PAGE <= MAX_WINDOW) {
+    let left = 0
+    while (left + PAGE <= MAX_WINDOW) {
       const page = await deps.store.search({
         index: ds.name,
-        body: { query: { range: { '@timestamp': { lt: cutoff } } }, from: held, size: PAGE, _source: false, seq_no_primary_term: true },
+        body: { query: { range: { '@timestamp': { lt: cutoff } } }, from: left, size: PAGE, _source: false, seq_no_primary_term: true },
       })
       const hits = page.hits.hits
       if (hits.length === 0) break
       const expired = hits.filter((h) => h._seq_no === undefined || h._seq_no <= (holds.get(h._index) ?? Infinity))
       held += hits.length - expired.length
+      let gone = 0
       if (expired.length > 0) {
         const r = await deps.store.bulk({ body: expired.map((h) => ({ delete: { _index: h._index, _id: h._id } })), refresh: true })
-        const failed = r.items.filter((i) => (i.delete?.status ?? 500) >= 300 && i.delete?.status !== 404).length
-        deleted += expired.length - failed
-        // A page that deleted nothing would come back forever: leave the rest for the next run.
-        if (failed === expired.length) break
+        gone = r.items.filter((i) => (i.delete?.status ?? 500) < 300 || i.delete?.status === 404).length
       }
+      deleted += gone
+      left += hits.length - gone
       if (hits.length < PAGE) break
     }
     if (deleted > 0)
