@@ -1,0 +1,419 @@
+/**
+ * A real OpenSearch on 127.0.0.1, built from Maven Central artifacts (scripts/opensearch/pom.xml)
+ * and started N nodes in one JVM by Launcher.java. Used by the tests (test/helpers/opensearch.ts)
+ * and by `npm run opensearch` for users who want to try platform mode.
+ *
+ * Two kinds: `secure` (the security plugin with TLS on HTTP and transport, certificates made here
+ * with openssl, users and roles on the platform) and a development cluster without the security
+ * plugin. Both carry job-scheduler. Index State Management is not published on Maven Central,
+ * so neither cluster has ISM (svc-ext then runs its own retention against the platform).
+ */
+import { spawn, spawnSync, type Subprocess } from 'bun'
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+export const LAUNCHER_DIR = import.meta.dir
+const TARGET = join(LAUNCHER_DIR, 'target')
+
+export interface OpenSearchOptions {
+  /** Where nodes keep config, data and logs; created when missing. */
+  basePath: string
+  nodes?: number
+  secure?: boolean
+  /** First HTTP port; node i listens on base+i-1 and its transport on base+100+i-1. 0 = pick free ones. */
+  httpPort?: number
+  clusterName?: string
+  /** Password of `admin` on a secure cluster (OpenSearch's own demo rule: strong). */
+  adminPassword?: string
+  /** Extra users on a secure cluster, created at first start from internal_users.yml. */
+  serviceAccount?: { name: string; password: string }
+  heapMiB?: number
+  /** Progress and the JVM's output go here (default: stderr). */
+  log?: (line: string) => void
+}
+
+export interface RunningOpenSearch {
+  version: string
+  secure: boolean
+  /** One URL per node (https on a secure cluster). */
+  urls: string[]
+  url: string
+  /** PEM of the CA that signed the nodes' certificates (secure clusters). */
+  caFile?: string
+  ca?: string
+  admin: { name: string; password: string }
+  serviceAccount?: { name: string; password: string }
+  /** A request as admin to node 0 (or `node`), JSON in and out. */
+  request(method: string, path: string, body?: unknown, node?: number): Promise<{ status: number; body: any }>
+  /** Stops node i (SIGTERM, or kill -9 with `kill`); its data stays for startNode. */
+  stopNode(i: number, opts?: { kill?: boolean }): Promise<void>
+  startNode(i: number): Promise<void>
+  stop(): Promise<void>
+}
+
+/** What is missing on this machine to run a real OpenSearch, or null when nothing is. */
+export function missingPrerequisites(): string | null {
+  if (!javaHome()) return 'no Java 21 or newer (set OPENSEARCH_JAVA_HOME, or install a JDK under /usr/lib/jvm)'
+  if (spawnSync(['sh', '-c', 'command -v mvn']).exitCode !== 0) return 'no Maven (mvn) on PATH'
+  if (spawnSync(['sh', '-c', 'command -v openssl']).exitCode !== 0) return 'no openssl on PATH (certificates of the secure cluster)'
+  return null
+}
+
+/** OpenSearch 3.x needs Java 21+: OPENSEARCH_JAVA_HOME, JAVA_HOME, then the newest JDK under /usr/lib/jvm. */
+export function javaHome(): string | null {
+  const candidates = [process.env.OPENSEARCH_JAVA_HOME, process.env.JAVA_HOME].filter((d): d is string => !!d)
+  if (existsSync('/usr/lib/jvm')) {
+    const found = readdirSync('/usr/lib/jvm')
+      .map((d) => join('/usr/lib/jvm', d))
+      .filter((d) => !statSync(d).isSymbolicLink?.() && existsSync(join(d, 'release')))
+      .sort((a, b) => jdkMajor(b) - jdkMajor(a))
+    candidates.push(...found)
+  }
+  return candidates.find((d) => existsSync(join(d, 'bin', 'java')) && jdkMajor(d) >= 21) ?? null
+}
+
+function jdkMajor(dir: string): number {
+  try {
+    const m = /JAVA_VERSION="(\d+)/.exec(readFileSync(join(dir, 'release'), 'utf8'))
+    return m ? Number(m[1]) : 0
+  } catch {
+    return 0
+  }
+}
+
+/** Resolves the artifacts (cached under ~/.m2) and compiles the launcher, once per pom change. */
+export function buildLauncher(log: (line: string) => void): void {
+  const stamp = join(TARGET, 'classpath.txt')
+  const sources = [join(LAUNCHER_DIR, 'pom.xml'), join(LAUNCHER_DIR, 'src/main/java/svc/Launcher.java')]
+  if (existsSync(stamp) && sources.every((s) => statSync(s).mtimeMs <= statSync(stamp).mtimeMs)) return
+  log('opensearch: resolving OpenSearch from Maven Central (cached under ~/.m2) and compiling the launcher')
+  const r = spawnSync(['mvn', '-q', '-B', '-f', join(LAUNCHER_DIR, 'pom.xml'), 'compile'], {
+    env: { ...process.env, JAVA_HOME: javaHome()! },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  if (r.exitCode !== 0) throw new Error(`mvn compile failed:\n${r.stdout.toString()}${r.stderr.toString()}`.slice(-4000))
+}
+
+const jarName = (file: string) => file.replace(/-\d[^/]*\.jar$/, '')
+
+/**
+ * The nodes' plugin folder: the plugin zips as Maven unpacked them, less every jar the launcher's
+ * class path already has (the nodes' parent class loader: OpenSearch refuses a plugin that would
+ * load a class twice, "jar hell"). The security plugin extends the rule-framework module, which
+ * Maven Central does not publish; its one library the plugin needs is on the class path (pom.xml),
+ * so the descriptor drops that dependency.
+ */
+function preparePlugins(dir: string, secure: boolean): void {
+  rmSync(dir, { recursive: true, force: true })
+  const onClassPath = new Set(
+    readFileSync(join(TARGET, 'classpath.txt'), 'utf8')
+      .split(':')
+      .map((p) => jarName(p.split('/').pop()!)),
+  )
+  const plugins = ['opensearch-job-scheduler', ...(secure ? ['opensearch-security'] : [])]
+  for (const name of plugins) {
+    const to = join(dir, name)
+    cpSync(join(TARGET, 'plugin-zips', name), to, { recursive: true })
+    for (const f of readdirSync(to)) if (f.endsWith('.jar') && onClassPath.has(jarName(f))) rmSync(join(to, f))
+    const descriptor = join(to, 'plugin-descriptor.properties')
+    const text = readFileSync(descriptor, 'utf8').replace(
+      /^extended\.plugins=(.*)$/m,
+      (_, list: string) =>
+        'extended.plugins=' +
+        list
+          .split(',')
+          .filter((p) => !p.startsWith('rule-framework'))
+          .join(','),
+    )
+    writeFileSync(descriptor, text)
+  }
+}
+
+function openssl(args: string[], cwd: string): void {
+  const r = spawnSync(['openssl', ...args], { cwd, stdout: 'pipe', stderr: 'pipe' })
+  if (r.exitCode !== 0) throw new Error(`openssl ${args[0]} failed: ${r.stderr.toString()}`)
+}
+
+/** A root CA, a node certificate for 127.0.0.1/localhost and an admin client certificate. */
+function makeCertificates(dir: string): void {
+  if (existsSync(join(dir, 'node.pem'))) return
+  mkdirSync(dir, { recursive: true })
+  openssl(
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'root-ca-key.pem', '-out', 'root-ca.pem', '-days', '3650']
+      .concat(['-subj', '/CN=svc-ext test root CA', '-addext', 'basicConstraints=critical,CA:TRUE'])
+      .concat(['-addext', 'keyUsage=critical,keyCertSign,cRLSign']),
+    dir,
+  )
+  writeFileSync(
+    join(dir, 'ext.cnf'),
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n',
+  )
+  for (const name of ['node', 'admin']) {
+    // genpkey writes PKCS#8, the only key form the security plugin reads.
+    openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', `${name}-key.pem`], dir)
+    openssl(['req', '-new', '-key', `${name}-key.pem`, '-subj', `/O=svc-ext/OU=svc-test/CN=${name}`, '-out', `${name}.csr`], dir)
+    openssl(
+      ['x509', '-req', '-in', `${name}.csr`, '-CA', 'root-ca.pem', '-CAkey', 'root-ca-key.pem', '-CAcreateserial', '-days', '3650'].concat([
+        '-extfile',
+        'ext.cnf',
+        '-out',
+        `${name}.pem`,
+      ]),
+      dir,
+    )
+  }
+}
+
+function securitySettings(certs: string): Record<string, unknown> {
+  const pem = (f: string) => join(certs, f)
+  return {
+    'plugins.security.ssl.transport.pemcert_filepath': pem('node.pem'),
+    'plugins.security.ssl.transport.pemkey_filepath': pem('node-key.pem'),
+    'plugins.security.ssl.transport.pemtrustedcas_filepath': pem('root-ca.pem'),
+    'plugins.security.ssl.transport.enforce_hostname_verification': false,
+    'plugins.security.ssl.http.enabled': true,
+    'plugins.security.ssl.http.pemcert_filepath': pem('node.pem'),
+    'plugins.security.ssl.http.pemkey_filepath': pem('node-key.pem'),
+    'plugins.security.ssl.http.pemtrustedcas_filepath': pem('root-ca.pem'),
+    'plugins.security.allow_default_init_securityindex': true,
+    'plugins.security.authcz.admin_dn': ['CN=admin,OU=svc-test,O=svc-ext'],
+    'plugins.security.nodes_dn': ['CN=node,OU=svc-test,O=svc-ext'],
+    'plugins.security.system_indices.enabled': true,
+    'plugins.security.system_indices.permission.enabled': true,
+    'plugins.security.restapi.roles_enabled': ['all_access'],
+    // svc-ext's service account reads every owner's sessions; DLS of other roles must not reach it.
+    'plugins.security.dfm_empty_overrides_all': true,
+    'plugins.security.audit.type': 'noop',
+  }
+}
+
+/**
+ * The security plugin's configuration for a node: the plugin's shipped files with our users
+ * (admin and the service account) instead of the demo users, and the service account's role
+ * (all_access plus the system-index grant svc-ext's README asks for).
+ */
+async function writeSecurityConfig(dir: string, admin: { name: string; password: string }, service?: { name: string; password: string }) {
+  mkdirSync(dir, { recursive: true })
+  const shipped = join(TARGET, 'plugin-zips', 'opensearch-security', 'config')
+  for (const f of readdirSync(shipped)) if (f.endsWith('.yml')) cpSync(join(shipped, f), join(dir, f))
+  const hash = (p: string) => Bun.password.hash(p, { algorithm: 'bcrypt', cost: 10 })
+  const users: Record<string, unknown> = {
+    _meta: { type: 'internalusers', config_version: 2 },
+    [admin.name]: { hash: await hash(admin.password), reserved: false, backend_roles: ['admin'], description: 'cluster admin' },
+  }
+  if (service) users[service.name] = { hash: await hash(service.password), reserved: false, description: 'svc-ext service account' }
+  writeFileSync(join(dir, 'internal_users.yml'), JSON.stringify(users))
+  const roles = readFileSync(join(shipped, 'roles.yml'), 'utf8')
+  writeFileSync(
+    join(dir, 'roles.yml'),
+    roles +
+      '\nsvc_service_account:\n  reserved: false\n  index_permissions:\n' +
+      "    - index_patterns: ['.svc-internal-state']\n      allowed_actions: ['system:admin/system_index']\n",
+  )
+  const serviceUsers = service ? [service.name] : []
+  writeFileSync(
+    join(dir, 'roles_mapping.yml'),
+    JSON.stringify({
+      _meta: { type: 'rolesmapping', config_version: 2 },
+      all_access: { reserved: false, backend_roles: ['admin'], users: serviceUsers },
+      own_index: { reserved: false, users: ['*'] },
+      svc_service_account: { reserved: false, users: serviceUsers },
+    }),
+  )
+}
+
+async function freePortBase(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20000 + Math.floor(Math.random() * 20000)
+    const ports = [...Array(count).keys()].flatMap((i) => [base + i, base + 100 + i])
+    const ok = await Promise.all(ports.map(portIsFree))
+    if (ok.every(Boolean)) return base
+  }
+  throw new Error('no free port range for OpenSearch')
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    try {
+      const s = Bun.listen({ hostname: '127.0.0.1', port, socket: { data() {} } })
+      s.stop(true)
+      resolve(true)
+    } catch {
+      resolve(false)
+    }
+  })
+}
+
+const yaml = (settings: Record<string, unknown>) =>
+  Object.entries(settings)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+    .join('\n') + '\n'
+
+/** Starts the cluster (one JVM per node) and waits until it is yellow or green. */
+export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpenSearch> {
+  const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'))
+  const missing = missingPrerequisites()
+  if (missing) throw new Error(`cannot start OpenSearch: ${missing}`)
+  const count = o.nodes ?? 1
+  const secure = o.secure ?? true
+  const clusterName = o.clusterName ?? 'svc-test'
+  const admin = { name: 'admin', password: o.adminPassword ?? 'Svc-test-Admin-1!' }
+  buildLauncher(log)
+  mkdirSync(o.basePath, { recursive: true })
+  const certs = join(o.basePath, 'certs')
+  const plugins = join(o.basePath, 'plugins')
+  preparePlugins(plugins, secure)
+  const base = o.httpPort || (await freePortBase(count))
+  const names = [...Array(count).keys()].map((i) => `node-${i + 1}`)
+  const common: Record<string, unknown> = {
+    'path.plugins': plugins,
+    'http.host': '127.0.0.1',
+    'transport.host': '127.0.0.1',
+    // The test machine's disk may be fuller than OpenSearch's watermarks; no shard must be refused for it.
+    'cluster.routing.allocation.disk.threshold_enabled': false,
+    ...(count > 1
+      ? {
+          'discovery.type': 'zen',
+          'discovery.seed_hosts': names.map((_, i) => `127.0.0.1:${base + 100 + i}`),
+          'cluster.initial_cluster_manager_nodes': names,
+        }
+      : { 'discovery.type': 'single-node' }),
+  }
+  if (secure) {
+    makeCertificates(certs)
+    Object.assign(common, securitySettings(certs))
+  }
+  const home = (i: number) => join(o.basePath, names[i])
+  for (let i = 0; i < count; i++) {
+    mkdirSync(home(i), { recursive: true })
+    writeFileSync(
+      join(home(i), 'settings.yml'),
+      yaml({ ...common, 'node.name': names[i], 'http.port': base + i, 'transport.port': base + 100 + i }),
+    )
+    // The runner keeps node i under <home>/node_1; the security plugin reads <config>/opensearch-security.
+    if (secure && !existsSync(join(home(i), 'node_1', 'data')))
+      await writeSecurityConfig(join(home(i), 'node_1', 'config', 'opensearch-security'), admin, o.serviceAccount)
+  }
+  const cp = `${join(TARGET, 'classes')}:${readFileSync(join(TARGET, 'classpath.txt'), 'utf8').trim()}`
+  const java = join(javaHome()!, 'bin', 'java')
+  const heap = o.heapMiB ?? 512
+  const procs: Array<Subprocess<'pipe', 'pipe', 'pipe'> | null> = names.map(() => null)
+  let version = ''
+  const launch = async (i: number) => {
+    const proc = spawn(
+      [java, `-Xms${heap}m`, `-Xmx${heap}m`, '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '--enable-native-access=ALL-UNNAMED'].concat([
+        '-cp',
+        cp,
+        'svc.Launcher',
+        home(i),
+        clusterName,
+        join(home(i), 'settings.yml'),
+      ]),
+      { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' },
+    )
+    procs[i] = proc
+    void drain(proc.stderr, join(home(i), 'jvm.log'))
+    const line = await startLine(proc.stdout, 180_000)
+    if (!line?.startsWith('{"started"')) {
+      proc.kill('SIGKILL')
+      throw new Error(`OpenSearch ${names[i]} did not start (${line ?? 'no answer in 180 s'}); see ${join(home(i), 'jvm.log')}`)
+    }
+    version = (JSON.parse(line) as { version: string }).version
+  }
+  log(`opensearch: starting ${count} node(s)${secure ? ' with the security plugin' : ''} on 127.0.0.1:${base}`)
+  // Together: a node waits for the others named in cluster.initial_cluster_manager_nodes.
+  await Promise.all(names.map((_, i) => launch(i)))
+  const scheme = secure ? 'https' : 'http'
+  const urls = names.map((_, i) => `${scheme}://127.0.0.1:${base + i}`)
+  const ca = secure ? readFileSync(join(certs, 'root-ca.pem'), 'utf8') : undefined
+  const request: RunningOpenSearch['request'] = async (method, path, body, node = 0) => {
+    const r = await fetch(urls[node] + path, {
+      method,
+      headers: {
+        authorization: 'Basic ' + btoa(`${admin.name}:${admin.password}`),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      tls: ca ? { ca } : undefined,
+    })
+    const text = await r.text()
+    let parsed: unknown = text
+    try {
+      parsed = JSON.parse(text)
+    } catch {}
+    return { status: r.status, body: parsed }
+  }
+  const healthy = async (node: number) => {
+    const deadline = Date.now() + 180_000
+    for (;;) {
+      const h = await request('GET', `/_cluster/health?wait_for_nodes=>=${count}&wait_for_status=yellow&timeout=5s`, undefined, node).catch(
+        () => null,
+      )
+      if (h && h.status === 200 && h.body.status !== 'red') return
+      if (Date.now() > deadline) throw new Error(`OpenSearch ${names[node]} not healthy: ${JSON.stringify(h?.body)}`)
+      await Bun.sleep(500)
+    }
+  }
+  await healthy(0)
+  log(`opensearch: ${version} ready at ${urls.join(', ')}`)
+  const halt = async (i: number, signal: 'SIGTERM' | 'SIGKILL') => {
+    const proc = procs[i]
+    if (!proc) return
+    procs[i] = null
+    proc.kill(signal)
+    const exited = await Promise.race([proc.exited.then(() => true), Bun.sleep(30_000).then(() => false)])
+    if (!exited) proc.kill('SIGKILL')
+  }
+  return {
+    version,
+    secure,
+    urls,
+    url: urls[0],
+    caFile: secure ? join(certs, 'root-ca.pem') : undefined,
+    ca,
+    admin,
+    serviceAccount: o.serviceAccount,
+    request,
+    stopNode: (i, opts) => halt(i, opts?.kill ? 'SIGKILL' : 'SIGTERM'),
+    async startNode(i) {
+      await launch(i)
+      await healthy(i)
+    },
+    async stop() {
+      await Promise.all(names.map((_, i) => halt(i, 'SIGTERM')))
+    },
+  }
+}
+
+/** The launcher's start report on stdout, or its last words after the timeout or at its exit. */
+async function startLine(stream: ReadableStream<Uint8Array>, timeoutMs: number): Promise<string | null> {
+  const reader = stream.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  let last: string | null = null
+  const timeout = Bun.sleep(timeoutMs).then(() => null)
+  for (;;) {
+    const next = await Promise.race([reader.read(), timeout])
+    if (!next || next.done) return last
+    text += decoder.decode(next.value, { stream: true })
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n')) {
+      const line = text.slice(0, nl).trim()
+      text = text.slice(nl + 1)
+      if (line) last = line
+      if (line.startsWith('{"started"')) {
+        // Keep draining so the JVM never blocks on a full pipe.
+        void (async () => {
+          while (!(await reader.read()).done) {}
+        })()
+        return line
+      }
+    }
+  }
+}
+
+async function drain(stream: ReadableStream<Uint8Array>, file: string) {
+  const sink = Bun.file(file).writer()
+  for await (const chunk of stream) sink.write(chunk)
+  await sink.end()
+}
