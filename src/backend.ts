@@ -58,6 +58,7 @@ export async function openBackend(
     username: node.values.get('storage.platform.username') as string,
     password: node.values.get('storage.platform.password') as string,
     insecure: endpoint.insecure,
+    ca: endpoint.ca,
   })
   const security = await createPlatformSecurity({ node, log, endpoint })
   return {

@@ -82,17 +82,19 @@ function jdkMajor(dir: string): number {
 }
 
 /** Resolves the artifacts (cached under ~/.m2) and compiles the launcher, once per pom change. */
-export function buildLauncher(log: (line: string) => void): void {
-  const stamp = join(TARGET, 'classpath.txt')
+export async function buildLauncher(log: (line: string) => void): Promise<void> {
+  const stamp = join(TARGET, 'built')
   const sources = [join(LAUNCHER_DIR, 'pom.xml'), join(LAUNCHER_DIR, 'src/main/java/svc/Launcher.java')]
   if (existsSync(stamp) && sources.every((s) => statSync(s).mtimeMs <= statSync(stamp).mtimeMs)) return
   log('opensearch: resolving OpenSearch from Maven Central (cached under ~/.m2) and compiling the launcher')
-  const r = spawnSync(['mvn', '-q', '-B', '-f', join(LAUNCHER_DIR, 'pom.xml'), 'compile'], {
+  const mvn = spawn(['mvn', '-q', '-B', '-f', join(LAUNCHER_DIR, 'pom.xml'), 'compile'], {
     env: { ...process.env, JAVA_HOME: javaHome()! },
     stdout: 'pipe',
     stderr: 'pipe',
   })
-  if (r.exitCode !== 0) throw new Error(`mvn compile failed:\n${r.stdout.toString()}${r.stderr.toString()}`.slice(-4000))
+  const [code, out, err] = await Promise.all([mvn.exited, new Response(mvn.stdout).text(), new Response(mvn.stderr).text()])
+  if (code !== 0) throw new Error(`mvn compile failed (exit ${code}):\n${out}${err}`.slice(-4000))
+  writeFileSync(stamp, new Date().toISOString())
 }
 
 const jarName = (file: string) => file.replace(/-\d[^/]*\.jar$/, '')
@@ -181,6 +183,13 @@ function securitySettings(certs: string): Record<string, unknown> {
     'plugins.security.nodes_dn': ['CN=node,OU=svc-test,O=svc-ext'],
     'plugins.security.system_indices.enabled': true,
     'plugins.security.system_indices.permission.enabled': true,
+    // svc-ext's CTI state index is a system index on a production cluster (README "Platform mode").
+    'plugins.security.system_indices.indices': [
+      '.opendistro-alerting-config',
+      '.opendistro-ism-*',
+      '.opensearch-notifications-*',
+      '.svc-internal-state',
+    ],
     'plugins.security.restapi.roles_enabled': ['all_access'],
     // svc-ext's service account reads every owner's sessions; DLS of other roles must not reach it.
     'plugins.security.dfm_empty_overrides_all': true,
@@ -218,7 +227,8 @@ async function writeSecurityConfig(dir: string, admin: { name: string; password:
       _meta: { type: 'rolesmapping', config_version: 2 },
       all_access: { reserved: false, backend_roles: ['admin'], users: serviceUsers },
       own_index: { reserved: false, users: ['*'] },
-      svc_service_account: { reserved: false, users: serviceUsers },
+      // The admin holds the system-index grant too, so it can wipe a test cluster.
+      svc_service_account: { reserved: false, users: serviceUsers, backend_roles: ['admin'] },
     }),
   )
 }
@@ -259,7 +269,7 @@ export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpen
   const secure = o.secure ?? true
   const clusterName = o.clusterName ?? 'svc-test'
   const admin = { name: 'admin', password: o.adminPassword ?? 'Svc-test-Admin-1!' }
-  buildLauncher(log)
+  await buildLauncher(log)
   mkdirSync(o.basePath, { recursive: true })
   const certs = join(o.basePath, 'certs')
   const plugins = join(o.basePath, 'plugins')
@@ -327,23 +337,7 @@ export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpen
   const scheme = secure ? 'https' : 'http'
   const urls = names.map((_, i) => `${scheme}://127.0.0.1:${base + i}`)
   const ca = secure ? readFileSync(join(certs, 'root-ca.pem'), 'utf8') : undefined
-  const request: RunningOpenSearch['request'] = async (method, path, body, node = 0) => {
-    const r = await fetch(urls[node] + path, {
-      method,
-      headers: {
-        authorization: 'Basic ' + btoa(`${admin.name}:${admin.password}`),
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      tls: ca ? { ca } : undefined,
-    })
-    const text = await r.text()
-    let parsed: unknown = text
-    try {
-      parsed = JSON.parse(text)
-    } catch {}
-    return { status: r.status, body: parsed }
-  }
+  const request = requester(urls, admin, ca)
   const healthy = async (node: number) => {
     const deadline = Date.now() + 180_000
     for (;;) {
@@ -383,6 +377,47 @@ export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpen
     async stop() {
       await Promise.all(names.map((_, i) => halt(i, 'SIGTERM')))
     },
+  }
+}
+
+/** Admin requests to the cluster's nodes, JSON in and out, TLS checked against its CA. */
+function requester(urls: string[], admin: { name: string; password: string }, ca?: string): RunningOpenSearch['request'] {
+  return async (method, path, body, node = 0) => {
+    const r = await fetch(urls[node] + path, {
+      method,
+      headers: {
+        authorization: 'Basic ' + btoa(`${admin.name}:${admin.password}`),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      tls: ca ? { ca } : undefined,
+    })
+    const text = await r.text()
+    let parsed: unknown = text
+    try {
+      parsed = JSON.parse(text)
+    } catch {}
+    return { status: r.status, body: parsed }
+  }
+}
+
+/** What another process needs to use a running cluster (the `--state` file of start.ts). */
+export type OpenSearchState = Pick<RunningOpenSearch, 'version' | 'secure' | 'urls' | 'caFile' | 'admin' | 'serviceAccount'>
+
+/** A cluster some other process started and keeps: requests only, no node control. */
+export function attachOpenSearch(state: OpenSearchState): RunningOpenSearch {
+  const ca = state.caFile ? readFileSync(state.caFile, 'utf8') : undefined
+  const unsupported = async () => {
+    throw new Error('this OpenSearch belongs to another process: its nodes cannot be stopped or started from here')
+  }
+  return {
+    ...state,
+    url: state.urls[0],
+    ca,
+    request: requester(state.urls, state.admin, ca),
+    stopNode: unsupported,
+    startNode: unsupported,
+    stop: async () => {},
   }
 }
 

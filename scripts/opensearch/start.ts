@@ -6,6 +6,7 @@
  *   --path DIR       where the nodes keep their data (default .tmp/opensearch; kept between runs)
  * The admin password is OPENSEARCH_INITIAL_ADMIN_PASSWORD (as OpenSearch's own packages read it),
  * else a default printed at start; the service account svc-service gets the same password.
+ *   --state FILE     also write the cluster's URLs, CA file and accounts to FILE as JSON
  */
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -17,11 +18,13 @@ const { values } = parseArgs({
     'no-security': { type: 'boolean', default: false },
     port: { type: 'string', default: '9200' },
     path: { type: 'string', default: join(import.meta.dir, '..', '..', '.tmp', 'opensearch') },
+    /** Writes the cluster's URLs, CA and accounts as JSON, for tests that attach to it (SVC_TEST_OPENSEARCH_STATE). */
+    state: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 })
 if (values.help) {
-  console.log('usage: npm run opensearch -- [--nodes N] [--no-security] [--port P] [--path DIR]')
+  console.log('usage: npm run opensearch -- [--nodes N] [--no-security] [--port P] [--path DIR] [--state FILE]')
   process.exit(0)
 }
 const missing = missingPrerequisites()
@@ -40,6 +43,10 @@ const os = await startOpenSearch({
   adminPassword: password,
   serviceAccount: secure ? { name: 'svc-service', password } : undefined,
 })
+if (values.state) {
+  const { version, urls, caFile, admin, serviceAccount } = os
+  await Bun.write(values.state, JSON.stringify({ version, secure, urls, caFile, admin, serviceAccount }))
+}
 console.log(`OpenSearch ${os.version} is up at ${os.urls.join(', ')}. Point svc-ext at it:\n`)
 console.log(`  SVC_SETTING_storage__platform__url=${os.url} \\`)
 if (secure) {

@@ -64,7 +64,7 @@ export function buildNodeConfig(raw: Record<string, unknown>, source: string, co
     throw new ConfigError(`${source}: http.tls.certificate and http.tls.key must be set together`)
   }
   // Relative paths in the file are relative to the file, as operators expect from a config file.
-  for (const k of ['path.data', 'http.tls.certificate', 'http.tls.key']) {
+  for (const k of ['path.data', 'http.tls.certificate', 'http.tls.key', 'storage.platform.ssl.certificate_authorities']) {
     const v = values.get(k)
     if (typeof v === 'string' && v !== '' && explicit.has(k)) values.set(k, resolve(configDir, v))
   }

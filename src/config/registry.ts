@@ -64,6 +64,14 @@ const node: Row[] = [
   ['storage.platform.password', 'string', '', null, false, 'Password of storage.platform.username.', { secret: true }],
   ['storage.platform.insecure', 'boolean', false, null, false, 'Skip TLS verification of the platform (testing only).'],
   [
+    'storage.platform.ssl.certificate_authorities',
+    'string',
+    '',
+    null,
+    false,
+    "PEM file of the CA(s) that signed the platform's HTTP certificate (a cluster with its own CA, as the security plugin's demo setup makes); empty: the system's CAs.",
+  ],
+  [
     'security.auth_cache.ttl_seconds',
     'integer',
     300,

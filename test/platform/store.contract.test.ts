@@ -1,11 +1,19 @@
 /**
  * The Store contract against the platform adapter: first pointed at the embedded svc-ext's REST
- * API (which speaks the platform's), then at a real OpenSearch when SVC_TEST_PLATFORM_URL is set.
+ * API (which speaks the platform's), then at the real OpenSearch clusters of the test run.
  */
-import { afterAll, beforeAll, describe, test } from 'bun:test'
+import { afterAll, beforeAll, describe } from 'bun:test'
 import { openPlatformStore } from '../../src/store/platform'
 import { runStoreContract } from '../store/contract'
 import { startBarePlatform, type BarePlatform } from './bare-platform'
+import {
+  describeOnOpenSearch,
+  OPENSEARCH_START_MS,
+  OS_SERVICE_ACCOUNT,
+  realOpenSearch,
+  wipeOpenSearch,
+  type RunningOpenSearch,
+} from '../helpers/opensearch'
 
 let platform: BarePlatform
 beforeAll(async () => {
@@ -18,28 +26,24 @@ runStoreContract('platform adapter -> embedded svc-ext over HTTP', async () => {
   return openPlatformStore({ url: platform.url, username: platform.admin.name, password: platform.admin.password })
 })
 
-const real = process.env.SVC_TEST_PLATFORM_URL
-if (real) {
-  runStoreContract(`platform adapter -> real OpenSearch (${new URL(real).host}; wipes its indices: use a throwaway cluster)`, async () => {
-    const store = openPlatformStore({
-      url: real,
-      username: process.env.SVC_TEST_PLATFORM_USERNAME ?? 'admin',
-      password: process.env.SVC_TEST_PLATFORM_PASSWORD ?? 'admin',
-      insecure: true,
-    })
-    // Each test starts from an empty cluster: everything the previous one made goes (the
-    // platform's own indices stay; the contract's "every index" assertions expect a bare cluster).
-    await store.deleteDataStream({ name: '*' }).catch(() => {})
-    const own = /^\.(opendistro|opensearch|plugins|ql-|kibana)/
-    const leftovers = (await store.resolve('*', { expand_wildcards: 'all' })).filter((i) => !own.test(i))
-    if (leftovers.length > 0) await store.deleteIndex({ index: leftovers }).catch(() => {})
-    const templates = await store.getIndexTemplate().catch(() => ({ index_templates: [] }))
-    for (const t of templates.index_templates) if (!own.test(t.name)) await store.deleteIndexTemplate({ name: t.name }).catch(() => {})
-    await store.deleteAllPits().catch(() => {})
-    return store
-  })
-} else {
-  describe('Store contract: platform adapter -> real OpenSearch', () => {
-    test.skip('SKIPPED: set SVC_TEST_PLATFORM_URL (and SVC_TEST_PLATFORM_USERNAME / _PASSWORD) to run the contract against a real OpenSearch', () => {})
-  })
+/** A store on a real cluster, emptied first: the contract's "every index" assertions expect a bare cluster. */
+async function bareStore(os: RunningOpenSearch, account: { name: string; password: string }) {
+  await wipeOpenSearch(os)
+  return openPlatformStore({ url: os.url, username: account.name, password: account.password, ca: os.ca })
 }
+
+// The secure three-node cluster as svc-ext's service account would use it (TLS checked against
+// the cluster's CA), and the development node without the security plugin.
+describeOnOpenSearch('real OpenSearch', () => {
+  for (const kind of ['secure', 'dev'] as const) {
+    describe(kind === 'secure' ? 'three nodes with the security plugin' : 'one node without the security plugin', () => {
+      let os: RunningOpenSearch
+      beforeAll(async () => {
+        os = await realOpenSearch(kind)
+      }, OPENSEARCH_START_MS)
+      runStoreContract(`platform adapter -> real OpenSearch (${kind})`, () =>
+        bareStore(os, os.serviceAccount ?? os.admin),
+      )
+    })
+  }
+})

@@ -4,6 +4,14 @@ export interface PlatformEndpoint {
   url: string
   /** Accept any TLS certificate (tests against self-signed platforms only). */
   insecure: boolean
+  /** PEM of the CAs trusted for the platform's certificate (storage.platform.ssl.certificate_authorities). */
+  ca?: string
+}
+
+/** Bun's TLS options for a platform request: the configured CA, or none checked at all when insecure. */
+export function platformTls(endpoint: PlatformEndpoint): { rejectUnauthorized: false } | { ca: string } | undefined {
+  if (endpoint.insecure) return { rejectUnauthorized: false }
+  return endpoint.ca ? { ca: endpoint.ca } : undefined
 }
 
 /** A request to the platform: `pathAndQuery` starts with `/`. Redirects are answers, not followed. */
@@ -12,6 +20,6 @@ export function platformFetch(endpoint: PlatformEndpoint, pathAndQuery: string, 
   return fetch(base + pathAndQuery, {
     ...init,
     redirect: 'manual',
-    ...(endpoint.insecure ? { tls: { rejectUnauthorized: false } } : {}),
+    tls: platformTls(endpoint),
   })
 }

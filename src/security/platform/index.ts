@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 /**
  * Platform-mode security: `createPlatformSecurity` mirrors `createSecurity` (same handle), built
  * on the platform's authinfo instead of internal_users.yml.
@@ -30,7 +31,13 @@ export interface PlatformSecurityHandle extends Omit<SecurityHandle, 'security'>
 }
 
 export function platformEndpoint(values: Map<string, unknown>): PlatformEndpoint {
-  return { url: String(values.get('storage.platform.url')), insecure: values.get('storage.platform.insecure') === true }
+  const caFile = values.get('storage.platform.ssl.certificate_authorities')
+  return {
+    url: String(values.get('storage.platform.url')),
+    insecure: values.get('storage.platform.insecure') === true,
+    // Read once at start, as OpenSearch reads its own PEM files; a missing file stops the start.
+    ca: typeof caFile === 'string' && caFile !== '' ? readFileSync(caFile, 'utf8') : undefined,
+  }
 }
 
 /** Users live on the platform: internal_users.yml, if present, is not read in this mode. */

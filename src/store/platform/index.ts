@@ -12,6 +12,8 @@ export interface PlatformConnection {
   password?: string
   /** Accept any TLS certificate (tests against self-signed platforms only). */
   insecure?: boolean
+  /** PEM of the CAs trusted for the platform's certificate. */
+  ca?: string
   requestTimeoutMillis?: number
 }
 
@@ -24,7 +26,7 @@ export function openPlatformStore(c: PlatformConnection): PlatformStore {
   const client = new Client({
     node: c.url,
     ...(c.username ? { auth: { username: c.username, password: c.password ?? '' } } : {}),
-    ssl: { rejectUnauthorized: !c.insecure },
+    ssl: { rejectUnauthorized: !c.insecure, ...(c.ca ? { ca: c.ca } : {}) },
     maxRetries: 0,
     requestTimeout: c.requestTimeoutMillis ?? 60_000,
     suggestCompression: false,

@@ -1,0 +1,106 @@
+/**
+ * The real OpenSearch of a test run: a three-node cluster with the security plugin (TLS, users and
+ * roles on the platform) and a one-node development cluster without it, each started at its first
+ * use and shared by every test file of the `bun test` process (files run one after the other), then
+ * gone with the process (the launchers stop when their standard input closes).
+ *
+ * Without Java 21+, Maven or openssl the platform suites are skipped with one line naming what is
+ * missing; SVC_TEST_OPENSEARCH_REQUIRED=1 (CI) turns that into a failure.
+ */
+import { describe, test } from 'bun:test'
+import { join } from 'node:path'
+import { tmpdir } from 'node:os'
+import {
+  attachOpenSearch,
+  missingPrerequisites,
+  startOpenSearch,
+  type OpenSearchState,
+  type RunningOpenSearch,
+} from '../../scripts/opensearch/cluster'
+
+export type { RunningOpenSearch } from '../../scripts/opensearch/cluster'
+export type OpenSearchKind = 'secure' | 'dev'
+
+/** How long a suite waits for its cluster in beforeAll (a first start also resolves Maven artifacts). */
+export const OPENSEARCH_START_MS = 600_000
+
+/** The service account svc-ext nodes use on the secure cluster (all_access plus the system-index grant). */
+export const OS_SERVICE_ACCOUNT = { name: 'svc-service', password: 'Svc-service-pass-1' }
+
+const missing = missingPrerequisites()
+const required = process.env.SVC_TEST_OPENSEARCH_REQUIRED === '1'
+let announced = false
+
+/** Why the real OpenSearch cannot run here, or null when it can. */
+export function openSearchUnavailable(): string | null {
+  if (!missing) return null
+  if (required) throw new Error(`SVC_TEST_OPENSEARCH_REQUIRED=1 but a real OpenSearch cannot start here: ${missing}`)
+  return missing
+}
+
+const clusters = new Map<OpenSearchKind, Promise<RunningOpenSearch>>()
+
+/**
+ * The shared cluster of that kind, started at its first use (about a minute), or, with
+ * SVC_TEST_OPENSEARCH_<KIND>_STATE naming the --state file of a running `npm run opensearch`, that
+ * cluster (quicker runs while developing; tests that stop nodes need a cluster of their own).
+ */
+export function realOpenSearch(kind: OpenSearchKind = 'secure'): Promise<RunningOpenSearch> {
+  let c = clusters.get(kind)
+  const stateFile = process.env[`SVC_TEST_OPENSEARCH_${kind.toUpperCase()}_STATE`]
+  if (!c && stateFile) {
+    c = Bun.file(stateFile)
+      .json()
+      .then((state: OpenSearchState) => attachOpenSearch(state))
+    clusters.set(kind, c)
+  }
+  if (!c) {
+    c = startOpenSearch({
+      basePath: join(tmpdir(), `opensearch-${kind}`),
+      nodes: kind === 'secure' ? 3 : 1,
+      secure: kind === 'secure',
+      clusterName: `svc-test-${kind}`,
+      serviceAccount: kind === 'secure' ? OS_SERVICE_ACCOUNT : undefined,
+      log: (line) => process.stderr.write(line + '\n'),
+    })
+    clusters.set(kind, c)
+  }
+  return c
+}
+
+/**
+ * `describe` that runs only where a real OpenSearch can start; elsewhere one skipped test says why
+ * (once per file), so a machine without Java still passes and tells what it did not run.
+ */
+export function describeOnOpenSearch(name: string, body: () => void): void {
+  const why = openSearchUnavailable()
+  if (why === null) return describe(name, body)
+  describe(name, () => {
+    test.skip(`SKIPPED (real OpenSearch: ${why})`, () => {})
+  })
+  if (!announced) {
+    announced = true
+    process.stderr.write(`platform suites on a real OpenSearch skipped: ${why}\n`)
+  }
+}
+
+/** Platform-owned indices a test must never delete when it wipes the cluster between tests. */
+const PLATFORM_OWN = /^\.(opendistro|opensearch|plugins|ql-|kibana|tasks)/
+
+/**
+ * Everything svc-ext or a test made goes (indices, data streams, templates, PITs): each test file
+ * starts on a bare cluster, as a new deployment would.
+ */
+export async function wipeOpenSearch(os: RunningOpenSearch): Promise<void> {
+  await os.request('DELETE', '/_data_stream/*?expand_wildcards=all')
+  const templates = await os.request('GET', '/_index_template')
+  for (const t of templates.body.index_templates ?? [])
+    if (!PLATFORM_OWN.test(t.name)) await os.request('DELETE', `/_index_template/${encodeURIComponent(t.name)}`)
+  const indices = await os.request('GET', '/_cat/indices?format=json&expand_wildcards=all&h=index')
+  const names = (indices.body as Array<{ index: string }>).map((i) => i.index).filter((n) => !PLATFORM_OWN.test(n))
+  for (let i = 0; i < names.length; i += 50) {
+    const batch = names.slice(i, i + 50)
+    await os.request('DELETE', `/${batch.map(encodeURIComponent).join(',')}?expand_wildcards=all&ignore_unavailable=true`)
+  }
+  await os.request('DELETE', '/_search/point_in_time/_all')
+}
