@@ -41,9 +41,7 @@ describeOnOpenSearch('real OpenSearch', () => {
       beforeAll(async () => {
         os = await realOpenSearch(kind)
       }, OPENSEARCH_START_MS)
-      runStoreContract(`platform adapter -> real OpenSearch (${kind})`, () =>
-        bareStore(os, os.serviceAccount ?? os.admin),
-      )
+      runStoreContract(`platform adapter -> real OpenSearch (${kind})`, () => bareStore(os, os.serviceAccount ?? os.admin))
     })
   }
 })
