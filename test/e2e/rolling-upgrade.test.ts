@@ -12,11 +12,11 @@ import { SESSIONS_STREAM } from '../../src/setup/indices'
 import { basicAuth, send, type Reply } from '../helpers/app'
 import { ADMIN, type TestServer } from '../helpers/server'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
-import { SERVICE_ACCOUNT, startPlatform } from '../platform/cluster-helpers'
+import { SERVICE_ACCOUNT, startPlatform, type PlatformUnderTest } from '../platform/cluster-helpers'
 
 // Several owners: each has the 500 saved sessions cap, which a slow run must not reach.
 const WRITERS = Array.from({ length: 8 }, (_, i) => ({ name: `writer${i}`, password: `Writer-pass-${i}` }))
-let platform: TestServer
+let platform: PlatformUnderTest
 let work: string
 const nodes: Array<SpawnedServer | undefined> = [undefined, undefined]
 
@@ -155,7 +155,7 @@ test('a rolling upgrade of two nodes under continuous writes loses no acknowledg
   const retried = outcomes.filter((o) => o.attempts.length > 1)
   for (const o of retried) expect(o.attempts.slice(0, -1).every((a) => a === 'refused' || a >= 500)).toBe(true)
   // And every acknowledged write is on the platform.
-  const store = platform.server.app.deps.store
+  const store = platform.store
   await store.refresh({ index: [SESSIONS_STREAM, 'rolling'], expand_wildcards: 'all' })
   const sessionHits = await store.search({
     index: SESSIONS_STREAM,

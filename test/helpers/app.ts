@@ -96,7 +96,7 @@ export async function send(
   url: string,
   method: string,
   path: string,
-  opts: { body?: unknown; authorization?: string; headers?: Record<string, string> } = {},
+  opts: { body?: unknown; authorization?: string; headers?: Record<string, string>; ca?: string } = {},
 ): Promise<Reply> {
   const headers: Record<string, string> = { ...opts.headers }
   if (opts.authorization) headers.authorization = opts.authorization
@@ -105,7 +105,7 @@ export async function send(
     body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body)
     headers['content-type'] ??= 'application/json'
   }
-  const res = await fetch(url + path, { method, headers, body })
+  const res = await fetch(url + path, { method, headers, body, tls: opts.ca ? { ca: opts.ca } : undefined })
   const text = await res.text()
   let parsed: unknown = text
   try {

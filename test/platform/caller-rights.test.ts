@@ -15,7 +15,7 @@ import { StoreError } from '../../src/store/errors'
 import { faultyStore } from '../fixtures/faulty-store'
 import type { TestServer } from '../helpers/server'
 import { integrationBody, ruleBody } from '../content/harness'
-import { startNode, startPlatform } from './cluster-helpers'
+import { startNode, startPlatform, type PlatformUnderTest } from './cluster-helpers'
 
 const ERIN = { name: 'erin', password: 'Erin-pass-1' } // writes content (platform role content_writer)
 const FRANK = { name: 'frank', password: 'Frank-pass-1' } // reads content only (content_reader)
@@ -28,7 +28,7 @@ const SETTINGS = '/_plugins/_setup/settings'
 const FINDINGS_UPDATE = '/_plugins/_security_analytics/findings/_update'
 const basic = (u: { name: string; password: string }) => 'Basic ' + btoa(`${u.name}:${u.password}`)
 
-let platform: TestServer
+let platform: PlatformUnderTest
 let node: TestServer
 /** The node's log (refused promotions are logged as errors); kept out of the test output. */
 const nodeLog: string[] = []

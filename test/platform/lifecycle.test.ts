@@ -13,7 +13,7 @@ import { LIFECYCLE_POLICIES, SETUP_STATUS_DOC_ID, SETUP_STATUS_INDEX } from '../
 import { openPlatformStore } from '../../src/store/platform'
 import type { TestServer } from '../helpers/server'
 import { startBarePlatform, type BarePlatform } from './bare-platform'
-import { SERVICE_ACCOUNT, SERVICE_ROLE, SERVICE_ROLE_DEF, startNode, startPlatform } from './cluster-helpers'
+import { SERVICE_ACCOUNT, SERVICE_ROLE, SERVICE_ROLE_DEF, startNode, startPlatform, type PlatformUnderTest } from './cluster-helpers'
 
 const DAVE = { name: 'dave', password: 'Dave-pass-1' }
 const LIMITED = { name: 'svc-limited', password: 'Svc-limited-pass-1' }
@@ -23,7 +23,7 @@ const quiet = () => createLogger({ write: () => {} })
 const ageIn = (policy: any) => policy.states.find((s: { name: string }) => s.name === 'hot').transitions[0].conditions.min_index_age
 
 describe('a platform-mode node', () => {
-  let platform: TestServer
+  let platform: PlatformUnderTest
   let node: TestServer
   let nodeStarted = 0
   let editedVersion = 0
@@ -65,7 +65,7 @@ describe('a platform-mode node', () => {
     const metrics = await platform.request('GET', policyPath('stream-metrics-policy'))
     expect(metrics.body._version).toBe(editedVersion + 1)
     // Where they live on the platform: its policies index, not the node.
-    const stored = await platform.server.app.deps.store.getLifecyclePolicy({ id: 'stream-metrics-policy' })
+    const stored = await platform.store.getLifecyclePolicy({ id: 'stream-metrics-policy' })
     expect(stored._version).toBe(metrics.body._version)
   })
 
@@ -83,7 +83,7 @@ describe('a platform-mode node', () => {
 })
 
 describe('a node whose service account may not write ISM policies', () => {
-  let platform: TestServer
+  let platform: PlatformUnderTest
   let node: TestServer
   const logLines: string[] = []
 

@@ -10,7 +10,7 @@ import { Policy } from '../../src/security/policy'
 import { PlatformSecurity, storeAs, PLATFORM_UNAVAILABLE } from '../../src/security/platform'
 import { StoreError } from '../../src/store/errors'
 import type { TestServer } from '../helpers/server'
-import { SERVICE_ACCOUNT, startNode, startPlatform } from './cluster-helpers'
+import { SERVICE_ACCOUNT, startNode, startPlatform, type PlatformUnderTest } from './cluster-helpers'
 
 const ALICE = { name: 'alice', password: 'Alice-pass-1' }
 const BOB = { name: 'bob', password: 'Bob-pass-1' }
@@ -19,7 +19,7 @@ const LOGTYPES = '/_plugins/_security_analytics/logtype/_search'
 const SESSIONS = '/_plugins/_setup/ai_assistant/sessions'
 const basic = (u: { name: string; password: string }) => 'Basic ' + btoa(`${u.name}:${u.password}`)
 
-let platform: TestServer
+let platform: PlatformUnderTest
 let node: TestServer
 const platformSecurity = () => node.server.app.deps.security as PlatformSecurity
 
@@ -126,7 +126,7 @@ describe('the index API is the platform’s', () => {
     })
     expect(bulk.status).toBe(200)
     expect(bulk.body.errors).toBe(false)
-    expect((await platform.server.app.deps.store.count({ index: 'shared-2' })).count).toBe(2)
+    expect((await platform.store.count({ index: 'shared-2' })).count).toBe(2)
   })
 
   test('the platform’s DLS filters sessions on a direct _search through the node', async () => {

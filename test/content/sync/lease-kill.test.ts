@@ -13,7 +13,7 @@ import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../
 import { ADMIN, type TestServer } from '../../helpers/server'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../../helpers/spawn-binary'
 import { feedConsumers, feedEnv } from './harness'
-import { SERVICE_ACCOUNT, startPlatform } from '../../platform/cluster-helpers'
+import { SERVICE_ACCOUNT, startPlatform, type PlatformUnderTest } from '../../platform/cluster-helpers'
 
 const { IOCS, VULNS } = feedConsumers('lk')
 const STALE = 5000 // the smallest stale age the setting accepts; renewals every STALE/3
@@ -24,7 +24,7 @@ const KILLS = 2
 const KILL_AFTER = STALE + 1500
 
 let cti: CtiServer | undefined
-let platform: TestServer | undefined
+let platform: PlatformUnderTest | undefined
 const live: Array<SpawnedServer | undefined> = [undefined, undefined]
 let work: string | undefined
 
