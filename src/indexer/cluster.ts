@@ -2,7 +2,7 @@
  * Cluster-level routes: `GET|HEAD /`, `_cluster/health`, `_cluster/settings`.
  */
 import { SettingsError } from '../config/cluster-settings'
-import { flattenKeys, nestKeys } from '../config/flat-keys'
+import { flattenKeys, nestKeys } from '../store/flat-keys'
 import { timeToMillis } from '../config/values'
 import { VERSION } from '../version'
 import { badRequest, type RequestContext } from './context'
