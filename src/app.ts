@@ -9,6 +9,7 @@ import { storeSettingsPersistence } from './config/store-persistence'
 import { createContentManager } from './content/manager'
 import { createContentSync } from './content/sync'
 import { assembleApp } from './http/assemble'
+import { compressedResponse } from './http/compression'
 import { frontDoor } from './http/front-door'
 import type { Logger } from './http/log'
 import type { PluginRoute } from './http/route'
@@ -107,6 +108,8 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     })
     .catch((e) => log.error('start-up work failed', { error: e }))
 
+  const compression = node.values.get('http.compression') as boolean
+  const compressionLevel = node.values.get('http.compression_level') as number
   let quiescing: Promise<void> | undefined
   const quiesce = () =>
     (quiescing ??= (async () => {
@@ -116,9 +119,10 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     })())
 
   return {
-    fetch: (request, server) => {
+    fetch: async (request, server) => {
       noteRemoteAddress(request, server as Server<unknown> | undefined)
-      return frontDoor(request, route)
+      const response = await frontDoor(request, route)
+      return compression ? compressedResponse(request, response, compressionLevel) : response
     },
     deps,
     pluginRoutes,

@@ -52,6 +52,8 @@ const node: Row[] = [
     false,
     'Largest request body any route accepts (bulk); smaller per-route limits apply first.',
   ],
+  ['http.compression', 'boolean', true, null, false, 'Compress responses for clients that accept gzip or deflate.'],
+  ['http.compression_level', 'integer', 3, [1, 9], false, 'Compression level of responses (1 fastest, 9 smallest).'],
   ['http.shutdown_grace_seconds', 'integer', 30, [0, 600], false, 'How long SIGTERM waits for in-flight requests before closing.'],
   ['path.data', 'string', './data', null, false, 'Directory of the embedded store, the node journal and the generated admin password.'],
   ['path.repo', 'list', [], null, false, 'Directories where snapshot repositories of type fs may be registered; empty: none.'],
