@@ -10,6 +10,7 @@ import { createContentManager } from './content/manager'
 import { createContentSync } from './content/sync'
 import { assembleApp } from './http/assemble'
 import { compressedResponse } from './http/compression'
+import { filteredResponse } from './http/filter-path'
 import { frontDoor } from './http/front-door'
 import type { Logger } from './http/log'
 import type { PluginRoute } from './http/route'
@@ -95,7 +96,8 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     ],
   })
 
-  const local = (r: Request) => http.handle(r) as Promise<Response>
+  // Responses answered here, not the platform's (which filters its own), get filter_path once.
+  const local = async (r: Request) => filteredResponse(r, (await http.handle(r)) as Response)
   const route = metrics.http.instrument(backend.endpoint ? platformRouter(backend.endpoint, log, local) : local)
 
   // Background start-up: requests are served meanwhile; features that need the indices wait for the setup marker.
