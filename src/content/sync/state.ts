@@ -63,6 +63,13 @@ export const ConsumerState = t.Object({
    * `ready` over work never done.
    */
   post_sync_pending: t.Optional(t.Boolean()),
+  /**
+   * The content was loaded from a packaged snapshot that does not come from the consumer's feed
+   * (the sample shipped with svc-ext, or another feed's archive): its offsets mean other documents
+   * on this feed, so its changes are never applied over it, and every pass tries the feed's
+   * snapshot first until one is loaded.
+   */
+  foreign_content: t.Optional(t.Boolean()),
   staging: t.Optional(StagingLoad),
   /** The running pass's progress (rewritten at most every 5 s). */
   progress: t.Optional(PassProgress),
@@ -90,6 +97,7 @@ function coerce(def: ConsumerDef, source: Record<string, unknown>): ConsumerStat
       ? source.pending_sync_phases.filter((p): p is string => typeof p === 'string')
       : [],
     ...(source.post_sync_pending === true ? { post_sync_pending: true } : {}),
+    ...(source.foreign_content === true ? { foreign_content: true } : {}),
   }
 }
 
