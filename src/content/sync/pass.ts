@@ -9,7 +9,7 @@ import { blueGreenSwap, stageAndSwap } from './blue-green'
 import { applyChanges } from './changes'
 import { aliasOf, type ConsumerDef } from './consumers'
 import { loadArchive, type PassContext } from './context'
-import { IOC_SUMMARY_ID, iocPostSync } from './ioc-post-sync'
+import { IOC_SUMMARY_ID, iocPostSync, iocStored, sameScan } from './ioc-post-sync'
 import { rulesetPostSync, type StaleStandard } from './ruleset-post-sync'
 import { placeholder, type ConsumerState, type PassProgress, type StagingLoad } from './state'
 
@@ -357,8 +357,12 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
 
   // 9: post-sync, then ready. Content written by an earlier pass whose post-sync never finished
   // (killed, failed) counts as updated here, so that work is redone before `ready`.
-  const postSync = updated || state.post_sync_pending === true
+  let postSync = updated || state.post_sync_pending === true
   if (postSync && !updated) ctx.log.info('post-sync of an earlier pass did not finish; running it again', { consumer: def.kind })
+  if (!postSync && def.kind === 'iocs' && !sameScan(state.post_sync_over, await iocStored(ctx.store, targets.enrichments!))) {
+    ctx.log.warn('the IoC summary does not describe the stored IoCs; running the post-sync again', { consumer: def.kind })
+    postSync = true
+  }
   let pending: string[] = []
   if (def.kind === 'ruleset') {
     const r = await rulesetPostSync(
@@ -375,7 +379,7 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
     )
     pending = r.pending
   } else if (postSync && def.kind === 'iocs') {
-    await iocPostSync({
+    const { scanned } = await iocPostSync({
       store: ctx.store,
       engine: ctx.engine,
       log: ctx.log,
@@ -383,6 +387,7 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
       exportPath: ctx.iocExportPath,
       pageSize: ctx.settings.num(`${cm}search_page_size`),
     })
+    state = { ...state, post_sync_over: scanned }
   } else if (postSync) {
     await ctx.store.refresh({ index: Object.values(targets).filter((x): x is string => !!x), expand_wildcards: 'all' })
   }

@@ -70,6 +70,12 @@ export const ConsumerState = t.Object({
    * snapshot first until one is loaded.
    */
   foreign_content: t.Optional(t.Boolean()),
+  /**
+   * IoC consumer: what its last post-sync read (IoC count, highest `_seq_no`). A pass that finds the
+   * index otherwise (a write the post-sync never saw, whatever made it) runs the post-sync again
+   * before `ready`, so `ready` means the summary and export describe exactly the stored IoCs.
+   */
+  post_sync_over: t.Optional(t.Object({ documents: t.Integer({ minimum: 0 }), max_seq_no: t.Integer() })),
   staging: t.Optional(StagingLoad),
   /** The running pass's progress (rewritten at most every 5 s). */
   progress: t.Optional(PassProgress),
