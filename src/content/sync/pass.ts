@@ -360,7 +360,10 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
   let postSync = updated || state.post_sync_pending === true
   if (postSync && !updated) ctx.log.info('post-sync of an earlier pass did not finish; running it again', { consumer: def.kind })
   if (!postSync && def.kind === 'iocs' && !sameScan(state.post_sync_over, await iocStored(ctx.store, targets.enrichments!))) {
-    ctx.log.warn('the IoC summary does not describe the stored IoCs; running the post-sync again', { consumer: def.kind })
+    // No record at all: written by a version before the record (once, after an upgrade).
+    if (state.post_sync_over)
+      ctx.log.warn('the IoC summary does not describe the stored IoCs; running the post-sync again', { consumer: def.kind })
+    else ctx.log.info('no record of what the last IoC post-sync read; running it again', { consumer: def.kind })
     postSync = true
   }
   let pending: string[] = []
