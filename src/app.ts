@@ -124,7 +124,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     fetch: async (request, server) => {
       noteRemoteAddress(request, server as Server<unknown> | undefined)
       const response = await frontDoor(request, route)
-      return compression ? compressedResponse(request, response, compressionLevel) : response
+      return compression ? await compressedResponse(request, response, compressionLevel) : response
     },
     deps,
     pluginRoutes,

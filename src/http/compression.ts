@@ -4,6 +4,7 @@
  * for a client that accepts gzip or deflate while `http.compression` is on, at
  * `http.compression_level`.
  */
+import { deflateSync, gzipSync } from 'node:zlib'
 import { Gzip, Zlib } from 'fflate'
 import { OpenSearchHttpError } from './errors'
 
@@ -46,17 +47,44 @@ export function acceptedCoding(header: string | null): Coding | undefined {
   return best[0]
 }
 
-/** The response compressed for the request's Accept-Encoding, or as it is when there is nothing to compress. */
-export function compressedResponse(request: Request, response: Response, level: number): Response {
+/**
+ * The response compressed for the request's Accept-Encoding, or as it is when there is nothing to
+ * compress. An answer that arrives in one piece (every answer but the streamed large ones) is
+ * compressed at once by the native zlib; a streamed one goes through a streaming compressor.
+ */
+export async function compressedResponse(request: Request, response: Response, level: number): Promise<Response> {
   const coding = acceptedCoding(request.headers.get('accept-encoding'))
   if (!coding || !response.body || request.method === 'HEAD' || response.headers.has('content-encoding')) return response
   if (response.status === 204 || response.status === 304) return response
   const headers = new Headers(response.headers)
   headers.delete('content-length')
   headers.set('content-encoding', coding)
-  const body = response.body.pipeThrough(compressor(coding, level as 3))
-  return new Response(body, { status: response.status, statusText: response.statusText, headers })
+  const answer = (body: Uint8Array | ReadableStream<Uint8Array>) =>
+    new Response(body, { status: response.status, statusText: response.statusText, headers })
+  const reader = response.body.getReader()
+  const first = await reader.read()
+  const second = first.done ? first : await reader.read()
+  if (second.done) {
+    const bytes = first.done ? new Uint8Array(0) : bytesOf(first.value)
+    return answer(coding === 'gzip' ? gzipSync(bytes, { level }) : deflateSync(bytes, { level }))
+  }
+  const rest = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(bytesOf(first.value!))
+      controller.enqueue(bytesOf(second.value))
+    },
+    async pull(controller) {
+      const next = await reader.read()
+      if (next.done) controller.close()
+      else controller.enqueue(bytesOf(next.value))
+    },
+    cancel: (reason) => reader.cancel(reason),
+  })
+  return answer(rest.pipeThrough(compressor(coding, level as 3)))
 }
+
+const encoder = new TextEncoder()
+const bytesOf = (chunk: Uint8Array | string): Uint8Array => (typeof chunk === 'string' ? encoder.encode(chunk) : chunk)
 
 function compressor(coding: Coding, level: 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9): TransformStream<Uint8Array, Uint8Array> {
   let stream: Gzip | Zlib
@@ -68,7 +96,7 @@ function compressor(coding: Coding, level: 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9): T
       stream = coding === 'gzip' ? new Gzip({ level }, ondata) : new Zlib({ level }, ondata)
     },
     transform(chunk) {
-      stream.push(typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk)
+      stream.push(chunk)
     },
     flush() {
       stream.push(new Uint8Array(0), true)

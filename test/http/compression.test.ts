@@ -124,6 +124,25 @@ describe('compressed responses', () => {
     expect(refused.headers['content-encoding']).toBeUndefined()
   })
 
+  test('a streamed answer (over 1 MiB) is compressed as it streams', async () => {
+    const big = 'x'.repeat(1_500_000)
+    expect((await plain.request('PUT', '/gz-big/_doc/1?refresh=true', { body: { big } })).status).toBe(201)
+    const r = await exchange(plain.url, 'GET', '/gz-big/_doc/1', { 'accept-encoding': 'gzip' })
+    expect(r.headers['content-encoding']).toBeUndefined() // http.compression: false on this node
+    // The node above limits bodies to 64 KiB; this one takes the document.
+    const on = await startTestServer()
+    try {
+      expect((await on.request('PUT', '/gz-big/_doc/1?refresh=true', { body: { big } })).status).toBe(201)
+      const gz = await exchange(on.url, 'GET', '/gz-big/_doc/1', { 'accept-encoding': 'gzip' })
+      expect(gz.headers['content-encoding']).toBe('gzip')
+      expect(gz.headers['transfer-encoding']).toBe('chunked')
+      expect(gz.body.byteLength).toBeLessThan(100_000)
+      expect(JSON.parse(text(gunzipSync(gz.body)))._source.big).toBe(big)
+    } finally {
+      await on.stop()
+    }
+  })
+
   test('plugin routes and errors are compressed too; http.compression: false turns it off', async () => {
     const missing = await exchange(server.url, 'GET', '/nope/_doc/1', { 'accept-encoding': 'gzip' })
     expect(missing.status).toBe(404)
