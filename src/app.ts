@@ -8,7 +8,9 @@ import type { NodeConfig } from './config/node-config'
 import { storeSettingsPersistence } from './config/store-persistence'
 import { createContentManager } from './content/manager'
 import { createContentSync } from './content/sync'
-import { assembleApp } from './server/assemble'
+import { assembleApp } from './http/assemble'
+import { compressedResponse } from './http/compression'
+import { filteredResponse } from './http/filter-path'
 import { frontDoor } from './http/front-door'
 import type { Logger } from './http/log'
 import type { PluginRoute } from './http/route'
@@ -94,7 +96,8 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     ],
   })
 
-  const local = (r: Request) => http.handle(r) as Promise<Response>
+  // Responses answered here, not the platform's (which filters its own), get filter_path once.
+  const local = async (r: Request) => filteredResponse(r, (await http.handle(r)) as Response)
   const route = metrics.http.instrument(backend.endpoint ? platformRouter(backend.endpoint, log, local) : local)
 
   // Background start-up: requests are served meanwhile; features that need the indices wait for the setup marker.
@@ -107,6 +110,8 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     })
     .catch((e) => log.error('start-up work failed', { error: e }))
 
+  const compression = node.values.get('http.compression') as boolean
+  const compressionLevel = node.values.get('http.compression_level') as number
   let quiescing: Promise<void> | undefined
   const quiesce = () =>
     (quiescing ??= (async () => {
@@ -116,9 +121,10 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     })())
 
   return {
-    fetch: (request, server) => {
+    fetch: async (request, server) => {
       noteRemoteAddress(request, server as Server<unknown> | undefined)
-      return frontDoor(request, route)
+      const response = await frontDoor(request, route)
+      return compression ? await compressedResponse(request, response, compressionLevel) : response
     },
     deps,
     pluginRoutes,

@@ -5,7 +5,7 @@ import type { NodeConfig } from './config/node-config'
 import type { Logger } from './http/log'
 import type { PluginRoute } from './http/route'
 import type { Journal } from './journal/journal'
-import type { Caller, Security } from './security/caller'
+import type { Caller, Security } from './http/caller'
 import type { Store } from './store/port'
 
 /** Collaborators, never globals. */

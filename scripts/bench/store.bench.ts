@@ -5,10 +5,13 @@
  *      vs. inserting the same JSON into a plain bun:sqlite table in one transaction;
  *  (b) median latency of a selective term query and a range query over those documents,
  *      vs. the equivalent query on an indexed plain table (rows fetched and JSON-parsed);
- *  (c) peak RSS of a child process ingesting 1,000,000 documents in bulks of 1,000.
+ *  (c) peak RSS of a child process ingesting 1,000,000 documents in bulks of 1,000;
+ *  (d) bulk items/s of Windows-like events an event stream refuses (a nested object outside the
+ *      schema, under `strict_allow_templates`) vs. the same events accepted: a refused item
+ *      should cost no more than an accepted one (ratio >= 1).
  * Both sides use WAL with synchronous=FULL (the store's default durability).
  *
- *   node_modules/.bin/bun scripts/bench/store.bench.ts [--docs N] [--rss-docs N]
+ *   node_modules/.bin/bun scripts/bench/store.bench.ts [--docs N] [--rss-docs N] [--refused-docs N]
  */
 import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -16,6 +19,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openEmbeddedStore } from '../../src/store/embedded'
 import type { BulkLine } from '../../src/store/port'
+import { EVENTS_MAPPINGS } from '../../src/setup/indices/streams'
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(name)
@@ -53,6 +57,21 @@ const MAPPINGS = {
     level: { type: 'keyword' },
   },
 } as const
+
+/** A Windows logon failure; `refused` adds the `winlog` object the event schema does not hold. */
+function windowsEvent(i: number, refused: boolean): Record<string, unknown> {
+  return {
+    '@timestamp': new Date(BASE_TS + i * 1000).toISOString(),
+    event: { code: '4625', action: 'logon-failed', provider: 'Microsoft-Windows-Security-Auditing' },
+    host: { name: `host-${i % HOSTS}` },
+    user: { name: `user-${i % 100}` },
+    process: { pid: i, name: 'lsass.exe' },
+    message: 'An account failed to log on.',
+    ...(refused
+      ? { winlog: { channel: 'Security', event_data: { TargetUserName: `user-${i}`, LogonType: '3', Status: '0xc000006d' } } }
+      : {}),
+  }
+}
 
 function bulkLines(from: number, n: number): BulkLine[] {
   const lines: BulkLine[] = []
@@ -170,6 +189,28 @@ async function main(): Promise<void> {
       rangeStore.toFixed(3),
       rangeRaw.toFixed(3),
       (rangeRaw / rangeStore).toFixed(2),
+    ])
+    // (d) refused vs accepted items on the event streams' mapping, in bulks of 500
+    const REFUSED_DOCS = arg('--refused-docs', 20_000)
+    await store.createIndex({ index: 'bench-events', body: { mappings: EVENTS_MAPPINGS } })
+    const eventsRate = async (refused: boolean) => {
+      const start = performance.now()
+      for (let i = 0; i < REFUSED_DOCS; i += 500) {
+        const lines: BulkLine[] = []
+        for (let j = i; j < Math.min(REFUSED_DOCS, i + 500); j++) lines.push({ create: {} }, windowsEvent(j, refused))
+        const r = await store.bulk({ index: 'bench-events', body: lines })
+        if (r.items.some((item) => (item.create?.error !== undefined) !== refused)) throw new Error('unexpected bulk outcome')
+      }
+      return REFUSED_DOCS / ((performance.now() - start) / 1000)
+    }
+    await eventsRate(false) // maps the schema fields once, as a running stream has
+    const acceptedRate = await eventsRate(false)
+    const refusedRate = await eventsRate(true)
+    rows.push([
+      '(d) refused bulk items/s vs accepted',
+      refusedRate.toFixed(0),
+      acceptedRate.toFixed(0),
+      (refusedRate / acceptedRate).toFixed(2),
     ])
     await store.close()
     raw.close()

@@ -1,4 +1,4 @@
-import { flattenKeys } from './flat-keys'
+import { flattenKeys } from '../store/flat-keys'
 import { isOwnedKey, settingDef, SETTINGS } from './registry'
 import { parseSettingValue, type SettingValue } from './values'
 import type { NodeConfig } from './node-config'

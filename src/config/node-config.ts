@@ -1,5 +1,5 @@
 import { dirname, resolve } from 'node:path'
-import { flattenKeys } from './flat-keys'
+import { flattenKeys } from '../store/flat-keys'
 import { SETTINGS, settingDef } from './registry'
 import { parseSettingValue, type SettingValue } from './values'
 

@@ -5,12 +5,12 @@
  * a setting goes through this table, so a setting exists in exactly one place.
  */
 
-export type SettingType = 'boolean' | 'integer' | 'long' | 'string' | 'time'
+export type SettingType = 'boolean' | 'integer' | 'long' | 'string' | 'time' | 'list'
 
 export interface SettingDef {
   key: string
   type: SettingType
-  default: boolean | number | string
+  default: boolean | number | string | readonly string[]
   min?: number
   max?: number
   /** Dynamic settings can be changed with PUT /_cluster/settings and override the node file. */
@@ -19,6 +19,8 @@ export interface SettingDef {
   secret?: boolean
   /** Allowed values for string settings that are enumerations. */
   oneOf?: string[]
+  /** Most elements a list setting may hold (svc-ext binds one address where OpenSearch binds several). */
+  maxItems?: number
   meaning: string
 }
 
@@ -37,7 +39,8 @@ const CTI_API = 'https://cti-pre.svc.example/api/v1'
 const node: Row[] = [
   ['node.name', 'string', 'svc-node-1', null, false, 'Name of this node, shown by GET / and _cat/nodes.'],
   ['cluster.name', 'string', 'svc-cluster', null, false, 'Name of the cluster, shown by GET / and _cluster/health.'],
-  ['http.host', 'string', '127.0.0.1', null, false, 'Address the REST API listens on.'],
+  // A list in OpenSearch; one address here, so the list form of opensearch.yml still starts.
+  ['http.host', 'list', ['127.0.0.1'], null, false, 'Address the REST API listens on.', { maxItems: 1 }],
   ['http.port', 'integer', 9201, [0, 65535], false, 'Port the REST API listens on (0 picks a free port).'],
   ['http.tls.certificate', 'string', '', null, false, 'PEM certificate file; HTTPS is served when set together with http.tls.key.'],
   ['http.tls.key', 'string', '', null, false, 'PEM private key file for http.tls.certificate.'],
@@ -49,16 +52,11 @@ const node: Row[] = [
     false,
     'Largest request body any route accepts (bulk); smaller per-route limits apply first.',
   ],
+  ['http.compression', 'boolean', true, null, false, 'Compress responses for clients that accept gzip or deflate.'],
+  ['http.compression_level', 'integer', 3, [1, 9], false, 'Compression level of responses (1 fastest, 9 smallest).'],
   ['http.shutdown_grace_seconds', 'integer', 30, [0, 600], false, 'How long SIGTERM waits for in-flight requests before closing.'],
   ['path.data', 'string', './data', null, false, 'Directory of the embedded store, the node journal and the generated admin password.'],
-  [
-    'path.repo',
-    'string',
-    '',
-    null,
-    false,
-    'Directories (comma-separated) where snapshot repositories of type fs may be registered; empty: none.',
-  ],
+  ['path.repo', 'list', [], null, false, 'Directories where snapshot repositories of type fs may be registered; empty: none.'],
   ['storage.platform.url', 'string', '', null, false, 'OpenSearch URL; empty means the embedded store.'],
   ['storage.platform.username', 'string', '', null, false, "Service account used for the service's own platform calls."],
   ['storage.platform.password', 'string', '', null, false, 'Password of storage.platform.username.', { secret: true }],

@@ -1,6 +1,6 @@
 import type { SettingDef } from './registry'
 
-export type SettingValue = boolean | number | string
+export type SettingValue = boolean | number | string | readonly string[]
 
 // -1 alone: OpenSearch's "none" (no time-out).
 const TIME = /^(?:-1|-?\d+(?:nanos|micros|ms|s|m|h|d))$/
@@ -14,6 +14,8 @@ export function describeRange(def: SettingDef): string {
       return 'a time value such as 30s, 5m, 12h or 30d'
     case 'string':
       return def.oneOf ? `one of ${def.oneOf.join(', ')}` : 'a string'
+    case 'list':
+      return def.maxItems === 1 ? 'a string or a list of one string' : 'a list of strings, or a string of comma-separated values'
     default: {
       const kind = def.type === 'integer' ? 'an integer' : 'a whole number'
       if (def.min !== undefined && def.max !== undefined) return `${kind} from ${def.min} to ${def.max}`
@@ -51,7 +53,22 @@ export function parseSettingValue(def: SettingDef, raw: unknown): { value: Setti
       if (typeof raw !== 'string' && typeof raw !== 'number') return bad
       if (def.oneOf && !def.oneOf.includes(String(raw))) return bad
       return { value: String(raw) }
+    case 'list': {
+      const items = listItems(raw)
+      if (!items || (def.maxItems !== undefined && items.length > def.maxItems)) return bad
+      return { value: items }
+    }
   }
+}
+
+/**
+ * OpenSearch's list settings: a YAML/JSON list, or one string that is split at commas
+ * (`path.repo: /a,/b` and `path.repo: ["/a", "/b"]` are the same), elements trimmed, empty ones dropped.
+ */
+function listItems(raw: unknown): string[] | undefined {
+  const parts = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : typeof raw === 'number' ? [raw] : undefined
+  if (!parts?.every((p) => typeof p === 'string' || typeof p === 'number')) return undefined
+  return parts.map((p) => String(p).trim()).filter(Boolean)
 }
 
 /** Time value in milliseconds ("5m" -> 300000). */

@@ -5,7 +5,7 @@ import { SettingsSnapshot, type ClusterSettings } from '../config/cluster-settin
 import type { Logger } from '../http/log'
 import type { Feature } from '../deps'
 import type { Journal } from '../journal/journal'
-import type { Caller, Security } from '../security/caller'
+import type { Caller, Security } from '../http/caller'
 import type { Store } from '../store/port'
 import { afterChange, type ContentContext } from './context'
 import { createEngineClient, createPolicyReloader, engineOptionsFromSettings, type EngineClient, type ReloadOutcome } from './engine'

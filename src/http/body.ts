@@ -1,3 +1,4 @@
+import { decodedBody, undecodableBody } from './compression'
 import { ApiError } from './errors'
 
 /**
@@ -95,12 +96,16 @@ export async function readBodyChunks(request: Request, { limit, status = 413, me
   const tooLarge = () => new ApiError(status, message ?? `Request body exceeds the limit of ${limit} bytes.`)
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > limit) throw tooLarge()
-  if (!request.body) return []
+  // The limits hold for the decoded bytes: a compressed body is counted as it expands.
+  const body = decodedBody(request)
+  if (!body) return []
   const chunks: Uint8Array[] = []
   let size = 0
-  const reader = request.body.getReader()
+  const reader = body.getReader()
   for (;;) {
-    const { done, value } = await reader.read()
+    const { done, value } = await reader.read().catch((e: unknown) => {
+      throw undecodableBody(request, e) ?? e
+    })
     if (done) break
     size += value.byteLength
     if (size > limit) {

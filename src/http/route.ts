@@ -1,8 +1,7 @@
-import type { Caller, Security } from '../security/caller'
+import { type Caller, noPermissions, type Security } from './caller'
 import type { TObject } from '@sinclair/typebox'
 import type { BodyLimit } from './body'
 import { ApiError, json } from './errors'
-import { noPermissions } from '../security/service'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD'
 

@@ -8,6 +8,7 @@ import { OpenSearchHttpError } from '../http/errors'
 import type { BulkItemResult, BulkLine, BulkResponse } from '../store/port'
 import { badRequest, forbidden, type RequestContext } from './context'
 import { ACTIONS, refreshParam } from './documents'
+import { missingPipeline } from './ingest'
 import { lines, terminated, text } from './ndjson'
 import { echoesSource, filteredUpdate, GET_ACTION, mayRead, readsFiltered } from './read-gate'
 import type { IndexRouter } from './router'
@@ -154,6 +155,7 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse | Response> {
   }
   if (count === 0) throw badRequest('Validation Failed: 1: no requests added;', 'action_request_validation_exception')
   const requireAlias = ctx.flag('require_alias', false)
+  const pipeline = ctx.str('pipeline')
   const sourceParam = ctx.str('_source')
   const includes = ctx.list('_source_includes')
   const excludes = ctx.list('_source_excludes')
@@ -210,6 +212,11 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse | Response> {
         )
         continue
       }
+      const noPipeline = item.op === 'index' || item.op === 'create' ? missingPipeline(item.meta.pipeline ?? pipeline) : undefined
+      if (noPipeline) {
+        results[n] = settle(itemError(item, noPipeline.status, noPipeline.type, noPipeline.reason))
+        continue
+      }
       if (item.op !== 'delete' && (item.meta.require_alias ?? requireAlias) === true) {
         if (!aliasCheck.has(item.index))
           aliasCheck.set(item.index, Object.keys(await ctx.store.getAlias({ name: item.index }).catch(() => ({}))).length > 0)
@@ -247,6 +254,7 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse | Response> {
       const meta: Record<string, unknown> = { ...item.meta, _index: item.index }
       delete meta.require_alias
       delete meta.op_type
+      delete meta.pipeline
       let source = item.source
       if (item.op === 'update') {
         // Response source filtering travels in the update body, where the Store reads it.

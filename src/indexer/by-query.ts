@@ -10,6 +10,7 @@ import type { BulkLine, SearchHit } from '../store/port'
 import { badRequest, withoutSystemIndices, type RequestContext } from './context'
 import { openCursor, nextPage } from './doc-cursor'
 import { ACTIONS, refreshParam } from './documents'
+import { requireNoPipeline } from './ingest'
 import { compileScript, type SourceEdit } from './painless'
 import { errorBody, Reply, type IndexRouter } from './router'
 import { checkSearchBody, uriQuery, type SearchRequest } from './search'
@@ -148,6 +149,8 @@ async function execute(ctx: RequestContext, plan: Plan, action: string, descript
 async function byQueryBody(
   ctx: RequestContext,
 ): Promise<{ body: Record<string, unknown>; edit?: SourceEdit; maxDocs?: number; proceed: boolean }> {
+  // _update_by_query rewrites documents through `?pipeline=` in OpenSearch.
+  requireNoPipeline(ctx.str('pipeline'))
   const raw = (await ctx.json()) ?? {}
   const { script, max_docs, conflicts, ...search } = raw
   for (const key of Object.keys(search))
@@ -212,7 +215,7 @@ async function reindex(ctx: RequestContext) {
   for (const key of Object.keys(dest!))
     if (!['index', 'op_type', 'version_type', 'pipeline', 'routing'].includes(key))
       throw badRequest(`[dest] unknown field [${key}]`, 'x_content_parse_exception')
-  if (dest!.pipeline !== undefined) throw badRequest('ingest pipelines are not supported by this server')
+  requireNoPipeline(dest!.pipeline)
   const opType = dest!.op_type ?? 'index'
   if (opType !== 'index' && opType !== 'create') throw badRequest(`opType must be 'create' or 'index', found: [${String(opType)}]`)
   const destIndex = dest!.index as string

@@ -2,7 +2,7 @@
  * Cluster-level routes: `GET|HEAD /`, `_cluster/health`, `_cluster/settings`.
  */
 import { SettingsError } from '../config/cluster-settings'
-import { flattenKeys, nestKeys } from '../config/flat-keys'
+import { flattenKeys, nestKeys } from '../store/flat-keys'
 import { timeToMillis } from '../config/values'
 import { VERSION } from '../version'
 import { badRequest, type RequestContext } from './context'
@@ -13,14 +13,9 @@ import { atLeast, indexShards, worst, type Health } from './topology'
 export const COMPATIBLE_OPENSEARCH_VERSION = '3.6.0'
 const LUCENE_VERSION = '10.3.1'
 
-const uuids = new Map<string, string>()
-
-/** A stable cluster uuid derived from the cluster name, so every node of one cluster reports the same. */
-export function clusterUuid(name: string): string {
-  let uuid = uuids.get(name)
-  if (uuid === undefined)
-    uuids.set(name, (uuid = new Bun.CryptoHasher('sha256').update(`svc-cluster:${name}`).digest('base64url').slice(0, 22)))
-  return uuid
+/** The cluster state's uuid: one state per cluster here, so derived from the cluster's (22 base64url characters). */
+export function stateUuid(clusterUuid: string): string {
+  return new Bun.CryptoHasher('sha256').update(`svc-state:${clusterUuid}`).digest('base64url').slice(0, 22)
 }
 
 async function info(ctx: RequestContext) {
@@ -29,7 +24,7 @@ async function info(ctx: RequestContext) {
   return {
     name: ctx.deps.node.values.get('node.name'),
     cluster_name: clusterName,
-    cluster_uuid: clusterUuid(clusterName),
+    cluster_uuid: await ctx.store.clusterUuid(),
     version: {
       distribution: 'svc-ext',
       number: COMPATIBLE_OPENSEARCH_VERSION,

@@ -8,7 +8,7 @@ import type { NodeConfig } from '../config/node-config'
 import { readBody, type BodyLimit } from '../http/body'
 import { OpenSearchHttpError } from '../http/errors'
 import type { Logger } from '../http/log'
-import type { Caller, Security } from '../security/caller'
+import type { Caller, Security } from '../http/caller'
 import { SYSTEM_INDICES } from '../security'
 import type { Query, ResolveOptions, Store } from '../store/port'
 

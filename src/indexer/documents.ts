@@ -4,6 +4,7 @@
 import { UpdateBody, type GetParams, type IndexParams, type Refresh, type Source, type WriteResponse } from '../store/port'
 import { OpenSearchHttpError } from '../http/errors'
 import { badRequest, type RequestContext } from './context'
+import { requireNoPipeline } from './ingest'
 import { echoesSource, GET_ACTION, guardUpdate, readDocument } from './read-gate'
 import { Reply, type IndexRouter } from './router'
 
@@ -106,6 +107,7 @@ async function indexDoc(ctx: RequestContext, opType: 'index' | 'create' | undefi
       'Validation Failed: 1: an id must be provided if version type or value are set;',
       'action_request_validation_exception',
     )
+  requireNoPipeline(ctx.str('pipeline'))
   const params: IndexParams = { index: name, body: body as Source, ...casParams(ctx), ...versionParams(ctx) }
   if (id !== undefined) params.id = id
   if (op !== undefined) params.op_type = op

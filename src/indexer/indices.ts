@@ -1,7 +1,7 @@
 /**
  * Index management: create, delete, get, exists, mappings, settings, refresh, flush.
  */
-import { flattenKeys, nestKeys } from '../config/flat-keys'
+import { flattenKeys, nestKeys } from '../store/flat-keys'
 import type { CreateIndexBody, IndexSettings, Mappings } from '../store/port'
 import { badRequest, type RequestContext } from './context'
 import { Reply, type IndexRouter } from './router'

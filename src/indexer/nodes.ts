@@ -5,7 +5,7 @@
 import { cpus, freemem, loadavg, totalmem, hostname } from 'node:os'
 import type { IndexStats } from '../store/port'
 import { badRequest, withoutSystemIndices, type RequestContext } from './context'
-import { clusterUuid, COMPATIBLE_OPENSEARCH_VERSION, healthBody } from './cluster'
+import { COMPATIBLE_OPENSEARCH_VERSION, healthBody, stateUuid } from './cluster'
 import { disk, fileDescriptors, nodeIdOf, STARTED_AT } from './node-info'
 import { PLUGIN_COMPONENTS } from './plugins'
 import type { IndexRouter } from './router'
@@ -375,7 +375,7 @@ async function clusterStats(ctx: RequestContext) {
   return {
     _nodes: nodesHeader(),
     cluster_name: name,
-    cluster_uuid: clusterUuid(name),
+    cluster_uuid: await ctx.store.clusterUuid(),
     timestamp: ctx.deps.now(),
     status: health.status,
     indices: {
@@ -461,9 +461,10 @@ async function clusterState(ctx: RequestContext) {
   const all = metrics.has('_all')
   const name = String(ctx.deps.node.values.get('cluster.name'))
   const id = nodeIdOf(ctx)
-  const out: Record<string, unknown> = { cluster_name: name, cluster_uuid: clusterUuid(name) }
+  const uuid = await ctx.store.clusterUuid()
+  const out: Record<string, unknown> = { cluster_name: name, cluster_uuid: uuid }
   if (all || metrics.has('version')) out.version = 1
-  if (all || metrics.has('version')) out.state_uuid = clusterUuid(`${name}/state`)
+  if (all || metrics.has('version')) out.state_uuid = stateUuid(uuid)
   if (all || metrics.has('master_node')) out.master_node = id
   if (all || metrics.has('cluster_manager_node')) out.cluster_manager_node = id
   if (all || metrics.has('blocks')) out.blocks = {}
@@ -480,7 +481,7 @@ async function clusterState(ctx: RequestContext) {
     )
     const { index_templates } = await ctx.store.getIndexTemplate()
     out.metadata = {
-      cluster_uuid: clusterUuid(name),
+      cluster_uuid: uuid,
       cluster_uuid_committed: true,
       templates: {},
       index_template: { index_template: Object.fromEntries(index_templates.map((t) => [t.name, t.index_template])) },

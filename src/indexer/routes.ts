@@ -13,6 +13,7 @@ import { documentRoutes } from './documents'
 import { explainRoutes } from './explain'
 import { fieldCapsRoutes } from './field-caps'
 import { indexRoutes } from './indices'
+import { ingestRoutes } from './ingest'
 import { ismRoutes } from './ism'
 import { mgetRoutes } from './mget'
 import { msearchRoutes } from './msearch'
@@ -38,6 +39,7 @@ export function indexApiRoutes(deps: IndexApiDeps) {
   fieldCapsRoutes(r)
   templateRoutes(r)
   ismRoutes(r)
+  ingestRoutes(r)
   aliasRoutes(r)
   scrollRoutes(r)
   searchRoutes(r)

@@ -165,11 +165,7 @@ export class SnapshotRepositories {
   }
 }
 
-/** `path.repo`: a comma-separated list of directories, relative ones against the config directory. */
-export function repoRoots(value: unknown, configDir: string): string[] {
-  return String(value ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((p) => resolve(configDir, p))
+/** `path.repo` (a list setting, already split), relative directories against the config directory. */
+export function repoRoots(value: readonly string[], configDir: string): string[] {
+  return value.map((p) => resolve(configDir, p))
 }

@@ -21,7 +21,10 @@ export interface SnapshotRouteDeps {
 
 /** The repositories (`path.repo`, registrations in the data directory) and the service over the store file. */
 export function snapshotDeps(deps: IndexApiDeps & { dataDir: string }, storeFile: string): SnapshotRouteDeps {
-  const repositories = new SnapshotRepositories(deps.dataDir, repoRoots(deps.node.values.get('path.repo'), deps.node.configDir))
+  const repositories = new SnapshotRepositories(
+    deps.dataDir,
+    repoRoots(deps.node.values.get('path.repo') as readonly string[], deps.node.configDir),
+  )
   return { repositories, snapshots: new SnapshotService({ store: deps.store, storeFile, repositories, log: deps.log, now: deps.now }) }
 }
 

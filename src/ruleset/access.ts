@@ -6,7 +6,7 @@
  */
 import type { SettingsSnapshot } from '../config/cluster-settings'
 import { ApiError } from '../http/errors'
-import type { Caller } from '../security/caller'
+import type { Caller } from '../http/caller'
 import type { StoredUser } from './model'
 
 export const FILTER_SETTING = 'plugins.security_analytics.filter_by_backend_roles'

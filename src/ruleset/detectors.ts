@@ -6,7 +6,7 @@
  */
 import { ApiError } from '../http/errors'
 import { acquireLease, releaseLease } from '../jobs/lease'
-import type { Caller, Security } from '../security/caller'
+import type { Caller, Security } from '../http/caller'
 import { IndexNotFound, VersionConflict } from '../store/errors'
 import type { SearchBody, SearchResponse } from '../store/port'
 import { assertAccess, backendRoleClause, filteredCaller, requireBackendRoles, storedUser } from './access'

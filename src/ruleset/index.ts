@@ -3,7 +3,7 @@
  * `rules/evaluate`, and the detection runs. Routes are in `./routes`.
  */
 import type { Feature } from '../deps'
-import type { Caller, Security } from '../security/caller'
+import type { Caller, Security } from '../http/caller'
 import type { RulesetDeps } from './deps'
 import { baseline, deleteCheckpoint, loadCheckpoint, saveCheckpoint } from './detection/checkpoint'
 import { EvaluatorThread } from './detection/evaluator'

@@ -7,7 +7,7 @@ import { readBody, readJsonObject, SMALL_BODY, type BodyLimit } from '../http/bo
 import { ApiError, json } from '../http/errors'
 import { route, type PluginRoute, type RouteBody } from '../http/route'
 import { PLATFORM_SA_ACTIONS } from '../security/actions'
-import type { Caller } from '../security/caller'
+import type { Caller } from '../http/caller'
 import type { MonitorRunResult } from './detection/monitor'
 import type { Detectors } from './detectors'
 import type { LogTypes } from './log-types'

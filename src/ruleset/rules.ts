@@ -9,7 +9,7 @@
 import type { SettingsSnapshot } from '../config/cluster-settings'
 import { ApiError } from '../http/errors'
 import { parseJson, parseYaml } from '../http/body'
-import type { Caller } from '../security/caller'
+import type { Caller } from '../http/caller'
 import type { SearchBody, SearchResponse } from '../store/port'
 import { type CompiledSigmaRule, compileCache, compileSigmaRule, parseSigmaRule, SigmaError } from './sigma'
 import { correlationRule, isCorrelationDocument, parseCorrelationDocument } from './correlation'

@@ -1,6 +1,6 @@
 import { route, type PluginRoute } from '../http/route'
 import { AUTHENTICATED_ONLY } from './actions'
-import type { Caller, Security } from './caller'
+import type { Caller, Security } from '../http/caller'
 
 export const AUTHINFO_PATH = '/_plugins/_security/authinfo'
 

@@ -5,7 +5,7 @@ import type { Logger } from '../http/log'
 import { remoteAddressOf } from '../http/remote'
 import { AUTHENTICATED_ONLY } from './actions'
 import { isSystemIndex } from './builtin-roles'
-import type { Caller, Security } from './caller'
+import { type Caller, noPermissions, type Security } from '../http/caller'
 import type { InternalUser } from './config-schema'
 import { FailureLimiter } from './failure-limiter'
 import { ExpiringLru } from './lru'
@@ -283,9 +283,4 @@ export async function authorizeCaller(
   if (action === AUTHENTICATED_ONLY) return caller
   if (!security.hasClusterPermission(caller, action)) throw new ApiError(403, noPermissions(action, caller))
   return caller
-}
-
-/** The platform's wording, so operators recognise it. */
-export function noPermissions(action: string, caller: Caller): string {
-  return `no permissions for [${action}] and User [name=${caller.name}, backend_roles=[${caller.backendRoles.join(', ')}], requestedTenant=null]`
 }

@@ -27,7 +27,7 @@ export async function startServer(
   let server: Server<undefined>
   try {
     server = Bun.serve({
-      hostname: node.values.get('http.host') as string,
+      hostname: (node.values.get('http.host') as readonly string[])[0] ?? '127.0.0.1',
       port: node.values.get('http.port') as number,
       tls,
       maxRequestBodySize: node.values.get('http.max_body_bytes') as number,

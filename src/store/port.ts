@@ -618,6 +618,11 @@ export interface PutLifecyclePolicyParams {
 // ---------------------------------------------------------------------------------------------
 
 export interface Store {
+  /**
+   * OpenSearch's cluster_uuid: generated once when the store is created and kept in it (the
+   * platform's own in platform mode), so two installs never share one.
+   */
+  clusterUuid(): Promise<string>
   // Indices
   createIndex(params: { index: string; body?: CreateIndexBody }): Promise<CreateIndexResponse>
   deleteIndex(params: { index: string | string[] } & ResolveOptions): Promise<Acknowledged>

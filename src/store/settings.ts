@@ -3,7 +3,7 @@
  * are stored and compared) and the nested form `GET /<index>/_settings` answers with.
  */
 import { IllegalArgument } from './errors'
-import { flattenKeys } from '../config/flat-keys'
+import { flattenKeys } from './flat-keys'
 
 export type FlatSettings = Record<string, string | string[] | null>
 

@@ -11,7 +11,7 @@ describe('node configuration', () => {
   test('defaults come from the registry', () => {
     const cfg = build({})
     expect(cfg.values.get('http.port')).toBe(9201)
-    expect(cfg.values.get('http.host')).toBe('127.0.0.1')
+    expect(cfg.values.get('http.host')).toEqual(['127.0.0.1'])
     expect(cfg.values.get('plugins.setup.timeout')).toBe(30)
     expect(cfg.values.get('plugins.security_analytics.max_case_management_bulk_size')).toBe(10)
     expect(cfg.values.size).toBe(SETTINGS.length)

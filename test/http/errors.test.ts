@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { errorResponse } from '../../src/server/assemble'
+import { errorResponse } from '../../src/http/assemble'
 import { ApiError, OpenSearchHttpError } from '../../src/http/errors'
 import { StoreError, VersionConflict } from '../../src/store/errors'
 import { capturingLogger } from '../security/helpers'

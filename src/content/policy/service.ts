@@ -5,7 +5,7 @@
 import { ApiError } from '../../http/errors'
 import { checkBody } from '../../http/validate'
 import { INDEX_ACTIONS } from '../../security/actions'
-import type { Caller } from '../../security/caller'
+import type { Caller } from '../../http/caller'
 import { VersionConflict } from '../../store/errors'
 import { afterChange, requireDraftPolicy, writerFor, type ContentContext } from '../context'
 import { documentHash } from '../hash'

@@ -5,7 +5,7 @@
 // restore what the caller's writes changed even where the caller may not write).
 import { ApiError } from '../../http/errors'
 import { INDEX_ACTIONS } from '../../security/actions'
-import type { Caller } from '../../security/caller'
+import type { Caller } from '../../http/caller'
 import type { Store } from '../../store/port'
 import { afterChange, contentCallerStore, type ContentContext } from '../context'
 import { EngineError, EngineRefused } from '../engine'

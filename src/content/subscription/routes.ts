@@ -21,7 +21,7 @@ export interface SubscriptionDeps {
   settings: ClusterSettings
   log: Logger
   credentials: CtiCredentials
-  clusterUuid: string
+  clusterUuid: () => Promise<string>
   /** Starts a pass for the new registration (retrying while a pass runs); called only when scheduled updates are on. */
   onRegistered(): void
 }
@@ -29,7 +29,7 @@ export interface SubscriptionDeps {
 export function subscriptionRoutes(deps: SubscriptionDeps): PluginRoute[] {
   const get = route('GET', SUBSCRIPTION_PATH, CONTENT_MANAGER_ACTIONS.subscriptionGet, async () => {
     const s = await deps.settings.snapshot()
-    const cti = new CtiClient(s, { credentials: deps.credentials, log: deps.log, clusterUuid: deps.clusterUuid, interactive: true })
+    const cti = new CtiClient(s, { credentials: deps.credentials, log: deps.log, clusterUuid: await deps.clusterUuid(), interactive: true })
     let registered = await deps.credentials.isRegistered()
     let plan: { name: string | null; is_public: boolean } = { name: null, is_public: !registered }
     if (registered) {

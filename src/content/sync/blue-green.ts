@@ -206,8 +206,9 @@ export async function blueGreenSwap(
   }
   if (file) ctx.local.promote(def, file)
   const { context, name } = consumerIdentity(url)
+  const { foreign_content: _replaced, ...kept } = state
   const next: ConsumerState = {
-    ...state,
+    ...kept,
     name: remote.name || name,
     context: remote.context || context,
     resource: url,

@@ -3,7 +3,6 @@
 // reports ready; `stop()` aborts a running pass and stops the schedules.
 import { dirname, join } from 'node:path'
 import type { Deps } from '../../deps'
-import { clusterUuid } from '../../indexer/cluster'
 import { ContentJobs } from '../../jobs/content-jobs'
 import type { PluginRoute } from '../../http/route'
 import { waitForSetupReady } from '../../setup/status'
@@ -70,7 +69,7 @@ export function createContentSync(
   opts: ContentSyncOptions = {},
 ): ContentSyncModule {
   const node = deps.node.values
-  const uuid = clusterUuid(String(node.get('cluster.name')))
+  const uuid = () => deps.store.clusterUuid()
   const credentials = new CtiCredentials(deps.store, deps.log, deps.now)
   const socket = String(node.get(`${cm}engine.socket_path`))
   // Every node loads the stored standard policy into its own Engine when they differ.
@@ -120,7 +119,7 @@ export function createContentSync(
     },
     ping: async () => {
       const s = await deps.settings.snapshot()
-      const cti = new CtiClient(s, { credentials, log: deps.log, clusterUuid: uuid })
+      const cti = new CtiClient(s, { credentials, log: deps.log, clusterUuid: await uuid() })
       const r = await cti.ping()
       deps.log.info('telemetry ping answered', { status: r.status })
     },

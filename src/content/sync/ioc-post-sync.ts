@@ -56,7 +56,37 @@ export class SetDigest {
   }
 }
 
-export async function iocPostSync(deps: IocPostSyncDeps): Promise<{ types: Record<string, string>; combined: string; exported: number }> {
+/**
+ * What a post-sync ran over: the IoCs it read and the highest `_seq_no` among them. Any write to the
+ * IoC index since (create, update or delete) changes one of the two, so a summary whose record
+ * differs from the index's does not describe the stored IoCs.
+ */
+export interface IocScanned {
+  documents: number
+  max_seq_no: number
+}
+
+const NOT_SUMMARY = { bool: { must_not: [{ ids: { values: [IOC_SUMMARY_ID] } }] } }
+
+/** The same two figures read from the index now (one search of one hit). */
+export async function iocStored(store: Store, index: string): Promise<IocScanned> {
+  await store.refresh({ index, expand_wildcards: 'all' })
+  const r = await store.search({
+    index,
+    expand_wildcards: 'all',
+    body: { query: NOT_SUMMARY, sort: [{ _seq_no: { order: 'desc' } }], size: 1, track_total_hits: true, _source: false },
+  })
+  const total = r.hits.total
+  const documents = typeof total === 'number' ? total : (total?.value ?? 0)
+  return { documents, max_seq_no: Number(r.hits.hits[0]?.sort?.[0] ?? -1) }
+}
+
+export const sameScan = (a: IocScanned | undefined, b: IocScanned): boolean =>
+  a !== undefined && a.documents === b.documents && a.max_seq_no === b.max_seq_no
+
+export async function iocPostSync(
+  deps: IocPostSyncDeps,
+): Promise<{ types: Record<string, string>; combined: string; exported: number; scanned: IocScanned }> {
   await deps.store.refresh({ index: deps.index, expand_wildcards: 'all' })
   const tmp = `${deps.exportPath}.tmp-${process.pid}`
   // The export is for the Engine; when its directory is not writable the hashes are still kept
@@ -72,6 +102,7 @@ export async function iocPostSync(deps: IocPostSyncDeps): Promise<{ types: Recor
   }
   const perType = new Map<string, SetDigest>()
   let exported = 0
+  const scanned: IocScanned = { documents: 0, max_seq_no: -1 }
   try {
     let after: unknown[] | undefined
     for (;;) {
@@ -79,7 +110,7 @@ export async function iocPostSync(deps: IocPostSyncDeps): Promise<{ types: Recor
         index: deps.index,
         expand_wildcards: 'all',
         body: {
-          query: { bool: { must_not: [{ ids: { values: [IOC_SUMMARY_ID] } }] } },
+          query: NOT_SUMMARY,
           sort: [{ _seq_no: { order: 'asc' } }],
           track_total_hits: false,
           size: deps.pageSize,
@@ -96,6 +127,8 @@ export async function iocPostSync(deps: IocPostSyncDeps): Promise<{ types: Recor
         let digest = perType.get(type)
         if (!digest) perType.set(type, (digest = new SetDigest()))
         digest.add(h._id, hash)
+        scanned.documents++
+        scanned.max_seq_no = Math.max(scanned.max_seq_no, Number(h.sort?.[0] ?? -1))
         if (out && !out.write(JSON.stringify(doc) + '\n')) await new Promise((res) => out!.once('drain', res))
         exported++
       }
@@ -121,7 +154,7 @@ export async function iocPostSync(deps: IocPostSyncDeps): Promise<{ types: Recor
     body: { type_hashes: Object.fromEntries(Object.entries(types).map(([k, v]) => [k, { hash: { sha256: v } }])) },
     refresh: true,
   })
-  if (!out) return { types, combined, exported: 0 }
+  if (!out) return { types, combined, exported: 0, scanned }
   try {
     const state = await deps.engine.iocState()
     if (state.updating) deps.log.warn('Engine is still loading IoCs; notification skipped until the next update', {})
@@ -129,5 +162,5 @@ export async function iocPostSync(deps: IocPostSyncDeps): Promise<{ types: Recor
   } catch (e) {
     deps.log.warn('Engine could not be notified of new IoCs', { error: (e as Error).message })
   }
-  return { types, combined, exported }
+  return { types, combined, exported, scanned }
 }

@@ -9,7 +9,7 @@ import { blueGreenSwap, stageAndSwap } from './blue-green'
 import { applyChanges } from './changes'
 import { aliasOf, type ConsumerDef } from './consumers'
 import { loadArchive, type PassContext } from './context'
-import { IOC_SUMMARY_ID, iocPostSync } from './ioc-post-sync'
+import { IOC_SUMMARY_ID, iocPostSync, iocStored, sameScan } from './ioc-post-sync'
 import { rulesetPostSync, type StaleStandard } from './ruleset-post-sync'
 import { placeholder, type ConsumerState, type PassProgress, type StagingLoad } from './state'
 
@@ -180,6 +180,11 @@ async function initialise(
   return undefined
 }
 
+/** Whether a packaged snapshot's manifest names the consumer's feed (the sample names none). */
+function fromFeed(manifestResource: string | undefined, url: string | undefined): boolean {
+  return !!manifestResource && !!url && sameResource(manifestResource, url)
+}
+
 export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<ConsumerOutcome> {
   const api = ctx.settings.str(`${cm}cti.api`)
   const norm = (u: string | undefined) => normalizeConsumerUrl(u, api)
@@ -254,6 +259,8 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
   }
 
   let updated = false
+  /** The consumer holds content of another source and the feed's snapshot could not be loaded yet. */
+  let foreignHeld = false
   let loadedFrom: ConsumerOutcome['loadedFrom']
   let stale: StaleStandard | undefined
 
@@ -280,7 +287,10 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
       })
       current = 0
     }
-    if (current > 0 && url && !(existing?.resource && sameResource(existing.resource, url))) {
+    if (current > 0 && url && state.foreign_content && remote?.last_snapshot_link) {
+      ctx.log.info("content is not this feed's; loading the feed's snapshot", { consumer: def.kind, url: loggable(url) })
+      current = 0
+    } else if (current > 0 && url && !(existing?.resource && sameResource(existing.resource, url))) {
       // Loaded from another source (the packaged sample, an import without an identity, another
       // feed set by hand): its offsets mean nothing on this feed, so load this feed's snapshot.
       ctx.log.warn('content came from another source than this feed; re-initialising', { consumer: def.kind, url: loggable(url) })
@@ -318,11 +328,22 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
         current = init.offset
         targets = init.targets
         stale = init.stale
-        state = await ctx.states.write({ ...state, local_offset: current, post_sync_pending: true })
+        const { foreign_content: _before, ...rest } = state
+        const foreign = init.from === 'packaged' ? !fromFeed(manifestResource, url) : init.from === 'stable' && _before === true
+        state = await ctx.states.write({
+          ...rest,
+          local_offset: current,
+          post_sync_pending: true,
+          ...(foreign ? { foreign_content: true } : {}),
+        })
       }
     }
     if (remote && current < remote.last_offset) {
-      if (current === 0 && !loaded) {
+      if (state.foreign_content) {
+        // Not this feed's content: continuing it with the feed's changes would mix two sets.
+        ctx.log.warn('content is not from this feed; its snapshot is loaded once it can be downloaded', { consumer: def.kind })
+        foreignHeld = true
+      } else if (current === 0 && !loaded) {
         ctx.log.warn('nothing loaded and no snapshot: the full feed is not fetched change by change', { consumer: def.kind })
       } else {
         // Recorded before the first change is written: a crash from here on redoes the post-sync.
@@ -336,8 +357,15 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
 
   // 9: post-sync, then ready. Content written by an earlier pass whose post-sync never finished
   // (killed, failed) counts as updated here, so that work is redone before `ready`.
-  const postSync = updated || state.post_sync_pending === true
+  let postSync = updated || state.post_sync_pending === true
   if (postSync && !updated) ctx.log.info('post-sync of an earlier pass did not finish; running it again', { consumer: def.kind })
+  if (!postSync && def.kind === 'iocs' && !sameScan(state.post_sync_over, await iocStored(ctx.store, targets.enrichments!))) {
+    // No record at all: written by a version before the record (once, after an upgrade).
+    if (state.post_sync_over)
+      ctx.log.warn('the IoC summary does not describe the stored IoCs; running the post-sync again', { consumer: def.kind })
+    else ctx.log.info('no record of what the last IoC post-sync read; running it again', { consumer: def.kind })
+    postSync = true
+  }
   let pending: string[] = []
   if (def.kind === 'ruleset') {
     const r = await rulesetPostSync(
@@ -354,7 +382,7 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
     )
     pending = r.pending
   } else if (postSync && def.kind === 'iocs') {
-    await iocPostSync({
+    const { scanned } = await iocPostSync({
       store: ctx.store,
       engine: ctx.engine,
       log: ctx.log,
@@ -362,6 +390,7 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
       exportPath: ctx.iocExportPath,
       pageSize: ctx.settings.num(`${cm}search_page_size`),
     })
+    state = { ...state, post_sync_over: scanned }
   } else if (postSync) {
     await ctx.store.refresh({ index: Object.values(targets).filter((x): x is string => !!x), expand_wildcards: 'all' })
   }
@@ -370,10 +399,10 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
   state = await ctx.states.write({ ...finished, status: 'ready', pending_sync_phases: pending })
   return outcome({
     updated,
-    retry: feedUnreachable || pending.length > 0,
+    retry: feedUnreachable || foreignHeld || pending.length > 0,
     status: 'ready',
     loadedFrom,
-    reason: feedUnreachable ? 'feed_unreachable' : pending.length ? 'pending_phases' : undefined,
+    reason: feedUnreachable ? 'feed_unreachable' : foreignHeld ? 'feed_snapshot_pending' : pending.length ? 'pending_phases' : undefined,
   })
 }
 

@@ -40,7 +40,7 @@ export interface ContentSyncDeps {
   engine: EngineClient
   ruleset: SyncRuleset
   recomputeSpaces(spaces: Space[]): Promise<SpaceHashResult[]>
-  clusterUuid: string
+  clusterUuid: () => Promise<string>
   snapshotsDir: string
   iocExportPath: string
   /** Tests pass a sleep that records waits; production sleeps for real. */
@@ -248,7 +248,7 @@ export class ContentSync {
       cti: new CtiClient(s, {
         credentials: this.deps.credentials,
         log: this.deps.log,
-        clusterUuid: this.deps.clusterUuid,
+        clusterUuid: await this.deps.clusterUuid(),
         sleep: this.deps.sleep,
         now: this.deps.now,
       }),

@@ -63,6 +63,19 @@ export const ConsumerState = t.Object({
    * `ready` over work never done.
    */
   post_sync_pending: t.Optional(t.Boolean()),
+  /**
+   * The content was loaded from a packaged snapshot that does not come from the consumer's feed
+   * (the sample shipped with svc-ext, or another feed's archive): its offsets mean other documents
+   * on this feed, so its changes are never applied over it, and every pass tries the feed's
+   * snapshot first until one is loaded.
+   */
+  foreign_content: t.Optional(t.Boolean()),
+  /**
+   * IoC consumer: what its last post-sync read (IoC count, highest `_seq_no`). A pass that finds the
+   * index otherwise (a write the post-sync never saw, whatever made it) runs the post-sync again
+   * before `ready`, so `ready` means the summary and export describe exactly the stored IoCs.
+   */
+  post_sync_over: t.Optional(t.Object({ documents: t.Integer({ minimum: 0 }), max_seq_no: t.Integer() })),
   staging: t.Optional(StagingLoad),
   /** The running pass's progress (rewritten at most every 5 s). */
   progress: t.Optional(PassProgress),
@@ -90,6 +103,7 @@ function coerce(def: ConsumerDef, source: Record<string, unknown>): ConsumerStat
       ? source.pending_sync_phases.filter((p): p is string => typeof p === 'string')
       : [],
     ...(source.post_sync_pending === true ? { post_sync_pending: true } : {}),
+    ...(source.foreign_content === true ? { foreign_content: true } : {}),
   }
 }
 

@@ -16,7 +16,7 @@ export interface VersionCheckDeps {
   settings: ClusterSettings
   log: Logger
   credentials: CtiCredentials
-  clusterUuid: string
+  clusterUuid: () => Promise<string>
   now: () => number
   /** The installed version (tests vary it); defaults to the version file. */
   version?: () => string
@@ -30,10 +30,11 @@ export function versionCheckRoutes(deps: VersionCheckDeps): PluginRoute[] {
       const version = (deps.version ?? (() => VERSION))().trim()
       if (!version) return envelope(500, 'Unable to determine current svc version.')
       const s = await deps.settings.snapshot()
+      const uuid = await deps.clusterUuid()
       const cti = new CtiClient(s, {
         credentials: deps.credentials,
         log: deps.log,
-        clusterUuid: deps.clusterUuid,
+        clusterUuid: uuid,
         version,
         interactive: true,
       })
@@ -41,7 +42,7 @@ export function versionCheckRoutes(deps: VersionCheckDeps): PluginRoute[] {
         const updates = await cti.releaseUpdates()
         return {
           message: {
-            uuid: deps.clusterUuid,
+            uuid,
             last_check_date: new Date(deps.now()).toISOString(),
             current_version: cti.tag,
             last_available_major: last(updates.major),

@@ -5,7 +5,7 @@
  * the detector (`detector.monitor_id[]`); executing it is a detector run now, under the same
  * lease as scheduled runs, answered in the shape of Alerting's execute API.
  */
-import type { Caller } from '../../security/caller'
+import type { Caller } from '../../http/caller'
 import type { Detectors } from '../detectors'
 import type { DetectionScheduler } from './scheduler'
 

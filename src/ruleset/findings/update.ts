@@ -1,6 +1,6 @@
 import { ApiError, OpenSearchHttpError } from '../../http/errors'
 import { INDEX_ACTIONS } from '../../security/actions'
-import type { Caller, Security } from '../../security/caller'
+import type { Caller, Security } from '../../http/caller'
 import { platformDecides, securityRefusal, storeAs } from '../../security/platform/caller-store'
 import type { BulkItemResult, BulkLine, Store } from '../../store/port'
 import type { CaseUpdate } from './update-request'

@@ -1,5 +1,5 @@
 import type { SettingsSnapshot } from '../../config/cluster-settings'
-import type { Caller } from '../../security/caller'
+import type { Caller } from '../../http/caller'
 import type { Query, Store } from '../../store/port'
 import { IndexNotFound } from '../../store/errors'
 import { backendRoleClause, filteredCaller } from '../access'

@@ -14,7 +14,7 @@
  *
  * Service bookkeeping (locks, job documents, markers, hashes, rollbacks) uses `deps.store`.
  */
-import type { Caller, Security } from '../caller'
+import type { Caller, Security } from '../../http/caller'
 import type { Store } from '../../store/port'
 
 export interface CallerStores {

@@ -7,7 +7,7 @@
  * answer is returned. GET merges both views (ours alone when the caller may not read the
  * platform's).
  */
-import { flattenKeys } from '../../config/flat-keys'
+import { flattenKeys } from '../../store/flat-keys'
 import { isOwnedKey } from '../../config/registry'
 import { readBody, refusedContentType } from '../../http/body'
 import { ApiError } from '../../http/errors'

@@ -1,4 +1,4 @@
-import type { Caller } from '../../security/caller'
+import type { Caller } from '../../http/caller'
 
 /** Owner of sessions written without a known user (reference 3.2). */
 export const SHARED_OWNER = '_shared'

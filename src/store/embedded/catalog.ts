@@ -7,7 +7,7 @@ import type { AliasDefinition, IndexTemplateBody, Mappings } from '../port'
 import type { FieldSpec } from '../query/compile'
 import type { Namespace } from '../names'
 import { fieldSpecs, type IndexedKind, indexedKind } from './mapping'
-import { ridRange } from './schema'
+import { ridRange } from './rids'
 
 export interface IndexMeta {
   ix: number

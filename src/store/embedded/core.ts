@@ -72,6 +72,8 @@ export class StoreCore {
   private readonly seal: () => void
   /** What opening did to the schema (for the start-up log). */
   readonly migration: MigrationResult
+  /** OpenSearch's cluster_uuid, kept in the store (integrity.ts). */
+  readonly clusterUuid: string
 
   private readonly searchLimits: () => Partial<SearchLimits>
 
@@ -91,6 +93,7 @@ export class StoreCore {
     this.db = opened.db
     this.seal = opened.seal
     this.migration = opened.migration
+    this.clusterUuid = opened.clusterUuid
     this.cat = Catalog.load(this.db)
     this.now = options.clock ?? Date.now
     this.searchLimits = options.searchLimits ?? (() => ({}))

@@ -17,7 +17,7 @@ import { setMappings } from './indices'
 import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './mapping'
 import { isValueAndPathField } from '../query/flat-object'
 import { keepForPits } from './pits'
-import { ridRange } from './schema'
+import { ridRange } from './rids'
 
 export async function indexDocument(core: StoreCore, params: IndexParams): Promise<WriteResponse> {
   // Like OpenSearch's auto-id handler, a write without an id defaults to op_type=create (so it

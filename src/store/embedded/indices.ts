@@ -16,14 +16,14 @@ import type {
   ShardsInfo,
 } from '../port'
 import { isObject } from '../query/doc'
-import { nestKeys } from '../../config/flat-keys'
+import { nestKeys } from '../flat-keys'
 import { flattenSettings, shardsOf, validateSettings } from '../settings'
 import { aliasesOf, checkWriteIndices, putAlias, validateAliasName } from './alias-entries'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 import { randomId } from './ids'
 import { checkMappingLimits, fieldSpecs, mappingLimits, mergeMappings, validateMappings } from './mapping'
-import { MAX_IX, ridRange } from './schema'
+import { MAX_IX, ridRange } from './rids'
 import { matchTemplate } from './templates'
 
 /** The OpenSearch version whose behaviour and version id we report. */

@@ -26,6 +26,8 @@ export interface StoreMarker {
 export interface OpenedStoreFile {
   db: Database
   migration: MigrationResult
+  /** The cluster's identity (`cluster_uuid`), generated when the store was created and kept in it. */
+  clusterUuid: string
   /** Records a clean close (generation + 1 in the store and the marker); call before `db.close()`. */
   seal(): void
 }
@@ -115,6 +117,16 @@ function quickCheck(db: Database, file: string): void {
   }
 }
 
+/**
+ * OpenSearch's cluster_uuid: random (22 base64url characters, as OpenSearch's) once per store, so
+ * two installs never report the same one, and kept, so a node keeps it across restarts.
+ */
+function clusterUuidOf(db: Database): string {
+  const fresh = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64url')
+  db.query("INSERT OR IGNORE INTO store_meta (key, value) VALUES ('cluster_uuid', ?)").run(fresh)
+  return meta(db, 'cluster_uuid')!
+}
+
 function meta(db: Database, key: string): string | undefined {
   return (db.query('SELECT value FROM store_meta WHERE key = ?').get(key) as { value: string } | null)?.value
 }
@@ -145,7 +157,8 @@ export function openStoreFile(file: string, options: OpenStoreFileOptions): Open
   const migrations = options.migrations ?? SCHEMA_MIGRATIONS
   if (file === ':memory:') {
     const db = new Database(file)
-    return { db, migration: prepareDatabase(db, options.synchronous, file, migrations), seal() {} }
+    const migration = prepareDatabase(db, options.synchronous, file, migrations)
+    return { db, migration, clusterUuid: clusterUuidOf(db), seal() {} }
   }
   const marker = readMarker(file)
   checkPresence(file, marker)
@@ -203,6 +216,7 @@ export function openStoreFile(file: string, options: OpenStoreFileOptions): Open
     return {
       db: opened,
       migration,
+      clusterUuid: clusterUuidOf(opened),
       seal: () => {
         clearInterval(timer)
         advance(opened, file, id, schemaVersion)

@@ -10,7 +10,7 @@ import type { Mappings } from '../port'
 import { fieldPath } from '../query/doc'
 import { FLAT_OBJECT, flatLeaves, valueAndPathField, valueAndPathKey } from '../query/flat-object'
 import { fieldSpecs } from './mapping'
-import { ridRange } from './schema'
+import { ridRange } from './rids'
 
 export interface Migration {
   /** The schema version the store has after this step; steps are numbered 1, 2, 3... */

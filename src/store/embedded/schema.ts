@@ -34,9 +34,3 @@ export function prepareDatabase(
   db.run('DELETE FROM pit_history')
   return result
 }
-
-/** Rowids per index (2^32 documents); keeps every rid below 2^53 for up to 2^21 index ids. */
-export const RID_SPAN = 2 ** 32
-
-export const ridRange = (ix: number): [number, number] => [ix * RID_SPAN, (ix + 1) * RID_SPAN - 1]
-export const MAX_IX = 2 ** 21 - 1

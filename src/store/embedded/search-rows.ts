@@ -8,7 +8,7 @@ import type { Columns } from './aggs-columnar'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 import { type Plan, planQuery } from './plan'
-import { ridRange } from './schema'
+import { ridRange } from './rids'
 import type { Row } from './search'
 
 /** Rows read per statement: no SQLite cursor stays open while a search yields the event loop. */

@@ -7,7 +7,7 @@
 import { Database } from 'bun:sqlite'
 import type { AliasDefinition, Mappings } from '../port'
 import { schemaVersion } from './migrations'
-import { ridRange } from './schema'
+import { ridRange } from './rids'
 
 /**
  * The copy worker. In the compiled executable it is an entry point of its own (scripts/build.ts),

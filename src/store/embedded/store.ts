@@ -92,6 +92,10 @@ export class EmbeddedStore implements Store {
     this.migration = this.core.migration
   }
 
+  async clusterUuid(): Promise<string> {
+    return this.core.clusterUuid
+  }
+
   /**
    * The SQLite query plan of the candidate lookup for `query` on `index` (for tests and
    * diagnostics); with `afterSeq`, of the `_seq_no`-ordered read after that seq_no.

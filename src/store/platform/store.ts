@@ -119,6 +119,20 @@ export class PlatformStore implements Store {
     private readonly owner = true,
   ) {}
 
+  private uuid?: Promise<string>
+
+  async clusterUuid(): Promise<string> {
+    // The platform's own (it never changes); a failed read is asked again next time.
+    this.uuid ??= this.body<{ cluster_uuid: string }>({ method: 'GET', path: '/' }).then(
+      (r) => r.cluster_uuid,
+      (e) => {
+        this.uuid = undefined
+        throw e
+      },
+    )
+    return this.uuid
+  }
+
   /** The same connections, acting as the caller whose Authorization header this is. */
   asCaller(authorization: string): PlatformStore {
     return new PlatformStore(this.client, authorization, false)

@@ -135,7 +135,7 @@ export async function startSyncHarness(
       engine: content.engine,
       ruleset: rulesetPort,
       recomputeSpaces: (spaces) => content.recomputeSpaces(spaces),
-      clusterUuid: 'test-cluster-uuid',
+      clusterUuid: async () => 'test-cluster-uuid',
       snapshotsDir,
       iocExportPath: iocExport,
       sleep,

@@ -1,3 +1,8 @@
+/**
+ * The request identity and the security port, below both HTTP routes and the security layer that
+ * implements it (so neither imports the other upward).
+ */
+
 /** Who is calling: the authenticated user as the security plugin's authinfo describes it. */
 export interface Caller {
   name: string
@@ -25,4 +30,9 @@ export interface Security {
   authorizeIndices(caller: Caller, action: string, indices: string[]): void
   /** The DLS query (already with ${user.name} substituted) that must filter reads of an index, if any. */
   documentFilter(caller: Caller, index: string): Record<string, unknown> | undefined
+}
+
+/** The platform's wording, so operators recognise it. */
+export function noPermissions(action: string, caller: Caller): string {
+  return `no permissions for [${action}] and User [name=${caller.name}, backend_roles=[${caller.backendRoles.join(', ')}], requestedTenant=null]`
 }

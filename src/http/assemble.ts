@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia'
-import type { Security } from '../security/caller'
-import type { Logger } from '../http/log'
-import { ApiError, envelope, json, OpenSearchHttpError, openSearchError } from '../http/errors'
-import { runPluginRoute, type PluginRoute } from '../http/route'
-import { remoteAddressOf } from '../http/remote'
+import type { Security } from './caller'
+import type { Logger } from './log'
+import { ApiError, envelope, json, OpenSearchHttpError, openSearchError } from './errors'
+import { runPluginRoute, type PluginRoute } from './route'
+import { remoteAddressOf } from './remote'
 
 /** Bodies are read by the routes themselves (with their own limits), never by the framework. */
 const UNPARSED = Symbol('unparsed')

@@ -3,7 +3,7 @@
  * input, so both directions write through `setOwn` (a `__proto__` key stays a key).
  */
 import { descend, isObject } from '../json'
-import { own, setOwn } from '../store/own'
+import { own, setOwn } from './own'
 
 export function flattenKeys(obj: Record<string, unknown>, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
   for (const [k, v] of Object.entries(obj)) {
