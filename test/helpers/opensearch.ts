@@ -10,6 +10,7 @@
 import { describe, test } from 'bun:test'
 import { join } from 'node:path'
 import { tmpdir } from 'node:os'
+import { ADMIN } from './server'
 import {
   attachOpenSearch,
   missingPrerequisites,
@@ -61,6 +62,8 @@ export function realOpenSearch(kind: OpenSearchKind = 'secure'): Promise<Running
       secure: kind === 'secure',
       clusterName: `svc-test-${kind}`,
       serviceAccount: kind === 'secure' ? OS_SERVICE_ACCOUNT : undefined,
+      // The same admin as the embedded test servers', so a suite's default caller exists on both platforms.
+      adminPassword: ADMIN.password,
       log: (line) => process.stderr.write(line + '\n'),
     })
     clusters.set(kind, c)
