@@ -1,0 +1,261 @@
+/**
+ * Delivers what outboxes owe (see outbox-model.ts), at least once: a due delivery is first claimed
+ * (its `next_at` pushed past the longest an attempt can take, written conditionally on the
+ * document's sequence number, so two dispatchers never send the same attempt), then sent with its
+ * idempotency key, then its outcome recorded on the document. A crash after the send and before
+ * the record sends again after the claim runs out, with the same key. Failures are retried with
+ * exponential back-off and full jitter; after `delivery.max_retries` retries the delivery is a dead
+ * letter: on the document, in the log (error) and in the metrics. Throttled actions are recorded,
+ * not sent.
+ */
+import type { ClusterSettings, SettingsSnapshot } from '../config/cluster-settings'
+import type { Logger } from '../http/log'
+import { AlreadyExists, DocumentMissing, IndexNotFound, VersionConflict } from '../store/errors'
+import type { SearchHit, Store } from '../store/port'
+import type { Channels } from './configs'
+import type { DeliveryMetrics } from './metrics'
+import { outboxOf, type OutboxDocument, type PendingDelivery } from './outbox-model'
+import { deliver, type Delivery } from './send'
+
+/** Where documents with outboxes live: detector and correlation alerts, case notifications. */
+export const OUTBOX_INDICES = ['.opensearch-sap-*-alerts*', '.svc-notifications-outbox']
+export const CASE_OUTBOX_INDEX = '.svc-notifications-outbox'
+const THROTTLE_INDEX = '.svc-notifications-throttle'
+/** Documents claimed per pass; the rest wait for the next pass (which comes at once when this one was full). */
+const PAGE = 50
+const MAX_RECORD_TRIES = 5
+
+export interface DispatcherDeps {
+  store: Store
+  settings: ClusterSettings
+  log: Logger
+  now: () => number
+  channels: Channels
+  metrics: DeliveryMetrics
+}
+
+export class Dispatcher {
+  private timer?: ReturnType<typeof setTimeout>
+  private running?: Promise<unknown>
+  private again = false
+  private stopped = true
+  private readonly abort = new AbortController()
+
+  constructor(private readonly d: DispatcherDeps) {}
+
+  start(): void {
+    this.stopped = false
+    this.kick()
+  }
+
+  /** Runs a pass now (new deliveries were just written), or right after the one under way. */
+  kick(): void {
+    if (this.stopped) return
+    if (this.running) {
+      this.again = true
+      return
+    }
+    clearTimeout(this.timer)
+    this.running = this.pass()
+      .catch((e) => this.d.log.warn('notification dispatch pass failed; trying again', { error: e as Error }))
+      .finally(async () => {
+        this.running = undefined
+        if (this.stopped) return
+        const settings = await this.d.settings.snapshot().catch(() => undefined)
+        const wait = this.again ? 0 : (settings?.num('plugins.notifications.delivery.poll_interval_millis') ?? 1000)
+        this.again = false
+        this.timer = setTimeout(() => this.kick(), wait)
+      })
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    clearTimeout(this.timer)
+    this.abort.abort()
+    await this.running
+  }
+
+  /** One pass over the due deliveries; answers how many attempts it made. */
+  async pass(): Promise<number> {
+    const settings = await this.d.settings.snapshot()
+    const now = this.d.now()
+    let hits: SearchHit[]
+    try {
+      const r = await this.d.store.search({
+        index: OUTBOX_INDICES,
+        ignore_unavailable: true,
+        expand_wildcards: 'all',
+        body: {
+          size: PAGE,
+          query: { bool: { filter: [{ term: { 'svc_outbox.pending': true } }, { range: { 'svc_outbox.next_at': { lte: now } } }] } },
+          sort: [{ 'svc_outbox.next_at': { order: 'asc' } }],
+          seq_no_primary_term: true,
+        },
+      })
+      hits = r.hits.hits
+    } catch (e) {
+      if (e instanceof IndexNotFound) return 0
+      throw e
+    }
+    if (hits.length === PAGE) this.again = true
+    let attempts = 0
+    // One at a time: a slow channel holds this node's dispatcher for at most its socket timeout.
+    for (const hit of hits) {
+      if (this.stopped && this.abort.signal.aborted) break
+      attempts += await this.dispatch(hit, settings)
+    }
+    return attempts
+  }
+
+  private async dispatch(hit: SearchHit, settings: SettingsSnapshot): Promise<number> {
+    const doc = hit._source as unknown as OutboxDocument
+    const now = this.d.now()
+    const due = (doc.svc_outbox?.deliveries ?? []).filter((x) => x.state === 'pending' && x.next_at <= now)
+    if (due.length === 0) return 0
+    // The claim: each due attempt's next_at moves past the longest an attempt may take.
+    const claimMillis =
+      settings.num('opensearch.notifications.core.http.socket_timeout') +
+      settings.num('opensearch.notifications.core.http.connection_timeout') +
+      1000
+    const claimed = structuredClone(doc)
+    for (const x of claimed.svc_outbox!.deliveries) if (x.state === 'pending' && x.next_at <= now) x.next_at = now + claimMillis
+    claimed.svc_outbox = outboxOf(claimed.svc_outbox!.deliveries)
+    try {
+      await this.d.store.index({
+        index: hit._index,
+        id: hit._id,
+        body: claimed,
+        if_seq_no: hit._seq_no,
+        if_primary_term: hit._primary_term,
+        refresh: true,
+      })
+    } catch (e) {
+      // Another dispatcher claimed it, or it moved (acknowledged): the next pass sees it again.
+      if (e instanceof VersionConflict || e instanceof DocumentMissing) return 0
+      throw e
+    }
+    for (const x of due) {
+      const outcome = await this.attempt(x, settings)
+      await this.record(hit._id, x, outcome, settings)
+    }
+    return due.length
+  }
+
+  private async attempt(x: PendingDelivery, settings: SettingsSnapshot): Promise<(Delivery & { throttled?: false }) | { throttled: true }> {
+    if (x.throttle && (await this.throttled(x.throttle, settings))) return { throttled: true }
+    const channel = await this.d.channels.stored(x.destination_id)
+    if (!channel)
+      return { ok: false, status_code: '404', status_text: `Notification channel [${x.destination_id}] not found`, retryable: false }
+    const outcome = await deliver(channel, x.message, settings, { idempotencyKey: x.key, signal: this.abort.signal })
+    this.d.metrics.attempts.inc({ outcome: outcome.ok ? 'delivered' : 'failed', channel_type: channel.config.config_type })
+    if (outcome.ok && x.throttle) await this.sent(x.throttle.scope)
+    return outcome
+  }
+
+  /** Writes the attempt's outcome on the document wherever it is now (acknowledged alerts move to history). */
+  private async record(id: string, x: PendingDelivery, outcome: Awaited<ReturnType<Dispatcher['attempt']>>, settings: SettingsSnapshot) {
+    const now = this.d.now()
+    const maxRetries = settings.num('plugins.notifications.delivery.max_retries')
+    const base = settings.num('plugins.notifications.delivery.backoff_base_millis')
+    for (let tries = 0; ; tries++) {
+      const found = await this.locate(id)
+      if (!found) return
+      const doc = found._source as unknown as OutboxDocument
+      const delivery = doc.svc_outbox?.deliveries.find((d) => d.key === x.key)
+      if (!delivery) return
+      let result = doc.action_execution_results.find((r) => r.action_id === x.action_id)
+      if (!result) {
+        result = { action_id: x.action_id, last_execution_time: null, throttled_count: 0, delivery_state: 'pending', attempts: [] }
+        doc.action_execution_results.push(result)
+      }
+      if (outcome.throttled) {
+        delivery.state = 'throttled'
+        result.throttled_count += 1
+        result.delivery_state = 'throttled'
+        this.d.metrics.attempts.inc({ outcome: 'throttled', channel_type: 'any' })
+      } else {
+        delivery.attempts += 1
+        result.last_execution_time = now
+        result.attempts.push({ time: now, status_code: outcome.status_code, status_text: outcome.status_text })
+        if (outcome.ok) {
+          delivery.state = 'delivered'
+          doc.last_notification_time = now
+        } else if (!outcome.retryable || delivery.attempts > maxRetries) {
+          delivery.state = 'dead_letter'
+        } else {
+          // Full jitter over an exponentially growing window: retries of many alerts spread out.
+          const window = base * 2 ** (delivery.attempts - 1)
+          delivery.next_at = now + Math.round(window / 2 + Math.random() * (window / 2))
+        }
+        result.delivery_state = delivery.state
+      }
+      doc.svc_outbox = outboxOf(doc.svc_outbox!.deliveries)
+      try {
+        await this.d.store.index({
+          index: found._index,
+          id,
+          body: doc,
+          if_seq_no: found._seq_no,
+          if_primary_term: found._primary_term,
+          refresh: true,
+        })
+      } catch (e) {
+        if ((e instanceof VersionConflict || e instanceof DocumentMissing) && tries < MAX_RECORD_TRIES) continue
+        throw e
+      }
+      if (delivery.state === 'dead_letter') {
+        this.d.metrics.attempts.inc({ outcome: 'dead_letter', channel_type: 'any' })
+        this.d.log.error('notification dead-lettered: no more retries', {
+          document: id,
+          action: x.action_id,
+          channel: x.destination_id,
+          attempts: delivery.attempts,
+          last_status: outcome.throttled ? undefined : outcome.status_code,
+        })
+      } else if (!outcome.throttled && !outcome.ok)
+        this.d.log.warn('notification delivery failed; retrying', {
+          document: id,
+          action: x.action_id,
+          channel: x.destination_id,
+          attempt: delivery.attempts,
+          status: outcome.status_code,
+          retry_in_millis: delivery.next_at - now,
+        })
+      return
+    }
+  }
+
+  private async locate(id: string): Promise<SearchHit | undefined> {
+    try {
+      const r = await this.d.store.search({
+        index: OUTBOX_INDICES,
+        ignore_unavailable: true,
+        expand_wildcards: 'all',
+        body: { size: 1, query: { ids: { values: [id] } }, seq_no_primary_term: true },
+      })
+      return r.hits.hits[0]
+    } catch (e) {
+      if (e instanceof IndexNotFound) return undefined
+      throw e
+    }
+  }
+
+  private async throttled(t: { minutes: number; scope: string }, _settings: SettingsSnapshot): Promise<boolean> {
+    try {
+      const got = await this.d.store.get({ index: THROTTLE_INDEX, id: t.scope })
+      const last = got.found ? (got._source as { last_sent_at?: number }).last_sent_at : undefined
+      return last !== undefined && this.d.now() - last < t.minutes * 60_000
+    } catch (e) {
+      if (e instanceof IndexNotFound) return false
+      throw e
+    }
+  }
+
+  private async sent(scope: string): Promise<void> {
+    try {
+      await this.d.store.index({ index: THROTTLE_INDEX, id: scope, body: { last_sent_at: this.d.now() }, refresh: true })
+    } catch (e) {
+      if (!(e instanceof IndexNotFound || e instanceof AlreadyExists)) throw e
+    }
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * Alerts of one detector run's findings (reference 1.2, 2.3): for each trigger, one alert per
+ * matched document, with its notifications (one per action, rendered now with the peer's `ctx`) in
+ * the alert document itself. Ids are deterministic (detector, trigger, the document's findings), and
+ * alerts are written with op_type create before the run's checkpoint moves: a batch repeated after a
+ * crash finds its alerts there (409) and raises none twice, and a crash before they are written
+ * repeats the batch, so none is lost.
+ */
+import type { Logger } from '../../http/log'
+import { outboxOf, type PendingDelivery } from '../../notifications/outbox-model'
+import { render } from '../../notifications/template'
+import type { BulkLine, Store } from '../../store/port'
+import type { FindingInput, FindingRule } from '../findings/writer'
+import type { StoredDetector, Trigger } from '../model'
+import { ensureActive } from './indices'
+import type { StoredAlert, TriggerAction } from './model'
+import { conditionSource, triggerMatches } from './trigger'
+
+export const ALERT_SCHEMA_VERSION = 5
+
+export interface AlertRaiserDeps {
+  store: Store
+  log: Logger
+  now: () => number
+  /** Told when new alerts owe notifications (the dispatcher runs a pass). */
+  onPending?: () => void
+}
+
+const hash = (...parts: string[]) => {
+  const h = new Bun.CryptoHasher('sha256')
+  h.update(parts.join('\u0000'))
+  return h.digest('base64url').slice(0, 32)
+}
+
+export const triggerId = (t: Trigger) => t.id ?? t.name
+export const actionId = (a: TriggerAction) => a.id ?? a.name
+
+export class AlertRaiser {
+  constructor(private readonly d: AlertRaiserDeps) {}
+
+  /** Raises the alerts of these findings (any order); answers how many were new. */
+  async raise(detectorId: string, detector: StoredDetector, findings: Array<FindingInput & { id: string }>): Promise<number> {
+    const triggers = detector.triggers ?? []
+    if (triggers.length === 0 || findings.length === 0) return 0
+    const byDoc = new Map<string, Array<FindingInput & { id: string }>>()
+    for (const f of findings) {
+      const key = `${f.event._id}|${f.event._index}`
+      const list = byDoc.get(key)
+      if (list) list.push(f)
+      else byDoc.set(key, [f])
+    }
+    const now = this.d.now()
+    const alerts: StoredAlert[] = []
+    for (const trigger of triggers) {
+      for (const [doc, docFindings] of byDoc) {
+        const rules = triggerMatches(
+          trigger,
+          docFindings.map((f) => f.rule),
+        )
+        if (!rules) continue
+        const finding = docFindings.filter((f) => rules.includes(f.rule)).sort((a, b) => (a.id < b.id ? -1 : 1))[0]
+        alerts.push(this.alert(detectorId, detector, trigger, doc, finding, rules, now))
+      }
+    }
+    if (alerts.length === 0) return 0
+    const index = await ensureActive(this.d.store, detector.detector_type)
+    const lines: BulkLine[] = alerts.flatMap((a) => [{ create: { _index: index, _id: a.id } }, a as unknown as BulkLine])
+    const r = await this.d.store.bulk({ body: lines, refresh: true })
+    let created = 0
+    const failed: string[] = []
+    for (const item of r.items) {
+      const x = item.create!
+      if (x.status === 201) created++
+      else if (x.status !== 409) failed.push(x.error?.reason ?? `status ${x.status}`)
+    }
+    // Not written: the run stops before its checkpoint, and the batch is raised again.
+    if (failed.length > 0) throw new Error(`detector ${detectorId}: ${failed.length} alerts could not be written (${failed[0]})`)
+    if (created > 0 && alerts.some((a) => a.svc_outbox?.pending)) this.d.onPending?.()
+    return created
+  }
+
+  private alert(
+    detectorId: string,
+    detector: StoredDetector,
+    trigger: Trigger,
+    doc: string,
+    finding: FindingInput & { id: string },
+    rules: FindingRule[],
+    now: number,
+  ): StoredAlert {
+    const tid = triggerId(trigger)
+    const id = hash(detectorId, tid, finding.id)
+    const alert: StoredAlert = {
+      id,
+      version: 1,
+      schema_version: ALERT_SCHEMA_VERSION,
+      detector_id: detectorId,
+      detector_type: detector.detector_type,
+      monitor_id: detector.monitor_id?.[0] ?? detectorId,
+      monitor_name: detector.name,
+      trigger_id: tid,
+      trigger_name: trigger.name,
+      finding_ids: [finding.id],
+      related_doc_ids: [doc],
+      state: 'ACTIVE',
+      error_message: null,
+      alert_history: [],
+      severity: trigger.severity ?? '1',
+      action_execution_results: [],
+      start_time: now,
+      last_notification_time: null,
+      end_time: null,
+      acknowledged_time: null,
+      associated_queries: rules.map((r) => ({
+        id: r.id,
+        name: r.title ?? r.id,
+        tags: [...new Set([r.level, r.category, ...(r.tags ?? [])].filter(Boolean) as string[])],
+      })),
+      ...(detector.user ? { user: detector.user } : {}),
+    }
+    const actions = (trigger.actions ?? []) as TriggerAction[]
+    if (actions.length > 0) {
+      const ctx = this.context(detectorId, detector, trigger, alert, now)
+      const deliveries: PendingDelivery[] = actions.map((a) => {
+        const aid = actionId(a)
+        const subject = render(a.subject_template, ctx)
+        return {
+          action_id: aid,
+          destination_id: a.destination_id,
+          message: { title: subject || 'Alerting-Notification Action', text: render(a.message_template, ctx) },
+          key: `${id}:${aid}`,
+          state: 'pending',
+          attempts: 0,
+          next_at: now,
+          ...(a.throttle_enabled && a.throttle ? { throttle: { minutes: a.throttle.value, scope: hash(detectorId, tid, aid) } } : {}),
+        }
+      })
+      alert.action_execution_results = deliveries.map((x) => ({
+        action_id: x.action_id,
+        last_execution_time: null,
+        throttled_count: 0,
+        delivery_state: 'pending',
+        attempts: [],
+      }))
+      alert.svc_outbox = outboxOf(deliveries)
+    }
+    return alert
+  }
+
+  /** The peer's `ctx` (`TriggerExecutionContext`, `AlertContext`), for one PER_ALERT action. */
+  private context(detectorId: string, detector: StoredDetector, trigger: Trigger, alert: StoredAlert, now: number) {
+    return {
+      monitor: {
+        _id: alert.monitor_id,
+        _version: 1,
+        name: detector.name,
+        enabled: detector.enabled,
+        monitor_type: 'doc_level_monitor',
+        enabled_time: detector.enabled_time,
+        last_update_time: detector.last_update_time,
+        schedule: detector.schedule,
+        inputs: detector.inputs,
+        detector_id: detectorId,
+      },
+      trigger: {
+        id: alert.trigger_id,
+        name: trigger.name,
+        severity: alert.severity,
+        actions: trigger.actions ?? [],
+        condition: { script: { source: conditionSource(trigger), lang: 'painless' } },
+      },
+      alerts: [
+        {
+          id: alert.id,
+          version: alert.version,
+          state: alert.state,
+          severity: alert.severity,
+          start_time: alert.start_time,
+          last_notification_time: null,
+          end_time: null,
+          acknowledged_time: null,
+          error_message: null,
+          execution_id: null,
+          workflow_id: '',
+          finding_ids: alert.finding_ids.join(','),
+          related_doc_ids: alert.related_doc_ids.join(','),
+          associated_queries: alert.associated_queries,
+        },
+      ],
+      results: [],
+      periodStart: now,
+      periodEnd: now,
+      error: null,
+    }
+  }
+}
