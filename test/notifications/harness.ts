@@ -34,10 +34,10 @@ const ROLES = {
 }
 const MAPPING = { detector_manager: { users: ['blue', 'red'] }, channel_reader: { backend_roles: ['reader'] } }
 
-/** Fast retries: 50 ms back-off base, 3 retries, 50 ms polls, 1.5 s per attempt. */
+/** Fast retries: 50 ms back-off base, 6 retries (at least 1.6 s from first to last), 50 ms polls, 1.5 s per attempt. */
 export const FAST = {
   'plugins.notifications.delivery.backoff_base_millis': 50,
-  'plugins.notifications.delivery.max_retries': 3,
+  'plugins.notifications.delivery.max_retries': 6,
   'plugins.notifications.delivery.poll_interval_millis': 50,
   'opensearch.notifications.core.http.socket_timeout': 1500,
   'opensearch.notifications.core.http.connection_timeout': 500,
