@@ -24,6 +24,7 @@ import { RulesetService } from './sync'
 import { AlertRaiser } from './alerts/raise'
 import { alertsRoutes } from './alerts/routes'
 import { Alerts } from './alerts/service'
+import { CorrelationAlerts } from './alerts/correlation'
 import { rollOver } from './alerts/indices'
 import { timeToMillis } from '../config/values'
 
@@ -118,7 +119,7 @@ export function createRuleset(
   const scheduler = new DetectionScheduler({ ...runDeps, detectors }, options)
   const run = (monitorId: string, caller: Caller | undefined) => executeMonitor({ detectors, scheduler, now: deps.now }, monitorId, caller)
   return {
-    routes: [...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }), ...alertsRoutes(alerts)],
+    routes: [...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }), ...alertsRoutes(alerts, new CorrelationAlerts(deps))],
     alerts,
     logTypes,
     rules,

@@ -9,6 +9,7 @@ import { indexApiRoutes } from '../../src/indexer/routes'
 import { createNotifications, type Notifications } from '../../src/notifications'
 import { caseNotifier } from '../../src/notifications/case'
 import { createRuleset, type Ruleset } from '../../src/ruleset'
+import { forgetCorrelationAlerts } from '../../src/ruleset/alerts/correlation'
 import { forgetAlertIndices } from '../../src/ruleset/alerts/indices'
 import { findingsRoutes } from '../../src/ruleset/findings/routes'
 import { forgetEnsured } from '../../src/ruleset/indices'
@@ -87,6 +88,7 @@ export async function startAlertingServer(node: Record<string, unknown> = {}): P
           await ruleset.stop()
           forgetEnsured(deps.store)
           forgetAlertIndices(deps.store)
+          forgetCorrelationAlerts()
         },
       }
     },

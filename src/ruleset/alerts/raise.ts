@@ -13,7 +13,8 @@ import type { BulkLine, Store } from '../../store/port'
 import type { FindingInput, FindingRule } from '../findings/writer'
 import type { StoredDetector, Trigger } from '../model'
 import { ensureActive } from './indices'
-import type { StoredAlert, TriggerAction } from './model'
+import type { ActionExecutionResult, StoredAlert, TriggerAction } from './model'
+import { ensureCorrelationAlerts, type StoredCorrelationAlert } from './correlation'
 import { conditionSource, triggerMatches } from './trigger'
 
 export const ALERT_SCHEMA_VERSION = 5
@@ -35,6 +36,18 @@ const hash = (...parts: string[]) => {
 export const triggerId = (t: Trigger) => t.id ?? t.name
 export const actionId = (a: TriggerAction) => a.id ?? a.name
 
+/** What a correlation finding says of its firing (`svc.correlation`, see correlation/detector.ts). */
+interface Firing {
+  rule: { id: string; title?: string; name?: string }
+  window: { start: string; timespan_ms: number }
+  findings: string[]
+}
+
+function correlationOf(f: FindingInput): Firing | undefined {
+  const svc = f.event._source.svc as { correlation?: Firing } | undefined
+  return svc && typeof svc === 'object' ? svc.correlation : undefined
+}
+
 export class AlertRaiser {
   constructor(private readonly d: AlertRaiserDeps) {}
 
@@ -43,7 +56,12 @@ export class AlertRaiser {
     const triggers = detector.triggers ?? []
     if (triggers.length === 0 || findings.length === 0) return 0
     const byDoc = new Map<string, Array<FindingInput & { id: string }>>()
+    const correlations: Array<FindingInput & { id: string }> = []
     for (const f of findings) {
+      if (correlationOf(f)) {
+        correlations.push(f)
+        continue
+      }
       const key = `${f.event._id}|${f.event._index}`
       const list = byDoc.get(key)
       if (list) list.push(f)
@@ -51,6 +69,7 @@ export class AlertRaiser {
     }
     const now = this.d.now()
     const alerts: StoredAlert[] = []
+    const correlationAlerts: StoredCorrelationAlert[] = []
     for (const trigger of triggers) {
       for (const [doc, docFindings] of byDoc) {
         const rules = triggerMatches(
@@ -61,10 +80,19 @@ export class AlertRaiser {
         const finding = docFindings.filter((f) => rules.includes(f.rule)).sort((a, b) => (a.id < b.id ? -1 : 1))[0]
         alerts.push(this.alert(detectorId, detector, trigger, doc, finding, rules, now))
       }
+      for (const f of correlations)
+        if (triggerMatches(trigger, [f.rule])) correlationAlerts.push(this.correlationAlert(detectorId, detector, trigger, f, now))
     }
-    if (alerts.length === 0) return 0
-    const index = await ensureActive(this.d.store, detector.detector_type)
-    const lines: BulkLine[] = alerts.flatMap((a) => [{ create: { _index: index, _id: a.id } }, a as unknown as BulkLine])
+    const lines: BulkLine[] = []
+    if (alerts.length > 0) {
+      const index = await ensureActive(this.d.store, detector.detector_type)
+      for (const a of alerts) lines.push({ create: { _index: index, _id: a.id } }, a as unknown as BulkLine)
+    }
+    if (correlationAlerts.length > 0) {
+      const index = await ensureCorrelationAlerts(this.d.store)
+      for (const a of correlationAlerts) lines.push({ create: { _index: index, _id: a.id } }, a as unknown as BulkLine)
+    }
+    if (lines.length === 0) return 0
     const r = await this.d.store.bulk({ body: lines, refresh: true })
     let created = 0
     const failed: string[] = []
@@ -75,8 +103,86 @@ export class AlertRaiser {
     }
     // Not written: the run stops before its checkpoint, and the batch is raised again.
     if (failed.length > 0) throw new Error(`detector ${detectorId}: ${failed.length} alerts could not be written (${failed[0]})`)
-    if (created > 0 && alerts.some((a) => a.svc_outbox?.pending)) this.d.onPending?.()
+    if (created > 0 && [...alerts, ...correlationAlerts].some((a) => a.svc_outbox?.pending)) this.d.onPending?.()
     return created
+  }
+
+  private correlationAlert(
+    detectorId: string,
+    detector: StoredDetector,
+    trigger: Trigger,
+    f: FindingInput & { id: string },
+    now: number,
+  ): StoredCorrelationAlert {
+    const c = correlationOf(f)!
+    const tid = triggerId(trigger)
+    const id = hash(detectorId, tid, f.id)
+    const start = Date.parse(c.window.start)
+    const alert: StoredCorrelationAlert = {
+      id,
+      version: 1,
+      schema_version: ALERT_SCHEMA_VERSION,
+      correlated_finding_ids: c.findings,
+      correlation_rule_id: c.rule.id,
+      correlation_rule_name: c.rule.title ?? c.rule.name ?? c.rule.id,
+      detector_id: detectorId,
+      user: detector.user ?? null,
+      trigger_name: trigger.name,
+      severity: trigger.severity ?? '1',
+      state: 'ACTIVE',
+      start_time: now,
+      end_time: now + c.window.timespan_ms,
+      acknowledged_time: null,
+      error_message: null,
+      action_execution_results: [],
+    }
+    // The peer's CorrelationAlertContext, beside the detector context the trigger's templates may use.
+    const ctx = {
+      ...this.context(
+        detectorId,
+        detector,
+        trigger,
+        { ...this.alert(detectorId, detector, trigger, `${f.event._id}|${f.event._index}`, f, [f.rule], now, false), id },
+        now,
+      ),
+      correlatedFindingIds: c.findings,
+      sourceFinding: f.id,
+      correlationRuleName: alert.correlation_rule_name,
+      timeWindow: { start: Number.isNaN(start) ? now : start, timespan_ms: c.window.timespan_ms },
+    }
+    const outbox = this.outbox(id, detectorId, tid, trigger, ctx, now)
+    if (outbox) Object.assign(alert, outbox)
+    return alert
+  }
+
+  /** The trigger's actions as deliveries owed by the alert `id`, rendered now. */
+  private outbox(id: string, detectorId: string, tid: string, trigger: Trigger, ctx: Record<string, unknown>, now: number) {
+    const actions = (trigger.actions ?? []) as TriggerAction[]
+    if (actions.length === 0) return undefined
+    const deliveries: PendingDelivery[] = actions.map((a) => {
+      const aid = actionId(a)
+      const subject = render(a.subject_template, ctx)
+      return {
+        action_id: aid,
+        destination_id: a.destination_id,
+        message: { title: subject || 'Alerting-Notification Action', text: render(a.message_template, ctx) },
+        key: `${id}:${aid}`,
+        state: 'pending',
+        attempts: 0,
+        next_at: now,
+        ...(a.throttle_enabled && a.throttle ? { throttle: { minutes: a.throttle.value, scope: hash(detectorId, tid, aid) } } : {}),
+      }
+    })
+    return {
+      action_execution_results: deliveries.map((x): ActionExecutionResult => ({
+        action_id: x.action_id,
+        last_execution_time: null,
+        throttled_count: 0,
+        delivery_state: 'pending',
+        attempts: [],
+      })),
+      svc_outbox: outboxOf(deliveries),
+    }
   }
 
   private alert(
@@ -87,6 +193,7 @@ export class AlertRaiser {
     finding: FindingInput & { id: string },
     rules: FindingRule[],
     now: number,
+    withOutbox = true,
   ): StoredAlert {
     const tid = triggerId(trigger)
     const id = hash(detectorId, tid, finding.id)
@@ -118,31 +225,9 @@ export class AlertRaiser {
       })),
       ...(detector.user ? { user: detector.user } : {}),
     }
-    const actions = (trigger.actions ?? []) as TriggerAction[]
-    if (actions.length > 0) {
-      const ctx = this.context(detectorId, detector, trigger, alert, now)
-      const deliveries: PendingDelivery[] = actions.map((a) => {
-        const aid = actionId(a)
-        const subject = render(a.subject_template, ctx)
-        return {
-          action_id: aid,
-          destination_id: a.destination_id,
-          message: { title: subject || 'Alerting-Notification Action', text: render(a.message_template, ctx) },
-          key: `${id}:${aid}`,
-          state: 'pending',
-          attempts: 0,
-          next_at: now,
-          ...(a.throttle_enabled && a.throttle ? { throttle: { minutes: a.throttle.value, scope: hash(detectorId, tid, aid) } } : {}),
-        }
-      })
-      alert.action_execution_results = deliveries.map((x) => ({
-        action_id: x.action_id,
-        last_execution_time: null,
-        throttled_count: 0,
-        delivery_state: 'pending',
-        attempts: [],
-      }))
-      alert.svc_outbox = outboxOf(deliveries)
+    if (withOutbox) {
+      const outbox = this.outbox(id, detectorId, tid, trigger, this.context(detectorId, detector, trigger, alert, now), now)
+      if (outbox) Object.assign(alert, outbox)
     }
     return alert
   }
