@@ -6,6 +6,7 @@
  * denied address. Resolution is bounded by the connection timeout.
  */
 import { lookup } from 'node:dns/promises'
+import { connect } from 'node:net'
 import { cidrMatcher, parseIp } from '../store/query/ip'
 
 export class DestinationRefused extends Error {}
@@ -49,4 +50,26 @@ async function resolve(host: string, timeoutMs: number): Promise<string[]> {
   } finally {
     clearTimeout(timer)
   }
+}
+
+/**
+ * Whether the channel's host accepts a TCP connection within `timeoutMs`: the connection timeout,
+ * which the fetch that follows has no separate bound for (its total timeout covers the rest). A
+ * host that drops packets fails here in seconds, not at the end of the socket timeout.
+ */
+export function connectWithin(url: URL, timeoutMs: number): Promise<void> {
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80))
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port })
+    const done = (error?: Error) => {
+      clearTimeout(timer)
+      socket.destroy()
+      if (error) reject(error)
+      else resolve()
+    }
+    const timer = setTimeout(() => done(new Error(`could not connect within ${timeoutMs} ms`)), timeoutMs)
+    socket.once('connect', () => done())
+    socket.once('error', (e) => done(new Error(`could not connect: ${e.message}`)))
+  })
 }

@@ -4,11 +4,12 @@
  * for Chime; the user's `header_params`, or `Content-Type: application/json` when there are none;
  * only 200-207 is a success. Unlike the peer, every delivery carries an `Idempotency-Key` header
  * (the same on every retry of one delivery), so a receiver can drop the repeats that at-least-once
- * delivery may produce. Bounded by `boundedFetch` (total timeout, answer size, no redirect followed).
+ * delivery may produce. Bounded by the connection timeout (resolution and TCP connect, checked first)
+ * and `boundedFetch` (total timeout, answer size, no redirect followed).
  */
 import type { SettingsSnapshot } from '../config/cluster-settings'
 import { boundedFetch, OutboundError } from '../http/outbound'
-import { checkDestination, DestinationRefused, hostList, type HostPolicy } from './destination'
+import { checkDestination, connectWithin, DestinationRefused, hostList, type HostPolicy } from './destination'
 import type { StoredConfig } from './model'
 
 export interface Message {
@@ -66,8 +67,10 @@ export async function deliver(
   if (Buffer.byteLength(body) > maxBytes)
     return { ok: false, status_code: '400', status_text: `Message is larger than ${maxBytes} bytes`, retryable: false }
   const url = new URL(data.url)
+  const policy = hostPolicy(settings)
   try {
-    await checkDestination(url, hostPolicy(settings))
+    await checkDestination(url, policy)
+    await connectWithin(url, policy.connectTimeoutMs)
   } catch (e) {
     if (e instanceof DestinationRefused) return { ok: false, status_code: '403', status_text: e.message, retryable: false }
     return { ok: false, status_code: '500', status_text: `Failed to send webhook message Failed: ${(e as Error).message}`, retryable: true }

@@ -3,7 +3,8 @@
 // for readers without the update permission.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startReceiver, type Receiver } from '../fixtures/webhook/receiver'
-import { type AlertingServer, NOTIFY, startAlertingServer } from './harness'
+import { createLogger } from '../../src/http/log'
+import { type AlertingServer, detectorWith, eventually, linuxRules, NOTIFY, startAlertingServer } from './harness'
 
 let s: AlertingServer
 let receiver: Receiver
@@ -202,4 +203,64 @@ describe('feature/test', () => {
     expect((await s.request('POST', `${NOTIFY}/feature/test/none`)).status).toBe(404)
     expect((await s.request('POST', `${NOTIFY}/feature/test/failing`, { user: 'reader' })).status).toBe(403)
   })
+})
+
+describe('bounds and secrets', () => {
+  test('a host that cannot be connected to fails within the connection timeout, not the socket timeout', async () => {
+    // Documentation address space (TEST-NET-1): nothing answers there (unreachable at once, or silent until the timeout).
+    await create({ config_id: 'blackhole', config: { name: 'B', config_type: 'webhook', webhook: { url: 'http://192.0.2.1:9/x' } } })
+    const started = Date.now()
+    const r = await s.request('POST', `${NOTIFY}/feature/test/blackhole`)
+    expect(Date.now() - started).toBeLessThan(1400)
+    expect(r.status).toBe(500)
+    expect(r.body.event_status_list[0].delivery_status.status_text).toContain('could not connect')
+  })
+
+  test('channel URLs and header values never reach the log', async () => {
+    const lines: string[] = []
+    const other = await startAlertingServer({}, { log: createLogger({ level: 'debug', write: (l) => lines.push(l) }) })
+    try {
+      const hook = { url: `${receiver.url}/tok-path-secret?token=tok-query-secret`, header_params: { 'X-Api-Key': 'hdr-value-secret' } }
+      const r = await other.request('POST', `${NOTIFY}/configs`, {
+        body: { config_id: 'logged', config: { name: 'L', config_type: 'webhook', webhook: hook } },
+      })
+      expect(r.status).toBe(200)
+      receiver.fail({ status: 500 })
+      await other.request('POST', `${NOTIFY}/feature/test/logged`)
+      await receiver.down()
+      await other.request('POST', `${NOTIFY}/feature/test/logged`)
+      receiver.up()
+      await linuxRules(other, [{ action: 'sudo', level: 'high' }])
+      receiver.failAll({ status: 500 })
+      const d = await detectorWith(
+        other,
+        ['r-sudo'],
+        [
+          {
+            id: 't',
+            name: 't',
+            severity: '1',
+            ids: ['r-sudo'],
+            detection_types: ['rules'],
+            actions: [{ name: 'a', destination_id: 'logged', message_template: 'm' }],
+          },
+        ],
+      )
+      await other.index([{ event: { action: 'sudo' } }])
+      await other.run(d)
+      await eventually(
+        async () => (lines.some((l) => l.includes('notification dead-lettered')) ? true : undefined),
+        10_000,
+        'dead letter logged',
+      )
+      expect(lines.some((l) => l.includes('notification delivery failed'))).toBe(true)
+      for (const secret of ['tok-path-secret', 'tok-query-secret', 'hdr-value-secret'])
+        expect(lines.filter((l) => l.includes(secret))).toEqual([])
+      for (const l of lines) expect(() => JSON.parse(l)).not.toThrow()
+    } finally {
+      receiver.heal()
+      receiver.up()
+      await other.stop()
+    }
+  }, 30_000)
 })

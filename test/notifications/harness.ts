@@ -5,6 +5,7 @@
  * timeouts), so the fault tests run in seconds.
  */
 import type { Deps } from '../../src/deps'
+import type { Logger } from '../../src/http/log'
 import { indexApiRoutes } from '../../src/indexer/routes'
 import { createNotifications, type Notifications } from '../../src/notifications'
 import { caseNotifier } from '../../src/notifications/case'
@@ -57,10 +58,11 @@ export interface AlertingServer {
   stop(): Promise<void>
 }
 
-export async function startAlertingServer(node: Record<string, unknown> = {}): Promise<AlertingServer> {
+export async function startAlertingServer(node: Record<string, unknown> = {}, opts: { log?: Logger } = {}): Promise<AlertingServer> {
   let ruleset!: Ruleset
   let notifications!: Notifications
   const app = await startTestApp({
+    log: opts.log,
     users: Object.entries(USERS).map(([name, backend_roles]) => ({ name, password: PASSWORD, backend_roles })),
     roles: ROLES,
     rolesMapping: MAPPING,
