@@ -114,7 +114,9 @@ export function createRuleset(
     await rollOver(deps.store, settings, deps.now(), deps.log).catch((e) =>
       deps.log.warn('alert history rollover failed; trying again at the next period', { error: e as Error }),
     )
-    rolloverTimer = setTimeout(startRollover, timeToMillis(settings.str('plugins.security_analytics.alert_history_rollover_period')))
+    // Within setTimeout's range (a longer delay fires at once) and never a busy loop.
+    const period = timeToMillis(settings.str('plugins.security_analytics.alert_history_rollover_period'))
+    rolloverTimer = setTimeout(startRollover, Math.min(Math.max(period, 1000), 2 ** 31 - 1))
   }
   const scheduler = new DetectionScheduler({ ...runDeps, detectors }, options)
   const run = (monitorId: string, caller: Caller | undefined) => executeMonitor({ detectors, scheduler, now: deps.now }, monitorId, caller)

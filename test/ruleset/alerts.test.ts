@@ -2,6 +2,7 @@
 // across lists, every tag), one alert per (trigger, document), GET alerts with the peer's
 // parameters, acknowledge, DELETED on detector or trigger removal, and the 4xx answers to bad input.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { rollOver } from '../../src/ruleset/alerts/indices'
 import { startReceiver, type Receiver } from '../fixtures/webhook/receiver'
 import {
   type AlertingServer,
@@ -311,6 +312,53 @@ describe('filter_by_backend_roles', () => {
       expect((await alertsOf(red)).alerts[0].state).toBe('ACTIVE')
     } finally {
       await s.deps.settings.update({ persistent: { 'plugins.security_analytics.filter_by_backend_roles': null } })
+    }
+  })
+})
+
+describe('history rollover and retention', () => {
+  test('a full history write index rolls over; history past its retention period is deleted', async () => {
+    const set = (values: Record<string, unknown>) => s.deps.settings.update({ persistent: values })
+    await set({ 'plugins.security_analytics.alert_history_enabled': true, 'plugins.security_analytics.alert_history_max_docs': 1 })
+    try {
+      const d = await detectorWith(
+        s,
+        ['r-ssh'],
+        [{ id: 't', name: 'roll', severity: '1', ids: ['r-ssh'], detection_types: ['rules'], actions: [] }],
+        'roll',
+      )
+      await s.index([{ event: { action: 'ssh' } }])
+      await s.run(d)
+      const [a] = (await alertsOf(d)).alerts
+      await s.request('POST', `${SA}/detectors/${d}/_acknowledge/alerts`, { body: { alerts: [a.id] } })
+      const history = async () =>
+        Object.keys(await s.deps.store.getIndex({ index: '.opensearch-sap-linux-alerts-history-*', expand_wildcards: 'all' })).sort()
+      const before = await history()
+      await rollOver(s.deps.store, await s.deps.settings.snapshot(), Date.now(), s.deps.log)
+      const after = await history()
+      expect(after).toHaveLength(before.length + 1)
+      const aliases = await s.deps.store.getAlias({ name: '.opensearch-sap-linux-alerts-history', expand_wildcards: 'all' })
+      const writer = Object.entries(aliases).find(
+        ([, v]) => (v.aliases['.opensearch-sap-linux-alerts-history'] as any)?.is_write_index === true,
+      )?.[0]
+      expect(writer).toBe(after.find((i) => !before.includes(i)))
+      // The acknowledged alert is still listed from the rolled index.
+      expect((await alertsOf(d)).alerts.map((x: any) => x.id)).toEqual([a.id])
+
+      // Retention 0s: every history index but the one taking writes goes.
+      await set({
+        'plugins.security_analytics.alert_history_retention_period': '0s',
+        'plugins.security_analytics.alert_history_max_docs': 1000,
+      })
+      await Bun.sleep(5)
+      await rollOver(s.deps.store, await s.deps.settings.snapshot(), Date.now(), s.deps.log)
+      expect(await history()).toEqual([writer!])
+    } finally {
+      await set({
+        'plugins.security_analytics.alert_history_enabled': null,
+        'plugins.security_analytics.alert_history_max_docs': null,
+        'plugins.security_analytics.alert_history_retention_period': null,
+      })
     }
   })
 })
