@@ -24,6 +24,8 @@ const THROTTLE_INDEX = '.svc-notifications-throttle'
 /** Documents claimed per pass; the rest wait for the next pass (which comes at once when this one was full). */
 const PAGE = 50
 const MAX_RECORD_TRIES = 5
+/** Documents being delivered at once by this node. */
+const CONCURRENCY = 8
 
 export interface DispatcherDeps {
   store: Store
@@ -37,6 +39,7 @@ export interface DispatcherDeps {
 export class Dispatcher {
   private timer?: ReturnType<typeof setTimeout>
   private running?: Promise<unknown>
+  private readonly inFlight = new Set<Promise<void>>()
   private again = false
   private stopped = true
   private readonly abort = new AbortController()
@@ -73,9 +76,10 @@ export class Dispatcher {
     clearTimeout(this.timer)
     this.abort.abort()
     await this.running
+    await Promise.all([...this.inFlight])
   }
 
-  /** One pass over the due deliveries; answers how many attempts it made. */
+  /** One pass over the due deliveries; answers how many it claimed (sent in the background). */
   async pass(): Promise<number> {
     const settings = await this.d.settings.snapshot()
     const now = this.d.now()
@@ -98,21 +102,41 @@ export class Dispatcher {
       throw e
     }
     if (hits.length === PAGE) this.again = true
-    let attempts = 0
-    // One at a time: a slow channel holds this node's dispatcher for at most its socket timeout.
+    // Claimed here, sent in the background, at most CONCURRENCY documents at once: a channel that
+    // hangs until its socket timeout holds one slot, and the next pass (at once when a slot frees or
+    // new alerts come) serves the others.
+    let claimed = 0
     for (const hit of hits) {
-      if (this.stopped && this.abort.signal.aborted) break
-      attempts += await this.dispatch(hit, settings)
+      if (this.abort.signal.aborted) break
+      if (this.inFlight.size >= CONCURRENCY) {
+        this.again = true
+        break
+      }
+      const due = await this.claim(hit, settings)
+      if (due.length === 0) continue
+      claimed += due.length
+      const sending: Promise<void> = this.send(hit._id, due, settings)
+        .catch((e) =>
+          this.d.log.warn('notification delivery could not be recorded; retried once its claim runs out', {
+            document: hit._id,
+            error: e as Error,
+          }),
+        )
+        .finally(() => {
+          this.inFlight.delete(sending)
+          this.kick()
+        })
+      this.inFlight.add(sending)
     }
-    return attempts
+    return claimed
   }
 
-  private async dispatch(hit: SearchHit, settings: SettingsSnapshot): Promise<number> {
+  /** Claims the document's due deliveries (their `next_at` pushed past the longest an attempt may take). */
+  private async claim(hit: SearchHit, settings: SettingsSnapshot): Promise<PendingDelivery[]> {
     const doc = hit._source as unknown as OutboxDocument
     const now = this.d.now()
     const due = (doc.svc_outbox?.deliveries ?? []).filter((x) => x.state === 'pending' && x.next_at <= now)
-    if (due.length === 0) return 0
-    // The claim: each due attempt's next_at moves past the longest an attempt may take.
+    if (due.length === 0) return []
     const claimMillis =
       settings.num('opensearch.notifications.core.http.socket_timeout') +
       settings.num('opensearch.notifications.core.http.connection_timeout') +
@@ -131,14 +155,17 @@ export class Dispatcher {
       })
     } catch (e) {
       // Another dispatcher claimed it, or it moved (acknowledged): the next pass sees it again.
-      if (e instanceof VersionConflict || e instanceof DocumentMissing) return 0
+      if (e instanceof VersionConflict || e instanceof DocumentMissing) return []
       throw e
     }
+    return due
+  }
+
+  private async send(id: string, due: PendingDelivery[], settings: SettingsSnapshot): Promise<void> {
     for (const x of due) {
       const outcome = await this.attempt(x, settings)
-      await this.record(hit._id, x, outcome, settings)
+      await this.record(id, x, outcome, settings)
     }
-    return due.length
   }
 
   private async attempt(x: PendingDelivery, settings: SettingsSnapshot): Promise<(Delivery & { throttled?: false }) | { throttled: true }> {

@@ -177,6 +177,29 @@ describe('delivery', () => {
     expect(keys).toHaveLength(8)
   }, 30_000)
 
+  test('a channel that hangs does not hold up deliveries to another channel', async () => {
+    const stuck = startReceiver()
+    stuck.failAll({ hang: true })
+    try {
+      const hung = await webhook(s, `${stuck.url}/stuck`)
+      const fine = await webhook(s, `${receiver.url}/fine`)
+      const d1 = await detectorWith(s, ['r-sudo'], [trigger(hung)], 'stuck')
+      await s.index([{ event: { action: 'sudo' } }])
+      await s.run(d1)
+      await eventually(async () => (stuck.received.length > 0 ? true : undefined), 5000, 'hung delivery in flight')
+      const d2 = await detectorWith(s, ['r-sudo'], [trigger(fine)], 'fine')
+      await s.index([{ event: { action: 'sudo' } }])
+      const started = Date.now()
+      await s.run(d2)
+      await eventually(async () => receiver.received.find((r) => r.path === '/fine'), 5000, 'delivery to the healthy channel')
+      // Well before the hung attempt's 1.5 s socket timeout ends.
+      expect(Date.now() - started).toBeLessThan(1000)
+      await s.request('DELETE', `${SA}/detectors/${d1}`)
+    } finally {
+      await stuck.stop()
+    }
+  }, 30_000)
+
   test('a throttled action sends once per throttle period and counts the rest', async () => {
     const channel = await webhook(s, `${receiver.url}/throttled`)
     const d = await detectorWith(
