@@ -40,6 +40,7 @@ export class Dispatcher {
   private timer?: ReturnType<typeof setTimeout>
   private running?: Promise<unknown>
   private readonly inFlight = new Set<Promise<void>>()
+  private readonly throttleTurns = new Map<string, Promise<void>>()
   private again = false
   private stopped = true
   private readonly abort = new AbortController()
@@ -168,7 +169,27 @@ export class Dispatcher {
     }
   }
 
-  private async attempt(x: PendingDelivery, settings: SettingsSnapshot): Promise<(Delivery & { throttled?: false }) | { throttled: true }> {
+  private attempt(x: PendingDelivery, settings: SettingsSnapshot): Promise<(Delivery & { throttled?: false }) | { throttled: true }> {
+    if (!x.throttle) return this.attemptNow(x, settings)
+    // Deliveries of one throttled action take turns on this node, so alerts of one run sent at once
+    // cannot all pass the check before the first send is noted.
+    const scope = x.throttle.scope
+    const turn = (this.throttleTurns.get(scope) ?? Promise.resolve()).then(() => this.attemptNow(x, settings))
+    const settledTurn = turn.then(
+      () => {},
+      () => {},
+    )
+    this.throttleTurns.set(scope, settledTurn)
+    void settledTurn.then(() => {
+      if (this.throttleTurns.get(scope) === settledTurn) this.throttleTurns.delete(scope)
+    })
+    return turn
+  }
+
+  private async attemptNow(
+    x: PendingDelivery,
+    settings: SettingsSnapshot,
+  ): Promise<(Delivery & { throttled?: false }) | { throttled: true }> {
     if (x.throttle && (await this.throttled(x.throttle, settings))) return { throttled: true }
     const channel = await this.d.channels.stored(x.destination_id)
     if (!channel)
@@ -180,7 +201,7 @@ export class Dispatcher {
   }
 
   /** Writes the attempt's outcome on the document wherever it is now (acknowledged alerts move to history). */
-  private async record(id: string, x: PendingDelivery, outcome: Awaited<ReturnType<Dispatcher['attempt']>>, settings: SettingsSnapshot) {
+  private async record(id: string, x: PendingDelivery, outcome: Awaited<ReturnType<Dispatcher['attemptNow']>>, settings: SettingsSnapshot) {
     const now = this.d.now()
     const maxRetries = settings.num('plugins.notifications.delivery.max_retries')
     const base = settings.num('plugins.notifications.delivery.backoff_base_millis')

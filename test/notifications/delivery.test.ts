@@ -208,16 +208,18 @@ describe('delivery', () => {
       [trigger(channel, { throttle_enabled: true, throttle: { value: 10, unit: 'MINUTES' } })],
       'throttle',
     )
+    // Alerts of one run are sent at once: only the first passes the throttle.
+    await s.index([{ event: { action: 'sudo' } }, { event: { action: 'sudo' } }, { event: { action: 'sudo' } }])
+    await s.run(d)
+    await settled(d, 3)
     await s.index([{ event: { action: 'sudo' } }])
     await s.run(d)
-    await settled(d, 1)
-    await s.index([{ event: { action: 'sudo' } }, { event: { action: 'sudo' } }])
-    await s.run(d)
-    const alerts = await settled(d, 3)
+    const alerts = await settled(d, 4)
     expect(receiver.received.filter((r) => r.path === '/throttled')).toHaveLength(1)
     const states = alerts.map((a) => a.action_execution_results[0]).map((r) => [r.delivery_state, r.throttled_count])
     expect(states.sort()).toEqual([
       ['delivered', 0],
+      ['throttled', 1],
       ['throttled', 1],
       ['throttled', 1],
     ])
