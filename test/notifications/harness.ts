@@ -6,6 +6,7 @@
  */
 import type { Deps } from '../../src/deps'
 import type { Logger } from '../../src/http/log'
+import type { Store } from '../../src/store/port'
 import { indexApiRoutes } from '../../src/indexer/routes'
 import { createNotifications, type Notifications } from '../../src/notifications'
 import { caseNotifier } from '../../src/notifications/case'
@@ -58,11 +59,15 @@ export interface AlertingServer {
   stop(): Promise<void>
 }
 
-export async function startAlertingServer(node: Record<string, unknown> = {}, opts: { log?: Logger } = {}): Promise<AlertingServer> {
+export async function startAlertingServer(
+  node: Record<string, unknown> = {},
+  opts: { log?: Logger; wrapStore?: (store: Store) => Store } = {},
+): Promise<AlertingServer> {
   let ruleset!: Ruleset
   let notifications!: Notifications
   const app = await startTestApp({
     log: opts.log,
+    wrapStore: opts.wrapStore,
     users: Object.entries(USERS).map(([name, backend_roles]) => ({ name, password: PASSWORD, backend_roles })),
     roles: ROLES,
     rolesMapping: MAPPING,

@@ -3,6 +3,7 @@
 // parameters, acknowledge, DELETED on detector or trigger removal, and the 4xx answers to bad input.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { rollOver } from '../../src/ruleset/alerts/indices'
+import { faultyStore, type FaultyStore } from '../fixtures/faulty-store'
 import { startReceiver, type Receiver } from '../fixtures/webhook/receiver'
 import {
   type AlertingServer,
@@ -359,6 +360,37 @@ describe('history rollover and retention', () => {
         'plugins.security_analytics.alert_history_max_docs': null,
         'plugins.security_analytics.alert_history_retention_period': null,
       })
+    }
+  })
+})
+
+describe('a run whose alerts cannot be written', () => {
+  test('stops before its checkpoint; the next run raises them, none lost and none twice', async () => {
+    let faulty!: FaultyStore
+    const other = await startAlertingServer({}, { wrapStore: (inner) => (faulty = faultyStore(inner)) })
+    try {
+      await linuxRules(other, [{ action: 'sudo', level: 'high' }])
+      const d = await detectorWith(
+        other,
+        ['r-sudo'],
+        [{ id: 't', name: 'crash', severity: '1', ids: ['r-sudo'], detection_types: ['rules'], actions: [] }],
+        'crash',
+      )
+      await other.index([{ event: { action: 'sudo' } }, { event: { action: 'sudo' } }])
+      // The findings are written, then the alerts' bulk is refused as a whole.
+      faulty.arm({ failAt: [1], match: (m) => m.index.startsWith('.opensearch-sap-'), bulk: 'request' })
+      const failed = await other.run(d)
+      faulty.disarm()
+      expect(failed.body.error).toContain('injected fault')
+      expect((await other.request('GET', `${SA}/alerts?detector_id=${d}`)).body.total_alerts ?? 0).toBe(0)
+      expect((await other.run(d)).body.error).toBeNull()
+      const { alerts } = (await other.request('GET', `${SA}/alerts?detector_id=${d}`)).body
+      expect(alerts).toHaveLength(2)
+      expect(new Set(alerts.map((a: any) => a.related_doc_ids[0])).size).toBe(2)
+      await other.run(d)
+      expect((await other.request('GET', `${SA}/alerts?detector_id=${d}`)).body.total_alerts).toBe(2)
+    } finally {
+      await other.stop()
     }
   })
 })
