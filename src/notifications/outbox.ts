@@ -44,6 +44,8 @@ export class Dispatcher {
   private again = false
   private stopped = true
   private readonly abort = new AbortController()
+  /** Passes run so far (searches for due deliveries), for tests and diagnostics. */
+  passes = 0
 
   constructor(private readonly d: DispatcherDeps) {}
 
@@ -82,6 +84,7 @@ export class Dispatcher {
 
   /** One pass over the due deliveries; answers how many it claimed (sent in the background). */
   async pass(): Promise<number> {
+    this.passes++
     const settings = await this.d.settings.snapshot()
     const now = this.d.now()
     let hits: SearchHit[]
@@ -102,15 +105,16 @@ export class Dispatcher {
       if (e instanceof IndexNotFound) return 0
       throw e
     }
-    if (hits.length === PAGE) this.again = true
     // Claimed here, sent in the background, at most CONCURRENCY documents at once: a channel that
     // hangs until its socket timeout holds one slot, and the next pass (at once when a slot frees or
-    // new alerts come) serves the others.
+    // new alerts come) serves the others. With every slot taken, the pass ends without asking for
+    // another: the slot that frees asks (no search loop while channels hang).
     let claimed = 0
+    let full = false
     for (const hit of hits) {
       if (this.abort.signal.aborted) break
       if (this.inFlight.size >= CONCURRENCY) {
-        this.again = true
+        full = true
         break
       }
       const due = await this.claim(hit, settings)
@@ -129,6 +133,8 @@ export class Dispatcher {
         })
       this.inFlight.add(sending)
     }
+    // A full page may have more due behind it.
+    if (hits.length === PAGE && !full) this.again = true
     return claimed
   }
 

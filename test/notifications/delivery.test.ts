@@ -200,6 +200,26 @@ describe('delivery', () => {
     }
   }, 30_000)
 
+  test('with every delivery slot held by a hung channel, the dispatcher waits instead of searching in a loop', async () => {
+    const stuck = startReceiver()
+    stuck.failAll({ hang: true })
+    try {
+      const hung = await webhook(s, `${stuck.url}/stuck`)
+      const d = await detectorWith(s, ['r-sudo'], [trigger(hung)], 'all-stuck')
+      await s.index(Array.from({ length: 12 }, () => ({ event: { action: 'sudo' } })))
+      await s.run(d)
+      await eventually(async () => (stuck.received.length >= 8 ? true : undefined), 5000, 'eight deliveries in flight')
+      const before = s.notifications.dispatcher.passes
+      await Bun.sleep(500)
+      // One pass per 50 ms poll at most (10), not a search after every other.
+      expect(s.notifications.dispatcher.passes - before).toBeLessThanOrEqual(12)
+      expect(stuck.received).toHaveLength(8)
+      await s.request('DELETE', `${SA}/detectors/${d}`)
+    } finally {
+      await stuck.stop()
+    }
+  }, 30_000)
+
   test('a throttled action sends once per throttle period and counts the rest', async () => {
     const channel = await webhook(s, `${receiver.url}/throttled`)
     const d = await detectorWith(
