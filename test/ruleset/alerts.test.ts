@@ -365,7 +365,7 @@ describe('history rollover and retention', () => {
 })
 
 describe('a run whose alerts cannot be written', () => {
-  test('stops before its checkpoint; the next run raises them, none lost and none twice', async () => {
+  test('stops before its checkpoint with an ERROR alert; the next run raises them, none lost and none twice', async () => {
     let faulty!: FaultyStore
     const other = await startAlertingServer({}, { wrapStore: (inner) => (faulty = faultyStore(inner)) })
     try {
@@ -382,10 +382,15 @@ describe('a run whose alerts cannot be written', () => {
       const failed = await other.run(d)
       faulty.disarm()
       expect(failed.body.error).toContain('injected fault')
-      expect((await other.request('GET', `${SA}/alerts?detector_id=${d}`)).body.total_alerts ?? 0).toBe(0)
+      // The failed run is the detector's one ERROR alert.
+      const [error] = (await other.request('GET', `${SA}/alerts?detector_id=${d}`)).body.alerts
+      expect(error).toMatchObject({ state: 'ERROR', finding_ids: [], end_time: null })
+      expect(error.error_message).toContain('injected fault')
+      expect(error.alert_history).toHaveLength(1)
       expect((await other.run(d)).body.error).toBeNull()
+      // The next run succeeded: the ERROR alert is gone (history is off), the two alerts are there.
       const { alerts } = (await other.request('GET', `${SA}/alerts?detector_id=${d}`)).body
-      expect(alerts).toHaveLength(2)
+      expect(alerts.map((a: any) => a.state)).toEqual(['ACTIVE', 'ACTIVE'])
       expect(new Set(alerts.map((a: any) => a.related_doc_ids[0])).size).toBe(2)
       await other.run(d)
       expect((await other.request('GET', `${SA}/alerts?detector_id=${d}`)).body.total_alerts).toBe(2)

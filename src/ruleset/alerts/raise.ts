@@ -9,15 +9,20 @@
 import type { Logger } from '../../http/log'
 import { outboxOf, type PendingDelivery } from '../../notifications/outbox-model'
 import { render } from '../../notifications/template'
+import { IndexNotFound } from '../../store/errors'
 import type { BulkLine, Store } from '../../store/port'
 import type { FindingInput, FindingRule } from '../findings/writer'
 import type { StoredDetector, Trigger } from '../model'
-import { ensureActive } from './indices'
+import { activeIndex, ensureActive, ensureHistory } from './indices'
 import type { ActionExecutionResult, StoredAlert, TriggerAction } from './model'
 import { ensureCorrelationAlerts, type StoredCorrelationAlert } from './correlation'
 import { conditionSource, triggerMatches } from './trigger'
 
 export const ALERT_SCHEMA_VERSION = 5
+/** Failures kept in an ERROR alert's `alert_history`. */
+const MAX_ERROR_HISTORY = 10
+
+const errorAlertId = (detectorId: string, detector: StoredDetector) => `error-alert-${detector.monitor_id?.[0] ?? detectorId}`
 
 export interface AlertRaiserDeps {
   store: Store
@@ -105,6 +110,74 @@ export class AlertRaiser {
     if (failed.length > 0) throw new Error(`detector ${detectorId}: ${failed.length} alerts could not be written (${failed[0]})`)
     if (created > 0 && [...alerts, ...correlationAlerts].some((a) => a.svc_outbox?.pending)) this.d.onPending?.()
     return created
+  }
+
+  /**
+   * A failed run of a detector with triggers upserts its one ERROR alert (`error-alert-<monitor
+   * id>`, reference 1.4), its message and history updated at each failure; no notification is sent
+   * for it (the peer's PER_EXECUTION fallback is not done).
+   */
+  async runFailed(detectorId: string, detector: StoredDetector, message: string): Promise<void> {
+    if ((detector.triggers ?? []).length === 0) return
+    const index = await ensureActive(this.d.store, detector.detector_type)
+    const id = errorAlertId(detectorId, detector)
+    const now = this.d.now()
+    const got = await this.d.store.get({ index, id })
+    const was = got.found ? (got._source as unknown as StoredAlert) : undefined
+    const alert: StoredAlert = {
+      ...(was ?? {
+        id,
+        version: 1,
+        schema_version: ALERT_SCHEMA_VERSION,
+        detector_id: detectorId,
+        detector_type: detector.detector_type,
+        monitor_id: detector.monitor_id?.[0] ?? detectorId,
+        monitor_name: detector.name,
+        trigger_id: '',
+        trigger_name: '',
+        finding_ids: [],
+        related_doc_ids: [],
+        state: 'ERROR' as const,
+        error_message: null,
+        alert_history: [],
+        severity: '1',
+        action_execution_results: [],
+        start_time: now,
+        last_notification_time: null,
+        end_time: null,
+        acknowledged_time: null,
+        associated_queries: [],
+        ...(detector.user ? { user: detector.user } : {}),
+      }),
+      error_message: message,
+      alert_history: [...(was?.alert_history ?? []), { timestamp: now, message }].slice(-MAX_ERROR_HISTORY),
+    }
+    await this.d.store.index({ index, id, body: alert, refresh: true })
+  }
+
+  /** The run after a failure succeeded: the ERROR alert ends, into history when it is on (else it goes). */
+  async runSucceeded(detectorId: string, detector: StoredDetector, historyEnabled: boolean): Promise<void> {
+    if ((detector.triggers ?? []).length === 0) return
+    const index = activeIndex(detector.detector_type)
+    const id = errorAlertId(detectorId, detector)
+    let got
+    try {
+      got = await this.d.store.get({ index, id })
+    } catch (e) {
+      if (e instanceof IndexNotFound) return
+      throw e
+    }
+    if (!got.found) return
+    if (historyEnabled) {
+      const ended = { ...(got._source as unknown as StoredAlert), end_time: this.d.now() }
+      await this.d.store.index({
+        index: await ensureHistory(this.d.store, detector.detector_type, this.d.now()),
+        id,
+        body: ended,
+        refresh: true,
+      })
+    }
+    await this.d.store.delete({ index, id, refresh: true })
   }
 
   private correlationAlert(

@@ -42,7 +42,7 @@ export interface RunDeps {
   /** Where events are evaluated (a thread of the node's, or this one). */
   evaluator: EvaluatorThread
   /** Raises the alerts of the detector's triggers on each bulk of findings (absent: none). */
-  alerts?: Pick<AlertRaiser, 'raise'>
+  alerts?: Pick<AlertRaiser, 'raise' | 'runFailed' | 'runSucceeded'>
 }
 
 export interface RunControl {
