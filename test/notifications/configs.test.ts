@@ -216,6 +216,25 @@ describe('bounds and secrets', () => {
     expect(r.body.event_status_list[0].delivery_status.status_text).toContain('could not connect')
   })
 
+  test('with an allow list, only its hosts are reached; a CIDR entry matches the resolved address', async () => {
+    const other = await startAlertingServer({ 'plugins.notifications.http.host_allow_list': 'hooks.example.org, 127.0.0.0/30' })
+    try {
+      const make = (id: string, url: string) =>
+        other.request('POST', `${NOTIFY}/configs`, {
+          body: { config_id: id, config: { name: id, config_type: 'webhook', webhook: { url } } },
+        })
+      await make('allowed', `http://localhost:${receiver.port}/allowed`)
+      await make('outside', `http://127.0.0.9:${receiver.port}/outside`)
+      expect((await other.request('POST', `${NOTIFY}/feature/test/allowed`)).status).toBe(200)
+      const refused = await other.request('POST', `${NOTIFY}/feature/test/outside`)
+      expect(refused.status).toBe(403)
+      expect(refused.body.event_status_list[0].delivery_status.status_text).toBe('Host [127.0.0.9] is not in the allow list')
+      expect(receiver.received.some((r) => r.path === '/outside')).toBe(false)
+    } finally {
+      await other.stop()
+    }
+  })
+
   test('channel URLs and header values never reach the log', async () => {
     const lines: string[] = []
     const other = await startAlertingServer({}, { log: createLogger({ level: 'debug', write: (l) => lines.push(l) }) })
