@@ -116,6 +116,13 @@ describe('GET alerts', () => {
     expect(page.alerts).toHaveLength(1)
     expect(page.total_alerts).toBe(4)
     expect((await alertsOf(d, '&searchString=alpha')).alerts.every((a: any) => a.trigger_name === 'alpha')).toBe(true)
+    expect((await alertsOf(d, '&sortString=trigger_name&sortOrder=desc')).alerts.map((a: any) => a.trigger_name)).toEqual([
+      'beta',
+      'beta',
+      'alpha',
+      'alpha',
+    ])
+    expect((await s.request('GET', `${SA}/alerts?detector_id=${d}&sortString=nope`)).status).toBe(400)
     expect((await alertsOf(d, `&startTime=${Date.now() + 60_000}`)).total_alerts).toBe(4)
     expect((await alertsOf(d, `&startTime=${Date.now() + 60_000}&endTime=${Date.now() + 120_000}`)).total_alerts).toBe(0)
     const byType = await s.request('GET', `${SA}/alerts?detectorType=linux&size=100`)

@@ -22,6 +22,8 @@ export interface AlertsDeps {
 }
 
 const SORTABLE = /^[A-Za-z0-9_.]+$/
+/** Searched as text by `searchString`, sorted by their keyword sub-field. */
+const TEXT_FIELDS = new Set(['monitor_name', 'trigger_name'])
 const MAX_IDS = 10_000
 
 export class Alerts {
@@ -57,7 +59,9 @@ export class Alerts {
           from,
           size,
           query: { bool: { filter } },
-          sort: [{ [sortField]: { order, ...(q.missing ? { missing: q.missing } : {}) } }],
+          sort: [
+            { [TEXT_FIELDS.has(sortField) ? `${sortField}.keyword` : sortField]: { order, ...(q.missing ? { missing: q.missing } : {}) } },
+          ],
           track_total_hits: true,
           version: true,
         },
