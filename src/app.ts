@@ -25,6 +25,8 @@ import { findingsReadFilter, findingsRoutes } from './ruleset/findings/routes'
 import { platformRouter } from './security/platform'
 import { securityRoutes } from './security/routes'
 import { createSetup } from './setup'
+import { createNotifications } from './notifications'
+import { caseNotifier } from './notifications/case'
 
 export interface App {
   fetch: (request: Request, server?: unknown) => Response | Promise<Response>
@@ -73,16 +75,35 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
 
   // Every feature has one shape (routes, start, stop). Setup starts first: the others start, in
   // this order, once its bootstrap says ready, and stop in the reverse order.
-  const ruleset = createRuleset(deps)
+  const notifications = createNotifications(deps)
+  const ruleset = createRuleset(
+    deps,
+    {},
+    {
+      onPending: () => notifications.dispatcher.kick(),
+      destinationExists: async (id) => (await notifications.channels.stored(id)) !== undefined,
+    },
+  )
   const setup = createSetup(deps, { embedded: backend.kind === 'embedded', retentionHolds: ruleset.retentionHolds })
   const content = createContentManager({ ...deps, rulesetSync: ruleset.sync })
   const contentSync = createContentSync(deps, content, ruleset.sync)
-  const findings = feature({ routes: findingsRoutes(deps) })
-  const features: Feature[] = [feature({ routes: securityRoutes(deps.security) }), setup, findings, ruleset, content, contentSync]
+  const findings = feature({
+    routes: findingsRoutes(deps, caseNotifier({ ...deps, onPending: () => notifications.dispatcher.kick() })),
+  })
+  const features: Feature[] = [
+    feature({ routes: securityRoutes(deps.security) }),
+    setup,
+    findings,
+    ruleset,
+    notifications,
+    content,
+    contentSync,
+  ]
   const pluginRoutes: PluginRoute[] = features.flatMap((f) => f.routes)
   const metrics = createMetrics({
     routes: () => http.routes.map((r) => ({ method: r.method, path: r.path })),
     sources: { store, journal, engineLoads: () => content.engineLoadStates(), now: deps.now },
+    collectors: [notifications.metrics],
   })
   const http = assembleApp({
     security: deps.security,
@@ -101,7 +122,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
   const route = metrics.http.instrument(backend.endpoint ? platformRouter(backend.endpoint, log, local) : local)
 
   // Background start-up: requests are served meanwhile; features that need the indices wait for the setup marker.
-  const later = [content, contentSync, ruleset]
+  const later = [content, contentSync, ruleset, notifications]
   const started = setup
     .start()
     .then(async () => {

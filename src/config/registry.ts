@@ -264,11 +264,70 @@ const rulesetManagement: Row[] = [
   [sa + 'mappings.default_schema', 'string', 'ecs', null, true, 'Schema used to map Sigma field names when a log type declares none.'],
 ]
 
+// Notification channels and alert delivery: OpenSearch Notifications' core settings under their
+// names and defaults where they exist (static here: they shape outbound connections at start), then
+// svc-ext's own delivery settings (the peer does not retry, so it has none of them).
+const onc = 'opensearch.notifications.core.'
+const notifications: Row[] = [
+  [
+    onc + 'allowed_config_types',
+    'string',
+    'slack,chime,microsoft_teams,webhook,email,sns,ses_account,smtp_account,email_group',
+    null,
+    false,
+    'Channel types a config may have (comma-separated); svc-ext delivers slack, chime, microsoft_teams, mattermost and webhook.',
+  ],
+  [onc + 'http.connection_timeout', 'integer', 5000, [1, 600000], false, 'Milliseconds to resolve and connect to a channel host.'],
+  [onc + 'http.socket_timeout', 'integer', 50000, [1, 600000], false, 'Milliseconds one delivery may take, answer included.'],
+  [
+    onc + 'http.host_deny_list',
+    'string',
+    '',
+    null,
+    false,
+    'Hosts, IP addresses and CIDR ranges (comma-separated) no channel may reach; checked against every resolved address.',
+  ],
+  [
+    'plugins.notifications.http.host_allow_list',
+    'string',
+    '',
+    null,
+    false,
+    'When set, the only hosts (names, addresses or CIDR ranges, comma-separated) a channel may reach.',
+  ],
+  ['plugins.notifications.http.max_body_bytes', 'integer', 1048576, [1024, 104857600], false, 'Largest message sent and answer read.'],
+  ['plugins.notifications.delivery.max_retries', 'integer', 5, [0, 50], false, 'Retries of a failed delivery before it is dead-lettered.'],
+  [
+    'plugins.notifications.delivery.backoff_base_millis',
+    'integer',
+    1000,
+    [1, 3600000],
+    false,
+    'First retry delay; each retry doubles it, with jitter.',
+  ],
+  [
+    'plugins.notifications.delivery.poll_interval_millis',
+    'integer',
+    1000,
+    [10, 600000],
+    false,
+    'How often pending deliveries are looked for.',
+  ],
+  [
+    'plugins.security_analytics.case_notification.channel_id',
+    'string',
+    '',
+    null,
+    true,
+    'Notification channel told of every case update on a finding (empty: none).',
+  ],
+]
+
 function toDef([key, type, def, range, dynamic, meaning, extra]: Row): SettingDef {
   return { key, type, default: def, min: range?.[0], max: range?.[1], dynamic, meaning, ...extra }
 }
 
-export const SETTINGS: readonly SettingDef[] = [...node, ...setup, ...contentManager, ...rulesetManagement].map(toDef)
+export const SETTINGS: readonly SettingDef[] = [...node, ...setup, ...contentManager, ...rulesetManagement, ...notifications].map(toDef)
 
 const byKey = new Map(SETTINGS.map((s) => [s.key, s]))
 

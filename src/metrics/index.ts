@@ -15,11 +15,17 @@ export interface Metrics {
   scrape(): Promise<string>
 }
 
-export function createMetrics(opts: { routes: () => RoutePattern[]; sources: MetricSources }): Metrics {
+export function createMetrics(opts: {
+  routes: () => RoutePattern[]
+  sources: MetricSources
+  /** Counters a feature keeps itself (notification deliveries), registered here. */
+  collectors?: Array<{ register(registry: Registry): void }>
+}): Metrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 })
   const http = httpMetrics(registry, routeLabeler(opts.routes), opts.sources.now)
   const refresh = registerSources(registry, opts.sources)
+  for (const c of opts.collectors ?? []) c.register(registry)
   return {
     http,
     contentType: registry.contentType,

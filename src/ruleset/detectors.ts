@@ -17,6 +17,8 @@ import { concreteIndices, loadCheckpoint, loadCheckpoints, renderStatus } from '
 import { unresolvedFields } from './detection/field-types'
 import { check, DetectorBody, type DetectorSource, iso, type StoredDetector } from './model'
 import type { Rules } from './rules'
+import { TriggerAction } from './alerts/model'
+import { checkTemplate, templateSource } from '../notifications/template'
 
 export const MAX_DETECTORS = 'plugins.security_analytics.max_detectors'
 export const MAX_RULES_PER_DETECTOR = 'plugins.security_analytics.max_rules_per_detector'
@@ -32,7 +34,9 @@ export interface DetectorView {
 /** Tells detection runs that a detector (re)starts: what was indexed before is not its business. */
 export interface DetectorLifecycle {
   started(id: string, detector: StoredDetector): Promise<void>
-  deleted(id: string): Promise<void>
+  deleted(id: string, detector?: StoredDetector): Promise<void>
+  /** A detector's definition was replaced (its triggers may be gone). */
+  updated?(id: string, before: StoredDetector, after: StoredDetector): Promise<void>
 }
 
 export interface DetectorsDeps extends RulesetDeps {
@@ -41,6 +45,8 @@ export interface DetectorsDeps extends RulesetDeps {
 
 export class Detectors {
   lifecycle?: DetectorLifecycle
+  /** Whether a trigger action's `destination_id` names a notification channel (unchecked when unset). */
+  destinationExists?: (id: string) => Promise<boolean>
 
   constructor(
     private readonly d: DetectorsDeps,
@@ -54,6 +60,7 @@ export class Detectors {
     const filtered = filteredCaller(settings, caller)
     requireBackendRoles(filtered)
     this.checkRuleCount(input, settings.num(MAX_RULES_PER_DETECTOR))
+    await this.checkDestinations(input)
     const source: DetectorSource = caller ? 'custom' : 'standard'
     await ensureIndex(this.d.store, DETECTORS_INDEX)
 
@@ -103,6 +110,7 @@ export class Detectors {
     const filtered = filteredCaller(settings, caller)
     requireBackendRoles(filtered)
     this.checkRuleCount(input, settings.num(MAX_RULES_PER_DETECTOR))
+    await this.checkDestinations(input)
     const current = await this.load(id)
     assertAccess(filtered, current.detector.user, id)
     const was = current.detector
@@ -129,6 +137,7 @@ export class Detectors {
     if (enabled !== was.enabled) next.enabled_time = enabled ? now : null
     next.last_update_time = now
     const view = await this.save(id, next, current)
+    await this.lifecycle?.updated?.(id, was, next)
     if (enabled && !was.enabled) await this.lifecycle?.started(id, next)
     if (enabled !== was.enabled) this.auditToggle(id, next, caller)
     return view
@@ -171,7 +180,7 @@ export class Detectors {
     assertAccess(filteredCaller(await this.d.settings.snapshot(), caller), current.detector.user, id)
     if (caller && current.detector.source === 'standard') throw new ApiError(400, 'Standard detectors cannot be deleted by users.')
     const r = await this.d.store.delete({ index: DETECTORS_INDEX, id, refresh: true })
-    await this.lifecycle?.deleted(id)
+    await this.lifecycle?.deleted(id, current.detector)
     return { _id: id, _version: r._version }
   }
 
@@ -240,8 +249,18 @@ export class Detectors {
       if (types.length === 0) throw new ApiError(400, `Trigger [${t.name}] should mention at least one detection type but found none`)
       for (const type of types)
         if (!DETECTION_TYPES.has(type)) throw new ApiError(400, `Trigger [${t.name}] has unsupported detection type [${type}]`)
+      for (const action of t.actions ?? []) checkAction(t.name, action)
     }
     return input
+  }
+
+  /** Every action's channel must exist when the detector is written, not fail at its first alert. */
+  private async checkDestinations(input: DetectorBody): Promise<void> {
+    if (!this.destinationExists) return
+    for (const t of input.triggers ?? [])
+      for (const a of (t.actions ?? []) as TriggerAction[])
+        if (!(await this.destinationExists(a.destination_id)))
+          throw new ApiError(400, `Trigger [${t.name}] action [${a.name}]: notification channel [${a.destination_id}] not found`)
   }
 
   private checkRuleCount(input: DetectorBody, max: number): void {
@@ -391,6 +410,22 @@ export class Detectors {
     const who = caller?.name ?? user ?? 'internal'
     this.d.log.info(`Detector [${id}] (${d.detector_type}, ${d.source}) was ${d.enabled ? 'enabled' : 'disabled'} by [${who}]`)
   }
+}
+
+/** The longest throttle Alerting accepts (`plugins.alerting.action_throttle_max_value`, 24h). */
+const MAX_THROTTLE_MINUTES = 24 * 60
+
+/** A trigger action as Alerting parses it (`Action.kt`, `Throttle.kt`): 400 naming what is wrong. */
+function checkAction(trigger: string, action: unknown): void {
+  const a = check(TriggerAction, action, `action of trigger [${trigger}]`)
+  if (a.throttle_enabled && !a.throttle)
+    throw new ApiError(400, `Trigger [${trigger}] action [${a.name}]: throttle_enabled needs a throttle`)
+  if (a.throttle && a.throttle.value > MAX_THROTTLE_MINUTES)
+    throw new ApiError(400, `Trigger [${trigger}] action [${a.name}]: throttle cannot exceed ${MAX_THROTTLE_MINUTES} minutes`)
+  checkTemplate(a.subject_template, `subject_template of action [${a.name}]`)
+  checkTemplate(a.message_template, `message_template of action [${a.name}]`)
+  if (templateSource(a.message_template).trim() === '')
+    throw new ApiError(400, `Trigger [${trigger}] action [${a.name}]: message_template is empty`)
 }
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)

@@ -17,8 +17,16 @@ import { DETECTORS_INDEX, ensureIndex } from './indices'
 import { type EvaluateRequest, type EvaluateResult, evaluateRulesRequest } from './evaluate'
 import { LogTypes } from './log-types'
 import { Rules } from './rules'
+import type { StoredDetector } from './model'
+import { triggerId } from './alerts/raise'
 import { rulesetRoutes } from './routes'
 import { RulesetService } from './sync'
+import { AlertRaiser } from './alerts/raise'
+import { alertsRoutes } from './alerts/routes'
+import { Alerts } from './alerts/service'
+import { CorrelationAlerts } from './alerts/correlation'
+import { rollOver } from './alerts/indices'
+import { timeToMillis } from '../config/values'
 
 export interface Ruleset extends Feature {
   logTypes: LogTypes
@@ -36,20 +44,38 @@ export interface Ruleset extends Feature {
   executeMonitor(monitorId: string, caller: Caller | undefined): Promise<MonitorRunResult>
   /** What the embedded retention job must keep for detectors that have not read it yet. */
   retentionHolds(now?: number): Promise<Map<string, number>>
+  alerts: Alerts
   /** Starts the detection clock (not started by construction, so tests and tools stay passive). */
   start(): Promise<void>
+}
+
+/** How alerts reach notifications (absent: alerts are raised and kept, nothing is sent). */
+export interface AlertingHooks {
+  /** New alerts owe notifications: deliver them now rather than at the next poll. */
+  onPending?: () => void
+  /** Whether a trigger action's `destination_id` names a channel. */
+  destinationExists?: (id: string) => Promise<boolean>
 }
 
 export function createRuleset(
   deps: RulesetDeps & { security: Pick<Security, 'authorizeIndices'> },
   options: SchedulerOptions = {},
+  hooks: AlertingHooks = {},
 ): Ruleset {
   const logTypes = new LogTypes(deps)
   const rules = new Rules(deps, logTypes)
   const detectors = new Detectors(deps, rules)
+  detectors.destinationExists = hooks.destinationExists
   const findings = new FindingsPipeline(deps.store, deps.log)
   const evaluator = new EvaluatorThread(deps.log)
-  const runDeps = { ...deps, rules, findings, evaluator }
+  const alerts = new Alerts(deps, detectors)
+  const raiser = new AlertRaiser({ ...deps, onPending: hooks.onPending })
+  const runDeps = { ...deps, rules, findings, evaluator, alerts: raiser }
+  // Alerts of a removed detector or trigger are retired in the background: the request is not held.
+  const retire = (id: string, detector: StoredDetector, keep: Set<string>) =>
+    void alerts
+      .retireOrphans(id, detector, keep)
+      .catch((e) => deps.log.warn('alerts of a removed detector or trigger could not be retired', { detector: id, error: e as Error }))
   // Detectors whose rules are being readied for their first run (see `started`); stop waits for them.
   let warming: Promise<void> = Promise.resolve()
   detectors.lifecycle = {
@@ -70,14 +96,33 @@ export function createRuleset(
         .then(() => warmDetector(runDeps, id, detector))
         .catch((e) => deps.log.warn('detector rules could not be readied before its first run', { detector: id, error: e as Error }))
     },
-    async deleted(id) {
+    async deleted(id, detector) {
       await deleteCheckpoint(deps.store, id)
+      if (detector) retire(id, detector, new Set())
     },
+    async updated(id, before, after) {
+      const keep = new Set(after.triggers.map(triggerId))
+      if (before.triggers.some((t) => !keep.has(triggerId(t)))) retire(id, before, keep)
+    },
+  }
+  // Alert history rollover and retention, every `alert_history_rollover_period` (the peer's job).
+  let rolloverTimer: ReturnType<typeof setTimeout> | undefined
+  let stopped = false
+  const startRollover = async () => {
+    if (stopped) return
+    const settings = await deps.settings.snapshot()
+    await rollOver(deps.store, settings, deps.now(), deps.log).catch((e) =>
+      deps.log.warn('alert history rollover failed; trying again at the next period', { error: e as Error }),
+    )
+    // Within setTimeout's range (a longer delay fires at once) and never a busy loop.
+    const period = timeToMillis(settings.str('plugins.security_analytics.alert_history_rollover_period'))
+    rolloverTimer = setTimeout(startRollover, Math.min(Math.max(period, 1000), 2 ** 31 - 1))
   }
   const scheduler = new DetectionScheduler({ ...runDeps, detectors }, options)
   const run = (monitorId: string, caller: Caller | undefined) => executeMonitor({ detectors, scheduler, now: deps.now }, monitorId, caller)
   return {
-    routes: rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
+    routes: [...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }), ...alertsRoutes(alerts, new CorrelationAlerts(deps))],
+    alerts,
     logTypes,
     rules,
     detectors,
@@ -92,9 +137,12 @@ export function createRuleset(
       // The detectors index exists once the node is started, not from the clock's first tick on.
       await ensureIndex(deps.store, DETECTORS_INDEX)
       scheduler.start()
+      void startRollover()
     },
     // The evaluator thread outlives the run that the clock's stop waits for.
     stop: async () => {
+      stopped = true
+      clearTimeout(rolloverTimer)
       await scheduler.stop()
       await warming
       evaluator.stop()

@@ -109,6 +109,17 @@ export const PLATFORM_SA_ACTIONS = {
   correlationAlertsAck: `${PSA}correlationAlerts/ack`,
 } as const
 
+const NOTIFICATIONS = 'cluster:admin/platform/notifications/'
+
+/** OpenSearch Notifications' actions, in the platform form the reference uses (6.2: `dashboard_server`). */
+export const NOTIFICATIONS_ACTIONS = {
+  configCreate: `${NOTIFICATIONS}configs/create`,
+  configGet: `${NOTIFICATIONS}configs/get`,
+  configUpdate: `${NOTIFICATIONS}configs/update`,
+  configDelete: `${NOTIFICATIONS}configs/delete`,
+  featureSend: `${NOTIFICATIONS}feature/send`,
+} as const
+
 /** Index actions the index API checks (the platform's names). */
 export const INDEX_ACTIONS = {
   search: 'indices:data/read/search',

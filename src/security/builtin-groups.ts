@@ -1,4 +1,11 @@
-import { CONTENT_MANAGER_ACTIONS as CM, CONTENT_RESOURCES, RULESET_ACTIONS, SETUP_ACTIONS } from './actions'
+import {
+  CONTENT_MANAGER_ACTIONS as CM,
+  CONTENT_RESOURCES,
+  NOTIFICATIONS_ACTIONS as N,
+  PLATFORM_SA_ACTIONS as PSA,
+  RULESET_ACTIONS,
+  SETUP_ACTIONS,
+} from './actions'
 
 export type ActionGroupType = 'cluster' | 'index' | 'all' | 'kibana'
 
@@ -116,10 +123,21 @@ function contentManagerGroups(): Record<string, ActionGroupDef> {
   return groups
 }
 
+/**
+ * Alerts and notification channels, grouped as OpenSearch's reserved roles of the same names grant
+ * them (`notifications_full_access`, `notifications_read_access`, `security_analytics_ack_alerts`),
+ * with the platform-form action names: a role here lists the group instead.
+ */
+const ALERTING_GROUPS: Record<string, ActionGroupDef> = {
+  notifications_full_access: cluster(N.configCreate, N.configGet, N.configUpdate, N.configDelete, N.featureSend),
+  notifications_read_access: cluster(N.configGet),
+  security_analytics_ack_alerts: cluster(PSA.alertsGet, PSA.alertsAck, PSA.correlationAlertsGet, PSA.correlationAlertsAck),
+}
+
 /** Every built-in action group; all are reserved (action_groups.yml cannot redefine them). */
 export const BUILTIN_ACTION_GROUPS: Readonly<Record<string, ActionGroupDef>> = Object.freeze(
   Object.fromEntries(
-    Object.entries({ ...PLATFORM_GROUPS, ...SETUP_GROUPS, ...contentManagerGroups() }).map(([name, def]) => [
+    Object.entries({ ...PLATFORM_GROUPS, ...SETUP_GROUPS, ...contentManagerGroups(), ...ALERTING_GROUPS }).map(([name, def]) => [
       name,
       { ...def, reserved: true },
     ]),

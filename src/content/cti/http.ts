@@ -5,6 +5,7 @@
 import type { TSchema, Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import type { Logger } from '../../http/log'
+import { boundedFetch, OutboundError } from '../../http/outbound'
 import { CtiError } from './errors'
 import { sleep as realSleep, type Sleep } from './sleep'
 import { loggable } from './urls'
@@ -79,28 +80,22 @@ export class CtiHttp {
   }
 
   private async once(url: string, req: CtiRequest): Promise<Response> {
-    const timeoutMs = req.timeoutMs ?? this.options.timeoutMs
-    const timer = new AbortController()
-    const timeout = setTimeout(() => timer.abort(new CtiError('timeout', `CTI API did not answer within ${timeoutMs} ms`)), timeoutMs)
-    const signal = req.signal ? AbortSignal.any([req.signal, timer.signal]) : timer.signal
     try {
-      const res = await fetch(url, {
+      return await boundedFetch(url, {
         method: req.method ?? 'GET',
         headers: { 'user-agent': this.options.userAgent, 'accept-encoding': 'gzip', ...req.headers },
         body: req.body,
-        signal,
+        timeoutMs: req.timeoutMs ?? this.options.timeoutMs,
+        signal: req.signal,
         redirect: 'follow',
+        headersOnly: req.headersOnly,
+        what: 'CTI API',
       })
-      if (req.headersOnly) return res
-      // Buffer the body under the same timeout, so a stalled body cannot hang the pass.
-      const bytes = await res.arrayBuffer()
-      return new Response(bytes, { status: res.status, headers: res.headers })
     } catch (e) {
-      if (req.signal?.aborted) throw new CtiError('aborted', 'CTI request aborted')
-      if (timer.signal.aborted) throw timer.signal.reason as CtiError
-      throw new CtiError('unreachable', `CTI API unreachable: ${(e as Error).message}`)
-    } finally {
-      clearTimeout(timeout)
+      if (!(e instanceof OutboundError)) throw e
+      if (e.kind === 'aborted') throw new CtiError('aborted', 'CTI request aborted')
+      if (e.kind === 'timeout') throw new CtiError('timeout', e.message)
+      throw new CtiError('unreachable', e.message)
     }
   }
 

@@ -27,6 +27,7 @@ import type { Rules } from '../rules'
 import { baseline, type Checkpoint, concreteIndices, loadCheckpoint, type RunSummary, saveCheckpoint } from './checkpoint'
 import { FINDINGS_SETTINGS, type FindingsPipeline, findingId } from './findings-pipeline'
 import { isObject } from '../../json'
+import type { AlertRaiser } from '../alerts/raise'
 
 /** Distinct finding-write errors kept per run (the count is exact, the reasons are samples). */
 const MAX_ERRORS = 5
@@ -40,6 +41,8 @@ export interface RunDeps {
   findings: FindingsPipeline
   /** Where events are evaluated (a thread of the node's, or this one). */
   evaluator: EvaluatorThread
+  /** Raises the alerts of the detector's triggers on each bulk of findings (absent: none). */
+  alerts?: Pick<AlertRaiser, 'raise' | 'runFailed' | 'runSucceeded'>
 }
 
 export interface RunControl {
@@ -102,10 +105,13 @@ export async function runDetector(
   // Findings go out a bulk's worth (`enriched_findings_bulk_size`) at a time, checked after each
   // `enriched_findings_enrich_batch_size` events, and at the batch's end.
   const flush = async () => {
+    const batch = pending
     const r = await deps.findings.submit(pending, settings)
     pending = []
     // The store could not take them now: stop before the checkpoint, the next run repeats the batch.
     if (r.unavailable > 0) throw new Error(`detector ${id}: ${r.unavailable} findings could not be written now (${r.errors.join('; ')})`)
+    // Alerts (with the notifications they owe) after their findings, both before the checkpoint.
+    await deps.alerts?.raise(id, detector, batch)
     summary.findings += r.written
     summary.duplicates += r.duplicates
     summary.shed += r.shed

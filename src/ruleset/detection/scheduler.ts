@@ -12,6 +12,7 @@ import { DETECTOR_LOCKS_INDEX } from '../indices'
 import type { Schedule, StoredDetector } from '../model'
 import { loadCheckpoint, saveCheckpoint } from './checkpoint'
 import { type RunControl, type RunDeps, type RunOutcome, runDetector } from './run'
+import { ALERT_SETTINGS } from '../alerts/indices'
 
 const UNIT_MILLIS = { MINUTES: 60_000, HOURS: 3_600_000, DAYS: 86_400_000 } as const
 
@@ -92,7 +93,20 @@ export class DetectionScheduler {
     if (lease.stolen) this.deps.log.info('detector run lease taken over: its holder stopped renewing it', { detector: id })
     return withLease(this.deps, lease, async () => {
       // Re-read under the lease: it may have been disabled or deleted since the list was taken.
-      const outcome = await runDetector(this.deps, id, await this.deps.detectors.stored(id), { ...control, stopping: () => this.stopping })
+      const detector = await this.deps.detectors.stored(id)
+      let outcome: RunOutcome
+      try {
+        outcome = await runDetector(this.deps, id, detector, { ...control, stopping: () => this.stopping })
+      } catch (e) {
+        // The detector's ERROR alert says so (best effort: the store may be what failed).
+        if (detector)
+          await this.deps.alerts
+            ?.runFailed(id, detector, (e as Error).message)
+            .catch((err) => this.deps.log.warn('ERROR alert of a failed run not written', { detector: id, error: err as Error }))
+        throw e
+      }
+      if (detector && (outcome.status === 'ran' || outcome.status === 'stopped'))
+        await this.deps.alerts?.runSucceeded(id, detector, (await this.deps.settings.snapshot()).bool(ALERT_SETTINGS.historyEnabled))
       if (
         (outcome.status === 'ran' || outcome.status === 'stopped') &&
         (outcome.findings > 0 || outcome.shed > 0 || outcome.status === 'stopped')

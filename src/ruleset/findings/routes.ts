@@ -7,6 +7,7 @@ import { searchFindings, parseFindingsQuery } from './search'
 import { updateFindings } from './update'
 import { parseUpdateRequest, UpdateFindingsBody } from './update-request'
 import { findingsFilter } from './visibility'
+import type { CaseNotifier } from '../../notifications/case'
 
 export { findingsReadFilter } from './visibility'
 
@@ -23,7 +24,7 @@ const BASE = '/_plugins/_security_analytics/findings'
  * `findings/update` action, held by `all_access` only unless a role grants it,
  * and each item additionally needs `indices:data/write/update` on its index.
  */
-export function findingsRoutes(deps: Deps): PluginRoute[] {
+export function findingsRoutes(deps: Deps, caseNotifier?: CaseNotifier): PluginRoute[] {
   return [
     route(
       'PUT',
@@ -33,6 +34,11 @@ export function findingsRoutes(deps: Deps): PluginRoute[] {
         const settings = await deps.settings.snapshot()
         const updates = parseUpdateRequest(await readBody(request, UPDATE_BODY), settings.num(MAX_CASE_BULK))
         const answer = await updateFindings(deps, caller, updates)
+        // Only what was written is told; a failure to queue is logged, the update stands.
+        const written = updates.filter((_, i) => answer.items[i].status === 200 || answer.items[i].status === 201)
+        await caseNotifier?.(written, caller.name).catch((e) =>
+          deps.log.warn('case update notifications not queued', { error: e as Error }),
+        )
         return json(answer, answer.errors ? 207 : 200)
       },
       { limit: UPDATE_BODY, schema: UpdateFindingsBody },

@@ -1,0 +1,145 @@
+/**
+ * Alert indices as SA names them (reference 1.4): `.opensearch-sap-<logtype>-alerts` for active
+ * alerts, and history behind the write alias `.opensearch-sap-<logtype>-alerts-history`, created as
+ * `...-history-<yyyy.MM.dd>-1` and rolled over by `rollOver` with the peer's settings
+ * (`alert_history_max_age`, `_max_docs`, checked every `alert_history_rollover_period`; indices
+ * older than `alert_history_retention_period` deleted). GET alerts searches `...-alerts*`, both.
+ */
+import type { SettingsSnapshot } from '../../config/cluster-settings'
+import { timeToMillis } from '../../config/values'
+import type { Logger } from '../../http/log'
+import { OUTBOX_MAPPING } from '../../notifications/outbox-model'
+import { AlreadyExists, IndexNotFound } from '../../store/errors'
+import type { Mappings, Store } from '../../store/port'
+
+const SA = 'plugins.security_analytics.'
+export const ALERT_SETTINGS = {
+  historyEnabled: `${SA}alert_history_enabled`,
+  maxAge: `${SA}alert_history_max_age`,
+  maxDocs: `${SA}alert_history_max_docs`,
+  retention: `${SA}alert_history_retention_period`,
+  rolloverPeriod: `${SA}alert_history_rollover_period`,
+} as const
+
+const kw = { type: 'keyword' }
+const date = { type: 'date', format: 'epoch_millis||strict_date_optional_time' }
+export const ALERT_MAPPING: Mappings = {
+  dynamic: false,
+  properties: {
+    id: kw,
+    detector_id: kw,
+    detector_type: kw,
+    monitor_id: kw,
+    monitor_name: { type: 'text', fields: { keyword: kw } },
+    trigger_id: kw,
+    trigger_name: { type: 'text', fields: { keyword: kw } },
+    finding_ids: kw,
+    related_doc_ids: kw,
+    state: kw,
+    severity: kw,
+    start_time: date,
+    end_time: date,
+    acknowledged_time: date,
+    last_notification_time: date,
+    user: { properties: { name: kw, backend_roles: kw, roles: kw } },
+    svc_outbox: OUTBOX_MAPPING,
+    // Correlation alerts (same mapping, their own index).
+    correlation_rule_id: kw,
+    correlation_rule_name: kw,
+  },
+}
+
+/** Index names may not hold upper case or most punctuation; log types are lower-cased names. */
+const safe = (logType: string) => logType.toLowerCase().replace(/[^a-z0-9_-]/g, '_')
+export const activeIndex = (logType: string) => `.opensearch-sap-${safe(logType)}-alerts`
+export const historyAlias = (logType: string) => `.opensearch-sap-${safe(logType)}-alerts-history`
+export const alertsPattern = (logType: string) => `.opensearch-sap-${safe(logType)}-alerts*`
+export const ALL_ALERTS = '.opensearch-sap-*-alerts*'
+
+const ensured = new WeakMap<Store, Set<string>>()
+
+async function createIndex(store: Store, index: string, aliases?: Record<string, object>): Promise<void> {
+  try {
+    await store.createIndex({
+      index,
+      body: {
+        settings: { index: { hidden: true, number_of_shards: 1, auto_expand_replicas: '0-1' } },
+        mappings: ALERT_MAPPING,
+        ...(aliases ? { aliases } : {}),
+      },
+    })
+  } catch (e) {
+    if (!(e instanceof AlreadyExists)) throw e
+  }
+}
+
+export async function ensureActive(store: Store, logType: string): Promise<string> {
+  const index = activeIndex(logType)
+  await ensureOnce(store, index, async () => {
+    if (!(await store.existsIndex({ index, expand_wildcards: 'all' }))) await createIndex(store, index)
+  })
+  return index
+}
+
+/** The history write alias, its first index created when missing. */
+export async function ensureHistory(store: Store, logType: string, now: number): Promise<string> {
+  const alias = historyAlias(logType)
+  await ensureOnce(store, alias, async () => {
+    if (await store.existsIndex({ index: alias, expand_wildcards: 'all' })) return
+    await createIndex(store, `${alias}-${day(now)}-1`, { [alias]: { is_write_index: true } })
+  })
+  return alias
+}
+
+async function ensureOnce(store: Store, key: string, create: () => Promise<void>): Promise<void> {
+  let done = ensured.get(store)
+  if (!done) ensured.set(store, (done = new Set()))
+  if (done.has(key)) return
+  await create()
+  done.add(key)
+}
+
+export function forgetAlertIndices(store: Store): void {
+  ensured.delete(store)
+}
+
+const day = (millis: number) => new Date(millis).toISOString().slice(0, 10).replaceAll('-', '.')
+
+/**
+ * One rollover check of every history alias (the peer's `DetectorIndexManagementService`): a write
+ * index older than `max_age` or holding `max_docs` alerts gets a successor that takes the alias's
+ * writes; history indices older than the retention period are deleted.
+ */
+export async function rollOver(store: Store, settings: SettingsSnapshot, now: number, log: Logger): Promise<void> {
+  if (!settings.bool(ALERT_SETTINGS.historyEnabled)) return
+  const maxAge = timeToMillis(settings.str(ALERT_SETTINGS.maxAge))
+  const maxDocs = settings.num(ALERT_SETTINGS.maxDocs)
+  const retention = timeToMillis(settings.str(ALERT_SETTINGS.retention))
+  let indices
+  try {
+    indices = await store.getIndex({ index: '.opensearch-sap-*-alerts-history-*', expand_wildcards: 'all' })
+  } catch (e) {
+    if (e instanceof IndexNotFound) return
+    throw e
+  }
+  for (const [index, info] of Object.entries(indices)) {
+    const created = Number(info.settings.index.creation_date ?? now)
+    const alias = Object.entries(info.aliases).find(([, def]) => def.is_write_index === true)?.[0]
+    if (alias) {
+      const docs = (await store.count({ index })).count
+      if (now - created < maxAge && docs < maxDocs) continue
+      const n = Number(/-(\d+)$/.exec(index)?.[1] ?? '1') + 1
+      const next = `${alias}-${day(now)}-${n}`
+      await createIndex(store, next)
+      await store.updateAliases({
+        body: {
+          actions: [{ add: { index, alias, is_write_index: false } }, { add: { index: next, alias, is_write_index: true } }],
+        },
+      })
+      log.info('alert history rolled over', { alias, from: index, to: next, docs })
+    } else if (now - created > retention) {
+      await store.deleteIndex({ index })
+      log.info('alert history index deleted after its retention period', { index })
+    }
+  }
+}
