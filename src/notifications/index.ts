@@ -5,7 +5,7 @@
 import type { Feature } from '../deps'
 import type { ClusterSettings } from '../config/cluster-settings'
 import type { Logger } from '../http/log'
-import type { Security } from '../security/caller'
+import type { Security } from '../http/caller'
 import type { Store } from '../store/port'
 import { Channels } from './configs'
 import { DeliveryMetrics } from './metrics'

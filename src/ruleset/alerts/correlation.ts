@@ -9,7 +9,7 @@
  */
 import type { ClusterSettings } from '../../config/cluster-settings'
 import { ApiError } from '../../http/errors'
-import type { Caller } from '../../security/caller'
+import type { Caller } from '../../http/caller'
 import { AlreadyExists, IndexNotFound, VersionConflict } from '../../store/errors'
 import type { SearchHit, Store } from '../../store/port'
 import { filteredCaller, mayAccess } from '../access'

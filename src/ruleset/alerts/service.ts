@@ -6,7 +6,7 @@
 import type { ClusterSettings } from '../../config/cluster-settings'
 import { ApiError } from '../../http/errors'
 import type { Logger } from '../../http/log'
-import type { Caller } from '../../security/caller'
+import type { Caller } from '../../http/caller'
 import { DocumentMissing, IndexNotFound, VersionConflict } from '../../store/errors'
 import type { SearchHit, Store } from '../../store/port'
 import type { Detectors } from '../detectors'
