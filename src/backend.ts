@@ -18,6 +18,8 @@ import type { Store } from './store/port'
 export interface Backend {
   kind: 'embedded' | 'platform'
   store: Store
+  /** Whether no ISM applies the lifecycle policies but this node: embedded, or a platform without the plugin. */
+  ownRetention(): Promise<boolean>
   /** Embedded mode: the store file (snapshots copy it). */
   storeFile?: string
   security: { security: Security; loginHints: string[]; reload(): Promise<void> }
@@ -47,6 +49,7 @@ export async function openBackend(
     return {
       kind: 'embedded',
       store,
+      ownRetention: async () => true,
       storeFile,
       security: await createSecurity({ node, dataDir, log, env }),
       useSettings: (settings) => (limitValues = () => settings.latest()),
@@ -64,6 +67,7 @@ export async function openBackend(
   return {
     kind: 'platform',
     store,
+    ownRetention: async () => !(await store.hasIsm()),
     security,
     endpoint,
     storeFor(caller) {

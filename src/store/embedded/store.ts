@@ -63,7 +63,7 @@ import { createDataStream, deleteDataStream, getDataStream } from './data-stream
 import { createDocument, deleteDocument, indexDocument, updateDocument } from './doc-write'
 import { getDocument } from './documents'
 import * as indices from './indices'
-import { deletePolicy, getPolicies, getPolicy, putPolicy } from './ism'
+import { deletePolicy, getPolicies, getPolicy, putPolicy } from '../lifecycle-policies'
 import type { MigrationResult } from './migrations'
 import { createPit, deleteAllPits, deletePit, getAllPits } from './pits'
 import { count, explain, search } from './search-request'
