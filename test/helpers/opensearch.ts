@@ -9,6 +9,7 @@
  */
 import { describe, test } from 'bun:test'
 import { join } from 'node:path'
+import { PLATFORM_OWN } from '../store/contract'
 import { tmpdir } from 'node:os'
 import {
   attachOpenSearch,
@@ -84,8 +85,22 @@ export function describeOnOpenSearch(name: string, body: () => void): void {
   }
 }
 
-/** Platform-owned indices a test must never delete when it wipes the cluster between tests. */
-const PLATFORM_OWN = /^\.(opendistro|opensearch|plugins|ql-|kibana|tasks)/
+/**
+ * Why the cluster of that kind has no Index State Management, or undefined when it has: a running
+ * cluster named by SVC_TEST_OPENSEARCH_<KIND>_STATE is asked (GET /_cat/plugins); one this run
+ * starts has none (scripts/opensearch installs job-scheduler and security only: the
+ * index-management plugin is not published on Maven Central). Registration-time, so that the
+ * lifecycle tests can be skipped with the reason.
+ */
+export async function openSearchWithoutIsm(kind: OpenSearchKind): Promise<string | undefined> {
+  if (openSearchUnavailable() !== null) return undefined
+  if (!process.env[`SVC_TEST_OPENSEARCH_${kind.toUpperCase()}_STATE`])
+    return 'the clusters scripts/opensearch starts have no index-management plugin (not on Maven Central)'
+  const os = await realOpenSearch(kind)
+  const r = await os.request('GET', '/_cat/plugins?format=json&h=component')
+  const components = (r.body as Array<{ component: string }>).map((p) => p.component)
+  return components.includes('opensearch-index-management') ? undefined : 'this cluster has no index-management plugin (GET /_cat/plugins)'
+}
 
 /**
  * Everything svc-ext or a test made goes (indices, data streams, templates, PITs): each test file

@@ -9,6 +9,7 @@ import { startBarePlatform, type BarePlatform } from './bare-platform'
 import {
   describeOnOpenSearch,
   OPENSEARCH_START_MS,
+  openSearchWithoutIsm,
   OS_SERVICE_ACCOUNT,
   realOpenSearch,
   wipeOpenSearch,
@@ -32,6 +33,8 @@ async function bareStore(os: RunningOpenSearch, account: { name: string; passwor
   return openPlatformStore({ url: os.url, username: account.name, password: account.password, ca: os.ca })
 }
 
+const noIsm = { secure: await openSearchWithoutIsm('secure'), dev: await openSearchWithoutIsm('dev') }
+
 // The secure three-node cluster as svc-ext's service account would use it (TLS checked against
 // the cluster's CA), and the development node without the security plugin.
 describeOnOpenSearch('real OpenSearch', () => {
@@ -41,7 +44,9 @@ describeOnOpenSearch('real OpenSearch', () => {
       beforeAll(async () => {
         os = await realOpenSearch(kind)
       }, OPENSEARCH_START_MS)
-      runStoreContract(`platform adapter -> real OpenSearch (${kind})`, () => bareStore(os, os.serviceAccount ?? os.admin))
+      runStoreContract(`platform adapter -> real OpenSearch (${kind})`, () => bareStore(os, os.serviceAccount ?? os.admin), {
+        noIsm: noIsm[kind],
+      })
     })
   }
 })

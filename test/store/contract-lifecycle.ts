@@ -5,7 +5,7 @@
  * because a real platform keeps them across tests (and ISM refuses two policies whose templates
  * overlap at the same priority).
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test as bunTest } from 'bun:test'
 import { IllegalArgument, PolicyNotFound, StoreError, VersionConflict } from '../../src/store/errors'
 import type { IsmPolicyBody, Store } from '../../src/store/port'
 
@@ -31,7 +31,12 @@ function policyBody(pattern: string, deleteAfter = '3d', extra: Record<string, u
   }
 }
 
-export function storeLifecycleContract(store: () => Store): void {
+/**
+ * `noIsm`: why the store's platform cannot run these (a platform without the index-management
+ * plugin); the tests are then skipped, named with that reason.
+ */
+export function storeLifecycleContract(store: () => Store, noIsm?: string): void {
+  const test = noIsm === undefined ? bunTest : bunTest.skip
   const error = (p: Promise<unknown>) =>
     p.then(
       () => undefined,
@@ -49,7 +54,7 @@ export function storeLifecycleContract(store: () => Store): void {
     }
   }
 
-  describe('lifecycle (ISM) policies', () => {
+  describe(noIsm === undefined ? 'lifecycle (ISM) policies' : `lifecycle (ISM) policies (SKIPPED: ${noIsm})`, () => {
     test('a PUT creates the policy (the server fills policy_id and last_updated_time); GET answers it with its version', async () => {
       const id = unique('create')
       await withPolicies([id], async () => {

@@ -21,7 +21,19 @@ import type { SearchBody, SearchResponse, Store } from '../../src/store/port'
 import { storeDetailsContract } from './contract-details'
 import { storeLifecycleContract } from './contract-lifecycle'
 
-export function runStoreContract(name: string, makeStore: () => Store | Promise<Store>): void {
+/**
+ * Indices a real platform keeps for itself (the security plugin's `.opendistro_security`, other
+ * plugins' `.plugins-*`/`.opensearch-*`, tasks): they are there before svc-ext writes anything, so
+ * assertions about "every index" leave them out.
+ */
+export const PLATFORM_OWN = /^\.(opendistro|opensearch|plugins|ql-|kibana|tasks)/
+
+export interface ContractOptions {
+  /** Why the store's platform has no Index State Management (its lifecycle tests are skipped). */
+  noIsm?: string
+}
+
+export function runStoreContract(name: string, makeStore: () => Store | Promise<Store>, options: ContractOptions = {}): void {
   describe(`Store contract: ${name}`, () => {
     let store: Store
     beforeEach(async () => {
@@ -33,6 +45,8 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
 
     const ids = (r: SearchResponse) => r.hits.hits.map((h) => h._id)
     const search = (index: string, body: SearchBody) => store.search({ index, body })
+    const everyIndex = async (expression: string, options?: Parameters<Store['resolve']>[1]) =>
+      (await store.resolve(expression, options)).filter((n) => !PLATFORM_OWN.test(n))
     const total = (r: SearchResponse) => (typeof r.hits.total === 'number' ? r.hits.total : r.hits.total?.value)
 
     async function seed(index = 'people') {
@@ -124,9 +138,9 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         await store.createIndex({ index: 'visible' })
         await store.createIndex({ index: 'secret', body: { settings: { 'index.hidden': true } } })
         await store.createIndex({ index: '.dotted', body: { settings: { index: { hidden: true } } } })
-        expect(await store.resolve('*')).toEqual(['visible'])
-        expect(await store.resolve('*', { expand_wildcards: 'all' })).toEqual(['.dotted', 'secret', 'visible'])
-        expect(await store.resolve('*', { expand_wildcards: ['open', 'hidden'] })).toEqual(['.dotted', 'secret', 'visible'])
+        expect(await everyIndex('*')).toEqual(['visible'])
+        expect(await everyIndex('*', { expand_wildcards: 'all' })).toEqual(['.dotted', 'secret', 'visible'])
+        expect(await everyIndex('*', { expand_wildcards: ['open', 'hidden'] })).toEqual(['.dotted', 'secret', 'visible'])
         expect(await store.resolve('.d*')).toEqual(['.dotted'])
         expect(await store.resolve('secret')).toEqual(['secret'])
         expect((await store.stats({ index: '*', expand_wildcards: 'all' })).find((s) => s.index === 'secret')?.hidden).toBe(true)
@@ -141,7 +155,7 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         expect(await store.resolve('logs-a,missing', { ignore_unavailable: true })).toEqual(['logs-a'])
         expect(await store.resolve('zzz*')).toEqual([])
         await expect(store.resolve('zzz*', { allow_no_indices: false })).rejects.toBeInstanceOf(IndexNotFound)
-        expect(await store.resolve('_all')).toEqual(['logs-a', 'logs-b', 'metrics'])
+        expect(await everyIndex('_all')).toEqual(['logs-a', 'logs-b', 'metrics'])
       })
 
       test('put/get mapping merges and refuses type changes; settings update', async () => {
@@ -448,7 +462,8 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         )
         await expect(store.getAlias({ name: 'ghost' })).rejects.toBeInstanceOf(AliasesNotFound)
         await expect(store.deleteIndex({ index: 'cur' })).rejects.toBeInstanceOf(IllegalArgument)
-        await store.updateAliases({ body: { actions: [{ remove: { index: '*', alias: 'cur' } }] } })
+        // (`v*`, not `*`: on a secured platform a wildcard alias action that covers its system indices is refused, 403.)
+        await store.updateAliases({ body: { actions: [{ remove: { index: 'v*', alias: 'cur' } }] } })
         expect(await store.getAlias({ index: 'v2' })).toEqual({ v2: { aliases: {} } })
       })
 
@@ -582,7 +597,7 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         const dsProps = (await store.getMapping({ index: '.ds-events-a-000001' }))['.ds-events-a-000001'].mappings.properties!
         expect(dsProps['@timestamp']).toEqual({ type: 'date' })
         expect(dsProps.code).toEqual({ type: 'keyword' }) // the stream's template shapes its backing index
-        expect(await store.resolve('*')).toEqual(['.ds-events-a-000001']) // through the data stream, not the hidden index
+        expect(await everyIndex('*')).toEqual(['.ds-events-a-000001']) // through the data stream, not the hidden index
         expect((await store.getIndex({ index: '.ds-events-a-000001' }))['.ds-events-a-000001'].settings.index.hidden).toBe('true')
         await expect(store.createIndex({ index: 'events-b' })).rejects.toBeInstanceOf(IllegalArgument)
         await expect(store.deleteIndexTemplate({ name: 'ds' })).rejects.toBeInstanceOf(IllegalArgument)
@@ -790,6 +805,6 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
     })
 
     storeDetailsContract(() => store)
-    storeLifecycleContract(() => store)
+    storeLifecycleContract(() => store, options.noIsm)
   })
 }

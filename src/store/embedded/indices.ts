@@ -258,7 +258,7 @@ export async function putMapping(
   core.tx(() => {
     for (const name of names) {
       const meta = core.indexMeta(name)
-      setMappings(core, meta, mergeMappings(meta.mappings, update))
+      setMappings(core, meta, mergeMappings(meta.mappings, update, { put: true }))
     }
   })
   return { acknowledged: true }

@@ -125,14 +125,16 @@ function checkDynamic(d: unknown): void {
 
 /**
  * Merge `update` into `base` (put-mapping semantics): new fields are added, existing fields keep
- * their type (changing it is an error), objects merge recursively.
+ * their type (changing it is an error), objects merge recursively. Dynamic templates merge by
+ * name when a template and a create request compose an index's mapping; a put mapping's
+ * `dynamic_templates` replace the index's list (`put: true`), as in OpenSearch.
  */
-export function mergeMappings(base: Mappings, update: Mappings): Mappings {
+export function mergeMappings(base: Mappings, update: Mappings, opts: { put?: boolean } = {}): Mappings {
   const out: Mappings = structuredClone(base)
   for (const [k, v] of Object.entries(update)) {
     if (k === 'properties') continue
-    if (k === 'dynamic_templates' && Array.isArray(v) && out.dynamic_templates) {
-      // By name, as OpenSearch merges them: a template of the same name is replaced in place.
+    if (k === 'dynamic_templates' && Array.isArray(v) && out.dynamic_templates && !opts.put) {
+      // By name, as OpenSearch composes them: a template of the same name is replaced in place.
       const merged = [...out.dynamic_templates]
       for (const t of v as Array<Record<string, Record<string, unknown>>>) {
         const [name] = Object.keys(t)
