@@ -1,7 +1,7 @@
 import type { ClusterSettings } from '../config/cluster-settings'
 import type { Logger } from '../http/log'
 import { ActiveLease, tryAcquireLease, type HeldLease, type LeaseSpec } from '../locks/lease'
-import { AlreadyExists, IndexNotFound } from '../store/errors'
+import { AlreadyExists, IndexNotFound, LifecycleUnavailable } from '../store/errors'
 import type { Store } from '../store/port'
 import {
   LIFECYCLE_POLICIES,
@@ -145,9 +145,26 @@ function contentTask(store: Store, d: ContentIndexDef): BootstrapTask {
   }
 }
 
-/** Reference 1.5, in both modes: the policy goes through the Store's ISM API (the platform's ISM, or the embedded copy). */
+/**
+ * Reference 1.5, in both modes: the policy goes through the Store's ISM API (the platform's ISM, or
+ * the embedded copy). A platform without ISM (no index-management plugin) cannot take it: a
+ * warning, and svc-ext's own retention job applies the shipped policies there instead.
+ */
 function policyTask(deps: BootstrapDeps, p: LifecyclePolicy): BootstrapTask {
-  return { name: `policy:${p.id}`, run: () => writeLifecyclePolicy(deps.store, p, deps.now()) }
+  return {
+    name: `policy:${p.id}`,
+    run: async () => {
+      try {
+        await writeLifecyclePolicy(deps.store, p, deps.now())
+      } catch (e) {
+        if (!(e instanceof LifecycleUnavailable)) throw e
+        deps.log.warn('the platform has no Index State Management: lifecycle policy not written, svc-ext applies its retention', {
+          policy: p.id,
+          reason: e.reason,
+        })
+      }
+    },
+  }
 }
 
 /** Reference 1.8: the default settings document is written only when absent; a failure is a warning. */

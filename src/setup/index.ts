@@ -11,7 +11,7 @@ export { applyRetention, deleteAge, retentionRule, startRetentionJob } from './r
 export { writeLifecyclePolicy } from './lifecycle'
 
 export interface SetupOptions {
-  /** No platform behind the node: its retention job stands in for ISM. */
+  /** No platform behind the node: its retention job stands in for ISM (on a platform, only when it has none). */
   embedded: boolean
   /** What retention must keep for readers that have not seen it yet (`RetentionDeps.holds`). */
   retentionHolds?: RetentionDeps['holds']
@@ -20,7 +20,7 @@ export interface SetupOptions {
 /**
  * What a node does for the Setup extension at start: the bootstrap in the
  * background (requests are served meanwhile; consumers wait for the marker)
- * and, in embedded mode, the retention job that stands in for ISM.
+ * and the retention job that stands in for ISM (in embedded mode, or on a platform without ISM).
  */
 export function startSetup(
   deps: Pick<Deps, 'store' | 'settings' | 'log' | 'now'>,
@@ -31,8 +31,10 @@ export function startSetup(
     deps.log.error('setup bootstrap crashed', { error: e })
     return { status: 'failed', ranHere: true, completed: [], skipped: [] } satisfies BootstrapResult
   })
-  // On the platform its ISM applies the same policies (written by the bootstrap); a second deleter would only race it.
-  const retention = opts.embedded ? startRetentionJob({ ...deps, holds: opts.retentionHolds }) : undefined
+  // On the platform its ISM applies the same policies (written by the bootstrap) and the job's runs
+  // do nothing (a second deleter would only race it), unless the platform has no ISM: then the job
+  // applies the shipped policies itself.
+  const retention = startRetentionJob({ ...deps, holds: opts.retentionHolds, platform: !opts.embedded })
   return {
     ready,
     retention,

@@ -1,11 +1,14 @@
 import { Cron } from 'croner'
 import type { Logger } from '../http/log'
+import { LifecycleUnavailable } from '../store/errors'
 import { wildcardToRegExp } from '../store/names'
 import type { IsmPolicy, IsmTemplate, Store } from '../store/port'
 import { parseTimeValue } from '../store/settings'
+import { ismPolicyBody, LIFECYCLE_POLICIES } from './indices'
 
 /**
- * Retention in embedded mode, where no ISM runs: a scheduled job reads the
+ * Retention where no ISM runs (embedded mode, or a platform without the
+ * index-management plugin, which runs the shipped policies): a scheduled job reads the
  * lifecycle policies from the store (the ones the bootstrap writes, or an
  * operator's edit of them through `PUT _plugins/_ism/policies/<id>`) and
  * applies each policy's delete age to the data streams its `ism_template`
@@ -38,6 +41,12 @@ export interface RetentionDeps {
   store: Store
   now: () => number
   log: Logger
+  /**
+   * The store is a platform (platform mode): its ISM applies the policies, so a run does nothing,
+   * unless the platform has no ISM (LifecycleUnavailable): the run then applies the shipped
+   * policies (reference 1.5) itself, as in embedded mode.
+   */
+  platform?: boolean
   /**
    * Per concrete index, the highest `_seq_no` that may go at `now`: documents a reader has yet
    * to see (a detector's backlog) are kept past their age until it has (`ruleset` says which).
@@ -114,7 +123,31 @@ export function retentionRule(id: string, policy: IsmPolicy): RetentionRule | un
   return { policy: id, templates, deleteAfterMillis }
 }
 
-async function readRules(store: Store): Promise<RetentionRule[]> {
+/** The shipped policies (reference 1.5) as rules: what a platform without ISM is governed by. */
+export function shippedRules(now: number): RetentionRule[] {
+  return LIFECYCLE_POLICIES.flatMap((p) => retentionRule(p.id, ismPolicyBody(p, now).policy as IsmPolicy) ?? [])
+}
+
+/**
+ * The rules of this run: the store's policies; on a platform, none while its ISM runs them, the
+ * shipped ones when it has no ISM.
+ */
+async function readRules(deps: RetentionDeps): Promise<RetentionRule[]> {
+  try {
+    const rules = await readStoredRules(deps.store)
+    return deps.platform ? [] : rules
+  } catch (e) {
+    if (!deps.platform || !(e instanceof LifecycleUnavailable)) throw e
+    if (!warned.has(deps.store)) {
+      warned.add(deps.store)
+      deps.log.warn('the platform has no Index State Management: svc-ext deletes expired documents itself', { reason: e.reason })
+    }
+    return shippedRules(deps.now())
+  }
+}
+const warned = new WeakSet<Store>()
+
+async function readStoredRules(store: Store): Promise<RetentionRule[]> {
   const rules: RetentionRule[] = []
   for (let from = 0; ; from += POLICY_PAGE) {
     const page = await store.getLifecyclePolicies({ from, size: POLICY_PAGE })
@@ -144,7 +177,7 @@ export function ruleFor(names: string[], rules: RetentionRule[]): RetentionRule 
 
 /** One pass over every existing data stream that a stored policy governs. */
 export async function applyRetention(deps: RetentionDeps): Promise<RetentionOutcome[]> {
-  const rules = await readRules(deps.store)
+  const rules = await readRules(deps)
   if (rules.length === 0) return []
   const holds = (await deps.holds?.(deps.now())) ?? new Map<string, number>()
   const { data_streams } = await deps.store.getDataStream()

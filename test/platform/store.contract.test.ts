@@ -2,7 +2,8 @@
  * The Store contract against the platform adapter: first pointed at the embedded svc-ext's REST
  * API (which speaks the platform's), then at the real OpenSearch clusters of the test run.
  */
-import { afterAll, beforeAll, describe } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { LifecycleUnavailable } from '../../src/store/errors'
 import { openPlatformStore } from '../../src/store/platform'
 import { runStoreContract } from '../store/contract'
 import { startBarePlatform, type BarePlatform } from './bare-platform'
@@ -44,6 +45,16 @@ describeOnOpenSearch('real OpenSearch', () => {
       beforeAll(async () => {
         os = await realOpenSearch(kind)
       }, OPENSEARCH_START_MS)
+      // What the bootstrap and the retention job tell a platform without ISM by.
+      test.if(noIsm[kind] !== undefined)('without the index-management plugin the ISM calls are LifecycleUnavailable', async () => {
+        const store = openPlatformStore({ url: os.url, username: os.admin.name, password: os.admin.password, ca: os.ca })
+        try {
+          expect(await store.getLifecyclePolicies().catch((e) => e)).toBeInstanceOf(LifecycleUnavailable)
+          expect(await store.getLifecyclePolicy({ id: 'x' }).catch((e) => e)).toBeInstanceOf(LifecycleUnavailable)
+        } finally {
+          await store.close()
+        }
+      })
       runStoreContract(`platform adapter -> real OpenSearch (${kind})`, () => bareStore(os, os.serviceAccount ?? os.admin), {
         noIsm: noIsm[kind],
       })

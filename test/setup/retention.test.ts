@@ -5,6 +5,7 @@ import { runBootstrap } from '../../src/setup/bootstrap'
 import { eventsStream, FINDINGS_SECURITY_STREAM, RAW_EVENTS_STREAM, SESSIONS_STREAM } from '../../src/setup/indices'
 import { startSetup } from '../../src/setup'
 import { applyRetention, deleteAge, startRetentionJob } from '../../src/setup/retention'
+import { LifecycleUnavailable } from '../../src/store/errors'
 import type { IsmPolicy } from '../../src/store/port'
 import { openEmbeddedStore } from '../../src/store/embedded'
 import { quietLog } from './harness'
@@ -228,17 +229,63 @@ describe('where the job runs', () => {
     now: Date.now,
   })
 
-  test("embedded mode schedules it; platform mode leaves retention to the platform's ISM", async () => {
+  test('both modes schedule it; on a platform whose ISM answers, a run leaves retention to ISM', async () => {
     const embedded = startSetup(startDeps(), { embedded: true })
     const platform = startSetup(startDeps(), { embedded: false })
     try {
       expect(embedded.retention).toBeDefined()
-      expect(platform.retention).toBeUndefined()
+      expect(platform.retention).toBeDefined()
       expect((await embedded.ready).status).toBe('ready')
       expect((await platform.ready).status).toBe('ready')
     } finally {
       embedded.stop()
       platform.stop()
     }
+    const store = await bootstrapped()
+    await put(store, RAW_EVENTS_STREAM, 11 * MIN, 'old')
+    expect(await applyRetention({ store, now: () => NOW, log: quietLog(), platform: true })).toEqual([])
+    expect(await remaining(store, RAW_EVENTS_STREAM)).toEqual(['old'])
+  })
+})
+
+describe('a platform without ISM (no index-management plugin)', () => {
+  /** The store as a platform without ISM answers: its `_plugins/_ism` routes are unknown. */
+  const withoutIsm = <T extends object>(store: T): T =>
+    new Proxy(store, {
+      get(target, key) {
+        if (typeof key === 'string' && /LifecyclePolic/.test(key))
+          return async () => {
+            throw new LifecycleUnavailable('no handler found for uri [/_plugins/_ism/policies] and method [GET]')
+          }
+        const v = Reflect.get(target, key)
+        return typeof v === 'function' ? v.bind(target) : v
+      },
+    })
+  const recording = () => {
+    const warnings: string[] = []
+    const log = quietLog()
+    return { warnings, log: { ...log, warn: (msg: string) => void warnings.push(msg), child: () => log } }
+  }
+
+  test('the bootstrap warns and completes; the retention job applies the shipped policies itself', async () => {
+    const store = withoutIsm(openEmbeddedStore(':memory:'))
+    const settings = new ClusterSettings(buildNodeConfig({}, 'test', '.'), memoryPersistence())
+    const boot = recording()
+    const result = await runBootstrap({ store, settings, log: boot.log, now: () => NOW })
+    expect(result.status).toBe('ready')
+    expect(result.completed.filter((t) => t.startsWith('policy:'))).toHaveLength(6)
+    expect(boot.warnings.some((w) => w.includes('no Index State Management'))).toBe(true)
+
+    await put(store, RAW_EVENTS_STREAM, 9 * MIN, 'fresh')
+    await put(store, RAW_EVENTS_STREAM, 11 * MIN, 'old')
+    await put(store, FINDINGS_SECURITY_STREAM, 91 * DAY, 'old')
+    const run = recording()
+    const out = await applyRetention({ store, now: () => NOW, log: run.log, platform: true })
+    expect(out.find((o) => o.stream === RAW_EVENTS_STREAM)?.deleted).toBe(1)
+    expect(await remaining(store, RAW_EVENTS_STREAM)).toEqual(['fresh'])
+    expect(await remaining(store, FINDINGS_SECURITY_STREAM)).toEqual([])
+    expect(run.warnings).toHaveLength(1)
+    await applyRetention({ store, now: () => NOW, log: run.log, platform: true })
+    expect(run.warnings).toHaveLength(1) // said once per store
   })
 })
