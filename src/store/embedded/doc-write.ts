@@ -2,7 +2,7 @@
  * Writing one document: index, create, update (partial merge or upsert) and delete, with the
  * `if_seq_no` and version checks, auto-created targets, mapping growth and the field-value keys.
  */
-import { DocumentMissing, IllegalArgument, MapperParsing, ParsingError, StoreError, VersionConflict } from '../errors'
+import { DocumentMissing, IllegalArgument, IndexNotFound, MapperParsing, ParsingError, StoreError, VersionConflict } from '../errors'
 import type { DeleteParams, IndexParams, SourceFilter, UpdateParams, WriteParams, WriteResponse } from '../port'
 import { MAX_JSON_DEPTH, nestingExceeds } from '../query/limits'
 import { isObject } from '../query/doc'
@@ -31,9 +31,29 @@ export async function createDocument(core: StoreCore, params: IndexParams & { id
 }
 
 export async function updateDocument(core: StoreCore, params: UpdateParams): Promise<WriteResponse> {
-  return core.groupWrite(params.index, () =>
-    write(core, 'update', params.index, params.id, params.body as unknown as Record<string, unknown>, params),
-  )
+  try {
+    return await core.groupWrite(params.index, () =>
+      write(core, 'update', params.index, params.id, params.body as unknown as Record<string, unknown>, params),
+    )
+  } catch (e) {
+    if (!(e instanceof IndexNotFound)) throw e
+    throw await core.groupWrite(params.index, () => missedUpdate(core, params.index, String(params.id)))
+  }
+}
+
+/**
+ * An update of a missing index, as OpenSearch answers it: its update (single or in a bulk)
+ * auto-creates the index like any write, then misses the document (document_missing_exception
+ * 404, the new empty index left in place). Must run inside a transaction.
+ */
+export function missedUpdate(core: StoreCore, index: string, id: string): DocumentMissing {
+  let meta: IndexMeta
+  try {
+    meta = writeTarget(core, index, 'update', false, true)
+  } catch {
+    return new DocumentMissing(index, id)
+  }
+  return new DocumentMissing(meta.name, id, meta.uuid)
 }
 
 export async function deleteDocument(core: StoreCore, params: DeleteParams): Promise<WriteResponse> {

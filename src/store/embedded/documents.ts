@@ -1,6 +1,5 @@
 /** Reading documents, and the one index a document operation reads or writes. */
 import { IllegalArgument, IndexClosed, IndexNotFound } from '../errors'
-import { wildcardToRegExp } from '../names'
 import type { GetParams, GetResponse } from '../port'
 import { fieldPath } from '../query/doc'
 import { filterSource, sourceSpec } from '../source-filter'
@@ -58,11 +57,14 @@ export async function getDocument(core: StoreCore, params: GetParams): Promise<G
   }
 }
 
-/** `stored_fields` (names or wildcards) answered from the source for fields mapped `store: true`. */
+/**
+ * `stored_fields` answered from the source for fields mapped `store: true`. The get API takes the
+ * names as they are, as OpenSearch's does: a wildcard names no field.
+ */
 function storedValues(meta: IndexMeta, source: Record<string, unknown>, wanted: string[]): Record<string, unknown[]> {
   const out: Record<string, unknown[]> = {}
   for (const [path, type] of storedFields(meta.mappings)) {
-    if (!wanted.some((w) => wildcardToRegExp(w).test(path))) continue
+    if (!wanted.includes(path)) continue
     const values = fieldPath(path).collect(source)
     if (values.length > 0) out[path] = values.map((v) => storedValue(v, type, meta.specs.get(path)?.format))
   }

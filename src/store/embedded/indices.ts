@@ -253,12 +253,12 @@ export async function putMapping(
   core: StoreCore,
   params: { index: string | string[]; body: Mappings } & ResolveOptions,
 ): Promise<Acknowledged> {
-  const update = validateMappings(params.body)
+  const update = validateMappings(params.body, { put: true })
   const names = [...core.resolveTargets(params.index, params).keys()]
   core.tx(() => {
     for (const name of names) {
       const meta = core.indexMeta(name)
-      setMappings(core, meta, mergeMappings(meta.mappings, update))
+      setMappings(core, meta, mergeMappings(meta.mappings, update, { put: true }))
     }
   })
   return { acknowledged: true }

@@ -10,11 +10,10 @@
  *   a service index on the platform, as on the embedded store, the setting is left out, and the
  *   Setup retention job applies the policies (src/store/lifecycle-policies.ts, src/setup/retention.ts).
  */
-import { StoreError } from '../errors'
+import { LifecycleUnavailable, StoreError } from '../errors'
 
 const CODEC_REFUSED = /unknown value for \[index\.codec\].*zstd/
 const ISM_SETTING_REFUSED = /unknown setting \[index\.plugins\.index_state_management\./
-const NO_ISM = /no handler found for uri \[\/_plugins\/_ism\//
 
 export class PlatformCapabilities {
   private zstdRefused = false
@@ -49,7 +48,7 @@ export class PlatformCapabilities {
       this.ism = true
       return r
     } catch (e) {
-      if (!(e instanceof StoreError) || !NO_ISM.test(e.message)) {
+      if (!(e instanceof LifecycleUnavailable)) {
         if (e instanceof StoreError && e.status < 500) this.ism = true
         throw e
       }
