@@ -1,0 +1,159 @@
+// Search `highlight` and `collapse` over real HTTP, in OpenSearch's shapes.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startIndexApi, type TestServer } from './helpers'
+
+let api: TestServer
+
+async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
+  const r = await res
+  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${JSON.stringify(r.body)}`)
+  return r.body
+}
+const search = (body: unknown, index = 'logs') => ok(api.call('admin', 'POST', `/${index}/_search`, body))
+const byId = (res: any) => Object.fromEntries(res.hits.hits.map((h: any) => [h._id, h]))
+
+const LONG =
+  'The first sentence says nothing. The second sentence mentions a fox among many other words that pad it. A third one is quiet. The fourth sentence has the fox again.'
+
+beforeAll(async () => {
+  api = await startIndexApi({ users: { admin: { roles: ['all_access'] } } })
+  await ok(
+    api.call('admin', 'PUT', '/logs', {
+      mappings: {
+        properties: {
+          message: { type: 'text', fields: { keyword: { type: 'keyword', ignore_above: 256 } } },
+          host: { type: 'keyword' },
+          tags: { type: 'keyword' },
+          n: { type: 'long' },
+          body: { type: 'text' },
+        },
+      },
+    }),
+  )
+  const docs = [
+    { _id: '1', message: 'Failed password for root from 10.0.0.1', host: 'web-1', tags: ['auth', 'ssh'], n: 1 },
+    { _id: '2', message: 'Accepted password for alice', host: 'web-1', tags: ['auth'], n: 2 },
+    { _id: '3', message: 'The quick brown fox is brown.', host: 'web-2', n: 3, body: LONG },
+    { _id: '4', message: 'disk quota exceeded', host: 'db-1', n: 4 },
+    { _id: '5', message: 'brown bears and quick foxes', host: 'db-1', n: 5 },
+  ]
+  const lines = docs.flatMap(({ _id, ...d }) => [JSON.stringify({ index: { _id } }), JSON.stringify(d)]).join('\n') + '\n'
+  await ok(api.call('admin', 'POST', '/logs/_bulk?refresh=true', lines))
+})
+afterAll(async () => {
+  await api?.stop()
+})
+
+describe('highlight', () => {
+  test("Discover's request: query_string, every field, its tags, whole values", async () => {
+    const res = await search({
+      query: { bool: { filter: [{ query_string: { query: 'password AND host:web-1', analyze_wildcard: true } }] } },
+      highlight: {
+        pre_tags: ['@opensearch-dashboards-highlighted-field@'],
+        post_tags: ['@/opensearch-dashboards-highlighted-field@'],
+        fields: { '*': {} },
+        fragment_size: 2147483647,
+      },
+    })
+    const h = byId(res)
+    expect(Object.keys(h).sort()).toEqual(['1', '2'])
+    expect(h['1'].highlight).toEqual({
+      message: [
+        'Failed @opensearch-dashboards-highlighted-field@password@/opensearch-dashboards-highlighted-field@ for root from 10.0.0.1',
+      ],
+      host: ['@opensearch-dashboards-highlighted-field@web-1@/opensearch-dashboards-highlighted-field@'],
+    })
+  })
+
+  test('match, term, multi_match and phrase queries; require_field_match', async () => {
+    const m = byId(await search({ query: { match: { message: 'quick fox' } }, highlight: { fields: { message: {} } } }))
+    expect(m['3'].highlight).toEqual({ message: ['The <em>quick</em> brown <em>fox</em> is brown.'] })
+    expect(m['5'].highlight).toEqual({ message: ['brown bears and <em>quick</em> foxes'] })
+    const p = byId(await search({ query: { match_phrase: { message: 'quick brown' } }, highlight: { fields: { message: {} } } }))
+    expect(Object.keys(p)).toEqual(['3'])
+    expect(p['3'].highlight.message).toEqual(['The <em>quick</em> <em>brown</em> fox is brown.'])
+    const t = byId(await search({ query: { term: { host: 'db-1' } }, highlight: { fields: { host: {}, message: {} } } }))
+    expect(t['4'].highlight).toEqual({ host: ['<em>db-1</em>'] })
+    const loose = byId(
+      await search({ query: { term: { host: 'db-1' } }, highlight: { require_field_match: false, fields: { message: {} } } }),
+    )
+    expect(loose['4'].highlight).toBeUndefined()
+    const mm = byId(
+      await search({ query: { multi_match: { query: 'brown', fields: ['message*'] } }, highlight: { fields: { 'message*': {} } } }),
+    )
+    expect(mm['3'].highlight).toEqual({ message: ['The quick <em>brown</em> fox is <em>brown</em>.'] })
+  })
+
+  test('highlight_query, fragments and number_of_fragments', async () => {
+    const hq = byId(
+      await search({
+        query: { term: { host: 'web-2' } },
+        highlight: { highlight_query: { match: { message: 'fox' } }, fields: { message: {} } },
+      }),
+    )
+    expect(hq['3'].highlight).toEqual({ message: ['The quick brown <em>fox</em> is brown.'] })
+    const frags = byId(await search({ query: { match: { body: 'fox' } }, highlight: { fields: { body: { fragment_size: 40 } } } }))
+    expect(frags['3'].highlight.body).toEqual([
+      'The second sentence mentions a <em>fox</em> among',
+      'The fourth sentence has the <em>fox</em> again.',
+    ])
+    const one = byId(
+      await search({ query: { match: { body: 'fox' } }, highlight: { fields: { body: { fragment_size: 40, number_of_fragments: 1 } } } }),
+    )
+    expect(one['3'].highlight.body).toHaveLength(1)
+    const whole = byId(await search({ query: { match: { body: 'fox' } }, highlight: { fields: { body: { number_of_fragments: 0 } } } }))
+    expect(whole['3'].highlight.body).toEqual([LONG.replaceAll('fox', '<em>fox</em>')])
+  })
+
+  test('keeps the _source filter, and answers 400 for bad input', async () => {
+    const res = await search({ _source: false, query: { match: { message: 'disk' } }, highlight: { fields: { message: {} } } })
+    expect(res.hits.hits[0]._source).toBeUndefined()
+    expect(res.hits.hits[0].highlight).toEqual({ message: ['<em>disk</em> quota exceeded'] })
+    for (const bad of [{ fields: {} }, { fields: { message: {} }, type: 'nope' }, { fields: { message: { bogus: 1 } } }, 'x']) {
+      const r = await api.call('admin', 'POST', '/logs/_search', { query: { match_all: {} }, highlight: bad })
+      expect(r.status).toBe(400)
+      expect(typeof r.body.error.type).toBe('string')
+    }
+    const numeric = await api.call('admin', 'POST', '/logs/_search', { query: { term: { n: 1 } }, highlight: { fields: { n: {} } } })
+    expect(numeric.status).toBe(400)
+    expect(numeric.body.error.type).toBe('illegal_argument_exception')
+  })
+})
+
+describe('collapse', () => {
+  test('the top hit of each group, from/size counting groups, total counting hits', async () => {
+    const res = await search({ collapse: { field: 'host' }, sort: [{ n: 'desc' }] })
+    expect(res.hits.total).toEqual({ value: 5, relation: 'eq' })
+    expect(res.hits.hits.map((h: any) => [h._id, h.fields.host[0]])).toEqual([
+      ['5', 'db-1'],
+      ['3', 'web-2'],
+      ['2', 'web-1'],
+    ])
+    const page = await search({ collapse: { field: 'host' }, sort: [{ n: 'desc' }], from: 1, size: 1 })
+    expect(page.hits.hits.map((h: any) => h._id)).toEqual(['3'])
+  })
+
+  test('inner_hits per group', async () => {
+    const res = await search({
+      collapse: { field: 'host', inner_hits: { name: 'same_host', size: 5, sort: [{ n: 'asc' }], _source: ['n'] } },
+      sort: [{ n: 'desc' }],
+    })
+    const web1 = res.hits.hits.find((h: any) => h.fields.host[0] === 'web-1')
+    expect(web1.inner_hits.same_host.hits.total).toEqual({ value: 2, relation: 'eq' })
+    expect(web1.inner_hits.same_host.hits.hits.map((h: any) => [h._id, h._source])).toEqual([
+      ['1', { n: 1 }],
+      ['2', { n: 2 }],
+    ])
+  })
+
+  test('refused on text fields, with scroll, with rescore', async () => {
+    const text = await api.call('admin', 'POST', '/logs/_search', { collapse: { field: 'message' } })
+    expect(text.status).toBe(400)
+    expect(text.body.error.reason).toContain('only keywords and numbers are accepted')
+    const scroll = await api.call('admin', 'POST', '/logs/_search?scroll=1m', { collapse: { field: 'host' } })
+    expect(scroll.status).toBe(400)
+    expect(scroll.body.error.reason).toContain('cannot use `collapse` in a scroll context')
+    const missing = await api.call('admin', 'POST', '/logs/_search', { collapse: {} })
+    expect(missing.status).toBe(400)
+  })
+})
