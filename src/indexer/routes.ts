@@ -3,6 +3,7 @@
  * authenticated and authorized with OpenSearch's action names on concrete indices.
  */
 import { aliasRoutes } from './aliases'
+import { analyzeRoutes } from './analyze'
 import { bulkRoutes } from './bulk'
 import { byQueryRoutes } from './by-query'
 import { catRoutes } from './cat'
@@ -21,8 +22,10 @@ import { resolveRoutes } from './resolve'
 import { IndexRouter } from './router'
 import { scrollRoutes } from './scroll'
 import { searchRoutes } from './search'
+import { searchTemplateRoutes } from './search-template'
 import { taskRoutes } from './tasks'
 import { templateRoutes } from './templates'
+import { validateRoutes } from './validate'
 
 export type { IndexApiDeps } from './context'
 export { COMPATIBLE_OPENSEARCH_VERSION } from './cluster'
@@ -40,7 +43,10 @@ export function indexApiRoutes(deps: IndexApiDeps) {
   ismRoutes(r)
   aliasRoutes(r)
   scrollRoutes(r)
+  searchTemplateRoutes(r)
   searchRoutes(r)
+  analyzeRoutes(r)
+  validateRoutes(r)
   msearchRoutes(r)
   mgetRoutes(r)
   explainRoutes(r)

@@ -140,6 +140,9 @@ export const INDEX_ACTIONS = {
   dataStreamDelete: 'indices:admin/data_stream/delete',
   dataStreamGet: 'indices:admin/data_stream/get',
   resolve: 'indices:admin/resolve/index',
+  analyze: 'indices:admin/analyze',
+  validateQuery: 'indices:admin/validate/query',
+  rollover: 'indices:admin/rollover',
 } as const
 
 /** Cluster-level actions of the index API (the platform's names). */

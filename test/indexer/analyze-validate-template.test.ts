@@ -1,0 +1,121 @@
+// `_analyze`, `_validate/query`, `_search/template` and `_render/template` over real HTTP.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startIndexApi, type TestServer } from './helpers'
+
+let api: TestServer
+
+async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
+  const r = await res
+  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${JSON.stringify(r.body)}`)
+  return r.body
+}
+
+beforeAll(async () => {
+  api = await startIndexApi({ users: { admin: { roles: ['all_access'] } } })
+  await ok(
+    api.call('admin', 'PUT', '/docs', {
+      mappings: { properties: { title: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } },
+    }),
+  )
+  const lines = [
+    { index: { _id: '1' } },
+    { title: 'Quick brown fox', tag: 'animal', n: 1 },
+    { index: { _id: '2' } },
+    { title: 'Lazy dog', tag: 'animal', n: 2 },
+    { index: { _id: '3' } },
+    { title: 'Red car', tag: 'thing', n: 3 },
+  ]
+  await ok(api.call('admin', 'POST', '/docs/_bulk?refresh=true', lines.map((l) => JSON.stringify(l)).join('\n') + '\n'))
+})
+afterAll(async () => {
+  await api?.stop()
+})
+
+describe('_analyze', () => {
+  test('standard analyzer by default, tokens in OpenSearch shape', async () => {
+    const r = await ok(api.call('admin', 'POST', '/_analyze', { text: 'The Quick 42 foxes' }))
+    expect(r).toEqual({
+      tokens: [
+        { token: 'the', start_offset: 0, end_offset: 3, type: '<ALPHANUM>', position: 0 },
+        { token: 'quick', start_offset: 4, end_offset: 9, type: '<ALPHANUM>', position: 1 },
+        { token: '42', start_offset: 10, end_offset: 12, type: '<NUM>', position: 2 },
+        { token: 'foxes', start_offset: 13, end_offset: 18, type: '<ALPHANUM>', position: 3 },
+      ],
+    })
+  })
+
+  test('analyzers, tokenizer + filters, arrays of text, field of an index', async () => {
+    const kw = await ok(api.call('admin', 'GET', '/_analyze?analyzer=keyword&text=Hello%20World'))
+    expect(kw.tokens).toEqual([{ token: 'Hello World', start_offset: 0, end_offset: 11, type: 'word', position: 0 }])
+    const ws = await ok(
+      api.call('admin', 'POST', '/_analyze', { tokenizer: 'whitespace', filter: ['lowercase', 'stop'], text: ['The Cat', 'a DOG'] }),
+    )
+    expect(ws.tokens.map((t: any) => [t.token, t.start_offset, t.position])).toEqual([
+      ['cat', 4, 1],
+      ['dog', 10, 3],
+    ])
+    const field = await ok(api.call('admin', 'POST', '/docs/_analyze', { field: 'tag', text: 'Mixed Case' }))
+    expect(field.tokens.map((t: any) => t.token)).toEqual(['Mixed Case'])
+    const text = await ok(api.call('admin', 'POST', '/docs/_analyze', { field: 'title', text: 'Mixed Case' }))
+    expect(text.tokens.map((t: any) => t.token)).toEqual(['mixed', 'case'])
+  })
+
+  test('unknown analyzer, missing text: 400', async () => {
+    const bad = await api.call('admin', 'POST', '/_analyze', { analyzer: 'nope', text: 'x' })
+    expect(bad.status).toBe(400)
+    expect(bad.body.error.type).toBe('illegal_argument_exception')
+    expect(bad.body.error.reason).toBe('failed to find global analyzer [nope]')
+    const none = await api.call('admin', 'POST', '/_analyze', { analyzer: 'standard' })
+    expect(none.status).toBe(400)
+    expect(none.body.error.type).toBe('action_request_validation_exception')
+  })
+})
+
+describe('_validate/query', () => {
+  test('valid and invalid queries, explain, q=', async () => {
+    expect(await ok(api.call('admin', 'POST', '/docs/_validate/query', { query: { match: { title: 'fox' } } }))).toEqual({
+      _shards: { total: 1, successful: 1, failed: 0 },
+      valid: true,
+    })
+    const ex = await ok(api.call('admin', 'POST', '/docs/_validate/query?explain=true', { query: { match: { title: 'Brown Fox' } } }))
+    expect(ex.explanations).toEqual([{ index: 'docs', valid: true, explanation: 'title:brown title:fox' }])
+    expect(await ok(api.call('admin', 'POST', '/docs/_validate/query', { query: { match_alll: {} } }))).toEqual({ valid: false })
+    const err = await ok(api.call('admin', 'POST', '/docs/_validate/query?explain=true', { query: { match_alll: {} } }))
+    expect(err.valid).toBe(false)
+    expect(typeof err.error).toBe('string')
+    expect((await ok(api.call('admin', 'GET', '/docs/_validate/query?q=tag:animal'))).valid).toBe(true)
+    const missing = await api.call('admin', 'GET', '/nope/_validate/query')
+    expect(missing.status).toBe(404)
+  })
+})
+
+describe('search templates', () => {
+  test('inline source with params runs the search', async () => {
+    const r = await ok(
+      api.call('admin', 'POST', '/docs/_search/template', {
+        source: { query: { term: { tag: '{{t}}' } }, size: '{{s}}', sort: [{ n: 'asc' }] },
+        params: { t: 'animal', s: 1 },
+      }),
+    )
+    expect(r.hits.total.value).toBe(2)
+    expect(r.hits.hits.map((h: any) => h._id)).toEqual(['1'])
+    const str = await ok(
+      api.call('admin', 'POST', '/docs/_search/template', {
+        source: '{"query": {"terms": {"tag": {{#toJson}}tags{{/toJson}} }}{{#sorted}}, "sort": [{"n": "desc"}]{{/sorted}} }',
+        params: { tags: ['thing', 'animal'], sorted: true },
+      }),
+    )
+    expect(str.hits.hits.map((h: any) => h._id)).toEqual(['3', '2', '1'])
+  })
+
+  test('_render/template answers the rendered body; bad templates are 400; stored ids 404', async () => {
+    const r = await ok(
+      api.call('admin', 'POST', '/_render/template', { source: { query: { match: { title: '{{q}}' } } }, params: { q: 'say "hi"' } }),
+    )
+    expect(r).toEqual({ template_output: { query: { match: { title: 'say "hi"' } } } })
+    const bad = await api.call('admin', 'POST', '/_render/template', { source: '{"query": {{q}} }', params: { q: 'x' } })
+    expect(bad.status).toBe(400)
+    const stored = await api.call('admin', 'POST', '/docs/_search/template', { id: 'mine', params: {} })
+    expect(stored.status).toBe(404)
+  })
+})
