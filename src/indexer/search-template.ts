@@ -13,6 +13,7 @@ import type { IndexRouter } from './router'
 import { checkSearchBody, SEARCH_KEYS, searchAs } from './search'
 
 const MAX_TEMPLATE_OUTPUT = 1_000_000
+export const SCRIPT_GET_ACTION = 'cluster:admin/script/get'
 
 function lookup(stack: unknown[], name: string): unknown {
   if (name === '.') return stack[stack.length - 1]
@@ -166,6 +167,8 @@ async function searchTemplate(ctx: RequestContext) {
 }
 
 async function renderTemplate(ctx: RequestContext) {
+  // A stored template is a stored script: reading it needs the platform's script read action.
+  if (ctx.part('id') !== undefined) await ctx.authorizeCluster(SCRIPT_GET_ACTION)
   return { template_output: renderTemplateRequest(await ctx.json(), ctx.part('id')) }
 }
 

@@ -161,6 +161,7 @@ export const CLUSTER_ACTIONS = {
   templatePut: 'indices:admin/index_template/put',
   templateGet: 'indices:admin/index_template/get',
   templateDelete: 'indices:admin/index_template/delete',
+  scriptGet: 'cluster:admin/script/get',
 } as const
 
 /**
