@@ -19,6 +19,7 @@ import { luceneRegExp } from './lucene-regexp'
 import { type StringMatcher, wildcardMatcher } from './wildcard'
 import { editDistanceWithin, fuzzyEdits } from './fuzzy'
 import { type QueryableField, translateQueryString } from './query-string'
+import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, planeDistance, rawValuesAt } from './geo'
 
 /** A mapped field: its type, and for multi-fields (`msg.keyword`) the source path it reads. */
 export interface FieldSpec {
@@ -347,11 +348,41 @@ class Compiler {
         name = nameOf(body)
         break
       }
+      case 'geo_distance': {
+        const g = parseGeoDistance(body)
+        name = g.name
+        const path = this.geoPath(g.field, g.ignoreUnmapped, 'geo_distance')
+        const dist = g.plane ? planeDistance : arcDistance
+        test =
+          path === undefined
+            ? never
+            : (d) => rawValuesAt(d.source, path).some((v) => geoPointsOf(v).some((p) => dist(g.center, p) <= g.meters))
+        break
+      }
+      case 'geo_bounding_box': {
+        const g = parseGeoBoundingBox(body)
+        name = g.name
+        const path = this.geoPath(g.field, g.ignoreUnmapped, 'geo_bounding_box')
+        test = path === undefined ? never : (d) => rawValuesAt(d.source, path).some((v) => geoPointsOf(v).some((p) => inBox(p, g)))
+        break
+      }
       default:
         throw new ParsingError(`unknown query [${type}]`)
     }
     if (name !== undefined) this.named.push({ name, test })
     return test
+  }
+
+  /** The source path of a geo_point field; undefined = unmapped with ignore_unmapped (matches nothing). */
+  private geoPath(field: string, ignoreUnmapped: boolean, query: string): string | undefined {
+    if (!this.types) return field
+    const spec = this.types.get(field)
+    if (spec === undefined) {
+      if (ignoreUnmapped) return undefined
+      throw new QueryShardError(`failed to find geo_point field [${field}]`)
+    }
+    if (spec.type !== 'geo_point') throw new QueryShardError(`field [${field}] is not a geo_point field`)
+    return spec.path ?? field
   }
 
   /** Mapped fields a name or `*` pattern covers, with how each is queried (query_string, multi_match). */

@@ -1,0 +1,88 @@
+// geo_distance, geo_bounding_box and more_like_this queries over real HTTP.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startIndexApi, type TestServer } from './helpers'
+
+let api: TestServer
+
+async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
+  const r = await res
+  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${JSON.stringify(r.body)}`)
+  return r.body
+}
+const ids = (res: any) => res.hits.hits.map((h: any) => h._id).sort()
+
+beforeAll(async () => {
+  api = await startIndexApi({ users: { admin: { roles: ['all_access'] } } })
+  await ok(api.call('admin', 'PUT', '/places', { mappings: { properties: { loc: { type: 'geo_point' }, name: { type: 'keyword' } } } }))
+  // Paris, Versailles (~17 km), Lyon (~390 km), New York; four ways of writing a point, and a geohash.
+  const docs = [
+    { _id: 'paris', name: 'paris', loc: { lat: 48.8566, lon: 2.3522 } },
+    { _id: 'versailles', name: 'versailles', loc: '48.8049,2.1204' },
+    { _id: 'lyon', name: 'lyon', loc: [4.8357, 45.764] },
+    { _id: 'nyc', name: 'nyc', loc: 'POINT (-74.006 40.7128)' },
+    { _id: 'hash', name: 'hash', loc: 'u09tvw0f' },
+  ]
+  const lines = docs.flatMap(({ _id, ...d }) => [JSON.stringify({ index: { _id } }), JSON.stringify(d)]).join('\n') + '\n'
+  await ok(api.call('admin', 'POST', '/places/_bulk?refresh=true', lines))
+})
+afterAll(async () => {
+  await api?.stop()
+})
+
+describe('geo_distance', () => {
+  test('arc distance with units, every point format', async () => {
+    const near = await ok(
+      api.call('admin', 'POST', '/places/_search', { query: { geo_distance: { distance: '20km', loc: { lat: 48.8566, lon: 2.3522 } } } }),
+    )
+    expect(ids(near)).toEqual(['hash', 'paris', 'versailles'])
+    const close = await ok(
+      api.call('admin', 'POST', '/places/_search', { query: { geo_distance: { distance: '5mi', loc: '48.8566,2.3522' } } }),
+    )
+    expect(ids(close)).toEqual(['hash', 'paris'])
+    const wide = await ok(
+      api.call('admin', 'POST', '/places/_search', {
+        query: { bool: { filter: { geo_distance: { distance: 400000, distance_type: 'plane', loc: [2.3522, 48.8566] } } } },
+      }),
+    )
+    expect(ids(wide)).toEqual(['hash', 'lyon', 'paris', 'versailles'])
+  })
+
+  test('bad input: 400 in OpenSearch shape', async () => {
+    const noDistance = await api.call('admin', 'POST', '/places/_search', { query: { geo_distance: { loc: { lat: 1, lon: 2 } } } })
+    expect(noDistance.status).toBe(400)
+    expect(noDistance.body.error.type).toBe('parsing_exception')
+    const unit = await api.call('admin', 'POST', '/places/_search', {
+      query: { geo_distance: { distance: '3parsecs', loc: { lat: 1, lon: 2 } } },
+    })
+    expect(unit.status).toBe(400)
+    const lat = await api.call('admin', 'POST', '/places/_search', {
+      query: { geo_distance: { distance: '1km', loc: { lat: 91, lon: 2 } } },
+    })
+    expect(lat.status).toBe(400)
+    const notGeo = await api.call('admin', 'POST', '/places/_search', {
+      query: { geo_distance: { distance: '1km', name: { lat: 1, lon: 2 } } },
+    })
+    expect(notGeo.status).toBe(400)
+    expect(notGeo.body.error.type).toBe('query_shard_exception')
+    const unmapped = await ok(
+      api.call('admin', 'POST', '/places/_search', { query: { geo_distance: { distance: '1km', nope: '1,2', ignore_unmapped: true } } }),
+    )
+    expect(unmapped.hits.hits).toEqual([])
+  })
+})
+
+describe('geo_bounding_box', () => {
+  test('corners, explicit edges and WKT', async () => {
+    const france = { top_left: { lat: 51, lon: -5 }, bottom_right: { lat: 42, lon: 8 } }
+    expect(ids(await ok(api.call('admin', 'POST', '/places/_search', { query: { geo_bounding_box: { loc: france } } })))).toEqual([
+      'hash',
+      'lyon',
+      'paris',
+      'versailles',
+    ])
+    const edges = { top: 50, left: -80, bottom: 40, right: -70 }
+    expect(ids(await ok(api.call('admin', 'POST', '/places/_search', { query: { geo_bounding_box: { loc: edges } } })))).toEqual(['nyc'])
+    const wkt = { wkt: 'BBOX (4, 5, 46, 45)' }
+    expect(ids(await ok(api.call('admin', 'POST', '/places/_search', { query: { geo_bounding_box: { loc: wkt } } })))).toEqual(['lyon'])
+  })
+})
