@@ -10,6 +10,7 @@ import { isObject } from '../store/query/doc'
 import { checkJsonDepth } from '../store/query/limits'
 import { fieldSpecs } from '../store/embedded/mapping'
 import { badRequest, type RequestContext } from './context'
+import { hasMoreLikeThis } from './more-like-this'
 import type { IndexRouter } from './router'
 import { uriQuery } from './search'
 
@@ -87,6 +88,18 @@ export function explainQuery(q: unknown, text: (field: string) => boolean): stri
   return JSON.stringify(q)
 }
 
+function withoutMoreLikeThis(q: unknown): unknown {
+  if (Array.isArray(q)) return q.map(withoutMoreLikeThis)
+  if (!isObject(q)) return q
+  if (Object.hasOwn(q, 'more_like_this')) {
+    const m = q.more_like_this
+    if (!isObject(m) || (m.like === undefined && m.like_text === undefined && m.ids === undefined && m.docs === undefined))
+      throw new Error("more_like_this requires 'like' to be specified")
+    return { match_all: {} }
+  }
+  return Object.fromEntries(Object.entries(q).map(([k, v]) => [k, withoutMoreLikeThis(v)]))
+}
+
 const KEYS = new Set(['query'])
 
 async function validateQuery(ctx: RequestContext) {
@@ -104,7 +117,8 @@ async function validateQuery(ctx: RequestContext) {
     if (!isObject(query)) throw new Error('[query] must be an object')
     for (const index of indices) {
       const types = fieldSpecs(mappings[index]?.mappings ?? {})
-      compile(query, types)
+      // more_like_this is rewritten at search time (it reads the index): here it only has to be well formed.
+      compile(hasMoreLikeThis(query) ? withoutMoreLikeThis(query) : query, types)
       const text = (f: string) => ['text', 'match_only_text'].includes(types.get(f)?.type ?? '')
       explanations.push({ index, valid: true, explanation: explainQuery(query, text) })
     }

@@ -86,3 +86,86 @@ describe('geo_bounding_box', () => {
     expect(ids(await ok(api.call('admin', 'POST', '/places/_search', { query: { geo_bounding_box: { loc: wkt } } })))).toEqual(['lyon'])
   })
 })
+
+describe('more_like_this', () => {
+  beforeAll(async () => {
+    await ok(
+      api.call('admin', 'PUT', '/articles', {
+        mappings: { properties: { title: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } },
+      }),
+    )
+    const docs = [
+      { _id: 'a1', title: 'ssh brute force attack on linux servers', tag: 'ssh' },
+      { _id: 'a2', title: 'ssh brute force detected from many addresses', tag: 'ssh' },
+      { _id: 'a3', title: 'brute force against web login forms', tag: 'web' },
+      { _id: 'a4', title: 'disk full on database server', tag: 'ops' },
+      { _id: 'a5', title: 'memory leak in database process', tag: 'ops' },
+      { _id: 'a6', title: 'linux kernel update available', tag: 'ops' },
+    ]
+    const lines = docs.flatMap(({ _id, ...d }) => [JSON.stringify({ index: { _id } }), JSON.stringify(d)]).join('\n') + '\n'
+    await ok(api.call('admin', 'POST', '/articles/_bulk?refresh=true', lines))
+  })
+
+  test('like text: terms chosen by tf-idf, minimum_should_match', async () => {
+    const r = await ok(
+      api.call('admin', 'POST', '/articles/_search', {
+        query: { more_like_this: { fields: ['title'], like: 'ssh brute force', min_term_freq: 1, min_doc_freq: 1 } },
+      }),
+    )
+    expect(ids(r)).toEqual(['a1', 'a2', 'a3'])
+    const strict = await ok(
+      api.call('admin', 'POST', '/articles/_search', {
+        query: {
+          more_like_this: { fields: ['title'], like: 'ssh brute force', min_term_freq: 1, min_doc_freq: 1, minimum_should_match: '100%' },
+        },
+      }),
+    )
+    expect(ids(strict)).toEqual(['a1', 'a2'])
+    // The defaults (min_term_freq 2, min_doc_freq 5) leave nothing to look for in a short text: no hits, as OpenSearch.
+    const defaults = await ok(
+      api.call('admin', 'POST', '/articles/_search', { query: { more_like_this: { fields: ['title'], like: 'ssh brute force' } } }),
+    )
+    expect(defaults.hits.hits).toEqual([])
+  })
+
+  test('like documents: their terms, the documents themselves left out unless include', async () => {
+    const r = await ok(
+      api.call('admin', 'POST', '/articles/_search', {
+        query: {
+          more_like_this: {
+            fields: ['title', 'tag'],
+            like: [{ _index: 'articles', _id: 'a1' }],
+            min_term_freq: 1,
+            min_doc_freq: 1,
+          },
+        },
+      }),
+    )
+    // 8 terms (7 title words, one tag): 30% = 2 of them at least
+    expect(ids(r)).toEqual(['a2', 'a3'])
+    const inc = await ok(
+      api.call('admin', 'POST', '/articles/_search', {
+        query: { more_like_this: { fields: ['title'], like: [{ _id: 'a4' }], min_term_freq: 1, min_doc_freq: 1, include: true } },
+      }),
+    )
+    expect(ids(inc)).toContain('a4')
+    expect(ids(inc)).toContain('a5')
+    const count = await ok(
+      api.call('admin', 'POST', '/articles/_count', {
+        query: { more_like_this: { fields: ['title'], like: 'database', min_term_freq: 1, min_doc_freq: 1 } },
+      }),
+    )
+    expect(count.count).toBe(2)
+  })
+
+  test('bad input answers 400', async () => {
+    const noLike = await api.call('admin', 'POST', '/articles/_search', { query: { more_like_this: { fields: ['title'] } } })
+    expect(noLike.status).toBe(400)
+    expect(noLike.body.error.type).toBe('illegal_argument_exception')
+    const unknown = await api.call('admin', 'POST', '/articles/_search', { query: { more_like_this: { like: 'x', bogus: 1 } } })
+    expect(unknown.status).toBe(400)
+    expect(unknown.body.error.type).toBe('parsing_exception')
+    const numeric = await api.call('admin', 'POST', '/articles/_search', { query: { more_like_this: { like: 'x', fields: ['n'] } } })
+    expect(numeric.status).toBe(400)
+  })
+})
