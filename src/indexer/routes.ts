@@ -19,6 +19,7 @@ import { mgetRoutes } from './mget'
 import { msearchRoutes } from './msearch'
 import { nodeRoutes } from './nodes'
 import { resolveRoutes } from './resolve'
+import { rolloverRoutes } from './rollover'
 import { IndexRouter } from './router'
 import { scrollRoutes } from './scroll'
 import { searchRoutes } from './search'
@@ -47,6 +48,7 @@ export function indexApiRoutes(deps: IndexApiDeps) {
   searchRoutes(r)
   analyzeRoutes(r)
   validateRoutes(r)
+  rolloverRoutes(r)
   msearchRoutes(r)
   mgetRoutes(r)
   explainRoutes(r)
