@@ -6,6 +6,7 @@
 import type { Mappings, Query, ResolveOptions, SearchBody, SearchHit, SearchParams, SearchResponse, SortClause } from '../store/port'
 import { filterSource, sourceSpec } from '../store/source-filter'
 import { checkJsonDepth } from '../store/query/limits'
+import { addDocValueFields, checkScriptFields, parseDocValueFields } from './docvalue-fields'
 import { collapseHits, collapseKind, fieldsOf, parseCollapse, queryFields, type CollapseSpec } from './collapse'
 import { highlightHit, indexHighlightInfo, parseHighlight, type HighlightSpec, type IndexHighlightInfo } from './highlight'
 import { badRequest, type RequestContext } from './context'
@@ -45,8 +46,8 @@ const SUPPORTED_KEYS = new Set([
   'min_score',
   'profile',
 ])
-/** `_search` and `_msearch` also answer `highlight` and `collapse` (on the hits they return, see searchAs). */
-export const SEARCH_KEYS = new Set([...SUPPORTED_KEYS, 'highlight', 'collapse'])
+/** `_search` and `_msearch` also answer `highlight`, `collapse` and `docvalue_fields` (on the hits they return, see searchAs). */
+export const SEARCH_KEYS = new Set([...SUPPORTED_KEYS, 'highlight', 'collapse', 'docvalue_fields', 'script_fields'])
 /** Keys OpenSearch knows that this store does not implement: a clear 400 instead of a silently different answer. */
 const KNOWN_UNSUPPORTED = new Set([
   'highlight',
@@ -185,12 +186,14 @@ async function gatedSearch(ctx: RequestContext, req: SearchRequest): Promise<{ r
  * store returns (full sources are read for them, and the caller's `_source` filter applied after).
  */
 export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise<SearchResponse> {
-  if (req.body.highlight === undefined && req.body.collapse === undefined) return (await gatedSearch(ctx, req)).res
+  const extras = ['highlight', 'collapse', 'docvalue_fields', 'script_fields'] as const
+  if (extras.every((k) => req.body[k] === undefined)) return (await gatedSearch(ctx, req)).res
   const highlight = req.body.highlight === undefined ? undefined : parseHighlight(req.body.highlight)
   const collapse = req.body.collapse === undefined ? undefined : parseCollapse(req.body.collapse)
+  const docValues = parseDocValueFields(req.body.docvalue_fields)
+  checkScriptFields(req.body.script_fields)
   const body: Record<string, unknown> = { ...req.body }
-  delete body.highlight
-  delete body.collapse
+  for (const k of extras) delete body[k]
   const filter = body._source
   if (filter !== undefined) body._source = true
   const inner = { ...req, body }
@@ -202,6 +205,7 @@ export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise
   }
   if (collapse) res = await collapsed(ctx, inner, collapse, [...mappings.values()], (i) => mappings.get(i))
   if (highlight) await highlightHits(ctx, res.hits.hits, highlight, req.body.query, mappings)
+  if (docValues.length > 0) addDocValueFields(res.hits.hits, docValues, (i) => mappings.get(i))
   if (filter !== undefined) {
     const spec = sourceSpec(filter as never)
     const refilter = (hits: SearchHit[]) => {
@@ -325,6 +329,8 @@ async function collapsed(
 async function search(ctx: RequestContext) {
   const body = await searchBody(ctx, SEARCH_KEYS)
   applyUrlParams(ctx, body)
+  const dv = ctx.list('docvalue_fields')
+  if (dv) body.docvalue_fields = dv
   const req: SearchRequest = {
     expression: ctx.indexExpression(),
     namedIndices: ctx.part('index') !== undefined,
@@ -336,6 +342,9 @@ async function search(ctx: RequestContext) {
   if (scroll !== undefined) {
     if (body.collapse !== undefined) throw badRequest('cannot use `collapse` in a scroll context', 'search_phase_execution_exception')
     if (body.highlight !== undefined) throw badRequest('[highlight] is not supported in a scroll context by this server')
+    if (body.docvalue_fields !== undefined) throw badRequest('[docvalue_fields] is not supported in a scroll context by this server')
+    checkScriptFields(body.script_fields)
+    delete body.script_fields
     return openScroll(ctx, req, scroll)
   }
   return searchAs(ctx, req)

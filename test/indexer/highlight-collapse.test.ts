@@ -47,6 +47,13 @@ afterAll(async () => {
 describe('highlight', () => {
   test("Discover's request: query_string, every field, its tags, whole values", async () => {
     const res = await search({
+      sort: [{ n: { order: 'desc', unmapped_type: 'boolean' } }],
+      size: 500,
+      version: true,
+      stored_fields: ['*'],
+      script_fields: {},
+      docvalue_fields: [{ field: 'n', format: 'use_field_mapping' }],
+      _source: { excludes: [] },
       query: { bool: { filter: [{ query_string: { query: 'password AND host:web-1', analyze_wildcard: true } }] } },
       highlight: {
         pre_tags: ['@opensearch-dashboards-highlighted-field@'],
@@ -57,6 +64,8 @@ describe('highlight', () => {
     })
     const h = byId(res)
     expect(Object.keys(h).sort()).toEqual(['1', '2'])
+    expect(h['1'].fields).toEqual({ n: [1] })
+    expect(h['1']._source.host).toBe('web-1')
     expect(h['1'].highlight).toEqual({
       message: [
         'Failed @opensearch-dashboards-highlighted-field@password@/opensearch-dashboards-highlighted-field@ for root from 10.0.0.1',
@@ -117,6 +126,27 @@ describe('highlight', () => {
     const numeric = await api.call('admin', 'POST', '/logs/_search', { query: { term: { n: 1 } }, highlight: { fields: { n: {} } } })
     expect(numeric.status).toBe(400)
     expect(numeric.body.error.type).toBe('illegal_argument_exception')
+  })
+})
+
+describe('docvalue_fields', () => {
+  test('keyword values sorted and unique, numbers, formats; text fields refused', async () => {
+    const res = await search({
+      query: { ids: { values: ['1'] } },
+      docvalue_fields: ['tags', 'message.keyword', { field: 'n', format: '#.00' }],
+    })
+    expect(res.hits.hits[0].fields).toEqual({
+      tags: ['auth', 'ssh'],
+      'message.keyword': ['Failed password for root from 10.0.0.1'],
+      n: ['1.00'],
+    })
+    const url = await ok(api.call('admin', 'GET', '/logs/_search?q=_id:2&docvalue_fields=host'))
+    expect(url.hits.hits[0].fields).toEqual({ host: ['web-1'] })
+    const text = await api.call('admin', 'POST', '/logs/_search', { docvalue_fields: ['message'] })
+    expect(text.status).toBe(400)
+    expect(text.body.error.type).toBe('illegal_argument_exception')
+    const scripts = await api.call('admin', 'POST', '/logs/_search', { script_fields: { x: { script: 'doc.n' } } })
+    expect(scripts.status).toBe(400)
   })
 })
 
