@@ -448,6 +448,8 @@ export function highlightHit(
     }
     return w
   }
+  // The dotted paths the source holds values at: a wildcard over a large mapping only visits those.
+  const present = leafPaths(source)
   for (const { pattern, options: o } of spec.fields) {
     const wildcard = pattern.includes('*')
     const names = wildcard ? [...info.types.keys()].filter(fieldMatcher(pattern)) : [pattern]
@@ -456,6 +458,7 @@ export function highlightHit(
       if (Object.hasOwn(result, name)) continue
       const ft = info.types.get(name)
       if (!ft) continue
+      if (wildcard && !present.has(ft.path ?? name)) continue
       if (!HIGHLIGHTABLE.has(ft.type)) {
         if (wildcard) continue
         throw badRequest(`The field [${name}] of type [${ft.type}] does not support highlighting`, 'illegal_argument_exception')
@@ -521,6 +524,18 @@ export function highlightHit(
     }
   }
   return Object.keys(result).length > 0 ? result : undefined
+}
+
+function leafPaths(source: Record<string, unknown>): Set<string> {
+  const out = new Set<string>()
+  const walk = (v: unknown, prefix: string, depth: number) => {
+    if (depth > 100) return
+    if (Array.isArray(v)) for (const x of v) walk(x, prefix, depth + 1)
+    else if (isObject(v)) for (const [k, x] of Object.entries(v)) walk(x, prefix ? `${prefix}.${k}` : k, depth + 1)
+    else if (v !== null && v !== undefined) out.add(prefix)
+  }
+  walk(source, '', 0)
+  return out
 }
 
 function setField(out: Record<string, string[]>, name: string, v: string[]): void {
