@@ -71,6 +71,18 @@ describe('geo_distance', () => {
   })
 })
 
+describe('geo_point mapping', () => {
+  test('a value that is no point is refused as OpenSearch does, unless ignore_malformed', async () => {
+    const bad = await api.call('admin', 'PUT', '/places/_doc/bad', { loc: 'somewhere' })
+    expect(bad.status).toBe(400)
+    expect(bad.body.error.type).toBe('mapper_parsing_exception')
+    await ok(api.call('admin', 'PUT', '/places/_doc/many', { loc: [{ lat: 1, lon: 2 }, '3,4', [5, 6]] }), 201)
+    await ok(api.call('admin', 'DELETE', '/places/_doc/many'))
+    await ok(api.call('admin', 'PUT', '/loose', { mappings: { properties: { loc: { type: 'geo_point', ignore_malformed: true } } } }))
+    await ok(api.call('admin', 'PUT', '/loose/_doc/1', { loc: 'somewhere' }), 201)
+  })
+})
+
 describe('geo_bounding_box', () => {
   test('corners, explicit edges and WKT', async () => {
     const france = { top_left: { lat: 51, lon: -5 }, bottom_right: { lat: 42, lon: 8 } }

@@ -89,6 +89,12 @@ export function geoPointsOf(v: unknown): GeoPoint[] {
   return []
 }
 
+/** True for what a geo_point field takes: a point, null, or an array of those. */
+export function isGeoValue(v: unknown, depth = 0): boolean {
+  if (v === null || v === undefined || parseGeoPoint(v)) return true
+  return Array.isArray(v) && depth < 3 && v.every((x) => isGeoValue(x, depth + 1))
+}
+
 /** The raw value(s) at a dotted path of a source, arrays of objects walked, arrays of numbers kept whole. */
 export function rawValuesAt(source: unknown, path: string): unknown[] {
   const out: unknown[] = []
