@@ -6,6 +6,7 @@ import { OpenSearchHttpError } from '../http/errors'
 import { badRequest, type RequestContext } from './context'
 import { echoesSource, GET_ACTION, guardUpdate, readDocument } from './read-gate'
 import { compileScript } from './painless'
+import { resolveStoredScript } from './stored-scripts'
 import { Reply, type IndexRouter } from './router'
 
 export const ACTIONS = {
@@ -185,7 +186,7 @@ async function updateDoc(ctx: RequestContext): Promise<Reply> {
  * A missing document takes `upsert` (run through the script with `scripted_upsert`) or answers 404.
  */
 async function scriptedUpdate(ctx: RequestContext, name: string, id: string, body: Record<string, unknown>): Promise<Reply> {
-  const edit = compileScript(body.script)
+  const edit = compileScript(await resolveStoredScript(ctx.store, body.script))
   const retries = ctx.int('retry_on_conflict') ?? 0
   const refresh = refreshParam(ctx)
   const cas = casParams(ctx)

@@ -24,6 +24,7 @@ import { IndexRouter } from './router'
 import { scrollRoutes } from './scroll'
 import { searchRoutes } from './search'
 import { searchTemplateRoutes } from './search-template'
+import { storedScriptRoutes } from './stored-scripts'
 import { taskRoutes } from './tasks'
 import { templateRoutes } from './templates'
 import { validateRoutes } from './validate'
@@ -49,6 +50,7 @@ export function indexApiRoutes(deps: IndexApiDeps) {
   analyzeRoutes(r)
   validateRoutes(r)
   rolloverRoutes(r)
+  storedScriptRoutes(r)
   msearchRoutes(r)
   mgetRoutes(r)
   explainRoutes(r)

@@ -4,13 +4,15 @@
  * `params`. The mustache subset: `{{var}}` and `{{{var}}}` (dotted paths, JSON-escaped as
  * OpenSearch's JSON encoder escapes them), sections `{{#var}}…{{/var}}` (lists repeat, `{{.}}`),
  * inverted sections `{{^var}}…{{/var}}`, `{{#toJson}}var{{/toJson}}`, `{{#join}}var{{/join}}` and
- * comments `{{! … }}`. Stored templates (`id`) are not kept by this server: 404 as a missing script.
+ * comments `{{! … }}`. A stored template (`id`) is a mustache script of `_scripts/<id>`.
  */
 import { OpenSearchHttpError } from '../http/errors'
+import type { Store } from '../store/port'
 import { isObject } from '../store/query/doc'
 import { badRequest, type RequestContext } from './context'
 import type { IndexRouter } from './router'
 import { checkSearchBody, SEARCH_KEYS, searchAs } from './search'
+import { missingScript, storedScript } from './stored-scripts'
 
 const MAX_TEMPLATE_OUTPUT = 1_000_000
 export const SCRIPT_GET_ACTION = 'cluster:admin/script/get'
@@ -125,14 +127,23 @@ function findClose(tpl: string, name: string, from: number): { start: number; af
 const TEMPLATE_KEYS = new Set(['source', 'inline', 'id', 'params', 'explain', 'profile', 'file'])
 
 /** The search body a template request renders to. */
-export function renderTemplateRequest(body: Record<string, unknown> | undefined, id?: string): Record<string, unknown> {
+export async function renderTemplateRequest(
+  store: Store,
+  body: Record<string, unknown> | undefined,
+  id?: string,
+): Promise<Record<string, unknown>> {
   if (!body && id === undefined) throw badRequest('request body or source parameter is required', 'action_request_validation_exception')
   const b = body ?? {}
   for (const k of Object.keys(b)) if (!TEMPLATE_KEYS.has(k)) throw badRequest(`[search_template] unknown field [${k}]`, 'parsing_exception')
   const templateId = id ?? b.id
-  if (templateId !== undefined)
-    throw new OpenSearchHttpError(404, 'resource_not_found_exception', `unable to find script [${String(templateId)}] in cluster state`)
-  const source = b.source ?? b.inline
+  let source = b.source ?? b.inline
+  if (templateId !== undefined) {
+    const stored = await storedScript(store, String(templateId))
+    if (!stored) throw missingScript(String(templateId))
+    if (stored.lang !== 'mustache')
+      throw badRequest(`stored script [${String(templateId)}] is not a mustache template`, 'illegal_argument_exception')
+    source = stored.source
+  }
   if (source === undefined) throw badRequest('Validation Failed: 1: template is missing;', 'action_request_validation_exception')
   const params = b.params === undefined ? {} : b.params
   if (!isObject(params)) throw badRequest('[search_template] params must be an object', 'parsing_exception')
@@ -150,7 +161,7 @@ export function renderTemplateRequest(body: Record<string, unknown> | undefined,
 
 async function searchTemplate(ctx: RequestContext) {
   const raw = await ctx.json()
-  const body = checkSearchBody(renderTemplateRequest(raw), SEARCH_KEYS)
+  const body = checkSearchBody(await renderTemplateRequest(ctx.store, raw), SEARCH_KEYS)
   // OpenSearch's parser takes numbers rendered as strings (`"size": "{{size}}"`).
   for (const k of ['from', 'size', 'terminate_after'])
     if (typeof body[k] === 'string' && /^-?\d+$/.test(body[k] as string)) body[k] = Number(body[k])
@@ -169,7 +180,7 @@ async function searchTemplate(ctx: RequestContext) {
 async function renderTemplate(ctx: RequestContext) {
   // A stored template is a stored script: reading it needs the platform's script read action.
   if (ctx.part('id') !== undefined) await ctx.authorizeCluster(SCRIPT_GET_ACTION)
-  return { template_output: renderTemplateRequest(await ctx.json(), ctx.part('id')) }
+  return { template_output: await renderTemplateRequest(ctx.store, await ctx.json(), ctx.part('id')) }
 }
 
 export function searchTemplateRoutes(r: IndexRouter): void {

@@ -162,6 +162,8 @@ export const CLUSTER_ACTIONS = {
   templateGet: 'indices:admin/index_template/get',
   templateDelete: 'indices:admin/index_template/delete',
   scriptGet: 'cluster:admin/script/get',
+  scriptPut: 'cluster:admin/script/put',
+  scriptDelete: 'cluster:admin/script/delete',
 } as const
 
 /**

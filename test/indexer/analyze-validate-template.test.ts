@@ -117,5 +117,47 @@ describe('search templates', () => {
     expect(bad.status).toBe(400)
     const stored = await api.call('admin', 'POST', '/docs/_search/template', { id: 'mine', params: {} })
     expect(stored.status).toBe(404)
+    expect(stored.body.error.type).toBe('resource_not_found_exception')
+  })
+})
+
+describe('stored scripts', () => {
+  test('a stored mustache template runs by id; get, delete', async () => {
+    const put = await ok(
+      api.call('admin', 'PUT', '/_scripts/by-tag', { script: { lang: 'mustache', source: { query: { term: { tag: '{{t}}' } } } } }),
+    )
+    expect(put).toEqual({ acknowledged: true })
+    const got = await ok(api.call('admin', 'GET', '/_scripts/by-tag'))
+    expect(got).toEqual({ _id: 'by-tag', found: true, script: { lang: 'mustache', source: '{"query":{"term":{"tag":"{{t}}"}}}' } })
+    const r = await ok(api.call('admin', 'POST', '/docs/_search/template', { id: 'by-tag', params: { t: 'thing' } }))
+    expect(r.hits.hits.map((h: any) => h._id)).toEqual(['3'])
+    const rendered = await ok(api.call('admin', 'POST', '/_render/template/by-tag', { params: { t: 'x' } }))
+    expect(rendered).toEqual({ template_output: { query: { term: { tag: 'x' } } } })
+    expect(await ok(api.call('admin', 'DELETE', '/_scripts/by-tag'))).toEqual({ acknowledged: true })
+    expect((await api.call('admin', 'GET', '/_scripts/by-tag')).status).toBe(404)
+    expect((await api.call('admin', 'DELETE', '/_scripts/by-tag')).status).toBe(404)
+  })
+
+  test('a stored painless script runs by id in _update_by_query and _update; bad scripts refused when stored', async () => {
+    await ok(api.call('admin', 'PUT', '/_scripts/bump', { script: { lang: 'painless', source: 'ctx._source.n += params.by' } }))
+    await ok(
+      api.call('admin', 'POST', '/docs/_update_by_query?refresh=true', {
+        query: { term: { tag: 'thing' } },
+        script: { id: 'bump', params: { by: 10 } },
+      }),
+    )
+    expect((await ok(api.call('admin', 'GET', '/docs/_doc/3')))._source.n).toBe(13)
+    await ok(api.call('admin', 'POST', '/docs/_update/3', { script: { id: 'bump', params: { by: 1 } } }))
+    expect((await ok(api.call('admin', 'GET', '/docs/_doc/3')))._source.n).toBe(14)
+    const bad = await api.call('admin', 'PUT', '/_scripts/bad', { script: { lang: 'painless', source: 'while (true) {}' } })
+    expect(bad.status).toBe(400)
+    expect(bad.body.error.type).toBe('script_exception')
+    const lang = await api.call('admin', 'PUT', '/_scripts/bad', { script: { lang: 'expression', source: '1' } })
+    expect(lang.status).toBe(400)
+    const missing = await api.call('admin', 'POST', '/docs/_update_by_query', { script: { id: 'nope' } })
+    expect(missing.status).toBe(400)
+    expect(missing.body.error.type).toBe('resource_not_found_exception')
+    // The scripts' index is a system index: not readable through the index API.
+    expect((await api.call('admin', 'GET', '/.svc-scripts/_doc/bump')).status).toBe(403)
   })
 })
