@@ -160,6 +160,8 @@ async function analyze(ctx: RequestContext) {
     throw badRequest('Validation Failed: 1: text is missing;', 'action_request_validation_exception')
   if (body.char_filter !== undefined && [body.char_filter].flat().length > 0)
     throw badRequest('[char_filter] is not supported by this server', 'illegal_argument_exception')
+  for (const k of ['analyzer', 'field', 'normalizer'] as const)
+    if (body[k] !== undefined && typeof body[k] !== 'string') throw badRequest(`[${k}] must be a string`, 'illegal_argument_exception')
   if (body.analyzer !== undefined && (body.tokenizer !== undefined || body.filter !== undefined))
     throw badRequest('Validation Failed: 1: tokenizer/filters must not be set when analyzer is set;', 'action_request_validation_exception')
   if (body.field !== undefined && index === undefined && body.analyzer === undefined)

@@ -97,8 +97,16 @@ function options(o: Record<string, unknown>, base: FieldOptions | undefined, all
     type,
     noMatchSize: intOption(o, 'no_match_size') ?? base?.noMatchSize ?? 0,
     order,
-    matchedFields: (o.matched_fields as string[] | undefined) ?? [],
+    matchedFields: [],
   }
+  if (o.matched_fields !== undefined) {
+    const mf = [o.matched_fields].flat()
+    if (!mf.every((f) => typeof f === 'string'))
+      throw badRequest(`[${where}] failed to parse field [matched_fields]`, 'x_content_parse_exception')
+    out.matchedFields = mf as string[]
+  }
+  if (o.highlight_query !== undefined && !isObject(o.highlight_query))
+    throw badRequest(`[${where}] failed to parse field [highlight_query]`, 'x_content_parse_exception')
   const mao = intOption(o, 'max_analyzer_offset') ?? base?.maxAnalyzerOffset
   if (mao !== undefined) out.maxAnalyzerOffset = mao
   if (out.fragments < 0) throw badRequest('[number_of_fragments] must be positive', 'illegal_argument_exception')

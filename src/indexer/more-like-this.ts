@@ -134,7 +134,9 @@ async function rewriteOne(
   const keep = (t: string) => !stop.has(t) && t.length >= minLen && (maxLen <= 0 || t.length <= maxLen)
   const failUnsupported = raw.fail_on_unsupported_field !== false
 
-  const given = raw.fields === undefined ? ['*'] : [raw.fields].flat().map(String)
+  if (raw.fields !== undefined && !(Array.isArray(raw.fields) && raw.fields.every((f) => typeof f === 'string')))
+    throw badRequest('[mlt] query does not support [fields] other than an array of field names', 'parsing_exception')
+  const given = raw.fields === undefined ? ['*'] : (raw.fields as string[])
   const fields: Array<{ name: string; keyword: boolean; path: string }> = []
   for (const pattern of given) {
     const expanded = pattern.includes('*') ? expandFieldPattern(types as never, pattern).map((f) => f.name) : [pattern]
