@@ -176,18 +176,32 @@ function fieldAndParams(body: unknown, valueKey: string): Array<[string, Record<
   return out
 }
 
-function textWanted(field: string, text: string, mode: 'match' | 'phrase' | 'phrase_prefix' | 'bool_prefix'): Wanted[] {
+function textWanted(
+  field: string,
+  text: string,
+  mode: 'match' | 'phrase' | 'phrase_prefix' | 'bool_prefix',
+  params: Record<string, unknown> = {},
+): Wanted[] {
   const tokens = analyze(text)
   const out: Wanted[] = [{ field, value: (v) => v === text }]
   if (tokens.length === 0) return out
-  if ((mode === 'phrase' || mode === 'phrase_prefix') && tokens.length > 1) {
+  // A sloppy phrase highlights its terms wherever they occur (the exact phrase check is for slop 0).
+  const slop = Number(params.slop ?? 0)
+  if ((mode === 'phrase' || mode === 'phrase_prefix') && tokens.length > 1 && !(slop > 0)) {
     out.push({ field, phrase: tokens, prefix: mode === 'phrase_prefix' })
     return out
   }
   const set = new Set(tokens)
   const last = tokens[tokens.length - 1]
   const prefixLast = mode !== 'match'
-  out.push({ field, token: (t) => set.has(t) || (prefixLast && t.startsWith(last)) })
+  const fuzzy =
+    params.fuzziness !== undefined && mode === 'match'
+      ? tokens.map((q) => {
+          const max = fuzzyEdits(params.fuzziness, q)
+          return (t: string) => editDistanceWithin(t, q, max)
+        })
+      : []
+  out.push({ field, token: (t) => set.has(t) || (prefixLast && t.startsWith(last)) || fuzzy.some((f) => f(t)) })
   return out
 }
 
@@ -268,7 +282,7 @@ function collect(query: unknown, types: ReadonlyMap<string, FieldSpec>, out: Wan
                 : type === 'match_phrase_prefix'
                   ? 'phrase_prefix'
                   : 'bool_prefix'
-          out.push(...textWanted(field, String(p.query ?? ''), mode))
+          out.push(...textWanted(field, String(p.query ?? ''), mode, p))
         }
         break
       case 'multi_match': {
@@ -277,7 +291,7 @@ function collect(query: unknown, types: ReadonlyMap<string, FieldSpec>, out: Wan
         const mode =
           kind === 'phrase' ? 'phrase' : kind === 'phrase_prefix' ? 'phrase_prefix' : kind === 'bool_prefix' ? 'bool_prefix' : 'match'
         const fields = body.fields === undefined ? ['*'] : [body.fields].flat().map((f) => String(f).replace(/\^[\d.]+$/, ''))
-        for (const f of fields) out.push(...textWanted(f, String(body.query ?? ''), mode))
+        for (const f of fields) out.push(...textWanted(f, String(body.query ?? ''), mode, body))
         break
       }
       case 'query_string':

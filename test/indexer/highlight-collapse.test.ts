@@ -81,6 +81,14 @@ describe('highlight', () => {
     const p = byId(await search({ query: { match_phrase: { message: 'quick brown' } }, highlight: { fields: { message: {} } } }))
     expect(Object.keys(p)).toEqual(['3'])
     expect(p['3'].highlight.message).toEqual(['The <em>quick</em> <em>brown</em> fox is brown.'])
+    const sloppy = byId(
+      await search({ query: { match_phrase: { message: { query: 'quick fox', slop: 2 } } }, highlight: { fields: { message: {} } } }),
+    )
+    expect(sloppy['3'].highlight.message).toEqual(['The <em>quick</em> brown <em>fox</em> is brown.'])
+    const fuzzy = byId(
+      await search({ query: { match: { message: { query: 'pasword', fuzziness: 'AUTO' } } }, highlight: { fields: { message: {} } } }),
+    )
+    expect(fuzzy['2'].highlight.message).toEqual(['Accepted <em>password</em> for alice'])
     const t = byId(await search({ query: { term: { host: 'db-1' } }, highlight: { fields: { host: {}, message: {} } } }))
     expect(t['4'].highlight).toEqual({ host: ['<em>db-1</em>'] })
     const loose = byId(
