@@ -297,6 +297,7 @@ async function collapsed(
       const query = req.body.query === undefined ? group : { bool: { must: [req.body.query], filter: [group] } }
       for (const ih of spec.innerHits) {
         const body: Record<string, unknown> = { query, from: ih.from, size: ih.size, track_total_hits: true }
+        if (req.body.pit !== undefined) body.pit = req.body.pit
         if (ih.sort !== undefined) body.sort = ih.sort
         if (ih.version) body.version = true
         if (ih.seq_no_primary_term) body.seq_no_primary_term = true

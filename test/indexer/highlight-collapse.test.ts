@@ -184,6 +184,23 @@ describe('collapse', () => {
     ])
   })
 
+  test('in a point in time, inner hits read the same point in time', async () => {
+    const pit = await ok(api.call('admin', 'POST', '/logs/_search/point_in_time?keep_alive=1m'))
+    await ok(api.call('admin', 'PUT', '/logs/_doc/6?refresh=true', { message: 'late', host: 'web-1', n: 6 }), 201)
+    const res = await ok(
+      api.call('admin', 'POST', '/_search', {
+        pit: { id: pit.pit_id },
+        collapse: { field: 'host', inner_hits: { name: 'all', size: 10 } },
+        sort: [{ n: 'desc' }],
+      }),
+    )
+    const web1 = res.hits.hits.find((h: any) => h.fields.host[0] === 'web-1')
+    expect(web1._id).toBe('2')
+    expect(web1.inner_hits.all.hits.hits.map((h: any) => h._id).sort()).toEqual(['1', '2'])
+    await ok(api.call('admin', 'DELETE', '/logs/_doc/6?refresh=true'))
+    await ok(api.call('admin', 'DELETE', '/_search/point_in_time', { pit_id: pit.pit_id }))
+  })
+
   test('refused on text fields, with scroll, with rescore', async () => {
     const text = await api.call('admin', 'POST', '/logs/_search', { collapse: { field: 'message' } })
     expect(text.status).toBe(400)
