@@ -1,8 +1,8 @@
 /**
  * The Painless a by-query write or a scripted `_update` accepts: statements that assign a literal
  * or a `params` value to a `ctx._source` field (dotted or bracketed path) with `=` or a compound
- * operator (`+=`, `-=`, `*=`, `/=`, `%=`), increment or decrement one (`++`, `--`, either side), or
- * remove one. Anything else answers OpenSearch's `script_exception` (a 400) before any document is
+ * operator (`+=`, `-=`, `*=`, `/=`, `%=`), increment or decrement one (`++`, `--`, either side),
+ * append to a list (`.add(value)`) or remove one. Anything else answers OpenSearch's `script_exception` (a 400) before any document is
  * touched; arithmetic on a missing value answers Painless's runtime error (a 400).
  */
 import { OpenSearchHttpError } from '../http/errors'
@@ -76,7 +76,7 @@ class Reader {
         const save = this.pos
         const name = this.ident()
         this.ws()
-        if (name === 'remove' && this.text[this.pos] === '(') {
+        if ((name === 'remove' || name === 'add') && this.text[this.pos] === '(') {
           this.pos = save - 1
           return out
         }
@@ -225,6 +225,28 @@ export function compileScript(script: unknown): SourceEdit {
       edits.push((src) => {
         const c = container(src, path, false)
         if (c && Object.hasOwn(c, name)) delete c[name]
+      })
+      continue
+    }
+    if (prefix === undefined && r.eat('.add')) {
+      // `ctx._source.list.add(value)`: appends to a list (Painless's List.add).
+      if (path.length === 0) r.fail('only a list field of ctx._source can be added to')
+      if (!r.eat('(')) r.fail("expected '('")
+      const at = r.pos
+      expression(r, params) // validates now
+      const valueText = r.text.slice(at, r.pos)
+      if (!r.eat(')')) r.fail("expected ')'")
+      r.ws()
+      if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}']`)
+      const addAt = st.at + at
+      edits.push((src) => {
+        const c = container(src, path.slice(0, -1), false)
+        const list = c && Object.hasOwn(c, path[path.length - 1]) ? c[path[path.length - 1]] : null
+        if (list === null || list === undefined)
+          throw runtimeError(source, addAt, 'null_pointer_exception', 'Cannot invoke "Object.add(Object)" on a null value')
+        if (!Array.isArray(list))
+          throw runtimeError(source, addAt, 'illegal_argument_exception', `dynamic method [${typeName(list)}, add/1] not found`)
+        list.push(expression(new Reader(valueText, addAt, source), params))
       })
       continue
     }

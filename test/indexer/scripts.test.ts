@@ -56,6 +56,19 @@ describe('compound assignment', () => {
     expect(missing.body.error.type).toBe('document_missing_exception')
   })
 
+  test('list.add(value) appends; on a missing or non-list field it is a runtime error', async () => {
+    await ok(api.call('admin', 'PUT', '/nums/_doc/3?refresh=true', { tags: ['a'] }), 201)
+    await ok(
+      api.call('admin', 'POST', '/nums/_update/3', {
+        script: { source: 'ctx._source.tags.add(params.t); ctx._source.tags.add("c")', params: { t: 'b' } },
+      }),
+    )
+    expect((await src('3')).tags).toEqual(['a', 'b', 'c'])
+    const missing = await api.call('admin', 'POST', '/nums/_update/3', { script: 'ctx._source.nope.add(1)' })
+    expect(missing.status).toBe(400)
+    expect(missing.body.error.caused_by.type).toBe('null_pointer_exception')
+  })
+
   test('arithmetic on a missing field and bad syntax answer 400 script_exception', async () => {
     const npe = await api.call('admin', 'POST', '/nums/_update/1', { script: 'ctx._source.missing += 1' })
     expect(npe.status).toBe(400)
