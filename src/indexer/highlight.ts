@@ -360,7 +360,8 @@ function sentences(text: string): Span[] {
 
 /** Bounds a passage around the spans it holds to about `size` characters, at word boundaries. */
 function bound(text: string, p: Span, spans: Span[], size: number): Span {
-  if (p.end - p.start <= size) return p
+  // fragment_size 0: sentences are never split.
+  if (size <= 0 || p.end - p.start <= size) return p
   let start = p.start
   const first = spans.find((s) => s.start >= p.start && s.end <= p.end)
   if (first && first.start - start > size) {
@@ -379,14 +380,14 @@ interface Fragment {
 }
 
 function fragmentsOf(text: string, spans: Span[], o: FieldOptions, html: boolean, order: number): Fragment[] {
-  if (o.fragments === 0 || text.length <= o.fragmentSize)
+  if (o.fragments === 0 || text.length <= o.fragmentSize || (o.type === 'plain' && o.fragmentSize <= 0))
     return [{ text: renderSpans(text, 0, text.length, spans, o, html), score: spans.length, order }]
   if (o.type === 'plain') {
     // Fixed-size fragments at word boundaries, as the plain highlighter's span fragmenter cuts them.
     const out: Fragment[] = []
     let start = 0
     while (start < text.length) {
-      let end = Math.min(text.length, start + o.fragmentSize)
+      let end = Math.min(text.length, start + Math.max(1, o.fragmentSize))
       while (end < text.length && /\S/.test(text[end])) end++
       const inside = spans.filter((s) => s.start >= start && s.end <= end)
       if (inside.length > 0)

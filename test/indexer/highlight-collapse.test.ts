@@ -118,6 +118,15 @@ describe('highlight', () => {
       await search({ query: { match: { body: 'fox' } }, highlight: { fields: { body: { fragment_size: 40, number_of_fragments: 1 } } } }),
     )
     expect(one['3'].highlight.body).toHaveLength(1)
+    const unsplit = byId(await search({ query: { match: { body: 'fox' } }, highlight: { fields: { body: { fragment_size: 0 } } } }))
+    expect(unsplit['3'].highlight.body).toEqual([
+      'The second sentence mentions a <em>fox</em> among many other words that pad it.',
+      'The fourth sentence has the <em>fox</em> again.',
+    ])
+    const plain = byId(
+      await search({ query: { match: { body: 'fox' } }, highlight: { type: 'plain', fields: { body: { fragment_size: 0 } } } }),
+    )
+    expect(plain['3'].highlight.body).toEqual([LONG.replaceAll('fox', '<em>fox</em>')])
     const whole = byId(await search({ query: { match: { body: 'fox' } }, highlight: { fields: { body: { number_of_fragments: 0 } } } }))
     expect(whole['3'].highlight.body).toEqual([LONG.replaceAll('fox', '<em>fox</em>')])
   })
