@@ -265,7 +265,9 @@ async function collapsed(
   const from = typeof req.body.from === 'number' ? req.body.from : 0
   const size = typeof req.body.size === 'number' ? req.body.size : 10
   const want = from + size
-  let chunk = Math.min(COLLAPSE_WINDOW, Math.max(want * 4, 100))
+  // Pages grow up to the result window (index.max_result_window, learnt from the store's refusal when smaller).
+  let cap = COLLAPSE_WINDOW
+  let chunk = Math.min(cap, Math.max(want * 4, 100))
   let res: SearchResponse
   let groups: ReturnType<typeof collapseHits>
   for (;;) {
@@ -273,16 +275,17 @@ async function collapsed(
     try {
       res = (await gatedSearch(ctx, page)).res
     } catch (e) {
-      // An index with a smaller index.max_result_window: read what it allows, or answer its error.
-      if (chunk > want && e instanceof Error && e.message.includes('Result window is too large')) {
-        chunk = want
+      const window = e instanceof Error ? /less than or equal to: \[(\d+)\]/.exec(e.message) : null
+      if (window && chunk > want && Number(window[1]) >= want && Number(window[1]) < cap) {
+        cap = Number(window[1])
+        chunk = cap
         continue
       }
       throw e
     }
     groups = size === 0 ? [] : collapseHits(res.hits.hits, spec.field, kind, mappingOf, want)
-    if (groups.length >= want || res.hits.hits.length < chunk || chunk >= COLLAPSE_WINDOW) break
-    chunk = Math.min(COLLAPSE_WINDOW, chunk * 4)
+    if (groups.length >= want || res.hits.hits.length < chunk || chunk >= cap) break
+    chunk = Math.min(cap, chunk * 4)
   }
   const hits: SearchHit[] = []
   for (const g of groups.slice(from, from + size)) {

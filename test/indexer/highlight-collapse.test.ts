@@ -180,6 +180,25 @@ describe('collapse', () => {
     expect(page.hits.hits.map((h: any) => h._id)).toEqual(['3'])
   })
 
+  test('an index with a small result window: pages up to it, then answers the groups found', async () => {
+    await ok(
+      api.call('admin', 'PUT', '/small', {
+        settings: { 'index.max_result_window': 12 },
+        mappings: { properties: { g: { type: 'keyword' } } },
+      }),
+    )
+    const lines = Array.from({ length: 30 }, (_, i) => [
+      JSON.stringify({ index: { _id: `s${i}` } }),
+      JSON.stringify({ g: i < 25 ? 'a' : `b${i}`, n: i }),
+    ])
+    await ok(api.call('admin', 'POST', '/small/_bulk?refresh=true', lines.flat().join('\n') + '\n'))
+    const res = await ok(api.call('admin', 'POST', '/small/_search', { collapse: { field: 'g' }, size: 3, sort: [{ n: 'asc' }] }))
+    // The first 12 hits hold one group only: that is all a 12-hit window can show.
+    expect(res.hits.hits.map((h: any) => h.fields.g[0])).toEqual(['a'])
+    const tooBig = await api.call('admin', 'POST', '/small/_search', { collapse: { field: 'g' }, size: 13 })
+    expect(tooBig.status).toBe(400)
+  })
+
   test('inner_hits per group', async () => {
     const res = await search({
       collapse: { field: 'host', inner_hits: { name: 'same_host', size: 5, sort: [{ n: 'asc' }], _source: ['n'] } },
