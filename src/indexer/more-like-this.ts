@@ -197,16 +197,27 @@ async function rewriteOne(
   // Document frequencies from one bounded read of the documents holding any candidate.
   const withFilter = (q: Query): Query => (filter === undefined ? q : { bool: { must: [q], filter: [filter] } })
   const numDocs = (await ctx.store.count({ index: indices, expand_wildcards: 'all', body: filter ? { query: filter } : {} })).count
-  const sample = await ctx.store.search({
-    index: indices,
-    expand_wildcards: 'all',
-    body: {
-      query: withFilter({ bool: { should: candidates.map(clause), minimum_should_match: 1 } }),
-      size: Math.min(SAMPLE, Math.max(numDocs, 1)),
-      _source: [...new Set(candidates.map((c) => c.path))],
-      track_total_hits: true,
-    },
-  })
+  const read = (size: number) =>
+    ctx.store.search({
+      index: indices,
+      expand_wildcards: 'all',
+      body: {
+        query: withFilter({ bool: { should: candidates.map(clause), minimum_should_match: 1 } }),
+        size,
+        _source: [...new Set(candidates.map((c) => c.path))],
+        track_total_hits: true,
+      },
+    })
+  const wanted = Math.min(SAMPLE, Math.max(numDocs, 1))
+  let sample: Awaited<ReturnType<typeof read>>
+  try {
+    sample = await read(wanted)
+  } catch (e) {
+    // An index with a smaller index.max_result_window: sample what it allows.
+    const window = e instanceof Error ? /less than or equal to: \[(\d+)\]/.exec(e.message) : null
+    if (!window || Number(window[1]) >= wanted) throw e
+    sample = await read(Number(window[1]))
+  }
   const total = typeof sample.hits.total === 'number' ? sample.hits.total : (sample.hits.total?.value ?? sample.hits.hits.length)
   const scale = sample.hits.hits.length > 0 ? total / sample.hits.hits.length : 1
   const df = new Map<string, number>()

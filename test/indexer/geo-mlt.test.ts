@@ -170,6 +170,21 @@ describe('more_like_this', () => {
     expect(count.count).toBe(2)
   })
 
+  test('an index with a small result window samples what it allows', async () => {
+    await ok(api.call('admin', 'PUT', '/articles/_settings', { index: { max_result_window: 2 } }))
+    try {
+      const r = await ok(
+        api.call('admin', 'POST', '/articles/_search', {
+          size: 2,
+          query: { more_like_this: { fields: ['title'], like: 'brute force', min_term_freq: 1, min_doc_freq: 1 } },
+        }),
+      )
+      expect(r.hits.total.value).toBe(3)
+    } finally {
+      await ok(api.call('admin', 'PUT', '/articles/_settings', { index: { max_result_window: 10000 } }))
+    }
+  })
+
   test('bad input answers 400', async () => {
     const noLike = await api.call('admin', 'POST', '/articles/_search', { query: { more_like_this: { fields: ['title'] } } })
     expect(noLike.status).toBe(400)
