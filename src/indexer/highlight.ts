@@ -8,7 +8,7 @@
  * and passages are cut at sentence boundaries up to `fragment_size`.
  */
 import type { FieldMapping, Mappings, SearchHit } from '../store/port'
-import { analyze, analyzeWithOffsets } from '../store/query/analysis'
+import { analyze, analyzeWithOffsets, standardTokens } from '../store/query/analysis'
 import { expandFieldPattern, type FieldSpec } from '../store/query/compile'
 import { fieldPath, isObject } from '../store/query/doc'
 import { editDistanceWithin, fuzzyEdits } from '../store/query/fuzzy'
@@ -345,32 +345,128 @@ function renderSpans(text: string, from: number, to: number, spans: Span[], o: F
 
 const SENTENCE_END = /[.!?]+["')\]]*(\s+|$)/g
 
-/** Sentence passages of a text value: [start, end) without the whitespace that follows them. */
-function sentences(text: string): Span[] {
-  const out: Span[] = []
-  let start = 0
+/** Sentence boundaries as Java's sentence BreakIterator puts them: 0, each sentence's start (after the blanks ending the one before), the end. */
+function sentenceBoundaries(text: string): number[] {
+  const out = [0]
   for (const m of text.matchAll(SENTENCE_END)) {
-    const end = m.index + m[0].length
-    out.push({ start, end: m.index + m[0].trimEnd().length })
-    start = end
+    const b = m.index + m[0].length
+    if (b > out[out.length - 1] && b < text.length) out.push(b)
   }
-  if (start < text.length) out.push({ start, end: text.length })
+  if (text.length > 0) out.push(text.length)
   return out
 }
 
-/** Bounds a passage around the spans it holds to about `size` characters, at word boundaries. */
-function bound(text: string, p: Span, spans: Span[], size: number): Span {
-  // fragment_size 0: sentences are never split.
-  if (size <= 0 || p.end - p.start <= size) return p
-  let start = p.start
-  const first = spans.find((s) => s.start >= p.start && s.end <= p.end)
-  if (first && first.start - start > size) {
-    start = first.start
-    while (start > p.start && /\S/.test(text[start - 1])) start--
+/** Word boundaries as Java's word BreakIterator puts them: around each word, each blank run and each other character. */
+function wordBoundaries(text: string): number[] {
+  const set = new Set<number>([0, text.length])
+  for (const t of standardTokens(text)) {
+    set.add(t.start)
+    set.add(t.end)
   }
-  let end = Math.min(p.end, start + size)
-  while (end < p.end && /\S/.test(text[end])) end++
-  return { start, end }
+  for (const m of text.matchAll(/\s+|[^\s\p{L}\p{N}\p{M}_]/gu)) {
+    set.add(m.index)
+    set.add(m.index + m[0].length)
+  }
+  return [...set].sort((a, b) => a - b)
+}
+
+/** The largest boundary below `x` (0 when none). */
+function precedingOf(bounds: number[], x: number): number {
+  let lo = 0
+  let hi = bounds.length - 1
+  let best = 0
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    if (bounds[mid] < x) {
+      best = bounds[mid]
+      lo = mid + 1
+    } else hi = mid - 1
+  }
+  return best
+}
+
+/** The smallest boundary above `x` (the end when none). */
+function followingOf(bounds: number[], x: number): number {
+  let lo = 0
+  let hi = bounds.length - 1
+  let best = bounds[bounds.length - 1] ?? 0
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    if (bounds[mid] > x) {
+      best = bounds[mid]
+      hi = mid - 1
+    } else lo = mid + 1
+  }
+  return best
+}
+
+interface Passage {
+  start: number
+  end: number
+  spans: Span[]
+}
+
+/**
+ * The unified highlighter's passages: Lucene's FieldHighlighter walking the matches in order with
+ * OpenSearch's BoundedBreakIteratorScanner (sentences grouped up to `size`, a longer one cut at word
+ * boundaries around the match); `size` 0 takes whole sentences.
+ */
+function unifiedPassages(text: string, spans: Span[], size: number): Passage[] {
+  const sentences = sentenceBoundaries(text)
+  const words = size > 0 ? wordBoundaries(text) : []
+  const out: Passage[] = []
+  let windowStart = -1
+  let windowEnd = -1
+  let innerStart = -1
+  let innerEnd = 0
+  let current: Passage | undefined
+  for (const span of spans) {
+    if (current && span.start < current.end) {
+      current.spans.push(span)
+      continue
+    }
+    const offset = span.start + 1
+    if (size <= 0) {
+      current = { start: precedingOf(sentences, offset), end: followingOf(sentences, span.start), spans: [span] }
+      out.push(current)
+      continue
+    }
+    if (offset > windowStart && offset < windowEnd) {
+      innerStart = innerEnd
+      innerEnd = windowEnd
+    } else {
+      windowStart = innerStart = precedingOf(sentences, offset)
+      windowEnd = innerEnd = followingOf(sentences, offset - 1)
+      while (innerEnd - innerStart < size) {
+        const next = followingOf(sentences, innerEnd)
+        if (next <= innerEnd || next - innerStart > size) break
+        windowEnd = innerEnd = next
+      }
+    }
+    if (innerEnd - innerStart > size) {
+      if (offset - size > innerStart) innerStart = Math.max(innerStart, precedingOf(words, offset - size))
+      const remaining = Math.max(0, size - (offset - innerStart))
+      if (offset + remaining < windowEnd) innerEnd = Math.min(windowEnd, followingOf(words, offset + remaining))
+    }
+    current = { start: innerStart, end: Math.max(innerEnd, span.end), spans: [span] }
+    out.push(current)
+  }
+  return out
+}
+
+/** Lucene's passage score (BM25 over the passage's distinct terms, earlier passages slightly ahead). */
+function passageScore(text: string, p: Passage): number {
+  const tf = new Map<string, number>()
+  for (const s of p.spans) {
+    const t = text.slice(s.start, s.end).toLowerCase()
+    tf.set(t, (tf.get(t) ?? 0) + 1)
+  }
+  const k1 = 1.2
+  const b = 0.75
+  const len = p.end - p.start
+  let score = 0
+  for (const n of tf.values()) score += (n * (k1 + 1)) / (n + k1 * (1 - b + (b * len) / 87))
+  return score * (1 + 1 / Math.log(87 + p.start))
 }
 
 interface Fragment {
@@ -380,9 +476,9 @@ interface Fragment {
 }
 
 function fragmentsOf(text: string, spans: Span[], o: FieldOptions, html: boolean, order: number): Fragment[] {
-  if (o.fragments === 0 || text.length <= o.fragmentSize || (o.type === 'plain' && o.fragmentSize <= 0))
-    return [{ text: renderSpans(text, 0, text.length, spans, o, html), score: spans.length, order }]
   if (o.type === 'plain') {
+    if (o.fragments === 0 || text.length <= o.fragmentSize || o.fragmentSize <= 0)
+      return [{ text: renderSpans(text, 0, text.length, spans, o, html), score: spans.length, order }]
     // Fixed-size fragments at word boundaries, as the plain highlighter's span fragmenter cuts them.
     const out: Fragment[] = []
     let start = 0
@@ -396,15 +492,14 @@ function fragmentsOf(text: string, spans: Span[], o: FieldOptions, html: boolean
     }
     return out
   }
-  const out: Fragment[] = []
-  for (const sentence of sentences(text)) {
-    const inside = spans.filter((s) => s.start >= sentence.start && s.end <= sentence.end)
-    if (inside.length === 0) continue
-    const p = bound(text, sentence, inside, o.fragmentSize)
-    const held = inside.filter((s) => s.start >= p.start && s.end <= p.end)
-    out.push({ text: renderSpans(text, p.start, p.end, held, o, html).trim(), score: held.length, order: order + p.start })
-  }
-  return out
+  // number_of_fragments 0 highlights the whole value; passages are trimmed, as OpenSearch's formatter does.
+  if (o.fragments === 0 || text.length <= o.fragmentSize)
+    return [{ text: renderSpans(text, 0, text.length, spans, o, html).trim(), score: spans.length, order }]
+  return unifiedPassages(text, spans, o.fragmentSize).map((p) => ({
+    text: renderSpans(text, p.start, p.end, p.spans, o, html).trim(),
+    score: passageScore(text, p),
+    order: order + p.start,
+  }))
 }
 
 // --- per hit
@@ -527,10 +622,10 @@ export function highlightHit(
         if (spans.length > 0) frags.push(...fragmentsOf(value, spans, o, spec.html, order))
         order += value.length + 1
       }
-      let chosen = frags
-      if (o.type === 'plain' || o.order === 'score') chosen = [...frags].sort((a, b) => b.score - a.score || a.order - b.order)
+      // The best number_of_fragments passages, then in the value's order unless order is score.
+      let chosen = [...frags].sort((a, b) => b.score - a.score || a.order - b.order)
       if (o.fragments > 0) chosen = chosen.slice(0, o.fragments)
-      if (o.order !== 'score' && o.type !== 'plain') chosen.sort((a, b) => a.order - b.order)
+      if (o.order !== 'score') chosen.sort((a, b) => a.order - b.order)
       if (chosen.length > 0)
         setField(
           result,

@@ -131,6 +131,55 @@ describe('highlight', () => {
     expect(whole['3'].highlight.body).toEqual([LONG.replaceAll('fox', '<em>fox</em>')])
   })
 
+  test("passages as OpenSearch's bounded sentence scanner cuts them (its own unit cases)", async () => {
+    await ok(api.call('admin', 'PUT', '/passages', { mappings: { properties: { text: { type: 'text' } } } }))
+    const texts = {
+      long: 'The quick brown fox in a long sentence with another quick brown fox. Another sentence with brown fox.',
+      short: 'A short sentence. Followed by a bigger sentence that should be truncated. And a last short sentence.',
+      group: 'Two words. Followed by many words in a big sentence. One. Two. Three. And more words.',
+      repeat: 'Fun  fun fun  fun  fun  fun  fun  fun  fun  fun',
+    }
+    const lines = Object.entries(texts).flatMap(([id, text]) => [JSON.stringify({ index: { _id: id } }), JSON.stringify({ text })])
+    await ok(api.call('admin', 'POST', '/passages/_bulk?refresh=true', lines.join('\n') + '\n'))
+    const passages = async (id: string, words: string[], size: number) => {
+      const r = await search(
+        {
+          query: {
+            bool: { filter: { ids: { values: [id] } }, should: words.map((w) => ({ term: { text: w } })), minimum_should_match: 1 },
+          },
+          highlight: { fields: { text: { fragment_size: size, number_of_fragments: 10 } } },
+        },
+        'passages',
+      )
+      return r.hits.hits[0].highlight.text
+    }
+    expect(await passages('long', ['quick', 'brown', 'fox'], 10)).toEqual([
+      'The <em>quick</em> <em>brown</em>',
+      '<em>fox</em> in a long',
+      'with another <em>quick</em>',
+      '<em>brown</em> <em>fox</em>.',
+      'sentence with <em>brown</em>',
+      '<em>fox</em>.',
+    ])
+    expect(await passages('short', ['sentence'], 20)).toEqual([
+      'A short <em>sentence</em>.',
+      'Followed by a bigger <em>sentence</em>',
+      'And a last short <em>sentence</em>',
+    ])
+    expect(await passages('group', ['one', 'two', 'three', 'words'], 20)).toEqual([
+      '<em>Two</em> <em>words</em>.',
+      'Followed by many <em>words</em>',
+      '<em>One</em>. <em>Two</em>. <em>Three</em>.',
+      'And more <em>words</em>.',
+    ])
+    expect(await passages('repeat', ['fun'], 10)).toEqual([
+      '<em>Fun</em>  <em>fun</em> <em>fun</em>',
+      '<em>fun</em>  <em>fun</em>',
+      '<em>fun</em>  <em>fun</em>  <em>fun</em>',
+      '<em>fun</em>  <em>fun</em>',
+    ])
+  })
+
   test('keeps the _source filter, and answers 400 for bad input', async () => {
     const res = await search({ _source: false, query: { match: { message: 'disk' } }, highlight: { fields: { message: {} } } })
     expect(res.hits.hits[0]._source).toBeUndefined()
