@@ -633,10 +633,10 @@ export function highlightHit(
           chosen.map((f) => f.text),
         )
       else if (o.noMatchSize > 0) {
+        // The first value up to the word boundary following no_match_size (OpenSearch's summary passage).
         const first = values[0]
-        let end = Math.min(first.length, o.noMatchSize)
-        if (end < first.length) while (end > 0 && /\S/.test(first[end])) end--
-        const snippet = first.slice(0, end || Math.min(first.length, o.noMatchSize)).trim()
+        const end = o.noMatchSize < first.length ? followingOf(wordBoundaries(first), o.noMatchSize) : first.length
+        const snippet = first.slice(0, end).trim()
         setField(result, name, [spec.html ? escapeHtml(snippet) : snippet])
       }
     }

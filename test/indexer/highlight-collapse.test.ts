@@ -180,6 +180,11 @@ describe('highlight', () => {
     ])
   })
 
+  test('no_match_size: the start of the value up to the word boundary after it', async () => {
+    const r = await search({ query: { term: { host: 'db-1' } }, highlight: { fields: { message: { no_match_size: 6 } } } })
+    expect(byId(r)['4'].highlight).toEqual({ message: ['disk quota'] })
+  })
+
   test('keeps the _source filter, and answers 400 for bad input', async () => {
     const res = await search({ _source: false, query: { match: { message: 'disk' } }, highlight: { fields: { message: {} } } })
     expect(res.hits.hits[0]._source).toBeUndefined()
