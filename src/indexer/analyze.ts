@@ -3,7 +3,8 @@
  * built-in `standard`, `simple`, `whitespace`, `keyword` and `stop` analyzers, the matching
  * tokenizers (`standard`, `letter`, `lowercase`, `whitespace`, `keyword`) and a few token filters
  * (`lowercase`, `uppercase`, `asciifolding`, `stop`, `trim`, `reverse`, `unique`, `length`), by
- * name or as an inline definition; `field` takes the field's analyzer from the index mapping.
+ * name or as an inline definition, and those an index's `analysis` settings build from them; `field`
+ * takes the field's analyzer from the index mapping.
  * Answers OpenSearch's `{tokens: [{token, start_offset, end_offset, type, position}]}` (or
  * `detail` with `explain`), at most `index.analyze.max_token_count` (10,000) tokens.
  */
@@ -123,6 +124,28 @@ function analyzerOf(name: string): Analyzer {
   return a()
 }
 
+/** The analysis components an index's settings define (`index.analysis.{analyzer,tokenizer,filter}`), over the built-in ones. */
+function indexAnalysis(analysis: unknown) {
+  const section = (k: string): Record<string, unknown> => {
+    const v = isObject(analysis) ? analysis[k] : undefined
+    return isObject(v) ? v : {}
+  }
+  const tokenizer = (spec: unknown): Tokenizer =>
+    typeof spec === 'string' && isObject(section('tokenizer')[spec]) ? tokenizerOf(section('tokenizer')[spec]) : tokenizerOf(spec)
+  const filter = (spec: unknown): Filter =>
+    typeof spec === 'string' && isObject(section('filter')[spec]) ? filterOf(section('filter')[spec]) : filterOf(spec)
+  const analyzer = (name: string): Analyzer | undefined => {
+    const d = section('analyzer')[name]
+    if (!isObject(d)) return undefined
+    if (d.type === 'custom' || d.tokenizer !== undefined)
+      return { name, tokenizer: tokenizer(d.tokenizer ?? 'standard'), filters: [d.filter ?? []].flat().map(filter) }
+    const base = analyzerOf(String(d.type ?? 'standard'))
+    const stop = d.stopwords === undefined ? [] : [filterOf({ type: 'stop', stopwords: d.stopwords })]
+    return { ...base, name, filters: [...base.filters, ...stop] }
+  }
+  return { tokenizer, filter, analyzer }
+}
+
 function mappingOf(m: Mappings, field: string): FieldMapping | undefined {
   const parts = field.split('.')
   let props = m.properties
@@ -168,8 +191,9 @@ async function analyze(ctx: RequestContext) {
     throw badRequest('Validation Failed: 1: index is required when field is set;', 'action_request_validation_exception')
 
   let maxTokens = 10000
-  let analyzer: Analyzer
+  let analyzer: Analyzer | undefined
   let positionGap = 0
+  let local = indexAnalysis(undefined)
   if (index !== undefined) {
     const [concrete] = await ctx.authorized(ANALYZE_ACTION, index)
     if (concrete === undefined) throw badRequest(`no such index [${index}]`)
@@ -177,13 +201,16 @@ async function analyze(ctx: RequestContext) {
     const s = settings[concrete]?.settings.index ?? {}
     const a = isObject(s.analyze) ? s.analyze.max_token_count : s['analyze.max_token_count']
     if (a !== undefined && Number.isFinite(Number(a))) maxTokens = Number(a)
+    local = indexAnalysis(s.analysis)
     if (body.field !== undefined && body.analyzer === undefined && body.tokenizer === undefined) {
       const mappings = (await ctx.store.getMapping({ index: concrete }))[concrete]?.mappings ?? {}
       const def = mappingOf(mappings, String(body.field))
       const type = def?.type ?? 'text'
       if (type === 'text' || type === 'match_only_text') {
         const named = (def as Record<string, unknown> | undefined)?.analyzer
-        analyzer = analyzerOf(typeof named === 'string' && ANALYZERS[named] ? named : 'standard')
+        analyzer =
+          (typeof named === 'string' ? local.analyzer(named) : undefined) ??
+          analyzerOf(typeof named === 'string' && ANALYZERS[named] ? named : 'standard')
         positionGap = 100
       } else analyzer = analyzerOf('keyword')
     }
@@ -192,10 +219,11 @@ async function analyze(ctx: RequestContext) {
     body.tokenizer !== undefined || body.filter !== undefined
       ? {
           name: '_custom',
-          tokenizer: tokenizerOf(body.tokenizer ?? 'keyword'),
-          filters: [body.filter ?? []].flat().map(filterOf),
+          tokenizer: local.tokenizer(body.tokenizer ?? 'keyword'),
+          filters: [body.filter ?? []].flat().map(local.filter),
         }
-      : analyzerOf(typeof body.analyzer === 'string' ? body.analyzer : 'standard')
+      : ((typeof body.analyzer === 'string' ? local.analyzer(body.analyzer) : undefined) ??
+        analyzerOf(typeof body.analyzer === 'string' ? body.analyzer : 'standard'))
   if (body.normalizer !== undefined) {
     if (body.normalizer !== 'lowercase')
       throw badRequest(`failed to find normalizer under [${String(body.normalizer)}]`, 'illegal_argument_exception')

@@ -60,6 +60,32 @@ describe('_analyze', () => {
     expect(text.tokens.map((t: any) => t.token)).toEqual(['mixed', 'case'])
   })
 
+  test("an index's own analyzers, tokenizers and filters", async () => {
+    await ok(
+      api.call('admin', 'PUT', '/custom', {
+        settings: {
+          analysis: {
+            analyzer: {
+              ws_lower: { type: 'custom', tokenizer: 'whitespace', filter: ['lowercase', 'no_the'] },
+              std_stop: { type: 'standard', stopwords: ['a'] },
+            },
+            filter: { no_the: { type: 'stop', stopwords: ['the'] } },
+          },
+        },
+        mappings: { properties: { body: { type: 'text', analyzer: 'ws_lower' } } },
+      }),
+    )
+    const named = await ok(api.call('admin', 'POST', '/custom/_analyze', { analyzer: 'ws_lower', text: 'The Dog-House' }))
+    expect(named.tokens.map((t: any) => [t.token, t.position])).toEqual([['dog-house', 1]])
+    const field = await ok(api.call('admin', 'POST', '/custom/_analyze', { field: 'body', text: 'The Dog-House' }))
+    expect(field.tokens.map((t: any) => t.token)).toEqual(['dog-house'])
+    const std = await ok(api.call('admin', 'POST', '/custom/_analyze', { analyzer: 'std_stop', text: 'A Cat' }))
+    expect(std.tokens.map((t: any) => t.token)).toEqual(['cat'])
+    const filter = await ok(api.call('admin', 'POST', '/custom/_analyze', { tokenizer: 'whitespace', filter: ['no_the'], text: 'the end' }))
+    expect(filter.tokens.map((t: any) => t.token)).toEqual(['end'])
+    expect((await api.call('admin', 'POST', '/_analyze', { analyzer: 'ws_lower', text: 'x' })).status).toBe(400)
+  })
+
   test('unknown analyzer, missing text: 400', async () => {
     const bad = await api.call('admin', 'POST', '/_analyze', { analyzer: 'nope', text: 'x' })
     expect(bad.status).toBe(400)
