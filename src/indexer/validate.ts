@@ -5,7 +5,8 @@
  * rendering of the query); a query that does not parse is `{valid: false}` (`error` with explain).
  */
 import { analyze } from '../store/query/analysis'
-import { compile } from '../store/query/compile'
+import { compile, expandFieldPattern } from '../store/query/compile'
+import { type QueryableField, translateQueryString } from '../store/query/query-string'
 import { isObject } from '../store/query/doc'
 import { checkJsonDepth } from '../store/query/limits'
 import { fieldSpecs } from '../store/embedded/mapping'
@@ -23,7 +24,7 @@ function fieldValue(body: unknown, key: string): [string, unknown] {
 }
 
 /** A Lucene-like rendering of common queries (what OpenSearch's explanation shows), JSON otherwise. */
-export function explainQuery(q: unknown, text: (field: string) => boolean): string {
+export function explainQuery(q: unknown, text: (field: string) => boolean, expand?: (pattern: string) => QueryableField[]): string {
   if (!isObject(q)) return String(q)
   const [type, body] = Object.entries(q)[0] ?? ['match_all', {}]
   switch (type) {
@@ -71,7 +72,7 @@ export function explainQuery(q: unknown, text: (field: string) => boolean): stri
       if (!isObject(body)) break
       const parts: string[] = []
       const wrap = (x: unknown) => {
-        const s = explainQuery(x, text)
+        const s = explainQuery(x, text, expand)
         return isObject(x) && 'bool' in x ? `(${s})` : s
       }
       for (const x of [body.must ?? []].flat()) parts.push(`+${wrap(x)}`)
@@ -81,7 +82,11 @@ export function explainQuery(q: unknown, text: (field: string) => boolean): stri
       return parts.join(' ')
     }
     case 'constant_score':
-      return `ConstantScore(${isObject(body) ? explainQuery(body.filter, text) : ''})`
+      return `ConstantScore(${isObject(body) ? explainQuery(body.filter, text, expand) : ''})`
+    case 'query_string':
+    case 'simple_query_string':
+      if (expand) return explainQuery(translateQueryString(body, type === 'simple_query_string', expand), text, expand)
+      break
     default:
       break
   }
@@ -120,7 +125,7 @@ async function validateQuery(ctx: RequestContext) {
       // more_like_this is rewritten at search time (it reads the index): here it only has to be well formed.
       compile(hasMoreLikeThis(query) ? withoutMoreLikeThis(query) : query, types)
       const text = (f: string) => ['text', 'match_only_text'].includes(types.get(f)?.type ?? '')
-      explanations.push({ index, valid: true, explanation: explainQuery(query, text) })
+      explanations.push({ index, valid: true, explanation: explainQuery(query, text, (p) => expandFieldPattern(types, p)) })
     }
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e)

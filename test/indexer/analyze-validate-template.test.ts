@@ -110,6 +110,8 @@ describe('_validate/query', () => {
     expect(err.valid).toBe(false)
     expect(typeof err.error).toBe('string')
     expect((await ok(api.call('admin', 'GET', '/docs/_validate/query?q=tag:animal'))).valid).toBe(true)
+    const qs = await ok(api.call('admin', 'GET', '/docs/_validate/query?explain=true&q=tag:animal'))
+    expect(qs.explanations[0].explanation).toBe('tag:animal')
     const missing = await api.call('admin', 'GET', '/nope/_validate/query')
     expect(missing.status).toBe(404)
   })
