@@ -185,6 +185,18 @@ describe('highlight', () => {
     expect(byId(r)['4'].highlight).toEqual({ message: ['disk quota'] })
   })
 
+  test('_msearch answers highlight and collapse per search', async () => {
+    const lines = [
+      { index: 'logs' },
+      { query: { match: { message: 'disk' } }, highlight: { fields: { message: {} } } },
+      { index: 'logs' },
+      { collapse: { field: 'host' }, sort: [{ n: 'asc' }], size: 1 },
+    ]
+    const r = await ok(api.call('admin', 'POST', '/_msearch', lines.map((l) => JSON.stringify(l)).join('\n') + '\n'))
+    expect(r.responses[0].hits.hits[0].highlight).toEqual({ message: ['<em>disk</em> quota exceeded'] })
+    expect(r.responses[1].hits.hits.map((h: any) => h.fields.host)).toEqual([['web-1']])
+  })
+
   test('keeps the _source filter, and answers 400 for bad input', async () => {
     const res = await search({ _source: false, query: { match: { message: 'disk' } }, highlight: { fields: { message: {} } } })
     expect(res.hits.hits[0]._source).toBeUndefined()
