@@ -8,6 +8,7 @@
  * and passages are cut at sentence boundaries up to `fragment_size`.
  */
 import type { FieldMapping, Mappings, SearchHit } from '../store/port'
+import type { RequestContext } from './context'
 import { analyze, analyzeWithOffsets, standardTokens } from '../store/query/analysis'
 import { expandFieldPattern, type FieldSpec } from '../store/query/compile'
 import { fieldPath, isObject } from '../store/query/doc'
@@ -678,4 +679,32 @@ function textSpans(value: string, limit: number, wanted: Array<Wanted & { fields
     }
   }
   return tokens.filter((_, i) => marked[i]).map((t) => ({ start: t.start, end: t.end }))
+}
+
+/**
+ * Sets `highlight` on each hit that has fragments; each index's mapping (from `mappings`, or read)
+ * and its `index.highlight.max_analyzed_offset` are read once.
+ */
+export async function highlightHits(
+  ctx: RequestContext,
+  hits: SearchHit[],
+  spec: HighlightSpec,
+  query: unknown,
+  mappings?: ReadonlyMap<string, Mappings>,
+): Promise<void> {
+  const infos = new Map<string, IndexHighlightInfo>()
+  for (const hit of hits) {
+    let info = infos.get(hit._index)
+    if (!info) {
+      const mapping =
+        mappings?.get(hit._index) ??
+        (await ctx.store.getMapping({ index: hit._index, expand_wildcards: 'all' }))[hit._index]?.mappings ??
+        {}
+      const settings = await ctx.store.getSettings({ index: hit._index, expand_wildcards: 'all' })
+      info = indexHighlightInfo(mapping, settings[hit._index]?.settings.index)
+      infos.set(hit._index, info)
+    }
+    const h = highlightHit(hit, spec, info, query)
+    if (h) (hit as SearchHit & { highlight?: unknown }).highlight = h
+  }
 }

@@ -8,7 +8,7 @@ import { filterSource, sourceSpec } from '../store/source-filter'
 import { checkJsonDepth } from '../store/query/limits'
 import { addDocValueFields, checkScriptFields, parseDocValueFields } from './docvalue-fields'
 import { collapseHits, collapseKind, fieldsOf, parseCollapse, queryFields, type CollapseSpec } from './collapse'
-import { highlightHit, indexHighlightInfo, parseHighlight, type HighlightSpec, type IndexHighlightInfo } from './highlight'
+import { highlightHits, parseHighlight } from './highlight'
 import { badRequest, type RequestContext } from './context'
 import { searchQuery } from './read-gate'
 import type { IndexRouter } from './router'
@@ -225,26 +225,6 @@ export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise
   return res
 }
 
-async function highlightHits(
-  ctx: RequestContext,
-  hits: SearchHit[],
-  spec: HighlightSpec,
-  query: unknown,
-  mappings: Map<string, Mappings>,
-): Promise<void> {
-  const infos = new Map<string, IndexHighlightInfo>()
-  for (const hit of hits) {
-    let info = infos.get(hit._index)
-    if (!info) {
-      const settings = await ctx.store.getSettings({ index: hit._index, expand_wildcards: 'all' })
-      info = indexHighlightInfo(mappings.get(hit._index) ?? {}, settings[hit._index]?.settings.index)
-      infos.set(hit._index, info)
-    }
-    const h = highlightHit(hit, spec, info, query)
-    if (h) (hit as SearchHit & { highlight?: unknown }).highlight = h
-  }
-}
-
 const COLLAPSE_WINDOW = 10000
 
 async function collapsed(
@@ -345,7 +325,6 @@ async function search(ctx: RequestContext) {
   const scroll = ctx.str('scroll')
   if (scroll !== undefined) {
     if (body.collapse !== undefined) throw badRequest('cannot use `collapse` in a scroll context', 'search_phase_execution_exception')
-    if (body.highlight !== undefined) throw badRequest('[highlight] is not supported in a scroll context by this server')
     if (body.docvalue_fields !== undefined) throw badRequest('[docvalue_fields] is not supported in a scroll context by this server')
     checkScriptFields(body.script_fields)
     delete body.script_fields

@@ -185,6 +185,23 @@ describe('highlight', () => {
     expect(byId(r)['4'].highlight).toEqual({ message: ['disk quota'] })
   })
 
+  test('scroll pages carry highlight, with the source filter kept', async () => {
+    const first = await ok(
+      api.call('admin', 'POST', '/logs/_search?scroll=1m', {
+        size: 1,
+        sort: [{ n: 'asc' }],
+        _source: false,
+        query: { match: { message: 'password' } },
+        highlight: { fields: { message: {} } },
+      }),
+    )
+    expect(first.hits.hits[0]._source).toBeUndefined()
+    expect(first.hits.hits[0].highlight).toEqual({ message: ['Failed <em>password</em> for root from 10.0.0.1'] })
+    const next = await ok(api.call('admin', 'POST', '/_search/scroll', { scroll: '1m', scroll_id: first._scroll_id }))
+    expect(next.hits.hits[0].highlight).toEqual({ message: ['Accepted <em>password</em> for alice'] })
+    await ok(api.call('admin', 'DELETE', '/_search/scroll', { scroll_id: first._scroll_id }))
+  })
+
   test('_msearch answers highlight and collapse per search', async () => {
     const lines = [
       { index: 'logs' },
