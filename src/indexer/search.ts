@@ -197,29 +197,25 @@ export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise
   const filter = body._source
   if (filter !== undefined) body._source = true
   const inner = { ...req, body }
-  let { res, indices } = await gatedSearch(ctx, collapse ? { ...inner, body: { ...body, size: 0 } } : inner)
+  // Collapsing runs its own pages: only the indices (authorized as the search) are needed first.
+  const plain = collapse ? undefined : await gatedSearch(ctx, inner)
+  const indices = plain ? plain.indices : (await gateSearch(ctx, inner)).indices
   const mappings = new Map<string, Mappings>()
   if (indices.length > 0) {
     const got = await ctx.store.getMapping({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
     for (const [name, m] of Object.entries(got)) mappings.set(name, m.mappings)
   }
-  if (collapse) res = await collapsed(ctx, inner, collapse, [...mappings.values()], (i) => mappings.get(i))
+  const res = plain ? plain.res : await collapsed(ctx, inner, collapse!, [...mappings.values()], (i) => mappings.get(i))
   if (highlight) await highlightHits(ctx, res.hits.hits, highlight, req.body.query, mappings)
   if (docValues.length > 0) addDocValueFields(res.hits.hits, docValues, (i) => mappings.get(i))
   if (filter !== undefined) {
     const spec = sourceSpec(filter as never)
-    const refilter = (hits: SearchHit[]) => {
-      for (const h of hits) {
-        if (h._source === undefined) continue
-        const kept = filterSource(h._source, spec)
-        if (kept === undefined) delete h._source
-        else h._source = kept
-      }
-    }
-    refilter(res.hits.hits)
+    // The top-level hits only: inner hits have their own `_source` option.
     for (const h of res.hits.hits) {
-      const ih = (h as { inner_hits?: Record<string, { hits: { hits: SearchHit[] } }> }).inner_hits
-      for (const v of Object.values(ih ?? {})) refilter(v.hits.hits)
+      if (h._source === undefined) continue
+      const kept = filterSource(h._source, spec)
+      if (kept === undefined) delete h._source
+      else h._source = kept
     }
   }
   return res

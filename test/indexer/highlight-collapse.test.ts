@@ -289,6 +289,10 @@ describe('collapse', () => {
     })
     const web1 = res.hits.hits.find((h: any) => h.fields.host[0] === 'web-1')
     expect(web1.inner_hits.same_host.hits.total).toEqual({ value: 2, relation: 'eq' })
+    // The top level's _source filter is the top level's: inner hits keep their own (here the whole source).
+    const filtered = await search({ _source: false, collapse: { field: 'host', inner_hits: { name: 'x' } }, sort: [{ n: 'desc' }] })
+    expect(filtered.hits.hits[0]._source).toBeUndefined()
+    expect(filtered.hits.hits[0].inner_hits.x.hits.hits[0]._source.host).toBe('db-1')
     expect(web1.inner_hits.same_host.hits.hits.map((h: any) => [h._id, h._source])).toEqual([
       ['1', { n: 1 }],
       ['2', { n: 2 }],
