@@ -205,7 +205,7 @@ export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise
     const got = await ctx.store.getMapping({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
     for (const [name, m] of Object.entries(got)) mappings.set(name, m.mappings)
   }
-  const res = plain ? plain.res : await collapsed(ctx, inner, collapse!, [...mappings.values()], (i) => mappings.get(i))
+  const res = plain ? plain.res : await collapsed(ctx, inner, collapse!, [...mappings.values()], (i) => mappings.get(i), indices)
   if (highlight) await highlightHits(ctx, res.hits.hits, highlight, req.body.query, mappings)
   if (docValues.length > 0) addDocValueFields(res.hits.hits, docValues, (i) => mappings.get(i))
   if (filter !== undefined) {
@@ -223,12 +223,25 @@ export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise
 
 const COLLAPSE_WINDOW = 10000
 
+/** The smallest index.max_result_window of the indices (10,000 by default). */
+async function resultWindow(ctx: RequestContext, indices: string[]): Promise<number> {
+  if (indices.length === 0) return COLLAPSE_WINDOW
+  const settings = await ctx.store.getSettings({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
+  let window = Number.MAX_SAFE_INTEGER
+  for (const { settings: s } of Object.values(settings)) {
+    const v = Number(s.index.max_result_window ?? COLLAPSE_WINDOW)
+    if (Number.isFinite(v)) window = Math.min(window, v)
+  }
+  return window === Number.MAX_SAFE_INTEGER ? COLLAPSE_WINDOW : window
+}
+
 async function collapsed(
   ctx: RequestContext,
   req: SearchRequest,
   spec: CollapseSpec,
   mappings: Mappings[],
   mappingOf: (index: string) => Mappings | undefined,
+  indices: string[],
 ): Promise<SearchResponse> {
   const kind = collapseKind(spec.field, mappings)
   if (req.body.search_after !== undefined) {
@@ -242,7 +255,12 @@ async function collapsed(
   const size = typeof req.body.size === 'number' ? req.body.size : 10
   const want = from + size
   // Pages grow up to the result window (index.max_result_window, learnt from the store's refusal when smaller).
-  let cap = COLLAPSE_WINDOW
+  // from + size counts groups, within the indices' result window as any search's (the store's 400 otherwise).
+  let cap = Math.min(COLLAPSE_WINDOW, await resultWindow(ctx, indices))
+  if (want > cap)
+    throw badRequest(
+      `Result window is too large, from + size must be less than or equal to: [${cap}] but was [${want}]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.`,
+    )
   let chunk = Math.min(cap, Math.max(want * 4, 100))
   let res: SearchResponse
   let groups: ReturnType<typeof collapseHits>
@@ -282,7 +300,7 @@ async function collapsed(
         if (ih.seq_no_primary_term) body.seq_no_primary_term = true
         if (ih.track_scores) body.track_scores = true
         const sub = ih.collapse
-          ? await collapsed(ctx, { ...req, body }, { field: ih.collapse, innerHits: [] }, mappings, mappingOf)
+          ? await collapsed(ctx, { ...req, body }, { field: ih.collapse, innerHits: [] }, mappings, mappingOf, indices)
           : (await gatedSearch(ctx, { ...req, body })).res
         if (ih._source !== undefined) {
           const s = sourceSpec(ih._source as never)
