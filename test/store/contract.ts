@@ -606,6 +606,27 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         expect(await store.existsIndex({ index: '.ds-events-a-000001' })).toBe(false)
         await expect(store.getDataStream({ name: 'events-a' })).rejects.toBeInstanceOf(StoreError)
       })
+
+      test('data stream rollover: dry run names the next generation, rollover makes it the write index', async () => {
+        await store.putIndexTemplate({ name: 'roll', body: { index_patterns: ['roll-*'], data_stream: {}, priority: 10 } })
+        await store.createDataStream({ name: 'roll-a' })
+        expect(await store.rolloverDataStream({ name: 'roll-a', dry_run: true })).toEqual({
+          old_index: '.ds-roll-a-000001',
+          new_index: '.ds-roll-a-000002',
+        })
+        expect((await store.getDataStream({ name: 'roll-a' })).data_streams[0].generation).toBe(1)
+        expect(await store.rolloverDataStream({ name: 'roll-a' })).toEqual({
+          old_index: '.ds-roll-a-000001',
+          new_index: '.ds-roll-a-000002',
+        })
+        const ds = (await store.getDataStream({ name: 'roll-a' })).data_streams[0]
+        expect(ds.generation).toBe(2)
+        expect(ds.indices.map((i) => i.index_name)).toEqual(['.ds-roll-a-000001', '.ds-roll-a-000002'])
+        const w = await store.index({ index: 'roll-a', body: { '@timestamp': 1704067200000 }, op_type: 'create' })
+        expect(w._index).toBe('.ds-roll-a-000002')
+        await expect(store.rolloverDataStream({ name: 'roll-none' })).rejects.toBeInstanceOf(StoreError)
+        await store.deleteDataStream({ name: 'roll-a' })
+      })
     })
 
     describe('search', () => {

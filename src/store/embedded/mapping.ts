@@ -4,6 +4,7 @@
  * rejections, `dynamic: false` and `enabled: false` (stored, not indexed), type checks of values,
  * and the list of (field, value) pairs the embedded store indexes for SQL lookups.
  */
+import { isGeoValue } from '../query/geo'
 import { IllegalArgument, MapperParsing, ParsingError, StrictMappingViolation } from '../errors'
 import type { FieldMapping, Mappings } from '../port'
 import { isObject, keywordOf } from '../query/doc'
@@ -419,7 +420,13 @@ class Walk {
       if (this.out && def.index !== false) this.flatObject(value, path)
       return
     }
-    if (type === 'binary' || type === 'geo_point' || type === 'knn_vector') return
+    if (type === 'geo_point') {
+      // {lat, lon}, "lat,lon", [lon, lat], a geohash or WKT POINT, or an array of those (geo queries read them).
+      if (!isGeoValue(value) && (def as Record<string, unknown>).ignore_malformed !== true)
+        throw this.bad(path, type, value, 'not a geo_point: expected {lat, lon}, "lat,lon", [lon, lat], a geohash or POINT (lon lat)')
+      return
+    }
+    if (type === 'binary' || type === 'knn_vector') return
     const each = (v: unknown) => {
       if (v === null) return
       if (Array.isArray(v)) return v.forEach(each)

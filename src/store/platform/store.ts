@@ -319,6 +319,15 @@ export class PlatformStore implements Store {
     return this.body({ method: 'DELETE', path: path('_data_stream', names(p.name)) })
   }
 
+  async rolloverDataStream(p: { name: string; dry_run?: boolean }): Promise<{ old_index: string; new_index: string }> {
+    const res = await this.body<{ old_index: string; new_index: string }>({
+      method: 'POST',
+      path: path(p.name, '_rollover'),
+      ...(p.dry_run ? { query: { dry_run: 'true' } } : {}),
+    })
+    return { old_index: res.old_index, new_index: res.new_index }
+  }
+
   // ---- documents ----------------------------------------------------------------------------
 
   async get(p: GetParams): Promise<GetResponse> {

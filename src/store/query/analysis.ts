@@ -9,3 +9,15 @@ export function analyze(text: string): string[] {
   for (const m of text.matchAll(WORD)) out.push(m[0].toLowerCase())
   return out
 }
+
+/** The `standard` tokenizer's tokens (not lower-cased) with their character offsets. */
+export function standardTokens(text: string): Array<{ token: string; start: number; end: number }> {
+  const out: Array<{ token: string; start: number; end: number }> = []
+  for (const m of text.matchAll(WORD)) out.push({ token: m[0], start: m.index, end: m.index + m[0].length })
+  return out
+}
+
+/** The `standard` analyzer's tokens with their character offsets (`_analyze`, highlighting). */
+export function analyzeWithOffsets(text: string): Array<{ token: string; start: number; end: number }> {
+  return standardTokens(text).map((t) => ({ ...t, token: t.token.toLowerCase() }))
+}
