@@ -8,6 +8,7 @@ import type { FieldSpec } from '../query/compile'
 import type { Namespace } from '../names'
 import { fieldSpecs, type IndexedKind, indexedKind } from './mapping'
 import { ridRange } from './schema'
+import { isLengthsField } from './text-index'
 
 export interface IndexMeta {
   ix: number
@@ -36,6 +37,8 @@ export interface IndexMeta {
   fieldIds: Map<string, number>
   /** fv field ids of which a document may hold several values (so its rows may repeat a rid). */
   multiValued: Set<number>
+  /** Lengths ids of text fields (text-index.ts): their rows move the field's BM25 counters. */
+  lengthIds: Set<number>
 }
 
 export interface DataStreamMeta {
@@ -86,6 +89,7 @@ export class Catalog implements Namespace {
         specs: fieldSpecs(mappings),
         fieldIds: new Map(),
         multiValued: new Set(),
+        lengthIds: new Set(),
       }
       c.byName.set(meta.name, meta)
       c.byIx.set(meta.ix, meta)
@@ -99,6 +103,7 @@ export class Catalog implements Namespace {
       const meta = c.byIx.get(r.ix)
       meta?.fieldIds.set(r.name, r.f)
       if (r.multi !== 0) meta?.multiValued.add(r.f)
+      if (isLengthsField(r.name)) meta?.lengthIds.add(r.f)
     }
     for (const r of db.query('SELECT alias, ix, def FROM aliases').all() as Array<{ alias: string; ix: number; def: string }>) {
       const meta = c.byIx.get(r.ix)

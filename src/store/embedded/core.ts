@@ -34,6 +34,11 @@ export interface EmbeddedStoreOptions {
   groupSliceMs?: number
   /** Checkpoint a store file's log on a thread of its own (checkpointer.ts); default true. */
   checkpointThread?: boolean
+  /**
+   * Answer every search by reading every document (no index plans, statistics from a pass):
+   * the reference the indexed plans are tested against (test/store/text-index.test.ts).
+   */
+  scanOnly?: boolean
 }
 
 /**
@@ -78,6 +83,8 @@ export class StoreCore {
   /** Single-document writes of one event-loop turn, committed together (group-commit.ts). */
   private readonly group = new GroupCommit((writes) => this.commitGroup(writes))
   private readonly groupSliceMs: number
+  /** See EmbeddedStoreOptions.scanOnly. */
+  readonly scanOnly: boolean
   /** Checkpoints a store file's log off the event loop; none for an in-memory store. */
   private readonly checkpointer?: Checkpointer
 
@@ -95,6 +102,7 @@ export class StoreCore {
     this.now = options.clock ?? Date.now
     this.searchLimits = options.searchLimits ?? (() => ({}))
     this.groupSliceMs = options.groupSliceMs ?? SLICE_MS
+    this.scanOnly = options.scanOnly === true
     if (path !== ':memory:' && options.checkpointThread !== false) this.checkpointer = new Checkpointer(this.db, path, this.synchronous)
   }
 

@@ -18,6 +18,8 @@ import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './m
 import { isValueAndPathField } from '../query/flat-object'
 import { keepForPits } from './pits'
 import { ridRange } from './schema'
+import { isLengthsField, type Key, moveTextStats, textKeys } from './text-index'
+import { DocView } from '../query/doc'
 
 export async function indexDocument(core: StoreCore, params: IndexParams): Promise<WriteResponse> {
   // Like OpenSearch's auto-id handler, a write without an id defaults to op_type=create (so it
@@ -99,7 +101,7 @@ export function write(
     }
     const version = nextVersion(existing, p, id!, meta)
     keepForPits(core, meta, existing)
-    removeKeys(core, existing)
+    moveTextStats(core.db, meta.lengthIds, removeKeys(core, existing), undefined)
     core.db.query('DELETE FROM docs WHERE rid = ?').run(existing.rid)
     adjustCount(core, meta, -1, -(existing.len ?? existing.src.length))
     return response(meta, id!, version, 'deleted', core.nextSeq(meta), p)
@@ -164,13 +166,16 @@ export function write(
     if (f !== undefined) keys.push([f, v])
   }
   if (keys.length > 1) noteMultiValued(core, meta, keys)
+  const text = textKeys(meta.specs, new DocView(source, id, meta.name), (name) => textFieldId(core, meta, name))
+  for (const k of text) keys.push(k)
   const seq = core.nextSeq(meta)
   const src = JSON.stringify(source)
   const keysJson = JSON.stringify(keys)
   let rid: number
   if (existing) {
     keepForPits(core, meta, existing, seq)
-    removeKeys(core, existing)
+    const gone = removeKeys(core, existing)
+    moveTextStats(core.db, meta.lengthIds, gone, text)
     core.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
     rid = existing.rid
     adjustCount(core, meta, 0, src.length - (existing.len ?? existing.src.length))
@@ -181,6 +186,7 @@ export function write(
     core.db
       .query('INSERT INTO docs (rid, ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(rid, meta.ix, id, seq, version, src, keysJson)
+    moveTextStats(core.db, meta.lengthIds, undefined, text)
     adjustCount(core, meta, 1, src.length)
   }
   insertKeys(core, keys, rid)
@@ -239,10 +245,30 @@ function fieldId(core: StoreCore, meta: IndexMeta, field: string): number | unde
   if (known !== undefined) return known
   const spec = meta.specs.get(field)
   if (spec ? !indexedKind(spec) : !isValueAndPathField(meta.specs, field)) return undefined
-  const r = core.db.query('INSERT INTO fields (ix, name, multi) VALUES (?, ?, 0)').run(meta.ix, field)
+  return newFieldId(core, meta, field, 0)
+}
+
+/** A text field's terms id (several rows per document) or lengths id (see text-index.ts). */
+function textFieldId(core: StoreCore, meta: IndexMeta, name: string): number {
+  const known = meta.fieldIds.get(name)
+  if (known !== undefined) return known
+  const lengths = isLengthsField(name)
+  const f = newFieldId(core, meta, name, lengths ? 0 : 1)
+  if (lengths) {
+    meta.lengthIds.add(f)
+    core.onUndo(() => meta.lengthIds.delete(f))
+  } else {
+    meta.multiValued.add(f)
+    core.onUndo(() => meta.multiValued.delete(f))
+  }
+  return f
+}
+
+function newFieldId(core: StoreCore, meta: IndexMeta, name: string, multi: number): number {
+  const r = core.db.query('INSERT INTO fields (ix, name, multi) VALUES (?, ?, ?)').run(meta.ix, name, multi)
   const f = Number(r.lastInsertRowid)
-  meta.fieldIds.set(field, f)
-  core.onUndo(() => meta.fieldIds.delete(field))
+  meta.fieldIds.set(name, f)
+  core.onUndo(() => meta.fieldIds.delete(name))
   return f
 }
 
@@ -271,9 +297,12 @@ function insertKeys(core: StoreCore, keys: Array<[number, string | number]>, rid
   }
 }
 
-function removeKeys(core: StoreCore, row: DocRow): void {
+/** Removes a document's fv rows; returns them (their text lengths move the BM25 counters). */
+function removeKeys(core: StoreCore, row: DocRow): Key[] {
   const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
-  for (const [f, v] of JSON.parse(row.keys) as Array<[number, string | number]>) del.run(f, v, row.rid)
+  const keys = JSON.parse(row.keys) as Key[]
+  for (const [f, v] of keys) del.run(f, v, row.rid)
+  return keys
 }
 
 /** An update answers the document it left under `get` when `_source` was asked for. */

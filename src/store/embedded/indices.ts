@@ -101,6 +101,7 @@ export function createIndexNow(core: StoreCore, name: string, body: CreateIndexB
     specs: fieldSpecs(mappings),
     fieldIds: new Map(),
     multiValued: new Set(),
+    lengthIds: new Set(),
   }
   core.cat.byName.set(name, meta)
   core.cat.byIx.set(meta.ix, meta)

@@ -10,7 +10,9 @@ import { getRow, readTarget } from './documents'
 import { openPit, pitKeepAlive, pitRows } from './pits'
 import { runCount, runSearch, type Row, type SearchTarget } from './search'
 import type { SearchLimits } from './search-limits'
-import { columns, exactCount, paged, rowsSql, seqSql, withSources } from './search-rows'
+import { columns, exactCount, paged, rowsSql, seqSql, sortedRows, withSources } from './search-rows'
+import { termStats } from './text-index'
+import type { Needs } from '../query/score'
 
 export function explain(core: StoreCore, index: string, query: unknown, afterSeq?: number): string[] {
   const meta = core.indexMeta(index)
@@ -50,6 +52,11 @@ function searchTargets(
       },
       exactCount: filters ? undefined : (query: unknown) => exactCount(core, meta, query),
       columns: filters ? undefined : (fields: Array<{ field: string; path: string; boolean: boolean }>) => columns(core, meta, fields),
+      termStats: core.scanOnly ? undefined : (needs: Needs) => termStats(core.db, meta, needs),
+      sortedRows: filters
+        ? undefined
+        : (query: unknown, field: string, order: 1 | -1, after: string | number | undefined) =>
+            sortedRows(core, meta, query, field, order, after),
       rowsBySeq: (query: unknown, order: 1 | -1, after: number | undefined) =>
         paged(
           core,

@@ -9,6 +9,7 @@ import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 import { type Plan, planQuery } from './plan'
 import { ridRange } from './schema'
+import { indexedKind } from './mapping'
 import type { Row } from './search'
 
 /** Rows read per statement: no SQLite cursor stays open while a search yields the event loop. */
@@ -24,6 +25,7 @@ const BIG_SOURCE_CACHE = 32 * 1024 * 1024
 export const ROW_COLS = `rid, id, seq, ver, CASE WHEN length(src) > ${INLINE_SOURCE} THEN NULL ELSE src END AS src`
 
 export function planOf(core: StoreCore, meta: IndexMeta, query: unknown): Plan | null {
+  if (core.scanOnly) return null
   const last = core.lastPlan
   if (last && last.meta === meta && last.query === query) return last.plan
   const plan = planQuery(query, meta, core.now())
@@ -77,6 +79,70 @@ export function seqSql(
   }
   return { sql: `${sql} ORDER BY seq ${order === 1 ? 'ASC' : 'DESC'}`, params }
 }
+
+/**
+ * Candidate rows in the order of one keyword, numeric or date field (its fv range read forwards
+ * or backwards), each with the value that places it, strictly beyond `after` in that order. A
+ * document with several values comes once, at its first value in that order: its smallest when
+ * ascending, its largest when descending, which is the sort's default mode. Documents without a
+ * value are not read. Undefined when the field or query cannot be read so.
+ */
+export function sortedRows(
+  core: StoreCore,
+  meta: IndexMeta,
+  query: unknown,
+  field: string,
+  order: 1 | -1,
+  after: string | number | undefined,
+): Iterable<{ row: Row; value: string | number }> | undefined {
+  if (core.scanOnly) return undefined
+  const spec = meta.specs.get(field)
+  const kind = spec ? indexedKind(spec) : undefined
+  if (kind !== 'keyword' && kind !== 'number' && kind !== 'date') return undefined
+  const f = meta.fieldIds.get(field)
+  if (f === undefined) return []
+  const all = query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)
+  const plan = all ? null : planOf(core, meta, query)
+  if (!all && !plan) return undefined
+  const multi = meta.multiValued.has(f)
+  return (function* () {
+    const dir = order === 1 ? 'ASC' : 'DESC'
+    const cmp = order === 1 ? '>' : '<'
+    const seen = multi ? new Set<number>() : undefined
+    let cursor: [string | number, number] | undefined
+    for (;;) {
+      let sql = `SELECT ${SORTED_COLS} FROM fv JOIN docs ON docs.rid = fv.rid WHERE fv.f = ?`
+      const params: Array<string | number> = [f]
+      if (after !== undefined) {
+        sql += ` AND fv.v ${cmp} ?`
+        params.push(after)
+      }
+      if (cursor) {
+        sql += ` AND (fv.v, fv.rid) ${cmp} (?, ?)`
+        params.push(...cursor)
+      }
+      if (plan) {
+        sql += ` AND fv.rid IN (${plan.sql})`
+        params.push(...plan.params)
+      }
+      sql += ` ORDER BY fv.v ${dir}, fv.rid ${dir} LIMIT ${PAGE}`
+      const page = core.db.query(sql).all(...params) as Array<Row & { sv: string | number }>
+      withSources(core, page)
+      for (const row of page) {
+        if (seen) {
+          if (seen.has(row.rid)) continue
+          seen.add(row.rid)
+        }
+        yield { row, value: row.sv }
+      }
+      if (page.length < PAGE) return
+      const last = page[page.length - 1]
+      cursor = [last.sv, last.rid]
+    }
+  })()
+}
+
+const SORTED_COLS = `docs.rid AS rid, docs.id AS id, docs.seq AS seq, docs.ver AS ver, CASE WHEN length(docs.src) > ${INLINE_SOURCE} THEN NULL ELSE docs.src END AS src, fv.v AS sv`
 
 /**
  * Rows page by page (`PAGE` per statement, keyed on the ordering column), so that a search can

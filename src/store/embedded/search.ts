@@ -10,7 +10,7 @@ import { compile, kindOf, matchedNames, toNumber, type CompiledQuery, type Field
 import { parseDate } from '../query/dates'
 import { DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 import { compareCodePoints } from '../query/fold'
-import { countStats, relevance, type Stats } from '../query/score'
+import { countStats, relevance, type Needs, type Stats } from '../query/score'
 import type { QueryLimits } from '../query/limits'
 import { filterSource, sourceSpec } from '../source-filter'
 import { BucketBudget, instantiate, parseAggs, results, type TargetCtx } from './aggs'
@@ -46,6 +46,18 @@ export interface SearchTarget extends TargetCtx {
   rowsBySeq?(query: unknown, order: 1 | -1, after: number | undefined): Iterable<Row>
   /** Single-valued field columns over every document (see aggs-columnar.ts). */
   columns?: ColumnSource['columns']
+  /** BM25 statistics from the text index (text-index.ts); absent: counted by a pass over the rows. */
+  termStats?(needs: Needs): Stats
+  /**
+   * Candidate rows in the order of a field's values, beyond `after` (see search-rows.ts's
+   * sortedRows); undefined when the field or query cannot be read in that order.
+   */
+  sortedRows?(
+    query: unknown,
+    field: string,
+    order: 1 | -1,
+    after: string | number | undefined,
+  ): Iterable<{ row: Row; value: string | number }> | undefined
 }
 
 export interface SearchOptions {
@@ -148,6 +160,14 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
   // Sorted by `_seq_no` alone: read each index in that order from its seq_no index and stop at a
   // full window; totals come from the exact SQL count, or are not wanted.
   const bySeq = sort.length === 1 && sort[0].field === '_seq_no' && !hasAggs
+  // Sorted on one field's values, default mode, missing last: the top of that field's index.
+  const topK =
+    sort.length === 1 &&
+    !hasAggs &&
+    !sort[0].field.startsWith('_') &&
+    sort[0].missing === '_last' &&
+    sort[0].mode === undefined &&
+    targets.every((t) => t.sortedRows !== undefined)
 
   // Aggregations alone over every document: columns from the field-value index, no source parsed.
   const columnar = window === 0 && hasAggs ? columnarPlan(body.query, body.aggs ?? body.aggregations, targets) : undefined
@@ -155,9 +175,10 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
 
   scan: for (const [ti, target] of (columnar ? [] : targets).entries()) {
     const rel = rels?.[ti]
-    const stats: Stats = new Map()
-    // The index's term statistics for the scored fields: one pass over its documents.
-    if (rel)
+    let stats: Stats = new Map()
+    // The index's term statistics for the scored fields: from its text index, else one pass over its documents.
+    if (rel && target.termStats) stats = target.termStats(rel.needs)
+    else if (rel)
       for (const row of target.rows({ match_all: {} })) {
         if (pace.due() && !(await pace.pause())) break scan
         countStats(rel.needs, target.specs!, new DocView(sourceOf(row), row.id, target.name), stats)
@@ -183,6 +204,36 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
           }
         total += exact
         continue
+      }
+    }
+    // Sorted on one field with an exact count: the field's values in order, stopping at a full window.
+    if (topK && window > 0) {
+      const exact = track === false ? 0 : target.exactCount?.(query)
+      const afterValue = afterKey?.[0]
+      const walk =
+        exact !== undefined && (after === undefined || afterValue !== undefined)
+          ? target.sortedRows!(query, sort[0].field, sort[0].order, afterValue)
+          : undefined
+      if (walk) {
+        const taken: Entry[] = []
+        let last: SortValue
+        for (const { row, value } of walk) {
+          if (pace.due() && !(await pace.pause())) break scan
+          // Past a full window only the ties of its last value can still enter it (they sort by rid).
+          if (taken.length >= window && value !== last) break
+          const source = sourceOf(row)
+          if (!compiled.test(new DocView(source, row.id, target.name))) continue
+          taken.push(keep([value], row, target, compiled, source))
+          last = value
+        }
+        // Documents without a value sort last and were not read: enough only when the window is full
+        // or every match was taken.
+        if (taken.length >= window || (track !== false && taken.length === exact)) {
+          for (const e of taken) entries.push(e)
+          compact()
+          total += exact!
+          continue
+        }
       }
     }
     // Unsorted, no aggregations and an exact index answer: count in SQL, read only the page.
