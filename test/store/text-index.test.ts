@@ -74,6 +74,8 @@ const QUERIES: unknown[] = [
   { match: { msg: { query: 'quick brown', operator: 'and' } } },
   { match: { msg: { query: 'quick brown dog', minimum_should_match: 2 } } },
   { match: { msg: 'updated' } },
+  { match: { msg: { query: 'lazy fox', boost: 2.5 } } },
+  { match: { title: { query: 'fox dog', operator: 'AND' } } },
   { match: { msg: 'nothing-like-this' } },
   { match: { msg: '' } },
   { match: { msg: '7' } },
@@ -114,6 +116,7 @@ const QUERIES: unknown[] = [
 const BODIES: Array<(q: unknown) => SearchBody> = [
   (q) => ({ query: q as SearchBody['query'], size: 20 }),
   (q) => ({ query: q as SearchBody['query'], size: 0 }),
+  (q) => ({ query: q as SearchBody['query'], from: 250, size: 50 }),
   (q) => ({ query: q as SearchBody['query'], size: 5, sort: [{ ts: 'desc' }] }),
   (q) => ({ query: q as SearchBody['query'], size: 7, sort: [{ n: 'asc' }], search_after: [12] }),
   (q) => ({ query: q as SearchBody['query'], size: 4, sort: [{ 'k.keyword': { order: 'desc' } }], track_total_hits: false }),
@@ -135,9 +138,9 @@ async function differential(indexed: Store, scanned: Store, index: string): Prom
       compared++
     }
   for (const q of QUERIES)
-    expect({ q, n: (await indexed.count({ index, body: { query: q } })).count }).toEqual({
+    expect({ q, n: (await indexed.count({ index, body: { query: q as SearchBody['query'] } })).count }).toEqual({
       q,
-      n: (await scanned.count({ index, body: { query: q } })).count,
+      n: (await scanned.count({ index, body: { query: q as SearchBody['query'] } })).count,
     })
   return compared
 }

@@ -18,7 +18,7 @@ import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './m
 import { isValueAndPathField } from '../query/flat-object'
 import { keepForPits } from './pits'
 import { ridRange } from './schema'
-import { isLengthsField, type Key, moveTextStats, textKeys } from './text-index'
+import { insertTextRows, isLengthsField, type Key, moveTextStats, textKeys } from './text-index'
 import { DocView } from '../query/doc'
 
 export async function indexDocument(core: StoreCore, params: IndexParams): Promise<WriteResponse> {
@@ -167,15 +167,14 @@ export function write(
   }
   if (keys.length > 1) noteMultiValued(core, meta, keys)
   const text = textKeys(meta.specs, new DocView(source, id, meta.name), (name) => textFieldId(core, meta, name))
-  for (const k of text) keys.push(k)
   const seq = core.nextSeq(meta)
   const src = JSON.stringify(source)
-  const keysJson = JSON.stringify(keys)
+  const keysJson = JSON.stringify(text.keys.length === 0 ? keys : [...keys, ...text.keys])
   let rid: number
   if (existing) {
     keepForPits(core, meta, existing, seq)
     const gone = removeKeys(core, existing)
-    moveTextStats(core.db, meta.lengthIds, gone, text)
+    moveTextStats(core.db, meta.lengthIds, gone, text.keys)
     core.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
     rid = existing.rid
     adjustCount(core, meta, 0, src.length - (existing.len ?? existing.src.length))
@@ -186,10 +185,11 @@ export function write(
     core.db
       .query('INSERT INTO docs (rid, ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(rid, meta.ix, id, seq, version, src, keysJson)
-    moveTextStats(core.db, meta.lengthIds, undefined, text)
+    moveTextStats(core.db, meta.lengthIds, undefined, text.keys)
     adjustCount(core, meta, 1, src.length)
   }
   insertKeys(core, keys, rid)
+  insertTextRows(core.db, text, rid)
   const written = response(meta, id, version, result, seq, p)
   return op === 'update' ? withGet(written, (body as Record<string, unknown>)._source, source) : written
 }

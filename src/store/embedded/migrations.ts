@@ -11,7 +11,7 @@ import { fieldPath } from '../query/doc'
 import { FLAT_OBJECT, flatLeaves, valueAndPathField, valueAndPathKey } from '../query/flat-object'
 import { fieldSpecs } from './mapping'
 import { ridRange } from './schema'
-import { isLengthsField, type Key, moveTextStats, textKeys, viewOf } from './text-index'
+import { insertTextRows, isLengthsField, type Key, moveTextStats, textKeys, viewOf } from './text-index'
 
 export interface Migration {
   /** The schema version the store has after this step; steps are numbered 1, 2, 3... */
@@ -180,8 +180,10 @@ function textPostings(db: Database): void {
     db.run('ALTER TABLE fields ADD COLUMN tdocs INTEGER NOT NULL DEFAULT 0')
     db.run('ALTER TABLE fields ADD COLUMN ttokens INTEGER NOT NULL DEFAULT 0')
   }
+  // A posting's term count and field length (text-index.ts); NULL for every other value.
+  const fvCols = db.query('PRAGMA table_info(fv)').all() as Array<{ name: string }>
+  if (!fvCols.some((c) => c.name === 'w')) db.run('ALTER TABLE fv ADD COLUMN w INTEGER')
   const page = db.query('SELECT rid, src, keys FROM docs WHERE rid > ? AND rid <= ? ORDER BY rid LIMIT 500')
-  const insert = db.query('INSERT OR IGNORE INTO fv (f, v, rid) VALUES (?, ?, ?)')
   const setKeys = db.query('UPDATE docs SET keys = ? WHERE rid = ?')
   for (const { ix, mappings } of db.query('SELECT ix, mappings FROM indices').all() as Array<{ ix: number; mappings: string }>) {
     const specs = fieldSpecs(JSON.parse(mappings) as Mappings)
@@ -204,10 +206,10 @@ function textPostings(db: Database): void {
         const added = textKeys(specs, viewOf(src), idOf)
         const had = JSON.parse(keys) as Key[]
         // Idempotent, as every step: a document that has its text rows keeps them.
-        if (added.length === 0 || had.some(([f]) => f === added[0][0])) continue
-        for (const [f, v] of added) insert.run(f, v, rid)
-        moveTextStats(db, lengthIds, undefined, added)
-        setKeys.run(JSON.stringify([...had, ...added]), rid)
+        if (added.keys.length === 0 || had.some(([f]) => f === added.keys[0][0])) continue
+        insertTextRows(db, added, rid)
+        moveTextStats(db, lengthIds, undefined, added.keys)
+        setKeys.run(JSON.stringify([...had, ...added.keys]), rid)
       }
       if (rows.length < 500) break
       after = rows[rows.length - 1].rid

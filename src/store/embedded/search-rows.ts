@@ -10,6 +10,8 @@ import type { StoreCore } from './core'
 import { type Plan, planQuery } from './plan'
 import { ridRange } from './schema'
 import { indexedKind } from './mapping'
+import { singleMatch, type Stats } from '../query/score'
+import { topByPostings } from './text-index'
 import type { Row } from './search'
 
 /** Rows read per statement: no SQLite cursor stays open while a search yields the event loop. */
@@ -78,6 +80,30 @@ export function seqSql(
     params.push(...plan.params)
   }
   return { sql: `${sql} ORDER BY seq ${order === 1 ? 'ASC' : 'DESC'}`, params }
+}
+
+/** Candidate rids read per statement of plannedRows. */
+const RID_BATCH = 16_384
+
+/**
+ * Every candidate row of a plan in rid order: its rids in large batches, then their rows page by
+ * page by rid. Paging `rid IN (plan)` itself would evaluate the plan again for every page of 256
+ * rows, a cost quadratic in the matches of a common term.
+ */
+export function* plannedRows(core: StoreCore, plan: Plan): Generator<Row> {
+  const ridsAfter = core.db.query(`SELECT rid FROM (${plan.sql}) WHERE rid > ? ORDER BY rid LIMIT ${RID_BATCH}`)
+  for (let after = -1; ;) {
+    const rids = (ridsAfter.values(...plan.params, after) as number[][]).map((r) => r[0])
+    for (let at = 0; at < rids.length; at += PAGE) {
+      const page = rids.slice(at, at + PAGE)
+      const rows = core.db
+        .query(`SELECT ${ROW_COLS} FROM docs WHERE rid IN (SELECT value FROM json_each(?)) ORDER BY rid`)
+        .all(JSON.stringify(page)) as Row[]
+      yield* withSources(core, rows)
+    }
+    if (rids.length < RID_BATCH) return
+    after = rids[rids.length - 1]
+  }
 }
 
 /**
@@ -259,4 +285,25 @@ export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown): nu
   const distinct = plan.distinct || (plan.field !== undefined && !meta.multiValued.has(plan.field))
   const n = distinct ? 'count(*)' : 'count(DISTINCT rid)'
   return (core.db.query(`SELECT ${n} AS n FROM (${plan.sql})`).get(...plan.params) as { n: number }).n
+}
+
+/** A single-field match ranked from the postings (see text-index.ts), with the page's rows. */
+export function topByScore(
+  core: StoreCore,
+  meta: IndexMeta,
+  query: unknown,
+  stats: Stats,
+  window: number,
+): { total: number; top: Array<{ row: Row; score: number }> } | undefined {
+  const m = singleMatch(query, meta.specs)
+  const ranked = m && topByPostings(core.db, meta, m, stats, window)
+  if (!ranked) return undefined
+  const rows = withSources(
+    core,
+    core.db
+      .query(`SELECT ${ROW_COLS} FROM docs WHERE rid IN (SELECT value FROM json_each(?))`)
+      .all(JSON.stringify(ranked.top.map((t) => t.rid))) as Row[],
+  )
+  const byRid = new Map(rows.map((r) => [r.rid, r]))
+  return { total: ranked.total, top: ranked.top.map(({ rid, score }) => ({ row: byRid.get(rid)!, score })) }
 }

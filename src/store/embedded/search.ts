@@ -49,6 +49,11 @@ export interface SearchTarget extends TargetCtx {
   /** BM25 statistics from the text index (text-index.ts); absent: counted by a pass over the rows. */
   termStats?(needs: Needs): Stats
   /**
+   * The best `window` matches of a single-field match and their number, scored from the text
+   * index (text-index.ts's topByPostings); undefined when it cannot.
+   */
+  topByScore?(query: unknown, stats: Stats, window: number): { total: number; top: Array<{ row: Row; score: number }> } | undefined
+  /**
    * Candidate rows in the order of a field's values, beyond `after` (see search-rows.ts's
    * sortedRows); undefined when the field or query cannot be read in that order.
    */
@@ -187,6 +192,17 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
       ? { bool: { must: [body.query ?? { match_all: {} }], filter: target.filters } }
       : (body.query ?? { match_all: {} })
     const compiled = compile(query, target.specs, { now: opts.now, limits: target.limits })
+    // Ranked by a match on one text field: scored from the postings, only the page read.
+    const ranked = rel && !hasAggs && target.topByScore ? target.topByScore(query, stats, window) : undefined
+    if (ranked) {
+      for (const { row, score } of ranked.top) {
+        maxScore = Math.max(maxScore, score)
+        entries.push(keep([score], row, target, compiled, sourceOf(row)))
+      }
+      compactByScore()
+      total += ranked.total
+      continue
+    }
     const keyOf = sortKeys(sort, target)
     const afterKey = after ? searchAfterKey(after, sort, target) : undefined
     if (bySeq && target.rowsBySeq) {

@@ -13,7 +13,7 @@
 import type { Database } from 'bun:sqlite'
 import { kindOf, type FieldSpec } from '../query/compile'
 import { DocView, fieldPath, type FieldPath } from '../query/doc'
-import type { FieldStats, Needs, Stats } from '../query/score'
+import { bm25, type FieldStats, type Needs, type Stats } from '../query/score'
 import type { IndexMeta } from './catalog'
 
 /** Names no mapped field can have (a NUL is not allowed in a field name's JSON path). */
@@ -36,17 +36,51 @@ function textFields(specs: ReadonlyMap<string, FieldSpec>): Array<[string, Field
   return list
 }
 
+/**
+ * A posting's weight (fv's `w`): the term's count in the document and the field's length, packed
+ * so that BM25 is computed from the postings alone (scoreFromPostings). Null when either does not
+ * fit (a document of over 2^28 tokens): such a field is then scored from its documents.
+ */
+const TF_SPAN = 2 ** 24
+const weightOf = (tf: number, len: number): number | null => (tf < TF_SPAN && len < 2 ** 28 ? len * TF_SPAN + tf : null)
+
+export interface TextRows {
+  /** Postings (term) and length (token count) rows: what the document's `keys` list. */
+  keys: Key[]
+  /** Each key's weight (null for length rows). */
+  weights: Array<number | null>
+}
+
 /** The postings and length rows of one document, with field ids from `idOf` (made on first use). */
-export function textKeys(specs: ReadonlyMap<string, FieldSpec>, d: DocView, idOf: (name: string) => number): Key[] {
-  const out: Key[] = []
+export function textKeys(specs: ReadonlyMap<string, FieldSpec>, d: DocView, idOf: (name: string) => number): TextRows {
+  const keys: Key[] = []
+  const weights: Array<number | null> = []
   for (const [name, fp] of textFields(specs)) {
     const tokens = d.tokens(fp)
     if (tokens.length === 0) continue
     const t = idOf(termsField(name))
-    for (const term of new Set(tokens)) out.push([t, term])
-    out.push([idOf(lengthsField(name)), tokens.length])
+    const tf = new Map<string, number>()
+    for (const term of tokens) tf.set(term, (tf.get(term) ?? 0) + 1)
+    for (const [term, n] of tf) {
+      keys.push([t, term])
+      weights.push(weightOf(n, tokens.length))
+    }
+    keys.push([idOf(lengthsField(name)), tokens.length])
+    weights.push(null)
   }
-  return out
+  return { keys, weights }
+}
+
+const VALUES4 = Array.from({ length: 101 }, (_, n) => Array(n).fill('(?, ?, ?, ?)').join(', '))
+
+/** One multi-row INSERT per 100 rows, as the other field values (doc-write.ts). */
+export function insertTextRows(db: Database, rows: TextRows, rid: number): void {
+  for (let at = 0; at < rows.keys.length; at += 100) {
+    const n = Math.min(100, rows.keys.length - at)
+    const binds: Array<string | number | null> = []
+    for (let i = at; i < at + n; i++) binds.push(rows.keys[i][0], rows.keys[i][1], rid, rows.weights[i])
+    db.query(`INSERT OR IGNORE INTO fv (f, v, rid, w) VALUES ${VALUES4[n]}`).run(...binds)
+  }
 }
 
 /**
@@ -97,6 +131,62 @@ export function termStats(db: Database, meta: IndexMeta, needs: Needs): Stats {
   }
   return stats
 }
+
+/**
+ * The best `window` documents of a single-field match (score descending, then rid, as the
+ * search ranks them) and the number of its matches, from the postings' weights alone: no
+ * document is read. Undefined when a posting has no weight (see weightOf).
+ */
+export function topByPostings(
+  db: Database,
+  meta: IndexMeta,
+  m: { field: string; terms: string[]; and: boolean; boost: number },
+  stats: Stats,
+  window: number,
+): { total: number; top: Array<{ rid: number; score: number }> } | undefined {
+  const f = meta.fieldIds.get(termsField(m.field))
+  const s = stats.get(m.field)
+  if (f === undefined || !s) return { total: 0, top: [] }
+  const postings = db.query('SELECT rid, w FROM fv WHERE f = ? AND v = ?')
+  const sums = new Map<number, number>()
+  const seen = m.and ? new Map<number, number>() : undefined
+  for (const t of m.terms) {
+    const df = s.df.get(t) ?? 0
+    if (df === 0) {
+      if (m.and) return { total: 0, top: [] }
+      continue
+    }
+    // Each document's terms are added in the query's order, as the scan adds them.
+    for (const [rid, w] of postings.values(f, t) as Array<[number, number | null]>) {
+      if (w === null) return undefined
+      sums.set(rid, (sums.get(rid) ?? 0) + bm25(w % TF_SPAN, Math.floor(w / TF_SPAN), df, s))
+      seen?.set(rid, (seen.get(rid) ?? 0) + 1)
+    }
+  }
+  const top: Array<{ rid: number; score: number }> = []
+  const before = (a: { rid: number; score: number }, b: { rid: number; score: number }) =>
+    a.score > b.score || (a.score === b.score && a.rid < b.rid)
+  let total = 0
+  for (const [rid, sum] of sums) {
+    if (seen && seen.get(rid) !== m.terms.length) continue
+    total++
+    const hit = { rid, score: m.boost * sum }
+    // A small window is kept sorted as it fills (a common term's matches are never all sorted).
+    if (window > SMALL_WINDOW) top.push(hit)
+    else if (top.length < window || before(hit, top[top.length - 1])) {
+      let i = top.length < window ? top.length : window - 1
+      while (i > 0 && before(hit, top[i - 1])) {
+        top[i] = top[i - 1]
+        i--
+      }
+      top[i] = hit
+    }
+  }
+  if (window > SMALL_WINDOW) top.sort((a, b) => b.score - a.score || a.rid - b.rid)
+  return { total, top: top.slice(0, window) }
+}
+
+const SMALL_WINDOW = 256
 
 /** A document of a migrated store, as textKeys reads it. */
 export const viewOf = (src: string): DocView => new DocView(JSON.parse(src) as Record<string, unknown>)
