@@ -13,6 +13,7 @@ import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
 import { GroupCommit, type GroupWrite, type Outcome } from './group-commit'
 import { Checkpointer } from './checkpointer'
 import { openStoreFile } from './integrity'
+import { PendingStats } from './text-index'
 import type { Migration, MigrationResult } from './migrations'
 import type { Plan } from './plan'
 import type { Synchronous } from './schema'
@@ -68,6 +69,8 @@ export class StoreCore {
   private undo: Array<() => void> | undefined
   /** Indices whose seq_no counter moved in the running transaction (persisted once, at its end). */
   private readonly seqDirty = new Set<IndexMeta>()
+  /** Text-field counter changes of the running transaction, written at its end (text-index.ts). */
+  readonly pendingStats = new PendingStats()
   private closed = false
 
   /** The configured durability; `index.translog.durability: async` indices commit with NORMAL instead. */
@@ -134,12 +137,14 @@ export class StoreCore {
    */
   private transaction<T>(body: () => T, takeBack: () => void, relaxed = false): T {
     this.seqDirty.clear()
+    this.pendingStats.clear()
     const normal = relaxed && this.synchronous === 'FULL'
     if (normal) this.db.run('PRAGMA synchronous = NORMAL')
     try {
       this.sql('BEGIN IMMEDIATE')
       try {
         const out = body()
+        this.pendingStats.flush(this.db)
         this.saveSeqs()
         this.sql('COMMIT')
         return out

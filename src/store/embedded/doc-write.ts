@@ -18,7 +18,7 @@ import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './m
 import { isValueAndPathField } from '../query/flat-object'
 import { keepForPits } from './pits'
 import { ridRange } from './schema'
-import { insertTextRows, isLengthsField, type Key, moveTextStats, textKeys } from './text-index'
+import { insertTextRows, isLengthsField, type Key, textKeys } from './text-index'
 import { DocView } from '../query/doc'
 
 export async function indexDocument(core: StoreCore, params: IndexParams): Promise<WriteResponse> {
@@ -101,7 +101,7 @@ export function write(
     }
     const version = nextVersion(existing, p, id!, meta)
     keepForPits(core, meta, existing)
-    moveTextStats(core.db, meta.lengthIds, removeKeys(core, existing), undefined)
+    core.pendingStats.move(meta.lengthIds, removeKeys(core, meta, existing), undefined, onUndo(core))
     core.db.query('DELETE FROM docs WHERE rid = ?').run(existing.rid)
     adjustCount(core, meta, -1, -(existing.len ?? existing.src.length))
     return response(meta, id!, version, 'deleted', core.nextSeq(meta), p)
@@ -173,8 +173,8 @@ export function write(
   let rid: number
   if (existing) {
     keepForPits(core, meta, existing, seq)
-    const gone = removeKeys(core, existing)
-    moveTextStats(core.db, meta.lengthIds, gone, text.keys)
+    const gone = removeKeys(core, meta, existing)
+    core.pendingStats.move(meta.lengthIds, gone, text.keys, onUndo(core))
     core.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
     rid = existing.rid
     adjustCount(core, meta, 0, src.length - (existing.len ?? existing.src.length))
@@ -185,7 +185,7 @@ export function write(
     core.db
       .query('INSERT INTO docs (rid, ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(rid, meta.ix, id, seq, version, src, keysJson)
-    moveTextStats(core.db, meta.lengthIds, undefined, text.keys)
+    core.pendingStats.move(meta.lengthIds, undefined, text.keys, onUndo(core))
     adjustCount(core, meta, 1, src.length)
   }
   insertKeys(core, keys, rid)
@@ -298,12 +298,17 @@ function insertKeys(core: StoreCore, keys: Array<[number, string | number]>, rid
 }
 
 /** Removes a document's fv rows; returns them (their text lengths move the BM25 counters). */
-function removeKeys(core: StoreCore, row: DocRow): Key[] {
+function removeKeys(core: StoreCore, meta: IndexMeta, row: DocRow): Key[] {
   const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
   const keys = JSON.parse(row.keys) as Key[]
-  for (const [f, v] of keys) del.run(f, v, row.rid)
+  for (const [f, v] of keys) if (!meta.lengthIds.has(f)) del.run(f, v, row.rid)
   return keys
 }
+
+const onUndo =
+  (core: StoreCore) =>
+  (f: () => void): void =>
+    core.onUndo(f)
 
 /** An update answers the document it left under `get` when `_source` was asked for. */
 function withGet(r: WriteResponse, wanted: unknown, source: Record<string, unknown>): WriteResponse {

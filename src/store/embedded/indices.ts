@@ -168,6 +168,8 @@ export function namesForIndexOp(core: StoreCore, expression: string | string[], 
 }
 
 export function dropIndex(core: StoreCore, meta: IndexMeta): void {
+  // Counter changes still pending in this transaction go first, so that none outlives its index.
+  core.pendingStats.flush(core.db)
   core.db.query('DELETE FROM fv WHERE f IN (SELECT f FROM fields WHERE ix = ?)').run(meta.ix)
   core.db.query('DELETE FROM fields WHERE ix = ?').run(meta.ix)
   core.db.query('DELETE FROM docs WHERE rid BETWEEN ? AND ?').run(...ridRange(meta.ix))

@@ -11,7 +11,7 @@ import { fieldPath } from '../query/doc'
 import { FLAT_OBJECT, flatLeaves, valueAndPathField, valueAndPathKey } from '../query/flat-object'
 import { fieldSpecs } from './mapping'
 import { ridRange } from './schema'
-import { insertTextRows, isLengthsField, type Key, moveTextStats, textKeys, viewOf } from './text-index'
+import { insertTextRows, isLengthsField, type Key, saveStats, statsDelta, type StatsDelta, textKeys, viewOf } from './text-index'
 
 export interface Migration {
   /** The schema version the store has after this step; steps are numbered 1, 2, 3... */
@@ -200,6 +200,7 @@ function textPostings(db: Database): void {
       return f
     }
     const [lo, hi] = ridRange(ix)
+    const delta: StatsDelta = new Map()
     for (let after = lo - 1; ;) {
       const rows = page.all(after, hi) as Array<{ rid: number; src: string; keys: string }>
       for (const { rid, src, keys } of rows) {
@@ -208,12 +209,13 @@ function textPostings(db: Database): void {
         // Idempotent, as every step: a document that has its text rows keeps them.
         if (added.keys.length === 0 || had.some(([f]) => f === added.keys[0][0])) continue
         insertTextRows(db, added, rid)
-        moveTextStats(db, lengthIds, undefined, added.keys)
+        statsDelta(lengthIds, undefined, added.keys, delta)
         setKeys.run(JSON.stringify([...had, ...added.keys]), rid)
       }
       if (rows.length < 500) break
       after = rows[rows.length - 1].rid
     }
+    saveStats(db, delta)
   }
 }
 

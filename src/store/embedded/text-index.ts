@@ -1,8 +1,9 @@
 /**
  * The inverted index of text fields, kept in the field-value table (`fv`) beside keyword values:
  * each distinct analysed term of a document's text field is one row under the field's terms id,
- * and its token count one row under the field's lengths id. The lengths id's `fields` row carries
- * the field's document and token totals. So a text query reads the postings of its terms, and
+ * weighted with its count and the field's length. The field's token count is listed in the
+ * document's keys under the field's lengths id, whose `fields` row carries the field's document
+ * and token totals. So a text query reads the postings of its terms, and
  * BM25's statistics are two counters and one range count per term instead of a pass over every
  * document. The rows are listed in the document's `keys` like any other value, so updates,
  * deletes (retention's too) and index deletion remove them in the same transaction.
@@ -45,16 +46,20 @@ const TF_SPAN = 2 ** 24
 const weightOf = (tf: number, len: number): number | null => (tf < TF_SPAN && len < 2 ** 28 ? len * TF_SPAN + tf : null)
 
 export interface TextRows {
-  /** Postings (term) and length (token count) rows: what the document's `keys` list. */
+  /**
+   * What the document's `keys` list: its postings (term rows of fv), then one length entry
+   * (lengths id, token count) per field, which is in no table: it moves the field's counters.
+   */
   keys: Key[]
-  /** Each key's weight (null for length rows). */
+  /** The weight of each posting, the first `weights.length` keys. */
   weights: Array<number | null>
 }
 
-/** The postings and length rows of one document, with field ids from `idOf` (made on first use). */
+/** The postings and lengths of one document, with field ids from `idOf` (made on first use). */
 export function textKeys(specs: ReadonlyMap<string, FieldSpec>, d: DocView, idOf: (name: string) => number): TextRows {
   const keys: Key[] = []
   const weights: Array<number | null> = []
+  const lengths: Key[] = []
   for (const [name, fp] of textFields(specs)) {
     const tokens = d.tokens(fp)
     if (tokens.length === 0) continue
@@ -65,9 +70,9 @@ export function textKeys(specs: ReadonlyMap<string, FieldSpec>, d: DocView, idOf
       keys.push([t, term])
       weights.push(weightOf(n, tokens.length))
     }
-    keys.push([idOf(lengthsField(name)), tokens.length])
-    weights.push(null)
+    lengths.push([idOf(lengthsField(name)), tokens.length])
   }
+  for (const k of lengths) keys.push(k)
   return { keys, weights }
 }
 
@@ -75,37 +80,80 @@ const VALUES4 = Array.from({ length: 101 }, (_, n) => Array(n).fill('(?, ?, ?, ?
 
 /** One multi-row INSERT per 100 rows, as the other field values (doc-write.ts). */
 export function insertTextRows(db: Database, rows: TextRows, rid: number): void {
-  for (let at = 0; at < rows.keys.length; at += 100) {
-    const n = Math.min(100, rows.keys.length - at)
+  const { keys, weights } = rows
+  for (let at = 0; at < weights.length; at += 100) {
+    const n = Math.min(100, weights.length - at)
     const binds: Array<string | number | null> = []
-    for (let i = at; i < at + n; i++) binds.push(rows.keys[i][0], rows.keys[i][1], rid, rows.weights[i])
-    db.query(`INSERT OR IGNORE INTO fv (f, v, rid, w) VALUES ${VALUES4[n]}`).run(...binds)
+    for (let i = at; i < at + n; i++) binds.push(keys[i][0], keys[i][1], rid, weights[i])
+    db.query(`INSERT INTO fv (f, v, rid, w) VALUES ${VALUES4[n]}`).run(...binds)
   }
 }
 
+/** Per lengths id: the change of its documents and tokens counters. */
+export type StatsDelta = Map<number, [docs: number, tokens: number]>
+
 /**
- * Moves the counters of the lengths ids by the documents leaving (`gone`) and arriving (`come`):
- * an update that keeps a field's length costs no write.
+ * How the counters of the lengths ids move when documents leave (`gone`) and arrive (`come`):
+ * an update that keeps a field's length moves nothing.
  */
-export function moveTextStats(db: Database, lengthIds: ReadonlySet<number>, gone: Key[] | undefined, come: Key[] | undefined): void {
-  if (lengthIds.size === 0) return
-  let delta: Map<number, [number, number]> | undefined
+export function statsDelta(
+  lengthIds: ReadonlySet<number>,
+  gone: Key[] | undefined,
+  come: Key[] | undefined,
+  into: StatsDelta = new Map(),
+): StatsDelta {
+  if (lengthIds.size === 0) return into
   const add = (keys: Key[] | undefined, sign: number) => {
     if (keys)
       for (const [f, v] of keys) {
         if (!lengthIds.has(f)) continue
-        delta ??= new Map()
-        const d = delta.get(f) ?? [0, 0]
+        const d = into.get(f) ?? [0, 0]
         d[0] += sign
         d[1] += sign * Number(v)
-        delta.set(f, d)
+        into.set(f, d)
       }
   }
   add(gone, -1)
   add(come, 1)
-  if (!delta) return
+  return into
+}
+
+export function saveStats(db: Database, delta: StatsDelta): void {
   const update = db.query('UPDATE fields SET tdocs = tdocs + ?, ttokens = ttokens + ? WHERE f = ?')
   for (const [f, [docs, tokens]] of delta) if (docs !== 0 || tokens !== 0) update.run(docs, tokens, f)
+}
+
+/**
+ * The counter changes of the running transaction, written once at its end: a bulk of a thousand
+ * documents updates each field's counters once, not a thousand times. A write taken back (a
+ * failed item's savepoint) takes its change back through the undo it registers.
+ */
+export class PendingStats {
+  private readonly delta: StatsDelta = new Map()
+
+  move(lengthIds: ReadonlySet<number>, gone: Key[] | undefined, come: Key[] | undefined, onUndo: (f: () => void) => void): void {
+    const change = statsDelta(lengthIds, gone, come)
+    if (change.size === 0) return
+    const apply = (sign: number) => {
+      for (const [f, [docs, tokens]] of change) {
+        const d = this.delta.get(f) ?? [0, 0]
+        d[0] += sign * docs
+        d[1] += sign * tokens
+        this.delta.set(f, d)
+      }
+    }
+    apply(1)
+    onUndo(() => apply(-1))
+  }
+
+  flush(db: Database): void {
+    saveStats(db, this.delta)
+    this.delta.clear()
+  }
+
+  clear(): void {
+    this.delta.clear()
+  }
 }
 
 /**
