@@ -195,6 +195,31 @@ describe('text index: indexed plans answer as the scanning evaluator', () => {
   })
 })
 
+describe('text index: store size', () => {
+  test('store.size counts the index entries, kept current by writes as a reopened store counts them', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'text-size-')), 'store.db')
+    const a = openEmbeddedStore(file)
+    await a.createIndex({ index: 'ti-b' })
+    const sizes = async (store: Store) => (await store.stats({ index: 'ti-*' })).map((s) => [s.index, s.store_size_in_bytes])
+    expect(await sizes(a)).toEqual([['ti-b', 0]])
+    await fill(a, 3)
+    const tracked = await sizes(a)
+    const sources = (await a.search({ index: 'ti-a', body: { size: 1000 } })).hits.hits.reduce(
+      (n, h) => n + JSON.stringify(h._source).length,
+      0,
+    )
+    // The text index makes up a good part of a text-heavy index.
+    expect(tracked.find(([i]) => i === 'ti-a')![1] as number).toBeGreaterThan(2 * sources)
+    await a.close()
+    const b = openEmbeddedStore(file)
+    try {
+      expect(await sizes(b)).toEqual(tracked)
+    } finally {
+      await b.close()
+    }
+  })
+})
+
 describe('text index: an older data directory', () => {
   test('migrating a schema-3 store builds the postings and counters', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'text-index-')), 'store.db')

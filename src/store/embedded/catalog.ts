@@ -24,7 +24,8 @@ export interface IndexMeta {
   closed: boolean
   docCount: number
   /**
-   * Characters of stored sources (the store size we report), kept up to date by writes once
+   * Characters of stored sources and their index entries (the store size we report, see
+   * documents.ts's storedSize), kept up to date by writes once
    * known; undefined until first asked for, so opening a store never scans every document.
    */
   sourceChars?: number

@@ -11,7 +11,7 @@ import { filterSource, sourceSpec } from '../source-filter'
 import { shardCopies } from '../settings'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
-import { type DocRow, getHead, getRow, type Op, writeTarget } from './documents'
+import { type DocRow, getHead, getRow, type Op, storedSize, writeTarget } from './documents'
 import { autoId } from './ids'
 import { setMappings } from './indices'
 import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './mapping'
@@ -103,7 +103,7 @@ export function write(
     keepForPits(core, meta, existing)
     core.pendingStats.move(meta.lengthIds, removeKeys(core, meta, existing), undefined, onUndo(core))
     core.db.query('DELETE FROM docs WHERE rid = ?').run(existing.rid)
-    adjustCount(core, meta, -1, -(existing.len ?? existing.src.length))
+    adjustCount(core, meta, -1, -(existing.len ?? storedSize(existing.src, existing.keys)))
     return response(meta, id!, version, 'deleted', core.nextSeq(meta), p)
   }
 
@@ -177,7 +177,7 @@ export function write(
     core.pendingStats.move(meta.lengthIds, gone, text.keys, onUndo(core))
     core.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
     rid = existing.rid
-    adjustCount(core, meta, 0, src.length - (existing.len ?? existing.src.length))
+    adjustCount(core, meta, 0, storedSize(src, keysJson) - (existing.len ?? storedSize(existing.src, existing.keys)))
   } else {
     rid = meta.nextRid++
     if (rid > ridRange(meta.ix)[1]) throw new IllegalArgument(`index [${meta.name}] is full`)
@@ -186,7 +186,7 @@ export function write(
       .query('INSERT INTO docs (rid, ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(rid, meta.ix, id, seq, version, src, keysJson)
     core.pendingStats.move(meta.lengthIds, undefined, text.keys, onUndo(core))
-    adjustCount(core, meta, 1, src.length)
+    adjustCount(core, meta, 1, storedSize(src, keysJson))
   }
   insertKeys(core, keys, rid)
   insertTextRows(core.db, text, rid)

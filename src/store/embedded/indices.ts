@@ -21,6 +21,7 @@ import { flattenSettings, shardsOf, validateSettings } from '../settings'
 import { aliasesOf, checkWriteIndices, putAlias, validateAliasName } from './alias-entries'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
+import { STORED_SIZE } from './documents'
 import { randomId } from './ids'
 import { checkMappingLimits, fieldSpecs, mappingLimits, mergeMappings, validateMappings } from './mapping'
 import { MAX_IX, ridRange } from './schema'
@@ -339,7 +340,7 @@ export async function stats(core: StoreCore, params: { index?: string | string[]
   return [...core.resolveTargets(params.index, params).keys()].map((name) => {
     const m = core.indexMeta(name)
     m.sourceChars ??= (
-      core.db.query('SELECT coalesce(sum(length(src)), 0) AS n FROM docs WHERE rid BETWEEN ? AND ?').get(...ridRange(m.ix)) as {
+      core.db.query(`SELECT coalesce(sum(${STORED_SIZE}), 0) AS n FROM docs WHERE rid BETWEEN ? AND ?`).get(...ridRange(m.ix)) as {
         n: number
       }
     ).n
