@@ -153,7 +153,7 @@ describe('text index: indexed plans answer as the scanning evaluator', () => {
     scanned = openEmbeddedStore(':memory:', { scanOnly: true })
     await fill(indexed, 42)
     await fill(scanned, 42)
-  })
+  }, 60_000)
   afterAll(async () => {
     await indexed.close()
     await scanned.close()
@@ -162,7 +162,7 @@ describe('text index: indexed plans answer as the scanning evaluator', () => {
   test('every query of the corpus, on one index and on both', async () => {
     expect(await differential(indexed, scanned, 'ti-a')).toBe(QUERIES.length * BODIES.length)
     await differential(indexed, scanned, 'ti-*')
-  })
+  }, 60_000)
 
   test('text queries read postings, not every document', () => {
     const plan = (query: unknown) => indexed.explain('ti-a', query).join(' | ')
@@ -183,7 +183,7 @@ describe('text index: indexed plans answer as the scanning evaluator', () => {
     expect(await ids(indexed, { term: { msg: 'giraffe' } })).toEqual([])
     // The BM25 counters came back to what they were: scores still equal the scan's.
     await differential(indexed, scanned, 'ti-a')
-  })
+  }, 60_000)
 
   test('a failed bulk item leaves no postings behind', async () => {
     await indexed.bulk({
@@ -217,7 +217,7 @@ describe('text index: store size', () => {
     } finally {
       await b.close()
     }
-  })
+  }, 60_000)
 })
 
 describe('text index: an older data directory', () => {
@@ -253,5 +253,5 @@ describe('text index: an older data directory', () => {
       await b.close()
       await scanned.close()
     }
-  })
+  }, 60_000)
 })

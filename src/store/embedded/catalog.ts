@@ -8,7 +8,7 @@ import type { FieldSpec } from '../query/compile'
 import type { Namespace } from '../names'
 import { fieldSpecs, type IndexedKind, indexedKind } from './mapping'
 import { ridRange } from './schema'
-import { isLengthsField } from './text-index'
+import { isLengthsField, isTermsField } from './text-index'
 
 export interface IndexMeta {
   ix: number
@@ -40,6 +40,8 @@ export interface IndexMeta {
   multiValued: Set<number>
   /** Lengths ids of text fields (text-index.ts): their rows move the field's BM25 counters. */
   lengthIds: Set<number>
+  /** Terms ids of text fields (text-index.ts): their keys entry lists several terms. */
+  termIds: Set<number>
 }
 
 export interface DataStreamMeta {
@@ -91,6 +93,7 @@ export class Catalog implements Namespace {
         fieldIds: new Map(),
         multiValued: new Set(),
         lengthIds: new Set(),
+        termIds: new Set(),
       }
       c.byName.set(meta.name, meta)
       c.byIx.set(meta.ix, meta)
@@ -105,6 +108,7 @@ export class Catalog implements Namespace {
       meta?.fieldIds.set(r.name, r.f)
       if (r.multi !== 0) meta?.multiValued.add(r.f)
       if (isLengthsField(r.name)) meta?.lengthIds.add(r.f)
+      if (isTermsField(r.name)) meta?.termIds.add(r.f)
     }
     for (const r of db.query('SELECT alias, ix, def FROM aliases').all() as Array<{ alias: string; ix: number; def: string }>) {
       const meta = c.byIx.get(r.ix)

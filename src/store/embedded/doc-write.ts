@@ -18,7 +18,7 @@ import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './m
 import { isValueAndPathField } from '../query/flat-object'
 import { keepForPits } from './pits'
 import { ridRange } from './schema'
-import { insertTextRows, isLengthsField, type Key, textKeys } from './text-index'
+import { insertRows, isLengthsField, type Key, listedRows, textKeys } from './text-index'
 import { DocView } from '../query/doc'
 
 export async function indexDocument(core: StoreCore, params: IndexParams): Promise<WriteResponse> {
@@ -169,12 +169,12 @@ export function write(
   const text = textKeys(meta.specs, new DocView(source, id, meta.name), (name) => textFieldId(core, meta, name))
   const seq = core.nextSeq(meta)
   const src = JSON.stringify(source)
-  const keysJson = JSON.stringify(text.keys.length === 0 ? keys : [...keys, ...text.keys])
+  const keysJson = JSON.stringify(text.listed.length === 0 ? keys : [...keys, ...text.listed])
   let rid: number
   if (existing) {
     keepForPits(core, meta, existing, seq)
     const gone = removeKeys(core, meta, existing)
-    core.pendingStats.move(meta.lengthIds, gone, text.keys, onUndo(core))
+    core.pendingStats.move(meta.lengthIds, gone, text.listed, onUndo(core))
     core.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
     rid = existing.rid
     adjustCount(core, meta, 0, storedSize(src, keysJson) - (existing.len ?? storedSize(existing.src, existing.keys)))
@@ -185,11 +185,10 @@ export function write(
     core.db
       .query('INSERT INTO docs (rid, ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(rid, meta.ix, id, seq, version, src, keysJson)
-    core.pendingStats.move(meta.lengthIds, undefined, text.keys, onUndo(core))
+    core.pendingStats.move(meta.lengthIds, undefined, text.listed, onUndo(core))
     adjustCount(core, meta, 1, storedSize(src, keysJson))
   }
-  insertKeys(core, keys, rid)
-  insertTextRows(core.db, text, rid)
+  insertRows(core.db, keys, text, rid)
   const written = response(meta, id, version, result, seq, p)
   return op === 'update' ? withGet(written, (body as Record<string, unknown>)._source, source) : written
 }
@@ -259,7 +258,11 @@ function textFieldId(core: StoreCore, meta: IndexMeta, name: string): number {
     core.onUndo(() => meta.lengthIds.delete(f))
   } else {
     meta.multiValued.add(f)
-    core.onUndo(() => meta.multiValued.delete(f))
+    meta.termIds.add(f)
+    core.onUndo(() => {
+      meta.multiValued.delete(f)
+      meta.termIds.delete(f)
+    })
   }
   return f
 }
@@ -287,21 +290,11 @@ function noteMultiValued(core: StoreCore, meta: IndexMeta, keys: Array<[number, 
   }
 }
 
-/** One multi-row INSERT per document: one statement step instead of one per value. */
-function insertKeys(core: StoreCore, keys: Array<[number, string | number]>, rid: number): void {
-  for (let at = 0; at < keys.length; at += 100) {
-    const chunk = keys.slice(at, at + 100)
-    const binds: Array<string | number> = []
-    for (const [f, v] of chunk) binds.push(f, v, rid)
-    core.db.query(`INSERT OR IGNORE INTO fv (f, v, rid) VALUES ${VALUES3[chunk.length]}`).run(...binds)
-  }
-}
-
 /** Removes a document's fv rows; returns them (their text lengths move the BM25 counters). */
 function removeKeys(core: StoreCore, meta: IndexMeta, row: DocRow): Key[] {
   const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
   const keys = JSON.parse(row.keys) as Key[]
-  for (const [f, v] of keys) if (!meta.lengthIds.has(f)) del.run(f, v, row.rid)
+  for (const key of keys) if (!meta.lengthIds.has(key[0])) for (const [f, v] of listedRows(meta.termIds, key)) del.run(f, v, row.rid)
   return keys
 }
 
@@ -348,5 +341,3 @@ function deepEqual(a: unknown, b: unknown): boolean {
   }
   return false
 }
-
-const VALUES3 = Array.from({ length: 101 }, (_, n) => Array(n).fill('(?, ?, ?)').join(', '))

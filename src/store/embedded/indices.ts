@@ -103,6 +103,7 @@ export function createIndexNow(core: StoreCore, name: string, body: CreateIndexB
     fieldIds: new Map(),
     multiValued: new Set(),
     lengthIds: new Set(),
+    termIds: new Set(),
   }
   core.cat.byName.set(name, meta)
   core.cat.byIx.set(meta.ix, meta)

@@ -11,7 +11,7 @@ import { fieldPath } from '../query/doc'
 import { FLAT_OBJECT, flatLeaves, valueAndPathField, valueAndPathKey } from '../query/flat-object'
 import { fieldSpecs } from './mapping'
 import { ridRange } from './schema'
-import { insertTextRows, isLengthsField, type Key, saveStats, statsDelta, type StatsDelta, textKeys, viewOf } from './text-index'
+import { insertRows, isLengthsField, type Key, saveStats, statsDelta, type StatsDelta, textKeys, viewOf } from './text-index'
 
 export interface Migration {
   /** The schema version the store has after this step; steps are numbered 1, 2, 3... */
@@ -207,10 +207,10 @@ function textPostings(db: Database): void {
         const added = textKeys(specs, viewOf(src), idOf)
         const had = JSON.parse(keys) as Key[]
         // Idempotent, as every step: a document that has its text rows keeps them.
-        if (added.keys.length === 0 || had.some(([f]) => f === added.keys[0][0])) continue
-        insertTextRows(db, added, rid)
-        statsDelta(lengthIds, undefined, added.keys, delta)
-        setKeys.run(JSON.stringify([...had, ...added.keys]), rid)
+        if (added.listed.length === 0 || had.some(([f]) => f === added.listed[0][0])) continue
+        insertRows(db, [], added, rid)
+        statsDelta(lengthIds, undefined, added.listed, delta)
+        setKeys.run(JSON.stringify([...had, ...added.listed]), rid)
       }
       if (rows.length < 500) break
       after = rows[rows.length - 1].rid

@@ -21,6 +21,7 @@ import type { IndexMeta } from './catalog'
 export const termsField = (field: string): string => `\u0000terms ${field}`
 export const lengthsField = (field: string): string => `\u0000len ${field}`
 export const isLengthsField = (name: string): boolean => name.startsWith('\u0000len ')
+export const isTermsField = (name: string): boolean => name.startsWith('\u0000terms ')
 
 export type Key = [f: number, v: string | number]
 
@@ -46,20 +47,23 @@ const TF_SPAN = 2 ** 24
 const weightOf = (tf: number, len: number): number | null => (tf < TF_SPAN && len < 2 ** 28 ? len * TF_SPAN + tf : null)
 
 export interface TextRows {
-  /**
-   * What the document's `keys` list: its postings (term rows of fv), then one length entry
-   * (lengths id, token count) per field, which is in no table: it moves the field's counters.
-   */
-  keys: Key[]
-  /** The weight of each posting, the first `weights.length` keys. */
+  /** The postings: term rows of fv. */
+  postings: Key[]
+  /** The weight of each posting. */
   weights: Array<number | null>
+  /**
+   * What the document's `keys` list: per field its terms in one entry (terms id, the terms
+   * joined by spaces, which no token holds), and its length (lengths id, token count), which is
+   * in no table but moves the field's counters.
+   */
+  listed: Key[]
 }
 
 /** The postings and lengths of one document, with field ids from `idOf` (made on first use). */
 export function textKeys(specs: ReadonlyMap<string, FieldSpec>, d: DocView, idOf: (name: string) => number): TextRows {
-  const keys: Key[] = []
+  const postings: Key[] = []
   const weights: Array<number | null> = []
-  const lengths: Key[] = []
+  const listed: Key[] = []
   for (const [name, fp] of textFields(specs)) {
     const tokens = d.tokens(fp)
     if (tokens.length === 0) continue
@@ -67,25 +71,41 @@ export function textKeys(specs: ReadonlyMap<string, FieldSpec>, d: DocView, idOf
     const tf = new Map<string, number>()
     for (const term of tokens) tf.set(term, (tf.get(term) ?? 0) + 1)
     for (const [term, n] of tf) {
-      keys.push([t, term])
+      postings.push([t, term])
       weights.push(weightOf(n, tokens.length))
     }
-    lengths.push([idOf(lengthsField(name)), tokens.length])
+    listed.push([t, [...tf.keys()].join(' ')], [idOf(lengthsField(name)), tokens.length])
   }
-  for (const k of lengths) keys.push(k)
-  return { keys, weights }
+  return { postings, weights, listed }
+}
+
+/** The fv rows a document's keys entry stands for: a terms entry holds several. */
+export function listedRows(termIds: ReadonlySet<number>, [f, v]: Key): Key[] {
+  return termIds.has(f)
+    ? String(v)
+        .split(' ')
+        .map((t): Key => [f, t])
+    : [[f, v]]
 }
 
 const VALUES4 = Array.from({ length: 101 }, (_, n) => Array(n).fill('(?, ?, ?, ?)').join(', '))
 
-/** One multi-row INSERT per 100 rows, as the other field values (doc-write.ts). */
-export function insertTextRows(db: Database, rows: TextRows, rid: number): void {
-  const { keys, weights } = rows
-  for (let at = 0; at < weights.length; at += 100) {
-    const n = Math.min(100, weights.length - at)
+/**
+ * A document's fv rows, its field values (no weight) then its postings, in multi-row INSERTs of
+ * at most 100 rows. A keyword array may repeat a value, hence OR IGNORE.
+ */
+export function insertRows(db: Database, values: Key[], text: TextRows | undefined, rid: number): void {
+  const n = values.length + (text?.postings.length ?? 0)
+  for (let at = 0; at < n; at += 100) {
+    const end = Math.min(n, at + 100)
     const binds: Array<string | number | null> = []
-    for (let i = at; i < at + n; i++) binds.push(keys[i][0], keys[i][1], rid, weights[i])
-    db.query(`INSERT INTO fv (f, v, rid, w) VALUES ${VALUES4[n]}`).run(...binds)
+    for (let i = at; i < end; i++)
+      if (i < values.length) binds.push(values[i][0], values[i][1], rid, null)
+      else {
+        const j = i - values.length
+        binds.push(text!.postings[j][0], text!.postings[j][1], rid, text!.weights[j])
+      }
+    db.query(`INSERT OR IGNORE INTO fv (f, v, rid, w) VALUES ${VALUES4[end - at]}`).run(...binds)
   }
 }
 
