@@ -48,7 +48,8 @@ const MAPPINGS = {
 async function fill(store: Store, seed: number): Promise<void> {
   const rnd = random(seed)
   await store.createIndex({ index: 'ti-a', body: { mappings: MAPPINGS } })
-  for (const index of ['ti-a', 'ti-b']) {
+  // ti-c is never written to again: its documents hold every rid from the first (dense columns).
+  for (const index of ['ti-a', 'ti-b', 'ti-c']) {
     const lines: BulkLine[] = []
     for (let i = 0; i < 300; i++) {
       const doc = makeDoc(rnd, i)
@@ -121,11 +122,26 @@ const BODIES: Array<(q: unknown) => SearchBody> = [
   (q) => ({ query: q as SearchBody['query'], size: 7, sort: [{ n: 'asc' }], search_after: [12] }),
   (q) => ({ query: q as SearchBody['query'], size: 4, sort: [{ 'k.keyword': { order: 'desc' } }], track_total_hits: false }),
   (q) => ({ query: q as SearchBody['query'], size: 3, track_total_hits: 10 }),
+  (q) => ({
+    query: q as SearchBody['query'],
+    size: 0,
+    aggs: {
+      k: { terms: { field: 'k.keyword', size: 5 }, aggs: { low: { min: { field: 'n' } } } },
+      hours: { date_histogram: { field: 'ts', fixed_interval: '6h' } },
+      distinct: { cardinality: { field: 'n' } },
+    },
+  }),
+  // Single-valued fields only: read as columns from the field-value index (aggs-columnar.ts).
+  (q) => ({
+    query: q as SearchBody['query'],
+    size: 0,
+    aggs: { k: { terms: { field: 'k.keyword' } }, hours: { date_histogram: { field: 'ts', fixed_interval: '6h' } } },
+  }),
 ]
 
 /** What must agree: ids in order, scores, sort values and the total. */
 function shape(r: Awaited<ReturnType<Store['search']>>) {
-  return { total: r.hits.total, hits: r.hits.hits.map((h) => [h._index, h._id, h._score, h.sort]) }
+  return { total: r.hits.total, hits: r.hits.hits.map((h) => [h._index, h._id, h._score, h.sort]), aggregations: r.aggregations }
 }
 
 async function differential(indexed: Store, scanned: Store, index: string): Promise<number> {

@@ -53,7 +53,9 @@ function searchTargets(
         )
       },
       exactCount: filters ? undefined : (query: unknown) => exactCount(core, meta, query),
-      columns: filters ? undefined : (fields: Array<{ field: string; path: string; boolean: boolean }>) => columns(core, meta, fields),
+      columns: filters
+        ? undefined
+        : (fields: Array<{ field: string; path: string; boolean: boolean }>, query: unknown) => columns(core, meta, fields, query),
       termStats: core.scanOnly ? undefined : (needs: Needs) => termStats(core.db, meta, needs),
       topByScore:
         filters || core.scanOnly

@@ -236,7 +236,13 @@ export function columns(
   core: StoreCore,
   meta: IndexMeta,
   fields: Array<{ field: string; path: string; boolean: boolean }>,
+  query?: unknown,
 ): Columns | undefined {
+  if (core.scanOnly) return undefined
+  const plan = query === undefined ? undefined : planOf(core, meta, query)
+  if (plan === null || (plan && !plan.exact)) return undefined
+  // Few matches are cheaper to read as documents than whole columns.
+  if (plan && (exactCount(core, meta, query) ?? 0) < Math.min(MIN_SELECTED, meta.docCount / 8)) return undefined
   const [lo, hi] = ridRange(meta.ix)
   // Without deletions the documents hold every rid from the first: the position is rid - lo.
   const dense = meta.nextRid - lo === meta.docCount
@@ -274,8 +280,15 @@ export function columns(
     for (const [rid, v] of core.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>)
       if (!put(rid, boolean ? v === 1 : v)) return undefined
   }
-  return { count, byPath }
+  if (!plan) return { count, byPath }
+  const rids = core.db.query(`SELECT rid FROM (${plan.sql}) GROUP BY rid ORDER BY rid`).values(...plan.params) as number[][]
+  const selected = new Int32Array(rids.length)
+  rids.forEach(([rid], i) => (selected[i] = position ? position[rid - lo] : rid - lo))
+  return { count, byPath, selected }
 }
+
+/** Matches below which a query's aggregations read documents rather than columns. */
+const MIN_SELECTED = 2_000
 
 export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown): number | undefined {
   if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)) return meta.docCount
