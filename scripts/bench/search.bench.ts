@@ -54,6 +54,12 @@ const QUERIES: Array<[string, SearchBody]> = [
   ['query_string text', { query: { query_string: { query: 'msg:tok7 OR msg:tok8' } } }],
   ['query_string free', { query: { query_string: { query: 'tok9' } } }],
   ['newest-10', { query: { match_all: {} }, sort: [{ ts: 'desc' }], size: 10 }],
+  ['newest-10 after', { query: { match_all: {} }, sort: [{ n: 'desc' }], size: 10, search_after: [DOCS / 2] }],
+  ['terms agg', { size: 0, aggs: { k: { terms: { field: 'k.keyword', size: 10 } } } }],
+  [
+    'date_histogram agg, text query',
+    { size: 0, query: { match: { msg: 'error' } }, aggs: { t: { date_histogram: { field: 'ts', fixed_interval: '1h' } } } },
+  ],
 ]
 
 async function measure(docs: number): Promise<{ ingest: number; bytesPerDoc: number; times: Map<string, number> }> {
@@ -92,9 +98,9 @@ async function measure(docs: number): Promise<{ ingest: number; bytesPerDoc: num
 const small = await measure(Math.floor(DOCS / 10))
 const big = await measure(DOCS)
 console.log(`ingest: ${big.ingest.toFixed(0)} docs/s at ${DOCS}; store file ${big.bytesPerDoc.toFixed(0)} bytes/doc`)
-console.log(`query                    ${String(DOCS / 10).padStart(8)} docs ${String(DOCS).padStart(8)} docs   growth (x${10})`)
+console.log(`${'query'.padEnd(32)} ${String(DOCS / 10).padStart(8)} docs ${String(DOCS).padStart(8)} docs   growth (x${10})`)
 for (const [name] of QUERIES) {
   const a = small.times.get(name)!
   const b = big.times.get(name)!
-  console.log(`${name.padEnd(24)} ${a.toFixed(1).padStart(10)} ms ${b.toFixed(1).padStart(10)} ms   ${(b / a).toFixed(2)}x`)
+  console.log(`${name.padEnd(32)} ${a.toFixed(1).padStart(10)} ms ${b.toFixed(1).padStart(10)} ms   ${(b / a).toFixed(2)}x`)
 }
