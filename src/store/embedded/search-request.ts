@@ -52,7 +52,7 @@ function searchTargets(
           (r) => r.rid,
         )
       },
-      exactCount: filters ? undefined : (query: unknown) => exactCount(core, meta, query),
+      exactCount: filters ? undefined : (query: unknown, cap?: number) => exactCount(core, meta, query, cap),
       columns: filters
         ? undefined
         : (fields: Array<{ field: string; path: string; boolean: boolean }>, query: unknown) => columns(core, meta, fields, query),

@@ -242,7 +242,7 @@ export function columns(
   const plan = query === undefined ? undefined : planOf(core, meta, query)
   if (plan === null || (plan && !plan.exact)) return undefined
   // Few matches are cheaper to read as documents than whole columns.
-  if (plan && (exactCount(core, meta, query) ?? 0) < Math.min(MIN_SELECTED, meta.docCount / 8)) return undefined
+  if (plan && (exactCount(core, meta, query, MIN_SELECTED) ?? 0) < Math.min(MIN_SELECTED, meta.docCount / 8)) return undefined
   const [lo, hi] = ridRange(meta.ix)
   // Without deletions the documents hold every rid from the first: the position is rid - lo.
   const dense = meta.nextRid - lo === meta.docCount
@@ -290,12 +290,21 @@ export function columns(
 /** Matches below which a query's aggregations read documents rather than columns. */
 const MIN_SELECTED = 2_000
 
-export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown): number | undefined {
-  if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)) return meta.docCount
+/**
+ * The number of the query's matches from the index, or undefined when it cannot say. With `cap`,
+ * counting stops there (a search that reports at most `track_total_hits` reads no further).
+ */
+export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown, cap?: number): number | undefined {
+  if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1))
+    return cap === undefined ? meta.docCount : Math.min(cap, meta.docCount)
   const plan = planOf(core, meta, query)
   if (!plan?.exact) return undefined
   // A document with several matching values (an array, a flat_object's leaves) has one row per value.
   const distinct = plan.distinct || (plan.field !== undefined && !meta.multiValued.has(plan.field))
+  if (cap !== undefined) {
+    const rows = distinct ? plan.sql : `SELECT DISTINCT rid FROM (${plan.sql})`
+    return (core.db.query(`SELECT count(*) AS n FROM (${rows} LIMIT ${Math.floor(cap)})`).get(...plan.params) as { n: number }).n
+  }
   const n = distinct ? 'count(*)' : 'count(DISTINCT rid)'
   return (core.db.query(`SELECT ${n} AS n FROM (${plan.sql})`).get(...plan.params) as { n: number }).n
 }

@@ -37,8 +37,11 @@ export interface SearchTarget extends TargetCtx {
   limits?: QueryLimits
   /** Candidate rows for the (filtered) query, in `rid` order, at most `limit` of them. */
   rows(query: unknown, limit?: number): Iterable<Row>
-  /** The number of matches when the store can answer it without the evaluator (else undefined). */
-  exactCount?(query: unknown): number | undefined
+  /**
+   * The number of matches when the store can answer it without the evaluator (else undefined);
+   * at most `cap` when given.
+   */
+  exactCount?(query: unknown, cap?: number): number | undefined
   /**
    * Candidate rows in `_seq_no` order (1 ascending, -1 descending), strictly after `after` in
    * that order when given, read lazily so that a page stops reading once it is full.
@@ -122,6 +125,8 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
   }
   const track = body.track_total_hits ?? 10_000
   const trackLimit = track === true ? Infinity : track === false ? 0 : Number(track)
+  // Past track_total_hits only "more than that" is reported, as OpenSearch does: counting stops there.
+  const countCap = Number.isFinite(trackLimit) ? trackLimit + 1 : undefined
   const aggDefs = parseAggs(body.aggs ?? body.aggregations, opts.now)
   const aggs = instantiate(aggDefs, new BucketBudget(opts.maxBuckets ?? 65_535))
   const hasAggs = aggs.size > 0
@@ -206,7 +211,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
     const keyOf = sortKeys(sort, target)
     const afterKey = after ? searchAfterKey(after, sort, target) : undefined
     if (bySeq && target.rowsBySeq) {
-      const exact = track === false ? 0 : target.exactCount?.(query)
+      const exact = track === false ? 0 : target.exactCount?.(query, countCap)
       if (exact !== undefined) {
         const afterSeq = afterKey?.[0] === undefined ? undefined : Number(afterKey[0])
         let taken = 0
@@ -224,7 +229,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
     }
     // Sorted on one field with an exact count: the field's values in order, stopping at a full window.
     if (topK && window > 0) {
-      const exact = track === false ? 0 : target.exactCount?.(query)
+      const exact = track === false ? 0 : target.exactCount?.(query, countCap)
       const afterValue = afterKey?.[0]
       const walk =
         exact !== undefined && (after === undefined || afterValue !== undefined)
@@ -253,7 +258,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
       }
     }
     // Unsorted, no aggregations and an exact index answer: count in SQL, read only the page.
-    const exact = !sorted && !after && !hasAggs && !scoring ? target.exactCount?.(query) : undefined
+    const exact = !sorted && !after && !hasAggs && !scoring ? target.exactCount?.(query, countCap) : undefined
     if (exact !== undefined) {
       const need = window - entries.length
       if (need > 0)
