@@ -122,6 +122,8 @@ const BODIES: Array<(q: unknown) => SearchBody> = [
   (q) => ({ query: q as SearchBody['query'], size: 7, sort: [{ n: 'asc' }], search_after: [12] }),
   (q) => ({ query: q as SearchBody['query'], size: 4, sort: [{ 'k.keyword': { order: 'desc' } }], track_total_hits: false }),
   (q) => ({ query: q as SearchBody['query'], size: 3, track_total_hits: 10 }),
+  // A page larger than the total counted: documents without `k` must still come, last.
+  (q) => ({ query: q as SearchBody['query'], size: 40, sort: [{ 'k.keyword': 'asc' }], track_total_hits: 5 }),
   (q) => ({
     query: q as SearchBody['query'],
     size: 0,
@@ -208,6 +210,22 @@ describe('text index: indexed plans answer as the scanning evaluator', () => {
       refresh: true,
     })
     expect((await indexed.count({ index: 'ti-a', body: { query: { match: { msg: 'okapi' } } } })).count).toBe(0)
+  })
+})
+
+describe('text index: sorted pages read from the sort field', () => {
+  test('documents without the sort value come last, also when the total is only a lower bound', async () => {
+    const body: SearchBody = { size: 10, sort: [{ 'k.keyword': 'asc' }], track_total_hits: 2 }
+    const pages: unknown[] = []
+    for (const scanOnly of [false, true]) {
+      const store = openEmbeddedStore(':memory:', { scanOnly })
+      const docs = [{ k: 'b' }, { k: 'a' }, { k: 'c' }, { other: 1 }, { other: 2 }, { other: 3 }, { other: 4 }]
+      await store.bulk({ index: 's', body: docs.flatMap((d, i) => [{ index: { _id: String(i) } }, d]), refresh: true })
+      pages.push(shape(await store.search({ index: 's', body })))
+      await store.close()
+    }
+    expect(pages[0]).toEqual(pages[1])
+    expect((pages[0] as ReturnType<typeof shape>).hits.length).toBe(7)
   })
 })
 

@@ -248,8 +248,9 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
           last = value
         }
         // Documents without a value sort last and were not read: enough only when the window is full
-        // or every match was taken.
-        if (taken.length >= window || (track !== false && taken.length === exact)) {
+        // or every match was taken (a capped count says only "at least").
+        const counted = countCap === undefined || exact! < countCap
+        if (taken.length >= window || (track !== false && counted && taken.length === exact)) {
           for (const e of taken) entries.push(e)
           compact()
           total += exact!
