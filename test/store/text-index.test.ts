@@ -227,6 +227,20 @@ describe('text index: sorted pages read from the sort field', () => {
     expect(pages[0]).toEqual(pages[1])
     expect((pages[0] as ReturnType<typeof shape>).hits.length).toBe(7)
   })
+
+  test('search_after on a multi-valued field places each document by its smallest (or largest) value', async () => {
+    const pages: unknown[] = []
+    for (const scanOnly of [false, true]) {
+      const store = openEmbeddedStore(':memory:', { scanOnly })
+      const docs = [{ n: [3, 105] }, { n: 20 }, { n: [15, 1] }, { n: 30 }, { n: [50, 8] }]
+      await store.bulk({ index: 'm', body: docs.flatMap((d, i) => [{ index: { _id: String(i) } }, d]), refresh: true })
+      for (const order of ['asc', 'desc'] as const)
+        for (const after of [10, 25])
+          pages.push(shape(await store.search({ index: 'm', body: { size: 3, sort: [{ n: order }], search_after: [after] } })))
+      await store.close()
+    }
+    expect(pages.slice(0, 4)).toEqual(pages.slice(4))
+  })
 })
 
 describe('text index: store size', () => {

@@ -131,6 +131,8 @@ export function sortedRows(
   const plan = all ? null : planOf(core, meta, query)
   if (!all && !plan) return undefined
   const multi = meta.multiValued.has(f)
+  // A document's place is its first value in this order: one beyond `after` may hide a first one before it.
+  if (multi && after !== undefined) return undefined
   return (function* () {
     const dir = order === 1 ? 'ASC' : 'DESC'
     const cmp = order === 1 ? '>' : '<'
