@@ -10,7 +10,19 @@ import { getRow, readTarget } from './documents'
 import { openPit, pitKeepAlive, pitRows } from './pits'
 import { runCount, runSearch, type Row, type SearchTarget } from './search'
 import type { SearchLimits } from './search-limits'
-import { columns, exactCount, paged, planOf, plannedRows, rowsSql, seqSql, sortedRows, topByScore, withSources } from './search-rows'
+import {
+  columns,
+  exactCount,
+  paged,
+  planOf,
+  plannedRows,
+  rowsSql,
+  seqSql,
+  sortedRows,
+  topByScore,
+  valuedCount,
+  withSources,
+} from './search-rows'
 import { termStats } from './text-index'
 import type { Needs, Stats } from '../query/score'
 
@@ -61,6 +73,7 @@ function searchTargets(
         filters || core.scanOnly
           ? undefined
           : (query: unknown, stats: Stats, window: number) => topByScore(core, meta, query, stats, window),
+      valuedCount: filters ? undefined : (query: unknown, field: string) => valuedCount(core, meta, query, field),
       sortedRows: filters
         ? undefined
         : (query: unknown, field: string, order: 1 | -1, after: string | number | undefined) =>

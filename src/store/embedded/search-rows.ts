@@ -170,6 +170,19 @@ export function sortedRows(
   })()
 }
 
+/** How many of the query's matches hold a value of the field, from the field's index. */
+export function valuedCount(core: StoreCore, meta: IndexMeta, query: unknown, field: string): number | undefined {
+  if (core.scanOnly) return undefined
+  const f = meta.fieldIds.get(field)
+  if (f === undefined) return 0
+  const all = query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)
+  const plan = all ? null : planOf(core, meta, query)
+  if (!all && !plan?.exact) return undefined
+  const n = meta.multiValued.has(f) ? 'count(DISTINCT rid)' : 'count(*)'
+  const sql = `SELECT ${n} AS n FROM fv WHERE f = ?${plan ? ` AND rid IN (${plan.sql})` : ''}`
+  return (core.db.query(sql).get(f, ...(plan ? plan.params : [])) as { n: number }).n
+}
+
 const SORTED_COLS = `docs.rid AS rid, docs.id AS id, docs.seq AS seq, docs.ver AS ver, CASE WHEN length(docs.src) > ${INLINE_SOURCE} THEN NULL ELSE docs.src END AS src, fv.v AS sv`
 
 /**

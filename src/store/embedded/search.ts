@@ -56,6 +56,8 @@ export interface SearchTarget extends TargetCtx {
    * index (text-index.ts's topByPostings); undefined when it cannot.
    */
   topByScore?(query: unknown, stats: Stats, window: number): { total: number; top: Array<{ row: Row; score: number }> } | undefined
+  /** How many of the query's matches hold a value of the field (undefined: the index cannot say). */
+  valuedCount?(query: unknown, field: string): number | undefined
   /**
    * Candidate rows in the order of a field's values, beyond `after` (see search-rows.ts's
    * sortedRows); undefined when the field or query cannot be read in that order.
@@ -238,19 +240,24 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
       if (walk) {
         const taken: Entry[] = []
         let last: SortValue
+        let exhausted = true
         for (const { row, value } of walk) {
           if (pace.due() && !(await pace.pause())) break scan
           // Past a full window only the ties of its last value can still enter it (they sort by rid).
-          if (taken.length >= window && value !== last) break
+          if (taken.length >= window && value !== last) {
+            exhausted = false
+            break
+          }
           const source = sourceOf(row)
           if (!compiled.test(new DocView(source, row.id, target.name))) continue
           taken.push(keep([value], row, target, compiled, source))
           last = value
         }
-        // Documents without a value sort last and were not read: enough only when the window is full
-        // or every match was taken (a capped count says only "at least").
-        const counted = countCap === undefined || exact! < countCap
-        if (taken.length >= window || (track !== false && counted && taken.length === exact)) {
+        // Documents without a value sort last and were not read: enough when the window is full, or
+        // when the walk read every match that has a value and no match lacks one.
+        const valued = exhausted ? target.valuedCount?.(query, sort[0].field) : undefined
+        const complete = taken.length >= window || (valued !== undefined && valued === target.exactCount!(query))
+        if (complete) {
           for (const e of taken) entries.push(e)
           compact()
           total += exact!
