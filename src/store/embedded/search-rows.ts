@@ -46,6 +46,14 @@ export function rowsSql(
   const plan = planOf(core, meta, query)
   const tail = limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(limit))}`
   const [lo, hi] = ridRange(meta.ix)
+  if (plan && limit !== undefined && afterRid === undefined) {
+    // The first rids alone: a term's postings are in rid order, so a page stops after `limit` of
+    // them instead of listing every match first.
+    return {
+      sql: `SELECT ${cols} FROM docs WHERE rid IN (SELECT DISTINCT rid FROM (${plan.sql}) ORDER BY rid${tail}) ORDER BY rid`,
+      params: plan.params,
+    }
+  }
   if (plan) {
     // fv field ids belong to one index, so the candidate rids need no further ix filter.
     const after = afterRid === undefined ? '' : ' AND rid > ?'
