@@ -15,7 +15,7 @@ export type Op = 'index' | 'create' | 'update' | 'delete'
 
 export interface DocRow extends Row {
   keys: string
-  /** length(src), read where the source itself is not. */
+  /** The document's stored size (see storedSize), read where the source itself is not. */
   len?: number
 }
 
@@ -23,9 +23,16 @@ export function getRow(core: StoreCore, meta: IndexMeta, id: string): DocRow | n
   return core.db.query('SELECT rid, id, seq, ver, src, keys FROM docs WHERE ix = ? AND id = ?').get(meta.ix, id) as DocRow | null
 }
 
+/**
+ * What a document adds to its index's `store.size`: its source, and its index entries counted
+ * twice, as its `keys` list and as the field-value (and text index) rows they stand for.
+ */
+export const STORED_SIZE = 'length(src) + 2 * length(keys)'
+export const storedSize = (src: string, keys: string): number => src.length + 2 * keys.length
+
 export function getHead(core: StoreCore, meta: IndexMeta, id: string): DocRow | null {
   return core.db
-    .query("SELECT rid, id, seq, ver, '' AS src, keys, length(src) AS len FROM docs WHERE ix = ? AND id = ?")
+    .query(`SELECT rid, id, seq, ver, '' AS src, keys, ${STORED_SIZE} AS len FROM docs WHERE ix = ? AND id = ?`)
     .get(meta.ix, id) as DocRow | null
 }
 
