@@ -105,7 +105,9 @@ export class ContentRepository {
         const r = await this.store.search({
           index: alias,
           body: {
-            query: { bool: { filter: [{ term: { 'space.name': space } }, ...(options.filter ?? [])] } },
+            // The caller's filters first: the store reads the rows of the first most selective
+            // clause, and a document id or title picks fewer rows than the space does.
+            query: { bool: { filter: [...(options.filter ?? []), { term: { 'space.name': space } }] } },
             size: PAGE,
             sort: [{ 'document.id': { order: 'asc', unmapped_type: 'keyword' } }],
             seq_no_primary_term: true,
