@@ -170,10 +170,12 @@ export function write(
   let rid: number
   if (existing) {
     keepForPits(core, meta, existing, seq)
-    removeKeys(core, existing)
     core.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
     rid = existing.rid
     adjustCount(core, meta, 0, src.length - (existing.len ?? existing.src.length))
+    // Only the keys that changed: a document holding a long list (an integration's 10,000 rule
+    // ids) rewritten to add one would otherwise delete and insert every key of the list.
+    insertKeys(core, replaceKeys(core, existing, keys), rid)
   } else {
     rid = meta.nextRid++
     if (rid > ridRange(meta.ix)[1]) throw new IllegalArgument(`index [${meta.name}] is full`)
@@ -182,8 +184,8 @@ export function write(
       .query('INSERT INTO docs (rid, ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(rid, meta.ix, id, seq, version, src, keysJson)
     adjustCount(core, meta, 1, src.length)
+    insertKeys(core, keys, rid)
   }
-  insertKeys(core, keys, rid)
   const written = response(meta, id, version, result, seq, p)
   return op === 'update' ? withGet(written, (body as Record<string, unknown>)._source, source) : written
 }
@@ -269,6 +271,18 @@ function insertKeys(core: StoreCore, keys: Array<[number, string | number]>, rid
     for (const [f, v] of chunk) binds.push(f, v, rid)
     core.db.query(`INSERT OR IGNORE INTO fv (f, v, rid) VALUES ${VALUES3[chunk.length]}`).run(...binds)
   }
+}
+
+const keyText = ([f, v]: [number, string | number]) => `${f}\u0000${typeof v}\u0000${v}`
+
+/** Removes the keys of `row` that `next` lacks; returns the keys of `next` that `row` lacks. */
+function replaceKeys(core: StoreCore, row: DocRow, next: Array<[number, string | number]>): Array<[number, string | number]> {
+  const old = JSON.parse(row.keys) as Array<[number, string | number]>
+  const kept = new Set(old.map(keyText))
+  const wanted = new Set(next.map(keyText))
+  const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
+  for (const k of old) if (!wanted.has(keyText(k))) del.run(k[0], k[1], row.rid)
+  return next.filter((k) => !kept.has(keyText(k)))
 }
 
 function removeKeys(core: StoreCore, row: DocRow): void {
