@@ -1,20 +1,31 @@
 /**
  * A multi-pattern substring matcher (Aho-Corasick): one pass over a value reports every pattern
- * it contains, whatever the number of patterns. Transitions for ASCII code units are a dense
- * table (folded event values are mostly ASCII); other code units walk the trie with failure links.
+ * it contains, whatever the number of patterns. The shallowest states (where a scan spends nearly
+ * all its steps) have a dense table for ASCII code units; deeper states keep only their own edges
+ * and follow failure links. A dense row per state would cost 512 bytes for each of the 100,000+
+ * states of one rule listing thousands of file hashes (SigmaHQ's driver-load rules): hundreds of
+ * MiB for a real rule set.
  */
 const ASCII = 128
+/** States given a dense ASCII row, shallowest first (2 MiB of rows at most). */
+const DENSE_STATES = 4096
+const NONE: readonly number[] = []
 
 export class AhoCorasick {
   /** Pattern ids reported by each state (own patterns and those of its suffix states). */
-  private readonly out: number[][]
+  private readonly out: Array<readonly number[]>
+  /** Row of each state in `ascii`, or -1. */
+  private readonly row: Int32Array
   private readonly ascii: Int32Array
-  private readonly other: Array<Map<number, number> | undefined>
+  /** Each state's own edges: labels and targets in [edgeStart[s], edgeStart[s + 1]). */
+  private readonly edgeStart: Int32Array
+  private readonly edgeLabel: Uint16Array
+  private readonly edgeTarget: Int32Array
   private readonly fail: Int32Array
 
   constructor(patterns: readonly string[]) {
     const goto: Array<Map<number, number>> = [new Map()]
-    const own: number[][] = [[]]
+    const own: Array<readonly number[]> = [NONE]
     patterns.forEach((p, id) => {
       let s = 0
       for (let i = 0; i < p.length; i++) {
@@ -23,48 +34,50 @@ export class AhoCorasick {
         if (next === undefined) {
           next = goto.length
           goto.push(new Map())
-          own.push([])
+          own.push(NONE)
           goto[s].set(c, next)
         }
         s = next
       }
-      own[s].push(id)
+      own[s] = [...own[s], id]
     })
     const n = goto.length
-    this.fail = new Int32Array(n)
-    this.ascii = new Int32Array(n * ASCII)
-    this.other = new Array(n)
-    this.out = own
-    // Breadth first, so a state's failure target is complete before the state itself.
-    const queue: number[] = []
-    for (let c = 0; c < ASCII; c++) {
-      const t = goto[0].get(c)
-      this.ascii[c] = t ?? 0
-      if (t !== undefined) queue.push(t)
-    }
-    for (const [c, t] of goto[0]) if (c >= ASCII) queue.push(t)
-    for (let q = 0; q < queue.length; q++) {
-      const s = queue[q]
-      const f = this.fail[s]
-      if (this.out[f].length > 0) this.out[s] = [...this.out[s], ...this.out[f]]
-      for (let c = 0; c < ASCII; c++) {
-        const t = goto[s].get(c)
-        if (t !== undefined) {
-          this.fail[t] = this.ascii[f * ASCII + c]
-          this.ascii[s * ASCII + c] = t
-          queue.push(t)
-        } else this.ascii[s * ASCII + c] = this.ascii[f * ASCII + c]
-      }
-      for (const [c, t] of goto[s]) {
-        if (c < ASCII) continue
-        this.fail[t] = this.step(goto, f, c)
-        queue.push(t)
-      }
-    }
+    this.edgeStart = new Int32Array(n + 1)
+    let edges = 0
     for (let s = 0; s < n; s++) {
-      let m: Map<number, number> | undefined
-      for (const [c, t] of goto[s]) if (c >= ASCII) (m ??= new Map()).set(c, t)
-      this.other[s] = m
+      this.edgeStart[s] = edges
+      edges += goto[s].size
+    }
+    this.edgeStart[n] = edges
+    this.edgeLabel = new Uint16Array(edges)
+    this.edgeTarget = new Int32Array(edges)
+    for (let s = 0; s < n; s++) {
+      let e = this.edgeStart[s]
+      for (const [c, t] of goto[s]) {
+        this.edgeLabel[e] = c
+        this.edgeTarget[e++] = t
+      }
+    }
+    this.fail = new Int32Array(n)
+    this.out = own
+    this.row = new Int32Array(n).fill(-1)
+    // Breadth first: a state's failure target is shallower, so complete before the state itself.
+    const order = [0]
+    for (let q = 0; q < order.length; q++) {
+      const s = order[q]
+      if (s !== 0 && this.out[this.fail[s]].length > 0) this.out[s] = [...this.out[s], ...this.out[this.fail[s]]]
+      for (const [c, t] of goto[s]) {
+        this.fail[t] = s === 0 ? 0 : this.next(this.fail[s], c)
+        order.push(t)
+      }
+    }
+    const dense = Math.min(n, DENSE_STATES)
+    this.ascii = new Int32Array(dense * ASCII)
+    for (let q = 0; q < dense; q++) {
+      const s = order[q]
+      const row = q * ASCII
+      for (let c = 0; c < ASCII; c++) this.ascii[row + c] = this.next(s, c)
+      this.row[s] = q
     }
   }
 
@@ -72,29 +85,18 @@ export class AhoCorasick {
   scan(text: string, hit: (id: number) => void): void {
     let s = 0
     for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i)
-      if (c < ASCII) s = this.ascii[s * ASCII + c]
-      else {
-        for (;;) {
-          const t = this.other[s]?.get(c)
-          if (t !== undefined) {
-            s = t
-            break
-          }
-          if (s === 0) break
-          s = this.fail[s]
-        }
-      }
+      s = this.next(s, text.charCodeAt(i))
       const o = this.out[s]
       for (let k = 0; k < o.length; k++) hit(o[k])
     }
   }
 
-  /** The transition from `s` on a non-ASCII code unit while the tables are being built. */
-  private step(goto: Array<Map<number, number>>, s: number, c: number): number {
+  /** The state after `s` reads code unit `c`. */
+  private next(s: number, c: number): number {
     for (;;) {
-      const t = goto[s].get(c)
-      if (t !== undefined) return t
+      const row = this.row[s]
+      if (row >= 0 && c < ASCII) return this.ascii[row * ASCII + c]
+      for (let e = this.edgeStart[s], end = this.edgeStart[s + 1]; e < end; e++) if (this.edgeLabel[e] === c) return this.edgeTarget[e]
       if (s === 0) return 0
       s = this.fail[s]
     }
