@@ -139,3 +139,51 @@ export function windowsEvents(rules: readonly SigmaDoc[], count: number, rate = 
   }
   return events
 }
+
+/**
+ * Sysmon / Security field -> event-stream schema field, as a Windows log type maps them for a
+ * detector: the real-rule detector run stores events under these names and compiles the rules
+ * with this mapping. Fields not listed stay unmapped (rules reading only them never match).
+ */
+export const WINDOWS_FIELDS: Record<string, string> = {
+  EventID: 'event.code',
+  Image: 'process.executable',
+  OriginalFileName: 'process.pe.original_file_name',
+  CommandLine: 'process.command_line',
+  ParentImage: 'process.parent.executable',
+  ParentCommandLine: 'process.parent.command_line',
+  CurrentDirectory: 'process.working_directory',
+  User: 'user.name',
+  Hashes: 'process.hash.sha256',
+  Company: 'process.pe.company',
+  Product: 'process.pe.product',
+  Description: 'process.pe.description',
+  TargetFilename: 'file.path',
+  EventType: 'event.action',
+  TargetObject: 'registry.path',
+  Details: 'registry.data.strings',
+  DestinationIp: 'destination.ip',
+  DestinationPort: 'destination.port',
+  DestinationHostname: 'destination.domain',
+  Initiated: 'network.direction',
+  TargetUserName: 'user.target.name',
+  IpAddress: 'source.ip',
+  ServiceName: 'service.name',
+}
+
+/** `event` under the schema's names (WINDOWS_FIELDS), nested; unmapped fields are dropped. */
+export function schemaEvent(event: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [raw, v] of Object.entries(event)) {
+    const path = WINDOWS_FIELDS[raw]
+    if (path === undefined) continue
+    // A rule's value sampled into an address or port field is not one: the stream would refuse it.
+    if (path.endsWith('.ip') && !/^\d{1,3}(\.\d{1,3}){3}$/.test(String(v))) continue
+    if (path.endsWith('.port') && !/^\d+$/.test(String(v))) continue
+    const parts = path.split('.')
+    let o = out
+    for (const p of parts.slice(0, -1)) o = (o[p] ??= {}) as Record<string, unknown>
+    o[parts[parts.length - 1]] = path === 'event.code' ? String(v) : v
+  }
+  return out
+}
