@@ -74,9 +74,13 @@ function placed(l: Literal, benign: string): string {
 
 /** `count` events; `rate` is the chance that a field carries a value taken from the rules. */
 export function windowsEvents(rules: readonly SigmaDoc[], count: number, rate = 0.02): Array<Record<string, unknown>> {
+  return [...windowsEventStream(rules, count, rate)]
+}
+
+/** The same events one at a time (a store can be filled without holding them all). */
+export function* windowsEventStream(rules: readonly SigmaDoc[], count: number, rate = 0.02): Generator<Record<string, unknown>> {
   seed = 20261127
   const literals = ruleLiterals(rules)
-  const events: Array<Record<string, unknown>> = []
   for (let i = 0; i < count; i++) {
     const image = path(rnd() < 0.8 ? pick(BINS) : pick(TOOLS))
     const kind = int(10)
@@ -135,9 +139,8 @@ export function windowsEvents(rules: readonly SigmaDoc[], count: number, rate = 
       const pool = literals.get(field)
       if (pool && rnd() < rate) e[field] = placed(pick(pick(pool)), String(e[field]))
     }
-    events.push(e)
+    yield e
   }
-  return events
 }
 
 /**
