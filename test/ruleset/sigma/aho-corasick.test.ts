@@ -1,7 +1,7 @@
 // The rule index's substring matcher against a naive search: patterns enough to leave most
 // states without a dense row (thousands of hash-like strings), ASCII and non-ASCII code units.
 import { expect, test } from 'bun:test'
-import { AhoCorasick } from '../../../src/ruleset/sigma/runtime/aho-corasick'
+import { AhoCorasick } from '../../../src/store/query/aho-corasick'
 
 let seed = 99
 const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000

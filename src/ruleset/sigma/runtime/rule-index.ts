@@ -8,7 +8,7 @@
  * that cannot match.
  */
 import { type DocView, fold } from '../../../store/query'
-import { AhoCorasick } from './aho-corasick'
+import { AhoCorasick } from '../../../store/query/aho-corasick'
 import type { Atom, Clause, Requirement } from './requirements'
 
 /**

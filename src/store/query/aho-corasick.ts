@@ -1,13 +1,14 @@
 /**
  * A multi-pattern substring matcher (Aho-Corasick): one pass over a value reports every pattern
- * it contains, whatever the number of patterns. The shallowest states (where a scan spends nearly
+ * it contains, whatever the number of patterns (the rule index's substrings, a query's long
+ * lists of `contains` values). The shallowest states (where a scan spends nearly
  * all its steps) have a dense table for ASCII code units; deeper states keep only their own edges
  * and follow failure links. A dense row per state would cost 512 bytes for each of the 100,000+
  * states of one rule listing thousands of file hashes (SigmaHQ's driver-load rules): hundreds of
  * MiB for a real rule set.
  */
 const ASCII = 128
-/** States given a dense ASCII row, shallowest first (2 MiB of rows at most). */
+/** States given a dense ASCII row by default, shallowest first (2 MiB of rows at most). */
 const DENSE_STATES = 4096
 const NONE: readonly number[] = []
 
@@ -23,7 +24,8 @@ export class AhoCorasick {
   private readonly edgeTarget: Int32Array
   private readonly fail: Int32Array
 
-  constructor(patterns: readonly string[]) {
+  /** `denseStates`: how many of the shallowest states get a dense row (512 bytes each). */
+  constructor(patterns: readonly string[], denseStates = DENSE_STATES) {
     const goto: Array<Map<number, number>> = [new Map()]
     const own: Array<readonly number[]> = [NONE]
     patterns.forEach((p, id) => {
@@ -71,7 +73,7 @@ export class AhoCorasick {
         order.push(t)
       }
     }
-    const dense = Math.min(n, DENSE_STATES)
+    const dense = Math.max(1, Math.min(n, denseStates))
     this.ascii = new Int32Array(dense * ASCII)
     for (let q = 0; q < dense; q++) {
       const s = order[q]
@@ -89,6 +91,16 @@ export class AhoCorasick {
       const o = this.out[s]
       for (let k = 0; k < o.length; k++) hit(o[k])
     }
+  }
+
+  /** Whether `text` contains any of the patterns. */
+  has(text: string): boolean {
+    let s = 0
+    for (let i = 0; i < text.length; i++) {
+      s = this.next(s, text.charCodeAt(i))
+      if (this.out[s].length > 0) return true
+    }
+    return this.out[0].length > 0 // the empty pattern
   }
 
   /** The state after `s` reads code unit `c`. */
