@@ -2,8 +2,8 @@
 // SigmaHQ's Windows rules (or generated ones when they are absent, scripts/bench/lib/sigma-rules.ts)
 // created one by one through `POST /_plugins/_content_manager/rules`, ms per rule by band (flat
 // when the ratio of the last band to the first is near 1); their promotion draft -> test; then
-// `POST logtest/detection` calls/s on an integration of 100 rules and on one of all the others
-// (flat in the rule count when their ratio is near 1). Embedded store on disk, Engine mocked.
+// `POST logtest/detection` calls/s on an integration of 100 rules and on one of 1,000 (flat in the
+// rule count when their ratio is near 1). Embedded store on disk, Engine mocked.
 //
 //   BENCH_AUTHOR_RULES=1000 bun scripts/bench/content-authoring.bench.ts
 import { startTestServer } from '../../test/helpers/server'
@@ -39,6 +39,7 @@ try {
   }
   const small = await integration('win-small')
   const large = await integration('win')
+  const rest = await integration('win-rest')
   // A rule as an author sends it: the Sigma document, its product the integration's title.
   const resource = (doc: SigmaDoc, title: string, product: string) => ({
     metadata: { title, author: 'bench' },
@@ -62,7 +63,8 @@ try {
       let title = rules[i].title
       while (titles.has(title)) title += ' (2)'
       titles.add(title)
-      const [parent, product] = i < 100 ? [small, 'win-small'] : [large, 'win']
+      // 100 rules, 1,000 rules, the others: logtest is measured on the first two.
+      const [parent, product] = i < 100 ? [small, 'win-small'] : i < 1100 ? [large, 'win'] : [rest, 'win-rest']
       const r = await s.request('POST', `${PREFIX}/rules`, { body: { integration: parent, resource: resource(rules[i], title, product) } })
       if (r.status !== 201) {
         refused++
