@@ -191,10 +191,14 @@ export function write(
   const src = JSON.stringify(source)
   const keysJson = JSON.stringify(text.listed.length === 0 ? keys : [...keys, ...text.listed])
   let rid: number
+  let toInsert = keys
   if (existing) {
     keepForPits(core, meta, existing, seq)
-    const gone = removeKeys(core, meta, existing)
-    core.pendingStats.move(meta.lengthIds, gone, text.listed, onUndo(core))
+    // Only the keys that changed: a document holding a long list (an integration's 10,000 rule
+    // ids) rewritten to add one would otherwise delete and insert every key of the list.
+    const { old, fresh } = replaceKeys(core, meta, existing, keys)
+    toInsert = fresh
+    core.pendingStats.move(meta.lengthIds, old, text.listed, onUndo(core))
     core.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
     rid = existing.rid
     adjustCount(core, meta, 0, storedSize(src, keysJson) - (existing.len ?? storedSize(existing.src, existing.keys)))
@@ -208,7 +212,7 @@ export function write(
     core.pendingStats.move(meta.lengthIds, undefined, text.listed, onUndo(core))
     adjustCount(core, meta, 1, storedSize(src, keysJson))
   }
-  insertRows(core.db, keys, text, rid)
+  insertRows(core.db, toInsert, text, rid)
   const written = response(meta, id, version, result, seq, p)
   return op === 'update' ? withGet(written, (body as Record<string, unknown>)._source, source) : written
 }
@@ -322,6 +326,26 @@ const onUndo =
   (core: StoreCore) =>
   (f: () => void): void =>
     core.onUndo(f)
+
+const keyText = ([f, v]: Key) => `${f}\u0000${typeof v}\u0000${v}`
+
+/**
+ * Removes the fv rows of `row` a rewrite to `next` does not keep: every posting (their weights
+ * follow the text) and the value keys `next` lacks. Answers the row's keys (their lengths leave
+ * the text statistics) and the value keys still to insert.
+ */
+function replaceKeys(core: StoreCore, meta: IndexMeta, row: DocRow, next: Key[]): { old: Key[]; fresh: Key[] } {
+  const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
+  const old = JSON.parse(row.keys) as Key[]
+  const wanted = new Set(next.map(keyText))
+  const kept = new Set<string>()
+  for (const key of old) {
+    if (meta.lengthIds.has(key[0])) continue
+    if (!meta.termIds.has(key[0]) && wanted.has(keyText(key))) kept.add(keyText(key))
+    else for (const [f, v] of listedRows(meta.termIds, key)) del.run(f, v, row.rid)
+  }
+  return { old, fresh: kept.size === 0 ? next : next.filter((k) => !kept.has(keyText(k))) }
+}
 
 /** An update answers the document it left under `get` when `_source` was asked for. */
 function withGet(r: WriteResponse, wanted: unknown, source: Record<string, unknown>): WriteResponse {

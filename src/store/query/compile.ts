@@ -17,6 +17,7 @@ import { cidrMatcher, parseIp } from './ip'
 import { fromJavaScript, linearRegExp } from './linear-regexp'
 import { luceneRegExp } from './lucene-regexp'
 import { type StringMatcher, wildcardMatcher } from './wildcard'
+import { AhoCorasick } from './aho-corasick'
 import { editDistanceWithin, fuzzyEdits } from './fuzzy'
 import { type QueryableField, translateQueryString } from './query-string'
 import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, planeDistance, rawValuesAt } from './geo'
@@ -414,11 +415,14 @@ class Compiler {
     const mustNotIn = clauses(body.must_not)
     this.clauses?.bool(mustIn.length + shouldIn.length + mustNotIn.length)
     const must = mustIn.map((x) => this.node(x))
-    const should = shouldIn.map((x) => this.node(x))
+    const defaultMsm = shouldIn.length > 0 && must.length === 0 ? 1 : 0
+    const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, shouldIn.length)
+    // Any one of them: runs of plain `contains` wildcards on one field become one test (a Sigma
+    // list of thousands of hashes is otherwise thousands of closures, tried one by one). Not
+    // under limits: a caller's search counts and bounds each clause it wrote.
+    const should = msm === 1 && !this.limits ? this.containsRuns(shouldIn) : shouldIn.map((x) => this.node(x))
     const mustNot = mustNotIn.map((x) => this.node(x))
-    const defaultMsm = should.length > 0 && must.length === 0 ? 1 : 0
-    const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, should.length)
-    if (msm > should.length) return { test: never, name: nameOf(body) }
+    if (msm > shouldIn.length) return { test: never, name: nameOf(body) }
     const test: Test = (d) => {
       for (const t of must) if (!t(d)) return false
       for (const t of mustNot) if (t(d)) return false
@@ -435,8 +439,47 @@ class Compiler {
     return { test, name: nameOf(body) }
   }
 
+  /**
+   * `clauses` compiled in order, each run of consecutive unnamed `*literal*` wildcards on one field
+   * (same case sensitivity) as a single test of "contains any of the literals". In an any-of
+   * (minimum_should_match 1) a run is true exactly when one of its members is, and nothing
+   * between its members is skipped or evaluated out of order.
+   */
+  private containsRuns(clauses: unknown[]): Test[] {
+    const out: Test[] = []
+    for (let i = 0; i < clauses.length;) {
+      const first = containsLeaf(clauses[i])
+      let j = i + 1
+      while (first && j < clauses.length) {
+        const next = containsLeaf(clauses[j])
+        if (!next || next.field !== first.field || next.ci !== first.ci) break
+        j++
+      }
+      if (!first || j - i < 2) {
+        out.push(this.node(clauses[i]))
+        i++
+        continue
+      }
+      const literals = clauses.slice(i, j).map((c) => containsLeaf(c)!.literal)
+      const f = this.field(first.field)
+      out.push(f === undefined ? never : this.strings(f, first.ci, containsAny(first.ci ? literals.map(fold) : literals)))
+      i = j
+    }
+    return out
+  }
+
+  /** Fields resolved so far: a rule's leaves name a few fields many times (5 closures each). */
+  private readonly fields = new Map<string, Field | undefined>()
+
   /** Resolve a field name to how it is read; undefined = unmapped in a mapped index (matches nothing). */
   field(name: string): Field | undefined {
+    if (this.fields.has(name)) return this.fields.get(name)
+    const f = this.resolveField(name)
+    this.fields.set(name, f)
+    return f
+  }
+
+  private resolveField(name: string): Field | undefined {
     if (name === '_id' || name === '_index') {
       const get =
         name === '_id' ? (d: DocView) => (d.id === undefined ? [] : [d.id]) : (d: DocView) => (d.index === undefined ? [] : [d.index])
@@ -888,6 +931,35 @@ function requireString(q: string, v: unknown): string {
   if (typeof v === 'string') return v
   if (typeof v === 'number' || typeof v === 'boolean') return String(v)
   throw new ParsingError(`[${q}] query requires a value`)
+}
+
+/** `{wildcard: {field: '*literal*'}}` (no other wildcard, escape, name or parameter): its parts. */
+function containsLeaf(q: unknown): { field: string; literal: string; ci: boolean } | undefined {
+  if (!isObject(q) || !isObject(q.wildcard)) return undefined
+  const keys = Object.keys(q)
+  const fields = Object.keys(q.wildcard)
+  if (keys.length !== 1 || fields.length !== 1) return undefined
+  const raw = q.wildcard[fields[0]]
+  let value: unknown = raw
+  let ci = false
+  if (isObject(raw)) {
+    for (const k of Object.keys(raw)) if (k !== 'value' && k !== 'case_insensitive') return undefined
+    value = raw.value
+    if (raw.case_insensitive !== undefined && typeof raw.case_insensitive !== 'boolean') return undefined
+    ci = raw.case_insensitive === true
+  }
+  if (typeof value !== 'string' || value.length < 2 || !value.startsWith('*') || !value.endsWith('*')) return undefined
+  const literal = value.slice(1, -1)
+  if (/[*?\\]/.test(literal)) return undefined
+  return { field: fields[0], literal, ci }
+}
+
+/** Whether a value contains one of `literals`: an automaton for long lists, indexOf for short ones. */
+function containsAny(literals: string[]): StringMatcher {
+  if (literals.length < 8) return (v) => literals.some((l) => v.includes(l))
+  // One per list in every compiled rule: a few dense rows (the root's) keep it small.
+  const matcher = new AhoCorasick(literals, 64)
+  return (v) => matcher.has(v)
 }
 
 function anyOf(tests: Test[]): Test {
