@@ -199,7 +199,7 @@ forEachPlatform(
           body: { space: 'draft', changes: preview.body.changes },
         })
         expect(denied.status).toBe(403)
-        expect(denied.body.message).toContain('no permissions for [indices:data/write/index]')
+        expect(denied.body.message).toContain('no permissions for [indices:data/write/bulk[s], indices:data/write/index]')
         expect(await inTest()).toEqual(idsBefore)
         expect(await testPolicy()).toEqual(policyBefore)
 
@@ -216,7 +216,7 @@ forEachPlatform(
         expect(countBefore).toBeGreaterThan(0)
         const r = await node.request('DELETE', `${PREFIX}/space/draft`, { user: FRANK })
         expect(r.status).toBe(403)
-        expect(r.body.message).toContain(`no permissions for [${INDEX_ACTIONS.delete}]`)
+        expect(r.body.message).toContain(`no permissions for [indices:data/write/bulk[s], ${INDEX_ACTIONS.delete}]`)
         expect(await draftContent()).toBe(countBefore)
         expect(await draftPolicy()).toEqual(policyBefore)
       })
@@ -247,7 +247,7 @@ forEachPlatform(
         expect(r.body.errors).toBe(true)
         expect(r.body.items[0]).toMatchObject({ ...ids.security, status: 200, result: 'updated' })
         expect(r.body.items[1]).toMatchObject({ ...ids['cloud-services'], status: 403 })
-        expect(r.body.items[1].error).toContain('no permissions for [indices:data/write/update]')
+        expect(r.body.items[1].error).toContain('no permissions for [indices:data/write/bulk[s], indices:data/write/update]')
 
         const source = async (f: { _id: string; _index: string }) =>
           (await platform.request('GET', `/${f._index}/_doc/${f._id}`)).body._source
