@@ -13,7 +13,6 @@ import { expandFieldPattern, kindOf, minimumShouldMatch } from '../store/query/c
 import { fieldPath, isObject } from '../store/query/doc'
 import { fieldSpecs } from '../store/embedded/mapping'
 import { badRequest, type RequestContext } from './context'
-import { readSource } from './read-gate'
 
 const KEYS = new Set([
   'fields',
@@ -92,7 +91,16 @@ function addTerms(out: Terms, field: string, keyword: boolean, value: unknown, k
 }
 
 /** Rewrites every `more_like_this` of a query into the bool of term clauses it stands for. */
-export async function rewriteMoreLikeThis(ctx: RequestContext, query: Query, indices: string[], filter: Query | undefined): Promise<Query> {
+/** A like document's source as the caller may read it (the read gate's), or undefined. */
+export type SourceReader = (index: string, id: string) => Promise<Record<string, unknown> | undefined>
+
+export async function rewriteMoreLikeThis(
+  ctx: RequestContext,
+  query: Query,
+  indices: string[],
+  filter: Query | undefined,
+  readSource: SourceReader,
+): Promise<Query> {
   const mappings: Record<string, { mappings: Mappings }> =
     indices.length > 0 ? await ctx.store.getMapping({ index: indices, expand_wildcards: 'all' }) : {}
   const types = new Map<string, { type: string; path?: string }>()
@@ -101,7 +109,8 @@ export async function rewriteMoreLikeThis(ctx: RequestContext, query: Query, ind
     if (depth > 200) return q
     if (Array.isArray(q)) return Promise.all(q.map((x) => walk(x, depth + 1)))
     if (!isObject(q)) return q
-    if (Object.hasOwn(q, 'more_like_this') && Object.keys(q).length === 1) return rewriteOne(ctx, q.more_like_this, indices, filter, types)
+    if (Object.hasOwn(q, 'more_like_this') && Object.keys(q).length === 1)
+      return rewriteOne(ctx, q.more_like_this, indices, filter, types, readSource)
     const out: Record<string, unknown> = {}
     for (const [k, v] of Object.entries(q)) out[k] = await walk(v, depth + 1)
     return out
@@ -115,6 +124,7 @@ async function rewriteOne(
   indices: string[],
   filter: Query | undefined,
   types: Map<string, { type: string; path?: string }>,
+  readSource: SourceReader,
 ): Promise<Query> {
   if (!isObject(raw)) throw badRequest('[mlt] query malformed, no start_object', 'parsing_exception')
   for (const k of Object.keys(raw)) if (!KEYS.has(k)) throw badRequest(`[mlt] query does not support [${k}]`, 'parsing_exception')
@@ -159,7 +169,7 @@ async function rewriteOne(
     if (item.doc) return item.doc
     const index = item.index ?? indices[0]
     if (index === undefined) return undefined
-    return readSource(ctx, index, item.id!)
+    return readSource(index, item.id!)
   }
   for (const item of like) {
     if (item.text !== undefined) {

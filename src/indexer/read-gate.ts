@@ -86,7 +86,8 @@ export async function searchQuery(ctx: RequestContext, query: Query | undefined,
   const filter = await readFilter(ctx, indices)
   let q = await resolveLookups(ctx, query)
   // more_like_this becomes the terms it selects, weighed over what the caller may read.
-  if (q !== undefined && hasMoreLikeThis(q)) q = await rewriteMoreLikeThis(ctx, q, indices, filter)
+  if (q !== undefined && hasMoreLikeThis(q))
+    q = await rewriteMoreLikeThis(ctx, q, indices, filter, (index, id) => readSource(ctx, index, id))
   return withFilter(q, filter)
 }
 

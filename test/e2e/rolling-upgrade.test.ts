@@ -48,7 +48,7 @@ forEachPlatform({ users: WRITERS.map((w) => ({ ...w, backend_roles: ['writer'] }
 
   afterAll(async () => {
     for (const n of nodes) await n?.stop()
-  })
+  }, 60_000)
 
   interface Outcome {
     acked: boolean

@@ -161,7 +161,7 @@ export function forEachPlatform(
       beforeAll(async () => {
         platform = await startPlatform(typeof opts === 'function' ? opts() : opts, kind)
       }, OPENSEARCH_START_MS)
-      afterAll(() => platform?.stop())
+      afterAll(() => platform?.stop(), 60_000)
       body(() => platform, kind)
     })
   }

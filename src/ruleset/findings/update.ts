@@ -45,7 +45,16 @@ export async function updateFindings(
   const sent: number[] = []
   const lines: BulkLine[] = []
   const localCheck = !platformDecides(deps)
+  // An update of a missing index would create it (OpenSearch auto-creates on update, and so does
+  // the embedded store): an index that is not there is a 404 item, never sent.
+  const missing = new Set<string>()
+  for (const index of new Set(updates.map((u) => u._index)))
+    if (!(await deps.store.existsIndex({ index, expand_wildcards: 'all' }).catch(() => true))) missing.add(index)
   updates.forEach((u, i) => {
+    if (missing.has(u._index)) {
+      items[i] = { _id: u._id, _index: u._index, status: 404, error: `no such index [${u._index}]` }
+      return
+    }
     if (localCheck) {
       try {
         deps.security.authorizeIndices(caller, INDEX_ACTIONS.update, [u._index])

@@ -8,7 +8,7 @@ import type { FieldSpec } from '../query/compile'
 import type { Namespace } from '../names'
 import { fieldSpecs, type IndexedKind, indexedKind } from './mapping'
 import { ridRange } from './rids'
-import { isLengthsField, isTermsField } from './text-index'
+import { isLengthsField, isTermsField } from './text-fields'
 
 export interface IndexMeta {
   ix: number

@@ -18,7 +18,8 @@ import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './m
 import { isValueAndPathField } from '../query/flat-object'
 import { keepForPits } from './pits'
 import { ridRange } from './rids'
-import { insertRows, isLengthsField, type Key, listedRows, textKeys } from './text-index'
+import { isLengthsField } from './text-fields'
+import { insertRows, type Key, listedRows, textKeys } from './text-index'
 import { DocView } from '../query/doc'
 
 export async function indexDocument(core: StoreCore, params: IndexParams): Promise<WriteResponse> {

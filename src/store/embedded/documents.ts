@@ -1,4 +1,5 @@
 /** Reading documents, and the one index a document operation reads or writes. */
+import { STORED_SIZE } from './stored-size'
 import { IllegalArgument, IndexClosed, IndexNotFound } from '../errors'
 import type { GetParams, GetResponse } from '../port'
 import { fieldPath } from '../query/doc'
@@ -23,11 +24,6 @@ export function getRow(core: StoreCore, meta: IndexMeta, id: string): DocRow | n
   return core.db.query('SELECT rid, id, seq, ver, src, keys FROM docs WHERE ix = ? AND id = ?').get(meta.ix, id) as DocRow | null
 }
 
-/**
- * What a document adds to its index's `store.size`: its source, and its index entries counted
- * twice, as its `keys` list and as the field-value (and text index) rows they stand for.
- */
-export const STORED_SIZE = 'length(src) + 2 * length(keys)'
 export const storedSize = (src: string, keys: string): number => src.length + 2 * keys.length
 
 export function getHead(core: StoreCore, meta: IndexMeta, id: string): DocRow | null {

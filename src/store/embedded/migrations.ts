@@ -11,7 +11,8 @@ import { fieldPath } from '../query/doc'
 import { FLAT_OBJECT, flatLeaves, valueAndPathField, valueAndPathKey } from '../query/flat-object'
 import { fieldSpecs } from './mapping'
 import { ridRange } from './rids'
-import { insertRows, isLengthsField, type Key, saveStats, statsDelta, type StatsDelta, textKeys, viewOf } from './text-index'
+import { isLengthsField } from './text-fields'
+import { insertRows, type Key, saveStats, statsDelta, type StatsDelta, textKeys, viewOf } from './text-index'
 
 export interface Migration {
   /** The schema version the store has after this step; steps are numbered 1, 2, 3... */

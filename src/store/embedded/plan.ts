@@ -6,7 +6,7 @@
 import { analyze } from '../query/analysis'
 import { expandFieldPattern, kindOf, toBool, toNumber, leafParts } from '../query/compile'
 import { translateQueryString } from '../query/query-string'
-import { termsField } from './text-index'
+import { termsField } from './text-fields'
 import { parseDateMath } from '../query/dates'
 import { isObject, keywordOf } from '../query/doc'
 import type { IndexMeta } from './catalog'

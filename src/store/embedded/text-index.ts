@@ -11,17 +11,12 @@
  * Tokens come from the same DocView.tokens the evaluator and the scan-time statistics use, so the
  * postings, the counters and the scores are exactly what a scan computes.
  */
+import { isLengthsField, isTermsField, lengthsField, termsField } from './text-fields'
 import type { Database } from 'bun:sqlite'
 import { kindOf, type FieldSpec } from '../query/compile'
 import { DocView, fieldPath, type FieldPath } from '../query/doc'
 import { bm25, type FieldStats, type Needs, type Stats } from '../query/score'
 import type { IndexMeta } from './catalog'
-
-/** Names no mapped field can have (a NUL is not allowed in a field name's JSON path). */
-export const termsField = (field: string): string => `\u0000terms ${field}`
-export const lengthsField = (field: string): string => `\u0000len ${field}`
-export const isLengthsField = (name: string): boolean => name.startsWith('\u0000len ')
-export const isTermsField = (name: string): boolean => name.startsWith('\u0000terms ')
 
 export type Key = [f: number, v: string | number]
 
