@@ -107,6 +107,7 @@ export const PLATFORM_SA_ACTIONS = {
   correlatedFindings: `${PSA}correlations/findings`,
   correlationAlertsGet: `${PSA}correlationAlerts/get`,
   correlationAlertsAck: `${PSA}correlationAlerts/ack`,
+  threatIntelFindingsGet: `${PSA}threatIntel/iocs/findings/get`,
 } as const
 
 const NOTIFICATIONS = 'cluster:admin/platform/notifications/'

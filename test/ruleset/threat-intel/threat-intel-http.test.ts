@@ -1,0 +1,170 @@
+// Threat intel on events over real HTTP: the CTI test server feeds IoCs (snapshot, then changes),
+// the node's sync keeps its IoC index in step, and a detector with `threat_intel_enabled` on the
+// `network` log type (IoC fields `source.ip`, `destination.ip`) turns an event holding a listed
+// address into an IoC finding, found by `GET /threat_intel/findings/_search` in the peer's shape.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../../fixtures/cti/server'
+import { startTestServer, type TestServer } from '../../helpers/server'
+import { feedConsumers } from '../../content/sync/harness'
+
+const { IOCS } = feedConsumers('threat-intel-http')
+const SA = '/_plugins/_security_analytics'
+const EVENTS = 'svc-events-v5-security'
+let cti: CtiServer
+let feed: FakeConsumer
+let s: TestServer
+let monitorId: string
+let detectorId: string
+const lines: string[] = []
+const loads = () => lines.filter((l) => l.includes('IoC index loaded')).length
+
+const ioc = (id: string, name: string, type: string, feedName = 'threat-fox') => payloads.ioc(id, { name, type, feed: { name: feedName } })
+
+const state = async () => (await s.request('GET', `/.svc-cti-consumers/_doc/${encodeURIComponent(IOCS.type)}`)).body._source
+
+async function until(check: () => Promise<boolean>, what: string, ms = 30_000) {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    if (await check()) return
+    await Bun.sleep(100)
+  }
+  throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await state())}`)
+}
+
+/** Starts a pass and waits until the consumer holds the feed's last offset. */
+async function synced() {
+  await until(async () => (await s.request('POST', '/_plugins/_content_manager/update')).status === 202, 'a pass to start')
+  await until(async () => {
+    const st = await state()
+    return st?.status === 'ready' && st.local_offset === feed.lastOffset && !st.post_sync_pending
+  }, 'the feed to be applied')
+}
+
+async function index(events: Array<Record<string, unknown>>) {
+  const body = events.flatMap((e) => [
+    JSON.stringify({ create: { _index: EVENTS } }),
+    JSON.stringify({ '@timestamp': new Date().toISOString(), ...e }),
+  ])
+  const r = await s.request('POST', '/_bulk?refresh=true', {
+    body: body.join('\n') + '\n',
+    headers: { 'content-type': 'application/x-ndjson' },
+  })
+  expect(r.body.errors).toBe(false)
+  return r.body.items.map((i: any) => i.create._id as string)
+}
+
+const execute = () => s.request('POST', `/_plugins/_alerting/monitors/${monitorId}/_execute`)
+const findings = async (query = '') => (await s.request('GET', `${SA}/threat_intel/findings/_search${query}`)).body
+
+beforeAll(async () => {
+  cti = startCtiServer()
+  feed = cti.consumer(IOCS.context, IOCS.name)
+  feed.create('1', ioc('1', '203.0.113.5', 'ip'))
+  feed.create('2', ioc('2', '192.0.2.10:4444', 'ip:port'))
+  feed.create('3', ioc('3', '198.51.100.0/24', 'ip', 'abuse-ch'))
+  feed.create('4', ioc('4', 'phish.example.net', 'domain'))
+  feed.publishSnapshot()
+  s = await startTestServer({
+    logLines: lines,
+    settings: {
+      'log.level': 'info',
+      'plugins.content_manager.cti.api': cti.base,
+      'plugins.content_manager.catalog.iocs': feed.url,
+      'plugins.content_manager.catalog.update_on_start': true,
+      'plugins.content_manager.catalog.update_on_schedule': false,
+    },
+  })
+  await until(async () => (await state())?.status === 'ready' && (await state())?.local_offset === feed.lastOffset, 'the snapshot')
+  const created = await s.request('POST', `${SA}/detectors`, {
+    body: {
+      type: 'detector',
+      name: 'network-ti',
+      detector_type: 'network',
+      enabled: true,
+      threat_intel_enabled: true,
+      schedule: { period: { interval: 60, unit: 'MINUTES' } },
+      inputs: [{ detector_input: { description: 'ti', indices: [EVENTS], custom_rules: [], pre_packaged_rules: [] } }],
+      triggers: [],
+    },
+  })
+  expect(created.status).toBe(201)
+  detectorId = created.body._id
+  monitorId = created.body.detector.monitor_id[0]
+  // The first run baselines the checkpoint at the current end of the stream.
+  await index([{ source: { ip: '10.9.9.9' } }])
+  await execute()
+})
+afterAll(async () => {
+  await s?.stop()
+  await cti?.stop()
+})
+
+describe('threat intel on events', () => {
+  test('an event holding a listed address arrives as an IoC finding naming the event, the IoC, its type and feed', async () => {
+    const [hit, inNet, clean] = await index([
+      { source: { ip: '203.0.113.5' }, destination: { ip: '10.0.0.1' } },
+      { source: { ip: '10.0.0.2' }, destination: { ip: '198.51.100.77' } },
+      { source: { ip: '10.0.0.3' }, destination: { ip: '10.0.0.4' } },
+    ])
+    expect((await execute()).status).toBe(200)
+    const r = await findings('?sortString=ioc_value')
+    expect(r.total_findings).toBe(2)
+    // Sorted as keywords: 198.51.100.77 first.
+    const [network, exact] = r.ioc_findings
+    expect(exact).toMatchObject({
+      ioc_value: '203.0.113.5',
+      ioc_type: 'ipv4-addr',
+      ioc_feed_ids: [{ ioc_id: '1', feed_id: 'svc-cti-iocs', feed_name: 'threat-fox', index: '' }],
+      monitor_id: monitorId,
+      monitor_name: 'network-ti',
+    })
+    expect(exact.related_doc_ids[0].startsWith(`${hit}:`)).toBe(true)
+    expect(exact.id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(typeof exact.timestamp).toBe('number')
+    expect(network).toMatchObject({ ioc_value: '198.51.100.77', ioc_feed_ids: [{ ioc_id: '3', feed_name: 'abuse-ch' }] })
+    expect(network.related_doc_ids[0].startsWith(`${inNet}:`)).toBe(true)
+    expect(JSON.stringify(r.ioc_findings)).not.toContain(clean)
+    // The run reports them.
+    const got = await s.request('GET', `${SA}/detectors/${detectorId}`)
+    expect(got.body.detector.last_run.ioc_findings_written).toBe(2)
+  })
+
+  test('the feed changes reach matching without a reload: a new IoC matches, a deleted one no longer does', async () => {
+    expect(loads()).toBe(1)
+    feed.create('5', ioc('5', '2001:db8::66', 'ip'))
+    feed.delete('1')
+    await synced()
+    const [v6, gone] = await index([{ source: { ip: '2001:db8::66' } }, { destination: { ip: '203.0.113.5' } }])
+    await execute()
+    const r = await findings('?searchString=ioc_type:ipv6-addr')
+    expect(r.ioc_findings.map((f: any) => f.ioc_value)).toEqual(['2001:db8::66'])
+    expect(r.ioc_findings[0].related_doc_ids[0].startsWith(`${v6}:`)).toBe(true)
+    const all = await findings('?size=100')
+    expect(all.total_findings).toBe(3)
+    expect(JSON.stringify(all.ioc_findings)).not.toContain(gone)
+    // Loaded once, at the first run: the change window was applied to it, not reloaded.
+    expect(loads()).toBe(1)
+  })
+
+  test('search parameters: iocIds, findingIds, time range, paging and sort', async () => {
+    const all = (await findings('?size=100&sortString=timestamp&sortOrder=desc')).ioc_findings
+    expect((await findings('?iocIds=3')).ioc_findings.map((f: any) => f.ioc_value)).toEqual(['198.51.100.77'])
+    expect((await findings(`?findingIds=${all[0].id}`)).ioc_findings.map((f: any) => f.id)).toEqual([all[0].id])
+    expect((await findings('?size=1&startIndex=1')).ioc_findings.length).toBe(1)
+    expect((await findings(`?startTime=0&endTime=1`)).total_findings).toBe(0)
+    expect((await findings(`?startTime=0&endTime=${Date.now() + 1000}`)).total_findings).toBe(3)
+  })
+
+  test('bad input is a 4xx in the plugin envelope', async () => {
+    for (const q of ['?size=-1', '?sortOrder=sideways', '?startIndex=x', '?startTime=a&endTime=b', '?sortString=a%20b']) {
+      const r = await s.request('GET', `${SA}/threat_intel/findings/_search${q}`)
+      expect(r.status).toBe(400)
+      expect(r.body).toMatchObject({ status: 400, message: expect.any(String) })
+    }
+  })
+
+  test('the route is behind its cluster action: a caller without it gets a 403', async () => {
+    const r = await s.request('GET', `${SA}/threat_intel/findings/_search`, { user: { name: 'nobody', password: 'x' } })
+    expect([401, 403]).toContain(r.status)
+  })
+})
