@@ -44,9 +44,9 @@ export interface RunDeps {
   /** Where events are evaluated (a thread of the node's, or this one). */
   evaluator: EvaluatorThread
   /** Raises the alerts of the detector's triggers on each bulk of findings (absent: none). */
-  alerts?: Pick<AlertRaiser, 'raise' | 'runFailed' | 'runSucceeded'>
+  alerts?: Pick<AlertRaiser, 'raise' | 'runFailed' | 'runSucceeded' | 'raiseIoc'>
   /** IoC matching for detectors with `threat_intel_enabled` (absent: the flag does nothing). */
-  threatIntel?: Omit<ThreatIntelDeps, 'store' | 'log' | 'now'>
+  threatIntel?: Omit<ThreatIntelDeps, 'store' | 'log' | 'now' | 'alerts'>
 }
 
 export interface RunControl {

@@ -2,14 +2,15 @@
  * The detector flag `threat_intel_enabled` within one detector run: the values of the log type's
  * IoC fields, gathered by the scan in the same pass as the rules (collect.ts), are looked up in the
  * node's IoC index batch by batch, and the run's matches written as IoC findings (one per distinct
- * value per run) when the run commits, before its checkpoint moves.
+ * value per run), with the alerts of the detector's threat-intel triggers, when the run commits,
+ * before its checkpoint moves.
  */
 import type { Logger } from '../../http/log'
 import type { Store } from '../../store/port'
 import type { StoredDetector } from '../model'
 import type { IocCandidates } from './collect'
 import { iocFieldsOf, type IocFieldList, type IocFieldsInput } from './ioc-fields'
-import { buildIocFindings, type IocHit, writeIocFindings } from './ioc-findings'
+import { buildIocFindings, type IocFinding, type IocHit, writeIocFindings } from './ioc-findings'
 import type { IocIndex } from './ioc-index'
 import { MAX_EVENTS_PER_VALUE } from './collect'
 
@@ -20,6 +21,8 @@ export interface ThreatIntelDeps {
   now: () => number
   /** The node's IoC index, in step with the stored IoCs. */
   iocs: { current(): Promise<IocIndex> }
+  /** Raises the alerts of the detector's threat-intel triggers (absent: none). */
+  alerts?: { raiseIoc(detectorId: string, detector: StoredDetector, findings: IocFinding[]): Promise<number> }
   /** The log type's own `ioc_fields`, if it has a list. */
   iocFieldsOfLogType(name: string): Promise<IocFieldsInput | undefined>
 }
@@ -71,6 +74,8 @@ export class DetectorThreatIntel {
       now: this.deps.now(),
     })
     this.findings += await writeIocFindings(this.deps.store, findings)
+    // After their findings and before the checkpoint, as the rules' alerts.
+    await this.deps.alerts?.raiseIoc(this.id, this.detector, findings)
     for (const key of this.hits.keys()) this.written.add(key)
     this.hits.clear()
   }

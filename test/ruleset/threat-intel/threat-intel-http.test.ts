@@ -53,6 +53,8 @@ async function index(events: Array<Record<string, unknown>>) {
   return r.body.items.map((i: any) => i.create._id as string)
 }
 
+/** The concrete index an alert's events are in (the stream's backing index). */
+const EVENTS_INDEX = (alert: any) => String(alert.related_doc_ids[0]).split('|')[1]
 const execute = () => s.request('POST', `/_plugins/_alerting/monitors/${monitorId}/_execute`)
 const findings = async (query = '') => (await s.request('GET', `${SA}/threat_intel/findings/_search${query}`)).body
 
@@ -84,7 +86,7 @@ beforeAll(async () => {
       threat_intel_enabled: true,
       schedule: { period: { interval: 60, unit: 'MINUTES' } },
       inputs: [{ detector_input: { description: 'ti', indices: [EVENTS], custom_rules: [], pre_packaged_rules: [] } }],
-      triggers: [],
+      triggers: [{ id: 'ti', name: 'ioc matches', severity: '2', detection_types: ['threat_intel'], actions: [] }],
     },
   })
   expect(created.status).toBe(201)
@@ -153,6 +155,24 @@ describe('threat intel on events', () => {
     expect((await findings('?size=1&startIndex=1')).ioc_findings.length).toBe(1)
     expect((await findings(`?startTime=0&endTime=1`)).total_findings).toBe(0)
     expect((await findings(`?startTime=0&endTime=${Date.now() + 1000}`)).total_findings).toBe(3)
+  })
+
+  test("a threat-intel trigger alerts once per IoC value: a later finding of the value joins that value's alert", async () => {
+    const alerts = async () =>
+      (await s.request('GET', `${SA}/alerts?detector_id=${detectorId}&size=100`)).body.alerts.filter((a: any) => a.trigger_id === 'ti')
+    const before = await alerts()
+    expect(before.map((a: any) => a.ioc_value).sort()).toEqual(['198.51.100.77', '2001:db8::66', '203.0.113.5'])
+    const first = before.find((a: any) => a.ioc_value === '198.51.100.77')
+    expect(first).toMatchObject({ state: 'ACTIVE', ioc_type: 'ipv4-addr', trigger_name: 'ioc matches', severity: '2' })
+    expect(first.finding_ids.length).toBe(1)
+    const [again] = await index([{ source: { ip: '198.51.100.77' } }])
+    await execute()
+    const after = await alerts()
+    expect(after.length).toBe(3)
+    const joined = after.find((a: any) => a.ioc_value === '198.51.100.77')
+    expect(joined.id).toBe(first.id)
+    expect(joined.finding_ids.length).toBe(2)
+    expect(joined.related_doc_ids).toContain(`${again}|${EVENTS_INDEX(joined)}`)
   })
 
   test('bad input is a 4xx in the plugin envelope', async () => {
