@@ -130,7 +130,7 @@ export function createRuleset(
     routes: [
       ...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
       ...alertsRoutes(alerts, new CorrelationAlerts(deps)),
-      ...threatIntelRoutes(deps),
+      ...threatIntelRoutes({ ...deps, iocs }),
     ],
     alerts,
     iocs,

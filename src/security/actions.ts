@@ -108,6 +108,10 @@ export const PLATFORM_SA_ACTIONS = {
   correlationAlertsGet: `${PSA}correlationAlerts/get`,
   correlationAlertsAck: `${PSA}correlationAlerts/ack`,
   threatIntelFindingsGet: `${PSA}threatIntel/iocs/findings/get`,
+  threatIntelIocsList: `${PSA}threatIntel/iocs/list`,
+  threatIntelSourcesGet: `${PSA}threatIntel/sources/get`,
+  threatIntelSourcesSearch: `${PSA}threatIntel/sources/search`,
+  threatIntelSourcesWrite: `${PSA}threatIntel/sources/write`,
 } as const
 
 const NOTIFICATIONS = 'cluster:admin/platform/notifications/'

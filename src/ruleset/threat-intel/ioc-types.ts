@@ -32,6 +32,12 @@ const FEED_TYPES: Record<string, 'ip' | 'domain-name' | 'hashes' | 'url'> = {
   'file-hash': 'hashes',
 }
 
+/** The feed types an IoC type is stored under (addresses: both families' types alike). */
+export function feedTypesOf(type: IocType): string[] {
+  const kind = type === 'ipv4-addr' || type === 'ipv6-addr' ? 'ip' : type
+  return Object.keys(FEED_TYPES).filter((t) => FEED_TYPES[t] === kind)
+}
+
 export const isIocType = (t: string): t is IocType => (IOC_TYPES as readonly string[]).includes(t)
 
 /** IPv4 dotted quad as an unsigned 32-bit number. */

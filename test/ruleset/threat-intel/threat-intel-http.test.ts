@@ -175,11 +175,62 @@ describe('threat intel on events', () => {
     expect(joined.related_doc_ids).toContain(`${again}|${EVENTS_INDEX(joined)}`)
   })
 
+  test('GET iocs lists the synced IoCs in the peer shape, with their findings counted', async () => {
+    const r = (await s.request('GET', `${SA}/threat_intel/iocs`)).body
+    expect(r.total).toBe(4)
+    expect(r.iocs.map((i: any) => i.name)).toEqual(['192.0.2.10:4444', '198.51.100.0/24', '2001:db8::66', 'phish.example.net'])
+    const net = r.iocs[1]
+    expect(net).toMatchObject({
+      id: '3',
+      type: 'ipv4-addr',
+      value: '198.51.100.0/24',
+      feed_id: 'svc-cti-iocs',
+      feed_name: 'abuse-ch',
+      labels: ['Mirai'],
+    })
+    expect(net.created).toBe('2025-09-17T16:40:05.000Z')
+    // 198.51.100.77 was found in two runs; the IPv6 address in one; the rest in none.
+    expect(r.iocs.map((i: any) => i.num_findings)).toEqual([0, 2, 1, 0])
+    const domains = (await s.request('GET', `${SA}/threat_intel/iocs?ioc_types=domain-name`)).body
+    expect(domains.iocs.map((i: any) => [i.id, i.type])).toEqual([['4', 'domain-name']])
+    const page = (await s.request('GET', `${SA}/threat_intel/iocs?sortString=name&sortOrder=desc&size=2&startIndex=1`)).body
+    expect(page.iocs.map((i: any) => i.id)).toEqual(['5', '3'])
+    expect((await s.request('GET', `${SA}/threat_intel/iocs?feed_ids=elsewhere`)).body).toEqual({ total: 0, iocs: [] })
+  })
+
+  test('the CTI IoCs are the built-in source: get, search; creating a source is a 400', async () => {
+    const got = await s.request('GET', `${SA}/threat_intel/sources/svc-cti-iocs`)
+    expect(got.status).toBe(200)
+    expect(got.body).toMatchObject({
+      _id: 'svc-cti-iocs',
+      source_config: { type: 'URL_DOWNLOAD', state: 'AVAILABLE', source: { url_download: { url: feed.url } }, enabled_for_scan: true },
+    })
+    expect(got.body.source_config.ioc_types).toEqual(['ipv4-addr', 'ipv6-addr', 'domain-name'])
+    expect(got.body.source_config.local_offset).toBe(feed.lastOffset)
+    const found = await s.request('POST', `${SA}/threat_intel/sources/_search`, { body: { query: { match_all: {} } } })
+    expect(found.body.hits.hits.map((h: any) => h._id)).toEqual(['svc-cti-iocs'])
+    expect((await s.request('GET', `${SA}/threat_intel/sources/nope`)).status).toBe(404)
+    const create = await s.request('POST', `${SA}/threat_intel/sources`, { body: { type: 'URL_DOWNLOAD', name: 'x' } })
+    expect(create.status).toBe(400)
+    expect(create.body.message).toContain('reserved for internal use')
+    expect((await s.request('POST', `${SA}/threat_intel/sources`, { body: { type: 'IOC_UPLOAD', name: 'x' } })).status).toBe(400)
+  })
+
   test('bad input is a 4xx in the plugin envelope', async () => {
     for (const q of ['?size=-1', '?sortOrder=sideways', '?startIndex=x', '?startTime=a&endTime=b', '?sortString=a%20b']) {
       const r = await s.request('GET', `${SA}/threat_intel/findings/_search${q}`)
       expect(r.status).toBe(400)
       expect(r.body).toMatchObject({ status: 400, message: expect.any(String) })
+    }
+    for (const q of ['?ioc_types=email', '?sortString=nope', '?size=x', '?sortOrder=up']) {
+      const r = await s.request('GET', `${SA}/threat_intel/iocs${q}`)
+      expect(r.status).toBe(400)
+      expect(r.body).toMatchObject({ status: 400, message: expect.any(String) })
+    }
+    for (const body of ['[1]', '{"size":-1}', 'not json']) {
+      const r = await s.request('POST', `${SA}/threat_intel/sources/_search`, { body })
+      expect(r.status).toBe(400)
+      expect(r.body.status).toBe(400)
     }
   })
 
