@@ -109,6 +109,8 @@ export const PLATFORM_SA_ACTIONS = {
   correlationAlertsAck: `${PSA}correlationAlerts/ack`,
   threatIntelFindingsGet: `${PSA}threatIntel/iocs/findings/get`,
   threatIntelIocsList: `${PSA}threatIntel/iocs/list`,
+  threatIntelAlertsGet: `${PSA}threatIntel/alerts/get`,
+  threatIntelAlertsStatus: `${PSA}threatIntel/alerts/status/update`,
   threatIntelSourcesGet: `${PSA}threatIntel/sources/get`,
   threatIntelSourcesSearch: `${PSA}threatIntel/sources/search`,
   threatIntelSourcesWrite: `${PSA}threatIntel/sources/write`,

@@ -49,6 +49,7 @@ export const ALERT_MAPPING: Mappings = {
     // Alerts on IoC findings, deduplicated on (trigger, ioc_type, ioc_value).
     ioc_type: kw,
     ioc_value: kw,
+    last_updated_time: date,
   },
 }
 

@@ -79,6 +79,7 @@ export interface StoredAlert {
   /** Of an alert on IoC findings (threat intel): the IoC type and value it stands for. */
   ioc_type?: string
   ioc_value?: string
+  last_updated_time?: number
 }
 
 /** SA's AlertDto. */

@@ -58,7 +58,13 @@ async function ensureIocFields(store: Store, index: string): Promise<void> {
   await store.putMapping({
     index,
     expand_wildcards: 'all',
-    body: { properties: { ioc_type: { type: 'keyword' }, ioc_value: { type: 'keyword' } } },
+    body: {
+      properties: {
+        ioc_type: { type: 'keyword' },
+        ioc_value: { type: 'keyword' },
+        last_updated_time: { type: 'date', format: 'epoch_millis||strict_date_optional_time' },
+      },
+    },
   })
   done.add(index)
 }
@@ -177,6 +183,7 @@ export class AlertRaiser {
           if (was.finding_ids.includes(f.id)) continue
           const next = {
             ...was,
+            last_updated_time: now,
             finding_ids: [...was.finding_ids, f.id],
             related_doc_ids: [...new Set([...was.related_doc_ids, ...docs])],
           }
@@ -196,6 +203,7 @@ export class AlertRaiser {
           related_doc_ids: docs,
           ioc_type: f.ioc_type,
           ioc_value: f.ioc_value,
+          last_updated_time: now,
         }
         const r = await this.d.store.bulk({
           body: [{ create: { _index: index, _id: alert.id } }, alert as unknown as BulkLine],

@@ -7,6 +7,7 @@ import { PLATFORM_SA_ACTIONS as A } from '../../security/actions'
 import type { Store } from '../../store/port'
 import { searchIocFindings } from './ioc-findings'
 import { listIocs } from './iocs'
+import { listIocAlerts, updateIocAlertStatus } from './ioc-alerts'
 import { createSource, getSource, searchSources, type SourcesDeps } from './sources'
 
 const BASE = '/_plugins/_security_analytics/threat_intel'
@@ -14,10 +15,12 @@ const BASE = '/_plugins/_security_analytics/threat_intel'
 const SEARCH: RouteBody = { limit: SMALL_BODY, schema: T.Object({}, { additionalProperties: true }) }
 const SOURCE: RouteBody = { limit: SMALL_BODY, schema: T.Object({}, { additionalProperties: true }) }
 
-export function threatIntelRoutes(deps: { store: Store } & SourcesDeps): PluginRoute[] {
+export function threatIntelRoutes(deps: { store: Store; now: () => number } & SourcesDeps): PluginRoute[] {
   return [
     route('GET', `${BASE}/findings/_search`, A.threatIntelFindingsGet, ({ query }) => searchIocFindings(deps.store, query)),
     route('GET', `${BASE}/iocs`, A.threatIntelIocsList, ({ query }) => listIocs(deps.store, query)),
+    route('GET', `${BASE}/alerts`, A.threatIntelAlertsGet, ({ query }) => listIocAlerts(deps.store, query)),
+    route('PUT', `${BASE}/alerts/status`, A.threatIntelAlertsStatus, ({ query }) => updateIocAlertStatus(deps.store, deps.now, query)),
     route(
       'POST',
       `${BASE}/sources/_search`,

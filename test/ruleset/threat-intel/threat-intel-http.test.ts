@@ -216,6 +216,40 @@ describe('threat intel on events', () => {
     expect((await s.request('POST', `${SA}/threat_intel/sources`, { body: { type: 'IOC_UPLOAD', name: 'x' } })).status).toBe(400)
   })
 
+  test('threat-intel alerts: listed in the peer shape; ACTIVE -> ACKNOWLEDGED -> COMPLETED; a completed value opens a new alert', async () => {
+    const list = async (q = '') => (await s.request('GET', `${SA}/threat_intel/alerts${q}`)).body
+    const all = await list('?sortString=ioc_value')
+    expect(all.total_alerts).toBe(3)
+    const alert = all.alerts[0]
+    // The peer fills trigger_id with the trigger's name.
+    expect(alert).toMatchObject({
+      ioc_value: '198.51.100.77',
+      ioc_type: 'ipv4-addr',
+      state: 'ACTIVE',
+      trigger_id: 'ioc matches',
+      end_time: null,
+    })
+    expect(alert.finding_ids.length).toBe(2)
+    expect(typeof alert.seq_no).toBe('number')
+    const status = (state: string, ids = alert.id) => s.request('PUT', `${SA}/threat_intel/alerts/status?state=${state}&alert_ids=${ids}`)
+    const acked = await status('ACKNOWLEDGED')
+    expect(acked.status).toBe(200)
+    expect(acked.body.updated_alerts[0]).toMatchObject({ id: alert.id, state: 'ACKNOWLEDGED', acknowledged_time: expect.any(Number) })
+    expect((await status('ACKNOWLEDGED')).status).toBe(400)
+    const done = await status('COMPLETED')
+    // COMPLETED takes the old end_time (null) for acknowledged_time, as the peer does.
+    expect(done.body.updated_alerts[0]).toMatchObject({ state: 'COMPLETED', end_time: expect.any(Number), acknowledged_time: null })
+    expect((await list('?alertState=COMPLETED')).alerts.map((a: any) => a.id)).toEqual([alert.id])
+    for (const bad of ['ACTIVE', 'nonsense']) expect((await status(bad)).status).toBe(400)
+    expect((await status('ACKNOWLEDGED', 'no-such-alert')).status).toBe(400)
+    await index([{ source: { ip: '198.51.100.77' } }])
+    await execute()
+    const after = (await list('?alertState=ACTIVE&sortString=ioc_value')).alerts
+    expect(after.length).toBe(3)
+    expect(after[0].ioc_value).toBe('198.51.100.77')
+    expect(after[0].id).not.toBe(alert.id)
+  })
+
   test('bad input is a 4xx in the plugin envelope', async () => {
     for (const q of ['?size=-1', '?sortOrder=sideways', '?startIndex=x', '?startTime=a&endTime=b', '?sortString=a%20b']) {
       const r = await s.request('GET', `${SA}/threat_intel/findings/_search${q}`)
@@ -227,6 +261,12 @@ describe('threat intel on events', () => {
       expect(r.status).toBe(400)
       expect(r.body).toMatchObject({ status: 400, message: expect.any(String) })
     }
+    for (const q of ['?alertState=SLEEPING', '?sortString=nope', '?sortOrder=up', '?size=-3']) {
+      const r = await s.request('GET', `${SA}/threat_intel/alerts${q}`)
+      expect(r.status).toBe(400)
+      expect(r.body.status).toBe(400)
+    }
+    expect((await s.request('PUT', `${SA}/threat_intel/alerts/status?state=ACKNOWLEDGED`)).status).toBe(400)
     for (const body of ['[1]', '{"size":-1}', 'not json']) {
       const r = await s.request('POST', `${SA}/threat_intel/sources/_search`, { body })
       expect(r.status).toBe(400)
