@@ -41,20 +41,22 @@ function leaves(v: unknown, out: string[]): string[] {
 }
 
 export class IocCollector {
-  private readonly at = new Map<string, number>()
+  /** Position of each value already seen, per type (no composed key: a string built per value costs more than the rest). */
+  private readonly at = new Map<IocType, Map<string, number>>()
   private found: IocCandidates = { types: [], values: [], fields: [], ids: [], counts: [] }
 
   constructor(private readonly list: IocFieldList) {}
 
   collect(id: string, event: Record<string, unknown>): void {
-    for (const { type, fields } of this.list)
+    for (const { type, fields } of this.list) {
+      let seen = this.at.get(type)
+      if (!seen) this.at.set(type, (seen = new Map()))
       for (const field of fields)
         for (const value of valuesAt(event, field)) {
-          const key = `${type}\0${value}`
-          let k = this.at.get(key)
+          let k = seen.get(value)
           if (k === undefined) {
             k = this.found.values.length
-            this.at.set(key, k)
+            seen.set(value, k)
             this.found.types.push(type)
             this.found.values.push(value)
             this.found.fields.push(field)
@@ -65,6 +67,7 @@ export class IocCollector {
           this.found.counts[k]++
           if (ids.length < MAX_EVENTS_PER_VALUE && ids[ids.length - 1] !== id) ids.push(id)
         }
+    }
   }
 
   /** The batch's candidates (undefined when none), and a fresh start for the next batch. */

@@ -40,18 +40,28 @@ export function feedTypesOf(type: IocType): string[] {
 
 export const isIocType = (t: string): t is IocType => (IOC_TYPES as readonly string[]).includes(t)
 
-/** IPv4 dotted quad as an unsigned 32-bit number. */
+/** IPv4 dotted quad as an unsigned 32-bit number (by character codes: it runs for every event value). */
 export function parseIpv4(s: string): number | undefined {
-  const parts = s.split('.')
-  if (parts.length !== 4) return undefined
+  const len = s.length
+  if (len < 7 || len > 15) return undefined
   let n = 0
-  for (const p of parts) {
-    if (!/^\d{1,3}$/.test(p)) return undefined
-    const v = Number(p)
-    if (v > 255) return undefined
-    n = n * 256 + v
+  let part = 0
+  let digits = 0
+  let dots = 0
+  for (let i = 0; i < len; i++) {
+    const c = s.charCodeAt(i)
+    if (c >= 48 && c <= 57) {
+      part = part * 10 + (c - 48)
+      if (++digits > 3 || part > 255) return undefined
+    } else if (c === 46) {
+      if (digits === 0 || ++dots > 3) return undefined
+      n = n * 256 + part
+      part = 0
+      digits = 0
+    } else return undefined
   }
-  return n
+  if (dots !== 3 || digits === 0) return undefined
+  return n * 256 + part
 }
 
 /** IPv6 (with `::` and an embedded IPv4 tail) as 32 hex digits. */
