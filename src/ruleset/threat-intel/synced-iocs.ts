@@ -78,7 +78,8 @@ export class SyncedIocs implements IocSink {
       this.reflects = stored
       return this.index
     }
-    this.loading = this.load().finally(() => (this.loading = undefined))
+    // Another run may have started the load while this one read the figures: one load serves both.
+    this.loading ??= this.load().finally(() => (this.loading = undefined))
     return this.loading
   }
 
