@@ -17,7 +17,7 @@ const loads = () => lines.filter((l) => l.includes('IoC index loaded')).length
 const doc = (name: string, type = 'ip') => ({ document: { id: name, name, type }, hash: { sha256: 'x' }, offset: 1 })
 
 async function write(docs: Record<string, ReturnType<typeof doc> | null>) {
-  const body = Object.entries(docs).flatMap(([id, d]) =>
+  const body = Object.entries(docs).flatMap(([id, d]): Array<Record<string, unknown>> =>
     d ? [{ index: { _index: PHYSICAL, _id: id } }, d] : [{ delete: { _index: PHYSICAL, _id: id } }],
   )
   await store.bulk({ body, refresh: true })
