@@ -19,6 +19,8 @@ export const IOC_FINDINGS_INDEX = '.opensearch-sap-ioc-findings'
 /** The CTI consumer's IoCs as a threat-intel source of their own (the built-in feed). */
 export const CTI_FEED_ID = 'svc-cti-iocs'
 
+/** IoCs read, findings written, per request. */
+const PAGE = 1_000
 const kw = { type: 'keyword' }
 export const IOC_FINDING_MAPPING: Mappings = {
   dynamic: false,
@@ -92,12 +94,16 @@ export async function buildIocFindings(
   if (hits.length === 0) return []
   const ids = [...new Set(hits.flatMap((h) => h.iocIds))]
   const iocs = new Map<string, Record<string, unknown>>()
-  const r = await store.search({
-    index: IOC_ALIAS,
-    expand_wildcards: 'all',
-    body: { query: { ids: { values: ids } }, size: ids.length, _source: ['document'] },
-  })
-  for (const h of r.hits.hits) if (isObject(h._source?.document)) iocs.set(h._id, h._source.document)
+  // In pages well inside `index.max_result_window`, however many values a run matched.
+  for (let at = 0; at < ids.length; at += PAGE) {
+    const page = ids.slice(at, at + PAGE)
+    const r = await store.search({
+      index: IOC_ALIAS,
+      expand_wildcards: 'all',
+      body: { query: { ids: { values: page } }, size: page.length, _source: ['document'] },
+    })
+    for (const h of r.hits.hits) if (isObject(h._source?.document)) iocs.set(h._id, h._source.document)
+  }
   const out: IocFinding[] = []
   for (const hit of hits) {
     // An IoC deleted since the index was read matches nothing any more.
@@ -130,17 +136,21 @@ export async function buildIocFindings(
 export async function writeIocFindings(store: Store, findings: IocFinding[]): Promise<number> {
   if (findings.length === 0) return 0
   await ensureFindingsIndex(store)
-  const r = await store.bulk({
-    refresh: true,
-    body: findings.flatMap((f) => [{ create: { _index: IOC_FINDINGS_INDEX, _id: f.id } }, f as unknown as Record<string, unknown>]),
-  })
   let written = 0
   const failures: string[] = []
-  for (const item of r.items) {
-    const result = item.create
-    if (!result) continue
-    if (result.status === 201 || result.status === 200) written++
-    else if (result.status !== 409) failures.push(JSON.stringify(result.error ?? result.status))
+  for (let at = 0; at < findings.length; at += PAGE) {
+    const r = await store.bulk({
+      refresh: at + PAGE >= findings.length,
+      body: findings
+        .slice(at, at + PAGE)
+        .flatMap((f) => [{ create: { _index: IOC_FINDINGS_INDEX, _id: f.id } }, f as unknown as Record<string, unknown>]),
+    })
+    for (const item of r.items) {
+      const result = item.create
+      if (!result) continue
+      if (result.status === 201 || result.status === 200) written++
+      else if (result.status !== 409) failures.push(JSON.stringify(result.error ?? result.status))
+    }
   }
   if (failures.length > 0) throw new Error(`IoC findings could not be written: ${failures.slice(0, 3).join('; ')}`)
   return written
