@@ -6,12 +6,14 @@
 // lets the node serve. Peak RSS is reported for the run alone (the kernel's VmHWM, reset before it)
 // and for the whole process (BENCH_DOCS=1000000 for the issue's figure). Measured twice: the first
 // run of a fresh node (its evaluator thread starts and warms up within it), then the next run over
-// as many new documents (BENCH_NEXT_RUN=0 skips it).
+// as many new documents (BENCH_NEXT_RUN=0 skips it), then a run with `threat_intel_enabled` over as
+// many more (BENCH_THREAT_INTEL=0 skips it): its ratio to the next run is threat intel's share.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SCAN_BATCH } from '../../src/ruleset/detection/evaluator-protocol'
 import { event, indexEvents, openBenchRuleset } from './lib/security-events'
+import { DETECTORS_INDEX } from '../../src/ruleset/indices'
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000)
 const RULES = Number(process.env.BENCH_RULES ?? 1000)
@@ -117,9 +119,56 @@ try {
   // The first run of the node (its evaluator thread starts and warms up in it), then the next one
   // over as many new documents, as a detector's runs go on a node that keeps running.
   const end = await measure('first run on a fresh node', -1)
+  let last = end
   if (process.env.BENCH_NEXT_RUN !== '0') {
     await indexEvents(store, EVENTS, DOCS, DOCS)
-    await measure('next run (the node has run the detector before)', end)
+    last = await measure('next run (the node has run the detector before)', end)
+  }
+  if (process.env.BENCH_THREAT_INTEL !== '0') {
+    // The same detector with `threat_intel_enabled` (its log type's IoC field `source.ip`) against
+    // BENCH_IOCS synced IoCs, over as many new documents: compare with the next run above.
+    const IOCS = Number(process.env.BENCH_IOCS ?? 100_000)
+    const physical = 'svc-threatintel-enrichments-a'
+    await store.createIndex({ index: physical, body: { aliases: { 'svc-threatintel-enrichments': {} } } })
+    for (let at = 0; at < IOCS; at += 5000) {
+      const lines = []
+      // Addresses of the events' 10.0.0.0/8 space that no event uses (last octet 7 and up), but one
+      // in a thousand that some do: matches are rare, as in real traffic.
+      for (let i = at; i < Math.min(IOCS, at + 5000); i++) {
+        const name = i % 1000 === 0 ? event(2 * DOCS + (i % DOCS)).source.ip : `10.${i % 256}.${(i >> 8) % 256}.${7 + (i % 249)}`
+        lines.push({ index: { _index: physical, _id: `ioc-${i}` } }, { document: { id: `ioc-${i}`, name, type: 'ip' } })
+      }
+      await store.bulk({ body: lines, refresh: at + 5000 >= IOCS })
+    }
+    await ruleset.sync.upsertIntegration(
+      'standard',
+      { id: 'int-linux', metadata: { title: 'linux' }, category: 'security', ioc_fields: [{ ioc: 'ip', fields: ['source.ip'] }] },
+      false,
+    )
+    const got = await store.get({ index: DETECTORS_INDEX, id: 'int-linux' })
+    if (!got.found) throw new Error('the detector is not stored')
+    const stored = got._source as { detector: Record<string, unknown> }
+    await store.index({
+      index: DETECTORS_INDEX,
+      id: 'int-linux',
+      body: { ...stored, detector: { ...stored.detector, threat_intel_enabled: true } },
+      refresh: true,
+    })
+    // The IoC index is loaded once per node, at the first threat-intel run: not part of the run measured.
+    const t = performance.now()
+    await ruleset.iocs.current()
+    console.log(`IoC index of ${IOCS} IoCs loaded from the store in ${((performance.now() - t) / 1000).toFixed(2)} s`)
+    const t2 = performance.now()
+    await ruleset.iocs.current()
+    console.log(`  IoC index checked again (within a minute of its last check: no store read): ${(performance.now() - t2).toFixed(0)} ms`)
+    await indexEvents(store, EVENTS, DOCS, 2 * DOCS)
+    await measure(`next run with threat_intel_enabled (${IOCS} IoCs, field source.ip)`, last)
+    const found = await store.search({
+      index: '.opensearch-sap-ioc-findings',
+      ignore_unavailable: true,
+      body: { size: 0, track_total_hits: true },
+    })
+    console.log(`  IoC findings written: ${JSON.stringify(found.hits.total)}`)
   }
 } finally {
   await store.close()

@@ -7,12 +7,13 @@ import { beforeEach, describe, expect, test } from 'bun:test'
 import { createLogger } from '../../../src/http/log'
 import { openEmbeddedStore } from '../../../src/store/embedded'
 import type { Store } from '../../../src/store/port'
-import { IOC_ALIAS, SyncedIocs } from '../../../src/ruleset/threat-intel/synced-iocs'
+import { CHECK_MILLIS, IOC_ALIAS, SyncedIocs } from '../../../src/ruleset/threat-intel/synced-iocs'
 
 const PHYSICAL = `${IOC_ALIAS}-a`
 let store: Store
 let lines: string[]
 let iocs: SyncedIocs
+let clock: number
 const loads = () => lines.filter((l) => l.includes('IoC index loaded')).length
 const doc = (name: string, type = 'ip') => ({ document: { id: name, name, type }, hash: { sha256: 'x' }, offset: 1 })
 
@@ -26,7 +27,8 @@ async function write(docs: Record<string, ReturnType<typeof doc> | null>) {
 beforeEach(async () => {
   store = openEmbeddedStore(':memory:')
   lines = []
-  iocs = new SyncedIocs(store, createLogger({ level: 'info', write: (l) => lines.push(l) }))
+  clock = 1_000_000
+  iocs = new SyncedIocs(store, createLogger({ level: 'info', write: (l) => lines.push(l) }), { now: () => clock })
 })
 
 describe('SyncedIocs', () => {
@@ -52,13 +54,19 @@ describe('SyncedIocs', () => {
     ])
     await write({ a: null, c: doc('198.51.100.0/24') })
     iocs.applied(window)
+    // The figures after the window are read in the background.
+    await Bun.sleep(20)
     const after = await iocs.current()
     expect(loads()).toBe(1)
     expect(after.match('ipv4-addr', '192.0.2.1')).toEqual([])
     expect(after.match('ipv4-addr', '198.51.100.9')).toEqual(['c'])
 
-    // Another writer: the stored figures differ from what the index reflects.
+    // Another writer: the stored figures differ from what the index reflects, noticed at the first
+    // use once the check interval has passed (not before: the check costs a sort of the IoCs).
     await write({ d: doc('203.0.113.7') })
+    clock += CHECK_MILLIS - 1
+    expect((await iocs.current()).match('ipv4-addr', '203.0.113.7')).toEqual([])
+    clock += CHECK_MILLIS
     expect((await iocs.current()).match('ipv4-addr', '203.0.113.7')).toEqual(['d'])
     expect(loads()).toBe(2)
   })
