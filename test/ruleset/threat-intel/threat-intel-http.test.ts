@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../../fixtures/cti/server'
 import { startTestServer, type TestServer } from '../../helpers/server'
 import { feedConsumers } from '../../content/sync/harness'
+import { startReceiver } from '../../fixtures/webhook/receiver'
 
 const { IOCS } = feedConsumers('threat-intel-http')
 const SA = '/_plugins/_security_analytics'
@@ -271,6 +272,56 @@ describe('threat intel on events', () => {
       const r = await s.request('POST', `${SA}/threat_intel/sources/_search`, { body })
       expect(r.status).toBe(400)
       expect(r.body.status).toBe(400)
+    }
+  })
+
+  test("an IoC alert's action is delivered through its notification channel", async () => {
+    const receiver = startReceiver()
+    try {
+      const channel = await s.request('POST', '/_plugins/_notifications/configs', {
+        body: { config_id: 'ti-hook', config: { name: 'ti hook', config_type: 'webhook', webhook: { url: `${receiver.url}/ti` } } },
+      })
+      expect(channel.status).toBe(200)
+      const created = await s.request('POST', `${SA}/detectors`, {
+        body: {
+          type: 'detector',
+          name: 'network-ti-notify',
+          detector_type: 'network',
+          enabled: true,
+          threat_intel_enabled: true,
+          schedule: { period: { interval: 60, unit: 'MINUTES' } },
+          inputs: [{ detector_input: { description: 'ti', indices: [EVENTS], custom_rules: [], pre_packaged_rules: [] } }],
+          triggers: [
+            {
+              id: 'ti-notify',
+              name: 'ioc seen',
+              severity: '1',
+              detection_types: ['threat_intel'],
+              actions: [
+                {
+                  id: 'tell',
+                  name: 'tell',
+                  destination_id: 'ti-hook',
+                  subject_template: { source: 'IoC', lang: 'mustache' },
+                  message_template: { source: '{{ctx.trigger.name}}: {{#ctx.alerts}}{{related_doc_ids}}{{/ctx.alerts}}', lang: 'mustache' },
+                },
+              ],
+            },
+          ],
+        },
+      })
+      expect(created.status).toBe(201)
+      const monitor = created.body.detector.monitor_id[0]
+      await s.request('POST', `/_plugins/_alerting/monitors/${monitor}/_execute`)
+      const [hit] = await index([{ destination: { ip: '198.51.100.200' } }])
+      await s.request('POST', `/_plugins/_alerting/monitors/${monitor}/_execute`)
+      const end = Date.now() + 15_000
+      while (receiver.received.length === 0 && Date.now() < end) await Bun.sleep(50)
+      expect(receiver.received.length).toBe(1)
+      expect(receiver.received[0].path).toBe('/ti')
+      expect(receiver.received[0].body).toStartWith(`ioc seen: ${hit}|`)
+    } finally {
+      await receiver.stop()
     }
   })
 
