@@ -69,6 +69,13 @@ beforeAll(async () => {
   feed.publishSnapshot()
   s = await startTestServer({
     logLines: lines,
+    // `analyst` holds every Security Analytics action but the threat-intel ones.
+    users: [{ name: 'analyst', password: 'Analyst-pass-1', roles: ['analyst'] }],
+    roles: {
+      analyst: {
+        cluster_permissions: ['cluster:admin/platform/securityanalytics/detector/*', 'cluster:admin/platform/securityanalytics/alerts/*'],
+      },
+    },
     settings: {
       'log.level': 'info',
       'plugins.content_manager.cti.api': cti.base,
@@ -326,7 +333,16 @@ describe('threat intel on events', () => {
   })
 
   test('the route is behind its cluster action: a caller without it gets a 403', async () => {
-    const r = await s.request('GET', `${SA}/threat_intel/findings/_search`, { user: { name: 'nobody', password: 'x' } })
-    expect([401, 403]).toContain(r.status)
+    const analyst = { name: 'analyst', password: 'Analyst-pass-1' }
+    expect((await s.request('GET', `${SA}/alerts?detector_id=${detectorId}`, { user: analyst })).status).toBe(200)
+    for (const [method, path] of [
+      ['GET', 'findings/_search'],
+      ['GET', 'iocs'],
+      ['GET', 'alerts'],
+      ['GET', 'sources/svc-cti-iocs'],
+    ]) {
+      const r = await s.request(method, `${SA}/threat_intel/${path}`, { user: analyst })
+      expect(r.status).toBe(403)
+    }
   })
 })
