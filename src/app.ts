@@ -84,7 +84,15 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
       destinationExists: async (id) => (await notifications.channels.stored(id)) !== undefined,
     },
   )
-  const setup = createSetup(deps, { embedded: backend.kind === 'embedded', retentionHolds: ruleset.retentionHolds })
+  const setup = createSetup(deps, {
+    ownRetention: async () => {
+      const own = await backend.ownRetention()
+      if (own && backend.kind === 'platform')
+        deps.log.warn('the platform has no Index State Management plugin: this node applies the lifecycle policies itself')
+      return own
+    },
+    retentionHolds: ruleset.retentionHolds,
+  })
   const content = createContentManager({ ...deps, rulesetSync: ruleset.sync })
   const contentSync = createContentSync(deps, content, ruleset.sync, { iocs: ruleset.iocs })
   const findings = feature({

@@ -11,6 +11,7 @@ import type { Logger } from './http/log'
 import { createSecurity } from './security'
 import type { Caller, Security } from './http/caller'
 import { createPlatformSecurity, platformEndpoint, type PlatformEndpoint } from './security/platform'
+import { platformHasSecurity } from './security/platform/authinfo'
 import { openEmbeddedStore, searchLimitsOf } from './store/embedded'
 import { openPlatformStore } from './store/platform'
 import type { Store } from './store/port'
@@ -18,6 +19,8 @@ import type { Store } from './store/port'
 export interface Backend {
   kind: 'embedded' | 'platform'
   store: Store
+  /** Whether no ISM applies the lifecycle policies but this node: embedded, or a platform without the plugin. */
+  ownRetention(): Promise<boolean>
   /** Embedded mode: the store file (snapshots copy it). */
   storeFile?: string
   security: { security: Security; loginHints: string[]; reload(): Promise<void> }
@@ -47,23 +50,38 @@ export async function openBackend(
     return {
       kind: 'embedded',
       store,
+      ownRetention: async () => true,
       storeFile,
       security: await createSecurity({ node, dataDir, log, env }),
       useSettings: (settings) => (limitValues = () => settings.latest()),
     }
   }
   const endpoint = platformEndpoint(node.values)
-  const store = openPlatformStore({
-    url: endpoint.url,
-    username: node.values.get('storage.platform.username') as string,
-    password: node.values.get('storage.platform.password') as string,
-    insecure: endpoint.insecure,
-    ca: endpoint.ca,
-  })
+  const username = node.values.get('storage.platform.username') as string
+  const password = node.values.get('storage.platform.password') as string
+  const store = openPlatformStore({ url: endpoint.url, username, password, insecure: endpoint.insecure, ca: endpoint.ca })
+  if (!(await platformHasSecurity(endpoint, 'Basic ' + btoa(`${username}:${password}`)))) {
+    // A development cluster without the security plugin authenticates no one: this node does, with
+    // its own security files as in embedded mode, and serves the index API itself over the platform
+    // (our index rights and DLS), since forwarding would hand callers an unguarded cluster.
+    log.warn(
+      'the platform has no security plugin: this node authenticates callers with its own security files and serves the index API itself',
+      {
+        platform: endpoint.url,
+      },
+    )
+    return {
+      kind: 'platform',
+      store,
+      ownRetention: async () => !(await store.hasIsm()),
+      security: await createSecurity({ node, dataDir, log, env }),
+    }
+  }
   const security = await createPlatformSecurity({ node, log, endpoint })
   return {
     kind: 'platform',
     store,
+    ownRetention: async () => !(await store.hasIsm()),
     security,
     endpoint,
     storeFor(caller) {

@@ -43,8 +43,14 @@ export interface RunningOpenSearch {
   ca?: string
   admin: { name: string; password: string }
   serviceAccount?: { name: string; password: string }
-  /** A request as admin to node 0 (or `node`), JSON in and out. */
-  request(method: string, path: string, body?: unknown, node?: number): Promise<{ status: number; body: any }>
+  /** A request as admin (or `as`) to node 0 (or `node`), JSON in and out. */
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    node?: number,
+    as?: { name: string; password: string },
+  ): Promise<{ status: number; body: any }>
   /** Stops node i (SIGTERM, or kill -9 with `kill`); its data stays for startNode. */
   stopNode(i: number, opts?: { kill?: boolean }): Promise<void>
   startNode(i: number): Promise<void>
@@ -227,8 +233,7 @@ async function writeSecurityConfig(dir: string, admin: { name: string; password:
       _meta: { type: 'rolesmapping', config_version: 2 },
       all_access: { reserved: false, backend_roles: ['admin'], users: serviceUsers },
       own_index: { reserved: false, users: ['*'] },
-      // The admin holds the system-index grant too, so it can wipe a test cluster.
-      svc_service_account: { reserved: false, users: serviceUsers, backend_roles: ['admin'] },
+      svc_service_account: { reserved: false, users: serviceUsers },
     }),
   )
 }
@@ -382,11 +387,11 @@ export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpen
 
 /** Admin requests to the cluster's nodes, JSON in and out, TLS checked against its CA. */
 function requester(urls: string[], admin: { name: string; password: string }, ca?: string): RunningOpenSearch['request'] {
-  return async (method, path, body, node = 0) => {
+  return async (method, path, body, node = 0, as = admin) => {
     const r = await fetch(urls[node] + path, {
       method,
       headers: {
-        authorization: 'Basic ' + btoa(`${admin.name}:${admin.password}`),
+        authorization: 'Basic ' + btoa(`${as.name}:${as.password}`),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),

@@ -105,7 +105,9 @@ export class ContentRepository {
         const r = await this.store.search({
           index: alias,
           body: {
-            query: { bool: { filter: [{ term: { 'space.name': space } }, ...(options.filter ?? [])] } },
+            // The caller's filters first: the store reads the rows of the first most selective
+            // clause, and a document id or title picks fewer rows than the space does.
+            query: { bool: { filter: [...(options.filter ?? []), { term: { 'space.name': space } }] } },
             size: PAGE,
             sort: [{ 'document.id': { order: 'asc', unmapped_type: 'keyword' } }],
             seq_no_primary_term: true,
@@ -123,6 +125,45 @@ export class ContentRepository {
       if (hits.length < PAGE) return out
       after = hits[hits.length - 1].sort
     }
+  }
+
+  /**
+   * Documents of a space written after `_seq_no` `after` of the alias's one index, in `_seq_no`
+   * order, with how many the space holds now; undefined when the alias spans several indices
+   * (mid-swap) or none. Lets a reader keep a copy of a space current by reading only what changed.
+   */
+  async changedSince(
+    alias: string,
+    space: Space | string,
+    after: { index: string; seq: number } | undefined,
+    source: string[],
+  ): Promise<{ index: string; docs: Stored[]; count: number } | undefined> {
+    const names = await this.lookup.resolve(alias, { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true })
+    if (names.length !== 1) return undefined
+    const index = names[0]
+    const query = { term: { 'space.name': space } }
+    const docs: Stored[] = []
+    let seq = after?.index === index ? after.seq : -1
+    for (;;) {
+      const r = await this.store.search({
+        index,
+        body: {
+          query,
+          size: PAGE,
+          sort: [{ _seq_no: 'asc' }],
+          track_total_hits: false,
+          seq_no_primary_term: true,
+          _source: source,
+          ...(seq >= 0 ? { search_after: [seq] } : {}),
+        },
+      })
+      const hits = r.hits.hits
+      docs.push(...hits.map(toStored))
+      if (hits.length < PAGE) break
+      seq = hits[hits.length - 1]._seq_no ?? seq
+    }
+    const count = (await this.store.count({ index, body: { query } })).count
+    return { index, docs, count }
   }
 
   async findByDocumentId(alias: string, space: Space | string, id: string): Promise<Stored | undefined> {

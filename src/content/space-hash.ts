@@ -8,10 +8,59 @@ import type { Space } from './spaces'
 
 const ids = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
 
-/** `document.id -> hash` of every document of a space in one index (one query instead of one get per id). */
+/** The fields of a space's documents its hash is made of. */
+const HASHED_FIELDS = ['document.id', 'document.decoders', 'document.kvdbs', 'document.rules', 'hash.sha256', 'space.name']
+
+/**
+ * A copy of one space's documents of one index (the hashed fields only), kept current by reading
+ * the documents written since the last read: a space of 10,000 rules is otherwise read whole on
+ * every write to it. Rows only ever enter or change through that read, so a document that left
+ * the space (deleted, or moved) leaves the copy larger than the space's count: the copy is then
+ * read again whole, as it is when the alias moves to another index.
+ */
+interface SpaceCopy {
+  index: string
+  seq: number
+  rows: Map<string, Stored>
+}
+const copies = new WeakMap<ContentRepository, Map<string, SpaceCopy>>()
+
+/** Copies kept per repository (spaces × content indices). */
+const MAX_COPIES = 64
+
+async function spaceDocs(repo: ContentRepository, alias: string, space: string): Promise<Iterable<Stored>> {
+  let mine = copies.get(repo)
+  if (!mine) copies.set(repo, (mine = new Map()))
+  const key = `${alias}\u0000${space}`
+  let copy = mine.get(key)
+  for (let pass = 0; pass < 2; pass++) {
+    const changed = await repo.changedSince(alias, space, copy, HASHED_FIELDS)
+    if (!changed) {
+      mine.delete(key)
+      return repo.list(alias, space, { source: HASHED_FIELDS })
+    }
+    if (!copy || copy.index !== changed.index) copy = { index: changed.index, seq: -1, rows: new Map() }
+    for (const d of changed.docs) {
+      copy.rows.set(d._id, d)
+      if (d.seqNo > copy.seq) copy.seq = d.seqNo
+    }
+    if (copy.rows.size === changed.count) {
+      mine.delete(key)
+      mine.set(key, copy)
+      if (mine.size > MAX_COPIES) mine.delete(mine.keys().next().value!)
+      return copy.rows.values()
+    }
+    copy = undefined // something left the space, or was missed: read it again whole
+  }
+  mine.delete(key)
+  return repo.list(alias, space, { source: HASHED_FIELDS })
+}
+
+/** `document.id -> hash` of every document of a space in one index. */
 async function hashes(repo: ContentRepository, alias: string, space: string): Promise<Map<string, string>> {
-  const docs = await repo.list(alias, space, { source: ['document.id', 'hash.sha256', 'space.name'] })
-  return new Map(docs.map((d) => [String(d.document.id), d.hash]))
+  const out = new Map<string, string>()
+  for (const d of await spaceDocs(repo, alias, space)) out.set(String(d.document.id), d.hash)
+  return out
 }
 
 /**
@@ -21,9 +70,7 @@ async function hashes(repo: ContentRepository, alias: string, space: string): Pr
  */
 export async function computeSpaceHash(repo: ContentRepository, policy: Stored): Promise<string> {
   const space = policy.space
-  const integrations = await repo.list(CONTENT_ALIASES.integrations, space, {
-    source: ['document.id', 'document.decoders', 'document.kvdbs', 'document.rules', 'hash.sha256', 'space.name'],
-  })
+  const integrations = [...(await spaceDocs(repo, CONTENT_ALIASES.integrations, space))]
   const byId = new Map(integrations.map((d) => [String(d.document.id), d]))
   const [decoders, kvdbs, rules, filters] = await Promise.all(
     [CONTENT_ALIASES.decoders, CONTENT_ALIASES.kvdbs, CONTENT_ALIASES.rules, CONTENT_ALIASES.filters].map((a) => hashes(repo, a, space)),

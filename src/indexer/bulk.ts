@@ -14,6 +14,8 @@ import { echoesSource, filteredUpdate, GET_ACTION, mayRead, readsFiltered } from
 import type { IndexRouter } from './router'
 
 type Op = 'index' | 'create' | 'update' | 'delete'
+/** The shard-level bulk action OpenSearch's security plugin checks each bulk item under. */
+const BULK_SHARD_ACTION = 'indices:data/write/bulk[s]'
 const OPS: Op[] = ['index', 'create', 'update', 'delete']
 
 /** Metadata every action line may carry; each action adds its own. */
@@ -242,7 +244,8 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse | Response> {
       try {
         ctx.deps.security.authorizeIndices(ctx.caller, WRITE_ACTION[item.op], itemTargets)
       } catch {
-        const denied = forbidden(WRITE_ACTION[item.op], ctx.caller)
+        // The security plugin checks a bulk item as part of the shard-level bulk and names both actions.
+        const denied = forbidden(`${BULK_SHARD_ACTION}, ${WRITE_ACTION[item.op]}`, ctx.caller)
         results[n] = settle(itemError(item, 403, denied.type, denied.reason))
         continue
       }

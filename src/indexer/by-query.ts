@@ -12,6 +12,7 @@ import { openCursor, nextPage } from './doc-cursor'
 import { ACTIONS, refreshParam } from './documents'
 import { requireNoPipeline } from './ingest'
 import { compileScript, type SourceEdit } from './painless'
+import { resolveStoredScript } from './stored-scripts'
 import { errorBody, Reply, type IndexRouter } from './router'
 import { checkSearchBody, uriQuery, type SearchRequest } from './search'
 import { startTask } from './tasks'
@@ -160,7 +161,7 @@ async function byQueryBody(
   if (q !== undefined) search.query = q
   return {
     body: checkSearchBody(search),
-    ...(script !== undefined ? { edit: compileScript(script) } : {}),
+    ...(script !== undefined ? { edit: compileScript(await resolveStoredScript(ctx.store, script)) } : {}),
     maxDocs: positive(ctx.str('max_docs') ?? max_docs, 'max_docs'),
     proceed: conflictsParam(ctx.str('conflicts') ?? conflicts),
   }
@@ -229,7 +230,7 @@ async function reindex(ctx: RequestContext) {
   const plan: Plan = {
     kind: 'reindex',
     req: { expression, namedIndices: true, body: checkSearchBody(body), options: { expand_wildcards: 'open' } },
-    ...(raw.script !== undefined ? { edit: compileScript(raw.script) } : {}),
+    ...(raw.script !== undefined ? { edit: compileScript(await resolveStoredScript(ctx.store, raw.script)) } : {}),
     proceed: conflictsParam(ctx.str('conflicts') ?? raw.conflicts),
     maxDocs: positive(ctx.str('max_docs') ?? raw.max_docs ?? raw.size, 'max_docs'),
     batch: positive(source!.size, 'size') ?? DEFAULT_BATCH,

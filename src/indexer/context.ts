@@ -8,7 +8,7 @@ import type { NodeConfig } from '../config/node-config'
 import { readBody, type BodyLimit } from '../http/body'
 import { OpenSearchHttpError } from '../http/errors'
 import type { Logger } from '../http/log'
-import type { Caller, Security } from '../http/caller'
+import { noPermissions, type Caller, type Security } from '../http/caller'
 import { SYSTEM_INDICES } from '../security'
 import type { Query, ResolveOptions, Store } from '../store/port'
 
@@ -205,9 +205,5 @@ export function withoutSystemIndices(expression: string | undefined): string | u
 }
 
 export function forbidden(action: string, caller: Caller): OpenSearchHttpError {
-  return new OpenSearchHttpError(
-    403,
-    'security_exception',
-    `no permissions for [${action}] and User [name=${caller.name}, backend_roles=[${caller.backendRoles.join(', ')}], requestedTenant=null]`,
-  )
+  return new OpenSearchHttpError(403, 'security_exception', noPermissions(action, caller))
 }

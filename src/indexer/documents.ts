@@ -6,6 +6,8 @@ import { OpenSearchHttpError } from '../http/errors'
 import { badRequest, type RequestContext } from './context'
 import { requireNoPipeline } from './ingest'
 import { echoesSource, GET_ACTION, guardUpdate, readDocument } from './read-gate'
+import { compileScript } from './painless'
+import { resolveStoredScript } from './stored-scripts'
 import { Reply, type IndexRouter } from './router'
 
 export const ACTIONS = {
@@ -145,7 +147,14 @@ async function updateDoc(ctx: RequestContext): Promise<Reply> {
       throw badRequest(`[UpdateRequest] unknown field [${key}]${near ? ` did you mean [${near}]?` : ''}`, 'x_content_parse_exception')
     }
   }
-  if (body.script !== undefined) throw badRequest('scripted updates are not supported', 'illegal_argument_exception')
+  if (body.script !== undefined) {
+    if (body.doc !== undefined)
+      throw badRequest("Validation Failed: 1: can't provide both script and doc;", 'action_request_validation_exception')
+    if (body.upsert !== undefined && (body.upsert === null || typeof body.upsert !== 'object' || Array.isArray(body.upsert)))
+      throw badRequest('[UpdateRequest] [upsert] must be an object', 'x_content_parse_exception')
+    await guardUpdate(ctx, targets, echoesSource(body._source))
+    return scriptedUpdate(ctx, name, id, body)
+  }
   for (const key of ['doc', 'upsert'] as const) {
     const v = body[key]
     if (v !== undefined && (v === null || typeof v !== 'object' || Array.isArray(v)))
@@ -171,6 +180,60 @@ async function updateDoc(ctx: RequestContext): Promise<Reply> {
     ...(refresh !== undefined ? { refresh } : {}),
   })
   return written(res)
+}
+
+/**
+ * A scripted `_update`: the document is read, the script edits its source, and the result is
+ * written back conditionally on the read's sequence number (retried `retry_on_conflict` times).
+ * A missing document takes `upsert` (run through the script with `scripted_upsert`) or answers 404.
+ */
+async function scriptedUpdate(ctx: RequestContext, name: string, id: string, body: Record<string, unknown>): Promise<Reply> {
+  const edit = compileScript(await resolveStoredScript(ctx.store, body.script))
+  const retries = ctx.int('retry_on_conflict') ?? 0
+  const refresh = refreshParam(ctx)
+  const cas = casParams(ctx)
+  for (let attempt = 0; ; attempt++) {
+    const cur = await ctx.store.get({ index: name, id })
+    let res: WriteResponse
+    try {
+      if (!cur.found) {
+        if (body.upsert === undefined) {
+          throw new OpenSearchHttpError(404, 'document_missing_exception', `[${id}]: document missing`, {
+            index: name,
+            shard: '0',
+            index_uuid: '_na_',
+          })
+        }
+        const source = structuredClone(body.upsert) as Record<string, unknown>
+        if (body.scripted_upsert === true) edit(source)
+        res = await ctx.store.create({ index: name, id, body: source, ...(refresh !== undefined ? { refresh } : {}) })
+      } else {
+        const source = structuredClone(cur._source ?? {}) as Record<string, unknown>
+        edit(source)
+        res = await ctx.store.index({
+          index: name,
+          id,
+          body: source,
+          if_seq_no: cas.if_seq_no ?? cur._seq_no!,
+          if_primary_term: cas.if_primary_term ?? cur._primary_term!,
+          ...(refresh !== undefined ? { refresh } : {}),
+        })
+      }
+    } catch (e) {
+      const conflict = (e as { status?: number }).status === 409
+      if (conflict && attempt < retries && cas.if_seq_no === undefined) continue
+      throw e
+    }
+    if (body._source !== undefined && body._source !== false) {
+      const doc = await ctx.store.get({
+        index: name,
+        id,
+        ...(body._source === true ? {} : { _source: body._source as never }),
+      })
+      if (doc.found) res = { ...res, get: { _seq_no: doc._seq_no!, _primary_term: doc._primary_term!, found: true, _source: doc._source } }
+    }
+    return written(res)
+  }
 }
 
 async function deleteDoc(ctx: RequestContext): Promise<Reply> {

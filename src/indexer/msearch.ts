@@ -5,7 +5,7 @@
  */
 import { badRequest, JSON_BODY_LIMIT, withoutSystemIndices, type RequestContext } from './context'
 import { errorBody, type IndexRouter } from './router'
-import { checkSearchBody, searchAs, type SearchRequest } from './search'
+import { checkSearchBody, SEARCH_KEYS, searchAs, type SearchRequest } from './search'
 import type { ResolveOptions } from '../store/port'
 
 export const MSEARCH_ACTION = 'indices:data/read/msearch'
@@ -64,7 +64,7 @@ function requestOf(ctx: RequestContext, header: Record<string, unknown>, body: R
   return {
     expression: withoutSystemIndices(named),
     namedIndices: named !== undefined,
-    body: checkSearchBody(body),
+    body: checkSearchBody(body, SEARCH_KEYS),
     options: { ...ctx.resolveOptions(), ...options },
     restTotalHitsAsInt,
   }

@@ -1,7 +1,9 @@
 /**
- * The Painless a by-query write accepts: statements that assign a literal or a `params` value
- * to a `ctx._source` field (dotted or bracketed path), or remove one. Anything else answers
- * OpenSearch's `script_exception` (a 400) before any document is touched.
+ * The Painless a by-query write or a scripted `_update` accepts: statements that assign a literal
+ * or a `params` value to a `ctx._source` field (dotted or bracketed path) with `=` or a compound
+ * operator (`+=`, `-=`, `*=`, `/=`, `%=`), increment or decrement one (`++`, `--`, either side),
+ * append to a list (`.add(value)`) or remove one. Anything else answers OpenSearch's `script_exception` (a 400) before any document is
+ * touched; arithmetic on a missing value answers Painless's runtime error (a 400).
  */
 import { OpenSearchHttpError } from '../http/errors'
 import { isObject } from '../store/query/doc'
@@ -74,7 +76,7 @@ class Reader {
         const save = this.pos
         const name = this.ident()
         this.ws()
-        if (name === 'remove' && this.text[this.pos] === '(') {
+        if ((name === 'remove' || name === 'add') && this.text[this.pos] === '(') {
           this.pos = save - 1
           return out
         }
@@ -130,6 +132,56 @@ function splitStatements(source: string): Array<{ text: string; at: number }> {
   return out.filter((s) => s.text.trim() !== '')
 }
 
+function runtimeError(source: string, offset: number, type: string, reason: string): OpenSearchHttpError {
+  return new OpenSearchHttpError(400, 'script_exception', 'runtime error', {
+    script_stack: [source.slice(Math.max(0, offset - 25), offset + 25), `${' '.repeat(Math.min(offset, 25))}^---- HERE`],
+    script: source,
+    lang: 'painless',
+    position: { offset, start: Math.max(0, offset - 25), end: Math.min(source.length, offset + 25) },
+    caused_by: { type, reason },
+  })
+}
+
+type Op = '+' | '-' | '*' | '/' | '%'
+
+function typeName(v: unknown): string {
+  if (v === null || v === undefined) return 'null'
+  if (typeof v === 'number') return Number.isInteger(v) ? 'java.lang.Integer' : 'java.lang.Double'
+  if (typeof v === 'string') return 'java.lang.String'
+  if (typeof v === 'boolean') return 'java.lang.Boolean'
+  return Array.isArray(v) ? 'java.util.ArrayList' : 'java.util.HashMap'
+}
+
+/** `old op value` as Painless computes it on def values (string concatenation for `+`, integer division on integers). */
+function arithmetic(op: Op, old: unknown, value: unknown, fail: (type: string, reason: string) => never): unknown {
+  if (op === '+' && (typeof old === 'string' || typeof value === 'string')) {
+    const str = (v: unknown) => (v === undefined || v === null ? 'null' : typeof v === 'object' ? JSON.stringify(v) : String(v))
+    return str(old) + str(value)
+  }
+  if (old === undefined || old === null || value === undefined || value === null)
+    fail('null_pointer_exception', `cannot apply [${op}] to a null value`)
+  if (typeof old !== 'number' || typeof value !== 'number')
+    fail('class_cast_exception', `Cannot apply [${op}] operation to types [${typeName(old)}] and [${typeName(value)}].`)
+  const ints = Number.isInteger(old) && Number.isInteger(value)
+  switch (op) {
+    case '+':
+      return old + value
+    case '-':
+      return old - value
+    case '*':
+      return old * value
+    case '/':
+      if (ints) {
+        if (value === 0) fail('arithmetic_exception', '/ by zero')
+        return Math.trunc(old / value)
+      }
+      return old / value
+    case '%':
+      if (ints && value === 0) fail('arithmetic_exception', '/ by zero')
+      return old % value
+  }
+}
+
 function container(source: Record<string, unknown>, path: string[], create: boolean): Record<string, unknown> | undefined {
   let cur: Record<string, unknown> = source
   for (const step of path) {
@@ -159,10 +211,12 @@ export function compileScript(script: unknown): SourceEdit {
   const edits: SourceEdit[] = []
   for (const st of splitStatements(source)) {
     const r = new Reader(st.text, st.at, source)
+    // `++ctx._source.n` / `--ctx._source.n`
+    const prefix: Op | undefined = r.eat('++') ? '+' : r.eat('--') ? '-' : undefined
     if (!r.eat('ctx')) r.fail('only statements on ctx._source are supported by this server')
     if (!r.eat('.') || r.ident() !== '_source') r.fail('only statements on ctx._source are supported by this server')
     const path = r.path()
-    if (r.eat('.remove')) {
+    if (prefix === undefined && r.eat('.remove')) {
       if (!r.eat('(')) r.fail("expected '('")
       const name = r.string()
       if (!r.eat(')')) r.fail("expected ')'")
@@ -174,20 +228,70 @@ export function compileScript(script: unknown): SourceEdit {
       })
       continue
     }
+    if (prefix === undefined && r.eat('.add')) {
+      // `ctx._source.list.add(value)`: appends to a list (Painless's List.add).
+      if (path.length === 0) r.fail('only a list field of ctx._source can be added to')
+      if (!r.eat('(')) r.fail("expected '('")
+      const at = r.pos
+      expression(r, params) // validates now
+      const valueText = r.text.slice(at, r.pos)
+      if (!r.eat(')')) r.fail("expected ')'")
+      r.ws()
+      if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}']`)
+      const addAt = st.at + at
+      edits.push((src) => {
+        const c = container(src, path.slice(0, -1), false)
+        const list = c && Object.hasOwn(c, path[path.length - 1]) ? c[path[path.length - 1]] : null
+        if (list === null || list === undefined)
+          throw runtimeError(source, addAt, 'null_pointer_exception', 'Cannot invoke "Object.add(Object)" on a null value')
+        if (!Array.isArray(list))
+          throw runtimeError(source, addAt, 'illegal_argument_exception', `dynamic method [${typeName(list)}, add/1] not found`)
+        list.push(expression(new Reader(valueText, addAt, source), params))
+      })
+      continue
+    }
     if (path.length === 0) r.fail('only a field of ctx._source can be assigned')
+    const parent = path.slice(0, -1)
+    const leaf = path[path.length - 1]
+    const opAt = st.at + r.pos
+    const fail = (type: string, reason: string): never => {
+      throw runtimeError(source, opAt, type, reason)
+    }
+    const current = (src: Record<string, unknown>): unknown => {
+      const c = container(src, parent, false)
+      return c && Object.hasOwn(c, leaf) ? c[leaf] : null
+    }
     r.ws()
-    if (r.text[r.pos] !== '=' || r.text[r.pos + 1] === '=') r.fail('only assignments (=) and remove() are supported by this server')
-    r.pos++
+    const step: Op | undefined = prefix ?? (r.eat('++') ? '+' : r.eat('--') ? '-' : undefined)
+    if (step !== undefined) {
+      r.ws()
+      if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}']`)
+      edits.push((src) => {
+        const next = arithmetic(step, current(src), 1, fail)
+        setOwn(container(src, parent, true)!, leaf, next)
+      })
+      continue
+    }
+    r.ws()
+    const compound = /^([-+*/%])=/.exec(r.text.slice(r.pos))
+    let op: Op | undefined
+    if (compound) {
+      op = compound[1] as Op
+      r.pos += 2
+    } else {
+      if (r.text[r.pos] !== '=' || r.text[r.pos + 1] === '=')
+        r.fail('only assignments (=, +=, -=, *=, /=, %=), ++, -- and remove() are supported by this server')
+      r.pos++
+    }
     const at = r.pos
     expression(r, params) // validates now
     r.ws()
     if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}'] after the assigned value`)
-    const parent = path.slice(0, -1)
-    const leaf = path[path.length - 1]
     const valueText = st.text.slice(at)
     edits.push((src) => {
       const value = expression(new Reader(valueText, st.at + at, source), params)
-      setOwn(container(src, parent, true)!, leaf, value)
+      const next = op === undefined ? value : arithmetic(op, current(src), value, fail)
+      setOwn(container(src, parent, true)!, leaf, next)
     })
   }
   return (src) => {

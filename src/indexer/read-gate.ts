@@ -21,6 +21,7 @@ import type { GetParams, GetResponse, Query, Source } from '../store/port'
 import { resolveTermsLookups } from '../store/query/terms'
 import { badRequest, type RequestContext } from './context'
 import { matchesFilter, readFilter, withFilter } from './dls'
+import { hasMoreLikeThis, rewriteMoreLikeThis } from './more-like-this'
 
 /** The platform's action for reading one document; what every single-document read needs. */
 export const GET_ACTION = 'indices:data/read/get'
@@ -82,7 +83,11 @@ export async function resolveLookups(ctx: RequestContext, query: Query | undefin
  * by the store with the service's rights, as the platform resolves DLS.
  */
 export async function searchQuery(ctx: RequestContext, query: Query | undefined, indices: string[]): Promise<Query | undefined> {
-  return withFilter(await resolveLookups(ctx, query), await readFilter(ctx, indices))
+  const filter = await readFilter(ctx, indices)
+  let q = await resolveLookups(ctx, query)
+  // more_like_this becomes the terms it selects, weighed over what the caller may read.
+  if (q !== undefined && hasMoreLikeThis(q)) q = await rewriteMoreLikeThis(ctx, q, indices, filter)
+  return withFilter(q, filter)
 }
 
 /** True when the caller's reads of any of the indices are filtered (DLS or a feature's filter). */

@@ -3,6 +3,7 @@
  * authenticated and authorized with OpenSearch's action names on concrete indices.
  */
 import { aliasRoutes } from './aliases'
+import { analyzeRoutes } from './analyze'
 import { bulkRoutes } from './bulk'
 import { byQueryRoutes } from './by-query'
 import { catRoutes } from './cat'
@@ -19,11 +20,15 @@ import { mgetRoutes } from './mget'
 import { msearchRoutes } from './msearch'
 import { nodeRoutes } from './nodes'
 import { resolveRoutes } from './resolve'
+import { rolloverRoutes } from './rollover'
 import { IndexRouter } from './router'
 import { scrollRoutes } from './scroll'
 import { searchRoutes } from './search'
+import { searchTemplateRoutes } from './search-template'
+import { storedScriptRoutes } from './stored-scripts'
 import { taskRoutes } from './tasks'
 import { templateRoutes } from './templates'
+import { validateRoutes } from './validate'
 
 export type { IndexApiDeps } from './context'
 export { COMPATIBLE_OPENSEARCH_VERSION } from './cluster'
@@ -42,7 +47,12 @@ export function indexApiRoutes(deps: IndexApiDeps) {
   ingestRoutes(r)
   aliasRoutes(r)
   scrollRoutes(r)
+  searchTemplateRoutes(r)
   searchRoutes(r)
+  analyzeRoutes(r)
+  validateRoutes(r)
+  rolloverRoutes(r)
+  storedScriptRoutes(r)
   msearchRoutes(r)
   mgetRoutes(r)
   explainRoutes(r)

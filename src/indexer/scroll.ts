@@ -10,10 +10,12 @@ import { randomBytes } from 'node:crypto'
 import { OpenSearchHttpError } from '../http/errors'
 import { SearchContextMissing } from '../store/errors'
 import type { SearchHit, SearchResponse } from '../store/port'
+import { filterSource, sourceSpec } from '../store/source-filter'
 import { parseTimeValue } from '../store/settings'
 import { badRequest, type RequestContext } from './context'
 import { Reply, type IndexRouter } from './router'
 import { openCursor, nextPage, type DocCursor } from './doc-cursor'
+import { highlightHits, parseHighlight, type HighlightSpec } from './highlight'
 import { SEARCH_ACTION, type SearchRequest } from './search-gate'
 
 export const SCROLL_ACTION = 'indices:data/read/scroll'
@@ -35,6 +37,24 @@ interface ScrollContext {
   expires: number
   /** Pages are read one at a time per context: a cursor moves in order. */
   busy?: Promise<unknown>
+  /** `highlight` of the search, worked out on each page (the cursor reads whole sources; `source` is the caller's filter). */
+  highlight?: { spec: HighlightSpec; query: unknown; source: unknown }
+}
+
+/** A page's hits highlighted, then source-filtered as the caller asked. */
+async function decorate(ctx: RequestContext, c: ScrollContext, hits: SearchHit[]): Promise<SearchHit[]> {
+  const h = c.highlight
+  if (!h) return hits
+  await highlightHits(ctx, hits, h.spec, h.query)
+  if (h.source === undefined) return hits
+  const spec = sourceSpec(h.source as never)
+  return hits.map((hit) => {
+    const out = { ...hit }
+    const kept = hit._source === undefined ? undefined : filterSource(hit._source, spec)
+    if (kept === undefined) delete out._source
+    else out._source = kept
+    return out
+  })
 }
 
 class Scrolls {
@@ -159,7 +179,15 @@ export async function openScroll(ctx: RequestContext, req: SearchRequest, keepAl
       'rejected_execution_exception',
       `Trying to create too many scroll contexts. Must be less than or equal to: [${max}]. This limit can be set by changing the [search.max_open_scroll_context] setting.`,
     )
-  const { cursor, first } = await openCursor(ctx, req)
+  // highlight is worked out here on each page: the cursor reads whole sources when it is asked for.
+  const highlight =
+    body.highlight === undefined ? undefined : { spec: parseHighlight(body.highlight), query: body.query, source: body._source }
+  let cursorReq = req
+  if (highlight) {
+    const { highlight: _h, ...rest } = body
+    cursorReq = { ...req, body: highlight.source === undefined ? rest : { ...rest, _source: true } }
+  }
+  const { cursor, first } = await openCursor(ctx, cursorReq)
   const c: ScrollContext = {
     id: randomBytes(24).toString('base64url'),
     owner: ctx.caller.name,
@@ -168,10 +196,11 @@ export async function openScroll(ctx: RequestContext, req: SearchRequest, keepAl
     restTotalHitsAsInt: req.restTotalHitsAsInt === true,
     keepAlive,
     expires: now + keepAlive,
+    ...(highlight ? { highlight } : {}),
   }
   scrolls.add(c)
   const hits = await locked(c, () => nextPage(ctx, c.cursor, c.size))
-  return scrollResponse(c, started, hits, first)
+  return scrollResponse(c, started, await decorate(ctx, c, hits), first)
 }
 
 /**
@@ -202,7 +231,7 @@ async function continueScroll(ctx: RequestContext) {
   if (keepAliveText !== undefined) c.keepAlive = await keepAliveOf(ctx, String(keepAliveText))
   c.expires = ctx.deps.now() + c.keepAlive
   const hits = await locked(c, () => nextPage(ctx, c.cursor, c.size))
-  const res = scrollResponse(c, started, hits)
+  const res = scrollResponse(c, started, await decorate(ctx, c, hits))
   if (ctx.flag('rest_total_hits_as_int', false)) (res.hits as Record<string, unknown>).total = c.cursor.total
   return res
 }

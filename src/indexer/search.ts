@@ -3,8 +3,12 @@
  * touches and runs the query the read gate makes of it (terms lookups resolved as the caller,
  * the caller's DLS filter ANDed in; aggregations run over the filtered hits).
  */
-import type { Query, ResolveOptions, SearchBody, SearchParams, SearchResponse, SortClause } from '../store/port'
+import type { Mappings, Query, ResolveOptions, SearchBody, SearchHit, SearchParams, SearchResponse, SortClause } from '../store/port'
+import { filterSource, sourceSpec } from '../store/source-filter'
 import { checkJsonDepth } from '../store/query/limits'
+import { addDocValueFields, checkScriptFields, parseDocValueFields } from './docvalue-fields'
+import { collapseHits, collapseKind, fieldsOf, parseCollapse, queryFields, type CollapseSpec } from './collapse'
+import { highlightHits, parseHighlight } from './highlight'
 import { badRequest, type RequestContext } from './context'
 import { searchQuery } from './read-gate'
 import type { IndexRouter } from './router'
@@ -42,6 +46,8 @@ const SUPPORTED_KEYS = new Set([
   'min_score',
   'profile',
 ])
+/** `_search` and `_msearch` also answer `highlight`, `collapse` and `docvalue_fields` (on the hits they return, see searchAs). */
+export const SEARCH_KEYS = new Set([...SUPPORTED_KEYS, 'highlight', 'collapse', 'docvalue_fields', 'script_fields'])
 /** Keys OpenSearch knows that this store does not implement: a clear 400 instead of a silently different answer. */
 const KNOWN_UNSUPPORTED = new Set([
   'highlight',
@@ -70,9 +76,12 @@ function negative(name: string, v: number): never {
 export function checkSearchBody(body: Record<string, unknown>, allowed: Set<string> = SUPPORTED_KEYS): Record<string, unknown> {
   // Before the read gate walks the query (terms lookups) or anything else recurses over it.
   checkJsonDepth(body)
+  if (body.collapse !== undefined && body.rescore !== undefined && allowed === SEARCH_KEYS)
+    throw badRequest('cannot use `collapse` in conjunction with `rescore`', 'search_phase_execution_exception')
   for (const key of Object.keys(body)) {
     if (allowed.has(key)) continue
-    if (KNOWN_UNSUPPORTED.has(key) && allowed === SUPPORTED_KEYS) throw badRequest(`[${key}] is not supported by this server`)
+    if (KNOWN_UNSUPPORTED.has(key) && (allowed === SUPPORTED_KEYS || allowed === SEARCH_KEYS))
+      throw badRequest(`[${key}] is not supported by this server`)
     const v = body[key]
     const token = v !== null && typeof v === 'object' ? (Array.isArray(v) ? 'START_ARRAY' : 'START_OBJECT') : 'VALUE_STRING'
     throw badRequest(`Unknown key for a ${token} in [${key}].`, 'parsing_exception')
@@ -164,17 +173,162 @@ function applyUrlParams(ctx: RequestContext, body: Record<string, unknown>): voi
 }
 
 /** Runs a search through the gate. */
-export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise<SearchResponse> {
-  const { body } = await gateSearch(ctx, req)
+async function gatedSearch(ctx: RequestContext, req: SearchRequest): Promise<{ res: SearchResponse; indices: string[] }> {
+  const { body, indices } = await gateSearch(ctx, req)
   const params: SearchParams = { body: body as SearchBody, ...req.options }
   if (body.pit === undefined) params.index = req.expression
   if (req.restTotalHitsAsInt) params.rest_total_hits_as_int = true
-  return ctx.store.search(params)
+  return { res: await ctx.store.search(params), indices }
+}
+
+/**
+ * Runs a search through the gate; `highlight` and `collapse` are worked out here on the hits the
+ * store returns (full sources are read for them, and the caller's `_source` filter applied after).
+ */
+export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise<SearchResponse> {
+  const extras = ['highlight', 'collapse', 'docvalue_fields', 'script_fields'] as const
+  if (extras.every((k) => req.body[k] === undefined)) return (await gatedSearch(ctx, req)).res
+  const highlight = req.body.highlight === undefined ? undefined : parseHighlight(req.body.highlight)
+  const collapse = req.body.collapse === undefined ? undefined : parseCollapse(req.body.collapse)
+  const docValues = parseDocValueFields(req.body.docvalue_fields)
+  checkScriptFields(req.body.script_fields)
+  const body: Record<string, unknown> = { ...req.body }
+  for (const k of extras) delete body[k]
+  const filter = body._source
+  if (filter !== undefined) body._source = true
+  const inner = { ...req, body }
+  // Collapsing runs its own pages: only the indices (authorized as the search) are needed first.
+  const plain = collapse ? undefined : await gatedSearch(ctx, inner)
+  const indices = plain ? plain.indices : (await gateSearch(ctx, inner)).indices
+  const mappings = new Map<string, Mappings>()
+  if (indices.length > 0) {
+    const got = await ctx.store.getMapping({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
+    for (const [name, m] of Object.entries(got)) mappings.set(name, m.mappings)
+  }
+  const res = plain ? plain.res : await collapsed(ctx, inner, collapse!, [...mappings.values()], (i) => mappings.get(i), indices)
+  if (highlight) await highlightHits(ctx, res.hits.hits, highlight, req.body.query, mappings)
+  if (docValues.length > 0) addDocValueFields(res.hits.hits, docValues, (i) => mappings.get(i))
+  if (filter !== undefined) {
+    const spec = sourceSpec(filter as never)
+    // The top-level hits only: inner hits have their own `_source` option.
+    for (const h of res.hits.hits) {
+      if (h._source === undefined) continue
+      const kept = filterSource(h._source, spec)
+      if (kept === undefined) delete h._source
+      else h._source = kept
+    }
+  }
+  return res
+}
+
+const COLLAPSE_WINDOW = 10000
+
+/** The smallest index.max_result_window of the indices (10,000 by default). */
+async function resultWindow(ctx: RequestContext, indices: string[]): Promise<number> {
+  if (indices.length === 0) return COLLAPSE_WINDOW
+  const settings = await ctx.store.getSettings({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
+  let window = Number.MAX_SAFE_INTEGER
+  for (const { settings: s } of Object.values(settings)) {
+    const v = Number(s.index.max_result_window ?? COLLAPSE_WINDOW)
+    if (Number.isFinite(v)) window = Math.min(window, v)
+  }
+  return window === Number.MAX_SAFE_INTEGER ? COLLAPSE_WINDOW : window
+}
+
+async function collapsed(
+  ctx: RequestContext,
+  req: SearchRequest,
+  spec: CollapseSpec,
+  mappings: Mappings[],
+  mappingOf: (index: string) => Mappings | undefined,
+  indices: string[],
+): Promise<SearchResponse> {
+  const kind = collapseKind(spec.field, mappings)
+  if (req.body.search_after !== undefined) {
+    const sort = [req.body.sort ?? []].flat()
+    const only = sort.length === 1 ? sort[0] : undefined
+    const field = typeof only === 'string' ? only : only !== null && typeof only === 'object' ? Object.keys(only)[0] : undefined
+    if (field !== spec.field)
+      throw badRequest('collapse field and sort field must be the same when use `collapse` in conjunction with `search_after`')
+  }
+  const from = typeof req.body.from === 'number' ? req.body.from : 0
+  const size = typeof req.body.size === 'number' ? req.body.size : 10
+  const want = from + size
+  // Pages grow up to the result window (index.max_result_window, learnt from the store's refusal when smaller).
+  // from + size counts groups, within the indices' result window as any search's (the store's 400 otherwise).
+  let cap = Math.min(COLLAPSE_WINDOW, await resultWindow(ctx, indices))
+  if (want > cap)
+    throw badRequest(
+      `Result window is too large, from + size must be less than or equal to: [${cap}] but was [${want}]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.`,
+    )
+  let chunk = Math.min(cap, Math.max(want * 4, 100))
+  let res: SearchResponse
+  let groups: ReturnType<typeof collapseHits>
+  for (;;) {
+    const page = { ...req, body: { ...req.body, from: 0, size: size === 0 ? 0 : chunk } }
+    try {
+      res = (await gatedSearch(ctx, page)).res
+    } catch (e) {
+      const window = e instanceof Error ? /less than or equal to: \[(\d+)\]/.exec(e.message) : null
+      if (window && chunk > want && Number(window[1]) >= want && Number(window[1]) < cap) {
+        cap = Number(window[1])
+        chunk = cap
+        continue
+      }
+      throw e
+    }
+    groups = size === 0 ? [] : collapseHits(res.hits.hits, spec.field, kind, mappingOf, want)
+    if (groups.length >= want || res.hits.hits.length < chunk || chunk >= cap) break
+    chunk = Math.min(cap, chunk * 4)
+  }
+  const hits: SearchHit[] = []
+  for (const g of groups.slice(from, from + size)) {
+    const hit = { ...g.hit, fields: { [spec.field]: [g.value] } } as SearchHit & Record<string, unknown>
+    if (spec.innerHits.length > 0) {
+      const inner: Record<string, unknown> = {}
+      const fields = queryFields(spec.field, mappings)
+      const group =
+        g.value === null
+          ? { bool: { must_not: fields.map((f) => ({ exists: { field: f } })) } }
+          : { bool: { should: fields.map((f) => ({ term: { [f]: g.value } })), minimum_should_match: 1 } }
+      const query = req.body.query === undefined ? group : { bool: { must: [req.body.query], filter: [group] } }
+      for (const ih of spec.innerHits) {
+        const body: Record<string, unknown> = { query, from: ih.from, size: ih.size, track_total_hits: true }
+        if (req.body.pit !== undefined) body.pit = req.body.pit
+        if (ih.sort !== undefined) body.sort = ih.sort
+        if (ih.version) body.version = true
+        if (ih.seq_no_primary_term) body.seq_no_primary_term = true
+        if (ih.track_scores) body.track_scores = true
+        const sub = ih.collapse
+          ? await collapsed(ctx, { ...req, body }, { field: ih.collapse, innerHits: [] }, mappings, mappingOf, indices)
+          : (await gatedSearch(ctx, { ...req, body })).res
+        if (ih._source !== undefined) {
+          const s = sourceSpec(ih._source as never)
+          for (const h of sub.hits.hits) {
+            const kept = h._source === undefined ? undefined : filterSource(h._source, s)
+            if (kept === undefined) delete h._source
+            else h._source = kept
+          }
+        }
+        if (ih.fields)
+          for (const h of sub.hits.hits) {
+            const f = fieldsOf(h, ih.fields, mappingOf(h._index))
+            if (f) (h as SearchHit & { fields?: unknown }).fields = f
+          }
+        inner[ih.name] = { hits: sub.hits }
+      }
+      hit.inner_hits = inner
+    }
+    hits.push(hit)
+  }
+  return { ...res!, hits: { ...res!.hits, hits } }
 }
 
 async function search(ctx: RequestContext) {
-  const body = await searchBody(ctx, SUPPORTED_KEYS)
+  const body = await searchBody(ctx, SEARCH_KEYS)
   applyUrlParams(ctx, body)
+  const dv = ctx.list('docvalue_fields')
+  if (dv) body.docvalue_fields = dv
   const req: SearchRequest = {
     expression: ctx.indexExpression(),
     namedIndices: ctx.part('index') !== undefined,
@@ -183,7 +337,13 @@ async function search(ctx: RequestContext) {
     restTotalHitsAsInt: ctx.flag('rest_total_hits_as_int', false),
   }
   const scroll = ctx.str('scroll')
-  if (scroll !== undefined) return openScroll(ctx, req, scroll)
+  if (scroll !== undefined) {
+    if (body.collapse !== undefined) throw badRequest('cannot use `collapse` in a scroll context', 'search_phase_execution_exception')
+    if (body.docvalue_fields !== undefined) throw badRequest('[docvalue_fields] is not supported in a scroll context by this server')
+    checkScriptFields(body.script_fields)
+    delete body.script_fields
+    return openScroll(ctx, req, scroll)
+  }
   return searchAs(ctx, req)
 }
 

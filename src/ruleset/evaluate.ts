@@ -10,11 +10,11 @@ import { ApiError } from '../http/errors'
 import type { Logger } from '../http/log'
 import { compileQuery, type FieldSpec } from '../store/query'
 import type { Store } from '../store/port'
-import { type CompiledSigmaRule, compileCache, type Query, ruleSet } from './sigma'
+import { type CompiledSigmaRule, type CompileOptions, compileCache, type Query, ruleSet } from './sigma'
 import type { LogTypes } from './log-types'
 import { concreteIndices } from './detection/checkpoint'
 import { sourceFieldSpecs, stableTypes } from './detection/field-types'
-import { loadFilters, withFilters } from './filters'
+import { type FilterDocument, loadFilters, withFilters } from './filters'
 
 export interface EvaluateRequest {
   normalizedEvent: string
@@ -62,28 +62,11 @@ export async function evaluateRulesRequest(
     throw new ApiError(400, 'The normalized event must be a JSON object to be evaluated against rules.')
 
   const fieldMapping = await deps.logTypes.fieldMapping(req.logType!, settings)
-  const rules: CompiledSigmaRule[] = []
-  const options = { fieldMapping }
   // Stored Sigma filter rules tune these rules as they tune a detector's (the bodies carry no
   // space here: every space's filters apply).
   const filters = (await loadFilters(deps.store, deps.log)).map((f) => f.filter)
-
-  req.rulesBodies!.forEach((body, position) => {
-    try {
-      // Compiled once per content (compile cache): logtest sends the same bodies call after call.
-      const c = compileCache.compile(body, options)
-      const rule = c.id === undefined ? compileCache.compile(body, options, `rule_${position}`) : c
-      // Unchanged (the cached object) unless a filter applies.
-      rules.push(withFilters(rule, { ids: c.id ? [c.id] : [], name: c.document.name, logsource: c.logsource }, filters, options))
-    } catch (e) {
-      deps.log.debug('rules/evaluate: rule skipped', { position, error: e as Error })
-    }
-  })
-  const fieldTypes = await sourceTypes(
-    deps.store,
-    req.sourceIndices!,
-    rules.flatMap((r) => r.fields),
-  )
+  const rules = compiledBodies(deps, req.rulesBodies!, fieldMapping, filters)
+  const fieldTypes = await sourceTypes(deps.store, req.sourceIndices!, fieldsOf(rules))
   const matches = ruleSet(rules, fieldTypes)
     .evaluate(event as Record<string, unknown>)
     .map((m) => {
@@ -94,6 +77,49 @@ export async function evaluateRulesRequest(
       }
     })
   return { status: 'success', rules_evaluated: rules.length, rules_matched: matches.length, matches }
+}
+
+/**
+ * The compiled rules of a bodies array, kept per array for as long as the caller holds it:
+ * logtest hands the same array on every call while its space is unchanged, and looking up a
+ * thousand bodies in the compile cache (hashing and comparing each text) per call is most of its
+ * cost. A different mapping or filter set compiles again.
+ */
+const compiledByBodies = new WeakMap<readonly string[], { options: string; rules: CompiledSigmaRule[] }>()
+
+function compiledBodies(
+  deps: EvaluateDeps,
+  bodies: readonly string[],
+  fieldMapping: CompileOptions['fieldMapping'],
+  filters: FilterDocument[],
+): CompiledSigmaRule[] {
+  // The log type's mapping is read afresh on every call (a new object): compared as text.
+  const optionsText = typeof fieldMapping === 'function' ? undefined : JSON.stringify([fieldMapping ?? null, filters])
+  const hit = compiledByBodies.get(bodies)
+  if (hit && hit.options === optionsText) return hit.rules
+  const rules: CompiledSigmaRule[] = []
+  const options = { fieldMapping }
+  bodies.forEach((body, position) => {
+    try {
+      // Compiled once per content (compile cache): logtest sends the same bodies call after call.
+      const c = compileCache.compile(body, options)
+      const rule = c.id === undefined ? compileCache.compile(body, options, `rule_${position}`) : c
+      // Unchanged (the cached object) unless a filter applies.
+      rules.push(withFilters(rule, { ids: c.id ? [c.id] : [], name: c.document.name, logsource: c.logsource }, filters, options))
+    } catch (e) {
+      deps.log.debug('rules/evaluate: rule skipped', { position, error: e as Error })
+    }
+  })
+  if (optionsText !== undefined) compiledByBodies.set(bodies, { options: optionsText, rules })
+  return rules
+}
+
+/** The distinct fields a rule array reads, once per array: a thousand rules read a few hundred fields, each resolved against every template. */
+const fieldsByRules = new WeakMap<readonly CompiledSigmaRule[], string[]>()
+function fieldsOf(rules: readonly CompiledSigmaRule[]): string[] {
+  let fields = fieldsByRules.get(rules)
+  if (!fields) fieldsByRules.set(rules, (fields = [...new Set(rules.flatMap((r) => r.fields))]))
+  return fields
 }
 
 /**

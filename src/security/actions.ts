@@ -158,6 +158,9 @@ export const INDEX_ACTIONS = {
   dataStreamDelete: 'indices:admin/data_stream/delete',
   dataStreamGet: 'indices:admin/data_stream/get',
   resolve: 'indices:admin/resolve/index',
+  analyze: 'indices:admin/analyze',
+  validateQuery: 'indices:admin/validate/query',
+  rollover: 'indices:admin/rollover',
 } as const
 
 /** Cluster-level actions of the index API (the platform's names). */
@@ -176,6 +179,9 @@ export const CLUSTER_ACTIONS = {
   templatePut: 'indices:admin/index_template/put',
   templateGet: 'indices:admin/index_template/get',
   templateDelete: 'indices:admin/index_template/delete',
+  scriptGet: 'cluster:admin/script/get',
+  scriptPut: 'cluster:admin/script/put',
+  scriptDelete: 'cluster:admin/script/delete',
 } as const
 
 /**

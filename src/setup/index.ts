@@ -11,8 +11,11 @@ export { applyRetention, deleteAge, retentionRule, startRetentionJob } from './r
 export { writeLifecyclePolicy } from './lifecycle'
 
 export interface SetupOptions {
-  /** No platform behind the node: its retention job stands in for ISM. */
-  embedded: boolean
+  /**
+   * Whether this node applies the lifecycle policies itself: on the embedded store, and on a
+   * platform without ISM (asked once the bootstrap has written the policies).
+   */
+  ownRetention: () => Promise<boolean>
   /** What retention must keep for readers that have not seen it yet (`RetentionDeps.holds`). */
   retentionHolds?: RetentionDeps['holds']
 }
@@ -20,25 +23,29 @@ export interface SetupOptions {
 /**
  * What a node does for the Setup extension at start: the bootstrap in the
  * background (requests are served meanwhile; consumers wait for the marker)
- * and, in embedded mode, the retention job that stands in for ISM.
+ * and, where no ISM applies the policies (embedded, or a platform without the plugin), the
+ * retention job that stands in for it.
  */
 export function startSetup(
   deps: Pick<Deps, 'store' | 'settings' | 'log' | 'now'>,
   opts: SetupOptions,
-): { ready: Promise<BootstrapResult>; retention?: { stop(): void }; stop(): void } {
+): { ready: Promise<BootstrapResult>; retention: Promise<{ stop(): void } | undefined>; stop(): void } {
   const stopping = new AbortController()
   const ready = runBootstrap(deps, { signal: stopping.signal }).catch((e) => {
     deps.log.error('setup bootstrap crashed', { error: e })
     return { status: 'failed', ranHere: true, completed: [], skipped: [] } satisfies BootstrapResult
   })
-  // On the platform its ISM applies the same policies (written by the bootstrap); a second deleter would only race it.
-  const retention = opts.embedded ? startRetentionJob({ ...deps, holds: opts.retentionHolds }) : undefined
+  // A platform's ISM applies the same policies (written by the bootstrap); a second deleter would only race it.
+  const retention = ready.then(async () => {
+    if (stopping.signal.aborted || !(await opts.ownRetention().catch(() => false))) return undefined
+    return startRetentionJob({ ...deps, holds: opts.retentionHolds })
+  })
   return {
     ready,
     retention,
     stop: () => {
       stopping.abort()
-      retention?.stop()
+      void retention.then((job) => job?.stop())
     },
   }
 }

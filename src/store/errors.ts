@@ -141,3 +141,14 @@ export class PolicyNotFound extends StoreError {
     super('status_exception', 404, reason)
   }
 }
+
+/**
+ * The platform has no Index State Management (the index-management plugin is not installed: its
+ * `_plugins/_ism` routes are unknown, "no handler found for uri"). svc-ext then applies the
+ * lifecycle policies' delete ages itself (src/setup/retention.ts).
+ */
+export class LifecycleUnavailable extends StoreError {
+  constructor(reason: string) {
+    super('lifecycle_unavailable_exception', 400, reason)
+  }
+}

@@ -173,11 +173,10 @@ export function resolveExpression(
       for (const i of ds.indices) add(i)
       continue
     }
-    if (!ignoreUnavailable) {
-      // Names starting with `_` are reserved for APIs: an unknown one is a bad request, not a missing index.
-      if (part.startsWith('_')) throw new InvalidIndexName(part, "must not start with '_'.")
-      throw new IndexNotFound(part)
-    }
+    // Names starting with `_` are reserved for APIs: an unknown one is a bad request, not a missing
+    // index, and ignore_unavailable does not skip it (as in OpenSearch).
+    if (part.startsWith('_')) throw new InvalidIndexName(part, "must not start with '_'.")
+    if (!ignoreUnavailable) throw new IndexNotFound(part)
   }
   if (out.size === 0 && !allowNoIndices) throw new IndexNotFound(parts.join(','))
   return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))

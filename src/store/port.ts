@@ -662,6 +662,8 @@ export interface Store {
   createDataStream(params: { name: string }): Promise<Acknowledged>
   getDataStream(params?: { name?: string | string[] }): Promise<{ data_streams: DataStreamInfo[] }>
   deleteDataStream(params: { name: string | string[] }): Promise<Acknowledged>
+  /** Makes the stream's next generation its write index (`dry_run`: only names it). */
+  rolloverDataStream(params: { name: string; dry_run?: boolean }): Promise<{ old_index: string; new_index: string }>
 
   // Documents
   get(params: GetParams): Promise<GetResponse>

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { documentHash, sha256Hex } from '../../src/content/hash'
+import { ContentRepository } from '../../src/content/repository'
+import { computeSpaceHash } from '../../src/content/space-hash'
 import { CONTENT_ALIASES } from '../../src/setup/indices'
 import { decoderBody, filterBody, integrationBody, kvdbBody, PREFIX, ruleBody, startHarness, type Harness } from './harness'
 
@@ -199,5 +201,51 @@ describe('standard policy loading into the Engine', () => {
     expect(await h.content.engineLoadsSettled()).toEqual(['failed'])
     expect(loads().length).toBe(start + 1)
     expect((await h.content.repo.policy('standard'))!.document.index_unclassified_events).toBe(changed.index_unclassified_events)
+  })
+})
+
+describe('the copy of a space kept between recomputes', () => {
+  // computeSpaceHash keeps a copy of each space's hashed fields per repository and reads only what
+  // changed since; a repository of its own reads everything. Whatever happens in between, both agree.
+  test('agrees with a whole read after documents are added, changed, deleted, replaced and moved', async () => {
+    const kept = h.content.repo
+    const whole = async () => computeSpaceHash(new ContentRepository(h.store), (await kept.policy('standard'))!)
+    const check = async (what: string) => {
+      const policy = (await kept.policy('standard'))!
+      expect({ what, hash: await computeSpaceHash(kept, policy) }).toEqual({ what, hash: await whole() })
+    }
+    const put = (alias: string, doc: Record<string, unknown>, space = 'standard') =>
+      kept.put(alias, String(doc.id), { document: doc, hash: { sha256: documentHash(doc) }, space: { name: space } })
+    const rule = (id: string, word: string) => ({
+      id,
+      metadata: { title: id },
+      detection: { sel: { 'event.action': word }, condition: 'sel' },
+    })
+    const integration = (rules: string[]) => ({
+      id: 'std-int',
+      metadata: { title: 'std' },
+      category: 'applications',
+      decoders: ['std-dec'],
+      rules,
+      kvdbs: [],
+    })
+    await check('as it is')
+    await put(CONTENT_ALIASES.rules, rule('r1', 'a'))
+    await put(CONTENT_ALIASES.rules, rule('r2', 'b'))
+    await put(CONTENT_ALIASES.integrations, integration(['r1', 'r2', 'r3']))
+    await check('rules added and listed')
+    await put(CONTENT_ALIASES.rules, rule('r1', 'changed'))
+    await check('a rule changed')
+    await kept.remove(CONTENT_ALIASES.rules, 'r2')
+    await check('a listed rule deleted')
+    await kept.remove(CONTENT_ALIASES.rules, 'r1')
+    await put(CONTENT_ALIASES.rules, rule('r3', 'c'))
+    await check('one deleted and one added between two recomputes (same count)')
+    await put(CONTENT_ALIASES.rules, rule('r3', 'c'), 'test')
+    await put(CONTENT_ALIASES.rules, rule('r1', 'back'))
+    await check('one moved to another space and one added (same count)')
+    await put(CONTENT_ALIASES.integrations, integration([]))
+    await kept.remove(CONTENT_ALIASES.rules, 'r1')
+    await check('as it was')
   })
 })

@@ -6,6 +6,7 @@
  * A suite written against `PlatformUnderTest` runs on both (`forEachPlatform`).
  */
 import { afterAll, beforeAll, describe } from 'bun:test'
+import { AI_ASSISTANT_ROLE, SESSIONS_DLS, SESSIONS_INDEX_PATTERNS } from '../../src/security/builtin-roles'
 import { openPlatformStore } from '../../src/store/platform'
 import type { Store } from '../../src/store/port'
 import { basicAuth, send, type Reply } from '../helpers/app'
@@ -27,6 +28,8 @@ export interface PlatformUnderTest {
   kind: PlatformKind
   url: string
   admin: { name: string; password: string }
+  /** The account the nodes use (all_access plus the system-index grant). */
+  serviceAccount: { name: string; password: string }
   /** The platform as its admin sees it, for assertions that bypass the nodes. */
   store: Store
   /** `storage.platform.*` settings a node needs to use this platform as the service account. */
@@ -67,6 +70,7 @@ async function startEmbeddedPlatform(opts: PlatformOptions): Promise<PlatformUnd
     kind: 'embedded',
     url: server.url,
     admin: server.admin,
+    serviceAccount: SERVICE_ACCOUNT,
     store: server.server.app.deps.store,
     nodeSettings: {
       'storage.platform.url': server.url,
@@ -105,6 +109,12 @@ async function startOpenSearchPlatform(opts: PlatformOptions): Promise<PlatformU
     })
   for (const [role, mapping] of Object.entries(opts.rolesMapping ?? {}))
     if (opts.roles && role in opts.roles) await put(`rolesmapping/${role}`, mapping)
+  // What the README asks of an operator: the sessions' DLS role on the platform, for the people
+  // (never the service account, which counts everyone's sessions).
+  await put(`roles/${AI_ASSISTANT_ROLE}`, {
+    index_permissions: [{ index_patterns: SESSIONS_INDEX_PATTERNS, allowed_actions: ['read'], dls: SESSIONS_DLS }],
+  })
+  await put(`rolesmapping/${AI_ASSISTANT_ROLE}`, { users: (opts.users ?? []).map((u) => u.name) })
   const account = os.serviceAccount ?? os.admin
   const request: PlatformUnderTest['request'] = (method, path, o = {}) => {
     const user = o.user === undefined ? os.admin : o.user
@@ -115,6 +125,7 @@ async function startOpenSearchPlatform(opts: PlatformOptions): Promise<PlatformU
     kind: 'opensearch',
     url: os.url,
     admin: os.admin,
+    serviceAccount: account,
     store,
     nodeSettings: {
       'storage.platform.url': os.url,

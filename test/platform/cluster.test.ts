@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SESSIONS_STREAM, CONTENT_ALIASES } from '../../src/setup/indices'
-import type { TestServer } from '../helpers/server'
+import type { Reply, TestServer } from '../helpers/server'
 import { forEachPlatform, startNode, type PlatformUnderTest } from './cluster-helpers'
 
 const DAVE = { name: 'dave', password: 'Dave-pass-1' }
@@ -28,6 +28,19 @@ forEachPlatform({ users: [{ ...DAVE, backend_roles: ['analyst'] }] }, (current) 
   })
 
   const node = (i: number) => nodes[i % 2]
+
+  /**
+   * A client that does what the spec's 503 asks ("Please retry"): a lock that is busy for longer
+   * than its wait answers 503 (on a real cluster each lock write is a refreshed write on three
+   * nodes, so waits run out sooner than on an embedded platform); the limits hold either way.
+   */
+  async function retrying503(call: () => Promise<Reply>): Promise<Reply> {
+    for (let attempt = 0; ; attempt++) {
+      const r = await call()
+      if (r.status !== 503 || attempt >= 50) return r
+      await Bun.sleep(100 + Math.random() * 200)
+    }
+  }
 
   test('both nodes serve from the platform; only one of them ran the setup bootstrap (the lease)', async () => {
     for (const n of nodes) expect(n.server.app.storeKind).toBe('platform')
@@ -80,10 +93,12 @@ forEachPlatform({ users: [{ ...DAVE, backend_roles: ['analyst'] }] }, (current) 
         detection: { condition: 'selection', selection: { 'event.action': [`event_${i}`] } },
       },
     })
-    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => node(i).request('POST', `${PREFIX}/rules`, { body: rule(i) })))
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => retrying503(() => node(i).request('POST', `${PREFIX}/rules`, { body: rule(i) }))),
+    )
     const created = results.filter((r) => r.status === 201)
     expect(created).toHaveLength(5)
-    for (const r of results.filter((r) => r.status !== 201)) expect([400, 503]).toContain(r.status)
+    for (const r of results.filter((r) => r.status !== 201)) expect(r.status).toBe(400)
     // Each node refused with the limit at least once: both counted what the other had stored.
     for (const n of [0, 1])
       expect(results.some((r, i) => i % 2 === n && r.status === 400 && r.body.message.includes('max_rules'))).toBe(true)
@@ -100,7 +115,9 @@ forEachPlatform({ users: [{ ...DAVE, backend_roles: ['analyst'] }] }, (current) 
     const bulk = await platform.store.bulk({ index: SESSIONS_STREAM, body: seed, refresh: true })
     expect(bulk.errors).toBe(false)
     const results = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => node(i).request('POST', SESSIONS, { user: DAVE, body: { title: `new ${i}`, messages: [] } })),
+      Array.from({ length: 100 }, (_, i) =>
+        retrying503(() => node(i).request('POST', SESSIONS, { user: DAVE, body: { title: `new ${i}`, messages: [] } })),
+      ),
     )
     const ok = results.filter((r) => r.status === 200)
     const refused = results.filter((r) => r.status !== 200)

@@ -149,5 +149,5 @@ describe('index API routes', () => {
         problems.push(`${r.method} ${r.path}: all permissions -> ${all.status} ${all.text.slice(0, 200)}`)
     }
     expect(problems).toEqual([])
-  })
+  }, 60_000) // four requests per route over every index API route: more than bun's default 5 s on a loaded machine
 })

@@ -228,12 +228,12 @@ describe('where the job runs', () => {
     now: Date.now,
   })
 
-  test("embedded mode schedules it; platform mode leaves retention to the platform's ISM", async () => {
-    const embedded = startSetup(startDeps(), { embedded: true })
-    const platform = startSetup(startDeps(), { embedded: false })
+  test("embedded mode (or a platform without ISM) schedules it; a platform's ISM keeps retention", async () => {
+    const embedded = startSetup(startDeps(), { ownRetention: async () => true })
+    const platform = startSetup(startDeps(), { ownRetention: async () => false })
     try {
-      expect(embedded.retention).toBeDefined()
-      expect(platform.retention).toBeUndefined()
+      expect(await embedded.retention).toBeDefined()
+      expect(await platform.retention).toBeUndefined()
       expect((await embedded.ready).status).toBe('ready')
       expect((await platform.ready).status).toBe('ready')
     } finally {

@@ -8,7 +8,13 @@ import { describe, expect, test } from 'bun:test'
 import { DocumentMissing, IllegalArgument, IndexNotFound, MapperParsing, QueryShardError, StoreError } from '../../src/store/errors'
 import type { SearchResponse, Store } from '../../src/store/port'
 
-export function storeDetailsContract(store: () => Store): void {
+/**
+ * `dataNodes`: how many nodes hold shard copies behind the store. The shard-count facts below are
+ * a single node's (replicas stay unassigned); on more nodes they depend on allocation timing, and
+ * the single-node real OpenSearch of the test run states them for OpenSearch.
+ */
+export function storeDetailsContract(store: () => Store, dataNodes = 1): void {
+  const oneNode = test.if(dataNodes === 1)
   const total = (r: SearchResponse) => (typeof r.hits.total === 'number' ? r.hits.total : r.hits.total?.value)
   const error = (p: Promise<unknown>) =>
     p.then(
@@ -71,8 +77,9 @@ export function storeDetailsContract(store: () => Store): void {
       if (!only.found) return
       expect(only.fields).toEqual({ count: [7] })
       expect(only._source).toBeUndefined()
+      // Names are taken as they are: a pattern such as `c*` names no field.
       const both = await store().get({ index: 'sf', id: '1', stored_fields: ['c*', 'when'], _source: true })
-      expect(both.found && both.fields).toEqual({ count: [7], when: ['2024-01-02T00:00:00.000Z'] })
+      expect(both.found && both.fields).toEqual({ when: ['2024-01-02T00:00:00.000Z'] })
       expect(both.found && both._source?.include).toEqual({ a: 1 })
       const withSource = await store().get({ index: 'sf', id: '1', stored_fields: ['_source', 'nothing'] })
       expect(withSource.found && withSource.fields).toBeUndefined()
@@ -107,18 +114,25 @@ export function storeDetailsContract(store: () => Store): void {
       expect(bulk.items[1].update?.get?._source).toEqual({ foo: 'b2' })
     })
 
-    test('a bulk update of a missing index is a missing document and creates nothing', async () => {
+    test('an update of a missing index is a missing document; like any write it creates the index', async () => {
       const r = await store().bulk({ body: [{ update: { _index: 'nowhere', _id: '123' } }, { doc: { field: 'value' } }] })
       expect(r.errors).toBe(true)
       const item = r.items[0].update!
       expect(item.status).toBe(404)
       expect(item.error?.type).toBe('document_missing_exception')
       expect(item.error?.reason).toBe('[123]: document missing')
-      expect(await store().existsIndex({ index: 'nowhere' })).toBe(false)
+      expect(await store().existsIndex({ index: 'nowhere' })).toBe(true)
       expect(new DocumentMissing('x', '1').type).toBe(item.error!.type)
+      const single = await error(store().update({ index: 'nowhere2', id: '1', body: { doc: { field: 'value' } } }))
+      expect(single).toBeInstanceOf(DocumentMissing)
+      expect(single!.status).toBe(404)
+      expect(await store().existsIndex({ index: 'nowhere2' })).toBe(true)
+      // Deletes create nothing.
+      expect(await error(store().delete({ index: 'nowhere3', id: '1' }))).toBeInstanceOf(IndexNotFound)
+      expect(await store().existsIndex({ index: 'nowhere3' })).toBe(false)
     })
 
-    test('_shards of writes and broadcasts count every copy; only primaries succeed on one node', async () => {
+    oneNode('_shards of writes and broadcasts count every copy; only primaries succeed on one node', async () => {
       await store().createIndex({ index: 'r0', body: { settings: { number_of_shards: 5, number_of_replicas: 0 } } })
       await store().createIndex({ index: 'r1', body: { settings: { number_of_shards: 2, number_of_replicas: 1 } } })
       await store().createIndex({ index: 'rauto', body: { settings: { number_of_replicas: 3, auto_expand_replicas: '0-1' } } })
@@ -149,7 +163,9 @@ export function storeDetailsContract(store: () => Store): void {
       const { pit_id } = await store().createPit({ index: 'p*', keep_alive: '20h' })
       await store().search({ body: { pit: { id: pit_id, keep_alive: '10m' } } })
       let [info] = (await store().getAllPits()).pits
-      expect(info).toMatchObject({ pit_id, keep_alive: 20 * 3_600_000, indices: ['p1', 'p2'] })
+      expect(info).toMatchObject({ pit_id, keep_alive: 20 * 3_600_000 })
+      // OpenSearch's list answer does not name the indices (its PIT id encodes them); a store that keeps them names them all.
+      if (info.indices !== undefined) expect(info.indices).toEqual(['p1', 'p2'])
       await store().search({ body: { pit: { id: pit_id, keep_alive: '1d' } } })
       ;[info] = (await store().getAllPits()).pits
       expect(info.keep_alive).toBe(86_400_000)
@@ -160,26 +176,29 @@ export function storeDetailsContract(store: () => Store): void {
 
     test('field names made only of dots, or empty, are refused with OpenSearch’s messages', async () => {
       await store().createIndex({ index: 'names' })
-      for (const body of [{ '.': 'bar' }, { '..': 'bar' }, { foo: { '.': 'bar' } }]) {
+      // OpenSearch's document parser answers mapper_parsing_exception "failed to parse", caused by the name's problem.
+      const cause = async (body: Record<string, unknown>) => {
         const e = await error(store().index({ index: 'names', id: '1', body }))
-        expect(e).toBeInstanceOf(IllegalArgument)
-        expect(e!.reason).toBe('field name cannot contain only the character [.]')
+        expect(e).toBeInstanceOf(MapperParsing)
+        expect(e!.reason).toBe('failed to parse')
+        const by = e!.metadata.caused_by as { type: string; reason: string }
+        expect(by.type).toBe('illegal_argument_exception')
+        return by.reason
       }
-      expect((await error(store().index({ index: 'names', id: '1', body: { '': 1 } })))!.reason).toBe(
-        'field name cannot be an empty string',
-      )
-      expect((await error(store().index({ index: 'names', id: '1', body: { '.a': 1 } })))!.reason).toBe(
-        'object field starting or ending with a [.] makes object resolution ambiguous: [.a]',
-      )
-      expect((await error(store().index({ index: 'names', id: '1', body: { 'a. .b': 1 } })))!.reason).toBe(
-        "object field cannot contain only whitespace: ['a. .b']",
-      )
+      for (const body of [{ '.': 'bar' }, { '..': 'bar' }, { foo: { '.': 'bar' } }])
+        expect(await cause(body)).toBe('field name cannot contain only the character [.]')
+      expect(await cause({ '': 1 })).toBe('field name cannot be an empty string')
+      expect(await cause({ '.a': 1 })).toBe('object field starting or ending with a [.] makes object resolution ambiguous: [.a]')
+      expect(await cause({ 'a. .b': 1 })).toBe("object field cannot contain only whitespace: ['a. .b']")
       expect((await store().get({ index: 'names', id: '1' })).found).toBe(false)
       const mapping = await error(store().createIndex({ index: 'bad', body: { mappings: { properties: { '': { type: 'keyword' } } } } }))
       expect(mapping).toBeInstanceOf(MapperParsing)
-      expect(mapping!.metadata.caused_by).toEqual({ type: 'illegal_argument_exception', reason: 'field name cannot be an empty string' })
+      expect(mapping!.reason).toBe('Failed to parse mapping [_doc]: name cannot be empty string')
+      expect(mapping!.metadata.caused_by).toEqual({ type: 'illegal_argument_exception', reason: 'name cannot be empty string' })
+      // A put mapping answers the cause itself.
       const put = await error(store().putMapping({ index: 'names', body: { properties: { '': { type: 'keyword' } } } }))
-      expect(put).toBeInstanceOf(MapperParsing)
+      expect(put).toBeInstanceOf(IllegalArgument)
+      expect(put!.reason).toBe('name cannot be empty string')
     })
 
     test('dotted names in a mapping are sub-properties of objects, merged with what exists', async () => {
@@ -201,11 +220,12 @@ export function storeDetailsContract(store: () => Store): void {
         { named: { match: 'n_*', unmatch: 'n_skip', match_mapping_type: 'long', mapping: { type: 'integer', meta: { of: '{name}' } } } },
       ]
       await store().createIndex({ index: 'dt', body: { mappings: { dynamic_templates: templates } } })
-      // `stats.per_day` is an object: the leaf template matching its path cannot map it, so it stays an object.
+      // (An object under a path a leaf template matches, e.g. `stats.per_day.mon`, is left out: OpenSearch
+      // 3.4 refuses such a document with a class_cast_exception, a bug of its own; see README.)
       await store().index({
         index: 'dt',
         id: '1',
-        body: { user_id: 'U1', stats: { hits: '12', 'per_day.mon': 1 }, n_a: 3, n_skip: 4, other: 'text here' },
+        body: { user_id: 'U1', stats: { hits: '12' }, n_a: 3, n_skip: 4, other: 'text here' },
       })
       const props = (await store().getMapping({ index: 'dt' })).dt.mappings.properties!
       expect(props.user_id).toEqual({ type: 'keyword' })
@@ -213,7 +233,6 @@ export function storeDetailsContract(store: () => Store): void {
       expect(props.n_a as unknown).toEqual({ type: 'integer', meta: { of: 'n_a' } })
       expect(props.n_skip).toEqual({ type: 'long' })
       expect(props.other.type).toBe('text')
-      expect(props.stats.properties!.per_day).toEqual({ properties: { mon: { type: 'long' } } })
 
       await store().createIndex({ index: 'sat', body: { mappings: { dynamic: 'strict_allow_templates', dynamic_templates: templates } } })
       await store().index({ index: 'sat', id: '1', body: { user_id: 'U1' } })
@@ -230,7 +249,8 @@ export function storeDetailsContract(store: () => Store): void {
       expect(got.found && got._source).toEqual({ user_id: 'U1', other: 'x' })
       expect(total(await store().search({ index: 'fat', body: { query: { term: { user_id: 'U1' } } } }))).toBe(1)
 
-      // put mapping merges dynamic templates by name.
+      // A put mapping's dynamic templates replace the index's list (a template and a create request
+      // compose theirs by name).
       await store().putMapping({
         index: 'dt',
         body: {
@@ -241,7 +261,7 @@ export function storeDetailsContract(store: () => Store): void {
         },
       })
       const merged = (await store().getMapping({ index: 'dt' })).dt.mappings.dynamic_templates!
-      expect(merged.map((t) => Object.keys(t)[0])).toEqual(['ids', 'counts', 'named', 'extra'])
+      expect(merged.map((t) => Object.keys(t)[0])).toEqual(['ids', 'extra'])
       expect(merged[0].ids.match).toBe('*_key')
       expect(
         await error(store().createIndex({ index: 'baddt', body: { mappings: { dynamic_templates: [{ a: { match: 'x' } }] } } })),
@@ -257,12 +277,15 @@ export function storeDetailsContract(store: () => Store): void {
       await store().createIndex({
         index: 'proto',
         body: JSON.parse(
-          '{"settings": {"index": {"__proto__": {"polluted": "yes"}}}, "mappings": {"properties": {"__proto__.polluted": {"type": "keyword"}, "constructor.prototype": {"properties": {"polluted": {"type": "keyword"}}}}}}',
+          '{"settings": {"index": {"analysis": {"analyzer": {"constructor": {"type": "standard"}}}}}, "mappings": {"properties": {"__proto__.polluted": {"type": "keyword"}, "constructor.prototype": {"properties": {"polluted": {"type": "keyword"}}}}}}',
         ),
       })
       clean()
-      const settings = (await store().getSettings({ index: 'proto' })).proto.settings.index
-      expect(Object.hasOwn(settings, '__proto__')).toBe(true)
+      // (OpenSearch refuses unknown settings such as `index.__proto__`, and names starting with `_` for
+      // analyzers: a prototype-named key in settings is an analyzer called `constructor`.)
+      const settings = (await store().getSettings({ index: 'proto' })).proto.settings.index as Record<string, any>
+      expect(Object.hasOwn(settings.analysis.analyzer, 'constructor')).toBe(true)
+      expect(settings.analysis.analyzer.constructor).toEqual({ type: 'standard' })
       clean()
       const props = (await store().getMapping({ index: 'proto' })).proto.mappings.properties!
       expect(Object.hasOwn(props, '__proto__') && Object.hasOwn(props, 'constructor')).toBe(true)
@@ -308,16 +331,17 @@ export function storeDetailsContract(store: () => Store): void {
       const s = (query: unknown) => store().search({ index: 'tl', body: { query: query as Record<string, unknown> } })
       expect(total(await s({ terms: { user: ['u1', 'u2'] } }))).toBe(2)
       const tooMany = await error(s({ terms: { user: ['u1', 'u2', 'u3'] } }))
-      expect(tooMany).toBeInstanceOf(IllegalArgument)
+      // Refused while the shard creates its query: query_shard_exception (under search_phase_execution_exception).
+      expect(tooMany).toBeInstanceOf(QueryShardError)
       expect(tooMany!.reason).toContain('The number of terms [3] used in the Terms Query request has exceeded the allowed maximum of [2]')
       // Limits apply inside compound queries too, and to count.
-      expect(await error(s({ bool: { filter: [{ terms: { user: ['a', 'b', 'c'] } }] } }))).toBeInstanceOf(IllegalArgument)
+      expect(await error(s({ bool: { filter: [{ terms: { user: ['a', 'b', 'c'] } }] } }))).toBeInstanceOf(QueryShardError)
       expect(await error(store().count({ index: 'tl', body: { query: { terms: { user: ['a', 'b', 'c'] } } } }))).toBeInstanceOf(
-        IllegalArgument,
+        QueryShardError,
       )
       const lookup = await s({ terms: { user: { index: 'tl', id: 'u1', path: 'followers' } } })
       expect(lookup.hits.hits.map((h) => h._id).sort()).toEqual(['u2', 'u3'])
-      expect(await error(s({ terms: { user: { index: 'tl', id: 'u2', path: 'followers' } } }))).toBeInstanceOf(IllegalArgument)
+      expect(await error(s({ terms: { user: { index: 'tl', id: 'u2', path: 'followers' } } }))).toBeInstanceOf(QueryShardError)
       expect(total(await s({ bool: { should: [{ terms: { user: { index: 'tl', id: 'gone', path: 'followers' } } }] } }))).toBe(0)
     })
 
@@ -365,26 +389,28 @@ export function storeDetailsContract(store: () => Store): void {
       const e = await error(store().getIndex({ index: '_foo' }))
       expect(e?.type).toBe('invalid_index_name_exception')
       expect(e?.status).toBe(400)
-      expect(await store().getIndex({ index: '_foo', ignore_unavailable: true })).toEqual({})
+      // ignore_unavailable skips missing indices, not invalid names.
+      expect((await error(store().getIndex({ index: '_foo', ignore_unavailable: true })))?.type).toBe('invalid_index_name_exception')
     })
 
     test('stats report the size of the stored documents, kept current by writes', async () => {
+      // OpenSearch counts its files on disk (compressed, with per-segment overhead, shrinking only as
+      // segments merge), the embedded store the documents' bytes: the contract asks only that the size
+      // is a count of bytes that grows with the documents a refresh makes searchable.
       const size = async () => (await store().stats({ index: 'sz' }))[0].store_size_in_bytes
-      await store().createIndex({ index: 'sz' })
-      expect(await size()).toBe(0)
-      await store().index({ index: 'sz', id: '1', body: { text: 'x'.repeat(1000) } })
+      const noise = (n: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(n))).toString('base64')
+      // OpenSearch caches an index's store size for index.store.stats_refresh_interval (10s): 0 reads it afresh.
+      await store().createIndex({ index: 'sz', body: { settings: { number_of_shards: 1, 'index.store.stats_refresh_interval': '0ms' } } })
+      const empty = await size()
+      expect(empty).toBeGreaterThanOrEqual(0)
+      await store().index({ index: 'sz', id: '1', body: { text: noise(3000) }, refresh: true })
       const one = await size()
-      expect(one).toBeGreaterThanOrEqual(1000)
-      await store().index({ index: 'sz', id: '2', body: { text: 'y'.repeat(500) } })
-      const two = await size()
-      expect(two).toBeGreaterThanOrEqual(one + 500)
-      await store().index({ index: 'sz', id: '1', body: { text: 'z' } })
-      expect(await size()).toBeLessThan(two - 900)
-      await store().bulk({ body: [{ delete: { _index: 'sz', _id: '1' } }, { delete: { _index: 'sz', _id: '2' } }] })
-      expect(await size()).toBe(0)
+      expect(one).toBeGreaterThan(empty + 1000)
+      await store().index({ index: 'sz', id: '2', body: { text: noise(3000) }, refresh: true })
+      expect(await size()).toBeGreaterThan(one + 1000)
     })
 
-    test('stats count the flushes of each index', async () => {
+    oneNode('stats count the flushes of each index', async () => {
       await store().createIndex({ index: 'f1' })
       await store().createIndex({ index: 'f2' })
       const flushes = async () => (await store().stats({ index: 'f1,f2' })).map((s) => s.flush_total)

@@ -50,6 +50,20 @@ describe('embedded store on disk', () => {
     } finally {
       await store.close()
     }
+    // The text index and its BM25 counters were written with each document: searching them gives
+    // what reading every document gives.
+    const ranked = async (scanOnly: boolean) => {
+      const s = openEmbeddedStore(path, { scanOnly })
+      try {
+        const r = await s.search({ index: 'durable', body: { query: { match: { pad: 'x'.repeat(200) } }, size: 5 } })
+        return { total: r.hits.total, hits: r.hits.hits.map((h) => [h._id, h._score]) }
+      } finally {
+        await s.close()
+      }
+    }
+    const indexed = await ranked(false)
+    expect(indexed.hits.length).toBe(5)
+    expect(indexed).toEqual(await ranked(true))
   })
 
   test('indices, aliases, templates, data streams and mappings persist across reopen', async () => {

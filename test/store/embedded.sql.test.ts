@@ -127,7 +127,11 @@ describe('embedded store query plans', () => {
     const last = await store.search({ index: 'ev', body: { size: 3, sort: [{ _seq_no: 'desc' }], _source: false } })
     expect(last.hits.hits.map((h) => h._id)).toEqual(['3', '17', '5'])
   })
-  test('text fields fall back to a scan of the one index (checked by the evaluator)', () => {
-    expect(plan({ match: { msg: 'line' } })).toBe('SEARCH docs USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)')
+  test('text fields read the postings of their terms (text-index.ts)', () => {
+    expect(plan({ match: { msg: 'line' } })).toContain('SEARCH fv USING PRIMARY KEY (f=? AND v=?)')
+  })
+
+  test('a fuzzy match falls back to a scan of the one index (checked by the evaluator)', () => {
+    expect(plan({ match: { msg: { query: 'line', fuzziness: 1 } } })).toBe('SEARCH docs USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)')
   })
 })

@@ -8,6 +8,8 @@ import { eventsStream, type EventCategory } from '../../setup/indices/names'
 import { EngineRefused, type EngineClient, type LogtestRequest } from '../engine'
 import { CONTENT_ALIASES } from '../indices'
 import { isObject, type ContentRepository, type Doc, type Stored } from '../repository'
+import { storedSpaceHash } from '../space-hash'
+import type { Space } from '../spaces'
 import { RuleEvaluationResult, type RulesetSync } from '../../ports/ruleset-sync'
 
 export interface LogtestDeps {
@@ -32,7 +34,19 @@ type EngineRun = { ok: true; result: Doc; event: Doc } | { ok: false; normalizat
 const noRules = (): RuleEvaluationResult => ({ status: 'success', rules_evaluated: 0, rules_matched: 0, matches: [] })
 const failed = (): RuleEvaluationResult => ({ status: 'error', rules_evaluated: 0, rules_matched: 0, matches: [] })
 
+/** Rule bodies kept per (space, integration): a handful of integrations are tested at a time. */
+const BODIES_CACHE_MAX_ENTRIES = 64
+
 export class LogtestService {
+  /**
+   * The enabled rule bodies of an integration, by the space hash they were read under: the hash
+   * covers the policy, its integrations (their rule lists) and every rule document, and moves on
+   * every write, so an unchanged hash means unchanged bodies. The SAME array is handed on each
+   * call, which lets `rules/evaluate` reuse its compiled and indexed set instead of reading,
+   * serialising and compiling every rule of the space per call.
+   */
+  private readonly bodies = new Map<string, { hash: string; bodies: string[] }>()
+
   constructor(private readonly d: LogtestDeps) {}
 
   /** Normalization only: the Engine's answer with the Engine's status; local failures are 500. */
@@ -102,10 +116,7 @@ export class LogtestService {
     if (ids.length === 0) return noRules()
     let bodies: string[]
     try {
-      const rules = await this.d.repo.list(CONTENT_ALIASES.rules, space, {
-        filter: [{ terms: { 'document.id': ids } }, { term: { 'document.enabled': true } }],
-      })
-      bodies = rules.map((r) => JSON.stringify(r.document))
+      bodies = await this.ruleBodies(space, integration, ids)
     } catch (e) {
       this.d.log.warn('Logtest rules could not be read', { integration: integrationIdOf(integration), error: e as Error })
       return noRules()
@@ -120,6 +131,23 @@ export class LogtestService {
       this.d.log.error('Logtest rule evaluation failed', { integration: target.integrationId, error: e as Error })
       return failed()
     }
+  }
+
+  private async ruleBodies(space: string, integration: Stored, ids: string[]): Promise<string[]> {
+    const policy = await this.d.repo.policy(space as Space)
+    const hash = policy && storedSpaceHash(policy)
+    const key = `${space}\u0000${integration._id}\u0000${integration.hash}`
+    const hit = this.bodies.get(key)
+    if (hash !== undefined && hit?.hash === hash) return hit.bodies
+    const rules = await this.d.repo.list(CONTENT_ALIASES.rules, space, {
+      filter: [{ terms: { 'document.id': ids } }, { term: { 'document.enabled': true } }],
+    })
+    const bodies = rules.map((r) => JSON.stringify(r.document))
+    if (hash === undefined) return bodies
+    this.bodies.delete(key)
+    this.bodies.set(key, { hash, bodies })
+    if (this.bodies.size > BODIES_CACHE_MAX_ENTRIES) this.bodies.delete(this.bodies.keys().next().value!)
+    return bodies
   }
 }
 

@@ -13,8 +13,42 @@ import { FLAT_OBJECT, flatObjectRoot } from '../../store/query/flat-object'
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
+/**
+ * Template answers by path, per set of dynamic templates (by content: every mapping read is a
+ * copy). The event streams hold 2,289 templates, tried in order for each field: a thousand
+ * SigmaHQ rules read a few hundred fields, mostly raw names no template takes, and each detector
+ * run, warm-up and logtest call asked again for every field of every rule.
+ */
+const templateAnswers = new Map<string, Map<string, FieldSpec | null>>()
+const TEMPLATE_SETS_KEPT = 16
+const PATHS_KEPT = 20_000
+const answersFor = new WeakMap<Mappings, Map<string, FieldSpec | null>>()
+
+function answers(mappings: Mappings): Map<string, FieldSpec | null> {
+  let mine = answersFor.get(mappings)
+  if (mine) return mine
+  const key = Bun.hash(JSON.stringify(mappings.dynamic_templates ?? [])).toString(36)
+  mine = templateAnswers.get(key)
+  if (!mine) {
+    templateAnswers.set(key, (mine = new Map()))
+    if (templateAnswers.size > TEMPLATE_SETS_KEPT) templateAnswers.delete(templateAnswers.keys().next().value!)
+  }
+  answersFor.set(mappings, mine)
+  return mine
+}
+
 /** The field spec the index's dynamic templates would give a string value at `path`; undefined when none matches. */
 export function templateSpec(mappings: Mappings, path: string): FieldSpec | undefined {
+  const known = answers(mappings)
+  const hit = known.get(path)
+  if (hit !== undefined) return hit ?? undefined
+  const spec = templateSpecOf(mappings, path)
+  if (known.size >= PATHS_KEPT) known.clear()
+  known.set(path, spec ?? null)
+  return spec
+}
+
+function templateSpecOf(mappings: Mappings, path: string): FieldSpec | undefined {
   const m = dynamicTemplateFor(mappings, path, path.slice(path.lastIndexOf('.') + 1), 'string')
   const type = m?.type ?? 'object'
   if (!m || type === 'object' || type === 'nested') return undefined
@@ -29,7 +63,7 @@ export function templateSpec(mappings: Mappings, path: string): FieldSpec | unde
 export function sourceFieldSpecs(mappings: Mappings | undefined, fields: Iterable<string>): Map<string, FieldSpec> | undefined {
   if (!mappings?.properties && !mappings?.dynamic_templates) return undefined
   const specs = fieldSpecs(mappings)
-  for (const f of fields) {
+  for (const f of new Set(fields)) {
     if (specs.has(f)) continue
     const spec = templateSpec(mappings, f)
     if (spec) specs.set(f, spec)

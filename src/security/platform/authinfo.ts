@@ -54,3 +54,36 @@ export async function askAuthInfo(endpoint: PlatformEndpoint, authorization: str
   if (!Value.Check(AuthInfo, body)) return { kind: 'unavailable', detail: 'authinfo answered an unexpected shape' }
   return { kind: 'ok', info: body }
 }
+
+/**
+ * Whether the platform authenticates callers at all: a development cluster without the security
+ * plugin has no authinfo route ("no handler found"). Asked at start with the service account;
+ * while the platform cannot answer, asked again until `waitMillis` ran out, and then assumed to
+ * have the plugin, so a node never serves unauthenticated requests for want of an answer.
+ */
+export async function platformHasSecurity(
+  endpoint: PlatformEndpoint,
+  authorization: string,
+  opts: { waitMillis?: number; sleep?: (ms: number) => Promise<void> } = {},
+): Promise<boolean> {
+  const deadline = Date.now() + (opts.waitMillis ?? 30_000)
+  for (;;) {
+    let res: Response | undefined
+    try {
+      res = await platformFetch(endpoint, AUTHINFO_PATH, {
+        method: 'GET',
+        headers: { authorization, accept: 'application/json' },
+        signal: AbortSignal.timeout(10_000),
+      })
+    } catch {
+      res = undefined
+    }
+    if (res) {
+      const text = await res.text().catch(() => '')
+      if (res.status < 500)
+        return !(res.status === 400 || res.status === 404) || !text.includes(`no handler found for uri [${AUTHINFO_PATH}`)
+    }
+    if (Date.now() >= deadline) return true
+    await (opts.sleep ?? Bun.sleep)(1000)
+  }
+}

@@ -1,9 +1,10 @@
 /**
- * Aggregations over every document of an index without parsing any source: when a search asks
- * only for aggregations (size 0) over all documents, and every aggregation reads single-valued
+ * Aggregations over every document of an index, or over the matches of a query the field-value
+ * (or text) index answers exactly, without parsing any source: when a search asks only for
+ * aggregations (size 0), and every aggregation reads single-valued
  * keyword, number, date or boolean fields, the values come from the field-value index (`fv`,
  * one B-tree range per field) as columns, and one reusable document view hands each row's
- * values to the same aggregators the general path feeds. Anything else (a query, alias filters,
+ * values to the same aggregators the general path feeds. Anything else (an inexact query, alias filters,
  * a multi-valued document, aggregations that need the source or count duplicate values) takes
  * the general path, so answers are the same either way.
  */
@@ -17,12 +18,18 @@ import type { Pacer } from './pacer'
 export interface Columns {
   count: number
   byPath: Map<string, unknown[]>
+  /** The positions of the query's matches (ascending); absent: every document. */
+  selected?: Int32Array
 }
 
 export interface ColumnSource extends TargetCtx {
   filters: unknown[] | null
-  /** The columns of the fields, or undefined when a document holds several values of one of them. */
-  columns?(fields: Array<{ field: string; path: string; boolean: boolean }>): Columns | undefined
+  /**
+   * The columns of the fields, restricted to the query's matches when the field-value index
+   * answers the query exactly; undefined when a document holds several values of one of the
+   * fields, or the query cannot be answered so.
+   */
+  columns?(fields: Array<{ field: string; path: string; boolean: boolean }>, query: unknown): Columns | undefined
 }
 
 /** Aggregations whose result is the same whether a value is read once or twice per document. */
@@ -74,7 +81,6 @@ export interface ColumnarPlan {
 
 /** The columns every target answers for these aggregations, or undefined for the general path. */
 export function columnarPlan(query: unknown, aggsBody: unknown, targets: ColumnSource[]): ColumnarPlan | undefined {
-  if (!isMatchAll(query)) return undefined
   const fields = new Set<string>()
   if (!fieldsOf(aggsBody, fields) || fields.size === 0) return undefined
   const parts: ColumnarPlan['parts'] = []
@@ -98,7 +104,7 @@ export function columnarPlan(query: unknown, aggsBody: unknown, targets: ColumnS
       paths.add(path)
       wanted.push({ field, path, boolean: kind === 'boolean' })
     }
-    const columns = target.columns(wanted)
+    const columns = target.columns(wanted, isMatchAll(query) ? undefined : query)
     if (!columns) return undefined
     parts.push({ target, columns })
   }
@@ -131,9 +137,11 @@ export async function collectColumnar(plan: ColumnarPlan, aggs: Map<string, Agg>
   const list = [...aggs.values()]
   for (const { target, columns } of plan.parts) {
     const doc = new ColumnDoc(columns.byPath)
-    for (let i = 0; i < columns.count; i++) {
+    const selected = columns.selected
+    const n = selected ? selected.length : columns.count
+    for (let i = 0; i < n; i++) {
       if ((i & 1023) === 0 && pace.due() && !(await pace.pause())) return total
-      doc.at = i
+      doc.at = selected ? selected[i] : i
       for (const a of list) a.collect(doc, target)
       total++
     }

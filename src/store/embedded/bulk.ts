@@ -1,10 +1,10 @@
 /** `_bulk`: action and source lines in one transaction, one result (or error) per action. */
-import { DocumentMissing, IllegalArgument, IndexNotFound, MapperParsing, StoreError } from '../errors'
+import { IllegalArgument, IndexNotFound, MapperParsing, StoreError } from '../errors'
 import type { BulkItemResult, BulkParams, BulkResponse, WriteParams } from '../port'
 import { isObject } from '../query/doc'
 import type { StoreCore } from './core'
 import { type Op, readTarget } from './documents'
-import { write } from './doc-write'
+import { missedUpdate, write } from './doc-write'
 
 export async function bulk(core: StoreCore, params: BulkParams): Promise<BulkResponse> {
   const started = performance.now()
@@ -69,9 +69,8 @@ export async function bulk(core: StoreCore, params: BulkParams): Promise<BulkRes
         items.push({ [op]: { ...rest, status } })
       } catch (caught) {
         if (!(caught instanceof StoreError)) throw caught
-        // OpenSearch's bulk auto-creates the index of an update and then misses the document;
-        // the answer is the same without leaving an empty index behind.
-        const e = op === 'update' && caught instanceof IndexNotFound && id !== undefined ? new DocumentMissing(index, id) : caught
+        // OpenSearch's bulk auto-creates the index of an update and then misses the document.
+        const e = op === 'update' && caught instanceof IndexNotFound && id !== undefined ? missedUpdate(core, index, id) : caught
         errors = true
         const item: BulkItemResult = { _index: displayIndex(core, index), _id: id ?? null, status: e.status, error: bulkError(e) }
         items.push({ [op]: item })

@@ -8,6 +8,7 @@ import type { FieldSpec } from '../query/compile'
 import type { Namespace } from '../names'
 import { fieldSpecs, type IndexedKind, indexedKind } from './mapping'
 import { ridRange } from './rids'
+import { isLengthsField, isTermsField } from './text-index'
 
 export interface IndexMeta {
   ix: number
@@ -23,7 +24,8 @@ export interface IndexMeta {
   closed: boolean
   docCount: number
   /**
-   * Characters of stored sources (the store size we report), kept up to date by writes once
+   * Characters of stored sources and their index entries (the store size we report, see
+   * documents.ts's storedSize), kept up to date by writes once
    * known; undefined until first asked for, so opening a store never scans every document.
    */
   sourceChars?: number
@@ -36,6 +38,10 @@ export interface IndexMeta {
   fieldIds: Map<string, number>
   /** fv field ids of which a document may hold several values (so its rows may repeat a rid). */
   multiValued: Set<number>
+  /** Lengths ids of text fields (text-index.ts): their rows move the field's BM25 counters. */
+  lengthIds: Set<number>
+  /** Terms ids of text fields (text-index.ts): their keys entry lists several terms. */
+  termIds: Set<number>
 }
 
 export interface DataStreamMeta {
@@ -86,6 +92,8 @@ export class Catalog implements Namespace {
         specs: fieldSpecs(mappings),
         fieldIds: new Map(),
         multiValued: new Set(),
+        lengthIds: new Set(),
+        termIds: new Set(),
       }
       c.byName.set(meta.name, meta)
       c.byIx.set(meta.ix, meta)
@@ -99,6 +107,8 @@ export class Catalog implements Namespace {
       const meta = c.byIx.get(r.ix)
       meta?.fieldIds.set(r.name, r.f)
       if (r.multi !== 0) meta?.multiValued.add(r.f)
+      if (isLengthsField(r.name)) meta?.lengthIds.add(r.f)
+      if (isTermsField(r.name)) meta?.termIds.add(r.f)
     }
     for (const r of db.query('SELECT alias, ix, def FROM aliases').all() as Array<{ alias: string; ix: number; def: string }>) {
       const meta = c.byIx.get(r.ix)

@@ -13,6 +13,7 @@ import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
 import { GroupCommit, type GroupWrite, type Outcome } from './group-commit'
 import { Checkpointer } from './checkpointer'
 import { openStoreFile } from './integrity'
+import { PendingStats } from './text-index'
 import type { Migration, MigrationResult } from './migrations'
 import type { Plan } from './plan'
 import type { Synchronous } from './schema'
@@ -34,6 +35,11 @@ export interface EmbeddedStoreOptions {
   groupSliceMs?: number
   /** Checkpoint a store file's log on a thread of its own (checkpointer.ts); default true. */
   checkpointThread?: boolean
+  /**
+   * Answer every search by reading every document (no index plans, statistics from a pass):
+   * the reference the indexed plans are tested against (test/store/text-index.test.ts).
+   */
+  scanOnly?: boolean
 }
 
 /**
@@ -63,6 +69,8 @@ export class StoreCore {
   private undo: Array<() => void> | undefined
   /** Indices whose seq_no counter moved in the running transaction (persisted once, at its end). */
   private readonly seqDirty = new Set<IndexMeta>()
+  /** Text-field counter changes of the running transaction, written at its end (text-index.ts). */
+  readonly pendingStats = new PendingStats()
   private closed = false
 
   /** The configured durability; `index.translog.durability: async` indices commit with NORMAL instead. */
@@ -80,6 +88,8 @@ export class StoreCore {
   /** Single-document writes of one event-loop turn, committed together (group-commit.ts). */
   private readonly group = new GroupCommit((writes) => this.commitGroup(writes))
   private readonly groupSliceMs: number
+  /** See EmbeddedStoreOptions.scanOnly. */
+  readonly scanOnly: boolean
   /** Checkpoints a store file's log off the event loop; none for an in-memory store. */
   private readonly checkpointer?: Checkpointer
 
@@ -98,6 +108,7 @@ export class StoreCore {
     this.now = options.clock ?? Date.now
     this.searchLimits = options.searchLimits ?? (() => ({}))
     this.groupSliceMs = options.groupSliceMs ?? SLICE_MS
+    this.scanOnly = options.scanOnly === true
     if (path !== ':memory:' && options.checkpointThread !== false) this.checkpointer = new Checkpointer(this.db, path, this.synchronous)
   }
 
@@ -129,12 +140,14 @@ export class StoreCore {
    */
   private transaction<T>(body: () => T, takeBack: () => void, relaxed = false): T {
     this.seqDirty.clear()
+    this.pendingStats.clear()
     const normal = relaxed && this.synchronous === 'FULL'
     if (normal) this.db.run('PRAGMA synchronous = NORMAL')
     try {
       this.sql('BEGIN IMMEDIATE')
       try {
         const out = body()
+        this.pendingStats.flush(this.db)
         this.saveSeqs()
         this.sql('COMMIT')
         return out

@@ -74,6 +74,36 @@ export async function deleteDataStream(core: StoreCore, params: { name: string |
   return { acknowledged: true }
 }
 
+/**
+ * Rolls a data stream over: its next generation's backing index is created (from the stream's
+ * template, as the first one) and becomes the write index. Answers the old and new write indices.
+ */
+export async function rolloverDataStream(core: StoreCore, params: { name: string }): Promise<{ old_index: string; new_index: string }> {
+  return core.tx(() => {
+    const ds = core.cat.streams.get(params.name)
+    if (!ds) throw new IndexNotFound(params.name)
+    const old = core.writeIndexOf(ds).name
+    const generation = ds.generation + 1
+    const name = backingIndexName(ds.name, generation)
+    if (core.cat.byName.has(name)) throw new AlreadyExists(`index [${name}/${core.indexMeta(name).uuid}] already exists`, name)
+    core.db.query('UPDATE data_streams SET generation = ? WHERE name = ?').run(generation, ds.name)
+    const before = ds.generation
+    ds.generation = generation
+    core.onUndo(() => (ds.generation = before))
+    const backing = createIndexNow(core, name, {}, ds.name)
+    if (ds.tsField !== '@timestamp')
+      setMappings(core, backing, mergeMappings(backing.mappings, { properties: { [ds.tsField]: { type: 'date' } } }))
+    return { old_index: old, new_index: name }
+  })
+}
+
+/** The backing index the next rollover of a data stream would create. */
+export function nextBackingIndex(core: StoreCore, name: string): { old_index: string; new_index: string } {
+  const ds = core.cat.streams.get(name)
+  if (!ds) throw new IndexNotFound(name)
+  return { old_index: core.writeIndexOf(ds).name, new_index: backingIndexName(ds.name, ds.generation + 1) }
+}
+
 export function backingIndexName(stream: string, generation: number): string {
   return `.ds-${stream}-${String(generation).padStart(6, '0')}`
 }

@@ -2,7 +2,7 @@
  * Writing one document: index, create, update (partial merge or upsert) and delete, with the
  * `if_seq_no` and version checks, auto-created targets, mapping growth and the field-value keys.
  */
-import { DocumentMissing, IllegalArgument, MapperParsing, ParsingError, StoreError, VersionConflict } from '../errors'
+import { DocumentMissing, IllegalArgument, IndexNotFound, MapperParsing, ParsingError, StoreError, VersionConflict } from '../errors'
 import type { DeleteParams, IndexParams, SourceFilter, UpdateParams, WriteParams, WriteResponse } from '../port'
 import { MAX_JSON_DEPTH, nestingExceeds } from '../query/limits'
 import { isObject } from '../query/doc'
@@ -11,13 +11,15 @@ import { filterSource, sourceSpec } from '../source-filter'
 import { shardCopies } from '../settings'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
-import { type DocRow, getHead, getRow, type Op, writeTarget } from './documents'
+import { type DocRow, getHead, getRow, type Op, storedSize, writeTarget } from './documents'
 import { autoId } from './ids'
 import { setMappings } from './indices'
 import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './mapping'
 import { isValueAndPathField } from '../query/flat-object'
 import { keepForPits } from './pits'
 import { ridRange } from './rids'
+import { insertRows, isLengthsField, type Key, listedRows, textKeys } from './text-index'
+import { DocView } from '../query/doc'
 
 export async function indexDocument(core: StoreCore, params: IndexParams): Promise<WriteResponse> {
   // Like OpenSearch's auto-id handler, a write without an id defaults to op_type=create (so it
@@ -31,9 +33,29 @@ export async function createDocument(core: StoreCore, params: IndexParams & { id
 }
 
 export async function updateDocument(core: StoreCore, params: UpdateParams): Promise<WriteResponse> {
-  return core.groupWrite(params.index, () =>
-    write(core, 'update', params.index, params.id, params.body as unknown as Record<string, unknown>, params),
-  )
+  try {
+    return await core.groupWrite(params.index, () =>
+      write(core, 'update', params.index, params.id, params.body as unknown as Record<string, unknown>, params),
+    )
+  } catch (e) {
+    if (!(e instanceof IndexNotFound)) throw e
+    throw await core.groupWrite(params.index, () => missedUpdate(core, params.index, String(params.id)))
+  }
+}
+
+/**
+ * An update of a missing index, as OpenSearch answers it: its update (single or in a bulk)
+ * auto-creates the index like any write, then misses the document (document_missing_exception
+ * 404, the new empty index left in place). Must run inside a transaction.
+ */
+export function missedUpdate(core: StoreCore, index: string, id: string): DocumentMissing {
+  let meta: IndexMeta
+  try {
+    meta = writeTarget(core, index, 'update', false, true)
+  } catch {
+    return new DocumentMissing(index, id)
+  }
+  return new DocumentMissing(meta.name, id, meta.uuid)
 }
 
 export async function deleteDocument(core: StoreCore, params: DeleteParams): Promise<WriteResponse> {
@@ -99,9 +121,9 @@ export function write(
     }
     const version = nextVersion(existing, p, id!, meta)
     keepForPits(core, meta, existing)
-    removeKeys(core, existing)
+    core.pendingStats.move(meta.lengthIds, removeKeys(core, meta, existing), undefined, onUndo(core))
     core.db.query('DELETE FROM docs WHERE rid = ?').run(existing.rid)
-    adjustCount(core, meta, -1, -(existing.len ?? existing.src.length))
+    adjustCount(core, meta, -1, -(existing.len ?? storedSize(existing.src, existing.keys)))
     return response(meta, id!, version, 'deleted', core.nextSeq(meta), p)
   }
 
@@ -164,16 +186,22 @@ export function write(
     if (f !== undefined) keys.push([f, v])
   }
   if (keys.length > 1) noteMultiValued(core, meta, keys)
+  const text = textKeys(meta.specs, new DocView(source, id, meta.name), (name) => textFieldId(core, meta, name))
   const seq = core.nextSeq(meta)
   const src = JSON.stringify(source)
-  const keysJson = JSON.stringify(keys)
+  const keysJson = JSON.stringify(text.listed.length === 0 ? keys : [...keys, ...text.listed])
   let rid: number
+  let toInsert = keys
   if (existing) {
     keepForPits(core, meta, existing, seq)
-    removeKeys(core, existing)
+    // Only the keys that changed: a document holding a long list (an integration's 10,000 rule
+    // ids) rewritten to add one would otherwise delete and insert every key of the list.
+    const { old, fresh } = replaceKeys(core, meta, existing, keys)
+    toInsert = fresh
+    core.pendingStats.move(meta.lengthIds, old, text.listed, onUndo(core))
     core.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
     rid = existing.rid
-    adjustCount(core, meta, 0, src.length - (existing.len ?? existing.src.length))
+    adjustCount(core, meta, 0, storedSize(src, keysJson) - (existing.len ?? storedSize(existing.src, existing.keys)))
   } else {
     rid = meta.nextRid++
     if (rid > ridRange(meta.ix)[1]) throw new IllegalArgument(`index [${meta.name}] is full`)
@@ -181,9 +209,10 @@ export function write(
     core.db
       .query('INSERT INTO docs (rid, ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(rid, meta.ix, id, seq, version, src, keysJson)
-    adjustCount(core, meta, 1, src.length)
+    core.pendingStats.move(meta.lengthIds, undefined, text.listed, onUndo(core))
+    adjustCount(core, meta, 1, storedSize(src, keysJson))
   }
-  insertKeys(core, keys, rid)
+  insertRows(core.db, toInsert, text, rid)
   const written = response(meta, id, version, result, seq, p)
   return op === 'update' ? withGet(written, (body as Record<string, unknown>)._source, source) : written
 }
@@ -239,10 +268,34 @@ function fieldId(core: StoreCore, meta: IndexMeta, field: string): number | unde
   if (known !== undefined) return known
   const spec = meta.specs.get(field)
   if (spec ? !indexedKind(spec) : !isValueAndPathField(meta.specs, field)) return undefined
-  const r = core.db.query('INSERT INTO fields (ix, name, multi) VALUES (?, ?, 0)').run(meta.ix, field)
+  return newFieldId(core, meta, field, 0)
+}
+
+/** A text field's terms id (several rows per document) or lengths id (see text-index.ts). */
+function textFieldId(core: StoreCore, meta: IndexMeta, name: string): number {
+  const known = meta.fieldIds.get(name)
+  if (known !== undefined) return known
+  const lengths = isLengthsField(name)
+  const f = newFieldId(core, meta, name, lengths ? 0 : 1)
+  if (lengths) {
+    meta.lengthIds.add(f)
+    core.onUndo(() => meta.lengthIds.delete(f))
+  } else {
+    meta.multiValued.add(f)
+    meta.termIds.add(f)
+    core.onUndo(() => {
+      meta.multiValued.delete(f)
+      meta.termIds.delete(f)
+    })
+  }
+  return f
+}
+
+function newFieldId(core: StoreCore, meta: IndexMeta, name: string, multi: number): number {
+  const r = core.db.query('INSERT INTO fields (ix, name, multi) VALUES (?, ?, ?)').run(meta.ix, name, multi)
   const f = Number(r.lastInsertRowid)
-  meta.fieldIds.set(field, f)
-  core.onUndo(() => meta.fieldIds.delete(field))
+  meta.fieldIds.set(name, f)
+  core.onUndo(() => meta.fieldIds.delete(name))
   return f
 }
 
@@ -261,19 +314,37 @@ function noteMultiValued(core: StoreCore, meta: IndexMeta, keys: Array<[number, 
   }
 }
 
-/** One multi-row INSERT per document: one statement step instead of one per value. */
-function insertKeys(core: StoreCore, keys: Array<[number, string | number]>, rid: number): void {
-  for (let at = 0; at < keys.length; at += 100) {
-    const chunk = keys.slice(at, at + 100)
-    const binds: Array<string | number> = []
-    for (const [f, v] of chunk) binds.push(f, v, rid)
-    core.db.query(`INSERT OR IGNORE INTO fv (f, v, rid) VALUES ${VALUES3[chunk.length]}`).run(...binds)
-  }
+/** Removes a document's fv rows; returns them (their text lengths move the BM25 counters). */
+function removeKeys(core: StoreCore, meta: IndexMeta, row: DocRow): Key[] {
+  const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
+  const keys = JSON.parse(row.keys) as Key[]
+  for (const key of keys) if (!meta.lengthIds.has(key[0])) for (const [f, v] of listedRows(meta.termIds, key)) del.run(f, v, row.rid)
+  return keys
 }
 
-function removeKeys(core: StoreCore, row: DocRow): void {
+const onUndo =
+  (core: StoreCore) =>
+  (f: () => void): void =>
+    core.onUndo(f)
+
+const keyText = ([f, v]: Key) => `${f}\u0000${typeof v}\u0000${v}`
+
+/**
+ * Removes the fv rows of `row` a rewrite to `next` does not keep: every posting (their weights
+ * follow the text) and the value keys `next` lacks. Answers the row's keys (their lengths leave
+ * the text statistics) and the value keys still to insert.
+ */
+function replaceKeys(core: StoreCore, meta: IndexMeta, row: DocRow, next: Key[]): { old: Key[]; fresh: Key[] } {
   const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
-  for (const [f, v] of JSON.parse(row.keys) as Array<[number, string | number]>) del.run(f, v, row.rid)
+  const old = JSON.parse(row.keys) as Key[]
+  const wanted = new Set(next.map(keyText))
+  const kept = new Set<string>()
+  for (const key of old) {
+    if (meta.lengthIds.has(key[0])) continue
+    if (!meta.termIds.has(key[0]) && wanted.has(keyText(key))) kept.add(keyText(key))
+    else for (const [f, v] of listedRows(meta.termIds, key)) del.run(f, v, row.rid)
+  }
+  return { old, fresh: kept.size === 0 ? next : next.filter((k) => !kept.has(keyText(k))) }
 }
 
 /** An update answers the document it left under `get` when `_source` was asked for. */
@@ -314,5 +385,3 @@ function deepEqual(a: unknown, b: unknown): boolean {
   }
   return false
 }
-
-const VALUES3 = Array.from({ length: 101 }, (_, n) => Array(n).fill('(?, ?, ?)').join(', '))

@@ -1,6 +1,5 @@
 /** Reading documents, and the one index a document operation reads or writes. */
 import { IllegalArgument, IndexClosed, IndexNotFound } from '../errors'
-import { wildcardToRegExp } from '../names'
 import type { GetParams, GetResponse } from '../port'
 import { fieldPath } from '../query/doc'
 import { filterSource, sourceSpec } from '../source-filter'
@@ -16,7 +15,7 @@ export type Op = 'index' | 'create' | 'update' | 'delete'
 
 export interface DocRow extends Row {
   keys: string
-  /** length(src), read where the source itself is not. */
+  /** The document's stored size (see storedSize), read where the source itself is not. */
   len?: number
 }
 
@@ -24,9 +23,16 @@ export function getRow(core: StoreCore, meta: IndexMeta, id: string): DocRow | n
   return core.db.query('SELECT rid, id, seq, ver, src, keys FROM docs WHERE ix = ? AND id = ?').get(meta.ix, id) as DocRow | null
 }
 
+/**
+ * What a document adds to its index's `store.size`: its source, and its index entries counted
+ * twice, as its `keys` list and as the field-value (and text index) rows they stand for.
+ */
+export const STORED_SIZE = 'length(src) + 2 * length(keys)'
+export const storedSize = (src: string, keys: string): number => src.length + 2 * keys.length
+
 export function getHead(core: StoreCore, meta: IndexMeta, id: string): DocRow | null {
   return core.db
-    .query("SELECT rid, id, seq, ver, '' AS src, keys, length(src) AS len FROM docs WHERE ix = ? AND id = ?")
+    .query(`SELECT rid, id, seq, ver, '' AS src, keys, ${STORED_SIZE} AS len FROM docs WHERE ix = ? AND id = ?`)
     .get(meta.ix, id) as DocRow | null
 }
 
@@ -58,11 +64,14 @@ export async function getDocument(core: StoreCore, params: GetParams): Promise<G
   }
 }
 
-/** `stored_fields` (names or wildcards) answered from the source for fields mapped `store: true`. */
+/**
+ * `stored_fields` answered from the source for fields mapped `store: true`. The get API takes the
+ * names as they are, as OpenSearch's does: a wildcard names no field.
+ */
 function storedValues(meta: IndexMeta, source: Record<string, unknown>, wanted: string[]): Record<string, unknown[]> {
   const out: Record<string, unknown[]> = {}
   for (const [path, type] of storedFields(meta.mappings)) {
-    if (!wanted.some((w) => wildcardToRegExp(w).test(path))) continue
+    if (!wanted.includes(path)) continue
     const values = fieldPath(path).collect(source)
     if (values.length > 0) out[path] = values.map((v) => storedValue(v, type, meta.specs.get(path)?.format))
   }

@@ -5,7 +5,7 @@ export { searchLimitsOf } from './search-limits'
 export { EmbeddedStore, autoId, backingIndexName, OPENSEARCH_VERSION_ID, type EmbeddedStoreOptions } from './store'
 export type { Synchronous } from './schema'
 export { dynamicTemplateFor, fieldSpecs } from './mapping'
-export { ISM_CONFIG_INDEX, parseIsmPolicy } from './ism'
+export { ISM_CONFIG_INDEX, parseIsmPolicy } from '../lifecycle-policies'
 export { markerPath, StoreFileError } from './integrity'
 export { SCHEMA_MIGRATIONS, latestVersion, type Migration } from './migrations'
 

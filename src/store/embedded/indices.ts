@@ -21,6 +21,7 @@ import { flattenSettings, shardsOf, validateSettings } from '../settings'
 import { aliasesOf, checkWriteIndices, putAlias, validateAliasName } from './alias-entries'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
+import { STORED_SIZE } from './documents'
 import { randomId } from './ids'
 import { checkMappingLimits, fieldSpecs, mappingLimits, mergeMappings, validateMappings } from './mapping'
 import { MAX_IX, ridRange } from './rids'
@@ -101,6 +102,8 @@ export function createIndexNow(core: StoreCore, name: string, body: CreateIndexB
     specs: fieldSpecs(mappings),
     fieldIds: new Map(),
     multiValued: new Set(),
+    lengthIds: new Set(),
+    termIds: new Set(),
   }
   core.cat.byName.set(name, meta)
   core.cat.byIx.set(meta.ix, meta)
@@ -167,6 +170,8 @@ export function namesForIndexOp(core: StoreCore, expression: string | string[], 
 }
 
 export function dropIndex(core: StoreCore, meta: IndexMeta): void {
+  // Counter changes still pending in this transaction go first, so that none outlives its index.
+  core.pendingStats.flush(core.db)
   core.db.query('DELETE FROM fv WHERE f IN (SELECT f FROM fields WHERE ix = ?)').run(meta.ix)
   core.db.query('DELETE FROM fields WHERE ix = ?').run(meta.ix)
   core.db.query('DELETE FROM docs WHERE rid BETWEEN ? AND ?').run(...ridRange(meta.ix))
@@ -253,12 +258,12 @@ export async function putMapping(
   core: StoreCore,
   params: { index: string | string[]; body: Mappings } & ResolveOptions,
 ): Promise<Acknowledged> {
-  const update = validateMappings(params.body)
+  const update = validateMappings(params.body, { put: true })
   const names = [...core.resolveTargets(params.index, params).keys()]
   core.tx(() => {
     for (const name of names) {
       const meta = core.indexMeta(name)
-      setMappings(core, meta, mergeMappings(meta.mappings, update))
+      setMappings(core, meta, mergeMappings(meta.mappings, update, { put: true }))
     }
   })
   return { acknowledged: true }
@@ -336,7 +341,7 @@ export async function stats(core: StoreCore, params: { index?: string | string[]
   return [...core.resolveTargets(params.index, params).keys()].map((name) => {
     const m = core.indexMeta(name)
     m.sourceChars ??= (
-      core.db.query('SELECT coalesce(sum(length(src)), 0) AS n FROM docs WHERE rid BETWEEN ? AND ?').get(...ridRange(m.ix)) as {
+      core.db.query(`SELECT coalesce(sum(${STORED_SIZE}), 0) AS n FROM docs WHERE rid BETWEEN ? AND ?`).get(...ridRange(m.ix)) as {
         n: number
       }
     ).n

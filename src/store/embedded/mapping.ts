@@ -4,6 +4,7 @@
  * rejections, `dynamic: false` and `enabled: false` (stored, not indexed), type checks of values,
  * and the list of (field, value) pairs the embedded store indexes for SQL lookups.
  */
+import { isGeoValue } from '../query/geo'
 import { IllegalArgument, MapperParsing, ParsingError, StrictMappingViolation } from '../errors'
 import type { FieldMapping, Mappings } from '../port'
 import { isObject, keywordOf } from '../query/doc'
@@ -32,7 +33,7 @@ const INT_RANGE: Record<string, [number, number]> = {
 const dynamicOf = (m: { dynamic?: unknown }, inherited: string): string => (m.dynamic === undefined ? inherited : String(m.dynamic))
 
 /** Check a mapping the caller sent (types known, `dynamic` valid) and normalise it. */
-export function validateMappings(m: Mappings): Mappings {
+export function validateMappings(m: Mappings, opts: { put?: boolean } = {}): Mappings {
   if (!isObject(m)) throw new MapperParsing('Failed to parse mapping: mapping must be an object')
   // `{"_doc": {...}}` is the pre-7 typed form, still accepted with the type name `_doc`.
   if (Object.keys(m).length === 1 && isObject((m as Record<string, unknown>)._doc)) m = (m as Record<string, unknown>)._doc as Mappings
@@ -45,7 +46,9 @@ export function validateMappings(m: Mappings): Mappings {
     for (const [name, def] of Object.entries(props)) {
       const path = prefix ? `${prefix}.${name}` : name
       if (name === '') {
-        const cause = new IllegalArgument('field name cannot be an empty string')
+        // OpenSearch's messages: a new index's mapping wraps the cause; a put mapping answers it bare.
+        const cause = new IllegalArgument('name cannot be empty string')
+        if (opts.put) throw cause
         throw new MapperParsing(`Failed to parse mapping [_doc]: ${cause.reason}`, cause)
       }
       if (!isObject(def))
@@ -123,14 +126,16 @@ function checkDynamic(d: unknown): void {
 
 /**
  * Merge `update` into `base` (put-mapping semantics): new fields are added, existing fields keep
- * their type (changing it is an error), objects merge recursively.
+ * their type (changing it is an error), objects merge recursively. Dynamic templates merge by
+ * name when a template and a create request compose an index's mapping; a put mapping's
+ * `dynamic_templates` replace the index's list (`put: true`), as in OpenSearch.
  */
-export function mergeMappings(base: Mappings, update: Mappings): Mappings {
+export function mergeMappings(base: Mappings, update: Mappings, opts: { put?: boolean } = {}): Mappings {
   const out: Mappings = structuredClone(base)
   for (const [k, v] of Object.entries(update)) {
     if (k === 'properties') continue
-    if (k === 'dynamic_templates' && Array.isArray(v) && out.dynamic_templates) {
-      // By name, as OpenSearch merges them: a template of the same name is replaced in place.
+    if (k === 'dynamic_templates' && Array.isArray(v) && out.dynamic_templates && !opts.put) {
+      // By name, as OpenSearch composes them: a template of the same name is replaced in place.
       const merged = [...out.dynamic_templates]
       for (const t of v as Array<Record<string, Record<string, unknown>>>) {
         const [name] = Object.keys(t)
@@ -341,7 +346,13 @@ class Walk {
   object(obj: Record<string, unknown>, mapping: FieldMapping, prefix: string, dynamic: string, indexed: boolean): void {
     for (const rawKey of Object.keys(obj)) {
       const value = obj[rawKey]
-      const parts = splitFieldName(rawKey)
+      let parts: string[]
+      try {
+        parts = splitFieldName(rawKey)
+      } catch (e) {
+        // OpenSearch's DocumentParser wraps the name's problem: mapper_parsing_exception "failed to parse", caused by it.
+        throw e instanceof IllegalArgument ? new MapperParsing('failed to parse', e) : e
+      }
       if (value === null || value === undefined) continue
       let m = mapping
       let path = prefix
@@ -409,7 +420,13 @@ class Walk {
       if (this.out && def.index !== false) this.flatObject(value, path)
       return
     }
-    if (type === 'binary' || type === 'geo_point' || type === 'knn_vector') return
+    if (type === 'geo_point') {
+      // {lat, lon}, "lat,lon", [lon, lat], a geohash or WKT POINT, or an array of those (geo queries read them).
+      if (!isGeoValue(value) && (def as Record<string, unknown>).ignore_malformed !== true)
+        throw this.bad(path, type, value, 'not a geo_point: expected {lat, lon}, "lat,lon", [lon, lat], a geohash or POINT (lon lat)')
+      return
+    }
+    if (type === 'binary' || type === 'knn_vector') return
     const each = (v: unknown) => {
       if (v === null) return
       if (Array.isArray(v)) return v.forEach(each)

@@ -11,6 +11,7 @@ import { fieldPath } from '../query/doc'
 import { FLAT_OBJECT, flatLeaves, valueAndPathField, valueAndPathKey } from '../query/flat-object'
 import { fieldSpecs } from './mapping'
 import { ridRange } from './rids'
+import { insertRows, isLengthsField, type Key, saveStats, statsDelta, type StatsDelta, textKeys, viewOf } from './text-index'
 
 export interface Migration {
   /** The schema version the store has after this step; steps are numbered 1, 2, 3... */
@@ -169,6 +170,56 @@ function flatObjectLeaves(db: Database): void {
 }
 
 /**
+ * Text fields get an inverted index (text-index.ts) from this version on: documents written
+ * before get their postings and lengths, page by page, in the migration's one transaction, so a
+ * migrated store answers text queries from the index as soon as it opens (no scanning fallback).
+ */
+function textPostings(db: Database): void {
+  const cols = db.query('PRAGMA table_info(fields)').all() as Array<{ name: string }>
+  if (!cols.some((c) => c.name === 'tdocs')) {
+    db.run('ALTER TABLE fields ADD COLUMN tdocs INTEGER NOT NULL DEFAULT 0')
+    db.run('ALTER TABLE fields ADD COLUMN ttokens INTEGER NOT NULL DEFAULT 0')
+  }
+  // A posting's term count and field length (text-index.ts); NULL for every other value.
+  const fvCols = db.query('PRAGMA table_info(fv)').all() as Array<{ name: string }>
+  if (!fvCols.some((c) => c.name === 'w')) db.run('ALTER TABLE fv ADD COLUMN w INTEGER')
+  const page = db.query('SELECT rid, src, keys FROM docs WHERE rid > ? AND rid <= ? ORDER BY rid LIMIT 500')
+  const setKeys = db.query('UPDATE docs SET keys = ? WHERE rid = ?')
+  for (const { ix, mappings } of db.query('SELECT ix, mappings FROM indices').all() as Array<{ ix: number; mappings: string }>) {
+    const specs = fieldSpecs(JSON.parse(mappings) as Mappings)
+    const ids = new Map<string, number>()
+    const lengthIds = new Set<number>()
+    const idOf = (name: string): number => {
+      let f = ids.get(name)
+      if (f === undefined) {
+        db.query('INSERT OR IGNORE INTO fields (ix, name, multi) VALUES (?, ?, ?)').run(ix, name, isLengthsField(name) ? 0 : 1)
+        f = (db.query('SELECT f FROM fields WHERE ix = ? AND name = ?').get(ix, name) as { f: number }).f
+        ids.set(name, f)
+        if (isLengthsField(name)) lengthIds.add(f)
+      }
+      return f
+    }
+    const [lo, hi] = ridRange(ix)
+    const delta: StatsDelta = new Map()
+    for (let after = lo - 1; ;) {
+      const rows = page.all(after, hi) as Array<{ rid: number; src: string; keys: string }>
+      for (const { rid, src, keys } of rows) {
+        const added = textKeys(specs, viewOf(src), idOf)
+        const had = JSON.parse(keys) as Key[]
+        // Idempotent, as every step: a document that has its text rows keeps them.
+        if (added.listed.length === 0 || had.some(([f]) => f === added.listed[0][0])) continue
+        insertRows(db, [], added, rid)
+        statsDelta(lengthIds, undefined, added.listed, delta)
+        setKeys.run(JSON.stringify([...had, ...added.listed]), rid)
+      }
+      if (rows.length < 500) break
+      after = rows[rows.length - 1].rid
+    }
+    saveStats(db, delta)
+  }
+}
+
+/**
  * Every schema step, oldest first. Step 1 is idempotent so it also brings a file written before
  * schema versions existed (user_version 0, tables present) up to version 1. Append, never edit.
  */
@@ -180,6 +231,7 @@ export const SCHEMA_MIGRATIONS: readonly Migration[] = [
     description: 'flat_object leaves in the field-value index; fields know when they hold several values',
     up: flatObjectLeaves,
   },
+  { version: 4, description: 'inverted index of text fields: postings, field lengths and BM25 counters', up: textPostings },
 ]
 
 export const latestVersion = (migrations: readonly Migration[]): number => migrations.at(-1)?.version ?? 0

@@ -3,7 +3,10 @@
  * on keyword/numeric/date/boolean fields) into a `SELECT rid` over the `fv` B-tree, so that only
  * those rows are read and checked by the evaluator. Null means "no restriction" (scan the index).
  */
-import { toBool, toNumber, leafParts } from '../query/compile'
+import { analyze } from '../query/analysis'
+import { expandFieldPattern, kindOf, toBool, toNumber, leafParts } from '../query/compile'
+import { translateQueryString } from '../query/query-string'
+import { termsField } from './text-index'
 import { parseDateMath } from '../query/dates'
 import { isObject, keywordOf } from '../query/doc'
 import type { IndexMeta } from './catalog'
@@ -25,6 +28,19 @@ export interface Plan {
   /** The one fv field the rows come from (whether it is multi-valued decides the DISTINCT). */
   field?: number
 }
+
+/** match parameters that do not change which documents match (see compile.ts's match and phrase). */
+const MATCH_PARAMS = new Set([
+  'query',
+  'operator',
+  'minimum_should_match',
+  'zero_terms_query',
+  'boost',
+  '_name',
+  'slop',
+  'lenient',
+  'auto_generate_synonyms_phrase_query',
+])
 
 const EMPTY: Plan = { sql: 'SELECT rid FROM docs WHERE 0', params: [], cost: 0, exact: true, distinct: true }
 const MAX_IN = 500
@@ -66,8 +82,29 @@ class Planner {
         const { field, params } = leafParts(type, body)
         if (params.case_insensitive === true) return null
         if (field === '_id' && type === 'term') return this.ids([String(params.value)])
+        if (type !== 'range' && this.text(field)) return this.textLeaf(type, field, params.value)
         return this.leaf(type, field, params)
       }
+      case 'match':
+      case 'match_phrase': {
+        const { field, params } = leafParts(type, body, 'query')
+        return this.match(type, field, params)
+      }
+      case 'wildcard': {
+        // A trailing `*` alone is a prefix; the evaluator still checks (long terms are skipped there).
+        const { field, params } = leafParts(type, body)
+        const value = params.value ?? params.wildcard
+        if (params.case_insensitive === true || typeof value !== 'string' || !/^(?:[^*?\\]|\\.)*\*$/.test(value)) return null
+        const prefix = value.slice(0, -1).replace(/\\(.)/g, '$1')
+        const p = this.text(field) ? this.textLeaf('prefix', field, prefix) : this.leaf('prefix', field, { value: prefix })
+        return p && { ...p, exact: false }
+      }
+      case 'dis_max':
+        return isObject(body) && Array.isArray(body.queries) ? this.union(body.queries, true) : null
+      case 'query_string':
+      case 'simple_query_string':
+        // The same translation the evaluator runs, so both read the same DSL.
+        return this.node(translateQueryString(body, type === 'simple_query_string', (p) => expandFieldPattern(this.meta.specs, p)))
       case 'terms': {
         if (!isObject(body)) return null
         const fields = Object.keys(body).filter((k) => k !== 'boost' && k !== '_name')
@@ -107,21 +144,90 @@ class Planner {
     const shouldRequired =
       should.length > 0 && (must.length === 0 ? msm === undefined || Number(msm) >= 1 : msm !== undefined && Number(msm) >= 1)
     if (!best && shouldRequired && (msm === undefined || Number(msm) === 1)) {
-      const plans = should.map((c) => this.node(c))
-      const terms = plans.reduce((n, p) => n + (p?.terms ?? 1), 0)
-      if (terms <= MAX_UNION && plans.every((p): p is Plan => p !== null))
-        return {
-          terms,
-          sql: plans.map((p) => p.sql).join(' UNION '),
-          params: plans.flatMap((p) => p.params),
-          cost: Math.max(...plans.map((p) => p.cost)) + 1,
-          exact: plans.every((p) => p.exact) && must.length === 0 && list(body.must_not).length === 0,
-          distinct: true,
-        }
+      const union = this.union(should, must.length === 0 && list(body.must_not).length === 0)
+      if (union) return union
     }
     // One conjunct is exact for the whole bool only when it is the bool's only clause.
     if (best && (must.length !== 1 || should.length > 0 || list(body.must_not).length > 0)) return { ...best, exact: false }
     return best
+  }
+
+  /** Rows matching any of the queries (null when one of them cannot be planned). */
+  private union(queries: unknown[], exactable: boolean): Plan | null {
+    const plans = queries.map((c) => this.node(c))
+    const terms = plans.reduce((n, p) => n + (p?.terms ?? 1), 0)
+    if (plans.length === 0 || terms > MAX_UNION || !plans.every((p): p is Plan => p !== null)) return null
+    if (plans.length === 1) return exactable ? plans[0] : { ...plans[0], exact: false }
+    return {
+      terms,
+      sql: plans.map((p) => p.sql).join(' UNION '),
+      params: plans.flatMap((p) => p.params),
+      cost: Math.max(...plans.map((p) => p.cost)) + 1,
+      exact: exactable && plans.every((p) => p.exact),
+      distinct: true,
+    }
+  }
+
+  /** Rows holding every plan's rows (compound SELECTs bind left to right: wrapped to nest safely). */
+  private intersect(plans: Plan[], exact: boolean): Plan {
+    if (plans.length === 1) return { ...plans[0], exact }
+    return {
+      sql: `SELECT rid FROM (${plans.map((p) => p.sql).join(' INTERSECT ')})`,
+      params: plans.flatMap((p) => p.params),
+      cost: Math.min(...plans.map((p) => p.cost)),
+      exact,
+      distinct: true,
+    }
+  }
+
+  /** The field's mapping is `text` (its terms are in the inverted index, see text-index.ts). */
+  private text(field: string): boolean {
+    const spec = this.meta.specs.get(field)
+    return spec !== undefined && kindOf(spec.type) === 'text'
+  }
+
+  /** `term` or `prefix` on a text field: the unanalysed value against the field's terms. */
+  private textLeaf(type: string, field: string, value: unknown): Plan | null {
+    if (value === null || value === undefined || isObject(value) || Array.isArray(value)) return null
+    const f = this.meta.fieldIds.get(termsField(field))
+    if (f === undefined) return EMPTY // no document ever had a token there
+    const v = String(value)
+    if (type === 'term') return { sql: 'SELECT rid FROM fv WHERE f = ? AND v = ?', params: [f, v], cost: 1, exact: true, distinct: true }
+    if (type !== 'prefix' || v === '') return null
+    const hi = successor(v)
+    return hi === undefined
+      ? { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ?', params: [f, v], cost: 3, exact: true, field: f }
+      : { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ? AND v < ?', params: [f, v, hi], cost: 3, exact: true, field: f }
+  }
+
+  /**
+   * `match` (any term, or all with `operator: and`) and `match_phrase` (all terms: the evaluator
+   * checks their order) on a text field, from the analysed query's postings; on a keyword or
+   * numeric field a `match` is a `term`.
+   */
+  private match(type: string, field: string, p: Record<string, unknown>): Plan | null {
+    const query = p.query
+    if (query === undefined || query === null || isObject(query)) return null
+    if (!this.text(field)) return type === 'match' && p.fuzziness === undefined ? this.leaf('term', field, { value: query }) : null
+    for (const k of Object.keys(p)) if (!MATCH_PARAMS.has(k)) return null // fuzziness, analyzer...: the evaluator decides
+    const terms = [...new Set(analyze(String(query)))]
+    if (terms.length === 0) return p.zero_terms_query === 'all' ? null : EMPTY
+    if (terms.length > MAX_UNION) return null
+    const plans = terms.map((t) => this.textLeaf('term', field, t)!)
+    if (type === 'match_phrase') return plans.length === 1 ? plans[0] : this.intersect(plans, false)
+    const and = String(p.operator ?? 'or').toLowerCase() === 'and'
+    if (and) return this.intersect(plans, true)
+    const msm = p.minimum_should_match
+    // Any term is necessary for every minimum_should_match; only "one of them" is also sufficient.
+    if (plans.length === 1) return plans[0]
+    return {
+      terms: plans.length,
+      sql: plans.map((x) => x.sql).join(' UNION '),
+      params: plans.flatMap((x) => x.params),
+      cost: plans.length,
+      exact: msm === undefined,
+      distinct: true,
+    }
   }
 
   private leaf(type: string, field: string, p: Record<string, unknown>): Plan | null {
@@ -165,7 +271,8 @@ class Planner {
       return {
         sql: `SELECT rid FROM fv WHERE f = ? AND v IN (${values.map(() => '?').join(',')})`,
         params: [f, ...(values as Bind[])],
-        cost: 2,
+        // One value is a term (as selective); more may read more rows than a term of the same field.
+        cost: values.length === 1 ? 1 : 2,
         exact: true,
         field: f,
       }

@@ -10,7 +10,21 @@ import { getRow, readTarget } from './documents'
 import { openPit, pitKeepAlive, pitRows } from './pits'
 import { runCount, runSearch, type Row, type SearchTarget } from './search'
 import type { SearchLimits } from './search-limits'
-import { columns, exactCount, paged, rowsSql, seqSql, withSources } from './search-rows'
+import {
+  columns,
+  exactCount,
+  paged,
+  planOf,
+  plannedRows,
+  rowsSql,
+  seqSql,
+  sortedRows,
+  topByScore,
+  valuedCount,
+  withSources,
+} from './search-rows'
+import { termStats } from './text-index'
+import type { Needs, Stats } from '../query/score'
 
 export function explain(core: StoreCore, index: string, query: unknown, afterSeq?: number): string[] {
   const meta = core.indexMeta(index)
@@ -42,14 +56,28 @@ function searchTargets(
           const { sql, params } = rowsSql(core, meta, query, limit)
           return withSources(core, core.db.query(sql).all(...params) as Row[])
         }
+        const plan = planOf(core, meta, query)
+        if (plan) return plannedRows(core, plan)
         return paged(
           core,
           (after) => rowsSql(core, meta, query, undefined, after),
           (r) => r.rid,
         )
       },
-      exactCount: filters ? undefined : (query: unknown) => exactCount(core, meta, query),
-      columns: filters ? undefined : (fields: Array<{ field: string; path: string; boolean: boolean }>) => columns(core, meta, fields),
+      exactCount: filters ? undefined : (query: unknown, cap?: number) => exactCount(core, meta, query, cap),
+      columns: filters
+        ? undefined
+        : (fields: Array<{ field: string; path: string; boolean: boolean }>, query: unknown) => columns(core, meta, fields, query),
+      termStats: core.scanOnly ? undefined : (needs: Needs) => termStats(core.db, meta, needs),
+      topByScore:
+        filters || core.scanOnly
+          ? undefined
+          : (query: unknown, stats: Stats, window: number) => topByScore(core, meta, query, stats, window),
+      valuedCount: filters ? undefined : (query: unknown, field: string) => valuedCount(core, meta, query, field),
+      sortedRows: filters
+        ? undefined
+        : (query: unknown, field: string, order: 1 | -1, after: string | number | undefined) =>
+            sortedRows(core, meta, query, field, order, after),
       rowsBySeq: (query: unknown, order: 1 | -1, after: number | undefined) =>
         paged(
           core,

@@ -9,6 +9,9 @@ import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 import { type Plan, planQuery } from './plan'
 import { ridRange } from './rids'
+import { indexedKind } from './mapping'
+import { singleMatch, type Stats } from '../query/score'
+import { topByPostings } from './text-index'
 import type { Row } from './search'
 
 /** Rows read per statement: no SQLite cursor stays open while a search yields the event loop. */
@@ -24,6 +27,7 @@ const BIG_SOURCE_CACHE = 32 * 1024 * 1024
 export const ROW_COLS = `rid, id, seq, ver, CASE WHEN length(src) > ${INLINE_SOURCE} THEN NULL ELSE src END AS src`
 
 export function planOf(core: StoreCore, meta: IndexMeta, query: unknown): Plan | null {
+  if (core.scanOnly) return null
   const last = core.lastPlan
   if (last && last.meta === meta && last.query === query) return last.plan
   const plan = planQuery(query, meta, core.now())
@@ -42,6 +46,14 @@ export function rowsSql(
   const plan = planOf(core, meta, query)
   const tail = limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(limit))}`
   const [lo, hi] = ridRange(meta.ix)
+  if (plan && limit !== undefined && afterRid === undefined) {
+    // The first rids alone: a term's postings are in rid order, so a page stops after `limit` of
+    // them instead of listing every match first.
+    return {
+      sql: `SELECT ${cols} FROM docs WHERE rid IN (SELECT DISTINCT rid FROM (${plan.sql}) ORDER BY rid${tail}) ORDER BY rid`,
+      params: plan.params,
+    }
+  }
   if (plan) {
     // fv field ids belong to one index, so the candidate rids need no further ix filter.
     const after = afterRid === undefined ? '' : ' AND rid > ?'
@@ -77,6 +89,109 @@ export function seqSql(
   }
   return { sql: `${sql} ORDER BY seq ${order === 1 ? 'ASC' : 'DESC'}`, params }
 }
+
+/** Candidate rids read per statement of plannedRows. */
+const RID_BATCH = 16_384
+
+/**
+ * Every candidate row of a plan in rid order: its rids in large batches, then their rows page by
+ * page by rid. Paging `rid IN (plan)` itself would evaluate the plan again for every page of 256
+ * rows, a cost quadratic in the matches of a common term.
+ */
+export function* plannedRows(core: StoreCore, plan: Plan): Generator<Row> {
+  const ridsAfter = core.db.query(`SELECT rid FROM (${plan.sql}) WHERE rid > ? ORDER BY rid LIMIT ${RID_BATCH}`)
+  for (let after = -1; ;) {
+    const rids = (ridsAfter.values(...plan.params, after) as number[][]).map((r) => r[0])
+    for (let at = 0; at < rids.length; at += PAGE) {
+      const page = rids.slice(at, at + PAGE)
+      const rows = core.db
+        .query(`SELECT ${ROW_COLS} FROM docs WHERE rid IN (SELECT value FROM json_each(?)) ORDER BY rid`)
+        .all(JSON.stringify(page)) as Row[]
+      yield* withSources(core, rows)
+    }
+    if (rids.length < RID_BATCH) return
+    after = rids[rids.length - 1]
+  }
+}
+
+/**
+ * Candidate rows in the order of one keyword, numeric or date field (its fv range read forwards
+ * or backwards), each with the value that places it, strictly beyond `after` in that order. A
+ * document with several values comes once, at its first value in that order: its smallest when
+ * ascending, its largest when descending, which is the sort's default mode. Documents without a
+ * value are not read. Undefined when the field or query cannot be read so.
+ */
+export function sortedRows(
+  core: StoreCore,
+  meta: IndexMeta,
+  query: unknown,
+  field: string,
+  order: 1 | -1,
+  after: string | number | undefined,
+): Iterable<{ row: Row; value: string | number }> | undefined {
+  if (core.scanOnly) return undefined
+  const spec = meta.specs.get(field)
+  const kind = spec ? indexedKind(spec) : undefined
+  if (kind !== 'keyword' && kind !== 'number' && kind !== 'date') return undefined
+  const f = meta.fieldIds.get(field)
+  if (f === undefined) return []
+  const all = query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)
+  const plan = all ? null : planOf(core, meta, query)
+  if (!all && !plan) return undefined
+  const multi = meta.multiValued.has(f)
+  // A document's place is its first value in this order: one beyond `after` may hide a first one before it.
+  if (multi && after !== undefined) return undefined
+  return (function* () {
+    const dir = order === 1 ? 'ASC' : 'DESC'
+    const cmp = order === 1 ? '>' : '<'
+    const seen = multi ? new Set<number>() : undefined
+    let cursor: [string | number, number] | undefined
+    for (;;) {
+      let sql = `SELECT ${SORTED_COLS} FROM fv JOIN docs ON docs.rid = fv.rid WHERE fv.f = ?`
+      const params: Array<string | number> = [f]
+      if (after !== undefined) {
+        sql += ` AND fv.v ${cmp} ?`
+        params.push(after)
+      }
+      if (cursor) {
+        sql += ` AND (fv.v, fv.rid) ${cmp} (?, ?)`
+        params.push(...cursor)
+      }
+      if (plan) {
+        sql += ` AND fv.rid IN (${plan.sql})`
+        params.push(...plan.params)
+      }
+      sql += ` ORDER BY fv.v ${dir}, fv.rid ${dir} LIMIT ${PAGE}`
+      const page = core.db.query(sql).all(...params) as Array<Row & { sv: string | number }>
+      withSources(core, page)
+      for (const row of page) {
+        if (seen) {
+          if (seen.has(row.rid)) continue
+          seen.add(row.rid)
+        }
+        yield { row, value: row.sv }
+      }
+      if (page.length < PAGE) return
+      const last = page[page.length - 1]
+      cursor = [last.sv, last.rid]
+    }
+  })()
+}
+
+/** How many of the query's matches hold a value of the field, from the field's index. */
+export function valuedCount(core: StoreCore, meta: IndexMeta, query: unknown, field: string): number | undefined {
+  if (core.scanOnly) return undefined
+  const f = meta.fieldIds.get(field)
+  if (f === undefined) return 0
+  const all = query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)
+  const plan = all ? null : planOf(core, meta, query)
+  if (!all && !plan?.exact) return undefined
+  const n = meta.multiValued.has(f) ? 'count(DISTINCT rid)' : 'count(*)'
+  const sql = `SELECT ${n} AS n FROM fv WHERE f = ?${plan ? ` AND rid IN (${plan.sql})` : ''}`
+  return (core.db.query(sql).get(f, ...(plan ? plan.params : [])) as { n: number }).n
+}
+
+const SORTED_COLS = `docs.rid AS rid, docs.id AS id, docs.seq AS seq, docs.ver AS ver, CASE WHEN length(docs.src) > ${INLINE_SOURCE} THEN NULL ELSE docs.src END AS src, fv.v AS sv`
 
 /**
  * Rows page by page (`PAGE` per statement, keyed on the ordering column), so that a search can
@@ -144,7 +259,13 @@ export function columns(
   core: StoreCore,
   meta: IndexMeta,
   fields: Array<{ field: string; path: string; boolean: boolean }>,
+  query?: unknown,
 ): Columns | undefined {
+  if (core.scanOnly) return undefined
+  const plan = query === undefined ? undefined : planOf(core, meta, query)
+  if (plan === null || (plan && !plan.exact)) return undefined
+  // Few matches are cheaper to read as documents than whole columns.
+  if (plan && (exactCount(core, meta, query, MIN_SELECTED) ?? 0) < Math.min(MIN_SELECTED, meta.docCount / 8)) return undefined
   const [lo, hi] = ridRange(meta.ix)
   // Without deletions the documents hold every rid from the first: the position is rid - lo.
   const dense = meta.nextRid - lo === meta.docCount
@@ -182,15 +303,52 @@ export function columns(
     for (const [rid, v] of core.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>)
       if (!put(rid, boolean ? v === 1 : v)) return undefined
   }
-  return { count, byPath }
+  if (!plan) return { count, byPath }
+  const rids = core.db.query(`SELECT rid FROM (${plan.sql}) GROUP BY rid ORDER BY rid`).values(...plan.params) as number[][]
+  const selected = new Int32Array(rids.length)
+  rids.forEach(([rid], i) => (selected[i] = position ? position[rid - lo] : rid - lo))
+  return { count, byPath, selected }
 }
 
-export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown): number | undefined {
-  if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)) return meta.docCount
+/** Matches below which a query's aggregations read documents rather than columns. */
+const MIN_SELECTED = 2_000
+
+/**
+ * The number of the query's matches from the index, or undefined when it cannot say. With `cap`,
+ * counting stops there (a search that reports at most `track_total_hits` reads no further).
+ */
+export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown, cap?: number): number | undefined {
+  if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1))
+    return cap === undefined ? meta.docCount : Math.min(cap, meta.docCount)
   const plan = planOf(core, meta, query)
   if (!plan?.exact) return undefined
   // A document with several matching values (an array, a flat_object's leaves) has one row per value.
   const distinct = plan.distinct || (plan.field !== undefined && !meta.multiValued.has(plan.field))
+  if (cap !== undefined) {
+    const rows = distinct ? plan.sql : `SELECT DISTINCT rid FROM (${plan.sql})`
+    return (core.db.query(`SELECT count(*) AS n FROM (${rows} LIMIT ${Math.floor(cap)})`).get(...plan.params) as { n: number }).n
+  }
   const n = distinct ? 'count(*)' : 'count(DISTINCT rid)'
   return (core.db.query(`SELECT ${n} AS n FROM (${plan.sql})`).get(...plan.params) as { n: number }).n
+}
+
+/** A single-field match ranked from the postings (see text-index.ts), with the page's rows. */
+export function topByScore(
+  core: StoreCore,
+  meta: IndexMeta,
+  query: unknown,
+  stats: Stats,
+  window: number,
+): { total: number; top: Array<{ row: Row; score: number }> } | undefined {
+  const m = singleMatch(query, meta.specs)
+  const ranked = m && topByPostings(core.db, meta, m, stats, window)
+  if (!ranked) return undefined
+  const rows = withSources(
+    core,
+    core.db
+      .query(`SELECT ${ROW_COLS} FROM docs WHERE rid IN (SELECT value FROM json_each(?))`)
+      .all(JSON.stringify(ranked.top.map((t) => t.rid))) as Row[],
+  )
+  const byRid = new Map(rows.map((r) => [r.rid, r]))
+  return { total: ranked.total, top: ranked.top.map(({ rid, score }) => ({ row: byRid.get(rid)!, score })) }
 }

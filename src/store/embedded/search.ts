@@ -10,7 +10,7 @@ import { compile, kindOf, matchedNames, toNumber, type CompiledQuery, type Field
 import { parseDate } from '../query/dates'
 import { DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 import { compareCodePoints } from '../query/fold'
-import { countStats, relevance, type Stats } from '../query/score'
+import { countStats, relevance, type Needs, type Stats } from '../query/score'
 import type { QueryLimits } from '../query/limits'
 import { filterSource, sourceSpec } from '../source-filter'
 import { BucketBudget, instantiate, parseAggs, results, type TargetCtx } from './aggs'
@@ -37,8 +37,11 @@ export interface SearchTarget extends TargetCtx {
   limits?: QueryLimits
   /** Candidate rows for the (filtered) query, in `rid` order, at most `limit` of them. */
   rows(query: unknown, limit?: number): Iterable<Row>
-  /** The number of matches when the store can answer it without the evaluator (else undefined). */
-  exactCount?(query: unknown): number | undefined
+  /**
+   * The number of matches when the store can answer it without the evaluator (else undefined);
+   * at most `cap` when given.
+   */
+  exactCount?(query: unknown, cap?: number): number | undefined
   /**
    * Candidate rows in `_seq_no` order (1 ascending, -1 descending), strictly after `after` in
    * that order when given, read lazily so that a page stops reading once it is full.
@@ -46,6 +49,25 @@ export interface SearchTarget extends TargetCtx {
   rowsBySeq?(query: unknown, order: 1 | -1, after: number | undefined): Iterable<Row>
   /** Single-valued field columns over every document (see aggs-columnar.ts). */
   columns?: ColumnSource['columns']
+  /** BM25 statistics from the text index (text-index.ts); absent: counted by a pass over the rows. */
+  termStats?(needs: Needs): Stats
+  /**
+   * The best `window` matches of a single-field match and their number, scored from the text
+   * index (text-index.ts's topByPostings); undefined when it cannot.
+   */
+  topByScore?(query: unknown, stats: Stats, window: number): { total: number; top: Array<{ row: Row; score: number }> } | undefined
+  /** How many of the query's matches hold a value of the field (undefined: the index cannot say). */
+  valuedCount?(query: unknown, field: string): number | undefined
+  /**
+   * Candidate rows in the order of a field's values, beyond `after` (see search-rows.ts's
+   * sortedRows); undefined when the field or query cannot be read in that order.
+   */
+  sortedRows?(
+    query: unknown,
+    field: string,
+    order: 1 | -1,
+    after: string | number | undefined,
+  ): Iterable<{ row: Row; value: string | number }> | undefined
 }
 
 export interface SearchOptions {
@@ -105,6 +127,8 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
   }
   const track = body.track_total_hits ?? 10_000
   const trackLimit = track === true ? Infinity : track === false ? 0 : Number(track)
+  // Past track_total_hits only "more than that" is reported, as OpenSearch does: counting stops there.
+  const countCap = Number.isFinite(trackLimit) ? trackLimit + 1 : undefined
   const aggDefs = parseAggs(body.aggs ?? body.aggregations, opts.now)
   const aggs = instantiate(aggDefs, new BucketBudget(opts.maxBuckets ?? 65_535))
   const hasAggs = aggs.size > 0
@@ -148,6 +172,14 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
   // Sorted by `_seq_no` alone: read each index in that order from its seq_no index and stop at a
   // full window; totals come from the exact SQL count, or are not wanted.
   const bySeq = sort.length === 1 && sort[0].field === '_seq_no' && !hasAggs
+  // Sorted on one field's values, default mode, missing last: the top of that field's index.
+  const topK =
+    sort.length === 1 &&
+    !hasAggs &&
+    !sort[0].field.startsWith('_') &&
+    sort[0].missing === '_last' &&
+    sort[0].mode === undefined &&
+    targets.every((t) => t.sortedRows !== undefined)
 
   // Aggregations alone over every document: columns from the field-value index, no source parsed.
   const columnar = window === 0 && hasAggs ? columnarPlan(body.query, body.aggs ?? body.aggregations, targets) : undefined
@@ -155,9 +187,10 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
 
   scan: for (const [ti, target] of (columnar ? [] : targets).entries()) {
     const rel = rels?.[ti]
-    const stats: Stats = new Map()
-    // The index's term statistics for the scored fields: one pass over its documents.
-    if (rel)
+    let stats: Stats = new Map()
+    // The index's term statistics for the scored fields: from its text index, else one pass over its documents.
+    if (rel && target.termStats) stats = target.termStats(rel.needs)
+    else if (rel)
       for (const row of target.rows({ match_all: {} })) {
         if (pace.due() && !(await pace.pause())) break scan
         countStats(rel.needs, target.specs!, new DocView(sourceOf(row), row.id, target.name), stats)
@@ -166,10 +199,21 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
       ? { bool: { must: [body.query ?? { match_all: {} }], filter: target.filters } }
       : (body.query ?? { match_all: {} })
     const compiled = compile(query, target.specs, { now: opts.now, limits: target.limits })
+    // Ranked by a match on one text field: scored from the postings, only the page read.
+    const ranked = rel && !hasAggs && target.topByScore ? target.topByScore(query, stats, window) : undefined
+    if (ranked) {
+      for (const { row, score } of ranked.top) {
+        maxScore = Math.max(maxScore, score)
+        entries.push(keep([score], row, target, compiled, sourceOf(row)))
+      }
+      compactByScore()
+      total += ranked.total
+      continue
+    }
     const keyOf = sortKeys(sort, target)
     const afterKey = after ? searchAfterKey(after, sort, target) : undefined
     if (bySeq && target.rowsBySeq) {
-      const exact = track === false ? 0 : target.exactCount?.(query)
+      const exact = track === false ? 0 : target.exactCount?.(query, countCap)
       if (exact !== undefined) {
         const afterSeq = afterKey?.[0] === undefined ? undefined : Number(afterKey[0])
         let taken = 0
@@ -185,8 +229,44 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
         continue
       }
     }
+    // Sorted on one field with an exact count: the field's values in order, stopping at a full window.
+    if (topK && window > 0) {
+      const exact = track === false ? 0 : target.exactCount?.(query, countCap)
+      const afterValue = afterKey?.[0]
+      const walk =
+        exact !== undefined && (after === undefined || afterValue !== undefined)
+          ? target.sortedRows!(query, sort[0].field, sort[0].order, afterValue)
+          : undefined
+      if (walk) {
+        const taken: Entry[] = []
+        let last: SortValue
+        let exhausted = true
+        for (const { row, value } of walk) {
+          if (pace.due() && !(await pace.pause())) break scan
+          // Past a full window only the ties of its last value can still enter it (they sort by rid).
+          if (taken.length >= window && value !== last) {
+            exhausted = false
+            break
+          }
+          const source = sourceOf(row)
+          if (!compiled.test(new DocView(source, row.id, target.name))) continue
+          taken.push(keep([value], row, target, compiled, source))
+          last = value
+        }
+        // Documents without a value sort last and were not read: enough when the window is full, or
+        // when the walk read every match that has a value and no match lacks one.
+        const valued = exhausted ? target.valuedCount?.(query, sort[0].field) : undefined
+        const complete = taken.length >= window || (valued !== undefined && valued === target.exactCount!(query))
+        if (complete) {
+          for (const e of taken) entries.push(e)
+          compact()
+          total += exact!
+          continue
+        }
+      }
+    }
     // Unsorted, no aggregations and an exact index answer: count in SQL, read only the page.
-    const exact = !sorted && !after && !hasAggs && !scoring ? target.exactCount?.(query) : undefined
+    const exact = !sorted && !after && !hasAggs && !scoring ? target.exactCount?.(query, countCap) : undefined
     if (exact !== undefined) {
       const need = window - entries.length
       if (need > 0)

@@ -59,11 +59,11 @@ import { IndexClosed } from '../errors'
 import { getAlias, updateAliases } from './aliases'
 import { bulk } from './bulk'
 import { type EmbeddedStoreOptions, StoreCore } from './core'
-import { createDataStream, deleteDataStream, getDataStream } from './data-streams'
+import { createDataStream, deleteDataStream, getDataStream, nextBackingIndex, rolloverDataStream } from './data-streams'
 import { createDocument, deleteDocument, indexDocument, updateDocument } from './doc-write'
 import { getDocument } from './documents'
 import * as indices from './indices'
-import { deletePolicy, getPolicies, getPolicy, putPolicy } from './ism'
+import { deletePolicy, getPolicies, getPolicy, putPolicy } from '../lifecycle-policies'
 import type { MigrationResult } from './migrations'
 import { createPit, deleteAllPits, deletePit, getAllPits } from './pits'
 import { count, explain, search } from './search-request'
@@ -196,6 +196,10 @@ export class EmbeddedStore implements Store {
 
   async deleteDataStream(params: { name: string | string[] }): Promise<Acknowledged> {
     return deleteDataStream(this.core, params)
+  }
+
+  async rolloverDataStream(params: { name: string; dry_run?: boolean }): Promise<{ old_index: string; new_index: string }> {
+    return params.dry_run ? nextBackingIndex(this.core, params.name) : rolloverDataStream(this.core, params)
   }
 
   // Documents

@@ -13,6 +13,7 @@ import {
   InvalidIndexName,
   MapperParsing,
   ParsingError,
+  LifecycleUnavailable,
   QueryShardError,
   ResourceNotFound,
   SearchContextMissing,
@@ -79,6 +80,7 @@ export function storeErrorFrom(status: number, body: unknown): StoreError {
   if (!isObject<ErrorObject>(raw)) {
     // Not an OpenSearch error body (a proxy's HTML page, a bare string): keep the status, say what came.
     const text = (typeof raw === 'string' ? raw : typeof body === 'string' ? body.slice(0, 200) : '') || `HTTP ${status}`
+    if (/^no handler found for uri \[\/_(?:plugins|opendistro)\/_ism\//.test(text)) return new LifecycleUnavailable(text)
     return new StoreError(status === 401 || status === 403 ? 'security_exception' : 'platform_exception', status, text)
   }
   const error = unwrap(raw)

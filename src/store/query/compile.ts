@@ -17,8 +17,10 @@ import { cidrMatcher, parseIp } from './ip'
 import { fromJavaScript, linearRegExp } from './linear-regexp'
 import { luceneRegExp } from './lucene-regexp'
 import { type StringMatcher, wildcardMatcher } from './wildcard'
+import { AhoCorasick } from './aho-corasick'
 import { editDistanceWithin, fuzzyEdits } from './fuzzy'
 import { type QueryableField, translateQueryString } from './query-string'
+import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, planeDistance, rawValuesAt } from './geo'
 
 /** A mapped field: its type, and for multi-fields (`msg.keyword`) the source path it reads. */
 export interface FieldSpec {
@@ -307,6 +309,9 @@ class Compiler {
                 : 'match'
         if (!['best_fields', 'most_fields', 'cross_fields', 'phrase', 'phrase_prefix', 'bool_prefix'].includes(kind))
           throw new ParsingError(`failed to parse [multi_match] query type [${kind}]. unknown type.`)
+        if (kind === 'bool_prefix')
+          for (const k of ['slop', 'cutoff_frequency'])
+            if (body[k] !== undefined) throw new ParsingError(`[${k}] not allowed for type [bool_prefix]`)
         const fields = given.flatMap((f) => (f.includes('*') ? this.expandFields(f).map((x) => x.name) : [f]))
         test = anyOf(
           fields.map((f) => {
@@ -347,11 +352,41 @@ class Compiler {
         name = nameOf(body)
         break
       }
+      case 'geo_distance': {
+        const g = parseGeoDistance(body)
+        name = g.name
+        const path = this.geoPath(g.field, g.ignoreUnmapped, 'geo_distance')
+        const dist = g.plane ? planeDistance : arcDistance
+        test =
+          path === undefined
+            ? never
+            : (d) => rawValuesAt(d.source, path).some((v) => geoPointsOf(v).some((p) => dist(g.center, p) <= g.meters))
+        break
+      }
+      case 'geo_bounding_box': {
+        const g = parseGeoBoundingBox(body)
+        name = g.name
+        const path = this.geoPath(g.field, g.ignoreUnmapped, 'geo_bounding_box')
+        test = path === undefined ? never : (d) => rawValuesAt(d.source, path).some((v) => geoPointsOf(v).some((p) => inBox(p, g)))
+        break
+      }
       default:
         throw new ParsingError(`unknown query [${type}]`)
     }
     if (name !== undefined) this.named.push({ name, test })
     return test
+  }
+
+  /** The source path of a geo_point field; undefined = unmapped with ignore_unmapped (matches nothing). */
+  private geoPath(field: string, ignoreUnmapped: boolean, query: string): string | undefined {
+    if (!this.types) return field
+    const spec = this.types.get(field)
+    if (spec === undefined) {
+      if (ignoreUnmapped) return undefined
+      throw new QueryShardError(`failed to find geo_point field [${field}]`)
+    }
+    if (spec.type !== 'geo_point') throw new QueryShardError(`field [${field}] is not a geo_point field`)
+    return spec.path ?? field
   }
 
   /** Mapped fields a name or `*` pattern covers, with how each is queried (query_string, multi_match). */
@@ -380,11 +415,14 @@ class Compiler {
     const mustNotIn = clauses(body.must_not)
     this.clauses?.bool(mustIn.length + shouldIn.length + mustNotIn.length)
     const must = mustIn.map((x) => this.node(x))
-    const should = shouldIn.map((x) => this.node(x))
+    const defaultMsm = shouldIn.length > 0 && must.length === 0 ? 1 : 0
+    const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, shouldIn.length)
+    // Any one of them: runs of plain `contains` wildcards on one field become one test (a Sigma
+    // list of thousands of hashes is otherwise thousands of closures, tried one by one). Not
+    // under limits: a caller's search counts and bounds each clause it wrote.
+    const should = msm === 1 && !this.limits ? this.containsRuns(shouldIn) : shouldIn.map((x) => this.node(x))
     const mustNot = mustNotIn.map((x) => this.node(x))
-    const defaultMsm = should.length > 0 && must.length === 0 ? 1 : 0
-    const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, should.length)
-    if (msm > should.length) return { test: never, name: nameOf(body) }
+    if (msm > shouldIn.length) return { test: never, name: nameOf(body) }
     const test: Test = (d) => {
       for (const t of must) if (!t(d)) return false
       for (const t of mustNot) if (t(d)) return false
@@ -401,8 +439,47 @@ class Compiler {
     return { test, name: nameOf(body) }
   }
 
+  /**
+   * `clauses` compiled in order, each run of consecutive unnamed `*literal*` wildcards on one field
+   * (same case sensitivity) as a single test of "contains any of the literals". In an any-of
+   * (minimum_should_match 1) a run is true exactly when one of its members is, and nothing
+   * between its members is skipped or evaluated out of order.
+   */
+  private containsRuns(clauses: unknown[]): Test[] {
+    const out: Test[] = []
+    for (let i = 0; i < clauses.length;) {
+      const first = containsLeaf(clauses[i])
+      let j = i + 1
+      while (first && j < clauses.length) {
+        const next = containsLeaf(clauses[j])
+        if (!next || next.field !== first.field || next.ci !== first.ci) break
+        j++
+      }
+      if (!first || j - i < 2) {
+        out.push(this.node(clauses[i]))
+        i++
+        continue
+      }
+      const literals = clauses.slice(i, j).map((c) => containsLeaf(c)!.literal)
+      const f = this.field(first.field)
+      out.push(f === undefined ? never : this.strings(f, first.ci, containsAny(first.ci ? literals.map(fold) : literals)))
+      i = j
+    }
+    return out
+  }
+
+  /** Fields resolved so far: a rule's leaves name a few fields many times (5 closures each). */
+  private readonly fields = new Map<string, Field | undefined>()
+
   /** Resolve a field name to how it is read; undefined = unmapped in a mapped index (matches nothing). */
   field(name: string): Field | undefined {
+    if (this.fields.has(name)) return this.fields.get(name)
+    const f = this.resolveField(name)
+    this.fields.set(name, f)
+    return f
+  }
+
+  private resolveField(name: string): Field | undefined {
     if (name === '_id' || name === '_index') {
       const get =
         name === '_id' ? (d: DocView) => (d.id === undefined ? [] : [d.id]) : (d: DocView) => (d.index === undefined ? [] : [d.index])
@@ -543,7 +620,7 @@ class Compiler {
         return this.range(f, p)
       case 'match':
       case 'match_bool_prefix':
-        return this.match(f, p)
+        return this.match(f, p, type === 'match_bool_prefix')
       case 'match_phrase':
       case 'match_phrase_prefix':
         return this.phrase(f, p)
@@ -730,7 +807,8 @@ class Compiler {
     }
   }
 
-  private match(f: Field, p: Record<string, unknown>): Test {
+  /** `match`, or `match_bool_prefix` (`prefixLast`: the last analysed term matches as a prefix, never fuzzily). */
+  private match(f: Field, p: Record<string, unknown>, prefixLast = false): Test {
     const query = p.query
     if (query === undefined || query === null || isObject(query)) throw new ParsingError('[match] requires query value')
     if (f.kind !== 'text' && f.kind !== 'auto') {
@@ -748,6 +826,25 @@ class Compiler {
       : p.minimum_should_match === undefined
         ? 1
         : Math.max(1, minimumShouldMatch(p.minimum_should_match, qt.length))
+    if (p.fuzziness !== undefined || prefixLast) {
+      // Each query term matches a token within its edit distance (its first prefix_length characters exact).
+      const prefix = Number(p.prefix_length ?? 0)
+      const transpositions = p.fuzzy_transpositions !== false
+      const near = qt.map((q, i) => {
+        if (prefixLast && i === qt.length - 1) return (t: string) => t.startsWith(q)
+        if (p.fuzziness === undefined) return (t: string) => t === q
+        const max = fuzzyEdits(p.fuzziness, q)
+        const head = q.slice(0, prefix)
+        return (t: string) => t === q || (t.startsWith(head) && editDistanceWithin(t, q, max, transpositions))
+      })
+      return (d) => {
+        const tokens = f.tokens(d)
+        if (tokens.length === 0) return false
+        let hits = 0
+        for (const m of near) if (tokens.some(m) && ++hits >= need) return true
+        return false
+      }
+    }
     return (d) => {
       const tokens = f.tokens(d)
       if (tokens.length === 0) return false
@@ -763,17 +860,49 @@ class Compiler {
     if (f.kind !== 'text' && f.kind !== 'auto') return this.match(f, p)
     const qt = analyze(String(query))
     if (qt.length === 0) return p.zero_terms_query === 'all' ? always : never
+    const slop = Number(p.slop ?? 0)
+    if (!Number.isInteger(slop) || slop < 0)
+      throw new ParsingError(`[match_phrase] slop must be a non-negative integer, found [${String(p.slop)}]`)
     return (d) =>
       f.raw(d).some((v) => {
         const k = keywordOf(v)
         if (k === undefined) return false
         const tokens = analyze(k)
+        if (slop > 0) return withinSlop(tokens, qt, slop)
         outer: for (let i = 0; i + qt.length <= tokens.length; i++) {
           for (let j = 0; j < qt.length; j++) if (tokens[i + j] !== qt[j]) continue outer
           return true
         }
         return false
       })
+  }
+}
+
+/**
+ * A sloppy phrase, as Lucene measures it: one position per query term such that the spread of
+ * (position - term index) is at most `slop` (the moves needed to line the terms up). The smallest
+ * spread over all choices is found by a sweep over the terms' sorted position lists.
+ */
+function withinSlop(tokens: string[], qt: string[], slop: number): boolean {
+  const lists = qt.map((t, i) => {
+    const out: number[] = []
+    tokens.forEach((x, p) => {
+      if (x === t) out.push(p - i)
+    })
+    return out
+  })
+  if (lists.some((l) => l.length === 0)) return false
+  const at = lists.map(() => 0)
+  for (;;) {
+    let lo = 0
+    let max = -Infinity
+    for (let i = 0; i < lists.length; i++) {
+      const v = lists[i][at[i]]
+      if (v < lists[lo][at[lo]]) lo = i
+      if (v > max) max = v
+    }
+    if (max - lists[lo][at[lo]] <= slop) return true
+    if (++at[lo] >= lists[lo].length) return false
   }
 }
 
@@ -802,6 +931,35 @@ function requireString(q: string, v: unknown): string {
   if (typeof v === 'string') return v
   if (typeof v === 'number' || typeof v === 'boolean') return String(v)
   throw new ParsingError(`[${q}] query requires a value`)
+}
+
+/** `{wildcard: {field: '*literal*'}}` (no other wildcard, escape, name or parameter): its parts. */
+function containsLeaf(q: unknown): { field: string; literal: string; ci: boolean } | undefined {
+  if (!isObject(q) || !isObject(q.wildcard)) return undefined
+  const keys = Object.keys(q)
+  const fields = Object.keys(q.wildcard)
+  if (keys.length !== 1 || fields.length !== 1) return undefined
+  const raw = q.wildcard[fields[0]]
+  let value: unknown = raw
+  let ci = false
+  if (isObject(raw)) {
+    for (const k of Object.keys(raw)) if (k !== 'value' && k !== 'case_insensitive') return undefined
+    value = raw.value
+    if (raw.case_insensitive !== undefined && typeof raw.case_insensitive !== 'boolean') return undefined
+    ci = raw.case_insensitive === true
+  }
+  if (typeof value !== 'string' || value.length < 2 || !value.startsWith('*') || !value.endsWith('*')) return undefined
+  const literal = value.slice(1, -1)
+  if (/[*?\\]/.test(literal)) return undefined
+  return { field: fields[0], literal, ci }
+}
+
+/** Whether a value contains one of `literals`: an automaton for long lists, indexOf for short ones. */
+function containsAny(literals: string[]): StringMatcher {
+  if (literals.length < 8) return (v) => literals.some((l) => v.includes(l))
+  // One per list in every compiled rule: a few dense rows (the root's) keep it small.
+  const matcher = new AhoCorasick(literals, 64)
+  return (v) => matcher.has(v)
 }
 
 function anyOf(tests: Test[]): Test {

@@ -10,7 +10,7 @@ import { linearRegExp, type Matcher, quote as escapeRegExp } from './linear-rege
  */
 export function luceneRegExp(pattern: string, flags = 'ALL', caseInsensitive = false): Matcher {
   const f = parseFlags(flags)
-  const { conjuncts, negate } = new Translator(pattern, f).translate()
+  const { conjuncts, negate } = new Translator(pattern, f, caseInsensitive).translate()
   const compile = (src: string) => linearRegExp(src, { anchored: true, dotAll: true, caseInsensitive, display: pattern })
   const all = conjuncts.map(compile)
   const test = all.length === 1 ? all[0].test : (s: string) => all.every((m) => m.test(s))
@@ -49,6 +49,7 @@ class Translator {
   constructor(
     private readonly p: string,
     private readonly flags: number,
+    private readonly caseInsensitive = false,
   ) {}
 
   /** Whole-pattern `~`: the rest is the language to exclude. */
@@ -150,6 +151,9 @@ class Translator {
       this.pos++
     }
     let body = ''
+    let ranges = ''
+    let singles = ''
+    let folded = ''
     let first = true
     while (this.pos < this.p.length && (!this.peek(']') || first)) {
       first = false
@@ -158,10 +162,22 @@ class Translator {
         this.pos++
         const hi = this.classChar()
         body += `${lo}-${hi}`
-      } else body += lo
+        ranges += `${lo}-${hi}`
+      } else {
+        body += lo
+        singles += lo
+        folded += lo
+        if (lo.length === 1 || !lo.startsWith('\\'))
+          for (const v of new Set([lo.toLowerCase(), lo.toUpperCase()])) if (v !== lo && [...v].length === 1) folded += v
+      }
     }
     if (!this.peek(']')) this.fail('expected ]')
     this.pos++
+    // Lucene's case_insensitive folds the characters a class lists, not its ranges: `[a-c]` stays lowercase.
+    if (this.caseInsensitive && ranges !== '') {
+      if (negate) return `(?-i:[^${ranges}${folded}])`
+      return singles === '' ? `(?-i:[${ranges}])` : `(?:(?-i:[${ranges}])|[${singles}])`
+    }
     return `[${negate ? '^' : ''}${body}]`
   }
 

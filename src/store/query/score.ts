@@ -122,19 +122,51 @@ class Builder {
       if (!s || s.docs === 0) return 0
       const tokens = d.tokens(fp)
       if (tokens.length === 0) return 0
-      const avg = s.tokens / s.docs
       let score = 0
       for (const t of terms) {
         let tf = 0
         for (const x of tokens) if (x === t) tf++
         if (tf === 0) continue
-        const df = s.df.get(t) ?? 0
-        const idf = Math.log(1 + (s.docs - df + 0.5) / (df + 0.5))
-        score += (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * tokens.length) / avg))
+        score += bm25(tf, tokens.length, s.df.get(t) ?? 0, s)
       }
       return boost * score
     }
   }
+}
+
+/**
+ * One term's BM25 in one document: `tf` occurrences in a field of `len` tokens, the term in `df`
+ * documents. The store's postings (text-index.ts) score with the same function, so that both
+ * ways of scoring give the same numbers to the last bit.
+ */
+export function bm25(tf: number, len: number, df: number, s: FieldStats): number {
+  const idf = Math.log(1 + (s.docs - df + 0.5) / (df + 0.5))
+  return (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * len) / (s.tokens / s.docs)))
+}
+
+/**
+ * A query scored by one text field's terms alone (a `match`, any or all of its terms): what
+ * the postings can score without reading documents. Undefined for anything else.
+ */
+export function singleMatch(
+  query: unknown,
+  types: ReadonlyMap<string, FieldSpec>,
+): { field: string; terms: string[]; and: boolean; boost: number } | undefined {
+  if (!isObject(query) || Object.keys(query).length !== 1 || !isObject(query.match)) return undefined
+  const fields = Object.keys(query.match)
+  if (fields.length !== 1) return undefined
+  const field = fields[0]
+  const spec = types.get(field)
+  if (!spec || kindOf(spec.type) !== 'text') return undefined
+  const v = query.match[field]
+  const p: Record<string, unknown> = isObject(v) ? v : { query: v }
+  if (Object.keys(p).some((k) => !['query', 'operator', 'boost', 'lenient', 'auto_generate_synonyms_phrase_query'].includes(k)))
+    return undefined
+  if (typeof p.query !== 'string' && typeof p.query !== 'number') return undefined
+  if (p.boost !== undefined && typeof p.boost !== 'number') return undefined
+  const terms = [...new Set(analyze(String(p.query)))]
+  if (terms.length === 0) return undefined
+  return { field, terms, and: String(p.operator ?? 'or').toLowerCase() === 'and', boost: boostOf(p) }
 }
 
 export interface Relevance {

@@ -9,7 +9,7 @@
  * (src/indexer/read-gate.ts): `resolveTermsLookups` lets the gate fetch them first, and the
  * store's own `rewriteTerms` then sees plain value lists.
  */
-import { IllegalArgument, ParsingError } from '../errors'
+import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
 import { fieldPath, isObject } from './doc'
 import { checkJsonDepth } from './limits'
 
@@ -40,8 +40,9 @@ export function rewriteTerms(query: unknown, r: TermsRewrite): unknown {
       const values = lookup ? valuesAt(r.lookup(lookup.index, lookup.id), lookup.path) : Array.isArray(v) ? v : undefined
       if (lookup) out[field] = values
       if (values && values.length > r.maxTerms)
-        throw new IllegalArgument(
-          `The number of terms [${values.length}] used in the Terms Query request has exceeded the allowed maximum of [${r.maxTerms}]. This maximum can be set by changing the [index.max_terms_count] index level setting.`,
+        // OpenSearch refuses it while creating the shard's query: query_shard_exception.
+        throw new QueryShardError(
+          `failed to create query: The number of terms [${values.length}] used in the Terms Query request has exceeded the allowed maximum of [${r.maxTerms}]. This maximum can be set by changing the [index.max_terms_count] index level setting.`,
         )
     }
     return out

@@ -16,6 +16,8 @@ import {
   evaluateRulesTree,
   ruleSet,
 } from '../../../src/ruleset/sigma'
+import { loadWindowsRules } from '../../../scripts/bench/lib/sigma-rules'
+import { windowsEvents } from '../../../scripts/bench/lib/windows-events'
 
 interface CorpusCase {
   name: string
@@ -142,4 +144,28 @@ describe('indexed runtime = tree evaluator', () => {
     const set = ruleSet(rules)
     expect(set.index.stats.always).toBeLessThan(rules.length / 4)
   })
+})
+
+// SigmaHQ's Windows rules and the benchmark's events (scripts/bench/lib), when present on the machine.
+const windows = loadWindowsRules()
+describe.skipIf(!windows)('indexed runtime = tree evaluator on SigmaHQ Windows rules', () => {
+  test('every rule × every bench event', () => {
+    const real: CompiledSigmaRule[] = []
+    for (const doc of windows!) {
+      try {
+        real.push(compileSigmaRule(doc))
+      } catch {
+        // a modifier the compiler refuses: not a rule of the set
+      }
+    }
+    let matched = 0
+    for (const event of windowsEvents(windows!, Number(process.env.SIGMA_DIFF_EVENTS ?? 400))) {
+      const indexed = evaluateRules(event, real)
+      const tree = evaluateRulesTree(event, real)
+      if (JSON.stringify(indexed) !== JSON.stringify(tree)) expect({ event, indexed }).toEqual({ event, indexed: tree })
+      matched += tree.length
+    }
+    expect(real.length).toBeGreaterThan(2000)
+    expect(matched).toBeGreaterThan(10)
+  }, 300_000)
 })

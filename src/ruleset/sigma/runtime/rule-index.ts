@@ -8,13 +8,16 @@
  * that cannot match.
  */
 import { type DocView, fold } from '../../../store/query'
-import { AhoCorasick } from './aho-corasick'
+import { AhoCorasick } from '../../../store/query/aho-corasick'
 import type { Atom, Clause, Requirement } from './requirements'
 
-/** Clauses indexed per rule: a rule is a candidate once both are met. */
-const INDEXED_CLAUSES = 2
-/** A clause shared by at most this many rules is indexed alone. */
-const SELECTIVE_ALONE = 2
+/**
+ * Clauses indexed per rule: a rule is a candidate once all of them are met. How many rules share
+ * a value says little of how many events carry it (`EventID: 1`, named by one rule of a channel's
+ * set, is on every Sysmon process event), and meeting a clause costs one counter step, so a rule
+ * is indexed by several rather than by its least shared one alone.
+ */
+const INDEXED_CLAUSES = 3
 
 const atomKey = (a: Atom) => (a.kind === 'present' ? `p\u0000${a.path}` : `${a.kind[0]}\u0000${a.path}\u0000${a.value}`)
 
@@ -82,9 +85,7 @@ export class RuleIndex {
       if (all.length === 0) return void this.always.push(rule)
       if (all.some((c) => c.length === 0)) return void never++
       const ranked = all.map((c) => [popularity(c), c] as const).sort((a, b) => a[0] - b[0])
-      // A clause few rules share is selective on its own; a second one is only worth its
-      // bookkeeping (on every event that meets it) when the first is widely shared.
-      const clauses = ranked.slice(0, ranked[0][0] <= SELECTIVE_ALONE ? 1 : INDEXED_CLAUSES).map(([, c]) => c)
+      const clauses = ranked.slice(0, INDEXED_CLAUSES).map(([, c]) => c)
       this.need[rule] = clauses.length
       for (const clause of clauses) {
         const id = this.ruleOf.push(rule) - 1

@@ -1,13 +1,15 @@
 /**
- * Lifecycle (ISM) policies in embedded mode: the platform's ISM API over documents of a hidden
- * service index, so a policy is written, read and deleted the same way in both modes. Nothing
- * here runs a policy; the Setup retention job reads them (src/setup/retention.ts).
+ * Lifecycle (ISM) policies without ISM: the ISM API over documents of a hidden service index of
+ * any Store, so a policy is written, read and deleted the same way everywhere. The embedded store
+ * keeps its policies this way, and so does the platform adapter on an OpenSearch without the
+ * index-management plugin. Nothing here runs a policy; the Setup retention job reads them
+ * (src/setup/retention.ts).
  *
  * Parsing follows the index-management plugin's `Policy.parse` (its messages, its defaults,
  * `policy_id` and `last_updated_time` filled in by the server); writes follow its
  * TransportIndexPolicyAction: create-only unless `if_seq_no` and `if_primary_term` are given.
  */
-import { AlreadyExists, IllegalArgument, IndexNotFound, ParsingError, PolicyNotFound } from '../errors'
+import { AlreadyExists, IllegalArgument, IndexNotFound, ParsingError, PolicyNotFound } from './errors'
 import type {
   CreateIndexBody,
   IsmPoliciesResponse,
@@ -20,9 +22,9 @@ import type {
   PutLifecyclePolicyParams,
   Store,
   WriteResponse,
-} from '../port'
-import { parseTimeValue } from '../settings'
-import { isObject } from '../../json'
+} from './port'
+import { parseTimeValue } from './settings'
+import { isObject } from '../json'
 
 /** Where the policies live (the platform's `.opendistro-ism-config`). */
 export const ISM_CONFIG_INDEX = '.svc-ism-config'

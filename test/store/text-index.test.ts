@@ -1,0 +1,309 @@
+// The text index and the indexed plans (issue 32), tested differentially: the same writes go to a
+// store that plans queries from its indexes and to one that reads every document (`scanOnly`),
+// and every query of a corpus must give both the same hits, scores, sort values and totals. The
+// corpus is generated from a seed, so the expected answers are the scanning evaluator's, never
+// written down here.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openEmbeddedStore } from '../../src/store/embedded'
+import type { BulkLine, SearchBody } from '../../src/store/port'
+
+type Store = ReturnType<typeof openEmbeddedStore>
+
+const WORDS = 'the quick brown fox jumps over lazy dog error user login failed alpha beta gamma delta'.split(' ')
+
+/** A deterministic generator, so that a failure reproduces. */
+function random(seed: number): () => number {
+  let x = seed >>> 0
+  return () => ((x = (x * 1103515245 + 12345) >>> 0) >>> 8) / 2 ** 24
+}
+
+function makeDoc(rnd: () => number, i: number): Record<string, unknown> {
+  const pick = () => WORDS[Math.floor(rnd() * WORDS.length)]
+  const words = (n: number) => Array.from({ length: n }, pick).join(rnd() < 0.2 ? ', ' : ' ')
+  const doc: Record<string, unknown> = { n: i % 37, ts: new Date(Date.UTC(2026, 0, 1) + (i % 50) * 3_600_000).toISOString() }
+  // Some documents lack the text field, some hold an array, some a number in it.
+  const r = rnd()
+  if (r < 0.1) doc.msg = [words(3), words(2)]
+  else if (r < 0.15) doc.msg = i
+  else if (r < 0.9) doc.msg = `${words(1 + Math.floor(rnd() * 8))} w${i % 13}`
+  if (rnd() < 0.8) doc.k = `v${i % 11}`
+  if (rnd() < 0.5) doc.title = words(2)
+  if (rnd() < 0.1) doc.n = [i % 5, (i % 37) + 100]
+  return doc
+}
+
+const MAPPINGS = {
+  properties: {
+    title: { type: 'text', fields: { raw: { type: 'keyword' } } },
+    // A keyword with a text sub-field: the sub-field's tokens come from the same values.
+    tag: { type: 'keyword', fields: { words: { type: 'text' } } },
+  },
+}
+
+/** Writes, updates and deletes, the same for both stores. */
+async function fill(store: Store, seed: number): Promise<void> {
+  const rnd = random(seed)
+  await store.createIndex({ index: 'ti-a', body: { mappings: MAPPINGS } })
+  // ti-c is never written to again: its documents hold every rid from the first (dense columns).
+  for (const index of ['ti-a', 'ti-b', 'ti-c']) {
+    const lines: BulkLine[] = []
+    for (let i = 0; i < 300; i++) {
+      const doc = makeDoc(rnd, i)
+      if (index === 'ti-a' && i % 4 === 0) doc.tag = `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]}`
+      lines.push({ index: { _id: String(i) } }, doc)
+    }
+    await store.bulk({ index, body: lines, refresh: true })
+  }
+  // Updates change, add and drop text; deletes remove documents (and their postings).
+  for (let i = 0; i < 300; i += 7) await store.update({ index: 'ti-a', id: String(i), body: { doc: { msg: `updated text ${i}` } } })
+  for (let i = 3; i < 300; i += 11) await store.index({ index: 'ti-b', id: String(i), body: { k: 'replaced', n: i } })
+  for (let i = 5; i < 300; i += 13) await store.delete({ index: 'ti-a', id: String(i) })
+  // As retention deletes: the matches of a search, in one bulk of deletes.
+  const expired = await store.search({ index: 'ti-b', body: { query: { term: { msg: 'lazy' } }, size: 1000 } })
+  await store.bulk({ body: expired.hits.hits.map((h) => ({ delete: { _index: h._index, _id: h._id } })), refresh: true })
+}
+
+const QUERIES: unknown[] = [
+  { match_all: {} },
+  { match: { msg: 'fox' } },
+  { match: { msg: 'the' } },
+  { match: { msg: 'quick brown' } },
+  { match: { msg: { query: 'quick brown', operator: 'and' } } },
+  { match: { msg: { query: 'quick brown dog', minimum_should_match: 2 } } },
+  { match: { msg: 'updated' } },
+  { match: { msg: { query: 'lazy fox', boost: 2.5 } } },
+  { match: { title: { query: 'fox dog', operator: 'AND' } } },
+  { match: { msg: 'nothing-like-this' } },
+  { match: { msg: '' } },
+  { match: { msg: '7' } },
+  { match: { title: 'fox' } },
+  { match: { 'tag.words': 'fox' } },
+  { match: { k: 'v3' } },
+  { match_phrase: { msg: 'quick brown' } },
+  { match_phrase: { msg: 'the fox' } },
+  { term: { msg: 'fox' } },
+  { term: { msg: 'Fox' } },
+  { term: { msg: 'w3' } },
+  { terms: { 'k.keyword': ['v1', 'v2'] } },
+  { prefix: { msg: 'lo' } },
+  { wildcard: { msg: 'fo*' } },
+  { wildcard: { 'k.keyword': 'v1*' } },
+  { bool: { must: [{ match: { msg: 'fox' } }, { range: { n: { gte: 10 } } }] } },
+  { bool: { should: [{ match: { msg: 'fox' } }, { match: { title: 'dog' } }] } },
+  { bool: { filter: [{ term: { 'k.keyword': 'v2' } }], must_not: [{ match: { msg: 'the' } }] } },
+  { bool: { must: { match: { msg: 'error' } }, should: { match: { msg: 'login' } } } },
+  { dis_max: { queries: [{ match: { msg: 'fox' } }, { match: { title: 'fox' } }], tie_breaker: 0.3 } },
+  { multi_match: { query: 'lazy dog', fields: ['msg', 'title'] } },
+  { query_string: { query: 'k.keyword:v7' } },
+  { query_string: { query: 'fox' } },
+  { query_string: { query: 'msg:fox AND msg:dog' } },
+  { query_string: { query: 'msg:fox OR title:lazy' } },
+  { query_string: { query: 'msg:"quick brown"' } },
+  { query_string: { query: 'msg:qu*' } },
+  { query_string: { query: 'n:[5 TO 20] AND msg:the' } },
+  { query_string: { query: 'fox -dog', default_field: 'msg' } },
+  { query_string: { query: 'fox dog', default_field: 'msg', default_operator: 'and' } },
+  { query_string: { query: '*' } },
+  { query_string: { query: 'msg:*' } },
+  { simple_query_string: { query: 'fox | lazy', fields: ['msg'] } },
+  { simple_query_string: { query: '+quick -brown', fields: ['msg', 'title'] } },
+  { simple_query_string: { query: 'log*' } },
+]
+
+const BODIES: Array<(q: unknown) => SearchBody> = [
+  (q) => ({ query: q as SearchBody['query'], size: 20 }),
+  (q) => ({ query: q as SearchBody['query'], size: 0 }),
+  (q) => ({ query: q as SearchBody['query'], from: 250, size: 50 }),
+  (q) => ({ query: q as SearchBody['query'], size: 5, sort: [{ ts: 'desc' }] }),
+  (q) => ({ query: q as SearchBody['query'], size: 7, sort: [{ n: 'asc' }], search_after: [12] }),
+  (q) => ({ query: q as SearchBody['query'], size: 4, sort: [{ 'k.keyword': { order: 'desc' } }], track_total_hits: false }),
+  (q) => ({ query: q as SearchBody['query'], size: 3, track_total_hits: 10 }),
+  // A page larger than the total counted: documents without `k` must still come, last.
+  (q) => ({ query: q as SearchBody['query'], size: 40, sort: [{ 'k.keyword': 'asc' }], track_total_hits: 5 }),
+  (q) => ({
+    query: q as SearchBody['query'],
+    size: 0,
+    aggs: {
+      k: { terms: { field: 'k.keyword', size: 5 }, aggs: { low: { min: { field: 'n' } } } },
+      hours: { date_histogram: { field: 'ts', fixed_interval: '6h' } },
+      distinct: { cardinality: { field: 'n' } },
+    },
+  }),
+  // Single-valued fields only: read as columns from the field-value index (aggs-columnar.ts).
+  (q) => ({
+    query: q as SearchBody['query'],
+    size: 0,
+    aggs: { k: { terms: { field: 'k.keyword' } }, hours: { date_histogram: { field: 'ts', fixed_interval: '6h' } } },
+  }),
+]
+
+/** What must agree: ids in order, scores, sort values and the total. */
+function shape(r: Awaited<ReturnType<Store['search']>>) {
+  return { total: r.hits.total, hits: r.hits.hits.map((h) => [h._index, h._id, h._score, h.sort]), aggregations: r.aggregations }
+}
+
+async function differential(indexed: Store, scanned: Store, index: string): Promise<number> {
+  let compared = 0
+  for (const q of QUERIES)
+    for (const body of BODIES) {
+      const a = await indexed.search({ index, body: body(q) })
+      const b = await scanned.search({ index, body: body(q) })
+      expect({ q, body: body(q), ...shape(a) }).toEqual({ q, body: body(q), ...shape(b) })
+      compared++
+    }
+  for (const q of QUERIES)
+    expect({ q, n: (await indexed.count({ index, body: { query: q as SearchBody['query'] } })).count }).toEqual({
+      q,
+      n: (await scanned.count({ index, body: { query: q as SearchBody['query'] } })).count,
+    })
+  return compared
+}
+
+describe('text index: indexed plans answer as the scanning evaluator', () => {
+  let indexed: Store
+  let scanned: Store
+  beforeAll(async () => {
+    indexed = openEmbeddedStore(':memory:')
+    scanned = openEmbeddedStore(':memory:', { scanOnly: true })
+    await fill(indexed, 42)
+    await fill(scanned, 42)
+  }, 60_000)
+  afterAll(async () => {
+    await indexed.close()
+    await scanned.close()
+  })
+
+  test('every query of the corpus, on one index and on both', async () => {
+    expect(await differential(indexed, scanned, 'ti-a')).toBe(QUERIES.length * BODIES.length)
+    await differential(indexed, scanned, 'ti-*')
+  }, 60_000)
+
+  test('text queries read postings, not every document', () => {
+    const plan = (query: unknown) => indexed.explain('ti-a', query).join(' | ')
+    for (const q of [{ match: { msg: 'fox' } }, { term: { msg: 'fox' } }, { query_string: { query: 'k.keyword:v7' } }])
+      expect(plan(q)).toContain('fv')
+    expect(plan({ match: { msg: { query: 'fox', fuzziness: 1 } } })).not.toContain('fv')
+  })
+
+  test('updates and deletes keep postings right', async () => {
+    const ids = async (store: Store, query: unknown) =>
+      (await store.search({ index: 'ti-a', body: { query: query as SearchBody['query'], size: 100 } })).hits.hits.map((h) => h._id).sort()
+    await indexed.index({ index: 'ti-a', id: 'x', body: { msg: 'zebra crossing' }, refresh: true })
+    expect(await ids(indexed, { match: { msg: 'zebra' } })).toEqual(['x'])
+    await indexed.update({ index: 'ti-a', id: 'x', body: { doc: { msg: 'giraffe' } }, refresh: true })
+    expect(await ids(indexed, { match: { msg: 'zebra' } })).toEqual([])
+    expect(await ids(indexed, { term: { msg: 'giraffe' } })).toEqual(['x'])
+    await indexed.delete({ index: 'ti-a', id: 'x', refresh: true })
+    expect(await ids(indexed, { term: { msg: 'giraffe' } })).toEqual([])
+    // The BM25 counters came back to what they were: scores still equal the scan's.
+    await differential(indexed, scanned, 'ti-a')
+  }, 60_000)
+
+  test('a failed bulk item leaves no postings behind', async () => {
+    await indexed.bulk({
+      index: 'ti-a',
+      body: [{ index: { _id: 'bad' } }, { msg: 'okapi', n: 'not a number' }],
+      refresh: true,
+    })
+    expect((await indexed.count({ index: 'ti-a', body: { query: { match: { msg: 'okapi' } } } })).count).toBe(0)
+  })
+})
+
+describe('text index: sorted pages read from the sort field', () => {
+  test('documents without the sort value come last, also when the total is only a lower bound', async () => {
+    const body: SearchBody = { size: 10, sort: [{ 'k.keyword': 'asc' }], track_total_hits: 2 }
+    const pages: unknown[] = []
+    for (const scanOnly of [false, true]) {
+      const store = openEmbeddedStore(':memory:', { scanOnly })
+      const docs = [{ k: 'b' }, { k: 'a' }, { k: 'c' }, { other: 1 }, { other: 2 }, { other: 3 }, { other: 4 }]
+      await store.bulk({ index: 's', body: docs.flatMap((d, i) => [{ index: { _id: String(i) } }, d]), refresh: true })
+      pages.push(shape(await store.search({ index: 's', body })))
+      // Past the last value: only the documents without one remain (none in `t`).
+      await store.bulk({ index: 't', body: [{ index: {} }, { k: 'a' }, { index: {} }, { k: 'b' }], refresh: true })
+      for (const index of ['s', 't'])
+        pages.push(shape(await store.search({ index, body: { ...body, search_after: ['b'], track_total_hits: true } })))
+      await store.close()
+    }
+    expect(pages.slice(0, 3)).toEqual(pages.slice(3))
+    expect(pages.map((p) => (p as ReturnType<typeof shape>).hits.length)).toEqual([7, 5, 0, 7, 5, 0])
+  })
+
+  test('search_after on a multi-valued field places each document by its smallest (or largest) value', async () => {
+    const pages: unknown[] = []
+    for (const scanOnly of [false, true]) {
+      const store = openEmbeddedStore(':memory:', { scanOnly })
+      const docs = [{ n: [3, 105] }, { n: 20 }, { n: [15, 1] }, { n: 30 }, { n: [50, 8] }]
+      await store.bulk({ index: 'm', body: docs.flatMap((d, i) => [{ index: { _id: String(i) } }, d]), refresh: true })
+      for (const order of ['asc', 'desc'] as const)
+        for (const after of [10, 25])
+          pages.push(shape(await store.search({ index: 'm', body: { size: 3, sort: [{ n: order }], search_after: [after] } })))
+      await store.close()
+    }
+    expect(pages.slice(0, 4)).toEqual(pages.slice(4))
+  })
+})
+
+describe('text index: store size', () => {
+  test('store.size counts the index entries, kept current by writes as a reopened store counts them', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'text-size-')), 'store.db')
+    const a = openEmbeddedStore(file)
+    await a.createIndex({ index: 'ti-b' })
+    const sizes = async (store: Store) => (await store.stats({ index: 'ti-*' })).map((s) => [s.index, s.store_size_in_bytes])
+    expect(await sizes(a)).toEqual([['ti-b', 0]])
+    await fill(a, 3)
+    const tracked = await sizes(a)
+    const sources = (await a.search({ index: 'ti-a', body: { size: 1000 } })).hits.hits.reduce(
+      (n, h) => n + JSON.stringify(h._source).length,
+      0,
+    )
+    // The text index makes up a good part of a text-heavy index.
+    expect(tracked.find(([i]) => i === 'ti-a')![1] as number).toBeGreaterThan(2 * sources)
+    await a.close()
+    const b = openEmbeddedStore(file)
+    try {
+      expect(await sizes(b)).toEqual(tracked)
+    } finally {
+      await b.close()
+    }
+  }, 60_000)
+})
+
+describe('text index: an older data directory', () => {
+  test('migrating a schema-3 store builds the postings and counters', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'text-index-')), 'store.db')
+    const a = openEmbeddedStore(file)
+    await fill(a, 7)
+    await a.close()
+    // What a schema-3 store holds: no text rows, no counters.
+    const db = new Database(file)
+    const text = (db.query("SELECT f FROM fields WHERE hex(name) LIKE '00%'").all() as Array<{ f: number }>).map((r) => r.f)
+    expect(text.length).toBeGreaterThan(0)
+    db.run(`DELETE FROM fv WHERE f IN (${text.join(',')})`)
+    db.run(`DELETE FROM fields WHERE f IN (${text.join(',')})`)
+    for (const { rid, keys } of db.query('SELECT rid, keys FROM docs').all() as Array<{ rid: number; keys: string }>)
+      db.query('UPDATE docs SET keys = ? WHERE rid = ?').run(
+        JSON.stringify((JSON.parse(keys) as Array<[number]>).filter(([f]) => !text.includes(f))),
+        rid,
+      )
+    db.run('ALTER TABLE fields DROP COLUMN tdocs')
+    db.run('ALTER TABLE fields DROP COLUMN ttokens')
+    db.run('PRAGMA user_version = 3')
+    db.close()
+
+    const b = openEmbeddedStore(file)
+    const scanned = openEmbeddedStore(':memory:', { scanOnly: true })
+    try {
+      expect(b.migration).toMatchObject({ from: 3, to: 4 })
+      await fill(scanned, 7)
+      expect(b.explain('ti-a', { match: { msg: 'fox' } }).join(' ')).toContain('fv')
+      await differential(b, scanned, 'ti-*')
+    } finally {
+      await b.close()
+      await scanned.close()
+    }
+  }, 60_000)
+})
