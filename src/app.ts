@@ -94,7 +94,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     retentionHolds: ruleset.retentionHolds,
   })
   const content = createContentManager({ ...deps, rulesetSync: ruleset.sync })
-  const contentSync = createContentSync(deps, content, ruleset.sync)
+  const contentSync = createContentSync(deps, content, ruleset.sync, { iocs: ruleset.iocs })
   const findings = feature({
     routes: findingsRoutes(deps, caseNotifier({ ...deps, onPending: () => notifications.dispatcher.kick() })),
   })

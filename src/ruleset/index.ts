@@ -26,6 +26,8 @@ import { alertsRoutes } from './alerts/routes'
 import { Alerts } from './alerts/service'
 import { CorrelationAlerts } from './alerts/correlation'
 import { rollOver } from './alerts/indices'
+import { SyncedIocs } from './threat-intel/synced-iocs'
+import { threatIntelRoutes } from './threat-intel/routes'
 import { timeToMillis } from '../config/values'
 
 export interface Ruleset extends Feature {
@@ -45,6 +47,8 @@ export interface Ruleset extends Feature {
   /** What the embedded retention job must keep for detectors that have not read it yet. */
   retentionHolds(now?: number): Promise<Map<string, number>>
   alerts: Alerts
+  /** The node's IoC index, which the content sync keeps in step (threat intel on events). */
+  iocs: SyncedIocs
   /** Starts the detection clock (not started by construction, so tests and tools stay passive). */
   start(): Promise<void>
 }
@@ -70,7 +74,9 @@ export function createRuleset(
   const evaluator = new EvaluatorThread(deps.log)
   const alerts = new Alerts(deps, detectors)
   const raiser = new AlertRaiser({ ...deps, onPending: hooks.onPending })
-  const runDeps = { ...deps, rules, findings, evaluator, alerts: raiser }
+  const iocs = new SyncedIocs(deps.store, deps.log)
+  const threatIntel = { iocs, iocFieldsOfLogType: async (name: string) => (await logTypes.byName(name))?.ioc_fields }
+  const runDeps = { ...deps, rules, findings, evaluator, alerts: raiser, threatIntel }
   // Alerts of a removed detector or trigger are retired in the background: the request is not held.
   const retire = (id: string, detector: StoredDetector, keep: Set<string>) =>
     void alerts
@@ -121,8 +127,13 @@ export function createRuleset(
   const scheduler = new DetectionScheduler({ ...runDeps, detectors }, options)
   const run = (monitorId: string, caller: Caller | undefined) => executeMonitor({ detectors, scheduler, now: deps.now }, monitorId, caller)
   return {
-    routes: [...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }), ...alertsRoutes(alerts, new CorrelationAlerts(deps))],
+    routes: [
+      ...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
+      ...alertsRoutes(alerts, new CorrelationAlerts(deps)),
+      ...threatIntelRoutes({ ...deps, iocs }),
+    ],
     alerts,
+    iocs,
     logTypes,
     rules,
     detectors,

@@ -12,6 +12,7 @@ import type { RulesetDeps } from './deps'
 import { ensureIndex, LOG_TYPES_INDEX } from './indices'
 import { type FieldMappingEntry, type Space, type StoredLogType } from './model'
 import { spaceDocId } from './space-ids'
+import type { IocFieldsInput } from './threat-intel/ioc-fields'
 
 export const DEFAULT_SCHEMA_SETTING = 'plugins.security_analytics.mappings.default_schema'
 
@@ -24,6 +25,7 @@ export interface LogTypeInput {
   source?: string
   schema?: string
   mappings?: FieldMappingEntry[]
+  ioc_fields?: IocFieldsInput
 }
 
 const KEY = { index: LOG_TYPES_INDEX, prefix: '' }
@@ -45,6 +47,7 @@ export class LogTypes {
       tags: { correlation_id: 0 },
       ...(input.schema ? { schema: input.schema } : {}),
       mappings: input.mappings ?? [],
+      ...(input.ioc_fields ? { ioc_fields: input.ioc_fields } : {}),
       last_update_time: this.d.now(),
     }
     await this.d.store.index({ index: LOG_TYPES_INDEX, id, body: doc as unknown as Record<string, unknown>, refresh: true })

@@ -3,6 +3,7 @@
  * documents kept in the system indices. Times are epoch millis in storage and ISO strings in
  * answers, as the reference does (5.4).
  */
+import type { IocFieldsInput } from './threat-intel/ioc-fields'
 import { type Static, Type as T } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { ApiError } from '../http/errors'
@@ -143,6 +144,8 @@ export interface StoredLogType {
   /** Key of the mapping entries to use; absent means `mappings.default_schema`. */
   schema?: string
   mappings: FieldMappingEntry[]
+  /** Which event fields hold which IoC type (threat intel; absent: the built-in list of the name, if any). */
+  ioc_fields?: IocFieldsInput
   last_update_time: number
 }
 

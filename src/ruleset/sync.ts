@@ -3,6 +3,8 @@
  * integrations (log types) and detectors per space. It implements the Content Manager's
  * `RulesetSync` port and adds the detector and space calls.
  */
+import { Value } from '@sinclair/typebox/value'
+import { IocFieldsSchema } from './threat-intel/ioc-fields'
 import {
   RulesetRejected,
   type Doc,
@@ -78,6 +80,8 @@ export class RulesetService implements RulesetSync, RulesetDetectorSync {
       description: str(meta.description),
       category: category && prettyCategory(category),
       source: space,
+      // An integration may say which of its fields hold IoCs (threat intel); a malformed list is none.
+      ...(Value.Check(IocFieldsSchema, integration.ioc_fields) ? { ioc_fields: integration.ioc_fields } : {}),
     })
   }
 

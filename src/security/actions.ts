@@ -107,6 +107,13 @@ export const PLATFORM_SA_ACTIONS = {
   correlatedFindings: `${PSA}correlations/findings`,
   correlationAlertsGet: `${PSA}correlationAlerts/get`,
   correlationAlertsAck: `${PSA}correlationAlerts/ack`,
+  threatIntelFindingsGet: `${PSA}threatIntel/iocs/findings/get`,
+  threatIntelIocsList: `${PSA}threatIntel/iocs/list`,
+  threatIntelAlertsGet: `${PSA}threatIntel/alerts/get`,
+  threatIntelAlertsStatus: `${PSA}threatIntel/alerts/status/update`,
+  threatIntelSourcesGet: `${PSA}threatIntel/sources/get`,
+  threatIntelSourcesSearch: `${PSA}threatIntel/sources/search`,
+  threatIntelSourcesWrite: `${PSA}threatIntel/sources/write`,
 } as const
 
 const NOTIFICATIONS = 'cluster:admin/platform/notifications/'

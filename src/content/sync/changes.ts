@@ -38,6 +38,8 @@ export interface ChangesDeps {
   sleep?: Sleep
   /** Shows progress in the consumer document. */
   report?: (p: PassProgress) => Promise<void>
+  /** Told of each window written to a single-index consumer: every document's final state, null when deleted. */
+  onWritten?: (written: ReadonlyMap<string, Doc | null>) => void
 }
 
 export interface ChangesResult {
@@ -283,5 +285,6 @@ async function applyWindow(
   }
   const result = await writer.finish()
   if (result.dropped > 0) throw new Error(`changes could not all be written: ${result.reasons.join('; ')}`)
+  deps.onWritten?.(next)
   return { applied, skipped }
 }

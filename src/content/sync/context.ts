@@ -16,6 +16,7 @@ import type { SyncRuleset } from './ruleset-post-sync'
 import { loadSnapshotFile } from './snapshot'
 import type { ConsumerStates } from './state'
 import type { ContentKind } from '../../setup/indices'
+import type { IocSink } from '../../ruleset/threat-intel/synced-iocs'
 
 export interface PassContext {
   store: Store
@@ -31,6 +32,8 @@ export interface PassContext {
   engine: EngineClient
   recomputeSpaces(spaces: Space[]): Promise<SpaceHashResult[]>
   iocExportPath: string
+  /** The node's in-memory IoC index, kept in step with what the IoC consumer writes (absent: none). */
+  iocs?: IocSink
   signal: AbortSignal
   sleep?: Sleep
   limits: BulkLimits

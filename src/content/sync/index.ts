@@ -1,6 +1,7 @@
 // The catalog sync assembled for the composition root: credentials, the sync service, the two
 // periodic jobs and the routes (update, subscription, version check). `start()` runs after Setup
 // reports ready; `stop()` aborts a running pass and stops the schedules.
+import type { IocSink } from '../../ruleset/threat-intel/synced-iocs'
 import { dirname, join } from 'node:path'
 import type { Deps } from '../../deps'
 import { ContentJobs } from '../../jobs/content-jobs'
@@ -50,6 +51,8 @@ export interface ContentSyncOptions {
   samples?: boolean
   /** Start-up retry waits (tests shorten them). */
   startRetryDelay?: (attempt: number) => number
+  /** The node's in-memory IoC index, told of every IoC change the sync writes. */
+  iocs?: IocSink
 }
 
 export interface ContentSyncModule {
@@ -93,6 +96,7 @@ export function createContentSync(
     snapshotsDir: opts.snapshotsDir ?? join(deps.dataDir, 'cti-snapshots'),
     iocExportPath: opts.iocExportPath ?? join(dirname(dirname(socket)), 'data', 'iocs.ndjson'),
     sleep: opts.sleep,
+    iocs: opts.iocs,
   })
   const timers = new Set<Timer>()
   let stopped = false

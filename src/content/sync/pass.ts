@@ -7,6 +7,7 @@ import type { ConsumerInfo } from '../cti/schemas'
 import { consumerIdentity, loggable, normalizeConsumerUrl, sameResource } from '../cti/urls'
 import { blueGreenSwap, stageAndSwap } from './blue-green'
 import { applyChanges } from './changes'
+import type { Doc } from '../repository'
 import { aliasOf, type ConsumerDef } from './consumers'
 import { loadArchive, type PassContext } from './context'
 import { IOC_SUMMARY_ID, iocPostSync, iocStored, sameScan } from './ioc-post-sync'
@@ -391,6 +392,7 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
       pageSize: ctx.settings.num(`${cm}search_page_size`),
     })
     state = { ...state, post_sync_over: scanned }
+    if (loadedFrom) ctx.iocs?.replaced()
   } else if (postSync) {
     await ctx.store.refresh({ index: Object.values(targets).filter((x): x is string => !!x), expand_wildcards: 'all' })
   }
@@ -420,5 +422,6 @@ function changesDeps(ctx: PassContext, def: ConsumerDef, targets: Partial<Record
     sleep: ctx.sleep,
     now: ctx.now,
     report: (p: PassProgress) => ctx.states.reportProgress(def, p),
+    onWritten: def.kind === 'iocs' && ctx.iocs ? (w: ReadonlyMap<string, Doc | null>) => ctx.iocs!.applied(w) : undefined,
   }
 }

@@ -2,6 +2,7 @@
 // cluster (the `catalog-sync` lease, renewed while the pass runs), after the Setup marker says
 // ready, consumers in order with a failure of one not stopping the others, and one immediate retry
 // when a consumer asks for it.
+import type { IocSink } from '../../ruleset/threat-intel/synced-iocs'
 import type { ClusterSettings } from '../../config/cluster-settings'
 import type { Logger } from '../../http/log'
 import type { Journal } from '../../journal/journal'
@@ -43,6 +44,8 @@ export interface ContentSyncDeps {
   clusterUuid: () => Promise<string>
   snapshotsDir: string
   iocExportPath: string
+  /** The node's in-memory IoC index (threat intel on events). */
+  iocs?: IocSink
   /** Tests pass a sleep that records waits; production sleeps for real. */
   sleep?: Sleep
   /** Offer the packaged sample content to consumers that never loaded anything (production: true). */
@@ -259,6 +262,7 @@ export class ContentSync {
       engine: this.deps.engine,
       recomputeSpaces: this.deps.recomputeSpaces,
       iocExportPath: this.deps.iocExportPath,
+      iocs: this.deps.iocs,
       signal: this.stopping.signal,
       sleep: this.deps.sleep,
       limits: bulkLimits(s),

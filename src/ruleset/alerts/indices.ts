@@ -46,6 +46,10 @@ export const ALERT_MAPPING: Mappings = {
     // Correlation alerts (same mapping, their own index).
     correlation_rule_id: kw,
     correlation_rule_name: kw,
+    // Alerts on IoC findings, deduplicated on (trigger, ioc_type, ioc_value).
+    ioc_type: kw,
+    ioc_value: kw,
+    last_updated_time: date,
   },
 }
 

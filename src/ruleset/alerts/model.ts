@@ -76,6 +76,10 @@ export interface StoredAlert {
   /** The detector's owner, so reads can follow `filter_by_backend_roles`. */
   user?: StoredUser
   svc_outbox?: OutboxState
+  /** Of an alert on IoC findings (threat intel): the IoC type and value it stands for. */
+  ioc_type?: string
+  ioc_value?: string
+  last_updated_time?: number
 }
 
 /** SA's AlertDto. */
@@ -89,6 +93,7 @@ export function renderAlert(a: StoredAlert, version = a.version): Record<string,
     trigger_name: a.trigger_name,
     finding_ids: a.finding_ids,
     related_doc_ids: a.related_doc_ids,
+    ...(a.ioc_type !== undefined ? { ioc_type: a.ioc_type, ioc_value: a.ioc_value } : {}),
     state: a.state,
     error_message: a.error_message,
     alert_history: a.alert_history,

@@ -39,6 +39,35 @@ const hash = (...parts: string[]) => {
 }
 
 export const triggerId = (t: Trigger) => t.id ?? t.name
+
+/** What an IoC alert needs of an IoC finding. */
+export interface IocAlertFinding {
+  id: string
+  ioc_type: string
+  ioc_value: string
+  related_doc_ids: string[]
+}
+
+const iocFieldsEnsured = new WeakMap<Store, Set<string>>()
+
+/** Active alert indices created before IoC alerts lack their two fields: added once. */
+async function ensureIocFields(store: Store, index: string): Promise<void> {
+  let done = iocFieldsEnsured.get(store)
+  if (!done) iocFieldsEnsured.set(store, (done = new Set()))
+  if (done.has(index)) return
+  await store.putMapping({
+    index,
+    expand_wildcards: 'all',
+    body: {
+      properties: {
+        ioc_type: { type: 'keyword' },
+        ioc_value: { type: 'keyword' },
+        last_updated_time: { type: 'date', format: 'epoch_millis||strict_date_optional_time' },
+      },
+    },
+  })
+  done.add(index)
+}
 export const actionId = (a: TriggerAction) => a.id ?? a.name
 
 /** What a correlation finding says of its firing (`svc.correlation`, see correlation/detector.ts). */
@@ -109,6 +138,85 @@ export class AlertRaiser {
     // Not written: the run stops before its checkpoint, and the batch is raised again.
     if (failed.length > 0) throw new Error(`detector ${detectorId}: ${failed.length} alerts could not be written (${failed[0]})`)
     if (created > 0 && [...alerts, ...correlationAlerts].some((a) => a.svc_outbox?.pending)) this.d.onPending?.()
+    return created
+  }
+
+  /**
+   * Alerts of IoC findings (reference 3.3): every trigger with `threat_intel` among its detection
+   * types alerts on them, one alert per (trigger, IoC type, IoC value) while it is ACTIVE or
+   * ACKNOWLEDGED, a later finding of the same value appended to it (notified once, when created).
+   * The new alert's id comes from its first finding, so a repeated run appends or creates nothing twice.
+   */
+  async raiseIoc(detectorId: string, detector: StoredDetector, findings: IocAlertFinding[]): Promise<number> {
+    const triggers = (detector.triggers ?? []).filter((t) => t.detection_types?.includes('threat_intel'))
+    if (triggers.length === 0 || findings.length === 0) return 0
+    const index = await ensureActive(this.d.store, detector.detector_type)
+    await ensureIocFields(this.d.store, index)
+    const now = this.d.now()
+    let created = 0
+    for (const trigger of triggers) {
+      const tid = triggerId(trigger)
+      for (const f of findings) {
+        const docs = f.related_doc_ids.map((d) => d.replace(/:(?=[^:]*$)/, '|'))
+        const open = await this.d.store.search({
+          index,
+          expand_wildcards: 'all',
+          body: {
+            size: 1,
+            seq_no_primary_term: true,
+            query: {
+              bool: {
+                filter: [
+                  { term: { detector_id: detectorId } },
+                  { term: { trigger_id: tid } },
+                  { term: { ioc_type: f.ioc_type } },
+                  { term: { ioc_value: f.ioc_value } },
+                  { terms: { state: ['ACTIVE', 'ACKNOWLEDGED'] } },
+                ],
+              },
+            },
+          },
+        })
+        const hit = open.hits.hits[0]
+        if (hit) {
+          const was = hit._source as unknown as StoredAlert
+          if (was.finding_ids.includes(f.id)) continue
+          const next = {
+            ...was,
+            last_updated_time: now,
+            finding_ids: [...was.finding_ids, f.id],
+            related_doc_ids: [...new Set([...was.related_doc_ids, ...docs])],
+          }
+          await this.d.store.index({
+            index,
+            id: hit._id,
+            body: next,
+            if_seq_no: hit._seq_no,
+            if_primary_term: hit._primary_term,
+            refresh: true,
+          })
+          continue
+        }
+        const rule: FindingRule = { id: `threat_intel_${f.ioc_type}`, title: `threat_intel ${f.ioc_type}`, tags: ['threat_intel'] }
+        const alert: StoredAlert = {
+          ...this.alert(detectorId, detector, trigger, docs.join(','), { id: f.id } as FindingInput & { id: string }, [rule], now),
+          related_doc_ids: docs,
+          ioc_type: f.ioc_type,
+          ioc_value: f.ioc_value,
+          last_updated_time: now,
+        }
+        const r = await this.d.store.bulk({
+          body: [{ create: { _index: index, _id: alert.id } }, alert as unknown as BulkLine],
+          refresh: true,
+        })
+        const x = r.items[0].create!
+        if (x.status === 201) {
+          created++
+          if (alert.svc_outbox?.pending) this.d.onPending?.()
+        } else if (x.status !== 409)
+          throw new Error(`detector ${detectorId}: an IoC alert could not be written (${x.error?.reason ?? x.status})`)
+      }
+    }
     return created
   }
 

@@ -41,6 +41,8 @@ export interface RunSummary {
   lag_ms?: number
   error?: string
   skipped_rules: string[]
+  /** IoC findings written (detectors with `threat_intel_enabled`). */
+  ioc_findings?: number
 }
 
 export interface StoredCheckpoint {
@@ -134,6 +136,7 @@ export function renderStatus(cp: Checkpoint | undefined): Record<string, unknown
       findings_shed: r.shed,
       findings_duplicate: r.duplicates,
       ...(r.lag_ms !== undefined ? { lag_ms: r.lag_ms } : {}),
+      ...(r.ioc_findings !== undefined ? { ioc_findings_written: r.ioc_findings } : {}),
       ...(r.error ? { error: r.error } : {}),
       skipped_rules: r.skipped_rules,
     }

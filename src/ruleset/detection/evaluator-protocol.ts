@@ -2,6 +2,8 @@
 import type { SeqSource, StoredBatch } from '../../store/port'
 import type { FieldTypes } from '../../store/query'
 import type { CompiledSigmaRule } from '../sigma'
+import type { IocCandidates } from '../threat-intel/collect'
+import type { IocFieldList } from '../threat-intel/ioc-fields'
 
 /**
  * Documents read per batch. Each batch is evaluated, its findings written and the checkpoint
@@ -35,13 +37,15 @@ export interface Scanned {
   full: boolean
   matches: Int32Array
   kept: { at: number[]; ids: string[]; seqNos: number[]; sources: string[] }
+  /** Values of the IoC fields, when the scan was asked for them (threat intel). */
+  iocs?: IocCandidates
 }
 
 export type EvaluatorRequest =
   /** A rule set the thread may still hold, by name: answered as `set` is, or `unknown rule set`. */
   | { kind: 'use'; id: number; key: string }
   | { kind: 'set'; id: number; key: string; rules: WireRule[]; fieldTypes?: FieldTypes }
-  | ({ kind: 'scan'; id: number; key: string; after: number } & SeqSource)
+  | ({ kind: 'scan'; id: number; key: string; after: number; iocFields?: IocFieldList } & SeqSource)
   | { kind: 'close'; id: number; file: string }
 
 export interface EvaluatorReply {

@@ -6,6 +6,7 @@ import { ruleSet } from '../sigma'
 import type { CompiledSigmaRule } from '../sigma'
 import type { FieldTypes } from '../../store/query'
 import { openSeqReader, type SeqReader } from '../../store/embedded/seq-read'
+import { IocCollector } from '../threat-intel/collect'
 import { BATCH_CHARS, type EvaluatorReply, type EvaluatorRequest, extentOf, type Scanned, SCAN_BATCH } from './evaluator-protocol'
 
 declare const self: Worker
@@ -37,9 +38,12 @@ function scan(request: ScanRequest): Scanned {
   const pairs: number[] = []
   const kept: Scanned['kept'] = { at: [], ids: [], seqNos: [], sources: [] }
   const size = batch.ids.length
+  const iocs = request.iocFields && new IocCollector(request.iocFields)
   for (let at = 0; at < size; at++) {
     const text = batch.sources[at]
-    const matched = set.evaluate(JSON.parse(text) as Record<string, unknown>)
+    const event = JSON.parse(text) as Record<string, unknown>
+    const matched = set.evaluate(event)
+    iocs?.collect(batch.ids[at], event)
     for (const m of matched) pairs.push(at, m.at)
     if (matched.length > 0 || at === size - 1) {
       kept.at.push(at)
@@ -55,7 +59,7 @@ function scan(request: ScanRequest): Scanned {
     sinceCollect = 0
     Bun.gc(false)
   }
-  return { ...extentOf(batch, request.after), matches: Int32Array.from(pairs), kept }
+  return { ...extentOf(batch, request.after), matches: Int32Array.from(pairs), kept, iocs: iocs?.take() }
 }
 
 function answer(reply: EvaluatorReply): void {

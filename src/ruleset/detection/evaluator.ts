@@ -6,6 +6,7 @@
  * the node stays responsive. A store without a file, or a thread that cannot start or stops
  * answering, leaves the run scanning here (scan.ts) with the same answer.
  */
+import type { IocFieldList } from '../threat-intel/ioc-fields'
 import { resolve } from 'node:path'
 import type { Logger } from '../../http/log'
 import type { Store } from '../../store/port'
@@ -47,9 +48,16 @@ export class EvaluatorThread {
    * here otherwise. The set is sent once per scan and indexed there once (the thread keeps recent
    * sets by content, so an unchanged detector's next run finds it built).
    */
-  async scanner(store: Store, index: string, rules: CompiledSigmaRule[], fieldTypes: FieldTypes | undefined): Promise<Scanner> {
+  async scanner(
+    store: Store,
+    index: string,
+    rules: CompiledSigmaRule[],
+    fieldTypes: FieldTypes | undefined,
+    /** The detector's IoC fields (threat intel): their values are gathered in the same pass. */
+    iocFields?: IocFieldList,
+  ): Promise<Scanner> {
     const found = this.broken ? undefined : await store.seqSource?.(index)
-    if (!found) return scanHere(store, index, rules, fieldTypes)
+    if (!found) return scanHere(store, index, rules, fieldTypes, iocFields)
     const source = { ...found, file: resolve(found.file) }
     const key = setKey(rules, fieldTypes)
     const send = () => {
@@ -64,7 +72,7 @@ export class EvaluatorThread {
       else reply = await send()
     } catch (e) {
       this.fail(e as Error)
-      return scanHere(store, index, rules, fieldTypes)
+      return scanHere(store, index, rules, fieldTypes, iocFields)
     }
     if (!this.started) {
       this.started = true
@@ -77,7 +85,7 @@ export class EvaluatorThread {
       next: async (after) => {
         if (!local && !this.broken) {
           try {
-            const scan = () => this.call({ kind: 'scan', id: 0, key, after, ...source })
+            const scan = () => this.call({ kind: 'scan', id: 0, key, after, ...source, ...(iocFields ? { iocFields } : {}) })
             let r = await scan()
             // The thread dropped the set (it keeps a few): it is sent again once.
             if (r.error?.startsWith('unknown rule set')) {
@@ -90,7 +98,7 @@ export class EvaluatorThread {
             this.fail(e as Error)
           }
         }
-        return (await (local ??= scanHere(store, index, rules, fieldTypes))).next(after)
+        return (await (local ??= scanHere(store, index, rules, fieldTypes, iocFields))).next(after)
       },
       close: () => {
         if (!this.broken) this.worker?.postMessage({ kind: 'close', id: 0, file: source.file } satisfies EvaluatorRequest)

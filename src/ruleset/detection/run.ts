@@ -28,6 +28,8 @@ import { baseline, type Checkpoint, concreteIndices, loadCheckpoint, type RunSum
 import { FINDINGS_SETTINGS, type FindingsPipeline, findingId } from './findings-pipeline'
 import { isObject } from '../../json'
 import type { AlertRaiser } from '../alerts/raise'
+import { DetectorThreatIntel, type ThreatIntelDeps } from '../threat-intel/detector-run'
+import type { IocFieldList } from '../threat-intel/ioc-fields'
 
 /** Distinct finding-write errors kept per run (the count is exact, the reasons are samples). */
 const MAX_ERRORS = 5
@@ -42,7 +44,9 @@ export interface RunDeps {
   /** Where events are evaluated (a thread of the node's, or this one). */
   evaluator: EvaluatorThread
   /** Raises the alerts of the detector's triggers on each bulk of findings (absent: none). */
-  alerts?: Pick<AlertRaiser, 'raise' | 'runFailed' | 'runSucceeded'>
+  alerts?: Pick<AlertRaiser, 'raise' | 'runFailed' | 'runSucceeded' | 'raiseIoc'>
+  /** IoC matching for detectors with `threat_intel_enabled` (absent: the flag does nothing). */
+  threatIntel?: Omit<ThreatIntelDeps, 'store' | 'log' | 'now' | 'alerts'>
 }
 
 export interface RunControl {
@@ -81,6 +85,7 @@ export async function runDetector(
   // A rule left out of this run is worth a warning when the previous run did not leave it out too.
   const report = skipReporter(deps, id, stored.checkpoint.last_run?.skipped_rules)
   const prepared = await prepareRules(deps, id, detector, settings, report)
+  const threatIntel = await DetectorThreatIntel.of(deps.threatIntel && { ...deps, ...deps.threatIntel }, id, detector)
   const batchSize = settings.num(FINDINGS_SETTINGS.batchSize)
   const bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
   const flushMillis = settings.num(FINDINGS_SETTINGS.flushInterval) * 1000
@@ -157,6 +162,7 @@ export async function runDetector(
    */
   const commit = async (): Promise<boolean> => {
     if (pending.length > 0) await flush()
+    await threatIntel?.flush()
     // Correlation findings are written before their windows are saved, and both before the checkpoint.
     await prepared.correlation?.flush(async (found) => {
       pending.push(...found)
@@ -176,7 +182,7 @@ export async function runDetector(
       break
     }
     // Indexed once per (rules, mapping): each event is evaluated once against the whole set.
-    const scanner = await scannerOf(deps, index, prepared.compiled)
+    const scanner = await scannerOf(deps, index, prepared.compiled, threatIntel?.fields)
     try {
       for (const { rule, error } of scanner.refused) skip(summary, rule.id, error, report)
       // The next batch is read and evaluated (on the thread) while this one's findings are written.
@@ -191,6 +197,7 @@ export async function runDetector(
         reading?.catch(() => {})
         if (page.size > 0) {
           await collectFindings(page)
+          threatIntel?.admit(index, page.iocs)
           cp.indices[index] = page.last
           uncommitted = true
         }
@@ -213,6 +220,7 @@ export async function runDetector(
       scanner.close()
     }
   }
+  if (threatIntel) summary.ioc_findings = threatIntel.findings
   summary.finished_at = deps.now()
   summary.took_ms = summary.finished_at - startedAt
   if (newest !== undefined) summary.lag_ms = Math.max(0, summary.finished_at - newest)
@@ -251,13 +259,13 @@ export async function warmDetector(deps: RunDeps, id: string, detector: StoredDe
 }
 
 /** The scan of one source index with a detector's rules, typed by that index's mapping. */
-async function scannerOf(deps: RunDeps, index: string, rules: CompiledSigmaRule[]): Promise<Scanner> {
+async function scannerOf(deps: RunDeps, index: string, rules: CompiledSigmaRule[], iocFields?: IocFieldList): Promise<Scanner> {
   const fieldTypes = await typesOf(
     deps.store,
     index,
     rules.flatMap((r) => r.fields),
   )
-  return deps.evaluator.scanner(deps.store, index, rules, fieldTypes)
+  return deps.evaluator.scanner(deps.store, index, rules, fieldTypes, iocFields)
 }
 
 function skip(summary: RunSummary, ruleId: string | undefined, error: string, report: SkipReport): void {

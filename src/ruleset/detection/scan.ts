@@ -11,6 +11,8 @@ import type { SearchHit, Store } from '../../store/port'
 import type { FieldTypes } from '../../store/query'
 import { type CompiledSigmaRule, ruleSet, warmRuleSet } from '../sigma'
 import { BATCH_CHARS, extentOf, type Scanned, SCAN_BATCH } from './evaluator-protocol'
+import { type IocCandidates, IocCollector } from '../threat-intel/collect'
+import type { IocFieldList } from '../threat-intel/ioc-fields'
 
 /** Longest stretch of a run's work on the node thread before pending requests get their turn. */
 const SLICE_MILLIS = 10
@@ -29,6 +31,8 @@ export interface ScannedPage {
   matches: Int32Array
   /** The event at a position: each matched event, and the last one. */
   hit(at: number): SearchHit
+  /** Values of the detector's IoC fields in the batch (threat intel), when asked for. */
+  iocs?: IocCandidates
 }
 
 export interface Scanner {
@@ -51,6 +55,7 @@ export function pageOf(index: string, scanned: Scanned): ScannedPage {
     full: scanned.full,
     last: scanned.last,
     matches: scanned.matches,
+    iocs: scanned.iocs,
     hit(at) {
       let h = hits.get(at)
       if (h) return h
@@ -69,20 +74,24 @@ export async function scanHere(
   index: string,
   rules: CompiledSigmaRule[],
   fieldTypes: FieldTypes | undefined,
+  iocFields?: IocFieldList,
 ): Promise<Scanner> {
   // Compiling a large set takes a while: it yields as the evaluation does.
   await warmRuleSet(rules, fieldTypes, runPacer())
   const set = ruleSet(rules, fieldTypes)
+  const iocs = iocFields && new IocCollector(iocFields)
   const evaluate = async (
     size: number,
     source: (at: number) => Record<string, unknown>,
     keep: (at: number, parsed: Record<string, unknown>) => void,
+    idOf: (at: number) => string,
   ) => {
     const pacer = runPacer()
     const pairs: number[] = []
     for (let at = 0; at < size; at++) {
       const event = source(at)
       const matched = set.evaluate(event)
+      iocs?.collect(idOf(at), event)
       for (const m of matched) pairs.push(at, m.at)
       if (matched.length > 0 || at === size - 1) keep(at, event)
       if (pacer.due()) await pacer.pause()
@@ -100,8 +109,9 @@ export async function scanHere(
           batch.ids.length,
           (at) => JSON.parse(batch.sources[at]) as Record<string, unknown>,
           (at, parsed) => hits.set(at, { _index: index, _id: batch.ids[at], _score: null, _seq_no: batch.seqNos[at], _source: parsed }),
+          (at) => batch.ids[at],
         )
-        return { ...extentOf(batch, after), matches, hit: (at) => hits.get(at)! }
+        return { ...extentOf(batch, after), matches, hit: (at) => hits.get(at)!, iocs: iocs?.take() }
       }
       const page = await store.search({
         index,
@@ -112,6 +122,7 @@ export async function scanHere(
         hits.length,
         (at) => hits[at]._source ?? {},
         () => {},
+        (at) => hits[at]._id,
       )
       return {
         size: hits.length,
@@ -119,6 +130,7 @@ export async function scanHere(
         last: hits.length > 0 ? hits[hits.length - 1]._seq_no! : after,
         matches,
         hit: (at) => hits[at],
+        iocs: iocs?.take(),
       }
     },
   }

@@ -1,0 +1,80 @@
+/**
+ * The IoC side of a detector's pass over a batch: while each event is evaluated against the rules,
+ * the values of its IoC fields are gathered, distinct per (type, value) with the events holding
+ * them. Matching them against the IoC index happens on the node thread (the index lives there,
+ * shared by all detectors, kept in step by the sync); the batch's events are read once either way.
+ */
+import type { IocFieldList } from './ioc-fields'
+import type { IocType } from './ioc-types'
+
+/** Events named per value at most: a finding lists these, the count stays exact. */
+export const MAX_EVENTS_PER_VALUE = 100
+
+/** Distinct (type, value) of a batch, by position: the field first seen holding it, the events (ids) holding it. */
+export interface IocCandidates {
+  types: IocType[]
+  values: string[]
+  fields: string[]
+  ids: string[][]
+  counts: number[]
+}
+
+/** The leaves at a dotted path, through nested objects and arrays, or a flat dotted key. */
+export function valuesAt(event: Record<string, unknown>, path: string, out: string[] = []): string[] {
+  if (path in event) return leaves(event[path], out)
+  const dot = path.indexOf('.')
+  if (dot < 0) return out
+  // Every split point: `a.b.c` may be stored as {a: {b: {c}}}, {"a.b": {c}} or {a: {"b.c"}}.
+  for (let d = dot; d >= 0; d = path.indexOf('.', d + 1)) {
+    const head = event[path.slice(0, d)]
+    const rest = path.slice(d + 1)
+    if (Array.isArray(head)) for (const h of head) if (h && typeof h === 'object') valuesAt(h as Record<string, unknown>, rest, out)
+    if (head && typeof head === 'object' && !Array.isArray(head)) valuesAt(head as Record<string, unknown>, rest, out)
+  }
+  return out
+}
+
+function leaves(v: unknown, out: string[]): string[] {
+  if (typeof v === 'string') out.push(v)
+  else if (Array.isArray(v)) for (const x of v) leaves(x, out)
+  return out
+}
+
+export class IocCollector {
+  /** Position of each value already seen, per type (no composed key: a string built per value costs more than the rest). */
+  private readonly at = new Map<IocType, Map<string, number>>()
+  private found: IocCandidates = { types: [], values: [], fields: [], ids: [], counts: [] }
+
+  constructor(private readonly list: IocFieldList) {}
+
+  collect(id: string, event: Record<string, unknown>): void {
+    for (const { type, fields } of this.list) {
+      let seen = this.at.get(type)
+      if (!seen) this.at.set(type, (seen = new Map()))
+      for (const field of fields)
+        for (const value of valuesAt(event, field)) {
+          let k = seen.get(value)
+          if (k === undefined) {
+            k = this.found.values.length
+            seen.set(value, k)
+            this.found.types.push(type)
+            this.found.values.push(value)
+            this.found.fields.push(field)
+            this.found.ids.push([])
+            this.found.counts.push(0)
+          }
+          const ids = this.found.ids[k]
+          this.found.counts[k]++
+          if (ids.length < MAX_EVENTS_PER_VALUE && ids[ids.length - 1] !== id) ids.push(id)
+        }
+    }
+  }
+
+  /** The batch's candidates (undefined when none), and a fresh start for the next batch. */
+  take(): IocCandidates | undefined {
+    const out = this.found
+    this.found = { types: [], values: [], fields: [], ids: [], counts: [] }
+    this.at.clear()
+    return out.values.length > 0 ? out : undefined
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * IoC findings (reference 3.4): one `ioc_finding` per distinct malicious value per detector run,
+ * naming the events that held it (`<docId>:<index>`), the IoCs it matched with their feed, its
+ * type and value, in the peer's IoC findings index; and the peer's search over them
+ * (`GET /threat_intel/findings/_search`).
+ *
+ * Ids are derived from (detector, type, value, first event) rather than random: a run repeated
+ * after a crash before its checkpoint writes the same finding again, as a create conflict.
+ */
+import { ApiError } from '../../http/errors'
+import { AlreadyExists, IndexNotFound } from '../../store/errors'
+import type { Mappings, Store } from '../../store/port'
+import { isObject } from '../../json'
+import { sha256Hex } from '../../content/hash'
+import { iocTypeOf, type IocType } from './ioc-types'
+import { IOC_ALIAS } from './synced-iocs'
+
+export const IOC_FINDINGS_INDEX = '.opensearch-sap-ioc-findings'
+/** The CTI consumer's IoCs as a threat-intel source of their own (the built-in feed). */
+export const CTI_FEED_ID = 'svc-cti-iocs'
+
+/** IoCs read, findings written, per request. */
+const PAGE = 1_000
+const kw = { type: 'keyword' }
+export const IOC_FINDING_MAPPING: Mappings = {
+  dynamic: false,
+  properties: {
+    id: kw,
+    related_doc_ids: kw,
+    ioc_feed_ids: { properties: { ioc_id: kw, feed_id: kw, feed_name: kw, index: kw } },
+    monitor_id: kw,
+    monitor_name: kw,
+    detector_id: kw,
+    ioc_value: kw,
+    ioc_type: kw,
+    timestamp: { type: 'date', format: 'epoch_millis' },
+    execution_id: kw,
+  },
+}
+
+export interface IocFeedRef {
+  ioc_id: string
+  feed_id: string
+  feed_name: string
+  index: string
+}
+
+export interface IocFinding {
+  id: string
+  related_doc_ids: string[]
+  ioc_feed_ids: IocFeedRef[]
+  monitor_id: string
+  monitor_name: string
+  /** svc-ext: the detector whose `threat_intel_enabled` found it. */
+  detector_id: string
+  ioc_value: string
+  ioc_type: IocType
+  timestamp: number
+  execution_id: string
+}
+
+/** UUID-shaped, derived from the parts (see the module comment). */
+export function derivedUuid(...parts: string[]): string {
+  const h = sha256Hex(parts.join('\0'))
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`
+}
+
+/** What a run found for one value: the IoC ids the index returned and the events (`docId:index`). */
+export interface IocHit {
+  type: IocType
+  value: string
+  iocIds: string[]
+  docs: string[]
+}
+
+const ensured = new WeakMap<Store, boolean>()
+
+async function ensureFindingsIndex(store: Store): Promise<void> {
+  if (ensured.get(store)) return
+  try {
+    await store.createIndex({ index: IOC_FINDINGS_INDEX, body: { settings: { index: { hidden: true } }, mappings: IOC_FINDING_MAPPING } })
+  } catch (e) {
+    if (!(e instanceof AlreadyExists)) throw e
+  }
+  ensured.set(store, true)
+}
+
+/** The findings of a run's hits: the IoCs read from the store for their feed and type. */
+export async function buildIocFindings(
+  store: Store,
+  hits: IocHit[],
+  run: { detectorId: string; monitorId: string; monitorName: string; now: number },
+): Promise<IocFinding[]> {
+  if (hits.length === 0) return []
+  const ids = [...new Set(hits.flatMap((h) => h.iocIds))]
+  const iocs = new Map<string, Record<string, unknown>>()
+  // In pages well inside `index.max_result_window`, however many values a run matched.
+  for (let at = 0; at < ids.length; at += PAGE) {
+    const page = ids.slice(at, at + PAGE)
+    const r = await store.search({
+      index: IOC_ALIAS,
+      expand_wildcards: 'all',
+      body: { query: { ids: { values: page } }, size: page.length, _source: ['document'] },
+    })
+    for (const h of r.hits.hits) if (isObject(h._source?.document)) iocs.set(h._id, h._source.document)
+  }
+  const out: IocFinding[] = []
+  for (const hit of hits) {
+    // An IoC deleted since the index was read matches nothing any more.
+    const listed = hit.iocIds.filter((id) => iocs.has(id))
+    if (listed.length === 0) continue
+    const first = iocs.get(listed[0])!
+    const id = derivedUuid(run.detectorId, hit.type, hit.value, hit.docs[0] ?? '')
+    out.push({
+      id,
+      related_doc_ids: hit.docs,
+      ioc_feed_ids: listed.map((iocId) => {
+        const doc = iocs.get(iocId)!
+        const feed = isObject(doc.feed) && typeof doc.feed.name === 'string' ? doc.feed.name : undefined
+        return { ioc_id: iocId, feed_id: CTI_FEED_ID, feed_name: feed ?? String(doc.provider ?? 'CTI'), index: '' }
+      }),
+      monitor_id: run.monitorId,
+      monitor_name: run.monitorName,
+      detector_id: run.detectorId,
+      ioc_value: hit.value,
+      // The IoC's own type (an address field may hold either family).
+      ioc_type: iocTypeOf(String(first.type ?? ''), String(first.name ?? '')) ?? hit.type,
+      timestamp: run.now,
+      execution_id: derivedUuid(id, 'execution'),
+    })
+  }
+  return out
+}
+
+/** Writes findings as creates; one already written (a repeated run) is left as it is. Answers how many were new. */
+export async function writeIocFindings(store: Store, findings: IocFinding[]): Promise<number> {
+  if (findings.length === 0) return 0
+  await ensureFindingsIndex(store)
+  let written = 0
+  const failures: string[] = []
+  for (let at = 0; at < findings.length; at += PAGE) {
+    const r = await store.bulk({
+      refresh: at + PAGE >= findings.length,
+      body: findings
+        .slice(at, at + PAGE)
+        .flatMap((f) => [{ create: { _index: IOC_FINDINGS_INDEX, _id: f.id } }, f as unknown as Record<string, unknown>]),
+    })
+    for (const item of r.items) {
+      const result = item.create
+      if (!result) continue
+      if (result.status === 201 || result.status === 200) written++
+      else if (result.status !== 409) failures.push(JSON.stringify(result.error ?? result.status))
+    }
+  }
+  if (failures.length > 0) throw new Error(`IoC findings could not be written: ${failures.slice(0, 3).join('; ')}`)
+  return written
+}
+
+const SORTABLE = /^[a-z_][a-z0-9_.]*$/i
+
+function count(v: string | undefined, fallback: number, name: string, max = 10_000): number {
+  if (v === undefined || v === '') return fallback
+  const n = Number(v)
+  if (!Number.isInteger(n) || n < 0 || n > max) throw new ApiError(400, `Invalid ${name} [${v}]`)
+  return n
+}
+
+const csv = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)
+
+/** `GET /threat_intel/findings/_search` with the peer's parameters and defaults (reference 3.4). */
+export async function searchIocFindings(
+  store: Store,
+  q: Record<string, string | undefined>,
+): Promise<{ total_findings: number; ioc_findings: unknown[] }> {
+  const filter: unknown[] = []
+  const findingIds = csv(q.findingIds)
+  if (findingIds.length) filter.push({ ids: { values: findingIds } })
+  const iocIds = csv(q.iocIds)
+  if (iocIds.length) filter.push({ terms: { 'ioc_feed_ids.ioc_id': iocIds } })
+  if (q.startTime !== undefined && q.endTime !== undefined) {
+    const [from, to] = [Number(q.startTime), Number(q.endTime)]
+    if (!Number.isFinite(from) || !Number.isFinite(to)) throw new ApiError(400, 'startTime and endTime are epoch milliseconds')
+    filter.push({ range: { timestamp: { gte: from, lte: to } } })
+  }
+  const should = q.searchString ? [{ query_string: { query: q.searchString } }] : []
+  const sortField = q.sortString ?? 'timestamp'
+  if (!SORTABLE.test(sortField)) throw new ApiError(400, `Invalid sortString [${sortField}]`)
+  const order = (q.sortOrder ?? 'asc').toLowerCase()
+  if (order !== 'asc' && order !== 'desc') throw new ApiError(400, `Invalid sortOrder [${q.sortOrder}]`)
+  const size = count(q.size, 20, 'size')
+  const from = count(q.startIndex, 0, 'startIndex')
+  try {
+    const r = await store.search({
+      index: IOC_FINDINGS_INDEX,
+      expand_wildcards: 'all',
+      body: {
+        from,
+        size,
+        query: { bool: { filter, should, ...(should.length ? { minimum_should_match: 1 } : {}) } },
+        sort: [{ [sortField]: { order, ...(q.missing ? { missing: q.missing } : {}), unmapped_type: 'keyword' } }],
+        track_total_hits: true,
+      },
+    })
+    const total = typeof r.hits.total === 'number' ? r.hits.total : (r.hits.total?.value ?? 0)
+    return { total_findings: total, ioc_findings: r.hits.hits.map((h) => h._source) }
+  } catch (e) {
+    if (e instanceof IndexNotFound) return { total_findings: 0, ioc_findings: [] }
+    throw e
+  }
+}
