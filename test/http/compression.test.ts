@@ -43,17 +43,16 @@ function exchange(
 const ndjson = (n: number, index: string) =>
   Array.from({ length: n }, (_, i) => `{"index":{"_index":"${index}","_id":"${i}"}}\n{"n":${i},"text":"event number ${i}"}\n`).join('')
 const text = (b: Uint8Array) => new TextDecoder().decode(b)
+const NDJSON = 'application/x-ndjson'
+const JSON_TYPE = 'application/json'
+/** A POST to the node with the 64 KiB body limit, of `body` as sent (already in `coding`). */
+const postEncoded = (path: string, contentType: string, coding: string, body: Uint8Array) =>
+  exchange(server.url, 'POST', path, { 'content-type': contentType, 'content-encoding': coding }, body)
 
 describe('compressed request bodies', () => {
   test('a gzip _bulk is decoded and indexed', async () => {
     const body = gzipSync(new TextEncoder().encode(ndjson(50, 'gz-bulk')))
-    const r = await exchange(
-      server.url,
-      'POST',
-      '/_bulk?refresh=true',
-      { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' },
-      body,
-    )
+    const r = await postEncoded('/_bulk?refresh=true', NDJSON, 'gzip', body)
     expect(r.status).toBe(200)
     const answer = JSON.parse(text(r.body))
     expect(answer.errors).toBe(false)
@@ -63,13 +62,7 @@ describe('compressed request bodies', () => {
 
   test('a deflate (zlib) JSON body is decoded', async () => {
     const body = zlibSync(new TextEncoder().encode(JSON.stringify({ query: { term: { n: 7 } } })))
-    const r = await exchange(
-      server.url,
-      'POST',
-      '/gz-bulk/_search',
-      { 'content-type': 'application/json', 'content-encoding': 'deflate' },
-      body,
-    )
+    const r = await postEncoded('/gz-bulk/_search', JSON_TYPE, 'deflate', body)
     expect(r.status).toBe(200)
     expect(JSON.parse(text(r.body)).hits.hits.map((h: { _id: string }) => h._id)).toEqual(['7'])
   })
@@ -79,28 +72,16 @@ describe('compressed request bodies', () => {
     expect(decoded.byteLength).toBeGreaterThan(LIMIT * 2)
     const body = gzipSync(decoded, { level: 9 })
     expect(body.byteLength).toBeLessThan(LIMIT)
-    const r = await exchange(server.url, 'POST', '/_bulk', { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' }, body)
+    const r = await postEncoded('/_bulk', NDJSON, 'gzip', body)
     expect(r.status).toBe(413)
     expect((await server.request('GET', '/gz-bomb/_count')).status).toBe(404)
   })
 
   test('a corrupt gzip body and an unknown coding are 400s in OpenSearch shape', async () => {
-    const corrupt = await exchange(
-      server.url,
-      'POST',
-      '/_bulk',
-      { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' },
-      new TextEncoder().encode('{"index":{}}\n'),
-    )
+    const corrupt = await postEncoded('/_bulk', NDJSON, 'gzip', new TextEncoder().encode('{"index":{}}\n'))
     expect(corrupt.status).toBe(400)
     expect(JSON.parse(text(corrupt.body)).error.type).toBe('illegal_argument_exception')
-    const br = await exchange(
-      server.url,
-      'POST',
-      '/x/_doc',
-      { 'content-type': 'application/json', 'content-encoding': 'br' },
-      new Uint8Array([1, 2]),
-    )
+    const br = await postEncoded('/x/_doc', JSON_TYPE, 'br', new Uint8Array([1, 2]))
     expect(br.status).toBe(400)
     expect(JSON.parse(text(br.body)).error.reason).toContain('br')
   })

@@ -1,7 +1,7 @@
 // _update_by_query, _delete_by_query, _reindex and tasks over real HTTP, with the caller's DLS
 // deciding which documents are touched.
 import { afterAll, beforeEach, afterEach, describe, expect, test } from 'bun:test'
-import { startIndexApi, type TestServer } from './helpers'
+import { ok, startIndexApi, type TestServer } from './helpers'
 
 let api: TestServer
 
@@ -18,12 +18,6 @@ reader:
     - index_patterns: ["items"]
       allowed_actions: ["read"]
 `
-
-async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
-  const r = await res
-  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${JSON.stringify(r.body)}`)
-  return r.body
-}
 
 async function source(id: string) {
   return (await ok(api.call('admin', 'GET', `/items/_doc/${id}`)))._source

@@ -1,14 +1,9 @@
 // geo_distance, geo_bounding_box and more_like_this queries over real HTTP.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startIndexApi, type TestServer } from './helpers'
+import { ok, startIndexApi, type TestServer } from './helpers'
 
 let api: TestServer
 
-async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
-  const r = await res
-  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${JSON.stringify(r.body)}`)
-  return r.body
-}
 const ids = (res: any) => res.hits.hits.map((h: any) => h._id).sort()
 
 beforeAll(async () => {

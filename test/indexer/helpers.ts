@@ -17,6 +17,13 @@ export interface TestServer {
   stop(): Promise<void>
 }
 
+/** The body of a call that answered `status` (200 by default); otherwise throws with what it answered. */
+export async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
+  const r = await res
+  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${JSON.stringify(r.body)}`)
+  return r.body
+}
+
 export const PASSWORD = 'Test-password-1'
 
 export async function startIndexApi(opts: {

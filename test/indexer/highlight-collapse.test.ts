@@ -1,14 +1,9 @@
 // Search `highlight` and `collapse` over real HTTP, in OpenSearch's shapes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startIndexApi, type TestServer } from './helpers'
+import { ok, startIndexApi, type TestServer } from './helpers'
 
 let api: TestServer
 
-async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
-  const r = await res
-  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${JSON.stringify(r.body)}`)
-  return r.body
-}
 const search = (body: unknown, index = 'logs') => ok(api.call('admin', 'POST', `/${index}/_search`, body))
 const byId = (res: any) => Object.fromEntries(res.hits.hits.map((h: any) => [h._id, h]))
 

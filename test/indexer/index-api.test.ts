@@ -1,7 +1,7 @@
 // What the OpenSearch YAML suite cannot cover: authorization on concrete indices, document-level
 // security on every read path, hidden indices, and the error shapes of malformed input.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startIndexApi, type TestServer } from './helpers'
+import { ok, startIndexApi, type TestServer } from './helpers'
 
 const ROLES = `
 _meta: { type: roles, config_version: 2 }
@@ -19,12 +19,6 @@ logs_writer:
 `
 
 let api: TestServer
-
-async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
-  const r = await res
-  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${JSON.stringify(r.body)}`)
-  return r.body
-}
 
 beforeAll(async () => {
   api = await startIndexApi({

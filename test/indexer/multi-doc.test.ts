@@ -1,7 +1,7 @@
 // _mget, _msearch, scroll and _explain over real HTTP: OpenSearch's shapes, and the same
 // authorization and DLS as `GET <index>/_doc` and `_search` by the same caller.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startIndexApi, type TestServer } from './helpers'
+import { ok, startIndexApi, type TestServer } from './helpers'
 
 const ROLES = `
 _meta: { type: roles, config_version: 2 }
@@ -16,11 +16,6 @@ reader:
 
 let api: TestServer
 
-async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
-  const r = await res
-  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${JSON.stringify(r.body)}`)
-  return r.body
-}
 const ndjson = (lines: unknown[]) => lines.map((l) => JSON.stringify(l) + '\n').join('')
 const ids = (hits: any[]) => hits.map((h) => h._id).sort()
 

@@ -1,14 +1,8 @@
 // `_rollover` of aliases and data streams over real HTTP.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startIndexApi, type TestServer } from './helpers'
+import { ok, startIndexApi, type TestServer } from './helpers'
 
 let api: TestServer
-
-async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
-  const r = await res
-  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${JSON.stringify(r.body)}`)
-  return r.body
-}
 
 beforeAll(async () => {
   api = await startIndexApi({ users: { admin: { roles: ['all_access'] } } })

@@ -10,6 +10,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openEmbeddedStore } from '../../src/store/embedded'
+import { dropFields } from '../helpers/older-store'
 
 const DOCS: Record<string, Record<string, unknown>> = {
   d1: {
@@ -225,15 +226,7 @@ describe('flat_object in a store written before its leaves were indexed', () => 
     await a.close()
     // What a schema-2 store holds: no keys of flat_object fields.
     const db = new Database(file)
-    const flat = (db.query("SELECT f FROM fields WHERE name LIKE 'attrs%'").all() as Array<{ f: number }>).map((r) => r.f)
-    expect(flat.length).toBe(2)
-    db.run(`DELETE FROM fv WHERE f IN (${flat.join(',')})`)
-    db.run(`DELETE FROM fields WHERE f IN (${flat.join(',')})`)
-    for (const { rid, keys } of db.query('SELECT rid, keys FROM docs').all() as Array<{ rid: number; keys: string }>)
-      db.query('UPDATE docs SET keys = ? WHERE rid = ?').run(
-        JSON.stringify((JSON.parse(keys) as Array<[number]>).filter(([f]) => !flat.includes(f))),
-        rid,
-      )
+    expect(dropFields(db, "name LIKE 'attrs%'").length).toBe(2)
     db.run('PRAGMA user_version = 2')
     db.close()
 

@@ -38,6 +38,40 @@ const hash = (...parts: string[]) => {
   return h.digest('base64url').slice(0, 32)
 }
 
+/** A new alert of a detector's monitor: the fields a trigger's alert and the ERROR alert differ in are given. */
+function newAlert(
+  id: string,
+  detectorId: string,
+  detector: StoredDetector,
+  now: number,
+  f: Pick<StoredAlert, 'trigger_id' | 'trigger_name' | 'finding_ids' | 'related_doc_ids' | 'state' | 'severity' | 'associated_queries'>,
+): StoredAlert {
+  return {
+    id,
+    version: 1,
+    schema_version: ALERT_SCHEMA_VERSION,
+    detector_id: detectorId,
+    detector_type: detector.detector_type,
+    monitor_id: detector.monitor_id?.[0] ?? detectorId,
+    monitor_name: detector.name,
+    trigger_id: f.trigger_id,
+    trigger_name: f.trigger_name,
+    finding_ids: f.finding_ids,
+    related_doc_ids: f.related_doc_ids,
+    state: f.state,
+    error_message: null,
+    alert_history: [],
+    severity: f.severity,
+    action_execution_results: [],
+    start_time: now,
+    last_notification_time: null,
+    end_time: null,
+    acknowledged_time: null,
+    associated_queries: f.associated_queries,
+    ...(detector.user ? { user: detector.user } : {}),
+  }
+}
+
 export const triggerId = (t: Trigger) => t.id ?? t.name
 
 /** What an IoC alert needs of an IoC finding. */
@@ -233,30 +267,16 @@ export class AlertRaiser {
     const got = await this.d.store.get({ index, id })
     const was = got.found ? (got._source as unknown as StoredAlert) : undefined
     const alert: StoredAlert = {
-      ...(was ?? {
-        id,
-        version: 1,
-        schema_version: ALERT_SCHEMA_VERSION,
-        detector_id: detectorId,
-        detector_type: detector.detector_type,
-        monitor_id: detector.monitor_id?.[0] ?? detectorId,
-        monitor_name: detector.name,
-        trigger_id: '',
-        trigger_name: '',
-        finding_ids: [],
-        related_doc_ids: [],
-        state: 'ERROR' as const,
-        error_message: null,
-        alert_history: [],
-        severity: '1',
-        action_execution_results: [],
-        start_time: now,
-        last_notification_time: null,
-        end_time: null,
-        acknowledged_time: null,
-        associated_queries: [],
-        ...(detector.user ? { user: detector.user } : {}),
-      }),
+      ...(was ??
+        newAlert(id, detectorId, detector, now, {
+          trigger_id: '',
+          trigger_name: '',
+          finding_ids: [],
+          related_doc_ids: [],
+          state: 'ERROR',
+          severity: '1',
+          associated_queries: [],
+        })),
       error_message: message,
       alert_history: [...(was?.alert_history ?? []), { timestamp: now, message }].slice(-MAX_ERROR_HISTORY),
     }
@@ -378,34 +398,19 @@ export class AlertRaiser {
   ): StoredAlert {
     const tid = triggerId(trigger)
     const id = hash(detectorId, tid, finding.id)
-    const alert: StoredAlert = {
-      id,
-      version: 1,
-      schema_version: ALERT_SCHEMA_VERSION,
-      detector_id: detectorId,
-      detector_type: detector.detector_type,
-      monitor_id: detector.monitor_id?.[0] ?? detectorId,
-      monitor_name: detector.name,
+    const alert = newAlert(id, detectorId, detector, now, {
       trigger_id: tid,
       trigger_name: trigger.name,
       finding_ids: [finding.id],
       related_doc_ids: [doc],
       state: 'ACTIVE',
-      error_message: null,
-      alert_history: [],
       severity: trigger.severity ?? '1',
-      action_execution_results: [],
-      start_time: now,
-      last_notification_time: null,
-      end_time: null,
-      acknowledged_time: null,
       associated_queries: rules.map((r) => ({
         id: r.id,
         name: r.title ?? r.id,
         tags: [...new Set([r.level, r.category, ...(r.tags ?? [])].filter(Boolean) as string[])],
       })),
-      ...(detector.user ? { user: detector.user } : {}),
-    }
+    })
     if (withOutbox) {
       const outbox = this.outbox(id, detectorId, tid, trigger, this.context(detectorId, detector, trigger, alert, now), now)
       if (outbox) Object.assign(alert, outbox)
