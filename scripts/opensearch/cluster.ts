@@ -8,7 +8,7 @@
  * plugin. Both carry job-scheduler. Index State Management is not published on Maven Central,
  * so neither cluster has ISM (svc-ext then runs its own retention against the platform).
  */
-import { spawn, spawnSync, type Subprocess } from 'bun'
+import { spawn, spawnSync } from 'bun'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -313,28 +313,33 @@ export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpen
   const cp = `${join(TARGET, 'classes')}:${readFileSync(join(TARGET, 'classpath.txt'), 'utf8').trim()}`
   const java = join(javaHome()!, 'bin', 'java')
   const heap = o.heapMiB ?? 512
-  const procs: Array<Subprocess<'pipe', 'pipe', 'pipe'> | null> = names.map(() => null)
+  const jvms: Array<{ pid: number } | null> = names.map(() => null)
   let version = ''
   const launch = async (i: number) => {
+    // `setsid -f` forks the JVM off into a session of its own: a test runner that kills the
+    // processes a timed-out test spawned (bun test does) then kills setsid, never the cluster the
+    // other tests share. The JVM stops by itself once this process is gone (its owner pid).
     const proc = spawn(
-      [java, `-Xms${heap}m`, `-Xmx${heap}m`, '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '--enable-native-access=ALL-UNNAMED'].concat([
+      ['setsid', '-f', java, `-Xms${heap}m`, `-Xmx${heap}m`, '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'].concat([
+        '--enable-native-access=ALL-UNNAMED',
         '-cp',
         cp,
         'svc.Launcher',
         home(i),
         clusterName,
         join(home(i), 'settings.yml'),
+        String(process.pid),
       ]),
-      { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' },
+      { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' },
     )
-    procs[i] = proc
     void drain(proc.stderr, join(home(i), 'jvm.log'))
     const line = await startLine(proc.stdout, 180_000)
     if (!line?.startsWith('{"started"')) {
-      proc.kill('SIGKILL')
       throw new Error(`OpenSearch ${names[i]} did not start (${line ?? 'no answer in 180 s'}); see ${join(home(i), 'jvm.log')}`)
     }
-    version = (JSON.parse(line) as { version: string }).version
+    const started = JSON.parse(line) as { version: string; pid: number }
+    version = started.version
+    jvms[i] = { pid: started.pid }
   }
   log(`opensearch: starting ${count} node(s)${secure ? ' with the security plugin' : ''} on 127.0.0.1:${base}`)
   // Together: a node waits for the others named in cluster.initial_cluster_manager_nodes.
@@ -357,13 +362,16 @@ export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpen
   await healthy(0)
   log(`opensearch: ${version} ready at ${urls.join(', ')}`)
   const halt = async (i: number, signal: 'SIGTERM' | 'SIGKILL') => {
-    const proc = procs[i]
-    if (!proc) return
-    procs[i] = null
-    proc.kill(signal)
-    const exited = await Promise.race([proc.exited.then(() => true), Bun.sleep(30_000).then(() => false)])
-    if (!exited) proc.kill('SIGKILL')
+    const jvm = jvms[i]
+    if (!jvm) return
+    jvms[i] = null
+    signalPid(jvm.pid, signal)
+    for (let waited = 0; alive(jvm.pid); waited += 100) {
+      if (waited >= 30_000) signalPid(jvm.pid, 'SIGKILL')
+      await Bun.sleep(100)
+    }
   }
+
   return {
     version,
     secure,
@@ -382,6 +390,21 @@ export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpen
     async stop() {
       await Promise.all(names.map((_, i) => halt(i, 'SIGTERM')))
     },
+  }
+}
+
+function signalPid(pid: number, signal: 'SIGTERM' | 'SIGKILL'): void {
+  try {
+    process.kill(pid, signal)
+  } catch {}
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
   }
 }
 

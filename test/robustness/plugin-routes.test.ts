@@ -251,6 +251,8 @@ const BODYLESS = new Set([
   `POST /_plugins/_alerting/monitors/:monitor_id/_execute`,
   // The peer's channel test takes the config id from the path and reads no body.
   `POST /_plugins/_notifications/feature/test/:config_id`,
+  // The peer's alert status change takes alert_ids and state as parameters.
+  `PUT /_plugins/_security_analytics/threat_intel/alerts/status`,
 ])
 /** Write routes whose limit is a dynamic setting (spec "Limits"); body-limits.test.ts covers them by the spec. */
 const DYNAMIC_LIMIT = new Set([`POST ${CM}/logtest`, `POST ${CM}/logtest/normalization`, `POST ${CM}/logtest/detection`])

@@ -15,13 +15,13 @@ import org.opensearch.Version;
  * users trying platform mode; a cluster is one JVM per node, since the security plugin keeps
  * JVM-wide state (Netty attribute keys) that two nodes of one JVM would share. Every setting comes
  * from the YAML file that scripts/opensearch/cluster.ts writes, so the decisions live there; this
- * class starts the node, prints one JSON line with its version, and stops the node when standard
- * input closes (the cluster never outlives the process that started it) or on SIGTERM.
+ * class starts the node, prints one JSON line with its version and pid, and stops the node when
+ * the process that started it is gone (the cluster never outlives it) or on SIGTERM.
  */
 public final class Launcher {
   public static void main(String[] args) throws Exception {
-    if (args.length != 3) {
-      System.err.println("usage: Launcher <basePath> <clusterName> <settings.yml>");
+    if (args.length != 4) {
+      System.err.println("usage: Launcher <basePath> <clusterName> <settings.yml> <owner pid>");
       System.exit(2);
     }
     Path settingsFile = Path.of(args[2]);
@@ -43,10 +43,11 @@ public final class Launcher {
         // the JVM is going anyway
       }
     }));
-    report.println("{\"started\":true,\"version\":\"" + Version.CURRENT + "\"}");
-    while (System.in.read() >= 0) {
-      // wait for the parent to go
-    }
+    report.println("{\"started\":true,\"version\":\"" + Version.CURRENT + "\",\"pid\":" + ProcessHandle.current().pid() + "}");
+    // The owner, not a pipe: the JVM runs in a session of its own (see cluster.ts), and a pipe
+    // would close with the short-lived process that forked it.
+    ProcessHandle owner = ProcessHandle.of(Long.parseLong(args[3])).orElse(null);
+    while (owner != null && owner.isAlive()) Thread.sleep(1000);
     System.exit(0);
   }
 
