@@ -190,12 +190,9 @@ function securitySettings(certs: string): Record<string, unknown> {
     'plugins.security.system_indices.enabled': true,
     'plugins.security.system_indices.permission.enabled': true,
     // svc-ext's CTI state index is a system index on a production cluster (README "Platform mode").
-    'plugins.security.system_indices.indices': [
-      '.opendistro-alerting-config',
-      '.opendistro-ism-*',
-      '.opensearch-notifications-*',
-      '.svc-internal-state',
-    ],
+    // The alerting and notifications plugins' own indices are not listed: svc-ext writes those
+    // itself here (a cluster that lists them must grant the service account system access to them).
+    'plugins.security.system_indices.indices': ['.opendistro-ism-*', '.svc-internal-state'],
     'plugins.security.restapi.roles_enabled': ['all_access'],
     // svc-ext's service account reads every owner's sessions; DLS of other roles must not reach it.
     'plugins.security.dfm_empty_overrides_all': true,

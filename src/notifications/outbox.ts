@@ -144,9 +144,13 @@ export class Dispatcher {
     const now = this.d.now()
     const due = (doc.svc_outbox?.deliveries ?? []).filter((x) => x.state === 'pending' && x.next_at <= now)
     if (due.length === 0) return []
+    // Twice the longest attempt, plus a second: a claim that ran out while its attempt was still
+    // being recorded (a stalled node) would let another pass send the same alert again. A crashed
+    // node's deliveries wait that much longer before they are sent again.
     const claimMillis =
-      settings.num('opensearch.notifications.core.http.socket_timeout') +
-      settings.num('opensearch.notifications.core.http.connection_timeout') +
+      2 *
+        (settings.num('opensearch.notifications.core.http.socket_timeout') +
+          settings.num('opensearch.notifications.core.http.connection_timeout')) +
       1000
     const claimed = structuredClone(doc)
     for (const x of claimed.svc_outbox!.deliveries) if (x.state === 'pending' && x.next_at <= now) x.next_at = now + claimMillis

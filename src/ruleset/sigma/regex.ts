@@ -59,6 +59,15 @@ export function compileRegex(raw: string, modifierFlags: Set<RegexFlag>): Compil
   return { lucene, pcre: { pattern, flags: jsFlags, ...(exact ? {} : { superset: true }) }, caseInsensitive: flags.has('i'), exact }
 }
 
+/** `A-Z` for `a-z` (and the reverse): a range of ASCII letters of one case in the other; else nothing. */
+function otherCaseRange(from: string, to: string): string {
+  const lower = /^[a-z]$/
+  const upper = /^[A-Z]$/
+  if (lower.test(from) && lower.test(to)) return `${from.toUpperCase()}-${to.toUpperCase()}`
+  if (upper.test(from) && upper.test(to)) return `${from.toLowerCase()}-${to.toLowerCase()}`
+  return ''
+}
+
 function translate(pattern: string, flags: Set<RegexFlag>): { lucene: string; exact: boolean } {
   const dot = flags.has('s') ? '.' : `[^${LINE_TERMINATORS}]`
   const alternatives: string[] = []
@@ -200,14 +209,20 @@ function translate(pattern: string, flags: Set<RegexFlag>): { lucene: string; ex
     // A `-` is a range operator only between two single characters (JavaScript reads `[\w-.]` literally).
     let canStartRange = false
     let closingRange = false
+    // Lucene's case-insensitive matching folds the characters a class lists but not its ranges
+    // (`[a-z]` misses `Z`), while `(?i)` folds both: a letter range gets its other case spelled out.
+    let previous = ''
+    let rangeFrom = ''
     while (i < pattern.length && pattern[i] !== ']') {
       const c = pattern[i++]
       if (c === '-' && canStartRange && pattern[i] !== ']' && !/^\\[dswDSW]/.test(pattern.slice(i))) {
         body += '-'
         canStartRange = false
         closingRange = true
+        rangeFrom = previous
         continue
       }
+      previous = c
       let single = true
       if (c === '\\') {
         const e = pattern[i++]
@@ -222,6 +237,7 @@ function translate(pattern: string, flags: Set<RegexFlag>): { lucene: string; ex
         else if (/[pPc]/.test(e)) throw unsupported(`escape '\\${e}'`, pattern)
         else body += lit(e)
       } else body += lit(c)
+      if (closingRange && flags.has('i') && c !== '\\') body += otherCaseRange(rangeFrom, c)
       canStartRange = single && !closingRange
       closingRange = false
     }
