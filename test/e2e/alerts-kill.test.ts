@@ -132,7 +132,11 @@ test('every alert is delivered at least once across a kill -9 mid-delivery, a re
   )
   const keys = alerts.map((a) => `${a.id}:hook`)
   expect(keys).toContain(inFlight)
-  for (const key of keys) expect({ key, delivered: receiver.deliveries(key) }).toEqual({ key, delivered: 1 })
+  // At least once, none lost: a kill -9 may leave a sent delivery unrecorded, which is then sent
+  // again under the same key (the receiver's to drop). Exactly once in normal operation is
+  // notifications/delivery.test.ts's.
+  for (const key of keys) expect({ key, delivered: Math.min(receiver.deliveries(key), 1) }).toEqual({ key, delivered: 1 })
+  expect(keys.filter((key) => receiver.deliveries(key) > 1).length).toBeLessThanOrEqual(2)
   // The attempt lost with the killed node was sent again under the same key.
   expect(receiver.received.filter((r) => r.key === inFlight).length).toBeGreaterThanOrEqual(2)
   const metrics = await fetch(`${node!.url}/_prometheus/metrics`, { headers: { authorization: node!.auth } })
