@@ -9,6 +9,7 @@
  */
 import type { ClusterSettings } from '../../config/cluster-settings'
 import { ApiError } from '../../http/errors'
+import { count } from './list-params'
 import type { Caller } from '../../http/caller'
 import { AlreadyExists, IndexNotFound, VersionConflict } from '../../store/errors'
 import type { SearchHit, Store } from '../../store/port'
@@ -166,11 +167,4 @@ export class CorrelationAlerts {
     if (acknowledged.length === 0 && failed.length === 0) throw new ApiError(404, `No correlation alert has the ids [${ids.join(', ')}]`)
     return { acknowledged, failed }
   }
-}
-
-function count(v: string | undefined, fallback: number, name: string): number {
-  if (v === undefined || v === '') return fallback
-  const n = Number(v)
-  if (!Number.isInteger(n) || n < 0 || n > MAX_IDS) throw new ApiError(400, `Invalid ${name} [${v}]`)
-  return n
 }

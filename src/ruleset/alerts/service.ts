@@ -5,6 +5,7 @@
  */
 import type { ClusterSettings } from '../../config/cluster-settings'
 import { ApiError } from '../../http/errors'
+import { listParams } from './list-params'
 import type { Logger } from '../../http/log'
 import type { Caller } from '../../http/caller'
 import { DocumentMissing, IndexNotFound, VersionConflict } from '../../store/errors'
@@ -44,12 +45,7 @@ export class Alerts {
       filter.push({ query_string: { query: q.searchString, fields: ['monitor_name', 'trigger_name'], default_operator: 'AND' } })
     if (q.startTime !== undefined && q.endTime !== undefined)
       filter.push({ range: { start_time: { gte: millis(q.startTime, this.d.now()), lte: millis(q.endTime, this.d.now()) } } })
-    const sortField = q.sortString ?? 'start_time'
-    if (!SORTABLE.test(sortField)) throw new ApiError(400, `Invalid sortString [${sortField}]`)
-    const order = (q.sortOrder ?? 'asc').toLowerCase()
-    if (order !== 'asc' && order !== 'desc') throw new ApiError(400, `Invalid sortOrder [${q.sortOrder}]`)
-    const size = count(q.size, 20, 'size')
-    const from = count(q.startIndex, 0, 'startIndex')
+    const { sortField, order, size, from } = listParams(q, 'start_time', (field) => SORTABLE.test(field))
     try {
       const r = await this.d.store.search({
         index: types.map(alertsPattern),
@@ -210,13 +206,6 @@ export class Alerts {
     if (r.hits.hits.length === 0) throw new ApiError(404, 'No detectors found for provided type')
     return { types: [type], detectorIds: r.hits.hits.map((h) => h._id) }
   }
-}
-
-function count(v: string | undefined, fallback: number, name: string): number {
-  if (v === undefined || v === '') return fallback
-  const n = Number(v)
-  if (!Number.isInteger(n) || n < 0 || n > MAX_IDS) throw new ApiError(400, `Invalid ${name} [${v}]`)
-  return n
 }
 
 /** Epoch millis; an unparsable value is "now", as the peer reads it. */

@@ -8,6 +8,7 @@
  * `acknowledged_time` with the old `end_time`.
  */
 import { ApiError } from '../../http/errors'
+import { listParams } from '../alerts/list-params'
 import { IndexNotFound } from '../../store/errors'
 import type { SearchHit, Store } from '../../store/port'
 import { ALL_ALERTS } from '../alerts/indices'
@@ -29,13 +30,6 @@ const STATES = new Set(['ACTIVE', 'ACKNOWLEDGED', 'COMPLETED', 'ERROR', 'DELETED
 const MAX_IDS = 1000
 
 type IocAlert = StoredAlert & { last_updated_time?: number }
-
-function count(v: string | undefined, fallback: number, name: string): number {
-  if (v === undefined || v === '') return fallback
-  const n = Number(v)
-  if (!Number.isInteger(n) || n < 0 || n > 10_000) throw new ApiError(400, `Invalid ${name} [${v}]`)
-  return n
-}
 
 /** The peer's API document (its `trigger_id` holds the trigger name: reproduced). */
 export function renderIocAlert(hit: SearchHit): Record<string, unknown> {
@@ -73,12 +67,7 @@ export async function listIocAlerts(
   }
   const severity = q.severityLevel ?? 'ALL'
   if (severity !== 'ALL') filter.push({ term: { severity } })
-  const sortField = q.sortString ?? 'start_time'
-  if (!SORTABLE.has(sortField)) throw new ApiError(400, `Invalid sortString [${sortField}]`)
-  const order = (q.sortOrder ?? 'asc').toLowerCase()
-  if (order !== 'asc' && order !== 'desc') throw new ApiError(400, `Invalid sortOrder [${q.sortOrder}]`)
-  const size = count(q.size, 20, 'size')
-  const from = count(q.startIndex, 0, 'startIndex')
+  const { sortField, order, size, from } = listParams(q, 'start_time', (field) => SORTABLE.has(field))
   try {
     const r = await store.search({
       index: ALL_ALERTS,

@@ -8,6 +8,7 @@
  * after a crash before its checkpoint writes the same finding again, as a create conflict.
  */
 import { ApiError } from '../../http/errors'
+import { listParams } from '../alerts/list-params'
 import { AlreadyExists, IndexNotFound } from '../../store/errors'
 import type { Mappings, Store } from '../../store/port'
 import { isObject } from '../../json'
@@ -158,13 +159,6 @@ export async function writeIocFindings(store: Store, findings: IocFinding[]): Pr
 
 const SORTABLE = /^[a-z_][a-z0-9_.]*$/i
 
-function count(v: string | undefined, fallback: number, name: string, max = 10_000): number {
-  if (v === undefined || v === '') return fallback
-  const n = Number(v)
-  if (!Number.isInteger(n) || n < 0 || n > max) throw new ApiError(400, `Invalid ${name} [${v}]`)
-  return n
-}
-
 const csv = (v: string | undefined) =>
   (v ?? '')
     .split(',')
@@ -187,12 +181,7 @@ export async function searchIocFindings(
     filter.push({ range: { timestamp: { gte: from, lte: to } } })
   }
   const should = q.searchString ? [{ query_string: { query: q.searchString } }] : []
-  const sortField = q.sortString ?? 'timestamp'
-  if (!SORTABLE.test(sortField)) throw new ApiError(400, `Invalid sortString [${sortField}]`)
-  const order = (q.sortOrder ?? 'asc').toLowerCase()
-  if (order !== 'asc' && order !== 'desc') throw new ApiError(400, `Invalid sortOrder [${q.sortOrder}]`)
-  const size = count(q.size, 20, 'size')
-  const from = count(q.startIndex, 0, 'startIndex')
+  const { sortField, order, size, from } = listParams(q, 'timestamp', (field) => SORTABLE.test(field))
   try {
     const r = await store.search({
       index: IOC_FINDINGS_INDEX,
