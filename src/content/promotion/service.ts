@@ -20,7 +20,6 @@ import type { PromoteRequest } from './request'
 import { reconcileRuleset, syncRuleset } from './ruleset'
 import { undoSteps } from './rollback'
 
-const cm = 'plugins.content_manager.'
 export const PROMOTION_COMPLETED = 'Promotion completed successfully.'
 
 export class PromotionService {
@@ -74,10 +73,10 @@ export class PromotionService {
 
   private async leaseSettings(): Promise<PromotionLeaseSettings> {
     const s = await this.ctx.settings.snapshot()
-    const stale = s.num(`${cm}resource_lock.stale_threshold_millis`)
+    const stale = s.num('plugins.content_manager.resource_lock.stale_threshold_millis')
     return {
       waitMillis: stale,
-      retryBackoffMillis: s.num(`${cm}resource_lock.retry_backoff_millis`),
+      retryBackoffMillis: s.num('plugins.content_manager.resource_lock.retry_backoff_millis'),
       // The holder renews it while it runs (its Engine load may take minutes), so a dead one is found at this age.
       staleMillis: stale,
     }

@@ -18,8 +18,6 @@ import type { Space } from '../spaces'
 import { FILTER_SPACES, resourceBody, type ResourceBody } from './bodies'
 import { forCreate, forUpdate, nestMetadata, renderYaml, requireFields } from './normalize'
 
-const cm = 'plugins.content_manager.'
-
 /** Reference 4.4, "Create requires" / "Update requires" (paths inside `resource`). */
 const CREATE_REQUIRED: Record<ResourceKind, string[]> = {
   integration: ['category', 'metadata.title', 'metadata.author'],
@@ -62,9 +60,9 @@ export class ResourceService {
     const writer = await writerFor(ctx, caller, { [INDEX_ACTIONS.index]: [info.alias, parentAlias] })
 
     const lockSettings = {
-      maxRetries: settings.num(`${cm}resource_lock.max_retries`),
-      retryBackoffMillis: settings.num(`${cm}resource_lock.retry_backoff_millis`),
-      staleThresholdMillis: settings.num(`${cm}resource_lock.stale_threshold_millis`),
+      maxRetries: settings.num('plugins.content_manager.resource_lock.max_retries'),
+      retryBackoffMillis: settings.num('plugins.content_manager.resource_lock.retry_backoff_millis'),
+      staleThresholdMillis: settings.num('plugins.content_manager.resource_lock.stale_threshold_millis'),
     }
     const id = crypto.randomUUID()
     const document = forCreate(resource, id, ctx.now())
@@ -280,7 +278,7 @@ export class ResourceService {
     at?: number,
   ): Promise<number> {
     const settings = await this.ctx.settings.snapshot()
-    const attempts = settings.num(`${cm}integration.max_update_attempts`)
+    const attempts = settings.num('plugins.content_manager.integration.max_update_attempts')
     let position = -1
     const done = await writer.modify(
       alias,

@@ -27,7 +27,6 @@ import type { SyncRuleset } from './ruleset-post-sync'
 import { ConsumerStates, type LastPass } from './state'
 
 export const SYNC_LOCK_ID = 'catalog-sync'
-const cm = 'plugins.content_manager.'
 
 export type Trigger = 'start' | 'schedule' | 'demand' | 'registration' | 'test'
 
@@ -162,7 +161,11 @@ export class ContentSync {
       const s = await this.deps.settings.snapshot()
       lease = await tryAcquireLease(
         { store: this.deps.store, now: this.deps.now },
-        { index: RESOURCE_LOCKS_INDEX, id: SYNC_LOCK_ID, staleMillis: s.num(`${cm}resource_lock.stale_threshold_millis`) },
+        {
+          index: RESOURCE_LOCKS_INDEX,
+          id: SYNC_LOCK_ID,
+          staleMillis: s.num('plugins.content_manager.resource_lock.stale_threshold_millis'),
+        },
       )
     } catch (e) {
       this.deps.log.error('sync lock could not be taken', { error: e })
@@ -204,8 +207,8 @@ export class ContentSync {
       const setup = await waitForSetupReady(
         { store: this.deps.store, log },
         {
-          retries: s.num(`${cm}setup_wait.max_retries`),
-          baseSeconds: s.num(`${cm}setup_wait.backoff_base_seconds`),
+          retries: s.num('plugins.content_manager.setup_wait.max_retries'),
+          baseSeconds: s.num('plugins.content_manager.setup_wait.backoff_base_seconds'),
           sleep: (ms) => (this.deps.sleep ?? sleep)(ms, this.stopping.signal),
         },
       )
