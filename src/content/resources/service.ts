@@ -6,6 +6,7 @@
 // content consistent, whoever the caller.
 import { ApiError, shown } from '../../http/errors'
 import { checkBody } from '../../http/validate'
+import { resourceLockWait } from '../../locks/wait'
 import { INDEX_ACTIONS } from '../../security/actions'
 import type { Caller } from '../../http/caller'
 import { VersionConflict } from '../../store/errors'
@@ -59,19 +60,15 @@ export class ResourceService {
     const parentAlias = listName ? CONTENT_ALIASES.integrations : CONTENT_ALIASES.policies
     const writer = await writerFor(ctx, caller, { [INDEX_ACTIONS.index]: [info.alias, parentAlias] })
 
-    const lockSettings = {
-      maxRetries: settings.num('plugins.content_manager.resource_lock.max_retries'),
-      retryBackoffMillis: settings.num('plugins.content_manager.resource_lock.retry_backoff_millis'),
-      staleThresholdMillis: settings.num('plugins.content_manager.resource_lock.stale_threshold_millis'),
-    }
+    const wait = resourceLockWait(settings)
     const id = crypto.randomUUID()
     const document = forCreate(resource, id, ctx.now())
     if (kind === 'integration') for (const list of INTEGRATION_LISTS) document[list] = []
     if (parentId !== undefined && kind === 'rule') checkProduct(resource, await this.draftIntegration(parentId))
     // The spec never renews the creation lock: the slow Engine call runs before it, bounded below its stale age.
-    await this.validateWithEngine(kind, document, lockSettings.staleThresholdMillis / 2)
+    await this.validateWithEngine(kind, document, wait.staleMillis / 2)
 
-    return ctx.creationLock(ctx, lockSettings, { type: kind, space }, async (assertMine) => {
+    return ctx.creationLock(ctx, wait, { type: kind, space }, async (assertMine) => {
       const parent = parentId === undefined ? undefined : await this.draftIntegration(parentId)
       if (kind === 'rule') checkProduct(resource, parent!)
       if (kind === 'integration' || kind === 'rule') await this.uniqueTitle(kind, resource)
