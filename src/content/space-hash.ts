@@ -22,45 +22,59 @@ interface SpaceCopy {
   index: string
   seq: number
   rows: Map<string, Stored>
+  /** `document.id -> hash` of the rows, kept with them: not rebuilt from 10,000 rows on every write. */
+  hashes: Map<string, string>
 }
 const copies = new WeakMap<ContentRepository, Map<string, SpaceCopy>>()
 
 /** Copies kept per repository (spaces × content indices). */
 const MAX_COPIES = 64
 
-async function spaceDocs(repo: ContentRepository, alias: string, space: string): Promise<Iterable<Stored>> {
+const docId = (d: Stored) => String(d.document.id)
+
+function tableOf(docs: Iterable<Stored>): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const d of docs) out.set(docId(d), d.hash)
+  return out
+}
+
+/** The space's documents of `alias` (hashed fields only) and their `document.id -> hash` table. */
+async function spaceDocs(
+  repo: ContentRepository,
+  alias: string,
+  space: string,
+): Promise<{ docs: Iterable<Stored>; hashes: Map<string, string> }> {
   let mine = copies.get(repo)
   if (!mine) copies.set(repo, (mine = new Map()))
   const key = `${alias}\u0000${space}`
   let copy = mine.get(key)
   for (let pass = 0; pass < 2; pass++) {
     const changed = await repo.changedSince(alias, space, copy, HASHED_FIELDS)
-    if (!changed) {
-      mine.delete(key)
-      return repo.list(alias, space, { source: HASHED_FIELDS })
-    }
-    if (!copy || copy.index !== changed.index) copy = { index: changed.index, seq: -1, rows: new Map() }
+    if (!changed) break
+    if (!copy || copy.index !== changed.index) copy = { index: changed.index, seq: -1, rows: new Map(), hashes: new Map() }
     for (const d of changed.docs) {
+      const before = copy.rows.get(d._id)
+      if (before && docId(before) !== docId(d)) copy.hashes.delete(docId(before))
       copy.rows.set(d._id, d)
+      copy.hashes.set(docId(d), d.hash)
       if (d.seqNo > copy.seq) copy.seq = d.seqNo
     }
     if (copy.rows.size === changed.count) {
       mine.delete(key)
       mine.set(key, copy)
       if (mine.size > MAX_COPIES) mine.delete(mine.keys().next().value!)
-      return copy.rows.values()
+      return { docs: copy.rows.values(), hashes: copy.hashes }
     }
     copy = undefined // something left the space, or was missed: read it again whole
   }
   mine.delete(key)
-  return repo.list(alias, space, { source: HASHED_FIELDS })
+  const docs = await repo.list(alias, space, { source: HASHED_FIELDS })
+  return { docs, hashes: tableOf(docs) }
 }
 
 /** `document.id -> hash` of every document of a space in one index. */
 async function hashes(repo: ContentRepository, alias: string, space: string): Promise<Map<string, string>> {
-  const out = new Map<string, string>()
-  for (const d of await spaceDocs(repo, alias, space)) out.set(String(d.document.id), d.hash)
-  return out
+  return (await spaceDocs(repo, alias, space)).hashes
 }
 
 /**
@@ -70,25 +84,29 @@ async function hashes(repo: ContentRepository, alias: string, space: string): Pr
  */
 export async function computeSpaceHash(repo: ContentRepository, policy: Stored): Promise<string> {
   const space = policy.space
-  const integrations = [...(await spaceDocs(repo, CONTENT_ALIASES.integrations, space))]
-  const byId = new Map(integrations.map((d) => [String(d.document.id), d]))
+  const byId = new Map<string, Stored>()
+  for (const d of (await spaceDocs(repo, CONTENT_ALIASES.integrations, space)).docs) byId.set(docId(d), d)
   const [decoders, kvdbs, rules, filters] = await Promise.all(
     [CONTENT_ALIASES.decoders, CONTENT_ALIASES.kvdbs, CONTENT_ALIASES.rules, CONTENT_ALIASES.filters].map((a) => hashes(repo, a, space)),
   )
   const parts = [policy.hash]
-  const add = (table: Map<string, string>, id: string) => {
-    const h = table.get(id)
-    if (h !== undefined) parts.push(h)
+  // One pass over each list, no copy of it: an integration may list 10,000 rules.
+  const add = (table: Map<string, string>, list: unknown) => {
+    if (!Array.isArray(list)) return
+    for (const id of list) {
+      const h = typeof id === 'string' ? table.get(id) : undefined
+      if (h !== undefined) parts.push(h)
+    }
   }
   for (const id of ids(policy.document.integrations)) {
     const integration = byId.get(id)
     if (!integration) continue
     parts.push(integration.hash)
-    for (const d of ids(integration.document.decoders)) add(decoders, d)
-    for (const k of ids(integration.document.kvdbs)) add(kvdbs, k)
-    for (const r of ids(integration.document.rules)) add(rules, r)
+    add(decoders, integration.document.decoders)
+    add(kvdbs, integration.document.kvdbs)
+    add(rules, integration.document.rules)
   }
-  for (const f of ids(policy.document.filters)) add(filters, f)
+  add(filters, policy.document.filters)
   return sha256Hex(parts.join(''))
 }
 
