@@ -97,16 +97,13 @@ export class ResourceService {
         throw e
       }
       try {
-        if (listName)
-          await this.link(
-            writer,
-            CONTENT_ALIASES.integrations,
-            () => ctx.repo.getById(CONTENT_ALIASES.integrations, parentId!),
-            listName,
-            id,
-            'add',
-          )
-        else
+        if (listName) {
+          // The parent read under the lock is the first attempt's version (a long list is not read
+          // twice per creation); a concurrent change of it makes the write conflict and re-read.
+          let known = parent
+          const read = async () => known ?? ctx.repo.getById(CONTENT_ALIASES.integrations, parentId!)
+          await this.link(writer, CONTENT_ALIASES.integrations, () => read().finally(() => (known = undefined)), listName, id, 'add')
+        } else
           await this.link(
             writer,
             CONTENT_ALIASES.policies,
