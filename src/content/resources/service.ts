@@ -220,7 +220,7 @@ export class ResourceService {
   }
 
   private async draftIntegration(id: string): Promise<Stored> {
-    const parent = await this.ctx.repo.getById(CONTENT_ALIASES.integrations, id)
+    const parent = await this.ctx.repo.getByIdShared(CONTENT_ALIASES.integrations, id)
     if (!parent) throw new ApiError(400, `Integration [${id}] not found.`)
     if (parent.space !== 'draft') throw new ApiError(400, `Integration with ID '${id}' is not in draft space.`)
     return parent
