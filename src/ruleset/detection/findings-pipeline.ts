@@ -40,7 +40,7 @@ export interface SubmitResult {
 /**
  * How long one synchronous findings write may hold the event loop. A store that writes on this
  * thread (the embedded one) took 100-180 ms for a bulk of 100 findings on a loaded machine, and a
- * `GET` waited behind it; remote stores return at once and are never sliced.
+ * `GET` waited behind it; a remote store returns at once, so its slices grow to whole bulks.
  */
 const SLICE_MS = 10
 
