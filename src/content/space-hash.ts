@@ -22,44 +22,87 @@ interface SpaceCopy {
   index: string
   seq: number
   rows: Map<string, Stored>
+  table: HashTable
+}
+
+/**
+ * `document.id -> hash` of a copy's rows, kept with them (not rebuilt from 10,000 rows on every
+ * write), with the ids changed since (`log`) and, per list that references them (an integration's
+ * rules), that list's hashes as last computed: a list that only grew since, the usual change, is
+ * brought up to date by its new ids and the log, not looked up again id by id.
+ */
+interface HashTable {
+  hashes: Map<string, string>
+  log: string[]
+  lists: Map<string, { ids: unknown[]; hashes: Array<string | undefined>; at: number }>
 }
 const copies = new WeakMap<ContentRepository, Map<string, SpaceCopy>>()
 
 /** Copies kept per repository (spaces × content indices). */
 const MAX_COPIES = 64
+/** Changed ids logged before the lists are computed afresh. */
+const MAX_LOG = 10_000
 
-async function spaceDocs(repo: ContentRepository, alias: string, space: string): Promise<Iterable<Stored>> {
+const docId = (d: Stored) => String(d.document.id)
+
+function tableOf(docs: Iterable<Stored>): HashTable {
+  const hashes = new Map<string, string>()
+  for (const d of docs) hashes.set(docId(d), d.hash)
+  return { hashes, log: [], lists: new Map() }
+}
+
+/** The space's documents of `alias` (hashed fields only) and their hash table. */
+async function spaceDocs(repo: ContentRepository, alias: string, space: string): Promise<{ docs: Iterable<Stored>; table: HashTable }> {
   let mine = copies.get(repo)
   if (!mine) copies.set(repo, (mine = new Map()))
   const key = `${alias}\u0000${space}`
   let copy = mine.get(key)
   for (let pass = 0; pass < 2; pass++) {
     const changed = await repo.changedSince(alias, space, copy, HASHED_FIELDS)
-    if (!changed) {
-      mine.delete(key)
-      return repo.list(alias, space, { source: HASHED_FIELDS })
-    }
-    if (!copy || copy.index !== changed.index) copy = { index: changed.index, seq: -1, rows: new Map() }
+    if (!changed) break
+    if (!copy || copy.index !== changed.index) copy = { index: changed.index, seq: -1, rows: new Map(), table: tableOf([]) }
+    const { table } = copy
+    if (table.log.length > MAX_LOG) ((table.log = []), table.lists.clear())
     for (const d of changed.docs) {
+      const before = copy.rows.get(d._id)
+      if (before && docId(before) !== docId(d)) (table.hashes.delete(docId(before)), table.log.push(docId(before)))
       copy.rows.set(d._id, d)
+      table.hashes.set(docId(d), d.hash)
+      table.log.push(docId(d))
       if (d.seqNo > copy.seq) copy.seq = d.seqNo
     }
     if (copy.rows.size === changed.count) {
       mine.delete(key)
       mine.set(key, copy)
       if (mine.size > MAX_COPIES) mine.delete(mine.keys().next().value!)
-      return copy.rows.values()
+      return { docs: copy.rows.values(), table }
     }
     copy = undefined // something left the space, or was missed: read it again whole
   }
   mine.delete(key)
-  return repo.list(alias, space, { source: HASHED_FIELDS })
+  const docs = await repo.list(alias, space, { source: HASHED_FIELDS })
+  return { docs, table: tableOf(docs) }
 }
 
-/** `document.id -> hash` of every document of a space in one index. */
-async function hashes(repo: ContentRepository, alias: string, space: string): Promise<Map<string, string>> {
-  const out = new Map<string, string>()
-  for (const d of await spaceDocs(repo, alias, space)) out.set(String(d.document.id), d.hash)
+async function hashTable(repo: ContentRepository, alias: string, space: string): Promise<HashTable> {
+  return (await spaceDocs(repo, alias, space)).table
+}
+
+/** The hashes of the documents a list names, in its order (undefined where none), kept for `key`. */
+function listedHashes(table: HashTable, key: string, list: unknown): Array<string | undefined> {
+  const listed: unknown[] = Array.isArray(list) ? list : []
+  const hashOf = (id: unknown) => (typeof id === 'string' ? table.hashes.get(id) : undefined)
+  const last = table.lists.get(key)
+  let out: Array<string | undefined>
+  if (last && last.ids.length <= listed.length && (last.ids === listed || last.ids.every((id, i) => id === listed[i]))) {
+    out = last.hashes
+    for (let k = last.at; k < table.log.length; k++) {
+      const id = table.log[k]
+      for (let i = listed.indexOf(id); i >= 0 && i < last.ids.length; i = listed.indexOf(id, i + 1)) out[i] = hashOf(id)
+    }
+    for (let i = last.ids.length; i < listed.length; i++) out.push(hashOf(listed[i]))
+  } else out = listed.map(hashOf)
+  table.lists.set(key, { ids: listed, hashes: out, at: table.log.length })
   return out
 }
 
@@ -70,25 +113,24 @@ async function hashes(repo: ContentRepository, alias: string, space: string): Pr
  */
 export async function computeSpaceHash(repo: ContentRepository, policy: Stored): Promise<string> {
   const space = policy.space
-  const integrations = [...(await spaceDocs(repo, CONTENT_ALIASES.integrations, space))]
-  const byId = new Map(integrations.map((d) => [String(d.document.id), d]))
+  const byId = new Map<string, Stored>()
+  for (const d of (await spaceDocs(repo, CONTENT_ALIASES.integrations, space)).docs) byId.set(docId(d), d)
   const [decoders, kvdbs, rules, filters] = await Promise.all(
-    [CONTENT_ALIASES.decoders, CONTENT_ALIASES.kvdbs, CONTENT_ALIASES.rules, CONTENT_ALIASES.filters].map((a) => hashes(repo, a, space)),
+    [CONTENT_ALIASES.decoders, CONTENT_ALIASES.kvdbs, CONTENT_ALIASES.rules, CONTENT_ALIASES.filters].map((a) => hashTable(repo, a, space)),
   )
   const parts = [policy.hash]
-  const add = (table: Map<string, string>, id: string) => {
-    const h = table.get(id)
-    if (h !== undefined) parts.push(h)
+  const add = (table: HashTable, key: string, list: unknown) => {
+    for (const h of listedHashes(table, key, list)) if (h !== undefined) parts.push(h)
   }
   for (const id of ids(policy.document.integrations)) {
     const integration = byId.get(id)
     if (!integration) continue
     parts.push(integration.hash)
-    for (const d of ids(integration.document.decoders)) add(decoders, d)
-    for (const k of ids(integration.document.kvdbs)) add(kvdbs, k)
-    for (const r of ids(integration.document.rules)) add(rules, r)
+    add(decoders, id, integration.document.decoders)
+    add(kvdbs, id, integration.document.kvdbs)
+    add(rules, id, integration.document.rules)
   }
-  for (const f of ids(policy.document.filters)) add(filters, f)
+  add(filters, '', policy.document.filters)
   return sha256Hex(parts.join(''))
 }
 

@@ -15,19 +15,42 @@ interface Deps {
 const ids = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
 const documentOf = (source: Doc | undefined): Doc => (source?.document ?? {}) as Doc
 
-/** The integration listing a rule in a set of integration documents ('' when none does). */
-function parentOf(integrations: Doc[], ruleId: string): string {
-  return String(integrations.find((i) => ids(i.rules).includes(ruleId))?.id ?? '')
+/** The integration listing each rule in a set of integration documents (the first that does). */
+function parentsOf(integrations: Doc[]): (ruleId: string) => string {
+  const parents = new Map<string, string>()
+  for (const i of integrations) for (const r of ids(i.rules)) if (!parents.has(r)) parents.set(r, String(i.id ?? ''))
+  return (ruleId) => parents.get(ruleId) ?? ''
+}
+
+/**
+ * Calls for independent documents, `SLICE` at a time: the store commits the writes of one slice
+ * together instead of one commit (and sync to disk) per rule, so 2,400 promoted rules take
+ * seconds, not minutes. Warnings stay in the steps' order.
+ */
+const SLICE = 32
+async function inSlices<T>(steps: T[], call: (step: T) => Promise<string | undefined>): Promise<string[]> {
+  const warnings: string[] = []
+  for (let at = 0; at < steps.length; at += SLICE) {
+    for (const w of await Promise.all(steps.slice(at, at + SLICE).map(call))) if (w !== undefined) warnings.push(w)
+  }
+  return warnings
+}
+
+/** The call's warning, if it failed (logged). */
+async function tried(deps: Deps, what: string, call: () => Promise<void>): Promise<string | undefined> {
+  try {
+    await call()
+    return undefined
+  } catch (e) {
+    const error = e instanceof Error ? e.message : String(e)
+    deps.log.warn('Ruleset Management call failed during a promotion', { call: what, error })
+    return `${what}: ${error}`
+  }
 }
 
 async function attempt(deps: Deps, warnings: string[], what: string, call: () => Promise<void>): Promise<void> {
-  try {
-    await call()
-  } catch (e) {
-    const error = e instanceof Error ? e.message : String(e)
-    warnings.push(`${what}: ${error}`)
-    deps.log.warn('Ruleset Management call failed during a promotion', { call: what, error })
-  }
+  const warning = await tried(deps, what, call)
+  if (warning !== undefined) warnings.push(warning)
 }
 
 /** Step 4: removed rules and integrations deleted, then applied integrations and rules upserted (POST when new, PUT otherwise). */
@@ -36,7 +59,9 @@ export async function syncRuleset(deps: Deps, plan: Plan): Promise<string[]> {
   const { target } = plan
   const removed = (list: string) => plan.removals.filter((s) => s.list === list)
   const applied = (list: string) => plan.applies.filter((s) => s.list === list)
-  for (const s of removed('rules')) await attempt(deps, warnings, `delete rule ${s.id}`, () => deps.ruleset.deleteRule(target, s.id))
+  warnings.push(
+    ...(await inSlices(removed('rules'), (s) => tried(deps, `delete rule ${s.id}`, () => deps.ruleset.deleteRule(target, s.id)))),
+  )
   for (const s of removed('integrations')) {
     await attempt(deps, warnings, `delete integration ${s.id}`, () => deps.ruleset.deleteIntegration(target, s.id))
   }
@@ -45,12 +70,11 @@ export async function syncRuleset(deps: Deps, plan: Plan): Promise<string[]> {
       deps.ruleset.upsertIntegration(target, documentOf(s.body), s.previous !== undefined),
     )
   }
-  for (const s of applied('rules')) {
-    await attempt(deps, warnings, `upsert rule ${s.id}`, () =>
-      deps.ruleset.upsertRule(target, documentOf(s.body), parentOf(plan.after.integrations, s.id), s.previous !== undefined),
-    )
-  }
-  return warnings
+  const parentOf = parentsOf(plan.after.integrations)
+  const upserts = await inSlices(applied('rules'), (s) =>
+    tried(deps, `upsert rule ${s.id}`, () => deps.ruleset.upsertRule(target, documentOf(s.body), parentOf(s.id), s.previous !== undefined)),
+  )
+  return [...warnings, ...upserts]
 }
 
 /**
@@ -62,13 +86,13 @@ export async function syncRuleset(deps: Deps, plan: Plan): Promise<string[]> {
 export async function reconcileRuleset(deps: Deps, plan: Plan, applied: Applied[]): Promise<string[]> {
   const warnings: string[] = []
   const { target } = plan
-  const before = plan.before.integrations.map((i) => i.document)
+  const parentOf = parentsOf(plan.before.integrations.map((i) => i.document))
   const revert = async (s: Step) => {
     if (s.list === 'rules') {
       if (s.previous === undefined) await attempt(deps, warnings, `delete rule ${s.id}`, () => deps.ruleset.deleteRule(target, s.id))
       else {
         await attempt(deps, warnings, `restore rule ${s.id}`, () =>
-          deps.ruleset.upsertRule(target, documentOf(s.previous), parentOf(before, s.id), true),
+          deps.ruleset.upsertRule(target, documentOf(s.previous), parentOf(s.id), true),
         )
       }
     } else if (s.previous === undefined) {
@@ -90,7 +114,7 @@ export async function reconcileRuleset(deps: Deps, plan: Plan, applied: Applied[
   }
   for (const s of removals.filter((s) => s.list === 'rules')) {
     await attempt(deps, warnings, `re-create rule ${s.id}`, () =>
-      deps.ruleset.upsertRule(target, documentOf(s.previous), parentOf(before, s.id), false),
+      deps.ruleset.upsertRule(target, documentOf(s.previous), parentOf(s.id), false),
     )
   }
   return warnings

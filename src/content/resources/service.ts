@@ -92,16 +92,13 @@ export class ResourceService {
         throw e
       }
       try {
-        if (listName)
-          await this.link(
-            writer,
-            CONTENT_ALIASES.integrations,
-            () => ctx.repo.getById(CONTENT_ALIASES.integrations, parentId!),
-            listName,
-            id,
-            'add',
-          )
-        else
+        if (listName) {
+          // The parent read under the lock is the first attempt's version (a long list is not read
+          // twice per creation); a concurrent change of it makes the write conflict and re-read.
+          let known = parent
+          const read = async () => known ?? ctx.repo.getById(CONTENT_ALIASES.integrations, parentId!)
+          await this.link(writer, CONTENT_ALIASES.integrations, () => read().finally(() => (known = undefined)), listName, id, 'add')
+        } else
           await this.link(
             writer,
             CONTENT_ALIASES.policies,
@@ -218,7 +215,7 @@ export class ResourceService {
   }
 
   private async draftIntegration(id: string): Promise<Stored> {
-    const parent = await this.ctx.repo.getById(CONTENT_ALIASES.integrations, id)
+    const parent = await this.ctx.repo.getByIdShared(CONTENT_ALIASES.integrations, id)
     if (!parent) throw new ApiError(400, `Integration [${id}] not found.`)
     if (parent.space !== 'draft') throw new ApiError(400, `Integration with ID '${id}' is not in draft space.`)
     return parent

@@ -328,24 +328,36 @@ const onUndo =
   (f: () => void): void =>
     core.onUndo(f)
 
-const keyText = ([f, v]: Key) => `${f}\u0000${typeof v}\u0000${v}`
+/** Keys by field: a key's value is looked up in its field's set, no `field/type/value` string built per key. */
+function byField(keys: readonly Key[]): Map<number, Set<string | number>> {
+  const out = new Map<number, Set<string | number>>()
+  for (const [f, v] of keys) {
+    let values = out.get(f)
+    if (!values) out.set(f, (values = new Set()))
+    values.add(v)
+  }
+  return out
+}
 
 /**
  * Removes the fv rows of `row` a rewrite to `next` does not keep: every posting (their weights
  * follow the text) and the value keys `next` lacks. Answers the row's keys (their lengths leave
- * the text statistics) and the value keys still to insert.
+ * the text statistics) and the value keys still to insert. Linear in the keys with one set lookup
+ * each: an integration listing 10,000 rules is rewritten once per rule created.
  */
 function replaceKeys(core: StoreCore, meta: IndexMeta, row: DocRow, next: Key[]): { old: Key[]; fresh: Key[] } {
   const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
   const old = JSON.parse(row.keys) as Key[]
-  const wanted = new Set(next.map(keyText))
-  const kept = new Set<string>()
+  const wanted = byField(next)
+  const kept: Key[] = []
   for (const key of old) {
     if (meta.lengthIds.has(key[0])) continue
-    if (!meta.termIds.has(key[0]) && wanted.has(keyText(key))) kept.add(keyText(key))
+    if (!meta.termIds.has(key[0]) && wanted.get(key[0])?.has(key[1])) kept.push(key)
     else for (const [f, v] of listedRows(meta.termIds, key)) del.run(f, v, row.rid)
   }
-  return { old, fresh: kept.size === 0 ? next : next.filter((k) => !kept.has(keyText(k))) }
+  if (kept.length === 0) return { old, fresh: next }
+  const keep = byField(kept)
+  return { old, fresh: next.filter(([f, v]) => !keep.get(f)?.has(v)) }
 }
 
 /** An update answers the document it left under `get` when `_source` was asked for. */
