@@ -6,7 +6,7 @@
 import { jsonBody } from '../http/json-body'
 import { Elysia } from 'elysia'
 import type { TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
+import { failureOf } from '../http/validate'
 import { UnsupportedContentType } from '../http/body'
 import { ApiError, OpenSearchHttpError } from '../http/errors'
 import { remoteAddressOf } from '../http/remote'
@@ -110,13 +110,10 @@ export class IndexRouter {
   }
 }
 
-/** Checks a body against a port schema; the first problem becomes OpenSearch's 400 naming the field. */
+/** Checks a body against a port schema (the plugin routes' validation); the first problem becomes OpenSearch's 400 naming the field. */
 export function validate<T>(schema: TSchema, value: unknown, what: string): T {
-  if (Value.Check(schema, value)) return value as T
-  const first = Value.Errors(schema, value).First()
-  const where = first?.path ? first.path.replace(/^\//, '').replace(/\//g, '.') : ''
-  throw badRequest(
-    `[${what}] failed to parse${where ? ` field [${where}]` : ''}: ${first?.message ?? 'invalid value'}`,
-    'x_content_parse_exception',
-  )
+  const failure = failureOf(schema, value)
+  if (!failure) return value as T
+  const where = 'field' in failure && failure.field ? ` field [${failure.field}]` : ''
+  throw badRequest(`[${what}] failed to parse${where}: ${'worded' in failure ? failure.worded : failure.why}`, 'x_content_parse_exception')
 }
