@@ -1,5 +1,7 @@
 import { decodedBody, undecodableBody } from './compression'
-import { ApiError } from './errors'
+import { ApiError, UnsupportedContentType } from './errors'
+
+export { UnsupportedContentType, unsupportedContentTypeMessage } from './errors'
 
 /**
  * What a route's body is, and so which Content-Types it accepts (a request without one is
@@ -19,18 +21,6 @@ const MEDIA_TYPES: Record<BodyKind, (mediaType: string) => boolean> = {
   yaml: (t) => YAML_TYPES.has(t) || JSON_TYPE.test(t),
 }
 const ANY_KIND = Object.keys(MEDIA_TYPES) as BodyKind[]
-
-/** OpenSearch's words for a refused Content-Type, the header quoted as sent. */
-export function unsupportedContentTypeMessage(header: string): string {
-  return `Content-Type header [${header}] is not supported`
-}
-
-/** A 406: the request's Content-Type is not one the route reads. */
-export class UnsupportedContentType extends ApiError {
-  constructor(readonly header: string) {
-    super(406, unsupportedContentTypeMessage(header))
-  }
-}
 
 /** True when the request says a body follows (a positive Content-Length, or chunked). */
 export function carriesBody(request: Request): boolean {

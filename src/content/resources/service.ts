@@ -9,7 +9,7 @@ import { INDEX_ACTIONS } from '../../security/actions'
 import type { Caller } from '../../http/caller'
 import { VersionConflict } from '../../store/errors'
 import { afterChange, requireDraftPolicy, writerFor, type ContentContext } from '../context'
-import { EngineError, engineValidationMessage } from '../engine'
+import { EngineError, engineFailure } from '../engine'
 import { CONTENT_ALIASES } from '../indices'
 import { INTEGRATION_LISTS, KINDS, LIST_KIND, type IntegrationList, type ResourceKind } from '../kinds'
 import { envelope, isObject, type ContentRepository, type Doc, type Stored } from '../repository'
@@ -259,7 +259,7 @@ export class ResourceService {
     try {
       await this.ctx.engine.validateResource(type, document, timeoutCapMillis)
     } catch (e) {
-      if (e instanceof EngineError) throw new ApiError(400, engineValidationMessage(kind, e))
+      if (e instanceof EngineError) throw engineFailure(e, kind)
       throw e
     }
   }
