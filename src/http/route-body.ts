@@ -12,6 +12,8 @@ import { checkBody, wordOf } from './validate'
 /** A JSON object (or, for a `yaml` limit, a YAML mapping when sent as YAML). */
 export interface ObjectBody<S extends TSchema = TSchema, T = Static<S>> {
   limit: BodyLimit
+  /** Where the limit is a dynamic setting (logtest): the limit of this request; `limit` is then its default. */
+  limitNow?: () => Promise<BodyLimit>
   /** The body's type and its validation; the robustness walk also builds its samples from it. */
   schema: S
   /**
@@ -62,7 +64,7 @@ export function textBody(limit: BodyLimit, text: TextBody['text']): TextBody {
 
 /** Reads, parses and checks a request's body as its route declares it. */
 export async function readRouteBody(request: Request, body: RouteBody): Promise<unknown> {
-  const bytes = await readBody(request, body.limit)
+  const bytes = await readBody(request, 'limitNow' in body && body.limitNow ? await body.limitNow() : body.limit)
   if ('text' in body) {
     let text: string
     try {
