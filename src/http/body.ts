@@ -190,33 +190,5 @@ export function decodeUtf8(bytes: Uint8Array): string {
   }
 }
 
-export type JsonRead = { empty: true } | { empty: false; value: unknown } | { empty: false; invalid: true; reason: string }
-
-/** Reads and parses a JSON body; the caller decides the message for empty or malformed bodies. */
-export async function readJson(request: Request, limit: BodyLimit): Promise<JsonRead> {
-  const bytes = await readBody(request, limit)
-  try {
-    const text = decodeUtf8(bytes)
-    if (text.trim() === '') return { empty: true }
-    return { empty: false, value: parseJson(text) }
-  } catch (e) {
-    if (!(e instanceof BodySyntaxError)) throw e
-    return { empty: false, invalid: true, reason: e.message }
-  }
-}
-
-/** The common case: a JSON object body, with one message for empty, malformed and non-object bodies. */
-export async function readJsonObject(
-  request: Request,
-  limit: BodyLimit,
-  invalidMessage = 'Invalid request body.',
-): Promise<Record<string, unknown>> {
-  const read = await readJson(request, limit)
-  if (read.empty || 'invalid' in read || typeof read.value !== 'object' || read.value === null || Array.isArray(read.value)) {
-    throw new ApiError(400, invalidMessage)
-  }
-  return read.value as Record<string, unknown>
-}
-
 /** Default limit for plugin routes that take small JSON bodies. */
 export const SMALL_BODY: BodyLimit = { limit: 1024 * 1024, status: 413 }
