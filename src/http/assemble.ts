@@ -1,48 +1,26 @@
 import { Elysia } from 'elysia'
 import type { Security } from './caller'
 import type { Logger } from './log'
-import { ApiError, envelope, json, OpenSearchHttpError, openSearchError } from './errors'
+import { envelope, errorAnswer, errorResponseOf, hasOpenSearchType, json } from './errors'
 import { runPluginRoute, type PluginRoute } from './route'
 import { remoteAddressOf } from './remote'
 
 /** Bodies are read by the routes themselves (with their own limits), never by the framework. */
 const UNPARSED = Symbol('unparsed')
 
-/** An error with OpenSearch's fields (the Store's typed errors have this shape). */
-interface TypedError {
-  status: number
-  type: string
-  reason: string
-}
-function isTypedError(e: unknown): e is TypedError {
-  return (
-    typeof e === 'object' &&
-    e !== null &&
-    typeof (e as TypedError).type === 'string' &&
-    typeof (e as TypedError).status === 'number' &&
-    typeof (e as TypedError).reason === 'string'
-  )
-}
-
 const isPluginPath = (path: string) => path.startsWith('/_plugins/')
 
 /**
- * Turns any thrown value into the answer its route family expects; unknown errors are a logged 500.
- * On plugin routes a store failure of the 5xx kind is logged and answered with the generic message:
- * its reason describes our storage, not the request (the index API keeps OpenSearch's shape).
+ * Turns anything a route threw into its family's answer (errorAnswer); unexpected errors are logged.
+ * The index API answers its own errors; the other groups (metrics, snapshots) answer the envelope,
+ * but a store error keeps OpenSearch's shape there.
  */
 export function errorResponse(error: unknown, path: string, log: Logger): Response {
-  if (error instanceof ApiError) return envelope(error.status, error.message, error.extra, error.headers)
-  if (error instanceof OpenSearchHttpError || isTypedError(error)) {
-    if (!isPluginPath(path)) {
-      return error instanceof OpenSearchHttpError
-        ? openSearchError(error.status, error.type, error.reason, error.details)
-        : openSearchError(error.status, error.type, error.reason)
-    }
-    if (error.status < 500) return envelope(error.status, error.reason)
+  const answer = errorAnswer(error, isPluginPath(path) || !hasOpenSearchType(error) ? 'plugin' : 'index')
+  if (answer.unexpected) {
+    log.error('unhandled error', { path, error: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) })
   }
-  log.error('unhandled error', { path, error: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) })
-  return envelope(500, 'Internal Server Error.')
+  return errorResponseOf(answer)
 }
 
 function patternToRegExp(path: string): RegExp {

@@ -1,5 +1,7 @@
 import { decodedBody, undecodableBody } from './compression'
-import { ApiError } from './errors'
+import { ApiError, UnsupportedContentType } from './errors'
+
+export { UnsupportedContentType, unsupportedContentTypeMessage } from './errors'
 
 /**
  * What a route's body is, and so which Content-Types it accepts (a request without one is
@@ -19,18 +21,6 @@ const MEDIA_TYPES: Record<BodyKind, (mediaType: string) => boolean> = {
   yaml: (t) => YAML_TYPES.has(t) || JSON_TYPE.test(t),
 }
 const ANY_KIND = Object.keys(MEDIA_TYPES) as BodyKind[]
-
-/** OpenSearch's words for a refused Content-Type, the header quoted as sent. */
-export function unsupportedContentTypeMessage(header: string): string {
-  return `Content-Type header [${header}] is not supported`
-}
-
-/** A 406: the request's Content-Type is not one the route reads. */
-export class UnsupportedContentType extends ApiError {
-  constructor(readonly header: string) {
-    super(406, unsupportedContentTypeMessage(header))
-  }
-}
 
 /** True when the request says a body follows (a positive Content-Length, or chunked). */
 export function carriesBody(request: Request): boolean {
@@ -198,34 +188,6 @@ export function decodeUtf8(bytes: Uint8Array): string {
   } catch {
     throw new BodySyntaxError('The body is not valid UTF-8.')
   }
-}
-
-export type JsonRead = { empty: true } | { empty: false; value: unknown } | { empty: false; invalid: true; reason: string }
-
-/** Reads and parses a JSON body; the caller decides the message for empty or malformed bodies. */
-export async function readJson(request: Request, limit: BodyLimit): Promise<JsonRead> {
-  const bytes = await readBody(request, limit)
-  try {
-    const text = decodeUtf8(bytes)
-    if (text.trim() === '') return { empty: true }
-    return { empty: false, value: parseJson(text) }
-  } catch (e) {
-    if (!(e instanceof BodySyntaxError)) throw e
-    return { empty: false, invalid: true, reason: e.message }
-  }
-}
-
-/** The common case: a JSON object body, with one message for empty, malformed and non-object bodies. */
-export async function readJsonObject(
-  request: Request,
-  limit: BodyLimit,
-  invalidMessage = 'Invalid request body.',
-): Promise<Record<string, unknown>> {
-  const read = await readJson(request, limit)
-  if (read.empty || 'invalid' in read || typeof read.value !== 'object' || read.value === null || Array.isArray(read.value)) {
-    throw new ApiError(400, invalidMessage)
-  }
-  return read.value as Record<string, unknown>
 }
 
 /** Default limit for plugin routes that take small JSON bodies. */

@@ -1,8 +1,10 @@
 /**
- * Errors that carry their HTTP answer. Plugin routes answer the spec's
- * envelope `{message, status}`; the index API answers OpenSearch's shape
- * `{error: {root_cause, type, reason}, status}`.
+ * Errors that carry their HTTP answer, and the one mapping of anything thrown to an answer
+ * (`errorAnswer`). Plugin routes answer the spec's envelope `{message, status}`; the index API
+ * answers OpenSearch's shape `{error: {root_cause, type, reason}, status}`. Errors are told apart
+ * by their class: ApiError, the store's typed StoreError, OpenSearchHttpError.
  */
+import { StoreError } from '../store/errors'
 import { jsonBody } from './json-body'
 
 export class ApiError extends Error {
@@ -14,6 +16,18 @@ export class ApiError extends Error {
     readonly extra: Record<string, unknown> = {},
   ) {
     super(message)
+  }
+}
+
+/** OpenSearch's words for a refused Content-Type, the header quoted as sent. */
+export function unsupportedContentTypeMessage(header: string): string {
+  return `Content-Type header [${header}] is not supported`
+}
+
+/** A 406: the request's Content-Type is not one the route reads. */
+export class UnsupportedContentType extends ApiError {
+  constructor(readonly header: string) {
+    super(406, unsupportedContentTypeMessage(header))
   }
 }
 
@@ -61,6 +75,66 @@ export function envelope(
 }
 
 export function openSearchError(status: number, type: string, reason: string, details: Record<string, unknown> = {}): Response {
+  return json(openSearchBody(status, type, reason, details), status)
+}
+
+function openSearchBody(status: number, type: string, reason: string, details: Record<string, unknown> = {}) {
   const cause = { type, reason, ...details }
-  return json({ error: { root_cause: [cause], ...cause }, status }, status)
+  return { error: { root_cause: [cause], ...cause }, status }
+}
+
+/** A store error or one built in OpenSearch's shape: it has OpenSearch's `type` and `reason`. */
+export function hasOpenSearchType(error: unknown): error is StoreError | OpenSearchHttpError {
+  return error instanceof StoreError || error instanceof OpenSearchHttpError
+}
+
+/** Who is answered: a plugin route (the spec's envelope) or the index API (OpenSearch's shape). */
+export type ErrorFamily = 'plugin' | 'index'
+
+export interface ErrorAnswer {
+  status: number
+  body: unknown
+  headers?: Record<string, string>
+  /** Not a typed error, or a failure of our own storage: the caller logs it (the answer does not say what it was). */
+  unexpected?: true
+}
+
+const INTERNAL: Record<ErrorFamily, ErrorAnswer> = {
+  plugin: { status: 500, body: { message: 'Internal Server Error.', status: 500 }, unexpected: true },
+  index: { status: 500, body: openSearchBody(500, 'exception', 'internal error'), unexpected: true },
+}
+
+/**
+ * The answer to anything a route threw. On plugin routes a store (or OpenSearch) failure below 500
+ * keeps its reason; one of the 5xx kind describes our storage, not the request, so it is logged and
+ * answered with the generic message. The index API keeps OpenSearch's shape and its metadata
+ * (`index`, `resource.id`, ...); an ApiError there takes the type the security plugin or OpenSearch
+ * gives its status, and a refused Content-Type is OpenSearch's plain message.
+ */
+export function errorAnswer(error: unknown, family: ErrorFamily): ErrorAnswer {
+  const typed = hasOpenSearchType(error)
+  if (family === 'plugin') {
+    if (error instanceof ApiError)
+      return { status: error.status, body: { message: error.message, status: error.status, ...error.extra }, headers: error.headers }
+    if (typed && error.status < 500) return { status: error.status, body: { message: error.reason, status: error.status } }
+    return INTERNAL.plugin
+  }
+  if (error instanceof StoreError) return { status: error.status, body: { error: error.toOpenSearch(), status: error.status } }
+  if (error instanceof OpenSearchHttpError)
+    return { status: error.status, body: openSearchBody(error.status, error.type, error.reason, error.details) }
+  if (error instanceof UnsupportedContentType) return { status: 406, body: { error: error.message, status: 406 } }
+  if (error instanceof ApiError)
+    return { status: error.status, body: openSearchBody(error.status, apiErrorType(error.status), error.message), headers: error.headers }
+  return INTERNAL.index
+}
+
+/** Authentication and authorization failures as the security plugin types them; an over-size body as OpenSearch. */
+function apiErrorType(status: number): string {
+  if (status === 401 || status === 403) return 'security_exception'
+  return status === 413 ? 'content_too_long_exception' : 'status_exception'
+}
+
+/** An `errorAnswer` as a JSON response. */
+export function errorResponseOf(answer: ErrorAnswer): Response {
+  return json(answer.body, answer.status, answer.headers)
 }

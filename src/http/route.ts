@@ -1,16 +1,19 @@
 import { type Caller, noPermissions, type Security } from './caller'
-import type { TObject } from '@sinclair/typebox'
-import type { BodyLimit } from './body'
 import { ApiError, json } from './errors'
+import { readRouteBody, type BodyOf, type RouteBody } from './route-body'
+
+export { objectBody, textBody, type RouteBody } from './route-body'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD'
 
-export interface RouteInput {
+export interface RouteInput<B = undefined> {
   request: Request
   params: Record<string, string>
   query: Record<string, string | undefined>
   caller: Caller
   remoteAddress?: string
+  /** The body as the route declares it, read and checked before the handler runs. */
+  body: B
 }
 
 /**
@@ -23,9 +26,11 @@ export interface PluginRoute {
   path: string
   /** Cluster action checked before the handler; every plugin route has one. */
   action: string
-  handler: (input: RouteInput) => Promise<unknown> | unknown
-  /** The body the route reads, when it reads one: declared so that limits and fields can be checked from outside. */
+  handler: (input: RouteInput<any>) => Promise<unknown> | unknown
+  /** The body the route reads, when it reads one: the runner reads and checks it with this declaration. */
   body?: RouteBody
+  /** Checks the spec puts before the body (a setting that disables the endpoint); run after authorization. */
+  before?: (input: RouteInput) => Promise<void> | void
   /**
    * The permission (action or action group) `?perform_permission_check=true` evaluates. Routes
    * that set it answer such a request, as the platform's security layer does, with
@@ -36,17 +41,14 @@ export interface PluginRoute {
   alsoRequires?: string[]
 }
 
-/**
- * What a route's handler reads: the limit it passes to `readBody` (the same
- * constant, so the declaration cannot drift) and, for JSON bodies, the schema
- * of the top-level object. Sigma rules are YAML text and have no schema.
- */
-export interface RouteBody {
-  limit: BodyLimit
-  schema?: TObject
-}
-
-export function route(method: Method, path: string, action: string, handler: PluginRoute['handler'], body?: RouteBody): PluginRoute {
+/** A plugin route; the handler's `body` is typed from the declared one (`Static` of its schema). */
+export function route<B extends RouteBody | undefined = undefined>(
+  method: Method,
+  path: string,
+  action: string,
+  handler: (input: RouteInput<BodyOf<B>>) => Promise<unknown> | unknown,
+  body?: B,
+): PluginRoute {
   return body ? { method, path, action, handler, body } : { method, path, action, handler }
 }
 
@@ -68,6 +70,8 @@ export async function runPluginRoute(
   for (const action of r.alsoRequires ?? []) {
     if (!security.hasClusterPermission(caller, action)) throw new ApiError(403, noPermissions(action, caller))
   }
-  const result = await r.handler({ ...ctx, caller })
+  await r.before?.({ ...ctx, caller, body: undefined })
+  const body = r.body ? await readRouteBody(ctx.request, r.body) : undefined
+  const result = await r.handler({ ...ctx, caller, body })
   return result instanceof Response ? result : json(result)
 }

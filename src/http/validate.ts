@@ -13,7 +13,8 @@ export interface Worded {
   missing?: string
 }
 
-const wordOf = (schema: TSchema | undefined, absent = false): string | undefined => {
+/** The schema's own answer for a failure (`missing` when the value is absent). */
+export const wordOf = (schema: TSchema | undefined, absent = false): string | undefined => {
   const w = schema as Worded | undefined
   return (absent ? w?.missing : undefined) ?? w?.message
 }
@@ -35,6 +36,20 @@ function firstFailure(schema: TSchema, value: unknown): ValueError | undefined {
   return Value.Errors(schema, value).First()
 }
 
+/** Why a value fails its schema: the schema's own words when it has them, else the field (dotted path) and the failure. */
+export type Failure = { worded: string } | { field?: string; why: string }
+
+/** The first failure of `value` against `schema` (undefined when it passes): the one TypeBox validation behind every body check. */
+export function failureOf(schema: TSchema, value: unknown): Failure | undefined {
+  if (Value.Check(schema, value)) return undefined
+  const first = firstFailure(schema, value)
+  const worded =
+    wordOf(first?.schema, first?.type === ValueErrorType.ObjectRequiredProperty) ?? (first?.path === '' ? wordOf(schema) : undefined)
+  if (worded) return { worded }
+  const field = first && first.path !== '' ? first.path.slice(1).replaceAll('/', '.') : undefined
+  return { field, why: first ? first.message.charAt(0).toLowerCase() + first.message.slice(1) : 'unexpected shape' }
+}
+
 /**
  * Checks a parsed body against its TypeBox schema before anything else
  * touches it: the first failing field answers 400 with its schema's `message`
@@ -42,12 +57,8 @@ function firstFailure(schema: TSchema, value: unknown): ValueError | undefined {
  * deep inside a service or the store.
  */
 export function checkBody<T extends TSchema>(schema: T, value: unknown, what = 'request body'): Static<T> {
-  if (Value.Check(schema, value)) return value as Static<T>
-  const first = firstFailure(schema, value)
-  const worded =
-    wordOf(first?.schema, first?.type === ValueErrorType.ObjectRequiredProperty) ?? (first?.path === '' ? wordOf(schema) : undefined)
-  if (worded) throw new ApiError(400, worded)
-  const field = first && first.path !== '' ? first.path.slice(1).replaceAll('/', '.') : undefined
-  const why = first ? first.message.charAt(0).toLowerCase() + first.message.slice(1) : 'unexpected shape'
-  throw new ApiError(400, field ? `Invalid ${what}: field [${field}] ${why}.` : `Invalid ${what}: ${why}.`)
+  const failure = failureOf(schema, value)
+  if (!failure) return value as Static<T>
+  if ('worded' in failure) throw new ApiError(400, failure.worded)
+  throw new ApiError(400, failure.field ? `Invalid ${what}: field [${failure.field}] ${failure.why}.` : `Invalid ${what}: ${failure.why}.`)
 }

@@ -13,7 +13,8 @@ import { ACTIONS, refreshParam } from './documents'
 import { requireNoPipeline } from './ingest'
 import { compileScript, type SourceEdit } from './painless'
 import { resolveStoredScript } from './stored-scripts'
-import { errorBody, Reply, type IndexRouter } from './router'
+import { errorAnswer } from '../http/errors'
+import { Reply, type IndexRouter } from './router'
 import { checkSearchBody, uriQuery, type SearchRequest } from './search'
 import { startTask } from './tasks'
 
@@ -138,7 +139,10 @@ async function execute(ctx: RequestContext, plan: Plan, action: string, descript
       const { took: _t, timed_out: _o, failures: _f, ...rest } = response(counts, started)
       return rest
     }
-    const id = startTask(ctx, action, description, status, run, (e) => errorBody(e)?.body ?? { type: 'exception', reason: String(e) })
+    const id = startTask(ctx, action, description, status, run, (e) => {
+      const answer = errorAnswer(e, 'index')
+      return answer.unexpected ? { type: 'exception', reason: String(e) } : answer.body
+    })
     return { task: id }
   }
   const body = await run()

@@ -4,7 +4,8 @@
  * answers its error in its slot, as OpenSearch does, and the others still run.
  */
 import { badRequest, JSON_BODY_LIMIT, withoutSystemIndices, type RequestContext } from './context'
-import { errorBody, type IndexRouter } from './router'
+import { errorAnswer } from '../http/errors'
+import type { IndexRouter } from './router'
 import { checkSearchBody, SEARCH_KEYS, searchAs, type SearchRequest } from './search'
 import type { ResolveOptions } from '../store/port'
 
@@ -93,9 +94,9 @@ async function msearch(ctx: RequestContext) {
       const res = await searchAs(ctx, req)
       responses.push({ ...res, status: 200 })
     } catch (e) {
-      const mapped = errorBody(e)
-      if (!mapped) throw e
-      responses.push(mapped.body)
+      const answer = errorAnswer(e, 'index')
+      if (answer.unexpected) throw e
+      responses.push(answer.body)
     }
   }
   return { took: Math.round(performance.now() - started), responses }

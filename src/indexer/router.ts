@@ -6,11 +6,9 @@
 import { jsonBody } from '../http/json-body'
 import { Elysia } from 'elysia'
 import type { TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
-import { UnsupportedContentType } from '../http/body'
-import { ApiError, OpenSearchHttpError } from '../http/errors'
+import { failureOf } from '../http/validate'
+import { errorAnswer } from '../http/errors'
 import { remoteAddressOf } from '../http/remote'
-import { StoreError } from '../store/errors'
 import { badRequest, RequestContext, type IndexApiDeps } from './context'
 
 export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE'
@@ -27,28 +25,6 @@ export class Reply {
 export type Handler = (ctx: RequestContext) => Promise<unknown> | unknown
 
 const JSON_TYPE = 'application/json; charset=UTF-8'
-
-export function errorBody(error: unknown): { status: number; body: unknown; headers?: Record<string, string> } | undefined {
-  if (error instanceof StoreError) return { status: error.status, body: { error: error.toOpenSearch(), status: error.status } }
-  if (error instanceof OpenSearchHttpError) {
-    const cause = { type: error.type, reason: error.reason, ...error.details }
-    return { status: error.status, body: { error: { root_cause: [cause], ...cause }, status: error.status } }
-  }
-  // OpenSearch answers a refused Content-Type with a plain message, not an exception object.
-  if (error instanceof UnsupportedContentType) return { status: 406, body: { error: error.message, status: 406 } }
-  if (error instanceof ApiError) {
-    // Authentication and authorization failures of the security layer, as the security plugin shapes them.
-    const type =
-      error.status === 401 || error.status === 403
-        ? 'security_exception'
-        : error.status === 413
-          ? 'content_too_long_exception'
-          : 'status_exception'
-    const cause = { type, reason: error.message }
-    return { status: error.status, body: { error: { root_cause: [cause], ...cause }, status: error.status }, headers: error.headers }
-  }
-  return undefined
-}
 
 function respond(
   method: string,
@@ -97,26 +73,23 @@ export class IndexRouter {
       if (result instanceof Reply) return respond(request.method, result.status, result.body, pretty, result.contentType)
       return respond(request.method, 200, result, pretty)
     } catch (error) {
-      const mapped = errorBody(error)
-      if (mapped) return respond(request.method, mapped.status, mapped.body, pretty, JSON_TYPE, mapped.headers)
-      this.deps.log.error('index API request failed', {
-        method: request.method,
-        path: new URL(request.url).pathname,
-        error: error instanceof Error ? { message: error.message, stack: error.stack } : String(error),
-      })
-      const cause = { type: 'exception', reason: 'internal error' }
-      return respond(request.method, 500, { error: { root_cause: [cause], ...cause }, status: 500 }, pretty)
+      const answer = errorAnswer(error, 'index')
+      if (answer.unexpected) {
+        this.deps.log.error('index API request failed', {
+          method: request.method,
+          path: new URL(request.url).pathname,
+          error: error instanceof Error ? { message: error.message, stack: error.stack } : String(error),
+        })
+      }
+      return respond(request.method, answer.status, answer.body, pretty, JSON_TYPE, answer.headers)
     }
   }
 }
 
-/** Checks a body against a port schema; the first problem becomes OpenSearch's 400 naming the field. */
+/** Checks a body against a port schema (the plugin routes' validation); the first problem becomes OpenSearch's 400 naming the field. */
 export function validate<T>(schema: TSchema, value: unknown, what: string): T {
-  if (Value.Check(schema, value)) return value as T
-  const first = Value.Errors(schema, value).First()
-  const where = first?.path ? first.path.replace(/^\//, '').replace(/\//g, '.') : ''
-  throw badRequest(
-    `[${what}] failed to parse${where ? ` field [${where}]` : ''}: ${first?.message ?? 'invalid value'}`,
-    'x_content_parse_exception',
-  )
+  const failure = failureOf(schema, value)
+  if (!failure) return value as T
+  const where = 'field' in failure && failure.field ? ` field [${failure.field}]` : ''
+  throw badRequest(`[${what}] failed to parse${where}: ${'worded' in failure ? failure.worded : failure.why}`, 'x_content_parse_exception')
 }

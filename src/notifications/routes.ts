@@ -3,19 +3,18 @@
  * Readers without `configs/update` see channel secrets masked.
  */
 import type { ClusterSettings } from '../config/cluster-settings'
-import { readJsonObject, SMALL_BODY } from '../http/body'
+import { SMALL_BODY } from '../http/body'
 import { ApiError } from '../http/errors'
-import { route, type PluginRoute, type RouteBody } from '../http/route'
+import { objectBody, route, type PluginRoute } from '../http/route'
 import { NOTIFICATIONS_ACTIONS as N } from '../security/actions'
 import type { Caller, Security } from '../http/caller'
-import { check } from '../ruleset/model'
 import type { Channels } from './configs'
 import { CreateConfigBody, UpdateConfigBody } from './model'
 import { deliver } from './send'
 
 const BASE = '/_plugins/_notifications'
-const CREATE: RouteBody = { limit: SMALL_BODY, schema: CreateConfigBody }
-const UPDATE: RouteBody = { limit: SMALL_BODY, schema: UpdateConfigBody }
+const CREATE = objectBody(SMALL_BODY, CreateConfigBody, { name: 'notification config' })
+const UPDATE = objectBody(SMALL_BODY, UpdateConfigBody, { name: 'notification config' })
 
 export function notificationsRoutes(d: {
   channels: Channels
@@ -23,7 +22,6 @@ export function notificationsRoutes(d: {
   security: Pick<Security, 'hasClusterPermission'>
 }): PluginRoute[] {
   const secretsFor = (caller: Caller) => d.security.hasClusterPermission(caller, N.configUpdate)
-  const body = (request: Request) => readJsonObject(request, SMALL_BODY, 'Invalid notification config body.')
   const test = async ({ params }: { params: Record<string, string> }) => {
     const id = params.config_id
     const stored = await d.channels.stored(id)
@@ -49,21 +47,8 @@ export function notificationsRoutes(d: {
     return { event_source: { title, reference_id: id, severity: 'info', tags: [] }, status_list: [status] }
   }
   return [
-    route(
-      'POST',
-      `${BASE}/configs`,
-      N.configCreate,
-      async ({ request }) => d.channels.create(check(CreateConfigBody, await body(request), 'notification config')),
-      CREATE,
-    ),
-    route(
-      'PUT',
-      `${BASE}/configs/:config_id`,
-      N.configUpdate,
-      async ({ request, params }) =>
-        d.channels.update(params.config_id, check(UpdateConfigBody, await body(request), 'notification config')),
-      UPDATE,
-    ),
+    route('POST', `${BASE}/configs`, N.configCreate, ({ body }) => d.channels.create(body), CREATE),
+    route('PUT', `${BASE}/configs/:config_id`, N.configUpdate, ({ body, params }) => d.channels.update(params.config_id, body), UPDATE),
     route('GET', `${BASE}/configs/:config_id`, N.configGet, ({ params, caller }) => d.channels.get(params.config_id, secretsFor(caller))),
     route('GET', `${BASE}/configs`, N.configGet, ({ query, caller }) => d.channels.list(query, secretsFor(caller))),
     route('DELETE', `${BASE}/configs/:config_id`, N.configDelete, ({ params }) => d.channels.delete([params.config_id])),

@@ -61,7 +61,7 @@ export class Detectors {
   }
 
   /** `POST /detectors` (caller) or the Content Manager's create (caller undefined, `id` given). */
-  async create(body: unknown, caller: Caller | undefined, opts: { id?: string; documentId?: string } = {}): Promise<DetectorView> {
+  async create(body: DetectorBody, caller: Caller | undefined, opts: { id?: string; documentId?: string } = {}): Promise<DetectorView> {
     const input = this.validateShape(body)
     const settings = await this.d.settings.snapshot()
     const filtered = filteredCaller(settings, caller)
@@ -116,7 +116,7 @@ export class Detectors {
   }
 
   /** `PUT /detectors/{id}` (caller) or the Content Manager's update (caller undefined). */
-  async update(id: string, body: unknown, caller: Caller | undefined): Promise<DetectorView> {
+  async update(id: string, body: DetectorBody, caller: Caller | undefined): Promise<DetectorView> {
     const input = this.validateShape(body)
     const settings = await this.d.settings.snapshot()
     const filtered = filteredCaller(settings, caller)
@@ -254,8 +254,8 @@ export class Detectors {
     return r.hits.hits.map((h) => ({ id: h._id, detector: (h._source as { detector: StoredDetector }).detector }))
   }
 
-  private validateShape(body: unknown): DetectorBody {
-    const input = check(DetectorBody, body, 'detector')
+  /** What the schema (checked by the route, or typed by the caller) cannot say. */
+  private validateShape(input: DetectorBody): DetectorBody {
     for (const t of input.triggers ?? []) {
       const types = t.detection_types ?? []
       if (types.length === 0) throw new ApiError(400, `Trigger [${t.name}] should mention at least one detection type but found none`)

@@ -149,13 +149,8 @@ export interface StoredLogType {
   last_update_time: number
 }
 
-/** Validates `value` against a schema; a 400 naming the first offending path otherwise. */
-export function check<S extends import('@sinclair/typebox').TSchema>(schema: S, value: unknown, what: string): Static<S> {
-  if (Value.Check(schema, value)) return value as Static<S>
-  const e = Value.Errors(schema, value).First()!
-  const path = e.path === '' ? '' : ` [${e.path.slice(1).replaceAll('/', '.')}]`
-  throw new ApiError(400, `Invalid ${what}${path}: ${e.message}`)
-}
+/** The one body validation (src/http/validate.ts), under the name the ruleset's modules use. */
+export { checkBody as check } from '../http/validate'
 
 export const iso = (millis: number | null | undefined): string | null =>
   millis === null || millis === undefined ? null : new Date(millis).toISOString()

@@ -3,9 +3,9 @@
  * detectors CRUD and search, rules create/update/get/delete/search, log type search. Findings
  * routes are in `./findings/routes`.
  */
-import { readBody, readJsonObject, SMALL_BODY, type BodyLimit } from '../http/body'
-import { ApiError, json } from '../http/errors'
-import { route, type PluginRoute, type RouteBody } from '../http/route'
+import { SMALL_BODY, type BodyLimit } from '../http/body'
+import { json } from '../http/errors'
+import { objectBody, route, textBody, type PluginRoute } from '../http/route'
 import { PLATFORM_SA_ACTIONS } from '../security/actions'
 import type { Caller } from '../http/caller'
 import type { MonitorRunResult } from './detection/monitor'
@@ -13,16 +13,16 @@ import type { Detectors } from './detectors'
 import type { LogTypes } from './log-types'
 import { DetectorBody } from './model'
 import type { Rules } from './rules'
-import { readSearchBody as searchBody, SEARCH_BODY } from './search-body'
+import { SEARCH_BODY, searchOf } from './search-body'
 
 const BASE = '/_plugins/_security_analytics'
 const RULE_BODY: BodyLimit = { limit: 1024 * 1024, status: 413, kind: 'yaml' }
-const RULE: RouteBody = { limit: RULE_BODY }
-const DETECTOR: RouteBody = { limit: SMALL_BODY, schema: DetectorBody }
+/** A rule body is Sigma YAML text (upstream sends it raw); the rule parser judges it. */
+const RULE = textBody(RULE_BODY, { empty: 'Rule body is empty.', invalid: 'Rule body must be UTF-8 text.' })
+const DETECTOR = objectBody(SMALL_BODY, DetectorBody, { name: 'detector body' })
 const A = PLATFORM_SA_ACTIONS
 
 const flag = (v: string | undefined) => v === '' || v === 'true'
-const detectorBody = (request: Request) => readJsonObject(request, SMALL_BODY, 'Invalid detector body.')
 /** 201 with the new resource's address, as the reference answers a creation. */
 const created = (kind: 'detectors' | 'rules', view: { _id: string }) => json(view, 201, { location: `${BASE}/${kind}/${view._id}` })
 
@@ -41,21 +41,21 @@ export function rulesetRoutes(r: RulesetApi): PluginRoute[] {
       'POST',
       `${BASE}/detectors`,
       A.detectorWrite,
-      async ({ request, caller }) => created('detectors', await r.detectors.create(await detectorBody(request), caller)),
+      async ({ body, caller }) => created('detectors', await r.detectors.create(body, caller)),
       DETECTOR,
     ),
     route(
       'POST',
       `${BASE}/detectors/_search`,
       A.detectorSearch,
-      async ({ request, caller }) => r.detectors.search(await searchBody(request), caller),
+      async ({ body, caller }) => r.detectors.search(searchOf(body), caller),
       SEARCH_BODY,
     ),
     route(
       'PUT',
       `${BASE}/detectors/:detector_id`,
       A.detectorWrite,
-      async ({ request, params, caller }) => r.detectors.update(params.detector_id, await detectorBody(request), caller),
+      async ({ body, params, caller }) => r.detectors.update(params.detector_id, body, caller),
       DETECTOR,
     ),
     route('GET', `${BASE}/detectors/:detector_id`, A.detectorGet, ({ params, caller }) => r.detectors.get(params.detector_id, caller)),
@@ -71,28 +71,23 @@ export function rulesetRoutes(r: RulesetApi): PluginRoute[] {
       'POST',
       `${BASE}/rules`,
       A.ruleWrite,
-      async ({ request, query, caller }) =>
-        created('rules', await r.rules.create({ body: await ruleText(request), category: query.category || undefined, caller })),
+      async ({ body, query, caller }) => created('rules', await r.rules.create({ body, category: query.category || undefined, caller })),
       RULE,
     ),
     route(
       'POST',
       `${BASE}/rules/_search`,
       A.ruleSearch,
-      async ({ request, query, caller }) =>
-        r.rules.search(query.pre_packaged === undefined || flag(query.pre_packaged), await searchBody(request), caller),
+      async ({ body, query, caller }) =>
+        r.rules.search(query.pre_packaged === undefined || flag(query.pre_packaged), searchOf(body), caller),
       SEARCH_BODY,
     ),
     route(
       'PUT',
       `${BASE}/rules/:rule_id`,
       A.ruleWrite,
-      async ({ request, params, query, caller }) =>
-        r.rules.update(
-          params.rule_id,
-          { body: await ruleText(request), category: query.category || undefined, caller },
-          flag(query.forced),
-        ),
+      async ({ body, params, query, caller }) =>
+        r.rules.update(params.rule_id, { body, category: query.category || undefined, caller }, flag(query.forced)),
       RULE,
     ),
     route('GET', `${BASE}/rules/:rule_id`, A.ruleSearch, ({ params, caller }) => r.rules.get(params.rule_id, caller)),
@@ -102,26 +97,7 @@ export function rulesetRoutes(r: RulesetApi): PluginRoute[] {
 
     // Log type search answers GET and POST alike (the body is the search in both).
     ...(['GET', 'POST'] as const).map((method) =>
-      route(
-        method,
-        `${BASE}/logtype/_search`,
-        A.logtypeSearch,
-        async ({ request }) => r.logTypes.search(await searchBody(request)),
-        SEARCH_BODY,
-      ),
+      route(method, `${BASE}/logtype/_search`, A.logtypeSearch, async ({ body }) => r.logTypes.search(searchOf(body)), SEARCH_BODY),
     ),
   ]
-}
-
-/** A rule body is Sigma YAML text (upstream sends it raw). */
-async function ruleText(request: Request): Promise<string> {
-  let text: string
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(await readBody(request, RULE_BODY))
-  } catch (e) {
-    if (e instanceof ApiError) throw e
-    throw new ApiError(400, 'Rule body must be UTF-8 text.')
-  }
-  if (text.trim() === '') throw new ApiError(400, 'Rule body is empty.')
-  return text
 }

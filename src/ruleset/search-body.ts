@@ -3,23 +3,18 @@
  * search schema before it is passed on, so that a mistyped `size` or `sort` is a 400 naming the
  * field rather than a failure inside the store.
  */
-import { readJson, SMALL_BODY } from '../http/body'
+import { SMALL_BODY } from '../http/body'
 import { ApiError } from '../http/errors'
-import type { RouteBody } from '../http/route'
-import { checkBody } from '../http/validate'
+import { objectBody } from '../http/route'
 import { SearchBody } from '../store/port'
 import { documentFetchingClause } from '../store/query/terms'
 
-export const SEARCH_BODY: RouteBody = { limit: SMALL_BODY, schema: SearchBody }
-
 /** An empty body searches everything; anything else must be a search request object. */
-export async function readSearchBody(request: Request): Promise<SearchBody> {
-  const read = await readJson(request, SMALL_BODY)
-  if (read.empty) return {}
-  if ('invalid' in read || typeof read.value !== 'object' || read.value === null || Array.isArray(read.value))
-    throw new ApiError(400, 'Invalid search request body.')
-  // These searches run with the service's rights: nothing in them may read another document.
-  const fetching = documentFetchingClause(read.value)
+export const SEARCH_BODY = objectBody(SMALL_BODY, SearchBody, { name: 'search request body', optional: true })
+
+/** The checked body, refused when it would fetch documents: these searches run with the service's rights. */
+export function searchOf(body: SearchBody): SearchBody {
+  const fetching = documentFetchingClause(body)
   if (fetching !== undefined) throw new ApiError(400, `Invalid search request body: [${fetching}] is not supported in this search.`)
-  return checkBody(SearchBody, read.value, 'search request body')
+  return body
 }

@@ -18,7 +18,7 @@ import type { RulesetDeps } from './deps'
 import type { Detectors } from './detectors'
 import { evaluateRulesRequest } from './evaluate'
 import type { LogTypes } from './log-types'
-import type { Space } from './model'
+import type { DetectorBody, Space } from './model'
 import type { Rules } from './rules'
 
 export const DETECTOR_INTERVAL_SETTING = 'plugins.content_manager.security_analytics.detector_interval'
@@ -105,7 +105,7 @@ export class RulesetService implements RulesetSync, RulesetDetectorSync {
       this.d.log.warn('standard detector: rules not found, skipped', { integration: sd.integrationId, rules: missing })
     const interval =
       sd.interval !== undefined && sd.interval >= 1 && sd.interval <= 10080 ? sd.interval : settings.num(DETECTOR_INTERVAL_SETTING)
-    const body = {
+    const body: DetectorBody = {
       type: 'detector',
       name: sd.logType.toLowerCase(),
       detector_type: sd.logType,

@@ -1,16 +1,16 @@
 import type { Deps } from '../deps'
 import { SMALL_BODY } from '../http/body'
 import { envelope } from '../http/errors'
-import type { TObject } from '@sinclair/typebox'
-import { route, type Method, type PluginRoute, type RouteBody } from '../http/route'
+import type { Static, TObject } from '@sinclair/typebox'
+import { objectBody, route, type Method, type PluginRoute } from '../http/route'
 import { SETUP_ACTIONS } from '../security/actions'
 import { AssistantService, PROVIDER_MESSAGES } from './ai-assistant/service'
-import { AssistantSettings, NewProvider, Provider } from './ai-assistant/validate'
-import { readObjectBody, SESSION_LIMIT } from './sessions/body'
+import { AssistantSettings, NewProvider, newProvider, pickSettings, Provider, validProvider } from './ai-assistant/validate'
+import { EMPTY_BODY, SESSION_LIMIT } from './sessions/body'
 import { ownerOf } from './sessions/owner'
 import { SessionService } from './sessions/service'
 import { CreateSessionBody, RenameSessionBody, ReplaceSessionBody } from './sessions/validate'
-import { SettingsRecord, updateSetupSettings } from './settings'
+import { SETTINGS_BODY, settingsUpdatesEnabled, updateSetupSettings } from './settings'
 
 const BASE = '/_plugins/_setup'
 const AI = `${BASE}/ai_assistant`
@@ -28,31 +28,35 @@ export function setupServices(deps: Pick<Deps, 'store' | 'settings' | 'now' | 'n
 export function setupRoutes(deps: Deps, services: SetupServices = setupServices(deps)): PluginRoute[] {
   const { sessions, assistant } = services
   // Settings and provider documents are small: the default plugin limit (413) applies; sessions have their own 400.
-  const readAssistant = (request: Request) => readObjectBody(request, SMALL_BODY)
-  const small = (schema: RouteBody['schema']): RouteBody => ({ limit: SMALL_BODY, schema })
+  // The assistant's documents are checked field by field with the reference's words (validate.ts).
+  const assistantBody = <S extends TObject, T>(schema: S, parse: (body: Record<string, unknown>) => T) =>
+    objectBody(SMALL_BODY, schema, { empty: EMPTY_BODY, parse: (v) => parse(v as Record<string, unknown>) })
   // The session writes: the caller's own sessions, a JSON object under the session body limit.
-  const sessionWrite = (
+  const sessionWrite = <S extends TObject>(
     method: Method,
     path: string,
-    schema: TObject,
-    write: (owner: string, id: string | undefined, body: Record<string, unknown>) => Promise<unknown>,
+    schema: S,
+    write: (owner: string, id: string | undefined, body: Static<S>) => Promise<unknown>,
   ) =>
     route(
       method,
       path,
       SETUP_ACTIONS.sessionWrite,
-      async ({ request, caller, params }) => write(ownerOf(caller), params.id, await readObjectBody(request)),
-      { limit: SESSION_LIMIT, schema },
+      async ({ caller, params, body }) => write(ownerOf(caller), params.id, body),
+      objectBody(SESSION_LIMIT, schema, { empty: EMPTY_BODY }),
     )
 
   return [
-    route(
-      'PUT',
-      `${BASE}/settings`,
-      SETUP_ACTIONS.settingsUpdate,
-      ({ request, caller }) => updateSetupSettings(deps, caller, request),
-      small(SettingsRecord),
-    ),
+    {
+      ...route(
+        'PUT',
+        `${BASE}/settings`,
+        SETUP_ACTIONS.settingsUpdate,
+        ({ caller, body }) => updateSetupSettings(deps, caller, body),
+        SETTINGS_BODY,
+      ),
+      before: () => settingsUpdatesEnabled(deps),
+    },
 
     sessionWrite('POST', `${AI}/sessions`, CreateSessionBody, (owner, _id, body) => sessions.create(owner, body)),
     sessionWrite('PUT', `${AI}/sessions/:id`, ReplaceSessionBody, (owner, id, body) => sessions.replace(owner, id, body)),
@@ -67,32 +71,32 @@ export function setupRoutes(deps: Deps, services: SetupServices = setupServices(
       'PUT',
       `${AI}/settings`,
       SETUP_ACTIONS.aiSettingsWrite,
-      async ({ request }) => {
-        await assistant.putSettings(await readAssistant(request))
+      async ({ body }) => {
+        await assistant.putSettings(body)
         return envelope(200, 'Settings updated.')
       },
-      small(AssistantSettings),
+      assistantBody(AssistantSettings, pickSettings),
     ),
     route('GET', `${AI}/providers`, SETUP_ACTIONS.aiSettingsRead, async () => ({ providers: await assistant.listProviders() })),
     route(
       'POST',
       `${AI}/providers`,
       SETUP_ACTIONS.aiSettingsWrite,
-      async ({ request }) => {
-        const id = await assistant.createProvider(await readAssistant(request))
+      async ({ body }) => {
+        const id = await assistant.createProvider(body)
         return envelope(200, PROVIDER_MESSAGES.saved, { id })
       },
-      small(NewProvider),
+      assistantBody(NewProvider, newProvider),
     ),
     route(
       'PUT',
       `${AI}/providers/:id`,
       SETUP_ACTIONS.aiSettingsWrite,
-      async ({ request, params }) => {
-        const id = await assistant.putProvider(params.id, await readAssistant(request))
+      async ({ params, body }) => {
+        const id = await assistant.putProvider(params.id, body)
         return envelope(200, PROVIDER_MESSAGES.saved, { id })
       },
-      small(Provider),
+      assistantBody(Provider, validProvider),
     ),
     route('DELETE', `${AI}/providers/:id`, SETUP_ACTIONS.aiSettingsWrite, async ({ params }) => {
       const id = await assistant.deleteProvider(params.id)

@@ -1,9 +1,11 @@
 import { Type as T, type Static } from '@sinclair/typebox'
 import type { ClusterSettings } from '../config/cluster-settings'
-import { decodeUtf8, parseJson, readBody, SMALL_BODY } from '../http/body'
+import { SMALL_BODY } from '../http/body'
 import { ApiError } from '../http/errors'
 import type { Logger } from '../http/log'
+import { objectBody } from '../http/route'
 import { checkBody } from '../http/validate'
+import { parseObjectText } from '../http/route-body'
 import { INDEX_ACTIONS } from '../security/actions'
 import type { Caller, Security } from '../http/caller'
 import { callerStore, securityRefusal } from '../security/platform/caller-store'
@@ -43,35 +45,28 @@ export interface SetupSettingsDeps {
   storeFor?: (caller: Caller) => Store
 }
 
-/** Steps 2-6: the body to the Settings record, or the first failing rule's 400. */
-export function parseSettingsRecord(text: string | undefined): SettingsRecord {
-  if (text === undefined || text.trim() === '') throw new ApiError(400, SETTINGS_MESSAGES.invalidBody)
-  let body: unknown
-  try {
-    body = parseJson(text)
-  } catch {
-    throw new ApiError(400, SETTINGS_MESSAGES.invalidBody)
-  }
+/** The route's declared body: steps 2-6 (size, emptiness, JSON, the record's fields) are the runner's. */
+export const SETTINGS_BODY = objectBody(SMALL_BODY, SettingsRecord, {
   // Only the one known path reaches the store; unknown keys are ignored.
-  return { engine: { index_raw_events: checkBody(SettingsRecord, body).engine.index_raw_events } }
+  parse: (body): SettingsRecord => ({ engine: { index_raw_events: checkBody(SettingsRecord, body).engine.index_raw_events } }),
+})
+
+/** Steps 2-6 on a body's text: the Settings record, or the first failing rule's 400. */
+export function parseSettingsRecord(text: string | undefined): SettingsRecord {
+  return parseObjectText(text ?? '', SETTINGS_BODY)
+}
+
+/** Step 1, before the body: the node setting that disables updates, for every caller including superusers. */
+export async function settingsUpdatesEnabled(deps: Pick<SetupSettingsDeps, 'settings'>): Promise<void> {
+  const s = await deps.settings.snapshot()
+  if (!s.bool('plugins.setup.settings_update.enabled')) throw new ApiError(403, SETTINGS_MESSAGES.disabled)
 }
 
 export async function updateSetupSettings(
   deps: SetupSettingsDeps,
   caller: Caller,
-  request: Request,
+  record: SettingsRecord,
 ): Promise<{ message: string; status: 200 }> {
-  const s = await deps.settings.snapshot()
-  // Checked before the body, for every caller including superusers.
-  if (!s.bool('plugins.setup.settings_update.enabled')) throw new ApiError(403, SETTINGS_MESSAGES.disabled)
-  let text: string | undefined
-  try {
-    text = decodeUtf8(await readBody(request, SMALL_BODY))
-  } catch (e) {
-    if (e instanceof ApiError) throw e
-    throw new ApiError(400, SETTINGS_MESSAGES.invalidBody)
-  }
-  const record = parseSettingsRecord(text)
   // The write is done with the caller's rights (reference 2 step 9): a denial, ours or the
   // platform's, is answered with its own status and message; any other failure is a 500.
   const store = callerStore(deps, caller, INDEX_ACTIONS.index, [SETTINGS_INDEX])

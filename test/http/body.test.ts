@@ -1,16 +1,10 @@
 import { describe, expect, test } from 'bun:test'
-import {
-  BodySyntaxError,
-  decodeUtf8,
-  MAX_JSON_DEPTH,
-  nestsDeeper,
-  parseJson,
-  parseYaml,
-  readBody,
-  readJson,
-  readJsonObject,
-} from '../../src/http/body'
+import { BodySyntaxError, decodeUtf8, MAX_JSON_DEPTH, nestsDeeper, parseJson, parseYaml, readBody } from '../../src/http/body'
 import { ApiError } from '../../src/http/errors'
+import { objectBody, readRouteBody } from '../../src/http/route-body'
+import { Type as T } from '@sinclair/typebox'
+
+const Open = T.Object({}, { additionalProperties: true })
 
 function streamed(chunks: Uint8Array[], onPull?: () => void): Request {
   let i = 0
@@ -69,23 +63,32 @@ describe('request bodies', () => {
     expect(pulls).toBeLessThan(10)
   })
 
-  test('JSON reading distinguishes empty, malformed and valid bodies', async () => {
-    const req = (body: string) => new Request('http://x/', { method: 'POST', body })
-    expect(await readJson(req('  '), { limit: 100 })).toEqual({ empty: true })
-    expect(await readJson(req('{bad'), { limit: 100 })).toMatchObject({ empty: false, invalid: true })
-    expect(await readJson(req('{"a":1}'), { limit: 100 })).toEqual({ empty: false, value: { a: 1 } })
-    const invalidUtf8 = new Request('http://x/', { method: 'POST', body: new Uint8Array([0x7b, 0xff, 0x7d]) })
-    expect(await readJson(invalidUtf8, { limit: 100 })).toMatchObject({ empty: false, invalid: true })
-  })
-
-  test('readJsonObject refuses arrays and scalars with the given message', async () => {
-    for (const body of ['[1]', '3', '"s"', 'null', '']) {
-      const err = await rejection(
-        readJsonObject(new Request('http://x/', { method: 'POST', body }), { limit: 100 }, 'Invalid request body.'),
-      )
-      expect(err.status).toBe(400)
-      expect(err.message).toBe('Invalid request body.')
+  test("a declared object body: empty, malformed, non-object and mistyped bodies are 400s in the declaration's words", async () => {
+    const Body = T.Object({ n: T.Integer() })
+    const req = (body: string | Uint8Array) => new Request('http://x/', { method: 'POST', body })
+    const words = async (body: string | Uint8Array, decl = objectBody({ limit: 100 }, Body)) => {
+      const e = await rejection(readRouteBody(req(body), decl))
+      return `${e.status} ${e.message}`
     }
+    expect(await readRouteBody(req('{"n":1}'), objectBody({ limit: 100 }, Body))).toEqual({ n: 1 })
+    for (const bad of ['', '  ', '{bad', '[1]', '3', 'null', new Uint8Array([0x7b, 0xff, 0x7d])])
+      expect(await words(bad)).toBe('400 Invalid request body.')
+    expect(await words('{"n":"1"}')).toBe('400 Invalid request body: field [n] expected integer.')
+    expect(await words('{"n":"1"}', objectBody({ limit: 100 }, Body, { name: 'thing' }))).toBe(
+      '400 Invalid thing: field [n] expected integer.',
+    )
+    expect(await words('', objectBody({ limit: 100 }, Body, { empty: 'empty!' }))).toBe('400 empty!')
+    expect(await words('[1]', objectBody({ limit: 100 }, Body, { detail: true }))).toBe(
+      '400 Invalid request body. The body must be an object.',
+    )
+    expect(await readRouteBody(req(''), objectBody({ limit: 100 }, Open, { optional: true }))).toEqual({})
+    // A parser takes the schema check's place; a schema worded at its root hands it non-objects too.
+    const Worded = T.Object({ n: T.Integer() }, { message: 'needs n' })
+    expect(await words('[1]', objectBody({ limit: 100 }, Worded))).toBe('400 needs n')
+    const parsed = objectBody({ limit: 100 }, Worded, { parse: (v) => (Array.isArray(v) ? v.length : -1) })
+    expect(await readRouteBody(req('[1,2]'), parsed)).toBe(2)
+    // Size and Content-Type are the limit's: over it is the declared status before parsing.
+    expect(await words('{"n":1}', objectBody({ limit: 3, status: 400, message: 'too big' }, Body))).toBe('400 too big')
   })
 
   test('JSON deeper than the bound is refused before JSON.parse runs; the bound itself parses', async () => {
@@ -97,8 +100,11 @@ describe('request bodies', () => {
     const inString = JSON.stringify({ s: '['.repeat(5000) + '\\"' + '{'.repeat(5000) })
     expect(nestsDeeper(inString)).toBe(false)
     expect(parseJson(inString)).toEqual(JSON.parse(inString))
-    const read = await readJson(new Request('http://x/', { method: 'POST', body: deep(20_000) }), { limit: 1 << 20 })
-    expect(read).toEqual({ empty: false, invalid: true, reason: `The body nests deeper than ${MAX_JSON_DEPTH} levels.` })
+    const read = readRouteBody(
+      new Request('http://x/', { method: 'POST', body: deep(20_000) }),
+      objectBody({ limit: 1 << 20 }, Open, { detail: true }),
+    )
+    expect((await rejection(read)).message).toBe(`Invalid request body. The body nests deeper than ${MAX_JSON_DEPTH} levels.`)
   })
 
   test('YAML aliases that would expand without bound are refused; shared small subtrees pass', () => {

@@ -86,11 +86,11 @@ describe('configs', () => {
       [{ config: { name: 'x', config_type: 'webhook', webhook: { url: 'not a url' } } }, 'Invalid URL'],
       [
         { config_id: 'bad id!', config: { name: 'x', config_type: 'webhook', webhook: { url: receiver.url } } },
-        'Invalid notification config [config_id]',
+        'Invalid notification config: field [config_id]',
       ],
       [
         { config: { name: 'x', config_type: 'webhook', webhook: { url: receiver.url }, colour: 1 } },
-        'Invalid notification config [config.colour]',
+        'Invalid notification config: field [config.colour]',
       ],
       [{ config: { name: 'x', config_type: 'chime', chime: { url: receiver.url } } }, 'not allowed on this cluster'],
     ]

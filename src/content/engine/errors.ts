@@ -1,5 +1,6 @@
-// Typed Engine failures. Callers map them to HTTP answers (resource writes: 400; policy loads: log
-// and carry on), so they need to tell "the Engine said no" from "we could not talk to it".
+// Typed Engine failures, and the one HTTP answer to them (engineFailure) used by the resource
+// writes, promotion and logtest; policy loads log them and carry on.
+import { ApiError } from '../../http/errors'
 
 /** Any failed Engine call; `status` follows reference 3.2 (local failures are 500). */
 export class EngineError extends Error {
@@ -49,6 +50,23 @@ export class EngineRefused extends EngineError {
   ) {
     super(reason, status)
   }
+}
+
+/**
+ * The HTTP answer to a failed Engine call, for every route that makes one:
+ * - the Engine refused with an error status (4xx/5xx): that status and its message verbatim, since it
+ *   judged the request (a policy it will not load, an event it cannot parse, its own failure);
+ * - the Engine answered with any other status the call does not accept: 502, the gateway's answer to
+ *   a peer whose reply it cannot use;
+ * - a local failure (socket absent or not accessible, timeout, broken exchange): 500 with our message
+ *   (reference 3.2), the request was never judged.
+ * A resource write (`resourceType` given) is the case the spec fixes: any failure, the unreachable
+ * socket included (reference 3.3.1), is the resource's 400 'Engine validation failed for <type>: <reason>'.
+ */
+export function engineFailure(error: EngineError, resourceType?: string): ApiError {
+  if (resourceType !== undefined) return new ApiError(400, engineValidationMessage(resourceType, error))
+  if (error instanceof EngineRefused) return new ApiError(error.status >= 400 ? error.status : 502, error.reason)
+  return new ApiError(error.status, error.message)
 }
 
 /**

@@ -4,6 +4,6 @@ export type { EngineClient, EngineClientOptions, EngineLog, EngineTimeouts, Logt
 export { engineOptionsFromSettings } from './settings'
 export { createPolicyReloader } from './reload-loader'
 export type { PolicyReloader, PolicySource, ReloadOutcome } from './reload-loader'
-export { EngineError, EngineRefused, EngineTimeout, EngineUnavailable, engineValidationMessage } from './errors'
+export { EngineError, engineFailure, EngineRefused, EngineTimeout, EngineUnavailable, engineValidationMessage } from './errors'
 export type { EngineReply } from './transport'
 export * from './schemas'

@@ -2,12 +2,17 @@
 // a dynamic setting read on every request and enforced before anything is parsed; the messages are
 // the reference plugin's, verbatim.
 import type { ClusterSettings } from '../../config/cluster-settings'
-import { readJson } from '../../http/body'
+import { settingDef } from '../../config/registry'
+import { Type as T } from '@sinclair/typebox'
+import type { BodyLimit } from '../../http/body'
 import { ApiError } from '../../http/errors'
+import { objectBody } from '../../http/route'
 import type { LogtestRequest } from '../engine'
 import { isObject, type Doc } from '../repository'
 
 export const MAX_BODY_SETTING = 'plugins.content_manager.logtest.max_body_bytes'
+/** The setting's default, the declared limit. */
+const DEFAULT_MAX_BODY = settingDef(MAX_BODY_SETTING)!.default as number
 
 /** The combined route runs against every space the Engine can hold; the split routes keep the narrower set. */
 const COMBINED_SPACES = ['test', 'custom', 'standard'] as const
@@ -20,16 +25,20 @@ const combinedSpaceError = (received: string) =>
 const splitSpaceError = (received: string) =>
   `Logtest is only supported for the 'test' and 'standard' spaces. Received space: '${received}'.`
 
-/** The body as a JSON object; 413 beyond the limit (declared or streamed), 400 when it is not a JSON object. */
-export async function readLogtestBody(request: Request, settings: ClusterSettings): Promise<Doc> {
-  const limit = (await settings.snapshot()).num(MAX_BODY_SETTING)
-  const read = await readJson(request, {
-    limit,
-    status: 413,
-    message: `logtest payload exceeds the maximum allowed size of ${limit} bytes.`,
+/** The logtest limit: `max_body_bytes` as this request finds it, 413 beyond it (declared or streamed). */
+function logtestLimit(limit: number): BodyLimit {
+  return { limit, status: 413, message: `logtest payload exceeds the maximum allowed size of ${limit} bytes.` }
+}
+
+/** Declared for the walk; the fields are checked by the route's parser, in the reference's order and words. */
+const LogtestBody = T.Object({ space: T.String() }, { additionalProperties: true })
+
+/** The body of a logtest route: a JSON object under the setting's limit, parsed into the route's request. */
+export function logtestBody<T>(settings: ClusterSettings, parse: (body: Doc) => T) {
+  return objectBody(logtestLimit(DEFAULT_MAX_BODY), LogtestBody, {
+    limitNow: async () => logtestLimit((await settings.snapshot()).num(MAX_BODY_SETTING)),
+    parse: (value) => parse(value as Doc),
   })
-  if (read.empty || 'invalid' in read || !isObject(read.value)) throw new ApiError(400, 'Invalid request body.')
-  return read.value
 }
 
 export interface CombinedRequest {

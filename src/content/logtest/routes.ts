@@ -4,7 +4,7 @@ import { route, type PluginRoute } from '../../http/route'
 import { CONTENT_MANAGER_ACTIONS, RULESET_ACTIONS } from '../../security/actions'
 import type { ContentContext } from '../context'
 import { LogtestPool } from './pool'
-import { combinedRequest, detectionRequest, normalizationRequest, readLogtestBody } from './request'
+import { combinedRequest, detectionRequest, logtestBody, normalizationRequest } from './request'
 import { LogtestService } from './service'
 
 const PREFIX = '/_plugins/_content_manager/logtest'
@@ -16,25 +16,34 @@ export function logtestRoutes(ctx: ContentContext, service = new LogtestService(
 
   return [
     evaluates(
-      route('POST', PREFIX, CONTENT_MANAGER_ACTIONS.logtest, async (input) => {
-        const req = combinedRequest(await readLogtestBody(input.request, ctx.settings))
-        const message = await pool.run(() => service.combined(req.space, req.integration, req.engine))
-        return { message, status: 200 }
-      }),
+      route(
+        'POST',
+        PREFIX,
+        CONTENT_MANAGER_ACTIONS.logtest,
+        async ({ body: req }) => ({ message: await pool.run(() => service.combined(req.space, req.integration, req.engine)), status: 200 }),
+        logtestBody(ctx.settings, combinedRequest),
+      ),
     ),
 
-    route('POST', `${PREFIX}/normalization`, CONTENT_MANAGER_ACTIONS.logtestNormalization, async ({ request }) => {
-      const req = normalizationRequest(await readLogtestBody(request, ctx.settings))
-      const answer = await pool.run(() => service.normalize(req.engine))
-      return json({ message: answer.message, status: answer.status }, answer.status)
-    }),
+    route(
+      'POST',
+      `${PREFIX}/normalization`,
+      CONTENT_MANAGER_ACTIONS.logtestNormalization,
+      async ({ body: req }) => {
+        const answer = await pool.run(() => service.normalize(req.engine))
+        return json({ message: answer.message, status: answer.status }, answer.status)
+      },
+      logtestBody(ctx.settings, normalizationRequest),
+    ),
 
     evaluates(
-      route('POST', `${PREFIX}/detection`, CONTENT_MANAGER_ACTIONS.logtestDetection, async (input) => {
-        const req = detectionRequest(await readLogtestBody(input.request, ctx.settings))
-        const message = await pool.run(() => service.detect(req.space, req.integration, req.input))
-        return { message, status: 200 }
-      }),
+      route(
+        'POST',
+        `${PREFIX}/detection`,
+        CONTENT_MANAGER_ACTIONS.logtestDetection,
+        async ({ body: req }) => ({ message: await pool.run(() => service.detect(req.space, req.integration, req.input)), status: 200 }),
+        logtestBody(ctx.settings, detectionRequest),
+      ),
     ),
   ]
 }

@@ -5,7 +5,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { Logger } from '../../http/log'
 import { ApiError } from '../../http/errors'
 import { eventsStream, type EventCategory } from '../../setup/indices/names'
-import { EngineRefused, type EngineClient, type LogtestRequest } from '../engine'
+import { EngineError, engineFailure, EngineRefused, type EngineClient, type LogtestRequest } from '../engine'
 import { CONTENT_ALIASES } from '../indices'
 import { isObject, type ContentRepository, type Doc, type Stored } from '../repository'
 import { storedSpaceHash } from '../space-hash'
@@ -49,15 +49,16 @@ export class LogtestService {
 
   constructor(private readonly d: LogtestDeps) {}
 
-  /** Normalization only: the Engine's answer with the Engine's status; local failures are 500. */
+  /** Normalization only: the Engine's answer with the Engine's status; a failure as `engineFailure` answers it. */
   async normalize(payload: LogtestRequest): Promise<EngineAnswer> {
     try {
       const reply = await this.d.engine.logtest(payload)
       return { status: reply.status, message: parseJson(reply.message) ?? reply.message }
     } catch (e) {
-      if (e instanceof EngineRefused) return { status: e.status, message: parseJson(e.reason) ?? e.reason }
-      this.d.log.error('Engine logtest failed', { error: e as Error })
-      return { status: 500, message: e instanceof Error ? e.message : String(e) }
+      if (!(e instanceof EngineError)) throw e
+      if (!(e instanceof EngineRefused)) this.d.log.error('Engine logtest failed', { error: e })
+      const answer = engineFailure(e)
+      return { status: answer.status, message: parseJson(answer.message) ?? answer.message }
     }
   }
 

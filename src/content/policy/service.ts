@@ -3,7 +3,6 @@
 // policy a reset leaves behind and the space hash are the service's: every resource endpoint
 // depends on them, whatever the caller may write.
 import { ApiError } from '../../http/errors'
-import { checkBody } from '../../http/validate'
 import { INDEX_ACTIONS } from '../../security/actions'
 import type { Caller } from '../../http/caller'
 import { VersionConflict } from '../../store/errors'
@@ -11,7 +10,7 @@ import { afterChange, requireDraftPolicy, writerFor, type ContentContext } from 
 import { documentHash } from '../hash'
 import { CONTENT_ALIASES } from '../indices'
 import { isObject, type Doc, type Envelope } from '../repository'
-import { PolicyBody } from '../resources/bodies'
+import type { PolicyBody } from '../resources/bodies'
 import { isMissing, isoSeconds } from '../resources/normalize'
 import { isSpace, type Space } from '../spaces'
 import { ensureSpacePolicy } from './defaults'
@@ -45,12 +44,13 @@ export class PolicyService {
     }
   }
 
-  async update(spaceParam: string, body: Doc, caller: Caller): Promise<string> {
+  /** `body` is the route's, checked against `PolicyBody`. */
+  async update(spaceParam: string, body: PolicyBody, caller: Caller): Promise<string> {
     const { ctx } = this
     await this.assertUpdatesEnabled()
     if (!POLICY_SPACES.includes(spaceParam as Space)) throw new ApiError(400, 'Invalid space value. Must be one of: draft, standard.')
     const space = spaceParam as Space
-    const resource = checkBody(PolicyBody, body).resource
+    const resource = body.resource
     const metadata = isObject(resource.metadata) ? resource.metadata : {}
 
     const missing: string[] = BOOLEAN_SETTINGS.filter((k) => typeof resource[k] !== 'boolean')

@@ -8,7 +8,7 @@ import { INDEX_ACTIONS } from '../../security/actions'
 import type { Caller } from '../../http/caller'
 import type { Store } from '../../store/port'
 import { afterChange, contentCallerStore, type ContentContext } from '../context'
-import { EngineError, EngineRefused } from '../engine'
+import { EngineError, engineFailure } from '../engine'
 import { buildFullPolicy } from '../policy/engine-load'
 import { NEXT_SPACE, sourceSpace } from './chain'
 import { ALIAS, CHANGE_LISTS, type Changes, type PreviewResponse } from './changes'
@@ -76,8 +76,7 @@ export class PromotionService {
     try {
       await this.ctx.engine.validatePolicy(plan.target, engineFullPolicy(plan))
     } catch (e) {
-      if (e instanceof EngineRefused) throw new ApiError(e.status >= 400 ? e.status : 502, e.reason)
-      if (e instanceof EngineError) throw new ApiError(e.status, e.message)
+      if (e instanceof EngineError) throw engineFailure(e)
       throw e
     }
   }

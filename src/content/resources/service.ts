@@ -5,13 +5,12 @@
 // the lock, the space hash and the undo of a half-done change run as the service: they keep the
 // content consistent, whoever the caller.
 import { ApiError, shown } from '../../http/errors'
-import { checkBody } from '../../http/validate'
 import { resourceLockWait } from '../../locks/wait'
 import { INDEX_ACTIONS } from '../../security/actions'
 import type { Caller } from '../../http/caller'
 import { VersionConflict } from '../../store/errors'
 import { afterChange, requireDraftPolicy, writerFor, type ContentContext } from '../context'
-import { EngineError, engineValidationMessage } from '../engine'
+import { EngineError, engineFailure } from '../engine'
 import { CONTENT_ALIASES } from '../indices'
 import { INTEGRATION_LISTS, KINDS, LIST_KIND, type IntegrationList, type ResourceKind } from '../kinds'
 import { envelope, isObject, type ContentRepository, type Doc, type Stored } from '../repository'
@@ -43,11 +42,11 @@ const ids = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is str
 export class ResourceService {
   constructor(private readonly ctx: ContentContext) {}
 
-  async create(kind: ResourceKind, body: Doc, caller: Caller): Promise<string> {
+  /** `checked` is the route's body, checked against `resourceBody(kind, 'create')`. */
+  async create(kind: ResourceKind, checked: ResourceBody, caller: Caller): Promise<string> {
     const { ctx } = this
     const info = KINDS[kind]
     await requireDraftPolicy(ctx)
-    const checked = checkBody(resourceBody(kind, 'create'), body) as ResourceBody
     const resource = nestMetadata(checked.resource)
     const space: Space = checked.space ?? 'draft'
     const listName = CHILD_LIST[kind]
@@ -118,13 +117,13 @@ export class ResourceService {
     })
   }
 
-  async update(kind: ResourceKind, id: string, body: Doc, caller: Caller): Promise<string> {
+  /** `checked` is the route's body, checked against `resourceBody(kind, 'update')`. */
+  async update(kind: ResourceKind, id: string, checked: ResourceBody, caller: Caller): Promise<string> {
     const { ctx } = this
     const info = KINDS[kind]
     await requireDraftPolicy(ctx)
     const stored = await this.existing(kind, id)
     if (kind !== 'filter' && stored.space !== 'draft') throw new ApiError(400, `${info.label} with ID '${id}' is not in draft space.`)
-    const checked = checkBody(resourceBody(kind, 'update'), body) as ResourceBody
     const resource = nestMetadata(checked.resource)
     const space = checked.space ?? (stored.space as Space)
     if (kind === 'filter') {
@@ -252,7 +251,7 @@ export class ResourceService {
     try {
       await this.ctx.engine.validateResource(type, document, timeoutCapMillis)
     } catch (e) {
-      if (e instanceof EngineError) throw new ApiError(400, engineValidationMessage(kind, e))
+      if (e instanceof EngineError) throw engineFailure(e, kind)
       throw e
     }
   }

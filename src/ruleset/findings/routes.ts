@@ -1,11 +1,11 @@
 import type { Deps } from '../../deps'
-import { readBody, type BodyLimit } from '../../http/body'
+import type { BodyLimit } from '../../http/body'
 import { json } from '../../http/errors'
-import { route, type PluginRoute } from '../../http/route'
+import { objectBody, route, type PluginRoute } from '../../http/route'
 import { PLATFORM_SA_ACTIONS } from '../../security/actions'
 import { searchFindings, parseFindingsQuery } from './search'
 import { updateFindings } from './update'
-import { parseUpdateRequest, UpdateFindingsBody } from './update-request'
+import { findingsOf, parseUpdates, UpdateFindingsBody } from './update-request'
 import { findingsFilter } from './visibility'
 import type { CaseNotifier } from '../../notifications/case'
 
@@ -15,6 +15,8 @@ export const MAX_CASE_BULK = 'plugins.security_analytics.max_case_management_bul
 
 /** At most 100 findings with their comment threads; far beyond that is not a case update. */
 const UPDATE_BODY: BodyLimit = { limit: 10 * 1024 * 1024, status: 413 }
+/** Checked by hand in the reference's order (findingsOf, then parseUpdates with this request's setting). */
+const UPDATE = objectBody(UPDATE_BODY, UpdateFindingsBody, { parse: findingsOf, malformed: (why) => `Invalid JSON body: ${why}` })
 
 const BASE = '/_plugins/_security_analytics/findings'
 
@@ -30,9 +32,9 @@ export function findingsRoutes(deps: Deps, caseNotifier?: CaseNotifier): PluginR
       'PUT',
       `${BASE}/_update`,
       PLATFORM_SA_ACTIONS.findingsUpdate,
-      async ({ request, caller }) => {
+      async ({ body, caller }) => {
         const settings = await deps.settings.snapshot()
-        const updates = parseUpdateRequest(await readBody(request, UPDATE_BODY), settings.num(MAX_CASE_BULK))
+        const updates = parseUpdates(body, settings.num(MAX_CASE_BULK))
         const answer = await updateFindings(deps, caller, updates)
         // Only what was written is told; a failure to queue is logged, the update stands.
         const written = updates.filter((_, i) => answer.items[i].status === 200 || answer.items[i].status === 201)
@@ -41,7 +43,7 @@ export function findingsRoutes(deps: Deps, caseNotifier?: CaseNotifier): PluginR
         )
         return json(answer, answer.errors ? 207 : 200)
       },
-      { limit: UPDATE_BODY, schema: UpdateFindingsBody },
+      UPDATE,
     ),
     route('GET', `${BASE}/_search`, PLATFORM_SA_ACTIONS.findingsGet, async ({ query, caller }) => {
       const q = parseFindingsQuery(query)

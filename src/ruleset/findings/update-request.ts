@@ -1,14 +1,15 @@
-import { decodeUtf8, parseJson } from '../../http/body'
 import { ApiError } from '../../http/errors'
 import { Type as T, type Static } from '@sinclair/typebox'
 import { Case, checkCase } from './case'
 import { isObject } from '../../json'
 
+const NO_FINDINGS = 'Request body must contain a "findings" array'
+
 /** One validated element of `findings`: where the finding is and the normalized case to merge. */
 export const CaseUpdate = T.Object({ _id: T.String(), _index: T.String(), case: Case })
 export type CaseUpdate = Static<typeof CaseUpdate>
 /** The request body (spec "Update findings"); checked by hand below, in the reference's order. */
-export const UpdateFindingsBody = T.Object({ findings: T.Array(CaseUpdate) })
+export const UpdateFindingsBody = T.Object({ findings: T.Array(CaseUpdate) }, { message: NO_FINDINGS })
 
 const blank = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && v.trim() === '')
 
@@ -19,16 +20,16 @@ const blank = (v: unknown) => v === undefined || v === null || (typeof v === 'st
  * nothing is returned, so nothing is written, unless every element is valid.
  * `limit` is read by the caller from the settings of this very request.
  */
-export function parseUpdateRequest(body: Uint8Array, limit: number): CaseUpdate[] {
-  let parsed: unknown
-  try {
-    parsed = parseJson(decodeUtf8(body))
-  } catch (e) {
-    throw new ApiError(400, `Invalid JSON body: ${(e as Error).message}`)
-  }
+/** The route's body step (the JSON already parsed): the findings array, present and not empty. */
+export function findingsOf(parsed: unknown): unknown[] {
   const findings = isObject(parsed) ? parsed.findings : undefined
-  if (!Array.isArray(findings)) throw new ApiError(400, 'Request body must contain a "findings" array')
+  if (!Array.isArray(findings)) throw new ApiError(400, NO_FINDINGS)
   if (findings.length === 0) throw new ApiError(400, 'Findings array is empty')
+  return findings
+}
+
+/** The rest in the reference's order: the endpoint's switch and size (a setting), then each element. */
+export function parseUpdates(findings: unknown[], limit: number): CaseUpdate[] {
   if (limit === 0) throw new ApiError(400, 'Case management is disabled')
   if (findings.length > limit) throw new ApiError(400, `Cannot update more than ${limit} findings at once`)
 

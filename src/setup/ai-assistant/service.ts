@@ -3,7 +3,7 @@ import { IndexNotFound } from '../../store/errors'
 import type { Source, Store } from '../../store/port'
 import { ensureIndex } from '../ensure'
 import { AI_ASSISTANT_SETTINGS_DOC_ID, CTI_CREDENTIALS_DOC_ID, INTERNAL_STATE, INTERNAL_STATE_INDEX } from '../indices'
-import { isUuid, pickSettings, validProvider } from './validate'
+import { PROVIDER_MESSAGES, type AssistantSettings, type Provider } from './validate'
 
 /**
  * AI assistant settings and providers (reference 3.8): flat documents in the
@@ -21,14 +21,7 @@ const RESERVED = new Set([AI_ASSISTANT_SETTINGS_DOC_ID, CTI_CREDENTIALS_DOC_ID])
 /** Largest provider list returned, as the reference. */
 const MAX_PROVIDERS = 500
 
-export const PROVIDER_MESSAGES = {
-  idRequired: 'Provider id is required.',
-  idNotUuid: 'Provider id must be a valid UUID.',
-  idReserved: 'Provider id is reserved.',
-  saved: 'Provider saved.',
-  deleted: 'Provider deleted.',
-  notFound: (id: string) => `Provider not found: ${id}`,
-} as const
+export { PROVIDER_MESSAGES } from './validate'
 
 export class AssistantService {
   constructor(private readonly deps: AssistantDeps) {}
@@ -43,9 +36,8 @@ export class AssistantService {
     }
   }
 
-  /** Replaces the whole document: keys not sent disappear. */
-  async putSettings(body: Record<string, unknown>): Promise<void> {
-    const settings = pickSettings(body)
+  /** Replaces the whole document: keys not sent disappear. `settings` is the route's body (pickSettings). */
+  async putSettings(settings: AssistantSettings): Promise<void> {
     await this.write(AI_ASSISTANT_SETTINGS_DOC_ID, { ...settings })
   }
 
@@ -62,20 +54,17 @@ export class AssistantService {
     }
   }
 
-  /** POST: the id comes from the body and must be a UUID; an existing id is overwritten. */
-  async createProvider(body: Record<string, unknown>): Promise<string> {
-    const id = body.id
-    if (id === undefined || id === null || id === '') throw new ApiError(400, PROVIDER_MESSAGES.idRequired)
-    if (typeof id !== 'string' || !isUuid(id)) throw new ApiError(400, PROVIDER_MESSAGES.idNotUuid)
+  /** POST: the id comes from the body (a UUID, checked with the body by `newProvider`); an existing id is overwritten. */
+  async createProvider({ id, provider }: { id: string; provider: Provider }): Promise<string> {
     if (RESERVED.has(id)) throw new ApiError(400, PROVIDER_MESSAGES.idReserved)
-    await this.saveProvider(id, body)
+    await this.saveProvider(id, provider)
     return id
   }
 
   /** PUT: the id comes from the path (no UUID check); any `id` in the body is discarded. Upsert. */
-  async putProvider(id: string, body: Record<string, unknown>): Promise<string> {
+  async putProvider(id: string, provider: Provider): Promise<string> {
     if (RESERVED.has(id)) throw new ApiError(400, PROVIDER_MESSAGES.idReserved)
-    await this.saveProvider(id, body)
+    await this.saveProvider(id, provider)
     return id
   }
 
@@ -91,8 +80,7 @@ export class AssistantService {
     return id
   }
 
-  private async saveProvider(id: string, body: Record<string, unknown>): Promise<void> {
-    const provider = validProvider(body)
+  private async saveProvider(id: string, provider: Provider): Promise<void> {
     await this.write(id, { ...provider, updated_at: new Date(this.deps.now()).toISOString() })
   }
 

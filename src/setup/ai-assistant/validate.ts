@@ -9,6 +9,15 @@ import { ApiError } from '../../http/errors'
  * 400 naming the field instead of a mapping error.
  */
 
+export const PROVIDER_MESSAGES = {
+  idRequired: 'Provider id is required.',
+  idNotUuid: 'Provider id must be a valid UUID.',
+  idReserved: 'Provider id is reserved.',
+  saved: 'Provider saved.',
+  deleted: 'Provider deleted.',
+  notFound: (id: string) => `Provider not found: ${id}`,
+} as const
+
 export const FieldPolicyEntry = T.Object(
   { field: T.String({ minLength: 1 }), action: T.String({ minLength: 1 }), kind: T.Optional(T.String()) },
   { additionalProperties: false },
@@ -87,6 +96,14 @@ export function validProvider(body: Record<string, unknown>): Provider {
     out[key] = value
   }
   return out as Provider
+}
+
+/** `POST /providers`: the id the body must carry (a UUID), then the provider as `validProvider` keeps it. */
+export function newProvider(body: Record<string, unknown>): { id: string; provider: Provider } {
+  const id = body.id
+  if (id === undefined || id === null || id === '') throw new ApiError(400, PROVIDER_MESSAGES.idRequired)
+  if (typeof id !== 'string' || !isUuid(id)) throw new ApiError(400, PROVIDER_MESSAGES.idNotUuid)
+  return { id, provider: validProvider(body) }
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

@@ -1,6 +1,5 @@
 import type { ClusterSettings } from '../../config/cluster-settings'
 import { ApiError } from '../../http/errors'
-import { checkBody } from '../../http/validate'
 import { IndexNotFound, VersionConflict } from '../../store/errors'
 import type { SearchHit, Store } from '../../store/port'
 import { SESSIONS_STREAM } from '../indices'
@@ -76,8 +75,7 @@ export class SessionService {
     this.gate = new CreateGate(deps)
   }
 
-  async create(owner: string, body: Record<string, unknown>): Promise<SessionAnswer> {
-    const checked = checkBody(CreateSessionBody, body)
+  async create(owner: string, checked: CreateSessionBody): Promise<SessionAnswer> {
     const title = checked.title.trim()
     const messages = checked.messages
     return this.gate.run(owner, sessionCreateWait(await this.deps.settings.snapshot()), async () => {
@@ -89,9 +87,8 @@ export class SessionService {
     })
   }
 
-  async replace(owner: string, rawId: string | undefined, body: Record<string, unknown>): Promise<SessionAnswer> {
+  async replace(owner: string, rawId: string | undefined, checked: ReplaceSessionBody): Promise<SessionAnswer> {
     const id = validId(rawId)
-    const checked = checkBody(ReplaceSessionBody, body)
     const messages = checked.messages
     const title = checked.title?.trim()
     const expected = decodeVersion(checked.expected_version)
@@ -108,9 +105,9 @@ export class SessionService {
     return { id, title: doc.title, created_at: doc.created_at, updated_at: doc.updated_at, messages, version }
   }
 
-  async rename(owner: string, rawId: string | undefined, body: Record<string, unknown>): Promise<RenameAnswer> {
+  async rename(owner: string, rawId: string | undefined, body: RenameSessionBody): Promise<RenameAnswer> {
     const id = validId(rawId)
-    const title = checkBody(RenameSessionBody, body).title.trim()
+    const title = body.title.trim()
     const found = await this.lookup(owner, id)
     // The stored source is copied verbatim: only the title changes, updated_at is not re-stamped.
     const doc = { ...found.source, title }

@@ -1,4 +1,4 @@
-import { Type as T } from '@sinclair/typebox'
+import { Type as T, type Static } from '@sinclair/typebox'
 import { ApiError } from '../../http/errors'
 
 export const MAX_TITLE_LENGTH = 200
@@ -33,7 +33,7 @@ const Messages = T.Intersect(
 )
 
 /**
- * The bodies of the session write routes: declared on the routes and checked with `checkBody`,
+ * The bodies of the session write routes: declared on the routes, which check them before the handler,
  * field by field in the reference's order and with its messages; other keys are discarded.
  */
 export const CreateSessionBody = T.Object({ title: Title, messages: Messages })
@@ -44,6 +44,9 @@ export const ReplaceSessionBody = T.Object({
   expected_version: T.Optional(T.Unknown()),
 })
 export const RenameSessionBody = T.Object({ title: Title })
+export type CreateSessionBody = Static<typeof CreateSessionBody>
+export type ReplaceSessionBody = Static<typeof ReplaceSessionBody>
+export type RenameSessionBody = Static<typeof RenameSessionBody>
 
 export interface Version {
   seqNo: number
