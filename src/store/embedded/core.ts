@@ -231,7 +231,7 @@ export class StoreCore {
   }
 
   assertOpen(): void {
-    if (this.closed) throw new StoreError('illegal_state_exception', 400, 'store is closed')
+    if (this.closed) throw new StoreError('illegal_state_exception', 500, 'store is closed')
   }
 
   nextSeq(meta: IndexMeta): number {
