@@ -2,6 +2,7 @@
  * Aggregations over matching documents: `terms` (with sub-aggregations), `cardinality`,
  * `value_count`, `min`, `max`, `sum`, `avg`, `filter` — OpenSearch's response shapes.
  */
+import { CompensatedSum } from './compensated-sum'
 import { IllegalArgument, ParsingError, QueryShardError, StoreError } from '../errors'
 import { compile, kindOf, toNumber, type FieldSpec, type Test } from '../query/compile'
 import { parseDate } from '../query/dates'
@@ -247,8 +248,12 @@ class TermsAgg extends FieldAgg implements Agg {
     sortBuckets(all, this.order)
     const shown = all.slice(0, this.size)
     const other = all.slice(this.size).reduce((n, b) => n + b.count, 0)
+    // OpenSearch's bound: 0 when every term was returned or the order is by key or by descending count;
+    // unknown (-1) otherwise, once the shard's candidates (shard_size, by default size * 1.5 + 10) ran out.
+    const [by, dir] = this.order[0] ?? ['_count', -1]
+    const bounded = all.length < Math.floor(this.size * 1.5 + 10) || by === '_key' || (by === '_count' && dir === -1)
     return {
-      doc_count_error_upper_bound: 0,
+      doc_count_error_upper_bound: bounded ? 0 : -1,
       sum_other_doc_count: other,
       buckets: shown.map((b) => ({
         key: b.key,
@@ -263,7 +268,7 @@ class TermsAgg extends FieldAgg implements Agg {
 class MetricAgg extends FieldAgg implements Agg {
   private distinct = new Set<Key>()
   private count = 0
-  private sum = 0
+  private total = new CompensatedSum()
   private min = Infinity
   private max = -Infinity
   private asDate = false
@@ -286,7 +291,7 @@ class MetricAgg extends FieldAgg implements Agg {
       if (this.type === 'cardinality') this.distinct.add(v.key)
       if (typeof v.key === 'number') {
         if (v.date) this.asDate = true
-        this.sum += v.key
+        this.total.add(v.key)
         if (v.key < this.min) this.min = v.key
         if (v.key > this.max) this.max = v.key
       } else if (this.type !== 'cardinality' && this.type !== 'value_count') {
@@ -304,9 +309,9 @@ class MetricAgg extends FieldAgg implements Agg {
       case 'value_count':
         return { value: this.count }
       case 'sum':
-        return { value: this.sum }
+        return { value: this.total.value }
       case 'avg':
-        return { value: this.count === 0 ? null : this.sum / this.count }
+        return { value: this.count === 0 ? null : this.total.value / this.count }
       case 'min':
         return dated(this.count === 0 ? null : this.min)
       default:

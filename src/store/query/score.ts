@@ -141,7 +141,8 @@ class Builder {
  */
 export function bm25(tf: number, len: number, df: number, s: FieldStats): number {
   const idf = Math.log(1 + (s.docs - df + 0.5) / (df + 0.5))
-  return (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * len) / (s.tokens / s.docs)))
+  // Lucene's BM25 since 8.0: without the constant (k1 + 1) factor of the textbook formula (LUCENE-8563).
+  return (idf * tf) / (tf + K1 * (1 - B + (B * len) / (s.tokens / s.docs)))
 }
 
 /**
