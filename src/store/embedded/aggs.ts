@@ -2,11 +2,12 @@
  * Aggregations over matching documents: `terms` (with sub-aggregations), `cardinality`,
  * `value_count`, `min`, `max`, `sum`, `avg`, `filter` — OpenSearch's response shapes.
  */
+import { formatInZone, zoneOf } from './aggs-time'
 import { CompensatedSum } from './compensated-sum'
 import { IllegalArgument, ParsingError, QueryShardError, StoreError } from '../errors'
 import { compile, kindOf, toNumber, type FieldSpec, type Test } from '../query/compile'
 import { parseDate } from '../query/dates'
-import { parseOrder, sortBuckets, type Key, type Order } from './aggs-order'
+import { compareIps, compareKeys, parseOrder, sortBuckets, type Key, type Order } from './aggs-order'
 import { setOwn } from '../own'
 import { type DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 import { FLAT_OBJECT, flatObjectRoot } from '../query/flat-object'
@@ -219,7 +220,15 @@ class TermsAgg extends FieldAgg implements Agg {
     this.order = parseOrder(params.order, [['_count', -1]])
   }
 
+  /** Keys of an `ip` field sort by address; the mapping is looked at once per index. */
+  private ipFor?: TargetCtx
+  private ip = false
+
   collect(d: DocView, t: TargetCtx): void {
+    if (this.ipFor !== t) {
+      this.ipFor = t
+      if (t.specs?.get(this.field)?.type === 'ip') this.ip = true
+    }
     let values = this.read(d, t)
     if (values.length === 0 && this.params.missing !== undefined) values = [{ key: this.params.missing as Key }]
     // A document counts once per bucket (the set is only needed for several values).
@@ -245,7 +254,7 @@ class TermsAgg extends FieldAgg implements Agg {
     const all = [...this.buckets.entries()]
       .filter(([, b]) => b.count >= this.minDocCount)
       .map(([key, b]) => ({ key, count: b.count, asString: b.asString, subs: results(b.subs) }))
-    sortBuckets(all, this.order)
+    sortBuckets(all, this.order, this.ip ? compareIps : compareKeys)
     const shown = all.slice(0, this.size)
     const other = all.slice(this.size).reduce((n, b) => n + b.count, 0)
     // OpenSearch's bound: 0 when every term was returned or the order is by key or by descending count;
@@ -280,7 +289,15 @@ class MetricAgg extends FieldAgg implements Agg {
     super(fieldParam(type, params), type)
   }
 
+  /** A date field's own format renders `value_as_string`, as in OpenSearch. */
+  private format?: string
+  private formatFor?: TargetCtx
+
   collect(d: DocView, t: TargetCtx): void {
+    if (this.formatFor !== t) {
+      this.formatFor = t
+      this.format ??= t.specs?.get(this.field)?.format
+    }
     let values = this.read(d, t)
     if (values.length === 0 && this.params.missing !== undefined) {
       const m = this.params.missing
@@ -302,7 +319,7 @@ class MetricAgg extends FieldAgg implements Agg {
 
   result(): Record<string, unknown> {
     const dated = (value: number | null) =>
-      value !== null && this.asDate ? { value, value_as_string: new Date(value).toISOString() } : { value }
+      value !== null && this.asDate ? { value, value_as_string: formatInZone(value, zoneOf(undefined), this.format) } : { value }
     switch (this.type) {
       case 'cardinality':
         return { value: this.distinct.size }

@@ -210,11 +210,14 @@ class Planner {
     if (query === undefined || query === null || isObject(query)) return null
     if (!this.text(field)) return type === 'match' && p.fuzziness === undefined ? this.leaf('term', field, { value: query }) : null
     for (const k of Object.keys(p)) if (!MATCH_PARAMS.has(k)) return null // fuzziness, analyzer...: the evaluator decides
-    const terms = [...new Set(analyze(String(query)))]
+    const analysed = analyze(String(query))
+    const terms = [...new Set(analysed)]
     if (terms.length === 0) return p.zero_terms_query === 'all' ? null : EMPTY
     if (terms.length > MAX_UNION) return null
     const plans = terms.map((t) => this.textLeaf('term', field, t)!)
-    if (type === 'match_phrase') return plans.length === 1 ? plans[0] : this.intersect(plans, false)
+    // A phrase of one word repeated ("error error") needs the evaluator as much as one of several.
+    if (type === 'match_phrase')
+      return analysed.length === 1 ? plans[0] : plans.length === 1 ? { ...plans[0], exact: false } : this.intersect(plans, false)
     const and = String(p.operator ?? 'or').toLowerCase() === 'and'
     if (and) return this.intersect(plans, true)
     const msm = p.minimum_should_match

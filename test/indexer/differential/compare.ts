@@ -48,6 +48,11 @@ const SCORE = new Set(['_score', 'max_score'])
 
 /** Equal scores are equal to this relative tolerance (float32 BM25 on one side, doubles on the other). */
 const SCORE_TOLERANCE = 1e-4
+/**
+ * Other fractions (sums, averages) to the last bits: OpenSearch adds values in segment order, which
+ * updates change, the embedded store in its own.
+ */
+const SUM_TOLERANCE = 1e-12
 
 /** An index named with its UUID (`[name/uuid]`) in a message. */
 const withoutUuids = (v: unknown) => (typeof v === 'string' ? v.replace(/\/[A-Za-z0-9_-]{22}\]/g, '/<uuid>]') : v)
@@ -86,8 +91,8 @@ export function normalize(a: Answer): unknown {
   return { status: a.status, body: strip(a.body) }
 }
 
-function close(a: number, b: number): boolean {
-  return a === b || Math.abs(a - b) <= SCORE_TOLERANCE * Math.max(Math.abs(a), Math.abs(b))
+function close(a: number, b: number, tolerance = SCORE_TOLERANCE): boolean {
+  return a === b || Math.abs(a - b) <= tolerance * Math.max(Math.abs(a), Math.abs(b))
 }
 
 /**
@@ -100,6 +105,8 @@ const MISSING_SORT_VALUES = new Set<unknown>([2 ** 63, -(2 ** 63), 2147483647, -
 export function differences(a: unknown, b: unknown, path = '', key = ''): string[] {
   if (typeof a === 'number' && typeof b === 'number' && SCORE.has(key)) return close(a, b) ? [] : [`${path}: ${a} vs ${b}`]
   if (a === null && key === 'sort' && MISSING_SORT_VALUES.has(b)) return []
+  if (typeof a === 'number' && typeof b === 'number' && !(Number.isInteger(a) && Number.isInteger(b)))
+    return close(a, b, SUM_TOLERANCE) ? [] : [`${path}: ${a} vs ${b}`]
   if (a === b) return []
   if (Array.isArray(a) && Array.isArray(b)) {
     const out: string[] = []
