@@ -7,12 +7,11 @@ type Json = Record<string, unknown>
 
 const ALL_NUMERIC = [...FIELDS.integral, ...FIELDS.fractional]
 // What is not generated, because the embedded store answers it differently on purpose or for now
-// (each listed in the README, "Differences between the modes"): scores of `match_only_text` (`title`),
-// `simple_query_string` negations under the OR operator, terms buckets of `min_doc_count: 0`, the
-// order of `ip` keys, `scaled_float` values read back (sums, sort values), and `key_as_string` of a
-// date field with its own format (`day`); fixed intervals in a time zone with daylight saving,
-// percentiles (t-digest interpolation), scores of non-text clauses, a `missing` sort value of a number
-// or date (OpenSearch's own extreme, which a JavaScript number cannot carry back in `search_after`).
+// (each listed in the README, "Differences between the modes"): scores of `match_only_text` (`title`)
+// and of non-text clauses, terms buckets of `min_doc_count: 0`, sorts on `ip`, `scaled_float` values
+// read back (sums, sort values), fixed intervals in a time zone with daylight saving, percentiles
+// (t-digest interpolation), a `missing` sort value of a number or date (OpenSearch's own extreme,
+// which a JavaScript number cannot carry back in `search_after`), range bounds outside their format.
 // n_double holds 1e300 and -1e300: their sums cancel, and what is left depends on the order of addition.
 const AGG_NUMERIC = ALL_NUMERIC.filter((f) => f !== 'n_scaled' && f !== 'n_double')
 
