@@ -11,6 +11,8 @@ export interface StartedServer {
   baseUrl: string
   user: string
   password: string
+  /** The server's process id (benchmarks read its memory). */
+  pid: number
   stop(): Promise<void>
 }
 
@@ -86,6 +88,7 @@ export async function startServer(repo: string, log: (line: string) => void): Pr
     baseUrl,
     user: 'admin',
     password,
+    pid: child.pid,
     async stop() {
       child.kill('SIGTERM')
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000)

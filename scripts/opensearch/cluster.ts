@@ -28,6 +28,12 @@ export interface OpenSearchOptions {
   /** Extra users on a secure cluster, created at first start from internal_users.yml. */
   serviceAccount?: { name: string; password: string }
   heapMiB?: number
+  /**
+   * `test` (default): the serial collector and C1 only, which start and idle cheaply on a shared test
+   * machine; `server`: the JVM's defaults (G1, full tiered JIT), as OpenSearch runs in production,
+   * for benchmarks.
+   */
+  jvm?: 'test' | 'server'
   /** Progress and the JVM's output go here (default: stderr). */
   log?: (line: string) => void
 }
@@ -310,6 +316,7 @@ export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpen
   const cp = `${join(TARGET, 'classes')}:${readFileSync(join(TARGET, 'classpath.txt'), 'utf8').trim()}`
   const java = join(javaHome()!, 'bin', 'java')
   const heap = o.heapMiB ?? 512
+  const tuning = o.jvm === 'server' ? [] : ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1']
   const jvms: Array<{ pid: number } | null> = names.map(() => null)
   let version = ''
   const launch = async (i: number) => {
@@ -317,7 +324,7 @@ export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpen
     // processes a timed-out test spawned (bun test does) then kills setsid, never the cluster the
     // other tests share. The JVM stops by itself once this process is gone (its owner pid).
     const proc = spawn(
-      ['setsid', '-f', java, `-Xms${heap}m`, `-Xmx${heap}m`, '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'].concat([
+      ['setsid', '-f', java, `-Xms${heap}m`, `-Xmx${heap}m`, ...tuning].concat([
         '--enable-native-access=ALL-UNNAMED',
         '-cp',
         cp,

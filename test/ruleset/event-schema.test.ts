@@ -67,7 +67,7 @@ describe('event schema', () => {
     })
     expect(r.items[0].create!.status).toBe(201)
     expect(r.items[1].create!.status).toBe(400)
-    expect(r.items[1].create!.error!.reason).toContain('out of range for a byte')
+    expect((r.items[1].create!.error!.caused_by as { reason: string }).reason).toContain('out of range for a byte')
     const m = await mappingOf(EVENTS)
     expect(m.properties.client.properties.geo.properties.location.type).toBe('geo_point')
     expect(m.properties.log.properties.syslog.properties.structured_data.type).toBe('flat_object')

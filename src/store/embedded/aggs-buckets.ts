@@ -227,8 +227,18 @@ class DateHistogramAgg extends KeyedHistogram {
     if (this.unit) return nextCalendar(key - this.offset, this.unit, this.zone) + this.offset
     return key + this.fixed!
   }
+  /** Without a `format`, keys are rendered in the field's own (its first pattern), as OpenSearch does. */
+  private fieldFormat?: string
+  private formatFor?: TargetCtx
+  override collect(d: DocView, t: TargetCtx): void {
+    if (this.formatFor !== t) {
+      this.formatFor = t
+      this.fieldFormat ??= t.specs?.get(this.field)?.format
+    }
+    super.collect(d, t)
+  }
   protected render(key: number): Record<string, unknown> {
-    return { key_as_string: formatInZone(key, this.zone, this.format) }
+    return { key_as_string: formatInZone(key, this.zone, this.format ?? this.fieldFormat) }
   }
   protected numberOf(v: { key: string | number }): number | undefined {
     return typeof v.key === 'number' ? v.key : parseDate(v.key)

@@ -2,6 +2,7 @@
  * Numeric metric aggregations beyond the single-value ones: `stats`, `extended_stats` and
  * `percentiles` (a merging digest with bounded memory, as OpenSearch's TDigest).
  */
+import { CompensatedSum } from './compensated-sum'
 import { IllegalArgument, ParsingError } from '../errors'
 import type { DocView } from '../query/doc'
 import { type Agg, type AggSpec, defineAgg, FieldAgg, fieldParam, type TargetCtx } from './aggs'
@@ -28,14 +29,20 @@ abstract class NumericAgg extends FieldAgg implements Agg {
 
 class StatsAgg extends NumericAgg {
   protected count = 0
-  protected sum = 0
-  protected sumSq = 0
+  private total = new CompensatedSum()
+  private squares = new CompensatedSum()
+  protected get sum(): number {
+    return this.total.value
+  }
+  protected get sumSq(): number {
+    return this.squares.value
+  }
   protected min = Infinity
   protected max = -Infinity
   protected add(v: number): void {
     this.count++
-    this.sum += v
-    this.sumSq += v * v
+    this.total.add(v)
+    this.squares.add(v * v)
     if (v < this.min) this.min = v
     if (v > this.max) this.max = v
   }

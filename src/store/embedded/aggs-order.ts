@@ -2,6 +2,7 @@
  * Bucket ordering: `_count`, `_key`, or a sub-aggregation's value (`{"avg_price": "desc"}`,
  * `{"price_stats.max": "asc"}`), in OpenSearch's `order` forms (one object or a list).
  */
+import { parseIp } from '../query/ip'
 import { IllegalArgument, ParsingError } from '../errors'
 import { compareCodePoints } from '../query/fold'
 import { isObject } from '../query/doc'
@@ -28,6 +29,13 @@ export function compareKeys(a: Key, b: Key): number {
   return typeof a === 'number' && typeof b === 'number' ? a - b : compareCodePoints(String(a), String(b))
 }
 
+/** `ip` keys in the order of their 128-bit values, as OpenSearch sorts them (IPv4 among IPv4-mapped IPv6). */
+export function compareIps(a: Key, b: Key): number {
+  const x = parseIp(String(a))
+  const y = parseIp(String(b))
+  return x === undefined || y === undefined ? compareKeys(a, b) : x < y ? -1 : x > y ? 1 : 0
+}
+
 /** The number a sub-aggregation path names in a bucket's results. */
 function pathValue(subs: Record<string, unknown>, path: string): number {
   const [name, metric] = path.split('.')
@@ -45,12 +53,12 @@ export interface Ordered {
 }
 
 /** Sorts buckets by the order, then by count desc and key asc (OpenSearch's tie-breaks). */
-export function sortBuckets<T extends Ordered>(buckets: T[], order: Order): T[] {
+export function sortBuckets<T extends Ordered>(buckets: T[], order: Order, compare: (a: Key, b: Key) => number = compareKeys): T[] {
   return buckets.sort((a, b) => {
     for (const [by, dir] of order) {
       let c: number
       if (by === '_count') c = a.count - b.count
-      else if (by === '_key') c = compareKeys(a.key, b.key)
+      else if (by === '_key') c = compare(a.key, b.key)
       else {
         const x = pathValue(a.subs, by)
         const y = pathValue(b.subs, by)
@@ -63,6 +71,6 @@ export function sortBuckets<T extends Ordered>(buckets: T[], order: Order): T[] 
       }
       if (c !== 0) return c * dir
     }
-    return a.count !== b.count ? b.count - a.count : compareKeys(a.key, b.key)
+    return a.count !== b.count ? b.count - a.count : compare(a.key, b.key)
   })
 }

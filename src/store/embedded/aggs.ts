@@ -2,10 +2,12 @@
  * Aggregations over matching documents: `terms` (with sub-aggregations), `cardinality`,
  * `value_count`, `min`, `max`, `sum`, `avg`, `filter` — OpenSearch's response shapes.
  */
+import { formatInZone, zoneOf } from './aggs-time'
+import { CompensatedSum } from './compensated-sum'
 import { IllegalArgument, ParsingError, QueryShardError, StoreError } from '../errors'
 import { compile, kindOf, toNumber, type FieldSpec, type Test } from '../query/compile'
 import { parseDate } from '../query/dates'
-import { parseOrder, sortBuckets, type Key, type Order } from './aggs-order'
+import { compareIps, compareKeys, parseOrder, sortBuckets, type Key, type Order } from './aggs-order'
 import { setOwn } from '../own'
 import { type DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 import { FLAT_OBJECT, flatObjectRoot } from '../query/flat-object'
@@ -218,7 +220,15 @@ class TermsAgg extends FieldAgg implements Agg {
     this.order = parseOrder(params.order, [['_count', -1]])
   }
 
+  /** Keys of an `ip` field sort by address; the mapping is looked at once per index. */
+  private ipFor?: TargetCtx
+  private ip = false
+
   collect(d: DocView, t: TargetCtx): void {
+    if (this.ipFor !== t) {
+      this.ipFor = t
+      if (t.specs?.get(this.field)?.type === 'ip') this.ip = true
+    }
     let values = this.read(d, t)
     if (values.length === 0 && this.params.missing !== undefined) values = [{ key: this.params.missing as Key }]
     // A document counts once per bucket (the set is only needed for several values).
@@ -244,11 +254,15 @@ class TermsAgg extends FieldAgg implements Agg {
     const all = [...this.buckets.entries()]
       .filter(([, b]) => b.count >= this.minDocCount)
       .map(([key, b]) => ({ key, count: b.count, asString: b.asString, subs: results(b.subs) }))
-    sortBuckets(all, this.order)
+    sortBuckets(all, this.order, this.ip ? compareIps : compareKeys)
     const shown = all.slice(0, this.size)
     const other = all.slice(this.size).reduce((n, b) => n + b.count, 0)
+    // OpenSearch's bound: 0 when every term was returned or the order is by key or by descending count;
+    // unknown (-1) otherwise, once the shard's candidates (shard_size, by default size * 1.5 + 10) ran out.
+    const [by, dir] = this.order[0] ?? ['_count', -1]
+    const bounded = all.length < Math.floor(this.size * 1.5 + 10) || by === '_key' || (by === '_count' && dir === -1)
     return {
-      doc_count_error_upper_bound: 0,
+      doc_count_error_upper_bound: bounded ? 0 : -1,
       sum_other_doc_count: other,
       buckets: shown.map((b) => ({
         key: b.key,
@@ -263,7 +277,7 @@ class TermsAgg extends FieldAgg implements Agg {
 class MetricAgg extends FieldAgg implements Agg {
   private distinct = new Set<Key>()
   private count = 0
-  private sum = 0
+  private total = new CompensatedSum()
   private min = Infinity
   private max = -Infinity
   private asDate = false
@@ -275,7 +289,15 @@ class MetricAgg extends FieldAgg implements Agg {
     super(fieldParam(type, params), type)
   }
 
+  /** A date field's own format renders `value_as_string`, as in OpenSearch. */
+  private format?: string
+  private formatFor?: TargetCtx
+
   collect(d: DocView, t: TargetCtx): void {
+    if (this.formatFor !== t) {
+      this.formatFor = t
+      this.format ??= t.specs?.get(this.field)?.format
+    }
     let values = this.read(d, t)
     if (values.length === 0 && this.params.missing !== undefined) {
       const m = this.params.missing
@@ -286,7 +308,7 @@ class MetricAgg extends FieldAgg implements Agg {
       if (this.type === 'cardinality') this.distinct.add(v.key)
       if (typeof v.key === 'number') {
         if (v.date) this.asDate = true
-        this.sum += v.key
+        this.total.add(v.key)
         if (v.key < this.min) this.min = v.key
         if (v.key > this.max) this.max = v.key
       } else if (this.type !== 'cardinality' && this.type !== 'value_count') {
@@ -297,16 +319,16 @@ class MetricAgg extends FieldAgg implements Agg {
 
   result(): Record<string, unknown> {
     const dated = (value: number | null) =>
-      value !== null && this.asDate ? { value, value_as_string: new Date(value).toISOString() } : { value }
+      value !== null && this.asDate ? { value, value_as_string: formatInZone(value, zoneOf(undefined), this.format) } : { value }
     switch (this.type) {
       case 'cardinality':
         return { value: this.distinct.size }
       case 'value_count':
         return { value: this.count }
       case 'sum':
-        return { value: this.sum }
+        return { value: this.total.value }
       case 'avg':
-        return { value: this.count === 0 ? null : this.sum / this.count }
+        return { value: this.count === 0 ? null : this.total.value / this.count }
       case 'min':
         return dated(this.count === 0 ? null : this.min)
       default:

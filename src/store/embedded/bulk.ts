@@ -65,8 +65,7 @@ export async function bulk(core: StoreCore, params: BulkParams): Promise<BulkRes
           refresh: params.refresh,
         })
         const status = r.result === 'created' ? 201 : r.result === 'not_found' ? 404 : 200
-        const { forced_refresh: _, ...rest } = r
-        items.push({ [op]: { ...rest, status } })
+        items.push({ [op]: { ...r, status } })
       } catch (caught) {
         if (!(caught instanceof StoreError)) throw caught
         // OpenSearch's bulk auto-creates the index of an update and then misses the document.

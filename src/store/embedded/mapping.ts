@@ -513,8 +513,10 @@ class Walk {
 
   private bad(path: string, type: string, v: unknown, cause?: string): MapperParsing {
     const preview = typeof v === 'string' ? v : JSON.stringify(v)
+    // The why goes under caused_by (an illegal_argument_exception), as OpenSearch answers it.
     return new MapperParsing(
-      `failed to parse field [${path}] of type [${type}] in document with id '${this.id}'. Preview of field's value: '${preview}'${cause ? ` (${cause})` : ''}`,
+      `failed to parse field [${path}] of type [${type}] in document with id '${this.id}'. Preview of field's value: '${preview}'`,
+      cause === undefined ? undefined : new IllegalArgument(cause),
     )
   }
 

@@ -24,34 +24,17 @@ export function analyzeWithOffsets(text: string): Array<{ token: string; start: 
   return standardTokens(text).map((t) => ({ ...t, token: t.token.toLowerCase() }))
 }
 
-/** [A-Za-z0-9_]: what WORD's classes hold below U+0080. */
-const wordChar = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95
+const ASCII = /^[\x00-\x7f]*$/
+/** WORD below U+0080, on lower-cased text: [a-z0-9_] runs joined by an inner `.` or `'`. */
+const ASCII_WORD = /[a-z0-9_]+(?:[.'][a-z0-9_]+)*/g
 
 /**
  * WORD's tokens of an ASCII text without the Unicode regular expression (every document's text
- * fields are analysed on write, for the text index): undefined at the first non-ASCII character.
+ * fields are analysed on write, for the text index): undefined when the text is not ASCII. One
+ * lower-casing and one match of a plain pattern (JIT-compiled) instead of a loop over characters,
+ * which was a third of a bulk ingest of 1 KB texts.
  */
 function analyzeAscii(text: string): string[] | undefined {
-  const out: string[] = []
-  const n = text.length
-  let i = 0
-  while (i < n) {
-    const c = text.charCodeAt(i)
-    if (c >= 128) return undefined
-    if (!wordChar(c)) {
-      i++
-      continue
-    }
-    const start = i
-    for (;;) {
-      while (i < n && wordChar(text.charCodeAt(i))) i++
-      // An inner `.` or `'` joins two runs of word characters.
-      const j = text.charCodeAt(i)
-      if ((j === 46 || j === 39) && i + 1 < n && wordChar(text.charCodeAt(i + 1))) i++
-      else break
-    }
-    if (i < n && text.charCodeAt(i) >= 128) return undefined
-    out.push(text.slice(start, i).toLowerCase())
-  }
-  return out
+  if (!ASCII.test(text)) return undefined
+  return text.toLowerCase().match(ASCII_WORD) ?? []
 }

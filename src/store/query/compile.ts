@@ -577,7 +577,8 @@ class Compiler {
       const subs = [...this.types.keys()].filter((k) => k.startsWith(`${name}.`) && !this.types!.get(k)!.path)
       return anyOf(subs.map((s) => this.exists(s)))
     }
-    if (f.kind === 'keyword') return (d) => f.keywords(d).length > 0
+    // A geo_point ({lat, lon}, an array or a string) has no keyword values but is there all the same.
+    if (f.kind === 'keyword' && this.types?.get(name)?.type !== 'geo_point') return (d) => f.keywords(d).length > 0
     return (d) => {
       for (const v of f.raw(d)) if (!isObject(v) || hasLeaf(v)) return true
       return false

@@ -121,9 +121,15 @@ export class DocView {
   tokens(f: FieldPath): string[] {
     const v = this.views(f)
     if (v.tokens) return v.tokens
+    const raw = (v.raw ??= f.collect(this.source))
+    // One value (the usual text field): its tokens as analysed, without a copy.
+    if (raw.length === 1) {
+      const k = keywordOf(raw[0]) // a number in a text field is indexed as its string, analysed
+      return (v.tokens = k === undefined ? [] : analyze(k))
+    }
     const out: string[] = []
-    for (const x of (v.raw ??= f.collect(this.source))) {
-      const k = keywordOf(x) // a number in a text field is indexed as its string, analysed
+    for (const x of raw) {
+      const k = keywordOf(x)
       if (k !== undefined) for (const t of analyze(k)) out.push(t)
     }
     return (v.tokens = out)

@@ -74,7 +74,7 @@ class Parser {
   }
 
   parse(): Query {
-    const q = this.expr(undefined, false)
+    const q = this.o.simple ? this.simpleExpr(undefined, false) : this.expr(undefined, false)
     if (!this.lx.done()) throw this.error(`Encountered " ")" ") "" at column ${this.lx.pos + 1}`)
     return q
   }
@@ -125,6 +125,45 @@ class Parser {
     return { bool }
   }
 
+  /**
+   * The simple syntax as Lucene's SimpleQueryParser builds it: clauses joined left to right, where a
+   * change of operator makes what came before one clause (`a b +c` is `(a | b) + c`), and a negated
+   * clause is "not it" on its own (`a -b` under OR is "a, or anything without b").
+   */
+  private simpleExpr(field: string | undefined, nested: boolean): Query {
+    let top: Query | undefined
+    let previous: 'must' | 'should' | undefined
+    for (;;) {
+      let op: 'must' | 'should' | undefined
+      let not = 0
+      for (;;) {
+        this.lx.skipSpace()
+        const c = this.lx.peek()
+        if (c === '|') op = 'should'
+        else if (c === '+') op = 'must'
+        else if (c === '-') not++
+        else break
+        this.lx.pos++
+      }
+      if (this.lx.pos >= this.lx.text.length || this.lx.peek() === ')') {
+        if (this.lx.peek() === ')' && !nested) throw this.error(`Encountered " ")" ") "" at column ${this.lx.pos + 1}`)
+        break
+      }
+      const q = this.clause(field)
+      if (q === undefined) continue
+      const branch: Query = not % 2 === 1 ? { bool: { must_not: [q], should: [{ match_all: {} }] } } : q
+      if (top === undefined) {
+        top = branch
+        continue
+      }
+      const current = op ?? (this.o.defaultAnd ? 'must' : 'should')
+      if (previous !== current) top = { bool: { [current]: [top] } }
+      ;((top as { bool: Record<string, Query[]> }).bool[current] as Query[]).push(branch)
+      previous = current
+    }
+    return top ?? { match_none: {} }
+  }
+
   /** AND, OR, NOT (or &&, ||, and in the simple syntax + and |) at the cursor, consumed. */
   private operator(): 'AND' | 'OR' | 'NOT' | undefined {
     this.lx.skipSpace()
@@ -151,7 +190,7 @@ class Parser {
     let c = this.lx.peek()
     if (c === '(') {
       this.lx.pos++
-      const q = this.expr(field, true)
+      const q = this.o.simple ? this.simpleExpr(field, true) : this.expr(field, true)
       this.lx.skipSpace()
       if (this.lx.peek() !== ')') throw this.error('Encountered "<EOF>": missing )')
       this.lx.pos++

@@ -111,7 +111,10 @@ class Builder {
   private text(field: string, query: unknown, boost: number): Scorer | undefined {
     const spec = this.types.get(field)
     if (!spec || kindOf(spec.type) !== 'text' || (typeof query !== 'string' && typeof query !== 'number')) return undefined
-    const terms = [...new Set(analyze(String(query)))]
+    // A repeated word counts as often as it is repeated (Lucene makes a clause of each occurrence).
+    const times = new Map<string, number>()
+    for (const t of analyze(String(query))) times.set(t, (times.get(t) ?? 0) + 1)
+    const terms = [...times.keys()]
     if (terms.length === 0) return undefined
     let need = this.needs.get(field)
     if (!need) this.needs.set(field, (need = new Set()))
@@ -127,7 +130,7 @@ class Builder {
         let tf = 0
         for (const x of tokens) if (x === t) tf++
         if (tf === 0) continue
-        score += bm25(tf, tokens.length, s.df.get(t) ?? 0, s)
+        score += times.get(t)! * bm25(tf, tokens.length, s.df.get(t) ?? 0, s)
       }
       return boost * score
     }
@@ -141,7 +144,8 @@ class Builder {
  */
 export function bm25(tf: number, len: number, df: number, s: FieldStats): number {
   const idf = Math.log(1 + (s.docs - df + 0.5) / (df + 0.5))
-  return (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * len) / (s.tokens / s.docs)))
+  // Lucene's BM25 since 8.0: without the constant (k1 + 1) factor of the textbook formula (LUCENE-8563).
+  return (idf * tf) / (tf + K1 * (1 - B + (B * len) / (s.tokens / s.docs)))
 }
 
 /**
@@ -164,8 +168,10 @@ export function singleMatch(
     return undefined
   if (typeof p.query !== 'string' && typeof p.query !== 'number') return undefined
   if (p.boost !== undefined && typeof p.boost !== 'number') return undefined
-  const terms = [...new Set(analyze(String(p.query)))]
-  if (terms.length === 0) return undefined
+  const analysed = analyze(String(p.query))
+  const terms = [...new Set(analysed)]
+  // A repeated word weighs more (see text()); the postings' ranking adds each term once.
+  if (terms.length === 0 || terms.length !== analysed.length) return undefined
   return { field, terms, and: String(p.operator ?? 'or').toLowerCase() === 'and', boost: boostOf(p) }
 }
 

@@ -1,0 +1,198 @@
+/**
+ * A seeded workload of index API calls, the same for both targets. A call may be built from the
+ * target's own earlier answers (search_after, PIT, scroll, composite paging, `if_seq_no`), so each
+ * side pages and conditions on what it answered itself.
+ */
+import { document, MAPPING, sentence } from './documents'
+import { aggregations, composite, query, sortClause } from './queries'
+import { Random } from './random'
+
+export interface Request {
+  method: string
+  path: string
+  body?: unknown
+  /** Lines of an NDJSON body (_bulk). */
+  ndjson?: unknown[]
+}
+
+export interface Answer {
+  status: number
+  body: any
+}
+
+export interface Op {
+  name: string
+  /** A fixed request, or one made from this target's earlier answers (the last one first). */
+  request: Request | ((history: Answer[]) => Request)
+}
+
+type Json = Record<string, unknown>
+
+const last = (h: Answer[], back = 1) => h[h.length - back]?.body ?? {}
+
+/** A search page whose sort values carry into the next page's `search_after`. */
+function after(h: Answer[]): unknown[] | undefined {
+  const hits = last(h).hits?.hits ?? []
+  return hits.length > 0 ? hits[hits.length - 1].sort : undefined
+}
+
+function setup(index: string, r: Random, docs: Json[]): Op[] {
+  const lines = docs.flatMap((d, i) => [{ index: { _index: index, _id: `d${i}` } }, d])
+  return [
+    {
+      name: 'create index',
+      request: { method: 'PUT', path: `/${index}`, body: { settings: { number_of_replicas: 0 }, mappings: MAPPING } },
+    },
+    { name: 'create existing index', request: { method: 'PUT', path: `/${index}`, body: {} } },
+    { name: 'bulk load', request: { method: 'POST', path: '/_bulk?refresh=true', ndjson: lines } },
+    { name: 'mapping after dynamic fields', request: { method: 'GET', path: `/${index}/_mapping` } },
+    { name: 'get by id', request: { method: 'GET', path: `/${index}/_doc/d${r.int(0, docs.length - 1)}` } },
+    { name: 'get missing id', request: { method: 'GET', path: `/${index}/_doc/nope` } },
+    { name: 'count all', request: { method: 'GET', path: `/${index}/_count` } },
+  ]
+}
+
+function mixedBulk(index: string, r: Random, docs: Json[]): Op {
+  const n = docs.length
+  const lines: unknown[] = [
+    { index: { _index: index, _id: 'x1' } },
+    document(r, n + 1),
+    { index: { _index: index, _id: 'bad-long' } },
+    { seq: n + 2, n_long: 'not a number' },
+    { create: { _index: index, _id: 'd0' } },
+    { seq: n + 3 },
+    { update: { _index: index, _id: 'missing' } },
+    { doc: { kw: 'z' } },
+    { update: { _index: index, _id: `d${r.int(1, n - 1)}` } },
+    { doc: { kw: 'updated', n_int: 5 } },
+    { delete: { _index: index, _id: 'never-was' } },
+    { delete: { _index: index, _id: `d${n - 1}` } },
+    { index: { _index: index, _id: 'bad-date' } },
+    { seq: n + 4, ts: 'yesterday-ish' },
+    { index: { _index: index, _id: 'bad-byte' } },
+    { seq: n + 5, n_byte: 300 },
+    { index: { _index: index, _id: 'bad-ip' } },
+    { seq: n + 6, addr: '999.1.1.1' },
+    { index: { _index: index, _id: 'bad-bool' } },
+    { seq: n + 7, flag: 'maybe' },
+  ]
+  return { name: 'bulk with mixed failures', request: { method: 'POST', path: '/_bulk?refresh=true', ndjson: lines } }
+}
+
+function conditionalUpdates(index: string, r: Random): Op[] {
+  const id = `d${r.int(1, 10)}`
+  const cond = (h: Answer[], back: number) => `if_seq_no=${last(h, back)._seq_no}&if_primary_term=${last(h, back)._primary_term}`
+  return [
+    { name: 'get before conditional update', request: { method: 'GET', path: `/${index}/_doc/${id}` } },
+    {
+      name: 'update with current if_seq_no',
+      request: (h) => ({ method: 'POST', path: `/${index}/_update/${id}?refresh=true&${cond(h, 1)}`, body: { doc: { kw: 'cas' } } }),
+    },
+    {
+      name: 'index with stale if_seq_no',
+      request: (h) => ({ method: 'PUT', path: `/${index}/_doc/${id}?refresh=true&${cond(h, 2)}`, body: { seq: 0 } }),
+    },
+    { name: 'get after conditional update', request: { method: 'GET', path: `/${index}/_doc/${id}` } },
+  ]
+}
+
+function paging(index: string, r: Random, docs: Json[]): Op[] {
+  const q = query(r, docs)
+  // Keyword sorts: a missing number's sort value (2^63 - 1) does not survive a JavaScript round trip.
+  const sort = sortClause(r, true)
+  const size = r.int(2, 6)
+  const page = (h: Answer[]) => ({ size, sort, query: q, search_after: after(h) })
+  const comp = composite(r)
+  const compPage = (h: Answer[]) => ({
+    size: 0,
+    aggs: { c: { composite: { ...(comp.composite as Json), after: last(h).aggregations?.c?.after_key } } },
+  })
+  const pit = (h: Answer[]) => ({ size, sort, pit: { id: last(h).pit_id ?? last(h).pit?.id, keep_alive: '1m' }, search_after: after(h) })
+  const scrollId = (h: Answer[]) => last(h)._scroll_id
+  return [
+    { name: 'search_after page 1', request: { method: 'POST', path: `/${index}/_search`, body: { size, sort, query: q } } },
+    { name: 'search_after page 2', request: (h) => ({ method: 'POST', path: `/${index}/_search`, body: page(h) }) },
+    { name: 'search_after page 3', request: (h) => ({ method: 'POST', path: `/${index}/_search`, body: page(h) }) },
+    { name: 'composite page 1', request: { method: 'POST', path: `/${index}/_search`, body: { size: 0, aggs: { c: comp } } } },
+    { name: 'composite page 2', request: (h) => ({ method: 'POST', path: `/${index}/_search`, body: compPage(h) }) },
+    { name: 'composite page 3', request: (h) => ({ method: 'POST', path: `/${index}/_search`, body: compPage(h) }) },
+    { name: 'open PIT', request: { method: 'POST', path: `/${index}/_search/point_in_time?keep_alive=1m` } },
+    { name: 'PIT page 1', request: (h) => ({ method: 'POST', path: '/_search', body: pit(h) }) },
+    { name: 'PIT page 2', request: (h) => ({ method: 'POST', path: '/_search', body: pit(h) }) },
+    { name: 'close PIT', request: (h) => ({ method: 'DELETE', path: '/_search/point_in_time', body: { pit_id: [last(h).pit_id] } }) },
+    { name: 'scroll open', request: { method: 'POST', path: `/${index}/_search?scroll=1m`, body: { size, sort: [{ seq: 'asc' }] } } },
+    { name: 'scroll next', request: (h) => ({ method: 'POST', path: '/_search/scroll', body: { scroll: '1m', scroll_id: scrollId(h) } }) },
+    { name: 'scroll next', request: (h) => ({ method: 'POST', path: '/_search/scroll', body: { scroll: '1m', scroll_id: scrollId(h) } }) },
+    { name: 'scroll clear', request: (h) => ({ method: 'DELETE', path: '/_search/scroll', body: { scroll_id: scrollId(h) } }) },
+  ]
+}
+
+function errors(index: string): Op[] {
+  const search = (name: string, body: unknown, path = `/${index}/_search`): Op => ({ name, request: { method: 'POST', path, body } })
+  return [
+    search('search a missing index', {}, '/diff-missing/_search'),
+    search('unknown query', { query: { nope: {} } }),
+    search('term on two fields', { query: { term: { kw: 'a', tags: 'b' } } }),
+    search('unknown aggregation', { aggs: { a: { nope: { field: 'kw' } } } }),
+    search('terms on a text field', { aggs: { a: { terms: { field: 'msg' } } } }),
+    search('date_histogram without interval', { aggs: { a: { date_histogram: { field: 'ts' } } } }),
+    search('size over the window', { from: 9995, size: 10 }),
+    search('negative size', { size: -2 }),
+    search('unknown top-level key', { querry: {} }),
+    search('sort on a text field', { sort: [{ msg: 'asc' }] }),
+    { name: 'get from a missing index', request: { method: 'GET', path: '/diff-missing/_doc/1' } },
+    { name: 'delete a missing doc', request: { method: 'DELETE', path: `/${index}/_doc/nope?refresh=true` } },
+    { name: 'index a wrongly typed value', request: { method: 'PUT', path: `/${index}/_doc/w?refresh=true`, body: { n_int: 'x' } } },
+    { name: 'update a missing doc', request: { method: 'POST', path: `/${index}/_update/nope`, body: { doc: { a: 1 } } } },
+  ]
+}
+
+/**
+ * Random searches. Scored ones only before any update: OpenSearch keeps a replaced document in its
+ * BM25 statistics until segments merge, so scores after updates legitimately differ.
+ */
+function searches(index: string, r: Random, docs: Json[], count: number, scored: boolean): Op[] {
+  const ops: Op[] = []
+  for (let i = 0; i < count; i++) {
+    const kind = r.int(0, 3)
+    if (kind === 0 && scored) {
+      const body = { size: 100, query: { match: { msg: sentence(r, 1, 3) } } }
+      ops.push({ name: 'scored search', request: { method: 'POST', path: `/${index}/_search`, body } })
+    } else if (kind === 0)
+      ops.push({
+        name: 'filtered search',
+        request: { method: 'POST', path: `/${index}/_search`, body: { size: 100, query: { constant_score: { filter: query(r, docs) } } } },
+      })
+    else if (kind === 1) {
+      const body = {
+        from: r.int(0, 5),
+        size: r.int(1, 10),
+        sort: sortClause(r),
+        query: query(r, docs),
+        _source: r.pick([true, ['seq', 'kw']]),
+      }
+      ops.push({ name: 'sorted search', request: { method: 'POST', path: `/${index}/_search`, body } })
+    } else if (kind === 2) {
+      const body = { size: 0, query: r.chance(0.5) ? query(r, docs) : { match_all: {} }, aggs: aggregations(r) }
+      ops.push({ name: 'aggregations', request: { method: 'POST', path: `/${index}/_search`, body } })
+    } else ops.push({ name: 'count', request: { method: 'POST', path: `/${index}/_count`, body: { query: query(r, docs) } } })
+  }
+  return ops
+}
+
+/** The whole workload of one seed; `searchCount` random searches between the fixed parts. */
+export function workload(seed: number, searchCount: number): { index: string; ops: Op[] } {
+  const r = new Random(seed)
+  const index = `diff-${seed}`
+  const docs = Array.from({ length: r.int(25, 45) }, (_, i) => document(r, i))
+  const ops = [
+    ...setup(index, r, docs),
+    ...searches(index, r, docs, Math.ceil(searchCount / 2), true),
+    mixedBulk(index, r, docs),
+    ...conditionalUpdates(index, r),
+    ...paging(index, r, docs),
+    ...searches(index, r, docs, Math.floor(searchCount / 2), false),
+    ...errors(index),
+  ]
+  return { index, ops }
+}
