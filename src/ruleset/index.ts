@@ -28,6 +28,8 @@ import { CorrelationAlerts } from './alerts/correlation'
 import { rollOver } from './alerts/indices'
 import { SyncedIocs } from './threat-intel/synced-iocs'
 import { threatIntelRoutes } from './threat-intel/routes'
+import { UserSources } from './threat-intel/user-sources'
+import { ThreatIntelMonitors } from './threat-intel/monitors'
 import { timeToMillis } from '../config/values'
 
 export interface Ruleset extends Feature {
@@ -75,6 +77,7 @@ export function createRuleset(
   const alerts = new Alerts(deps, detectors)
   const raiser = new AlertRaiser({ ...deps, onPending: hooks.onPending })
   const iocs = new SyncedIocs(deps.store, deps.log)
+  const monitors = new ThreatIntelMonitors(deps)
   const threatIntel = { iocs, iocFieldsOfLogType: async (name: string) => (await logTypes.byName(name))?.ioc_fields }
   const runDeps = { ...deps, rules, findings, evaluator, alerts: raiser, threatIntel }
   // Alerts of a removed detector or trigger are retired in the background: the request is not held.
@@ -130,7 +133,7 @@ export function createRuleset(
     routes: [
       ...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
       ...alertsRoutes(alerts, new CorrelationAlerts(deps)),
-      ...threatIntelRoutes({ ...deps, iocs }),
+      ...threatIntelRoutes({ ...deps, iocs, uploads: new UserSources({ ...deps, iocs }), monitors }),
     ],
     alerts,
     iocs,
