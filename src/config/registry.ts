@@ -261,6 +261,28 @@ const rulesetManagement: Row[] = [
   [sa + 'max_case_management_bulk_size', 'integer', 10, [0, 100], true, 'Findings per update request; 0 disables the endpoint.'],
   [sa + 'max_detectors', 'integer', 10, [0], true, 'User detectors (content-manager detectors excluded).'],
   [sa + 'max_rules_per_detector', 'integer', 50, [0], true, 'Rules per detector.'],
+  // svc-ext's own (beyond the peer): rule preview and threat-intel retro-hunt.
+  [
+    sa + 'preview.max_events',
+    'long',
+    1000000,
+    [1, 100000000],
+    true,
+    'Most stored events one rule preview scans (caps its terminate_after).',
+  ],
+  [sa + 'preview.timeout', 'time', '30s', null, true, 'Longest time one rule preview runs (caps its timeout).'],
+  [sa + 'preview.max_size', 'integer', 1000, [0, 10000], true, 'Most matches one rule preview answers (caps its size).'],
+  [sa + 'threat_intel.retro_hunt.enabled', 'boolean', true, null, true, 'Search stored events for IoCs the sync adds.'],
+  [sa + 'threat_intel.retro_hunt.lookback_days', 'integer', 7, [1, 365], true, 'Days of stored events a retro-hunt searches back.'],
+  [
+    sa + 'threat_intel.retro_hunt.events_per_second',
+    'integer',
+    50000,
+    [100, 10000000],
+    true,
+    'Pace of a retro-hunt: stored events read per second, so the node keeps serving.',
+  ],
+  [sa + 'threat_intel.retro_hunt.max_events', 'long', 10000000, [1, 1000000000], true, 'Most stored events one retro-hunt reads.'],
   [sa + 'mappings.default_schema', 'string', 'ecs', null, true, 'Schema used to map Sigma field names when a log type declares none.'],
 ]
 

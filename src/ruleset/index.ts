@@ -29,6 +29,7 @@ import { rollOver } from './alerts/indices'
 import { SyncedIocs } from './threat-intel/synced-iocs'
 import { threatIntelRoutes } from './threat-intel/routes'
 import { UserSources } from './threat-intel/user-sources'
+import { previewRoutes } from './preview/routes'
 import { ThreatIntelMonitors } from './threat-intel/monitors'
 import { timeToMillis } from '../config/values'
 
@@ -133,6 +134,7 @@ export function createRuleset(
     routes: [
       ...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
       ...alertsRoutes(alerts, new CorrelationAlerts(deps)),
+      ...previewRoutes({ ...deps, rules, logTypes, iocs }),
       ...threatIntelRoutes({ ...deps, iocs, uploads: new UserSources({ ...deps, iocs }), monitors }),
     ],
     alerts,
