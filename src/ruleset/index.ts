@@ -30,6 +30,7 @@ import { SyncedIocs } from './threat-intel/synced-iocs'
 import { threatIntelRoutes } from './threat-intel/routes'
 import { UserSources } from './threat-intel/user-sources'
 import { previewRoutes } from './preview/routes'
+import { RetroHunt } from './threat-intel/retro-hunt'
 import { ThreatIntelMonitors } from './threat-intel/monitors'
 import { timeToMillis } from '../config/values'
 
@@ -52,6 +53,8 @@ export interface Ruleset extends Feature {
   alerts: Alerts
   /** The node's IoC index, which the content sync keeps in step (threat intel on events). */
   iocs: SyncedIocs
+  /** Searches stored events for the IoCs the sync adds. */
+  retroHunt: RetroHunt
   /** Starts the detection clock (not started by construction, so tests and tools stay passive). */
   start(): Promise<void>
 }
@@ -81,6 +84,8 @@ export function createRuleset(
   const monitors = new ThreatIntelMonitors(deps)
   const threatIntel = { iocs, iocFieldsOfLogType: async (name: string) => (await logTypes.byName(name))?.ioc_fields }
   const runDeps = { ...deps, rules, findings, evaluator, alerts: raiser, threatIntel }
+  const retroHunt = new RetroHunt({ ...deps, iocFieldsOfLogType: threatIntel.iocFieldsOfLogType, alerts: raiser })
+  iocs.onSynced = (ids) => retroHunt.synced(ids)
   // Alerts of a removed detector or trigger are retired in the background: the request is not held.
   const retire = (id: string, detector: StoredDetector, keep: Set<string>) =>
     void alerts
@@ -139,6 +144,7 @@ export function createRuleset(
     ],
     alerts,
     iocs,
+    retroHunt,
     logTypes,
     rules,
     detectors,
@@ -153,6 +159,7 @@ export function createRuleset(
       // The detectors index exists once the node is started, not from the clock's first tick on.
       await ensureIndex(deps.store, DETECTORS_INDEX)
       scheduler.start()
+      retroHunt.start()
       void startRollover()
     },
     // The evaluator thread outlives the run that the clock's stop waits for.
@@ -160,6 +167,7 @@ export function createRuleset(
       stopped = true
       clearTimeout(rolloverTimer)
       await scheduler.stop()
+      await retroHunt.stop()
       await warming
       evaluator.stop()
     },

@@ -21,6 +21,8 @@ export const CORRELATION_STATE_INDEX = '.platform-sap-correlation-state'
 export const TI_SOURCES_INDEX = '.platform-sap-threat-intel-sources'
 /** The IoCs of those sources, one document per (source, IoC), in the CTI IoCs' `document` shape. */
 export const TI_UPLOADED_IOCS_INDEX = '.platform-sap-threat-intel-iocs'
+/** Retro-hunt jobs (threat-intel/retro-hunt.ts), one document each while it waits or runs. */
+export const TI_RETRO_HUNT_INDEX = '.platform-sap-threat-intel-retro-hunt'
 /** Threat-intel monitors (`{monitor}`), at most one. */
 export const TI_MONITORS_INDEX = '.platform-sap-threat-intel-monitors'
 
@@ -115,6 +117,7 @@ const MAPPINGS: Record<string, Mappings> = {
       },
     },
   },
+  [TI_RETRO_HUNT_INDEX]: { dynamic: false, properties: { queued_at: { type: 'long' } } },
   [TI_MONITORS_INDEX]: {
     dynamic: false,
     properties: { monitor: { properties: { name: kw, monitor_type: kw, enabled: { type: 'boolean' } } } },

@@ -46,22 +46,26 @@ async function page(store: Store, index: string, range: TimeRange, after: number
 
 /**
  * The pages of the events of `expressions` in `range`, each with its concrete index; `position`
- * is read for where to start and moved as pages are handed out.
+ * is read for where to start and moved as pages are handed out. With `until`, an index is read
+ * only up to that `_seq_no` (an index it does not name, not at all).
  */
 export async function* eventsInRange(
   store: Store,
   expressions: string[],
   range: TimeRange,
-  position: Record<string, number> = {},
-  size = EVENTS_PAGE,
+  opts: { position?: Record<string, number>; until?: Record<string, number>; size?: number } = {},
 ): AsyncGenerator<{ index: string; hits: SearchHit[] }> {
+  const { position = {}, until, size = EVENTS_PAGE } = opts
   for (const index of await concreteIndices(store, expressions)) {
-    for (;;) {
-      const hits = await page(store, index, range, position[index] ?? -1, size)
+    const last = until ? (until[index] ?? -1) : Infinity
+    while ((position[index] ?? -1) < last) {
+      let hits = await page(store, index, range, position[index] ?? -1, size)
+      const full = hits.length === size
       if (hits.length === 0) break
       position[index] = hits[hits.length - 1]._seq_no ?? position[index]
-      yield { index, hits }
-      if (hits.length < size) break
+      if ((position[index] ?? -1) > last) hits = hits.filter((h) => (h._seq_no ?? -1) <= last)
+      if (hits.length > 0) yield { index, hits }
+      if (!full) break
     }
   }
 }

@@ -24,7 +24,7 @@ import { check, type StoredRule } from '../model'
 import { type Rules, sigma400 } from '../rules'
 import { type CompiledSigmaRule, compileCache, ruleSet } from '../sigma'
 import { readSigmaYaml } from '../sigma/document'
-import { valuesAt } from '../threat-intel/collect'
+import { eventMatches } from '../threat-intel/collect'
 import { iocFieldsOf, type IocFieldList, IocFieldsSchema } from '../threat-intel/ioc-fields'
 import type { IocIndex } from '../threat-intel/ioc-index'
 
@@ -122,7 +122,7 @@ export async function preview(deps: PreviewDeps, raw: Record<string, unknown>, s
     }
   }
   const pageSize = Math.min(1_000, b.maxEvents)
-  for await (const { index, hits } of eventsInRange(deps.store, body.indices, b.range, {}, pageSize)) {
+  for await (const { index, hits } of eventsInRange(deps.store, body.indices, b.range, { size: pageSize })) {
     const kept = hits.slice(0, b.maxEvents - scanned)
     scanned += kept.length
     take(await matcher.page(index, kept))
@@ -296,20 +296,14 @@ async function correlationMatcher(deps: PreviewDeps, stored: StoredRule, setting
 function iocMatcher(iocs: IocIndex, fields: IocFieldList): Matcher {
   return {
     async page(index, hits) {
-      const out: PreviewMatch[] = []
-      for (const hit of hits) {
-        const seen = new Set<string>()
-        for (const { type, fields: names } of fields)
-          for (const field of names)
-            for (const value of valuesAt(hit._source ?? {}, field)) {
-              if (seen.has(value)) continue
-              seen.add(value)
-              const ids = iocs.match(type, value)
-              if (ids.length > 0)
-                out.push({ _index: index, _id: hit._id, '@timestamp': timestampOf(hit), ioc: { type, value, field, ioc_ids: ids } })
-            }
-      }
-      return out
+      return hits.flatMap((hit) =>
+        eventMatches(iocs, fields, hit._source ?? {}).map(({ type, value, field, iocIds }) => ({
+          _index: index,
+          _id: hit._id,
+          '@timestamp': timestampOf(hit),
+          ioc: { type, value, field, ioc_ids: iocIds },
+        })),
+      )
     },
     end: async () => [],
   }

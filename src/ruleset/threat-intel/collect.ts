@@ -6,6 +6,7 @@
  */
 import type { IocFieldList } from './ioc-fields'
 import type { IocType } from './ioc-types'
+import type { IocIndex } from './ioc-index'
 
 /** Events named per value at most: a finding lists these, the count stays exact. */
 export const MAX_EVENTS_PER_VALUE = 100
@@ -77,4 +78,27 @@ export class IocCollector {
     this.at.clear()
     return out.values.length > 0 ? out : undefined
   }
+}
+
+/** A value of an event's IoC field that the index lists. */
+export interface EventMatch {
+  type: IocType
+  value: string
+  field: string
+  iocIds: string[]
+}
+
+/** Each distinct value of an event's IoC fields that `index` lists (an event at a time: previews, retro-hunts). */
+export function eventMatches(index: Pick<IocIndex, 'match'>, list: IocFieldList, event: Record<string, unknown>): EventMatch[] {
+  const out: EventMatch[] = []
+  const seen = new Set<string>()
+  for (const { type, fields } of list)
+    for (const field of fields)
+      for (const value of valuesAt(event, field)) {
+        if (seen.has(value)) continue
+        seen.add(value)
+        const iocIds = index.match(type, value)
+        if (iocIds.length > 0) out.push({ type, value, field, iocIds })
+      }
+  return out
 }

@@ -61,7 +61,19 @@ export class SyncedIocs implements IocSink {
     return this.opts.alias ?? IOC_ALIAS
   }
 
+  /** Told of the IoCs each change window of the sync put (the retro-hunt searches stored events for them). */
+  onSynced?: (ids: string[]) => void
+
   applied(written: ReadonlyMap<string, Record<string, unknown> | null>): void {
+    this.changed(written)
+    if (!this.onSynced) return
+    const put: string[] = []
+    for (const [id, body] of written) if (body && entryOf(id, body)) put.push(id)
+    if (put.length > 0) this.onSynced(put)
+  }
+
+  /** IoCs written (by the sync, or a user's source: then not retro-hunted) brought into the index. */
+  changed(written: ReadonlyMap<string, Record<string, unknown> | null>): void {
     if (this.loading) {
       this.pending.push(written)
       return

@@ -3,7 +3,7 @@
  * deleted through the sources API. The source's config is one document; its IoCs are one document
  * each, in the CTI IoCs' `document` shape (so the IoC index, the IoC list and findings read both
  * alike) plus the source as `feed_id`. Every write hands the node's IoC index exactly the IoCs it
- * changed (`IocSink.applied`): an upload adds its IoCs, an update only what differs, a deletion
+ * changed (`SyncedIocs.changed`): an upload adds its IoCs, an update only what differs, a deletion
  * removes the source's IoCs; nothing is rebuilt. A source with `enabled_for_scan: false` keeps its
  * IoCs stored but out of matching.
  *
@@ -17,7 +17,7 @@ import { DocumentMissing, IndexNotFound } from '../../store/errors'
 import type { SearchHit, Store } from '../../store/port'
 import { check } from '../model'
 import { ensureIndex, TI_SOURCES_INDEX, TI_UPLOADED_IOCS_INDEX } from '../indices'
-import type { IocSink } from './synced-iocs'
+import type { SyncedIocs } from './synced-iocs'
 import { parseUpload, type UploadedIoc } from './upload-iocs'
 
 export const SourceConfigBody = T.Object(
@@ -39,7 +39,7 @@ type SourceConfigBody = Static<typeof SourceConfigBody>
 export interface UserSourcesDeps {
   store: Store
   now: () => number
-  iocs: Pick<IocSink, 'applied'>
+  iocs: Pick<SyncedIocs, 'changed'>
 }
 
 /** Stored IoC documents per bulk request. */
@@ -144,7 +144,7 @@ export class UserSources {
     const stored = await this.storedIocs(id)
     const removed = new Map<string, null>([...stored.keys()].map((k) => [k, null]))
     await this.bulk([...removed.keys()].map((k) => [{ delete: { _index: TI_UPLOADED_IOCS_INDEX, _id: k } }]))
-    this.deps.iocs.applied(removed)
+    this.deps.iocs.changed(removed)
     await this.deps.store.delete({ index: TI_SOURCES_INDEX, id, refresh: true }).catch((e) => {
       if (!(e instanceof DocumentMissing)) throw e
     })
@@ -228,7 +228,7 @@ export class UserSources {
         doc ? [{ index: { _index: TI_UPLOADED_IOCS_INDEX, _id: key } }, doc] : [{ delete: { _index: TI_UPLOADED_IOCS_INDEX, _id: key } }],
       ),
     )
-    this.deps.iocs.applied(changes)
+    this.deps.iocs.changed(changes)
   }
 
   /** The stored IoC documents of a source, by document id. */
