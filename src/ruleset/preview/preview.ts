@@ -100,9 +100,11 @@ function bounds(body: PreviewBody, settings: SettingsSnapshot, now: number) {
   return { range, size: body.size ?? Math.min(10, maxSize), maxEvents: Math.min(body.terminate_after ?? maxEvents, maxEvents), timeout }
 }
 
-export async function preview(deps: PreviewDeps, raw: Record<string, unknown>, settings: SettingsSnapshot) {
+/** The request checked against its schema (a 400 naming the field otherwise). */
+export const previewRequest = (raw: unknown): PreviewBody => check(PreviewBody, raw, 'preview request')
+
+export async function preview(deps: PreviewDeps, body: PreviewBody, settings: SettingsSnapshot) {
   const started = performance.now()
-  const body = check(PreviewBody, raw, 'preview request')
   const kinds = [body.rule_id, body.rule, body.threat_intel].filter((x) => x !== undefined).length
   if (kinds !== 1) throw new ApiError(400, 'Give exactly one of rule_id, rule (Sigma or correlation YAML) and threat_intel')
   const b = bounds(body, settings, deps.now())

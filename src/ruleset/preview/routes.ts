@@ -9,7 +9,7 @@ import type { Security } from '../../http/caller'
 import { route, type PluginRoute, type RouteBody } from '../../http/route'
 import type { ClusterSettings } from '../../config/cluster-settings'
 import { INDEX_ACTIONS, PLATFORM_SA_ACTIONS as A } from '../../security/actions'
-import { preview, PreviewBody, type PreviewDeps } from './preview'
+import { preview, PreviewBody, type PreviewDeps, previewRequest } from './preview'
 
 const PREVIEW: RouteBody = { limit: SMALL_BODY, schema: PreviewBody }
 
@@ -22,8 +22,8 @@ export function previewRoutes(
       '/_plugins/_security_analytics/rules/_preview',
       A.rulesPreview,
       async ({ request, caller }) => {
-        const body = await readJsonObject(request, SMALL_BODY, 'Invalid preview body.')
-        if (Array.isArray(body.indices)) deps.security.authorizeIndices(caller, INDEX_ACTIONS.search, body.indices.map(String))
+        const body = previewRequest(await readJsonObject(request, SMALL_BODY, 'Invalid preview body.'))
+        deps.security.authorizeIndices(caller, INDEX_ACTIONS.search, body.indices)
         return preview(deps, body, await deps.settings.snapshot())
       },
       PREVIEW,

@@ -22,7 +22,7 @@ import { parseUpload, type UploadedIoc } from './upload-iocs'
 
 export const SourceConfigBody = T.Object(
   {
-    name: T.String({ pattern: '^[A-Za-z0-9 _-]{1,128}$' }),
+    name: T.String({ pattern: '^[A-Za-z0-9 _-]{1,128}$', default: 'source' }),
     format: T.Optional(T.String({ maxLength: 50 })),
     type: T.String(),
     description: T.Optional(T.Union([T.String(), T.Null()])),
