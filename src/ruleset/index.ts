@@ -11,6 +11,7 @@ import { FindingsPipeline } from './detection/findings-pipeline'
 import { detectionHolds } from './detection/retention-hold'
 import { warmDetector } from './detection/run'
 import { executeMonitor, type MonitorRunResult } from './detection/monitor'
+import { runThreatIntelMonitor, ThreatIntelMonitorClock } from './threat-intel/monitor-run'
 import { DetectionScheduler, type SchedulerOptions } from './detection/scheduler'
 import { Detectors } from './detectors'
 import { DETECTORS_INDEX, ensureIndex } from './indices'
@@ -134,7 +135,25 @@ export function createRuleset(
     rolloverTimer = setTimeout(startRollover, Math.min(Math.max(period, 1000), 2 ** 31 - 1))
   }
   const scheduler = new DetectionScheduler({ ...runDeps, detectors }, options)
-  const run = (monitorId: string, caller: Caller | undefined) => executeMonitor({ detectors, scheduler, now: deps.now }, monitorId, caller)
+  const monitorRuns = { ...deps, iocs, monitors, alerts: raiser }
+  const monitorClock = new ThreatIntelMonitorClock(monitorRuns)
+  // Alerting's `_execute` runs the threat-intel monitor of that id, else the detector behind it.
+  const run = async (monitorId: string, caller: Caller | undefined): Promise<MonitorRunResult> => {
+    const monitor = await monitors.byId(monitorId)
+    if (!monitor) return executeMonitor({ detectors, scheduler, now: deps.now }, monitorId, caller)
+    const start = deps.now()
+    const r = await runThreatIntelMonitor(monitorRuns, monitorId, monitor)
+    const found: Record<string, string[]> = {}
+    for (const f of r.findings) found[f.ioc_type] = [...(found[f.ioc_type] ?? []), ...f.related_doc_ids]
+    return {
+      monitor_name: monitor.name,
+      period_start: start,
+      period_end: deps.now(),
+      error: null,
+      input_results: { results: [found], error: null },
+      trigger_results: {},
+    }
+  }
   return {
     routes: [
       ...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
@@ -160,6 +179,7 @@ export function createRuleset(
       await ensureIndex(deps.store, DETECTORS_INDEX)
       scheduler.start()
       retroHunt.start()
+      monitorClock.start()
       void startRollover()
     },
     // The evaluator thread outlives the run that the clock's stop waits for.
@@ -168,6 +188,7 @@ export function createRuleset(
       clearTimeout(rolloverTimer)
       await scheduler.stop()
       await retroHunt.stop()
+      await monitorClock.stop()
       await warming
       evaluator.stop()
     },

@@ -28,13 +28,15 @@ export function rangeBound(value: unknown, name: string, now: number, roundUp = 
   }
 }
 
-/** One page of an index's events in the range, after `after`. */
-async function page(store: Store, index: string, range: TimeRange, after: number, size: number): Promise<SearchHit[]> {
+/** One page of an index's events in the range (any time without one), after `after`. */
+async function page(store: Store, index: string, range: TimeRange | undefined, after: number, size: number): Promise<SearchHit[]> {
   const r = await store.search({
     index,
     body: {
       size,
-      query: { range: { '@timestamp': { gte: new Date(range.from).toISOString(), lt: new Date(range.to).toISOString() } } },
+      query: range
+        ? { range: { '@timestamp': { gte: new Date(range.from).toISOString(), lt: new Date(range.to).toISOString() } } }
+        : { match_all: {} },
       sort: [{ _seq_no: 'asc' }],
       search_after: [after],
       seq_no_primary_term: true,
@@ -52,7 +54,7 @@ async function page(store: Store, index: string, range: TimeRange, after: number
 export async function* eventsInRange(
   store: Store,
   expressions: string[],
-  range: TimeRange,
+  range: TimeRange | undefined,
   opts: { position?: Record<string, number>; until?: Record<string, number>; size?: number } = {},
 ): AsyncGenerator<{ index: string; hits: SearchHit[] }> {
   const { position = {}, until, size = EVENTS_PAGE } = opts

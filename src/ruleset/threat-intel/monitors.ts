@@ -166,6 +166,16 @@ export class ThreatIntelMonitors {
     }
   }
 
+  /** The monitor of this id, if there is one. */
+  async byId(id: string): Promise<StoredMonitor | undefined> {
+    if (id.startsWith('_')) return undefined
+    const got = await this.deps.store.get({ index: TI_MONITORS_INDEX, id }).catch((e) => {
+      if (e instanceof IndexNotFound) return undefined
+      throw e
+    })
+    return got?.found && isObject(got._source?.monitor) ? (got._source.monitor as StoredMonitor) : undefined
+  }
+
   /** Every monitor (at most one), enabled or not. */
   async all(): Promise<Array<{ id: string; monitor: StoredMonitor }>> {
     const r = await this.search({ size: 10 })
@@ -173,12 +183,13 @@ export class ThreatIntelMonitors {
   }
 
   private async read(id: string) {
-    const got = await this.deps.store.get({ index: TI_MONITORS_INDEX, id }).catch((e) => {
-      if (e instanceof IndexNotFound) return undefined
-      throw e
-    })
-    if (!got?.found || id === SINGLETON || !isObject(got._source?.monitor))
-      throw new ApiError(404, `Threat intel monitor [${id}] not found`)
+    const got = id.startsWith('_')
+      ? undefined
+      : await this.deps.store.get({ index: TI_MONITORS_INDEX, id }).catch((e) => {
+          if (e instanceof IndexNotFound) return undefined
+          throw e
+        })
+    if (!got?.found || !isObject(got._source?.monitor)) throw new ApiError(404, `Threat intel monitor [${id}] not found`)
     return { ...got, monitor: got._source.monitor as StoredMonitor }
   }
 }

@@ -275,6 +275,41 @@ describe('threat-intel monitors', () => {
     await s.request('DELETE', `${TI}/monitors/${again.body.id}`)
   })
 
+  test('a run (Alerting _execute on the monitor id) matches the mapped fields of new documents: findings, one alert per value', async () => {
+    const source = await s.request('POST', `${TI}/sources`, { body: upload('monitor-feed', [ioc('ipv4-addr', '203.0.113.99', 'm')]) })
+    expect(source.status).toBe(201)
+    const created = await s.request('POST', `${TI}/monitors`, {
+      body: {
+        ...monitor('scanning'),
+        per_ioc_type_scan_input_list: [{ ioc_type: 'ipv4-addr', index_to_fields_map: { [EVENTS]: ['client.address'] } }],
+      },
+    })
+    expect(created.status).toBe(201)
+    const id = created.body.id
+    const run = () => s.request('POST', `/_plugins/_alerting/monitors/${id}/_execute`)
+    // The first run starts after what is stored.
+    await index([{ client: { address: '203.0.113.99' } }])
+    expect((await run()).body.monitor_name).toBe('scanning')
+    const [hit] = await index([{ client: { address: '203.0.113.99' } }, { source: { ip: '203.0.113.99' } }])
+    const r = await run()
+    expect(r.status).toBe(200)
+    expect(r.body.input_results.results[0]['ipv4-addr']).toEqual([`${hit}:${EVENTS}`])
+    const found = (await s.request('GET', `${TI}/findings/_search?searchString=monitor_id:${id}`)).body.ioc_findings
+    expect(found.map((f: any) => [f.ioc_value, f.monitor_name, f.related_doc_ids])).toEqual([
+      ['203.0.113.99', 'scanning', [`${hit}:${EVENTS}`]],
+    ])
+    const alerts = async () => (await s.request('GET', `${TI}/alerts`)).body.alerts.filter((a: any) => a.trigger_name === 'ti trigger')
+    expect((await alerts()).map((a: any) => [a.ioc_value, a.state, a.finding_ids.length])).toEqual([['203.0.113.99', 'ACTIVE', 1]])
+    // Nothing new: nothing found again; a new document of the value joins the value's alert.
+    await run()
+    expect((await alerts())[0].finding_ids.length).toBe(1)
+    await index([{ client: { address: '203.0.113.99' } }])
+    await run()
+    expect((await alerts()).map((a: any) => a.finding_ids.length)).toEqual([2])
+    await s.request('DELETE', `${TI}/monitors/${id}`)
+    await s.request('DELETE', `${TI}/sources/${source.body._id}`)
+  })
+
   test('invalid monitors are 400s; unknown ones 404s', async () => {
     const bad = [
       { ...monitor(), indices: [] },

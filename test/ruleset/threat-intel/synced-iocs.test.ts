@@ -32,7 +32,7 @@ beforeEach(async () => {
 })
 
 describe('SyncedIocs', () => {
-  test('no CTI IoC index: nothing matches; loaded once (users\' uploaded sources may hold IoCs), not at every use', async () => {
+  test("no CTI IoC index: nothing matches; loaded once (users' uploaded sources may hold IoCs), not at every use", async () => {
     expect((await iocs.current()).size).toBe(0)
     expect(loads()).toBe(1)
     clock += CHECK_MILLIS + 1
