@@ -11,7 +11,7 @@ afterAll(() => stopReadmeBlocks())
 test('the README rule-preview walk-through answers the matches, per hour, of a Sigma rule and of the IoCs', async () => {
   const { lines, err } = await runReadmeBlock(readmeBlock(HEADING), { tmpPrefix: 'svc-readme-preview-', log: 'preview.log' })
   const answers = lines.filter((l) => l.startsWith('{"took"')).map((l) => JSON.parse(l))
-  expect(answers.length).toBe(2)
+  expect({ lines, answers: answers.length }).toMatchObject({ answers: 2 })
   const [sigma, ti] = answers
   expect(sigma).toMatchObject({ timed_out: false, terminated_early: false, events_scanned: 4, total_matches: 4 })
   expect(sigma.matches).toEqual([expect.objectContaining({ rule: { id: 'preview', title: 'Reverse shell port' } })])
