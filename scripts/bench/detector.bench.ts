@@ -16,6 +16,7 @@ import { event, indexEvents, openBenchRuleset } from './lib/security-events'
 import { loadWindowsRules } from './lib/sigma-rules'
 import { schemaEvent, WINDOWS_FIELDS, windowsEventStream } from './lib/windows-events'
 import { benchIoc } from './lib/iocs'
+import { probeEventLoop } from './lib/load'
 import { DETECTORS_INDEX } from '../../src/ruleset/indices'
 import { IOC_ALIAS } from '../../src/ruleset/threat-intel/synced-iocs'
 
@@ -64,17 +65,7 @@ async function measure(
   }
 
   // A trivial route on the same event loop, asked continuously while the run goes.
-  const http = Bun.serve({ port: 0, fetch: () => new Response('{"ok":true}') })
-  const latencies: number[] = []
-  let running = true
-  const prober = (async () => {
-    while (running) {
-      const t0 = performance.now()
-      await (await fetch(`http://127.0.0.1:${http.port}/`)).text()
-      latencies.push(performance.now() - t0)
-      await Bun.sleep(5)
-    }
-  })()
+  const probe = probeEventLoop()
   // The kernel's peak-RSS counter restarts here, so the run's own peak is told apart from the
   // indexing and the baseline scan before it (which the process peak includes).
   Bun.gc(true)
@@ -84,11 +75,7 @@ async function measure(
   const outcome = await ruleset.scheduler.runLeased(detector)
   const runPeak = vmKiB('VmHWM')
   const runSeconds = (performance.now() - t) / 1000
-  running = false
-  await prober
-  http.stop(true)
-  latencies.sort((a, b) => a - b)
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((latencies.length * p) / 100))] ?? NaN
+  const served = await probe.stop()
   if (!outcome || outcome.status !== 'ran') throw new Error(`run ${outcome?.status}`)
   if (outcome.documents !== DOCS || scanned !== DOCS) throw new Error(`read ${outcome.documents} / scanned ${scanned} of ${DOCS}`)
 
@@ -103,7 +90,7 @@ async function measure(
     `  ratio run/baseline: ${(runRate / scanRate).toFixed(2)} (evaluation and findings cost ${(((runSeconds - scanSeconds) / runSeconds) * 100).toFixed(0)}% of the run)`,
   )
   console.log(
-    `  GET / during the run: ${latencies.length} requests, p50 ${pct(50).toFixed(1)} ms, p99 ${pct(99).toFixed(1)} ms, max ${latencies[latencies.length - 1]?.toFixed(1)} ms`,
+    `  GET / during the run: ${served.requests} requests, p50 ${served.p50.toFixed(1)} ms, p99 ${served.p99.toFixed(1)} ms, max ${served.max.toFixed(1)} ms`,
   )
   console.log(
     `  peak RSS during the run: ${(runPeak / 1024).toFixed(0)} MiB (${(beforeRun / 1024).toFixed(0)} MiB before it); ` +

@@ -6,9 +6,9 @@
  * range up to its checkpoint when the IoCs arrived (`until`), and matches them against only the
  * new IoCs. Its matches are IoC findings of that detector like live ones (with its alerts).
  *
- * A hunt is a job document (ids of the new IoCs, range, per
- * detector and index the last `_seq_no` read): written before it runs, its cursor saved after each
- * page's findings (findings first, cursor second, so a crash repeats a page and the derived
+ * A hunt is a job document (the new IoCs, range, bounds) and its cursor (per detector and index
+ * the last `_seq_no` read): written before it runs, its cursor saved after each
+ * second's findings (findings first, cursor second, so a crash repeats those pages and the derived
  * finding ids make the repeat a create conflict), deleted when done; a restarted node carries on
  * where the cursor is. Change windows arriving while a job waits join it (up to MAX_JOB_IOCS), its
  * `until` moved to the later checkpoints: a window of events live runs read meanwhile may then be
@@ -27,9 +27,8 @@ import { DETECTORS_INDEX, ensureIndex, TI_RETRO_HUNT_INDEX } from '../indices'
 import type { StoredDetector } from '../model'
 import { eventMatches, MAX_EVENTS_PER_VALUE } from './collect'
 import { iocFieldsOf, type IocFieldList, type IocFieldsInput } from './ioc-fields'
-import { buildIocFindings, type IocFinding, type IocHit, IOC_INDICES, writeIocFindings } from './ioc-findings'
-import { IocIndex } from './ioc-index'
-import { entryOf } from './synced-iocs'
+import { buildIocFindings, type IocFinding, type IocHit, writeIocFindings } from './ioc-findings'
+import { type IocEntry, IocIndex } from './ioc-index'
 
 const sa = 'plugins.security_analytics.threat_intel.retro_hunt.'
 export const RETRO_HUNT_SETTINGS = {
@@ -41,16 +40,20 @@ export const RETRO_HUNT_SETTINGS = {
 
 const MAX_JOB_IOCS = 100_000
 const DAY = 86_400_000
-const IOC_PAGE = 1_000
+const cursorId = (jobId: string) => `cursor:${jobId}`
+/** How often a hunt writes its findings and saves its cursor. */
+const FLUSH_MILLIS = 1_000
 
 export interface RetroJob {
   /** When it was queued: jobs run oldest first. */
   queued_at: number
-  ioc_ids: string[]
+  /** The new IoCs as the sync wrote them (id, feed type, value): no read of them needed. */
+  iocs: Array<[string, string, string]>
   range: TimeRange
   started: boolean
   /** Detector -> concrete index -> the checkpoint when the IoCs arrived: live runs matched beyond it. */
   until: Record<string, Record<string, number>>
+  // The cursor (kept in a document of its own, `cursor:<job id>`, rewritten as the hunt goes).
   /** Detector -> concrete index -> last `_seq_no` read. */
   position: Record<string, Record<string, number>>
   done: string[]
@@ -76,7 +79,7 @@ export class RetroHunt {
   constructor(private readonly deps: RetroHuntDeps) {}
 
   /** New IoCs from a sync change window: queued as (or into) a job, run in turn. */
-  synced(ids: string[]): void {
+  synced(ids: IocEntry[]): void {
     this.serially(async () => {
       const settings = await this.deps.settings.snapshot()
       if (!settings.bool(RETRO_HUNT_SETTINGS.enabled)) return
@@ -114,32 +117,56 @@ export class RetroHunt {
     })
   }
 
+  /** The queued jobs, oldest first, each with its cursor (none yet: not started). */
   private async jobs(): Promise<Array<{ id: string; job: RetroJob }>> {
     await ensureIndex(this.deps.store, TI_RETRO_HUNT_INDEX)
-    const r = await this.deps.store.search({ index: TI_RETRO_HUNT_INDEX, body: { size: 100, sort: [{ queued_at: 'asc' }] } })
-    return r.hits.hits.map((h) => ({ id: h._id, job: h._source as unknown as RetroJob }))
+    const r = await this.deps.store.search({
+      index: TI_RETRO_HUNT_INDEX,
+      body: { size: 100, query: { exists: { field: 'queued_at' } }, sort: [{ queued_at: 'asc' }] },
+    })
+    const out: Array<{ id: string; job: RetroJob }> = []
+    for (const h of r.hits.hits) {
+      const cursor = await this.deps.store.get({ index: TI_RETRO_HUNT_INDEX, id: cursorId(h._id) })
+      const fresh = { started: false, position: {}, done: [], events: 0, findings: 0 }
+      out.push({ id: h._id, job: { ...(h._source as unknown as RetroJob), ...(cursor.found ? cursor._source : fresh) } })
+    }
+    return out
+  }
+
+  /** The job's queued part: its IoCs, range and bounds (written when queued or joined). */
+  private async saveJob(id: string, job: RetroJob): Promise<void> {
+    const { queued_at, iocs, range, until } = job
+    await this.deps.store.index({ index: TI_RETRO_HUNT_INDEX, id, body: { queued_at, iocs, range, until }, refresh: true })
   }
 
   private async next() {
     return (await this.jobs())[0]
   }
 
+  /** The job's cursor. */
   private async save(id: string, job: RetroJob): Promise<void> {
-    await this.deps.store.index({ index: TI_RETRO_HUNT_INDEX, id, body: job as unknown as Record<string, unknown>, refresh: true })
+    const { started, position, done, events, findings } = job
+    await this.deps.store.index({
+      index: TI_RETRO_HUNT_INDEX,
+      id: cursorId(id),
+      body: { started, position, done, events, findings },
+      refresh: true,
+    })
   }
 
-  private async enqueue(ids: string[], lookbackDays: number): Promise<void> {
+  private async enqueue(entries: IocEntry[], lookbackDays: number): Promise<void> {
+    const added: RetroJob['iocs'] = entries.map((e) => [e.id, e.type, e.value])
     const detectors = await threatIntelDetectors(this.deps.store)
     if (detectors.length === 0) return
     const until: RetroJob['until'] = {}
     for (const { id } of detectors) until[id] = (await loadCheckpoint(this.deps.store, id))?.checkpoint.indices ?? {}
     const now = this.deps.now()
-    const waiting = (await this.jobs()).find((j) => !j.job.started && j.job.ioc_ids.length + ids.length <= MAX_JOB_IOCS)
+    const waiting = (await this.jobs()).find((j) => !j.job.started && j.job.iocs.length + added.length <= MAX_JOB_IOCS)
     if (waiting) {
       const job = waiting.job
-      await this.save(waiting.id, {
+      await this.saveJob(waiting.id, {
         ...job,
-        ioc_ids: [...new Set([...job.ioc_ids, ...ids])],
+        iocs: [...job.iocs, ...added],
         until: { ...job.until, ...until },
         range: { ...job.range, to: now },
       })
@@ -147,7 +174,7 @@ export class RetroHunt {
     }
     const job: RetroJob = {
       queued_at: now,
-      ioc_ids: ids,
+      iocs: added,
       range: { from: now - lookbackDays * DAY, to: now },
       started: false,
       until,
@@ -156,13 +183,19 @@ export class RetroHunt {
       events: 0,
       findings: 0,
     }
-    await this.save(crypto.randomUUID(), job)
+    await this.saveJob(crypto.randomUUID(), job)
   }
 
   /** One job: every detector it names, from its cursor on; deleted once done (kept when the node stops). */
   private async run(id: string, job: RetroJob): Promise<void> {
     if (!job.started) await this.save(id, (job = { ...job, started: true }))
-    const iocs = await newIocs(this.deps.store, job.ioc_ids)
+    const iocs = new IocIndex()
+    // Yielding as a run does: up to MAX_JOB_IOCS of them.
+    const pacer = runPacer()
+    for (const [iocId, type, value] of job.iocs) {
+      iocs.put({ id: iocId, type, value })
+      if (pacer.due()) await pacer.pause()
+    }
     const settings = await this.deps.settings.snapshot()
     const maxEvents = settings.num(RETRO_HUNT_SETTINGS.maxEvents)
     const started = Date.now()
@@ -177,9 +210,9 @@ export class RetroHunt {
       job.done.push(detectorId)
       await this.save(id, job)
     }
-    await this.deps.store.delete({ index: TI_RETRO_HUNT_INDEX, id, refresh: true })
+    for (const doc of [cursorId(id), id]) await this.deps.store.delete({ index: TI_RETRO_HUNT_INDEX, id: doc, refresh: true })
     this.deps.log.info('retro-hunt done', {
-      iocs: job.ioc_ids.length,
+      iocs: job.iocs.length,
       events: job.events,
       findings: job.findings,
       millis: Date.now() - started,
@@ -202,13 +235,21 @@ export class RetroHunt {
     const rate = (await this.deps.settings.snapshot()).num(RETRO_HUNT_SETTINGS.eventsPerSecond)
     // A page a second at most at a slow pace, so the cursor moves (and a stop is heard) that often.
     const size = Math.min(EVENTS_PAGE, rate)
+    let found = new Map<string, IocHit>()
+    let flushed = Date.now()
+    // Findings first, cursor second: once a second (FLUSH_MILLIS), and when the hunt ends or stops.
+    const flush = async () => {
+      job.findings += await this.write(detectorId, detector, [...found.values()])
+      found = new Map()
+      flushed = Date.now()
+      await this.save(id, job)
+    }
     for await (const { index, hits } of eventsInRange(this.deps.store, expressions, job.range, {
       position,
       until: job.until[detectorId],
       size,
     })) {
       const paced = Date.now()
-      const found = new Map<string, IocHit>()
       for (const hit of hits) {
         for (const m of eventMatches(iocs, fields, hit._source ?? {})) {
           const key = `${m.type}\0${m.value}`
@@ -218,18 +259,18 @@ export class RetroHunt {
         }
         if (pacer.due()) await pacer.pause()
       }
-      // Findings first, cursor second.
-      job.findings += await this.write(detectorId, detector, [...found.values()])
       job.events += hits.length
-      await this.save(id, job)
       if (job.events >= maxEvents) {
+        await flush()
         this.deps.log.warn('retro-hunt stopped at retro_hunt.max_events', { events: job.events, detector: detectorId })
         return true
       }
+      if (this.stopping || Date.now() - flushed >= FLUSH_MILLIS) await flush()
       if (this.stopping) return false
       const wait = (hits.length / rate) * 1000 - (Date.now() - paced)
       if (wait > 0) await Bun.sleep(wait)
     }
+    await flush()
     return true
   }
 
@@ -258,23 +299,4 @@ async function threatIntelDetectors(store: Store): Promise<Array<{ id: string; d
     if (e instanceof IndexNotFound) return []
     throw e
   }
-}
-
-/** An IoC index of just these IoCs, read from the store (a restarted job rebuilds it alike). */
-async function newIocs(store: Store, ids: string[]): Promise<IocIndex> {
-  const index = new IocIndex()
-  for (let at = 0; at < ids.length; at += IOC_PAGE) {
-    const page = ids.slice(at, at + IOC_PAGE)
-    const r = await store.search({
-      index: IOC_INDICES,
-      expand_wildcards: 'all',
-      ignore_unavailable: true,
-      body: { query: { ids: { values: page } }, size: page.length, _source: ['document.name', 'document.type', 'scan'] },
-    })
-    for (const h of r.hits.hits) {
-      const entry = entryOf(h._id, h._source)
-      if (entry) index.put(entry)
-    }
-  }
-  return index
 }

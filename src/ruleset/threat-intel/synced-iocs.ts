@@ -62,13 +62,16 @@ export class SyncedIocs implements IocSink {
   }
 
   /** Told of the IoCs each change window of the sync put (the retro-hunt searches stored events for them). */
-  onSynced?: (ids: string[]) => void
+  onSynced?: (iocs: IocEntry[]) => void
 
   applied(written: ReadonlyMap<string, Record<string, unknown> | null>): void {
     this.changed(written)
     if (!this.onSynced) return
-    const put: string[] = []
-    for (const [id, body] of written) if (body && entryOf(id, body)) put.push(id)
+    const put: IocEntry[] = []
+    for (const [id, body] of written) {
+      const entry = body ? entryOf(id, body) : undefined
+      if (entry) put.push(entry)
+    }
     if (put.length > 0) this.onSynced(put)
   }
 

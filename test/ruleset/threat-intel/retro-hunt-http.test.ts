@@ -146,8 +146,8 @@ describe('retro-hunt', () => {
     await synced()
     // Stopped once the cursor has moved past the first page.
     await until(async () => {
-      const [job] = await jobs()
-      return (job?._source.events ?? 0) >= 100
+      const cursor = (await jobs()).find((h: any) => h._id.startsWith('cursor:'))
+      return (cursor?._source.events ?? 0) >= 100
     }, 'the hunt to read a page')
     await s.stop({ keepData: true })
     const before = lines.length
