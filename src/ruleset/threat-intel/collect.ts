@@ -7,6 +7,7 @@
 import type { IocFieldList } from './ioc-fields'
 import type { IocType } from './ioc-types'
 import type { IocIndex } from './ioc-index'
+import type { IocHit } from './ioc-findings'
 
 /** Events named per value at most: a finding lists these, the count stays exact. */
 export const MAX_EVENTS_PER_VALUE = 100
@@ -101,4 +102,20 @@ export function eventMatches(index: Pick<IocIndex, 'match'>, list: IocFieldList,
         if (iocIds.length > 0) out.push({ type, value, field, iocIds })
       }
   return out
+}
+
+/** An event's matches added to a run's hits, one per (type, value), the event named as `doc` (`<id>:<index>`). */
+export function addEventHits(
+  hits: Map<string, IocHit>,
+  index: Pick<IocIndex, 'match'>,
+  list: IocFieldList,
+  event: Record<string, unknown>,
+  doc: string,
+): void {
+  for (const m of eventMatches(index, list, event)) {
+    const key = `${m.type}\0${m.value}`
+    let h = hits.get(key)
+    if (!h) hits.set(key, (h = { type: m.type, value: m.value, iocIds: m.iocIds, docs: [] }))
+    if (h.docs.length < MAX_EVENTS_PER_VALUE) h.docs.push(doc)
+  }
 }

@@ -19,7 +19,7 @@ import { eventsInRange } from '../detection/stored-events'
 import { runPacer } from '../detection/scan'
 import { ensureIndex, TI_MONITORS_INDEX } from '../indices'
 import type { StoredDetector } from '../model'
-import { eventMatches, MAX_EVENTS_PER_VALUE } from './collect'
+import { addEventHits } from './collect'
 import { buildIocFindings, type IocFinding, type IocHit, writeIocFindings } from './ioc-findings'
 import type { IocIndex } from './ioc-index'
 import { monitorFields, type StoredMonitor, type ThreatIntelMonitors } from './monitors'
@@ -74,12 +74,7 @@ export async function runThreatIntelMonitor(deps: MonitorRunDeps, id: string, mo
       for await (const page of eventsInRange(deps.store, [concrete], undefined, { position: cursor.indices })) {
         documents += page.hits.length
         for (const hit of page.hits) {
-          for (const m of eventMatches(index, fields, hit._source ?? {})) {
-            const key = `${m.type}\0${m.value}`
-            let h = hits.get(key)
-            if (!h) hits.set(key, (h = { type: m.type, value: m.value, iocIds: m.iocIds, docs: [] }))
-            if (h.docs.length < MAX_EVENTS_PER_VALUE) h.docs.push(`${hit._id}:${input}`)
-          }
+          addEventHits(hits, index, fields, hit._source ?? {}, `${hit._id}:${input}`)
           if (pacer.due()) await pacer.pause()
         }
       }

@@ -25,7 +25,7 @@ import { EVENTS_PAGE, eventsInRange, type TimeRange } from '../detection/stored-
 import { runPacer } from '../detection/scan'
 import { DETECTORS_INDEX, ensureIndex, TI_RETRO_HUNT_INDEX } from '../indices'
 import type { StoredDetector } from '../model'
-import { eventMatches, MAX_EVENTS_PER_VALUE } from './collect'
+import { addEventHits } from './collect'
 import { iocFieldsOf, type IocFieldList, type IocFieldsInput } from './ioc-fields'
 import { buildIocFindings, type IocFinding, type IocHit, writeIocFindings } from './ioc-findings'
 import { type IocEntry, IocIndex } from './ioc-index'
@@ -251,12 +251,7 @@ export class RetroHunt {
     })) {
       const paced = Date.now()
       for (const hit of hits) {
-        for (const m of eventMatches(iocs, fields, hit._source ?? {})) {
-          const key = `${m.type}\0${m.value}`
-          let h = found.get(key)
-          if (!h) found.set(key, (h = { type: m.type, value: m.value, iocIds: m.iocIds, docs: [] }))
-          if (h.docs.length < MAX_EVENTS_PER_VALUE) h.docs.push(`${hit._id}:${index}`)
-        }
+        addEventHits(found, iocs, fields, hit._source ?? {}, `${hit._id}:${index}`)
         if (pacer.due()) await pacer.pause()
       }
       job.events += hits.length

@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../../fixtures/cti/server'
 import { startTestServer, type TestServer } from '../../helpers/server'
 import { feedConsumers } from '../../content/sync/harness'
+import { consumerState, EVENTS, indexEvents, synced as syncedFeed, until as waitFor } from './http-harness'
 
 const { IOCS } = feedConsumers('retro-hunt-http')
 const SA = '/_plugins/_security_analytics'
-const EVENTS = 'svc-events-v5-security'
 const JOBS = '.platform-sap-threat-intel-retro-hunt'
 const DAY = 86_400_000
 let cti: CtiServer
@@ -22,34 +22,11 @@ let monitorId: string
 const lines: string[] = []
 
 const ioc = (id: string, name: string) => payloads.ioc(id, { name, type: 'ip', feed: { name: 'threat-fox' } })
-const state = async () => (await s.request('GET', `/.svc-cti-consumers/_doc/${encodeURIComponent(IOCS.type)}`)).body._source
+const state = () => consumerState(s, IOCS.type)
 
-async function until(check: () => Promise<boolean>, what: string, ms = 60_000) {
-  const end = Date.now() + ms
-  while (Date.now() < end) {
-    if (await check()) return
-    await Bun.sleep(100)
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
-
-async function synced() {
-  await until(async () => (await s.request('POST', '/_plugins/_content_manager/update')).status === 202, 'a pass to start')
-  await until(async () => {
-    const st = await state()
-    return st?.status === 'ready' && st.local_offset === feed.lastOffset && !st.post_sync_pending
-  }, 'the feed to be applied')
-}
-
-async function index(events: Array<Record<string, unknown>>) {
-  const body = events.flatMap((e) => [JSON.stringify({ create: { _index: EVENTS } }), JSON.stringify(e)])
-  const r = await s.request('POST', '/_bulk?refresh=true', {
-    body: body.join('\n') + '\n',
-    headers: { 'content-type': 'application/x-ndjson' },
-  })
-  expect(r.body.errors).toBe(false)
-  return r.body.items.map((i: any) => i.create._id as string)
-}
+const until = (check: () => Promise<boolean>, what: string, ms = 60_000) => waitFor(check, what, ms)
+const synced = () => syncedFeed(s, feed, IOCS.type)
+const index = (events: Array<Record<string, unknown>>) => indexEvents(s, events)
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString()
 const findingsOf = async (value: string) =>
   (await s.request('GET', `${SA}/threat_intel/findings/_search?size=100&searchString=ioc_value:${encodeURIComponent(value)}`)).body

@@ -4,27 +4,16 @@
 // finding naming the source; an update changes matching to the new IoCs, a deletion removes them.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from '../../helpers/server'
+import { EVENTS, indexEvents } from './http-harness'
 
 const SA = '/_plugins/_security_analytics'
 const TI = `${SA}/threat_intel`
-const EVENTS = 'svc-events-v5-security'
 let s: TestServer
 let monitorId: string
 const lines: string[] = []
 const loads = () => lines.filter((l) => l.includes('IoC index loaded')).length
 
-async function index(events: Array<Record<string, unknown>>) {
-  const body = events.flatMap((e) => [
-    JSON.stringify({ create: { _index: EVENTS } }),
-    JSON.stringify({ '@timestamp': new Date().toISOString(), ...e }),
-  ])
-  const r = await s.request('POST', '/_bulk?refresh=true', {
-    body: body.join('\n') + '\n',
-    headers: { 'content-type': 'application/x-ndjson' },
-  })
-  expect(r.body.errors).toBe(false)
-  return r.body.items.map((i: any) => i.create._id as string)
-}
+const index = (events: Array<Record<string, unknown>>) => indexEvents(s, events)
 const execute = () => s.request('POST', `/_plugins/_alerting/monitors/${monitorId}/_execute`)
 /** The values found in the events indexed now (each run's new findings). */
 async function foundNow(events: Array<Record<string, unknown>>): Promise<string[]> {
