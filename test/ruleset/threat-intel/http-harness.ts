@@ -48,3 +48,15 @@ export async function indexEvents(s: TestServer, events: Array<Record<string, un
   expect(r.body.errors).toBe(false)
   return r.body.items.map((i: any) => i.create._id as string)
 }
+
+/** A `network` detector body with `threat_intel_enabled` over the events stream, no rules, these triggers. */
+export const networkTiDetector = (name: string, triggers: unknown[] = []) => ({
+  type: 'detector',
+  name,
+  detector_type: 'network',
+  enabled: true,
+  threat_intel_enabled: true,
+  schedule: { period: { interval: 60, unit: 'MINUTES' } },
+  inputs: [{ detector_input: { description: 'ti', indices: [EVENTS], custom_rules: [], pre_packaged_rules: [] } }],
+  triggers,
+})

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../../fixtures/cti/server'
 import { startTestServer, type TestServer } from '../../helpers/server'
 import { feedConsumers } from '../../content/sync/harness'
-import { consumerState, EVENTS, indexEvents, synced as syncedFeed, until as waitFor } from './http-harness'
+import { consumerState, EVENTS, indexEvents, synced as syncedFeed, until as waitFor, networkTiDetector } from './http-harness'
 
 const { IOCS } = feedConsumers('retro-hunt-http')
 const SA = '/_plugins/_security_analytics'
@@ -66,16 +66,9 @@ describe('retro-hunt', () => {
       { '@timestamp': ago(DAY), source: { ip: '10.0.0.1' } },
     ])
     const created = await s.request('POST', `${SA}/detectors`, {
-      body: {
-        type: 'detector',
-        name: 'retro-ti',
-        detector_type: 'network',
-        enabled: true,
-        threat_intel_enabled: true,
-        schedule: { period: { interval: 60, unit: 'MINUTES' } },
-        inputs: [{ detector_input: { description: 'ti', indices: [EVENTS], custom_rules: [], pre_packaged_rules: [] } }],
-        triggers: [{ id: 'ti', name: 'ioc matches', severity: '2', detection_types: ['threat_intel'], actions: [] }],
-      },
+      body: networkTiDetector('retro-ti', [
+        { id: 'ti', name: 'ioc matches', severity: '2', detection_types: ['threat_intel'], actions: [] },
+      ]),
     })
     expect(created.status).toBe(201)
     monitorId = created.body.detector.monitor_id[0]

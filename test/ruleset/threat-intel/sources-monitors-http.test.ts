@@ -4,7 +4,7 @@
 // finding naming the source; an update changes matching to the new IoCs, a deletion removes them.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from '../../helpers/server'
-import { EVENTS, indexEvents } from './http-harness'
+import { EVENTS, indexEvents, networkTiDetector } from './http-harness'
 
 const SA = '/_plugins/_security_analytics'
 const TI = `${SA}/threat_intel`
@@ -54,16 +54,7 @@ beforeAll(async () => {
     settings: { 'log.level': 'info' },
   })
   const created = await s.request('POST', `${SA}/detectors`, {
-    body: {
-      type: 'detector',
-      name: 'uploads-ti',
-      detector_type: 'network',
-      enabled: true,
-      threat_intel_enabled: true,
-      schedule: { period: { interval: 60, unit: 'MINUTES' } },
-      inputs: [{ detector_input: { description: 'ti', indices: [EVENTS], custom_rules: [], pre_packaged_rules: [] } }],
-      triggers: [],
-    },
+    body: networkTiDetector('uploads-ti', []),
   })
   expect(created.status).toBe(201)
   monitorId = created.body.detector.monitor_id[0]

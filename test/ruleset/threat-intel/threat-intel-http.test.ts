@@ -7,7 +7,7 @@ import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../
 import { startTestServer, type TestServer } from '../../helpers/server'
 import { feedConsumers } from '../../content/sync/harness'
 import { startReceiver } from '../../fixtures/webhook/receiver'
-import { consumerState, EVENTS, indexEvents, synced as syncedFeed, until as waitFor } from './http-harness'
+import { consumerState, EVENTS, indexEvents, synced as syncedFeed, until as waitFor, networkTiDetector } from './http-harness'
 
 const { IOCS } = feedConsumers('threat-intel-http')
 const SA = '/_plugins/_security_analytics'
@@ -59,16 +59,9 @@ beforeAll(async () => {
   })
   await until(async () => (await state())?.status === 'ready' && (await state())?.local_offset === feed.lastOffset, 'the snapshot')
   const created = await s.request('POST', `${SA}/detectors`, {
-    body: {
-      type: 'detector',
-      name: 'network-ti',
-      detector_type: 'network',
-      enabled: true,
-      threat_intel_enabled: true,
-      schedule: { period: { interval: 60, unit: 'MINUTES' } },
-      inputs: [{ detector_input: { description: 'ti', indices: [EVENTS], custom_rules: [], pre_packaged_rules: [] } }],
-      triggers: [{ id: 'ti', name: 'ioc matches', severity: '2', detection_types: ['threat_intel'], actions: [] }],
-    },
+    body: networkTiDetector('network-ti', [
+      { id: 'ti', name: 'ioc matches', severity: '2', detection_types: ['threat_intel'], actions: [] },
+    ]),
   })
   expect(created.status).toBe(201)
   detectorId = created.body._id
