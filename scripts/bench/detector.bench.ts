@@ -16,18 +16,28 @@ import type { BulkLine } from '../../src/store/port'
 import { event, indexEvents, openBenchRuleset } from './lib/security-events'
 import { loadWindowsRules } from './lib/sigma-rules'
 import { schemaEvent, WINDOWS_FIELDS, windowsEventStream } from './lib/windows-events'
+import { benchIoc } from './lib/iocs'
+import { DETECTORS_INDEX } from '../../src/ruleset/indices'
+import { IOC_ALIAS } from '../../src/ruleset/threat-intel/synced-iocs'
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000)
 const RULES = Number(process.env.BENCH_RULES ?? 1000)
 const EVENTS = 'svc-events-v5-security'
+const THREAT_INTEL_LISTED = 50
 
 /** A counter of /proc/self/status, in KiB. */
 const vmKiB = (key: 'VmRSS' | 'VmHWM') => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))![1])
 
 type Bench = Awaited<ReturnType<typeof openBenchRuleset>>
 
-/** The baseline then the run of `detector` over the DOCS documents after `from`; the `_seq_no` of the last one. */
-async function measure(label: string, from: number, { store, ruleset }: Bench, detector: string, rules: number): Promise<number> {
+/** The baseline then the run of `detector` over the DOCS documents after `from`: the `_seq_no` of the last one, the run's documents/s. */
+async function measure(
+  label: string,
+  from: number,
+  { store, ruleset }: Bench,
+  detector: string,
+  rules: number,
+): Promise<{ after: number; runRate: number; scanRate: number }> {
   const [backing] = await store.resolve(EVENTS)
   // Baseline: the same paged read by `_seq_no`, nothing evaluated or written; the faster of two
   // passes (the first may meet the store still checkpointing the indexing). The indexing's
@@ -116,11 +126,12 @@ async function measure(label: string, from: number, { store, ruleset }: Bench, d
     `  peak RSS during the run: ${(runPeak / 1024).toFixed(0)} MiB (${(beforeRun / 1024).toFixed(0)} MiB before it); ` +
       `of the whole process so far (indexing and baselines included): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
   )
-  return after
+  if (outcome.ioc_findings !== undefined) console.log(`  IoC findings written: ${outcome.ioc_findings}`)
+  return { after, runRate, scanRate }
 }
 
-// The generated rules (not in the processes that run one real rule count).
-if (!process.env.BENCH_REAL_RULES) {
+// The generated rules (not in the processes that run one real rule count or threat intel).
+if (!process.env.BENCH_REAL_RULES && !process.env.BENCH_THREAT_INTEL) {
   const root = mkdtempSync(join(tmpdir(), 'svc-detector-bench-'))
   const bench = await openBenchRuleset(root, RULES)
   const { store, settings, ruleset } = bench
@@ -141,7 +152,7 @@ if (!process.env.BENCH_REAL_RULES) {
 
     // The first run of the node (its evaluator thread starts and warms up in it), then the next one
     // over as many new documents, as a detector's runs go on a node that keeps running.
-    const end = await measure('first run on a fresh node', -1, bench, 'int-linux', RULES)
+    const { after: end } = await measure('first run on a fresh node', -1, bench, 'int-linux', RULES)
     if (process.env.BENCH_NEXT_RUN !== '0') {
       await indexEvents(store, EVENTS, DOCS, DOCS)
       await measure('next run (the node has run the detector before)', end, bench, 'int-linux', RULES)
@@ -215,14 +226,83 @@ async function realRun(windows: NonNullable<ReturnType<typeof loadWindowsRules>>
   }
 }
 
-// Each rule count in a process of its own: its peak RSS is that run's, not what earlier runs left.
+/**
+ * Threat intel on events: the same 1,000-rule detector's run over DOCS new events with
+ * `threat_intel_enabled` (the log type naming `source.ip` an IoC field) and BENCH_IOCS IoCs in the
+ * node's IoC index (default 1,000,000; THREAT_INTEL_LISTED of the events' addresses among them,
+ * stored, so their findings are written), against its previous run over as many events with the
+ * flag off; both after a first run that warms the node. Target: on/off >= 0.9.
+ */
+async function threatIntelRun() {
+  const root = mkdtempSync(join(tmpdir(), 'svc-detector-bench-ti-'))
+  const bench = await openBenchRuleset(root, RULES)
+  const { store, settings, ruleset } = bench
+  const iocCount = Number(process.env.BENCH_IOCS ?? 1_000_000)
+  try {
+    await ruleset.sync.upsertIntegration(
+      'standard',
+      { id: 'int-linux', metadata: { title: 'linux' }, category: 'security', ioc_fields: [{ ioc: 'ip', fields: ['source.ip'] }] },
+      true,
+    )
+    await settings.update({ persistent: { 'plugins.security_analytics.max_rules_per_detector': Math.max(50, RULES) } })
+    const ruleIds = Array.from({ length: RULES }, (_, n) => `bench-${n}`)
+    await ruleset.sync.upsertDetector({ integrationId: 'int-linux', logType: 'linux', category: 'security', ruleIds, enabled: true })
+    // Addresses of events of the third batch (the run with threat intel on), stored as the sync stores IoCs.
+    const listed = Array.from({ length: THREAT_INTEL_LISTED }, (_, k) => 2 * DOCS + k * Math.floor(DOCS / THREAT_INTEL_LISTED))
+    await store.bulk({
+      refresh: true,
+      body: listed.flatMap((i, k) => [
+        { index: { _index: IOC_ALIAS, _id: `listed-${k}` } },
+        { document: { id: `listed-${k}`, name: (event(i).source as { ip: string }).ip, type: 'ip', feed: { name: 'bench' } } },
+      ]),
+    })
+    await ruleset.iocs.current()
+    const t = performance.now()
+    const batch = new Map<string, Record<string, unknown>>()
+    for (let i = 0; i < iocCount - THREAT_INTEL_LISTED; i++) {
+      const e = benchIoc(i)
+      batch.set(e.id, { document: { name: e.value, type: e.type } })
+    }
+    ruleset.iocs.changed(batch)
+    batch.clear()
+    console.log(
+      `IoC index: ${(await ruleset.iocs.current()).size.toLocaleString()} IoCs (${((performance.now() - t) / 1000).toFixed(1)} s to generate and apply)`,
+    )
+    await indexEvents(store, EVENTS, DOCS)
+    const warm = await measure('threat intel bench: first run on a fresh node (warm-up, threat intel off)', -1, bench, 'int-linux', RULES)
+    await indexEvents(store, EVENTS, DOCS, DOCS)
+    const off = await measure('threat intel off (next run)', warm.after, bench, 'int-linux', RULES)
+    const got = await store.get({ index: DETECTORS_INDEX, id: 'int-linux' })
+    if (!got.found) throw new Error('the bench detector is missing')
+    const source = got._source as { detector: Record<string, unknown> }
+    await store.index({
+      index: DETECTORS_INDEX,
+      id: 'int-linux',
+      body: { detector: { ...source.detector, threat_intel_enabled: true } },
+      refresh: true,
+    })
+    await indexEvents(store, EVENTS, DOCS, 2 * DOCS)
+    const on = await measure(`threat intel on, ${iocCount.toLocaleString()} IoCs (next run)`, off.after, bench, 'int-linux', RULES)
+    // Also against each run's own baseline scan, which takes out the store's drift between the two batches.
+    console.log(
+      `threat intel on/off, ${RULES} rules, ${DOCS} events: ${(on.runRate / off.runRate).toFixed(2)} (target >= 0.9); ` +
+        `each over its own baseline: ${(on.runRate / on.scanRate / (off.runRate / off.scanRate)).toFixed(2)}`,
+    )
+  } finally {
+    await store.close()
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+// Each rule count (and threat intel) in a process of its own: its peak RSS is that run's, not what earlier runs left.
 const only = process.env.BENCH_REAL_RULES
 const windows = loadWindowsRules()
-if (windows && only) await realRun(windows, Math.min(Number(only), windows.length))
-else if (windows)
-  for (const count of [100, 1000, windows.length])
-    Bun.spawnSync([process.execPath, import.meta.path], {
-      stdout: 'inherit',
-      stderr: 'inherit',
-      env: { ...process.env, BENCH_REAL_RULES: String(count) },
-    })
+const spawn = (env: Record<string, string>) =>
+  Bun.spawnSync([process.execPath, import.meta.path], { stdout: 'inherit', stderr: 'inherit', env: { ...process.env, ...env } })
+if (process.env.BENCH_THREAT_INTEL) await threatIntelRun()
+else if (only) {
+  if (windows) await realRun(windows, Math.min(Number(only), windows.length))
+} else {
+  spawn({ BENCH_THREAT_INTEL: '1' })
+  if (windows) for (const count of [100, 1000, windows.length]) spawn({ BENCH_REAL_RULES: String(count) })
+}

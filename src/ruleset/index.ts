@@ -11,6 +11,7 @@ import { FindingsPipeline } from './detection/findings-pipeline'
 import { detectionHolds } from './detection/retention-hold'
 import { warmDetector } from './detection/run'
 import { executeMonitor, type MonitorRunResult } from './detection/monitor'
+import { runThreatIntelMonitor, ThreatIntelMonitorClock } from './threat-intel/monitor-run'
 import { DetectionScheduler, type SchedulerOptions } from './detection/scheduler'
 import { Detectors } from './detectors'
 import { DETECTORS_INDEX, ensureIndex } from './indices'
@@ -28,6 +29,10 @@ import { CorrelationAlerts } from './alerts/correlation'
 import { rollOver } from './alerts/indices'
 import { SyncedIocs } from './threat-intel/synced-iocs'
 import { threatIntelRoutes } from './threat-intel/routes'
+import { UserSources } from './threat-intel/user-sources'
+import { previewRoutes } from './preview/routes'
+import { RetroHunt } from './threat-intel/retro-hunt'
+import { ThreatIntelMonitors } from './threat-intel/monitors'
 import { timeToMillis } from '../config/values'
 
 export interface Ruleset extends Feature {
@@ -49,6 +54,8 @@ export interface Ruleset extends Feature {
   alerts: Alerts
   /** The node's IoC index, which the content sync keeps in step (threat intel on events). */
   iocs: SyncedIocs
+  /** Searches stored events for the IoCs the sync adds. */
+  retroHunt: RetroHunt
   /** Starts the detection clock (not started by construction, so tests and tools stay passive). */
   start(): Promise<void>
 }
@@ -75,8 +82,11 @@ export function createRuleset(
   const alerts = new Alerts(deps, detectors)
   const raiser = new AlertRaiser({ ...deps, onPending: hooks.onPending })
   const iocs = new SyncedIocs(deps.store, deps.log)
+  const monitors = new ThreatIntelMonitors(deps)
   const threatIntel = { iocs, iocFieldsOfLogType: async (name: string) => (await logTypes.byName(name))?.ioc_fields }
   const runDeps = { ...deps, rules, findings, evaluator, alerts: raiser, threatIntel }
+  const retroHunt = new RetroHunt({ ...deps, iocFieldsOfLogType: threatIntel.iocFieldsOfLogType, alerts: raiser })
+  iocs.onSynced = (ids) => retroHunt.synced(ids)
   // Alerts of a removed detector or trigger are retired in the background: the request is not held.
   const retire = (id: string, detector: StoredDetector, keep: Set<string>) =>
     void alerts
@@ -125,15 +135,35 @@ export function createRuleset(
     rolloverTimer = setTimeout(startRollover, Math.min(Math.max(period, 1000), 2 ** 31 - 1))
   }
   const scheduler = new DetectionScheduler({ ...runDeps, detectors }, options)
-  const run = (monitorId: string, caller: Caller | undefined) => executeMonitor({ detectors, scheduler, now: deps.now }, monitorId, caller)
+  const monitorRuns = { ...deps, iocs, monitors, alerts: raiser }
+  const monitorClock = new ThreatIntelMonitorClock(monitorRuns)
+  // Alerting's `_execute` runs the threat-intel monitor of that id, else the detector behind it.
+  const run = async (monitorId: string, caller: Caller | undefined): Promise<MonitorRunResult> => {
+    const monitor = await monitors.byId(monitorId)
+    if (!monitor) return executeMonitor({ detectors, scheduler, now: deps.now }, monitorId, caller)
+    const start = deps.now()
+    const r = await runThreatIntelMonitor(monitorRuns, monitorId, monitor)
+    const found: Record<string, string[]> = {}
+    for (const f of r.findings) found[f.ioc_type] = [...(found[f.ioc_type] ?? []), ...f.related_doc_ids]
+    return {
+      monitor_name: monitor.name,
+      period_start: start,
+      period_end: deps.now(),
+      error: null,
+      input_results: { results: [found], error: null },
+      trigger_results: {},
+    }
+  }
   return {
     routes: [
       ...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
       ...alertsRoutes(alerts, new CorrelationAlerts(deps)),
-      ...threatIntelRoutes({ ...deps, iocs }),
+      ...previewRoutes({ ...deps, rules, logTypes, iocs }),
+      ...threatIntelRoutes({ ...deps, iocs, uploads: new UserSources({ ...deps, iocs }), monitors }),
     ],
     alerts,
     iocs,
+    retroHunt,
     logTypes,
     rules,
     detectors,
@@ -148,6 +178,8 @@ export function createRuleset(
       // The detectors index exists once the node is started, not from the clock's first tick on.
       await ensureIndex(deps.store, DETECTORS_INDEX)
       scheduler.start()
+      retroHunt.start()
+      monitorClock.start()
       void startRollover()
     },
     // The evaluator thread outlives the run that the clock's stop waits for.
@@ -155,6 +187,8 @@ export function createRuleset(
       stopped = true
       clearTimeout(rolloverTimer)
       await scheduler.stop()
+      await retroHunt.stop()
+      await monitorClock.stop()
       await warming
       evaluator.stop()
     },

@@ -17,6 +17,14 @@ export const DETECTOR_STATE_INDEX = '.platform-sap-detectors-state'
 export const DETECTOR_LOCKS_INDEX = '.platform-sap-detectors-locks'
 /** Sigma correlation windows, one document per (detector, correlation rule, group). */
 export const CORRELATION_STATE_INDEX = '.platform-sap-correlation-state'
+/** Threat-intel sources of users (`IOC_UPLOAD`), one document `{source_config}` each. */
+export const TI_SOURCES_INDEX = '.platform-sap-threat-intel-sources'
+/** The IoCs of those sources, one document per (source, IoC), in the CTI IoCs' `document` shape. */
+export const TI_UPLOADED_IOCS_INDEX = '.platform-sap-threat-intel-iocs'
+/** Retro-hunt jobs (threat-intel/retro-hunt.ts), one document each while it waits or runs. */
+export const TI_RETRO_HUNT_INDEX = '.platform-sap-threat-intel-retro-hunt'
+/** Threat-intel monitors (`{monitor}`), at most one. */
+export const TI_MONITORS_INDEX = '.platform-sap-threat-intel-monitors'
 
 const kw = { type: 'keyword' }
 const date = { type: 'date', format: 'epoch_millis||strict_date_optional_time' }
@@ -86,6 +94,34 @@ const MAPPINGS: Record<string, Mappings> = {
   [DETECTOR_STATE_INDEX]: { dynamic: false, properties: { detector_id: kw, last_run_at: date } },
   [DETECTOR_LOCKS_INDEX]: { dynamic: 'strict', properties: { acquired_at: { type: 'long' } } },
   [CORRELATION_STATE_INDEX]: { dynamic: false, properties: { scope: kw, rule: kw, newest: { type: 'long' } } },
+  [TI_SOURCES_INDEX]: {
+    dynamic: false,
+    properties: { source_config: { properties: { name: kw, type: kw, format: kw, state: kw, created_at: date, last_update_time: date } } },
+  },
+  [TI_UPLOADED_IOCS_INDEX]: {
+    dynamic: false,
+    properties: {
+      feed_id: kw,
+      ioc_key: kw,
+      document: {
+        properties: {
+          id: kw,
+          name: kw,
+          type: kw,
+          tags: kw,
+          provider: kw,
+          first_seen: date,
+          last_seen: date,
+          feed: { properties: { name: kw } },
+        },
+      },
+    },
+  },
+  [TI_RETRO_HUNT_INDEX]: { dynamic: false, properties: { queued_at: { type: 'long' } } },
+  [TI_MONITORS_INDEX]: {
+    dynamic: false,
+    properties: { monitor: { properties: { name: kw, monitor_type: kw, enabled: { type: 'boolean' } } } },
+  },
 }
 
 const ensured = new WeakMap<Store, Set<string>>()

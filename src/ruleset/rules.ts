@@ -420,7 +420,7 @@ function categoryOf(doc: { logsource?: Record<string, unknown> } | undefined): s
   return typeof v === 'string' && v !== '' ? v : undefined
 }
 
-function sigma400(e: unknown): ApiError {
+export function sigma400(e: unknown): ApiError {
   if (e instanceof SigmaError) return new ApiError(400, e.message, {}, { construct: e.construct })
   return new ApiError(400, `Invalid Sigma rule: ${(e as Error).message}`)
 }

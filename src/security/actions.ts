@@ -114,6 +114,13 @@ export const PLATFORM_SA_ACTIONS = {
   threatIntelSourcesGet: `${PSA}threatIntel/sources/get`,
   threatIntelSourcesSearch: `${PSA}threatIntel/sources/search`,
   threatIntelSourcesWrite: `${PSA}threatIntel/sources/write`,
+  threatIntelSourcesDelete: `${PSA}threatIntel/sources/delete`,
+  threatIntelMonitorsWrite: `${PSA}threatIntel/monitors/write`,
+  threatIntelMonitorsGet: `${PSA}threatIntel/monitors/get`,
+  threatIntelMonitorsSearch: `${PSA}threatIntel/monitors/search`,
+  threatIntelMonitorsDelete: `${PSA}threatIntel/monitors/delete`,
+  /** svc-ext: a rule, correlation rule or IoC match run over stored events without writing findings. */
+  rulesPreview: `${PSA}rules/preview`,
 } as const
 
 const NOTIFICATIONS = 'cluster:admin/platform/notifications/'

@@ -68,3 +68,35 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
 export function fmt(r: LoadResult): string {
   return `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.requests} requests, ${r.errors} errors)`
 }
+
+/**
+ * A trivial `GET /` served on this process's event loop and asked continuously (every 5 ms) until
+ * `stop`: its latencies show whether work on the same loop lets the node serve.
+ */
+export function probeEventLoop(): { stop(): Promise<{ requests: number; p50: number; p99: number; max: number }> } {
+  const http = Bun.serve({ port: 0, fetch: () => new Response('{"ok":true}') })
+  const latencies: number[] = []
+  let running = true
+  const prober = (async () => {
+    while (running) {
+      const t0 = performance.now()
+      await (await fetch(`http://127.0.0.1:${http.port}/`)).text()
+      latencies.push(performance.now() - t0)
+      await Bun.sleep(5)
+    }
+  })()
+  return {
+    async stop() {
+      running = false
+      await prober
+      http.stop(true)
+      latencies.sort((a, b) => a - b)
+      return {
+        requests: latencies.length,
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+        max: latencies[latencies.length - 1] ?? NaN,
+      }
+    },
+  }
+}

@@ -20,7 +20,7 @@ import type { StoredRule } from '../model'
 import type { Rules } from '../rules'
 import type { CompiledSigmaRule } from '../sigma'
 import { correlationRule, parseCorrelationDocument } from './document'
-import { type CorrelationFinding, type CorrelationInput, Correlator, type ResolvedCorrelation } from './engine'
+import { type CorrelationFinding, type CorrelationInput, Correlator, type GroupStore, type ResolvedCorrelation } from './engine'
 import { StoreGroups } from './state'
 
 /** Events linked from one correlation finding; the count says how many the window held. */
@@ -55,6 +55,8 @@ export async function prepareCorrelation(
   held: CompiledSigmaRule[],
   settings: SettingsSnapshot,
   meta: (rule: StoredRule) => FindingRule,
+  /** Where windows are kept: the store (a detector's, shared by its runs) unless given (a preview's, in memory). */
+  groups?: GroupStore,
 ): Promise<PreparedCorrelation | undefined> {
   if (stored.length === 0) return undefined
   const heldIds = new Set(held.map((c) => c.id!))
@@ -102,7 +104,7 @@ export async function prepareCorrelation(
     queue = next
   }
   let correlator: Correlator
-  const windows = new StoreGroups(deps.store, { scope: detectorId, rules: resolved })
+  const windows = groups ?? new StoreGroups(deps.store, { scope: detectorId, rules: resolved })
   try {
     correlator = new Correlator(detectorId, resolved, windows)
   } catch (e) {

@@ -354,7 +354,7 @@ async function prepareRules(
   return { compiled, meta, skipped, correlation }
 }
 
-function findingRule(rule: StoredRule): FindingRule {
+export function findingRule(rule: StoredRule): FindingRule {
   const out: FindingRule = { id: rule.document.id, title: rule.title, tags: strings(rule.tags) }
   if (rule.sigma_id) out.sigma_id = rule.sigma_id
   if (rule.level) out.level = rule.level
@@ -376,7 +376,7 @@ function findingRule(rule: StoredRule): FindingRule {
  * The index mapping as the evaluator's field types, so detection types fields as a search would;
  * fields the rules read that no event carried yet are typed by the index's dynamic templates.
  */
-async function typesOf(store: Store, index: string, fields: string[]): Promise<FieldTypes | undefined> {
+export async function typesOf(store: Store, index: string, fields: string[]): Promise<FieldTypes | undefined> {
   const specs = sourceFieldSpecs((await store.getMapping({ index }))[index]?.mappings, fields)
   return specs && stableTypes(specs)
 }

@@ -6,6 +6,8 @@
  */
 import type { IocFieldList } from './ioc-fields'
 import type { IocType } from './ioc-types'
+import type { IocIndex } from './ioc-index'
+import type { IocHit } from './ioc-findings'
 
 /** Events named per value at most: a finding lists these, the count stays exact. */
 export const MAX_EVENTS_PER_VALUE = 100
@@ -76,5 +78,44 @@ export class IocCollector {
     this.found = { types: [], values: [], fields: [], ids: [], counts: [] }
     this.at.clear()
     return out.values.length > 0 ? out : undefined
+  }
+}
+
+/** A value of an event's IoC field that the index lists. */
+export interface EventMatch {
+  type: IocType
+  value: string
+  field: string
+  iocIds: string[]
+}
+
+/** Each distinct value of an event's IoC fields that `index` lists (an event at a time: previews, retro-hunts). */
+export function eventMatches(index: Pick<IocIndex, 'match'>, list: IocFieldList, event: Record<string, unknown>): EventMatch[] {
+  const out: EventMatch[] = []
+  const seen = new Set<string>()
+  for (const { type, fields } of list)
+    for (const field of fields)
+      for (const value of valuesAt(event, field)) {
+        if (seen.has(value)) continue
+        seen.add(value)
+        const iocIds = index.match(type, value)
+        if (iocIds.length > 0) out.push({ type, value, field, iocIds })
+      }
+  return out
+}
+
+/** An event's matches added to a run's hits, one per (type, value), the event named as `doc` (`<id>:<index>`). */
+export function addEventHits(
+  hits: Map<string, IocHit>,
+  index: Pick<IocIndex, 'match'>,
+  list: IocFieldList,
+  event: Record<string, unknown>,
+  doc: string,
+): void {
+  for (const m of eventMatches(index, list, event)) {
+    const key = `${m.type}\0${m.value}`
+    let h = hits.get(key)
+    if (!h) hits.set(key, (h = { type: m.type, value: m.value, iocIds: m.iocIds, docs: [] }))
+    if (h.docs.length < MAX_EVENTS_PER_VALUE) h.docs.push(doc)
   }
 }

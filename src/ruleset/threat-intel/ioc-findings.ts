@@ -15,10 +15,13 @@ import { isObject } from '../../json'
 import { sha256Hex } from '../../content/hash'
 import { iocTypeOf, type IocType } from './ioc-types'
 import { IOC_ALIAS } from './synced-iocs'
+import { TI_UPLOADED_IOCS_INDEX } from '../indices'
 
 export const IOC_FINDINGS_INDEX = '.opensearch-sap-ioc-findings'
 /** The CTI consumer's IoCs as a threat-intel source of their own (the built-in feed). */
 export const CTI_FEED_ID = 'svc-cti-iocs'
+/** Where IoCs are stored: the CTI consumer's, and those of users' uploaded sources. */
+export const IOC_INDICES = [IOC_ALIAS, TI_UPLOADED_IOCS_INDEX]
 
 /** IoCs read, findings written, per request. */
 const PAGE = 1_000
@@ -95,15 +98,21 @@ export async function buildIocFindings(
   if (hits.length === 0) return []
   const ids = [...new Set(hits.flatMap((h) => h.iocIds))]
   const iocs = new Map<string, Record<string, unknown>>()
+  const feeds = new Map<string, string>()
   // In pages well inside `index.max_result_window`, however many values a run matched.
   for (let at = 0; at < ids.length; at += PAGE) {
     const page = ids.slice(at, at + PAGE)
     const r = await store.search({
-      index: IOC_ALIAS,
+      index: IOC_INDICES,
       expand_wildcards: 'all',
-      body: { query: { ids: { values: page } }, size: page.length, _source: ['document'] },
+      ignore_unavailable: true,
+      body: { query: { ids: { values: page } }, size: page.length, _source: ['document', 'feed_id'] },
     })
-    for (const h of r.hits.hits) if (isObject(h._source?.document)) iocs.set(h._id, h._source.document)
+    for (const h of r.hits.hits)
+      if (isObject(h._source?.document)) {
+        iocs.set(h._id, h._source.document)
+        if (typeof h._source.feed_id === 'string') feeds.set(h._id, h._source.feed_id)
+      }
   }
   const out: IocFinding[] = []
   for (const hit of hits) {
@@ -118,7 +127,7 @@ export async function buildIocFindings(
       ioc_feed_ids: listed.map((iocId) => {
         const doc = iocs.get(iocId)!
         const feed = isObject(doc.feed) && typeof doc.feed.name === 'string' ? doc.feed.name : undefined
-        return { ioc_id: iocId, feed_id: CTI_FEED_ID, feed_name: feed ?? String(doc.provider ?? 'CTI'), index: '' }
+        return { ioc_id: iocId, feed_id: feeds.get(iocId) ?? CTI_FEED_ID, feed_name: feed ?? String(doc.provider ?? 'CTI'), index: '' }
       }),
       monitor_id: run.monitorId,
       monitor_name: run.monitorName,

@@ -9,9 +9,8 @@ import { isObject } from '../../json'
 import { IOC_SUMMARY_ID } from '../../content/sync/ioc-post-sync'
 import { IndexNotFound } from '../../store/errors'
 import type { Store } from '../../store/port'
-import { CTI_FEED_ID, IOC_FINDINGS_INDEX } from './ioc-findings'
+import { CTI_FEED_ID, IOC_FINDINGS_INDEX, IOC_INDICES } from './ioc-findings'
 import { feedTypesOf, IOC_TYPES, iocTypeOf, isIocType } from './ioc-types'
-import { IOC_ALIAS } from './synced-iocs'
 
 /** The peer's sort fields on the stored document. */
 const SORT_FIELDS: Record<string, string> = {
@@ -48,7 +47,17 @@ export async function listIocs(store: Store, q: Record<string, string | undefine
     filter.push({ terms: { 'document.type': [...new Set(types.flatMap((t) => feedTypesOf(t as (typeof IOC_TYPES)[number])))] } })
   }
   const feeds = csv(q.feed_ids)
-  if (feeds.length > 0 && !feeds.includes(CTI_FEED_ID)) return { total: 0, iocs: [] }
+  // CTI IoCs carry no feed_id: the built-in feed is "no feed_id".
+  if (feeds.length > 0)
+    filter.push({
+      bool: {
+        should: [
+          { terms: { feed_id: feeds } },
+          ...(feeds.includes(CTI_FEED_ID) ? [{ bool: { must_not: [{ exists: { field: 'feed_id' } }] } }] : []),
+        ],
+        minimum_should_match: 1,
+      },
+    })
   const sortKey = q.sortString ?? 'name'
   const sortField = SORT_FIELDS[sortKey]
   if (!sortField) throw new ApiError(400, `Invalid sortString [${sortKey}]; expected one of ${Object.keys(SORT_FIELDS).join(', ')}`)
@@ -69,8 +78,9 @@ export async function listIocs(store: Store, q: Record<string, string | undefine
   let r
   try {
     r = await store.search({
-      index: IOC_ALIAS,
+      index: IOC_INDICES,
       expand_wildcards: 'all',
+      ignore_unavailable: true,
       body: {
         from,
         size,
@@ -89,6 +99,7 @@ export async function listIocs(store: Store, q: Record<string, string | undefine
     r.hits.hits.map((h) => h._id),
   )
   const iocs = r.hits.hits.map((h) => {
+    if (isObject(h._source?.ioc)) return uploaded(h._id, h._source, counts.get(h._id) ?? 0)
     const doc = isObject(h._source?.document) ? h._source.document : {}
     const name = String(doc.name ?? '')
     const feed = isObject(doc.feed) && typeof doc.feed.name === 'string' ? doc.feed.name : undefined
@@ -110,6 +121,22 @@ export async function listIocs(store: Store, q: Record<string, string | undefine
     }
   })
   return { total, iocs }
+}
+
+/** An IoC of a user's uploaded source, as uploaded. */
+function uploaded(id: string, source: Record<string, unknown>, findings: number) {
+  const ioc = source.ioc as Record<string, unknown>
+  const doc = isObject(source.document) ? source.document : {}
+  return {
+    ...ioc,
+    id,
+    created: iso(ioc.created),
+    modified: iso(ioc.modified) ?? iso(ioc.created),
+    feed_id: source.feed_id,
+    feed_name: isObject(doc.feed) ? (doc.feed.name ?? null) : null,
+    version: null,
+    num_findings: findings,
+  }
 }
 
 /** IoC findings naming each of these IoCs (one search, a terms aggregation). */

@@ -1,20 +1,32 @@
-/** Threat intelligence REST surface (reference 3.2): thin routes over the IoC findings, IoCs and sources. */
+/** Threat intelligence REST surface (reference 3.2): thin routes over the IoC findings, IoCs, sources and monitors. */
 import { Type as T } from '@sinclair/typebox'
-import { SMALL_BODY } from '../../http/body'
+import { type BodyLimit, SMALL_BODY } from '../../http/body'
+import { json } from '../../http/errors'
 import { objectBody, route, type PluginRoute } from '../../http/route'
 import { PLATFORM_SA_ACTIONS as A } from '../../security/actions'
 import type { Store } from '../../store/port'
+import { SEARCH_BODY, searchOf } from '../search-body'
 import { searchIocFindings } from './ioc-findings'
 import { listIocs } from './iocs'
 import { listIocAlerts, updateIocAlertStatus } from './ioc-alerts'
-import { createSource, getSource, searchSources, type SourcesDeps } from './sources'
+import { type ThreatIntelMonitors } from './monitors'
+import { createSource, deleteSource, getSource, searchSources, type SourcesDeps, updateSource } from './sources'
 
 const BASE = '/_plugins/_security_analytics/threat_intel'
-/** Search DSL: only `from` and `size` are read (one source exists); the rest is accepted as the peer accepts it. */
+/** Search DSL over sources: the built-in source is answered first, users' sources are searched with it. */
 const SEARCH = objectBody(SMALL_BODY, T.Object({}, { additionalProperties: true }), { name: 'search body', optional: true })
-const SOURCE = objectBody(SMALL_BODY, T.Object({}, { additionalProperties: true }), { name: 'source body' })
+/** An upload carries its IoCs: up to MAX_UPLOAD_IOCS of them. */
+const UPLOAD_BODY: BodyLimit = { limit: 64 * 1024 * 1024, status: 413 }
+// Sources and monitors are checked by their services, which word each refusal as the peer does
+// (the IoC that fails its type, the monitor field); the route reads a JSON object.
+const SOURCE = objectBody(UPLOAD_BODY, T.Object({}, { additionalProperties: true }), { name: 'source body' })
+const MONITOR = objectBody(SMALL_BODY, T.Object({}, { additionalProperties: true }), { name: 'monitor body' })
 
-export function threatIntelRoutes(deps: { store: Store; now: () => number } & SourcesDeps): PluginRoute[] {
+/** 201 with the new resource's address, as the peer answers a creation of a source or monitor. */
+const created = (kind: 'sources' | 'monitors', view: Record<string, unknown>, id: string) =>
+  json(view, 201, { location: `${BASE}/${kind}/${id}` })
+
+export function threatIntelRoutes(deps: { store: Store; now: () => number; monitors: ThreatIntelMonitors } & SourcesDeps): PluginRoute[] {
   return [
     route('GET', `${BASE}/findings/_search`, A.threatIntelFindingsGet, ({ query }) => searchIocFindings(deps.store, query)),
     route('GET', `${BASE}/iocs`, A.threatIntelIocsList, ({ query }) => listIocs(deps.store, query)),
@@ -22,6 +34,37 @@ export function threatIntelRoutes(deps: { store: Store; now: () => number } & So
     route('PUT', `${BASE}/alerts/status`, A.threatIntelAlertsStatus, ({ query }) => updateIocAlertStatus(deps.store, deps.now, query)),
     route('POST', `${BASE}/sources/_search`, A.threatIntelSourcesSearch, ({ body }) => searchSources(deps, body), SEARCH),
     route('GET', `${BASE}/sources/:id`, A.threatIntelSourcesGet, ({ params }) => getSource(deps, params.id)),
-    route('POST', `${BASE}/sources`, A.threatIntelSourcesWrite, ({ body }) => createSource(body), SOURCE),
+    route(
+      'POST',
+      `${BASE}/sources`,
+      A.threatIntelSourcesWrite,
+      async ({ body, caller }) => {
+        const view = await createSource(deps, body, caller.name || null)
+        return created('sources', view, view._id)
+      },
+      SOURCE,
+    ),
+    route(
+      'PUT',
+      `${BASE}/sources/:id`,
+      A.threatIntelSourcesWrite,
+      ({ body, params, caller }) => updateSource(deps, params.id, body, caller.name || null),
+      SOURCE,
+    ),
+    route('DELETE', `${BASE}/sources/:id`, A.threatIntelSourcesDelete, ({ params }) => deleteSource(deps, params.id)),
+    route('POST', `${BASE}/monitors/_search`, A.threatIntelMonitorsSearch, ({ body }) => deps.monitors.search(searchOf(body)), SEARCH_BODY),
+    route(
+      'POST',
+      `${BASE}/monitors`,
+      A.threatIntelMonitorsWrite,
+      async ({ body }) => {
+        const view = await deps.monitors.create(body)
+        return created('monitors', view, view.id)
+      },
+      MONITOR,
+    ),
+    route('GET', `${BASE}/monitors/:id`, A.threatIntelMonitorsGet, ({ params }) => deps.monitors.get(params.id)),
+    route('PUT', `${BASE}/monitors/:id`, A.threatIntelMonitorsWrite, ({ body, params }) => deps.monitors.update(params.id, body), MONITOR),
+    route('DELETE', `${BASE}/monitors/:id`, A.threatIntelMonitorsDelete, ({ params }) => deps.monitors.delete(params.id)),
   ]
 }

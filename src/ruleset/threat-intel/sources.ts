@@ -1,8 +1,8 @@
 /**
- * Threat-intel sources (reference 3.2): the CTI consumer's IoCs are the one source, built in and
+ * Threat-intel sources (reference 3.2): the CTI consumer's IoCs are a source built in and
  * read-only (`svc-cti-iocs`, a `URL_DOWNLOAD` source as the peer's default feed is): its config
- * reflects the consumer's state and settings. Sources of users (S3, uploads) are not supported, and
- * creating one is a 400, as creating a `URL_DOWNLOAD` source is on the peer.
+ * reflects the consumer's state and settings. Users add `IOC_UPLOAD` sources (user-sources.ts);
+ * creating a `URL_DOWNLOAD` source is a 400 as on the peer, and S3 sources are not supported.
  */
 import type { SettingsSnapshot } from '../../config/cluster-settings'
 import { ApiError } from '../../http/errors'
@@ -12,11 +12,13 @@ import type { Store } from '../../store/port'
 import { CTI_FEED_ID } from './ioc-findings'
 import { IocIndex } from './ioc-index'
 import { IOC_TYPES } from './ioc-types'
+import type { UserSources } from './user-sources'
 
 const IOC_CONSUMER = 'cti:catalog:consumer:iocs'
 
 export interface SourcesDeps {
   store: Store
+  uploads: UserSources
   settings: { snapshot(): Promise<SettingsSnapshot> }
   /** The node's IoC index: which types the source holds now. */
   iocs: { current(): Promise<IocIndex> }
@@ -58,31 +60,49 @@ async function builtIn(d: SourcesDeps): Promise<Record<string, unknown>> {
   }
 }
 
+const BUILT_IN_READ_ONLY = `The built-in source [${CTI_FEED_ID}] is read-only: the Content Manager keeps it in step with the CTI feed`
+
 export async function getSource(d: SourcesDeps, id: string) {
-  if (id !== CTI_FEED_ID) throw new ApiError(404, `Threat intel source [${id}] not found`)
-  return { _id: CTI_FEED_ID, _version: 1, source_config: await builtIn(d) }
+  if (id === CTI_FEED_ID) return { _id: CTI_FEED_ID, _version: 1, source_config: await builtIn(d) }
+  const got = await d.uploads.get(id)
+  if (!got) throw new ApiError(404, `Threat intel source [${id}] not found`)
+  return got
 }
 
-/** `POST /sources/_search`: the built-in source as the one hit (the query is not applied to it). */
+/** `POST /sources/_search`: the built-in source first (the query is not applied to it), then users' sources searched. */
 export async function searchSources(d: SourcesDeps, body: Record<string, unknown>) {
   const from = typeof body.from === 'number' ? body.from : 0
   const size = typeof body.size === 'number' ? body.size : 10
   if (!Number.isInteger(from) || from < 0 || !Number.isInteger(size) || size < 0)
     throw new ApiError(400, 'from and size are non-negative integers')
-  const hits =
-    from === 0 && size > 0
-      ? [{ _index: '.opensearch-sap-threat-intel-sources', _id: CTI_FEED_ID, _score: 1, _source: { source_config: await builtIn(d) } }]
-      : []
+  const withBuiltIn = from === 0 && size > 0
+  const users = await d.uploads.search({ ...body, from: Math.max(0, from - 1), size: withBuiltIn ? size - 1 : size })
+  const builtInHit = {
+    _index: '.opensearch-sap-threat-intel-sources',
+    _id: CTI_FEED_ID,
+    _score: 1,
+    _source: { source_config: await builtIn(d) },
+  }
+  const hits = [...(withBuiltIn ? [builtInHit] : []), ...users.hits.hits]
+  const total = (typeof users.hits.total === 'number' ? users.hits.total : (users.hits.total?.value ?? 0)) + 1
   return {
-    took: 0,
+    took: users.took ?? 0,
     timed_out: false,
     _shards: { total: 1, successful: 1, skipped: 0, failed: 0 },
-    hits: { total: { value: 1, relation: 'eq' }, max_score: hits.length ? 1 : null, hits },
+    hits: { total: { value: total, relation: 'eq' }, max_score: hits.length ? 1 : null, hits },
   }
 }
 
-export function createSource(body: Record<string, unknown>): never {
-  const type = isObject(body.source_config) ? body.source_config.type : body.type
-  if (type === 'URL_DOWNLOAD') throw new ApiError(400, 'URL_DOWNLOAD sources are reserved for internal use')
-  throw new ApiError(400, `Only the built-in source [${CTI_FEED_ID}] exists; sources of type [${String(type)}] cannot be created here`)
+export async function createSource(d: SourcesDeps, body: Record<string, unknown>, user: string | null) {
+  return d.uploads.create(body, user)
+}
+
+export async function updateSource(d: SourcesDeps, id: string, body: Record<string, unknown>, user: string | null) {
+  if (id === CTI_FEED_ID) throw new ApiError(400, BUILT_IN_READ_ONLY)
+  return d.uploads.update(id, body, user)
+}
+
+export async function deleteSource(d: SourcesDeps, id: string) {
+  if (id === CTI_FEED_ID) throw new ApiError(400, BUILT_IN_READ_ONLY)
+  return d.uploads.delete(id)
 }

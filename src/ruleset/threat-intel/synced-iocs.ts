@@ -5,7 +5,8 @@
  * deleted), so a change batch costs its own size, never a reload. A snapshot load replaces the
  * whole set (`replaced`), and a write the node did not see (a restore, an import, another node's
  * sync on a shared platform store) shows as different stored figures (count and highest
- * `_seq_no`): only those reload it. That check sorts the IoC index (200 ms at 100,000 IoCs on the
+ * `_seq_no`): only those reload it. The IoCs of users' uploaded sources (user-sources.ts) are loaded
+ * with them and arrive through `applied` alike. That check sorts the IoC index (200 ms at 100,000 IoCs on the
  * embedded store), so it runs at most once per `checkMillis`, not at every detector run: such
  * writes are rare, and reach matching within that time.
  */
@@ -14,6 +15,8 @@ import type { Store } from '../../store/port'
 import { IOC_SUMMARY_ID, iocStored, sameScan, type IocScanned } from '../../content/sync/ioc-post-sync'
 import { isObject } from '../../json'
 import { IocIndex, type IocEntry } from './ioc-index'
+import { TI_UPLOADED_IOCS_INDEX } from '../indices'
+import { IndexNotFound } from '../../store/errors'
 
 export const IOC_ALIAS = 'svc-threatintel-enrichments'
 const PAGE = 5_000
@@ -30,6 +33,8 @@ export interface IocSink {
 
 /** The matchable fields of a stored IoC document, or undefined. */
 export function entryOf(id: string, source: Record<string, unknown> | undefined): IocEntry | undefined {
+  // An uploaded source's IoCs with `enabled_for_scan: false` are kept out of matching.
+  if (source?.scan === false) return undefined
   const doc = source && isObject(source.document) ? source.document : undefined
   if (!doc || typeof doc.type !== 'string' || typeof doc.name !== 'string') return undefined
   return { id, type: doc.type, value: doc.name }
@@ -56,7 +61,22 @@ export class SyncedIocs implements IocSink {
     return this.opts.alias ?? IOC_ALIAS
   }
 
+  /** Told of the IoCs each change window of the sync put (the retro-hunt searches stored events for them). */
+  onSynced?: (iocs: IocEntry[]) => void
+
   applied(written: ReadonlyMap<string, Record<string, unknown> | null>): void {
+    this.changed(written)
+    if (!this.onSynced) return
+    const put: IocEntry[] = []
+    for (const [id, body] of written) {
+      const entry = body ? entryOf(id, body) : undefined
+      if (entry) put.push(entry)
+    }
+    if (put.length > 0) this.onSynced(put)
+  }
+
+  /** IoCs written (by the sync, or a user's source: then not retro-hunted) brought into the index. */
+  changed(written: ReadonlyMap<string, Record<string, unknown> | null>): void {
     if (this.loading) {
       this.pending.push(written)
       return
@@ -98,8 +118,9 @@ export class SyncedIocs implements IocSink {
     if (!this.stale && now - this.checkedAt < (this.opts.checkMillis ?? CHECK_MILLIS)) return this.index
     this.checkedAt = now
     const stored = await this.stored()
-    if (stored === undefined) return this.index
-    if (!this.stale && (this.reflects === undefined || sameScan(this.reflects, stored))) {
+    // No CTI IoC index (yet): uploaded sources' IoCs may still be stored, loaded once.
+    if (stored === undefined && !this.stale) return this.index
+    if (stored !== undefined && !this.stale && (this.reflects === undefined || sameScan(this.reflects, stored))) {
       this.reflects = stored
       return this.index
     }
@@ -117,31 +138,43 @@ export class SyncedIocs implements IocSink {
     }
   }
 
+  private async loadFrom(index: string, next: IocIndex): Promise<void> {
+    let after: unknown[] | undefined
+    for (;;) {
+      let hits
+      try {
+        const r = await this.store.search({
+          index,
+          expand_wildcards: 'all',
+          body: {
+            query: { bool: { must_not: [{ ids: { values: [IOC_SUMMARY_ID] } }] } },
+            sort: [{ _seq_no: { order: 'asc' } }],
+            track_total_hits: false,
+            size: PAGE,
+            _source: ['document.name', 'document.type', 'scan'],
+            ...(after ? { search_after: after } : {}),
+          },
+        })
+        hits = r.hits.hits
+      } catch (e) {
+        // No IoCs of that kind stored yet.
+        if (e instanceof IndexNotFound) return
+        throw e
+      }
+      for (const h of hits) {
+        const entry = entryOf(h._id, h._source)
+        if (entry) next.put(entry)
+      }
+      if (hits.length < PAGE) return
+      after = hits[hits.length - 1].sort
+    }
+  }
+
   private async load(): Promise<IocIndex> {
     const started = Date.now()
     const next = new IocIndex()
     const before = await this.stored()
-    let after: unknown[] | undefined
-    for (;;) {
-      const r = await this.store.search({
-        index: this.alias,
-        expand_wildcards: 'all',
-        body: {
-          query: { bool: { must_not: [{ ids: { values: [IOC_SUMMARY_ID] } }] } },
-          sort: [{ _seq_no: { order: 'asc' } }],
-          track_total_hits: false,
-          size: PAGE,
-          _source: ['document.name', 'document.type'],
-          ...(after ? { search_after: after } : {}),
-        },
-      })
-      for (const h of r.hits.hits) {
-        const entry = entryOf(h._id, h._source)
-        if (entry) next.put(entry)
-      }
-      if (r.hits.hits.length < PAGE) break
-      after = r.hits.hits[r.hits.hits.length - 1].sort
-    }
+    for (const index of [this.alias, TI_UPLOADED_IOCS_INDEX]) await this.loadFrom(index, next)
     for (const written of this.pending.splice(0))
       for (const [id, body] of written) {
         const entry = body ? entryOf(id, body) : undefined

@@ -1,7 +1,7 @@
 /**
  * The node's IoC index against the stored IoCs: loaded once at first use; a change window the sync
  * hands over is applied without a reload; IoCs written behind its back (another writer, a restore)
- * or a wholesale replacement reload it at the next use; no IoC index at all matches nothing.
+ * or a wholesale replacement reload it at the next use; no CTI IoC index matches nothing.
  */
 import { beforeEach, describe, expect, test } from 'bun:test'
 import { createLogger } from '../../../src/http/log'
@@ -32,9 +32,12 @@ beforeEach(async () => {
 })
 
 describe('SyncedIocs', () => {
-  test('no IoC index: nothing matches, nothing loaded', async () => {
+  test("no CTI IoC index: nothing matches; loaded once (users' uploaded sources may hold IoCs), not at every use", async () => {
     expect((await iocs.current()).size).toBe(0)
-    expect(loads()).toBe(0)
+    expect(loads()).toBe(1)
+    clock += CHECK_MILLIS + 1
+    expect((await iocs.current()).size).toBe(0)
+    expect(loads()).toBe(1)
   })
 
   test('loaded at first use; a change window applied in place; a write behind its back reloads it', async () => {

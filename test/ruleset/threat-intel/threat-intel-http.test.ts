@@ -7,10 +7,10 @@ import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../
 import { startTestServer, type TestServer } from '../../helpers/server'
 import { feedConsumers } from '../../content/sync/harness'
 import { startReceiver } from '../../fixtures/webhook/receiver'
+import { consumerState, EVENTS, indexEvents, synced as syncedFeed, until as waitFor, networkTiDetector } from './http-harness'
 
 const { IOCS } = feedConsumers('threat-intel-http')
 const SA = '/_plugins/_security_analytics'
-const EVENTS = 'svc-events-v5-security'
 let cti: CtiServer
 let feed: FakeConsumer
 let s: TestServer
@@ -21,38 +21,11 @@ const loads = () => lines.filter((l) => l.includes('IoC index loaded')).length
 
 const ioc = (id: string, name: string, type: string, feedName = 'threat-fox') => payloads.ioc(id, { name, type, feed: { name: feedName } })
 
-const state = async () => (await s.request('GET', `/.svc-cti-consumers/_doc/${encodeURIComponent(IOCS.type)}`)).body._source
+const state = () => consumerState(s, IOCS.type)
 
-async function until(check: () => Promise<boolean>, what: string, ms = 30_000) {
-  const end = Date.now() + ms
-  while (Date.now() < end) {
-    if (await check()) return
-    await Bun.sleep(100)
-  }
-  throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await state())}`)
-}
-
-/** Starts a pass and waits until the consumer holds the feed's last offset. */
-async function synced() {
-  await until(async () => (await s.request('POST', '/_plugins/_content_manager/update')).status === 202, 'a pass to start')
-  await until(async () => {
-    const st = await state()
-    return st?.status === 'ready' && st.local_offset === feed.lastOffset && !st.post_sync_pending
-  }, 'the feed to be applied')
-}
-
-async function index(events: Array<Record<string, unknown>>) {
-  const body = events.flatMap((e) => [
-    JSON.stringify({ create: { _index: EVENTS } }),
-    JSON.stringify({ '@timestamp': new Date().toISOString(), ...e }),
-  ])
-  const r = await s.request('POST', '/_bulk?refresh=true', {
-    body: body.join('\n') + '\n',
-    headers: { 'content-type': 'application/x-ndjson' },
-  })
-  expect(r.body.errors).toBe(false)
-  return r.body.items.map((i: any) => i.create._id as string)
-}
+const until = (check: () => Promise<boolean>, what: string) => waitFor(check, what, 30_000, state)
+const synced = () => syncedFeed(s, feed, IOCS.type)
+const index = (events: Array<Record<string, unknown>>) => indexEvents(s, events)
 
 /** The concrete index an alert's events are in (the stream's backing index). */
 const EVENTS_INDEX = (alert: any) => String(alert.related_doc_ids[0]).split('|')[1]
@@ -86,16 +59,9 @@ beforeAll(async () => {
   })
   await until(async () => (await state())?.status === 'ready' && (await state())?.local_offset === feed.lastOffset, 'the snapshot')
   const created = await s.request('POST', `${SA}/detectors`, {
-    body: {
-      type: 'detector',
-      name: 'network-ti',
-      detector_type: 'network',
-      enabled: true,
-      threat_intel_enabled: true,
-      schedule: { period: { interval: 60, unit: 'MINUTES' } },
-      inputs: [{ detector_input: { description: 'ti', indices: [EVENTS], custom_rules: [], pre_packaged_rules: [] } }],
-      triggers: [{ id: 'ti', name: 'ioc matches', severity: '2', detection_types: ['threat_intel'], actions: [] }],
-    },
+    body: networkTiDetector('network-ti', [
+      { id: 'ti', name: 'ioc matches', severity: '2', detection_types: ['threat_intel'], actions: [] },
+    ]),
   })
   expect(created.status).toBe(201)
   detectorId = created.body._id
