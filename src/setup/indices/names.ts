@@ -25,7 +25,6 @@ export type EventCategory = (typeof EVENT_CATEGORIES)[number]
 
 export const eventsStream = (category: EventCategory) => `svc-events-v5-${category}`
 export const findingsStream = (category: EventCategory) => `svc-findings-v5-${category}`
-export const EVENTS_PATTERN = 'svc-events-v5-*'
 export const FINDINGS_PATTERN = 'svc-findings-v5-*'
 export const FINDINGS_SECURITY_STREAM = findingsStream('security')
 export const RAW_EVENTS_STREAM = 'svc-events-raw-v5'
