@@ -11,14 +11,19 @@ import { setOwn } from '../store/own'
 
 export type SourceEdit = (source: Record<string, unknown>) => void
 
-function scriptError(source: string, offset: number, reason: string, type = 'illegal_argument_exception'): OpenSearchHttpError {
-  return new OpenSearchHttpError(400, 'script_exception', 'compile error', {
+/** Painless's script_exception, pointing at `offset` in the script. */
+function scriptException(kind: 'compile error' | 'runtime error', source: string, offset: number, type: string, reason: string) {
+  return new OpenSearchHttpError(400, 'script_exception', kind, {
     script_stack: [source.slice(Math.max(0, offset - 25), offset + 25), `${' '.repeat(Math.min(offset, 25))}^---- HERE`],
     script: source,
     lang: 'painless',
     position: { offset, start: Math.max(0, offset - 25), end: Math.min(source.length, offset + 25) },
     caused_by: { type, reason },
   })
+}
+
+function scriptError(source: string, offset: number, reason: string, type = 'illegal_argument_exception'): OpenSearchHttpError {
+  return scriptException('compile error', source, offset, type, reason)
 }
 
 class Reader {
@@ -133,13 +138,7 @@ function splitStatements(source: string): Array<{ text: string; at: number }> {
 }
 
 function runtimeError(source: string, offset: number, type: string, reason: string): OpenSearchHttpError {
-  return new OpenSearchHttpError(400, 'script_exception', 'runtime error', {
-    script_stack: [source.slice(Math.max(0, offset - 25), offset + 25), `${' '.repeat(Math.min(offset, 25))}^---- HERE`],
-    script: source,
-    lang: 'painless',
-    position: { offset, start: Math.max(0, offset - 25), end: Math.min(source.length, offset + 25) },
-    caused_by: { type, reason },
-  })
+  return scriptException('runtime error', source, offset, type, reason)
 }
 
 type Op = '+' | '-' | '*' | '/' | '%'

@@ -828,21 +828,10 @@ class Compiler {
         const head = q.slice(0, prefix)
         return (t: string) => t === q || (t.startsWith(head) && editDistanceWithin(t, q, max, transpositions))
       })
-      return (d) => {
-        const tokens = f.tokens(d)
-        if (tokens.length === 0) return false
-        let hits = 0
-        for (const m of near) if (tokens.some(m) && ++hits >= need) return true
-        return false
-      }
+      return (d) => hitsAtLeast(f.tokens(d), near, need)
     }
-    return (d) => {
-      const tokens = f.tokens(d)
-      if (tokens.length === 0) return false
-      let hits = 0
-      for (const t of qt) if (tokens.includes(t) && ++hits >= need) return true
-      return false
-    }
+    const exact = qt.map((t) => (token: string) => token === t)
+    return (d) => hitsAtLeast(f.tokens(d), exact, need)
   }
 
   private phrase(f: Field, p: Record<string, unknown>): Test {
@@ -1025,4 +1014,12 @@ export function expandFieldPattern(types: ReadonlyMap<string, FieldSpec>, patter
       .join('.*')}$`,
   )
   return [...types].filter(([n, s]) => re.test(n) && kindOf(s.type) !== 'object').map(([n, s]) => ({ name: n, kind: kindOf(s.type) }))
+}
+
+/** Whether at least `need` of the matchers match some token. */
+function hitsAtLeast(tokens: string[], matchers: Array<(token: string) => boolean>, need: number): boolean {
+  if (tokens.length === 0) return false
+  let hits = 0
+  for (const m of matchers) if (tokens.some(m) && ++hits >= need) return true
+  return false
 }
