@@ -2,9 +2,8 @@
 // (`failed`, or the pass deferred), content already loaded stays intact and readable, and the next
 // run resumes from the last checkpoint.
 import { afterEach, describe, expect, test } from 'bun:test'
-import type { PassReport } from '../../../src/content/sync/service'
 import { payloads, type FakeConsumer } from '../../fixtures/cti/server'
-import { ALIAS, RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness } from './harness'
+import { ALIAS, RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness, runPass } from './harness'
 
 let h: SyncHarness
 afterEach(async () => {
@@ -13,11 +12,7 @@ afterEach(async () => {
 
 const WINDOW = { 'plugins.content_manager.max_items_per_bulk': 10 }
 
-async function pass(): Promise<PassReport> {
-  const r = await h.sync.run('test')
-  if (typeof r === 'string') throw new Error(`pass not started: ${r}`)
-  return r
-}
+const pass = () => runPass(h.sync)
 
 /** A loaded ruleset consumer (snapshot of 5 rules) with 40 new rules in the feed after it. */
 async function loadedWithChanges(): Promise<{ c: FakeConsumer; base: number }> {

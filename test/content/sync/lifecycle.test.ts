@@ -6,14 +6,13 @@ import { join } from 'node:path'
 import { createEngineClient } from '../../../src/content/engine'
 import { createContentManager } from '../../../src/content/manager'
 import { securityFor, tempDirs } from '../../security/helpers'
-import type { PassReport } from '../../../src/content/sync/service'
 import { CONTENT_ALIASES } from '../../../src/setup/indices'
 import { StoreError } from '../../../src/store/errors'
 import { silentLogger } from '../../../src/http/log'
 import { startEngineServer, type EngineServer } from '../../fixtures/engine/server'
 import { faultyStore, type FaultyStore } from '../../fixtures/faulty-store'
 import { payloads } from '../../fixtures/cti/server'
-import { ALIAS, RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness } from './harness'
+import { ALIAS, RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness, runPass } from './harness'
 
 let h: SyncHarness
 let engine: EngineServer | undefined
@@ -23,11 +22,7 @@ afterEach(async () => {
   engine = undefined
 })
 
-async function pass(): Promise<PassReport> {
-  const r = await h.sync.run('test')
-  if (typeof r === 'string') throw new Error(`pass not started: ${r}`)
-  return r
-}
+const pass = () => runPass(h.sync)
 
 /** The Engine test server and a real client on its socket (closed by the file's afterEach). */
 function startRealEngine() {
