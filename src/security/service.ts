@@ -36,7 +36,6 @@ interface CachedAuth {
 
 export const REALM = 'Basic realm="svc"'
 
-
 /**
  * Password hash checks running at once, node-wide. bcrypt costs ~100 ms of CPU by design; the
  * node has few cores and also has to answer everyone else.

@@ -233,16 +233,23 @@ describe('blue/green swap (plan change)', () => {
     h.cti.setPlanResource('ruleset', swapTo)
   }
 
+  /**
+   * The feed's snapshot loaded through a registration with a plan naming it. Every load goes
+   * through staging: the live slot is whichever the first load swapped in; `next` is the other.
+   */
+  async function loadedFromPlan(feed: ReturnType<typeof seedRuleset>) {
+    feed.publishSnapshot()
+    await registeredWithPlan(feed.url)
+    await pass()
+    const [live] = await h.store.resolve(ALIAS.rules)
+    const slot = live.slice(-2)
+    return { live, slot, next: slot === '-a' ? '-b' : '-a' }
+  }
+
   test('new content lands in the other slot, user spaces are copied, all aliases move at once, old indices are deleted', async () => {
     h = await startSyncHarness()
     const free = seedRuleset(h.cti, { context: 't1-ruleset-5', name: 'public-ruleset-5' })
-    free.publishSnapshot()
-    await registeredWithPlan(free.url)
-    await pass()
-    // Every load goes through staging: the live slot is whichever the first load swapped in.
-    const [live] = await h.store.resolve(ALIAS.rules)
-    const slot = live.slice(-2)
-    const next = slot === '-a' ? '-b' : '-a'
+    const { live, slot, next } = await loadedFromPlan(free)
     // A user rule in draft, which must survive the swap.
     await h.store.index({
       index: live,
@@ -280,12 +287,7 @@ describe('blue/green swap (plan change)', () => {
     let faulty!: FaultyStore
     h = await startSyncHarness({ wrapStore: (s) => (faulty = faultyStore(s)) })
     const free = seedRuleset(h.cti)
-    free.publishSnapshot()
-    await registeredWithPlan(free.url)
-    await pass()
-    const [live] = await h.store.resolve(ALIAS.rules)
-    const slot = live.slice(-2)
-    const next = slot === '-a' ? '-b' : '-a'
+    const { live, slot, next } = await loadedFromPlan(free)
     const pro = h.cti.consumer('t0-ruleset-5', 'private-ruleset-5', { isPublic: false })
     pro.create('pro-rule', payloads.rule('pro-rule'))
     pro.publishSnapshot()
