@@ -7,7 +7,7 @@ import { ClusterSettings } from './config/cluster-settings'
 import type { NodeConfig } from './config/node-config'
 import { storeSettingsPersistence } from './config/store-persistence'
 import { createContentManager } from './content/manager'
-import { createContentSync } from './content/sync'
+import { createContentSync } from './content/sync/module'
 import { assembleApp } from './http/assemble'
 import { compressedResponse } from './http/compression'
 import { filteredResponse } from './http/filter-path'
@@ -73,40 +73,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     nodeLocalStore: backend.kind === 'embedded',
   }
 
-  // Every feature has one shape (routes, start, stop). Setup starts first: the others start, in
-  // this order, once its bootstrap says ready, and stop in the reverse order.
-  const notifications = createNotifications(deps)
-  const ruleset = createRuleset(
-    deps,
-    {},
-    {
-      onPending: () => notifications.dispatcher.kick(),
-      destinationExists: async (id) => (await notifications.channels.stored(id)) !== undefined,
-    },
-  )
-  const setup = createSetup(deps, {
-    ownRetention: async () => {
-      const own = await backend.ownRetention()
-      if (own && backend.kind === 'platform')
-        deps.log.warn('the platform has no Index State Management plugin: this node applies the lifecycle policies itself')
-      return own
-    },
-    retentionHolds: ruleset.retentionHolds,
-  })
-  const content = createContentManager({ ...deps, rulesetSync: ruleset.sync })
-  const contentSync = createContentSync(deps, content, ruleset.sync, { iocs: ruleset.iocs })
-  const findings = feature({
-    routes: findingsRoutes(deps, caseNotifier({ ...deps, onPending: () => notifications.dispatcher.kick() })),
-  })
-  const features: Feature[] = [
-    feature({ routes: securityRoutes(deps.security) }),
-    setup,
-    findings,
-    ruleset,
-    notifications,
-    content,
-    contentSync,
-  ]
+  const { setup, content, contentSync, ruleset, notifications, features } = createFeatures(deps, backend)
   const pluginRoutes: PluginRoute[] = features.flatMap((f) => f.routes)
   const metrics = createMetrics({
     routes: () => http.routes.map((r) => ({ method: r.method, path: r.path })),
@@ -169,4 +136,44 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
       journal.close()
     },
   }
+}
+
+/**
+ * Every feature has one shape (routes, start, stop). Setup starts first: the others start, in
+ * this order, once its bootstrap says ready, and stop in the reverse order.
+ */
+function createFeatures(deps: Deps, backend: Awaited<ReturnType<typeof openBackend>>) {
+  const notifications = createNotifications(deps)
+  const ruleset = createRuleset(
+    deps,
+    {},
+    {
+      onPending: () => notifications.dispatcher.kick(),
+      destinationExists: async (id) => (await notifications.channels.stored(id)) !== undefined,
+    },
+  )
+  const setup = createSetup(deps, {
+    ownRetention: async () => {
+      const own = await backend.ownRetention()
+      if (own && backend.kind === 'platform')
+        deps.log.warn('the platform has no Index State Management plugin: this node applies the lifecycle policies itself')
+      return own
+    },
+    retentionHolds: ruleset.retentionHolds,
+  })
+  const content = createContentManager({ ...deps, rulesetSync: ruleset.sync })
+  const contentSync = createContentSync(deps, content, ruleset.sync, { iocs: ruleset.iocs })
+  const findings = feature({
+    routes: findingsRoutes(deps, caseNotifier({ ...deps, onPending: () => notifications.dispatcher.kick() })),
+  })
+  const features: Feature[] = [
+    feature({ routes: securityRoutes(deps.security) }),
+    setup,
+    findings,
+    ruleset,
+    notifications,
+    content,
+    contentSync,
+  ]
+  return { setup, content, contentSync, ruleset, notifications, features }
 }

@@ -164,6 +164,15 @@ const KEYS = new Set(['analyzer', 'tokenizer', 'filter', 'char_filter', 'field',
 
 async function analyze(ctx: RequestContext) {
   const index = ctx.part('index')
+  const { body, texts } = await analyzeRequest(ctx, index)
+  const { analyzer, maxTokens, positionGap } = await chooseAnalyzer(ctx, index, body)
+  const tokens = tokenize(analyzer, texts, maxTokens, positionGap)
+  if (body.explain === true || body.explain === 'true') return explained(analyzer, body, tokens)
+  return { tokens }
+}
+
+/** The request body with the query parameters it lacks filled in, checked; and the texts to analyze. */
+async function analyzeRequest(ctx: RequestContext, index: string | undefined): Promise<{ body: Record<string, unknown>; texts: string[] }> {
   const body: Record<string, unknown> = (await ctx.json()) ?? {}
   for (const k of Object.keys(body))
     if (!KEYS.has(k))
@@ -189,7 +198,15 @@ async function analyze(ctx: RequestContext) {
     throw badRequest('Validation Failed: 1: tokenizer/filters must not be set when analyzer is set;', 'action_request_validation_exception')
   if (body.field !== undefined && index === undefined && body.analyzer === undefined)
     throw badRequest('Validation Failed: 1: index is required when field is set;', 'action_request_validation_exception')
+  return { body, texts: texts as string[] }
+}
 
+/** The analyzer the request names (or its field's, or one built of its tokenizer and filters), and the index's limits. */
+async function chooseAnalyzer(
+  ctx: RequestContext,
+  index: string | undefined,
+  body: Record<string, unknown>,
+): Promise<{ analyzer: Analyzer; maxTokens: number; positionGap: number }> {
   let maxTokens = 10000
   let analyzer: Analyzer | undefined
   let positionGap = 0
@@ -229,11 +246,14 @@ async function analyze(ctx: RequestContext) {
       throw badRequest(`failed to find normalizer under [${String(body.normalizer)}]`, 'illegal_argument_exception')
     analyzer = { name: 'lowercase', tokenizer: TOKENIZERS.keyword, filters: [FILTERS.lowercase] }
   }
+  return { analyzer, maxTokens, positionGap }
+}
 
+function tokenize(analyzer: Analyzer, texts: string[], maxTokens: number, positionGap: number): Token[] {
   const tokens: Token[] = []
   let offset = 0
   let position = -1
-  for (const text of texts as string[]) {
+  for (const text of texts) {
     const raw = analyzer.tokenizer(text)
     let ts: Token[] = raw.map((t, i) => ({
       token: t.token,
@@ -254,27 +274,29 @@ async function analyze(ctx: RequestContext) {
     position += raw.length + positionGap
     offset += text.length + 1
   }
-  if (body.explain === true || body.explain === 'true') {
-    const detailed = tokens.map((t) => ({
-      ...t,
-      bytes: `[${[...Buffer.from(t.token)].map((b) => b.toString(16).padStart(2, '0')).join(' ')}]`,
-      positionLength: 1,
-      termFrequency: 1,
-    }))
-    if (analyzer.name === '_custom')
-      return {
-        detail: {
-          custom_analyzer: true,
-          charfilters: [],
-          tokenizer: { name: typeof body.tokenizer === 'string' ? body.tokenizer : '_anonymous_tokenizer', tokens: detailed },
-          tokenfilters: [body.filter ?? []]
-            .flat()
-            .map((f, i) => ({ name: typeof f === 'string' ? f : `_anonymous_tokenfilter_[${i}]`, tokens: detailed })),
-        },
-      }
-    return { detail: { custom_analyzer: false, analyzer: { name: analyzer.name, tokens: detailed } } }
-  }
-  return { tokens }
+  return tokens
+}
+
+/** `explain`: the tokens with their bytes, under the analyzer (or the tokenizer and each filter) that made them. */
+function explained(analyzer: Analyzer, body: Record<string, unknown>, tokens: Token[]) {
+  const detailed = tokens.map((t) => ({
+    ...t,
+    bytes: `[${[...Buffer.from(t.token)].map((b) => b.toString(16).padStart(2, '0')).join(' ')}]`,
+    positionLength: 1,
+    termFrequency: 1,
+  }))
+  if (analyzer.name === '_custom')
+    return {
+      detail: {
+        custom_analyzer: true,
+        charfilters: [],
+        tokenizer: { name: typeof body.tokenizer === 'string' ? body.tokenizer : '_anonymous_tokenizer', tokens: detailed },
+        tokenfilters: [body.filter ?? []]
+          .flat()
+          .map((f, i) => ({ name: typeof f === 'string' ? f : `_anonymous_tokenfilter_[${i}]`, tokens: detailed })),
+      },
+    }
+  return { detail: { custom_analyzer: false, analyzer: { name: analyzer.name, tokens: detailed } } }
 }
 
 export function analyzeRoutes(r: IndexRouter): void {

@@ -134,16 +134,75 @@ function itemError(
 
 const WRITE_ACTION: Record<Op, string> = { index: ACTIONS.index, create: ACTIONS.index, update: ACTIONS.update, delete: ACTIONS.delete }
 
+/** The query parameters that apply to every item of a bulk request. */
+interface BulkParams {
+  requireAlias: boolean
+  pipeline: string | undefined
+  sourceParam: string | undefined
+  includes: string[] | undefined
+  excludes: string[] | undefined
+  refresh: ReturnType<typeof refreshParam>
+}
+
+/** One bulk request being written: each item's answer and what is learned once for the whole request. */
+interface BulkRun {
+  ctx: RequestContext
+  params: BulkParams
+  /**
+   * Each item's answer is kept as its JSON text: a fraction of the memory of the object, for
+   * requests of tens of thousands of items; the response is joined from them.
+   */
+  results: Array<string | undefined>
+  errors: boolean
+  targets: Map<string, string[]>
+  /** Indices where every update item is refused (see refusedIndices). */
+  refused: Set<string>
+  aliasCheck: Map<string, boolean>
+}
+
 async function bulk(ctx: RequestContext): Promise<BulkResponse | Response> {
   const started = ctx.deps.now()
   const defaultIndex = ctx.part('index')
   const limit = ctx.deps.node.values.get('http.max_body_bytes') as number
   const chunks = await readBodyChunks(ctx.request, { limit, status: 413, kind: 'ndjson' })
-  // The whole request is checked before any item runs (OpenSearch refuses a malformed bulk as a
-  // whole); that pass keeps nothing, and the second parses and writes one batch at a time.
+  const large = chunks.length > 1
+  const { count, updated } = checkRequest(chunks, defaultIndex, large)
+  const params: BulkParams = {
+    requireAlias: ctx.flag('require_alias', false),
+    pipeline: ctx.str('pipeline'),
+    sourceParam: ctx.str('_source'),
+    includes: ctx.list('_source_includes'),
+    excludes: ctx.list('_source_excludes'),
+    refresh: refreshParam(ctx),
+  }
+  const run: BulkRun = {
+    ctx,
+    params,
+    results: new Array(count),
+    errors: false,
+    targets: new Map(),
+    refused: new Set(),
+    aliasCheck: new Map(),
+  }
+  run.refused = await refusedIndices(run, updated)
+  const took = await writeAll(run, chunks, defaultIndex, large)
+  const tookAll = Math.max(took, ctx.deps.now() - started)
+  const items = `[${run.results.map((r) => r ?? '{}').join(',')}]`
+  run.results.length = 0
+  if (/[?&]pretty(=true|=|&|$)/.test(ctx.request.url)) return { took: tookAll, errors: run.errors, items: JSON.parse(items) }
+  return new Response(`{"took":${tookAll},"errors":${run.errors},"items":${items}}`, {
+    headers: { 'content-type': 'application/json; charset=UTF-8' },
+  })
+}
+
+/**
+ * The whole request is checked before any item runs (OpenSearch refuses a malformed bulk as a
+ * whole); that pass keeps nothing, and the second parses and writes one batch at a time. Answers
+ * the number of items and the indices that updates name.
+ */
+function checkRequest(chunks: Uint8Array[], defaultIndex: string | undefined, large: boolean): { count: number; updated: Set<string> } {
   let count = 0
   let parsed = 0
-  const large = chunks.length > 1
   const updated = new Set<string>()
   for (const item of bulkItems(chunks, defaultIndex, false)) {
     count++
@@ -156,142 +215,44 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse | Response> {
     }
   }
   if (count === 0) throw badRequest('Validation Failed: 1: no requests added;', 'action_request_validation_exception')
-  const requireAlias = ctx.flag('require_alias', false)
-  const pipeline = ctx.str('pipeline')
-  const sourceParam = ctx.str('_source')
-  const includes = ctx.list('_source_includes')
-  const excludes = ctx.list('_source_excludes')
-  const refresh = refreshParam(ctx)
+  return { count, updated }
+}
 
-  // Each item's answer is kept as its JSON text: a fraction of the memory of the object, for
-  // requests of tens of thousands of items; the response is joined from them.
-  const results: Array<string | undefined> = new Array(count)
-  let errors = false
-  const settle = (r: Partial<Record<Op, BulkItemResult>>): string => {
-    if (Object.values(r).some((v) => v && (v.error !== undefined || v.status >= 400))) errors = true
-    return JSON.stringify(r)
-  }
-  const targets = new Map<string, string[]>()
-  const targetsOf = async (name: string) => {
-    if (!targets.has(name)) targets.set(name, await ctx.writeTargets(name))
-    return targets.get(name)!
-  }
-  // As the platform's security plugin refuses a shard's bulk that holds an update where the
-  // caller's reads are DLS-filtered: every item on such an index fails, nothing is applied there.
-  const refusedIndices = new Set<string>()
+function settle(run: BulkRun, r: Partial<Record<Op, BulkItemResult>>): string {
+  if (Object.values(r).some((v) => v && (v.error !== undefined || v.status >= 400))) run.errors = true
+  return JSON.stringify(r)
+}
+
+async function targetsOf(run: BulkRun, name: string): Promise<string[]> {
+  if (!run.targets.has(name)) run.targets.set(name, await run.ctx.writeTargets(name))
+  return run.targets.get(name)!
+}
+
+/**
+ * As the platform's security plugin refuses a shard's bulk that holds an update where the
+ * caller's reads are DLS-filtered: every item on such an index fails, nothing is applied there.
+ */
+async function refusedIndices(run: BulkRun, updated: Set<string>): Promise<Set<string>> {
+  const refused = new Set<string>()
   const judged = new Set<string>()
   for (const name of updated) {
-    for (const index of await targetsOf(name)) {
+    for (const index of await targetsOf(run, name)) {
       if (judged.has(index)) continue
       judged.add(index)
-      if (await readsFiltered(ctx, [index])) refusedIndices.add(index)
+      if (await readsFiltered(run.ctx, [index])) refused.add(index)
     }
   }
-  const aliasCheck = new Map<string, boolean>()
+  return refused
+}
+
+/** The second pass lets go of each body chunk once read: the body leaves memory as it is written. Answers the Store's `took`. */
+async function writeAll(run: BulkRun, chunks: Uint8Array[], defaultIndex: string | undefined, large: boolean): Promise<number> {
   let took = 0
   let batch: Item[] = []
   let batchBytes = 0
-  /** Authorizes and writes items `first`.. of the request; answers the Store's `took`. */
-  const writeBatch = async (items: Item[], first: number): Promise<number> => {
-    const lines: BulkLine[] = []
-    const sent: number[] = []
-    for (let k = 0; k < items.length; k++) {
-      const item = items[k]
-      const n = first + k
-      const id = item.meta._id
-      if (id !== undefined && String(id) === '') {
-        results[n] = settle(itemError(item, 400, 'illegal_argument_exception', 'if _id is specified it must not be empty'))
-        continue
-      }
-      if (id !== undefined && Buffer.byteLength(String(id)) > 512) {
-        results[n] = settle(
-          itemError(
-            item,
-            400,
-            'illegal_argument_exception',
-            `id [${String(id)}] is too long, must be no longer than 512 bytes but was: ${Buffer.byteLength(String(id))}`,
-          ),
-        )
-        continue
-      }
-      const noPipeline = item.op === 'index' || item.op === 'create' ? missingPipeline(item.meta.pipeline ?? pipeline) : undefined
-      if (noPipeline) {
-        results[n] = settle(itemError(item, noPipeline.status, noPipeline.type, noPipeline.reason))
-        continue
-      }
-      if (item.op !== 'delete' && (item.meta.require_alias ?? requireAlias) === true) {
-        if (!aliasCheck.has(item.index))
-          aliasCheck.set(item.index, Object.keys(await ctx.store.getAlias({ name: item.index }).catch(() => ({}))).length > 0)
-        if (!aliasCheck.get(item.index)) {
-          results[n] = settle(
-            itemError(
-              item,
-              404,
-              'index_not_found_exception',
-              `no such index [${item.index}] and [require_alias] request flag is [true] and [${item.index}] is not an alias`,
-              {
-                'resource.type': 'index_expression',
-                'resource.id': item.index,
-                index_uuid: '_na_',
-                index: item.index,
-              },
-            ),
-          )
-          continue
-        }
-      }
-      const itemTargets = await targetsOf(item.index)
-      try {
-        ctx.deps.security.authorizeIndices(ctx.caller, WRITE_ACTION[item.op], itemTargets)
-      } catch {
-        // The security plugin checks a bulk item as part of the shard-level bulk and names both actions.
-        const denied = forbidden(`${BULK_SHARD_ACTION}, ${WRITE_ACTION[item.op]}`, ctx.caller)
-        results[n] = settle(itemError(item, 403, denied.type, denied.reason))
-        continue
-      }
-      if (itemTargets.some((index) => refusedIndices.has(index))) {
-        const refused = filteredUpdate()
-        results[n] = settle(itemError(item, 403, refused.type, refused.reason))
-        continue
-      }
-      const meta: Record<string, unknown> = { ...item.meta, _index: item.index }
-      delete meta.require_alias
-      delete meta.op_type
-      delete meta.pipeline
-      let source = item.source
-      if (item.op === 'update') {
-        // Response source filtering travels in the update body, where the Store reads it.
-        const wanted =
-          meta._source ?? sourceParam ?? (includes || excludes ? { includes: includes ?? [], excludes: excludes ?? [] } : undefined)
-        delete meta._source
-        // The answer would carry the document: the caller must be allowed to read it.
-        const echoed = source?._source ?? wanted
-        if (echoesSource(echoed) && !mayRead(ctx, itemTargets)) {
-          const denied = forbidden(GET_ACTION, ctx.caller)
-          results[n] = settle(itemError(item, 403, denied.type, denied.reason))
-          continue
-        }
-        if (wanted !== undefined && source && source._source === undefined) {
-          source = {
-            ...source,
-            _source: wanted === 'true' ? true : wanted === 'false' ? false : typeof wanted === 'string' ? wanted.split(',') : wanted,
-          }
-        }
-      }
-      lines.push({ [item.op]: meta })
-      if (source !== undefined) lines.push(source)
-      sent.push(n)
-    }
-
-    if (lines.length === 0) return 0
-    const res = await ctx.store.bulk({ body: lines, ...(refresh !== undefined ? { refresh } : {}) })
-    res.items.forEach((r, k) => (results[sent[k]] = settle(r)))
-    return res.took
-  }
-
   let done = 0
   const flush = async () => {
-    took += await writeBatch(batch, done)
+    took += await writeBatch(run, batch, done)
     done += batch.length
     batch = []
     batchBytes = 0
@@ -301,21 +262,115 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse | Response> {
     // milliseconds against the seconds such a request takes.
     if (large) Bun.gc(true)
   }
-
-  // The second pass lets go of each body chunk once read: the body leaves memory as it is written.
   for (const item of bulkItems(chunks, defaultIndex, true, true)) {
     batch.push(item)
     batchBytes += item.bytes
     if (batch.length >= BATCH_ITEMS || batchBytes >= BATCH_BYTES) await flush()
   }
   if (batch.length > 0) await flush()
-  const tookAll = Math.max(took, ctx.deps.now() - started)
-  const items = `[${results.map((r) => r ?? '{}').join(',')}]`
-  results.length = 0
-  if (/[?&]pretty(=true|=|&|$)/.test(ctx.request.url)) return { took: tookAll, errors, items: JSON.parse(items) }
-  return new Response(`{"took":${tookAll},"errors":${errors},"items":${items}}`, {
-    headers: { 'content-type': 'application/json; charset=UTF-8' },
-  })
+  return took
+}
+
+/** Authorizes and writes items `first`.. of the request; answers the Store's `took`. */
+async function writeBatch(run: BulkRun, items: Item[], first: number): Promise<number> {
+  const lines: BulkLine[] = []
+  const sent: number[] = []
+  for (let k = 0; k < items.length; k++) {
+    const item = items[k]
+    const n = first + k
+    const prepared = await prepareItem(run, item)
+    if ('error' in prepared) {
+      run.results[n] = settle(run, prepared.error)
+      continue
+    }
+    lines.push({ [item.op]: prepared.meta })
+    if (prepared.source !== undefined) lines.push(prepared.source)
+    sent.push(n)
+  }
+  if (lines.length === 0) return 0
+  const { refresh } = run.params
+  const res = await run.ctx.store.bulk({ body: lines, ...(refresh !== undefined ? { refresh } : {}) })
+  res.items.forEach((r, k) => (run.results[sent[k]] = settle(run, r)))
+  return res.took
+}
+
+type Prepared =
+  { error: Partial<Record<Op, BulkItemResult>> } | { meta: Record<string, unknown>; source: Record<string, unknown> | undefined }
+
+/** An item's action line and source as the Store takes them, or the error that answers it. */
+async function prepareItem(run: BulkRun, item: Item): Promise<Prepared> {
+  const { ctx } = run
+  const invalid = await invalidItem(run, item)
+  if (invalid) return { error: invalid }
+  const itemTargets = await targetsOf(run, item.index)
+  try {
+    ctx.deps.security.authorizeIndices(ctx.caller, WRITE_ACTION[item.op], itemTargets)
+  } catch {
+    // The security plugin checks a bulk item as part of the shard-level bulk and names both actions.
+    const denied = forbidden(`${BULK_SHARD_ACTION}, ${WRITE_ACTION[item.op]}`, ctx.caller)
+    return { error: itemError(item, 403, denied.type, denied.reason) }
+  }
+  if (itemTargets.some((index) => run.refused.has(index))) {
+    const refused = filteredUpdate()
+    return { error: itemError(item, 403, refused.type, refused.reason) }
+  }
+  const meta: Record<string, unknown> = { ...item.meta, _index: item.index }
+  delete meta.require_alias
+  delete meta.op_type
+  delete meta.pipeline
+  let source = item.source
+  if (item.op === 'update') {
+    const { sourceParam, includes, excludes } = run.params
+    // Response source filtering travels in the update body, where the Store reads it.
+    const wanted =
+      meta._source ?? sourceParam ?? (includes || excludes ? { includes: includes ?? [], excludes: excludes ?? [] } : undefined)
+    delete meta._source
+    // The answer would carry the document: the caller must be allowed to read it.
+    const echoed = source?._source ?? wanted
+    if (echoesSource(echoed) && !mayRead(ctx, itemTargets)) {
+      const denied = forbidden(GET_ACTION, ctx.caller)
+      return { error: itemError(item, 403, denied.type, denied.reason) }
+    }
+    if (wanted !== undefined && source && source._source === undefined) {
+      source = {
+        ...source,
+        _source: wanted === 'true' ? true : wanted === 'false' ? false : typeof wanted === 'string' ? wanted.split(',') : wanted,
+      }
+    }
+  }
+  return { meta, source }
+}
+
+/** The error of an item refused before authorization: a bad `_id`, a missing pipeline, a `require_alias` on no alias. */
+async function invalidItem(run: BulkRun, item: Item): Promise<Partial<Record<Op, BulkItemResult>> | undefined> {
+  const id = item.meta._id
+  if (id !== undefined && String(id) === '')
+    return itemError(item, 400, 'illegal_argument_exception', 'if _id is specified it must not be empty')
+  if (id !== undefined && Buffer.byteLength(String(id)) > 512)
+    return itemError(
+      item,
+      400,
+      'illegal_argument_exception',
+      `id [${String(id)}] is too long, must be no longer than 512 bytes but was: ${Buffer.byteLength(String(id))}`,
+    )
+  const noPipeline = item.op === 'index' || item.op === 'create' ? missingPipeline(item.meta.pipeline ?? run.params.pipeline) : undefined
+  if (noPipeline) return itemError(item, noPipeline.status, noPipeline.type, noPipeline.reason)
+  if (item.op === 'delete' || (item.meta.require_alias ?? run.params.requireAlias) !== true) return undefined
+  if (!run.aliasCheck.has(item.index))
+    run.aliasCheck.set(item.index, Object.keys(await run.ctx.store.getAlias({ name: item.index }).catch(() => ({}))).length > 0)
+  if (run.aliasCheck.get(item.index)) return undefined
+  return itemError(
+    item,
+    404,
+    'index_not_found_exception',
+    `no such index [${item.index}] and [require_alias] request flag is [true] and [${item.index}] is not an alias`,
+    {
+      'resource.type': 'index_expression',
+      'resource.id': item.index,
+      index_uuid: '_na_',
+      index: item.index,
+    },
+  )
 }
 
 export function bulkRoutes(r: IndexRouter): void {

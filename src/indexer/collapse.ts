@@ -6,7 +6,7 @@
  * carry `inner_hits` (one search per group and inner hit definition, its query ANDed with the group's
  * value), each hit `fields: {<field>: [value]}`.
  */
-import type { Mappings, SearchHit, SearchResponse } from '../store/port'
+import type { Mappings, SearchHit } from '../store/port'
 import { kindOf } from '../store/query/compile'
 import { fieldPath, isObject } from '../store/query/doc'
 import { badRequest } from './context'
@@ -203,5 +203,3 @@ export function collapseHits(
   }
   return out
 }
-
-export type InnerSearch = (body: Record<string, unknown>) => Promise<SearchResponse>

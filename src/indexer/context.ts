@@ -9,7 +9,7 @@ import { readBody, type BodyLimit } from '../http/body'
 import { OpenSearchHttpError } from '../http/errors'
 import type { Logger } from '../http/log'
 import { noPermissions, type Caller, type Security } from '../http/caller'
-import { SYSTEM_INDICES } from '../security'
+import { SYSTEM_INDICES } from '../setup/indices/names'
 import type { Query, ResolveOptions, Store } from '../store/port'
 
 export interface IndexApiDeps {

@@ -227,74 +227,6 @@ function collect(query: unknown, types: ReadonlyMap<string, FieldSpec>, out: Wan
       case 'dis_max':
         if (isObject(body)) for (const q of [body.queries ?? []].flat()) collect(q, types, out, depth + 1)
         break
-      case 'term':
-      case 'terms':
-        for (const [field, p] of fieldAndParams(body, 'value')) {
-          if (field === 'value' || field === 'boost') continue
-          const values = (type === 'terms' ? [p.value ?? []] : [p.value ?? p.term]).flat().map((v) => String(v))
-          const ci = p.case_insensitive === true || (isObject(body) && body.case_insensitive === true)
-          const set = new Set(ci ? values.map((v) => v.toLowerCase()) : values)
-          const test = (v: string) => set.has(ci ? v.toLowerCase() : v)
-          out.push({ field, token: test, value: test })
-        }
-        break
-      case 'prefix':
-        for (const [field, p] of fieldAndParams(body, 'value')) {
-          const pre = String(p.value ?? p.prefix ?? '')
-          const ci = p.case_insensitive === true
-          const test = (v: string) => (ci ? v.toLowerCase().startsWith(pre.toLowerCase()) : v.startsWith(pre))
-          out.push({ field, token: test, value: test })
-        }
-        break
-      case 'wildcard':
-        for (const [field, p] of fieldAndParams(body, 'value')) {
-          const m = wildcardMatcher(String(p.value ?? p.wildcard ?? ''), p.case_insensitive === true)
-          out.push({ field, token: m, value: m })
-        }
-        break
-      case 'regexp':
-        for (const [field, p] of fieldAndParams(body, 'value')) {
-          try {
-            const m = luceneRegExp(String(p.value ?? ''), typeof p.flags === 'string' ? p.flags : 'ALL', p.case_insensitive === true)
-            out.push({ field, token: (t) => m.test(t), value: (v) => m.test(v) })
-          } catch {
-            // the search itself has already refused a bad pattern
-          }
-        }
-        break
-      case 'fuzzy':
-        for (const [field, p] of fieldAndParams(body, 'value')) {
-          const v = String(p.value ?? '')
-          const max = fuzzyEdits(p.fuzziness, v)
-          const test = (t: string) => editDistanceWithin(t, v, max)
-          out.push({ field, token: test, value: test })
-        }
-        break
-      case 'match':
-      case 'match_phrase':
-      case 'match_phrase_prefix':
-      case 'match_bool_prefix':
-        for (const [field, p] of fieldAndParams(body, 'query')) {
-          const mode =
-            type === 'match'
-              ? 'match'
-              : type === 'match_phrase'
-                ? 'phrase'
-                : type === 'match_phrase_prefix'
-                  ? 'phrase_prefix'
-                  : 'bool_prefix'
-          out.push(...textWanted(field, String(p.query ?? ''), mode, p))
-        }
-        break
-      case 'multi_match': {
-        if (!isObject(body)) break
-        const kind = String(body.type ?? 'best_fields')
-        const mode =
-          kind === 'phrase' ? 'phrase' : kind === 'phrase_prefix' ? 'phrase_prefix' : kind === 'bool_prefix' ? 'bool_prefix' : 'match'
-        const fields = body.fields === undefined ? ['*'] : [body.fields].flat().map((f) => String(f).replace(/\^[\d.]+$/, ''))
-        for (const f of fields) out.push(...textWanted(f, String(body.query ?? ''), mode, body))
-        break
-      }
       case 'query_string':
       case 'simple_query_string':
         try {
@@ -309,7 +241,75 @@ function collect(query: unknown, types: ReadonlyMap<string, FieldSpec>, out: Wan
         }
         break
       default:
-        break
+        collectLeaf(type, body, out)
+    }
+  }
+}
+
+/** The leaf queries' terms (the compound ones recurse in `collect`). */
+function collectLeaf(type: string, body: unknown, out: Wanted[]): void {
+  switch (type) {
+    case 'term':
+    case 'terms':
+      for (const [field, p] of fieldAndParams(body, 'value')) {
+        if (field === 'value' || field === 'boost') continue
+        const values = (type === 'terms' ? [p.value ?? []] : [p.value ?? p.term]).flat().map((v) => String(v))
+        const ci = p.case_insensitive === true || (isObject(body) && body.case_insensitive === true)
+        const set = new Set(ci ? values.map((v) => v.toLowerCase()) : values)
+        const test = (v: string) => set.has(ci ? v.toLowerCase() : v)
+        out.push({ field, token: test, value: test })
+      }
+      break
+    case 'prefix':
+      for (const [field, p] of fieldAndParams(body, 'value')) {
+        const pre = String(p.value ?? p.prefix ?? '')
+        const ci = p.case_insensitive === true
+        const test = (v: string) => (ci ? v.toLowerCase().startsWith(pre.toLowerCase()) : v.startsWith(pre))
+        out.push({ field, token: test, value: test })
+      }
+      break
+    case 'wildcard':
+      for (const [field, p] of fieldAndParams(body, 'value')) {
+        const m = wildcardMatcher(String(p.value ?? p.wildcard ?? ''), p.case_insensitive === true)
+        out.push({ field, token: m, value: m })
+      }
+      break
+    case 'regexp':
+      for (const [field, p] of fieldAndParams(body, 'value')) {
+        try {
+          const m = luceneRegExp(String(p.value ?? ''), typeof p.flags === 'string' ? p.flags : 'ALL', p.case_insensitive === true)
+          out.push({ field, token: (t) => m.test(t), value: (v) => m.test(v) })
+        } catch {
+          // the search itself has already refused a bad pattern
+        }
+      }
+      break
+    case 'fuzzy':
+      for (const [field, p] of fieldAndParams(body, 'value')) {
+        const v = String(p.value ?? '')
+        const max = fuzzyEdits(p.fuzziness, v)
+        const test = (t: string) => editDistanceWithin(t, v, max)
+        out.push({ field, token: test, value: test })
+      }
+      break
+    case 'match':
+    case 'match_phrase':
+    case 'match_phrase_prefix':
+    case 'match_bool_prefix':
+      for (const [field, p] of fieldAndParams(body, 'query')) {
+        const mode =
+          type === 'match' ? 'match' : type === 'match_phrase' ? 'phrase' : type === 'match_phrase_prefix' ? 'phrase_prefix' : 'bool_prefix'
+        out.push(...textWanted(field, String(p.query ?? ''), mode, p))
+      }
+      break
+    case 'multi_match': {
+      if (!isObject(body)) break
+      const kind = String(body.type ?? 'best_fields')
+      const mode =
+        kind === 'phrase' ? 'phrase' : kind === 'phrase_prefix' ? 'phrase_prefix' : kind === 'bool_prefix' ? 'bool_prefix' : 'match'
+      const fields = body.fields === undefined ? ['*'] : [body.fields].flat().map((f) => String(f).replace(/\^[\d.]+$/, ''))
+      for (const f of fields) out.push(...textWanted(f, String(body.query ?? ''), mode, body))
+      break
     }
   }
 }

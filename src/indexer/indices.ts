@@ -2,7 +2,7 @@
  * Index management: create, delete, get, exists, mappings, settings, refresh, flush.
  */
 import { flattenKeys, nestKeys } from '../store/flat-keys'
-import type { CreateIndexBody, IndexSettings, Mappings } from '../store/port'
+import type { CreateIndexBody, IndexSettings, Mappings, ResolveOptions } from '../store/port'
 import { badRequest, type RequestContext } from './context'
 import { Reply, type IndexRouter } from './router'
 import { globMatcher } from './names'
@@ -52,6 +52,17 @@ async function createIndex(ctx: RequestContext) {
   return ctx.store.createIndex({ index, body: body as CreateIndexBody })
 }
 
+/**
+ * The request's index expression (`fallback` when it names none) and resolve options, once the
+ * caller holds the action on what they resolve to; `target` is both as the Store takes them.
+ */
+async function authorizedTarget(ctx: RequestContext, action: string, fallback?: string, defaults?: ResolveOptions) {
+  const expression = ctx.indexExpression() ?? fallback
+  const options = ctx.resolveOptions(defaults)
+  await ctx.authorized(action, expression, options)
+  return { expression, options, target: { ...(expression !== undefined ? { index: expression } : {}), ...options } }
+}
+
 async function deleteIndex(ctx: RequestContext) {
   const expression = ctx.indexExpression()!
   const options = ctx.resolveOptions()
@@ -60,11 +71,10 @@ async function deleteIndex(ctx: RequestContext) {
 }
 
 async function getIndex(ctx: RequestContext) {
-  const expression = ctx.indexExpression()!
-  const options = ctx.resolveOptions()
-  await ctx.authorized(INDEX_ACTIONS.get, expression, options)
-  if (ctx.request.method === 'HEAD') return (await ctx.store.existsIndex({ index: expression, ...options })) ? {} : new Reply(404, {})
-  const got = await ctx.store.getIndex({ index: expression, ...options })
+  const { expression, options } = await authorizedTarget(ctx, INDEX_ACTIONS.get)
+  const target = { index: expression!, ...options }
+  if (ctx.request.method === 'HEAD') return (await ctx.store.existsIndex(target)) ? {} : new Reply(404, {})
+  const got = await ctx.store.getIndex(target)
   if (ctx.flag('human', false)) for (const info of Object.values(got)) addHumanSettings(info.settings.index)
   if (!ctx.flag('flat_settings', false)) return got
   return Object.fromEntries(Object.entries(got).map(([name, info]) => [name, { ...info, settings: flatSettings(info.settings) }]))
@@ -78,45 +88,35 @@ function addHumanSettings(index: Record<string, unknown>): void {
 }
 
 async function closeIndex(ctx: RequestContext) {
-  const expression = ctx.indexExpression()!
-  const options = ctx.resolveOptions()
-  await ctx.authorized(INDEX_ACTIONS.close, expression, options)
-  return ctx.store.closeIndex({ index: expression, ...options })
+  const { expression, options } = await authorizedTarget(ctx, INDEX_ACTIONS.close)
+  return ctx.store.closeIndex({ index: expression!, ...options })
 }
 
 async function openIndex(ctx: RequestContext) {
-  const expression = ctx.indexExpression()!
-  const options = ctx.resolveOptions({ expand_wildcards: 'closed' })
-  await ctx.authorized(INDEX_ACTIONS.open, expression, options)
-  return ctx.store.openIndex({ index: expression, ...options })
+  const { expression, options } = await authorizedTarget(ctx, INDEX_ACTIONS.open, undefined, { expand_wildcards: 'closed' })
+  return ctx.store.openIndex({ index: expression!, ...options })
 }
 
 async function getMapping(ctx: RequestContext) {
-  const expression = ctx.indexExpression()
-  const options = ctx.resolveOptions()
-  await ctx.authorized(INDEX_ACTIONS.getMapping, expression, options)
-  return ctx.store.getMapping({ ...(expression !== undefined ? { index: expression } : {}), ...options })
+  const { target } = await authorizedTarget(ctx, INDEX_ACTIONS.getMapping)
+  return ctx.store.getMapping(target)
 }
 
 async function putMapping(ctx: RequestContext) {
-  const expression = ctx.indexExpression() ?? '_all'
-  const options = ctx.resolveOptions()
-  await ctx.authorized(INDEX_ACTIONS.putMapping, expression, options)
+  const { expression, options } = await authorizedTarget(ctx, INDEX_ACTIONS.putMapping, '_all')
   const body = await ctx.json()
   if (body === undefined) throw badRequest('Validation Failed: 1: mapping source is missing;', 'action_request_validation_exception')
   if ('_doc' in body) throw badRequest('Types cannot be provided in put mapping requests')
-  return ctx.store.putMapping({ index: expression, body: body as Mappings, ...options })
+  return ctx.store.putMapping({ index: expression!, body: body as Mappings, ...options })
 }
 
 async function getSettings(ctx: RequestContext) {
-  const expression = ctx.indexExpression()
-  const options = ctx.resolveOptions()
-  await ctx.authorized(INDEX_ACTIONS.getSettings, expression, options)
+  const { target } = await authorizedTarget(ctx, INDEX_ACTIONS.getSettings)
   const names = ctx
     .part('name')
     ?.split(',')
     .map((n) => (n === '_all' ? '*' : n))
-  const got = await ctx.store.getSettings({ ...(expression !== undefined ? { index: expression } : {}), ...options })
+  const got = await ctx.store.getSettings(target)
   const out: Record<string, unknown> = {}
   for (const [index, { settings }] of Object.entries(got)) {
     if (!names) {
@@ -134,30 +134,24 @@ async function getSettings(ctx: RequestContext) {
 }
 
 async function putSettings(ctx: RequestContext) {
-  const expression = ctx.indexExpression() ?? '_all'
-  const options = ctx.resolveOptions()
-  await ctx.authorized(INDEX_ACTIONS.putSettings, expression, options)
+  const { expression, options } = await authorizedTarget(ctx, INDEX_ACTIONS.putSettings, '_all')
   const body = await ctx.json()
   if (body === undefined) throw badRequest('Validation Failed: 1: no settings to update;', 'action_request_validation_exception')
   const settings = (body.settings !== undefined && Object.keys(body).length === 1 ? body.settings : body) as IndexSettings
-  return ctx.store.putSettings({ index: expression, body: settings, ...options })
+  return ctx.store.putSettings({ index: expression!, body: settings, ...options })
 }
 
 async function refresh(ctx: RequestContext) {
-  const expression = ctx.indexExpression()
-  const options = ctx.resolveOptions()
-  await ctx.authorized(INDEX_ACTIONS.refresh, expression, options)
-  return ctx.store.refresh({ ...(expression !== undefined ? { index: expression } : {}), ...options })
+  const { target } = await authorizedTarget(ctx, INDEX_ACTIONS.refresh)
+  return ctx.store.refresh(target)
 }
 
 async function flush(ctx: RequestContext) {
-  const expression = ctx.indexExpression()
-  const options = ctx.resolveOptions()
-  await ctx.authorized(INDEX_ACTIONS.flush, expression, options)
+  const { target } = await authorizedTarget(ctx, INDEX_ACTIONS.flush)
   if (ctx.flag('force', false) && ctx.flag('wait_if_ongoing', true) === false) {
     throw badRequest('Validation Failed: 1: wait_if_ongoing must be true for a force flush;', 'action_request_validation_exception')
   }
-  return ctx.store.flush({ ...(expression !== undefined ? { index: expression } : {}), ...options })
+  return ctx.store.flush(target)
 }
 
 /** Metric names OpenSearch's indices stats API knows (also the index metrics of `_nodes/stats`); we report docs, store and flush. */

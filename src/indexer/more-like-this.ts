@@ -118,12 +118,23 @@ export async function rewriteMoreLikeThis(
   return (await walk(query, 0)) as Query
 }
 
+type FieldTypes = Map<string, { type: string; path?: string }>
+interface MltField {
+  name: string
+  keyword: boolean
+  path: string
+}
+interface Candidate extends MltField {
+  term: string
+  tf: number
+}
+
 async function rewriteOne(
   ctx: RequestContext,
   raw: unknown,
   indices: string[],
   filter: Query | undefined,
-  types: Map<string, { type: string; path?: string }>,
+  types: FieldTypes,
   readSource: SourceReader,
 ): Promise<Query> {
   if (!isObject(raw)) throw badRequest('[mlt] query malformed, no start_object', 'parsing_exception')
@@ -142,12 +153,56 @@ async function rewriteOne(
   if (maxQueryTerms < 1) throw badRequest("requires 'max_query_terms' to be greater than 0", 'illegal_argument_exception')
   const stop = new Set([raw.stop_words ?? []].flat().map((s) => String(s).toLowerCase()))
   const keep = (t: string) => !stop.has(t) && t.length >= minLen && (maxLen <= 0 || t.length <= maxLen)
-  const failUnsupported = raw.fail_on_unsupported_field !== false
+  const fields = mltFields(raw, types)
 
+  const docSource = async (item: Item): Promise<Record<string, unknown> | undefined> => {
+    if (item.doc) return item.doc
+    const index = item.index ?? indices[0]
+    if (index === undefined) return undefined
+    return readSource(index, item.id!)
+  }
+  const { tf, likeIds } = await likeTerms(like, fields, keep, docSource)
+  const unwanted = await unlikeTerms(unlike, fields, docSource)
+  const candidates: Candidate[] = []
+  for (const f of fields)
+    for (const [term, n] of tf.get(f.name) ?? [])
+      if (n >= minTermFreq && !unwanted.get(f.name)?.has(term))
+        candidates.push({ name: f.name, keyword: f.keyword, path: f.path, term, tf: n })
+  candidates.sort((a, b) => b.tf - a.tf || (a.term < b.term ? -1 : 1))
+  candidates.length = Math.min(candidates.length, MAX_CANDIDATES)
+
+  const excluded = likeIds.length > 0 && raw.include !== true ? [{ ids: { values: likeIds.map((l) => l.id) } }] : []
+  const none: Query = { match_none: {} }
+  if (candidates.length === 0) return none
+  const { numDocs, df } = await docFrequencies(ctx, indices, filter, candidates, fields)
+  const scored = candidates
+    .map((c) => {
+      const d = df(c)
+      return { ...c, df: d, score: c.tf * (1 + Math.log(numDocs / (d + 1))) }
+    })
+    .filter((c) => c.df >= minDocFreq && c.df <= maxDocFreq && c.df > 0)
+    .sort((a, b) => b.score - a.score || (a.term < b.term ? -1 : 1))
+    .slice(0, maxQueryTerms)
+  if (scored.length === 0) return none
+  const msm = raw.minimum_should_match ?? '30%'
+  // A pure disjunction needs one clause at least, whatever the percentage rounds down to (Lucene's rule).
+  const needed = Math.max(1, minimumShouldMatch(msm, scored.length))
+  const bool: Record<string, unknown> = { should: scored.map(termClause), minimum_should_match: needed }
+  if (excluded.length > 0) bool.must_not = excluded
+  if (raw.boost !== undefined) bool.boost = raw.boost
+  if (raw._name !== undefined) bool._name = raw._name
+  return { bool } as Query
+}
+
+const termClause = (c: Candidate) => (c.keyword ? { term: { [c.name]: c.term } } : { match: { [c.name]: c.term } })
+
+/** The text and keyword fields the query reads (`fields`, patterns expanded; all by default). */
+function mltFields(raw: Record<string, unknown>, types: FieldTypes): MltField[] {
+  const failUnsupported = raw.fail_on_unsupported_field !== false
   if (raw.fields !== undefined && !(Array.isArray(raw.fields) && raw.fields.every((f) => typeof f === 'string')))
     throw badRequest('[mlt] query does not support [fields] other than an array of field names', 'parsing_exception')
   const given = raw.fields === undefined ? ['*'] : (raw.fields as string[])
-  const fields: Array<{ name: string; keyword: boolean; path: string }> = []
+  const fields: MltField[] = []
   for (const pattern of given) {
     const expanded = pattern.includes('*') ? expandFieldPattern(types as never, pattern).map((f) => f.name) : [pattern]
     for (const name of expanded) {
@@ -161,16 +216,20 @@ async function rewriteOne(
       fields.push({ name, keyword: kind === 'keyword', path: spec?.path ?? name })
     }
   }
+  return fields
+}
 
-  // Term frequencies of the like items, per field.
+type DocSource = (item: Item) => Promise<Record<string, unknown> | undefined>
+
+/** Term frequencies of the like items, per field, and the documents they name. */
+async function likeTerms(
+  like: Item[],
+  fields: MltField[],
+  keep: (t: string) => boolean,
+  docSource: DocSource,
+): Promise<{ tf: Terms; likeIds: Array<{ index?: string; id: string }> }> {
   const tf: Terms = new Map()
   const likeIds: Array<{ index?: string; id: string }> = []
-  const docSource = async (item: Item): Promise<Record<string, unknown> | undefined> => {
-    if (item.doc) return item.doc
-    const index = item.index ?? indices[0]
-    if (index === undefined) return undefined
-    return readSource(index, item.id!)
-  }
   for (const item of like) {
     if (item.text !== undefined) {
       for (const f of fields) addTerms(tf, f.name, f.keyword, item.text, keep)
@@ -181,6 +240,10 @@ async function rewriteOne(
     if (!source) continue
     for (const f of fields) addTerms(tf, f.name, f.keyword, fieldPath(f.path).collect(source), keep)
   }
+  return { tf, likeIds }
+}
+
+async function unlikeTerms(unlike: Item[], fields: MltField[], docSource: DocSource): Promise<Terms> {
   const unwanted: Terms = new Map()
   for (const item of unlike) {
     if (item.text !== undefined) for (const f of fields) addTerms(unwanted, f.name, f.keyword, item.text, () => true)
@@ -189,22 +252,17 @@ async function rewriteOne(
       if (source) for (const f of fields) addTerms(unwanted, f.name, f.keyword, fieldPath(f.path).collect(source), () => true)
     }
   }
+  return unwanted
+}
 
-  const candidates: Array<{ field: string; keyword: boolean; path: string; term: string; tf: number }> = []
-  for (const f of fields)
-    for (const [term, n] of tf.get(f.name) ?? [])
-      if (n >= minTermFreq && !unwanted.get(f.name)?.has(term))
-        candidates.push({ field: f.name, keyword: f.keyword, path: f.path, term, tf: n })
-  candidates.sort((a, b) => b.tf - a.tf || (a.term < b.term ? -1 : 1))
-  candidates.length = Math.min(candidates.length, MAX_CANDIDATES)
-
-  const clause = (c: { field: string; keyword: boolean; term: string }) =>
-    c.keyword ? { term: { [c.field]: c.term } } : { match: { [c.field]: c.term } }
-  const excluded = likeIds.length > 0 && raw.include !== true ? [{ ids: { values: likeIds.map((l) => l.id) } }] : []
-  const none: Query = { match_none: {} }
-  if (candidates.length === 0) return none
-
-  // Document frequencies from one bounded read of the documents holding any candidate.
+/** Document frequencies from one bounded read of the documents holding any candidate. */
+async function docFrequencies(
+  ctx: RequestContext,
+  indices: string[],
+  filter: Query | undefined,
+  candidates: Candidate[],
+  fields: MltField[],
+): Promise<{ numDocs: number; df: (c: Candidate) => number }> {
   const withFilter = (q: Query): Query => (filter === undefined ? q : { bool: { must: [q], filter: [filter] } })
   const numDocs = (await ctx.store.count({ index: indices, expand_wildcards: 'all', body: filter ? { query: filter } : {} })).count
   const read = (size: number) =>
@@ -212,7 +270,7 @@ async function rewriteOne(
       index: indices,
       expand_wildcards: 'all',
       body: {
-        query: withFilter({ bool: { should: candidates.map(clause), minimum_should_match: 1 } }),
+        query: withFilter({ bool: { should: candidates.map(termClause), minimum_should_match: 1 } }),
         size,
         _source: [...new Set(candidates.map((c) => c.path))],
         track_total_hits: true,
@@ -241,21 +299,5 @@ async function rewriteOne(
     }
     for (const k of seen) df.set(k, (df.get(k) ?? 0) + 1)
   }
-  const scored = candidates
-    .map((c) => {
-      const d = Math.round((df.get(`${c.field}\u0000${c.term}`) ?? 0) * scale)
-      return { ...c, df: d, score: c.tf * (1 + Math.log(numDocs / (d + 1))) }
-    })
-    .filter((c) => c.df >= minDocFreq && c.df <= maxDocFreq && c.df > 0)
-    .sort((a, b) => b.score - a.score || (a.term < b.term ? -1 : 1))
-    .slice(0, maxQueryTerms)
-  if (scored.length === 0) return none
-  const msm = raw.minimum_should_match ?? '30%'
-  // A pure disjunction needs one clause at least, whatever the percentage rounds down to (Lucene's rule).
-  const needed = Math.max(1, minimumShouldMatch(msm, scored.length))
-  const bool: Record<string, unknown> = { should: scored.map(clause), minimum_should_match: needed }
-  if (excluded.length > 0) bool.must_not = excluded
-  if (raw.boost !== undefined) bool.boost = raw.boost
-  if (raw._name !== undefined) bool._name = raw._name
-  return { bool } as Query
+  return { numDocs, df: (c) => Math.round((df.get(`${c.name}\u0000${c.term}`) ?? 0) * scale) }
 }

@@ -9,8 +9,6 @@ import type { IndexRouter } from './router'
 import { checkSearchBody, SEARCH_KEYS, searchAs, type SearchRequest } from './search'
 import type { ResolveOptions } from '../store/port'
 
-export const MSEARCH_ACTION = 'indices:data/read/msearch'
-
 /** OpenSearch's keys of an msearch header line. */
 const HEADER_KEYS = new Set([
   'index',

@@ -11,14 +11,19 @@ import { setOwn } from '../store/own'
 
 export type SourceEdit = (source: Record<string, unknown>) => void
 
-function scriptError(source: string, offset: number, reason: string, type = 'illegal_argument_exception'): OpenSearchHttpError {
-  return new OpenSearchHttpError(400, 'script_exception', 'compile error', {
+/** Painless's script_exception, pointing at `offset` in the script. */
+function scriptException(kind: 'compile error' | 'runtime error', source: string, offset: number, type: string, reason: string) {
+  return new OpenSearchHttpError(400, 'script_exception', kind, {
     script_stack: [source.slice(Math.max(0, offset - 25), offset + 25), `${' '.repeat(Math.min(offset, 25))}^---- HERE`],
     script: source,
     lang: 'painless',
     position: { offset, start: Math.max(0, offset - 25), end: Math.min(source.length, offset + 25) },
     caused_by: { type, reason },
   })
+}
+
+function scriptError(source: string, offset: number, reason: string, type = 'illegal_argument_exception'): OpenSearchHttpError {
+  return scriptException('compile error', source, offset, type, reason)
 }
 
 class Reader {
@@ -133,13 +138,7 @@ function splitStatements(source: string): Array<{ text: string; at: number }> {
 }
 
 function runtimeError(source: string, offset: number, type: string, reason: string): OpenSearchHttpError {
-  return new OpenSearchHttpError(400, 'script_exception', 'runtime error', {
-    script_stack: [source.slice(Math.max(0, offset - 25), offset + 25), `${' '.repeat(Math.min(offset, 25))}^---- HERE`],
-    script: source,
-    lang: 'painless',
-    position: { offset, start: Math.max(0, offset - 25), end: Math.min(source.length, offset + 25) },
-    caused_by: { type, reason },
-  })
+  return scriptException('runtime error', source, offset, type, reason)
 }
 
 type Op = '+' | '-' | '*' | '/' | '%'
@@ -208,93 +207,92 @@ export function compileScript(script: unknown): SourceEdit {
   if (typeof source !== 'string')
     throw new OpenSearchHttpError(400, 'parsing_exception', 'must specify either [source] for an inline script or [id] for a stored script')
   const params = isObject(spec.params) ? spec.params : {}
-  const edits: SourceEdit[] = []
-  for (const st of splitStatements(source)) {
-    const r = new Reader(st.text, st.at, source)
-    // `++ctx._source.n` / `--ctx._source.n`
-    const prefix: Op | undefined = r.eat('++') ? '+' : r.eat('--') ? '-' : undefined
-    if (!r.eat('ctx')) r.fail('only statements on ctx._source are supported by this server')
-    if (!r.eat('.') || r.ident() !== '_source') r.fail('only statements on ctx._source are supported by this server')
-    const path = r.path()
-    if (prefix === undefined && r.eat('.remove')) {
-      if (!r.eat('(')) r.fail("expected '('")
-      const name = r.string()
-      if (!r.eat(')')) r.fail("expected ')'")
-      r.ws()
-      if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}']`)
-      edits.push((src) => {
-        const c = container(src, path, false)
-        if (c && Object.hasOwn(c, name)) delete c[name]
-      })
-      continue
-    }
-    if (prefix === undefined && r.eat('.add')) {
-      // `ctx._source.list.add(value)`: appends to a list (Painless's List.add).
-      if (path.length === 0) r.fail('only a list field of ctx._source can be added to')
-      if (!r.eat('(')) r.fail("expected '('")
-      const at = r.pos
-      expression(r, params) // validates now
-      const valueText = r.text.slice(at, r.pos)
-      if (!r.eat(')')) r.fail("expected ')'")
-      r.ws()
-      if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}']`)
-      const addAt = st.at + at
-      edits.push((src) => {
-        const c = container(src, path.slice(0, -1), false)
-        const list = c && Object.hasOwn(c, path[path.length - 1]) ? c[path[path.length - 1]] : null
-        if (list === null || list === undefined)
-          throw runtimeError(source, addAt, 'null_pointer_exception', 'Cannot invoke "Object.add(Object)" on a null value')
-        if (!Array.isArray(list))
-          throw runtimeError(source, addAt, 'illegal_argument_exception', `dynamic method [${typeName(list)}, add/1] not found`)
-        list.push(expression(new Reader(valueText, addAt, source), params))
-      })
-      continue
-    }
-    if (path.length === 0) r.fail('only a field of ctx._source can be assigned')
-    const parent = path.slice(0, -1)
-    const leaf = path[path.length - 1]
-    const opAt = st.at + r.pos
-    const fail = (type: string, reason: string): never => {
-      throw runtimeError(source, opAt, type, reason)
-    }
-    const current = (src: Record<string, unknown>): unknown => {
-      const c = container(src, parent, false)
-      return c && Object.hasOwn(c, leaf) ? c[leaf] : null
-    }
-    r.ws()
-    const step: Op | undefined = prefix ?? (r.eat('++') ? '+' : r.eat('--') ? '-' : undefined)
-    if (step !== undefined) {
-      r.ws()
-      if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}']`)
-      edits.push((src) => {
-        const next = arithmetic(step, current(src), 1, fail)
-        setOwn(container(src, parent, true)!, leaf, next)
-      })
-      continue
-    }
-    r.ws()
-    const compound = /^([-+*/%])=/.exec(r.text.slice(r.pos))
-    let op: Op | undefined
-    if (compound) {
-      op = compound[1] as Op
-      r.pos += 2
-    } else {
-      if (r.text[r.pos] !== '=' || r.text[r.pos + 1] === '=')
-        r.fail('only assignments (=, +=, -=, *=, /=, %=), ++, -- and remove() are supported by this server')
-      r.pos++
-    }
-    const at = r.pos
-    expression(r, params) // validates now
-    r.ws()
-    if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}'] after the assigned value`)
-    const valueText = st.text.slice(at)
-    edits.push((src) => {
-      const value = expression(new Reader(valueText, st.at + at, source), params)
-      const next = op === undefined ? value : arithmetic(op, current(src), value, fail)
-      setOwn(container(src, parent, true)!, leaf, next)
-    })
-  }
+  const edits = splitStatements(source).map((st) => compileStatement(st, source, params))
   return (src) => {
     for (const e of edits) e(src)
+  }
+}
+
+/** One statement of a script, compiled into an edit of a document's source. */
+function compileStatement(st: { text: string; at: number }, source: string, params: Record<string, unknown>): SourceEdit {
+  const r = new Reader(st.text, st.at, source)
+  // `++ctx._source.n` / `--ctx._source.n`
+  const prefix: Op | undefined = r.eat('++') ? '+' : r.eat('--') ? '-' : undefined
+  if (!r.eat('ctx')) r.fail('only statements on ctx._source are supported by this server')
+  if (!r.eat('.') || r.ident() !== '_source') r.fail('only statements on ctx._source are supported by this server')
+  const path = r.path()
+  if (prefix === undefined && r.eat('.remove')) {
+    if (!r.eat('(')) r.fail("expected '('")
+    const name = r.string()
+    if (!r.eat(')')) r.fail("expected ')'")
+    r.ws()
+    if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}']`)
+    return (src) => {
+      const c = container(src, path, false)
+      if (c && Object.hasOwn(c, name)) delete c[name]
+    }
+  }
+  if (prefix === undefined && r.eat('.add')) {
+    // `ctx._source.list.add(value)`: appends to a list (Painless's List.add).
+    if (path.length === 0) r.fail('only a list field of ctx._source can be added to')
+    if (!r.eat('(')) r.fail("expected '('")
+    const at = r.pos
+    expression(r, params) // validates now
+    const valueText = r.text.slice(at, r.pos)
+    if (!r.eat(')')) r.fail("expected ')'")
+    r.ws()
+    if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}']`)
+    const addAt = st.at + at
+    return (src) => {
+      const c = container(src, path.slice(0, -1), false)
+      const list = c && Object.hasOwn(c, path[path.length - 1]) ? c[path[path.length - 1]] : null
+      if (list === null || list === undefined)
+        throw runtimeError(source, addAt, 'null_pointer_exception', 'Cannot invoke "Object.add(Object)" on a null value')
+      if (!Array.isArray(list))
+        throw runtimeError(source, addAt, 'illegal_argument_exception', `dynamic method [${typeName(list)}, add/1] not found`)
+      list.push(expression(new Reader(valueText, addAt, source), params))
+    }
+  }
+  if (path.length === 0) r.fail('only a field of ctx._source can be assigned')
+  const parent = path.slice(0, -1)
+  const leaf = path[path.length - 1]
+  const opAt = st.at + r.pos
+  const fail = (type: string, reason: string): never => {
+    throw runtimeError(source, opAt, type, reason)
+  }
+  const current = (src: Record<string, unknown>): unknown => {
+    const c = container(src, parent, false)
+    return c && Object.hasOwn(c, leaf) ? c[leaf] : null
+  }
+  r.ws()
+  const step: Op | undefined = prefix ?? (r.eat('++') ? '+' : r.eat('--') ? '-' : undefined)
+  if (step !== undefined) {
+    r.ws()
+    if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}']`)
+    return (src) => {
+      const next = arithmetic(step, current(src), 1, fail)
+      setOwn(container(src, parent, true)!, leaf, next)
+    }
+  }
+  r.ws()
+  const compound = /^([-+*/%])=/.exec(r.text.slice(r.pos))
+  let op: Op | undefined
+  if (compound) {
+    op = compound[1] as Op
+    r.pos += 2
+  } else {
+    if (r.text[r.pos] !== '=' || r.text[r.pos + 1] === '=')
+      r.fail('only assignments (=, +=, -=, *=, /=, %=), ++, -- and remove() are supported by this server')
+    r.pos++
+  }
+  const at = r.pos
+  expression(r, params) // validates now
+  r.ws()
+  if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}'] after the assigned value`)
+  const valueText = st.text.slice(at)
+  return (src) => {
+    const value = expression(new Reader(valueText, st.at + at, source), params)
+    const next = op === undefined ? value : arithmetic(op, current(src), value, fail)
+    setOwn(container(src, parent, true)!, leaf, next)
   }
 }

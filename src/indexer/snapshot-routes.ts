@@ -90,10 +90,11 @@ const REPOSITORY_COLUMNS: Column[] = [
 
 const hhmmss = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString().slice(11, 19))
 
+const repo = (ctx: RequestContext) => ctx.part('repo') ?? ''
+const snap = (ctx: RequestContext) => ctx.part('snap') ?? ''
+
 export function snapshotRoutes(deps: IndexApiDeps, s: SnapshotRouteDeps) {
   const r = new IndexRouter(deps, 'snapshot-api')
-  const repo = (ctx: RequestContext) => ctx.part('repo') ?? ''
-  const snap = (ctx: RequestContext) => ctx.part('snap') ?? ''
 
   r.on(['PUT', 'POST'], '/_snapshot/:repo', async (ctx) => {
     await ctx.authorizeCluster(A.repositoryPut)
@@ -138,61 +139,67 @@ export function snapshotRoutes(deps: IndexApiDeps, s: SnapshotRouteDeps) {
     s.snapshots.delete(repo(ctx), snap(ctx))
     return { acknowledged: true }
   })
-  r.on('POST', '/_snapshot/:repo/:snap/_restore', async (ctx) => {
-    await ctx.authorizeCluster(A.snapshotRestore)
-    const body = ((await ctx.json()) ?? {}) as RestoreBody
-    const plan = await s.snapshots.plan(repo(ctx), snap(ctx), body)
-    // The same gate as any other read and write: a restore reads the snapshot's indices (so the
-    // caller must be allowed to read them, system-index rule included, and without a DLS filter,
-    // which a restored copy would escape) and creates and writes every restored name.
-    const sources = plan.targets.map((t) => t.source.name)
-    const targets = plan.targets.map((t) => t.target)
-    deps.security.authorizeIndices(ctx.caller, INDEX_ACTIONS.search, sources)
-    const filtered = sources.find((i) => deps.security.documentFilter(ctx.caller, i) !== undefined)
-    if (filtered !== undefined) {
-      throw new OpenSearchHttpError(
-        403,
-        'security_exception',
-        `no permissions to restore [${filtered}] for user [${ctx.caller.name}]: its reads are restricted by document-level security`,
-      )
-    }
-    deps.security.authorizeIndices(ctx.caller, INDEX_ACTIONS.createIndex, targets)
-    deps.security.authorizeIndices(ctx.caller, INDEX_ACTIONS.index, targets)
-    const run = s.snapshots.restore(repo(ctx), snap(ctx), plan, body)
-    if (!ctx.flag('wait_for_completion', false)) {
-      run.catch((e) => deps.log.error('restore failed', { repository: repo(ctx), snapshot: snap(ctx), error: e }))
-      return { accepted: true }
-    }
-    return { snapshot: await run }
-  })
+  r.on('POST', '/_snapshot/:repo/:snap/_restore', (ctx) => restoreSnapshot(deps, s, ctx))
 
-  r.on('GET', ['/_cat/snapshots', '/_cat/snapshots/:repo'], async (ctx) => {
-    await ctx.authorizeCluster(A.snapshotGet)
-    const name = ctx.part('repo') ?? ctx.str('repository')
-    const repos = name ? name.split(',') : Object.keys(s.repositories.all())
-    const rows = repos.flatMap((rp) => {
-      s.repositories.get(rp)
-      return s.snapshots.list(rp).map((i) => ({
-        id: i.snapshot,
-        status: i.state,
-        start_epoch: Math.floor(i.start_time_in_millis / 1000),
-        start_time: hhmmss(i.start_time_in_millis),
-        end_epoch: i.end_time_in_millis === undefined ? undefined : Math.floor(i.end_time_in_millis / 1000),
-        end_time: hhmmss(i.end_time_in_millis),
-        duration: i.duration_in_millis === undefined ? undefined : `${(i.duration_in_millis / 1000).toFixed(1)}s`,
-        indices: i.indices.length,
-        successful_shards: i.shards.successful,
-        failed_shards: i.shards.failed,
-        total_shards: i.shards.total,
-        reason: i.failures[0]?.reason,
-      }))
-    })
-    return renderCat(ctx, SNAPSHOT_COLUMNS, rows)
-  })
+  r.on('GET', ['/_cat/snapshots', '/_cat/snapshots/:repo'], (ctx) => catSnapshots(s, ctx))
   r.on('GET', '/_cat/repositories', async (ctx) => {
     await ctx.authorizeCluster(A.repositoryGet)
     const rows = Object.entries(s.repositories.all()).map(([id, def]) => ({ id, type: def.type }))
     return renderCat(ctx, REPOSITORY_COLUMNS, rows)
   })
   return r.app
+}
+
+/**
+ * The same gate as any other read and write: a restore reads the snapshot's indices (so the
+ * caller must be allowed to read them, system-index rule included, and without a DLS filter,
+ * which a restored copy would escape) and creates and writes every restored name.
+ */
+async function restoreSnapshot(deps: IndexApiDeps, s: SnapshotRouteDeps, ctx: RequestContext) {
+  await ctx.authorizeCluster(A.snapshotRestore)
+  const body = ((await ctx.json()) ?? {}) as RestoreBody
+  const plan = await s.snapshots.plan(repo(ctx), snap(ctx), body)
+  const sources = plan.targets.map((t) => t.source.name)
+  const targets = plan.targets.map((t) => t.target)
+  deps.security.authorizeIndices(ctx.caller, INDEX_ACTIONS.search, sources)
+  const filtered = sources.find((i) => deps.security.documentFilter(ctx.caller, i) !== undefined)
+  if (filtered !== undefined) {
+    throw new OpenSearchHttpError(
+      403,
+      'security_exception',
+      `no permissions to restore [${filtered}] for user [${ctx.caller.name}]: its reads are restricted by document-level security`,
+    )
+  }
+  deps.security.authorizeIndices(ctx.caller, INDEX_ACTIONS.createIndex, targets)
+  deps.security.authorizeIndices(ctx.caller, INDEX_ACTIONS.index, targets)
+  const run = s.snapshots.restore(repo(ctx), snap(ctx), plan, body)
+  if (!ctx.flag('wait_for_completion', false)) {
+    run.catch((e) => deps.log.error('restore failed', { repository: repo(ctx), snapshot: snap(ctx), error: e }))
+    return { accepted: true }
+  }
+  return { snapshot: await run }
+}
+
+async function catSnapshots(s: SnapshotRouteDeps, ctx: RequestContext) {
+  await ctx.authorizeCluster(A.snapshotGet)
+  const name = ctx.part('repo') ?? ctx.str('repository')
+  const repos = name ? name.split(',') : Object.keys(s.repositories.all())
+  const rows = repos.flatMap((rp) => {
+    s.repositories.get(rp)
+    return s.snapshots.list(rp).map((i) => ({
+      id: i.snapshot,
+      status: i.state,
+      start_epoch: Math.floor(i.start_time_in_millis / 1000),
+      start_time: hhmmss(i.start_time_in_millis),
+      end_epoch: i.end_time_in_millis === undefined ? undefined : Math.floor(i.end_time_in_millis / 1000),
+      end_time: hhmmss(i.end_time_in_millis),
+      duration: i.duration_in_millis === undefined ? undefined : `${(i.duration_in_millis / 1000).toFixed(1)}s`,
+      indices: i.indices.length,
+      successful_shards: i.shards.successful,
+      failed_shards: i.shards.failed,
+      total_shards: i.shards.total,
+      reason: i.failures[0]?.reason,
+    }))
+  })
+  return renderCat(ctx, SNAPSHOT_COLUMNS, rows)
 }

@@ -11,8 +11,8 @@ import { isObject } from '../store/query/doc'
 import { badRequest, type RequestContext } from './context'
 import { compileScript } from './painless'
 import { Reply, type IndexRouter } from './router'
+import { SCRIPTS_INDEX } from '../setup/indices/names'
 
-export const SCRIPTS_INDEX = '.svc-scripts'
 export const SCRIPT_ACTIONS = {
   put: 'cluster:admin/script/put',
   get: 'cluster:admin/script/get',

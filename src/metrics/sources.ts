@@ -39,10 +39,33 @@ function gauge(registry: Registry, name: string, help: string, labelNames: strin
 /** Registers the gauges; answers the function that refreshes them all (call it before rendering). */
 export function registerSources(registry: Registry, src: MetricSources): () => Promise<void> {
   const up = gauge(registry, 'svc_metrics_source_up', 'Whether the last scrape could read this source (1) or not (0).', ['source'])
+  const all: Record<string, Collect> = {
+    indices: indexSource(registry, src),
+    detectors: detectorSource(registry, src),
+    consumers: consumerSource(registry, src),
+    engine: engineSource(registry, src),
+    locks: lockSource(registry, src),
+  }
+  // Read together before the registry renders: prom-client runs per-metric `collect` callbacks
+  // concurrently, which would render some gauges before their source was read.
+  return async () => {
+    await Promise.all(
+      Object.entries(all).map(async ([source, run]) => {
+        try {
+          await run()
+          up.set({ source }, 1)
+        } catch {
+          up.set({ source }, 0)
+        }
+      }),
+    )
+  }
+}
 
+function indexSource(registry: Registry, src: MetricSources): Collect {
   const docs = gauge(registry, 'svc_index_docs', 'Documents per index.', ['index'])
   const bytes = gauge(registry, 'svc_index_store_size_bytes', 'Stored size per index.', ['index'])
-  const indices: Collect = async () => {
+  return async () => {
     docs.reset()
     bytes.reset()
     for (const s of await src.store.stats({ index: '*', expand_wildcards: 'all' })) {
@@ -50,7 +73,9 @@ export function registerSources(registry: Registry, src: MetricSources): () => P
       bytes.set({ index: s.index }, s.store_size_in_bytes)
     }
   }
+}
 
+function detectorSource(registry: Registry, src: MetricSources): Collect {
   const det = {
     lastRun: gauge(registry, 'svc_detector_last_run_timestamp_seconds', 'When the detector last ran (start).', ['detector_id']),
     duration: gauge(registry, 'svc_detector_last_run_duration_seconds', 'How long the last run took.', ['detector_id']),
@@ -67,7 +92,7 @@ export function registerSources(registry: Registry, src: MetricSources): () => P
       ['detector_id'],
     ),
   }
-  const detectors: Collect = async () => {
+  return async () => {
     for (const g of Object.values(det)) g.reset()
     let hits: Array<{ _id: string; _source?: Record<string, unknown> }>
     try {
@@ -99,7 +124,9 @@ export function registerSources(registry: Registry, src: MetricSources): () => P
       else if (ranUntil !== undefined) det.lag.set(l, Math.max(0, src.now() - ranUntil) / 1000)
     }
   }
+}
 
+function consumerSource(registry: Registry, src: MetricSources): Collect {
   const con = {
     local: gauge(registry, 'svc_consumer_local_offset', 'The offset this deployment has applied, per CTI consumer.', ['consumer']),
     remote: gauge(registry, 'svc_consumer_remote_offset', 'The newest offset the CTI API announced, per consumer.', ['consumer']),
@@ -110,7 +137,7 @@ export function registerSources(registry: Registry, src: MetricSources): () => P
   }
   const syncDuration = gauge(registry, 'svc_sync_last_pass_duration_seconds', 'The last content sync pass run by this node.')
   const syncAt = gauge(registry, 'svc_sync_last_pass_timestamp_seconds', 'When the last content sync pass run by this node ended.')
-  const consumers: Collect = async () => {
+  return async () => {
     for (const g of Object.values(con)) g.reset()
     for (const def of Object.values(CONSUMERS)) {
       let source: Record<string, unknown>
@@ -138,7 +165,9 @@ export function registerSources(registry: Registry, src: MetricSources): () => P
       syncAt.set(pass.at / 1000)
     }
   }
+}
 
+function engineSource(registry: Registry, src: MetricSources): Collect {
   const engineLoaded = gauge(registry, 'svc_engine_policy_loaded', '1 for the policy hash the Engine accepted on this node, per space.', [
     'space',
     'hash',
@@ -150,7 +179,7 @@ export function registerSources(registry: Registry, src: MetricSources): () => P
     ['space', 'outcome'],
   )
   const engineInFlight = gauge(registry, 'svc_engine_policy_load_in_progress', '1 while a load of the space runs on this node.', ['space'])
-  const engine: Collect = async () => {
+  return async () => {
     engineLoaded.reset()
     engineLast.reset()
     engineInFlight.reset()
@@ -160,7 +189,9 @@ export function registerSources(registry: Registry, src: MetricSources): () => P
       engineInFlight.set({ space: s.space }, s.inFlight ? 1 : 0)
     }
   }
+}
 
+function lockSource(registry: Registry, src: MetricSources): Collect {
   // Counters from the journal: every lock event this node recorded since its data directory was made.
   const lockEvents = new Counter({
     name: 'svc_lock_events_total',
@@ -168,24 +199,8 @@ export function registerSources(registry: Registry, src: MetricSources): () => P
     labelNames: ['kind'],
     registers: [registry],
   })
-  const locks: Collect = async () => {
+  return async () => {
     lockEvents.reset()
     for (const [kind, n] of src.journal.counts('lock.')) lockEvents.inc({ kind: kind.slice('lock.'.length) }, n)
-  }
-
-  const all: Record<string, Collect> = { indices, detectors, consumers, engine, locks }
-  // Read together before the registry renders: prom-client runs per-metric `collect` callbacks
-  // concurrently, which would render some gauges before their source was read.
-  return async () => {
-    await Promise.all(
-      Object.entries(all).map(async ([source, run]) => {
-        try {
-          await run()
-          up.set({ source }, 1)
-        } catch {
-          up.set({ source }, 0)
-        }
-      }),
-    )
   }
 }

@@ -170,27 +170,6 @@ export const INDEX_ACTIONS = {
   rollover: 'indices:admin/rollover',
 } as const
 
-/** Cluster-level actions of the index API (the platform's names). */
-export const CLUSTER_ACTIONS = {
-  main: 'cluster:monitor/main',
-  health: 'cluster:monitor/health',
-  state: 'cluster:monitor/state',
-  nodesInfo: 'cluster:monitor/nodes/info',
-  nodesStats: 'cluster:monitor/nodes/stats',
-  settingsUpdate: 'cluster:admin/settings/update',
-  bulk: 'indices:data/write/bulk',
-  msearch: 'indices:data/read/msearch',
-  mget: 'indices:data/read/mget',
-  scrollClear: 'indices:data/read/scroll/clear',
-  pitDeleteAll: 'cluster:admin/point_in_time/delete',
-  templatePut: 'indices:admin/index_template/put',
-  templateGet: 'indices:admin/index_template/get',
-  templateDelete: 'indices:admin/index_template/delete',
-  scriptGet: 'cluster:admin/script/get',
-  scriptPut: 'cluster:admin/script/put',
-  scriptDelete: 'cluster:admin/script/delete',
-} as const
-
 /**
  * The platform's lifecycle (ISM) policy API, served by the embedded index API under the
  * index-management plugin's own action names; only all_access holds them among the built-ins.

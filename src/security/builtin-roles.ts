@@ -55,15 +55,3 @@ export const BUILTIN_MAPPINGS: Readonly<Record<string, RoleMapping>> = Object.fr
   [ALL_ACCESS]: { backend_roles: ['admin'] },
   [AI_ASSISTANT_ROLE]: { users: ['*'] },
 })
-
-/**
- * Indices no role reaches through the index API, all_access included (reference 6.2), unless
- * granted explicitly. `.svc-ism-config` holds the lifecycle policies, as the platform's
- * `.opendistro-ism-config` does: they change through the ISM API only. `.svc-scripts` holds the
- * stored scripts (the platform's cluster state): they change through `_scripts` only.
- */
-export const SYSTEM_INDICES: readonly string[] = Object.freeze(['.svc-internal-state', '.svc-ism-config', '.svc-scripts'])
-
-export function isSystemIndex(name: string): boolean {
-  return SYSTEM_INDICES.includes(name)
-}

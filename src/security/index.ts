@@ -10,7 +10,7 @@ import { SECURITY_FILES } from './config-schema'
 export { SecurityService, type AuthSettings } from './service'
 export { SecurityConfigError, type ReloadResult } from './load-config'
 export * from './actions'
-export { ALL_ACCESS, AI_ASSISTANT_ROLE, SYSTEM_INDICES, isSystemIndex } from './builtin-roles'
+export { ALL_ACCESS, AI_ASSISTANT_ROLE } from './builtin-roles'
 
 export interface SecurityOptions {
   node: Pick<NodeConfig, 'values' | 'configDir'>

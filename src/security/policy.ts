@@ -3,6 +3,7 @@ import { BUILTIN_ACTION_GROUPS } from './builtin-groups'
 import { BUILTIN_MAPPINGS, BUILTIN_ROLES } from './builtin-roles'
 import { isPattern, matcher, matches, type Matcher } from './wildcard'
 import { own } from '../store/own'
+import { isSystemIndex } from '../setup/indices/names'
 
 /** The four files after validation; entries from files override/extend the built-ins. */
 export interface SecurityConfig {
@@ -45,6 +46,9 @@ const VARIABLE = /\$\{([a-zA-Z_.]+)\}/g
  * so a reload swaps the whole object and in-flight requests keep a coherent
  * view.
  */
+/** The platform's permission for system indices; only an explicit grant (no wildcard) counts. */
+export const SYSTEM_INDEX_PERMISSION = 'system:admin/system_index'
+
 export class Policy {
   readonly roles: Record<string, Role>
   readonly mappings: Record<string, RoleMapping>
@@ -161,6 +165,16 @@ export class Policy {
     const c = this.compiled.get(role)
     if (!c) return false
     return c.clusterMatchers.some((m) => m(action)) || c.cluster.includes(action)
+  }
+
+  /**
+   * The index rule, as the platform's with system_indices.permission.enabled: some role grants
+   * the action on the index, and a system index also needs an explicit grant of
+   * SYSTEM_INDEX_PERMISSION (a service account's).
+   */
+  mayUseIndex(identity: Identity, roles: string[], action: string, index: string): boolean {
+    if (isSystemIndex(index) && !this.hasExplicitIndex(identity, roles, SYSTEM_INDEX_PERMISSION, index)) return false
+    return this.hasIndex(identity, roles, action, index)
   }
 
   /** True when some role grants the index action on the concrete index. */

@@ -4,7 +4,7 @@ import { ApiError, OpenSearchHttpError } from '../http/errors'
 import type { Logger } from '../http/log'
 import { remoteAddressOf } from '../http/remote'
 import { AUTHENTICATED_ONLY } from './actions'
-import { isSystemIndex } from './builtin-roles'
+import { isSystemIndex } from '../setup/indices/names'
 import { type Caller, noPermissions, type Security } from '../http/caller'
 import type { InternalUser } from './config-schema'
 import { FailureLimiter } from './failure-limiter'
@@ -35,9 +35,6 @@ interface CachedAuth {
 }
 
 export const REALM = 'Basic realm="svc"'
-
-/** The platform's permission for system indices; only an explicit grant (no wildcard) counts. */
-export const SYSTEM_INDEX_PERMISSION = 'system:admin/system_index'
 
 /**
  * Password hash checks running at once, node-wide. bcrypt costs ~100 ms of CPU by design; the
@@ -147,7 +144,7 @@ export class SecurityService implements Security {
 
   /**
    * Throws the platform's 403 (security_exception) unless every index is
-   * granted; system indices are refused to everyone. Pass the concrete names
+   * granted (Policy.mayUseIndex, system indices included). Pass the concrete names
    * the request touches (wildcards and aliases resolved).
    */
   authorizeIndices(caller: Caller, action: string, indices: string[]): void {
@@ -171,10 +168,7 @@ export class SecurityService implements Security {
   }
 
   private mayAccessIndex(caller: Caller, action: string, index: string): boolean {
-    const identity = identityOf(caller)
-    // As the platform with system_indices.permission.enabled: a system index also needs an explicit grant (a service account's).
-    if (isSystemIndex(index) && !this.gen.policy.hasExplicitIndex(identity, caller.roles, SYSTEM_INDEX_PERMISSION, index)) return false
-    return this.gen.policy.hasIndex(identity, caller.roles, action, index)
+    return this.gen.policy.mayUseIndex(identityOf(caller), caller.roles, action, index)
   }
 
   /**

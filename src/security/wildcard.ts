@@ -52,11 +52,6 @@ export function matches(pattern: string, value: string): boolean {
   return matcher(pattern)(value)
 }
 
-export function matchesAny(patterns: Iterable<string>, value: string): boolean {
-  for (const p of patterns) if (matcher(p)(value)) return true
-  return false
-}
-
 /** Validates a pattern from a config file: returns an error text for a broken `/regex/`. */
 export function patternError(pattern: string): string | undefined {
   if (!isRegexPattern(pattern)) return undefined

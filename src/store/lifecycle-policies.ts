@@ -25,9 +25,9 @@ import type {
 } from './port'
 import { parseTimeValue } from './settings'
 import { isObject } from '../json'
+import { ISM_CONFIG_INDEX } from '../setup/indices/names'
 
-/** Where the policies live (the platform's `.opendistro-ism-config`). */
-export const ISM_CONFIG_INDEX = '.svc-ism-config'
+export { ISM_CONFIG_INDEX }
 
 /** The schema version ISM stamps on a policy parsed without one. */
 const DEFAULT_SCHEMA_VERSION = 1

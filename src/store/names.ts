@@ -80,104 +80,134 @@ export function resolveExpression(
   expression: string | string[] | undefined,
   req: ResolveRequest = {},
 ): Map<string, Array<Record<string, unknown>> | null> {
-  const opts = expandOptions(req, req.defaultExpand)
-  const ignoreUnavailable = req.ignore_unavailable === true
-  const allowNoIndices = req.allow_no_indices !== false
-  const includeDs = req.includeDataStreams !== false
-  const includeAliases = req.includeAliases !== false
-  const forbidClosed = req.forbidClosed === true
   let parts = (Array.isArray(expression) ? expression : expression === undefined ? [] : [expression])
     .flatMap((e) => e.split(','))
     .map((s) => s.trim())
     .filter((s) => s !== '')
   if (parts.length === 0 || (parts.length === 1 && parts[0] === '_all')) parts = ['*']
+  const r = new Resolution(ns, req)
+  let wildcardSeen = false
+  for (const part of parts) {
+    if (part.startsWith('-') && wildcardSeen) r.exclude(part.slice(1))
+    else if (hasWildcard(part)) {
+      wildcardSeen = true
+      r.wildcard(part)
+    } else r.literal(part)
+  }
+  if (r.out.size === 0 && !r.allowNoIndices) throw new IndexNotFound(parts.join(','))
+  return new Map([...r.out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+}
 
-  const out = new Map<string, Array<Record<string, unknown>> | null>()
-  const add = (index: string, filter?: Record<string, unknown>) => {
-    if (forbidClosed) {
-      const uuid = ns.closedUuid?.(index)
+/** One expression being resolved, part by part, into `out`. */
+class Resolution {
+  readonly out = new Map<string, Array<Record<string, unknown>> | null>()
+  readonly allowNoIndices: boolean
+  private readonly opts: ReturnType<typeof expandOptions>
+  private readonly ignoreUnavailable: boolean
+  private readonly includeDs: boolean
+  private readonly includeAliases: boolean
+  private readonly forbidClosed: boolean
+  // Listing the catalog is only needed for wildcards; literal names are looked up directly.
+  private lists:
+    | {
+        ds: Array<{ name: string; indices: string[] }>
+        aliases: Array<{ alias: string; index: string; hidden: boolean; filter?: Record<string, unknown> }>
+        indices: Array<{ name: string; hidden: boolean; closed?: boolean }>
+      }
+    | undefined
+
+  constructor(
+    private readonly ns: Namespace,
+    req: ResolveRequest,
+  ) {
+    this.opts = expandOptions(req, req.defaultExpand)
+    this.ignoreUnavailable = req.ignore_unavailable === true
+    this.allowNoIndices = req.allow_no_indices !== false
+    this.includeDs = req.includeDataStreams !== false
+    this.includeAliases = req.includeAliases !== false
+    this.forbidClosed = req.forbidClosed === true
+  }
+
+  private all() {
+    const { ns } = this
+    return (this.lists ??= {
+      ds: this.includeDs ? [...ns.dataStreams] : [],
+      aliases: this.includeAliases ? [...ns.aliases] : [],
+      indices: [...ns.indices],
+    })
+  }
+
+  private add(index: string, filter?: Record<string, unknown>): void {
+    if (this.forbidClosed) {
+      const uuid = this.ns.closedUuid?.(index)
       if (uuid !== undefined) {
-        if (ignoreUnavailable) return
+        if (this.ignoreUnavailable) return
         throw new IndexClosed(index, uuid)
       }
     }
-    const cur = out.get(index)
-    if (filter === undefined) out.set(index, null)
-    else if (cur === undefined) out.set(index, [filter])
+    const cur = this.out.get(index)
+    if (filter === undefined) this.out.set(index, null)
+    else if (cur === undefined) this.out.set(index, [filter])
     else if (cur !== null) cur.push(filter)
   }
-  // Listing the catalog is only needed for wildcards; literal names are looked up directly.
-  let lists:
-    | {
-        ds: Array<{ name: string; indices: string[] }>
-        aliases: ReturnType<typeof aliasesOf>
-        indices: Array<{ name: string; hidden: boolean }>
-      }
-    | undefined
-  const aliasesOf = () => (includeAliases ? [...ns.aliases] : [])
-  const all = () => (lists ??= { ds: includeDs ? [...ns.dataStreams] : [], aliases: aliasesOf(), indices: [...ns.indices] })
-  let wildcardSeen = false
 
-  for (const part of parts) {
-    if (part.startsWith('-') && wildcardSeen) {
-      const re = wildcardToRegExp(part.slice(1))
-      const { ds: dsList, aliases: aliasList } = all()
-      for (const name of [...out.keys()]) if (re.test(name)) out.delete(name)
-      for (const ds of dsList) if (re.test(ds.name)) for (const i of ds.indices) out.delete(i)
-      for (const a of aliasList) if (re.test(a.alias)) out.delete(a.index)
-      continue
-    }
-    if (hasWildcard(part)) {
-      wildcardSeen = true
-      if (!opts.open && !opts.hidden && !opts.closed) continue
-      const re = wildcardToRegExp(part)
-      const { ds: dsList, aliases: aliasList, indices: indexList } = all()
-      // Hidden things match a wildcard only with expand_wildcards=hidden, or a dot-pattern for a dot-name.
-      const visible = (name: string, hidden: boolean) =>
-        hidden ? opts.hidden || (part.startsWith('.') && name.startsWith('.')) : opts.open
-      // Closed indices match only with expand_wildcards=closed (and never for data operations).
-      const stateOk = (ix: { name: string; hidden: boolean; closed?: boolean }) =>
-        ix.closed ? opts.closed && !forbidClosed && (!ix.hidden || visible(ix.name, true)) : visible(ix.name, ix.hidden)
-      let matched = false
-      for (const ix of indexList)
-        if (re.test(ix.name) && stateOk(ix)) {
-          add(ix.name)
-          matched = true
-        }
-      // What an alias or data stream matched by a wildcard leads to follows the same state rule.
-      const reachable = (index: string) => ns.closedUuid?.(index) === undefined || (opts.closed && !forbidClosed)
-      for (const a of aliasList)
-        if (re.test(a.alias) && visible(a.alias, a.hidden)) {
-          if (reachable(a.index)) add(a.index, a.filter)
-          matched = true
-        }
-      for (const ds of dsList)
-        if (re.test(ds.name) && visible(ds.name, false)) {
-          for (const i of ds.indices) if (reachable(i)) add(i)
-          matched = true
-        }
-      if (!matched && !allowNoIndices) throw new IndexNotFound(part)
-      continue
-    }
-    if (ns.isIndex(part)) {
-      add(part)
-      continue
-    }
-    const viaAlias = includeAliases ? ns.alias(part) : []
+  /** `-pattern` after a wildcard: takes out what it names. */
+  exclude(pattern: string): void {
+    const re = wildcardToRegExp(pattern)
+    const { ds: dsList, aliases: aliasList } = this.all()
+    for (const name of [...this.out.keys()]) if (re.test(name)) this.out.delete(name)
+    for (const ds of dsList) if (re.test(ds.name)) for (const i of ds.indices) this.out.delete(i)
+    for (const a of aliasList) if (re.test(a.alias)) this.out.delete(a.index)
+  }
+
+  wildcard(part: string): void {
+    const { opts, forbidClosed, ns } = this
+    if (!opts.open && !opts.hidden && !opts.closed) return
+    const re = wildcardToRegExp(part)
+    const { ds: dsList, aliases: aliasList, indices: indexList } = this.all()
+    // Hidden things match a wildcard only with expand_wildcards=hidden, or a dot-pattern for a dot-name.
+    const visible = (name: string, hidden: boolean) => (hidden ? opts.hidden || (part.startsWith('.') && name.startsWith('.')) : opts.open)
+    // Closed indices match only with expand_wildcards=closed (and never for data operations).
+    const stateOk = (ix: { name: string; hidden: boolean; closed?: boolean }) =>
+      ix.closed ? opts.closed && !forbidClosed && (!ix.hidden || visible(ix.name, true)) : visible(ix.name, ix.hidden)
+    let matched = false
+    for (const ix of indexList)
+      if (re.test(ix.name) && stateOk(ix)) {
+        this.add(ix.name)
+        matched = true
+      }
+    // What an alias or data stream matched by a wildcard leads to follows the same state rule.
+    const reachable = (index: string) => ns.closedUuid?.(index) === undefined || (opts.closed && !forbidClosed)
+    for (const a of aliasList)
+      if (re.test(a.alias) && visible(a.alias, a.hidden)) {
+        if (reachable(a.index)) this.add(a.index, a.filter)
+        matched = true
+      }
+    for (const ds of dsList)
+      if (re.test(ds.name) && visible(ds.name, false)) {
+        for (const i of ds.indices) if (reachable(i)) this.add(i)
+        matched = true
+      }
+    if (!matched && !this.allowNoIndices) throw new IndexNotFound(part)
+  }
+
+  /** A name: an index, an alias or a data stream. */
+  literal(part: string): void {
+    const { ns } = this
+    if (ns.isIndex(part)) return this.add(part)
+    const viaAlias = this.includeAliases ? ns.alias(part) : []
     if (viaAlias.length > 0) {
-      for (const a of viaAlias) add(a.index, a.filter)
-      continue
+      for (const a of viaAlias) this.add(a.index, a.filter)
+      return
     }
-    const ds = includeDs ? ns.dataStream(part) : undefined
+    const ds = this.includeDs ? ns.dataStream(part) : undefined
     if (ds) {
-      for (const i of ds.indices) add(i)
-      continue
+      for (const i of ds.indices) this.add(i)
+      return
     }
     // Names starting with `_` are reserved for APIs: an unknown one is a bad request, not a missing
     // index, and ignore_unavailable does not skip it (as in OpenSearch).
     if (part.startsWith('_')) throw new InvalidIndexName(part, "must not start with '_'.")
-    if (!ignoreUnavailable) throw new IndexNotFound(part)
+    if (!this.ignoreUnavailable) throw new IndexNotFound(part)
   }
-  if (out.size === 0 && !allowNoIndices) throw new IndexNotFound(parts.join(','))
-  return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 }

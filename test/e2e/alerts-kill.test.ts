@@ -11,6 +11,7 @@ import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
 import { startReceiver, type Receiver } from '../fixtures/webhook/receiver'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
 import { customRulesDetector, pluginCaller } from './detection-client'
+import { waitFor } from '../helpers/wait'
 
 const SA = '/_plugins/_security_analytics'
 const EVENTS = 'svc-events-v5-security'
@@ -49,15 +50,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-async function until<T>(probe: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await probe().catch(() => undefined)
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`${what} not reached within ${ms} ms`)
-    await Bun.sleep(50)
-  }
-}
+const until = <T>(probe: () => Promise<T | undefined>, ms: number, what: string) =>
+  waitFor(() => probe().catch(() => undefined), { timeoutMs: ms, what, intervalMs: 50 })
 
 test('every alert is delivered at least once across a kill -9 mid-delivery, a receiver down and 500s', async () => {
   expect(

@@ -4,6 +4,8 @@ import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from '
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { binaryPath, repoRoot, runBinary, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { basicAuth } from '../helpers/calls'
+import { waitFor } from '../helpers/wait'
 
 const version = readFileSync(join(repoRoot, 'VERSION'), 'utf8').trim()
 
@@ -142,7 +144,7 @@ describe('first start without SVC_INITIAL_ADMIN_PASSWORD', () => {
       const logs = server.output.join('\n')
       expect(logs).toContain(file)
       expect(logs).not.toContain(password)
-      const ok = await fetch(server.url + '/', { headers: { authorization: 'Basic ' + btoa(`admin:${password}`) } })
+      const ok = await fetch(server.url + '/', { headers: { authorization: basicAuth({ name: 'admin', password: password }) } })
       expect(ok.status).toBe(200)
     } finally {
       await server.stop()
@@ -188,7 +190,10 @@ describe('HTTPS and SIGTERM', () => {
       const code = server.stop('SIGTERM')
       // Background work stops while the request drains, not after it: the detection clock is
       // already stopped while the body is still arriving.
-      for (let i = 0; i < 100 && !server.output.join('\n').includes('detection clock stopped'); i++) await Bun.sleep(50)
+      await waitFor(() => server.output.join('\n').includes('detection clock stopped'), {
+        timeoutMs: 5000,
+        what: 'the detection clock stopped',
+      })
       expect(server.output.join('\n')).toContain('detection clock stopped')
       sendRest()
       const answered = await inFlight

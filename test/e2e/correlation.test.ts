@@ -9,6 +9,7 @@ import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
 import { customRulesDetector, pluginCaller } from './detection-client'
 import { specChain } from '../ruleset/correlation/spec-example'
+import { waitFor } from '../helpers/wait'
 
 const SA = '/_plugins/_security_analytics'
 const EVENTS = 'svc-events-v5-security'
@@ -79,12 +80,14 @@ describe('Sigma correlation through the binary', () => {
       // The detector runs on its one-minute schedule (a tick just before the events were indexed
       // means they are read on the next one).
       let findings: any[] = []
-      for (let waited = 0; waited < 150_000; waited += 2000) {
-        const r = await call('GET', `${SA}/findings/_search?detector_id=${detector.body._id}&size=100`)
-        findings = r.body.findings ?? []
-        if (findings.some((f: any) => f.queries[0].id === chainId)) break
-        await Bun.sleep(2000)
-      }
+      await waitFor(
+        async () => {
+          const r = await call('GET', `${SA}/findings/_search?detector_id=${detector.body._id}&size=100`)
+          findings = r.body.findings ?? []
+          return findings.some((f: any) => f.queries[0].id === chainId)
+        },
+        { timeoutMs: 150_000, intervalMs: 2000, what: 'the chain finding' },
+      ).catch(() => undefined) // the assertions below say what is missing
       const chain = findings.filter((f) => f.queries[0].id === chainId)
       // What the node said, for a failure's reader (the schedule, the thread, the windows).
       if (chain.length !== 1) console.error(server.output.slice(-60).join('\n'))

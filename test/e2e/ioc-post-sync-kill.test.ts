@@ -11,6 +11,7 @@ import { IOC_SUMMARY_ID, SetDigest } from '../../src/content/sync/ioc-post-sync'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../fixtures/cti/server'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
 import { feedConsumers, feedEnv } from '../content/sync/harness'
+import { waitFor } from '../helpers/wait'
 
 const { IOCS, VULNS } = feedConsumers('postsync-kill')
 const IOC_COUNT = 20_000
@@ -43,15 +44,10 @@ const consumer = async () => {
   return r.status === 200 ? r.body._source : undefined
 }
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 120_000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await check()
-    if (v) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}:\n${node?.output.slice(-20).join('\n')}`)
-    await Bun.sleep(50)
-  }
-}
+const until = <T>(what: string, check: () => Promise<T | undefined>, ms = 120_000) =>
+  waitFor(check, { timeoutMs: ms, what, intervalMs: 50 }).catch((e: Error) => {
+    throw new Error(`${e.message}:\n${node?.output.slice(-20).join('\n')}`)
+  })
 
 const readyAtFeed = () =>
   until('the IoC consumer ready at the feed', async () => {

@@ -5,24 +5,10 @@ import { afterAll, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort, readmeBlock } from '../helpers/readme-block'
 import { binaryPath, repoRoot } from '../helpers/spawn-binary'
 
 const HEADING = '### Walk-through: an IoC match arriving as a finding'
-
-function block(readme: string): string {
-  const from = readme.indexOf(HEADING)
-  if (from === -1) throw new Error(`README has no "${HEADING}" section`)
-  const found = /```sh\n([\s\S]*?)```/.exec(readme.slice(from))
-  if (!found) throw new Error('the walk-through has no ```sh block')
-  return found[1]
-}
-
-const freePort = () => {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
-  return port
-}
 
 let group: number | undefined
 afterAll(() => {
@@ -39,7 +25,7 @@ test('the README threat-intelligence walk-through: an IoC match arrives as a fin
   const cwd = mkdtempSync(join(tmpdir(), 'svc-readme-ti-'))
   symlinkSync(join(repoRoot, 'dist'), join(cwd, 'dist'))
   const port = freePort()
-  const run = Bun.spawn(['setsid', 'bash', '-c', block(readFileSync(join(repoRoot, 'README.md'), 'utf8'))], {
+  const run = Bun.spawn(['setsid', 'bash', '-c', readmeBlock(HEADING)], {
     cwd,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, SVC: `http://127.0.0.1:${port}`, SVC_SETTING_http__port: String(port) },
     stdout: 'pipe',

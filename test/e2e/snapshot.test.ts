@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { basicAuth, send, writeSecurityConfig } from '../helpers/app'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { waitFor } from '../helpers/wait'
 
 const admin = { name: 'admin', password: 'Admin-pass-1', backend_roles: ['admin'] }
 const reader = { name: 'reader', password: 'Reader-pass-1', roles: ['snap_reader'] }
@@ -74,14 +75,14 @@ describe('snapshot and restore', () => {
         acked = i
       }
     })()
-    while (acked < 300) await Bun.sleep(20)
+    await waitFor(() => acked >= 300, { what: '300 acknowledged writes' })
     const ackedBefore = acked
     const snap = await call('PUT', '/_snapshot/backups/snap-1?wait_for_completion=true', { indices: 'events' })
     expect(snap.status).toBe(200)
     expect(snap.body.snapshot.state).toBe('SUCCESS')
     expect(snap.body.snapshot.indices).toEqual(['events'])
     const ackedAfter = acked
-    await Bun.sleep(100)
+    await waitFor(() => acked > ackedAfter, { what: 'a write after the snapshot' })
     stop = true
     await writer
 
@@ -132,9 +133,13 @@ describe('snapshot and restore', () => {
 
     // Without wait_for_completion the snapshot is accepted and completes in the background.
     expect((await call('PUT', '/_snapshot/backups/snap-2')).body).toEqual({ accepted: true })
-    let state = ''
-    for (let i = 0; i < 100 && state !== 'SUCCESS'; i++, await Bun.sleep(50))
-      state = (await call('GET', '/_snapshot/backups/snap-2')).body.snapshots?.[0]?.state
+    const state = await waitFor(
+      async () => {
+        const s = (await call('GET', '/_snapshot/backups/snap-2')).body.snapshots?.[0]?.state
+        return s === 'SUCCESS' ? s : undefined
+      },
+      { timeoutMs: 5000, what: 'snap-2 completed' },
+    )
     expect(state).toBe('SUCCESS')
 
     expect((await call('DELETE', '/_snapshot/backups/snap-2')).body).toEqual({ acknowledged: true })

@@ -17,7 +17,8 @@ export function readmeBlock(heading: string): string {
   return found[1]
 }
 
-const freePort = () => {
+/** A TCP port nothing listens on now. */
+export const freePort = () => {
   const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
   const port = probe.port!
   probe.stop(true)

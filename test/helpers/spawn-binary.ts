@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { basicAuth } from './app'
 
 export const repoRoot = join(import.meta.dir, '../..')
 export const binaryPath = join(repoRoot, 'dist/svc-ext')
@@ -83,7 +84,7 @@ export async function spawnBinary(opts: SpawnOptions = {}): Promise<SpawnedServe
   ])
   return {
     url,
-    auth: 'Basic ' + btoa(`admin:${password}`),
+    auth: basicAuth({ name: 'admin', password: password }),
     password,
     dataDir,
     pid: proc.pid,

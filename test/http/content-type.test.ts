@@ -3,6 +3,7 @@
 // (text/plain, form-encoded, multipart). Real HTTP against the full composition.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from '../helpers/server'
+import { basicAuth } from '../helpers/calls'
 
 let s: TestServer
 const SESSIONS = '/_plugins/_setup/ai_assistant/sessions'
@@ -10,7 +11,7 @@ const CSRF_TYPES = ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www
 
 /** Sends bytes, so that fetch adds no Content-Type of its own. */
 function send(method: string, path: string, body: string, contentType?: string) {
-  const headers: Record<string, string> = { authorization: `Basic ${btoa(`${s.admin.name}:${s.admin.password}`)}` }
+  const headers: Record<string, string> = { authorization: basicAuth(s.admin) }
   if (contentType !== undefined) headers['content-type'] = contentType
   return fetch(s.url + path, { method, headers, body: new TextEncoder().encode(body) }).then(async (r) => ({
     status: r.status,

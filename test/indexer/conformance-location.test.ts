@@ -50,14 +50,17 @@ test('a folder without api/ and test/ is not a corpus; CI marks it required', ()
   expect(line.includes('\n')).toBe(false)
 })
 
-test('without the corpus the conformance test file passes with its tests skipped and prints the one line', async () => {
-  const here = resolve(import.meta.dir, '..', '..')
-  const run = Bun.spawn([process.execPath, 'test', 'test/indexer/conformance.test.ts'], {
-    cwd: here,
-    env: { ...process.env, OPENSEARCH_REST_TESTS: join(scratch, 'missing'), OPENSEARCH_REST_TESTS_REQUIRED: '' },
+/** The conformance test file run in its own process with the corpus missing (`required`: OPENSEARCH_REST_TESTS_REQUIRED). */
+const conformanceRun = (required: string) =>
+  Bun.spawn([process.execPath, 'test', 'test/indexer/conformance.test.ts'], {
+    cwd: resolve(import.meta.dir, '..', '..'),
+    env: { ...process.env, OPENSEARCH_REST_TESTS: join(scratch, 'missing'), OPENSEARCH_REST_TESTS_REQUIRED: required },
     stdout: 'pipe',
     stderr: 'pipe',
   })
+
+test('without the corpus the conformance test file passes with its tests skipped and prints the one line', async () => {
+  const run = conformanceRun('')
   const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited])
   const text = out + err
   expect(code).toBe(0)
@@ -67,12 +70,6 @@ test('without the corpus the conformance test file passes with its tests skipped
 }, 30_000)
 
 test('with the corpus required and missing, the same file fails', async () => {
-  const here = resolve(import.meta.dir, '..', '..')
-  const run = Bun.spawn([process.execPath, 'test', 'test/indexer/conformance.test.ts'], {
-    cwd: here,
-    env: { ...process.env, OPENSEARCH_REST_TESTS: join(scratch, 'missing'), OPENSEARCH_REST_TESTS_REQUIRED: '1' },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
+  const run = conformanceRun('1')
   expect(await run.exited).not.toBe(0)
 }, 60_000)

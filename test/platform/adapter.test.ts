@@ -8,8 +8,9 @@ import { IllegalArgument, IndexNotFound, SearchContextMissing, StoreError, Versi
 import { openPlatformStore, storeErrorFrom, withoutPcre, type PlatformStore } from '../../src/store/platform'
 import { startBarePlatform, type BarePlatform } from './bare-platform'
 import { startRecordingProxy } from './recording-proxy'
+import { basicAuth } from '../helpers/calls'
 
-const basic = (name: string, password: string) => 'Basic ' + btoa(`${name}:${password}`)
+const basic = (name: string, password: string) => basicAuth({ name, password })
 const READER = { name: 'reader', password: 'Reader-pass-1' }
 
 let platform: BarePlatform

@@ -16,6 +16,7 @@ import { faultyStore } from '../fixtures/faulty-store'
 import type { TestServer } from '../helpers/server'
 import { integrationBody, ruleBody } from '../content/harness'
 import { forEachPlatform, startNode, type PlatformUnderTest } from './cluster-helpers'
+import { basicAuth } from '../helpers/calls'
 
 const ERIN = { name: 'erin', password: 'Erin-pass-1' } // writes content (platform role content_writer)
 const FRANK = { name: 'frank', password: 'Frank-pass-1' } // reads content only (content_reader)
@@ -26,7 +27,7 @@ const KIM = { name: 'kim', password: 'Kim-pass-1' } // indexes content but may n
 const PREFIX = '/_plugins/_content_manager'
 const SETTINGS = '/_plugins/_setup/settings'
 const FINDINGS_UPDATE = '/_plugins/_security_analytics/findings/_update'
-const basic = (u: { name: string; password: string }) => 'Basic ' + btoa(`${u.name}:${u.password}`)
+const basic = basicAuth
 
 forEachPlatform(
   {

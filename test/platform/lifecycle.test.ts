@@ -14,6 +14,7 @@ import { openPlatformStore } from '../../src/store/platform'
 import type { TestServer } from '../helpers/server'
 import { startBarePlatform, type BarePlatform } from './bare-platform'
 import { SERVICE_ACCOUNT, SERVICE_ROLE, SERVICE_ROLE_DEF, startNode, startPlatform, type PlatformUnderTest } from './cluster-helpers'
+import { basicAuth } from '../helpers/calls'
 
 const DAVE = { name: 'dave', password: 'Dave-pass-1' }
 const LIMITED = { name: 'svc-limited', password: 'Svc-limited-pass-1' }
@@ -139,7 +140,7 @@ describe('the bootstrap over the platform adapter', () => {
 
   const onPlatform = async (id: string) => {
     const r = await fetch(`${bare.url}${policyPath(id)}`, {
-      headers: { authorization: 'Basic ' + btoa(`${bare.admin.name}:${bare.admin.password}`) },
+      headers: { authorization: basicAuth(bare.admin) },
     })
     return { status: r.status, body: (await r.json()) as any }
   }

@@ -11,13 +11,14 @@ import { PlatformSecurity, storeAs, PLATFORM_UNAVAILABLE } from '../../src/secur
 import { StoreError } from '../../src/store/errors'
 import type { TestServer } from '../helpers/server'
 import { forEachPlatform, startNode, type PlatformUnderTest } from './cluster-helpers'
+import { basicAuth } from '../helpers/calls'
 
 const ALICE = { name: 'alice', password: 'Alice-pass-1' }
 const BOB = { name: 'bob', password: 'Bob-pass-1' }
 const CAROL = { name: 'carol', password: 'Carol-pass-1' }
 const LOGTYPES = '/_plugins/_security_analytics/logtype/_search'
 const SESSIONS = '/_plugins/_setup/ai_assistant/sessions'
-const basic = (u: { name: string; password: string }) => 'Basic ' + btoa(`${u.name}:${u.password}`)
+const basic = basicAuth
 
 forEachPlatform(
   {
@@ -198,7 +199,7 @@ forEachPlatform(
       })
 
       test('a streamed body without Content-Length is read only up to the limit; a text/plain one not at all', async () => {
-        const auth = `Basic ${btoa(`${node.admin.name}:${node.admin.password}`)}`
+        const auth = basicAuth(node.admin)
         const chunk = new TextEncoder().encode(' '.repeat(64 * 1024))
         let sent = 0
         const body = new ReadableStream<Uint8Array>({

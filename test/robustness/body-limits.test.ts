@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { PluginRoute } from '../../src/http/route'
 import { startTestServer, type TestServer } from '../helpers/server'
+import { basicAuth, fillPath } from '../helpers/calls'
 
 const SESSIONS = '/_plugins/_setup/ai_assistant/sessions'
 const LOGTEST = '/_plugins/_content_manager/logtest'
@@ -27,13 +28,13 @@ beforeAll(async () => {
     logLines: [],
   })
   routes = server.server.app.pluginRoutes
-  auth = 'Basic ' + btoa(`${server.admin.name}:${server.admin.password}`)
+  auth = basicAuth(server.admin)
 }, 30_000)
 afterAll(() => server?.stop())
 
 /** The spec's answer to an over-size body on this route. */
 const specStatus = (r: PluginRoute) => (r.path.startsWith(SESSIONS) ? 400 : 413)
-const fill = (path: string) => path.replace(/:([a-z_]+)/gi, (_, name) => (name === 'space' ? 'draft' : 'limit-probe'))
+const fill = (path: string) => fillPath(path, (name) => (name === 'space' ? 'draft' : 'limit-probe'))
 const key = (r: PluginRoute) => `${r.method} ${r.path}`
 /** Routes that read a body; GET ones (`logtype/_search`) cannot be sent one by fetch. */
 const limited = () => routes.filter((r) => r.method !== 'GET' && (r.body || r.path.startsWith(LOGTEST)))

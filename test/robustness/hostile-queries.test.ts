@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from '../helpers/server'
+import { basicAuth } from '../helpers/calls'
 
 let server: TestServer
 let auth: string
@@ -12,7 +13,7 @@ const BUDGET_MS = 1000
 
 beforeAll(async () => {
   server = await startTestServer({ settings: { 'search.default_search_timeout': `${BUDGET_MS}ms` }, logLines: [] })
-  auth = 'Basic ' + btoa(`${server.admin.name}:${server.admin.password}`)
+  auth = basicAuth(server.admin)
   const lines: unknown[] = []
   for (let i = 0; i < 2000; i++)
     lines.push({ index: { _index: 'hostile' } }, { title: 'a'.repeat(20 + (i % 40)), n: i, tag: `t${i % 50}`, body: 'ab'.repeat(200) })

@@ -23,6 +23,7 @@ import {
   seeded,
   type HostileBody,
 } from './hostile'
+import { basicAuth, fillPath } from '../helpers/calls'
 
 const SEED = Number(process.env.ROBUSTNESS_SEED ?? 20260504)
 const MUTATIONS_PER_ROUTE = 24
@@ -186,7 +187,7 @@ beforeAll(async () => {
   // The CTI API is a closed local port: routes that call it fail at once instead of waiting on DNS.
   server = await startTestServer({ settings: { 'plugins.content_manager.cti.api': 'http://127.0.0.1:9/api/v1' }, logLines: [] })
   routes = server.server.app.pluginRoutes
-  auth = 'Basic ' + btoa(`${server.admin.name}:${server.admin.password}`)
+  auth = basicAuth(server.admin)
   // Real targets for the path ids.
   const session = await server.request('POST', `${AI}/sessions`, { body: { title: 'target', messages: [] } })
   ids.session = session.body?.id
@@ -237,8 +238,7 @@ function realParam(r: PluginRoute, name: string): string {
 }
 
 const key = (r: PluginRoute) => `${r.method} ${r.path}`
-const fill = (r: PluginRoute, value?: string) =>
-  r.path.replace(/:([a-z_]+)/gi, (_, name) => value ?? encodeURIComponent(realParam(r, name)))
+const fill = (r: PluginRoute, value?: string) => fillPath(r.path, (name) => value ?? encodeURIComponent(realParam(r, name)))
 const hasParams = (r: PluginRoute) => r.path.includes('/:')
 const takesBody = (r: PluginRoute) => r.method !== 'GET' && r.method !== 'DELETE' && r.method !== 'HEAD'
 /** Sigma rules are YAML text. */

@@ -8,6 +8,9 @@ const BASE = '/_plugins/_security_analytics'
 const SA = 'plugins.security_analytics.'
 
 let s: RulesetServer
+/** The Content Manager's detector of the Linux integration (enabled, one rule). */
+const linuxContentDetector = () =>
+  s.ruleset.sync.upsertDetector({ integrationId: LINUX.id, logType: 'linux', category: 'security', ruleIds: ['std-0'], enabled: true })
 const custom: string[] = []
 
 beforeAll(async () => {
@@ -126,13 +129,7 @@ describe('validation and limits', () => {
     await s.setSetting(`${SA}max_detectors`, 2)
     try {
       // A Content Manager detector does not count and is never refused by the limit.
-      await s.ruleset.sync.upsertDetector({
-        integrationId: LINUX.id,
-        logType: 'linux',
-        category: 'security',
-        ruleIds: ['std-0'],
-        enabled: true,
-      })
+      await linuxContentDetector()
       for (let i = 0; i < 2; i++)
         expect((await s.request('POST', `${BASE}/detectors`, { body: detectorBody({ custom: ['cus-0'] }) })).status).toBe(201)
       const r = await s.request('POST', `${BASE}/detectors`, { body: detectorBody({ custom: ['cus-0'] }) })
@@ -219,13 +216,7 @@ describe('standard detectors', () => {
   })
 
   test('set_enabled switches enabled only; unchanged state is a no-op; unknown detector is version -1', async () => {
-    await s.ruleset.sync.upsertDetector({
-      integrationId: LINUX.id,
-      logType: 'linux',
-      category: 'security',
-      ruleIds: ['std-0'],
-      enabled: true,
-    })
+    await linuxContentDetector()
     const before = (await s.request('GET', `${BASE}/detectors/${LINUX.id}`)).body
     const off = await s.ruleset.sync.setDetectorEnabled(LINUX.id, false, 'admin')
     expect(off).toMatchObject({ changed: true, _version: before._version + 1 })

@@ -1,14 +1,12 @@
 // `rules/evaluate` (logtest detection's service call) and the findings bounds of detection runs.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ApiError } from '../../src/http/errors'
-import { ctiRule, EVENTS, LINUX, type RulesetServer, startRulesetServer } from './harness'
+import { ctiRule, EVENTS, LINUX, type RulesetServer, startLinuxServer } from './harness'
 
 const SA = 'plugins.security_analytics.'
 let s: RulesetServer
 beforeAll(async () => {
-  s = await startRulesetServer()
-  await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
-  await s.index([{ '@timestamp': '2026-09-10T12:00:00Z', event: { action: 'x' } }])
+  s = await startLinuxServer()
 })
 afterAll(async () => {
   await s.stop()

@@ -172,3 +172,11 @@ export function detectorBody(
 function isRuleBody(path: string): boolean {
   return /\/rules(\/(?!_search)[^?]*)?(\?|$)/.test(path)
 }
+
+/** A ruleset server holding the Linux integration and one event (what the rules API and evaluate tests start from). */
+export async function startLinuxServer(): Promise<RulesetServer> {
+  const s = await startRulesetServer()
+  await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+  await s.index([{ '@timestamp': '2026-09-10T12:00:00Z', event: { action: 'x' } }])
+  return s
+}

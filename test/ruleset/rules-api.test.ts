@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RulesetRejected } from '../../src/ports/ruleset-sync'
 import { CUSTOM_RULES_INDEX, PREPACKAGED_RULES_INDEX } from '../../src/ruleset/indices'
 import type { FieldMappingEntry } from '../../src/ruleset/model'
-import { ctiRule, detectorBody, LINUX, type RulesetServer, startRulesetServer } from './harness'
+import { ctiRule, detectorBody, LINUX, type RulesetServer, startLinuxServer } from './harness'
 
 const BASE = '/_plugins/_security_analytics'
 const SA = 'plugins.security_analytics.'
@@ -22,9 +22,7 @@ ${detection}
 
 let s: RulesetServer
 beforeAll(async () => {
-  s = await startRulesetServer()
-  await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
-  await s.index([{ '@timestamp': '2026-09-10T12:00:00Z', event: { action: 'x' } }])
+  s = await startLinuxServer()
 })
 afterAll(async () => {
   await s.stop()

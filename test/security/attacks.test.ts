@@ -6,6 +6,7 @@ import { connect } from 'node:net'
 import { readdirSync } from 'node:fs'
 import { MAX_CONCURRENT_HASH_CHECKS, type SecurityService } from '../../src/security/service'
 import { startTestServer, type TestServer } from '../helpers/server'
+import { basicAuth } from '../helpers/calls'
 
 const ROLES = {
   logs_reader: { index_permissions: [{ index_patterns: ['logs*'], allowed_actions: ['read', 'manage_point_in_time'] }] },
@@ -292,7 +293,7 @@ describe('item 5: a refused request with a body does not hold its connection', (
   })
 
   test('a refused (403) request with an unsent body is answered and closed', async () => {
-    const auth = `Basic ${btoa(`carol:${PASSWORD}`)}`
+    const auth = basicAuth({ name: 'carol', password: PASSWORD })
     const forbidden = await rawExchange(
       s.server.port,
       `POST /logs-1/_doc HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n`,

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { AUTHENTICATED_ONLY } from '../../src/security/actions'
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server'
 import { startCtiServer, type CtiServer } from '../fixtures/cti/server'
+import { basicAuth } from '../helpers/calls'
 
 const PASSWORD = 'Route-pass-1'
 const INDEX_ALL = [{ index_patterns: ['*'], allowed_actions: ['indices_all'] }]
@@ -98,7 +99,7 @@ describe('plugin routes', () => {
       if (r.action === AUTHENTICATED_ONLY) continue
       const security = server.server.app.deps.security
       const denied = await server.server.app.deps.security.authenticate(
-        new Request('http://x/', { headers: { authorization: 'Basic ' + btoa(`index_only:${PASSWORD}`) } }),
+        new Request('http://x/', { headers: { authorization: basicAuth({ name: 'index_only', password: PASSWORD }) } }),
       )
       // Actions every authenticated user holds (the assistant role's session write) cannot be withheld.
       if (!security.hasClusterPermission(denied, r.action)) {

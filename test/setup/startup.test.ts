@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { isSystemIndex } from '../../src/security'
+import { isSystemIndex } from '../../src/setup/indices/names'
 import { SETUP_DEFINITIONS, SETUP_STATUS_DOC_ID, SETUP_STATUS_INDEX } from '../../src/setup/indices'
 import { startTestServer } from '../helpers/server'
 

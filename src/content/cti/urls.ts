@@ -11,14 +11,9 @@
 export function normalizeConsumerUrl(raw: string | undefined, ctiApi: string): string | undefined {
   const text = raw?.trim()
   if (!text) return undefined
-  let url: URL
-  let api: URL
-  try {
-    url = new URL(text)
-    api = new URL(ctiApi)
-  } catch {
-    return undefined
-  }
+  const parsed = parseBoth(text, ctiApi)
+  if (!parsed) return undefined
+  const [url, api] = parsed
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && api.protocol === 'http:')) return undefined
   if (!url.hostname || url.hostname.toLowerCase() !== api.hostname.toLowerCase()) return undefined
   return text.replace(/\/+$/, '')
@@ -37,14 +32,9 @@ export function consumerIdentity(url: string | undefined): { context: string; na
  * case-insensitive, same port, path ignoring one trailing `/`, same raw query and fragment.
  */
 export function sameResource(a: string, b: string): boolean {
-  let x: URL
-  let y: URL
-  try {
-    x = new URL(a)
-    y = new URL(b)
-  } catch {
-    return a === b
-  }
+  const parsed = parseBoth(a, b)
+  if (!parsed) return a === b
+  const [x, y] = parsed
   const path = (u: URL) => u.pathname.replace(/\/$/, '')
   return (
     x.protocol === y.protocol &&
@@ -54,6 +44,15 @@ export function sameResource(a: string, b: string): boolean {
     x.search === y.search &&
     x.hash === y.hash
   )
+}
+
+/** Both URLs parsed, or undefined when either is not a URL. */
+function parseBoth(a: string, b: string): [URL, URL] | undefined {
+  try {
+    return [new URL(a), new URL(b)]
+  } catch {
+    return undefined
+  }
 }
 
 /** A URL safe to log: signed URLs carry a signature in the query, so the query is never logged. */

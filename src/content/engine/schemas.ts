@@ -35,8 +35,6 @@ export const PolicyValidationRequest = t.Object({
 })
 export type PolicyValidationRequest = Static<typeof PolicyValidationRequest>
 
-export const TraceLevel = t.Union([t.Literal('NONE'), t.Literal('ASSET_ONLY'), t.Literal('ALL')])
-
 /**
  * Body of `POST /logtest` (the REST logtest body minus `integration`). Loose on purpose: the Engine
  * owns these checks and its error texts are what callers pass on, so we forward what we were given.

@@ -123,6 +123,3 @@ export function engineFullPolicy(plan: Plan): FullPolicy {
     },
   }
 }
-
-/** Adds/updates and removals of one list, for the Ruleset Management steps. */
-export const stepsOf = (steps: Step[], list: ChangeList) => steps.filter((s) => s.list === list)

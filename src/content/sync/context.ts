@@ -9,7 +9,7 @@ import type { EngineClient } from '../engine'
 import type { ContentRepository } from '../repository'
 import type { SpaceHashResult } from '../space-hash'
 import type { Space } from '../spaces'
-import { bulkLimits, BulkWriter, type BulkLimits } from './bulk-writer'
+import { BulkWriter, type BulkLimits } from './bulk-writer'
 import type { ConsumerDef } from './consumers'
 import type { LocalSnapshots } from './local-snapshots'
 import type { SyncRuleset } from './ruleset-post-sync'
@@ -38,8 +38,6 @@ export interface PassContext {
   sleep?: Sleep
   limits: BulkLimits
 }
-
-export const limitsOf = (s: SettingsSnapshot) => bulkLimits(s)
 
 export class SnapshotIncomplete extends Error {
   override name = 'SnapshotIncomplete'

@@ -184,11 +184,74 @@ function fromFeed(manifestResource: string | undefined, url: string | undefined)
   return !!manifestResource && !!url && sameResource(manifestResource, url)
 }
 
+/** Which feed the consumer follows this pass, and the feed it moves to on a plan change (steps 1-2). */
+interface Feed {
+  existing: ConsumerState | undefined
+  manifest: ReturnType<PassContext['local']['manifest']>
+  manifestResource: string | undefined
+  url: string | undefined
+  swapTo: string | undefined
+}
+
+/** What a pass has done to one consumer so far. */
+interface ConsumerRun {
+  state: ConsumerState
+  targets: Partial<Record<ContentKind, string>>
+  updated: boolean
+  /** The consumer holds content of another source and the feed's snapshot could not be loaded yet. */
+  foreignHeld: boolean
+  loadedFrom: ConsumerOutcome['loadedFrom']
+  stale: StaleStandard | undefined
+}
+
 export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<ConsumerOutcome> {
+  const feed = await resolveFeed(ctx, def)
+  const { existing, url, swapTo } = feed
+  // 3: local and remote consumer.
+  const state: ConsumerState = existing
+    ? await ctx.states.write({ ...existing, status: 'running', ...(url && url !== existing.resource && !swapTo ? { resource: url } : {}) })
+    : await ctx.states.write(placeholder(def, url ?? ''))
+  const remoteUrl = swapTo ?? url
+  const remote = remoteUrl ? await reachConsumer(ctx, def, remoteUrl) : undefined
+  const feedUnreachable = !!remoteUrl && !remote
+
+  // 4: the indices must exist (Setup provisions them; the sync never creates one by writing to an alias).
+  const targets = await targetsOf(ctx, def)
+  if (!targets) {
+    ctx.log.error('content indices of the consumer are missing; will retry', { consumer: def.kind })
+    return outcomeOf(def, state, { retry: true, reason: 'indices_missing' })
+  }
+  const run: ConsumerRun = { state, targets, updated: false, foreignHeld: false, loadedFrom: undefined, stale: undefined }
+  if (swapTo && remote) await swapFeed(ctx, def, run, swapTo, remote)
+  else await catchUp(ctx, def, run, feed, remote)
+  if (remote) run.state = { ...run.state, remote_offset: remote.last_offset }
+  const pending = await finishPass(ctx, def, run)
+  const { updated, foreignHeld, loadedFrom } = run
+  return outcomeOf(def, run.state, {
+    updated,
+    retry: feedUnreachable || foreignHeld || pending.length > 0,
+    status: 'ready',
+    loadedFrom,
+    reason: feedUnreachable ? 'feed_unreachable' : foreignHeld ? 'feed_snapshot_pending' : pending.length ? 'pending_phases' : undefined,
+  })
+}
+
+function outcomeOf(def: ConsumerDef, state: ConsumerState, o: Partial<ConsumerOutcome>): ConsumerOutcome {
+  return {
+    kind: def.kind,
+    updated: false,
+    retry: false,
+    status: state.status,
+    localOffset: state.local_offset,
+    remoteOffset: state.remote_offset,
+    ...o,
+  }
+}
+
+/** 1-2: catalog URL and plan change. */
+async function resolveFeed(ctx: PassContext, def: ConsumerDef): Promise<Feed> {
   const api = ctx.settings.str('plugins.content_manager.cti.api')
   const norm = (u: string | undefined) => normalizeConsumerUrl(u, api)
-
-  // 1-2: catalog URL and plan change.
   const registered = await ctx.credentials.isRegistered()
   let planResource: string | undefined
   if (registered) {
@@ -224,143 +287,153 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
     url = swapTo
     swapTo = undefined
   }
+  return { existing, manifest, manifestResource, url, swapTo }
+}
 
-  // 3: local and remote consumer.
-  let state: ConsumerState = existing
-    ? await ctx.states.write({ ...existing, status: 'running', ...(url && url !== existing.resource && !swapTo ? { resource: url } : {}) })
-    : await ctx.states.write(placeholder(def, url ?? ''))
-  const remoteUrl = swapTo ?? url
-  let remote: ConsumerInfo | undefined
-  if (remoteUrl) {
-    try {
-      remote = await ctx.cti.consumer(remoteUrl, ctx.signal)
-    } catch (e) {
-      if (isCtiError(e, 'rate_limited') || isCtiError(e, 'aborted')) throw e
-      ctx.log.warn('CTI consumer unreachable', { consumer: def.kind, url: loggable(remoteUrl), error: (e as Error).message })
+/** The remote consumer, or undefined when the CTI API cannot be reached (a rate limit or an abort ends the pass). */
+async function reachConsumer(ctx: PassContext, def: ConsumerDef, remoteUrl: string): Promise<ConsumerInfo | undefined> {
+  try {
+    return await ctx.cti.consumer(remoteUrl, ctx.signal)
+  } catch (e) {
+    if (isCtiError(e, 'rate_limited') || isCtiError(e, 'aborted')) throw e
+    ctx.log.warn('CTI consumer unreachable', { consumer: def.kind, url: loggable(remoteUrl), error: (e as Error).message })
+    return undefined
+  }
+}
+
+/** 5: plan change. */
+async function swapFeed(ctx: PassContext, def: ConsumerDef, run: ConsumerRun, swapTo: string, remote: ConsumerInfo): Promise<void> {
+  const swapped = await blueGreenSwap(ctx, def, run.state, swapTo, remote, () => downloadRemote(ctx, def, remote))
+  run.state = swapped.state
+  run.stale = swapped.stale
+  run.targets = swapped.targets
+  run.updated = true
+  run.loadedFrom = 'swap'
+  if (run.state.local_offset < remote.last_offset) {
+    const r = await applyChanges(changesDeps(ctx, def, run.targets), def, swapTo, run.state, remote.last_offset)
+    if (r.applied > 0) run.updated = true
+  }
+}
+
+/** 6-8: initialise or catch up. */
+async function catchUp(ctx: PassContext, def: ConsumerDef, run: ConsumerRun, feed: Feed, remote: ConsumerInfo | undefined): Promise<void> {
+  const { url } = feed
+  let current = await startOffset(ctx, def, run, feed, remote)
+  let loaded = false
+  if (current === 0) {
+    const offset = await initialiseConsumer(ctx, def, run, feed, remote)
+    if (offset !== undefined) {
+      loaded = true
+      current = offset
     }
   }
-  const feedUnreachable = !!remoteUrl && !remote
-  const outcome = (o: Partial<ConsumerOutcome>): ConsumerOutcome => ({
-    kind: def.kind,
-    updated: false,
-    retry: false,
-    status: state.status,
-    localOffset: state.local_offset,
-    remoteOffset: state.remote_offset,
-    ...o,
+  if (remote && current < remote.last_offset) {
+    if (run.state.foreign_content) {
+      // Not this feed's content: continuing it with the feed's changes would mix two sets.
+      ctx.log.warn('content is not from this feed; its snapshot is loaded once it can be downloaded', { consumer: def.kind })
+      run.foreignHeld = true
+    } else if (current === 0 && !loaded) {
+      ctx.log.warn('nothing loaded and no snapshot: the full feed is not fetched change by change', { consumer: def.kind })
+    } else {
+      // Recorded before the first change is written: a crash from here on redoes the post-sync.
+      if (!run.state.post_sync_pending) run.state = await ctx.states.write({ ...run.state, post_sync_pending: true })
+      const r = await applyChanges(changesDeps(ctx, def, run.targets), def, url!, run.state, remote.last_offset)
+      if (r.applied > 0) run.updated = true
+    }
+  }
+}
+
+/** The offset to continue from: 0 when what is stored cannot be continued with this feed's changes. */
+async function startOffset(
+  ctx: PassContext,
+  def: ConsumerDef,
+  run: ConsumerRun,
+  feed: Feed,
+  remote: ConsumerInfo | undefined,
+): Promise<number> {
+  const { url, existing } = feed
+  const { state } = run
+  let current = state.local_offset
+  if (remote && current > remote.last_offset) {
+    ctx.log.warn('local offset is ahead of the CTI feed; re-initialising', {
+      consumer: def.kind,
+      local: current,
+      remote: remote.last_offset,
+    })
+    current = 0
+  }
+  if (current > 0 && url && state.foreign_content && remote?.last_snapshot_link) {
+    ctx.log.info("content is not this feed's; loading the feed's snapshot", { consumer: def.kind, url: loggable(url) })
+    current = 0
+  } else if (current > 0 && url && !(existing?.resource && sameResource(existing.resource, url))) {
+    // Loaded from another source (the packaged sample, an import without an identity, another
+    // feed set by hand): its offsets mean nothing on this feed, so load this feed's snapshot.
+    ctx.log.warn('content came from another source than this feed; re-initialising', { consumer: def.kind, url: loggable(url) })
+    current = 0
+  }
+  if (def.singleIndex && current > 0 && (await indexEmpty(ctx, run.targets[def.indices[0]]!))) {
+    ctx.log.warn('consumer index is empty although the offset is not; re-initialising', { consumer: def.kind, local: current })
+    current = 0
+  }
+  return current
+}
+
+/** A snapshot loaded from the first source that has one; its offset, or undefined when none could be. */
+async function initialiseConsumer(
+  ctx: PassContext,
+  def: ConsumerDef,
+  run: ConsumerRun,
+  { url, manifest, manifestResource }: Feed,
+  remote: ConsumerInfo | undefined,
+): Promise<number | undefined> {
+  const { context, name } = consumerIdentity(url)
+  const state = run.state
+  run.state = await ctx.states.write({
+    ...state,
+    name: remote?.name ?? manifest?.name ?? (name || state.name),
+    context: remote?.context ?? manifest?.context ?? (context || state.context),
+    resource: url ?? manifestResource ?? state.resource,
+    is_public: remote ? (remote.is_public ?? false) : (manifest?.is_public ?? state.is_public),
+    status: 'running',
+    local_offset: 0,
+    remote_offset: remote?.last_offset ?? manifest?.remote_offset ?? 0,
   })
+  const previous = run.state.staging
+  const init = await initialise(ctx, def, url, remote, {
+    previous,
+    save: async (load) => {
+      const { staging: _old, ...rest } = run.state
+      run.state = await ctx.states.write(load ? { ...rest, staging: load } : rest)
+    },
+  })
+  if (!init) return undefined
+  run.updated = true
+  run.loadedFrom = init.from
+  run.targets = init.targets
+  run.stale = init.stale
+  const { foreign_content: _before, ...rest } = run.state
+  const foreign = init.from === 'packaged' ? !fromFeed(manifestResource, url) : init.from === 'stable' && _before === true
+  run.state = await ctx.states.write({
+    ...rest,
+    local_offset: init.offset,
+    post_sync_pending: true,
+    ...(foreign ? { foreign_content: true } : {}),
+  })
+  return init.offset
+}
 
-  // 4: the indices must exist (Setup provisions them; the sync never creates one by writing to an alias).
-  let targets = await targetsOf(ctx, def)
-  if (!targets) {
-    ctx.log.error('content indices of the consumer are missing; will retry', { consumer: def.kind })
-    return outcome({ retry: true, reason: 'indices_missing' })
-  }
-
-  let updated = false
-  /** The consumer holds content of another source and the feed's snapshot could not be loaded yet. */
-  let foreignHeld = false
-  let loadedFrom: ConsumerOutcome['loadedFrom']
-  let stale: StaleStandard | undefined
-
-  if (swapTo && remote) {
-    // 5: plan change.
-    const swapped = await blueGreenSwap(ctx, def, state, swapTo, remote, () => downloadRemote(ctx, def, remote!))
-    state = swapped.state
-    stale = swapped.stale
-    targets = swapped.targets
-    updated = true
-    loadedFrom = 'swap'
-    if (state.local_offset < remote.last_offset) {
-      const r = await applyChanges(changesDeps(ctx, def, targets), def, swapTo, state, remote.last_offset)
-      if (r.applied > 0) updated = true
-    }
-  } else {
-    // 6-8: initialise or catch up.
-    let current = state.local_offset
-    if (remote && current > remote.last_offset) {
-      ctx.log.warn('local offset is ahead of the CTI feed; re-initialising', {
-        consumer: def.kind,
-        local: current,
-        remote: remote.last_offset,
-      })
-      current = 0
-    }
-    if (current > 0 && url && state.foreign_content && remote?.last_snapshot_link) {
-      ctx.log.info("content is not this feed's; loading the feed's snapshot", { consumer: def.kind, url: loggable(url) })
-      current = 0
-    } else if (current > 0 && url && !(existing?.resource && sameResource(existing.resource, url))) {
-      // Loaded from another source (the packaged sample, an import without an identity, another
-      // feed set by hand): its offsets mean nothing on this feed, so load this feed's snapshot.
-      ctx.log.warn('content came from another source than this feed; re-initialising', { consumer: def.kind, url: loggable(url) })
-      current = 0
-    }
-    if (def.singleIndex && current > 0 && (await indexEmpty(ctx, targets[def.indices[0]]!))) {
-      ctx.log.warn('consumer index is empty although the offset is not; re-initialising', { consumer: def.kind, local: current })
-      current = 0
-    }
-    let loaded = false
-    if (current === 0) {
-      const { context, name } = consumerIdentity(url)
-      state = await ctx.states.write({
-        ...state,
-        name: remote?.name ?? manifest?.name ?? (name || state.name),
-        context: remote?.context ?? manifest?.context ?? (context || state.context),
-        resource: url ?? manifestResource ?? state.resource,
-        is_public: remote ? (remote.is_public ?? false) : (manifest?.is_public ?? state.is_public),
-        status: 'running',
-        local_offset: 0,
-        remote_offset: remote?.last_offset ?? manifest?.remote_offset ?? 0,
-      })
-      const previous = state.staging
-      const init = await initialise(ctx, def, url, remote, {
-        previous,
-        save: async (load) => {
-          const { staging: _old, ...rest } = state
-          state = await ctx.states.write(load ? { ...rest, staging: load } : rest)
-        },
-      })
-      if (init) {
-        loaded = true
-        updated = true
-        loadedFrom = init.from
-        current = init.offset
-        targets = init.targets
-        stale = init.stale
-        const { foreign_content: _before, ...rest } = state
-        const foreign = init.from === 'packaged' ? !fromFeed(manifestResource, url) : init.from === 'stable' && _before === true
-        state = await ctx.states.write({
-          ...rest,
-          local_offset: current,
-          post_sync_pending: true,
-          ...(foreign ? { foreign_content: true } : {}),
-        })
-      }
-    }
-    if (remote && current < remote.last_offset) {
-      if (state.foreign_content) {
-        // Not this feed's content: continuing it with the feed's changes would mix two sets.
-        ctx.log.warn('content is not from this feed; its snapshot is loaded once it can be downloaded', { consumer: def.kind })
-        foreignHeld = true
-      } else if (current === 0 && !loaded) {
-        ctx.log.warn('nothing loaded and no snapshot: the full feed is not fetched change by change', { consumer: def.kind })
-      } else {
-        // Recorded before the first change is written: a crash from here on redoes the post-sync.
-        if (!state.post_sync_pending) state = await ctx.states.write({ ...state, post_sync_pending: true })
-        const r = await applyChanges(changesDeps(ctx, def, targets), def, url!, state, remote.last_offset)
-        if (r.applied > 0) updated = true
-      }
-    }
-  }
-  if (remote) state = { ...state, remote_offset: remote.last_offset }
-
-  // 9: post-sync, then ready. Content written by an earlier pass whose post-sync never finished
-  // (killed, failed) counts as updated here, so that work is redone before `ready`.
-  let postSync = updated || state.post_sync_pending === true
+/**
+ * 9: post-sync, then ready. Content written by an earlier pass whose post-sync never finished
+ * (killed, failed) counts as updated here, so that work is redone before `ready`. Answers the
+ * ruleset phases still pending.
+ */
+async function finishPass(ctx: PassContext, def: ConsumerDef, run: ConsumerRun): Promise<string[]> {
+  const { updated, targets } = run
+  let postSync = updated || run.state.post_sync_pending === true
   if (postSync && !updated) ctx.log.info('post-sync of an earlier pass did not finish; running it again', { consumer: def.kind })
-  if (!postSync && def.kind === 'iocs' && !sameScan(state.post_sync_over, await iocStored(ctx.store, targets.enrichments!))) {
+  if (!postSync && def.kind === 'iocs' && !sameScan(run.state.post_sync_over, await iocStored(ctx.store, targets.enrichments!))) {
     // No record at all: written by a version before the record (once, after an upgrade).
-    if (state.post_sync_over)
+    if (run.state.post_sync_over)
       ctx.log.warn('the IoC summary does not describe the stored IoCs; running the post-sync again', { consumer: def.kind })
     else ctx.log.info('no record of what the last IoC post-sync read; running it again', { consumer: def.kind })
     postSync = true
@@ -377,7 +450,7 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
         settings: ctx.settings,
         recomputeSpaces: ctx.recomputeSpaces,
       },
-      { updated: postSync, pending: state.pending_sync_phases, stale },
+      { updated: postSync, pending: run.state.pending_sync_phases, stale: run.stale },
     )
     pending = r.pending
   } else if (postSync && def.kind === 'iocs') {
@@ -389,21 +462,15 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
       exportPath: ctx.iocExportPath,
       pageSize: ctx.settings.num('plugins.content_manager.search_page_size'),
     })
-    state = { ...state, post_sync_over: scanned }
-    if (loadedFrom) ctx.iocs?.replaced()
+    run.state = { ...run.state, post_sync_over: scanned }
+    if (run.loadedFrom) ctx.iocs?.replaced()
   } else if (postSync) {
     await ctx.store.refresh({ index: Object.values(targets).filter((x): x is string => !!x), expand_wildcards: 'all' })
   }
-  const { post_sync_pending: _done, ...finished } = state
+  const { post_sync_pending: _done, ...finished } = run.state
   ctx.states.endProgress(def)
-  state = await ctx.states.write({ ...finished, status: 'ready', pending_sync_phases: pending })
-  return outcome({
-    updated,
-    retry: feedUnreachable || foreignHeld || pending.length > 0,
-    status: 'ready',
-    loadedFrom,
-    reason: feedUnreachable ? 'feed_unreachable' : foreignHeld ? 'feed_snapshot_pending' : pending.length ? 'pending_phases' : undefined,
-  })
+  run.state = await ctx.states.write({ ...finished, status: 'ready', pending_sync_phases: pending })
+  return pending
 }
 
 function changesDeps(ctx: PassContext, def: ConsumerDef, targets: Partial<Record<ContentKind, string>>) {

@@ -83,7 +83,6 @@ export const ConsumerState = t.Object({
   last_pass: t.Optional(LastPass),
 })
 export type ConsumerState = Static<typeof ConsumerState>
-export type ConsumerStatus = ConsumerState['status']
 
 /** A document that lost fields (hand edits, older versions) is read with defaults rather than refused. */
 function coerce(def: ConsumerDef, source: Record<string, unknown>): ConsumerState {

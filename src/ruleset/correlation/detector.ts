@@ -59,50 +59,7 @@ export async function prepareCorrelation(
   groups?: GroupStore,
 ): Promise<PreparedCorrelation | undefined> {
   if (stored.length === 0) return undefined
-  const heldIds = new Set(held.map((c) => c.id!))
-  const ownCorrelations = new Set(stored.map((s) => s.document.id))
-  const skipped: PreparedCorrelation['skipped'] = []
-  const resolved: ResolvedCorrelation[] = []
-  const correlationMeta = new Map<string, FindingRule>()
-  const extra: PreparedCorrelation['extra'] = []
-  const generated = new Set<string>()
-  const referencedOnly = new Set<string>()
-  const mappings = new Map<string, Promise<Record<string, string>>>()
-  const filters = deps.rules.filters()
-
-  let queue = stored
-  const seen = new Set<string>()
-  for (let depth = 0; queue.length > 0 && depth < MAX_CHAIN_DEPTH; depth++) {
-    const next: StoredRule[] = []
-    for (const s of queue) {
-      if (seen.has(s.document.id)) continue
-      seen.add(s.document.id)
-      try {
-        const rule = correlationRule(parseCorrelationDocument(s.rule), s.document.id)
-        const refs = await deps.rules.byReferences(rule.refs)
-        const missing = rule.refs.filter((r) => !refs.has(r))
-        if (missing.length > 0) throw new Error(`referenced rules not found: ${missing.join(', ')}`)
-        const sources = rule.refs.map((r) => refs.get(r)!.document.id)
-        for (const target of refs.values()) {
-          if (target.kind === 'correlation') {
-            next.push(target)
-            // An inner correlation of a chain is part of the outer one, not a finding of its own.
-            if (!ownCorrelations.has(target.document.id)) referencedOnly.add(target.document.id)
-          } else if (target.kind !== 'filter' && !heldIds.has(target.document.id)) {
-            heldIds.add(target.document.id)
-            referencedOnly.add(target.document.id)
-            extra.push({ rule: target, compiled: await deps.rules.compileForDetection(target, settings, mappings, filters) })
-          }
-          if (rule.generate) generated.add(target.document.id)
-        }
-        resolved.push({ ...rule, sources })
-        correlationMeta.set(rule.id, meta(s))
-      } catch (e) {
-        skipped.push({ id: s.document.id, reason: (e as Error).message })
-      }
-    }
-    queue = next
-  }
+  const { resolved, correlationMeta, extra, generated, referencedOnly, skipped } = await resolveChains(deps, stored, held, settings, meta)
   let correlator: Correlator
   const windows = groups ?? new StoreGroups(deps.store, { scope: detectorId, rules: resolved })
   try {
@@ -150,6 +107,65 @@ export async function prepareCorrelation(
       )
     },
   }
+}
+
+/**
+ * The detector's correlation rules with the rules they reference, followed down chains of
+ * correlations (at most MAX_CHAIN_DEPTH deep); referenced rules the detector does not hold are
+ * compiled as extras. A correlation that cannot be used is skipped with its reason.
+ */
+async function resolveChains(
+  deps: CorrelationDeps,
+  stored: StoredRule[],
+  held: CompiledSigmaRule[],
+  settings: SettingsSnapshot,
+  meta: (rule: StoredRule) => FindingRule,
+) {
+  const heldIds = new Set(held.map((c) => c.id!))
+  const ownCorrelations = new Set(stored.map((s) => s.document.id))
+  const skipped: PreparedCorrelation['skipped'] = []
+  const resolved: ResolvedCorrelation[] = []
+  const correlationMeta = new Map<string, FindingRule>()
+  const extra: PreparedCorrelation['extra'] = []
+  const generated = new Set<string>()
+  const referencedOnly = new Set<string>()
+  const mappings = new Map<string, Promise<Record<string, string>>>()
+  const filters = deps.rules.filters()
+
+  let queue = stored
+  const seen = new Set<string>()
+  for (let depth = 0; queue.length > 0 && depth < MAX_CHAIN_DEPTH; depth++) {
+    const next: StoredRule[] = []
+    for (const s of queue) {
+      if (seen.has(s.document.id)) continue
+      seen.add(s.document.id)
+      try {
+        const rule = correlationRule(parseCorrelationDocument(s.rule), s.document.id)
+        const refs = await deps.rules.byReferences(rule.refs)
+        const missing = rule.refs.filter((r) => !refs.has(r))
+        if (missing.length > 0) throw new Error(`referenced rules not found: ${missing.join(', ')}`)
+        const sources = rule.refs.map((r) => refs.get(r)!.document.id)
+        for (const target of refs.values()) {
+          if (target.kind === 'correlation') {
+            next.push(target)
+            // An inner correlation of a chain is part of the outer one, not a finding of its own.
+            if (!ownCorrelations.has(target.document.id)) referencedOnly.add(target.document.id)
+          } else if (target.kind !== 'filter' && !heldIds.has(target.document.id)) {
+            heldIds.add(target.document.id)
+            referencedOnly.add(target.document.id)
+            extra.push({ rule: target, compiled: await deps.rules.compileForDetection(target, settings, mappings, filters) })
+          }
+          if (rule.generate) generated.add(target.document.id)
+        }
+        resolved.push({ ...rule, sources })
+        correlationMeta.set(rule.id, meta(s))
+      } catch (e) {
+        skipped.push({ id: s.document.id, reason: (e as Error).message })
+      }
+    }
+    queue = next
+  }
+  return { resolved, correlationMeta, extra, generated, referencedOnly, skipped }
 }
 
 function asFinding(f: CorrelationFinding, detectorId: string, detectorType: string, rule: FindingRule, silent: Set<string>): Finding {

@@ -24,7 +24,15 @@ import type { FindingInput, FindingRule } from '../findings/writer'
 import { type PreparedCorrelation, prepareCorrelation } from '../correlation/detector'
 import type { StoredDetector, StoredRule } from '../model'
 import type { Rules } from '../rules'
-import { baseline, type Checkpoint, concreteIndices, loadCheckpoint, type RunSummary, saveCheckpoint } from './checkpoint'
+import {
+  baseline,
+  type Checkpoint,
+  concreteIndices,
+  loadCheckpoint,
+  type RunSummary,
+  saveCheckpoint,
+  type StoredCheckpoint,
+} from './checkpoint'
 import { FINDINGS_SETTINGS, type FindingsPipeline, findingId } from './findings-pipeline'
 import { isObject } from '../../json'
 import type { AlertRaiser } from '../alerts/raise'
@@ -75,7 +83,7 @@ export async function runDetector(
   if (!detector.enabled) return { status: 'disabled' }
   const startedAt = deps.now()
   const expressions = detector.inputs.flatMap((i) => i.detector_input.indices)
-  let stored = await loadCheckpoint(deps.store, id)
+  const stored = await loadCheckpoint(deps.store, id)
   if (!stored || stored.checkpoint.epoch !== detector.enabled_time) {
     // Never ran since it was (re-)enabled and nobody baselined it: start from the current ends.
     const cp = await baseline(deps.store, id, expressions, detector.enabled_time, startedAt)
@@ -86,45 +94,92 @@ export async function runDetector(
   const report = skipReporter(deps, id, stored.checkpoint.last_run?.skipped_rules)
   const prepared = await prepareRules(deps, id, detector, settings, report)
   const threatIntel = await DetectorThreatIntel.of(deps.threatIntel && { ...deps, ...deps.threatIntel }, id, detector)
-  const batchSize = settings.num(FINDINGS_SETTINGS.batchSize)
-  const bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
-  const flushMillis = settings.num(FINDINGS_SETTINGS.flushInterval) * 1000
-  const summary: RunSummary = {
-    started_at: startedAt,
-    finished_at: startedAt,
-    took_ms: 0,
-    documents: 0,
-    findings: 0,
-    duplicates: 0,
-    shed: 0,
-    failed_findings: 0,
-    skipped_rules: prepared.skipped,
+  const run = new DetectorRun(deps, id, detector, control, { settings, report, prepared, threatIntel, stored, startedAt })
+  for (const index of await concreteIndices(deps.store, expressions)) {
+    if (control.stopping()) {
+      run.stopped = true
+      break
+    }
+    const ended = await run.scanIndex(index)
+    if (ended === 'lost') return { status: 'lost' }
+    if (ended === 'stopped') break
   }
-  const errors = new Set<string>()
-  const cp: Checkpoint = { ...stored.checkpoint, indices: { ...stored.checkpoint.indices } }
-  let newest: number | undefined
-  let stopped = false
-  const pacer = runPacer()
+  return run.finish()
+}
 
-  let pending: Array<FindingInput & { id: string }> = []
-  // Findings go out a bulk's worth (`enriched_findings_bulk_size`) at a time, checked after each
-  // `enriched_findings_enrich_batch_size` events, and at the batch's end.
-  const flush = async () => {
-    const batch = pending
-    const r = await deps.findings.submit(pending, settings)
-    pending = []
+/** What a run is given once its detector's rules are ready. */
+interface RunStart {
+  settings: SettingsSnapshot
+  report: SkipReport
+  prepared: Prepared
+  threatIntel: DetectorThreatIntel | undefined
+  stored: StoredCheckpoint
+  startedAt: number
+}
+
+/** One run of one detector past its baseline: the scan of its indices, its findings and its checkpoint. */
+class DetectorRun {
+  readonly summary: RunSummary
+  private readonly errors = new Set<string>()
+  private readonly cp: Checkpoint
+  private readonly pacer = runPacer()
+  private readonly batchSize: number
+  private readonly bulkSize: number
+  private readonly flushMillis: number
+  private newest: number | undefined
+  stopped = false
+  private pending: Array<FindingInput & { id: string }> = []
+  private committed = performance.now()
+
+  constructor(
+    private readonly deps: RunDeps,
+    private readonly id: string,
+    private readonly detector: StoredDetector,
+    private readonly control: RunControl,
+    private readonly start: RunStart,
+  ) {
+    const { settings, startedAt, stored } = start
+    this.batchSize = settings.num(FINDINGS_SETTINGS.batchSize)
+    this.bulkSize = settings.num(FINDINGS_SETTINGS.bulkSize)
+    this.flushMillis = settings.num(FINDINGS_SETTINGS.flushInterval) * 1000
+    this.summary = {
+      started_at: startedAt,
+      finished_at: startedAt,
+      took_ms: 0,
+      documents: 0,
+      findings: 0,
+      duplicates: 0,
+      shed: 0,
+      failed_findings: 0,
+      skipped_rules: start.prepared.skipped,
+    }
+    this.cp = { ...stored.checkpoint, indices: { ...stored.checkpoint.indices } }
+  }
+
+  /**
+   * Findings go out a bulk's worth (`enriched_findings_bulk_size`) at a time, checked after each
+   * `enriched_findings_enrich_batch_size` events, and at the batch's end.
+   */
+  private async flush(): Promise<void> {
+    const { deps, id, summary } = this
+    const batch = this.pending
+    const r = await deps.findings.submit(this.pending, this.start.settings)
+    this.pending = []
     // The store could not take them now: stop before the checkpoint, the next run repeats the batch.
     if (r.unavailable > 0) throw new Error(`detector ${id}: ${r.unavailable} findings could not be written now (${r.errors.join('; ')})`)
     // Alerts (with the notifications they owe) after their findings, both before the checkpoint.
-    await deps.alerts?.raise(id, detector, batch)
+    await deps.alerts?.raise(id, this.detector, batch)
     summary.findings += r.written
     summary.duplicates += r.duplicates
     summary.shed += r.shed
     summary.failed_findings += r.failed
-    for (const e of r.errors) if (errors.size < MAX_ERRORS) errors.add(e)
+    for (const e of r.errors) if (this.errors.size < MAX_ERRORS) this.errors.add(e)
   }
+
   /** One batch's findings, a bulk's worth written whenever one is ready. */
-  const collectFindings = async (page: ScannedPage) => {
+  private async collectFindings(page: ScannedPage): Promise<void> {
+    const { id, detector, control, batchSize } = this
+    const { prepared } = this.start
     const { matches } = page
     // Pairs (event, rule) arrive in event order: the findings of one event are built together.
     let boundary = batchSize
@@ -133,7 +188,7 @@ export async function runDetector(
       // Checked once per `enriched_findings_enrich_batch_size` events: a full bulk goes out.
       if (at >= boundary) {
         boundary = (Math.floor(at / batchSize) + 1) * batchSize
-        if (pending.length >= bulkSize) await flush()
+        if (this.pending.length >= this.bulkSize) await this.flush()
       }
       const hit = page.hit(at)
       const matched: Array<FindingInput & { id: string }> = []
@@ -148,43 +203,42 @@ export async function runDetector(
         })
       }
       // Correlation rules see every match; rules they pull in write findings only with `generate`.
-      pending.push(...(prepared.correlation ? prepared.correlation.admit(hit, matched) : matched))
-      if (pacer.due()) await pacer.pause()
+      this.pending.push(...(prepared.correlation ? prepared.correlation.admit(hit, matched) : matched))
+      if (this.pacer.due()) await this.pacer.pause()
     }
-    summary.documents += page.size
+    this.summary.documents += page.size
     // The lag is read off the last event of each batch (the latest indexed), not parsed per event.
     const ts = timestampOf(page.hit(page.size - 1)._source ?? {})
-    if (ts !== undefined && (newest === undefined || ts > newest)) newest = ts
+    if (ts !== undefined && (this.newest === undefined || ts > this.newest)) this.newest = ts
   }
+
   /**
    * Findings first, checkpoint second: a crash in between repeats the batches since the last
    * commit, and the deterministic finding ids turn the repeat into create conflicts.
    */
-  const commit = async (): Promise<boolean> => {
-    if (pending.length > 0) await flush()
-    await threatIntel?.flush()
+  private async commit(): Promise<boolean> {
+    if (this.pending.length > 0) await this.flush()
+    await this.start.threatIntel?.flush()
     // Correlation findings are written before their windows are saved, and both before the checkpoint.
-    await prepared.correlation?.flush(async (found) => {
-      pending.push(...found)
-      await flush()
+    await this.start.prepared.correlation?.flush(async (found) => {
+      this.pending.push(...found)
+      await this.flush()
     })
-    const saved = await saveCheckpoint(deps.store, cp, stored)
+    const saved = await saveCheckpoint(this.deps.store, this.cp, this.start.stored)
     if (!saved) return false
-    stored = saved
-    committed = performance.now()
+    this.start.stored = saved
+    this.committed = performance.now()
     return true
   }
-  let committed = performance.now()
 
-  scan: for (const index of await concreteIndices(deps.store, expressions)) {
-    if (control.stopping()) {
-      stopped = true
-      break
-    }
+  /** Reads one source index from its checkpoint; 'lost' when another node owns the detector now, 'stopped' when the node stops. */
+  async scanIndex(index: string): Promise<'lost' | 'stopped' | undefined> {
+    const { cp, pacer, control } = this
+    const { threatIntel, prepared, report } = this.start
     // Indexed once per (rules, mapping): each event is evaluated once against the whole set.
-    const scanner = await scannerOf(deps, index, prepared.compiled, threatIntel?.fields)
+    const scanner = await scannerOf(this.deps, index, prepared.compiled, threatIntel?.fields)
     try {
-      for (const { rule, error } of scanner.refused) skip(summary, rule.id, error, report)
+      for (const { rule, error } of scanner.refused) skip(this.summary, rule.id, error, report)
       // The next batch is read and evaluated (on the thread) while this one's findings are written.
       let reading: Promise<ScannedPage> | undefined = scanner.next(cp.indices[index] ?? -1)
       // Batches collected since the last commit: the checkpoint in `cp` is ahead of the saved one.
@@ -196,7 +250,7 @@ export async function runDetector(
         // An early failure of the batch read ahead is not unhandled if this one's writing fails.
         reading?.catch(() => {})
         if (page.size > 0) {
-          await collectFindings(page)
+          await this.collectFindings(page)
           threatIntel?.admit(index, page.iocs)
           cp.indices[index] = page.last
           uncommitted = true
@@ -204,43 +258,51 @@ export async function runDetector(
         const stop = reading !== undefined && control.stopping()
         // A commit (findings, then checkpoint) once a bulk's worth is waiting, once the flush
         // interval has passed, and when the scan ends: each costs a durable write, not each batch.
-        if (uncommitted && (!reading || stop || pending.length >= bulkSize || performance.now() - committed >= flushMillis)) {
+        const due = !reading || stop || this.pending.length >= this.bulkSize || performance.now() - this.committed >= this.flushMillis
+        if (uncommitted && due) {
           uncommitted = false
           // Another node moved the checkpoint: that node owns this detector now.
-          if (!(await commit())) return { status: 'lost' }
+          if (!(await this.commit())) return 'lost'
         }
         if (pacer.due()) await pacer.pause()
         if (stop) {
           // The batch read ahead is left for the next run: the checkpoint is before it.
-          stopped = true
-          break scan
+          this.stopped = true
+          return 'stopped'
         }
       }
     } finally {
       scanner.close()
     }
+    return undefined
   }
-  if (threatIntel) summary.ioc_findings = threatIntel.findings
-  summary.finished_at = deps.now()
-  summary.took_ms = summary.finished_at - startedAt
-  if (newest !== undefined) summary.lag_ms = Math.max(0, summary.finished_at - newest)
-  if (errors.size > 0) {
-    const message = `${summary.failed_findings} findings could not be written: ${[...errors].join('; ')}`
-    summary.error = message
-    cp.last_error = { at: summary.finished_at, message }
-    // Logged once per distinct failure, not on every run that meets it again.
-    if (stored.checkpoint.last_error?.message !== message)
-      deps.log.error('detector findings could not be written; the run moved on', {
-        detector: id,
-        failed: summary.failed_findings,
-        errors: [...errors],
-      })
+
+  /** The run's summary saved with the checkpoint (and its write errors logged once each). */
+  async finish(): Promise<RunOutcome> {
+    const { summary, cp, errors } = this
+    const { threatIntel, startedAt, stored } = this.start
+    if (threatIntel) summary.ioc_findings = threatIntel.findings
+    summary.finished_at = this.deps.now()
+    summary.took_ms = summary.finished_at - startedAt
+    if (this.newest !== undefined) summary.lag_ms = Math.max(0, summary.finished_at - this.newest)
+    if (errors.size > 0) {
+      const message = `${summary.failed_findings} findings could not be written: ${[...errors].join('; ')}`
+      summary.error = message
+      cp.last_error = { at: summary.finished_at, message }
+      // Logged once per distinct failure, not on every run that meets it again.
+      if (stored.checkpoint.last_error?.message !== message)
+        this.deps.log.error('detector findings could not be written; the run moved on', {
+          detector: this.id,
+          failed: summary.failed_findings,
+          errors: [...errors],
+        })
+    }
+    cp.last_run_at = startedAt
+    cp.last_run = summary
+    const saved = await saveCheckpoint(this.deps.store, cp, stored)
+    if (!saved) return { status: 'lost' }
+    return { status: this.stopped ? 'stopped' : 'ran', ...summary }
   }
-  cp.last_run_at = startedAt
-  cp.last_run = summary
-  const saved = await saveCheckpoint(deps.store, cp, stored)
-  if (!saved) return { status: 'lost' }
-  return { status: stopped ? 'stopped' : 'ran', ...summary }
 }
 
 /**

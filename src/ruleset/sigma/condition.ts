@@ -31,22 +31,17 @@ export function parseCondition(text: string): Condition {
   const peek = () => tokens[pos]
   const take = () => tokens[pos++]
 
-  const parseOr = (): Condition => {
-    const args = [parseAnd()]
-    while (peek() === 'or') {
+  /** `operand (op operand)*`, one node for the whole run. */
+  const chain = (op: 'or' | 'and', operand: () => Condition): Condition => {
+    const args = [operand()]
+    while (peek() === op) {
       take()
-      args.push(parseAnd())
+      args.push(operand())
     }
-    return args.length === 1 ? args[0] : { op: 'or', args }
+    return args.length === 1 ? args[0] : { op, args }
   }
-  const parseAnd = (): Condition => {
-    const args = [parseNot()]
-    while (peek() === 'and') {
-      take()
-      args.push(parseNot())
-    }
-    return args.length === 1 ? args[0] : { op: 'and', args }
-  }
+  const parseOr = (): Condition => chain('or', parseAnd)
+  const parseAnd = (): Condition => chain('and', parseNot)
   const parseNot = (): Condition => {
     if (peek() === 'not') {
       take()

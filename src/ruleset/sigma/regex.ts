@@ -69,143 +69,170 @@ function otherCaseRange(from: string, to: string): string {
 }
 
 function translate(pattern: string, flags: Set<RegexFlag>): { lucene: string; exact: boolean } {
-  const dot = flags.has('s') ? '.' : `[^${LINE_TERMINATORS}]`
-  const alternatives: string[] = []
-  let out = ''
-  let depth = 0
-  let startAnchored = false
-  let atStart = true // nothing emitted yet in this top-level alternative
-  let endAnchored = false
+  return new Translation(pattern, flags).run()
+}
+
+/** One pattern's translation, read left to right; `i` is the position of the next character. */
+class Translation {
+  private readonly dot: string
+  private readonly alternatives: string[] = []
+  private out = ''
+  private depth = 0
+  private startAnchored = false
+  private atStart = true // nothing emitted yet in this top-level alternative
+  private endAnchored = false
   // Set when a zero-width assertion is left out: the translation then accepts a superset.
-  let exact = true
-  let i = 0
+  private exact = true
+  private i = 0
 
-  const finishAlternative = () => {
-    const lt = `[${LINE_TERMINATORS}]`
-    const head = startAnchored ? (flags.has('m') ? `(.*${lt})?` : '') : '.*'
-    const tail = endAnchored ? (flags.has('m') ? `(${lt}.*)?` : '') : '.*'
-    alternatives.push(head + out + tail)
-    out = ''
-    startAnchored = endAnchored = false
-    atStart = true
+  constructor(
+    private readonly pattern: string,
+    private readonly flags: Set<RegexFlag>,
+  ) {
+    this.dot = flags.has('s') ? '.' : `[^${LINE_TERMINATORS}]`
   }
 
-  const quantifierFollows = () => {
-    // Lazy `?` changes which match is found, never whether one is: drop it. Possessive can change it.
-    if (pattern[i] === '?') i++
-    else if (pattern[i] === '+') throw unsupported('possessive quantifier', pattern)
+  run(): { lucene: string; exact: boolean } {
+    while (this.i < this.pattern.length) {
+      const c = this.pattern[this.i]
+      this.i++
+      if (this.step(c)) this.atStart = false
+    }
+    this.finishAlternative()
+    return { lucene: this.alternatives.join('|'), exact: this.exact }
   }
 
-  while (i < pattern.length) {
-    const c = pattern[i]
-    i++
+  /** Translates one character (and what it takes after it); false when it ended a top-level alternative. */
+  private step(c: string): boolean {
+    const { pattern } = this
     switch (c) {
       case '\\':
-        out += escape()
+        this.out += this.escape()
         break
       case '[':
-        out += charClass()
+        this.out += this.charClass()
         break
       case '.':
-        out += dot
+        this.out += this.dot
         break
       case '^':
-        if (depth > 0 || !atStart) exact = false
-        else startAnchored = true
+        if (this.depth > 0 || !this.atStart) this.exact = false
+        else this.startAnchored = true
         break
       case '$':
         // Only a `$` that ends a top-level alternative is an outer anchor.
-        if (depth === 0 && (i === pattern.length || pattern[i] === '|')) endAnchored = true
-        else exact = false
+        if (this.depth === 0 && (this.i === pattern.length || pattern[this.i] === '|')) this.endAnchored = true
+        else this.exact = false
         break
       case '|':
-        if (depth === 0) {
-          finishAlternative()
-          continue
+        if (this.depth === 0) {
+          this.finishAlternative()
+          return false
         }
-        out += '|'
+        this.out += '|'
         break
       case '(':
-        out += group()
+        this.out += this.group()
         break
       case ')':
-        depth--
-        out += ')'
+        this.depth--
+        this.out += ')'
         break
       case '*':
       case '+':
       case '?':
-        out += c
-        quantifierFollows()
+        this.out += c
+        this.quantifierFollows()
         break
-      case '{': {
-        const q = /^(\d+)(,(\d*))?\}/.exec(pattern.slice(i))
-        if (q) {
-          i += q[0].length
-          out += `{${q[1]}${q[2] ?? ''}}`
-          quantifierFollows()
-        } else out += lit(c)
+      case '{':
+        this.out += this.bounds(c)
         break
-      }
       default:
-        out += lit(c)
+        this.out += lit(c)
     }
-    atStart = false
+    return true
   }
-  finishAlternative()
-  return { lucene: alternatives.join('|'), exact }
 
-  function group(): string {
-    depth++
-    if (pattern[i] !== '?') return '('
-    const rest = pattern.slice(i)
+  private finishAlternative(): void {
+    const lt = `[${LINE_TERMINATORS}]`
+    const head = this.startAnchored ? (this.flags.has('m') ? `(.*${lt})?` : '') : '.*'
+    const tail = this.endAnchored ? (this.flags.has('m') ? `(${lt}.*)?` : '') : '.*'
+    this.alternatives.push(head + this.out + tail)
+    this.out = ''
+    this.startAnchored = this.endAnchored = false
+    this.atStart = true
+  }
+
+  private quantifierFollows(): void {
+    // Lazy `?` changes which match is found, never whether one is: drop it. Possessive can change it.
+    if (this.pattern[this.i] === '?') this.i++
+    else if (this.pattern[this.i] === '+') throw unsupported('possessive quantifier', this.pattern)
+  }
+
+  /** `{n}`, `{n,}`, `{n,m}` after the `{`; else a literal `{`. */
+  private bounds(c: string): string {
+    const q = /^(\d+)(,(\d*))?\}/.exec(this.pattern.slice(this.i))
+    if (!q) return lit(c)
+    this.i += q[0].length
+    const out = `{${q[1]}${q[2] ?? ''}}`
+    this.quantifierFollows()
+    return out
+  }
+
+  private group(): string {
+    const { pattern } = this
+    this.depth++
+    if (pattern[this.i] !== '?') return '('
+    const rest = pattern.slice(this.i)
     if (rest.startsWith('?:')) {
-      i += 2
+      this.i += 2
       return '('
     }
     const name = /^\?P?<[A-Za-z_]\w*>/.exec(rest)
     if (name) {
-      i += name[0].length
+      this.i += name[0].length
       return '('
     }
     if (/^\?<?[=!]/.test(rest)) throw unsupported('look-around', pattern)
     throw unsupported(`group '(${rest.slice(0, 3)}'`, pattern)
   }
 
-  function escape(): string {
-    const c = pattern[i++]
+  private escape(): string {
+    const c = this.pattern[this.i++]
     if (c === undefined) return '\\\\'
     if (c in CLASS_BODY) return `[${litClassBody(CLASS_BODY[c])}]`
     if (c.toLowerCase() in CLASS_BODY) return `[^${litClassBody(CLASS_BODY[c.toLowerCase()])}]`
     if (c in CONTROL) return lit(CONTROL[c])
-    const code = codePoint(c)
+    const code = this.codePoint(c)
     if (code !== undefined) return lit(code)
     if (/[bB]/.test(c)) {
-      exact = false
+      this.exact = false
       return ''
     }
-    if (/[1-9k]/.test(c)) throw unsupported('back-reference', pattern)
-    if (/[pPc]/.test(c)) throw unsupported(`escape '\\${c}'`, pattern)
+    if (/[1-9k]/.test(c)) throw unsupported('back-reference', this.pattern)
+    if (/[pPc]/.test(c)) throw unsupported(`escape '\\${c}'`, this.pattern)
     return lit(c)
   }
 
   /** `\xHH` / `\uHHHH` (the backslash and letter already consumed up to the letter). */
-  function codePoint(c: string): string | undefined {
-    const hex = c === 'x' ? /^[0-9a-fA-F]{2}/.exec(pattern.slice(i)) : c === 'u' ? /^[0-9a-fA-F]{4}/.exec(pattern.slice(i)) : null
+  private codePoint(c: string): string | undefined {
+    const rest = this.pattern.slice(this.i)
+    const hex = c === 'x' ? /^[0-9a-fA-F]{2}/.exec(rest) : c === 'u' ? /^[0-9a-fA-F]{4}/.exec(rest) : null
     if (!hex) return undefined
-    i += hex[0].length
+    this.i += hex[0].length
     return String.fromCharCode(parseInt(hex[0], 16))
   }
 
-  function charClass(): string {
+  private charClass(): string {
+    const { pattern } = this
     let body = ''
     let negated = false
-    if (pattern[i] === '^') {
+    if (pattern[this.i] === '^') {
       negated = true
-      i++
+      this.i++
     }
     // JavaScript: `[]` never matches and `[^]` matches anything; neither is worth translating.
-    if (pattern[i] === ']') throw unsupported('empty character class', pattern)
+    if (pattern[this.i] === ']') throw unsupported('empty character class', pattern)
     // A `-` is a range operator only between two single characters (JavaScript reads `[\w-.]` literally).
     let canStartRange = false
     let closingRange = false
@@ -213,9 +240,9 @@ function translate(pattern: string, flags: Set<RegexFlag>): { lucene: string; ex
     // (`[a-z]` misses `Z`), while `(?i)` folds both: a letter range gets its other case spelled out.
     let previous = ''
     let rangeFrom = ''
-    while (i < pattern.length && pattern[i] !== ']') {
-      const c = pattern[i++]
-      if (c === '-' && canStartRange && pattern[i] !== ']' && !/^\\[dswDSW]/.test(pattern.slice(i))) {
+    while (this.i < pattern.length && pattern[this.i] !== ']') {
+      const c = pattern[this.i++]
+      if (c === '-' && canStartRange && pattern[this.i] !== ']' && !/^\\[dswDSW]/.test(pattern.slice(this.i))) {
         body += '-'
         canStartRange = false
         closingRange = true
@@ -223,25 +250,26 @@ function translate(pattern: string, flags: Set<RegexFlag>): { lucene: string; ex
         continue
       }
       previous = c
-      let single = true
-      if (c === '\\') {
-        const e = pattern[i++]
-        const code = codePoint(e)
-        if (code !== undefined) body += lit(code)
-        else if (e in CLASS_BODY) {
-          body += litClassBody(CLASS_BODY[e])
-          single = false
-        } else if (e.toLowerCase() in CLASS_BODY) throw unsupported(`negated class '\\${e}' inside [...]`, pattern)
-        else if (e in CONTROL) body += lit(CONTROL[e])
-        else if (e === 'b') body += lit('\b')
-        else if (/[pPc]/.test(e)) throw unsupported(`escape '\\${e}'`, pattern)
-        else body += lit(e)
-      } else body += lit(c)
-      if (closingRange && flags.has('i') && c !== '\\') body += otherCaseRange(rangeFrom, c)
-      canStartRange = single && !closingRange
+      const member = c === '\\' ? this.classEscape() : { text: lit(c), single: true }
+      body += member.text
+      if (closingRange && this.flags.has('i') && c !== '\\') body += otherCaseRange(rangeFrom, c)
+      canStartRange = member.single && !closingRange
       closingRange = false
     }
-    i++ // the closing `]`
+    this.i++ // the closing `]`
     return `[${negated ? '^' : ''}${body}]`
+  }
+
+  /** An escape inside `[...]` (the backslash consumed); `single` when it stands for one character. */
+  private classEscape(): { text: string; single: boolean } {
+    const e = this.pattern[this.i++]
+    const code = this.codePoint(e)
+    if (code !== undefined) return { text: lit(code), single: true }
+    if (e in CLASS_BODY) return { text: litClassBody(CLASS_BODY[e]), single: false }
+    if (e.toLowerCase() in CLASS_BODY) throw unsupported(`negated class '\\${e}' inside [...]`, this.pattern)
+    if (e in CONTROL) return { text: lit(CONTROL[e]), single: true }
+    if (e === 'b') return { text: lit('\b'), single: true }
+    if (/[pPc]/.test(e)) throw unsupported(`escape '\\${e}'`, this.pattern)
+    return { text: lit(e), single: true }
   }
 }

@@ -68,10 +68,6 @@ export function withSuffixAny(s: SigmaString): SigmaString {
   return s.parts[s.parts.length - 1] === ANY ? s : { ...s, parts: [...s.parts, ANY] }
 }
 
-export function mapLiterals(s: SigmaString, f: (run: string) => string, bytes = s.bytes): SigmaString {
-  return { kind: 'str', parts: s.parts.map((p) => (typeof p === 'string' ? f(p) : p)), bytes }
-}
-
 /** OpenSearch wildcard syntax: `\` escapes the three special characters in literal runs. */
 export function toWildcardPattern(s: SigmaString): string {
   return s.parts.map((p) => (p === ANY ? '*' : p === ONE ? '?' : typeof p === 'string' ? p.replace(/[\\*?]/g, '\\$&') : '')).join('')

@@ -11,11 +11,10 @@ import { DlsFilters } from '../dls'
 import { ApiError, OpenSearchHttpError } from '../../http/errors'
 import type { Logger } from '../../http/log'
 import { remoteAddressOf } from '../../http/remote'
-import { isSystemIndex } from '../builtin-roles'
 import { type Caller, noPermissions, type Security } from '../../http/caller'
 import { ExpiringLru } from '../lru'
 import type { Identity, Policy } from '../policy'
-import { authorizeCaller, REALM, SYSTEM_INDEX_PERMISSION } from '../service'
+import { authorizeCaller, REALM } from '../service'
 import { askAuthInfo, type AuthInfo } from './authinfo'
 import type { PlatformEndpoint } from './endpoint'
 
@@ -133,8 +132,7 @@ export class PlatformSecurity implements Security {
   authorizeIndices(caller: Caller, action: string, indices: string[]): void {
     const identity = callerIdentity(caller)
     for (const index of indices) {
-      const system = isSystemIndex(index) && !this.policy.hasExplicitIndex(identity, caller.roles, SYSTEM_INDEX_PERMISSION, index)
-      if (system || !this.policy.hasIndex(identity, caller.roles, action, index)) {
+      if (!this.policy.mayUseIndex(identity, caller.roles, action, index)) {
         throw new OpenSearchHttpError(403, 'security_exception', noPermissions(action, caller))
       }
     }

@@ -25,7 +25,6 @@ export type EventCategory = (typeof EVENT_CATEGORIES)[number]
 
 export const eventsStream = (category: EventCategory) => `svc-events-v5-${category}`
 export const findingsStream = (category: EventCategory) => `svc-findings-v5-${category}`
-export const EVENTS_PATTERN = 'svc-events-v5-*'
 export const FINDINGS_PATTERN = 'svc-findings-v5-*'
 export const FINDINGS_SECURITY_STREAM = findingsStream('security')
 export const RAW_EVENTS_STREAM = 'svc-events-raw-v5'
@@ -81,6 +80,22 @@ export const CTI_CONSUMERS_INDEX = '.svc-cti-consumers'
 export const CONTENT_MANAGER_JOBS_INDEX = '.svc-content-manager-jobs'
 export const RESOURCE_LOCKS_INDEX = '.svc-content-manager-resource-locks'
 export const INTERNAL_STATE_INDEX = '.svc-internal-state'
+/** Where the lifecycle policies live (the platform's `.opendistro-ism-config`). */
+export const ISM_CONFIG_INDEX = '.svc-ism-config'
+/** The stored scripts (the platform keeps them in its cluster state). */
+export const SCRIPTS_INDEX = '.svc-scripts'
+
+/**
+ * System indices: no role reaches them through the index API, all_access included (reference
+ * 6.2), unless it names `system:admin/system_index` for them explicitly (security/policy.ts's
+ * mayUseIndex, the one place that rule is written). The lifecycle policies change through the
+ * ISM API only and the stored scripts through `_scripts` only, as on the platform.
+ */
+export const SYSTEM_INDICES: readonly string[] = Object.freeze([INTERNAL_STATE_INDEX, ISM_CONFIG_INDEX, SCRIPTS_INDEX])
+
+export function isSystemIndex(name: string): boolean {
+  return SYSTEM_INDICES.includes(name)
+}
 
 /** Reserved documents of `.svc-internal-state`. */
 export const CTI_CREDENTIALS_DOC_ID = 'credentials'

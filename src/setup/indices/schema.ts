@@ -80,6 +80,3 @@ export function schemaTemplates(fields: readonly SchemaField[]): Array<Record<st
     },
   ]
 }
-
-/** Every schema field of the event streams with its type: what a rule's field is before any event carried it. */
-export const EVENT_SCHEMA_TYPES: ReadonlyMap<string, string> = new Map(SCHEMA.events.map((f) => [f.path, String(f.mapping.type)]))

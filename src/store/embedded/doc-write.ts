@@ -72,6 +72,48 @@ export function write(
   body: Record<string, unknown> | undefined,
   p: WriteParams,
 ): WriteResponse {
+  id = checkWrite(op, id, body, p)
+  const upsert = op === 'update' && isObject(body) && (body.doc_as_upsert === true || body.upsert !== undefined)
+  const meta = writeTarget(core, index, op, p.if_seq_no !== undefined, upsert)
+  // The source is read only when an update has to merge into it.
+  const existing = id === undefined ? null : op === 'update' ? getRow(core, meta, id) : getHead(core, meta, id)
+  checkSeqNo(meta, op, id, existing, p)
+  if (op === 'delete') return deleteRow(core, meta, id!, existing, p)
+
+  let source = body!
+  let result: 'created' | 'updated' = existing ? 'updated' : 'created'
+  if (op === 'update') {
+    const merged = updatedSource(meta, id!, body as Record<string, unknown>, existing, p)
+    if ('noop' in merged) return merged.noop
+    source = merged.source
+    if (!existing) result = 'created'
+  } else if (op === 'create' && existing) {
+    throw new VersionConflict(
+      `[${id}]: version conflict, document already exists (current version [${existing.ver}])`,
+      meta.name,
+      meta.uuid,
+    )
+  }
+
+  if (id === undefined) id = autoId()
+  checkDataStream(core, meta, source)
+  const values: IndexedValue[] = []
+  const grown = applyMapping(meta.mappings, source, id, values, mappingLimits(meta.settings))
+  const version = existing
+    ? nextVersion(existing, p, id, meta)
+    : p.version_type === 'external' || p.version_type === 'external_gte'
+      ? Number(p.version)
+      : 1
+
+  // --- changes from here on
+  if (grown) setMappings(core, meta, grown)
+  const seq = storeRow(core, meta, id, source, values, version, existing)
+  const written = response(meta, id, version, result, seq, p)
+  return op === 'update' ? withGet(written, (body as Record<string, unknown>)._source, source) : written
+}
+
+/** The request's own checks (id, body, compare-and-write parameters); answers the id as a string. */
+function checkWrite(op: Op, id: string | undefined, body: Record<string, unknown> | undefined, p: WriteParams): string | undefined {
   if (id !== undefined) {
     id = String(id)
     if (id === '')
@@ -97,90 +139,89 @@ export function write(
       400,
       'Validation Failed: 1: compare and write operations can not be used with version type [EXTERNAL];',
     )
-  const upsert = op === 'update' && isObject(body) && (body.doc_as_upsert === true || body.upsert !== undefined)
-  const meta = writeTarget(core, index, op, p.if_seq_no !== undefined, upsert)
-  // The source is read only when an update has to merge into it.
-  const existing = id === undefined ? null : op === 'update' ? getRow(core, meta, id) : getHead(core, meta, id)
+  return id
+}
 
-  if (p.if_seq_no !== undefined) {
-    const want = `required seqNo [${p.if_seq_no}], primary term [${p.if_primary_term}]`
-    if (!existing) {
-      if (op !== 'update') throw new VersionConflict(`[${id}]: version conflict, ${want}. but no document was found`, meta.name, meta.uuid)
-    } else if (existing.seq !== Number(p.if_seq_no) || Number(p.if_primary_term) !== 1)
-      throw new VersionConflict(
-        `[${id}]: version conflict, ${want}. current document has seqNo [${existing.seq}] and primary term [1]`,
-        meta.name,
-        meta.uuid,
-      )
-  }
-
-  if (op === 'delete') {
-    if (!existing) {
-      // OpenSearch spends a sequence number on a delete that finds nothing, too.
-      const seq = core.nextSeq(meta)
-      return response(meta, id!, 1, 'not_found', seq, p)
-    }
-    const version = nextVersion(existing, p, id!, meta)
-    keepForPits(core, meta, existing)
-    core.pendingStats.move(meta.lengthIds, removeKeys(core, meta, existing), undefined, onUndo(core))
-    core.db.query('DELETE FROM docs WHERE rid = ?').run(existing.rid)
-    adjustCount(core, meta, -1, -(existing.len ?? storedSize(existing.src, existing.keys)))
-    return response(meta, id!, version, 'deleted', core.nextSeq(meta), p)
-  }
-
-  let source = body!
-  let result: 'created' | 'updated' = existing ? 'updated' : 'created'
-  if (op === 'update') {
-    const u = body as Record<string, unknown>
-    for (const k of Object.keys(u))
-      if (!['doc', 'upsert', 'doc_as_upsert', 'detect_noop', '_source', 'script', 'scripted_upsert'].includes(k))
-        throw new ParsingError(`[UpdateRequest] unknown field [${k}]`)
-    if (u.script !== undefined) throw new IllegalArgument('scripted updates are not supported by the embedded store; send a partial doc')
-    if (u.doc !== undefined && !isObject(u.doc)) throw new ParsingError('[UpdateRequest] doc must be an object')
-    if (!existing) {
-      const upsert = u.doc_as_upsert === true ? u.doc : u.upsert
-      if (!isObject(upsert)) throw new DocumentMissing(meta.name, id!, meta.uuid)
-      source = upsert
-      result = 'created'
-    } else {
-      if (u.doc === undefined)
-        throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: script or doc is missing;')
-      const old = JSON.parse(existing.src) as Record<string, unknown>
-      const merged = deepMerge(old, u.doc as Record<string, unknown>)
-      if (u.detect_noop !== false && deepEqual(merged.value, old) && !merged.changed)
-        return withGet(
-          { ...response(meta, id!, existing.ver, 'noop', existing.seq, p), _shards: { total: 0, successful: 0, failed: 0 } },
-          u._source,
-          old,
-        )
-      source = merged.value
-    }
-  } else if (op === 'create' && existing) {
+/** `if_seq_no` / `if_primary_term`: the document must be at that point (an update may also find none). */
+function checkSeqNo(meta: IndexMeta, op: Op, id: string | undefined, existing: DocRow | null, p: WriteParams): void {
+  if (p.if_seq_no === undefined) return
+  const want = `required seqNo [${p.if_seq_no}], primary term [${p.if_primary_term}]`
+  if (!existing) {
+    if (op !== 'update') throw new VersionConflict(`[${id}]: version conflict, ${want}. but no document was found`, meta.name, meta.uuid)
+  } else if (existing.seq !== Number(p.if_seq_no) || Number(p.if_primary_term) !== 1)
     throw new VersionConflict(
-      `[${id}]: version conflict, document already exists (current version [${existing.ver}])`,
+      `[${id}]: version conflict, ${want}. current document has seqNo [${existing.seq}] and primary term [1]`,
       meta.name,
       meta.uuid,
     )
-  }
+}
 
-  if (id === undefined) id = autoId()
-  if (meta.dataStream) {
-    const ds = core.cat.streams.get(meta.dataStream)
-    const ts = ds?.tsField ?? '@timestamp'
-    const v = source[ts]
-    if (v === undefined || v === null || Array.isArray(v))
-      throw new MapperParsing(`documents must contain a single-valued timestamp field '${ts}' of date type`)
+function deleteRow(core: StoreCore, meta: IndexMeta, id: string, existing: DocRow | null, p: WriteParams): WriteResponse {
+  if (!existing) {
+    // OpenSearch spends a sequence number on a delete that finds nothing, too.
+    const seq = core.nextSeq(meta)
+    return response(meta, id, 1, 'not_found', seq, p)
   }
-  const values: IndexedValue[] = []
-  const grown = applyMapping(meta.mappings, source, id, values, mappingLimits(meta.settings))
-  const version = existing
-    ? nextVersion(existing, p, id, meta)
-    : p.version_type === 'external' || p.version_type === 'external_gte'
-      ? Number(p.version)
-      : 1
+  const version = nextVersion(existing, p, id, meta)
+  keepForPits(core, meta, existing)
+  core.pendingStats.move(meta.lengthIds, removeKeys(core, meta, existing), undefined, onUndo(core))
+  core.db.query('DELETE FROM docs WHERE rid = ?').run(existing.rid)
+  adjustCount(core, meta, -1, -(existing.len ?? storedSize(existing.src, existing.keys)))
+  return response(meta, id, version, 'deleted', core.nextSeq(meta), p)
+}
 
-  // --- changes from here on
-  if (grown) setMappings(core, meta, grown)
+/** An update's new source (its upsert, or its doc merged into the stored one), or the answer of a no-op. */
+function updatedSource(
+  meta: IndexMeta,
+  id: string,
+  u: Record<string, unknown>,
+  existing: DocRow | null,
+  p: WriteParams,
+): { source: Record<string, unknown> } | { noop: WriteResponse } {
+  for (const k of Object.keys(u))
+    if (!['doc', 'upsert', 'doc_as_upsert', 'detect_noop', '_source', 'script', 'scripted_upsert'].includes(k))
+      throw new ParsingError(`[UpdateRequest] unknown field [${k}]`)
+  if (u.script !== undefined) throw new IllegalArgument('scripted updates are not supported by the embedded store; send a partial doc')
+  if (u.doc !== undefined && !isObject(u.doc)) throw new ParsingError('[UpdateRequest] doc must be an object')
+  if (!existing) {
+    const upsert = u.doc_as_upsert === true ? u.doc : u.upsert
+    if (!isObject(upsert)) throw new DocumentMissing(meta.name, id, meta.uuid)
+    return { source: upsert }
+  }
+  if (u.doc === undefined)
+    throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: script or doc is missing;')
+  const old = JSON.parse(existing.src) as Record<string, unknown>
+  const merged = deepMerge(old, u.doc as Record<string, unknown>)
+  if (u.detect_noop !== false && deepEqual(merged.value, old) && !merged.changed)
+    return {
+      noop: withGet(
+        { ...response(meta, id, existing.ver, 'noop', existing.seq, p), _shards: { total: 0, successful: 0, failed: 0 } },
+        u._source,
+        old,
+      ),
+    }
+  return { source: merged.value }
+}
+
+function checkDataStream(core: StoreCore, meta: IndexMeta, source: Record<string, unknown>): void {
+  if (!meta.dataStream) return
+  const ds = core.cat.streams.get(meta.dataStream)
+  const ts = ds?.tsField ?? '@timestamp'
+  const v = source[ts]
+  if (v === undefined || v === null || Array.isArray(v))
+    throw new MapperParsing(`documents must contain a single-valued timestamp field '${ts}' of date type`)
+}
+
+/** Writes the document's row and its keys (a new row, or the changed keys of the existing one); answers its seq_no. */
+function storeRow(
+  core: StoreCore,
+  meta: IndexMeta,
+  id: string,
+  source: Record<string, unknown>,
+  values: IndexedValue[],
+  version: number,
+  existing: DocRow | null,
+): number {
   const keys: Array<[number, string | number]> = []
   for (const [field, v] of values) {
     const f = fieldId(core, meta, field)
@@ -214,8 +255,7 @@ export function write(
     adjustCount(core, meta, 1, storedSize(src, keysJson))
   }
   insertRows(core.db, toInsert, text, rid)
-  const written = response(meta, id, version, result, seq, p)
-  return op === 'update' ? withGet(written, (body as Record<string, unknown>)._source, source) : written
+  return seq
 }
 
 function nextVersion(existing: DocRow, p: WriteParams, id: string, meta: IndexMeta): number {

@@ -106,8 +106,67 @@ interface Entry {
 
 const SHARDS = { total: 1, successful: 1, skipped: 0, failed: 0 }
 
+/** What a search request asks, checked once and derived for every index it reads. */
+interface Plan {
+  body: SearchBody
+  opts: SearchOptions
+  pace: Pacer
+  from: number
+  window: number
+  sort: SortField[]
+  sorted: boolean
+  after: unknown[] | undefined
+  track: boolean | number
+  trackLimit: number
+  countCap: number | undefined
+  aggs: ReturnType<typeof instantiate>
+  hasAggs: boolean
+  spec: ReturnType<typeof sourceSpec>
+  seqPaging: boolean
+  seqAfter: number | undefined
+  rels: Array<ReturnType<typeof relevance>> | undefined
+  scoring: boolean
+  bySeq: boolean
+  topK: boolean
+}
+
+/** What the scan has gathered so far, across the indices read. */
+interface Gathered {
+  entries: Entry[]
+  total: number
+  maxScore: number
+  seqCeiling: number | undefined
+}
+
+/** One index being read: its query compiled, its scoring and sort keys ready. */
+interface TargetScan {
+  target: SearchTarget
+  query: unknown
+  compiled: CompiledQuery
+  rel: ReturnType<typeof relevance>
+  stats: Stats
+  keyOf: ReturnType<typeof sortKeys>
+  afterKey: SortValue[] | undefined
+}
+
+/** How a reading step ends: 'next' index, 'stop' the whole scan, or undefined when the step did not apply. */
+type Step = 'next' | 'stop' | undefined
+
 export async function runSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptions): Promise<SearchResponse> {
   const started = performance.now()
+  const plan = planSearch(targets, body, opts)
+  const got: Gathered = { entries: [], total: 0, maxScore: 0, seqCeiling: undefined }
+  // Aggregations alone over every document: columns from the field-value index, no source parsed.
+  const columnar = plan.window === 0 && plan.hasAggs ? columnarPlan(body.query, body.aggs ?? body.aggregations, targets) : undefined
+  if (columnar) got.total = await collectColumnar(columnar, plan.aggs, plan.pace)
+  for (const [ti, target] of (columnar ? [] : targets).entries())
+    if ((await scanTarget(plan, got, target, plan.rels?.[ti])) === 'stop') break
+  if (plan.sorted) compact(plan, got)
+  else if (plan.scoring) compactByScore(plan, got)
+  return respond(plan, got, targets, started)
+}
+
+function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptions): Plan {
   const pace = new Pacer(opts.timeoutMs)
   const size = body.size ?? 10
   const from = body.from ?? 0
@@ -127,190 +186,232 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
   }
   const track = body.track_total_hits ?? 10_000
   const trackLimit = track === true ? Infinity : track === false ? 0 : Number(track)
-  // Past track_total_hits only "more than that" is reported, as OpenSearch does: counting stops there.
-  const countCap = Number.isFinite(trackLimit) ? trackLimit + 1 : undefined
   const aggDefs = parseAggs(body.aggs ?? body.aggregations, opts.now)
   const aggs = instantiate(aggDefs, new BucketBudget(opts.maxBuckets ?? 65_535))
   const hasAggs = aggs.size > 0
   const window = from + size
   const spec = sourceSpec(body._source)
-  const keep = (key: SortValue[], row: Row, target: SearchTarget, compiled: CompiledQuery, source: Record<string, unknown>): Entry => {
-    const e: Entry = {
-      key,
-      rid: row.rid,
-      target,
-      row: { rid: row.rid, id: row.id, seq: row.seq, ver: row.ver },
-      source: filterSource(source, spec),
-    }
-    if (compiled.named.length > 0) e.names = matchedNames(compiled.named, new DocView(source, row.id, target.name))
-    return e
-  }
-
   // Paging by `_seq_no` without totals (how detectors read what is new): rows at or before the
   // search_after key, and rows after the last seq_no of an already full window, cannot be hits,
   // so they are not parsed at all.
   const seqPaging = track === false && !hasAggs && sort.length === 1 && sort[0].field === '_seq_no' && sort[0].order === 1
-  const seqAfter = seqPaging && after ? Number(after[0]) : undefined
-  let seqCeiling: number | undefined
-  let entries: Entry[] = []
-  let total = 0
   // Relevance (BM25) when matches are ranked by score: no sort (or `_score` alone), a page
   // wanted, and a query that searches text in some index. Other queries score 1 everywhere.
   const rels = !sorted && !after && window > 0 ? targets.map((t) => relevance(body.query, t.specs, opts.now)) : undefined
-  const scoring = rels?.some((r) => r !== undefined) === true
-  let maxScore = 0
-  const compactByScore = () => {
-    entries.sort((a, b) => (b.key[0] as number) - (a.key[0] as number) || a.rid - b.rid)
-    entries.length = Math.min(entries.length, window)
+  return {
+    body,
+    opts,
+    pace,
+    from,
+    window,
+    sort,
+    sorted,
+    after,
+    track,
+    trackLimit,
+    // Past track_total_hits only "more than that" is reported, as OpenSearch does: counting stops there.
+    countCap: Number.isFinite(trackLimit) ? trackLimit + 1 : undefined,
+    aggs,
+    hasAggs,
+    spec,
+    seqPaging,
+    seqAfter: seqPaging && after ? Number(after[0]) : undefined,
+    rels,
+    scoring: rels?.some((r) => r !== undefined) === true,
+    // Sorted by `_seq_no` alone: read each index in that order from its seq_no index and stop at a
+    // full window; totals come from the exact SQL count, or are not wanted.
+    bySeq: sort.length === 1 && sort[0].field === '_seq_no' && !hasAggs,
+    // Sorted on one field's values, default mode, missing last: the top of that field's index.
+    topK:
+      sort.length === 1 &&
+      !hasAggs &&
+      !sort[0].field.startsWith('_') &&
+      sort[0].missing === '_last' &&
+      sort[0].mode === undefined &&
+      targets.every((t) => t.sortedRows !== undefined),
   }
-  const compact = () => {
-    entries.sort((a, b) => compareEntries(a, b, sort))
-    entries.length = Math.min(entries.length, window)
-    if (seqPaging && window > 0 && entries.length >= window) seqCeiling = entries[entries.length - 1].row.seq
+}
+
+function keep(
+  plan: Plan,
+  key: SortValue[],
+  row: Row,
+  target: SearchTarget,
+  compiled: CompiledQuery,
+  source: Record<string, unknown>,
+): Entry {
+  const e: Entry = {
+    key,
+    rid: row.rid,
+    target,
+    row: { rid: row.rid, id: row.id, seq: row.seq, ver: row.ver },
+    source: filterSource(source, plan.spec),
   }
+  if (compiled.named.length > 0) e.names = matchedNames(compiled.named, new DocView(source, row.id, target.name))
+  return e
+}
 
-  // Sorted by `_seq_no` alone: read each index in that order from its seq_no index and stop at a
-  // full window; totals come from the exact SQL count, or are not wanted.
-  const bySeq = sort.length === 1 && sort[0].field === '_seq_no' && !hasAggs
-  // Sorted on one field's values, default mode, missing last: the top of that field's index.
-  const topK =
-    sort.length === 1 &&
-    !hasAggs &&
-    !sort[0].field.startsWith('_') &&
-    sort[0].missing === '_last' &&
-    sort[0].mode === undefined &&
-    targets.every((t) => t.sortedRows !== undefined)
+function compactByScore(plan: Plan, got: Gathered): void {
+  got.entries.sort((a, b) => (b.key[0] as number) - (a.key[0] as number) || a.rid - b.rid)
+  got.entries.length = Math.min(got.entries.length, plan.window)
+}
 
-  // Aggregations alone over every document: columns from the field-value index, no source parsed.
-  const columnar = window === 0 && hasAggs ? columnarPlan(body.query, body.aggs ?? body.aggregations, targets) : undefined
-  if (columnar) total = await collectColumnar(columnar, aggs, pace)
+function compact(plan: Plan, got: Gathered): void {
+  got.entries.sort((a, b) => compareEntries(a, b, plan.sort))
+  got.entries.length = Math.min(got.entries.length, plan.window)
+  if (plan.seqPaging && plan.window > 0 && got.entries.length >= plan.window) got.seqCeiling = got.entries[got.entries.length - 1].row.seq
+}
 
-  scan: for (const [ti, target] of (columnar ? [] : targets).entries()) {
-    const rel = rels?.[ti]
-    let stats: Stats = new Map()
-    // The index's term statistics for the scored fields: from its text index, else one pass over its documents.
-    if (rel && target.termStats) stats = target.termStats(rel.needs)
-    else if (rel)
-      for (const row of target.rows({ match_all: {} })) {
-        if (pace.due() && !(await pace.pause())) break scan
-        countStats(rel.needs, target.specs!, new DocView(sourceOf(row), row.id, target.name), stats)
-      }
-    const query = target.filters
-      ? { bool: { must: [body.query ?? { match_all: {} }], filter: target.filters } }
-      : (body.query ?? { match_all: {} })
-    const compiled = compile(query, target.specs, { now: opts.now, limits: target.limits })
-    // Ranked by a match on one text field: scored from the postings, only the page read.
-    const ranked = rel && !hasAggs && target.topByScore ? target.topByScore(query, stats, window) : undefined
-    if (ranked) {
-      for (const { row, score } of ranked.top) {
-        maxScore = Math.max(maxScore, score)
-        entries.push(keep([score], row, target, compiled, sourceOf(row)))
-      }
-      compactByScore()
-      total += ranked.total
-      continue
+async function scanTarget(plan: Plan, got: Gathered, target: SearchTarget, rel: ReturnType<typeof relevance>): Promise<Step> {
+  const { body, opts } = plan
+  const stats = await termStats(plan, target, rel)
+  if (stats === undefined) return 'stop'
+  const query = target.filters
+    ? { bool: { must: [body.query ?? { match_all: {} }], filter: target.filters } }
+    : (body.query ?? { match_all: {} })
+  const compiled = compile(query, target.specs, { now: opts.now, limits: target.limits })
+  // Ranked by a match on one text field: scored from the postings, only the page read.
+  const ranked = rel && !plan.hasAggs && target.topByScore ? target.topByScore(query, stats, plan.window) : undefined
+  if (ranked) {
+    for (const { row, score } of ranked.top) {
+      got.maxScore = Math.max(got.maxScore, score)
+      got.entries.push(keep(plan, [score], row, target, compiled, sourceOf(row)))
     }
-    const keyOf = sortKeys(sort, target)
-    const afterKey = after ? searchAfterKey(after, sort, target) : undefined
-    if (bySeq && target.rowsBySeq) {
-      const exact = track === false ? 0 : target.exactCount?.(query, countCap)
-      if (exact !== undefined) {
-        const afterSeq = afterKey?.[0] === undefined ? undefined : Number(afterKey[0])
-        let taken = 0
-        if (window > 0)
-          for (const row of target.rowsBySeq(query, sort[0].order, afterSeq)) {
-            if (pace.due() && !(await pace.pause())) break scan
-            const source = sourceOf(row)
-            if (!compiled.test(new DocView(source, row.id, target.name))) continue
-            entries.push(keep([row.seq], row, target, compiled, source))
-            if (++taken >= window) break
-          }
-        total += exact
-        continue
-      }
+    compactByScore(plan, got)
+    got.total += ranked.total
+    return 'next'
+  }
+  const keyOf = sortKeys(plan.sort, target)
+  const afterKey = plan.after ? searchAfterKey(plan.after, plan.sort, target) : undefined
+  const scan: TargetScan = { target, query, compiled, rel, stats, keyOf, afterKey }
+  const step = (await bySeqPage(plan, got, scan)) ?? (await topKPage(plan, got, scan)) ?? exactPage(plan, got, scan)
+  if (step) return step
+  if ((await fullScan(plan, got, scan)) === 'stop') return 'stop'
+  if (!plan.sorted && !plan.hasAggs && plan.window === 0 && got.total > plan.trackLimit) return 'stop'
+  return 'next'
+}
+
+/** The index's term statistics for the scored fields: from its text index, else one pass over its documents (undefined: timed out). */
+async function termStats(plan: Plan, target: SearchTarget, rel: ReturnType<typeof relevance>): Promise<Stats | undefined> {
+  const stats: Stats = new Map()
+  if (rel && target.termStats) return target.termStats(rel.needs)
+  if (rel)
+    for (const row of target.rows({ match_all: {} })) {
+      if (plan.pace.due() && !(await plan.pace.pause())) return undefined
+      countStats(rel.needs, target.specs!, new DocView(sourceOf(row), row.id, target.name), stats)
     }
-    // Sorted on one field with an exact count: the field's values in order, stopping at a full window.
-    if (topK && window > 0) {
-      const exact = track === false ? 0 : target.exactCount?.(query, countCap)
-      const afterValue = afterKey?.[0]
-      const walk =
-        exact !== undefined && (after === undefined || afterValue !== undefined)
-          ? target.sortedRows!(query, sort[0].field, sort[0].order, afterValue)
-          : undefined
-      if (walk) {
-        const taken: Entry[] = []
-        let last: SortValue
-        let exhausted = true
-        for (const { row, value } of walk) {
-          if (pace.due() && !(await pace.pause())) break scan
-          // Past a full window only the ties of its last value can still enter it (they sort by rid).
-          if (taken.length >= window && value !== last) {
-            exhausted = false
-            break
-          }
-          const source = sourceOf(row)
-          if (!compiled.test(new DocView(source, row.id, target.name))) continue
-          taken.push(keep([value], row, target, compiled, source))
-          last = value
-        }
-        // Documents without a value sort last and were not read: enough when the window is full, or
-        // when the walk read every match that has a value and no match lacks one.
-        const valued = exhausted ? target.valuedCount?.(query, sort[0].field) : undefined
-        const complete = taken.length >= window || (valued !== undefined && valued === target.exactCount!(query))
-        if (complete) {
-          for (const e of taken) entries.push(e)
-          compact()
-          total += exact!
-          continue
-        }
-      }
-    }
-    // Unsorted, no aggregations and an exact index answer: count in SQL, read only the page.
-    const exact = !sorted && !after && !hasAggs && !scoring ? target.exactCount?.(query, countCap) : undefined
-    if (exact !== undefined) {
-      const need = window - entries.length
-      if (need > 0)
-        for (const row of target.rows(query, need)) {
-          const source = sourceOf(row)
-          entries.push(keep([], row, target, compiled, source))
-        }
-      total += exact
-      if (entries.length >= window && total > trackLimit) break
-      continue
-    }
-    for (const row of target.rows(query)) {
-      if (pace.due() && !(await pace.pause())) break scan
-      if (seqAfter !== undefined && row.seq <= seqAfter) continue
-      if (seqCeiling !== undefined && row.seq > seqCeiling) continue
+  return stats
+}
+
+/** Sorted by `_seq_no` alone with an exact count: the index's seq_no order, stopping at a full window. */
+async function bySeqPage(plan: Plan, got: Gathered, { target, query, compiled, afterKey }: TargetScan): Promise<Step> {
+  const { sort, window, pace } = plan
+  if (!plan.bySeq || !target.rowsBySeq) return undefined
+  const exact = plan.track === false ? 0 : target.exactCount?.(query, plan.countCap)
+  if (exact === undefined) return undefined
+  const afterSeq = afterKey?.[0] === undefined ? undefined : Number(afterKey[0])
+  let taken = 0
+  if (window > 0)
+    for (const row of target.rowsBySeq(query, sort[0].order, afterSeq)) {
+      if (pace.due() && !(await pace.pause())) return 'stop'
       const source = sourceOf(row)
-      const d = new DocView(source, row.id, target.name)
-      if (!compiled.test(d)) continue
-      total++
-      if (hasAggs) for (const a of aggs.values()) a.collect(d, target)
-      if (window === 0) continue
-      const key = sorted || after ? keyOf(d, row) : scoring ? [rel ? rel.score(d, stats) : 1] : []
-      // Documents before the search_after key still count as hits, as in OpenSearch.
-      if (afterKey && compareKeys(key, afterKey, sort) <= 0) continue
-      if (scoring) {
-        maxScore = Math.max(maxScore, key[0] as number)
-        entries.push(keep(key, row, target, compiled, source))
-        if (entries.length >= Math.max(2 * window, 1024)) compactByScore()
-        continue
-      }
-      if (!sorted) {
-        if (entries.length < window) entries.push(keep(key, row, target, compiled, source))
-        else if (!hasAggs && total > trackLimit) break scan
-        continue
-      }
-      entries.push(keep(key, row, target, compiled, source))
-      if (entries.length >= Math.max(2 * window, 1024)) compact()
+      if (!compiled.test(new DocView(source, row.id, target.name))) continue
+      got.entries.push(keep(plan, [row.seq], row, target, compiled, source))
+      if (++taken >= window) break
     }
-    if (!sorted && !hasAggs && window === 0 && total > trackLimit) break
-  }
-  if (sorted) compact()
-  else if (scoring) compactByScore()
+  got.total += exact
+  return 'next'
+}
 
-  const page = entries.slice(from, window)
+/** Sorted on one field with an exact count: the field's values in order, stopping at a full window. */
+async function topKPage(plan: Plan, got: Gathered, { target, query, compiled, afterKey }: TargetScan): Promise<Step> {
+  const { sort, window, pace, after } = plan
+  if (!plan.topK || window <= 0) return undefined
+  const exact = plan.track === false ? 0 : target.exactCount?.(query, plan.countCap)
+  const afterValue = afterKey?.[0]
+  const walk =
+    exact !== undefined && (after === undefined || afterValue !== undefined)
+      ? target.sortedRows!(query, sort[0].field, sort[0].order, afterValue)
+      : undefined
+  if (!walk) return undefined
+  const taken: Entry[] = []
+  let last: SortValue
+  let exhausted = true
+  for (const { row, value } of walk) {
+    if (pace.due() && !(await pace.pause())) return 'stop'
+    // Past a full window only the ties of its last value can still enter it (they sort by rid).
+    if (taken.length >= window && value !== last) {
+      exhausted = false
+      break
+    }
+    const source = sourceOf(row)
+    if (!compiled.test(new DocView(source, row.id, target.name))) continue
+    taken.push(keep(plan, [value], row, target, compiled, source))
+    last = value
+  }
+  // Documents without a value sort last and were not read: enough when the window is full, or
+  // when the walk read every match that has a value and no match lacks one.
+  const valued = exhausted ? target.valuedCount?.(query, sort[0].field) : undefined
+  const complete = taken.length >= window || (valued !== undefined && valued === target.exactCount!(query))
+  if (!complete) return undefined
+  for (const e of taken) got.entries.push(e)
+  compact(plan, got)
+  got.total += exact!
+  return 'next'
+}
+
+/** Unsorted, no aggregations and an exact index answer: count in SQL, read only the page. */
+function exactPage(plan: Plan, got: Gathered, { target, query, compiled }: TargetScan): Step {
+  const { window } = plan
+  const exact = !plan.sorted && !plan.after && !plan.hasAggs && !plan.scoring ? target.exactCount?.(query, plan.countCap) : undefined
+  if (exact === undefined) return undefined
+  const need = window - got.entries.length
+  if (need > 0)
+    for (const row of target.rows(query, need)) {
+      const source = sourceOf(row)
+      got.entries.push(keep(plan, [], row, target, compiled, source))
+    }
+  got.total += exact
+  return got.entries.length >= window && got.total > plan.trackLimit ? 'stop' : 'next'
+}
+
+/** Every candidate row evaluated: counted, aggregated, and kept while it may reach the page. */
+async function fullScan(plan: Plan, got: Gathered, { target, query, compiled, rel, stats, keyOf, afterKey }: TargetScan): Promise<Step> {
+  const { sort, sorted, after, scoring, hasAggs, aggs, window, pace, seqAfter, trackLimit } = plan
+  for (const row of target.rows(query)) {
+    if (pace.due() && !(await pace.pause())) return 'stop'
+    if (seqAfter !== undefined && row.seq <= seqAfter) continue
+    if (got.seqCeiling !== undefined && row.seq > got.seqCeiling) continue
+    const source = sourceOf(row)
+    const d = new DocView(source, row.id, target.name)
+    if (!compiled.test(d)) continue
+    got.total++
+    if (hasAggs) for (const a of aggs.values()) a.collect(d, target)
+    if (window === 0) continue
+    const key = sorted || after ? keyOf(d, row) : scoring ? [rel ? rel.score(d, stats) : 1] : []
+    // Documents before the search_after key still count as hits, as in OpenSearch.
+    if (afterKey && compareKeys(key, afterKey, sort) <= 0) continue
+    if (scoring) {
+      got.maxScore = Math.max(got.maxScore, key[0] as number)
+      got.entries.push(keep(plan, key, row, target, compiled, source))
+      if (got.entries.length >= Math.max(2 * window, 1024)) compactByScore(plan, got)
+      continue
+    }
+    if (!sorted) {
+      if (got.entries.length < window) got.entries.push(keep(plan, key, row, target, compiled, source))
+      else if (!hasAggs && got.total > trackLimit) return 'stop'
+      continue
+    }
+    got.entries.push(keep(plan, key, row, target, compiled, source))
+    if (got.entries.length >= Math.max(2 * window, 1024)) compact(plan, got)
+  }
+  return undefined
+}
+
+/** The page of hits and the totals, shaped as OpenSearch answers. */
+function respond(plan: Plan, got: Gathered, targets: SearchTarget[], started: number): SearchResponse {
+  const { body, opts, sort, sorted, after, scoring, track, trackLimit, pace } = plan
+  const page = got.entries.slice(plan.from, plan.window)
   const hits: SearchHit[] = page.map((e) => {
     const hit: SearchHit = {
       _index: e.target.name,
@@ -328,7 +429,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
     return hit
   })
 
-  const counted = Math.min(total, trackLimit)
+  const counted = Math.min(got.total, trackLimit)
   const response: SearchResponse = {
     took: Math.round(performance.now() - started),
     timed_out: pace.timedOut,
@@ -340,12 +441,12 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
           : {}
         : opts.restTotalHitsAsInt
           ? { total: counted }
-          : { total: { value: counted, relation: total > trackLimit ? 'gte' : 'eq' } }),
-      max_score: sorted && !body.track_scores ? null : hits.length > 0 ? (scoring ? maxScore : 1) : null,
+          : { total: { value: counted, relation: got.total > trackLimit ? 'gte' : 'eq' } }),
+      max_score: sorted && !body.track_scores ? null : hits.length > 0 ? (scoring ? got.maxScore : 1) : null,
       hits,
     },
   }
-  if (hasAggs) response.aggregations = results(aggs) as SearchResponse['aggregations']
+  if (plan.hasAggs) response.aggregations = results(plan.aggs) as SearchResponse['aggregations']
   if (opts.pitId) response.pit_id = opts.pitId
   return response
 }

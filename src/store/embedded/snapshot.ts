@@ -6,7 +6,6 @@
  */
 import { Database } from 'bun:sqlite'
 import type { AliasDefinition, Mappings } from '../port'
-import { schemaVersion } from './migrations'
 import { ridRange } from './rids'
 
 /**
@@ -49,10 +48,6 @@ const INSTANCE_SETTINGS = ['index.uuid', 'index.creation_date', 'index.provided_
 
 export function openSnapshot(file: string): Database {
   return new Database(file, { readonly: true })
-}
-
-export function snapshotSchemaVersion(db: Database): number {
-  return schemaVersion(db)
 }
 
 export function snapshotIndices(db: Database): SnapshotIndex[] {

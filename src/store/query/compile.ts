@@ -39,6 +39,8 @@ export interface CompileOptions {
 }
 
 export type Test = (doc: DocView) => boolean
+/** A compiled query and its `_name`, if it has one. */
+type NamedTest = { test: Test; name?: string }
 
 export interface CompiledQuery {
   test: Test
@@ -215,53 +217,71 @@ class Compiler {
     const body = q[type]
     // Lucene counts leaf queries towards maxClauseCount, not the compound ones holding them.
     if (!COMPOUND.has(type)) this.clauses?.spend(1)
-    let name: string | undefined
-    let test: Test
+    const { test, name } = this.compound(type, body) ?? this.fieldQuery(type, body)
+    if (name !== undefined) this.named.push({ name, test })
+    return test
+  }
+
+  /** The queries that hold other queries, or none of a field (undefined: another kind). */
+  private compound(type: string, body: unknown): NamedTest | undefined {
     switch (type) {
       case 'match_all':
-        test = always
-        name = nameOf(body)
-        break
+        return { test: always, name: nameOf(body) }
       case 'match_none':
-        test = never
-        name = nameOf(body)
-        break
+        return { test: never, name: nameOf(body) }
       case 'bool':
-        ;({ test, name } = this.bool(body))
-        break
+        return this.bool(body)
       case 'constant_score': {
         if (!isObject(body) || body.filter === undefined) throw new ParsingError("[constant_score] requires a 'filter' element")
-        test = this.node(body.filter)
-        name = nameOf(body)
-        break
+        return { test: this.node(body.filter), name: nameOf(body) }
       }
       case 'nested': {
         if (!isObject(body) || body.query === undefined) throw new ParsingError("[nested] requires 'query' field")
         if (this.limits) checkNestedDepth(++this.nestedDepth, this.limits.maxNestedDepth)
-        test = this.node(body.query)
+        const test = this.node(body.query)
         this.nestedDepth--
-        name = nameOf(body)
-        break
+        return { test, name: nameOf(body) }
       }
       case 'dis_max': {
         if (!isObject(body)) throw new ParsingError('[dis_max] malformed')
         const qs = clauses(body.queries).map((x) => this.node(x))
-        test = anyOf(qs)
-        name = nameOf(body)
-        break
+        return { test: anyOf(qs), name: nameOf(body) }
       }
       case 'ids': {
         if (!isObject(body)) throw new ParsingError('[ids] query malformed')
         const ids = new Set(clauses(body.values).map(String))
-        test = (d) => d.id !== undefined && ids.has(d.id)
-        name = nameOf(body)
-        break
+        return { test: (d) => d.id !== undefined && ids.has(d.id), name: nameOf(body) }
       }
+      case 'query_string':
+      case 'simple_query_string':
+        return {
+          test: this.node(translateQueryString(body, type === 'simple_query_string', (p) => this.expandFields(p))),
+          name: nameOf(body),
+        }
+      case 'function_score': {
+        // Scores are constant here: a function_score matches what its query (and filters) match.
+        if (!isObject(body)) throw new ParsingError('[function_score] malformed query')
+        if (body.functions !== undefined && !Array.isArray(body.functions))
+          throw new ParsingError('[function_score] [functions] must be an array')
+        return { test: body.query === undefined ? always : this.node(body.query), name: nameOf(body) }
+      }
+      case 'boosting': {
+        if (!isObject(body) || body.positive === undefined || body.negative === undefined)
+          throw new ParsingError('[boosting] query requires [positive] and [negative]')
+        this.node(body.negative)
+        return { test: this.node(body.positive), name: nameOf(body) }
+      }
+      default:
+        return undefined
+    }
+  }
+
+  /** The queries on one field (or a few, for multi_match). */
+  private fieldQuery(type: string, body: unknown): NamedTest {
+    switch (type) {
       case 'exists': {
         if (!isObject(body) || typeof body.field !== 'string') throw new ParsingError('[exists] must be provided with a [field]')
-        test = this.exists(body.field)
-        name = nameOf(body)
-        break
+        return { test: this.exists(body.field), name: nameOf(body) }
       }
       case 'term':
       case 'terms':
@@ -274,107 +294,78 @@ class Compiler {
       case 'match_phrase_prefix':
       case 'match_bool_prefix': {
         const parts = type === 'terms' ? termsParts(body) : leafParts(type, body, type.startsWith('match') ? 'query' : 'value')
-        name = parts.name
         const field = this.field(parts.field)
-        test = field === undefined ? never : this.leaf(type, field, parts.params)
-        break
+        return { test: field === undefined ? never : this.leaf(type, field, parts.params), name: parts.name }
       }
       // Private Sigma nodes (the platform adapter translates them, see src/store/platform/private-nodes.ts).
       case '_fieldref': {
         const parts = leafParts(type, body, 'ref')
-        name = parts.name
-        test = this.fieldref(parts.field, parts.params)
-        break
+        return { test: this.fieldref(parts.field, parts.params), name: parts.name }
       }
       case '_cidr': {
         const parts = leafParts(type, body)
-        name = parts.name
         const field = this.field(parts.field)
         const inNet = cidrMatcher(requireString('_cidr', parts.params.value))
         if (!inNet) throw new ParsingError(`[_cidr] [${String(parts.params.value)}] is not an IP network`)
-        test = field === undefined ? never : (d) => field.raw(d).some(inNet)
-        break
+        return { test: field === undefined ? never : (d) => field.raw(d).some(inNet), name: parts.name }
       }
-      case 'multi_match': {
-        if (!isObject(body) || body.query === undefined) throw new ParsingError('[multi_match] requires query')
-        const given = body.fields === undefined ? ['*'] : clauses(body.fields).map((f) => String(f).replace(/\^[\d.]+$/, ''))
-        const kind = String(body.type ?? 'best_fields')
-        const leafType =
-          kind === 'phrase'
-            ? 'match_phrase'
-            : kind === 'phrase_prefix'
-              ? 'match_phrase_prefix'
-              : kind === 'bool_prefix'
-                ? 'match_bool_prefix'
-                : 'match'
-        if (!['best_fields', 'most_fields', 'cross_fields', 'phrase', 'phrase_prefix', 'bool_prefix'].includes(kind))
-          throw new ParsingError(`failed to parse [multi_match] query type [${kind}]. unknown type.`)
-        if (kind === 'bool_prefix')
-          for (const k of ['slop', 'cutoff_frequency'])
-            if (body[k] !== undefined) throw new ParsingError(`[${k}] not allowed for type [bool_prefix]`)
-        const fields = given.flatMap((f) => (f.includes('*') ? this.expandFields(f).map((x) => x.name) : [f]))
-        test = anyOf(
-          fields.map((f) => {
-            const field = this.field(f)
-            return field === undefined ? never : this.leaf(leafType, field, body)
-          }),
-        )
-        name = nameOf(body)
-        break
-      }
-      case 'query_string':
-      case 'simple_query_string': {
-        test = this.node(translateQueryString(body, type === 'simple_query_string', (p) => this.expandFields(p)))
-        name = nameOf(body)
-        break
-      }
+      case 'multi_match':
+        return this.multiMatch(body)
       case 'fuzzy': {
         const parts = leafParts(type, body, 'value')
-        name = parts.name
         const field = this.field(parts.field)
-        test = field === undefined ? never : this.fuzzy(field, parts.params)
-        break
+        return { test: field === undefined ? never : this.fuzzy(field, parts.params), name: parts.name }
       }
-      case 'function_score': {
-        // Scores are constant here: a function_score matches what its query (and filters) match.
-        if (!isObject(body)) throw new ParsingError('[function_score] malformed query')
-        if (body.functions !== undefined && !Array.isArray(body.functions))
-          throw new ParsingError('[function_score] [functions] must be an array')
-        test = body.query === undefined ? always : this.node(body.query)
-        name = nameOf(body)
-        break
-      }
-      case 'boosting': {
-        if (!isObject(body) || body.positive === undefined || body.negative === undefined)
-          throw new ParsingError('[boosting] query requires [positive] and [negative]')
-        this.node(body.negative)
-        test = this.node(body.positive)
-        name = nameOf(body)
-        break
-      }
-      case 'geo_distance': {
-        const g = parseGeoDistance(body)
-        name = g.name
-        const path = this.geoPath(g.field, g.ignoreUnmapped, 'geo_distance')
-        const dist = g.plane ? planeDistance : arcDistance
-        test =
-          path === undefined
-            ? never
-            : (d) => rawValuesAt(d.source, path).some((v) => geoPointsOf(v).some((p) => dist(g.center, p) <= g.meters))
-        break
-      }
-      case 'geo_bounding_box': {
-        const g = parseGeoBoundingBox(body)
-        name = g.name
-        const path = this.geoPath(g.field, g.ignoreUnmapped, 'geo_bounding_box')
-        test = path === undefined ? never : (d) => rawValuesAt(d.source, path).some((v) => geoPointsOf(v).some((p) => inBox(p, g)))
-        break
-      }
+      case 'geo_distance':
+      case 'geo_bounding_box':
+        return this.geoQuery(type, body)
       default:
         throw new ParsingError(`unknown query [${type}]`)
     }
-    if (name !== undefined) this.named.push({ name, test })
-    return test
+  }
+
+  private multiMatch(body: unknown): NamedTest {
+    if (!isObject(body) || body.query === undefined) throw new ParsingError('[multi_match] requires query')
+    const given = body.fields === undefined ? ['*'] : clauses(body.fields).map((f) => String(f).replace(/\^[\d.]+$/, ''))
+    const kind = String(body.type ?? 'best_fields')
+    const leafType =
+      kind === 'phrase'
+        ? 'match_phrase'
+        : kind === 'phrase_prefix'
+          ? 'match_phrase_prefix'
+          : kind === 'bool_prefix'
+            ? 'match_bool_prefix'
+            : 'match'
+    if (!['best_fields', 'most_fields', 'cross_fields', 'phrase', 'phrase_prefix', 'bool_prefix'].includes(kind))
+      throw new ParsingError(`failed to parse [multi_match] query type [${kind}]. unknown type.`)
+    if (kind === 'bool_prefix')
+      for (const k of ['slop', 'cutoff_frequency'])
+        if (body[k] !== undefined) throw new ParsingError(`[${k}] not allowed for type [bool_prefix]`)
+    const fields = given.flatMap((f) => (f.includes('*') ? this.expandFields(f).map((x) => x.name) : [f]))
+    const test = anyOf(
+      fields.map((f) => {
+        const field = this.field(f)
+        return field === undefined ? never : this.leaf(leafType, field, body)
+      }),
+    )
+    return { test, name: nameOf(body) }
+  }
+
+  private geoQuery(type: 'geo_distance' | 'geo_bounding_box', body: unknown): NamedTest {
+    if (type === 'geo_distance') {
+      const g = parseGeoDistance(body)
+      const path = this.geoPath(g.field, g.ignoreUnmapped, 'geo_distance')
+      const dist = g.plane ? planeDistance : arcDistance
+      const test: Test =
+        path === undefined
+          ? never
+          : (d) => rawValuesAt(d.source, path).some((v) => geoPointsOf(v).some((p) => dist(g.center, p) <= g.meters))
+      return { test, name: g.name }
+    }
+    const g = parseGeoBoundingBox(body)
+    const path = this.geoPath(g.field, g.ignoreUnmapped, 'geo_bounding_box')
+    const test: Test = path === undefined ? never : (d) => rawValuesAt(d.source, path).some((v) => geoPointsOf(v).some((p) => inBox(p, g)))
+    return { test, name: g.name }
   }
 
   /** The source path of a geo_point field; undefined = unmapped with ignore_unmapped (matches nothing). */
@@ -838,21 +829,10 @@ class Compiler {
         const head = q.slice(0, prefix)
         return (t: string) => t === q || (t.startsWith(head) && editDistanceWithin(t, q, max, transpositions))
       })
-      return (d) => {
-        const tokens = f.tokens(d)
-        if (tokens.length === 0) return false
-        let hits = 0
-        for (const m of near) if (tokens.some(m) && ++hits >= need) return true
-        return false
-      }
+      return (d) => hitsAtLeast(f.tokens(d), near, need)
     }
-    return (d) => {
-      const tokens = f.tokens(d)
-      if (tokens.length === 0) return false
-      let hits = 0
-      for (const t of qt) if (tokens.includes(t) && ++hits >= need) return true
-      return false
-    }
+    const exact = qt.map((t) => (token: string) => token === t)
+    return (d) => hitsAtLeast(f.tokens(d), exact, need)
   }
 
   private phrase(f: Field, p: Record<string, unknown>): Test {
@@ -1035,4 +1015,12 @@ export function expandFieldPattern(types: ReadonlyMap<string, FieldSpec>, patter
       .join('.*')}$`,
   )
   return [...types].filter(([n, s]) => re.test(n) && kindOf(s.type) !== 'object').map(([n, s]) => ({ name: n, kind: kindOf(s.type) }))
+}
+
+/** Whether at least `need` of the matchers match some token. */
+function hitsAtLeast(tokens: string[], matchers: Array<(token: string) => boolean>, need: number): boolean {
+  if (tokens.length === 0) return false
+  let hits = 0
+  for (const m of matchers) if (tokens.some(m) && ++hits >= need) return true
+  return false
 }

@@ -151,8 +151,3 @@ function round(d: Date, unit: string): void {
   const calendar = ROUNDING[unit]
   if (calendar) startOfUnit(d, calendar)
 }
-
-/** OpenSearch's rendering of a date sort/bucket key. */
-export function formatDate(ms: number): string {
-  return new Date(ms).toISOString()
-}

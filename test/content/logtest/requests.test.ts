@@ -3,6 +3,7 @@
 // changed at runtime), mock-mode answers, and who may call what.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from '../../helpers/server'
+import { basicAuth } from '../../helpers/calls'
 
 const LOGTEST = '/_plugins/_content_manager/logtest'
 const NORMALIZATION = `${LOGTEST}/normalization`
@@ -188,7 +189,7 @@ describe('body limit (413 before parsing)', () => {
       })
       const res = await fetch(s.url + path, {
         method: 'POST',
-        headers: { authorization: 'Basic ' + btoa(`${s.admin.name}:${s.admin.password}`), 'content-type': 'application/json' },
+        headers: { authorization: basicAuth(s.admin), 'content-type': 'application/json' },
         body,
         duplex: 'half', // a stream body needs it
       } as RequestInit)

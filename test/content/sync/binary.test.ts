@@ -9,6 +9,8 @@ import { join } from 'node:path'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../../fixtures/cti/server'
 import { spawnBinary, type SpawnedServer } from '../../helpers/spawn-binary'
 import { feedConsumers, feedEnv } from './harness'
+import { nodeCall } from '../../helpers/calls'
+import { waitFor } from '../../helpers/wait'
 
 const { IOCS, VULNS } = feedConsumers('5')
 const KILLS = 10
@@ -48,14 +50,7 @@ const dataDir = () => {
   return d
 }
 
-async function call(s: SpawnedServer, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(s.url + path, {
-    method,
-    headers: { authorization: s.auth, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, body: await res.json().catch(() => undefined) }
-}
+const call = (s: SpawnedServer, method: string, path: string, body?: unknown) => nodeCall(s, method, path, body)
 
 async function consumer(s: SpawnedServer, type: string): Promise<any> {
   const r = await call(s, 'GET', `/.svc-cti-consumers/_doc/${encodeURIComponent(type)}`)
@@ -64,23 +59,23 @@ async function consumer(s: SpawnedServer, type: string): Promise<any> {
 
 /** Waits until both consumers are `ready` at the feed's last offset with their post-sync done. */
 async function synced(s: SpawnedServer, timeoutMs = 120_000): Promise<void> {
-  const until = Date.now() + timeoutMs
-  while (Date.now() < until) {
-    const [i, v] = [await consumer(s, IOCS.type), await consumer(s, VULNS.type)]
-    const done = (c: any, f: FakeConsumer) => c?.status === 'ready' && c.local_offset === f.lastOffset && !c.post_sync_pending
-    if (done(i, iocs) && done(v, vulns)) return
-    await Bun.sleep(100)
-  }
-  throw new Error(`not synchronised within ${timeoutMs} ms:\n${s.output.slice(-20).join('\n')}`)
+  const done = (c: any, f: FakeConsumer) => c?.status === 'ready' && c.local_offset === f.lastOffset && !c.post_sync_pending
+  await waitFor(async () => done(await consumer(s, IOCS.type), iocs) && done(await consumer(s, VULNS.type), vulns), {
+    timeoutMs,
+    intervalMs: 100,
+    what: 'both consumers synchronised',
+  }).catch((e: Error) => {
+    throw new Error(`${e.message}:\n${s.output.slice(-20).join('\n')}`)
+  })
 }
 
 /** Resolves when the node logs that its start-up sync pass began. */
 async function syncStarted(s: SpawnedServer, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs
-  while (!s.output.some((l) => l.includes('"content sync started"'))) {
-    if (Date.now() > until) throw new Error(`no sync pass started within ${timeoutMs} ms:\n${s.output.slice(-20).join('\n')}`)
-    await Bun.sleep(10)
-  }
+  await waitFor(() => s.output.some((l) => l.includes('"content sync started"')), { timeoutMs, intervalMs: 10, what: 'a sync pass' }).catch(
+    (e: Error) => {
+      throw new Error(`${e.message}:\n${s.output.slice(-20).join('\n')}`)
+    },
+  )
 }
 
 /** Every document of an alias, `_id` -> `_source`, paged by `_id`. */

@@ -2,10 +2,9 @@
 // that outlived its retries and after a crash, and the 429 waiting policy.
 import { afterEach, describe, expect, test } from 'bun:test'
 import { StoreError } from '../../../src/store/errors'
-import type { PassReport } from '../../../src/content/sync/service'
 import { payloads } from '../../fixtures/cti/server'
 import { faultyStore, type FaultyStore } from '../../fixtures/faulty-store'
-import { ALIAS, RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness } from './harness'
+import { ALIAS, RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness, runPass } from './harness'
 
 let h: SyncHarness
 afterEach(async () => {
@@ -14,11 +13,7 @@ afterEach(async () => {
 
 const WINDOW = { 'plugins.content_manager.max_items_per_bulk': 10 }
 
-async function pass(sync = h.sync): Promise<PassReport> {
-  const r = await sync.run('test')
-  if (typeof r === 'string') throw new Error(`pass not started: ${r}`)
-  return r
-}
+const pass = (sync = h.sync) => runPass(sync)
 
 /** 32 changes after the snapshot: appends to rule-1's tags (not idempotent if replayed), new rules, updates, deletes. */
 function feedChanges(c: ReturnType<typeof seedRuleset>) {

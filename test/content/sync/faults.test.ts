@@ -2,9 +2,8 @@
 // (`failed`, or the pass deferred), content already loaded stays intact and readable, and the next
 // run resumes from the last checkpoint.
 import { afterEach, describe, expect, test } from 'bun:test'
-import type { PassReport } from '../../../src/content/sync/service'
 import { payloads, type FakeConsumer } from '../../fixtures/cti/server'
-import { ALIAS, RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness } from './harness'
+import { ALIAS, RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness, runPass } from './harness'
 
 let h: SyncHarness
 afterEach(async () => {
@@ -13,11 +12,9 @@ afterEach(async () => {
 
 const WINDOW = { 'plugins.content_manager.max_items_per_bulk': 10 }
 
-async function pass(): Promise<PassReport> {
-  const r = await h.sync.run('test')
-  if (typeof r === 'string') throw new Error(`pass not started: ${r}`)
-  return r
-}
+const pass = () => runPass(h.sync)
+/** The first log line with this message, parsed. */
+const logged = (msg: string) => h.lines.map((l) => JSON.parse(l)).find((l) => l.msg === msg)
 
 /** A loaded ruleset consumer (snapshot of 5 rules) with 40 new rules in the feed after it. */
 async function loadedWithChanges(): Promise<{ c: FakeConsumer; base: number }> {
@@ -110,7 +107,7 @@ describe('CTI faults', () => {
     const r = await pass()
     expect(r.consumers.ruleset).toMatchObject({ status: 'ready', updated: true })
     expect((await h.docs(ALIAS.rules)).get('rule-2').document.level).toBe('high')
-    expect(h.lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'change of unknown type skipped')).toMatchObject({
+    expect(logged('change of unknown type skipped')).toMatchObject({
       offset: odd,
       type: 'rename',
     })
@@ -127,7 +124,7 @@ describe('CTI faults', () => {
     const r = await pass()
     expect(r.consumers.ruleset).toMatchObject({ status: 'ready', updated: true })
     expect((await h.docs(ALIAS.rules)).get('rule-1').document.level).toBe('medium')
-    expect(h.lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'update of a document that is not stored; skipped')).toMatchObject({
+    expect(logged('update of a document that is not stored; skipped')).toMatchObject({
       offset: missing,
       resource: 'never-created',
     })

@@ -14,7 +14,7 @@ import type { Sleep } from '../../../src/content/cti/sleep'
 import type { EngineClient } from '../../../src/content/engine'
 import { CONSUMERS, type ConsumerKind } from '../../../src/content/sync/consumers'
 import type { SyncRuleset } from '../../../src/content/sync/ruleset-post-sync'
-import { ContentSync } from '../../../src/content/sync/service'
+import { ContentSync, type PassReport } from '../../../src/content/sync/service'
 import { ConsumerStates, type ConsumerState } from '../../../src/content/sync/state'
 import { createLogger, type Logger } from '../../../src/http/log'
 import { Journal } from '../../../src/journal/journal'
@@ -234,3 +234,10 @@ export const feedEnv = (cti: CtiServer, iocs: { url: string }, vulns: { url: str
   SVC_SETTING_plugins__content_manager__max_items_per_bulk: '100',
   SVC_SETTING_plugins__content_manager__resource_lock__stale_threshold_millis: String(staleMillis),
 })
+
+/** One sync pass run to its end; fails the test when it could not start. */
+export async function runPass(sync: SyncHarness['sync']): Promise<PassReport> {
+  const r = await sync.run('test')
+  if (typeof r === 'string') throw new Error(`pass not started: ${r}`)
+  return r
+}

@@ -14,11 +14,13 @@ import { ADMIN, type TestServer } from '../../helpers/server'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../../helpers/spawn-binary'
 import { feedConsumers, feedEnv } from './harness'
 import { SERVICE_ACCOUNT, startPlatform, type PlatformUnderTest } from '../../platform/cluster-helpers'
+import { nodeCall } from '../../helpers/calls'
+import { basicAuth } from '../../helpers/calls'
 
 const { IOCS, VULNS } = feedConsumers('lk')
 const STALE = 5000 // the smallest stale age the setting accepts; renewals every STALE/3
 /** Requests go to the nodes, which authenticate them at the platform. */
-const AUTH = 'Basic ' + btoa(`${ADMIN.name}:${ADMIN.password}`)
+const AUTH = basicAuth(ADMIN)
 const KILLS = 2
 /** How long past its start a pass is killed: beyond the stale age, so only renewals kept the lock. */
 const KILL_AFTER = STALE + 1500
@@ -53,15 +55,8 @@ function env(iocs: FakeConsumer, vulns: FakeConsumer, node: number): Record<stri
   }
 }
 
-async function call(s: SpawnedServer, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(s.url + path, {
-    method,
-    headers: { authorization: AUTH, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  })
-  return { status: res.status, body: await res.json().catch(() => undefined) }
-}
+const call = (s: SpawnedServer, method: string, path: string, body?: unknown) =>
+  nodeCall(s, method, path, body, { auth: AUTH, timeoutMs: 10_000 })
 
 /** Start times (ms) of the passes a process logged ("content sync started" comes right after the lock is taken). */
 function passStarts(p: Process): number[] {

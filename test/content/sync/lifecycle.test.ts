@@ -6,14 +6,13 @@ import { join } from 'node:path'
 import { createEngineClient } from '../../../src/content/engine'
 import { createContentManager } from '../../../src/content/manager'
 import { securityFor, tempDirs } from '../../security/helpers'
-import type { PassReport } from '../../../src/content/sync/service'
 import { CONTENT_ALIASES } from '../../../src/setup/indices'
 import { StoreError } from '../../../src/store/errors'
 import { silentLogger } from '../../../src/http/log'
 import { startEngineServer, type EngineServer } from '../../fixtures/engine/server'
 import { faultyStore, type FaultyStore } from '../../fixtures/faulty-store'
 import { payloads } from '../../fixtures/cti/server'
-import { ALIAS, RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness } from './harness'
+import { ALIAS, RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness, runPass } from './harness'
 
 let h: SyncHarness
 let engine: EngineServer | undefined
@@ -23,11 +22,7 @@ afterEach(async () => {
   engine = undefined
 })
 
-async function pass(): Promise<PassReport> {
-  const r = await h.sync.run('test')
-  if (typeof r === 'string') throw new Error(`pass not started: ${r}`)
-  return r
-}
+const pass = () => runPass(h.sync)
 
 /** The Engine test server and a real client on its socket (closed by the file's afterEach). */
 function startRealEngine() {
@@ -238,16 +233,23 @@ describe('blue/green swap (plan change)', () => {
     h.cti.setPlanResource('ruleset', swapTo)
   }
 
+  /**
+   * The feed's snapshot loaded through a registration with a plan naming it. Every load goes
+   * through staging: the live slot is whichever the first load swapped in; `next` is the other.
+   */
+  async function loadedFromPlan(feed: ReturnType<typeof seedRuleset>) {
+    feed.publishSnapshot()
+    await registeredWithPlan(feed.url)
+    await pass()
+    const [live] = await h.store.resolve(ALIAS.rules)
+    const slot = live.slice(-2)
+    return { live, slot, next: slot === '-a' ? '-b' : '-a' }
+  }
+
   test('new content lands in the other slot, user spaces are copied, all aliases move at once, old indices are deleted', async () => {
     h = await startSyncHarness()
     const free = seedRuleset(h.cti, { context: 't1-ruleset-5', name: 'public-ruleset-5' })
-    free.publishSnapshot()
-    await registeredWithPlan(free.url)
-    await pass()
-    // Every load goes through staging: the live slot is whichever the first load swapped in.
-    const [live] = await h.store.resolve(ALIAS.rules)
-    const slot = live.slice(-2)
-    const next = slot === '-a' ? '-b' : '-a'
+    const { live, slot, next } = await loadedFromPlan(free)
     // A user rule in draft, which must survive the swap.
     await h.store.index({
       index: live,
@@ -285,12 +287,7 @@ describe('blue/green swap (plan change)', () => {
     let faulty!: FaultyStore
     h = await startSyncHarness({ wrapStore: (s) => (faulty = faultyStore(s)) })
     const free = seedRuleset(h.cti)
-    free.publishSnapshot()
-    await registeredWithPlan(free.url)
-    await pass()
-    const [live] = await h.store.resolve(ALIAS.rules)
-    const slot = live.slice(-2)
-    const next = slot === '-a' ? '-b' : '-a'
+    const { live, slot, next } = await loadedFromPlan(free)
     const pro = h.cti.consumer('t0-ruleset-5', 'private-ruleset-5', { isPublic: false })
     pro.create('pro-rule', payloads.rule('pro-rule'))
     pro.publishSnapshot()

@@ -5,24 +5,19 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { PassReport } from '../../../src/content/sync/service'
 import { CONTENT_ALIASES } from '../../../src/setup/indices'
 import { StoreError } from '../../../src/store/errors'
 import type { Store } from '../../../src/store/port'
 import { payloads, type CtiServer } from '../../fixtures/cti/server'
 import { faultyStore, type FaultyStore } from '../../fixtures/faulty-store'
-import { beforeEachBulk, startSyncHarness, type SyncHarness } from './harness'
+import { beforeEachBulk, startSyncHarness, type SyncHarness, runPass } from './harness'
 
 let h: SyncHarness
 afterEach(async () => {
   await h?.stop()
 })
 
-async function pass(sync = h.sync): Promise<PassReport> {
-  const r = await sync.run('test')
-  if (typeof r === 'string') throw new Error(`pass not started: ${r}`)
-  return r
-}
+const pass = (sync = h.sync) => runPass(sync)
 
 const VULNS = { context: 't1-vd-5', name: 'public-vd-5' }
 const IOCS = { context: 't1-iocs-5', name: 'public-iocs-5' }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../../fixtures/cti/server'
 import { startTestServer, type TestServer } from '../../helpers/server'
 import { feedConsumers } from './harness'
+import { waitFor } from '../../helpers/wait'
 
 const { IOCS } = feedConsumers('sample-fallback')
 let cti: CtiServer
@@ -50,14 +51,10 @@ async function iocs(): Promise<Map<string, string>> {
 }
 
 /** Waits until no pass runs (POST update answers 202, starting one) when `start`, else until `ready`. */
-async function until(check: () => Promise<boolean>, what: string, ms = 30_000) {
-  const end = Date.now() + ms
-  while (Date.now() < end) {
-    if (await check()) return
-    await Bun.sleep(100)
-  }
-  throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await state())}`)
-}
+const until = (check: () => Promise<boolean>, what: string, ms = 30_000) =>
+  waitFor(check, { timeoutMs: ms, what, intervalMs: 100 }).catch(async (e: Error) => {
+    throw new Error(`${e.message}: ${JSON.stringify(await state())}`)
+  })
 
 const passOver = () =>
   until(async () => (await s.request('POST', '/_plugins/_content_manager/update')).status === 202, 'a new pass to start')

@@ -3,7 +3,7 @@
 // documents per second and time left, at most every 5 s, in the log and the consumer document,
 // and the last pass's outcome and duration.
 import { afterEach, describe, expect, test } from 'bun:test'
-import { START_RETRY, startRetryDelay } from '../../../src/content/sync'
+import { START_RETRY, startRetryDelay } from '../../../src/content/sync/module'
 import { Progress } from '../../../src/content/sync/progress'
 import type { PassProgress } from '../../../src/content/sync/state'
 import type { Store } from '../../../src/store/port'
