@@ -50,7 +50,7 @@ describe('the store over a list of nodes', () => {
       // A create-only write: safe to send again, since the refused node never saw it.
       const r = await store.index({ index: 'failover-a', id: '1', body: { n: 1 }, op_type: 'create', refresh: true })
       expect(r.result).toBe('created')
-      expect((await store.get({ index: 'failover-a', id: '1' }))._source).toEqual({ n: 1 })
+      expect(await store.get({ index: 'failover-a', id: '1' })).toMatchObject({ found: true, _source: { n: 1 } })
       expect(live.seen.map((s) => s.method)).toEqual(['PUT', 'GET'])
     } finally {
       await store.close()
@@ -64,7 +64,7 @@ describe('the store over a list of nodes', () => {
     const reads = openPlatformStore({ url: [breaking.url, live.url], username: platform.admin.name, password: platform.admin.password })
     const writes = openPlatformStore({ url: [breaking.url, live.url], username: platform.admin.name, password: platform.admin.password })
     try {
-      expect((await reads.get({ index: 'failover-a', id: '1' }))._source).toEqual({ n: 1 })
+      expect(await reads.get({ index: 'failover-a', id: '1' })).toMatchObject({ found: true, _source: { n: 1 } })
       expect(breaking.seen).toEqual(['GET /failover-a/_doc/1'])
       const e = await writes.index({ index: 'failover-a', id: '2', body: { n: 2 }, op_type: 'create' }).catch((e) => e)
       expect(e).toBeInstanceOf(StoreError)
