@@ -162,8 +162,10 @@ export function forEachPlatform(
       beforeAll(async () => {
         platform = await startPlatform(typeof opts === 'function' ? opts() : opts, kind)
       }, OPENSEARCH_START_MS)
-      afterAll(() => platform?.stop(), 60_000)
       body(() => platform, kind)
+      // After the body's own hooks (bun runs afterAll hooks in the order they were registered):
+      // its nodes stop before the platform they use goes away.
+      afterAll(() => platform?.stop(), 60_000)
     })
   }
 }
