@@ -78,7 +78,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
   const notifications = createNotifications(deps)
   const ruleset = createRuleset(
     deps,
-    {},
+    { staleMillis: Number(node.values.get('plugins.security_analytics.detector_run_lease_stale_millis')) },
     {
       onPending: () => notifications.dispatcher.kick(),
       destinationExists: async (id) => (await notifications.channels.stored(id)) !== undefined,

@@ -269,6 +269,15 @@ const rulesetManagement: Row[] = [
   [sa + 'max_detectors', 'integer', 10, [0], true, 'User detectors (content-manager detectors excluded).'],
   [sa + 'max_rules_per_detector', 'integer', 50, [0], true, 'Rules per detector.'],
   [sa + 'mappings.default_schema', 'string', 'ecs', null, true, 'Schema used to map Sigma field names when a log type declares none.'],
+  // svc-ext's own (the peer's runs are Alerting's jobs): how soon another node resumes a dead node's run.
+  [
+    sa + 'detector_run_lease_stale_millis',
+    'long',
+    900000,
+    [5000, 86400000],
+    false,
+    'Age after which the run lease of a node that stopped renewing it is taken over; equal on all nodes.',
+  ],
 ]
 
 // Notification channels and alert delivery: OpenSearch Notifications' core settings under their
