@@ -85,10 +85,14 @@ forEachPlatform({}, (current) => {
     const r = await platform.request('POST', `/${index}/_count?expand_wildcards=all`, { body: { query } })
     return r.status === 200 ? (r.body.count as number) : 0
   }
-  /** Waits for `ok` (a condition, polled), failing with `what` after `millis`. */
-  const until = async (what: string, ok: () => Promise<boolean> | boolean, millis = 120_000) => {
-    for (const end = Date.now() + millis; !(await ok()); await Bun.sleep(100))
-      if (Date.now() > end) throw new Error(`${what}: not within ${millis / 1000} s`)
+  /** Waits for `ok` (a condition, polled), failing with `what`, the consumers and the nodes' last words after `millis`. */
+  const until = async (what: string, ok: () => Promise<boolean> | boolean, millis = 180_000) => {
+    for (const end = Date.now() + millis; !(await ok()); await Bun.sleep(100)) {
+      if (Date.now() < end) continue
+      const states = JSON.stringify([await consumer(IOCS.type), await consumer(VULNS.type)])
+      const last = nodes.map((n, i) => `node ${i}:\n${n?.output.slice(-15).join('\n')}`).join('\n')
+      throw new Error(`${what}: not within ${millis / 1000} s; consumers ${states}\n${last}`)
+    }
   }
 
   beforeAll(async () => {
