@@ -8,7 +8,8 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
 import { customRulesDetector } from '../e2e/detection-client'
 import type { Reply, TestServer } from '../helpers/server'
-import { specChain } from '../ruleset/correlation/spec-example'
+import { specChain, specLogins } from '../ruleset/correlation/spec-example'
+import { parsePrometheus } from '../helpers/prometheus'
 import { forEachPlatform, startNode, type PlatformUnderTest } from './cluster-helpers'
 
 const SA = '/_plugins/_security_analytics'
@@ -18,29 +19,8 @@ const rule = (title: string, name: string, action: string) =>
   `title: ${title}\nname: ${name}\nlogsource:\n    product: platlogs\ndetection:\n    selection:\n        event.action: ${action}\n    condition: selection\n`
 const { multiple: MULTIPLE, chain: CHAIN } = specChain('user.name', 3)
 
-const login = (user: string, action: string, i: number) => ({
-  '@timestamp': new Date(T0 + i * 5000).toISOString(),
-  event: { action },
-  user: { name: user },
-})
 /** alice fails three times then logs in (the chain); bob fails twice (below the threshold). */
-const EVENTS_SENT = [
-  ...[0, 1, 2].map((i) => login('alice', 'login_failed', i)),
-  login('alice', 'login_success', 3),
-  ...[4, 5].map((i) => login('bob', 'login_failed', i)),
-  login('bob', 'login_success', 6),
-]
-
-/** `name{labels} value` lines of the Prometheus text format. */
-function metrics(text: string): Map<string, number> {
-  const out = new Map<string, number>()
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue
-    const at = line.lastIndexOf(' ')
-    out.set(line.slice(0, at), Number(line.slice(at + 1)))
-  }
-  return out
-}
+const EVENTS_SENT = specLogins(T0)
 
 let engine: EngineServer
 beforeAll(() => {
@@ -144,7 +124,7 @@ forEachPlatform({}, (current) => {
   test('the metrics route reports the runs made on the platform', async () => {
     const r = await call('GET', '/_prometheus/metrics')
     expect(r.status).toBe(200)
-    const m = metrics(r.text)
+    const m = parsePrometheus(r.text)
     expect(m.get(`svc_detector_last_run_findings{detector_id="${ids.plain}"}`)).toBe(0)
     expect(m.get(`svc_detector_last_run_findings{detector_id="${ids.correlated}"}`)).toBe(1)
     expect(m.get(`svc_detector_last_run_errors{detector_id="${ids.plain}"}`)).toBe(0)

@@ -190,7 +190,7 @@ forEachPlatform({}, (current) => {
     expect(await findings()).toBe(MATCHES)
     expect(nodes[0].output.some((l) => l.includes('detector run lease taken over'))).toBe(true)
     console.log(
-      `[${platform.kind}] detector kill -9 after ${atKill}/${MATCHES} findings; the other node took the run over ${tookOverAfter} ms after the kill and ended with ${MATCHES}`,
+      `[${platform.kind}] detector kill -9 after ${atKill}/${MATCHES} findings; the other node's run, taken over, ended ${tookOverAfter} ms after the kill with ${MATCHES}`,
     )
   }, 600_000)
 })
