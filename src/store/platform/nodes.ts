@@ -22,7 +22,7 @@ function describe(e: unknown): string {
 }
 
 /** Whether `e` says the node could not be reached, so a request may be resent elsewhere. */
-export function failedToReach(e: unknown, method: string, unreachable: (e: unknown) => boolean): 'resend' | 'fail' | 'other' {
+function failedToReach(e: unknown, method: string, unreachable: (e: unknown) => boolean): 'resend' | 'fail' | 'other' {
   if (!unreachable(e)) return 'other'
   return NEVER_SENT.test(describe(e)) || READS.has(method.toUpperCase()) ? 'resend' : 'fail'
 }
