@@ -1,5 +1,5 @@
 import { flattenKeys } from '../store/flat-keys'
-import { isOwnedKey, settingDef, SETTINGS } from './registry'
+import { isOwnedKey, settingDef, SETTINGS, type SettingKey, type SettingKeyOf, type SettingValueOf } from './registry'
 import { parseSettingValue, type SettingValue } from './values'
 import type { NodeConfig } from './node-config'
 
@@ -55,19 +55,19 @@ export type Scope = 'persistent' | 'transient'
 /** A frozen view of all effective settings, taken once per operation. */
 export class SettingsSnapshot {
   constructor(readonly values: ReadonlyMap<string, SettingValue>) {}
-  get<T extends SettingValue = SettingValue>(key: string): T {
+  get<K extends SettingKey>(key: K): SettingValueOf<K> {
     const v = this.values.get(key)
     if (v === undefined) throw new Error(`unknown setting ${key}`)
-    return v as T
+    return v as SettingValueOf<K>
   }
-  bool(key: string): boolean {
-    return this.get<boolean>(key)
+  bool(key: SettingKeyOf<'boolean'>): boolean {
+    return this.get(key)
   }
-  num(key: string): number {
-    return this.get<number>(key)
+  num(key: SettingKeyOf<'integer' | 'long'>): number {
+    return this.get(key)
   }
-  str(key: string): string {
-    return this.get<string>(key)
+  str(key: SettingKeyOf<'string' | 'time'>): string {
+    return this.get(key)
   }
 }
 
@@ -110,8 +110,8 @@ export class ClusterSettings {
   }
 
   /** Node-file values only: for settings that need a restart. */
-  nodeValue<T extends SettingValue>(key: string): T {
-    return this.node.values.get(key) as T
+  nodeValue<K extends SettingKey>(key: K): SettingValueOf<K> {
+    return this.node.values.get(key)
   }
 
   private compose(p: PersistedSettings): SettingsSnapshot {

@@ -1,7 +1,7 @@
 import { dirname, resolve } from 'node:path'
 import { flattenKeys } from '../store/flat-keys'
 import { SETTINGS, settingDef } from './registry'
-import { parseSettingValue, type SettingValue } from './values'
+import { parseSettingValue, type SettingMap, type SettingValue } from './values'
 
 /**
  * The node configuration: a YAML file of flat dotted keys (like opensearch.yml;
@@ -10,7 +10,7 @@ import { parseSettingValue, type SettingValue } from './values'
  */
 export interface NodeConfig {
   /** Effective value of every setting from the file/env/defaults (dynamic overrides come later). */
-  values: Map<string, SettingValue>
+  values: SettingMap
   /** Keys set explicitly by the file or the environment. */
   explicit: Set<string>
   /** Directory of the config file (security files live in <configDir>/security/). */
@@ -46,7 +46,8 @@ export function parseNodeConfig(text: string, fileName: string): Record<string, 
 }
 
 export function buildNodeConfig(raw: Record<string, unknown>, source: string, configDir: string, configFile?: string): NodeConfig {
-  const values = new Map<string, SettingValue>(SETTINGS.map((s) => [s.key, s.default]))
+  // Every declared key starts at its default, so each read finds a value of its type.
+  const values = new Map<string, SettingValue>(SETTINGS.map((s) => [s.key, s.default])) as SettingMap
   const explicit = new Set<string>()
   for (const [key, rawValue] of Object.entries(raw)) {
     const def = settingDef(key)
@@ -64,7 +65,7 @@ export function buildNodeConfig(raw: Record<string, unknown>, source: string, co
     throw new ConfigError(`${source}: http.tls.certificate and http.tls.key must be set together`)
   }
   // Relative paths in the file are relative to the file, as operators expect from a config file.
-  for (const k of ['path.data', 'http.tls.certificate', 'http.tls.key', 'storage.platform.ssl.certificate_authorities']) {
+  for (const k of ['path.data', 'http.tls.certificate', 'http.tls.key', 'storage.platform.ssl.certificate_authorities'] as const) {
     const v = values.get(k)
     if (typeof v === 'string' && v !== '' && explicit.has(k)) values.set(k, resolve(configDir, v))
   }

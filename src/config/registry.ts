@@ -18,25 +18,25 @@ export interface SettingDef {
   /** Secrets are masked wherever settings are printed. */
   secret?: boolean
   /** Allowed values for string settings that are enumerations. */
-  oneOf?: string[]
+  oneOf?: readonly string[]
   /** Most elements a list setting may hold (svc-ext binds one address where OpenSearch binds several). */
   maxItems?: number
   meaning: string
 }
 
-type Row = [
+type Row = readonly [
   key: string,
   type: SettingType,
   def: SettingDef['default'],
-  range: [number?, number?] | null,
+  range: readonly [number?, number?] | null,
   dynamic: boolean,
   meaning: string,
-  extra?: Partial<SettingDef>,
+  extra?: Partial<Omit<SettingDef, 'key'>>,
 ]
 
 const CTI_API = 'https://cti-pre.svc.example/api/v1'
 
-const node: Row[] = [
+const node = [
   ['node.name', 'string', 'svc-node-1', null, false, 'Name of this node, shown by GET / and _cat/nodes.'],
   ['cluster.name', 'string', 'svc-cluster', null, false, 'Name of the cluster, shown by GET / and _cluster/health.'],
   // A list in OpenSearch; one address here, so the list form of opensearch.yml still starts.
@@ -116,9 +116,9 @@ const node: Row[] = [
   ['search.default_search_timeout', 'time', '-1', null, true, 'Time budget of a search without `timeout` (-1: none), e.g. 30s.'],
   ['search.max_open_pit_context', 'integer', 300, [0, 2147483647], true, 'Most points in time open at once on this node.'],
   ['point_in_time.max_keep_alive', 'time', '24h', null, true, 'Longest keep_alive a point in time may ask for.'],
-]
+] as const satisfies readonly Row[]
 
-const setup: Row[] = [
+const setup = [
   ['plugins.setup.timeout', 'integer', 30, [5, 120], false, 'Seconds, index and search operations.'],
   ['plugins.setup.backoff', 'integer', 15, [5, 60], false, 'Seconds between retries of initialization tasks.'],
   ['plugins.setup.max_retries', 'integer', 1, [0, 10], false, 'Re-attempts of a failed initialization task; 0 disables.'],
@@ -130,51 +130,71 @@ const setup: Row[] = [
     false,
     'When false PUT /_plugins/_setup/settings returns 403 for everyone.',
   ],
-]
+] as const satisfies readonly Row[]
 
-const cm = 'plugins.content_manager.'
-const contentManager: Row[] = [
-  [cm + 'cti.api', 'string', CTI_API, null, false, 'Base URL for catalog and console calls.'],
-  [cm + 'catalog.sync_interval', 'integer', 60, [10, 1440], true, 'Minutes between scheduled syncs.'],
-  [cm + 'setup_wait.max_retries', 'integer', 4, [0, 10], false, 'Retries while waiting for Setup readiness.'],
-  [cm + 'setup_wait.backoff_base_seconds', 'integer', 20, [1, 120], false, 'Base of base * 2^n backoff.'],
-  [cm + 'max_items_per_bulk', 'integer', 1000, [10, 1000], false, 'Documents per bulk request.'],
-  [cm + 'max_concurrent_bulks', 'integer', 5, [1, 5], false, 'Concurrent bulk operations.'],
-  [cm + 'max_bulk_bytes', 'long', 5242880, [1048576, 104857600], false, 'Bytes per bulk request body.'],
-  [cm + 'logtest.max_body_bytes', 'long', 1048576, [1024, 16777216], true, 'Logtest body bytes; 413 beyond.'],
-  [cm + 'client.timeout', 'long', 10, [10, 50], false, 'Seconds, CTI HTTP client.'],
-  [cm + 'client.max_retries', 'integer', 3, [0, 10], false, 'Retries after HTTP 429.'],
-  [cm + 'client.retry_backoff_base_seconds', 'integer', 30, [1, 300], false, 'Base of base * 2^n when Retry-After is missing or unusable.'],
-  [cm + 'pit_keepalive', 'long', 120, [60, 600], false, 'Seconds, point-in-time keepalive.'],
-  [cm + 'engine.mock', 'boolean', false, null, false, 'Bypass Engine socket calls with mocked answers; testing only.'],
-  [cm + 'catalog.update_on_start', 'boolean', true, null, false, 'Sync at plugin start.'],
-  [cm + 'catalog.update_on_schedule', 'boolean', true, null, true, 'Periodic sync; false refuses scheduled runs.'],
-  [cm + 'catalog.ruleset', 'string', '', null, false, 'Full CTI consumer URL for ruleset content.'],
-  [cm + 'catalog.iocs', 'string', '', null, false, 'Consumer URL for IoC content.'],
-  [cm + 'catalog.vulnerabilities', 'string', '', null, false, 'Consumer URL for vulnerabilities content.'],
-  [cm + 'catalog.create_detectors', 'boolean', true, null, false, 'Auto-create detectors from CTI content.'],
-  [cm + 'telemetry.enabled', 'boolean', true, null, true, 'Daily update check.'],
-  [cm + 'catalog.update_on_demand', 'boolean', true, null, false, 'False makes POST /update return 403.'],
-  [cm + 'catalog.policy_update.enabled', 'boolean', true, null, false, 'False makes PUT /policy/{space} return 403.'],
-  [cm + 'max_integrations', 'integer', 100, [0], true, 'Creation limit; 400 beyond.'],
-  [cm + 'max_decoders', 'integer', 200, [0], true, 'Creation limit; 400 beyond.'],
-  [cm + 'max_rules', 'integer', 200, [0], true, 'Creation limit; 400 beyond.'],
-  [cm + 'max_kvdbs', 'integer', 100, [0], true, 'Creation limit; 400 beyond.'],
-  [cm + 'max_filters', 'integer', 100, [0], true, 'Creation limit per space; 400 beyond.'],
-  [cm + 'cti.console.timeout', 'integer', 5, [1, 120], false, 'Seconds for console calls.'],
-  [cm + 'bulk.retry.shed.max_retries', 'integer', 3, [0, 10], true, 'Resubmissions of a shed bulk.'],
-  [cm + 'bulk.retry.shed.initial_backoff_millis', 'long', 1000, [100, 60000], true, 'First delay; doubles each retry.'],
-  [cm + 'bulk.retry.shed.max_backoff_millis', 'long', 30000, [100, 60000], true, 'Backoff ceiling.'],
-  [cm + 'bulk.retry.topology.max_retries', 'integer', 5, [0, 10], true, 'Resubmissions of a bulk deferred by a topology change.'],
-  [cm + 'bulk.retry.topology.initial_backoff_millis', 'long', 5000, [100, 60000], true, 'First delay; doubles.'],
-  [cm + 'bulk.retry.topology.max_backoff_millis', 'long', 30000, [100, 60000], true, 'Ceiling.'],
-  [cm + 'job_schedule.max_retries', 'integer', 3, [0, 10], false, 'Job registration attempts.'],
-  [cm + 'job_schedule.retry_backoff_seconds', 'integer', 15, [1, 300], false, 'Linear backoff base.'],
-  [cm + 'resource_lock.max_retries', 'integer', 20, [1, 100], true, 'Lock attempts before 503.'],
-  [cm + 'resource_lock.retry_backoff_millis', 'long', 100, [10, 10000], true, 'Delay between lock attempts.'],
-  [cm + 'resource_lock.stale_threshold_millis', 'long', 30000, [5000, 600000], true, 'Age after which a lock is stolen.'],
+const contentManager = [
+  ['plugins.content_manager.cti.api', 'string', CTI_API, null, false, 'Base URL for catalog and console calls.'],
+  ['plugins.content_manager.catalog.sync_interval', 'integer', 60, [10, 1440], true, 'Minutes between scheduled syncs.'],
+  ['plugins.content_manager.setup_wait.max_retries', 'integer', 4, [0, 10], false, 'Retries while waiting for Setup readiness.'],
+  ['plugins.content_manager.setup_wait.backoff_base_seconds', 'integer', 20, [1, 120], false, 'Base of base * 2^n backoff.'],
+  ['plugins.content_manager.max_items_per_bulk', 'integer', 1000, [10, 1000], false, 'Documents per bulk request.'],
+  ['plugins.content_manager.max_concurrent_bulks', 'integer', 5, [1, 5], false, 'Concurrent bulk operations.'],
+  ['plugins.content_manager.max_bulk_bytes', 'long', 5242880, [1048576, 104857600], false, 'Bytes per bulk request body.'],
+  ['plugins.content_manager.logtest.max_body_bytes', 'long', 1048576, [1024, 16777216], true, 'Logtest body bytes; 413 beyond.'],
+  ['plugins.content_manager.client.timeout', 'long', 10, [10, 50], false, 'Seconds, CTI HTTP client.'],
+  ['plugins.content_manager.client.max_retries', 'integer', 3, [0, 10], false, 'Retries after HTTP 429.'],
   [
-    cm + 'user_overrides.max_update_attempts',
+    'plugins.content_manager.client.retry_backoff_base_seconds',
+    'integer',
+    30,
+    [1, 300],
+    false,
+    'Base of base * 2^n when Retry-After is missing or unusable.',
+  ],
+  ['plugins.content_manager.pit_keepalive', 'long', 120, [60, 600], false, 'Seconds, point-in-time keepalive.'],
+  ['plugins.content_manager.engine.mock', 'boolean', false, null, false, 'Bypass Engine socket calls with mocked answers; testing only.'],
+  ['plugins.content_manager.catalog.update_on_start', 'boolean', true, null, false, 'Sync at plugin start.'],
+  ['plugins.content_manager.catalog.update_on_schedule', 'boolean', true, null, true, 'Periodic sync; false refuses scheduled runs.'],
+  ['plugins.content_manager.catalog.ruleset', 'string', '', null, false, 'Full CTI consumer URL for ruleset content.'],
+  ['plugins.content_manager.catalog.iocs', 'string', '', null, false, 'Consumer URL for IoC content.'],
+  ['plugins.content_manager.catalog.vulnerabilities', 'string', '', null, false, 'Consumer URL for vulnerabilities content.'],
+  ['plugins.content_manager.catalog.create_detectors', 'boolean', true, null, false, 'Auto-create detectors from CTI content.'],
+  ['plugins.content_manager.telemetry.enabled', 'boolean', true, null, true, 'Daily update check.'],
+  ['plugins.content_manager.catalog.update_on_demand', 'boolean', true, null, false, 'False makes POST /update return 403.'],
+  ['plugins.content_manager.catalog.policy_update.enabled', 'boolean', true, null, false, 'False makes PUT /policy/{space} return 403.'],
+  ['plugins.content_manager.max_integrations', 'integer', 100, [0], true, 'Creation limit; 400 beyond.'],
+  ['plugins.content_manager.max_decoders', 'integer', 200, [0], true, 'Creation limit; 400 beyond.'],
+  ['plugins.content_manager.max_rules', 'integer', 200, [0], true, 'Creation limit; 400 beyond.'],
+  ['plugins.content_manager.max_kvdbs', 'integer', 100, [0], true, 'Creation limit; 400 beyond.'],
+  ['plugins.content_manager.max_filters', 'integer', 100, [0], true, 'Creation limit per space; 400 beyond.'],
+  ['plugins.content_manager.cti.console.timeout', 'integer', 5, [1, 120], false, 'Seconds for console calls.'],
+  ['plugins.content_manager.bulk.retry.shed.max_retries', 'integer', 3, [0, 10], true, 'Resubmissions of a shed bulk.'],
+  ['plugins.content_manager.bulk.retry.shed.initial_backoff_millis', 'long', 1000, [100, 60000], true, 'First delay; doubles each retry.'],
+  ['plugins.content_manager.bulk.retry.shed.max_backoff_millis', 'long', 30000, [100, 60000], true, 'Backoff ceiling.'],
+  [
+    'plugins.content_manager.bulk.retry.topology.max_retries',
+    'integer',
+    5,
+    [0, 10],
+    true,
+    'Resubmissions of a bulk deferred by a topology change.',
+  ],
+  ['plugins.content_manager.bulk.retry.topology.initial_backoff_millis', 'long', 5000, [100, 60000], true, 'First delay; doubles.'],
+  ['plugins.content_manager.bulk.retry.topology.max_backoff_millis', 'long', 30000, [100, 60000], true, 'Ceiling.'],
+  ['plugins.content_manager.job_schedule.max_retries', 'integer', 3, [0, 10], false, 'Job registration attempts.'],
+  ['plugins.content_manager.job_schedule.retry_backoff_seconds', 'integer', 15, [1, 300], false, 'Linear backoff base.'],
+  ['plugins.content_manager.resource_lock.max_retries', 'integer', 20, [1, 100], true, 'Lock attempts before 503.'],
+  ['plugins.content_manager.resource_lock.retry_backoff_millis', 'long', 100, [10, 10000], true, 'Delay between lock attempts.'],
+  [
+    'plugins.content_manager.resource_lock.stale_threshold_millis',
+    'long',
+    30000,
+    [5000, 600000],
+    true,
+    'Age after which a lock is stolen.',
+  ],
+  [
+    'plugins.content_manager.user_overrides.max_update_attempts',
     'integer',
     3,
     [1, 20],
@@ -182,27 +202,48 @@ const contentManager: Row[] = [
     'Attempts to write the user-overrides document on version conflict.',
   ],
   [
-    cm + 'integration.max_update_attempts',
+    'plugins.content_manager.integration.max_update_attempts',
     'integer',
     5,
     [1, 20],
     true,
     'Attempts to update an integration on conflict when linking/unlinking.',
   ],
-  [cm + 'engine.socket_path', 'string', '/usr/share/svc-indexer/engine/sockets/engine-api-http.sock', null, false, 'Engine Unix socket.'],
-  [cm + 'engine.reload_timeout_minutes', 'integer', 10, [1, 1440], false, 'Maximum time a single Engine reload may stay in flight.'],
   [
-    cm + 'engine.not_ready_grace_minutes',
+    'plugins.content_manager.engine.socket_path',
+    'string',
+    '/usr/share/svc-indexer/engine/sockets/engine-api-http.sock',
+    null,
+    false,
+    'Engine Unix socket.',
+  ],
+  [
+    'plugins.content_manager.engine.reload_timeout_minutes',
+    'integer',
+    10,
+    [1, 1440],
+    false,
+    'Maximum time a single Engine reload may stay in flight.',
+  ],
+  [
+    'plugins.content_manager.engine.not_ready_grace_minutes',
     'integer',
     5,
     [1, 1440],
     false,
     'Time before an unready-content deferral escalates to a warning.',
   ],
-  [cm + 'security_analytics.sync_timeout_seconds', 'integer', 60, [1, 3600], false, 'Bulk sync step timeout.'],
-  [cm + 'security_analytics.detector_timeout_seconds', 'integer', 30, [1, 3600], false, 'Wait for first detector creation.'],
+  ['plugins.content_manager.security_analytics.sync_timeout_seconds', 'integer', 60, [1, 3600], false, 'Bulk sync step timeout.'],
   [
-    cm + 'security_analytics.cleanup_timeout_seconds',
+    'plugins.content_manager.security_analytics.detector_timeout_seconds',
+    'integer',
+    30,
+    [1, 3600],
+    false,
+    'Wait for first detector creation.',
+  ],
+  [
+    'plugins.content_manager.security_analytics.cleanup_timeout_seconds',
     'integer',
     120,
     [120, 3600],
@@ -210,93 +251,140 @@ const contentManager: Row[] = [
     'Wait for deletion of stale rules/integrations after a swap.',
   ],
   [
-    cm + 'security_analytics.detector_interval',
+    'plugins.content_manager.security_analytics.detector_interval',
     'integer',
     2,
     [1, 10080],
     true,
     'Minutes; used when the CTI integration gives none or an out-of-bounds one.',
   ],
-  [cm + 'update_sub_batch_size', 'integer', 50, [1, 1000], false, 'UPDATE offsets per multi-get plus bulk.'],
-  [cm + 'offset_flush_interval', 'integer', 10, [1, 1000], false, 'Batches between consumer-offset checkpoints.'],
-  [cm + 'search_page_size', 'integer', 10000, [100, 10000], false, 'Page size of the IoC reconciliation scan.'],
-]
+  ['plugins.content_manager.update_sub_batch_size', 'integer', 50, [1, 1000], false, 'UPDATE offsets per multi-get plus bulk.'],
+  ['plugins.content_manager.offset_flush_interval', 'integer', 10, [1, 1000], false, 'Batches between consumer-offset checkpoints.'],
+  ['plugins.content_manager.search_page_size', 'integer', 10000, [100, 10000], false, 'Page size of the IoC reconciliation scan.'],
+] as const satisfies readonly Row[]
 
-const sa = 'plugins.security_analytics.'
 // Reference 5.11: every Ruleset Management setting is dynamic except the rule-cache size.
-const rulesetManagement: Row[] = [
-  [sa + 'alert_finding_enabled', 'boolean', false, null, true, 'Rollover of finding history indices.'],
-  [sa + 'alert_finding_max_docs', 'long', 1000, [0], true, 'Deprecated.'],
-  [sa + 'alert_finding_rollover_period', 'time', '12h', null, true, 'Finding rollover period.'],
-  [sa + 'alert_history_enabled', 'boolean', false, null, true, 'Rollover of alert history indices.'],
-  [sa + 'alert_history_max_age', 'time', '30d', null, true, 'Alert history max age.'],
-  [sa + 'alert_history_max_docs', 'long', 1000, [0], true, 'Alert history max docs.'],
-  [sa + 'alert_history_retention_period', 'time', '60d', null, true, 'Deletion age.'],
-  [sa + 'alert_history_rollover_period', 'time', '12h', null, true, 'Alert rollover period.'],
-  [sa + 'auto_correlations_enabled', 'boolean', false, null, true, 'Automatic correlations.'],
-  [sa + 'correlation.detector_cache_ttl', 'time', '5m', null, true, '0s disables the cache.'],
-  [sa + 'correlation.events_backpressure.enabled', 'boolean', true, null, true, 'Write-block events indices when backlog fills.'],
+const rulesetManagement = [
+  ['plugins.security_analytics.alert_finding_enabled', 'boolean', false, null, true, 'Rollover of finding history indices.'],
+  ['plugins.security_analytics.alert_finding_max_docs', 'long', 1000, [0], true, 'Deprecated.'],
+  ['plugins.security_analytics.alert_finding_rollover_period', 'time', '12h', null, true, 'Finding rollover period.'],
+  ['plugins.security_analytics.alert_history_enabled', 'boolean', false, null, true, 'Rollover of alert history indices.'],
+  ['plugins.security_analytics.alert_history_max_age', 'time', '30d', null, true, 'Alert history max age.'],
+  ['plugins.security_analytics.alert_history_max_docs', 'long', 1000, [0], true, 'Alert history max docs.'],
+  ['plugins.security_analytics.alert_history_retention_period', 'time', '60d', null, true, 'Deletion age.'],
+  ['plugins.security_analytics.alert_history_rollover_period', 'time', '12h', null, true, 'Alert rollover period.'],
+  ['plugins.security_analytics.auto_correlations_enabled', 'boolean', false, null, true, 'Automatic correlations.'],
+  ['plugins.security_analytics.correlation.detector_cache_ttl', 'time', '5m', null, true, '0s disables the cache.'],
   [
-    sa + 'correlation.events_backpressure.high_watermark_percent',
+    'plugins.security_analytics.correlation.events_backpressure.enabled',
+    'boolean',
+    true,
+    null,
+    true,
+    'Write-block events indices when backlog fills.',
+  ],
+  [
+    'plugins.security_analytics.correlation.events_backpressure.high_watermark_percent',
     'integer',
     100,
     [1, 100],
     true,
     'Percent of max_pending_findings; block at or above.',
   ],
-  [sa + 'correlation.events_backpressure.low_watermark_percent', 'integer', 60, [0, 99], true, 'Unblock at or below.'],
-  [sa + 'correlation.max_in_flight_findings', 'integer', 50, [1, 1000], true, 'Findings correlated concurrently.'],
-  [sa + 'correlation.max_pending_findings', 'integer', 10000, [1, 1000000], true, 'Beyond it new findings are shed.'],
-  [sa + 'correlation.metadata_cache_ttl', 'time', '5m', null, true, '0s disables both caches.'],
-  [sa + 'correlation_history_max_age', 'time', '30d', null, true, 'Correlation history max age.'],
-  [sa + 'correlation_history_max_docs', 'long', 1000, [0], true, 'Correlation history max docs.'],
-  [sa + 'correlation_history_retention_period', 'time', '60d', null, true, 'Correlation retention.'],
-  [sa + 'correlation_history_rollover_period', 'time', '12h', null, true, 'Correlation rollover period.'],
-  [sa + 'correlation_time_window', 'time', '5m', null, true, 'Correlation time window.'],
-  [sa + 'enable_detectors_with_dedicated_query_indices', 'boolean', true, null, true, 'Dedicated query indices.'],
-  [sa + 'enable_workflow_usage', 'boolean', true, null, true, 'Workflow usage.'],
-  [sa + 'enriched_findings_bulk_size', 'integer', 100, [10, 1000], true, 'Enriched findings per bulk.'],
-  [sa + 'enriched_findings_enrich_batch_size', 'integer', 100, [1, 1000], true, 'Findings enriched per batch.'],
-  [sa + 'enriched_findings_flush_interval', 'integer', 5, [1, 60], true, 'Seconds between flushes.'],
-  [sa + 'enriched_findings_index_enabled', 'boolean', true, null, true, 'Index enriched findings.'],
-  [sa + 'enriched_findings_max_in_flight', 'integer', 5, [1, 10], true, 'Enrichment batches in flight.'],
-  [sa + 'enriched_findings_rule_cache_max_size', 'integer', 10000, [0], false, 'Rule cache size (LRU); static.'],
-  [sa + 'filter_by_backend_roles', 'boolean', false, null, true, 'Restrict detectors, rules and findings by backend roles.'],
-  [sa + 'finding_history_max_age', 'time', '30d', null, true, 'Finding history max age.'],
-  [sa + 'finding_history_retention_period', 'time', '60d', null, true, 'Finding retention.'],
-  [sa + 'index_timeout', 'time', '60s', null, true, 'Index operation timeout.'],
-  [sa + 'max_case_management_bulk_size', 'integer', 10, [0, 100], true, 'Findings per update request; 0 disables the endpoint.'],
-  [sa + 'max_detectors', 'integer', 10, [0], true, 'User detectors (content-manager detectors excluded).'],
-  [sa + 'max_rules_per_detector', 'integer', 50, [0], true, 'Rules per detector.'],
-  [sa + 'mappings.default_schema', 'string', 'ecs', null, true, 'Schema used to map Sigma field names when a log type declares none.'],
+  [
+    'plugins.security_analytics.correlation.events_backpressure.low_watermark_percent',
+    'integer',
+    60,
+    [0, 99],
+    true,
+    'Unblock at or below.',
+  ],
+  ['plugins.security_analytics.correlation.max_in_flight_findings', 'integer', 50, [1, 1000], true, 'Findings correlated concurrently.'],
+  ['plugins.security_analytics.correlation.max_pending_findings', 'integer', 10000, [1, 1000000], true, 'Beyond it new findings are shed.'],
+  ['plugins.security_analytics.correlation.metadata_cache_ttl', 'time', '5m', null, true, '0s disables both caches.'],
+  ['plugins.security_analytics.correlation_history_max_age', 'time', '30d', null, true, 'Correlation history max age.'],
+  ['plugins.security_analytics.correlation_history_max_docs', 'long', 1000, [0], true, 'Correlation history max docs.'],
+  ['plugins.security_analytics.correlation_history_retention_period', 'time', '60d', null, true, 'Correlation retention.'],
+  ['plugins.security_analytics.correlation_history_rollover_period', 'time', '12h', null, true, 'Correlation rollover period.'],
+  ['plugins.security_analytics.correlation_time_window', 'time', '5m', null, true, 'Correlation time window.'],
+  ['plugins.security_analytics.enable_detectors_with_dedicated_query_indices', 'boolean', true, null, true, 'Dedicated query indices.'],
+  ['plugins.security_analytics.enable_workflow_usage', 'boolean', true, null, true, 'Workflow usage.'],
+  ['plugins.security_analytics.enriched_findings_bulk_size', 'integer', 100, [10, 1000], true, 'Enriched findings per bulk.'],
+  ['plugins.security_analytics.enriched_findings_enrich_batch_size', 'integer', 100, [1, 1000], true, 'Findings enriched per batch.'],
+  ['plugins.security_analytics.enriched_findings_flush_interval', 'integer', 5, [1, 60], true, 'Seconds between flushes.'],
+  ['plugins.security_analytics.enriched_findings_index_enabled', 'boolean', true, null, true, 'Index enriched findings.'],
+  ['plugins.security_analytics.enriched_findings_max_in_flight', 'integer', 5, [1, 10], true, 'Enrichment batches in flight.'],
+  ['plugins.security_analytics.enriched_findings_rule_cache_max_size', 'integer', 10000, [0], false, 'Rule cache size (LRU); static.'],
+  [
+    'plugins.security_analytics.filter_by_backend_roles',
+    'boolean',
+    false,
+    null,
+    true,
+    'Restrict detectors, rules and findings by backend roles.',
+  ],
+  ['plugins.security_analytics.finding_history_max_age', 'time', '30d', null, true, 'Finding history max age.'],
+  ['plugins.security_analytics.finding_history_retention_period', 'time', '60d', null, true, 'Finding retention.'],
+  ['plugins.security_analytics.index_timeout', 'time', '60s', null, true, 'Index operation timeout.'],
+  [
+    'plugins.security_analytics.max_case_management_bulk_size',
+    'integer',
+    10,
+    [0, 100],
+    true,
+    'Findings per update request; 0 disables the endpoint.',
+  ],
+  ['plugins.security_analytics.max_detectors', 'integer', 10, [0], true, 'User detectors (content-manager detectors excluded).'],
+  ['plugins.security_analytics.max_rules_per_detector', 'integer', 50, [0], true, 'Rules per detector.'],
+  [
+    'plugins.security_analytics.mappings.default_schema',
+    'string',
+    'ecs',
+    null,
+    true,
+    'Schema used to map Sigma field names when a log type declares none.',
+  ],
   // svc-ext's own (the peer's runs are Alerting's jobs): how soon another node resumes a dead node's run.
   [
-    sa + 'detector_run_lease_stale_millis',
+    'plugins.security_analytics.detector_run_lease_stale_millis',
     'long',
     900000,
     [5000, 86400000],
     false,
     'Age after which the run lease of a node that stopped renewing it is taken over; equal on all nodes.',
   ],
-]
+] as const satisfies readonly Row[]
 
 // Notification channels and alert delivery: OpenSearch Notifications' core settings under their
 // names and defaults where they exist (static here: they shape outbound connections at start), then
 // svc-ext's own delivery settings (the peer does not retry, so it has none of them).
-const onc = 'opensearch.notifications.core.'
-const notifications: Row[] = [
+const notifications = [
   [
-    onc + 'allowed_config_types',
+    'opensearch.notifications.core.allowed_config_types',
     'string',
     'slack,chime,microsoft_teams,webhook,email,sns,ses_account,smtp_account,email_group',
     null,
     false,
     'Channel types a config may have (comma-separated); svc-ext delivers slack, chime, microsoft_teams, mattermost and webhook.',
   ],
-  [onc + 'http.connection_timeout', 'integer', 5000, [1, 600000], false, 'Milliseconds to resolve and connect to a channel host.'],
-  [onc + 'http.socket_timeout', 'integer', 50000, [1, 600000], false, 'Milliseconds one delivery may take, answer included.'],
   [
-    onc + 'http.host_deny_list',
+    'opensearch.notifications.core.http.connection_timeout',
+    'integer',
+    5000,
+    [1, 600000],
+    false,
+    'Milliseconds to resolve and connect to a channel host.',
+  ],
+  [
+    'opensearch.notifications.core.http.socket_timeout',
+    'integer',
+    50000,
+    [1, 600000],
+    false,
+    'Milliseconds one delivery may take, answer included.',
+  ],
+  [
+    'opensearch.notifications.core.http.host_deny_list',
     'string',
     '',
     null,
@@ -337,15 +425,35 @@ const notifications: Row[] = [
     true,
     'Notification channel told of every case update on a finding (empty: none).',
   ],
-]
+] as const satisfies readonly Row[]
 
-function toDef([key, type, def, range, dynamic, meaning, extra]: Row): SettingDef {
+const ROWS = [...node, ...setup, ...contentManager, ...rulesetManagement, ...notifications]
+
+// The key and value types come from the table itself, so a misspelt key or a read of the wrong
+// type fails the typecheck instead of throwing at run time.
+type AnyRow = (typeof ROWS)[number]
+/** Every setting key the table declares. */
+export type SettingKey = AnyRow[0]
+/** The keys of settings declared with one of the types `T`. */
+export type SettingKeyOf<T extends SettingType> = Extract<AnyRow, readonly [string, T, ...unknown[]]>[0]
+interface ValueOfType {
+  boolean: boolean
+  integer: number
+  long: number
+  string: string
+  time: string
+  list: readonly string[]
+}
+/** The value type of setting `K`, from its declared type. */
+export type SettingValueOf<K extends SettingKey> = ValueOfType[Extract<AnyRow, readonly [K, ...unknown[]]>[1]]
+
+function toDef([key, type, def, range, dynamic, meaning, extra]: AnyRow): SettingDef & { key: SettingKey } {
   return { key, type, default: def, min: range?.[0], max: range?.[1], dynamic, meaning, ...extra }
 }
 
-export const SETTINGS: readonly SettingDef[] = [...node, ...setup, ...contentManager, ...rulesetManagement, ...notifications].map(toDef)
+export const SETTINGS: readonly (SettingDef & { key: SettingKey })[] = ROWS.map(toDef)
 
-const byKey = new Map(SETTINGS.map((s) => [s.key, s]))
+const byKey = new Map<string, SettingDef>(SETTINGS.map((s) => [s.key, s]))
 
 export function settingDef(key: string): SettingDef | undefined {
   return byKey.get(key)

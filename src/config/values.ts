@@ -1,6 +1,11 @@
-import type { SettingDef } from './registry'
+import type { SettingDef, SettingKey, SettingValueOf } from './registry'
 
 export type SettingValue = boolean | number | string | readonly string[]
+
+/** Effective values by flat key; `get` takes only a declared key and answers with its declared type. */
+export interface SettingMap extends Map<string, SettingValue> {
+  get<K extends SettingKey>(key: K): SettingValueOf<K>
+}
 
 // -1 alone: OpenSearch's "none" (no time-out).
 const TIME = /^(?:-1|-?\d+(?:nanos|micros|ms|s|m|h|d))$/

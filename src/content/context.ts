@@ -9,7 +9,7 @@ import { callerStore, platformDecides, storeAs } from '../security/platform/call
 import type { Store } from '../store/port'
 import type { EngineClient } from './engine'
 import type { KeyedLeases } from '../locks/lease'
-import type { CreationLock } from './locks/creation-lock'
+import type { CreationLock } from './resources/creation-lock'
 import type { EngineLoads } from './policy/engine-load'
 import { ContentRepository, ContentUnavailable } from './repository'
 import type { RulesetSync } from '../ports/ruleset-sync'

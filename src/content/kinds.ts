@@ -1,5 +1,6 @@
 // What differs between the five resource kinds: where they are stored, which limit applies, what
 // the Engine validates, and how they are named in paths, messages and lock ids.
+import type { SettingKeyOf } from '../config/registry'
 import type { ContentResource } from '../security/actions'
 import type { EngineResourceType } from './engine'
 import { CONTENT_ALIASES } from './indices'
@@ -13,14 +14,12 @@ export interface KindInfo {
   /** Capitalised noun for messages ("Integration [<id>] not found."). */
   label: string
   alias: string
-  limitSetting: string
+  limitSetting: SettingKeyOf<'integer'>
   /** Sent to the Engine for validation (rules are Ruleset Management's business). */
   engineType?: EngineResourceType
   /** Decoders, KVDBs and filters also store a YAML rendering (reference 2.5). */
   yaml: boolean
 }
-
-const cm = 'plugins.content_manager.'
 
 export const KINDS: Record<ResourceKind, KindInfo> = {
   integration: {
@@ -28,7 +27,7 @@ export const KINDS: Record<ResourceKind, KindInfo> = {
     plural: 'integrations',
     label: 'Integration',
     alias: CONTENT_ALIASES.integrations,
-    limitSetting: `${cm}max_integrations`,
+    limitSetting: 'plugins.content_manager.max_integrations',
     engineType: 'integration',
     yaml: false,
   },
@@ -37,17 +36,24 @@ export const KINDS: Record<ResourceKind, KindInfo> = {
     plural: 'decoders',
     label: 'Decoder',
     alias: CONTENT_ALIASES.decoders,
-    limitSetting: `${cm}max_decoders`,
+    limitSetting: 'plugins.content_manager.max_decoders',
     engineType: 'decoder',
     yaml: true,
   },
-  rule: { kind: 'rule', plural: 'rules', label: 'Rule', alias: CONTENT_ALIASES.rules, limitSetting: `${cm}max_rules`, yaml: false },
+  rule: {
+    kind: 'rule',
+    plural: 'rules',
+    label: 'Rule',
+    alias: CONTENT_ALIASES.rules,
+    limitSetting: 'plugins.content_manager.max_rules',
+    yaml: false,
+  },
   kvdb: {
     kind: 'kvdb',
     plural: 'kvdbs',
     label: 'KVDB',
     alias: CONTENT_ALIASES.kvdbs,
-    limitSetting: `${cm}max_kvdbs`,
+    limitSetting: 'plugins.content_manager.max_kvdbs',
     engineType: 'kvdb',
     yaml: true,
   },
@@ -56,7 +62,7 @@ export const KINDS: Record<ResourceKind, KindInfo> = {
     plural: 'filters',
     label: 'Filter',
     alias: CONTENT_ALIASES.filters,
-    limitSetting: `${cm}max_filters`,
+    limitSetting: 'plugins.content_manager.max_filters',
     engineType: 'filter',
     yaml: true,
   },

@@ -11,7 +11,6 @@ import type { Store } from '../store/port'
 import { CATALOG_SYNC_JOB_ID, reconcileJob, removeJob, syncJobDocument, TELEMETRY_JOB_ID, telemetryJobDocument } from './documents'
 import { registerWithRetry } from './registration'
 
-const cm = 'plugins.content_manager.'
 const DAY_SECONDS = 86_400
 
 export interface ContentJobsDeps {
@@ -36,9 +35,9 @@ interface Watched {
 }
 
 const watched = (s: SettingsSnapshot): Watched => ({
-  onSchedule: s.bool(`${cm}catalog.update_on_schedule`),
-  interval: s.num(`${cm}catalog.sync_interval`),
-  telemetry: s.bool(`${cm}telemetry.enabled`),
+  onSchedule: s.bool('plugins.content_manager.catalog.update_on_schedule'),
+  interval: s.num('plugins.content_manager.catalog.sync_interval'),
+  telemetry: s.bool('plugins.content_manager.telemetry.enabled'),
 })
 
 export class ContentJobs {
@@ -83,8 +82,8 @@ export class ContentJobs {
     const now = watched(s)
     const before = this.last
     const retry = {
-      maxRetries: s.num(`${cm}job_schedule.max_retries`),
-      backoffSeconds: s.num(`${cm}job_schedule.retry_backoff_seconds`),
+      maxRetries: s.num('plugins.content_manager.job_schedule.max_retries'),
+      backoffSeconds: s.num('plugins.content_manager.job_schedule.retry_backoff_seconds'),
       log: this.deps.log,
       sleep: this.deps.sleep ?? ((ms: number) => Bun.sleep(ms)),
     }
@@ -129,7 +128,7 @@ export class ContentJobs {
   /** One firing of the sync job: the setting decides, whatever the stored document says. */
   async scheduledSync(): Promise<void> {
     const s = await this.deps.settings.snapshot()
-    if (!s.bool(`${cm}catalog.update_on_schedule`)) {
+    if (!s.bool('plugins.content_manager.catalog.update_on_schedule')) {
       this.deps.log.info('scheduled content sync refused: plugins.content_manager.catalog.update_on_schedule is false', {})
       this.deps.journal.record('job.refused', CATALOG_SYNC_JOB_ID, { reason: 'update_on_schedule=false' })
       return
@@ -151,7 +150,7 @@ export class ContentJobs {
 
   private async pingOnce(): Promise<void> {
     const s = await this.deps.settings.snapshot()
-    if (!s.bool(`${cm}telemetry.enabled`)) return
+    if (!s.bool('plugins.content_manager.telemetry.enabled')) return
     try {
       await this.deps.ping()
       this.deps.journal.record('job.run', TELEMETRY_JOB_ID, {})

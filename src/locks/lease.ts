@@ -1,6 +1,7 @@
-// One keyed lease helper for every "one holder at a time" in the service: session creation per
-// owner, resource creation per (type, space), promotion per space, the Setup bootstrap, detector
-// runs and job leases. A lease is a document `{acquired_at}` in a lock index, created with
+// The lease mechanism under the two lock facades of this folder: `capped` (wait a turn, then count
+// and write: session creation per owner, resource creation per (type, space), the detector count,
+// promotion per space) and `claimTurn` (one runner at a time: the content sync, detector runs, the
+// Setup bootstrap). A lease is a document `{acquired_at}` in a lock index, created with
 // create-only semantics, stolen (with if_seq_no, so two thieves cannot both win) once older than
 // its stale age, and released by deleting exactly the version we wrote (a lease stolen from us is
 // left to its new holder). Below every feature: it knows the Store and nothing else.
@@ -83,22 +84,6 @@ export async function tryAcquireLease({ store, now, onEvent }: LeaseDeps, spec: 
     if (e instanceof VersionConflict) return undefined // another caller stole it first
     throw e
   }
-}
-
-/** Tries `attempts` times with `backoffMillis` between attempts; undefined when never acquired. */
-export async function acquireLease(
-  deps: LeaseDeps,
-  spec: LeaseSpec,
-  attempts: number,
-  backoffMillis: number,
-): Promise<HeldLease | undefined> {
-  const sleep = deps.sleep ?? defaultSleep
-  for (let i = 0; i < attempts; i++) {
-    const held = await tryAcquireLease(deps, spec)
-    if (held) return held
-    if (i < attempts - 1) await sleep(backoffMillis)
-  }
-  return undefined
 }
 
 /** Moves `acquired_at` to now if the document is still the version we wrote; undefined when it is not ours any more. */
@@ -222,16 +207,6 @@ export class ActiveLease implements Lease {
     this.lost = true
     if (this.timer) clearInterval(this.timer)
     this.timer = undefined
-  }
-}
-
-/** Runs `fn` under an acquired lease, renewed while it runs; releases it whatever happens. */
-export async function withLease<T>(deps: LeaseDeps, held: HeldLease, fn: (lease: ActiveLease) => Promise<T>): Promise<T> {
-  const lease = new ActiveLease(deps, held, true)
-  try {
-    return await fn(lease)
-  } finally {
-    await lease.release()
   }
 }
 

@@ -5,7 +5,9 @@
  * limits and guards but not `max_rules_per_detector`.
  */
 import { ApiError } from '../http/errors'
-import { acquireLease, releaseLease } from '../jobs/lease'
+import { capped } from '../locks/capped'
+import { KeyedLeases } from '../locks/lease'
+import { resourceLockWait } from '../locks/wait'
 import type { Caller, Security } from '../http/caller'
 import { IndexNotFound, VersionConflict } from '../store/errors'
 import type { SearchBody, SearchResponse } from '../store/port'
@@ -48,10 +50,15 @@ export class Detectors {
   /** Whether a trigger action's `destination_id` names a notification channel (unchecked when unset). */
   destinationExists?: (id: string) => Promise<boolean>
 
+  /** This node's queue in front of the detector-count lock. */
+  private readonly leases: KeyedLeases
+
   constructor(
     private readonly d: DetectorsDeps,
     private readonly rules: Rules,
-  ) {}
+  ) {
+    this.leases = new KeyedLeases({ store: d.store, now: d.now, ensureIndex: () => ensureIndex(d.store, DETECTOR_LOCKS_INDEX) })
+  }
 
   /** `POST /detectors` (caller) or the Content Manager's create (caller undefined, `id` given). */
   async create(body: unknown, caller: Caller | undefined, opts: { id?: string; documentId?: string } = {}): Promise<DetectorView> {
@@ -90,17 +97,22 @@ export class Detectors {
     if (!caller) return write()
     // The count and the write happen under one cluster-wide lock, so concurrent creations
     // cannot both slip under `max_detectors` (reference 5.4 step 6).
-    const lease = await acquireLease(this.d, { index: DETECTOR_LOCKS_INDEX, id: 'user-detector-count', staleMillis: 30_000 }, 50, 100)
-    if (!lease) throw new ApiError(429, 'Too many concurrent requests are creating detectors, retry later.')
-    try {
+    const busy = () => new ApiError(429, 'Too many concurrent requests are creating detectors, retry later.')
+    const lock = {
+      index: DETECTOR_LOCKS_INDEX,
+      id: 'user-detector-count',
+      wait: resourceLockWait(settings),
+      renew: false,
+      busy,
+      lost: busy,
+    }
+    return capped(this.leases, lock, async () => {
       const max = settings.num(MAX_DETECTORS)
       const count = await this.countUserDetectors()
       if (count !== undefined && count >= max)
         throw new ApiError(400, `This request would create more than the allowed detectors [${max}].`)
-      return await write()
-    } finally {
-      await releaseLease(this.d, lease)
-    }
+      return write()
+    })
   }
 
   /** `PUT /detectors/{id}` (caller) or the Content Manager's update (caller undefined). */

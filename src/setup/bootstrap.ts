@@ -1,6 +1,7 @@
 import type { ClusterSettings } from '../config/cluster-settings'
 import type { Logger } from '../http/log'
-import { ActiveLease, tryAcquireLease, type HeldLease, type LeaseSpec } from '../locks/lease'
+import type { LeaseSpec } from '../locks/lease'
+import { claimTurn } from '../locks/single-runner'
 import { AlreadyExists, IndexNotFound } from '../store/errors'
 import type { Store } from '../store/port'
 import {
@@ -265,7 +266,11 @@ export async function runBootstrap(deps: BootstrapDeps, opts: BootstrapOptions =
     id: BOOTSTRAP_LEASE_ID,
     staleMillis: opts.leaseStaleMillis ?? DEFAULT_LEASE_STALE_MILLIS,
   }
-  const leaseDeps = { store: deps.store, now: deps.now }
+  const runner = {
+    store: deps.store,
+    now: deps.now,
+    onReleaseError: (e: unknown) => deps.log.warn('setup lease not released', { error: e }),
+  }
   try {
     await ensureLeaseIndex(deps.store)
   } catch (e) {
@@ -274,16 +279,9 @@ export async function runBootstrap(deps: BootstrapDeps, opts: BootstrapOptions =
     return runTasks(deps, opts)
   }
   for (;;) {
-    const held: HeldLease | undefined = await tryAcquireLease(leaseDeps, spec)
-    if (held) {
-      // Renewed while the tasks run (their retries can outlast the stale age); released after.
-      const lease = new ActiveLease(leaseDeps, held, true)
-      try {
-        return await runTasks(deps, opts)
-      } finally {
-        await lease.release().catch((e) => deps.log.warn('setup lease not released', { error: e }))
-      }
-    }
+    // Renewed while the tasks run (their retries can outlast the stale age); released after.
+    const turn = await claimTurn(runner, spec)
+    if (turn) return turn.run(() => runTasks(deps, opts))
     // The holder may be a node killed mid-bootstrap, whose lease only goes stale after a minute:
     // a stop meanwhile must not wait for that.
     if (opts.signal?.aborted) return { status: 'stopped', ranHere: false, completed: [], skipped: [] }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { creationLockId } from '../../src/content/locks/creation-lock'
+import { creationLockId } from '../../src/content/resources/creation-lock'
 import { CONTENT_ALIASES, RESOURCE_LOCKS_INDEX } from '../../src/setup/indices'
 import { createContentManager } from '../../src/content/manager'
 import { basic } from '../security/helpers'

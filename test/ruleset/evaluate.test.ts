@@ -153,7 +153,7 @@ describe('findings bounds of a detection run', () => {
   })
 
   test('one node runs a detector at a time: a held lease means no run', async () => {
-    const { tryAcquireLease, releaseLease } = await import('../../src/jobs/lease')
+    const { tryAcquireLease, releaseLease } = await import('../../src/locks/lease')
     const { DETECTOR_LOCKS_INDEX } = await import('../../src/ruleset/indices')
     const held = await tryAcquireLease(s.deps, { index: DETECTOR_LOCKS_INDEX, id: `run-${LINUX.id}`, staleMillis: 60_000 })
     expect(held).toBeDefined()

@@ -13,7 +13,6 @@ import { ChangesPage, ConsumerInfo, Environment, PublicPlans, ReleaseUpdates, To
 import type { Sleep } from './sleep'
 import { apiUrl, loggable } from './urls'
 
-const cm = 'plugins.content_manager.'
 /** The token type our CTI counterpart issues signed URLs as (reference 1.6.1; vendor part is ours). */
 export const SIGNED_URL_TOKEN_TYPE = 'urn:svc:params:oauth:token-type:signed_url'
 
@@ -43,14 +42,14 @@ export class CtiClient {
     settings: SettingsSnapshot,
     private readonly deps: CtiClientDeps,
   ) {
-    this.base = settings.str(`${cm}cti.api`)
-    this.consoleTimeoutMs = settings.num(`${cm}cti.console.timeout`) * 1000
+    this.base = settings.str('plugins.content_manager.cti.api')
+    this.consoleTimeoutMs = settings.num('plugins.content_manager.cti.console.timeout') * 1000
     this.tag = `v${deps.version ?? VERSION}`
     this.http = new CtiHttp({
       userAgent: USER_AGENT,
-      timeoutMs: settings.num(`${cm}client.timeout`) * 1000,
-      maxRetries: deps.interactive ? 0 : settings.num(`${cm}client.max_retries`),
-      backoffBaseSeconds: settings.num(`${cm}client.retry_backoff_base_seconds`),
+      timeoutMs: settings.num('plugins.content_manager.client.timeout') * 1000,
+      maxRetries: deps.interactive ? 0 : settings.num('plugins.content_manager.client.max_retries'),
+      backoffBaseSeconds: settings.num('plugins.content_manager.client.retry_backoff_base_seconds'),
       log: deps.log,
       sleep: deps.sleep,
       now: deps.now,

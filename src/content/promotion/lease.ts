@@ -4,18 +4,13 @@
 // a waiting promotion polls until the holder finishes.
 import { ApiError } from '../../http/errors'
 import type { Journal } from '../../journal/journal'
-import type { KeyedLeases, Lease } from '../../locks/lease'
+import { capped } from '../../locks/capped'
+import { journalLeaseEvents } from '../../locks/journal-events'
+import type { KeyedLeases } from '../../locks/lease'
+import { resourceLockWait, type LockWait } from '../../locks/wait'
+import type { SettingsSnapshot } from '../../config/cluster-settings'
 import { nameUuid } from '../hash'
 import { RESOURCE_LOCKS_INDEX } from '../indices'
-import { journalLeaseEvents } from '../locks/creation-lock'
-
-export interface PromotionLeaseSettings {
-  /** How long a promotion waits for the one in flight before answering 503. */
-  waitMillis: number
-  retryBackoffMillis: number
-  /** Age after which a holder that stopped renewing is presumed dead. */
-  staleMillis: number
-}
 
 export interface PromotionLeaseDeps {
   journal: Journal
@@ -24,21 +19,32 @@ export interface PromotionLeaseDeps {
 
 export const promotionLeaseId = (target: string) => nameUuid(`promotion-lock-${target}`)
 
+/**
+ * A promotion waits for the one in flight up to the resource-lock stale age, polling every
+ * `retry_backoff_millis`; the holder renews its lease, so a dead one is found at the stale age.
+ */
+export function promotionWait(s: Pick<SettingsSnapshot, 'num'>): LockWait {
+  const { backoffMillis, staleMillis } = resourceLockWait(s)
+  return { waitMillis: staleMillis, backoffMillis, staleMillis }
+}
+
+/** Runs `fn` holding the target space's promotion lease; `assertMine` throws 503 once it may be someone else's. */
 export function withPromotionLease<T>(
   deps: PromotionLeaseDeps,
-  settings: PromotionLeaseSettings,
+  wait: LockWait,
   target: string,
-  fn: (lease: Lease) => Promise<T>,
+  fn: (assertMine: () => Promise<void>) => Promise<T>,
 ): Promise<T> {
-  const spec = { index: RESOURCE_LOCKS_INDEX, id: promotionLeaseId(target), staleMillis: settings.staleMillis }
-  return deps.leases.run(
-    spec,
+  return capped(
+    deps.leases,
     {
-      waitMillis: settings.waitMillis,
-      backoffMillis: settings.retryBackoffMillis,
+      index: RESOURCE_LOCKS_INDEX,
+      id: promotionLeaseId(target),
+      wait,
       renew: true,
       onEvent: journalLeaseEvents(deps.journal, `promotion/${target}`),
       busy: () => new ApiError(503, `Another promotion into the '${target}' space is in progress. Please retry.`),
+      lost: () => new ApiError(503, `The promotion into the '${target}' space lost its lease. Please retry.`),
     },
     fn,
   )

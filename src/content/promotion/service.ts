@@ -13,14 +13,13 @@ import { buildFullPolicy } from '../policy/engine-load'
 import { NEXT_SPACE, sourceSpace } from './chain'
 import { ALIAS, CHANGE_LISTS, type Changes, type PreviewResponse } from './changes'
 import { consolidate, ConsolidationFailed, reason, type Applied } from './consolidate'
-import { withPromotionLease, type PromotionLeaseSettings } from './lease'
+import { promotionWait, withPromotionLease } from './lease'
 import { engineFullPolicy, planPromotion, type Plan } from './plan'
 import { previewPromotion } from './preview'
 import type { PromoteRequest } from './request'
 import { reconcileRuleset, syncRuleset } from './ruleset'
 import { undoSteps } from './rollback'
 
-const cm = 'plugins.content_manager.'
 export const PROMOTION_COMPLETED = 'Promotion completed successfully.'
 
 export class PromotionService {
@@ -34,11 +33,11 @@ export class PromotionService {
     const { ctx } = this
     const target = NEXT_SPACE[request.space]
     const writes = await this.callerWrites(caller, request.changes)
-    return withPromotionLease(ctx, await this.leaseSettings(), target, async (lease) => {
+    return withPromotionLease(ctx, promotionWait(await ctx.settings.snapshot()), target, async (assertMine) => {
       const plan = await planPromotion(ctx.repo, request)
       if (plan.needsEngine) await this.validate(plan)
       // The lease is renewed on a timer; a long synchronous stretch could still starve it, so check before writing.
-      if (!(await lease.stillMine())) throw new ApiError(503, `The promotion into the '${target}' space lost its lease. Please retry.`)
+      await assertMine()
 
       const applied: Applied[] = []
       try {
@@ -70,17 +69,6 @@ export class PromotionService {
     if (written.size > 0) rights[INDEX_ACTIONS.index] = [...written]
     if (deleted.size > 0) rights[INDEX_ACTIONS.delete] = [...deleted]
     return contentCallerStore(this.ctx, caller, rights)
-  }
-
-  private async leaseSettings(): Promise<PromotionLeaseSettings> {
-    const s = await this.ctx.settings.snapshot()
-    const stale = s.num(`${cm}resource_lock.stale_threshold_millis`)
-    return {
-      waitMillis: stale,
-      retryBackoffMillis: s.num(`${cm}resource_lock.retry_backoff_millis`),
-      // The holder renews it while it runs (its Engine load may take minutes), so a dead one is found at this age.
-      staleMillis: stale,
-    }
   }
 
   /** Step 2: anything but an Engine 200/202 stops the promotion before a single write. */

@@ -6,6 +6,7 @@
 // content consistent, whoever the caller.
 import { ApiError, shown } from '../../http/errors'
 import { checkBody } from '../../http/validate'
+import { resourceLockWait } from '../../locks/wait'
 import { INDEX_ACTIONS } from '../../security/actions'
 import type { Caller } from '../../http/caller'
 import { VersionConflict } from '../../store/errors'
@@ -17,8 +18,6 @@ import { envelope, isObject, type ContentRepository, type Doc, type Stored } fro
 import type { Space } from '../spaces'
 import { FILTER_SPACES, resourceBody, type ResourceBody } from './bodies'
 import { forCreate, forUpdate, nestMetadata, renderYaml, requireFields } from './normalize'
-
-const cm = 'plugins.content_manager.'
 
 /** Reference 4.4, "Create requires" / "Update requires" (paths inside `resource`). */
 const CREATE_REQUIRED: Record<ResourceKind, string[]> = {
@@ -61,19 +60,15 @@ export class ResourceService {
     const parentAlias = listName ? CONTENT_ALIASES.integrations : CONTENT_ALIASES.policies
     const writer = await writerFor(ctx, caller, { [INDEX_ACTIONS.index]: [info.alias, parentAlias] })
 
-    const lockSettings = {
-      maxRetries: settings.num(`${cm}resource_lock.max_retries`),
-      retryBackoffMillis: settings.num(`${cm}resource_lock.retry_backoff_millis`),
-      staleThresholdMillis: settings.num(`${cm}resource_lock.stale_threshold_millis`),
-    }
+    const wait = resourceLockWait(settings)
     const id = crypto.randomUUID()
     const document = forCreate(resource, id, ctx.now())
     if (kind === 'integration') for (const list of INTEGRATION_LISTS) document[list] = []
     if (parentId !== undefined && kind === 'rule') checkProduct(resource, await this.draftIntegration(parentId))
     // The spec never renews the creation lock: the slow Engine call runs before it, bounded below its stale age.
-    await this.validateWithEngine(kind, document, lockSettings.staleThresholdMillis / 2)
+    await this.validateWithEngine(kind, document, wait.staleMillis / 2)
 
-    return ctx.creationLock(ctx, lockSettings, { type: kind, space }, async (assertMine) => {
+    return ctx.creationLock(ctx, wait, { type: kind, space }, async (assertMine) => {
       const parent = parentId === undefined ? undefined : await this.draftIntegration(parentId)
       if (kind === 'rule') checkProduct(resource, parent!)
       if (kind === 'integration' || kind === 'rule') await this.uniqueTitle(kind, resource)
@@ -280,7 +275,7 @@ export class ResourceService {
     at?: number,
   ): Promise<number> {
     const settings = await this.ctx.settings.snapshot()
-    const attempts = settings.num(`${cm}integration.max_update_attempts`)
+    const attempts = settings.num('plugins.content_manager.integration.max_update_attempts')
     let position = -1
     const done = await writer.modify(
       alias,

@@ -22,17 +22,16 @@ export interface BulkLimits {
   topology: RetryBudget
 }
 
-const cm = 'plugins.content_manager.'
 export function bulkLimits(s: SettingsSnapshot): BulkLimits {
-  const budget = (k: string): RetryBudget => ({
-    maxRetries: s.num(`${cm}bulk.retry.${k}.max_retries`),
-    initialMs: s.num(`${cm}bulk.retry.${k}.initial_backoff_millis`),
-    maxMs: s.num(`${cm}bulk.retry.${k}.max_backoff_millis`),
+  const budget = (k: 'shed' | 'topology'): RetryBudget => ({
+    maxRetries: s.num(`plugins.content_manager.bulk.retry.${k}.max_retries`),
+    initialMs: s.num(`plugins.content_manager.bulk.retry.${k}.initial_backoff_millis`),
+    maxMs: s.num(`plugins.content_manager.bulk.retry.${k}.max_backoff_millis`),
   })
   return {
-    maxItems: s.num(`${cm}max_items_per_bulk`),
-    maxBytes: s.num(`${cm}max_bulk_bytes`),
-    maxConcurrent: s.num(`${cm}max_concurrent_bulks`),
+    maxItems: s.num('plugins.content_manager.max_items_per_bulk'),
+    maxBytes: s.num('plugins.content_manager.max_bulk_bytes'),
+    maxConcurrent: s.num('plugins.content_manager.max_concurrent_bulks'),
     shed: budget('shed'),
     topology: budget('topology'),
   }

@@ -1,6 +1,7 @@
 // The three catalog consumers (spec background 1), in the order every pass runs them (reference
 // 2.1): what each is called, which setting names its feed, which packaged snapshot is its, and
 // which content indices it owns.
+import type { SettingKeyOf } from '../../config/registry'
 import { CONTENT_ALIASES, type ContentKind } from '../../setup/indices'
 
 export const CONSUMER_KINDS = ['ruleset', 'iocs', 'vulnerabilities'] as const
@@ -11,7 +12,7 @@ export interface ConsumerDef {
   /** `_id` of its state document and the plan feature type. */
   type: string
   /** Node setting with an explicit consumer URL. */
-  setting: string
+  setting: SettingKeyOf<'string'>
   /** Packaged snapshot file name and manifest key. */
   snapshotFile: string
   /** Content indices it writes, by kind (alias = CONTENT_ALIASES[kind]). */

@@ -41,8 +41,6 @@ export interface PassContext {
 
 export const limitsOf = (s: SettingsSnapshot) => bulkLimits(s)
 
-const cm = 'plugins.content_manager.'
-
 export class SnapshotIncomplete extends Error {
   override name = 'SnapshotIncomplete'
 }
@@ -67,7 +65,7 @@ export async function loadArchive(
   targets: Partial<Record<ContentKind, string>>,
   resume?: LoadResume,
 ): Promise<{ maxOffset: number; documents: number }> {
-  const flushEvery = ctx.settings.num(`${cm}offset_flush_interval`)
+  const flushEvery = ctx.settings.num('plugins.content_manager.offset_flush_interval')
   const indices = Object.values(targets).filter((x): x is string => !!x)
   const writer = new BulkWriter(ctx.store, ctx.limits, { signal: ctx.signal, sleep: ctx.sleep })
   const target = (kind: ContentKind) => {

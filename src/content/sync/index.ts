@@ -17,7 +17,6 @@ import type { SyncRuleset } from './ruleset-post-sync'
 import { updateRoutes } from './routes'
 import { ContentSync, feedUnreachable, type StartResult, type Trigger } from './service'
 
-const cm = 'plugins.content_manager.'
 /** A registration that finds a pass running asks again this often until its own pass starts (reference 7.8). */
 const REGISTRATION_RETRY_MS = 30_000
 /**
@@ -74,7 +73,7 @@ export function createContentSync(
   const node = deps.node.values
   const uuid = () => deps.store.clusterUuid()
   const credentials = new CtiCredentials(deps.store, deps.log, deps.now)
-  const socket = String(node.get(`${cm}engine.socket_path`))
+  const socket = String(node.get('plugins.content_manager.engine.socket_path'))
   // Every node loads the stored standard policy into its own Engine when they differ.
   const checkEngine = async () => {
     const r = await content.ensureEngineLoaded('standard')
@@ -153,7 +152,10 @@ export function createContentSync(
       const s = await deps.settings.snapshot()
       const setup = await waitForSetupReady(
         { store: deps.store, log: deps.log },
-        { retries: s.num(`${cm}setup_wait.max_retries`), baseSeconds: s.num(`${cm}setup_wait.backoff_base_seconds`) },
+        {
+          retries: s.num('plugins.content_manager.setup_wait.max_retries'),
+          baseSeconds: s.num('plugins.content_manager.setup_wait.backoff_base_seconds'),
+        },
       )
       if (stopped) return
       if (setup !== 'ready') {
@@ -170,16 +172,16 @@ export function createContentSync(
         // The embedded store belongs to one process: a sync lock found now is a killed process's.
         await releaseDeadSyncLock(deps, sync)
       }
-      if (setup !== 'ready' || !s.bool(`${cm}catalog.update_on_start`)) return
+      if (setup !== 'ready' || !s.bool('plugins.content_manager.catalog.update_on_start')) return
       const delay = opts.startRetryDelay ?? startRetryDelay
-      const interval = s.num(`${cm}catalog.sync_interval`) * 60_000
+      const interval = s.num('plugins.content_manager.catalog.sync_interval') * 60_000
       const startedAt = deps.now()
       const attempt = async (n: number): Promise<void> => {
         if (stopped) return
         const r = await sync.begin('start')
         if (r === 'locked') {
           // Another node syncs; try once more when its lock would have gone stale.
-          later(s.num(`${cm}resource_lock.stale_threshold_millis`) + 5000, () => void startPass('start'))
+          later(s.num('plugins.content_manager.resource_lock.stale_threshold_millis') + 5000, () => void startPass('start'))
           return
         }
         if (r === 'busy') return

@@ -14,8 +14,6 @@ import { IOC_SUMMARY_ID, iocPostSync, iocStored, sameScan } from './ioc-post-syn
 import { rulesetPostSync, type StaleStandard } from './ruleset-post-sync'
 import { placeholder, type ConsumerState, type PassProgress, type StagingLoad } from './state'
 
-const cm = 'plugins.content_manager.'
-
 export interface ConsumerOutcome {
   kind: ConsumerDef['kind']
   /** Content changed in this pass. */
@@ -187,7 +185,7 @@ function fromFeed(manifestResource: string | undefined, url: string | undefined)
 }
 
 export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<ConsumerOutcome> {
-  const api = ctx.settings.str(`${cm}cti.api`)
+  const api = ctx.settings.str('plugins.content_manager.cti.api')
   const norm = (u: string | undefined) => normalizeConsumerUrl(u, api)
 
   // 1-2: catalog URL and plan change.
@@ -389,7 +387,7 @@ export async function runConsumer(ctx: PassContext, def: ConsumerDef): Promise<C
       log: ctx.log,
       index: targets.enrichments!,
       exportPath: ctx.iocExportPath,
-      pageSize: ctx.settings.num(`${cm}search_page_size`),
+      pageSize: ctx.settings.num('plugins.content_manager.search_page_size'),
     })
     state = { ...state, post_sync_over: scanned }
     if (loadedFrom) ctx.iocs?.replaced()
@@ -415,8 +413,8 @@ function changesDeps(ctx: PassContext, def: ConsumerDef, targets: Partial<Record
     states: ctx.states,
     log: ctx.log,
     limits: ctx.limits,
-    subBatch: ctx.settings.num(`${cm}update_sub_batch_size`),
-    flushEvery: ctx.settings.num(`${cm}offset_flush_interval`),
+    subBatch: ctx.settings.num('plugins.content_manager.update_sub_batch_size'),
+    flushEvery: ctx.settings.num('plugins.content_manager.offset_flush_interval'),
     targets,
     signal: ctx.signal,
     sleep: ctx.sleep,

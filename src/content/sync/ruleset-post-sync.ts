@@ -29,7 +29,6 @@ export interface RulesetPostSyncDeps {
   recomputeSpaces(spaces: Space[]): Promise<SpaceHashResult[]>
 }
 
-const cm = 'plugins.content_manager.'
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined)
 const ids = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
 
@@ -77,9 +76,9 @@ export async function rulesetPostSync(
   } catch (e) {
     log.error('default space policies could not be ensured', { error: e })
   }
-  const createDetectors = settings.bool(`${cm}catalog.create_detectors`)
+  const createDetectors = settings.bool('plugins.content_manager.catalog.create_detectors')
   const due = (phase: SyncPhase) => input.updated || input.pending.includes(phase)
-  const timeoutMs = settings.num(`${cm}security_analytics.sync_timeout_seconds`) * 1000
+  const timeoutMs = settings.num('plugins.content_manager.security_analytics.sync_timeout_seconds') * 1000
   const failed = new Set<SyncPhase>()
 
   if (input.updated) {
@@ -168,7 +167,7 @@ async function syncDetectors(deps: RulesetPostSyncDeps, integrations: Stored[]):
   }
   if (wanted.length === 0) return []
   const upsert = deps.ruleset.upsertDetector!.bind(deps.ruleset)
-  const firstMs = deps.settings.num(`${cm}security_analytics.detector_timeout_seconds`) * 1000
+  const firstMs = deps.settings.num('plugins.content_manager.security_analytics.detector_timeout_seconds') * 1000
   const failures: string[] = []
   // The first detector alone (it may create shared structures), the rest in parallel.
   try {
@@ -185,7 +184,7 @@ async function syncDetectors(deps: RulesetPostSyncDeps, integrations: Stored[]):
 
 /** Reference 2.8 step 8: after a swap, what left the standard space leaves Ruleset Management too. */
 async function removeStale(deps: RulesetPostSyncDeps, stale: StaleStandard, integrations: Stored[]): Promise<void> {
-  const timeoutMs = deps.settings.num(`${cm}security_analytics.cleanup_timeout_seconds`) * 1000
+  const timeoutMs = deps.settings.num('plugins.content_manager.security_analytics.cleanup_timeout_seconds') * 1000
   const nowIntegrations = new Set(integrations.map((i) => String(i.document.id)))
   try {
     const rules = await deps.repo.list(CONTENT_ALIASES.rules, 'standard', { source: ['document.id', 'space.name'] })

@@ -6,7 +6,9 @@ import type { IocSink } from '../../ruleset/threat-intel/synced-iocs'
 import type { ClusterSettings } from '../../config/cluster-settings'
 import type { Logger } from '../../http/log'
 import type { Journal } from '../../journal/journal'
-import { ActiveLease, tryAcquireLease, type HeldLease, type Lease } from '../../locks/lease'
+import type { Lease } from '../../locks/lease'
+import { claimTurn, type Turn } from '../../locks/single-runner'
+import { resourceLockWait } from '../../locks/wait'
 import { waitForSetupReady } from '../../setup/status'
 import type { Store } from '../../store/port'
 import { CtiClient } from '../cti/client'
@@ -27,7 +29,6 @@ import type { SyncRuleset } from './ruleset-post-sync'
 import { ConsumerStates, type LastPass } from './state'
 
 export const SYNC_LOCK_ID = 'catalog-sync'
-const cm = 'plugins.content_manager.'
 
 export type Trigger = 'start' | 'schedule' | 'demand' | 'registration' | 'test'
 
@@ -157,46 +158,44 @@ export class ContentSync {
     let release!: () => void
     const gate = new Promise<void>((r) => (release = r))
     this.current = gate.then(() => ({ trigger, outcome: 'aborted' as const, consumers: {}, retried: false }))
-    let lease: HeldLease | undefined
+    let turn: Turn | undefined
     try {
       const s = await this.deps.settings.snapshot()
-      lease = await tryAcquireLease(
-        { store: this.deps.store, now: this.deps.now },
-        { index: RESOURCE_LOCKS_INDEX, id: SYNC_LOCK_ID, staleMillis: s.num(`${cm}resource_lock.stale_threshold_millis`) },
+      const { log } = this.deps
+      turn = await claimTurn(
+        {
+          store: this.deps.store,
+          now: this.deps.now,
+          onEvent: (e) => {
+            if (e.kind === 'lost') log.warn('sync lock was taken over by another node; no longer renewing it', {})
+          },
+          onReleaseError: (e) => log.warn('sync lock could not be released', { error: e }),
+        },
+        { index: RESOURCE_LOCKS_INDEX, id: SYNC_LOCK_ID, staleMillis: resourceLockWait(s).staleMillis },
       )
     } catch (e) {
       this.deps.log.error('sync lock could not be taken', { error: e })
     }
-    if (!lease) {
+    if (!turn) {
       this.current = undefined
       release()
       this.deps.log.info('a content sync runs on another node; this pass does not start', { trigger })
       return 'locked'
     }
-    const held = lease
-    const pass = this.pass(trigger, held).finally(() => {
-      this.current = undefined
-    })
+    // Renewed every stale/3 while the pass runs; the pass checks it before each consumer, since a
+    // long synchronous stretch can starve the timer and let another node take the lock over.
+    const pass = turn
+      .run((lease) => this.pass(trigger, lease))
+      .finally(() => {
+        this.current = undefined
+      })
     this.current = pass
     release()
     return { pass }
   }
 
-  private async pass(trigger: Trigger, held: HeldLease): Promise<PassReport> {
+  private async pass(trigger: Trigger, lease: Lease): Promise<PassReport> {
     const { log, journal } = this.deps
-    // Renewed every stale/3 while the pass runs; checked before each consumer, since a long
-    // synchronous stretch can starve the timer and let another node take the lock over.
-    const lease = new ActiveLease(
-      {
-        store: this.deps.store,
-        now: this.deps.now,
-        onEvent: (e) => {
-          if (e.kind === 'lost') log.warn('sync lock was taken over by another node; no longer renewing it', {})
-        },
-      },
-      held,
-      true,
-    )
     const report: PassReport = { trigger, outcome: 'done', consumers: {}, retried: false }
     const started = this.deps.now()
     try {
@@ -204,8 +203,8 @@ export class ContentSync {
       const setup = await waitForSetupReady(
         { store: this.deps.store, log },
         {
-          retries: s.num(`${cm}setup_wait.max_retries`),
-          baseSeconds: s.num(`${cm}setup_wait.backoff_base_seconds`),
+          retries: s.num('plugins.content_manager.setup_wait.max_retries'),
+          baseSeconds: s.num('plugins.content_manager.setup_wait.backoff_base_seconds'),
           sleep: (ms) => (this.deps.sleep ?? sleep)(ms, this.stopping.signal),
         },
       )
@@ -225,7 +224,6 @@ export class ContentSync {
       return report
     } finally {
       await this.deps.afterPass?.().catch((e) => log.warn('after-sync work failed', { error: (e as Error).message }))
-      await lease.release().catch((e) => log.warn('sync lock could not be released', { error: e }))
       journal.record('sync.pass', trigger, {
         outcome: report.outcome,
         millis: this.deps.now() - started,

@@ -12,13 +12,12 @@ import { OUTBOX_MAPPING } from '../../notifications/outbox-model'
 import { AlreadyExists, IndexNotFound } from '../../store/errors'
 import type { Mappings, Store } from '../../store/port'
 
-const SA = 'plugins.security_analytics.'
 export const ALERT_SETTINGS = {
-  historyEnabled: `${SA}alert_history_enabled`,
-  maxAge: `${SA}alert_history_max_age`,
-  maxDocs: `${SA}alert_history_max_docs`,
-  retention: `${SA}alert_history_retention_period`,
-  rolloverPeriod: `${SA}alert_history_rollover_period`,
+  historyEnabled: 'plugins.security_analytics.alert_history_enabled',
+  maxAge: 'plugins.security_analytics.alert_history_max_age',
+  maxDocs: 'plugins.security_analytics.alert_history_max_docs',
+  retention: 'plugins.security_analytics.alert_history_retention_period',
+  rolloverPeriod: 'plugins.security_analytics.alert_history_rollover_period',
 } as const
 
 const kw = { type: 'keyword' }

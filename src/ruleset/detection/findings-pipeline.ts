@@ -16,14 +16,13 @@ import type { Store } from '../../store/port'
 import { appendFindings, type FindingInput } from '../findings/writer'
 import { FINDINGS_SECURITY_STREAM } from '../../setup/indices/names'
 
-const SA = 'plugins.security_analytics.'
 export const FINDINGS_SETTINGS = {
-  bulkSize: `${SA}enriched_findings_bulk_size`,
-  batchSize: `${SA}enriched_findings_enrich_batch_size`,
-  flushInterval: `${SA}enriched_findings_flush_interval`,
-  maxInFlight: `${SA}enriched_findings_max_in_flight`,
-  indexEnabled: `${SA}enriched_findings_index_enabled`,
-  maxPending: `${SA}correlation.max_pending_findings`,
+  bulkSize: 'plugins.security_analytics.enriched_findings_bulk_size',
+  batchSize: 'plugins.security_analytics.enriched_findings_enrich_batch_size',
+  flushInterval: 'plugins.security_analytics.enriched_findings_flush_interval',
+  maxInFlight: 'plugins.security_analytics.enriched_findings_max_in_flight',
+  indexEnabled: 'plugins.security_analytics.enriched_findings_index_enabled',
+  maxPending: 'plugins.security_analytics.correlation.max_pending_findings',
 } as const
 
 export interface SubmitResult {

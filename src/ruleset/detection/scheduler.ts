@@ -6,7 +6,7 @@
  * Store every time.
  */
 import { Cron } from 'croner'
-import { tryAcquireLease, withLease } from '../../jobs/lease'
+import { claimTurn } from '../../locks/single-runner'
 import type { Detectors } from '../detectors'
 import { DETECTOR_LOCKS_INDEX } from '../indices'
 import type { Schedule, StoredDetector } from '../model'
@@ -81,7 +81,7 @@ export class DetectionScheduler {
 
   /** Runs one detector now under its lease; undefined when another node holds it. */
   async runLeased(id: string, control: Omit<RunControl, 'stopping'> = {}): Promise<RunOutcome | undefined> {
-    const lease = await tryAcquireLease(this.deps, {
+    const turn = await claimTurn(this.deps, {
       index: DETECTOR_LOCKS_INDEX,
       id: `run-${id}`,
       staleMillis: this.options.staleMillis ?? 15 * 60_000,
@@ -89,9 +89,9 @@ export class DetectionScheduler {
       // takes it over at once instead of leaving the detector idle for the stale age.
       ...(this.deps.nodeLocalStore ? { staleBefore: this.since } : {}),
     })
-    if (!lease) return undefined
-    if (lease.stolen) this.deps.log.info('detector run lease taken over: its holder stopped renewing it', { detector: id })
-    return withLease(this.deps, lease, async () => {
+    if (!turn) return undefined
+    if (turn.stolen) this.deps.log.info('detector run lease taken over: its holder stopped renewing it', { detector: id })
+    return turn.run(async () => {
       // Re-read under the lease: it may have been disabled or deleted since the list was taken.
       const detector = await this.deps.detectors.stored(id)
       let outcome: RunOutcome

@@ -13,7 +13,6 @@ import { CTI_FEED_ID } from './ioc-findings'
 import { IocIndex } from './ioc-index'
 import { IOC_TYPES } from './ioc-types'
 
-const CM = 'plugins.content_manager.'
 const IOC_CONSUMER = 'cti:catalog:consumer:iocs'
 
 export interface SourcesDeps {
@@ -34,7 +33,7 @@ async function builtIn(d: SourcesDeps): Promise<Record<string, unknown>> {
   const counts = (await d.iocs.current()).counts()
   const status =
     state.status === 'running' ? 'REFRESHING' : state.status === 'failed' || last.outcome === 'failed' ? 'REFRESH_FAILED' : 'AVAILABLE'
-  const interval = settings.num(`${CM}catalog.sync_interval`)
+  const interval = settings.num('plugins.content_manager.catalog.sync_interval')
   return {
     name: 'CTI IoCs',
     format: 'CTI',
@@ -49,10 +48,10 @@ async function builtIn(d: SourcesDeps): Promise<Record<string, unknown>> {
     refresh_type: 'FULL',
     last_refreshed_time: millis(last.finished_at),
     last_refreshed_user: null,
-    enabled: settings.bool(`${CM}catalog.update_on_schedule`),
+    enabled: settings.bool('plugins.content_manager.catalog.update_on_schedule'),
     enabled_for_scan: true,
     ioc_types: IOC_TYPES.filter((t) => counts[t] > 0),
-    source: { url_download: { url: settings.str(`${CM}catalog.iocs`) || null, feed_format: 'CTI' } },
+    source: { url_download: { url: settings.str('plugins.content_manager.catalog.iocs') || null, feed_format: 'CTI' } },
     // svc-ext: where the consumer is in the feed.
     local_offset: typeof state.local_offset === 'number' ? state.local_offset : 0,
     remote_offset: typeof state.remote_offset === 'number' ? state.remote_offset : 0,

@@ -1,5 +1,8 @@
+import type { SettingsSnapshot } from '../../config/cluster-settings'
 import { ApiError } from '../../http/errors'
+import { capped } from '../../locks/capped'
 import { KeyedLeases } from '../../locks/lease'
+import { resourceLockWait, type LockWait } from '../../locks/wait'
 import type { Store } from '../../store/port'
 import { ensureIndex } from '../ensure'
 import { RESOURCE_LOCKS } from '../indices'
@@ -12,14 +15,17 @@ export interface CreateGateDeps {
   nodeLocalStore?: boolean
 }
 
-export interface GateLimits {
-  /** Give up waiting for the owner's lease after this long (503). */
-  waitMillis: number
-  /** A lease not renewed for this long belongs to a dead holder and is taken over. */
-  staleMillis: number
-}
-
 export const GATE_BUSY = 'Too many concurrent session creations for this user. Retry later.'
+
+/**
+ * A creation waits for the owner's lease up to `plugins.setup.timeout` (then 503), polling a lease
+ * held on another node every `resource_lock.retry_backoff_millis`; a lease not renewed for the same
+ * timeout belongs to a dead holder and is taken over.
+ */
+export function sessionCreateWait(s: Pick<SettingsSnapshot, 'num'>): LockWait {
+  const timeoutMillis = s.num('plugins.setup.timeout') * 1000
+  return { waitMillis: timeoutMillis, backoffMillis: resourceLockWait(s).backoffMillis, staleMillis: timeoutMillis }
+}
 
 /**
  * Serialises session creation per owner so that the count-then-write of the
@@ -39,23 +45,22 @@ export class CreateGate {
     this.leases = new KeyedLeases({ ...deps, nodeLocal: deps.nodeLocalStore, ensureIndex: () => ensureIndex(deps.store, RESOURCE_LOCKS) })
   }
 
-  run<T>(owner: string, limits: GateLimits, fn: () => Promise<T>): Promise<T> {
-    const spec = { index: RESOURCE_LOCKS.name, id: leaseId(owner), staleMillis: limits.staleMillis }
-    return this.leases.run(
-      spec,
-      {
-        waitMillis: limits.waitMillis,
-        backoffMillis: 25,
-        renew: true,
-        handOffMillis: limits.staleMillis / 2,
-        busy: () => new ApiError(503, GATE_BUSY),
-      },
-      async (lease) => {
-        // The count and the write below must happen under the lease: check it before the write.
-        if (!(await lease.stillMine())) throw new ApiError(503, GATE_BUSY)
-        return fn()
-      },
-    )
+  run<T>(owner: string, wait: LockWait, fn: () => Promise<T>): Promise<T> {
+    const busy = () => new ApiError(503, GATE_BUSY)
+    const lock = {
+      index: RESOURCE_LOCKS.name,
+      id: leaseId(owner),
+      wait,
+      renew: true,
+      handOffMillis: wait.staleMillis / 2,
+      busy,
+      lost: busy,
+    }
+    return capped(this.leases, lock, async (assertMine) => {
+      // The count and the write below must happen under the lease: check it before the write.
+      await assertMine()
+      return fn()
+    })
   }
 }
 

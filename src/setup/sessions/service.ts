@@ -4,7 +4,7 @@ import { checkBody } from '../../http/validate'
 import { IndexNotFound, VersionConflict } from '../../store/errors'
 import type { SearchHit, Store } from '../../store/port'
 import { SESSIONS_STREAM } from '../indices'
-import { CreateGate } from './create-gate'
+import { CreateGate, sessionCreateWait } from './create-gate'
 import {
   decodeVersion,
   formatVersion,
@@ -80,8 +80,7 @@ export class SessionService {
     const checked = checkBody(CreateSessionBody, body)
     const title = checked.title.trim()
     const messages = checked.messages
-    const timeoutMillis = (await this.deps.settings.snapshot()).num('plugins.setup.timeout') * 1000
-    return this.gate.run(owner, { waitMillis: timeoutMillis, staleMillis: timeoutMillis }, async () => {
+    return this.gate.run(owner, sessionCreateWait(await this.deps.settings.snapshot()), async () => {
       if ((await this.countOwned(owner)) >= MAX_SESSIONS_PER_OWNER) throw new ApiError(409, MESSAGES.capReached)
       const now = iso(this.deps.now())
       const doc: StoredSession = { user: owner, title, messages, created_at: now, updated_at: now, '@timestamp': now }

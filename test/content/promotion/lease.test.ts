@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { RESOURCE_LOCKS_INDEX } from '../../../src/content/indices'
-import { lockLeases } from '../../../src/content/locks/creation-lock'
+import { lockLeases } from '../../../src/content/resource-locks'
 import { promotionLeaseId, withPromotionLease } from '../../../src/content/promotion/lease'
 import { ApiError } from '../../../src/http/errors'
 import { Journal } from '../../../src/journal/journal'
@@ -13,7 +13,7 @@ import { EmbeddedStore } from '../../../src/store/embedded/store'
 let store: EmbeddedStore
 let journal: Journal
 let dir: string
-const settings = { waitMillis: 120, retryBackoffMillis: 20, staleMillis: 60_000 }
+const settings = { waitMillis: 120, backoffMillis: 20, staleMillis: 60_000 }
 
 beforeEach(() => {
   store = new EmbeddedStore(':memory:')
