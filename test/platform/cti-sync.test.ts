@@ -6,6 +6,9 @@
  * metrics route reports the consumers' offsets.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../fixtures/cti/server'
 import type { TestServer } from '../helpers/server'
 import { feedConsumers } from '../content/sync/harness'
@@ -51,6 +54,8 @@ forEachPlatform({}, (current) => {
         'plugins.content_manager.catalog.update_on_start': true,
         'plugins.content_manager.catalog.update_on_schedule': false,
         'plugins.content_manager.engine.mock': true,
+        // The IoC export for the Engine goes next to its socket: a directory of this test's own.
+        'plugins.content_manager.engine.socket_path': join(mkdtempSync(join(tmpdir(), 'svc-cti-plat-')), 'sockets', 'engine.sock'),
       },
     })
   }, 300_000)

@@ -54,6 +54,8 @@ function nodeEnv(platform: PlatformUnderTest, name: string): Record<string, stri
     ...env,
     ...feedEnv(cti, iocs, vulns, STALE),
     SVC_SETTING_node__name: name,
+    // The IoC export for the Engine goes next to its socket: a directory of this node's own.
+    SVC_SETTING_plugins__content_manager__engine__socket_path: join(work, name, 'engine', 'sockets', 'engine.sock'),
     SVC_SETTING_plugins__content_manager__catalog__update_on_start: 'false',
     SVC_SETTING_plugins__security_analytics__detector_run_lease_stale_millis: String(STALE),
     SVC_SETTING_plugins__security_analytics__enriched_findings_bulk_size: '10',
@@ -66,7 +68,7 @@ let platform: PlatformUnderTest
 let work: string
 const nodes: SpawnedServer[] = []
 const spawn = async (i: number) => {
-  nodes[i] = await spawnBinary({ env: nodeEnv(platform, `takeover-${i}`), dataDir: join(work, `node-${i}`), startMillis: 300_000 })
+  nodes[i] = await spawnBinary({ env: nodeEnv(platform, `node-${i}`), dataDir: join(work, `node-${i}`), startMillis: 300_000 })
 }
 const call = async (i: number, method: string, path: string, body?: unknown, contentType = 'application/json') => {
   const res = await fetch(nodes[i].url + path, {
