@@ -146,7 +146,7 @@ function createFeatures(deps: Deps, backend: Awaited<ReturnType<typeof openBacke
   const notifications = createNotifications(deps)
   const ruleset = createRuleset(
     deps,
-    {},
+    { staleMillis: Number(deps.node.values.get('plugins.security_analytics.detector_run_lease_stale_millis')) },
     {
       onPending: () => notifications.dispatcher.kick(),
       destinationExists: async (id) => (await notifications.channels.stored(id)) !== undefined,

@@ -10,7 +10,7 @@ import type { NodeConfig } from './config/node-config'
 import type { Logger } from './http/log'
 import { createSecurity } from './security'
 import type { Caller, Security } from './http/caller'
-import { createPlatformSecurity, platformEndpoint, type PlatformEndpoint } from './security/platform'
+import { createPlatformSecurity, platformEndpoint, platformUrls, type PlatformEndpoint } from './security/platform'
 import { platformHasSecurity } from './security/platform/authinfo'
 import { openEmbeddedStore, searchLimitsOf } from './store/embedded'
 import { openPlatformStore } from './store/platform'
@@ -41,7 +41,7 @@ export async function openBackend(
   log: Logger,
   env?: Record<string, string | undefined>,
 ): Promise<Backend> {
-  if (!node.values.get('storage.platform.url')) {
+  if (platformUrls(node.values).length === 0) {
     const storeFile = join(dataDir, 'store.db')
     let limitValues: () => ReadonlyMap<string, unknown> = () => node.values
     const store = openEmbeddedStore(storeFile, { searchLimits: () => searchLimitsOf(limitValues()) })
@@ -59,7 +59,7 @@ export async function openBackend(
   const endpoint = platformEndpoint(node.values)
   const username = node.values.get('storage.platform.username') as string
   const password = node.values.get('storage.platform.password') as string
-  const store = openPlatformStore({ url: endpoint.url, username, password, insecure: endpoint.insecure, ca: endpoint.ca })
+  const store = openPlatformStore({ url: endpoint.nodes.nodes, username, password, insecure: endpoint.insecure, ca: endpoint.ca })
   if (!(await platformHasSecurity(endpoint, 'Basic ' + btoa(`${username}:${password}`)))) {
     // A development cluster without the security plugin authenticates no one: this node does, with
     // its own security files as in embedded mode, and serves the index API itself over the platform
@@ -67,7 +67,7 @@ export async function openBackend(
     log.warn(
       'the platform has no security plugin: this node authenticates callers with its own security files and serves the index API itself',
       {
-        platform: endpoint.url,
+        platform: endpoint.nodes.nodes.join(','),
       },
     )
     return {

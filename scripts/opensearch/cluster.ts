@@ -290,6 +290,8 @@ export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpen
     'transport.host': '127.0.0.1',
     // The test machine's disk may be fuller than OpenSearch's watermarks; no shard must be refused for it.
     'cluster.routing.allocation.disk.threshold_enabled': false,
+    // Where `fs` snapshot repositories may live (one directory every node of the machine shares).
+    'path.repo': [join(o.basePath, 'snapshots')],
     ...(count > 1
       ? {
           'discovery.type': 'zen',

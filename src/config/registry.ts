@@ -57,7 +57,14 @@ const node = [
   ['http.shutdown_grace_seconds', 'integer', 30, [0, 600], false, 'How long SIGTERM waits for in-flight requests before closing.'],
   ['path.data', 'string', './data', null, false, 'Directory of the embedded store, the node journal and the generated admin password.'],
   ['path.repo', 'list', [], null, false, 'Directories where snapshot repositories of type fs may be registered; empty: none.'],
-  ['storage.platform.url', 'string', '', null, false, 'OpenSearch URL; empty means the embedded store.'],
+  [
+    'storage.platform.url',
+    'list',
+    [],
+    null,
+    false,
+    "URLs of the OpenSearch cluster's nodes (requests stick to one, failing over to the next); empty means the embedded store.",
+  ],
   ['storage.platform.username', 'string', '', null, false, "Service account used for the service's own platform calls."],
   ['storage.platform.password', 'string', '', null, false, 'Password of storage.platform.username.', { secret: true }],
   ['storage.platform.insecure', 'boolean', false, null, false, 'Skip TLS verification of the platform (testing only).'],
@@ -386,6 +393,15 @@ const rulesetManagement = [
     null,
     true,
     'Schema used to map Sigma field names when a log type declares none.',
+  ],
+  // svc-ext's own (the peer's runs are Alerting's jobs): how soon another node resumes a dead node's run.
+  [
+    'plugins.security_analytics.detector_run_lease_stale_millis',
+    'long',
+    900000,
+    [5000, 86400000],
+    false,
+    'Age after which the run lease of a node that stopped renewing it is taken over; equal on all nodes.',
   ],
 ] as const satisfies readonly Row[]
 

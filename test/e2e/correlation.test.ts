@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
 import { customRulesDetector, pluginCaller } from './detection-client'
-import { specChain } from '../ruleset/correlation/spec-example'
+import { specChain, specLogins } from '../ruleset/correlation/spec-example'
 import { waitFor } from '../helpers/wait'
 
 const SA = '/_plugins/_security_analytics'
@@ -58,17 +58,7 @@ describe('Sigma correlation through the binary', () => {
       const detector = await call('POST', `${SA}/detectors`, customRulesDetector('e2e-correlation', 'e2elogs', EVENTS, [chainId]))
       expect(detector.status).toBe(201)
 
-      const login = (user: string, action: string, i: number) => ({
-        '@timestamp': new Date(T0 + i * 5000).toISOString(),
-        event: { action },
-        user: { name: user },
-      })
-      const events = [
-        ...[0, 1, 2].map((i) => login('alice', 'login_failed', i)),
-        login('alice', 'login_success', 3),
-        ...[4, 5].map((i) => login('bob', 'login_failed', i)),
-        login('bob', 'login_success', 6),
-      ]
+      const events = specLogins(T0)
       const lines = events.flatMap((e) => [JSON.stringify({ create: {} }), JSON.stringify(e)]).join('\n') + '\n'
       const bulk = await fetch(`${server.url}/${EVENTS}/_bulk?refresh=true`, {
         method: 'POST',

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { basicAuth, send, writeSecurityConfig } from '../helpers/app'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { parsePrometheus } from '../helpers/prometheus'
 
 const users = {
   admin: { name: 'admin', password: 'Admin-pass-1', backend_roles: ['admin'] },
@@ -15,16 +16,7 @@ const users = {
 }
 let node: SpawnedServer
 
-/** `name{labels} value` lines of the text format, keyed by name and label set. */
-function parse(text: string): Map<string, number> {
-  const out = new Map<string, number>()
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue
-    const at = line.lastIndexOf(' ')
-    out.set(line.slice(0, at), Number(line.slice(at + 1)))
-  }
-  return out
-}
+const parse = parsePrometheus
 const scrape = async (user: { name: string; password: string } = users.admin) => {
   const r = await send(node.url, 'GET', '/_prometheus/metrics', { authorization: basicAuth(user) })
   expect(r.status).toBe(200)

@@ -25,6 +25,8 @@ export interface SpawnOptions {
   keepDataDir?: boolean
   /** Another build of the executable (an installed package's); default dist/svc-ext. */
   binary?: string
+  /** How long it may take to say it listens (default 30 s; a first start on a real cluster takes longer). */
+  startMillis?: number
 }
 
 /**
@@ -78,8 +80,8 @@ export async function spawnBinary(opts: SpawnOptions = {}): Promise<SpawnedServe
     exited.then((code) => {
       throw new Error(`svc-ext exited with ${code} before listening:\n${output.join('\n')}`)
     }),
-    Bun.sleep(30_000).then(() => {
-      throw new Error(`svc-ext did not start in 30 s:\n${output.join('\n')}`)
+    Bun.sleep(opts.startMillis ?? 30_000).then(() => {
+      throw new Error(`svc-ext did not start in ${(opts.startMillis ?? 30_000) / 1000} s:\n${output.join('\n')}`)
     }),
   ])
   return {

@@ -120,7 +120,7 @@ async function startOpenSearchPlatform(opts: PlatformOptions): Promise<PlatformU
     const user = o.user === undefined ? os.admin : o.user
     return send(os.url, method, path, { body: o.body, headers: o.headers, authorization: user ? basicAuth(user) : undefined, ca: os.ca })
   }
-  const store = openPlatformStore({ url: os.url, username: os.admin.name, password: os.admin.password, ca: os.ca })
+  const store = openPlatformStore({ url: os.urls, username: os.admin.name, password: os.admin.password, ca: os.ca })
   return {
     kind: 'opensearch',
     url: os.url,
@@ -128,7 +128,8 @@ async function startOpenSearchPlatform(opts: PlatformOptions): Promise<PlatformU
     serviceAccount: account,
     store,
     nodeSettings: {
-      'storage.platform.url': os.url,
+      // Every node of the cluster: a node fails over when the one it talks to is lost.
+      'storage.platform.url': os.urls,
       'storage.platform.username': account.name,
       'storage.platform.password': account.password,
       'storage.platform.ssl.certificate_authorities': os.caFile,
@@ -161,8 +162,10 @@ export function forEachPlatform(
       beforeAll(async () => {
         platform = await startPlatform(typeof opts === 'function' ? opts() : opts, kind)
       }, OPENSEARCH_START_MS)
-      afterAll(() => platform?.stop(), 60_000)
       body(() => platform, kind)
+      // After the body's own hooks (bun runs afterAll hooks in the order they were registered):
+      // its nodes stop before the platform they use goes away.
+      afterAll(() => platform?.stop(), 60_000)
     })
   }
 }

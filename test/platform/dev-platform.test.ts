@@ -72,4 +72,17 @@ describeOnOpenSearch('a node on an OpenSearch without the security plugin', () =
     const admins = await node.request('POST', '/svc-ai-assistant-sessions/_search', { body: {} })
     expect(admins.body.hits.hits.length).toBeGreaterThan(0)
   })
+
+  test('the snapshot API is not served (README: differences between the modes), and never forwarded', async () => {
+    for (const [method, path] of [
+      ['GET', '/_snapshot'],
+      ['PUT', '/_snapshot/dev-repo'],
+      ['GET', '/_cat/snapshots/dev-repo'],
+    ]) {
+      const r = await node.request(method, path, { body: method === 'PUT' ? { type: 'fs', settings: { location: 'x' } } : undefined })
+      // A client error (no handler, or `_snapshot` taken for an index name), never a 5xx.
+      expect({ path, client: r.status >= 400 && r.status < 500 }).toEqual({ path, client: true })
+    }
+    expect((await os.request('GET', '/_snapshot')).body).toEqual({})
+  })
 })

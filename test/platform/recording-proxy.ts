@@ -22,7 +22,10 @@ export function startRecordingProxy(target: string): { url: string; seen: Record
         headers,
         body: body === '' ? undefined : body,
       })
-      return new Response(request.method === 'HEAD' ? null : await answer.arrayBuffer(), { status: answer.status, headers: answer.headers })
+      // fetch has decoded a compressed answer already: its encoding and length no longer apply.
+      const answered = new Headers(answer.headers)
+      for (const h of ['content-encoding', 'content-length']) answered.delete(h)
+      return new Response(request.method === 'HEAD' ? null : await answer.arrayBuffer(), { status: answer.status, headers: answered })
     },
   })
   return { url: `http://127.0.0.1:${server.port}`, seen, stop: () => void server.stop(true) }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createLogger } from '../../src/http/log'
 import { ApiError } from '../../src/http/errors'
 import { Policy } from '../../src/security/policy'
-import { PlatformSecurity, storeAs, PLATFORM_UNAVAILABLE } from '../../src/security/platform'
+import { endpointAt, PlatformSecurity, storeAs, PLATFORM_UNAVAILABLE } from '../../src/security/platform'
 import { StoreError } from '../../src/store/errors'
 import type { TestServer } from '../helpers/server'
 import { forEachPlatform, startNode, type PlatformUnderTest } from './cluster-helpers'
@@ -76,7 +76,7 @@ forEachPlatform(
       test('a platform that cannot answer is a 503, never a pass', async () => {
         const dead = Bun.serve({ port: 0, fetch: () => new Response('down', { status: 502 }) })
         const sec = new PlatformSecurity(
-          { url: `http://127.0.0.1:${dead.port}`, insecure: false },
+          endpointAt(`http://127.0.0.1:${dead.port}`),
           new Policy({ users: {}, roles: {}, mappings: {}, actionGroups: {} }),
           { cacheTtlSeconds: 60, cacheMaxEntries: 10 },
           createLogger({ write: () => {} }),

@@ -194,12 +194,12 @@ class SyncModule implements ContentSyncModule {
     await this.jobs.start()
     if (setup === 'ready')
       await this.checkEngine().catch((e) => deps.log.warn('Engine policy check failed', { error: (e as Error).message }))
-    if (deps.node.values.get('storage.platform.url')) {
+    if (!deps.nodeLocalStore) {
       const t = setInterval(() => void this.checkEngine().catch(() => undefined), ENGINE_CHECK_MILLIS)
       t.unref?.()
       this.timers.add(t)
     }
-    if (setup === 'ready' && !deps.node.values.get('storage.platform.url')) {
+    if (setup === 'ready' && deps.nodeLocalStore) {
       // The embedded store belongs to one process: a sync lock found now is a killed process's.
       await releaseDeadSyncLock(deps, sync)
     }

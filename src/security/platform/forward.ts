@@ -49,10 +49,13 @@ export async function forwardToPlatform(endpoint: PlatformEndpoint, request: Req
   const hasBody = request.method !== 'GET' && request.method !== 'HEAD' && request.body !== null
   let res: Response
   try {
+    // Streamed to a single node; held for a platform of several, so that a request whose
+    // connection was refused can go to the next node (a stream cannot be sent twice).
+    const body = !hasBody ? undefined : endpoint.nodes.nodes.length > 1 ? await request.arrayBuffer() : request.body
     res = await platformFetch(endpoint, url.pathname + url.search, {
       method: request.method,
       headers: forwardedHeaders(request),
-      ...(hasBody ? { body: request.body, duplex: 'half' } : {}),
+      ...(hasBody ? { body, duplex: 'half' } : {}),
       signal: request.signal,
     } as RequestInit)
   } catch (e) {

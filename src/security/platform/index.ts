@@ -8,7 +8,7 @@ import type { Logger } from '../../http/log'
 import type { SecurityHandle } from '..'
 import { loadSecurityFiles, securityReloader } from '../load-config'
 import { Policy } from '../policy'
-import type { PlatformEndpoint } from './endpoint'
+import { endpointAt, type PlatformEndpoint } from './endpoint'
 import { PlatformSecurity } from './security'
 
 export { PlatformSecurity, PLATFORM_UNAVAILABLE } from './security'
@@ -24,7 +24,11 @@ export {
   type CallerStores,
   type SecurityRefusal,
 } from './caller-store'
-export type { PlatformEndpoint } from './endpoint'
+export { endpointAt, type PlatformEndpoint } from './endpoint'
+
+/** `storage.platform.url`: the platform's nodes; none means embedded mode. */
+export const platformUrls = (values: ReadonlyMap<string, unknown>): string[] =>
+  (values.get('storage.platform.url') as string[] | undefined) ?? []
 
 export interface PlatformSecurityHandle extends Omit<SecurityHandle, 'security'> {
   security: PlatformSecurity
@@ -32,12 +36,11 @@ export interface PlatformSecurityHandle extends Omit<SecurityHandle, 'security'>
 
 export function platformEndpoint(values: Map<string, unknown>): PlatformEndpoint {
   const caFile = values.get('storage.platform.ssl.certificate_authorities')
-  return {
-    url: String(values.get('storage.platform.url')),
+  return endpointAt(platformUrls(values), {
     insecure: values.get('storage.platform.insecure') === true,
     // Read once at start, as OpenSearch reads its own PEM files; a missing file stops the start.
     ca: typeof caFile === 'string' && caFile !== '' ? readFileSync(caFile, 'utf8') : undefined,
-  }
+  })
 }
 
 /** Users live on the platform: internal_users.yml, if present, is not read in this mode. */

@@ -50,6 +50,7 @@ import type {
 import { storeErrorFrom, unavailable } from './errors'
 import { evaluatedCount, evaluatedSearch, type EvaluatedSearchDeps } from './evaluated-search'
 import { forPlatform } from './private-nodes'
+import type { PlatformNodes } from './nodes'
 
 type Names = string | string[] | undefined
 type Query = Record<string, unknown>
@@ -116,7 +117,8 @@ export class PlatformStore implements Store {
    *   account's, so the platform applies that caller's index rights and DLS.
    */
   constructor(
-    private readonly client: Client,
+    /** One client per platform node, sticky with failover. */
+    private readonly clients: PlatformNodes<Client>,
     private readonly authorization?: string,
     private readonly owner = true,
     /** Shared with the caller stores made by asCaller: what the platform lacks, it lacks for all. */
@@ -139,7 +141,7 @@ export class PlatformStore implements Store {
 
   /** The same connections, acting as the caller whose Authorization header this is. */
   asCaller(authorization: string): PlatformStore {
-    return new PlatformStore(this.client, authorization, false, this.capabilities)
+    return new PlatformStore(this.clients, authorization, false, this.capabilities)
   }
 
   private async send<T>(c: Call): Promise<{ status: number; body: T }> {
@@ -155,7 +157,7 @@ export class PlatformStore implements Store {
     }
     let result: { statusCode: number | null; body: unknown }
     try {
-      result = await this.client.transport.request(params, options)
+      result = await this.clients.run(c.method, (client) => client.transport.request(params, options))
     } catch (e) {
       throw this.failure(e)
     }
@@ -464,7 +466,7 @@ export class PlatformStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (this.owner) await this.client.close()
+    if (this.owner) await Promise.all(this.clients.nodes.map((client) => client.close()))
   }
 }
 

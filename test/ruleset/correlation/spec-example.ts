@@ -35,3 +35,21 @@ level: high
 `,
   }
 }
+
+/**
+ * Logins for the chain grouped by `user.name` with threshold 3, five seconds apart from `t0`: alice
+ * fails three times then logs in (the chain fires), bob fails twice then logs in (below the threshold).
+ */
+export function specLogins(t0: number) {
+  const login = (user: string, action: string, i: number) => ({
+    '@timestamp': new Date(t0 + i * 5000).toISOString(),
+    event: { action },
+    user: { name: user },
+  })
+  return [
+    ...[0, 1, 2].map((i) => login('alice', 'login_failed', i)),
+    login('alice', 'login_success', 3),
+    ...[4, 5].map((i) => login('bob', 'login_failed', i)),
+    login('bob', 'login_success', 6),
+  ]
+}
