@@ -74,7 +74,7 @@ export function envelope(
   return json({ message, status, ...extra }, status, headers)
 }
 
-export function openSearchError(status: number, type: string, reason: string, details: Record<string, unknown> = {}): Response {
+function openSearchError(status: number, type: string, reason: string, details: Record<string, unknown> = {}): Response {
   return json(openSearchBody(status, type, reason, details), status)
 }
 

@@ -87,6 +87,63 @@ export function createRuleset(
   const runDeps = { ...deps, rules, findings, evaluator, alerts: raiser, threatIntel }
   const retroHunt = new RetroHunt({ ...deps, iocFieldsOfLogType: threatIntel.iocFieldsOfLogType, alerts: raiser })
   iocs.onSynced = (ids) => retroHunt.synced(ids)
+  const warming = watchDetectorLifecycle({ deps, detectors, alerts, runDeps })
+  const rollover = alertHistoryRollover(deps)
+  const scheduler = new DetectionScheduler({ ...runDeps, detectors }, options)
+  const monitorRuns = { ...deps, iocs, monitors, alerts: raiser }
+  const monitorClock = new ThreatIntelMonitorClock(monitorRuns)
+  const run = monitorExecutor(monitorRuns, monitors, { detectors, scheduler, now: deps.now })
+  return {
+    routes: [
+      ...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
+      ...alertsRoutes(alerts, new CorrelationAlerts(deps)),
+      ...previewRoutes({ ...deps, rules, logTypes, iocs }),
+      ...threatIntelRoutes({ ...deps, iocs, uploads: new UserSources({ ...deps, iocs }), monitors }),
+    ],
+    alerts,
+    iocs,
+    retroHunt,
+    logTypes,
+    rules,
+    detectors,
+    sync: new RulesetService(deps, logTypes, rules, detectors),
+    findings,
+    evaluator,
+    scheduler,
+    evaluate: async (req) => evaluateRulesRequest({ store: deps.store, log: deps.log, logTypes }, req, await deps.settings.snapshot()),
+    executeMonitor: run,
+    retentionHolds: (now = deps.now()) => detectionHolds({ store: deps.store, detectors }, now),
+    start: async () => {
+      // The detectors index exists once the node is started, not from the clock's first tick on.
+      await ensureIndex(deps.store, DETECTORS_INDEX)
+      scheduler.start()
+      retroHunt.start()
+      monitorClock.start()
+      rollover.start()
+    },
+    // The evaluator thread outlives the run that the clock's stop waits for.
+    stop: async () => {
+      rollover.stop()
+      await scheduler.stop()
+      await retroHunt.stop()
+      await monitorClock.stop()
+      await warming()
+      evaluator.stop()
+    },
+  }
+}
+
+/**
+ * Baselines a (re)started detector and readies its rules, and retires the alerts of a removed
+ * detector or trigger. Answers a wait for the rules being readied (stop waits for them).
+ */
+function watchDetectorLifecycle(o: {
+  deps: RulesetDeps
+  detectors: Detectors
+  alerts: Alerts
+  runDeps: Parameters<typeof warmDetector>[0]
+}): () => Promise<void> {
+  const { deps, detectors, alerts, runDeps } = o
   // Alerts of a removed detector or trigger are retired in the background: the request is not held.
   const retire = (id: string, detector: StoredDetector, keep: Set<string>) =>
     void alerts
@@ -121,7 +178,11 @@ export function createRuleset(
       if (before.triggers.some((t) => !keep.has(triggerId(t)))) retire(id, before, keep)
     },
   }
-  // Alert history rollover and retention, every `alert_history_rollover_period` (the peer's job).
+  return () => warming
+}
+
+/** Alert history rollover and retention, every `alert_history_rollover_period` (the peer's job). */
+function alertHistoryRollover(deps: RulesetDeps): { start(): void; stop(): void } {
   let rolloverTimer: ReturnType<typeof setTimeout> | undefined
   let stopped = false
   const startRollover = async () => {
@@ -134,64 +195,36 @@ export function createRuleset(
     const period = timeToMillis(settings.str('plugins.security_analytics.alert_history_rollover_period'))
     rolloverTimer = setTimeout(startRollover, Math.min(Math.max(period, 1000), 2 ** 31 - 1))
   }
-  const scheduler = new DetectionScheduler({ ...runDeps, detectors }, options)
-  const monitorRuns = { ...deps, iocs, monitors, alerts: raiser }
-  const monitorClock = new ThreatIntelMonitorClock(monitorRuns)
-  // Alerting's `_execute` runs the threat-intel monitor of that id, else the detector behind it.
-  const run = async (monitorId: string, caller: Caller | undefined): Promise<MonitorRunResult> => {
+  return {
+    start: () => void startRollover(),
+    stop: () => {
+      stopped = true
+      clearTimeout(rolloverTimer)
+    },
+  }
+}
+
+/** Alerting's `_execute`: runs the threat-intel monitor of that id, else the detector behind it. */
+function monitorExecutor(
+  monitorRuns: Parameters<typeof runThreatIntelMonitor>[0],
+  monitors: ThreatIntelMonitors,
+  detection: Parameters<typeof executeMonitor>[0],
+): (monitorId: string, caller: Caller | undefined) => Promise<MonitorRunResult> {
+  return async (monitorId, caller) => {
     const monitor = await monitors.byId(monitorId)
-    if (!monitor) return executeMonitor({ detectors, scheduler, now: deps.now }, monitorId, caller)
-    const start = deps.now()
+    if (!monitor) return executeMonitor(detection, monitorId, caller)
+    const start = detection.now()
     const r = await runThreatIntelMonitor(monitorRuns, monitorId, monitor)
     const found: Record<string, string[]> = {}
     for (const f of r.findings) found[f.ioc_type] = [...(found[f.ioc_type] ?? []), ...f.related_doc_ids]
     return {
       monitor_name: monitor.name,
       period_start: start,
-      period_end: deps.now(),
+      period_end: detection.now(),
       error: null,
       input_results: { results: [found], error: null },
       trigger_results: {},
     }
-  }
-  return {
-    routes: [
-      ...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
-      ...alertsRoutes(alerts, new CorrelationAlerts(deps)),
-      ...previewRoutes({ ...deps, rules, logTypes, iocs }),
-      ...threatIntelRoutes({ ...deps, iocs, uploads: new UserSources({ ...deps, iocs }), monitors }),
-    ],
-    alerts,
-    iocs,
-    retroHunt,
-    logTypes,
-    rules,
-    detectors,
-    sync: new RulesetService(deps, logTypes, rules, detectors),
-    findings,
-    evaluator,
-    scheduler,
-    evaluate: async (req) => evaluateRulesRequest({ store: deps.store, log: deps.log, logTypes }, req, await deps.settings.snapshot()),
-    executeMonitor: run,
-    retentionHolds: (now = deps.now()) => detectionHolds({ store: deps.store, detectors }, now),
-    start: async () => {
-      // The detectors index exists once the node is started, not from the clock's first tick on.
-      await ensureIndex(deps.store, DETECTORS_INDEX)
-      scheduler.start()
-      retroHunt.start()
-      monitorClock.start()
-      void startRollover()
-    },
-    // The evaluator thread outlives the run that the clock's stop waits for.
-    stop: async () => {
-      stopped = true
-      clearTimeout(rolloverTimer)
-      await scheduler.stop()
-      await retroHunt.stop()
-      await monitorClock.stop()
-      await warming
-      evaluator.stop()
-    },
   }
 }
 
