@@ -60,14 +60,20 @@ export class Detectors {
     this.leases = new KeyedLeases({ store: d.store, now: d.now, ensureIndex: () => ensureIndex(d.store, DETECTOR_LOCKS_INDEX) })
   }
 
-  /** `POST /detectors` (caller) or the Content Manager's create (caller undefined, `id` given). */
-  async create(body: DetectorBody, caller: Caller | undefined, opts: { id?: string; documentId?: string } = {}): Promise<DetectorView> {
+  /** What a create and an update check first: the body's shape, the caller's backend roles, the rule count, the channels. */
+  private async checkWrite(body: DetectorBody, caller: Caller | undefined) {
     const input = this.validateShape(body)
     const settings = await this.d.settings.snapshot()
     const filtered = filteredCaller(settings, caller)
     requireBackendRoles(filtered)
     this.checkRuleCount(input, settings.num(MAX_RULES_PER_DETECTOR))
     await this.checkDestinations(input)
+    return { input, settings, filtered }
+  }
+
+  /** `POST /detectors` (caller) or the Content Manager's create (caller undefined, `id` given). */
+  async create(body: DetectorBody, caller: Caller | undefined, opts: { id?: string; documentId?: string } = {}): Promise<DetectorView> {
+    const { input, settings, filtered } = await this.checkWrite(body, caller)
     const source: DetectorSource = caller ? 'custom' : 'standard'
     await ensureIndex(this.d.store, DETECTORS_INDEX)
 
@@ -117,12 +123,7 @@ export class Detectors {
 
   /** `PUT /detectors/{id}` (caller) or the Content Manager's update (caller undefined). */
   async update(id: string, body: DetectorBody, caller: Caller | undefined): Promise<DetectorView> {
-    const input = this.validateShape(body)
-    const settings = await this.d.settings.snapshot()
-    const filtered = filteredCaller(settings, caller)
-    requireBackendRoles(filtered)
-    this.checkRuleCount(input, settings.num(MAX_RULES_PER_DETECTOR))
-    await this.checkDestinations(input)
+    const { input, settings, filtered } = await this.checkWrite(body, caller)
     const current = await this.load(id)
     assertAccess(filtered, current.detector.user, id)
     const was = current.detector

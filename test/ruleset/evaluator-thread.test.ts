@@ -97,10 +97,10 @@ describe('detection evaluator thread', () => {
     expect(rules.length).toBeGreaterThan(100)
     const want = expected()
     expect(want.length).toBeGreaterThan(100)
-    expect(await scanAll(await thread.scanner(fileStore, INDEX, rules, undefined))).toEqual(want)
+    expect(await scanAll(await thread.scanner({ store: fileStore, index: INDEX, rules, fieldTypes: undefined }))).toEqual(want)
     expect(lines.some((l) => l.includes('detection evaluator thread started'))).toBe(true)
     // A later scan reuses the set the thread indexed, and starts from a checkpoint.
-    const later = await thread.scanner(fileStore, INDEX, rules, undefined)
+    const later = await thread.scanner({ store: fileStore, index: INDEX, rules, fieldTypes: undefined })
     const first = await later.next(-1)
     expect(first.size).toBe(texts.length)
     later.close()
@@ -112,8 +112,8 @@ describe('detection evaluator thread', () => {
       'title: dated\nlogsource: {product: x}\ndetection:\n  sel:\n    event.created: not-a-date\n  condition: sel\n',
     )
     const set = [...rules, { ...dated, id: 'dated' }]
-    const local = await scanHere(fileStore, INDEX, set, types)
-    const scanner = await thread.scanner(fileStore, INDEX, set, types)
+    const local = await scanHere({ store: fileStore, index: INDEX, rules: set, fieldTypes: types })
+    const scanner = await thread.scanner({ store: fileStore, index: INDEX, rules: set, fieldTypes: types })
     expect(scanner.refused.map((r) => r.rule.id)).toEqual(local.refused.map((r) => r.rule.id))
     expect(scanner.refused.map((r) => r.rule.id)).toContain('dated')
     expect(await scanAll(scanner)).toEqual(await scanAll(local))
@@ -151,16 +151,16 @@ describe('detection evaluator thread', () => {
         scanner.close()
       }
     }
-    const here = await scanned(await scanHere(fileStore, many, hit, undefined))
+    const here = await scanned(await scanHere({ store: fileStore, index: many, rules: hit, fieldTypes: undefined }))
     expect(here.sizes).toEqual([SCAN_BATCH, SCAN_BATCH, 10])
     expect(here.matched).toHaveLength(Math.ceil(count / 7))
-    expect(await scanned(await thread.scanner(fileStore, many, hit, undefined))).toEqual(here)
+    expect(await scanned(await thread.scanner({ store: fileStore, index: many, rules: hit, fieldTypes: undefined }))).toEqual(here)
 
     // A run that stops after its first batch: the thread has read the second one ahead (the next
     // run's first message is answered after that read).
-    const stopped = await thread.scanner(fileStore, many, hit, undefined)
+    const stopped = await thread.scanner({ store: fileStore, index: many, rules: hit, fieldTypes: undefined })
     const first = await stopped.next(-1)
-    const next = await thread.scanner(fileStore, many, hit, undefined)
+    const next = await thread.scanner({ store: fileStore, index: many, rules: hit, fieldTypes: undefined })
     stopped.close()
     // Before the next run reads on, part of what that second batch held is deleted.
     const gone = Array.from({ length: 100 }, (_, i) => ({ delete: { _index: many, _id: `d${SCAN_BATCH + i}` } }))
@@ -173,10 +173,10 @@ describe('detection evaluator thread', () => {
 
   test('a store without a file and a stopped thread scan here, with the same answer', async () => {
     const want = expected()
-    expect(await scanAll(await thread.scanner(memoryStore, INDEX, rules, undefined))).toEqual(want)
+    expect(await scanAll(await thread.scanner({ store: memoryStore, index: INDEX, rules, fieldTypes: undefined }))).toEqual(want)
     const other = new EvaluatorThread(log)
     other.stop()
-    expect(await scanAll(await other.scanner(fileStore, INDEX, rules, undefined))).toEqual(want)
+    expect(await scanAll(await other.scanner({ store: fileStore, index: INDEX, rules, fieldTypes: undefined }))).toEqual(want)
   })
 })
 
@@ -184,7 +184,7 @@ test('a thread that never answers is given up after its deadline: the scan goes 
   const silent = URL.createObjectURL(new Blob(['self.onmessage = () => {}']))
   const local: string[] = []
   const stuck = new EvaluatorThread(createLogger({ level: 'info', write: (l) => local.push(l) }), { entry: silent, answerMillis: 200 })
-  expect(await scanAll(await stuck.scanner(fileStore, INDEX, rules, undefined))).toEqual(expected())
+  expect(await scanAll(await stuck.scanner({ store: fileStore, index: INDEX, rules, fieldTypes: undefined }))).toEqual(expected())
   expect(local.some((l) => l.includes('detection evaluator thread failed') && l.includes('no answer within 200 ms'))).toBe(true)
 })
 
@@ -195,6 +195,6 @@ test('a thread that stops answering mid-scan is given up: the batch it held is r
   )
   const local: string[] = []
   const stuck = new EvaluatorThread(createLogger({ level: 'info', write: (l) => local.push(l) }), { entry: half, answerMillis: 200 })
-  expect(await scanAll(await stuck.scanner(fileStore, INDEX, rules, undefined))).toEqual(expected())
+  expect(await scanAll(await stuck.scanner({ store: fileStore, index: INDEX, rules, fieldTypes: undefined }))).toEqual(expected())
   expect(local.some((l) => l.includes('no answer within 200 ms'))).toBe(true)
 })

@@ -10,7 +10,7 @@ import { timeToMillis } from '../../config/values'
 import type { Logger } from '../../http/log'
 import { OUTBOX_MAPPING } from '../../notifications/outbox-model'
 import { AlreadyExists, IndexNotFound } from '../../store/errors'
-import type { Mappings, Store } from '../../store/port'
+import type { Mappings, SearchBody, Store } from '../../store/port'
 
 export const ALERT_SETTINGS = {
   historyEnabled: 'plugins.security_analytics.alert_history_enabled',
@@ -145,4 +145,9 @@ export async function rollOver(store: Store, settings: SettingsSnapshot, now: nu
       log.info('alert history index deleted after its retention period', { index })
     }
   }
+}
+
+/** A search of alert indices: hidden ones included (they are dot-named), missing ones skipped. */
+export function searchAlerts(store: Store, index: string | string[], body: SearchBody) {
+  return store.search({ index, expand_wildcards: 'all', ignore_unavailable: true, body })
 }

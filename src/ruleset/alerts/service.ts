@@ -12,7 +12,7 @@ import { DocumentMissing, IndexNotFound, VersionConflict } from '../../store/err
 import type { SearchHit, Store } from '../../store/port'
 import type { Detectors } from '../detectors'
 import type { StoredDetector } from '../model'
-import { activeIndex, ALERT_SETTINGS, alertsPattern, ensureHistory } from './indices'
+import { activeIndex, ALERT_SETTINGS, alertsPattern, ensureHistory, searchAlerts } from './indices'
 import { renderAlert, type StoredAlert } from './model'
 
 export interface AlertsDeps {
@@ -47,20 +47,15 @@ export class Alerts {
       filter.push({ range: { start_time: { gte: millis(q.startTime, this.d.now()), lte: millis(q.endTime, this.d.now()) } } })
     const { sortField, order, size, from } = listParams(q, 'start_time', (field) => SORTABLE.test(field))
     try {
-      const r = await this.d.store.search({
-        index: types.map(alertsPattern),
-        expand_wildcards: 'all',
-        ignore_unavailable: true,
-        body: {
-          from,
-          size,
-          query: { bool: { filter } },
-          sort: [
-            { [TEXT_FIELDS.has(sortField) ? `${sortField}.keyword` : sortField]: { order, ...(q.missing ? { missing: q.missing } : {}) } },
-          ],
-          track_total_hits: true,
-          version: true,
-        },
+      const r = await searchAlerts(this.d.store, types.map(alertsPattern), {
+        from,
+        size,
+        query: { bool: { filter } },
+        sort: [
+          { [TEXT_FIELDS.has(sortField) ? `${sortField}.keyword` : sortField]: { order, ...(q.missing ? { missing: q.missing } : {}) } },
+        ],
+        track_total_hits: true,
+        version: true,
       })
       const total = typeof r.hits.total === 'number' ? r.hits.total : (r.hits.total?.value ?? 0)
       return { alerts: r.hits.hits.map((h) => renderAlert(h._source as unknown as StoredAlert, h._version)), total_alerts: total }

@@ -6,15 +6,13 @@
  * the node stays responsive. A store without a file, or a thread that cannot start or stops
  * answering, leaves the run scanning here (scan.ts) with the same answer.
  */
-import type { IocFieldList } from '../threat-intel/ioc-fields'
 import { resolve } from 'node:path'
 import type { Logger } from '../../http/log'
-import type { Store } from '../../store/port'
 import type { FieldTypes } from '../../store/query'
 import type { CompiledSigmaRule } from '../sigma'
 import { contentKey } from '../sigma/compile-cache'
 import type { EvaluatorReply, EvaluatorRequest, WireRule } from './evaluator-protocol'
-import { pageOf, type Scanner, scanHere } from './scan'
+import { pageOf, type Scanner, scanHere, type ScanRequest } from './scan'
 
 /**
  * The thread's entry point. In the compiled executable it is an entry point of its own
@@ -48,16 +46,10 @@ export class EvaluatorThread {
    * here otherwise. The set is sent once per scan and indexed there once (the thread keeps recent
    * sets by content, so an unchanged detector's next run finds it built).
    */
-  async scanner(
-    store: Store,
-    index: string,
-    rules: CompiledSigmaRule[],
-    fieldTypes: FieldTypes | undefined,
-    /** The detector's IoC fields (threat intel): their values are gathered in the same pass. */
-    iocFields?: IocFieldList,
-  ): Promise<Scanner> {
+  async scanner(scan: ScanRequest): Promise<Scanner> {
+    const { store, index, rules, fieldTypes, iocFields } = scan
     const found = this.broken ? undefined : await store.seqSource?.(index)
-    if (!found) return scanHere(store, index, rules, fieldTypes, iocFields)
+    if (!found) return scanHere(scan)
     const source = { ...found, file: resolve(found.file) }
     const key = setKey(rules, fieldTypes)
     const send = () => {
@@ -72,7 +64,7 @@ export class EvaluatorThread {
       else reply = await send()
     } catch (e) {
       this.fail(e as Error)
-      return scanHere(store, index, rules, fieldTypes, iocFields)
+      return scanHere(scan)
     }
     if (!this.started) {
       this.started = true
@@ -98,7 +90,7 @@ export class EvaluatorThread {
             this.fail(e as Error)
           }
         }
-        return (await (local ??= scanHere(store, index, rules, fieldTypes, iocFields))).next(after)
+        return (await (local ??= scanHere(scan))).next(after)
       },
       close: () => {
         if (!this.broken) this.worker?.postMessage({ kind: 'close', id: 0, file: source.file } satisfies EvaluatorRequest)

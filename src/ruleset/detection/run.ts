@@ -327,7 +327,7 @@ async function scannerOf(deps: RunDeps, index: string, rules: CompiledSigmaRule[
     index,
     rules.flatMap((r) => r.fields),
   )
-  return deps.evaluator.scanner(deps.store, index, rules, fieldTypes, iocFields)
+  return deps.evaluator.scanner({ store: deps.store, index, rules, fieldTypes, iocFields })
 }
 
 function skip(summary: RunSummary, ruleId: string | undefined, error: string, report: SkipReport): void {

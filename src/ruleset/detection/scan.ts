@@ -68,14 +68,18 @@ export function pageOf(index: string, scanned: Scanned): ScannedPage {
   }
 }
 
+/** What one scan reads and evaluates: an index with a detector's rules, typed by its mapping. */
+export interface ScanRequest {
+  store: Store
+  index: string
+  rules: CompiledSigmaRule[]
+  fieldTypes: FieldTypes | undefined
+  /** The detector's IoC fields (threat intel): their values are gathered in the same pass. */
+  iocFields?: IocFieldList
+}
+
 /** Reads and evaluates here, yielding between slices. */
-export async function scanHere(
-  store: Store,
-  index: string,
-  rules: CompiledSigmaRule[],
-  fieldTypes: FieldTypes | undefined,
-  iocFields?: IocFieldList,
-): Promise<Scanner> {
+export async function scanHere({ store, index, rules, fieldTypes, iocFields }: ScanRequest): Promise<Scanner> {
   // Compiling a large set takes a while: it yields as the evaluation does.
   await warmRuleSet(rules, fieldTypes, runPacer())
   const set = ruleSet(rules, fieldTypes)

@@ -11,7 +11,7 @@ import { ApiError } from '../../http/errors'
 import { listParams } from '../alerts/list-params'
 import { IndexNotFound } from '../../store/errors'
 import type { SearchHit, Store } from '../../store/port'
-import { ALL_ALERTS } from '../alerts/indices'
+import { ALL_ALERTS, searchAlerts } from '../alerts/indices'
 import type { StoredAlert } from '../alerts/model'
 
 const IOC_ALERTS = { exists: { field: 'ioc_type' } }
@@ -69,19 +69,14 @@ export async function listIocAlerts(
   if (severity !== 'ALL') filter.push({ term: { severity } })
   const { sortField, order, size, from } = listParams(q, 'start_time', (field) => SORTABLE.has(field))
   try {
-    const r = await store.search({
-      index: ALL_ALERTS,
-      expand_wildcards: 'all',
-      ignore_unavailable: true,
-      body: {
-        from,
-        size,
-        query: { bool: { filter } },
-        sort: [{ [sortField]: { order, unmapped_type: 'keyword', ...(q.missing ? { missing: q.missing } : {}) } }],
-        track_total_hits: true,
-        version: true,
-        seq_no_primary_term: true,
-      },
+    const r = await searchAlerts(store, ALL_ALERTS, {
+      from,
+      size,
+      query: { bool: { filter } },
+      sort: [{ [sortField]: { order, unmapped_type: 'keyword', ...(q.missing ? { missing: q.missing } : {}) } }],
+      track_total_hits: true,
+      version: true,
+      seq_no_primary_term: true,
     })
     const total = typeof r.hits.total === 'number' ? r.hits.total : (r.hits.total?.value ?? 0)
     return { alerts: r.hits.hits.map(renderIocAlert), total_alerts: total }
@@ -109,15 +104,10 @@ export async function updateIocAlertStatus(
   if (ids.length > MAX_IDS) throw new ApiError(400, `At most ${MAX_IDS} alert ids at once`)
   let hits: SearchHit[] = []
   try {
-    const r = await store.search({
-      index: ALL_ALERTS,
-      expand_wildcards: 'all',
-      ignore_unavailable: true,
-      body: {
-        size: ids.length,
-        query: { bool: { filter: [IOC_ALERTS, { ids: { values: ids } }, { term: { state: from } }] } },
-        seq_no_primary_term: true,
-      },
+    const r = await searchAlerts(store, ALL_ALERTS, {
+      size: ids.length,
+      query: { bool: { filter: [IOC_ALERTS, { ids: { values: ids } }, { term: { state: from } }] } },
+      seq_no_primary_term: true,
     })
     hits = r.hits.hits
   } catch (e) {

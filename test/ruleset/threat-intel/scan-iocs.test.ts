@@ -70,9 +70,9 @@ afterAll(() => {
 
 describe('IoC values gathered by the scan', () => {
   test('the evaluator thread and the node thread gather the same values and events', async () => {
-    const there = await gather(await thread.scanner(store, INDEX, [rule], undefined, FIELDS))
+    const there = await gather(await thread.scanner({ store, index: INDEX, rules: [rule], fieldTypes: undefined, iocFields: FIELDS }))
     expect(thread.sets.sent + thread.sets.reused).toBeGreaterThan(0)
-    const here = await gather(await scanHere(store, INDEX, [rule], undefined, FIELDS))
+    const here = await gather(await scanHere({ store, index: INDEX, rules: [rule], fieldTypes: undefined, iocFields: FIELDS }))
     expect(there).toEqual(here)
     // 3 source addresses, 5 destination addresses, one domain per 100 events.
     expect([...here.keys()].filter((k) => k.startsWith('ipv4-addr')).length).toBe(8)
@@ -83,7 +83,7 @@ describe('IoC values gathered by the scan', () => {
   })
 
   test('a scan not asked for IoC values gathers none', async () => {
-    const scanner = await thread.scanner(store, INDEX, [rule], undefined)
+    const scanner = await thread.scanner({ store, index: INDEX, rules: [rule], fieldTypes: undefined })
     const page = await scanner.next(-1)
     scanner.close()
     expect(page.iocs).toBeUndefined()
