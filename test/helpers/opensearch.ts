@@ -92,6 +92,9 @@ export function describeOnOpenSearch(name: string, body: () => void): void {
  * Everything svc-ext or a test made goes (indices, data streams, templates, PITs): each test file
  * starts on a bare cluster, as a new deployment would.
  */
+/** The test clusters' system indices (scripts/opensearch/cluster.ts lists them). */
+const SYSTEM_INDEX = /^(\.opendistro-ism-|\.svc-internal-state$)/
+
 export async function wipeOpenSearch(os: RunningOpenSearch): Promise<void> {
   // OpenSearch's data stream delete takes no expand_wildcards (a 400 that left every stream in place).
   const ds = await os.request('DELETE', '/_data_stream/*')
@@ -101,18 +104,18 @@ export async function wipeOpenSearch(os: RunningOpenSearch): Promise<void> {
     if (!PLATFORM_OWN.test(t.name)) await os.request('DELETE', `/_index_template/${encodeURIComponent(t.name)}`)
   const indices = await os.request('GET', '/_cat/indices?format=json&expand_wildcards=all&h=index')
   const names = (indices.body as Array<{ index: string }>).map((i) => i.index).filter((n) => !PLATFORM_OWN.test(n))
-  for (let i = 0; i < names.length; i += 50) {
-    const batch = names.slice(i, i + 50)
-    const r = await os.request('DELETE', `/${batch.map(encodeURIComponent).join(',')}?expand_wildcards=all&ignore_unavailable=true`)
-    if (r.status < 300) continue
-    // The security plugin refuses a list that holds a system index (.svc-internal-state) as a
-    // whole; each goes alone, a system index by the service account (the holder of its grant).
-    for (const name of batch) {
-      const path = `/${encodeURIComponent(name)}?expand_wildcards=all&ignore_unavailable=true`
-      let one = await os.request('DELETE', path)
-      if (one.status === 403 && os.serviceAccount) one = await os.request('DELETE', path, undefined, 0, os.serviceAccount)
-      if (one.status >= 300) throw new Error(`wiping the cluster: DELETE ${name}: ${one.status} ${JSON.stringify(one.body)}`)
-    }
+  // The security plugin refuses a list that holds a system index as a whole: those go by the
+  // service account (the holder of their grant), the rest by the admin, 50 names a request. An
+  // index gone meanwhile (a 404) is what the wipe wants.
+  const system = names.filter((n) => SYSTEM_INDEX.test(n))
+  const others = names.filter((n) => !SYSTEM_INDEX.test(n))
+  const drop = async (batch: string[], as?: { name: string; password: string }) => {
+    const path = `/${batch.map(encodeURIComponent).join(',')}?expand_wildcards=all&ignore_unavailable=true`
+    const r = await os.request('DELETE', path, undefined, 0, as)
+    if (r.status >= 300 && r.status !== 404)
+      throw new Error(`wiping the cluster: DELETE ${batch.join(',')}: ${r.status} ${JSON.stringify(r.body)}`)
   }
+  for (let i = 0; i < others.length; i += 50) await drop(others.slice(i, i + 50))
+  for (const name of system) await drop([name], os.serviceAccount ?? os.admin)
   await os.request('DELETE', '/_search/point_in_time/_all')
 }

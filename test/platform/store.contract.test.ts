@@ -38,8 +38,10 @@ describeOnOpenSearch('real OpenSearch', () => {
   for (const kind of ['secure', 'dev'] as const) {
     describe(kind === 'secure' ? 'three nodes with the security plugin' : 'one node without the security plugin', () => {
       let os: RunningOpenSearch
+      // The first wipe may meet what earlier suites left (thousands of documents in many indices).
       beforeAll(async () => {
         os = await realOpenSearch(kind)
+        await wipeOpenSearch(os)
       }, OPENSEARCH_START_MS)
       // No ISM on these clusters (the plugin is not on Maven Central): the lifecycle tests meet
       // the adapter's emulation over a service index of the platform (src/store/platform/capabilities.ts).
