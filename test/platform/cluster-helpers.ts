@@ -154,8 +154,10 @@ export function startNode(platform: PlatformUnderTest, opts: TestServerOptions =
 export function forEachPlatform(
   opts: PlatformOptions | (() => PlatformOptions),
   body: (platform: () => PlatformUnderTest, kind: PlatformKind) => void,
+  /** Where the suite runs: both platform kinds unless a suite is about one of them. */
+  kinds: readonly PlatformKind[] = PLATFORM_KINDS,
 ): void {
-  for (const kind of PLATFORM_KINDS) {
+  for (const kind of kinds) {
     const wrap = kind === 'opensearch' ? describeOnOpenSearch : describe
     wrap(`on ${kind === 'opensearch' ? 'the real OpenSearch' : 'an embedded svc-ext as platform'}`, () => {
       let platform: PlatformUnderTest
