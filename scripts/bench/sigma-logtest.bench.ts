@@ -69,7 +69,13 @@ try {
     await store.putIndexTemplate({ name: def.template.name, body: def.template.body })
     await store.createDataStream({ name: def.name })
   }
-  const ruleset = createRuleset({ store, settings, log, now: Date.now, security: { authorizeIndices() {} } })
+  const ruleset = createRuleset({
+    store,
+    settings,
+    log,
+    now: Date.now,
+    security: { authorizeIndices() {}, documentFilter: () => undefined },
+  })
   await ruleset.sync.upsertIntegration('standard', { id: 'int-win', metadata: { title: 'windows' }, category: 'security' }, false)
   const bodies = Array.from({ length: RULES }, (_, n) => rule(n))
   const event = {

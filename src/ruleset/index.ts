@@ -69,7 +69,7 @@ export interface AlertingHooks {
 }
 
 export function createRuleset(
-  deps: RulesetDeps & { security: Pick<Security, 'authorizeIndices'> },
+  deps: RulesetDeps & { security: Pick<Security, 'authorizeIndices' | 'documentFilter'> },
   options: SchedulerOptions = {},
   hooks: AlertingHooks = {},
 ): Ruleset {

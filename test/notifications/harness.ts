@@ -27,15 +27,26 @@ export const NOTIFY = '/_plugins/_notifications'
  * and every notifications action (mapped by user name), with backend roles `blue` / `red`. `reader`: channel configs
  * get only. `nobody`: nothing.
  */
-const USERS: Record<string, string[]> = { admin: ['admin'], blue: ['blue'], red: ['red'], reader: ['reader'], nobody: [] }
+const USERS: Record<string, string[]> = { admin: ['admin'], blue: ['blue'], red: ['red'], reader: ['reader'], nobody: [], dana: ['dls'] }
 const ROLES = {
   detector_manager: {
     cluster_permissions: ['cluster:admin/platform/securityanalytics/*', 'cluster:admin/platform/notifications/*'],
     index_permissions: [{ index_patterns: ['svc-events-v5-*', '.ds-svc-events-v5-*'], allowed_actions: ['read'] }],
   },
   channel_reader: { cluster_permissions: ['cluster:admin/platform/notifications/configs/get'] },
+  /** Reads only bob's events (document-level security), for the paths that read events for a caller. */
+  bob_events_only: {
+    cluster_permissions: ['cluster:admin/platform/securityanalytics/*'],
+    index_permissions: [
+      { index_patterns: ['svc-events-v5-*', '.ds-svc-events-v5-*'], allowed_actions: ['read'], dls: '{"term": {"user.name": "bob"}}' },
+    ],
+  },
 }
-const MAPPING = { detector_manager: { users: ['blue', 'red'] }, channel_reader: { backend_roles: ['reader'] } }
+const MAPPING = {
+  detector_manager: { users: ['blue', 'red'] },
+  channel_reader: { backend_roles: ['reader'] },
+  bob_events_only: { backend_roles: ['dls'] },
+}
 
 /** Fast retries: 50 ms back-off base, 6 retries (at least 1.6 s from first to last), 50 ms polls, 1.5 s per attempt. */
 export const FAST = {

@@ -152,6 +152,13 @@ describe('rule preview', () => {
     expect(capped.body.message).toContain('plugins.security_analytics.preview.max_size')
   })
 
+  test('a caller under document-level security previews only the events it may read', async () => {
+    const r = await s.request('POST', PREVIEW, { body: { ...range, rule_id: ruleId }, user: 'dana' })
+    expect({ status: r.status, total: r.body.total_matches }).toEqual({ status: 200, total: 1 })
+    const doc = await s.deps.store.get({ index: r.body.matches[0]._index, id: r.body.matches[0]._id })
+    expect((doc as any)._source.user.name).toBe('bob')
+  })
+
   test('bad input is a 400; an unknown rule a 404; a caller without the action a 403', async () => {
     const bad = [
       { ...range },

@@ -86,7 +86,13 @@ export async function openBenchRuleset(root: string, rules: number) {
     await store.putIndexTemplate({ name: def.template.name, body: def.template.body })
     await store.createDataStream({ name: def.name })
   }
-  const ruleset = createRuleset({ store, settings, log, now: Date.now, security: { authorizeIndices() {} } })
+  const ruleset = createRuleset({
+    store,
+    settings,
+    log,
+    now: Date.now,
+    security: { authorizeIndices() {}, documentFilter: () => undefined },
+  })
   await ruleset.sync.upsertIntegration('standard', { id: 'int-linux', metadata: { title: 'linux' }, category: 'security' }, false)
   for (let n = 0; n < rules; n++) await ruleset.sync.upsertRule('standard', rule(n), 'int-linux', false)
   return { store, settings, ruleset }

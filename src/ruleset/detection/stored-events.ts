@@ -29,14 +29,22 @@ export function rangeBound(value: unknown, name: string, now: number, roundUp = 
 }
 
 /** One page of an index's events in the range (any time without one), after `after`. */
-async function page(store: Store, index: string, range: TimeRange | undefined, after: number, size: number): Promise<SearchHit[]> {
+async function page(
+  store: Store,
+  index: string,
+  range: TimeRange | undefined,
+  after: number,
+  size: number,
+  filter?: Record<string, unknown>,
+): Promise<SearchHit[]> {
+  const inRange = range
+    ? { range: { '@timestamp': { gte: new Date(range.from).toISOString(), lt: new Date(range.to).toISOString() } } }
+    : { match_all: {} }
   const r = await store.search({
     index,
     body: {
       size,
-      query: range
-        ? { range: { '@timestamp': { gte: new Date(range.from).toISOString(), lt: new Date(range.to).toISOString() } } }
-        : { match_all: {} },
+      query: filter ? { bool: { filter: [inRange, filter] } } : inRange,
       sort: [{ _seq_no: 'asc' }],
       search_after: [after],
       seq_no_primary_term: true,
@@ -55,13 +63,19 @@ export async function* eventsInRange(
   store: Store,
   expressions: string[],
   range: TimeRange | undefined,
-  opts: { position?: Record<string, number>; until?: Record<string, number>; size?: number } = {},
+  opts: {
+    position?: Record<string, number>
+    until?: Record<string, number>
+    size?: number
+    /** A caller's document-level security per concrete index: what it may not read is never read. */
+    filterOf?: (index: string) => Record<string, unknown> | undefined
+  } = {},
 ): AsyncGenerator<{ index: string; hits: SearchHit[] }> {
-  const { position = {}, until, size = EVENTS_PAGE } = opts
+  const { position = {}, until, size = EVENTS_PAGE, filterOf } = opts
   for (const index of await concreteIndices(store, expressions)) {
     const last = until ? (until[index] ?? -1) : Infinity
     while ((position[index] ?? -1) < last) {
-      let hits = await page(store, index, range, position[index] ?? -1, size)
+      let hits = await page(store, index, range, position[index] ?? -1, size, filterOf?.(index))
       const full = hits.length === size
       if (hits.length === 0) break
       position[index] = hits[hits.length - 1]._seq_no ?? position[index]

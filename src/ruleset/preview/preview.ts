@@ -100,9 +100,13 @@ function bounds(body: PreviewBody, settings: SettingsSnapshot, now: number) {
   return { range, size: body.size ?? Math.min(10, maxSize), maxEvents: Math.min(body.terminate_after ?? maxEvents, maxEvents), timeout }
 }
 
-/** The request checked against its schema (a 400 naming the field otherwise). */
-
-export async function preview(deps: PreviewDeps, body: PreviewBody, settings: SettingsSnapshot) {
+export async function preview(
+  deps: PreviewDeps,
+  body: PreviewBody,
+  settings: SettingsSnapshot,
+  /** The caller's document-level security per concrete index (the same gate as a search of it). */
+  filterOf?: (index: string) => Record<string, unknown> | undefined,
+) {
   const started = performance.now()
   const kinds = [body.rule_id, body.rule, body.threat_intel].filter((x) => x !== undefined).length
   if (kinds !== 1) throw new ApiError(400, 'Give exactly one of rule_id, rule (Sigma or correlation YAML) and threat_intel')
@@ -123,7 +127,7 @@ export async function preview(deps: PreviewDeps, body: PreviewBody, settings: Se
     }
   }
   const pageSize = Math.min(1_000, b.maxEvents)
-  for await (const { index, hits } of eventsInRange(deps.store, body.indices, b.range, { size: pageSize })) {
+  for await (const { index, hits } of eventsInRange(deps.store, body.indices, b.range, { size: pageSize, filterOf })) {
     const kept = hits.slice(0, b.maxEvents - scanned)
     scanned += kept.length
     take(await matcher.page(index, kept))

@@ -14,7 +14,7 @@ import { preview, PreviewBody, type PreviewDeps } from './preview'
 const PREVIEW = objectBody(SMALL_BODY, PreviewBody, { name: 'preview request' })
 
 export function previewRoutes(
-  deps: PreviewDeps & { settings: ClusterSettings; security: Pick<Security, 'authorizeIndices'> },
+  deps: PreviewDeps & { settings: ClusterSettings; security: Pick<Security, 'authorizeIndices' | 'documentFilter'> },
 ): PluginRoute[] {
   return [
     route(
@@ -23,7 +23,7 @@ export function previewRoutes(
       A.rulesPreview,
       async ({ body, caller }) => {
         deps.security.authorizeIndices(caller, INDEX_ACTIONS.search, body.indices)
-        return preview(deps, body, await deps.settings.snapshot())
+        return preview(deps, body, await deps.settings.snapshot(), (index) => deps.security.documentFilter(caller, index))
       },
       PREVIEW,
     ),
