@@ -12,6 +12,8 @@ import { EVENT_STREAMS, FINDING_STREAMS } from '../../../src/setup/indices'
 import { openEmbeddedStore } from '../../../src/store/embedded'
 import type { Store } from '../../../src/store/port'
 let seed = 7
+/** Starts the sequence again: the same rules and events as a run before in the same process. */
+export const reseed = () => void (seed = 7)
 const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]
 const ACTIONS = ['login', 'logout', 'exec', 'file_open', 'connect', 'sudo', 'passwd_change', 'cron_run']
@@ -77,8 +79,8 @@ export function rule(n: number) {
 }
 
 /** An embedded store under `root` with the security streams, and a ruleset holding `rules` standard rules of `int-linux`. */
-export async function openBenchRuleset(root: string, rules: number) {
-  const store = openEmbeddedStore(join(root, 'store.db'))
+/** A Ruleset Management over `store` (by default an embedded store in `root`) with `rules` generated rules. */
+export async function openBenchRuleset(root: string, rules: number, store: Store = openEmbeddedStore(join(root, 'store.db'))) {
   const node = buildNodeConfig({ 'path.data': root }, 'bench', root)
   const settings = new ClusterSettings(node, memoryPersistence(), Date.now, 0)
   const log = createLogger({ level: 'error', write: () => {} })
