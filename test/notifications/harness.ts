@@ -16,10 +16,11 @@ import { forgetAlertIndices } from '../../src/ruleset/alerts/indices'
 import { findingsRoutes } from '../../src/ruleset/findings/routes'
 import { forgetEnsured } from '../../src/ruleset/indices'
 import { type Reply, startTestApp, type TestApp } from '../helpers/app'
+import { SA } from '../helpers/calls'
 import { ctiRule, EVENTS, LINUX } from '../ruleset/harness'
 
 export const PASSWORD = 'pw-123456'
-export const SA = '/_plugins/_security_analytics'
+export { SA } from '../helpers/calls'
 export const NOTIFY = '/_plugins/_notifications'
 
 /**

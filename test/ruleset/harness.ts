@@ -11,9 +11,10 @@ import { indexApiRoutes } from '../../src/indexer/routes'
 import { createRuleset, type Ruleset, rulesetRoutes } from '../../src/ruleset'
 import { forgetEnsured } from '../../src/ruleset/indices'
 import { startTestApp } from '../helpers/app'
+import { EVENTS } from '../helpers/calls'
 
 export const PASSWORD = 'pw-123456'
-export const EVENTS = 'svc-events-v5-security'
+export { EVENTS }
 export const FINDINGS = 'svc-findings-v5-security'
 
 /**

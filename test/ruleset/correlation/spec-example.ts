@@ -1,4 +1,4 @@
-import { eventCountRule } from '../../helpers/sigma-rules'
+import { actionRule, eventCountRule } from '../../helpers/sigma-rules'
 
 /**
  * The Sigma correlation specification's complete example ("Failed Logins Followed by Successful
@@ -31,6 +31,20 @@ correlation:
 level: high
 `,
   }
+}
+
+/**
+ * The example as the rules API takes it, base rules first: failed_login and successful_login of the
+ * `product` log type (on `event.action`), then the chain grouped by `user.name` with threshold 3.
+ */
+export function specRules(product: string): string[] {
+  const { multiple, chain } = specChain('user.name', 3)
+  return [
+    actionRule({ title: 'Failed login', name: 'failed_login', action: 'login_failed', product }),
+    actionRule({ title: 'Login', name: 'successful_login', action: 'login_success', product }),
+    multiple,
+    chain,
+  ]
 }
 
 /**
