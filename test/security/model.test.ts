@@ -40,6 +40,15 @@ function grantedRaw(permissions: string[]): string[] {
   return ALL_RAW.filter(can).sort()
 }
 
+/** A test per [action group, raw action] row: the group grants that one raw action and nothing else. */
+function grantsOneEach(table: Array<[string, string]>) {
+  for (const [group, raw] of table) {
+    test(`${group} grants exactly ${raw}`, () => {
+      expect(grantedRaw([group])).toEqual([raw])
+    })
+  }
+}
+
 describe('Setup action groups: one raw action each (spec table)', () => {
   const table: Array<[string, string]> = [
     ['plugin:svc/settings/write', SETUP_ACTIONS.settingsUpdate],
@@ -47,11 +56,7 @@ describe('Setup action groups: one raw action each (spec table)', () => {
     ['plugin:svc/ai_assistant/settings/read', SETUP_ACTIONS.aiSettingsRead],
     ['plugin:svc/ai_assistant/settings/write', SETUP_ACTIONS.aiSettingsWrite],
   ]
-  for (const [group, raw] of table) {
-    test(`${group} grants exactly ${raw}`, () => {
-      expect(grantedRaw([group])).toEqual([raw])
-    })
-  }
+  grantsOneEach(table)
 })
 
 describe('Content Manager action groups', () => {
@@ -79,11 +84,7 @@ describe('Content Manager action groups', () => {
     ['plugin:content_manager/version/check', CM.versionCheck],
     ['plugin:content_manager/logtest/normalization', CM.logtestNormalization],
   ]
-  for (const [group, raw] of single) {
-    test(`${group} grants exactly ${raw}`, () => {
-      expect(grantedRaw([group])).toEqual([raw])
-    })
-  }
+  grantsOneEach(single)
 
   test('read-only groups resolve to cluster:monitor/, state-changing ones to cluster:admin/', () => {
     const readOnly: string[] = [
