@@ -3,16 +3,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { promotionLeaseId } from '../../../src/content/promotion/lease'
 import { RESOURCE_LOCKS_INDEX } from '../../../src/content/indices'
-import { PREFIX, startHarness, type Harness } from '../harness'
-import { contentApi, dump, noChanges, type ContentApi, type Changes } from './scenario'
+import { PREFIX, type Harness } from '../harness'
+import { startContentApi, dump, noChanges, type ContentApi, type Changes } from './scenario'
 import { heldLock } from '../../helpers/locks'
 
 let h: Harness
 let api: ContentApi
 
 beforeAll(async () => {
-  h = await startHarness()
-  api = contentApi(h)
+  ;({ h, api } = await startContentApi())
 })
 afterAll(() => h.stop())
 
