@@ -85,38 +85,26 @@ describe('index permissions', () => {
   })
   const alice = id('alice', [], { attributes: { team: 'blue' } })
 
-  // Per test: the role, then [action, index, granted] rows (the action and index are named in a failure).
-  const cases: Array<[string, string, Array<[keyof typeof INDEX_ACTIONS, string, boolean]>]> = [
-    [
-      'patterns with wildcards and ${user.name} / ${attr.internal.*} substitution',
-      'own',
-      [
-        ['index', 'home-alice-1', true],
-        ['index', 'home-bob-1', false],
-        ['search', 'team-blue', true],
-        ['search', 'team-red', false],
-      ],
-    ],
-    [
-      'index groups decide the actions',
-      'events',
-      [
-        ['search', 'svc-events-v5-x', true],
-        ['get', 'svc-events-v5-x', true],
-        ['index', 'svc-events-v5-x', false],
-        ['deleteIndex', 'svc-events-v5-x', false],
-        ['search', 'other', false],
-      ],
-    ],
-    [
-      'all_access reaches every index at the policy level (system indices are refused by the service)',
-      'all_access',
-      [['deleteIndex', 'anything', true]],
-    ],
+  // [role, action, index, granted]: the action and index are named in a failure.
+  const rows: Array<[string, keyof typeof INDEX_ACTIONS, string, boolean]> = [
+    ['own', 'index', 'home-alice-1', true],
+    ['own', 'index', 'home-bob-1', false],
+    ['own', 'search', 'team-blue', true],
+    ['own', 'search', 'team-red', false],
+    ['events', 'search', 'svc-events-v5-x', true],
+    ['events', 'get', 'svc-events-v5-x', true],
+    ['events', 'index', 'svc-events-v5-x', false],
+    ['events', 'deleteIndex', 'svc-events-v5-x', false],
+    ['events', 'search', 'other', false],
+    ['all_access', 'deleteIndex', 'anything', true],
   ]
-  for (const [what, role, rows] of cases)
+  for (const [what, role] of [
+    ['patterns with wildcards and ${user.name} / ${attr.internal.*} substitution', 'own'],
+    ['index groups decide the actions', 'events'],
+    ['all_access reaches every index at the policy level (system indices are refused by the service)', 'all_access'],
+  ])
     test(what, () => {
-      for (const [action, index, granted] of rows)
+      for (const [, action, index, granted] of rows.filter((r) => r[0] === role))
         expect([action, index, p.hasIndex(alice, [role], INDEX_ACTIONS[action], index)]).toEqual([action, index, granted])
     })
 })
