@@ -57,7 +57,8 @@ export interface RulesetServer {
   stop(): Promise<void>
 }
 
-export async function startRulesetServer(opts: { log?: Logger } = {}): Promise<RulesetServer> {
+/** Starts the server; with `linux`, the Linux integration is synced in before it is answered. */
+export async function startRulesetServer(opts: { log?: Logger; linux?: boolean } = {}): Promise<RulesetServer> {
   let ruleset: Ruleset
   const app = await startTestApp({
     log: opts.log,
@@ -78,7 +79,7 @@ export async function startRulesetServer(opts: { log?: Logger } = {}): Promise<R
     },
   })
 
-  return {
+  const s: RulesetServer = {
     get deps() {
       return app.deps
     },
@@ -111,6 +112,8 @@ export async function startRulesetServer(opts: { log?: Logger } = {}): Promise<R
     restart: () => app.restart(),
     stop: () => app.stop(),
   }
+  if (opts.linux) await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+  return s
 }
 
 /** A linux integration as the Content Manager hands it over. */
@@ -176,8 +179,7 @@ function isRuleBody(path: string): boolean {
 
 /** A ruleset server holding the Linux integration and one event (what the rules API and evaluate tests start from). */
 export async function startLinuxServer(): Promise<RulesetServer> {
-  const s = await startRulesetServer()
-  await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+  const s = await startRulesetServer({ linux: true })
   await s.index([{ '@timestamp': '2026-09-10T12:00:00Z', event: { action: 'x' } }])
   return s
 }

@@ -4,7 +4,7 @@
 // service account, the findings link what fired them, and a restart mid-window changes nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createRuleset } from '../../../src/ruleset'
-import { detectorBody, LINUX, type RulesetServer, startRulesetServer } from '../harness'
+import { detectorBody, type RulesetServer, startRulesetServer } from '../harness'
 import { CORRELATION_STATE_INDEX } from '../../../src/ruleset/indices'
 import { oldWindow, writeOldState } from './legacy-format'
 import { specChain } from './spec-example'
@@ -61,8 +61,7 @@ describe('correlation rules in a detector', () => {
     (await s.findings()).filter((f) => f._source.svc.correlation).map((f) => f._source.svc) as Array<Record<string, any>>
 
   beforeAll(async () => {
-    s = await startRulesetServer()
-    await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+    s = await startRulesetServer({ linux: true })
     ids.failed = await post(FAILED)
     ids.success = await post(SUCCESS)
     ids.multiple = await post(MULTIPLE)
