@@ -6,6 +6,19 @@ export function isObject<T extends object = Record<string, unknown>>(v: unknown)
 }
 
 /**
+ * An object of exactly one key whose value is an object, as that key and value; undefined for
+ * anything else. The shape of a query-DSL clause (`{"term": {...}}`): the one read of it for the
+ * walks that leave every other shape alone.
+ */
+export function soleEntry(v: unknown): [string, Record<string, unknown>] | undefined {
+  if (!isObject(v)) return undefined
+  const keys = Object.keys(v)
+  if (keys.length !== 1) return undefined
+  const body = v[keys[0]]
+  return isObject(body) ? [keys[0], body] : undefined
+}
+
+/**
  * The levels of a dotted key under `root`: `next(level, part)` gives (creating it when needed)
  * the level below for every part but the last; returns the innermost level and the last part.
  * The one walk behind nested settings (config/flat-keys) and nested mappings (setup/indices).

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { ClusterSettings, memoryPersistence, SettingsError } from '../../src/config/cluster-settings'
 import { buildNodeConfig } from '../../src/config/node-config'
+import { rejectionOf } from '../helpers/thrown'
 
 function make(raw: Record<string, unknown> = {}) {
   let now = 0
@@ -9,14 +10,7 @@ function make(raw: Record<string, unknown> = {}) {
   return { settings, persistence, advance: (ms: number) => (now += ms) }
 }
 
-const errorOf = async (p: Promise<unknown>) => {
-  try {
-    await p
-  } catch (e) {
-    return e as SettingsError
-  }
-  throw new Error('expected an error')
-}
+const errorOf = (p: Promise<unknown>) => rejectionOf(SettingsError, p)
 
 describe('dynamic settings', () => {
   test('a persistent value overrides the node file and is seen on the next operation', async () => {

@@ -4,6 +4,7 @@ import { CONTENT_ALIASES, RESOURCE_LOCKS_INDEX } from '../../src/setup/indices'
 import { createContentManager } from '../../src/content/manager'
 import { basic } from '../security/helpers'
 import { filterBody, integrationBody, kvdbBody, PREFIX, ruleBody, startHarness, USERS, type Harness } from './harness'
+import { heldLock } from '../helpers/locks'
 
 let h: Harness
 
@@ -120,7 +121,7 @@ describe('the creation lock', () => {
       'plugins.content_manager.resource_lock.max_retries': 3,
       'plugins.content_manager.resource_lock.retry_backoff_millis': 10,
     })
-    await h.store.index({ index: RESOURCE_LOCKS_INDEX, id: lockId, body: { acquired_at: Date.now() }, op_type: 'create', refresh: true })
+    await heldLock(h.store, lockId)
     try {
       const r = await h.request('POST', `${PREFIX}/integrations`, { body: integrationBody('while-locked') })
       expect(r).toMatchObject({ status: 503, body: { status: 503 } })
@@ -138,13 +139,7 @@ describe('the creation lock', () => {
       'plugins.content_manager.resource_lock.stale_threshold_millis': 5000,
       'plugins.content_manager.resource_lock.max_retries': 3,
     })
-    await h.store.index({
-      index: RESOURCE_LOCKS_INDEX,
-      id: lockId,
-      body: { acquired_at: Date.now() - 6000 },
-      op_type: 'create',
-      refresh: true,
-    })
+    await heldLock(h.store, lockId, { ageMillis: 6000 })
     const r = await h.request('POST', `${PREFIX}/integrations`, { body: integrationBody('after-steal') })
     expect(r.status).toBe(201)
     expect(await lockDocs()).toBe(0)

@@ -10,12 +10,12 @@ import { join } from 'node:path'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
 import { startReceiver, type Receiver } from '../fixtures/webhook/receiver'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
-import { customRulesDetector, pluginCaller } from './detection-client'
+import { customRulesDetector, draftRules, pluginCaller } from './detection-client'
+import { EVENTS, SA } from '../helpers/calls'
+import { actionRule } from '../helpers/sigma-rules'
 import { waitFor } from '../helpers/wait'
 
-const SA = '/_plugins/_security_analytics'
-const EVENTS = 'svc-events-v5-security'
-const RULE = `title: Alert kill\nname: alert_kill\nlevel: high\nlogsource:\n    product: alertkill\ndetection:\n    selection:\n        event.action: deliver_me\n    condition: selection\n`
+const RULE = actionRule({ title: 'Alert kill', name: 'alert_kill', level: 'high', product: 'alertkill', action: 'deliver_me' })
 const ALERTS = 6
 
 let engine: EngineServer
@@ -54,21 +54,13 @@ const until = <T>(probe: () => Promise<T | undefined>, ms: number, what: string)
   waitFor(() => probe().catch(() => undefined), { timeoutMs: ms, what, intervalMs: 50 })
 
 test('every alert is delivered at least once across a kill -9 mid-delivery, a receiver down and 500s', async () => {
-  expect(
-    (
-      await call('POST', '/_plugins/_content_manager/integrations', {
-        resource: { metadata: { title: 'alertkill', author: 'e2e', description: 'alert kill' }, category: 'applications' },
-      })
-    ).status,
-  ).toBe(201)
-  const rule = await call('POST', `${SA}/rules?category=alertkill`, RULE, true)
-  expect(rule.status).toBe(201)
+  const [rule] = await draftRules(call, 'alertkill', [RULE])
   const channel = await call('POST', '/_plugins/_notifications/configs', {
     config: { name: 'e2e', config_type: 'webhook', webhook: { url: `${receiver.url}/e2e` } },
   })
   expect(channel.status).toBe(200)
   const detector = await call('POST', `${SA}/detectors`, {
-    ...customRulesDetector('e2e-alerts', 'alertkill', EVENTS, [rule.body._id]),
+    ...customRulesDetector('e2e-alerts', 'alertkill', EVENTS, [rule]),
     triggers: [
       {
         id: 'deliver',

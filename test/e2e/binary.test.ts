@@ -1,11 +1,22 @@
 // End-to-end: the compiled binary as an operator runs it (npm test builds dist/svc-ext first).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { binaryPath, repoRoot, runBinary, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
 import { basicAuth } from '../helpers/calls'
 import { waitFor } from '../helpers/wait'
+
+/** Runs the binary's `command` with `--config` naming a file that holds `yaml`. */
+async function withConfig(yaml: string, command: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-config-'))
+  try {
+    writeFileSync(join(dir, 'svc-ext.yml'), yaml)
+    return await runBinary([command, '--config', join(dir, 'svc-ext.yml')])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
 
 const version = readFileSync(join(repoRoot, 'VERSION'), 'utf8').trim()
 
@@ -47,18 +58,13 @@ describe('CLI', () => {
   })
 
   test('check-config prints effective settings with secrets masked, and refuses a bad key', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-cc-'))
-    const good = join(dir, 'good.yml')
-    writeFileSync(good, 'http.port: 9555\nstorage.platform.password: hunter2\n')
-    const r = await runBinary(['check-config', '--config', good])
+    const r = await withConfig('http.port: 9555\nstorage.platform.password: hunter2\n', 'check-config')
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('http.port: 9555')
     expect(r.stdout).toContain('plugins.setup.timeout: 30  # default')
     expect(r.stdout).toContain('storage.platform.password: <masked>')
     expect(r.stdout).not.toContain('hunter2')
-    const bad = join(dir, 'bad.yml')
-    writeFileSync(bad, 'plugins.setup.max_retries: 11\n')
-    const b = await runBinary(['check-config', '--config', bad])
+    const b = await withConfig('plugins.setup.max_retries: 11\n', 'check-config')
     expect(b.code).toBe(1)
     expect(b.stderr).toContain('[plugins.setup.max_retries]')
     expect(b.stderr).toContain('[11]')
@@ -66,10 +72,7 @@ describe('CLI', () => {
   })
 
   test('serve refuses to start on an unknown key, naming it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-bad-'))
-    const file = join(dir, 'svc-ext.yml')
-    writeFileSync(file, 'http.prot: 9201\n')
-    const r = await runBinary(['serve', '--config', file])
+    const r = await withConfig('http.prot: 9201\n', 'serve')
     expect(r.code).toBe(1)
     expect(r.stderr).toContain('unknown setting [http.prot]')
   })

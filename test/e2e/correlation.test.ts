@@ -7,18 +7,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
-import { customRulesDetector, pluginCaller } from './detection-client'
-import { specChain, specLogins } from '../ruleset/correlation/spec-example'
+import { customRulesDetector, draftRules, pluginCaller } from './detection-client'
+import { specLogins, specRules } from '../ruleset/correlation/spec-example'
+import { EVENTS, SA } from '../helpers/calls'
 import { waitFor } from '../helpers/wait'
 
-const SA = '/_plugins/_security_analytics'
-const EVENTS = 'svc-events-v5-security'
 const T0 = Date.UTC(2026, 8, 10, 12, 0, 0)
-
-const rule = (title: string, name: string, action: string) =>
-  `title: ${title}\nname: ${name}\nlogsource:\n    product: e2elogs\ndetection:\n    selection:\n        event.action: ${action}\n    condition: selection\n`
-
-const { multiple: MULTIPLE, chain: CHAIN } = specChain('user.name', 3)
 
 let engine: EngineServer
 let server: SpawnedServer
@@ -39,21 +33,7 @@ describe('Sigma correlation through the binary', () => {
     'rules API -> detector -> index API -> findings API',
     async () => {
       // A draft integration gives the rules their log type.
-      const integration = await call('POST', '/_plugins/_content_manager/integrations', {
-        resource: { metadata: { title: 'e2elogs', author: 'e2e', description: 'e2e logs' }, category: 'applications' },
-      })
-      expect(integration.status).toBe(201)
-      const ids: string[] = []
-      for (const yaml of [
-        rule('Failed login', 'failed_login', 'login_failed'),
-        rule('Login', 'successful_login', 'login_success'),
-        MULTIPLE,
-        CHAIN,
-      ]) {
-        const r = await call('POST', `${SA}/rules?category=e2elogs`, yaml, true)
-        expect(r.status).toBe(201)
-        ids.push(r.body._id)
-      }
+      const ids = await draftRules(call, 'e2elogs', specRules('e2elogs'))
       const chainId = ids[3]
       const detector = await call('POST', `${SA}/detectors`, customRulesDetector('e2e-correlation', 'e2elogs', EVENTS, [chainId]))
       expect(detector.status).toBe(201)

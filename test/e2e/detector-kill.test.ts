@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
-import { customRulesDetector, pluginCaller } from './detection-client'
+import { customRulesDetector, draftRules, pluginCaller } from './detection-client'
+import { EVENTS, SA } from '../helpers/calls'
+import { actionRule } from '../helpers/sigma-rules'
 
-const SA = '/_plugins/_security_analytics'
-const EVENTS = 'svc-events-v5-security'
-const RULE = `title: Killed run\nname: killed_run\nlogsource:\n    product: killlogs\ndetection:\n    selection:\n        event.action: after_restart\n    condition: selection\n`
+const RULE = actionRule({ title: 'Killed run', name: 'killed_run', product: 'killlogs', action: 'after_restart' })
 
 let engine: EngineServer
 let node: SpawnedServer | undefined
@@ -32,16 +32,8 @@ afterAll(async () => {
 })
 
 test('a detector whose run was killed runs again as soon as the node is back', async () => {
-  expect(
-    (
-      await call('POST', '/_plugins/_content_manager/integrations', {
-        resource: { metadata: { title: 'killlogs', author: 'e2e', description: 'kill -9 logs' }, category: 'applications' },
-      })
-    ).status,
-  ).toBe(201)
-  const rule = await call('POST', `${SA}/rules?category=killlogs`, RULE, true)
-  expect(rule.status).toBe(201)
-  const detector = await call('POST', `${SA}/detectors`, customRulesDetector('e2e-kill', 'killlogs', EVENTS, [rule.body._id]))
+  const [rule] = await draftRules(call, 'killlogs', [RULE])
+  const detector = await call('POST', `${SA}/detectors`, customRulesDetector('e2e-kill', 'killlogs', EVENTS, [rule]))
   expect(detector.status).toBe(201)
   const execute = `/_plugins/_alerting/monitors/${detector.body.detector.monitor_id[0]}/_execute`
 

@@ -1,8 +1,13 @@
 // The HTTP helpers tests share: a Basic auth header, a JSON call to a node, a route path with its
-// parameters filled in.
+// parameters filled in, and the paths detection tests call.
 import type { SpawnedServer } from './spawn-binary'
 
 export { basicAuth } from './app'
+
+/** The Security Analytics API's path prefix. */
+export const SA = '/_plugins/_security_analytics'
+/** The security events data stream detectors read by default. */
+export const EVENTS = 'svc-events-v5-security'
 
 /** A JSON call to a spawned node as its admin (or with `auth`): its status and parsed body. */
 export async function nodeCall(

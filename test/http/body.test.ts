@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { BodySyntaxError, decodeUtf8, MAX_JSON_DEPTH, nestsDeeper, parseJson, parseYaml, readBody } from '../../src/http/body'
 import { ApiError } from '../../src/http/errors'
 import { objectBody, readRouteBody } from '../../src/http/route-body'
+import { rejectionOf } from '../helpers/thrown'
 import { Type as T } from '@sinclair/typebox'
 
 const Open = T.Object({}, { additionalProperties: true })
@@ -18,14 +19,7 @@ function streamed(chunks: Uint8Array[], onPull?: () => void): Request {
   return new Request('http://x/', { method: 'POST', body, duplex: 'half' } as RequestInit)
 }
 
-const rejection = async (p: Promise<unknown>) => {
-  try {
-    await p
-  } catch (e) {
-    return e as ApiError
-  }
-  throw new Error('expected a rejection')
-}
+const rejection = (p: Promise<unknown>) => rejectionOf(ApiError, p)
 
 describe('request bodies', () => {
   test('a body exactly at the limit is read; one byte over is refused', async () => {

@@ -2,16 +2,9 @@ import { describe, expect, test } from 'bun:test'
 import { Type as T } from '@sinclair/typebox'
 import { ApiError, shown } from '../../src/http/errors'
 import { checkBody } from '../../src/http/validate'
+import { thrownBy } from '../helpers/thrown'
 
-const failure = (f: () => unknown): ApiError => {
-  try {
-    f()
-  } catch (e) {
-    if (e instanceof ApiError) return e
-    throw e
-  }
-  throw new Error('expected an ApiError')
-}
+const failure = (f: () => unknown) => thrownBy(ApiError, f)
 
 describe('checkBody', () => {
   const Schema = T.Object({

@@ -1,6 +1,6 @@
 // Aggregations over real HTTP, with values computed by hand from the documents below.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startIndexApi, type TestServer } from './helpers'
+import { ndjson, startIndexApi, type TestServer } from './helpers'
 
 let api: TestServer
 
@@ -35,7 +35,7 @@ only_a:
   })
   expect(put.status).toBe(200)
   const lines = DOCS.flatMap((d, i) => [{ index: { _id: String(i + 1) } }, d])
-  const bulk = await api.call('admin', 'POST', '/events/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+  const bulk = await api.call('admin', 'POST', '/events/_bulk?refresh=true', ndjson(lines))
   expect(bulk.body.errors).toBe(false)
 })
 
@@ -214,7 +214,7 @@ describe('aggregations without a query read columns; answers equal the general p
         },
       },
     })
-    const bulk = await api.call('admin', 'POST', '/cols/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+    const bulk = await api.call('admin', 'POST', '/cols/_bulk?refresh=true', ndjson(lines))
     expect(bulk.body.errors).toBe(false)
     const sets = [
       {

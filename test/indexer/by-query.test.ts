@@ -1,7 +1,7 @@
 // _update_by_query, _delete_by_query, _reindex and tasks over real HTTP, with the caller's DLS
 // deciding which documents are touched.
-import { afterAll, beforeEach, afterEach, describe, expect, test } from 'bun:test'
-import { ok, startIndexApi, type TestServer } from './helpers'
+import { beforeEach, afterEach, describe, expect, test } from 'bun:test'
+import { ndjson, ok, startIndexApi, type TestServer } from './helpers'
 
 let api: TestServer
 
@@ -35,13 +35,11 @@ beforeEach(async () => {
   )
   const lines: unknown[] = []
   for (let i = 0; i < 12; i++) lines.push({ index: { _id: `i${i}` } }, { owner: i % 3 === 0 ? 'alice' : 'bob', n: i, tag: 'old', junk: 1 })
-  await ok(api.call('admin', 'POST', '/items/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join('')))
+  await ok(api.call('admin', 'POST', '/items/_bulk?refresh=true', ndjson(lines)))
 })
 
+// Every test writes by query, so each starts from the same twelve documents on a server of its own.
 afterEach(async () => {
-  await api?.stop()
-})
-afterAll(async () => {
   await api?.stop()
 })
 

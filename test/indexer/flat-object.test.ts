@@ -2,7 +2,7 @@
 // `q=`, `_count`), a DLS role whose query reads a path, the mapping holding the root only, the
 // aggregations OpenSearch answers, and OpenSearch's 400s for what it refuses.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startIndexApi, type TestServer } from './helpers'
+import { ndjson, startIndexApi, type TestServer } from './helpers'
 
 let api: TestServer
 
@@ -36,7 +36,7 @@ blue_team:
   })
   expect(put.status).toBe(200)
   const lines = Object.entries(DOCS).flatMap(([id, d]) => [{ index: { _id: id } }, d])
-  const bulk = await api.call('admin', 'POST', '/logs/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+  const bulk = await api.call('admin', 'POST', '/logs/_bulk?refresh=true', ndjson(lines))
   expect(bulk.body.errors).toBe(false)
 })
 

@@ -1,6 +1,6 @@
 // geo_distance, geo_bounding_box and more_like_this queries over real HTTP.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { ok, startIndexApi, type TestServer } from './helpers'
+import { indexDocs, ok, startIndexApi, type TestServer } from './helpers'
 
 let api: TestServer
 
@@ -17,8 +17,7 @@ beforeAll(async () => {
     { _id: 'nyc', name: 'nyc', loc: 'POINT (-74.006 40.7128)' },
     { _id: 'hash', name: 'hash', loc: 'u09tvw0f' },
   ]
-  const lines = docs.flatMap(({ _id, ...d }) => [JSON.stringify({ index: { _id } }), JSON.stringify(d)]).join('\n') + '\n'
-  await ok(api.call('admin', 'POST', '/places/_bulk?refresh=true', lines))
+  await indexDocs(api, 'places', docs)
 })
 afterAll(async () => {
   await api?.stop()
@@ -109,8 +108,7 @@ describe('more_like_this', () => {
       { _id: 'a5', title: 'memory leak in database process', tag: 'ops' },
       { _id: 'a6', title: 'linux kernel update available', tag: 'ops' },
     ]
-    const lines = docs.flatMap(({ _id, ...d }) => [JSON.stringify({ index: { _id } }), JSON.stringify(d)]).join('\n') + '\n'
-    await ok(api.call('admin', 'POST', '/articles/_bulk?refresh=true', lines))
+    await indexDocs(api, 'articles', docs)
   })
 
   test('like text: terms chosen by tf-idf, minimum_should_match', async () => {

@@ -24,6 +24,14 @@ export async function ok(res: Promise<{ status: number; body: any }>, status = 2
   return r.body
 }
 
+/** Lines as NDJSON text (the body of a bulk or multi-search). */
+export const ndjson = (lines: unknown[]) => lines.map((l) => JSON.stringify(l) + '\n').join('')
+
+/** Indexes the documents (each with its `_id`) into `index` in one refreshed bulk, as the admin. */
+export async function indexDocs(api: TestServer, index: string, docs: Array<{ _id: string; [field: string]: unknown }>) {
+  return ok(api.call('admin', 'POST', `/${index}/_bulk?refresh=true`, ndjson(docs.flatMap(({ _id, ...d }) => [{ index: { _id } }, d]))))
+}
+
 export const PASSWORD = 'Test-password-1'
 
 export async function startIndexApi(opts: {

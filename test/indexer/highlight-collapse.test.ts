@@ -1,6 +1,6 @@
 // Search `highlight` and `collapse` over real HTTP, in OpenSearch's shapes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { ok, startIndexApi, type TestServer } from './helpers'
+import { indexDocs, ok, startIndexApi, type TestServer } from './helpers'
 
 let api: TestServer
 
@@ -32,8 +32,7 @@ beforeAll(async () => {
     { _id: '4', message: 'disk quota exceeded', host: 'db-1', n: 4 },
     { _id: '5', message: 'brown bears and quick foxes', host: 'db-1', n: 5 },
   ]
-  const lines = docs.flatMap(({ _id, ...d }) => [JSON.stringify({ index: { _id } }), JSON.stringify(d)]).join('\n') + '\n'
-  await ok(api.call('admin', 'POST', '/logs/_bulk?refresh=true', lines))
+  await indexDocs(api, 'logs', docs)
 })
 afterAll(async () => {
   await api?.stop()

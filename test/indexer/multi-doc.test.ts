@@ -1,7 +1,7 @@
 // _mget, _msearch, scroll and _explain over real HTTP: OpenSearch's shapes, and the same
 // authorization and DLS as `GET <index>/_doc` and `_search` by the same caller.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { ok, startIndexApi, type TestServer } from './helpers'
+import { ndjson, ok, startIndexApi, type TestServer } from './helpers'
 
 const ROLES = `
 _meta: { type: roles, config_version: 2 }
@@ -16,7 +16,6 @@ reader:
 
 let api: TestServer
 
-const ndjson = (lines: unknown[]) => lines.map((l) => JSON.stringify(l) + '\n').join('')
 const ids = (hits: any[]) => hits.map((h) => h._id).sort()
 
 beforeAll(async () => {

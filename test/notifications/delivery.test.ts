@@ -27,6 +27,17 @@ afterEach(() => {
   receiver.up()
 })
 
+/** Runs `body` with a webhook channel whose receiver holds every request unanswered, stopped after. */
+async function withHungChannel(body: (stuck: Receiver, channel: string) => Promise<void>): Promise<void> {
+  const stuck = startReceiver()
+  stuck.failAll({ hang: true })
+  try {
+    await body(stuck, await webhook(s, `${stuck.url}/stuck`))
+  } finally {
+    await stuck.stop()
+  }
+}
+
 const trigger = (channel: string, action: Record<string, unknown> = {}) => ({
   id: 't',
   name: 'sudo seen',
@@ -178,10 +189,7 @@ describe('delivery', () => {
   }, 30_000)
 
   test('a channel that hangs does not hold up deliveries to another channel', async () => {
-    const stuck = startReceiver()
-    stuck.failAll({ hang: true })
-    try {
-      const hung = await webhook(s, `${stuck.url}/stuck`)
+    await withHungChannel(async (stuck, hung) => {
       const fine = await webhook(s, `${receiver.url}/fine`)
       const d1 = await detectorWith(s, ['r-sudo'], [trigger(hung)], 'stuck')
       await s.index([{ event: { action: 'sudo' } }])
@@ -195,16 +203,11 @@ describe('delivery', () => {
       // Well before the hung attempt's 1.5 s socket timeout ends.
       expect(Date.now() - started).toBeLessThan(1000)
       await s.request('DELETE', `${SA}/detectors/${d1}`)
-    } finally {
-      await stuck.stop()
-    }
+    })
   }, 30_000)
 
   test('with every delivery slot held by a hung channel, the dispatcher waits instead of searching in a loop', async () => {
-    const stuck = startReceiver()
-    stuck.failAll({ hang: true })
-    try {
-      const hung = await webhook(s, `${stuck.url}/stuck`)
+    await withHungChannel(async (stuck, hung) => {
       const d = await detectorWith(s, ['r-sudo'], [trigger(hung)], 'all-stuck')
       await s.index(Array.from({ length: 12 }, () => ({ event: { action: 'sudo' } })))
       await s.run(d)
@@ -215,9 +218,7 @@ describe('delivery', () => {
       expect(s.notifications.dispatcher.passes - before).toBeLessThanOrEqual(12)
       expect(stuck.received).toHaveLength(8)
       await s.request('DELETE', `${SA}/detectors/${d}`)
-    } finally {
-      await stuck.stop()
-    }
+    })
   }, 30_000)
 
   test('a throttled action sends once per throttle period and counts the rest', async () => {

@@ -16,10 +16,11 @@ import { forgetAlertIndices } from '../../src/ruleset/alerts/indices'
 import { findingsRoutes } from '../../src/ruleset/findings/routes'
 import { forgetEnsured } from '../../src/ruleset/indices'
 import { type Reply, startTestApp, type TestApp } from '../helpers/app'
+import { SA } from '../helpers/calls'
 import { ctiRule, EVENTS, LINUX } from '../ruleset/harness'
 
 export const PASSWORD = 'pw-123456'
-export const SA = '/_plugins/_security_analytics'
+export { SA } from '../helpers/calls'
 export const NOTIFY = '/_plugins/_notifications'
 
 /**
@@ -160,9 +161,27 @@ export async function webhook(s: AlertingServer, url: string, extra: Record<stri
   return r.body.config_id
 }
 
-/** A user detector over the events stream with these custom rules and triggers; answers its id. */
-export async function detectorWith(s: AlertingServer, rules: string[], triggers: unknown[], name = 'alerting'): Promise<string> {
+/** Posts a Sigma rule (YAML) of the linux log type through the rules API as the admin; answers its id. */
+export async function postRule(s: AlertingServer, yaml: string): Promise<string> {
+  const r = await s.app.request('POST', `${SA}/rules?category=linux`, {
+    body: yaml,
+    user: 'admin',
+    headers: { 'content-type': 'application/yaml' },
+  })
+  if (r.status !== 201) throw new Error(`rule not created: ${r.status} ${r.text}`)
+  return r.body._id
+}
+
+/** A user detector over the events stream with these custom rules and triggers, created by `user`; answers its id. */
+export async function detectorWith(
+  s: AlertingServer,
+  rules: string[],
+  triggers: unknown[],
+  name = 'alerting',
+  user = 'admin',
+): Promise<string> {
   const r = await s.request('POST', `${SA}/detectors`, {
+    user,
     body: {
       type: 'detector',
       name,

@@ -6,18 +6,14 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
-import { customRulesDetector } from '../e2e/detection-client'
+import { customRulesDetector, draftRules } from '../e2e/detection-client'
+import { EVENTS, SA } from '../helpers/calls'
 import type { Reply, TestServer } from '../helpers/server'
-import { specChain, specLogins } from '../ruleset/correlation/spec-example'
+import { specLogins, specRules } from '../ruleset/correlation/spec-example'
 import { parsePrometheus } from '../helpers/prometheus'
 import { forEachPlatform, startNode, type PlatformUnderTest } from './cluster-helpers'
 
-const SA = '/_plugins/_security_analytics'
-const EVENTS = 'svc-events-v5-security'
 const T0 = Date.UTC(2026, 8, 10, 12, 0, 0)
-const rule = (title: string, name: string, action: string) =>
-  `title: ${title}\nname: ${name}\nlogsource:\n    product: platlogs\ndetection:\n    selection:\n        event.action: ${action}\n    condition: selection\n`
-const { multiple: MULTIPLE, chain: CHAIN } = specChain('user.name', 3)
 
 /** alice fails three times then logs in (the chain); bob fails twice (below the threshold). */
 const EVENTS_SENT = specLogins(T0)
@@ -53,21 +49,9 @@ forEachPlatform({}, (current) => {
   afterAll(() => node?.stop(), 60_000)
 
   test('rules and detectors are created on the platform', async () => {
-    const integration = await call('POST', '/_plugins/_content_manager/integrations', {
-      resource: { metadata: { title: 'platlogs', author: 'platform', description: 'platform logs' }, category: 'applications' },
-    })
-    expect(integration.status).toBe(201)
-    const created: string[] = []
-    for (const yaml of [
-      rule('Failed login', 'failed_login', 'login_failed'),
-      rule('Login', 'successful_login', 'login_success'),
-      MULTIPLE,
-      CHAIN,
-    ]) {
-      const r = await call('POST', `${SA}/rules?category=platlogs`, yaml, { 'content-type': 'application/yaml' })
-      expect(r.status).toBe(201)
-      created.push(r.body._id)
-    }
+    const yaml = (method: string, path: string, body?: unknown, isYaml?: boolean) =>
+      call(method, path, body, isYaml ? { 'content-type': 'application/yaml' } : undefined)
+    const created = await draftRules(yaml, 'platlogs', specRules('platlogs'))
     ids.failed = created[0]
     ids.chain = created[3]
     const plain = await call('POST', `${SA}/detectors`, customRulesDetector('plat-plain', 'platlogs', EVENTS, [ids.failed]))

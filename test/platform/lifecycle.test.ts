@@ -15,10 +15,10 @@ import type { TestServer } from '../helpers/server'
 import { startBarePlatform, type BarePlatform } from './bare-platform'
 import { SERVICE_ACCOUNT, SERVICE_ROLE, SERVICE_ROLE_DEF, startNode, startPlatform, type PlatformUnderTest } from './cluster-helpers'
 import { basicAuth } from '../helpers/calls'
+import { editPolicyAge, policyPath } from '../helpers/ism'
 
 const DAVE = { name: 'dave', password: 'Dave-pass-1' }
 const LIMITED = { name: 'svc-limited', password: 'Svc-limited-pass-1' }
-const policyPath = (id: string) => `/_plugins/_ism/policies/${id}`
 const quiet = () => createLogger({ write: () => {} })
 
 const ageIn = (policy: any) => policy.states.find((s: { name: string }) => s.name === 'hot').transitions[0].conditions.min_index_age
@@ -32,16 +32,7 @@ describe('a platform-mode node', () => {
   beforeAll(async () => {
     platform = await startPlatform({ users: [{ ...DAVE, backend_roles: ['analyst'] }] })
     // An operator's edit on the platform before the node starts: the node's bootstrap must revert it.
-    const current = await platform.request('GET', policyPath('stream-metrics-policy'))
-    const edited = structuredClone(current.body.policy)
-    edited.states[0].transitions[0].conditions.min_index_age = '400d'
-    const put = await platform.request(
-      'PUT',
-      `${policyPath('stream-metrics-policy')}?if_seq_no=${current.body._seq_no}&if_primary_term=${current.body._primary_term}`,
-      {
-        body: { policy: edited },
-      },
-    )
+    const put = await editPolicyAge(platform, 'stream-metrics-policy', '400d')
     expect(put.status).toBe(200)
     editedVersion = put.body._version
     nodeStarted = Date.now()

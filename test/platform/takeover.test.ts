@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../fixtures/cti/server'
 import { customRulesDetector } from '../e2e/detection-client'
+import { basicAuth, EVENTS, SA } from '../helpers/calls'
 import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
 import { feedConsumers, feedEnv } from '../content/sync/harness'
 import { forEachPlatform, type PlatformUnderTest } from './cluster-helpers'
@@ -19,8 +20,6 @@ import { forEachPlatform, type PlatformUnderTest } from './cluster-helpers'
 const { IOCS, VULNS } = feedConsumers('takeover')
 /** The smallest stale age either lease accepts; renewed every third of it while the holder lives. */
 const STALE = 5000
-const SA = '/_plugins/_security_analytics'
-const EVENTS = 'svc-events-v5-security'
 /** Matching events of the detector run (findings bulks of 10, so a run takes a while). */
 const MATCHES = 3000
 
@@ -73,7 +72,7 @@ const spawn = async (i: number) => {
 const call = async (i: number, method: string, path: string, body?: unknown, contentType = 'application/json') => {
   const res = await fetch(nodes[i].url + path, {
     method,
-    headers: { authorization: 'Basic ' + btoa(`${platform.admin.name}:${platform.admin.password}`), 'content-type': contentType },
+    headers: { authorization: basicAuth(platform.admin), 'content-type': contentType },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   })
   return { status: res.status, body: (await res.json().catch(() => undefined)) as any }

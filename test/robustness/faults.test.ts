@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { CONTENT_ALIASES, SETTINGS_INDEX } from '../../src/setup/indices'
 import { setupRoutes } from '../../src/setup/routes'
-import { contentApi, dump, type ContentApi } from '../content/promotion/scenario'
-import { PREFIX, startHarness, type Harness } from '../content/harness'
+import { startContentApi, dump, type ContentApi } from '../content/promotion/scenario'
+import { PREFIX, type Harness } from '../content/harness'
 import { faultyStore, type FaultyStore } from '../fixtures/faulty-store'
 import { startTestApp, type TestApp } from '../helpers/app'
 import { capturingLogger } from '../security/helpers'
@@ -40,8 +40,7 @@ describe('the Engine vanishing mid-request', () => {
   let h: Harness
   let api: ContentApi
   beforeAll(async () => {
-    h = await startHarness()
-    api = contentApi(h)
+    ;({ h, api } = await startContentApi())
   })
   afterAll(() => h.stop())
 

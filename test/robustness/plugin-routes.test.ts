@@ -24,12 +24,12 @@ import {
   type HostileBody,
 } from './hostile'
 import { basicAuth, fillPath } from '../helpers/calls'
+import { SA } from '../helpers/calls'
 
 const SEED = Number(process.env.ROBUSTNESS_SEED ?? 20260504)
 const MUTATIONS_PER_ROUTE = 24
 
 const CM = '/_plugins/_content_manager'
-const SA = '/_plugins/_security_analytics'
 const AI = '/_plugins/_setup/ai_assistant'
 const PROVIDER_ID = '6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b'
 

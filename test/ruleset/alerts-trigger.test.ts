@@ -9,21 +9,14 @@ const rule = (id: string, level: string, tags: string[] = [], category = 'linux'
 const high = rule('r1', 'high', ['attack.t1110'])
 const low = rule('r2', 'low', ['attack.t1548', 'attack.privesc'])
 const t = (x: Record<string, unknown>) => ({ name: 't', detection_types: ['rules'], ...x })
+const idsOf = (matched: FindingRule[] | undefined) => matched?.map((r) => r.id).sort()
 
 describe('triggerMatches', () => {
   test('OR within a list, AND across lists, each list may be met by another rule of the document', () => {
     expect(triggerMatches(t({ sev_levels: ['HIGH', 'critical'] }), [high, low])).toEqual([high])
-    expect(
-      triggerMatches(t({ ids: ['r2'], tags: ['attack.t1110'] }), [high, low])
-        ?.map((r) => r.id)
-        .sort(),
-    ).toEqual(['r1', 'r2'])
+    expect(idsOf(triggerMatches(t({ ids: ['r2'], tags: ['attack.t1110'] }), [high, low]))).toEqual(['r1', 'r2'])
     expect(triggerMatches(t({ ids: ['r2'], sev_levels: ['high'] }), [low])).toBeUndefined()
-    expect(
-      triggerMatches(t({ types: ['Linux'], sev_levels: ['low'] }), [high, low])
-        ?.map((r) => r.id)
-        .sort(),
-    ).toEqual(['r1', 'r2'])
+    expect(idsOf(triggerMatches(t({ types: ['Linux'], sev_levels: ['low'] }), [high, low]))).toEqual(['r1', 'r2'])
     expect(triggerMatches(t({ types: ['Linux'], sev_levels: ['low'] }), [high])).toBeUndefined()
     expect(triggerMatches(t({ types: ['windows'] }), [high, low])).toBeUndefined()
   })

@@ -37,6 +37,17 @@ afterAll(async () => {
 
 const alertsOf = async (detector: string, query = '') => (await s.request('GET', `${SA}/alerts?detector_id=${detector}${query}`)).body
 
+/** A detector on `r-<action>` with one trigger, run over one matching event; answers it and its one alert, acknowledged. */
+async function acknowledgedAlert(action: string, name: string) {
+  const rule = `r-${action}`
+  const d = await detectorWith(s, [rule], [{ id: 't', name, severity: '1', ids: [rule], detection_types: ['rules'], actions: [] }], name)
+  await s.index([{ event: { action } }])
+  await s.run(d)
+  const [a] = (await alertsOf(d)).alerts
+  await s.request('POST', `${SA}/detectors/${d}/_acknowledge/alerts`, { body: { alerts: [a.id] } })
+  return { d, a }
+}
+
 describe('trigger conditions', () => {
   test('one alert per (trigger, matched document); lists AND together, values OR; every tag counts', async () => {
     const d = await detectorWith(
@@ -176,16 +187,7 @@ describe('acknowledge', () => {
   test('with alert history on, an acknowledged alert moves to the history index', async () => {
     await s.deps.settings.update({ persistent: { 'plugins.security_analytics.alert_history_enabled': true } })
     try {
-      const d = await detectorWith(
-        s,
-        ['r-sudo'],
-        [{ id: 't', name: 'hist', severity: '1', ids: ['r-sudo'], detection_types: ['rules'], actions: [] }],
-        'hist',
-      )
-      await s.index([{ event: { action: 'sudo' } }])
-      await s.run(d)
-      const [a] = (await alertsOf(d)).alerts
-      await s.request('POST', `${SA}/detectors/${d}/_acknowledge/alerts`, { body: { alerts: [a.id] } })
+      const { d, a } = await acknowledgedAlert('sudo', 'hist')
       const where = await s.deps.store.search({
         index: '.opensearch-sap-linux-alerts*',
         expand_wildcards: 'all',
@@ -293,20 +295,15 @@ describe('filter_by_backend_roles', () => {
     await s.deps.settings.update({ persistent: { 'plugins.security_analytics.filter_by_backend_roles': true } })
     try {
       const create = (user: string, name: string) =>
-        s.request('POST', `${SA}/detectors`, {
+        detectorWith(
+          s,
+          ['r-sudo'],
+          [{ id: 't', name: 'mine', severity: '1', ids: ['r-sudo'], detection_types: ['rules'], actions: [] }],
+          name,
           user,
-          body: {
-            type: 'detector',
-            name,
-            detector_type: 'linux',
-            enabled: true,
-            schedule: { period: { interval: 60, unit: 'MINUTES' } },
-            inputs: [{ detector_input: { indices: ['svc-events-v5-security'], custom_rules: [{ id: 'r-sudo' }], pre_packaged_rules: [] } }],
-            triggers: [{ id: 't', name: 'mine', severity: '1', ids: ['r-sudo'], detection_types: ['rules'], actions: [] }],
-          },
-        })
-      const blue = (await create('blue', 'blue-det')).body._id
-      const red = (await create('red', 'red-det')).body._id
+        )
+      const blue = await create('blue', 'blue-det')
+      const red = await create('red', 'red-det')
       await s.index([{ event: { action: 'sudo' } }])
       await s.run(blue)
       await s.run(red)
@@ -329,16 +326,7 @@ describe('history rollover and retention', () => {
     const set = (values: Record<string, unknown>) => s.deps.settings.update({ persistent: values })
     await set({ 'plugins.security_analytics.alert_history_enabled': true, 'plugins.security_analytics.alert_history_max_docs': 1 })
     try {
-      const d = await detectorWith(
-        s,
-        ['r-ssh'],
-        [{ id: 't', name: 'roll', severity: '1', ids: ['r-ssh'], detection_types: ['rules'], actions: [] }],
-        'roll',
-      )
-      await s.index([{ event: { action: 'ssh' } }])
-      await s.run(d)
-      const [a] = (await alertsOf(d)).alerts
-      await s.request('POST', `${SA}/detectors/${d}/_acknowledge/alerts`, { body: { alerts: [a.id] } })
+      const { d, a } = await acknowledgedAlert('ssh', 'roll')
       const history = async () =>
         Object.keys(await s.deps.store.getIndex({ index: '.opensearch-sap-linux-alerts-history-*', expand_wildcards: 'all' })).sort()
       const before = await history()

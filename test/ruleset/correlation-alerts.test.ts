@@ -3,29 +3,20 @@
 // filters by rule, acknowledging sets ACKNOWLEDGED whatever the state; unknown ids are a 404.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startReceiver, type Receiver } from '../fixtures/webhook/receiver'
-import { type AlertingServer, detectorWith, eventually, linuxRules, SA, startAlertingServer, webhook } from '../notifications/harness'
+import { actionRule, eventCountRule } from '../helpers/sigma-rules'
+import {
+  type AlertingServer,
+  detectorWith,
+  eventually,
+  linuxRules,
+  postRule,
+  SA,
+  startAlertingServer,
+  webhook,
+} from '../notifications/harness'
 
-const FAILED = `title: Failed login
-name: failed_login_ca
-logsource:
-    product: linux
-detection:
-    selection:
-        event.action: login_failed
-    condition: selection
-`
-const BURST = `title: Login failure burst
-name: login_burst
-correlation:
-    type: event_count
-    rules:
-        - failed_login_ca
-    group-by:
-        - user.name
-    timespan: 10m
-    condition:
-        gte: 3
-`
+const FAILED = actionRule({ title: 'Failed login', name: 'failed_login_ca', action: 'login_failed' })
+const BURST = eventCountRule({ title: 'Login failure burst', name: 'login_burst', rules: ['failed_login_ca'], threshold: 3 })
 
 let s: AlertingServer
 let receiver: Receiver
@@ -41,17 +32,8 @@ afterAll(async () => {
 })
 
 test('a correlation firing selected by a trigger raises a correlation alert and notifies', async () => {
-  const post = async (yaml: string) => {
-    const r = await s.app.request('POST', `${SA}/rules?category=linux`, {
-      body: yaml,
-      user: 'admin',
-      headers: { 'content-type': 'application/yaml' },
-    })
-    expect(r.status).toBe(201)
-    return r.body._id as string
-  }
-  await post(FAILED)
-  const burst = await post(BURST)
+  await postRule(s, FAILED)
+  const burst = await postRule(s, BURST)
   const channel = await webhook(s, `${receiver.url}/burst`)
   const d = await detectorWith(
     s,

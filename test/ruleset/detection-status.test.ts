@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { loadCheckpoint, saveCheckpoint } from '../../src/ruleset/detection/checkpoint'
 import { SCAN_BATCH } from '../../src/ruleset/detection/evaluator-protocol'
 import { runDetector } from '../../src/ruleset/detection/run'
-import { ctiRule, detectorBody, FINDINGS, LINUX, type RulesetServer, startRulesetServer } from './harness'
+import { ctiRule, detectorBody, FINDINGS, LINUX, type RulesetServer, startRulesetServer, linuxDetector } from './harness'
 
 const BASE = '/_plugins/_security_analytics'
 const USER_INDEX = 'svc-events-v5-userlogs'
@@ -17,8 +17,7 @@ describe('findings always land; detector status', () => {
   const id = LINUX.id
 
   beforeAll(async () => {
-    s = await startRulesetServer()
-    await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+    s = await startRulesetServer({ linux: true })
     // The id-only MITRE form and a compliance map with a stray key: both made the run fail before.
     const rule = ctiRule(
       'r-mitre',
@@ -30,13 +29,7 @@ describe('findings always land; detector status', () => {
       },
     )
     await s.ruleset.sync.upsertRule('standard', rule, LINUX.id, false)
-    await s.ruleset.sync.upsertDetector({
-      integrationId: LINUX.id,
-      logType: 'linux',
-      category: 'security',
-      ruleIds: ['r-mitre'],
-      enabled: true,
-    })
+    await linuxDetector(s, ['r-mitre'])
   })
   afterAll(async () => {
     await s.stop()

@@ -3,7 +3,7 @@
 // written" and "checkpoint saved", with no duplicate and no missed finding.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { loadCheckpoint, saveCheckpoint } from '../../src/ruleset/detection/checkpoint'
-import { ctiRule, LINUX, type RulesetServer, startRulesetServer } from './harness'
+import { ctiRule, LINUX, type RulesetServer, startRulesetServer, linuxDetector } from './harness'
 
 type Ev = Record<string, any>
 
@@ -69,18 +69,14 @@ describe('detection runs', () => {
   const detectorId = LINUX.id
 
   beforeAll(async () => {
-    s = await startRulesetServer()
-    await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+    s = await startRulesetServer({ linux: true })
     for (const r of RULES) await s.ruleset.sync.upsertRule('standard', r.doc, LINUX.id, false)
     // Events from before the detector exists are not its business.
     await s.index([0, 1, 3].map(event))
-    await s.ruleset.sync.upsertDetector({
-      integrationId: LINUX.id,
-      logType: 'linux',
-      category: 'security',
-      ruleIds: RULES.map((r) => r.doc.id),
-      enabled: true,
-    })
+    await linuxDetector(
+      s,
+      RULES.map((r) => r.doc.id),
+    )
   })
   afterAll(async () => {
     await s.stop()

@@ -14,8 +14,7 @@ const linuxContentDetector = () =>
 const custom: string[] = []
 
 beforeAll(async () => {
-  s = await startRulesetServer()
-  await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+  s = await startRulesetServer({ linux: true })
   for (let i = 0; i < 4; i++) {
     const id = `std-${i}`
     await s.ruleset.sync.upsertRule('standard', ctiRule(id, { sel: { 'event.action': `a${i}` }, condition: 'sel' }), LINUX.id, false)

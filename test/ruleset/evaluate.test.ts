@@ -1,7 +1,7 @@
 // `rules/evaluate` (logtest detection's service call) and the findings bounds of detection runs.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ApiError } from '../../src/http/errors'
-import { ctiRule, EVENTS, LINUX, type RulesetServer, startLinuxServer } from './harness'
+import { ctiRule, EVENTS, LINUX, type RulesetServer, startLinuxServer, linuxDetector } from './harness'
 
 const SA = 'plugins.security_analytics.'
 let s: RulesetServer
@@ -107,13 +107,7 @@ describe('findings bounds of a detection run', () => {
 
   beforeAll(async () => {
     await s.ruleset.sync.upsertRule('standard', RULE, LINUX.id, false)
-    await s.ruleset.sync.upsertDetector({
-      integrationId: LINUX.id,
-      logType: 'linux',
-      category: 'security',
-      ruleIds: ['r-any'],
-      enabled: true,
-    })
+    await linuxDetector(s, ['r-any'])
   })
 
   test('beyond correlation.max_pending_findings new findings are shed, counted, and the run moves on', async () => {

@@ -4,7 +4,7 @@
 // own index without a mapping for a rule's field is refused at detector creation, and a
 // `text`-mapped field is queried as OpenSearch queries it (tokens).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { ctiRule, detectorBody, EVENTS, LINUX, type RulesetServer, startRulesetServer } from './harness'
+import { ctiRule, detectorBody, EVENTS, LINUX, type RulesetServer, startRulesetServer, linuxDetector } from './harness'
 
 const BASE = '/_plugins/_security_analytics'
 
@@ -16,8 +16,7 @@ describe('event schema', () => {
   }
 
   beforeAll(async () => {
-    s = await startRulesetServer()
-    await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+    s = await startRulesetServer({ linux: true })
   })
   afterAll(async () => {
     await s.stop()
@@ -101,13 +100,7 @@ describe('event schema', () => {
     })
     expect(ev.rules_matched).toBe(1)
     // A detector run over the first events that carry it.
-    await s.ruleset.sync.upsertDetector({
-      integrationId: LINUX.id,
-      logType: 'linux',
-      category: 'security',
-      ruleIds: ['r-cap'],
-      enabled: true,
-    })
+    await linuxDetector(s, ['r-cap'])
     const [hit] = await s.index([
       { '@timestamp': new Date().toISOString(), process: { thread: { capabilities: { effective: ['CAP_SYS_ADMIN', 'CAP_KILL'] } } } },
       { '@timestamp': new Date().toISOString(), process: { thread: { capabilities: { effective: 'CAP_ADMIN_LIKE' } } } },

@@ -14,8 +14,7 @@ describe('Sigma rules on flat_object paths', () => {
   let monitorId: string
 
   beforeAll(async () => {
-    s = await startRulesetServer()
-    await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+    s = await startRulesetServer({ linux: true })
     await s.ruleset.sync.upsertRule('custom', RULE, LINUX.id, false)
   })
   afterAll(async () => {

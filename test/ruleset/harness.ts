@@ -11,9 +11,10 @@ import { indexApiRoutes } from '../../src/indexer/routes'
 import { createRuleset, type Ruleset, rulesetRoutes } from '../../src/ruleset'
 import { forgetEnsured } from '../../src/ruleset/indices'
 import { startTestApp } from '../helpers/app'
+import { EVENTS } from '../helpers/calls'
 
 export const PASSWORD = 'pw-123456'
-export const EVENTS = 'svc-events-v5-security'
+export { EVENTS }
 export const FINDINGS = 'svc-findings-v5-security'
 
 /**
@@ -56,7 +57,8 @@ export interface RulesetServer {
   stop(): Promise<void>
 }
 
-export async function startRulesetServer(opts: { log?: Logger } = {}): Promise<RulesetServer> {
+/** Starts the server; with `linux`, the Linux integration is synced in before it is answered. */
+export async function startRulesetServer(opts: { log?: Logger; linux?: boolean } = {}): Promise<RulesetServer> {
   let ruleset: Ruleset
   const app = await startTestApp({
     log: opts.log,
@@ -77,7 +79,7 @@ export async function startRulesetServer(opts: { log?: Logger } = {}): Promise<R
     },
   })
 
-  return {
+  const s: RulesetServer = {
     get deps() {
       return app.deps
     },
@@ -110,6 +112,8 @@ export async function startRulesetServer(opts: { log?: Logger } = {}): Promise<R
     restart: () => app.restart(),
     stop: () => app.stop(),
   }
+  if (opts.linux) await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+  return s
 }
 
 /** A linux integration as the Content Manager hands it over. */
@@ -175,8 +179,7 @@ function isRuleBody(path: string): boolean {
 
 /** A ruleset server holding the Linux integration and one event (what the rules API and evaluate tests start from). */
 export async function startLinuxServer(): Promise<RulesetServer> {
-  const s = await startRulesetServer()
-  await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+  const s = await startRulesetServer({ linux: true })
   await s.index([{ '@timestamp': '2026-09-10T12:00:00Z', event: { action: 'x' } }])
   return s
 }

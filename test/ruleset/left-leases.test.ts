@@ -11,8 +11,7 @@ import { ctiRule, LINUX, linuxDetector, type RulesetServer, startRulesetServer }
 let s: RulesetServer
 const nodes: Ruleset[] = []
 beforeAll(async () => {
-  s = await startRulesetServer()
-  await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+  s = await startRulesetServer({ linux: true })
   await s.ruleset.sync.upsertRule('standard', ctiRule('r-left', { sel: { 'event.action': 'left' }, condition: 'sel' }), LINUX.id, false)
   await linuxDetector(s, ['r-left'])
 })

@@ -15,8 +15,7 @@ describe('monitor _execute', () => {
   let monitorId: string
 
   beforeAll(async () => {
-    s = await startRulesetServer()
-    await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+    s = await startRulesetServer({ linux: true })
     await s.ruleset.sync.upsertRule('custom', ctiRule('cus-exec', { sel: { 'event.action': 'evil' }, condition: 'sel' }), LINUX.id, false)
     const r = await s.request('POST', `${BASE}/detectors`, { body: detectorBody({ custom: ['cus-exec'], interval: 60 }) })
     expect(r.status).toBe(201)

@@ -3,31 +3,13 @@
 // events in a time range, answering the matches, counts per hour and the time taken, writing
 // nothing; bounded by terminate_after and timeout; bad input is a 400.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { type AlertingServer, linuxRules, SA, startAlertingServer } from '../notifications/harness'
+import { actionRule, eventCountRule } from '../helpers/sigma-rules'
+import { type AlertingServer, linuxRules, postRule, SA, startAlertingServer } from '../notifications/harness'
 import { EVENTS } from './harness'
 
 const PREVIEW = `${SA}/rules/_preview`
-const FAILED = `title: Failed login
-name: failed_login_preview
-logsource:
-    product: linux
-detection:
-    selection:
-        event.action: login_failed
-    condition: selection
-`
-const BURST = `title: Login failure burst
-name: login_burst_preview
-correlation:
-    type: event_count
-    rules:
-        - failed_login_preview
-    group-by:
-        - user.name
-    timespan: 10m
-    condition:
-        gte: 3
-`
+const FAILED = actionRule({ title: 'Failed login', name: 'failed_login_preview', action: 'login_failed' })
+const BURST = eventCountRule({ title: 'Login failure burst', name: 'login_burst_preview', rules: ['failed_login_preview'], threshold: 3 })
 const HOUR = 3_600_000
 let s: AlertingServer
 let ruleId: string
@@ -45,17 +27,8 @@ const login = (user: string, offset: number, ip = '10.0.0.1') => ({
 beforeAll(async () => {
   s = await startAlertingServer()
   await linuxRules(s, [])
-  const post = async (yaml: string) => {
-    const r = await s.app.request('POST', `${SA}/rules?category=linux`, {
-      body: yaml,
-      user: 'admin',
-      headers: { 'content-type': 'application/yaml' },
-    })
-    expect(r.status).toBe(201)
-    return r.body._id as string
-  }
-  ruleId = await post(FAILED)
-  burstId = await post(BURST)
+  ruleId = await postRule(s, FAILED)
+  burstId = await postRule(s, BURST)
   const events = [
     // Hour 0: three of alice's within 10 minutes (a burst), one of bob's.
     login('alice', 60_000),

@@ -9,8 +9,7 @@ import { ctiRule, EVENTS, LINUX, linuxDetector, type RulesetServer, startRuleset
 const HOUR = 3_600_000
 let s: RulesetServer
 beforeAll(async () => {
-  s = await startRulesetServer()
-  await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+  s = await startRulesetServer({ linux: true })
   await s.ruleset.sync.upsertRule('standard', ctiRule('r-late', { sel: { 'event.action': 'late' }, condition: 'sel' }), LINUX.id, false)
 })
 afterAll(async () => {

@@ -1,16 +1,9 @@
 import { describe, expect, test } from 'bun:test'
 import { loadSecurityFiles, parseSecurityFile, SecurityConfigError, syntaxErrorLine } from '../../src/security/load-config'
 import { quickHash, tempDirs, writeSecurityFile } from './helpers'
+import { thrownBy } from '../helpers/thrown'
 
-function errorOf(fn: () => unknown): SecurityConfigError {
-  try {
-    fn()
-  } catch (e) {
-    if (e instanceof SecurityConfigError) return e
-    throw e
-  }
-  throw new Error('expected a SecurityConfigError')
-}
+const errorOf = (fn: () => unknown) => thrownBy(SecurityConfigError, fn)
 
 describe("security files in the platform's formats", () => {
   test('all four files load, with _meta and bookkeeping flags tolerated', async () => {

@@ -82,28 +82,19 @@ describe('providers', () => {
     expect((await srv.request('POST', `${AI}/providers`, { body: { id: 7 } })).body.message).toBe('Provider id must be a valid UUID.')
     const id = crypto.randomUUID()
     const before = Date.now()
-    const r = await srv.request('POST', `${AI}/providers`, {
-      body: {
-        id,
-        name: 'test-ai',
-        type: 'anthropic',
-        base_url: 'https://api.anthropic.com',
-        model: 'm',
-        api_key: 'enc:v1:abc',
-        is_default: true,
-        updated_at: '1999-01-01T00:00:00Z',
-      },
-    })
-    expect(r).toEqual({ status: 200, body: { message: 'Provider saved.', status: 200, id } })
-    const doc = (await storedDoc(id)) as Record<string, unknown>
-    expect(doc).toMatchObject({
+    // What the provider holds, stored as sent; the id and updated_at the client sends are not.
+    const provider = {
       name: 'test-ai',
       type: 'anthropic',
       base_url: 'https://api.anthropic.com',
       model: 'm',
       api_key: 'enc:v1:abc',
       is_default: true,
-    })
+    }
+    const r = await srv.request('POST', `${AI}/providers`, { body: { id, ...provider, updated_at: '1999-01-01T00:00:00Z' } })
+    expect(r).toEqual({ status: 200, body: { message: 'Provider saved.', status: 200, id } })
+    const doc = (await storedDoc(id)) as Record<string, unknown>
+    expect(doc).toMatchObject(provider)
     expect(doc.id).toBeUndefined()
     expect(Date.parse(doc.updated_at as string)).toBeGreaterThanOrEqual(before - 1000)
   })

@@ -21,6 +21,7 @@ import { openEmbeddedStore } from '../../src/store/embedded'
 import { PolicyNotFound, VersionConflict } from '../../src/store/errors'
 import type { Store } from '../../src/store/port'
 import { quietLog } from './harness'
+import { heldLock } from '../helpers/locks'
 
 function deps(store: Store = openEmbeddedStore(':memory:'), node: Record<string, unknown> = {}): BootstrapDeps {
   const settings = new ClusterSettings(buildNodeConfig(node, 'test', '.'), memoryPersistence())
@@ -262,13 +263,7 @@ describe('content aliases', () => {
 async function bootstrappedWithLiveLease() {
   const d = deps()
   await runBootstrap(d)
-  await d.store.index({
-    index: RESOURCE_LOCKS_INDEX,
-    id: BOOTSTRAP_LEASE_ID,
-    body: { acquired_at: Date.now() },
-    op_type: 'create',
-    refresh: true,
-  })
+  await heldLock(d.store, BOOTSTRAP_LEASE_ID)
   return d
 }
 
@@ -306,13 +301,7 @@ describe('several nodes', () => {
       index: RESOURCE_LOCKS_INDEX,
       body: { mappings: { dynamic: 'strict', properties: { acquired_at: { type: 'long' } } } },
     })
-    await d.store.index({
-      index: RESOURCE_LOCKS_INDEX,
-      id: BOOTSTRAP_LEASE_ID,
-      body: { acquired_at: Date.now() - 11 * 60_000 },
-      op_type: 'create',
-      refresh: true,
-    })
+    await heldLock(d.store, BOOTSTRAP_LEASE_ID, { ageMillis: 11 * 60_000 })
     const r = await runBootstrap(d, { pollMillis: 5 })
     expect(r).toMatchObject({ status: 'ready', ranHere: true })
   })

@@ -8,8 +8,7 @@ import { applyRetention } from '../../src/setup'
 import { LIFECYCLE_POLICIES, RAW_EVENTS_STREAM } from '../../src/setup/indices'
 import { startTestServer, type TestServer } from '../helpers/server'
 import { quietLog } from './harness'
-
-const policyPath = (id: string) => `/_plugins/_ism/policies/${id}`
+import { editPolicyAge, policyPath } from '../helpers/ism'
 
 /** The delete age and template patterns a stored policy carries. */
 function essentials(policy: any) {
@@ -76,16 +75,7 @@ describe('lifecycle policies over HTTP (embedded)', () => {
     const NOW = Date.now()
     let editedVersion = 0
     try {
-      const current = await first.request('GET', policyPath('stream-raw-events-policy'))
-      const edited = structuredClone(current.body.policy)
-      edited.states[0].transitions[0].conditions.min_index_age = '2h'
-      const put = await first.request(
-        'PUT',
-        `${policyPath('stream-raw-events-policy')}?if_seq_no=${current.body._seq_no}&if_primary_term=${current.body._primary_term}`,
-        {
-          body: { policy: edited },
-        },
-      )
+      const put = await editPolicyAge(first, 'stream-raw-events-policy', '2h')
       expect(put.status).toBe(200)
       editedVersion = put.body._version
 

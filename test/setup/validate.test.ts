@@ -12,15 +12,11 @@ import {
 } from '../../src/setup/sessions/validate'
 import { isUuid, pickSettings, validProvider } from '../../src/setup/ai-assistant/validate'
 import { parseSettingsRecord, SETTINGS_MESSAGES } from '../../src/setup/settings'
+import { thrownBy } from '../helpers/thrown'
 
 const failure = (fn: () => unknown) => {
-  try {
-    fn()
-  } catch (e) {
-    if (e instanceof ApiError) return { status: e.status, message: e.message }
-    throw e
-  }
-  throw new Error('expected an ApiError')
+  const e = thrownBy(ApiError, fn)
+  return { status: e.status, message: e.message }
 }
 
 describe('session version token', () => {

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { StoreError } from '../../src/store/errors'
 import { openEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded'
 import type { SearchLimits } from '../../src/store/embedded/store'
+import { rejectionOf } from '../helpers/thrown'
 
 let s: EmbeddedStore
 let limits: Partial<SearchLimits> = {}
@@ -17,15 +18,7 @@ beforeEach(() => {
 })
 afterEach(() => s.close())
 
-const failure = async (p: Promise<unknown>): Promise<StoreError> => {
-  try {
-    await p
-  } catch (e) {
-    if (e instanceof StoreError) return e
-    throw e
-  }
-  throw new Error('expected a StoreError')
-}
+const failure = (p: Promise<unknown>) => rejectionOf(StoreError, p)
 
 const deep = (n: number, leaf: unknown = { match_all: {} }) => {
   let q: unknown = leaf

@@ -6,7 +6,7 @@
  * both the same way.
  */
 import { type Static, Type as T } from '@sinclair/typebox'
-import { checkSigmaDocument, readSigmaYaml } from '../sigma/document'
+import { checkSigmaDocument, readSigmaYaml, SIGMA_RULE_DESCRIPTION } from '../sigma/document'
 import { SigmaInvalid, SigmaUnsupported } from '../sigma/errors'
 
 export const CORRELATION_TYPES = ['event_count', 'value_count', 'temporal', 'temporal_ordered'] as const
@@ -20,12 +20,7 @@ export type Operator = (typeof OPERATORS)[number]
 export const CorrelationDocument = T.Object(
   {
     title: T.String({ minLength: 1, maxLength: 256 }),
-    id: T.Optional(T.String()),
-    name: T.Optional(T.String()),
-    status: T.Optional(T.String()),
-    description: T.Optional(T.String()),
-    level: T.Optional(T.String()),
-    tags: T.Optional(T.Array(T.String())),
+    ...SIGMA_RULE_DESCRIPTION,
     generate: T.Optional(T.Boolean()),
     correlation: T.Object(
       {

@@ -3,10 +3,20 @@
  * one document, checked against its TypeBox schema with the failing field named, so every kind
  * reports bad input the same way.
  */
-import type { Static, TSchema } from '@sinclair/typebox'
+import { type Static, type TSchema, Type as T } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { parseYaml } from '../../http/body'
 import { SigmaInvalid, SigmaUnsupported } from './errors'
+
+/** What a Sigma rule and a correlation rule both say of themselves beside their title (Sigma v2.1), in the order checked. */
+export const SIGMA_RULE_DESCRIPTION = {
+  id: T.Optional(T.String()),
+  name: T.Optional(T.String()),
+  status: T.Optional(T.String()),
+  description: T.Optional(T.String()),
+  level: T.Optional(T.String()),
+  tags: T.Optional(T.Array(T.String())),
+}
 
 /** The parsed YAML (Bun returns several documents as an array; a Sigma document is never a list). */
 export function readSigmaYaml(source: string | object): unknown {

@@ -3,18 +3,13 @@
  * The Wazuh flavour puts the title under `metadata.title`, so either place is accepted.
  */
 import { type Static, Type } from '@sinclair/typebox'
-import { checkSigmaDocument, readSigmaYaml } from './document'
+import { checkSigmaDocument, readSigmaYaml, SIGMA_RULE_DESCRIPTION } from './document'
 import { SigmaInvalid, SigmaUnsupported } from './errors'
 
 export const SigmaRuleDocument = Type.Object(
   {
     title: Type.Optional(Type.String()),
-    id: Type.Optional(Type.String()),
-    name: Type.Optional(Type.String()),
-    status: Type.Optional(Type.String()),
-    description: Type.Optional(Type.String()),
-    level: Type.Optional(Type.String()),
-    tags: Type.Optional(Type.Array(Type.String())),
+    ...SIGMA_RULE_DESCRIPTION,
     logsource: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     detection: Type.Record(Type.String(), Type.Unknown()),
     metadata: Type.Optional(Type.Object({ title: Type.Optional(Type.String()) })),

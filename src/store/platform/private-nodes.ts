@@ -9,6 +9,7 @@
  * grows. The adapter then runs the original query, with THE in-memory evaluator, on the fetched
  * documents (`exact: false`), so both modes answer with one semantics.
  */
+import { isObject, soleEntry } from '../../json'
 
 export interface ForPlatform<T> {
   body: T
@@ -16,16 +17,12 @@ export interface ForPlatform<T> {
   exact: boolean
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-
 export function forPlatform<T>(value: T): ForPlatform<T> {
   let exact = true
   const widen = (node: Record<string, unknown>, negated: boolean): Record<string, unknown> | undefined => {
-    const keys = Object.keys(node)
-    if (keys.length !== 1) return undefined
-    const [kind] = keys
-    const body = node[kind]
-    if (!isObject(body)) return undefined
+    const clause = soleEntry(node)
+    if (!clause) return undefined
+    const [kind, body] = clause
     const field = Object.keys(body).find((k) => k !== '_name' && k !== 'boost')
     if (kind === '_fieldref' || kind === '_cidr') {
       exact = false

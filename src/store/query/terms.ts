@@ -10,6 +10,7 @@
  * store's own `rewriteTerms` then sees plain value lists.
  */
 import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
+import { soleEntry } from '../../json'
 import { fieldPath, isObject } from './doc'
 import { checkJsonDepth } from './limits'
 
@@ -86,12 +87,9 @@ export async function resolveTermsLookups(
 
 /** Applies `each` to the body of every `terms` query found at a query position. */
 function mapTermsQueries(query: unknown, each: (body: Record<string, unknown>) => Record<string, unknown>): unknown {
-  if (!isObject(query)) return query
-  const keys = Object.keys(query)
-  if (keys.length !== 1) return query
-  const type = keys[0]
-  const body = query[type]
-  if (!isObject(body)) return query
+  const clause = soleEntry(query)
+  if (!clause) return query
+  const [type, body] = clause
   const walk = (q: unknown) => mapTermsQueries(q, each)
   const all = (v: unknown) => (Array.isArray(v) ? v.map(walk) : walk(v))
   switch (type) {

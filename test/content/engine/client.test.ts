@@ -13,6 +13,7 @@ import {
 import { interpret } from '../../../src/content/engine/transport'
 import { startEngineServer } from '../../fixtures/engine/server'
 import { accessLine, decoder, fullPolicy, recordingLog, useEngineServer } from './helpers'
+import { rejectionOf } from '../../helpers/thrown'
 
 const engine = useEngineServer()
 
@@ -43,10 +44,10 @@ describe('resource validation', () => {
   })
 
   test('an Engine 400 becomes EngineRefused with its status and reason', async () => {
-    const error = await client()
-      .validateResource('decoder', decoder({ check: [{ 'tmp_json.event.action': 'string_equal("x")' }] }))
-      .catch((e) => e)
-    expect(error).toBeInstanceOf(EngineRefused)
+    const error = await rejectionOf(
+      EngineRefused,
+      client().validateResource('decoder', decoder({ check: [{ 'tmp_json.event.action': 'string_equal("x")' }] })),
+    )
     expect(error.status).toBe(400)
     expect(error.reason).toContain("Field 'tmp_json.event.action' is not defined in the common schema and is not a temporary field")
     const message = engineValidationMessage('decoder', error)
@@ -62,10 +63,7 @@ describe('resource validation', () => {
 
   test('an injected refusal passes the status and reason on', async () => {
     engine.refuseNext(500, 'internal engine failure')
-    const error = await client()
-      .validateResource('kvdb', { content: {} })
-      .catch((e) => e)
-    expect(error).toBeInstanceOf(EngineRefused)
+    const error = await rejectionOf(EngineRefused, client().validateResource('kvdb', { content: {} }))
     expect(error.status).toBe(500)
     expect(error.reason).toBe('internal engine failure')
     // One-shot: the next call is answered normally.
@@ -90,10 +88,7 @@ describe('policy validation and load', () => {
   })
 
   test('an import error is refused with the Engine message', async () => {
-    const error = await client()
-      .validatePolicy('test', fullPolicy({ integrations: ['missing'] }))
-      .catch((e) => e)
-    expect(error).toBeInstanceOf(EngineRefused)
+    const error = await rejectionOf(EngineRefused, client().validatePolicy('test', fullPolicy({ integrations: ['missing'] })))
     expect(error.status).toBe(400)
     expect(error.reason).toContain("Integration 'missing'")
   })
@@ -102,10 +97,7 @@ describe('policy validation and load', () => {
     engine.stall(400)
     const started = performance.now()
     // 0.002 minutes = 120 ms: the bound comes from the setting, not from a separate knob.
-    const error = await client({ reloadTimeoutMinutes: 0.002 })
-      .validatePolicy('standard', fullPolicy())
-      .catch((e) => e)
-    expect(error).toBeInstanceOf(EngineTimeout)
+    const error = await rejectionOf(EngineTimeout, client({ reloadTimeoutMinutes: 0.002 }).validatePolicy('standard', fullPolicy()))
     expect(error.message).toBe('Timed out communicating with the Engine.')
     expect(performance.now() - started).toBeLessThan(390)
   })
@@ -126,20 +118,17 @@ describe('logtest', () => {
   })
 
   test('Engine validation errors come back as EngineRefused 400 with the Engine text', async () => {
-    const error = await client()
-      .logtest({ space: 'test', queue: 1, location: 'x', event: '  ' })
-      .catch((e) => e)
-    expect(error).toBeInstanceOf(EngineRefused)
+    const error = await rejectionOf(EngineRefused, client().logtest({ space: 'test', queue: 1, location: 'x', event: '  ' }))
     expect(error.status).toBe(400)
     expect(error.reason).toBe('event is required and cannot be empty')
   })
 
   test('a stalled Engine times out at the per-call limit', async () => {
     engine.stall(500)
-    const error = await client({ timeouts: { logtestMs: 100 } })
-      .logtest({ space: 'test', queue: 1, location: 'x', event: 'e' })
-      .catch((e) => e)
-    expect(error).toBeInstanceOf(EngineTimeout)
+    const error = await rejectionOf(
+      EngineTimeout,
+      client({ timeouts: { logtestMs: 100 } }).logtest({ space: 'test', queue: 1, location: 'x', event: 'e' }),
+    )
     expect(error.timeoutMs).toBe(100)
   })
 })
@@ -174,10 +163,7 @@ describe('IoC calls', () => {
 describe('unreachable Engine', () => {
   test('a vanished socket gives the spec message and no request reaches anyone', async () => {
     await engine.vanish()
-    const error = await client()
-      .validateResource('decoder', decoder())
-      .catch((e) => e)
-    expect(error).toBeInstanceOf(EngineUnavailable)
+    const error = await rejectionOf(EngineUnavailable, client().validateResource('decoder', decoder()))
     expect(error.kind).toBe('absent')
     expect(error.status).toBe(500)
     expect(error.message).toContain('The Engine cannot be reached because its API socket is not available')
@@ -189,10 +175,7 @@ describe('unreachable Engine', () => {
 
   test('a stale socket file left by a dead Engine is also unavailable', async () => {
     await engine.vanish({ stale: true })
-    const error = await client()
-      .iocState()
-      .catch((e) => e)
-    expect(error).toBeInstanceOf(EngineUnavailable)
+    const error = await rejectionOf(EngineUnavailable, client().iocState())
     expect(error.kind).toBe('refused')
     expect(error.message).toContain('API socket is not available')
   })

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startEngineServer, type EngineServer } from '../../fixtures/engine/server'
 import { startTestServer, type TestServer } from '../../helpers/server'
+import { decoderBody } from '../harness'
 
 const CM = '/_plugins/_content_manager'
 let engine: EngineServer
@@ -27,16 +28,12 @@ afterAll(async () => {
   await engine?.stop()
 })
 
-const decoder = (name: string, pattern: string) => ({
-  integration,
-  resource: {
-    name,
+const decoder = (name: string, pattern: string) =>
+  decoderBody(integration, name, {
     metadata: { title: name, author: 'ACME' },
-    check: [{ 'event.original': 'exists()' }],
     'parse|event.original': [pattern],
     normalize: [{ map: [{ 'log.syslog.appname': 'winlogbeat' }] }],
-  },
-})
+  })
 
 describe('the Engine double checks decoders against the shipped schema', () => {
   test('a decoder parsing process.thread.name and other fields of the schema is accepted, promoted and run', async () => {

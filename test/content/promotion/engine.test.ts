@@ -2,16 +2,15 @@
 // that a refusal or an unreachable Engine stops the promotion before anything is written.
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { faultyStore, type FaultyStore } from '../../fixtures/faulty-store'
-import { startHarness, type Harness } from '../harness'
-import { contentApi, dump, noChanges, type ContentApi } from './scenario'
+import type { Harness } from '../harness'
+import { startContentApi, dump, noChanges, type ContentApi } from './scenario'
 
 let h: Harness
 let api: ContentApi
 let store: FaultyStore
 
 beforeEach(async () => {
-  h = await startHarness({ wrapStore: (s) => (store = faultyStore(s)) })
-  api = contentApi(h)
+  ;({ h, api } = await startContentApi({ wrapStore: (s) => (store = faultyStore(s)) }))
 })
 afterEach(() => h.stop())
 

@@ -4,9 +4,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { documentHash } from '../../../src/content/hash'
 import { faultyStore, type FaultyStore } from '../../fixtures/faulty-store'
-import { startHarness, type Harness } from '../harness'
+import type { Harness } from '../harness'
 import {
-  contentApi,
+  startContentApi,
   dump,
   expectDump,
   expectedTarget,
@@ -25,8 +25,7 @@ const ids: Record<string, string> = {}
 const content = (m: { index: string }) => m.index.startsWith('svc-threatintel-')
 
 beforeAll(async () => {
-  h = await startHarness({ wrapStore: (s) => (store = faultyStore(s)) })
-  api = contentApi(h)
+  ;({ h, api } = await startContentApi({ wrapStore: (s) => (store = faultyStore(s)) }))
 })
 afterAll(() => h.stop())
 

@@ -3,15 +3,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { promotionLeaseId } from '../../../src/content/promotion/lease'
 import { RESOURCE_LOCKS_INDEX } from '../../../src/content/indices'
-import { PREFIX, startHarness, type Harness } from '../harness'
-import { contentApi, dump, noChanges, type ContentApi, type Changes } from './scenario'
+import { PREFIX, type Harness } from '../harness'
+import { startContentApi, dump, noChanges, type ContentApi, type Changes } from './scenario'
+import { heldLock } from '../../helpers/locks'
 
 let h: Harness
 let api: ContentApi
 
 beforeAll(async () => {
-  h = await startHarness()
-  api = contentApi(h)
+  ;({ h, api } = await startContentApi())
 })
 afterAll(() => h.stop())
 
@@ -229,7 +229,7 @@ describe('the promotion lease', () => {
     await h.set({ 'plugins.content_manager.resource_lock.retry_backoff_millis': 20 })
     const id = await api.integration('waiting')
     const lease = { index: RESOURCE_LOCKS_INDEX, id: promotionLeaseId('test') }
-    await h.store.index({ ...lease, body: { acquired_at: Date.now() }, op_type: 'create', refresh: true })
+    await heldLock(h.store, lease.id)
     let done = false
     const pending = api.promote('draft', { ...noChanges(), integrations: [{ operation: 'add', id }] }).finally(() => (done = true))
     await Bun.sleep(250)
@@ -253,7 +253,7 @@ describe('the promotion lease', () => {
 
   test('leases are per target space: a held test lease does not block test -> custom', async () => {
     const lease = { index: RESOURCE_LOCKS_INDEX, id: promotionLeaseId('test') }
-    await h.store.index({ ...lease, body: { acquired_at: Date.now() }, op_type: 'create', refresh: true })
+    await heldLock(h.store, lease.id)
     try {
       const r = await api.preview('test')
       expect((await api.promote('test', r.body.changes)).status).toBe(200)

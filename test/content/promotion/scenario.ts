@@ -2,7 +2,7 @@
 // what a promotion must leave behind (reference 4.7 copy rules and the 2.7 aggregate hash).
 import { expect } from 'bun:test'
 import { CONTENT_ALIASES } from '../../../src/setup/indices'
-import { decoderBody, filterBody, integrationBody, kvdbBody, PREFIX, ruleBody, type Harness } from '../harness'
+import { decoderBody, filterBody, integrationBody, kvdbBody, PREFIX, ruleBody, startHarness, type Harness } from '../harness'
 
 export const LISTS = ['policy', 'integrations', 'kvdbs', 'decoders', 'filters', 'rules'] as const
 export type List = (typeof LISTS)[number]
@@ -108,6 +108,12 @@ export function expectDump(actual: Dump, expected: Dump): void {
       else expect({ list, key, _id: got._id }).toEqual({ list, key, _id: want._id })
     }
   }
+}
+
+/** A content harness (options as startHarness's) and the content API over it. */
+export async function startContentApi(...opts: Parameters<typeof startHarness>): Promise<{ h: Harness; api: ContentApi }> {
+  const h = await startHarness(...opts)
+  return { h, api: contentApi(h) }
 }
 
 /** The content API, as a client drives it. */

@@ -97,37 +97,42 @@ describe('CTI faults', () => {
     expect(warning).toMatchObject({ entry: 'raw.json', unparseable: 1 })
   })
 
-  test('a change with an unknown operation is skipped with a warning; the changes after it apply', async () => {
-    h = await startSyncHarness({ node: RULESET_FEED })
-    const c = seedRuleset(h.cti, { rules: 2 })
-    c.publishSnapshot()
-    await pass()
-    const odd = c.raw({ type: 'rename', resource: 'rule-1', payload: { to: 'x' } })
-    c.update('rule-2', [{ op: 'replace', path: '/document/level', value: 'high' }])
-    const r = await pass()
-    expect(r.consumers.ruleset).toMatchObject({ status: 'ready', updated: true })
-    expect((await h.docs(ALIAS.rules)).get('rule-2').document.level).toBe('high')
-    expect(logged('change of unknown type skipped')).toMatchObject({
-      offset: odd,
-      type: 'rename',
+  // A change the consumer cannot apply, what it logs, and a good change after it that must apply.
+  const unappliable: Array<{
+    what: string
+    bad: (c: ReturnType<typeof seedRuleset>) => number
+    warning: string
+    detail: object
+    next: [string, string]
+  }> = [
+    {
+      what: 'a change with an unknown operation is skipped with a warning; the changes after it apply',
+      bad: (c) => c.raw({ type: 'rename', resource: 'rule-1', payload: { to: 'x' } }),
+      warning: 'change of unknown type skipped',
+      detail: { type: 'rename' },
+      next: ['rule-2', 'high'],
+    },
+    {
+      what: 'a patch to a missing document is skipped with a warning (the feed does not stall there); the rest applies',
+      bad: (c) => c.update('never-created', [{ op: 'replace', path: '/document/level', value: 'high' }]),
+      warning: 'update of a document that is not stored; skipped',
+      detail: { resource: 'never-created' },
+      next: ['rule-1', 'medium'],
+    },
+  ]
+  for (const { what, bad, warning, detail, next } of unappliable)
+    test(what, async () => {
+      h = await startSyncHarness({ node: RULESET_FEED })
+      const c = seedRuleset(h.cti, { rules: 2 })
+      c.publishSnapshot()
+      await pass()
+      const offset = bad(c)
+      const [rule, level] = next
+      c.update(rule, [{ op: 'replace', path: '/document/level', value: level }])
+      const r = await pass()
+      expect(r.consumers.ruleset).toMatchObject({ status: 'ready', updated: true })
+      expect((await h.docs(ALIAS.rules)).get(rule).document.level).toBe(level)
+      expect(logged(warning)).toMatchObject({ offset, ...detail })
+      expect(await h.state('ruleset')).toMatchObject({ status: 'ready', local_offset: c.lastOffset })
     })
-    expect(await h.state('ruleset')).toMatchObject({ status: 'ready', local_offset: c.lastOffset })
-  })
-
-  test('a patch to a missing document is skipped with a warning (the feed does not stall there); the rest applies', async () => {
-    h = await startSyncHarness({ node: RULESET_FEED })
-    const c = seedRuleset(h.cti, { rules: 2 })
-    c.publishSnapshot()
-    await pass()
-    const missing = c.update('never-created', [{ op: 'replace', path: '/document/level', value: 'high' }])
-    c.update('rule-1', [{ op: 'replace', path: '/document/level', value: 'medium' }])
-    const r = await pass()
-    expect(r.consumers.ruleset).toMatchObject({ status: 'ready', updated: true })
-    expect((await h.docs(ALIAS.rules)).get('rule-1').document.level).toBe('medium')
-    expect(logged('update of a document that is not stored; skipped')).toMatchObject({
-      offset: missing,
-      resource: 'never-created',
-    })
-    expect(await h.state('ruleset')).toMatchObject({ status: 'ready', local_offset: c.lastOffset })
-  })
 })

@@ -5,6 +5,7 @@ import { afterEach, expect, test } from 'bun:test'
 import { type PassReport, SYNC_LOCK_ID } from '../../../src/content/sync/service'
 import { RESOURCE_LOCKS_INDEX } from '../../../src/content/indices'
 import { RULESET_FEED, seedRuleset, startSyncHarness, type SyncHarness } from './harness'
+import { heldLock } from '../../helpers/locks'
 
 let h: SyncHarness
 afterEach(async () => {
@@ -36,13 +37,7 @@ test("start-up clears a killed process's sync lock, never the lock of this node'
   h = await startSyncHarness({ node: RULESET_FEED })
   seedRuleset(h.cti).publishSnapshot()
   // A lock left by a killed process (the embedded store has no other live process): released.
-  await h.store.index({
-    index: RESOURCE_LOCKS_INDEX,
-    id: SYNC_LOCK_ID,
-    body: { acquired_at: Date.now() },
-    op_type: 'create',
-    refresh: true,
-  })
+  await heldLock(h.store, SYNC_LOCK_ID)
   expect(await h.sync.releaseDeadLock()).toBe('released')
   expect(await h.sync.releaseDeadLock()).toBe('none')
   // A pass triggered before the start-up work ran holds it: kept, and the pass completes.

@@ -4,34 +4,27 @@
 // service account, the findings link what fired them, and a restart mid-window changes nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createRuleset } from '../../../src/ruleset'
-import { detectorBody, LINUX, type RulesetServer, startRulesetServer } from '../harness'
+import { detectorBody, type RulesetServer, startRulesetServer } from '../harness'
 import { CORRELATION_STATE_INDEX } from '../../../src/ruleset/indices'
 import { oldWindow, writeOldState } from './legacy-format'
 import { specChain } from './spec-example'
+import { actionRule } from '../../helpers/sigma-rules'
 
 const BASE = '/_plugins/_security_analytics'
 const T0 = Date.UTC(2026, 8, 10, 12, 0, 0)
 
-const FAILED = `title: Single failed login
-id: 53ba33fd-3a50-4468-a5ef-c583635cfa92
-name: failed_login
-logsource:
-    product: linux
-detection:
-    selection:
-        event.action: login_failed
-    condition: selection
-`
-const SUCCESS = `title: Successful login
-id: 4d0a2c83-c62c-4ed4-b475-c7e23a9269b8
-name: successful_login
-logsource:
-    product: linux
-detection:
-    selection:
-        event.action: login_success
-    condition: selection
-`
+const FAILED = actionRule({
+  title: 'Single failed login',
+  id: '53ba33fd-3a50-4468-a5ef-c583635cfa92',
+  name: 'failed_login',
+  action: 'login_failed',
+})
+const SUCCESS = actionRule({
+  title: 'Successful login',
+  id: '4d0a2c83-c62c-4ed4-b475-c7e23a9269b8',
+  name: 'successful_login',
+  action: 'login_success',
+})
 const { multiple: MULTIPLE, chain: CHAIN } = specChain('user.name', 5)
 const FILTER = `title: Backup account logs in by retrying
 logsource:
@@ -68,8 +61,7 @@ describe('correlation rules in a detector', () => {
     (await s.findings()).filter((f) => f._source.svc.correlation).map((f) => f._source.svc) as Array<Record<string, any>>
 
   beforeAll(async () => {
-    s = await startRulesetServer()
-    await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+    s = await startRulesetServer({ linux: true })
     ids.failed = await post(FAILED)
     ids.success = await post(SUCCESS)
     ids.multiple = await post(MULTIPLE)

@@ -1,3 +1,5 @@
+import { actionRule, eventCountRule } from '../../helpers/sigma-rules'
+
 /**
  * The Sigma correlation specification's complete example ("Failed Logins Followed by Successful
  * Login"): an event_count correlation chained into a temporal_ordered one. The group-by field and
@@ -6,20 +8,15 @@
  */
 export function specChain(groupBy = 'User', threshold = 10): { multiple: string; chain: string } {
   return {
-    multiple: `title: Multiple failed logons
-id: a8418a5a-5fc4-46b5-b23b-6c73beb19d41
-description: Detects multiple failed logins within a certain amount of time
-name: multiple_failed_login
-correlation:
-    type: event_count
-    rules:
-        - failed_login
-    group-by:
-        - ${groupBy}
-    timespan: 10m
-    condition:
-        gte: ${threshold}
-`,
+    multiple: eventCountRule({
+      title: 'Multiple failed logons',
+      id: 'a8418a5a-5fc4-46b5-b23b-6c73beb19d41',
+      description: 'Detects multiple failed logins within a certain amount of time',
+      name: 'multiple_failed_login',
+      rules: ['failed_login'],
+      groupBy,
+      threshold,
+    }),
     chain: `title: Correlation - Multiple Failed Logins Followed by Successful Login
 id: b180ead8-d58f-40b2-ae54-c8940995b9b6
 status: experimental
@@ -34,6 +31,20 @@ correlation:
 level: high
 `,
   }
+}
+
+/**
+ * The example as the rules API takes it, base rules first: failed_login and successful_login of the
+ * `product` log type (on `event.action`), then the chain grouped by `user.name` with threshold 3.
+ */
+export function specRules(product: string): string[] {
+  const { multiple, chain } = specChain('user.name', 3)
+  return [
+    actionRule({ title: 'Failed login', name: 'failed_login', action: 'login_failed', product }),
+    actionRule({ title: 'Login', name: 'successful_login', action: 'login_success', product }),
+    multiple,
+    chain,
+  ]
 }
 
 /**

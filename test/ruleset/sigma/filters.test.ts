@@ -101,8 +101,7 @@ describe('filter rules', () => {
 describe('rules/evaluate (logtest) applies stored filters', () => {
   let s: RulesetServer
   beforeAll(async () => {
-    s = await startRulesetServer()
-    await s.ruleset.sync.upsertIntegration('standard', LINUX, false)
+    s = await startRulesetServer({ linux: true })
   })
   afterAll(async () => {
     await s.stop()

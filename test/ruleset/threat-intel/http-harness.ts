@@ -3,8 +3,9 @@
 import { expect } from 'bun:test'
 import type { FakeConsumer } from '../../fixtures/cti/server'
 import type { TestServer } from '../../helpers/server'
+import { EVENTS } from '../../helpers/calls'
 
-export const EVENTS = 'svc-events-v5-security'
+export { EVENTS }
 
 /** Polls `check` until true; on time-out, throws naming `what` and `state()` when given. */
 export async function until(check: () => Promise<boolean>, what: string, ms = 30_000, state?: () => Promise<unknown>) {

@@ -9,9 +9,9 @@ import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../
 import { startTestServer, type TestServer } from '../../helpers/server'
 import { feedConsumers } from '../../content/sync/harness'
 import { consumerState, EVENTS, indexEvents, synced as syncedFeed, until as waitFor, networkTiDetector } from './http-harness'
+import { SA } from '../../helpers/calls'
 
 const { IOCS } = feedConsumers('retro-hunt-http')
-const SA = '/_plugins/_security_analytics'
 const JOBS = '.platform-sap-threat-intel-retro-hunt'
 const DAY = 86_400_000
 let cti: CtiServer

@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from '../../helpers/server'
 import { EVENTS, indexEvents, networkTiDetector } from './http-harness'
+import { SA } from '../../helpers/calls'
 
-const SA = '/_plugins/_security_analytics'
 const TI = `${SA}/threat_intel`
 let s: TestServer
 let monitorId: string

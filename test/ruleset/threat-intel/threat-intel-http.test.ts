@@ -8,9 +8,9 @@ import { startTestServer, type TestServer } from '../../helpers/server'
 import { feedConsumers } from '../../content/sync/harness'
 import { startReceiver } from '../../fixtures/webhook/receiver'
 import { consumerState, EVENTS, indexEvents, synced as syncedFeed, until as waitFor, networkTiDetector } from './http-harness'
+import { SA } from '../../helpers/calls'
 
 const { IOCS } = feedConsumers('threat-intel-http')
-const SA = '/_plugins/_security_analytics'
 let cti: CtiServer
 let feed: FakeConsumer
 let s: TestServer

@@ -7,6 +7,7 @@
  * those of the tree evaluator. Being a NECESSARY condition is the only contract: a rule whose
  * requirement holds is then run by the evaluator itself.
  */
+import { isObject, soleEntry } from '../../../json'
 import { fold, kindOf, type FieldSpec, type FieldTypes } from '../../../store/query'
 import { minimumShouldMatch } from '../../../store/query/compile'
 import { FLAT_OBJECT, flatObjectRoot } from '../../../store/query/flat-object'
@@ -36,7 +37,6 @@ export function normaliseTypes(t: FieldTypes | undefined): Types {
   return m
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
 const ALWAYS: Requirement = []
 const NEVER: Requirement = [[]]
@@ -78,12 +78,9 @@ function any(rs: Requirement[]): Requirement {
 }
 
 function node(q: unknown, types: Types): Requirement {
-  if (!isObject(q)) return ALWAYS
-  const keys = Object.keys(q)
-  if (keys.length !== 1) return ALWAYS
-  const type = keys[0]
-  const body = q[type]
-  if (!isObject(body)) return ALWAYS
+  const clause = soleEntry(q)
+  if (!clause) return ALWAYS
+  const [type, body] = clause
   switch (type) {
     case 'bool':
       return bool(body, types)
