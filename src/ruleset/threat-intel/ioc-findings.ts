@@ -10,7 +10,8 @@
 import { ApiError } from '../../http/errors'
 import { listParams } from '../alerts/list-params'
 import { AlreadyExists, IndexNotFound } from '../../store/errors'
-import type { Mappings, Store } from '../../store/port'
+import type { Mappings, SearchBody, Store } from '../../store/port'
+import { READABLE_WINDOW, readablePage, type ReadableEvents } from './readable-events'
 import { isObject } from '../../json'
 import { sha256Hex } from '../../content/hash'
 import { iocTypeOf, type IocType } from './ioc-types'
@@ -174,10 +175,11 @@ const csv = (v: string | undefined) =>
     .map((x) => x.trim())
     .filter(Boolean)
 
-/** `GET /threat_intel/findings/_search` with the peer's parameters and defaults (reference 3.4). */
+/** `GET /threat_intel/findings/_search` with the peer's parameters and defaults (reference 3.4), under the caller's DLS. */
 export async function searchIocFindings(
   store: Store,
   q: Record<string, string | undefined>,
+  events?: ReadableEvents,
 ): Promise<{ total_findings: number; ioc_findings: unknown[] }> {
   const filter: unknown[] = []
   const findingIds = csv(q.findingIds)
@@ -191,18 +193,26 @@ export async function searchIocFindings(
   }
   const should = q.searchString ? [{ query_string: { query: q.searchString } }] : []
   const { sortField, order, size, from } = listParams(q, 'timestamp', (field) => SORTABLE.test(field))
+  const query = { bool: { filter, should, ...(should.length ? { minimum_should_match: 1 } : {}) } }
+  const sort = [{ [sortField]: { order, ...(q.missing ? { missing: q.missing } : {}), unmapped_type: 'keyword' } }]
+  const search = (body: SearchBody) => store.search({ index: IOC_FINDINGS_INDEX, expand_wildcards: 'all', body })
   try {
-    const r = await store.search({
-      index: IOC_FINDINGS_INDEX,
-      expand_wildcards: 'all',
-      body: {
-        from,
-        size,
-        query: { bool: { filter, should, ...(should.length ? { minimum_should_match: 1 } : {}) } },
-        sort: [{ [sortField]: { order, ...(q.missing ? { missing: q.missing } : {}), unmapped_type: 'keyword' } }],
-        track_total_hits: true,
-      },
-    })
+    if (events) {
+      const matches = await search({ size: READABLE_WINDOW, query, sort, _source: ['related_doc_ids'] })
+      const page = await readablePage(events, matches.hits.hits, ':', { from, size })
+      if (page) {
+        const byId = new Map(
+          (await search({ size: page.ids.length, query: { ids: { values: page.ids } } })).hits.hits.map((h) => [h._id, h]),
+        )
+        const findings = []
+        for (const id of page.ids) {
+          const f = byId.get(id)?._source
+          if (f) findings.push({ ...f, related_doc_ids: await events.keep(f.related_doc_ids as string[], ':') })
+        }
+        return { total_findings: page.total, ioc_findings: findings }
+      }
+    }
+    const r = await search({ from, size, query, sort, track_total_hits: true })
     const total = typeof r.hits.total === 'number' ? r.hits.total : (r.hits.total?.value ?? 0)
     return { total_findings: total, ioc_findings: r.hits.hits.map((h) => h._source) }
   } catch (e) {

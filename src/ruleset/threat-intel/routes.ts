@@ -4,7 +4,9 @@ import { type BodyLimit, SMALL_BODY } from '../../http/body'
 import { json } from '../../http/errors'
 import { objectBody, route, type PluginRoute } from '../../http/route'
 import { PLATFORM_SA_ACTIONS as A } from '../../security/actions'
+import type { Caller, Security } from '../../http/caller'
 import type { Store } from '../../store/port'
+import { ReadableEvents } from './readable-events'
 import { SEARCH_BODY, searchOf } from '../search-body'
 import { searchIocFindings } from './ioc-findings'
 import { listIocs } from './iocs'
@@ -26,12 +28,20 @@ const MONITOR = objectBody(SMALL_BODY, T.Object({}, { additionalProperties: true
 const created = (kind: 'sources' | 'monitors', view: Record<string, unknown>, id: string) =>
   json(view, 201, { location: `${BASE}/${kind}/${id}` })
 
-export function threatIntelRoutes(deps: { store: Store; now: () => number; monitors: ThreatIntelMonitors } & SourcesDeps): PluginRoute[] {
+export function threatIntelRoutes(
+  deps: { store: Store; now: () => number; monitors: ThreatIntelMonitors; security: Pick<Security, 'documentFilter'> } & SourcesDeps,
+): PluginRoute[] {
+  // Findings and alerts name events: the caller sees those it may read (its document-level security).
+  const events = (caller: Caller) => new ReadableEvents(deps.store, (index) => deps.security.documentFilter(caller, index))
   return [
-    route('GET', `${BASE}/findings/_search`, A.threatIntelFindingsGet, ({ query }) => searchIocFindings(deps.store, query)),
+    route('GET', `${BASE}/findings/_search`, A.threatIntelFindingsGet, ({ query, caller }) =>
+      searchIocFindings(deps.store, query, events(caller)),
+    ),
     route('GET', `${BASE}/iocs`, A.threatIntelIocsList, ({ query }) => listIocs(deps.store, query)),
-    route('GET', `${BASE}/alerts`, A.threatIntelAlertsGet, ({ query }) => listIocAlerts(deps.store, query)),
-    route('PUT', `${BASE}/alerts/status`, A.threatIntelAlertsStatus, ({ query }) => updateIocAlertStatus(deps.store, deps.now, query)),
+    route('GET', `${BASE}/alerts`, A.threatIntelAlertsGet, ({ query, caller }) => listIocAlerts(deps.store, query, events(caller))),
+    route('PUT', `${BASE}/alerts/status`, A.threatIntelAlertsStatus, ({ query, caller }) =>
+      updateIocAlertStatus(deps.store, deps.now, query, events(caller)),
+    ),
     route('POST', `${BASE}/sources/_search`, A.threatIntelSourcesSearch, ({ body }) => searchSources(deps, body), SEARCH),
     route('GET', `${BASE}/sources/:id`, A.threatIntelSourcesGet, ({ params }) => getSource(deps, params.id)),
     route(

@@ -1,0 +1,96 @@
+// Threat intel, access and administration over real HTTP: the findings and alerts lists under the
+// caller's document-level security (a finding names events: a caller sees it, and those of its
+// events, only where it may read them).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startTestServer, type TestServer } from '../../helpers/server'
+import { indexEvents, networkTiDetector } from './http-harness'
+
+const SA = '/_plugins/_security_analytics'
+const TI = `${SA}/threat_intel`
+/** May read bob's events only (DLS), and use every Security Analytics action. */
+const DANA = { name: 'dana', password: 'Dana-pass-1' }
+let s: TestServer
+let monitorId: string
+
+const execute = () => s.request('POST', `/_plugins/_alerting/monitors/${monitorId}/_execute`)
+const ioc = (id: string, value: string) => ({ id, type: 'ipv4-addr', value, name: value, severity: 'high', spec_version: '2.1' })
+const upload = (name: string, iocs: unknown[]) => ({
+  name,
+  format: 'STIX2',
+  type: 'IOC_UPLOAD',
+  enabled: false,
+  ioc_types: ['ipv4-addr'],
+  source: { ioc_upload: { file_name: `${name}.json`, iocs } },
+})
+
+beforeAll(async () => {
+  s = await startTestServer({
+    users: [{ ...DANA, roles: ['bob_events_only'] }],
+    roles: {
+      bob_events_only: {
+        cluster_permissions: ['cluster:admin/platform/securityanalytics/*'],
+        index_permissions: [
+          { index_patterns: ['svc-events-v5-*', '.ds-svc-events-v5-*'], allowed_actions: ['read'], dls: '{"term": {"user.name": "bob"}}' },
+        ],
+      },
+    },
+  })
+  const source = await s.request('POST', `${TI}/sources`, { body: upload('dls-feed', [ioc('a', '203.0.113.7'), ioc('b', '203.0.113.8')]) })
+  expect(source.status).toBe(201)
+  const created = await s.request('POST', `${SA}/detectors`, {
+    body: networkTiDetector('dls-ti', [{ id: 'ti', name: 'ioc', severity: '1', detection_types: ['threat_intel'], actions: [] }]),
+  })
+  expect(created.status).toBe(201)
+  monitorId = created.body.detector.monitor_id[0]
+  await indexEvents(s, [{ source: { ip: '10.0.0.1' } }])
+  await execute()
+  // .7 is in bob's and alice's events (one finding naming both), .8 in alice's only.
+  await indexEvents(s, [
+    { user: { name: 'bob' }, source: { ip: '203.0.113.7' } },
+    { user: { name: 'alice' }, source: { ip: '203.0.113.7' } },
+    { user: { name: 'alice' }, destination: { ip: '203.0.113.8' } },
+  ])
+  expect((await execute()).status).toBe(200)
+}, 60_000)
+afterAll(async () => {
+  await s?.stop()
+})
+
+describe('threat-intel findings and alerts under document-level security', () => {
+  test('the findings list shows a DLS caller the findings, and the events, it may read', async () => {
+    const all = (await s.request('GET', `${TI}/findings/_search?sortString=ioc_value`)).body
+    expect(all.total_findings).toBe(2)
+    expect(all.ioc_findings.map((f: any) => [f.ioc_value, f.related_doc_ids.length])).toEqual([
+      ['203.0.113.7', 2],
+      ['203.0.113.8', 1],
+    ])
+    const mine = (await s.request('GET', `${TI}/findings/_search`, { user: DANA })).body
+    expect(mine.total_findings).toBe(1)
+    expect(mine.ioc_findings).toHaveLength(1)
+    const [f] = mine.ioc_findings
+    expect(f.ioc_value).toBe('203.0.113.7')
+    expect(f.related_doc_ids).toHaveLength(1)
+    const [id, index] = [f.related_doc_ids[0].slice(0, f.related_doc_ids[0].lastIndexOf(':')), f.related_doc_ids[0].split(':').pop()]
+    const event = await s.request('GET', `/${index}/_doc/${id}`)
+    expect(event.body._source.user.name).toBe('bob')
+    // Paging counts only what the caller sees.
+    expect((await s.request('GET', `${TI}/findings/_search?startIndex=1`, { user: DANA })).body).toEqual({
+      total_findings: 1,
+      ioc_findings: [],
+    })
+  })
+
+  test('the alerts list and the status update leave out alerts on events the caller may not read', async () => {
+    const all = (await s.request('GET', `${TI}/alerts?sortString=ioc_value`)).body
+    expect(all.alerts.map((a: any) => a.ioc_value)).toEqual(['203.0.113.7', '203.0.113.8'])
+    const mine = (await s.request('GET', `${TI}/alerts`, { user: DANA })).body
+    expect(mine.total_alerts).toBe(1)
+    expect(mine.alerts.map((a: any) => a.ioc_value)).toEqual(['203.0.113.7'])
+    const hidden = all.alerts[1].id
+    const refused = await s.request('PUT', `${TI}/alerts/status?state=ACKNOWLEDGED&alert_ids=${hidden}`, { user: DANA })
+    expect(refused.status).toBe(400)
+    const acked = await s.request('PUT', `${TI}/alerts/status?state=ACKNOWLEDGED&alert_ids=${mine.alerts[0].id}`, { user: DANA })
+    expect(acked.status).toBe(200)
+    expect(acked.body.updated_alerts.map((a: any) => a.state)).toEqual(['ACKNOWLEDGED'])
+  })
+})
