@@ -34,6 +34,7 @@ import { previewRoutes } from './preview/routes'
 import { RetroHunt } from './threat-intel/retro-hunt'
 import { ThreatIntelMonitors } from './threat-intel/monitors'
 import { timeToMillis } from '../config/values'
+import type { DestinationExists } from './alerts/actions'
 
 export interface Ruleset extends Feature {
   logTypes: LogTypes
@@ -64,8 +65,8 @@ export interface Ruleset extends Feature {
 export interface AlertingHooks {
   /** New alerts owe notifications: deliver them now rather than at the next poll. */
   onPending?: () => void
-  /** Whether a trigger action's `destination_id` names a channel. */
-  destinationExists?: (id: string) => Promise<boolean>
+  /** Whether a trigger action's `destination_id` names a channel (detector and threat-intel monitor triggers). */
+  destinationExists?: DestinationExists
 }
 
 export function createRuleset(
@@ -82,7 +83,7 @@ export function createRuleset(
   const alerts = new Alerts(deps, detectors)
   const raiser = new AlertRaiser({ ...deps, onPending: hooks.onPending })
   const iocs = new SyncedIocs(deps.store, deps.log)
-  const monitors = new ThreatIntelMonitors(deps)
+  const monitors = new ThreatIntelMonitors({ ...deps, destinationExists: hooks.destinationExists })
   const threatIntel = { iocs, iocFieldsOfLogType: async (name: string) => (await logTypes.byName(name))?.ioc_fields }
   const runDeps = { ...deps, rules, findings, evaluator, alerts: raiser, threatIntel }
   const retroHunt = new RetroHunt({ ...deps, iocFieldsOfLogType: threatIntel.iocFieldsOfLogType, alerts: raiser })

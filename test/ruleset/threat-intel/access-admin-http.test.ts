@@ -1,9 +1,9 @@
 // Threat intel, access and administration over real HTTP: the findings and alerts lists under the
 // caller's document-level security (a finding names events: a caller sees it, and those of its
-// events, only where it may read them).
+// events, only where it may read them); trigger actions naming a channel that does not exist.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from '../../helpers/server'
-import { indexEvents, networkTiDetector } from './http-harness'
+import { EVENTS, indexEvents, networkTiDetector } from './http-harness'
 
 const SA = '/_plugins/_security_analytics'
 const TI = `${SA}/threat_intel`
@@ -11,6 +11,7 @@ const TI = `${SA}/threat_intel`
 const DANA = { name: 'dana', password: 'Dana-pass-1' }
 let s: TestServer
 let monitorId: string
+let detectorId: string
 
 const execute = () => s.request('POST', `/_plugins/_alerting/monitors/${monitorId}/_execute`)
 const ioc = (id: string, value: string) => ({ id, type: 'ipv4-addr', value, name: value, severity: 'high', spec_version: '2.1' })
@@ -42,6 +43,7 @@ beforeAll(async () => {
   })
   expect(created.status).toBe(201)
   monitorId = created.body.detector.monitor_id[0]
+  detectorId = created.body._id
   await indexEvents(s, [{ source: { ip: '10.0.0.1' } }])
   await execute()
   // .7 is in bob's and alice's events (one finding naming both), .8 in alice's only.
@@ -92,5 +94,49 @@ describe('threat-intel findings and alerts under document-level security', () =>
     const acked = await s.request('PUT', `${TI}/alerts/status?state=ACKNOWLEDGED&alert_ids=${mine.alerts[0].id}`, { user: DANA })
     expect(acked.status).toBe(200)
     expect(acked.body.updated_alerts.map((a: any) => a.state)).toEqual(['ACKNOWLEDGED'])
+  })
+})
+
+describe('trigger actions name existing notification channels', () => {
+  const action = (destination_id: string) => ({ name: 'notify', destination_id, message_template: { source: 'IoC {{ctx.trigger.name}}' } })
+  const monitor = (actions: unknown[]) => ({
+    name: 'ti monitor',
+    schedule: { period: { interval: 5, unit: 'MINUTES' } },
+    enabled: false,
+    indices: [EVENTS],
+    per_ioc_type_scan_input_list: [{ ioc_type: 'ipv4-addr', index_to_fields_map: { [EVENTS]: ['source.ip'] } }],
+    triggers: [{ name: 'ti trigger', severity: '1', actions }],
+  })
+  const unknownChannel = { status: 400, message: 'Trigger [ti trigger] action [notify]: notification channel [no-such-channel] not found' }
+
+  test('a threat-intel monitor naming an unknown channel is a 400, at creation and update; an existing one is taken', async () => {
+    const bad = await s.request('POST', `${TI}/monitors`, { body: monitor([action('no-such-channel')]) })
+    expect({ status: bad.status, message: bad.body.message }).toEqual(unknownChannel)
+    const malformed = await s.request('POST', `${TI}/monitors`, { body: monitor([{ name: 'notify', destination_id: 'x' }]) })
+    expect({ status: malformed.status, message: malformed.body.message }).toMatchObject({
+      status: 400,
+      message: expect.stringContaining('action of trigger [ti trigger]'),
+    })
+    const channel = await s.request('POST', '/_plugins/_notifications/configs', {
+      body: { config_id: 'ti-hook', config: { name: 'hook', config_type: 'webhook', webhook: { url: 'http://127.0.0.1:9/hook' } } },
+    })
+    expect(channel.status).toBe(200)
+    const created = await s.request('POST', `${TI}/monitors`, { body: monitor([action('ti-hook')]) })
+    expect(created.status).toBe(201)
+    const updated = await s.request('PUT', `${TI}/monitors/${created.body.id}`, { body: monitor([action('no-such-channel')]) })
+    expect({ status: updated.status, message: updated.body.message }).toEqual(unknownChannel)
+    expect((await s.request('GET', `${TI}/monitors/${created.body.id}`)).body.monitor.triggers[0].actions[0].destination_id).toBe('ti-hook')
+    expect((await s.request('DELETE', `${TI}/monitors/${created.body.id}`)).status).toBe(200)
+  })
+
+  test('a detector update whose trigger names an unknown channel is a 400, as its creation is', async () => {
+    const body = networkTiDetector('dls-ti', [
+      { id: 'ti', name: 'ioc', severity: '1', detection_types: ['threat_intel'], actions: [action('no-such-channel')] },
+    ])
+    const r = await s.request('PUT', `${SA}/detectors/${detectorId}`, { body })
+    expect({ status: r.status, message: r.body.message }).toEqual({
+      status: 400,
+      message: 'Trigger [ioc] action [notify]: notification channel [no-such-channel] not found',
+    })
   })
 })
