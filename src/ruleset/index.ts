@@ -33,6 +33,7 @@ import { UserSources } from './threat-intel/user-sources'
 import { previewRoutes } from './preview/routes'
 import { RetroHunt } from './threat-intel/retro-hunt'
 import { ThreatIntelMonitors } from './threat-intel/monitors'
+import type { StartSyncPass } from './threat-intel/sources'
 import { timeToMillis } from '../config/values'
 import type { DestinationExists } from './alerts/actions'
 
@@ -57,6 +58,8 @@ export interface Ruleset extends Feature {
   iocs: SyncedIocs
   /** Searches stored events for the IoCs the sync adds. */
   retroHunt: RetroHunt
+  /** How `_refresh` of the built-in threat-intel source starts a content sync pass (set by the composition). */
+  contentSync: { pass?: StartSyncPass }
   /** Starts the detection clock (not started by construction, so tests and tools stay passive). */
   start(): Promise<void>
 }
@@ -70,7 +73,7 @@ export interface AlertingHooks {
 }
 
 export function createRuleset(
-  deps: RulesetDeps & { security: Pick<Security, 'authorizeIndices' | 'documentFilter'> },
+  deps: RulesetDeps & { security: Pick<Security, 'authorizeIndices' | 'documentFilter' | 'hasClusterPermission'> },
   options: SchedulerOptions = {},
   hooks: AlertingHooks = {},
 ): Ruleset {
@@ -94,13 +97,15 @@ export function createRuleset(
   const monitorRuns = { ...deps, iocs, monitors, alerts: raiser }
   const monitorClock = new ThreatIntelMonitorClock(monitorRuns)
   const run = monitorExecutor(monitorRuns, monitors, { detectors, scheduler, now: deps.now })
+  const contentSync: Ruleset['contentSync'] = {}
   return {
     routes: [
       ...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
       ...alertsRoutes(alerts, new CorrelationAlerts(deps)),
       ...previewRoutes({ ...deps, rules, logTypes, iocs }),
-      ...threatIntelRoutes({ ...deps, iocs, uploads: new UserSources({ ...deps, iocs }), monitors }),
+      ...threatIntelRoutes({ ...deps, iocs, uploads: new UserSources({ ...deps, iocs }), monitors, contentSync }),
     ],
+    contentSync,
     alerts,
     iocs,
     retroHunt,

@@ -1,10 +1,10 @@
 /** Threat intelligence REST surface (reference 3.2): thin routes over the IoC findings, IoCs, sources and monitors. */
 import { Type as T } from '@sinclair/typebox'
 import { type BodyLimit, SMALL_BODY } from '../../http/body'
-import { json } from '../../http/errors'
+import { ApiError, json } from '../../http/errors'
 import { objectBody, route, type PluginRoute } from '../../http/route'
-import { PLATFORM_SA_ACTIONS as A } from '../../security/actions'
-import type { Caller, Security } from '../../http/caller'
+import { CONTENT_MANAGER_ACTIONS, PLATFORM_SA_ACTIONS as A } from '../../security/actions'
+import { type Caller, noPermissions, type Security } from '../../http/caller'
 import type { Store } from '../../store/port'
 import { ReadableEvents } from './readable-events'
 import { SEARCH_BODY, searchOf } from '../search-body'
@@ -12,7 +12,8 @@ import { searchIocFindings } from './ioc-findings'
 import { listIocs } from './iocs'
 import { listIocAlerts, updateIocAlertStatus } from './ioc-alerts'
 import { type ThreatIntelMonitors } from './monitors'
-import { createSource, deleteSource, getSource, searchSources, type SourcesDeps, updateSource } from './sources'
+import { createSource, deleteSource, getSource, refreshSource, searchSources, type SourcesDeps, updateSource } from './sources'
+import { CTI_FEED_ID } from './ioc-findings'
 
 const BASE = '/_plugins/_security_analytics/threat_intel'
 /** Search DSL over sources: the built-in source is answered first, users' sources are searched with it. */
@@ -29,7 +30,12 @@ const created = (kind: 'sources' | 'monitors', view: Record<string, unknown>, id
   json(view, 201, { location: `${BASE}/${kind}/${id}` })
 
 export function threatIntelRoutes(
-  deps: { store: Store; now: () => number; monitors: ThreatIntelMonitors; security: Pick<Security, 'documentFilter'> } & SourcesDeps,
+  deps: {
+    store: Store
+    now: () => number
+    monitors: ThreatIntelMonitors
+    security: Pick<Security, 'documentFilter' | 'hasClusterPermission'>
+  } & SourcesDeps,
 ): PluginRoute[] {
   // Findings and alerts name events: the caller sees those it may read (its document-level security).
   const events = (caller: Caller) => new ReadableEvents(deps.store, (index) => deps.security.documentFilter(caller, index))
@@ -62,6 +68,12 @@ export function threatIntelRoutes(
       SOURCE,
     ),
     route('DELETE', `${BASE}/sources/:id`, A.threatIntelSourcesDelete, ({ params }) => deleteSource(deps, params.id)),
+    route('POST', `${BASE}/sources/:id/_refresh`, A.threatIntelSourcesRefresh, ({ params, caller }) => {
+      // Refreshing the built-in source runs a content sync pass: the caller needs that right too.
+      if (params.id === CTI_FEED_ID && !deps.security.hasClusterPermission(caller, CONTENT_MANAGER_ACTIONS.updateTrigger))
+        throw new ApiError(403, noPermissions(CONTENT_MANAGER_ACTIONS.updateTrigger, caller))
+      return refreshSource(deps, params.id)
+    }),
     route('POST', `${BASE}/monitors/_search`, A.threatIntelMonitorsSearch, ({ body }) => deps.monitors.search(searchOf(body)), SEARCH_BODY),
     route(
       'POST',

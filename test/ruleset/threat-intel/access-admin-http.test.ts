@@ -12,6 +12,7 @@ const DANA = { name: 'dana', password: 'Dana-pass-1' }
 let s: TestServer
 let monitorId: string
 let detectorId: string
+let sourceId: string
 
 const execute = () => s.request('POST', `/_plugins/_alerting/monitors/${monitorId}/_execute`)
 const ioc = (id: string, value: string) => ({ id, type: 'ipv4-addr', value, name: value, severity: 'high', spec_version: '2.1' })
@@ -38,6 +39,7 @@ beforeAll(async () => {
   })
   const source = await s.request('POST', `${TI}/sources`, { body: upload('dls-feed', [ioc('a', '203.0.113.7'), ioc('b', '203.0.113.8')]) })
   expect(source.status).toBe(201)
+  sourceId = source.body._id
   const created = await s.request('POST', `${SA}/detectors`, {
     body: networkTiDetector('dls-ti', [{ id: 'ti', name: 'ioc', severity: '1', detection_types: ['threat_intel'], actions: [] }]),
   })
@@ -137,6 +139,24 @@ describe('trigger actions name existing notification channels', () => {
     expect({ status: r.status, message: r.body.message }).toEqual({
       status: 400,
       message: 'Trigger [ioc] action [notify]: notification channel [no-such-channel] not found',
+    })
+  })
+})
+
+describe('_refresh of a source', () => {
+  test("an uploaded source has nothing to fetch: a 400 with the peer's message", async () => {
+    const r = await s.request('POST', `${TI}/sources/${sourceId}/_refresh`)
+    expect({ status: r.status, message: r.body.message }).toEqual({
+      status: 400,
+      message: `Unable to refresh source config [${sourceId}] with a source type of [IOC_UPLOAD]`,
+    })
+  })
+
+  test("refreshing the built-in source starts a content sync pass: it needs the Content Manager's update action too", async () => {
+    const r = await s.request('POST', `${TI}/sources/svc-cti-iocs/_refresh`, { user: DANA })
+    expect({ status: r.status, message: r.body.message }).toMatchObject({
+      status: 403,
+      message: expect.stringContaining('cluster:admin/content_manager/update/trigger'),
     })
   })
 })
