@@ -26,7 +26,9 @@ import { AlertRaiser } from './alerts/raise'
 import { alertsRoutes } from './alerts/routes'
 import { Alerts } from './alerts/service'
 import { CorrelationAlerts } from './alerts/correlation'
-import { rollOver } from './alerts/indices'
+import { ALERT_HISTORY } from './alerts/indices'
+import { historyRollover } from './history-indices'
+import { IOC_FINDINGS_HISTORY } from './threat-intel/ioc-findings'
 import { SyncedIocs } from './threat-intel/synced-iocs'
 import { threatIntelRoutes } from './threat-intel/routes'
 import { UserSources } from './threat-intel/user-sources'
@@ -34,7 +36,6 @@ import { previewRoutes } from './preview/routes'
 import { RetroHunt } from './threat-intel/retro-hunt'
 import { ThreatIntelMonitors } from './threat-intel/monitors'
 import type { StartSyncPass } from './threat-intel/sources'
-import { timeToMillis } from '../config/values'
 import type { DestinationExists } from './alerts/actions'
 
 export interface Ruleset extends Feature {
@@ -92,7 +93,8 @@ export function createRuleset(
   const retroHunt = new RetroHunt({ ...deps, iocFieldsOfLogType: threatIntel.iocFieldsOfLogType, alerts: raiser })
   iocs.onSynced = (ids) => retroHunt.synced(ids)
   const warming = watchDetectorLifecycle({ deps, detectors, alerts, runDeps })
-  const rollover = alertHistoryRollover(deps)
+  // The peer's history jobs: alert history, and IoC findings (each every its own `rollover_period`).
+  const rollovers = [historyRollover(deps, ALERT_HISTORY(deps.store)), historyRollover(deps, IOC_FINDINGS_HISTORY(deps.store))]
   const scheduler = new DetectionScheduler({ ...runDeps, detectors }, options)
   const monitorRuns = { ...deps, iocs, monitors, alerts: raiser }
   const monitorClock = new ThreatIntelMonitorClock(monitorRuns)
@@ -125,11 +127,11 @@ export function createRuleset(
       scheduler.start()
       retroHunt.start()
       monitorClock.start()
-      rollover.start()
+      for (const r of rollovers) r.start()
     },
     // The evaluator thread outlives the run that the clock's stop waits for.
     stop: async () => {
-      rollover.stop()
+      for (const r of rollovers) r.stop()
       await scheduler.stop()
       await retroHunt.stop()
       await monitorClock.stop()
@@ -185,29 +187,6 @@ function watchDetectorLifecycle(o: {
     },
   }
   return () => warming
-}
-
-/** Alert history rollover and retention, every `alert_history_rollover_period` (the peer's job). */
-function alertHistoryRollover(deps: RulesetDeps): { start(): void; stop(): void } {
-  let rolloverTimer: ReturnType<typeof setTimeout> | undefined
-  let stopped = false
-  const startRollover = async () => {
-    if (stopped) return
-    const settings = await deps.settings.snapshot()
-    await rollOver(deps.store, settings, deps.now(), deps.log).catch((e) =>
-      deps.log.warn('alert history rollover failed; trying again at the next period', { error: e as Error }),
-    )
-    // Within setTimeout's range (a longer delay fires at once) and never a busy loop.
-    const period = timeToMillis(settings.str('plugins.security_analytics.alert_history_rollover_period'))
-    rolloverTimer = setTimeout(startRollover, Math.min(Math.max(period, 1000), 2 ** 31 - 1))
-  }
-  return {
-    start: () => void startRollover(),
-    stop: () => {
-      stopped = true
-      clearTimeout(rolloverTimer)
-    },
-  }
 }
 
 /** Alerting's `_execute`: runs the threat-intel monitor of that id, else the detector behind it. */

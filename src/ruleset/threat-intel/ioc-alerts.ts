@@ -13,7 +13,7 @@ import { IndexNotFound } from '../../store/errors'
 import type { SearchHit, Store } from '../../store/port'
 import { ALL_ALERTS, searchAlerts } from '../alerts/indices'
 import type { StoredAlert } from '../alerts/model'
-import { IOC_FINDINGS_INDEX } from './ioc-findings'
+import { IOC_FINDINGS_PATTERN } from './ioc-findings'
 import { READABLE_WINDOW, readablePage, type ReadableEvents } from './readable-events'
 
 const IOC_ALERTS = { exists: { field: 'ioc_type' } }
@@ -122,7 +122,7 @@ async function readableFindings(store: Store, events: ReadableEvents, alerts: Se
   if (ids.length === 0) return new Set()
   const r = await store
     .search({
-      index: IOC_FINDINGS_INDEX,
+      index: IOC_FINDINGS_PATTERN,
       expand_wildcards: 'all',
       body: { size: ids.length, query: { ids: { values: ids } }, _source: ['related_doc_ids'] },
     })

@@ -17,8 +17,20 @@ import { sha256Hex } from '../../content/hash'
 import { iocTypeOf, type IocType } from './ioc-types'
 import { IOC_ALIAS } from './synced-iocs'
 import { TI_UPLOADED_IOCS_INDEX } from '../indices'
+import { firstHistoryIndex, type HistoryFamily } from '../history-indices'
 
+/** The write alias of the IoC findings (reference 3.4), over `<alias>-history-<yyyy.MM.dd>-<n>` indices. */
 export const IOC_FINDINGS_INDEX = '.opensearch-sap-ioc-findings'
+/** What reads search: every history index (and an index of the alias's name, as versions before the rollover wrote). */
+export const IOC_FINDINGS_PATTERN = `${IOC_FINDINGS_INDEX}*`
+const HISTORY_PREFIX = `${IOC_FINDINGS_INDEX}-history`
+export const IOC_FINDING_SETTINGS = {
+  historyEnabled: 'plugins.security_analytics.ioc_finding_enabled',
+  maxAge: 'plugins.security_analytics.ioc_finding_history_max_age',
+  maxDocs: 'plugins.security_analytics.ioc_finding_history_max_docs',
+  retention: 'plugins.security_analytics.ioc_finding_history_retention_period',
+  rolloverPeriod: 'plugins.security_analytics.ioc_finding_history_rollover_period',
+} as const
 /** The CTI consumer's IoCs as a threat-intel source of their own (the built-in feed). */
 export const CTI_FEED_ID = 'svc-cti-iocs'
 /** Where IoCs are stored: the CTI consumer's, and those of users' uploaded sources. */
@@ -80,13 +92,34 @@ export interface IocHit {
 
 const ensured = new WeakMap<Store, boolean>()
 
-async function ensureFindingsIndex(store: Store): Promise<void> {
-  if (ensured.get(store)) return
+async function createFindingsIndex(store: Store, index: string, aliases?: Record<string, object>): Promise<void> {
   try {
-    await store.createIndex({ index: IOC_FINDINGS_INDEX, body: { settings: { index: { hidden: true } }, mappings: IOC_FINDING_MAPPING } })
+    await store.createIndex({
+      index,
+      body: { settings: { index: { hidden: true } }, mappings: IOC_FINDING_MAPPING, ...(aliases ? { aliases } : {}) },
+    })
   } catch (e) {
     if (!(e instanceof AlreadyExists)) throw e
   }
+}
+
+/**
+ * The IoC findings family for the shared history job: the history indices
+ * (`.opensearch-sap-ioc-findings-history-<day>-<n>`, the peer's names) rolled over behind the alias.
+ */
+export const IOC_FINDINGS_HISTORY = (store: Store): HistoryFamily => ({
+  name: 'IoC finding history',
+  pattern: `${HISTORY_PREFIX}-*`,
+  prefix: () => HISTORY_PREFIX,
+  settings: IOC_FINDING_SETTINGS,
+  create: (index, aliases) => createFindingsIndex(store, index, aliases),
+})
+
+/** The write alias over its first history index, unless the alias (or an index of its name) exists. */
+async function ensureFindingsIndex(store: Store, now: number): Promise<void> {
+  if (ensured.get(store)) return
+  if (!(await store.existsIndex({ index: IOC_FINDINGS_INDEX, expand_wildcards: 'all' })))
+    await createFindingsIndex(store, firstHistoryIndex(HISTORY_PREFIX, now), { [IOC_FINDINGS_INDEX]: { is_write_index: true } })
   ensured.set(store, true)
 }
 
@@ -146,7 +179,7 @@ export async function buildIocFindings(
 /** Writes findings as creates; one already written (a repeated run) is left as it is. Answers how many were new. */
 export async function writeIocFindings(store: Store, findings: IocFinding[]): Promise<number> {
   if (findings.length === 0) return 0
-  await ensureFindingsIndex(store)
+  await ensureFindingsIndex(store, findings[0].timestamp)
   let written = 0
   const failures: string[] = []
   for (let at = 0; at < findings.length; at += PAGE) {
@@ -195,7 +228,7 @@ export async function searchIocFindings(
   const { sortField, order, size, from } = listParams(q, 'timestamp', (field) => SORTABLE.test(field))
   const query = { bool: { filter, should, ...(should.length ? { minimum_should_match: 1 } : {}) } }
   const sort = [{ [sortField]: { order, ...(q.missing ? { missing: q.missing } : {}), unmapped_type: 'keyword' } }]
-  const search = (body: SearchBody) => store.search({ index: IOC_FINDINGS_INDEX, expand_wildcards: 'all', body })
+  const search = (body: SearchBody) => store.search({ index: IOC_FINDINGS_PATTERN, expand_wildcards: 'all', allow_no_indices: true, body })
   try {
     if (events) {
       const matches = await search({ size: READABLE_WINDOW, query, sort, _source: ['related_doc_ids'] })

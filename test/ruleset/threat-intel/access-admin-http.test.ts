@@ -1,9 +1,10 @@
 // Threat intel, access and administration over real HTTP: the findings and alerts lists under the
 // caller's document-level security (a finding names events: a caller sees it, and those of its
-// events, only where it may read them); trigger actions naming a channel that does not exist.
+// events, only where it may read them); trigger actions naming a channel that does not exist;
+// `_refresh` of sources; the IoC findings history's rollover and retention.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from '../../helpers/server'
-import { EVENTS, indexEvents, networkTiDetector } from './http-harness'
+import { EVENTS, indexEvents, networkTiDetector, until } from './http-harness'
 
 const SA = '/_plugins/_security_analytics'
 const TI = `${SA}/threat_intel`
@@ -27,6 +28,8 @@ const upload = (name: string, iocs: unknown[]) => ({
 
 beforeAll(async () => {
   s = await startTestServer({
+    // The IoC findings rollover job checks every second (its bounds are set by the test).
+    settings: { 'plugins.security_analytics.ioc_finding_history_rollover_period': '1s' },
     users: [{ ...DANA, roles: ['bob_events_only'] }],
     roles: {
       bob_events_only: {
@@ -159,4 +162,42 @@ describe('_refresh of a source', () => {
       message: expect.stringContaining('cluster:admin/content_manager/update/trigger'),
     })
   })
+})
+
+describe('IoC findings history', () => {
+  const HISTORY = '.opensearch-sap-ioc-findings-history-'
+  const indices = async () =>
+    ((await s.request('GET', `/_cat/indices/${HISTORY}*?format=json&h=index&expand_wildcards=all`)).body as Array<{ index: string }>)
+      .map((i) => i.index)
+      .sort()
+  const settings = (persistent: Record<string, unknown>) => s.request('PUT', '/_cluster/settings', { body: { persistent } })
+  const total = async () => (await s.request('GET', `${TI}/findings/_search`)).body.total_findings
+
+  test('past ioc_finding_history_max_docs the write index rolls over; reads span every history index; retention deletes the old', async () => {
+    const [first, ...none] = await indices()
+    expect(none).toEqual([])
+    expect(first).toMatch(/^\.opensearch-sap-ioc-findings-history-\d{4}\.\d{2}\.\d{2}-1$/)
+    expect(await total()).toBe(2)
+    expect((await settings({ 'plugins.security_analytics.ioc_finding_history_max_docs': 1 })).status).toBe(200)
+    await until(async () => (await indices()).length === 2, 'the IoC findings rollover', 15_000)
+    const second = (await indices()).find((i) => i !== first)!
+    expect(second).toMatch(/-2$/)
+    // New findings go to the new write index; the list reads both.
+    await indexEvents(s, [{ user: { name: 'bob' }, source: { ip: '203.0.113.8' } }])
+    expect((await execute()).status).toBe(200)
+    expect((await s.request('GET', `/${second}/_count`)).body.count).toBe(1)
+    expect(await total()).toBe(3)
+    // Past the retention period the old history index goes (never the write index).
+    await settings({
+      'plugins.security_analytics.ioc_finding_history_retention_period': '1s',
+      'plugins.security_analytics.ioc_finding_history_max_docs': 1000,
+    })
+    await until(async () => !(await indices()).includes(first), 'the retention sweep', 15_000)
+    expect(await indices()).toEqual([second])
+    expect(await total()).toBe(1)
+    await settings({
+      'plugins.security_analytics.ioc_finding_history_retention_period': null,
+      'plugins.security_analytics.ioc_finding_history_max_docs': null,
+    })
+  }, 40_000)
 })
