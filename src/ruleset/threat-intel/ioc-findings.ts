@@ -11,6 +11,7 @@ import { ApiError } from '../../http/errors'
 import { listParams } from '../alerts/list-params'
 import { AlreadyExists, IndexNotFound } from '../../store/errors'
 import type { Mappings, SearchBody, Store } from '../../store/port'
+import { SlicedCalls } from '../../store/sliced-calls'
 import { READABLE_WINDOW, readablePage, type ReadableEvents } from './readable-events'
 import { isObject } from '../../json'
 import { sha256Hex } from '../../content/hash'
@@ -36,8 +37,14 @@ export const CTI_FEED_ID = 'svc-cti-iocs'
 /** Where IoCs are stored: the CTI consumer's, and those of users' uploaded sources. */
 export const IOC_INDICES = [IOC_ALIAS, TI_UPLOADED_IOCS_INDEX]
 
-/** IoCs read, findings written, per request. */
+/** IoCs read, findings written, per request at most. */
 const PAGE = 1_000
+/**
+ * The store calls of detector runs, monitor runs and hunts, in slices of about 10 ms of this thread
+ * (shared by all of them): a hunt's flush looks up and writes thousands at once.
+ */
+const lookups = new SlicedCalls()
+const writes = new SlicedCalls()
 const kw = { type: 'keyword' }
 export const IOC_FINDING_MAPPING: Mappings = {
   dynamic: false,
@@ -133,9 +140,8 @@ export async function buildIocFindings(
   const ids = [...new Set(hits.flatMap((h) => h.iocIds))]
   const iocs = new Map<string, Record<string, unknown>>()
   const feeds = new Map<string, string>()
-  // In pages well inside `index.max_result_window`, however many values a run matched.
-  for (let at = 0; at < ids.length; at += PAGE) {
-    const page = ids.slice(at, at + PAGE)
+  // In slices of this thread (a hunt's flush may look up thousands), each well inside `index.max_result_window`.
+  await lookups.run(ids, PAGE, async (page) => {
     const r = await store.search({
       index: IOC_INDICES,
       expand_wildcards: 'all',
@@ -147,7 +153,8 @@ export async function buildIocFindings(
         iocs.set(h._id, h._source.document)
         if (typeof h._source.feed_id === 'string') feeds.set(h._id, h._source.feed_id)
       }
-  }
+    return []
+  })
   const out: IocFinding[] = []
   for (const hit of hits) {
     // An IoC deleted since the index was read matches nothing any more.
@@ -182,19 +189,15 @@ export async function writeIocFindings(store: Store, findings: IocFinding[]): Pr
   await ensureFindingsIndex(store, findings[0].timestamp)
   let written = 0
   const failures: string[] = []
-  for (let at = 0; at < findings.length; at += PAGE) {
-    const r = await store.bulk({
-      refresh: at + PAGE >= findings.length,
-      body: findings
-        .slice(at, at + PAGE)
-        .flatMap((f) => [{ create: { _index: IOC_FINDINGS_INDEX, _id: f.id } }, f as unknown as Record<string, unknown>]),
-    })
-    for (const item of r.items) {
-      const result = item.create
-      if (!result) continue
-      if (result.status === 201 || result.status === 200) written++
-      else if (result.status !== 409) failures.push(JSON.stringify(result.error ?? result.status))
-    }
+  const items = await writes.run(findings, PAGE, async (slice, last) => {
+    const body = slice.flatMap((f) => [{ create: { _index: IOC_FINDINGS_INDEX, _id: f.id } }, f as unknown as Record<string, unknown>])
+    return (await store.bulk({ refresh: last, body })).items
+  })
+  for (const item of items) {
+    const result = item.create
+    if (!result) continue
+    if (result.status === 201 || result.status === 200) written++
+    else if (result.status !== 409) failures.push(JSON.stringify(result.error ?? result.status))
   }
   if (failures.length > 0) throw new Error(`IoC findings could not be written: ${failures.slice(0, 3).join('; ')}`)
   return written
