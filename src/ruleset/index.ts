@@ -74,7 +74,7 @@ export interface AlertingHooks {
 }
 
 export function createRuleset(
-  deps: RulesetDeps & { security: Pick<Security, 'authorizeIndices' | 'documentFilter' | 'hasClusterPermission'> },
+  deps: RulesetDeps & { security: Pick<Security, 'authorizeIndices' | 'documentFilter' | 'hasDocumentFilters' | 'hasClusterPermission'> },
   options: SchedulerOptions = {},
   hooks: AlertingHooks = {},
 ): Ruleset {

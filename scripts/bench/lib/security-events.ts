@@ -91,7 +91,7 @@ export async function openBenchRuleset(root: string, rules: number) {
     settings,
     log,
     now: Date.now,
-    security: { authorizeIndices() {}, documentFilter: () => undefined, hasClusterPermission: () => true },
+    security: { authorizeIndices() {}, documentFilter: () => undefined, hasDocumentFilters: () => false, hasClusterPermission: () => true },
   })
   await ruleset.sync.upsertIntegration('standard', { id: 'int-linux', metadata: { title: 'linux' }, category: 'security' }, false)
   for (let n = 0; n < rules; n++) await ruleset.sync.upsertRule('standard', rule(n), 'int-linux', false)

@@ -34,11 +34,14 @@ export function threatIntelRoutes(
     store: Store
     now: () => number
     monitors: ThreatIntelMonitors
-    security: Pick<Security, 'documentFilter' | 'hasClusterPermission'>
+    security: Pick<Security, 'documentFilter' | 'hasDocumentFilters' | 'hasClusterPermission'>
   } & SourcesDeps,
 ): PluginRoute[] {
   // Findings and alerts name events: the caller sees those it may read (its document-level security).
-  const events = (caller: Caller) => new ReadableEvents(deps.store, (index) => deps.security.documentFilter(caller, index))
+  const events = (caller: Caller) =>
+    deps.security.hasDocumentFilters(caller)
+      ? new ReadableEvents(deps.store, (index) => deps.security.documentFilter(caller, index))
+      : undefined
   return [
     route('GET', `${BASE}/findings/_search`, A.threatIntelFindingsGet, ({ query, caller }) =>
       searchIocFindings(deps.store, query, events(caller)),
