@@ -163,6 +163,7 @@ function createFeatures(deps: Deps, backend: Awaited<ReturnType<typeof openBacke
   })
   const content = createContentManager({ ...deps, rulesetSync: ruleset.sync })
   const contentSync = createContentSync(deps, content, ruleset.sync, { iocs: ruleset.iocs })
+  ruleset.contentSync.pass = () => contentSync.sync.start('demand')
   const findings = feature({
     routes: findingsRoutes(deps, caseNotifier({ ...deps, onPending: () => notifications.dispatcher.kick() })),
   })

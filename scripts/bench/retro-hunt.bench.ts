@@ -3,7 +3,8 @@
 // (50 of them addresses the stored events hold) searched for in BENCH_DOCS (default 100,000;
 // 1,000,000 for the issue's figure) stored security events of a threat-intel detector. Reported:
 // the hunt's time (target <= 30 s at 1M events) and events/s against a baseline measured in the
-// same run (the same paged read of the same events, nothing matched), and `GET /` on the same
+// same run (the same paged read of the same events as the hunt's, the range tested as it reads,
+// nothing matched), and `GET /` on the same
 // event loop during the hunt (target p99 < 100 ms), at the default pace
 // (`retro_hunt.events_per_second`, 50,000).
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -68,11 +69,12 @@ try {
     await store.bulk({ body, refresh: at + 5000 >= IOCS })
   }
 
-  // Baseline: the same paged read of the same events (range query, `_seq_no` order), nothing matched.
+  // Baseline: the same paged read of the same events (`_seq_no` order, the range tested as read), nothing matched.
   Bun.gc(true)
   t = performance.now()
   let scanned = 0
-  for await (const page of eventsInRange(store, [EVENTS], { from: 0, to: Date.now() })) scanned += page.hits.length
+  for await (const page of eventsInRange(store, [EVENTS], { from: 0, to: Date.now() }, { rangeByReading: true }))
+    scanned += page.hits.length
   const scanSeconds = (performance.now() - t) / 1000
 
   Bun.gc(true)

@@ -74,7 +74,7 @@ try {
     settings,
     log,
     now: Date.now,
-    security: { authorizeIndices() {}, documentFilter: () => undefined },
+    security: { authorizeIndices() {}, documentFilter: () => undefined, hasDocumentFilters: () => false, hasClusterPermission: () => true },
   })
   await ruleset.sync.upsertIntegration('standard', { id: 'int-win', metadata: { title: 'windows' }, category: 'security' }, false)
   const bodies = Array.from({ length: RULES }, (_, n) => rule(n))

@@ -273,6 +273,12 @@ const rulesetManagement = [
   ['plugins.security_analytics.alert_history_max_docs', 'long', 1000, [0], true, 'Alert history max docs.'],
   ['plugins.security_analytics.alert_history_retention_period', 'time', '60d', null, true, 'Deletion age.'],
   ['plugins.security_analytics.alert_history_rollover_period', 'time', '12h', null, true, 'Alert rollover period.'],
+  // The peer's IoC findings history (`IocFindingService`): its enabled key has no `_history`, as on the peer.
+  ['plugins.security_analytics.ioc_finding_enabled', 'boolean', true, null, true, 'Rollover of IoC finding history indices.'],
+  ['plugins.security_analytics.ioc_finding_history_max_age', 'time', '30d', null, true, 'IoC finding history max age.'],
+  ['plugins.security_analytics.ioc_finding_history_max_docs', 'long', 1000, [0], true, 'IoC finding history max docs.'],
+  ['plugins.security_analytics.ioc_finding_history_retention_period', 'time', '60d', null, true, 'IoC finding history deletion age.'],
+  ['plugins.security_analytics.ioc_finding_history_rollover_period', 'time', '12h', null, true, 'IoC finding rollover period.'],
   ['plugins.security_analytics.auto_correlations_enabled', 'boolean', false, null, true, 'Automatic correlations.'],
   ['plugins.security_analytics.correlation.detector_cache_ttl', 'time', '5m', null, true, '0s disables the cache.'],
   [

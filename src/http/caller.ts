@@ -30,6 +30,8 @@ export interface Security {
   authorizeIndices(caller: Caller, action: string, indices: string[]): void
   /** The DLS query (already with ${user.name} substituted) that must filter reads of an index, if any. */
   documentFilter(caller: Caller, index: string): Record<string, unknown> | undefined
+  /** False when no role of the caller filters documents of any index: no read of it needs a DLS check. */
+  hasDocumentFilters(caller: Caller): boolean
 }
 
 /** The platform's wording, so operators recognise it. */

@@ -13,7 +13,12 @@ import type { RequestContext } from './context'
  * has DLS. An index without DLS among others that have it stays fully readable.
  */
 export function dlsFilter(ctx: RequestContext, indices: string[]): Query | undefined {
-  const filters = indices.map((index) => ({ index, filter: ctx.documentFilter(index) }))
+  return combinedDocumentFilter((index) => ctx.documentFilter(index), indices)
+}
+
+/** `dlsFilter` for any source of per-index DLS queries (a caller's, outside a request context too). */
+export function combinedDocumentFilter(filterOf: (index: string) => Query | undefined, indices: string[]): Query | undefined {
+  const filters = indices.map((index) => ({ index, filter: filterOf(index) }))
   if (filters.every((f) => f.filter === undefined)) return undefined
   const first = JSON.stringify(filters[0].filter)
   if (filters.every((f) => f.filter !== undefined && JSON.stringify(f.filter) === first)) return filters[0].filter

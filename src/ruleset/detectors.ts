@@ -19,8 +19,7 @@ import { concreteIndices, loadCheckpoint, loadCheckpoints, renderStatus } from '
 import { unresolvedFields } from './detection/field-types'
 import { check, DetectorBody, type DetectorSource, iso, type StoredDetector } from './model'
 import type { Rules } from './rules'
-import { TriggerAction } from './alerts/model'
-import { checkTemplate, templateSource } from '../notifications/template'
+import { checkAction, checkDestinations, type DestinationExists } from './alerts/actions'
 
 export const MAX_DETECTORS = 'plugins.security_analytics.max_detectors'
 export const MAX_RULES_PER_DETECTOR = 'plugins.security_analytics.max_rules_per_detector'
@@ -48,7 +47,7 @@ export interface DetectorsDeps extends RulesetDeps {
 export class Detectors {
   lifecycle?: DetectorLifecycle
   /** Whether a trigger action's `destination_id` names a notification channel (unchecked when unset). */
-  destinationExists?: (id: string) => Promise<boolean>
+  destinationExists?: DestinationExists
 
   /** This node's queue in front of the detector-count lock. */
   private readonly leases: KeyedLeases
@@ -67,7 +66,7 @@ export class Detectors {
     const filtered = filteredCaller(settings, caller)
     requireBackendRoles(filtered)
     this.checkRuleCount(input, settings.num(MAX_RULES_PER_DETECTOR))
-    await this.checkDestinations(input)
+    await checkDestinations(input.triggers ?? [], this.destinationExists)
     return { input, settings, filtered }
   }
 
@@ -267,15 +266,6 @@ export class Detectors {
     return input
   }
 
-  /** Every action's channel must exist when the detector is written, not fail at its first alert. */
-  private async checkDestinations(input: DetectorBody): Promise<void> {
-    if (!this.destinationExists) return
-    for (const t of input.triggers ?? [])
-      for (const a of (t.actions ?? []) as TriggerAction[])
-        if (!(await this.destinationExists(a.destination_id)))
-          throw new ApiError(400, `Trigger [${t.name}] action [${a.name}]: notification channel [${a.destination_id}] not found`)
-  }
-
   private checkRuleCount(input: DetectorBody, max: number): void {
     for (const { detector_input: di } of input.inputs) {
       const n = Math.max(di.custom_rules?.length ?? 0, di.pre_packaged_rules?.length ?? 0)
@@ -423,22 +413,6 @@ export class Detectors {
     const who = caller?.name ?? user ?? 'internal'
     this.d.log.info(`Detector [${id}] (${d.detector_type}, ${d.source}) was ${d.enabled ? 'enabled' : 'disabled'} by [${who}]`)
   }
-}
-
-/** The longest throttle Alerting accepts (`plugins.alerting.action_throttle_max_value`, 24h). */
-const MAX_THROTTLE_MINUTES = 24 * 60
-
-/** A trigger action as Alerting parses it (`Action.kt`, `Throttle.kt`): 400 naming what is wrong. */
-function checkAction(trigger: string, action: unknown): void {
-  const a = check(TriggerAction, action, `action of trigger [${trigger}]`)
-  if (a.throttle_enabled && !a.throttle)
-    throw new ApiError(400, `Trigger [${trigger}] action [${a.name}]: throttle_enabled needs a throttle`)
-  if (a.throttle && a.throttle.value > MAX_THROTTLE_MINUTES)
-    throw new ApiError(400, `Trigger [${trigger}] action [${a.name}]: throttle cannot exceed ${MAX_THROTTLE_MINUTES} minutes`)
-  checkTemplate(a.subject_template, `subject_template of action [${a.name}]`)
-  checkTemplate(a.message_template, `message_template of action [${a.name}]`)
-  if (templateSource(a.message_template).trim() === '')
-    throw new ApiError(400, `Trigger [${trigger}] action [${a.name}]: message_template is empty`)
 }
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)

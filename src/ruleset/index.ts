@@ -26,14 +26,17 @@ import { AlertRaiser } from './alerts/raise'
 import { alertsRoutes } from './alerts/routes'
 import { Alerts } from './alerts/service'
 import { CorrelationAlerts } from './alerts/correlation'
-import { rollOver } from './alerts/indices'
+import { ALERT_HISTORY } from './alerts/indices'
+import { historyRollover } from './history-indices'
+import { IOC_FINDINGS_HISTORY } from './threat-intel/ioc-findings'
 import { SyncedIocs } from './threat-intel/synced-iocs'
 import { threatIntelRoutes } from './threat-intel/routes'
 import { UserSources } from './threat-intel/user-sources'
 import { previewRoutes } from './preview/routes'
 import { RetroHunt } from './threat-intel/retro-hunt'
 import { ThreatIntelMonitors } from './threat-intel/monitors'
-import { timeToMillis } from '../config/values'
+import type { StartSyncPass } from './threat-intel/sources'
+import type { DestinationExists } from './alerts/actions'
 
 export interface Ruleset extends Feature {
   logTypes: LogTypes
@@ -56,6 +59,8 @@ export interface Ruleset extends Feature {
   iocs: SyncedIocs
   /** Searches stored events for the IoCs the sync adds. */
   retroHunt: RetroHunt
+  /** How `_refresh` of the built-in threat-intel source starts a content sync pass (set by the composition). */
+  contentSync: { pass?: StartSyncPass }
   /** Starts the detection clock (not started by construction, so tests and tools stay passive). */
   start(): Promise<void>
 }
@@ -64,12 +69,12 @@ export interface Ruleset extends Feature {
 export interface AlertingHooks {
   /** New alerts owe notifications: deliver them now rather than at the next poll. */
   onPending?: () => void
-  /** Whether a trigger action's `destination_id` names a channel. */
-  destinationExists?: (id: string) => Promise<boolean>
+  /** Whether a trigger action's `destination_id` names a channel (detector and threat-intel monitor triggers). */
+  destinationExists?: DestinationExists
 }
 
 export function createRuleset(
-  deps: RulesetDeps & { security: Pick<Security, 'authorizeIndices' | 'documentFilter'> },
+  deps: RulesetDeps & { security: Pick<Security, 'authorizeIndices' | 'documentFilter' | 'hasDocumentFilters' | 'hasClusterPermission'> },
   options: SchedulerOptions = {},
   hooks: AlertingHooks = {},
 ): Ruleset {
@@ -82,24 +87,27 @@ export function createRuleset(
   const alerts = new Alerts(deps, detectors)
   const raiser = new AlertRaiser({ ...deps, onPending: hooks.onPending })
   const iocs = new SyncedIocs(deps.store, deps.log)
-  const monitors = new ThreatIntelMonitors(deps)
+  const monitors = new ThreatIntelMonitors({ ...deps, destinationExists: hooks.destinationExists })
   const threatIntel = { iocs, iocFieldsOfLogType: async (name: string) => (await logTypes.byName(name))?.ioc_fields }
   const runDeps = { ...deps, rules, findings, evaluator, alerts: raiser, threatIntel }
   const retroHunt = new RetroHunt({ ...deps, iocFieldsOfLogType: threatIntel.iocFieldsOfLogType, alerts: raiser })
   iocs.onSynced = (ids) => retroHunt.synced(ids)
   const warming = watchDetectorLifecycle({ deps, detectors, alerts, runDeps })
-  const rollover = alertHistoryRollover(deps)
+  // The peer's history jobs: alert history, and IoC findings (each every its own `rollover_period`).
+  const rollovers = [historyRollover(deps, ALERT_HISTORY(deps.store)), historyRollover(deps, IOC_FINDINGS_HISTORY(deps.store))]
   const scheduler = new DetectionScheduler({ ...runDeps, detectors }, options)
   const monitorRuns = { ...deps, iocs, monitors, alerts: raiser }
   const monitorClock = new ThreatIntelMonitorClock(monitorRuns)
   const run = monitorExecutor(monitorRuns, monitors, { detectors, scheduler, now: deps.now })
+  const contentSync: Ruleset['contentSync'] = {}
   return {
     routes: [
       ...rulesetRoutes({ logTypes, rules, detectors, executeMonitor: run }),
       ...alertsRoutes(alerts, new CorrelationAlerts(deps)),
       ...previewRoutes({ ...deps, rules, logTypes, iocs }),
-      ...threatIntelRoutes({ ...deps, iocs, uploads: new UserSources({ ...deps, iocs }), monitors }),
+      ...threatIntelRoutes({ ...deps, iocs, uploads: new UserSources({ ...deps, iocs }), monitors, contentSync }),
     ],
+    contentSync,
     alerts,
     iocs,
     retroHunt,
@@ -119,11 +127,11 @@ export function createRuleset(
       scheduler.start()
       retroHunt.start()
       monitorClock.start()
-      rollover.start()
+      for (const r of rollovers) r.start()
     },
     // The evaluator thread outlives the run that the clock's stop waits for.
     stop: async () => {
-      rollover.stop()
+      for (const r of rollovers) r.stop()
       await scheduler.stop()
       await retroHunt.stop()
       await monitorClock.stop()
@@ -179,29 +187,6 @@ function watchDetectorLifecycle(o: {
     },
   }
   return () => warming
-}
-
-/** Alert history rollover and retention, every `alert_history_rollover_period` (the peer's job). */
-function alertHistoryRollover(deps: RulesetDeps): { start(): void; stop(): void } {
-  let rolloverTimer: ReturnType<typeof setTimeout> | undefined
-  let stopped = false
-  const startRollover = async () => {
-    if (stopped) return
-    const settings = await deps.settings.snapshot()
-    await rollOver(deps.store, settings, deps.now(), deps.log).catch((e) =>
-      deps.log.warn('alert history rollover failed; trying again at the next period', { error: e as Error }),
-    )
-    // Within setTimeout's range (a longer delay fires at once) and never a busy loop.
-    const period = timeToMillis(settings.str('plugins.security_analytics.alert_history_rollover_period'))
-    rolloverTimer = setTimeout(startRollover, Math.min(Math.max(period, 1000), 2 ** 31 - 1))
-  }
-  return {
-    start: () => void startRollover(),
-    stop: () => {
-      stopped = true
-      clearTimeout(rolloverTimer)
-    },
-  }
 }
 
 /** Alerting's `_execute`: runs the threat-intel monitor of that id, else the detector behind it. */

@@ -115,6 +115,7 @@ export const PLATFORM_SA_ACTIONS = {
   threatIntelSourcesSearch: `${PSA}threatIntel/sources/search`,
   threatIntelSourcesWrite: `${PSA}threatIntel/sources/write`,
   threatIntelSourcesDelete: `${PSA}threatIntel/sources/delete`,
+  threatIntelSourcesRefresh: `${PSA}threatIntel/sources/refresh`,
   threatIntelMonitorsWrite: `${PSA}threatIntel/monitors/write`,
   threatIntelMonitorsGet: `${PSA}threatIntel/monitors/get`,
   threatIntelMonitorsSearch: `${PSA}threatIntel/monitors/search`,

@@ -203,6 +203,11 @@ export class Policy {
     return false
   }
 
+  /** True when one of the roles filters documents of some index (so reads may need its DLS). */
+  hasDls(roles: string[]): boolean {
+    return roles.some((r) => this.compiled.get(r)?.index.some((p) => p.dls !== undefined) ?? false)
+  }
+
   /**
    * DLS queries (JSON text, variables substituted) of every role whose index
    * patterns cover the index. A role without DLS does not lift another

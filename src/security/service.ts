@@ -167,6 +167,10 @@ export class SecurityService implements Security {
     return this.dls.combine(this.gen.policy.dlsQueries(identityOf(caller), caller.roles, index))
   }
 
+  hasDocumentFilters(caller: Caller): boolean {
+    return this.gen.policy.hasDls(caller.roles)
+  }
+
   private mayAccessIndex(caller: Caller, action: string, index: string): boolean {
     return this.gen.policy.mayUseIndex(identityOf(caller), caller.roles, action, index)
   }

@@ -93,7 +93,7 @@ export async function openBenchRuleset(root: string, rules: number, store: Store
     settings,
     log,
     now: Date.now,
-    security: { authorizeIndices() {}, documentFilter: () => undefined },
+    security: { authorizeIndices() {}, documentFilter: () => undefined, hasDocumentFilters: () => false, hasClusterPermission: () => true },
   })
   await ruleset.sync.upsertIntegration('standard', { id: 'int-linux', metadata: { title: 'linux' }, category: 'security' }, false)
   for (let n = 0; n < rules; n++) await ruleset.sync.upsertRule('standard', rule(n), 'int-linux', false)

@@ -6,10 +6,10 @@
  * older than `alert_history_retention_period` deleted). GET alerts searches `...-alerts*`, both.
  */
 import type { SettingsSnapshot } from '../../config/cluster-settings'
-import { timeToMillis } from '../../config/values'
+import { firstHistoryIndex, type HistoryFamily, rollOverHistory } from '../history-indices'
 import type { Logger } from '../../http/log'
 import { OUTBOX_MAPPING } from '../../notifications/outbox-model'
-import { AlreadyExists, IndexNotFound } from '../../store/errors'
+import { AlreadyExists } from '../../store/errors'
 import type { Mappings, SearchBody, Store } from '../../store/port'
 
 export const ALERT_SETTINGS = {
@@ -89,7 +89,7 @@ export async function ensureHistory(store: Store, logType: string, now: number):
   const alias = historyAlias(logType)
   await ensureOnce(store, alias, async () => {
     if (await store.existsIndex({ index: alias, expand_wildcards: 'all' })) return
-    await createIndex(store, `${alias}-${day(now)}-1`, { [alias]: { is_write_index: true } })
+    await createIndex(store, firstHistoryIndex(alias, now), { [alias]: { is_write_index: true } })
   })
   return alias
 }
@@ -106,46 +106,17 @@ export function forgetAlertIndices(store: Store): void {
   ensured.delete(store)
 }
 
-const day = (millis: number) => new Date(millis).toISOString().slice(0, 10).replaceAll('-', '.')
+/** The alert history family (reference 1.4), rolled over by the shared history job. */
+export const ALERT_HISTORY = (store: Store): HistoryFamily => ({
+  name: 'alert history',
+  pattern: '.opensearch-sap-*-alerts-history-*',
+  settings: ALERT_SETTINGS,
+  create: (index, aliases) => createIndex(store, index, aliases),
+})
 
-/**
- * One rollover check of every history alias (the peer's `DetectorIndexManagementService`): a write
- * index older than `max_age` or holding `max_docs` alerts gets a successor that takes the alias's
- * writes; history indices older than the retention period are deleted.
- */
-export async function rollOver(store: Store, settings: SettingsSnapshot, now: number, log: Logger): Promise<void> {
-  if (!settings.bool(ALERT_SETTINGS.historyEnabled)) return
-  const maxAge = timeToMillis(settings.str(ALERT_SETTINGS.maxAge))
-  const maxDocs = settings.num(ALERT_SETTINGS.maxDocs)
-  const retention = timeToMillis(settings.str(ALERT_SETTINGS.retention))
-  let indices
-  try {
-    indices = await store.getIndex({ index: '.opensearch-sap-*-alerts-history-*', expand_wildcards: 'all' })
-  } catch (e) {
-    if (e instanceof IndexNotFound) return
-    throw e
-  }
-  for (const [index, info] of Object.entries(indices)) {
-    const created = Number(info.settings.index.creation_date ?? now)
-    const alias = Object.entries(info.aliases).find(([, def]) => def.is_write_index === true)?.[0]
-    if (alias) {
-      const docs = (await store.count({ index })).count
-      if (now - created < maxAge && docs < maxDocs) continue
-      const n = Number(/-(\d+)$/.exec(index)?.[1] ?? '1') + 1
-      const next = `${alias}-${day(now)}-${n}`
-      await createIndex(store, next)
-      await store.updateAliases({
-        body: {
-          actions: [{ add: { index, alias, is_write_index: false } }, { add: { index: next, alias, is_write_index: true } }],
-        },
-      })
-      log.info('alert history rolled over', { alias, from: index, to: next, docs })
-    } else if (now - created > retention) {
-      await store.deleteIndex({ index })
-      log.info('alert history index deleted after its retention period', { index })
-    }
-  }
-}
+/** One rollover check of every alert history alias (the peer's `DetectorIndexManagementService`). */
+export const rollOver = (store: Store, settings: SettingsSnapshot, now: number, log: Logger) =>
+  rollOverHistory(store, ALERT_HISTORY(store), settings, now, log)
 
 /** A search of alert indices: hidden ones included (they are dot-named), missing ones skipped. */
 export function searchAlerts(store: Store, index: string | string[], body: SearchBody) {

@@ -13,6 +13,7 @@
 import type { SettingsSnapshot } from '../../config/cluster-settings'
 import type { Logger } from '../../http/log'
 import type { Store } from '../../store/port'
+import { SlicedCalls } from '../../store/sliced-calls'
 import { type AppendedFinding, appendFindings, type FindingInput } from '../findings/writer'
 import { FINDINGS_SECURITY_STREAM } from '../../setup/indices/names'
 
@@ -36,18 +37,10 @@ export interface SubmitResult {
   errors: string[]
 }
 
-/**
- * How long one synchronous findings write may hold the event loop. A store that writes on this
- * thread (the embedded one) took 100-180 ms for a bulk of 100 findings on a loaded machine, and a
- * `GET` waited behind it; a remote store returns at once, so its slices grow to whole bulks.
- */
-const SLICE_MS = 10
-
 export class FindingsPipeline {
   private pending = 0
-  /** Findings per write, learned from the time the last write held this thread (a few until then). */
-  private sliceItems = 10
-  private turns: Promise<void> = Promise.resolve()
+  /** Writes in slices of about 10 ms of this thread, shared by every detector of the node. */
+  private readonly slices = new SlicedCalls()
 
   constructor(
     private readonly store: Store,
@@ -104,30 +97,14 @@ export class FindingsPipeline {
   }
 
   /**
-   * One bulk's findings, in slices that hold this thread at most about SLICE_MS each, one slice
-   * per event-loop turn across every detector of the node. Durable with the run's checkpoint,
-   * written (durably) after them: not each on its own.
+   * One bulk's findings, in slices that hold this thread about 10 ms each. Durable with the run's
+   * checkpoint, written (durably) after them: not each on its own.
    */
-  private async write(chunk: Array<FindingInput & { id: string }>, bulkSize: number): Promise<AppendedFinding[]> {
-    const out: AppendedFinding[] = []
-    for (let at = 0; at < chunk.length;) {
-      const slice = chunk.slice(at, at + Math.min(bulkSize, this.sliceItems))
-      at += slice.length
-      await (this.turns = turnAfter(this.turns))
-      const started = performance.now()
-      const written = appendFindings(this.store, slice, { stream: this.stream, bulkSize, refresh: true, durability: 'async' })
-      // The time until the call returns is the time it held this thread (all of it, for a store that writes here).
-      const held = performance.now() - started
-      this.sliceItems = Math.max(1, Math.floor((slice.length * SLICE_MS) / Math.max(held, 0.01)))
-      out.push(...(await written))
-    }
-    return out
+  private write(chunk: Array<FindingInput & { id: string }>, bulkSize: number): Promise<AppendedFinding[]> {
+    return this.slices.run(chunk, bulkSize, (slice) =>
+      appendFindings(this.store, slice, { stream: this.stream, bulkSize, refresh: true, durability: 'async' }),
+    )
   }
-}
-
-/** Resolves on an event-loop turn of its own (requests are served in between), after every earlier caller's. */
-function turnAfter(previous: Promise<void>): Promise<void> {
-  return previous.then(() => new Promise<void>((resolve) => setImmediate(resolve)))
 }
 
 /** A stable id for one (detector, rule, event version) finding. */

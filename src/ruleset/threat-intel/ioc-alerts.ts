@@ -13,6 +13,8 @@ import { IndexNotFound } from '../../store/errors'
 import type { SearchHit, Store } from '../../store/port'
 import { ALL_ALERTS, searchAlerts } from '../alerts/indices'
 import type { StoredAlert } from '../alerts/model'
+import { IOC_FINDINGS_PATTERN } from './ioc-findings'
+import { READABLE_WINDOW, readablePage, type ReadableEvents } from './readable-events'
 
 const IOC_ALERTS = { exists: { field: 'ioc_type' } }
 const SORTABLE = new Set([
@@ -58,6 +60,7 @@ export function renderIocAlert(hit: SearchHit): Record<string, unknown> {
 export async function listIocAlerts(
   store: Store,
   q: Record<string, string | undefined>,
+  events?: ReadableEvents,
 ): Promise<{ alerts: unknown[]; total_alerts: number }> {
   const filter: unknown[] = [IOC_ALERTS]
   const state = (q.alertState ?? 'ALL').toUpperCase()
@@ -68,12 +71,27 @@ export async function listIocAlerts(
   const severity = q.severityLevel ?? 'ALL'
   if (severity !== 'ALL') filter.push({ term: { severity } })
   const { sortField, order, size, from } = listParams(q, 'start_time', (field) => SORTABLE.has(field))
+  const query = { bool: { filter } }
+  const sort = [{ [sortField]: { order, unmapped_type: 'keyword', ...(q.missing ? { missing: q.missing } : {}) } }]
   try {
+    if (events) {
+      const matches = await searchAlerts(store, ALL_ALERTS, { size: READABLE_WINDOW, query, sort, _source: ['related_doc_ids'] })
+      const page = await readablePage(events, matches.hits.hits, '|', { from, size })
+      if (page) {
+        const hits = await alertsByIds(store, page.ids)
+        const findings = await readableFindings(store, events, hits)
+        const alerts = hits.map((h) => {
+          const a = renderIocAlert(h)
+          return { ...a, finding_ids: (a.finding_ids as string[]).filter((id) => findings.has(id)) }
+        })
+        return { alerts, total_alerts: page.total }
+      }
+    }
     const r = await searchAlerts(store, ALL_ALERTS, {
       from,
       size,
-      query: { bool: { filter } },
-      sort: [{ [sortField]: { order, unmapped_type: 'keyword', ...(q.missing ? { missing: q.missing } : {}) } }],
+      query,
+      sort,
       track_total_hits: true,
       version: true,
       seq_no_primary_term: true,
@@ -86,12 +104,44 @@ export async function listIocAlerts(
   }
 }
 
+/** The IoC alerts of these ids, in this order. */
+async function alertsByIds(store: Store, ids: string[]): Promise<SearchHit[]> {
+  const r = await searchAlerts(store, ALL_ALERTS, {
+    size: ids.length,
+    query: { bool: { filter: [IOC_ALERTS, { ids: { values: ids } }] } },
+    version: true,
+    seq_no_primary_term: true,
+  })
+  const byId = new Map(r.hits.hits.map((h) => [h._id, h]))
+  return ids.flatMap((id) => byId.get(id) ?? [])
+}
+
+/** The ids among these alerts' findings that name an event the caller may read. */
+async function readableFindings(store: Store, events: ReadableEvents, alerts: SearchHit[]): Promise<Set<string>> {
+  const ids = [...new Set(alerts.flatMap((h) => (h._source as unknown as IocAlert).finding_ids ?? []))]
+  if (ids.length === 0) return new Set()
+  const r = await store
+    .search({
+      index: IOC_FINDINGS_PATTERN,
+      expand_wildcards: 'all',
+      body: { size: ids.length, query: { ids: { values: ids } }, _source: ['related_doc_ids'] },
+    })
+    .catch((e) => {
+      if (e instanceof IndexNotFound) return undefined
+      throw e
+    })
+  const out = new Set<string>()
+  for (const h of r?.hits.hits ?? []) if ((await events.keep((h._source?.related_doc_ids as string[]) ?? [], ':')).length) out.add(h._id)
+  return out
+}
+
 const FROM: Record<string, string> = { ACKNOWLEDGED: 'ACTIVE', COMPLETED: 'ACKNOWLEDGED' }
 
 export async function updateIocAlertStatus(
   store: Store,
   now: () => number,
   q: Record<string, string | undefined>,
+  events?: ReadableEvents,
 ): Promise<{ updated_alerts: unknown[]; failure_messages: string[] }> {
   const target = (q.state ?? '').toUpperCase()
   const from = FROM[target]
@@ -113,6 +163,9 @@ export async function updateIocAlertStatus(
   } catch (e) {
     if (!(e instanceof IndexNotFound)) throw e
   }
+  // An alert on events the caller may not read is not its to change: as if it did not exist.
+  const readable = events && (await readablePage(events, hits, '|', { from: 0, size: hits.length }))
+  if (readable) hits = hits.filter((h) => readable.ids.includes(h._id))
   if (hits.length === 0) throw new ApiError(400, `No threat intel alert in state ${from} has the ids [${ids.join(', ')}]`)
   const updated: unknown[] = []
   const failures: string[] = []

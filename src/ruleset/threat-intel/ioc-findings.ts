@@ -10,21 +10,41 @@
 import { ApiError } from '../../http/errors'
 import { listParams } from '../alerts/list-params'
 import { AlreadyExists, IndexNotFound } from '../../store/errors'
-import type { Mappings, Store } from '../../store/port'
+import type { Mappings, SearchBody, Store } from '../../store/port'
+import { SlicedCalls } from '../../store/sliced-calls'
+import { READABLE_WINDOW, readablePage, type ReadableEvents } from './readable-events'
 import { isObject } from '../../json'
 import { sha256Hex } from '../../content/hash'
 import { iocTypeOf, type IocType } from './ioc-types'
 import { IOC_ALIAS } from './synced-iocs'
 import { TI_UPLOADED_IOCS_INDEX } from '../indices'
+import { firstHistoryIndex, type HistoryFamily } from '../history-indices'
 
+/** The write alias of the IoC findings (reference 3.4), over `<alias>-history-<yyyy.MM.dd>-<n>` indices. */
 export const IOC_FINDINGS_INDEX = '.opensearch-sap-ioc-findings'
+/** What reads search: every history index (and an index of the alias's name, as versions before the rollover wrote). */
+export const IOC_FINDINGS_PATTERN = `${IOC_FINDINGS_INDEX}*`
+const HISTORY_PREFIX = `${IOC_FINDINGS_INDEX}-history`
+export const IOC_FINDING_SETTINGS = {
+  historyEnabled: 'plugins.security_analytics.ioc_finding_enabled',
+  maxAge: 'plugins.security_analytics.ioc_finding_history_max_age',
+  maxDocs: 'plugins.security_analytics.ioc_finding_history_max_docs',
+  retention: 'plugins.security_analytics.ioc_finding_history_retention_period',
+  rolloverPeriod: 'plugins.security_analytics.ioc_finding_history_rollover_period',
+} as const
 /** The CTI consumer's IoCs as a threat-intel source of their own (the built-in feed). */
 export const CTI_FEED_ID = 'svc-cti-iocs'
 /** Where IoCs are stored: the CTI consumer's, and those of users' uploaded sources. */
 export const IOC_INDICES = [IOC_ALIAS, TI_UPLOADED_IOCS_INDEX]
 
-/** IoCs read, findings written, per request. */
+/** IoCs read, findings written, per request at most. */
 const PAGE = 1_000
+/**
+ * The store calls of detector runs, monitor runs and hunts, in slices of about 10 ms of this thread
+ * (shared by all of them): a hunt's flush looks up and writes thousands at once.
+ */
+const lookups = new SlicedCalls()
+const writes = new SlicedCalls()
 const kw = { type: 'keyword' }
 export const IOC_FINDING_MAPPING: Mappings = {
   dynamic: false,
@@ -79,13 +99,34 @@ export interface IocHit {
 
 const ensured = new WeakMap<Store, boolean>()
 
-async function ensureFindingsIndex(store: Store): Promise<void> {
-  if (ensured.get(store)) return
+async function createFindingsIndex(store: Store, index: string, aliases?: Record<string, object>): Promise<void> {
   try {
-    await store.createIndex({ index: IOC_FINDINGS_INDEX, body: { settings: { index: { hidden: true } }, mappings: IOC_FINDING_MAPPING } })
+    await store.createIndex({
+      index,
+      body: { settings: { index: { hidden: true } }, mappings: IOC_FINDING_MAPPING, ...(aliases ? { aliases } : {}) },
+    })
   } catch (e) {
     if (!(e instanceof AlreadyExists)) throw e
   }
+}
+
+/**
+ * The IoC findings family for the shared history job: the history indices
+ * (`.opensearch-sap-ioc-findings-history-<day>-<n>`, the peer's names) rolled over behind the alias.
+ */
+export const IOC_FINDINGS_HISTORY = (store: Store): HistoryFamily => ({
+  name: 'IoC finding history',
+  pattern: `${HISTORY_PREFIX}-*`,
+  prefix: () => HISTORY_PREFIX,
+  settings: IOC_FINDING_SETTINGS,
+  create: (index, aliases) => createFindingsIndex(store, index, aliases),
+})
+
+/** The write alias over its first history index, unless the alias (or an index of its name) exists. */
+async function ensureFindingsIndex(store: Store, now: number): Promise<void> {
+  if (ensured.get(store)) return
+  if (!(await store.existsIndex({ index: IOC_FINDINGS_INDEX, expand_wildcards: 'all' })))
+    await createFindingsIndex(store, firstHistoryIndex(HISTORY_PREFIX, now), { [IOC_FINDINGS_INDEX]: { is_write_index: true } })
   ensured.set(store, true)
 }
 
@@ -99,9 +140,8 @@ export async function buildIocFindings(
   const ids = [...new Set(hits.flatMap((h) => h.iocIds))]
   const iocs = new Map<string, Record<string, unknown>>()
   const feeds = new Map<string, string>()
-  // In pages well inside `index.max_result_window`, however many values a run matched.
-  for (let at = 0; at < ids.length; at += PAGE) {
-    const page = ids.slice(at, at + PAGE)
+  // In slices of this thread (a hunt's flush may look up thousands), each well inside `index.max_result_window`.
+  await lookups.run(ids, PAGE, async (page) => {
     const r = await store.search({
       index: IOC_INDICES,
       expand_wildcards: 'all',
@@ -113,7 +153,8 @@ export async function buildIocFindings(
         iocs.set(h._id, h._source.document)
         if (typeof h._source.feed_id === 'string') feeds.set(h._id, h._source.feed_id)
       }
-  }
+    return []
+  })
   const out: IocFinding[] = []
   for (const hit of hits) {
     // An IoC deleted since the index was read matches nothing any more.
@@ -145,22 +186,18 @@ export async function buildIocFindings(
 /** Writes findings as creates; one already written (a repeated run) is left as it is. Answers how many were new. */
 export async function writeIocFindings(store: Store, findings: IocFinding[]): Promise<number> {
   if (findings.length === 0) return 0
-  await ensureFindingsIndex(store)
+  await ensureFindingsIndex(store, findings[0].timestamp)
   let written = 0
   const failures: string[] = []
-  for (let at = 0; at < findings.length; at += PAGE) {
-    const r = await store.bulk({
-      refresh: at + PAGE >= findings.length,
-      body: findings
-        .slice(at, at + PAGE)
-        .flatMap((f) => [{ create: { _index: IOC_FINDINGS_INDEX, _id: f.id } }, f as unknown as Record<string, unknown>]),
-    })
-    for (const item of r.items) {
-      const result = item.create
-      if (!result) continue
-      if (result.status === 201 || result.status === 200) written++
-      else if (result.status !== 409) failures.push(JSON.stringify(result.error ?? result.status))
-    }
+  const items = await writes.run(findings, PAGE, async (slice, last) => {
+    const body = slice.flatMap((f) => [{ create: { _index: IOC_FINDINGS_INDEX, _id: f.id } }, f as unknown as Record<string, unknown>])
+    return (await store.bulk({ refresh: last, body })).items
+  })
+  for (const item of items) {
+    const result = item.create
+    if (!result) continue
+    if (result.status === 201 || result.status === 200) written++
+    else if (result.status !== 409) failures.push(JSON.stringify(result.error ?? result.status))
   }
   if (failures.length > 0) throw new Error(`IoC findings could not be written: ${failures.slice(0, 3).join('; ')}`)
   return written
@@ -174,10 +211,11 @@ const csv = (v: string | undefined) =>
     .map((x) => x.trim())
     .filter(Boolean)
 
-/** `GET /threat_intel/findings/_search` with the peer's parameters and defaults (reference 3.4). */
+/** `GET /threat_intel/findings/_search` with the peer's parameters and defaults (reference 3.4), under the caller's DLS. */
 export async function searchIocFindings(
   store: Store,
   q: Record<string, string | undefined>,
+  events?: ReadableEvents,
 ): Promise<{ total_findings: number; ioc_findings: unknown[] }> {
   const filter: unknown[] = []
   const findingIds = csv(q.findingIds)
@@ -191,18 +229,26 @@ export async function searchIocFindings(
   }
   const should = q.searchString ? [{ query_string: { query: q.searchString } }] : []
   const { sortField, order, size, from } = listParams(q, 'timestamp', (field) => SORTABLE.test(field))
+  const query = { bool: { filter, should, ...(should.length ? { minimum_should_match: 1 } : {}) } }
+  const sort = [{ [sortField]: { order, ...(q.missing ? { missing: q.missing } : {}), unmapped_type: 'keyword' } }]
+  const search = (body: SearchBody) => store.search({ index: IOC_FINDINGS_PATTERN, expand_wildcards: 'all', allow_no_indices: true, body })
   try {
-    const r = await store.search({
-      index: IOC_FINDINGS_INDEX,
-      expand_wildcards: 'all',
-      body: {
-        from,
-        size,
-        query: { bool: { filter, should, ...(should.length ? { minimum_should_match: 1 } : {}) } },
-        sort: [{ [sortField]: { order, ...(q.missing ? { missing: q.missing } : {}), unmapped_type: 'keyword' } }],
-        track_total_hits: true,
-      },
-    })
+    if (events) {
+      const matches = await search({ size: READABLE_WINDOW, query, sort, _source: ['related_doc_ids'] })
+      const page = await readablePage(events, matches.hits.hits, ':', { from, size })
+      if (page) {
+        const byId = new Map(
+          (await search({ size: page.ids.length, query: { ids: { values: page.ids } } })).hits.hits.map((h) => [h._id, h]),
+        )
+        const findings = []
+        for (const id of page.ids) {
+          const f = byId.get(id)?._source
+          if (f) findings.push({ ...f, related_doc_ids: await events.keep(f.related_doc_ids as string[], ':') })
+        }
+        return { total_findings: page.total, ioc_findings: findings }
+      }
+    }
+    const r = await search({ from, size, query, sort, track_total_hits: true })
     const total = typeof r.hits.total === 'number' ? r.hits.total : (r.hits.total?.value ?? 0)
     return { total_findings: total, ioc_findings: r.hits.hits.map((h) => h._source) }
   } catch (e) {

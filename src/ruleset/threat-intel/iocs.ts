@@ -9,7 +9,7 @@ import { isObject } from '../../json'
 import { IOC_SUMMARY_ID } from '../../content/sync/ioc-post-sync'
 import { IndexNotFound } from '../../store/errors'
 import type { Store } from '../../store/port'
-import { CTI_FEED_ID, IOC_FINDINGS_INDEX, IOC_INDICES } from './ioc-findings'
+import { CTI_FEED_ID, IOC_FINDINGS_PATTERN, IOC_INDICES } from './ioc-findings'
 import { feedTypesOf, IOC_TYPES, iocTypeOf, isIocType } from './ioc-types'
 
 /** The peer's sort fields on the stored document. */
@@ -145,7 +145,7 @@ async function findingCounts(store: Store, ids: string[]): Promise<Map<string, n
   if (ids.length === 0) return out
   try {
     const r = await store.search({
-      index: IOC_FINDINGS_INDEX,
+      index: IOC_FINDINGS_PATTERN,
       expand_wildcards: 'all',
       body: {
         size: 0,

@@ -13,6 +13,7 @@ import type { SearchBody, Store } from '../../store/port'
 import { check } from '../model'
 import { ensureIndex, TI_MONITORS_INDEX } from '../indices'
 import { IOC_TYPES, type IocType } from './ioc-types'
+import { checkAction, checkDestinations, type DestinationExists } from '../alerts/actions'
 
 export const MONITOR_TYPE = 'ti_doc_level_monitor'
 /** One document holds the id of the one monitor: a second creation conflicts on it. */
@@ -76,12 +77,15 @@ function validated(body: Record<string, unknown>): ThreatIntelMonitorBody {
     for (const index of Object.keys(e.index_to_fields_map))
       if (!m.indices.includes(index))
         throw new ApiError(400, `index_to_fields_map names [${index}], which is not one of the monitor's indices`)
+  for (const t of m.triggers ?? []) for (const a of t.actions ?? []) checkAction(t.name, a)
   return m
 }
 
 export interface MonitorsDeps {
   store: Store
   now: () => number
+  /** Whether a trigger action's `destination_id` names a notification channel (unchecked when absent). */
+  destinationExists?: DestinationExists
 }
 
 export class ThreatIntelMonitors {
@@ -111,8 +115,15 @@ export class ThreatIntelMonitors {
     }
   }
 
-  async create(body: Record<string, unknown>) {
+  /** The body checked: its shape, then the channels its actions name. */
+  private async checked(body: Record<string, unknown>): Promise<ThreatIntelMonitorBody> {
     const m = validated(body)
+    await checkDestinations(m.triggers ?? [], this.deps.destinationExists)
+    return m
+  }
+
+  async create(body: Record<string, unknown>) {
+    const m = await this.checked(body)
     await ensureIndex(this.deps.store, TI_MONITORS_INDEX)
     const id = crypto.randomUUID()
     try {
@@ -134,7 +145,7 @@ export class ThreatIntelMonitors {
 
   async update(id: string, body: Record<string, unknown>) {
     const was = await this.read(id)
-    const stored = this.stored(validated(body), was.monitor)
+    const stored = this.stored(await this.checked(body), was.monitor)
     const w = await this.deps.store.index({
       index: TI_MONITORS_INDEX,
       id,

@@ -248,6 +248,8 @@ export class RetroHunt {
       position,
       until: job.until[detectorId],
       size,
+      // A hunt reads every event after the look-back's first: the range is tested as it reads.
+      rangeByReading: true,
     })) {
       const paced = Date.now()
       for (const hit of hits) {

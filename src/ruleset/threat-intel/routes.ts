@@ -1,16 +1,19 @@
 /** Threat intelligence REST surface (reference 3.2): thin routes over the IoC findings, IoCs, sources and monitors. */
 import { Type as T } from '@sinclair/typebox'
 import { type BodyLimit, SMALL_BODY } from '../../http/body'
-import { json } from '../../http/errors'
+import { ApiError, json } from '../../http/errors'
 import { objectBody, route, type PluginRoute } from '../../http/route'
-import { PLATFORM_SA_ACTIONS as A } from '../../security/actions'
+import { CONTENT_MANAGER_ACTIONS, PLATFORM_SA_ACTIONS as A } from '../../security/actions'
+import { type Caller, noPermissions, type Security } from '../../http/caller'
 import type { Store } from '../../store/port'
+import { ReadableEvents } from './readable-events'
 import { SEARCH_BODY, searchOf } from '../search-body'
 import { searchIocFindings } from './ioc-findings'
 import { listIocs } from './iocs'
 import { listIocAlerts, updateIocAlertStatus } from './ioc-alerts'
 import { type ThreatIntelMonitors } from './monitors'
-import { createSource, deleteSource, getSource, searchSources, type SourcesDeps, updateSource } from './sources'
+import { createSource, deleteSource, getSource, refreshSource, searchSources, type SourcesDeps, updateSource } from './sources'
+import { CTI_FEED_ID } from './ioc-findings'
 
 const BASE = '/_plugins/_security_analytics/threat_intel'
 /** Search DSL over sources: the built-in source is answered first, users' sources are searched with it. */
@@ -26,12 +29,28 @@ const MONITOR = objectBody(SMALL_BODY, T.Object({}, { additionalProperties: true
 const created = (kind: 'sources' | 'monitors', view: Record<string, unknown>, id: string) =>
   json(view, 201, { location: `${BASE}/${kind}/${id}` })
 
-export function threatIntelRoutes(deps: { store: Store; now: () => number; monitors: ThreatIntelMonitors } & SourcesDeps): PluginRoute[] {
+export function threatIntelRoutes(
+  deps: {
+    store: Store
+    now: () => number
+    monitors: ThreatIntelMonitors
+    security: Pick<Security, 'documentFilter' | 'hasDocumentFilters' | 'hasClusterPermission'>
+  } & SourcesDeps,
+): PluginRoute[] {
+  // Findings and alerts name events: the caller sees those it may read (its document-level security).
+  const events = (caller: Caller) =>
+    deps.security.hasDocumentFilters(caller)
+      ? new ReadableEvents(deps.store, (index) => deps.security.documentFilter(caller, index))
+      : undefined
   return [
-    route('GET', `${BASE}/findings/_search`, A.threatIntelFindingsGet, ({ query }) => searchIocFindings(deps.store, query)),
+    route('GET', `${BASE}/findings/_search`, A.threatIntelFindingsGet, ({ query, caller }) =>
+      searchIocFindings(deps.store, query, events(caller)),
+    ),
     route('GET', `${BASE}/iocs`, A.threatIntelIocsList, ({ query }) => listIocs(deps.store, query)),
-    route('GET', `${BASE}/alerts`, A.threatIntelAlertsGet, ({ query }) => listIocAlerts(deps.store, query)),
-    route('PUT', `${BASE}/alerts/status`, A.threatIntelAlertsStatus, ({ query }) => updateIocAlertStatus(deps.store, deps.now, query)),
+    route('GET', `${BASE}/alerts`, A.threatIntelAlertsGet, ({ query, caller }) => listIocAlerts(deps.store, query, events(caller))),
+    route('PUT', `${BASE}/alerts/status`, A.threatIntelAlertsStatus, ({ query, caller }) =>
+      updateIocAlertStatus(deps.store, deps.now, query, events(caller)),
+    ),
     route('POST', `${BASE}/sources/_search`, A.threatIntelSourcesSearch, ({ body }) => searchSources(deps, body), SEARCH),
     route('GET', `${BASE}/sources/:id`, A.threatIntelSourcesGet, ({ params }) => getSource(deps, params.id)),
     route(
@@ -52,6 +71,12 @@ export function threatIntelRoutes(deps: { store: Store; now: () => number; monit
       SOURCE,
     ),
     route('DELETE', `${BASE}/sources/:id`, A.threatIntelSourcesDelete, ({ params }) => deleteSource(deps, params.id)),
+    route('POST', `${BASE}/sources/:id/_refresh`, A.threatIntelSourcesRefresh, ({ params, caller }) => {
+      // Refreshing the built-in source runs a content sync pass: the caller needs that right too.
+      if (params.id === CTI_FEED_ID && !deps.security.hasClusterPermission(caller, CONTENT_MANAGER_ACTIONS.updateTrigger))
+        throw new ApiError(403, noPermissions(CONTENT_MANAGER_ACTIONS.updateTrigger, caller))
+      return refreshSource(deps, params.id)
+    }),
     route('POST', `${BASE}/monitors/_search`, A.threatIntelMonitorsSearch, ({ body }) => deps.monitors.search(searchOf(body)), SEARCH_BODY),
     route(
       'POST',

@@ -16,9 +16,14 @@ import type { UserSources } from './user-sources'
 
 const IOC_CONSUMER = 'cti:catalog:consumer:iocs'
 
+/** What a refresh of the built-in source starts: a sync pass (`busy` or `locked` when one already runs). */
+export type StartSyncPass = () => Promise<'started' | 'busy' | 'locked'>
+
 export interface SourcesDeps {
   store: Store
   uploads: UserSources
+  /** The Content Manager's on-demand pass, set once the sync exists (unset where none runs, as in tools). */
+  contentSync: { pass?: StartSyncPass }
   settings: { snapshot(): Promise<SettingsSnapshot> }
   /** The node's IoC index: which types the source holds now. */
   iocs: { current(): Promise<IocIndex> }
@@ -105,4 +110,23 @@ export async function updateSource(d: SourcesDeps, id: string, body: Record<stri
 export async function deleteSource(d: SourcesDeps, id: string) {
   if (id === CTI_FEED_ID) throw new ApiError(400, BUILT_IN_READ_ONLY)
   return d.uploads.delete(id)
+}
+
+/**
+ * `POST /sources/{id}/_refresh`. The built-in source is refreshed by a pass of the Content Manager's
+ * sync, as `POST /_plugins/_content_manager/update` starts one (the same setting switches both off).
+ * An uploaded source has nothing to fetch: the peer refuses it with this message, here a 400.
+ */
+export async function refreshSource(d: SourcesDeps, id: string): Promise<{ acknowledged: true }> {
+  if (id !== CTI_FEED_ID) {
+    if (!(await d.uploads.get(id))) throw new ApiError(404, `Threat intel source [${id}] not found`)
+    throw new ApiError(400, `Unable to refresh source config [${id}] with a source type of [IOC_UPLOAD]`)
+  }
+  const pass = d.contentSync.pass
+  if (!pass) throw new ApiError(400, `The built-in source [${CTI_FEED_ID}] is refreshed by the content sync, which this node does not run`)
+  if (!(await d.settings.snapshot()).bool('plugins.content_manager.catalog.update_on_demand'))
+    throw new ApiError(403, 'On-demand content updates are disabled on this deployment.')
+  const started = await pass()
+  if (started !== 'started') throw new ApiError(409, 'Invalid TIF job state. Expecting AVAILABLE or REFRESH_FAILED but received REFRESHING')
+  return { acknowledged: true }
 }

@@ -142,6 +142,10 @@ export class PlatformSecurity implements Security {
     return this.dls.combine(this.policy.dlsQueries(callerIdentity(caller), caller.roles, index))
   }
 
+  hasDocumentFilters(caller: Caller): boolean {
+    return this.policy.hasDls(caller.roles)
+  }
+
   /** The Authorization header this caller authenticated with (undefined for callers made elsewhere). */
   authorizationOf(caller: Caller): string | undefined {
     return this.credentials.get(caller)

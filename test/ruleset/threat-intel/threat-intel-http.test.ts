@@ -190,6 +190,21 @@ describe('threat intel on events', () => {
     expect((await s.request('POST', `${SA}/threat_intel/sources`, { body: { type: 'IOC_UPLOAD', name: 'x' } })).status).toBe(400)
   })
 
+  test("_refresh of the built-in source runs a content sync pass, which brings the feed's new IoCs", async () => {
+    feed.create('6', ioc('6', '198.18.7.7', 'ip'))
+    const r = await s.request('POST', `${SA}/threat_intel/sources/svc-cti-iocs/_refresh`)
+    expect({ status: r.status, body: r.body }).toEqual({ status: 200, body: { acknowledged: true } })
+    await until(async () => {
+      const st = await state()
+      return st?.status === 'ready' && st.local_offset === feed.lastOffset && !st.post_sync_pending
+    }, 'the pass the refresh started')
+    const listed = (await s.request('GET', `${SA}/threat_intel/iocs?size=100`)).body.iocs.map((i: any) => i.value)
+    expect(listed).toContain('198.18.7.7')
+    expect((await s.request('POST', `${SA}/threat_intel/sources/nope/_refresh`)).status).toBe(404)
+    const analyst = { name: 'analyst', password: 'Analyst-pass-1' }
+    expect((await s.request('POST', `${SA}/threat_intel/sources/svc-cti-iocs/_refresh`, { user: analyst })).status).toBe(403)
+  })
+
   test('threat-intel alerts: listed in the peer shape; ACTIVE -> ACKNOWLEDGED -> COMPLETED; a completed value opens a new alert', async () => {
     const list = async (q = '') => (await s.request('GET', `${SA}/threat_intel/alerts${q}`)).body
     const all = await list('?sortString=ioc_value')
