@@ -128,7 +128,7 @@ describe('embedded store query plans', () => {
     expect(last.hits.hits.map((h) => h._id)).toEqual(['3', '17', '5'])
   })
   test('text fields read the postings of their terms (text-index.ts)', () => {
-    expect(plan({ match: { msg: 'line' } })).toContain('SEARCH fv USING PRIMARY KEY (f=? AND v=?)')
+    expect(plan({ match: { msg: 'line' } })).toContain('SCAN tx VIRTUAL TABLE INDEX 0:M')
   })
 
   test('a fuzzy match falls back to a scan of the one index (checked by the evaluator)', () => {

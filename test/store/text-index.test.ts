@@ -185,8 +185,14 @@ describe('text index: indexed plans answer as the scanning evaluator', () => {
 
   test('text queries read postings, not every document', () => {
     const plan = (query: unknown) => indexed.explain('ti-a', query).join(' | ')
-    for (const q of [{ match: { msg: 'fox' } }, { term: { msg: 'fox' } }, { query_string: { query: 'k.keyword:v7' } }])
-      expect(plan(q)).toContain('fv')
+    for (const q of [
+      { match: { msg: 'fox' } },
+      { term: { msg: 'fox' } },
+      { prefix: { msg: 'fo' } },
+      { query_string: { query: 'msg:fox' } },
+    ])
+      expect(plan(q)).toContain('SCAN tx VIRTUAL TABLE INDEX 0:M')
+    expect(plan({ query_string: { query: 'k.keyword:v7' } })).toContain('fv')
     expect(plan({ match: { msg: { query: 'fox', fuzziness: 1 } } })).not.toContain('fv')
   })
 
@@ -282,6 +288,7 @@ describe('text index: an older data directory', () => {
     // What a schema-3 store holds: no text rows, no counters.
     const db = new Database(file)
     expect(dropFields(db, "hex(name) LIKE '00%'").length).toBeGreaterThan(0)
+    for (const table of ['txi', 'tx', 'tl']) db.run(`DROP TABLE ${table}`)
     db.run('ALTER TABLE fields DROP COLUMN tdocs')
     db.run('ALTER TABLE fields DROP COLUMN ttokens')
     db.run('PRAGMA user_version = 3')
@@ -290,12 +297,63 @@ describe('text index: an older data directory', () => {
     const b = openEmbeddedStore(file)
     const scanned = openEmbeddedStore(':memory:', { scanOnly: true })
     try {
-      expect(b.migration).toMatchObject({ from: 3, to: 4 })
+      expect(b.migration).toMatchObject({ from: 3, to: 5 })
       await fill(scanned, 7)
-      expect(b.explain('ti-a', { match: { msg: 'fox' } }).join(' ')).toContain('fv')
+      expect(b.explain('ti-a', { match: { msg: 'fox' } }).join(' ')).toContain('tx VIRTUAL TABLE')
       await differential(b, scanned, 'ti-*')
     } finally {
       await b.close()
+      await scanned.close()
+    }
+  }, 60_000)
+
+  test('migrating a schema-4 store moves the postings from the field-value index into FTS5', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'text-index-')), 'store.db')
+    const a = openEmbeddedStore(file)
+    await fill(a, 7)
+    await a.close()
+    // What a schema-4 store holds: a posting per term and document in fv (with its weight), the
+    // document's terms in its keys, no FTS5 tables.
+    const db = new Database(file)
+    const termIds = new Map(
+      (db.query("SELECT f, name FROM fields WHERE hex(name) LIKE '007465726D7320%'").all() as Array<{ f: number; name: string }>).map(
+        (r) => [r.f, r.name],
+      ),
+    )
+    expect(termIds.size).toBeGreaterThan(0)
+    const tokens = db.query('SELECT term FROM txi WHERE doc = ?')
+    for (const { rid, keys } of db.query('SELECT rid, keys FROM docs').all() as Array<{ rid: number; keys: string }>) {
+      const byField = new Map<number, Set<string>>()
+      for (const [term] of tokens.values(rid) as Array<[string]>) {
+        const f = Number(term.slice(0, term.indexOf('_')))
+        if (!byField.has(f)) byField.set(f, new Set())
+        byField.get(f)!.add(term.slice(term.indexOf('_') + 1))
+      }
+      for (const [f, terms] of byField) for (const t of terms) db.query('INSERT INTO fv (f, v, rid, w) VALUES (?, ?, ?, 1)').run(f, t, rid)
+      const listed = [...(JSON.parse(keys) as unknown[]), ...[...byField].map(([f, terms]) => [f, [...terms].join(' ')])]
+      db.query('UPDATE docs SET keys = ? WHERE rid = ?').run(JSON.stringify(listed), rid)
+    }
+    for (const table of ['txi', 'tx', 'tl']) db.run(`DROP TABLE ${table}`)
+    db.run('PRAGMA user_version = 4')
+    db.close()
+
+    const b = openEmbeddedStore(file)
+    const scanned = openEmbeddedStore(':memory:', { scanOnly: true })
+    try {
+      expect(b.migration).toMatchObject({ from: 4, to: 5 })
+      await fill(scanned, 7)
+      await differential(b, scanned, 'ti-*')
+      await b.close()
+      const after = new Database(file)
+      try {
+        const left = after.query(`SELECT count(*) AS n FROM fv WHERE f IN (${[...termIds.keys()].join(',')})`).get() as { n: number }
+        expect(left.n).toBe(0)
+        const keys = after.query('SELECT keys FROM docs').all() as Array<{ keys: string }>
+        expect(keys.some(({ keys }) => (JSON.parse(keys) as Array<[number]>).some(([f]) => termIds.has(f)))).toBe(false)
+      } finally {
+        after.close()
+      }
+    } finally {
       await scanned.close()
     }
   }, 60_000)

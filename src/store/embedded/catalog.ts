@@ -8,7 +8,7 @@ import type { FieldSpec } from '../query/compile'
 import type { Namespace } from '../names'
 import { fieldSpecs, type IndexedKind, indexedKind } from './mapping'
 import { ridRange } from './rids'
-import { isLengthsField, isTermsField } from './text-fields'
+import { isLengthsField } from './text-fields'
 
 export interface IndexMeta {
   ix: number
@@ -40,8 +40,6 @@ export interface IndexMeta {
   multiValued: Set<number>
   /** Lengths ids of text fields (text-index.ts): their rows move the field's BM25 counters. */
   lengthIds: Set<number>
-  /** Terms ids of text fields (text-index.ts): their keys entry lists several terms. */
-  termIds: Set<number>
 }
 
 export interface DataStreamMeta {
@@ -93,7 +91,6 @@ export class Catalog implements Namespace {
         fieldIds: new Map(),
         multiValued: new Set(),
         lengthIds: new Set(),
-        termIds: new Set(),
       }
       c.byName.set(meta.name, meta)
       c.byIx.set(meta.ix, meta)
@@ -108,7 +105,6 @@ export class Catalog implements Namespace {
       meta?.fieldIds.set(r.name, r.f)
       if (r.multi !== 0) meta?.multiValued.add(r.f)
       if (isLengthsField(r.name)) meta?.lengthIds.add(r.f)
-      if (isTermsField(r.name)) meta?.termIds.add(r.f)
     }
     for (const r of db.query('SELECT alias, ix, def FROM aliases').all() as Array<{ alias: string; ix: number; def: string }>) {
       const meta = c.byIx.get(r.ix)

@@ -13,7 +13,7 @@ import { Catalog, type DataStreamMeta, type IndexMeta } from './catalog'
 import { GroupCommit, type GroupWrite, type Outcome } from './group-commit'
 import { Checkpointer } from './checkpointer'
 import { openStoreFile } from './integrity'
-import { PendingStats } from './text-index'
+import { PendingStats, PendingText } from './text-index'
 import type { Migration, MigrationResult } from './migrations'
 import type { Plan } from './plan'
 import type { Synchronous } from './schema'
@@ -71,6 +71,7 @@ export class StoreCore {
   private readonly seqDirty = new Set<IndexMeta>()
   /** Text-field counter changes of the running transaction, written at its end (text-index.ts). */
   readonly pendingStats = new PendingStats()
+  readonly pendingText = new PendingText()
   private closed = false
 
   /** The configured durability; `index.translog.durability: async` indices commit with NORMAL instead. */
@@ -141,12 +142,14 @@ export class StoreCore {
   private transaction<T>(body: () => T, takeBack: () => void, relaxed = false): T {
     this.seqDirty.clear()
     this.pendingStats.clear()
+    this.pendingText.clear()
     const normal = relaxed && this.synchronous === 'FULL'
     if (normal) this.db.run('PRAGMA synchronous = NORMAL')
     try {
       this.sql('BEGIN IMMEDIATE')
       try {
         const out = body()
+        this.pendingText.flush(this.db)
         this.pendingStats.flush(this.db)
         this.saveSeqs()
         this.sql('COMMIT')
@@ -224,6 +227,11 @@ export class StoreCore {
   private saveSeqs(): void {
     const save = this.db.query('UPDATE indices SET seq = ? WHERE ix = ?')
     for (const meta of this.seqDirty) if (this.cat.byIx.get(meta.ix) === meta) save.run(meta.seq, meta.ix)
+  }
+
+  /** The text rows this transaction wrote, in the text index before a read of it (see PendingText). */
+  textVisible(): void {
+    if (this.pendingText.size > 0) this.pendingText.flush(this.db)
   }
 
   onUndo(f: () => void): void {

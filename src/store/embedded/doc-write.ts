@@ -19,7 +19,7 @@ import { isValueAndPathField } from '../query/flat-object'
 import { keepForPits } from './pits'
 import { ridRange } from './rids'
 import { isLengthsField } from './text-fields'
-import { insertRows, type Key, listedRows, textKeys } from './text-index'
+import { insertValues, type Key, textKeys } from './text-index'
 import { DocView } from '../query/doc'
 
 export async function indexDocument(core: StoreCore, params: IndexParams): Promise<WriteResponse> {
@@ -239,6 +239,8 @@ function storeRow(
     // Only the keys that changed: a document holding a long list (an integration's 10,000 rule
     // ids) rewritten to add one would otherwise delete and insert every key of the list.
     const { old, fresh } = replaceKeys(core, meta, existing, keys)
+    const had = hadText(meta, old)
+    if (had || text.lengths.length > 0) core.pendingText.set(existing.rid, text.lengths.length > 0 ? text : null, had, onUndo(core))
     toInsert = fresh
     core.pendingStats.move(meta.lengthIds, old, text.listed, onUndo(core))
     core.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
@@ -252,9 +254,10 @@ function storeRow(
       .query('INSERT INTO docs (rid, ix, id, seq, ver, src, keys) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(rid, meta.ix, id, seq, version, src, keysJson)
     core.pendingStats.move(meta.lengthIds, undefined, text.listed, onUndo(core))
+    if (text.lengths.length > 0) core.pendingText.set(rid, text, false, onUndo(core))
     adjustCount(core, meta, 1, storedSize(src, keysJson))
   }
-  insertRows(core.db, toInsert, text, rid)
+  insertValues(core.db, toInsert, rid)
   return seq
 }
 
@@ -312,25 +315,20 @@ function fieldId(core: StoreCore, meta: IndexMeta, field: string): number | unde
   return newFieldId(core, meta, field, 0)
 }
 
-/** A text field's terms id (several rows per document) or lengths id (see text-index.ts). */
+/** A text field's terms id (its tokens' prefix in `tx`) or lengths id (see text-index.ts). */
 function textFieldId(core: StoreCore, meta: IndexMeta, name: string): number {
   const known = meta.fieldIds.get(name)
   if (known !== undefined) return known
-  const lengths = isLengthsField(name)
-  const f = newFieldId(core, meta, name, lengths ? 0 : 1)
-  if (lengths) {
+  const f = newFieldId(core, meta, name, 0)
+  if (isLengthsField(name)) {
     meta.lengthIds.add(f)
     core.onUndo(() => meta.lengthIds.delete(f))
-  } else {
-    meta.multiValued.add(f)
-    meta.termIds.add(f)
-    core.onUndo(() => {
-      meta.multiValued.delete(f)
-      meta.termIds.delete(f)
-    })
   }
   return f
 }
+
+/** Whether keys of a document list a text field's length: it has `tx` and `tl` rows. */
+const hadText = (meta: IndexMeta, keys: readonly Key[]): boolean => keys.some(([f]) => meta.lengthIds.has(f))
 
 function newFieldId(core: StoreCore, meta: IndexMeta, name: string, multi: number): number {
   const r = core.db.query('INSERT INTO fields (ix, name, multi) VALUES (?, ?, ?)').run(meta.ix, name, multi)
@@ -355,11 +353,15 @@ function noteMultiValued(core: StoreCore, meta: IndexMeta, keys: Array<[number, 
   }
 }
 
-/** Removes a document's fv rows; returns them (their text lengths move the BM25 counters). */
+/** Removes a document's fv and text rows; returns its keys (their text lengths move the BM25 counters). */
 function removeKeys(core: StoreCore, meta: IndexMeta, row: DocRow): Key[] {
   const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
   const keys = JSON.parse(row.keys) as Key[]
-  for (const key of keys) if (!meta.lengthIds.has(key[0])) for (const [f, v] of listedRows(meta.termIds, key)) del.run(f, v, row.rid)
+  let text = false
+  for (const [f, v] of keys)
+    if (meta.lengthIds.has(f)) text = true
+    else del.run(f, v, row.rid)
+  if (text) core.pendingText.set(row.rid, null, true, onUndo(core))
   return keys
 }
 
@@ -380,10 +382,10 @@ function byField(keys: readonly Key[]): Map<number, Set<string | number>> {
 }
 
 /**
- * Removes the fv rows of `row` a rewrite to `next` does not keep: every posting (their weights
- * follow the text) and the value keys `next` lacks. Answers the row's keys (their lengths leave
- * the text statistics) and the value keys still to insert. Linear in the keys with one set lookup
- * each: an integration listing 10,000 rules is rewritten once per rule created.
+ * Removes the fv rows of `row` a rewrite to `next` does not keep: the value keys `next` lacks.
+ * Answers the row's keys (their lengths leave the text statistics) and the value keys still to
+ * insert. Linear in the keys with one set lookup each: an integration listing 10,000 rules is
+ * rewritten once per rule created.
  */
 function replaceKeys(core: StoreCore, meta: IndexMeta, row: DocRow, next: Key[]): { old: Key[]; fresh: Key[] } {
   const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
@@ -392,8 +394,8 @@ function replaceKeys(core: StoreCore, meta: IndexMeta, row: DocRow, next: Key[])
   const kept: Key[] = []
   for (const key of old) {
     if (meta.lengthIds.has(key[0])) continue
-    if (!meta.termIds.has(key[0]) && wanted.get(key[0])?.has(key[1])) kept.push(key)
-    else for (const [f, v] of listedRows(meta.termIds, key)) del.run(f, v, row.rid)
+    if (wanted.get(key[0])?.has(key[1])) kept.push(key)
+    else del.run(key[0], key[1], row.rid)
   }
   if (kept.length === 0) return { old, fresh: next }
   const keep = byField(kept)

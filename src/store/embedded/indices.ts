@@ -26,6 +26,7 @@ import { randomId } from './ids'
 import { checkMappingLimits, fieldSpecs, mappingLimits, mergeMappings, validateMappings } from './mapping'
 import { MAX_IX, ridRange } from './rids'
 import { matchTemplate } from './templates'
+import { removeTextRange } from './text-index'
 
 /** The OpenSearch version whose behaviour and version id we report. */
 export const OPENSEARCH_VERSION_ID = '137277827' // 3.6.0
@@ -103,7 +104,6 @@ export function createIndexNow(core: StoreCore, name: string, body: CreateIndexB
     fieldIds: new Map(),
     multiValued: new Set(),
     lengthIds: new Set(),
-    termIds: new Set(),
   }
   core.cat.byName.set(name, meta)
   core.cat.byIx.set(meta.ix, meta)
@@ -173,6 +173,8 @@ export function dropIndex(core: StoreCore, meta: IndexMeta): void {
   // Counter changes still pending in this transaction go first, so that none outlives its index.
   core.pendingStats.flush(core.db)
   core.db.query('DELETE FROM fv WHERE f IN (SELECT f FROM fields WHERE ix = ?)').run(meta.ix)
+  core.textVisible()
+  if (meta.lengthIds.size > 0) removeTextRange(core.db, ridRange(meta.ix))
   core.db.query('DELETE FROM fields WHERE ix = ?').run(meta.ix)
   core.db.query('DELETE FROM docs WHERE rid BETWEEN ? AND ?').run(...ridRange(meta.ix))
   core.db.query('DELETE FROM pit_history WHERE rid BETWEEN ? AND ?').run(...ridRange(meta.ix))

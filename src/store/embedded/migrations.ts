@@ -11,8 +11,18 @@ import { fieldPath } from '../query/doc'
 import { FLAT_OBJECT, flatLeaves, valueAndPathField, valueAndPathKey } from '../query/flat-object'
 import { fieldSpecs } from './mapping'
 import { ridRange } from './rids'
-import { isLengthsField } from './text-fields'
-import { insertRows, type Key, saveStats, statsDelta, type StatsDelta, textKeys, viewOf } from './text-index'
+import { isLengthsField, termsField } from './text-fields'
+import {
+  createTextTables,
+  type Key,
+  saveStats,
+  type TextRows,
+  statsDelta,
+  type StatsDelta,
+  textKeys,
+  viewOf,
+  writeText,
+} from './text-index'
 
 export interface Migration {
   /** The schema version the store has after this step; steps are numbered 1, 2, 3... */
@@ -171,9 +181,9 @@ function flatObjectLeaves(db: Database): void {
 }
 
 /**
- * Text fields get an inverted index (text-index.ts) from this version on: documents written
- * before get their postings and lengths, page by page, in the migration's one transaction, so a
- * migrated store answers text queries from the index as soon as it opens (no scanning fallback).
+ * Text fields get an inverted index from this version on: the BM25 counters on the fields'
+ * rows. (This step also wrote postings into fv; step 5 moved them into FTS5 and builds them for
+ * every document, so this one now only adds the columns: the two run together on older stores.)
  */
 function textPostings(db: Database): void {
   const cols = db.query('PRAGMA table_info(fields)').all() as Array<{ name: string }>
@@ -181,42 +191,66 @@ function textPostings(db: Database): void {
     db.run('ALTER TABLE fields ADD COLUMN tdocs INTEGER NOT NULL DEFAULT 0')
     db.run('ALTER TABLE fields ADD COLUMN ttokens INTEGER NOT NULL DEFAULT 0')
   }
-  // A posting's term count and field length (text-index.ts); NULL for every other value.
   const fvCols = db.query('PRAGMA table_info(fv)').all() as Array<{ name: string }>
   if (!fvCols.some((c) => c.name === 'w')) db.run('ALTER TABLE fv ADD COLUMN w INTEGER')
+}
+
+/**
+ * The postings of text fields live in FTS5 (text-index.ts) from this version on: every
+ * document's text rows are built from its source, page by page in the migration's transaction;
+ * the postings step 4 wrote into fv and the terms entries of the documents' keys go; a document
+ * whose keys do not list its lengths yet gets them, and moves the BM25 counters.
+ */
+function textSearchTables(db: Database): void {
+  createTextTables(db)
   const page = db.query('SELECT rid, src, keys FROM docs WHERE rid > ? AND rid <= ? ORDER BY rid LIMIT 500')
   const setKeys = db.query('UPDATE docs SET keys = ? WHERE rid = ?')
   for (const { ix, mappings } of db.query('SELECT ix, mappings FROM indices').all() as Array<{ ix: number; mappings: string }>) {
     const specs = fieldSpecs(JSON.parse(mappings) as Mappings)
     const ids = new Map<string, number>()
     const lengthIds = new Set<number>()
+    const termIds = new Set<number>()
     const idOf = (name: string): number => {
       let f = ids.get(name)
       if (f === undefined) {
-        db.query('INSERT OR IGNORE INTO fields (ix, name, multi) VALUES (?, ?, ?)').run(ix, name, isLengthsField(name) ? 0 : 1)
+        db.query('INSERT OR IGNORE INTO fields (ix, name, multi) VALUES (?, ?, 0)').run(ix, name)
         f = (db.query('SELECT f FROM fields WHERE ix = ? AND name = ?').get(ix, name) as { f: number }).f
         ids.set(name, f)
-        if (isLengthsField(name)) lengthIds.add(f)
       }
       return f
+    }
+    for (const { f, name } of db.query('SELECT f, name FROM fields WHERE ix = ?').all(ix) as Array<{ f: number; name: string }>) {
+      if (isLengthsField(name)) lengthIds.add(f)
+      if (name.startsWith(termsField(''))) termIds.add(f)
     }
     const [lo, hi] = ridRange(ix)
     const delta: StatsDelta = new Map()
     for (let after = lo - 1; ;) {
       const rows = page.all(after, hi) as Array<{ rid: number; src: string; keys: string }>
+      // Idempotent, as every step: each document's text rows are written anew, a page at a time.
+      const written: Array<[number, TextRows]> = []
       for (const { rid, src, keys } of rows) {
         const added = textKeys(specs, viewOf(src), idOf)
+        for (const [f] of added.listed) lengthIds.add(f)
+        for (const [f] of added.lengths) termIds.add(f)
         const had = JSON.parse(keys) as Key[]
-        // Idempotent, as every step: a document that has its text rows keeps them.
-        if (added.listed.length === 0 || had.some(([f]) => f === added.listed[0][0])) continue
-        insertRows(db, [], added, rid)
-        statsDelta(lengthIds, undefined, added.listed, delta)
-        setKeys.run(JSON.stringify([...had, ...added.listed]), rid)
+        const kept = had.filter(([f]) => !termIds.has(f))
+        const listed = kept.some(([f]) => lengthIds.has(f))
+        if (added.listed.length === 0 && kept.length === had.length) continue
+        written.push([rid, added])
+        if (!listed) statsDelta(lengthIds, undefined, added.listed, delta)
+        setKeys.run(JSON.stringify(listed ? kept : [...kept, ...added.listed]), rid)
       }
+      writeText(
+        db,
+        written.map(([rid]) => rid),
+        written,
+      )
       if (rows.length < 500) break
       after = rows[rows.length - 1].rid
     }
     saveStats(db, delta)
+    for (const f of termIds) db.query('DELETE FROM fv WHERE f = ?').run(f)
   }
 }
 
@@ -233,6 +267,11 @@ export const SCHEMA_MIGRATIONS: readonly Migration[] = [
     up: flatObjectLeaves,
   },
   { version: 4, description: 'inverted index of text fields: postings, field lengths and BM25 counters', up: textPostings },
+  {
+    version: 5,
+    description: 'postings of text fields in FTS5 (written once per transaction) with the field lengths beside them',
+    up: textSearchTables,
+  },
 ]
 
 export const latestVersion = (migrations: readonly Migration[]): number => migrations.at(-1)?.version ?? 0

@@ -7,6 +7,7 @@ import { analyze } from '../query/analysis'
 import { expandFieldPattern, kindOf, toBool, toNumber, leafParts } from '../query/compile'
 import { translateQueryString } from '../query/query-string'
 import { termsField } from './text-fields'
+import { ftsPrefixQuery, ftsTermQuery } from './text-index'
 import { parseDateMath } from '../query/dates'
 import { isObject, keywordOf } from '../query/doc'
 import type { IndexMeta } from './catalog'
@@ -42,6 +43,8 @@ const MATCH_PARAMS = new Set([
   'auto_generate_synonyms_phrase_query',
 ])
 
+/** The documents of an FTS5 query over the text index (text-index.ts); each comes once. */
+const TEXT_MATCH = 'SELECT rowid AS rid FROM tx WHERE tx MATCH ?'
 const EMPTY: Plan = { sql: 'SELECT rid FROM docs WHERE 0', params: [], cost: 0, exact: true, distinct: true }
 const MAX_IN = 500
 /** Below SQLite's limit of terms in one compound SELECT (500): larger disjunctions scan instead. */
@@ -216,18 +219,15 @@ class Planner {
     return spec !== undefined && kindOf(spec.type) === 'text'
   }
 
-  /** `term` or `prefix` on a text field: the unanalysed value against the field's terms. */
+  /** `term` or `prefix` on a text field: the unanalysed value against the field's tokens in the text index. */
   private textLeaf(type: string, field: string, value: unknown): Plan | null {
     if (value === null || value === undefined || isObject(value) || Array.isArray(value)) return null
     const f = this.meta.fieldIds.get(termsField(field))
     if (f === undefined) return EMPTY // no document ever had a token there
     const v = String(value)
-    if (type === 'term') return { sql: 'SELECT rid FROM fv WHERE f = ? AND v = ?', params: [f, v], cost: 1, exact: true, distinct: true }
+    if (type === 'term') return { sql: TEXT_MATCH, params: [ftsTermQuery(f, v)], cost: 1, exact: true, distinct: true }
     if (type !== 'prefix' || v === '') return null
-    const hi = successor(v)
-    return hi === undefined
-      ? { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ?', params: [f, v], cost: 3, exact: true, field: f }
-      : { sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ? AND v < ?', params: [f, v, hi], cost: 3, exact: true, field: f }
+    return { sql: TEXT_MATCH, params: [ftsPrefixQuery(f, v)], cost: 3, exact: true, distinct: true }
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { Database } from 'bun:sqlite'
+import { Database } from 'bun:sqlite'
 import { type Migration, migrate, type MigrationResult, SCHEMA_MIGRATIONS } from './migrations'
 
 /**
@@ -9,6 +9,17 @@ import { type Migration, migrate, type MigrationResult, SCHEMA_MIGRATIONS } from
  * cache) but the last transactions before a power loss may be rolled back.
  */
 export type Synchronous = 'FULL' | 'NORMAL'
+
+/**
+ * Compiled statements `db.query` keeps per connection. Bun's default of 20 is less than what one
+ * bulk of the store runs (its writes, the field-value INSERTs of each length, the text index,
+ * savepoints, counters): each statement pushed out was compiled again on its next use, which was a
+ * third of bulk ingest with text fields and a good part of every search. The store's statements
+ * are a few hundred shapes (a plan's SQL follows the query's shape, not its values); the cache
+ * stays an LRU, so odd shapes only push out each other.
+ */
+const STATEMENT_CACHE = 1000
+Database.MAX_QUERY_CACHE_SIZE = STATEMENT_CACHE
 
 /** Connection settings, then the schema brought to its newest version (see migrations.ts). */
 export function prepareDatabase(

@@ -68,7 +68,12 @@ function searchTargets(
       columns: filters
         ? undefined
         : (fields: Array<{ field: string; path: string; boolean: boolean }>, query: unknown) => columns(core, meta, fields, query),
-      termStats: core.scanOnly ? undefined : (needs: Needs) => termStats(core.db, meta, needs),
+      termStats: core.scanOnly
+        ? undefined
+        : (needs: Needs) => {
+            core.textVisible()
+            return termStats(core.db, meta, needs)
+          },
       topByScore:
         filters || core.scanOnly
           ? undefined

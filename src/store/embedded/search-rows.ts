@@ -28,6 +28,7 @@ export const ROW_COLS = `rid, id, seq, ver, CASE WHEN length(src) > ${INLINE_SOU
 
 export function planOf(core: StoreCore, meta: IndexMeta, query: unknown): Plan | null {
   if (core.scanOnly) return null
+  core.textVisible()
   const last = core.lastPlan
   if (last && last.meta === meta && last.query === query) return last.plan
   const plan = planQuery(query, meta, core.now())
@@ -341,6 +342,7 @@ export function topByScore(
   window: number,
 ): { total: number; top: Array<{ row: Row; score: number }> } | undefined {
   const m = singleMatch(query, meta.specs)
+  core.textVisible()
   const ranked = m && topByPostings(core.db, meta, m, stats, window)
   if (!ranked) return undefined
   const rows = withSources(

@@ -7,4 +7,3 @@
 export const termsField = (field: string): string => `\u0000terms ${field}`
 export const lengthsField = (field: string): string => `\u0000len ${field}`
 export const isLengthsField = (name: string): boolean => name.startsWith('\u0000len ')
-export const isTermsField = (name: string): boolean => name.startsWith('\u0000terms ')

@@ -1,17 +1,22 @@
 /**
- * The inverted index of text fields, kept in the field-value table (`fv`) beside keyword values:
- * each distinct analysed term of a document's text field is one row under the field's terms id,
- * weighted with its count and the field's length. The field's token count is listed in the
- * document's keys under the field's lengths id, whose `fields` row carries the field's document
- * and token totals. So a text query reads the postings of its terms, and
- * BM25's statistics are two counters and one range count per term instead of a pass over every
- * document. The rows are listed in the document's `keys` like any other value, so updates,
- * deletes (retention's too) and index deletion remove them in the same transaction.
+ * The inverted index of text fields: SQLite's FTS5 keeps the postings (table `tx`, one row per
+ * document, its rowid the document's rid) in segments it writes once per transaction and merges
+ * in the background of later writes, as Lucene does; a posting per term and document in the
+ * field-value B-tree cost a random insert each and halved bulk ingest. A document's row holds the
+ * tokens of all its text fields, each prefixed with its field's terms id (`<id>_<token>`), so one
+ * table serves every field of every index. Tokens are our analyzer's (FTS5's tokenizer only
+ * splits on the spaces between them: see ftsToken), so matching stays exactly what a scan does.
+ *
+ * BM25 needs each field's length in each document: `tl` holds it (one row per text field of a
+ * document, appended in rid order), and the term counts come from FTS5's positions (`txi`). The
+ * field's document and token totals are counters on its lengths id's `fields` row, moved by the
+ * lengths the document's `keys` list. Deleting a document deletes its `tx` and `tl` rows in the
+ * same transaction (FTS5's contentless_delete), so updates, deletes and retention keep it exact.
  *
  * Tokens come from the same DocView.tokens the evaluator and the scan-time statistics use, so the
  * postings, the counters and the scores are exactly what a scan computes.
  */
-import { isLengthsField, isTermsField, lengthsField, termsField } from './text-fields'
+import { lengthsField, termsField } from './text-fields'
 import type { Database } from 'bun:sqlite'
 import { kindOf, type FieldSpec } from '../query/compile'
 import { DocView, fieldPath, type FieldPath } from '../query/doc'
@@ -20,87 +25,160 @@ import type { IndexMeta } from './catalog'
 
 export type Key = [f: number, v: string | number]
 
-/** The text fields of a mapping and where their values are read; made once per mapping. */
-const textFieldsOf = new WeakMap<ReadonlyMap<string, FieldSpec>, Array<[string, FieldPath]>>()
+/** The tables of the text index (created by schema migration 5). */
+export function createTextTables(db: Database): void {
+  // detail=full keeps positions: a term's count in a document is the number of its positions.
+  db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS tx USING fts5(body, content='', contentless_delete=1, detail=full,
+    tokenize="unicode61 remove_diacritics 0 tokenchars '_'")`)
+  db.run('CREATE VIRTUAL TABLE IF NOT EXISTS txi USING fts5vocab(tx, instance)')
+  db.run(
+    'CREATE TABLE IF NOT EXISTS tl (rid INTEGER NOT NULL, f INTEGER NOT NULL, len INTEGER NOT NULL, PRIMARY KEY (rid, f)) WITHOUT ROWID',
+  )
+}
 
-function textFields(specs: ReadonlyMap<string, FieldSpec>): Array<[string, FieldPath]> {
+const PLAIN = /^[a-z0-9]*$/
+
+/**
+ * A token as FTS5 stores it: its field's terms id, `_`, then the token with every character
+ * other than a-z and 0-9 written `_<hex code point>_`. Only a-z, 0-9 and `_` remain, which
+ * FTS5's tokenizer keeps whole; the code is prefix-free, so a prefix of a token is a prefix of
+ * its stored form (prefix queries), and injective, so no two tokens meet.
+ */
+export function ftsToken(f: number, token: string): string {
+  if (PLAIN.test(token)) return `${f}_${token}`
+  let out = `${f}_`
+  for (const ch of token) out += /[a-z0-9]/.test(ch) ? ch : `_${ch.codePointAt(0)!.toString(16)}_`
+  return out
+}
+
+/** FTS5 query syntax for the documents holding the token (a quoted string is one token, no operator). */
+export const ftsTermQuery = (f: number, token: string): string => `"${ftsToken(f, token)}"`
+/** ... and for those holding a token that starts with `prefix`. */
+export const ftsPrefixQuery = (f: number, prefix: string): string => `"${ftsToken(f, prefix)}" *`
+
+/** A text field of a mapping: where its values are read, and the names of its terms and lengths ids. */
+interface TextField {
+  path: FieldPath
+  terms: string
+  lengths: string
+}
+
+/** The text fields of a mapping; made once per mapping. */
+const textFieldsOf = new WeakMap<ReadonlyMap<string, FieldSpec>, TextField[]>()
+
+function textFields(specs: ReadonlyMap<string, FieldSpec>): TextField[] {
   let list = textFieldsOf.get(specs)
   if (!list) {
     list = []
-    for (const [name, spec] of specs) if (kindOf(spec.type) === 'text') list.push([name, fieldPath(spec.path ?? name)])
+    for (const [name, spec] of specs)
+      if (kindOf(spec.type) === 'text')
+        list.push({ path: fieldPath(spec.path ?? name), terms: termsField(name), lengths: lengthsField(name) })
     textFieldsOf.set(specs, list)
   }
   return list
 }
 
-/**
- * A posting's weight (fv's `w`): the term's count in the document and the field's length, packed
- * so that BM25 is computed from the postings alone (scoreFromPostings). Null when either does not
- * fit (a document of over 2^28 tokens): such a field is then scored from its documents.
- */
-const TF_SPAN = 2 ** 24
-const weightOf = (tf: number, len: number): number | null => (tf < TF_SPAN && len < 2 ** 28 ? len * TF_SPAN + tf : null)
+const PLAIN_LIST = /^[a-z0-9 ]*$/
 
 export interface TextRows {
-  /** The postings: term rows of fv. */
-  postings: Key[]
-  /** The weight of each posting. */
-  weights: Array<number | null>
+  /** The document's `tx` row: the stored tokens of all its text fields, space-separated. */
+  body: string
+  /** Its `tl` rows: each text field's terms id and token count. */
+  lengths: Array<[f: number, len: number]>
   /**
-   * What the document's `keys` list: per field its terms in one entry (terms id, the terms
-   * joined by spaces, which no token holds), and its length (lengths id, token count), which is
-   * in no table but moves the field's counters.
+   * What the document's `keys` list: each field's lengths id and token count, which is in no
+   * table but moves the field's counters.
    */
   listed: Key[]
 }
 
-/** The postings and lengths of one document, with field ids from `idOf` (made on first use). */
+/** The text rows of one document, with field ids from `idOf` (made on first use). */
 export function textKeys(specs: ReadonlyMap<string, FieldSpec>, d: DocView, idOf: (name: string) => number): TextRows {
-  const postings: Key[] = []
-  const weights: Array<number | null> = []
+  const body: string[] = []
+  const lengths: Array<[number, number]> = []
   const listed: Key[] = []
-  for (const [name, fp] of textFields(specs)) {
-    const tokens = d.tokens(fp)
+  for (const field of textFields(specs)) {
+    const tokens = d.tokens(field.path)
     if (tokens.length === 0) continue
-    const t = idOf(termsField(name))
-    const tf = new Map<string, number>()
-    for (const term of tokens) tf.set(term, (tf.get(term) ?? 0) + 1)
-    for (const [term, n] of tf) {
-      postings.push([t, term])
-      weights.push(weightOf(n, tokens.length))
-    }
-    listed.push([t, [...tf.keys()].join(' ')], [idOf(lengthsField(name)), tokens.length])
+    const t = idOf(field.terms)
+    // Most text is plain words: one test and one replace for the field instead of one per token.
+    const joined = tokens.join(' ')
+    if (PLAIN_LIST.test(joined)) body.push(`${t}_${joined.replaceAll(' ', ` ${t}_`)}`)
+    else for (const token of tokens) body.push(ftsToken(t, token))
+    lengths.push([t, tokens.length])
+    listed.push([idOf(field.lengths), tokens.length])
   }
-  return { postings, weights, listed }
+  return { body: body.join(' '), lengths, listed }
 }
 
-/** The fv rows a document's keys entry stands for: a terms entry holds several. */
-export function listedRows(termIds: ReadonlySet<number>, [f, v]: Key): Key[] {
-  return termIds.has(f)
-    ? String(v)
-        .split(' ')
-        .map((t): Key => [f, t])
-    : [[f, v]]
-}
+const VALUES3 = Array.from({ length: 101 }, (_, n) => Array(n).fill('(?, ?, ?)').join(', '))
 
-const VALUES4 = Array.from({ length: 101 }, (_, n) => Array(n).fill('(?, ?, ?, ?)').join(', '))
+/** A document's field values as fv rows, in multi-row INSERTs of at most 100 rows (a keyword array may repeat a value, hence OR IGNORE). */
+export function insertValues(db: Database, values: Key[], rid: number): void {
+  for (let at = 0; at < values.length; at += 100) {
+    const end = Math.min(values.length, at + 100)
+    const binds: Array<string | number> = []
+    for (let i = at; i < end; i++) binds.push(values[i][0], values[i][1], rid)
+    db.query(`INSERT OR IGNORE INTO fv (f, v, rid) VALUES ${VALUES3[end - at]}`).run(...binds)
+  }
+}
 
 /**
- * A document's fv rows, its field values (no weight) then its postings, in multi-row INSERTs of
- * at most 100 rows. A keyword array may repeat a value, hence OR IGNORE.
+ * Replaces documents' text rows: the `tl` rows first (deleted, then written), then the `tx` rows.
+ * A statement that may change several rows opens a statement savepoint, at which FTS5 writes what
+ * it holds as a segment: interleaved, each document's postings would become a segment of their own.
  */
-export function insertRows(db: Database, values: Key[], text: TextRows | undefined, rid: number): void {
-  const n = values.length + (text?.postings.length ?? 0)
-  for (let at = 0; at < n; at += 100) {
-    const end = Math.min(n, at + 100)
-    const binds: Array<string | number | null> = []
-    for (let i = at; i < end; i++)
-      if (i < values.length) binds.push(values[i][0], values[i][1], rid, null)
-      else {
-        const j = i - values.length
-        binds.push(text!.postings[j][0], text!.postings[j][1], rid, text!.weights[j])
-      }
-    db.query(`INSERT OR IGNORE INTO fv (f, v, rid, w) VALUES ${VALUES4[end - at]}`).run(...binds)
+export function writeText(db: Database, gone: readonly number[], docs: ReadonlyArray<[rid: number, text: TextRows]>): void {
+  const dropLengths = db.query('DELETE FROM tl WHERE rid = ?')
+  for (const rid of gone) dropLengths.run(rid)
+  const lengths = db.query('INSERT INTO tl (rid, f, len) VALUES (?, ?, ?)')
+  for (const [rid, text] of docs) for (const [f, len] of text.lengths) lengths.run(rid, f, len)
+  const drop = db.query('DELETE FROM tx WHERE rowid = ?')
+  for (const rid of gone) drop.run(rid)
+  const insert = db.query('INSERT INTO tx (rowid, body) VALUES (?, ?)')
+  for (const [rid, text] of docs) if (text.lengths.length > 0) insert.run(rid, text.body)
+}
+
+/** Removes the text rows of every document of a rid range (an index deleted). */
+export function removeTextRange(db: Database, [lo, hi]: [number, number]): void {
+  db.query('DELETE FROM tx WHERE rowid BETWEEN ? AND ?').run(lo, hi)
+  db.query('DELETE FROM tl WHERE rid BETWEEN ? AND ?').run(lo, hi)
+}
+
+/**
+ * The text rows of the running transaction, written when it ends (or before a read in it). FTS5
+ * writes what it holds as a new segment at every savepoint, and each write of a bulk runs in one
+ * (so that a failed item takes only itself back): written there, a bulk of a thousand documents
+ * made a thousand segments and ingest a third as fast. Per document: whether its row from before
+ * the transaction goes, and what it holds now. A write taken back takes its change back.
+ */
+export class PendingText {
+  private readonly docs = new Map<number, { dropOld: boolean; text: TextRows | null }>()
+
+  get size(): number {
+    return this.docs.size
+  }
+
+  /** The document's text is now `text` (null: it has none, or it is deleted). */
+  set(rid: number, text: TextRows | null, existed: boolean, onUndo: (f: () => void) => void): void {
+    const before = this.docs.get(rid)
+    this.docs.set(rid, { dropOld: before ? before.dropOld : existed, text })
+    onUndo(() => (before ? this.docs.set(rid, before) : this.docs.delete(rid)))
+  }
+
+  flush(db: Database): void {
+    const gone: number[] = []
+    const written: Array<[number, TextRows]> = []
+    for (const [rid, { dropOld, text }] of this.docs) {
+      if (dropOld) gone.push(rid)
+      if (text) written.push([rid, text])
+    }
+    writeText(db, gone, written)
+    this.docs.clear()
+  }
+
+  clear(): void {
+    this.docs.clear()
   }
 }
 
@@ -147,18 +225,26 @@ export class PendingStats {
   private readonly delta: StatsDelta = new Map()
 
   move(lengthIds: ReadonlySet<number>, gone: Key[] | undefined, come: Key[] | undefined, onUndo: (f: () => void) => void): void {
-    const change = statsDelta(lengthIds, gone, come)
-    if (change.size === 0) return
-    const apply = (sign: number) => {
-      for (const [f, [docs, tokens]] of change) {
-        const d = this.delta.get(f) ?? [0, 0]
-        d[0] += sign * docs
-        d[1] += sign * tokens
-        this.delta.set(f, d)
-      }
+    if (lengthIds.size === 0) return
+    // (lengths id, documents, tokens) triples: one array per write, not a map (every write of a bulk moves them).
+    const change: number[] = []
+    for (const [keys, sign] of [
+      [gone, -1],
+      [come, 1],
+    ] as const)
+      if (keys) for (const [f, v] of keys) if (lengthIds.has(f)) change.push(f, sign, sign * Number(v))
+    if (change.length === 0) return
+    this.apply(change, 1)
+    onUndo(() => this.apply(change, -1))
+  }
+
+  private apply(change: readonly number[], sign: number): void {
+    for (let i = 0; i < change.length; i += 3) {
+      let d = this.delta.get(change[i])
+      if (!d) this.delta.set(change[i], (d = [0, 0]))
+      d[0] += sign * change[i + 1]
+      d[1] += sign * change[i + 2]
     }
-    apply(1)
-    onUndo(() => apply(-1))
   }
 
   flush(db: Database): void {
@@ -177,7 +263,7 @@ export class PendingStats {
  */
 export function termStats(db: Database, meta: IndexMeta, needs: Needs): Stats {
   const stats: Stats = new Map()
-  const df = db.query('SELECT count(*) AS n FROM fv WHERE f = ? AND v = ?')
+  const df = db.query('SELECT count(*) AS n FROM tx WHERE tx MATCH ?')
   for (const [field, terms] of needs) {
     const lengths = meta.fieldIds.get(lengthsField(field))
     if (lengths === undefined) continue
@@ -187,7 +273,7 @@ export function termStats(db: Database, meta: IndexMeta, needs: Needs): Stats {
     const t = meta.fieldIds.get(termsField(field))
     if (t !== undefined)
       for (const term of terms) {
-        const n = (df.get(t, term) as { n: number }).n
+        const n = (df.get(ftsTermQuery(t, term)) as { n: number }).n
         if (n > 0) s.df.set(term, n)
       }
     stats.set(field, s)
@@ -197,8 +283,8 @@ export function termStats(db: Database, meta: IndexMeta, needs: Needs): Stats {
 
 /**
  * The best `window` documents of a single-field match (score descending, then rid, as the
- * search ranks them) and the number of its matches, from the postings' weights alone: no
- * document is read. Undefined when a posting has no weight (see weightOf).
+ * search ranks them) and the number of its matches, from the term counts (FTS5's positions) and
+ * the field lengths (`tl`) alone: no document is read.
  */
 export function topByPostings(
   db: Database,
@@ -210,7 +296,9 @@ export function topByPostings(
   const f = meta.fieldIds.get(termsField(m.field))
   const s = stats.get(m.field)
   if (f === undefined || !s) return { total: 0, top: [] }
-  const postings = db.query('SELECT rid, w FROM fv WHERE f = ? AND v = ?')
+  const postings = db.query(
+    'SELECT i.doc, count(*), l.len FROM txi i JOIN tl l ON l.rid = i.doc AND l.f = ? WHERE i.term = ? GROUP BY i.doc',
+  )
   const sums = new Map<number, number>()
   const seen = m.and ? new Map<number, number>() : undefined
   for (const t of m.terms) {
@@ -220,9 +308,8 @@ export function topByPostings(
       continue
     }
     // Each document's terms are added in the query's order, as the scan adds them.
-    for (const [rid, w] of postings.values(f, t) as Array<[number, number | null]>) {
-      if (w === null) return undefined
-      sums.set(rid, (sums.get(rid) ?? 0) + bm25(w % TF_SPAN, Math.floor(w / TF_SPAN), df, s))
+    for (const [rid, tf, len] of postings.values(f, ftsToken(f, t)) as Array<[number, number, number]>) {
+      sums.set(rid, (sums.get(rid) ?? 0) + bm25(tf, len, df, s))
       seen?.set(rid, (seen.get(rid) ?? 0) + 1)
     }
   }
