@@ -44,7 +44,11 @@ export interface Scanned {
 export type EvaluatorRequest =
   /** A rule set the thread may still hold, by name: answered as `set` is, or `unknown rule set`. */
   | { kind: 'use'; id: number; key: string }
-  | { kind: 'set'; id: number; key: string; rules: WireRule[]; fieldTypes?: FieldTypes }
+  /**
+   * `slot` names what the set is for (a source index and the rules, not their mapping): a set
+   * sent for a slot replaces the one sent before for it, which no later scan asks for.
+   */
+  | { kind: 'set'; id: number; key: string; slot?: string; rules: WireRule[]; fieldTypes?: FieldTypes }
   | ({ kind: 'scan'; id: number; key: string; after: number; iocFields?: IocFieldList } & SeqSource)
   | { kind: 'close'; id: number; file: string }
 

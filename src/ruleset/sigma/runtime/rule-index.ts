@@ -9,7 +9,7 @@
  */
 import { type DocView, fold } from '../../../store/query'
 import { AhoCorasick } from '../../../store/query/aho-corasick'
-import type { Atom, Clause, Requirement } from './requirements'
+import { type Atom, type Clause, neverHolds, type Requirement } from './requirements'
 
 /**
  * Clauses indexed per rule: a rule is a candidate once all of them are met. How many rules share
@@ -83,7 +83,7 @@ export class RuleIndex {
     const popularity = (c: Clause) => c.reduce((n, a) => n + (shared.get(atomKey(a)) ?? 0) * (a.kind === 'present' ? 20 : 1), 0)
     requirements.forEach((all, rule) => {
       if (all.length === 0) return void this.always.push(rule)
-      if (all.some((c) => c.length === 0)) return void never++
+      if (neverHolds(all)) return void never++
       const ranked = all.map((c) => [popularity(c), c] as const).sort((a, b) => a[0] - b[0])
       const clauses = ranked.slice(0, INDEXED_CLAUSES).map(([, c]) => c)
       this.need[rule] = clauses.length
