@@ -23,8 +23,11 @@ export function extentOf(batch: StoredBatch, after: number): { size: number; las
   const size = batch.ids.length
   let chars = 0
   for (const s of batch.sources) chars += s.length
-  return { size, last: size > 0 ? batch.seqNos[size - 1] : after, full: size === SCAN_BATCH || chars >= BATCH_CHARS }
+  return extent(size, size > 0 ? batch.seqNos[size - 1] : after, chars)
 }
+
+/** The extent of a batch of `size` documents, the last one `last` (`after` when none), of `chars` characters in all. */
+export const extent = (size: number, last: number, chars: number) => ({ size, last, full: size === SCAN_BATCH || chars >= BATCH_CHARS })
 
 /**
  * A batch the thread read and evaluated: its extent, its (event position, rule position) pairs in

@@ -7,7 +7,7 @@ import type { CompiledSigmaRule } from '../sigma'
 import type { FieldTypes } from '../../store/query'
 import { openSeqReader, type SeqReader } from '../../store/embedded/seq-read'
 import { IocCollector } from '../threat-intel/collect'
-import { BATCH_CHARS, type EvaluatorReply, type EvaluatorRequest, extentOf, type Scanned, SCAN_BATCH } from './evaluator-protocol'
+import { BATCH_CHARS, type EvaluatorReply, type EvaluatorRequest, extent, type Scanned, SCAN_BATCH } from './evaluator-protocol'
 
 declare const self: Worker
 
@@ -34,39 +34,52 @@ type ScanRequest = Extract<EvaluatorRequest, { kind: 'scan' }>
 
 const scanOf = (r: ScanRequest) => `${r.key}\0${r.file}\0${r.ix}\0${r.after}`
 
-/** Reads the batch after `request.after` and evaluates it with the request's rule set. */
+/**
+ * Reads the batch after `request.after` and evaluates it with the request's rule set, one stored
+ * document at a time: only the matched ones (and the last, for the run's lag) are kept, so the
+ * batch's texts and parsed events die young instead of being promoted by the collections the
+ * evaluation triggers (which let the thread's heap grow by a batch's texts, every batch, up to
+ * the next full collection).
+ */
 function scan(request: ScanRequest): Scanned {
   const entry = sets.get(request.key)
   if (!entry) throw new Error(`unknown rule set ${request.key}`)
   const set = ruleSet(entry.rules, entry.fieldTypes)
   let reader = readers.get(request.file)
   if (!reader) readers.set(request.file, (reader = openSeqReader(request.file)))
-  const batch = reader.read(request.ix, request.after, SCAN_BATCH, BATCH_CHARS)
   const pairs: number[] = []
   const kept: Scanned['kept'] = { at: [], ids: [], seqNos: [], sources: [] }
-  const size = batch.ids.length
+  const keep = (at: number, id: string, seq: number, text: string) => {
+    kept.at.push(at)
+    kept.ids.push(id)
+    kept.seqNos.push(seq)
+    kept.sources.push(text)
+  }
   const iocs = request.iocFields && new IocCollector(request.iocFields)
-  for (let at = 0; at < size; at++) {
-    const text = batch.sources[at]
+  let size = 0
+  let lastId = ''
+  let lastSeq = request.after
+  let lastText = ''
+  const chars = reader.each(request.ix, request.after, SCAN_BATCH, BATCH_CHARS, (id, seq, text) => {
+    const at = size++
     const event = JSON.parse(text) as Record<string, unknown>
     const matched = set.evaluate(event)
-    iocs?.collect(batch.ids[at], event)
+    iocs?.collect(id, event)
     for (const m of matched) pairs.push(at, m.at)
-    if (matched.length > 0 || at === size - 1) {
-      kept.at.push(at)
-      kept.ids.push(batch.ids[at])
-      kept.seqNos.push(batch.seqNos[at])
-      kept.sources.push(text)
-    }
-    sinceCollect += text.length
-  }
-  // Every batch leaves its parsed events behind: a collection is asked for about every batch, so
-  // the thread's heap stays near one batch instead of growing until JavaScriptCore decides to.
+    if (matched.length > 0) keep(at, id, seq, text)
+    lastId = id
+    lastSeq = seq
+    lastText = text
+  })
+  if (size > 0 && kept.at[kept.at.length - 1] !== size - 1) keep(size - 1, lastId, lastSeq, lastText)
+  // What evaluation leaves behind is young: a young collection about every batch keeps the
+  // thread's heap near its rule sets instead of growing until JavaScriptCore decides to collect.
+  sinceCollect += chars
   if (sinceCollect >= COLLECT_EVERY_CHARS) {
     sinceCollect = 0
     Bun.gc(false)
   }
-  return { ...extentOf(batch, request.after), matches: Int32Array.from(pairs), kept, iocs: iocs?.take() }
+  return { ...extent(size, lastSeq, chars), matches: Int32Array.from(pairs), kept, iocs: iocs?.take() }
 }
 
 function answer(reply: EvaluatorReply): void {
