@@ -16,17 +16,28 @@ const ASCII = 128
 /** States given a dense ASCII row by default, shallowest first (2 MiB of rows at most). */
 const DENSE_STATES = 1024
 
-/** The patterns as a trie in insertion order: first child / next sibling lists, grown as needed. */
+/**
+ * The patterns as a trie in insertion order: first child / next sibling lists. A trie has at most
+ * one state per pattern character (plus the root), so its arrays are sized once: no growth, and
+ * no garbage but themselves once the automaton is laid out.
+ */
 class Trie {
-  firstChild: number[] = [-1]
-  nextSibling: number[] = [-1]
-  label: number[] = [0]
+  readonly firstChild: Int32Array
+  readonly nextSibling: Int32Array
+  readonly label: Uint16Array
   /** First pattern ending at each state, and the next pattern ending at the same state. */
-  firstPattern: number[] = [-1]
+  readonly firstPattern: Int32Array
   readonly nextPattern: Int32Array
+  size = 1
 
   constructor(patterns: readonly string[]) {
-    this.nextPattern = new Int32Array(patterns.length).fill(-1)
+    let chars = 0
+    for (const p of patterns) chars += p.length
+    this.firstChild = new Int32Array(chars + 1).fill(-1)
+    this.nextSibling = new Int32Array(chars + 1)
+    this.label = new Uint16Array(chars + 1)
+    this.firstPattern = new Int32Array(chars + 1).fill(-1)
+    this.nextPattern = new Int32Array(patterns.length)
     // Patterns are linked in reverse so each state's list comes out in ascending id order.
     for (let id = patterns.length - 1; id >= 0; id--) {
       const p = patterns[id]
@@ -37,17 +48,11 @@ class Trie {
     }
   }
 
-  get size(): number {
-    return this.label.length
-  }
-
   private child(s: number, c: number): number {
     for (let t = this.firstChild[s]; t !== -1; t = this.nextSibling[t]) if (this.label[t] === c) return t
-    const t = this.label.length
-    this.label.push(c)
-    this.firstChild.push(-1)
-    this.firstPattern.push(-1)
-    this.nextSibling.push(this.firstChild[s])
+    const t = this.size++
+    this.label[t] = c
+    this.nextSibling[t] = this.firstChild[s]
     this.firstChild[s] = t
     return t
   }
