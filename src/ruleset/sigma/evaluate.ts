@@ -68,15 +68,15 @@ const unmatched: Predicate = () => null
 
 const refusals = new WeakMap<CompiledSigmaRule, string>()
 
-const requirements = new WeakMap<object, WeakMap<CompiledSigmaRule, Requirement>>()
+const derivedRequirements = new WeakMap<object, WeakMap<CompiledSigmaRule, Requirement>>()
 const normalised = new WeakMap<object, Types>()
 const UNTYPED = {}
 
 /** What an event must contain for `rule` to match under `fieldTypes`, derived once per pair. */
 function requirement(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Requirement {
   const key = fieldTypes ?? UNTYPED
-  let cache = requirements.get(key)
-  if (!cache) requirements.set(key, (cache = new WeakMap()))
+  let cache = derivedRequirements.get(key)
+  if (!cache) derivedRequirements.set(key, (cache = new WeakMap()))
   let r = cache.get(rule)
   if (!r) {
     let types = fieldTypes && normalised.get(fieldTypes)
@@ -122,6 +122,9 @@ export class RuleSet {
     this.predicates = rules.map((r, at) => keptPredicate(r, fieldTypes, requirements[at]))
     this.refused = rules.flatMap((rule, at) => (this.predicates[at] === refused ? [{ rule, error: refusals.get(rule) ?? '' }] : []))
     this.index = new RuleIndex(requirements)
+    // Derived ahead for this set (warmRuleSet), they are the index's now: not kept beside it.
+    const cache = derivedRequirements.get(fieldTypes ?? UNTYPED)
+    for (const r of rules) cache?.delete(r)
   }
 
   /** Matched rules in the set's order, each with its position in the set. */

@@ -938,8 +938,9 @@ function containsLeaf(q: unknown): { field: string; literal: string; ci: boolean
 /** Whether a value contains one of `literals`: an automaton for long lists, indexOf for short ones. */
 function containsAny(literals: string[]): StringMatcher {
   if (literals.length < 8) return (v) => literals.some((l) => v.includes(l))
-  // One per list in every compiled rule: a few dense rows (the root's) keep it small.
-  const matcher = new AhoCorasick(literals, 64)
+  // One per list in every compiled rule (hundreds in SigmaHQ's Windows rules): a few dense rows
+  // (the root's and its children's, where a scan spends its steps) keep it small.
+  const matcher = new AhoCorasick(literals, 16)
   return (v) => matcher.has(v)
 }
 

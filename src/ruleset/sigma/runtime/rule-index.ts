@@ -40,6 +40,7 @@ function descend(at: TrieNode, key: string): TrieNode | undefined {
 interface PathEntry {
   present: number[]
   equals: Map<string, number[]>
+  /** The substrings clauses need, while the index is built (then the matcher's). */
   patterns: string[]
   /** Clauses per pattern of `matcher`. */
   patternClauses: number[][]
@@ -107,7 +108,16 @@ export class RuleIndex {
       }
     })
     this.clauseStamp = new Uint32Array(this.ruleOf.length)
-    for (const e of this.paths.values()) if (e.patterns.length > 0) e.matcher = new AhoCorasick(e.patterns)
+    // The patterns are the automaton's now; two paths with the same ones (a keyword list read in
+    // `message` and `event.original`) share one.
+    const matchers = new Map<string, AhoCorasick>()
+    for (const e of this.paths.values()) {
+      if (e.patterns.length === 0) continue
+      const key = e.patterns.join('\u0000')
+      e.matcher = matchers.get(key) ?? new AhoCorasick(e.patterns)
+      matchers.set(key, e.matcher)
+      e.patterns = []
+    }
     this.stats = { rules: n, always: this.always.length, never, paths: this.paths.size }
   }
 
