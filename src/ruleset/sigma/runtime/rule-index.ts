@@ -121,55 +121,71 @@ export class RuleIndex {
     this.stats = { rules: n, always: this.always.length, never, paths: this.paths.size }
   }
 
+  /**
+   * The state of the candidates() call under way: the methods below are its steps, so an event
+   * allocates nothing but its answer (closures made per call were a few dozen objects an event).
+   */
+  private epochNow = 0
+  private out: number[] = []
+  private scanning?: PathEntry
+  private readonly onPattern = (p: number) => this.addAll(this.scanning!.patternClauses[p])
+
   /** Indices of the rules that may match `doc`, ascending. */
   candidates(doc: DocView): number[] {
-    const epoch = this.nextEpoch()
-    const { clauseStamp, ruleStamp, ruleOf, count, need } = this
-    const out: number[] = [...this.always]
-    const addAll = (clauses: number[]) => {
-      for (let i = 0; i < clauses.length; i++) {
-        const c = clauses[i]
-        if (clauseStamp[c] === epoch) continue
-        clauseStamp[c] = epoch
-        const rule = ruleOf[c]
-        if (ruleStamp[rule] !== epoch) {
-          ruleStamp[rule] = epoch
-          count[rule] = 0
-        }
-        if (++count[rule] === need[rule]) out.push(rule)
-      }
-    }
-    const scan = (e: PathEntry) => (p: number) => addAll(e.patternClauses[p])
+    this.epochNow = this.nextEpoch()
+    const out = (this.out = this.always.slice())
     // One walk over the document visits each value once under its full dotted path — which is
     // what FieldPath.collect reads for that path (nested objects, dotted keys and arrays alike);
     // subtrees that lead to no indexed path are skipped.
-    const leaf = (e: PathEntry, v: unknown) => {
-      addAll(e.present)
-      const k = keywordOf(v)
-      if (k === undefined || (e.equals.size === 0 && !e.matcher)) return
-      const f = fold(k)
-      const hit = e.equals.get(f)
-      if (hit) addAll(hit)
-      e.matcher?.scan(f, scan(e))
-    }
-    const walk = (obj: Record<string, unknown>, at: TrieNode) => {
-      for (const key in obj) {
-        let node = at.children.get(key)
-        // A dotted key (`"a.b": ...`) stands for the same path as nested objects.
-        if (node === undefined && key.includes('.')) node = descend(at, key)
-        if (node !== undefined) visit(obj[key], node)
+    this.walk(doc.source, this.root)
+    this.out = []
+    return out.sort(ascending)
+  }
+
+  private addAll(clauses: number[]): void {
+    const { clauseStamp, ruleStamp, ruleOf, count, need, epochNow: epoch } = this
+    for (let i = 0; i < clauses.length; i++) {
+      const c = clauses[i]
+      if (clauseStamp[c] === epoch) continue
+      clauseStamp[c] = epoch
+      const rule = ruleOf[c]
+      if (ruleStamp[rule] !== epoch) {
+        ruleStamp[rule] = epoch
+        count[rule] = 0
       }
+      if (++count[rule] === need[rule]) this.out.push(rule)
     }
-    const visit = (v: unknown, node: TrieNode) => {
-      if (v === null || v === undefined) return
-      if (Array.isArray(v)) for (const el of v) visit(el, node)
-      else if (typeof v === 'object') {
-        if (node.entry && hasLeaf(v)) leaf(node.entry, v)
-        walk(v as Record<string, unknown>, node)
-      } else if (node.entry) leaf(node.entry, v)
+  }
+
+  private leaf(e: PathEntry, v: unknown): void {
+    this.addAll(e.present)
+    const k = keywordOf(v)
+    if (k === undefined || (e.equals.size === 0 && !e.matcher)) return
+    const f = fold(k)
+    const hit = e.equals.get(f)
+    if (hit) this.addAll(hit)
+    if (e.matcher) {
+      this.scanning = e
+      e.matcher.scan(f, this.onPattern)
     }
-    walk(doc.source, this.root)
-    return out.sort((a, b) => a - b)
+  }
+
+  private walk(obj: Record<string, unknown>, at: TrieNode): void {
+    for (const key in obj) {
+      let node = at.children.get(key)
+      // A dotted key (`"a.b": ...`) stands for the same path as nested objects.
+      if (node === undefined && key.includes('.')) node = descend(at, key)
+      if (node !== undefined) this.visit(obj[key], node)
+    }
+  }
+
+  private visit(v: unknown, node: TrieNode): void {
+    if (v === null || v === undefined) return
+    if (Array.isArray(v)) for (const el of v) this.visit(el, node)
+    else if (typeof v === 'object') {
+      if (node.entry && hasLeaf(v)) this.leaf(node.entry, v)
+      this.walk(v as Record<string, unknown>, node)
+    } else if (node.entry) this.leaf(node.entry, v)
   }
 
   private nextEpoch(): number {
@@ -197,6 +213,8 @@ export class RuleIndex {
     return e
   }
 }
+
+const ascending = (a: number, b: number) => a - b
 
 function push<K>(m: Map<K, number[]>, k: K, v: number): void {
   const l = m.get(k)
