@@ -102,7 +102,10 @@ self.onmessage = (event: MessageEvent<EvaluatorRequest>) => {
       // kept here as they arrived, so later batches find the indexed set built once.
       const rules = request.rules as CompiledSigmaRule[]
       const replaced = request.slot === undefined ? undefined : slots.get(request.slot)
-      if (replaced !== undefined && replaced !== request.key) sets.delete(replaced)
+      if (replaced !== undefined && replaced !== request.key && sets.delete(replaced)) {
+        // Collected before the new set is built, so the build's own peak does not come on top of it.
+        Bun.gc(true)
+      }
       if (request.slot !== undefined) slots.set(request.slot, request.key)
       const set = ruleSet(rules, request.fieldTypes)
       const refused = set.refused.map(({ rule, error }) => ({ at: rules.indexOf(rule), error }))
@@ -110,8 +113,8 @@ self.onmessage = (event: MessageEvent<EvaluatorRequest>) => {
       sets.set(request.key, { rules, fieldTypes: request.fieldTypes, refused })
       if (sets.size > MAX_SETS) sets.delete(sets.keys().next().value!)
       for (const [slot, key] of slots) if (!sets.has(key)) slots.delete(slot)
-      // Compiling and indexing a large set leaves tens of MiB behind (and the replaced set, if
-      // any): collected now, before the scans' batches come to grow the heap on top of it.
+      // Compiling and indexing a large set leaves tens of MiB behind: collected now, before the
+      // scans' batches come to grow the heap on top of it.
       Bun.gc(true)
       return answer({ id: request.id, refused })
     }
