@@ -3,11 +3,18 @@
 // src/ruleset/sigma, so its answer is the node thread's), and hands back the matches and the
 // matched events, while the node thread writes findings and serves requests.
 import { ruleSet } from '../sigma'
-import type { CompiledSigmaRule } from '../sigma'
-import type { FieldTypes } from '../../store/query'
+import type { CompiledSigmaRule, RuleSet } from '../sigma'
 import { openSeqReader, type SeqReader } from '../../store/embedded/seq-read'
 import { IocCollector } from '../threat-intel/collect'
-import { BATCH_CHARS, type EvaluatorReply, type EvaluatorRequest, extent, type Scanned, SCAN_BATCH } from './evaluator-protocol'
+import {
+  BATCH_CHARS,
+  type EvaluatorReply,
+  type EvaluatorRequest,
+  extent,
+  type Scanned,
+  SCAN_BATCH,
+  type WireRule,
+} from './evaluator-protocol'
 
 declare const self: Worker
 
@@ -21,7 +28,7 @@ const MAX_SETS = 16
  */
 const COLLECT_EVERY_CHARS = 1024 * 1024
 let sinceCollect = 0
-const sets = new Map<string, { rules: CompiledSigmaRule[]; fieldTypes?: FieldTypes; refused: EvaluatorReply['refused'] }>()
+const sets = new Map<string, { set: RuleSet; refused: EvaluatorReply['refused'] }>()
 /** The set key last sent for each slot (see EvaluatorRequest): an older one for the slot is dropped. */
 const slots = new Map<string, string>()
 /** Open readers by store file, until the run that opened one says it is done. */
@@ -44,7 +51,7 @@ const scanOf = (r: ScanRequest) => `${r.key}\0${r.file}\0${r.ix}\0${r.after}`
 function scan(request: ScanRequest): Scanned {
   const entry = sets.get(request.key)
   if (!entry) throw new Error(`unknown rule set ${request.key}`)
-  const set = ruleSet(entry.rules, entry.fieldTypes)
+  const { set } = entry
   let reader = readers.get(request.file)
   if (!reader) readers.set(request.file, (reader = openSeqReader(request.file)))
   const pairs: number[] = []
@@ -98,8 +105,6 @@ self.onmessage = (event: MessageEvent<EvaluatorRequest>) => {
       return answer({ id: request.id, refused: entry.refused })
     }
     if (request.kind === 'set') {
-      // The array and the mapping object are the set's identity for ruleSet's own cache: both are
-      // kept here as they arrived, so later batches find the indexed set built once.
       const rules = request.rules as CompiledSigmaRule[]
       const replaced = request.slot === undefined ? undefined : slots.get(request.slot)
       if (replaced !== undefined && replaced !== request.key && sets.delete(replaced)) {
@@ -110,7 +115,10 @@ self.onmessage = (event: MessageEvent<EvaluatorRequest>) => {
       const set = ruleSet(rules, request.fieldTypes)
       const refused = set.refused.map(({ rule, error }) => ({ at: rules.indexOf(rule), error }))
       sets.delete(request.key)
-      sets.set(request.key, { rules, fieldTypes: request.fieldTypes, refused })
+      sets.set(request.key, { set, refused })
+      // The set is built and kept here, never built again from these rules: their query trees
+      // (a fifth of what a large set holds) live on as its predicates and index only.
+      for (const rule of rules) (rule as Partial<WireRule>).query = undefined
       if (sets.size > MAX_SETS) sets.delete(sets.keys().next().value!)
       for (const [slot, key] of slots) if (!sets.has(key)) slots.delete(slot)
       // Compiling and indexing a large set leaves tens of MiB behind: collected now, before the
