@@ -171,6 +171,32 @@ describe('detection evaluator thread', () => {
     expect(page.full).toBe(false)
   })
 
+  test("a source index's grown mapping replaces its rules' set on the thread; another index keeps its own", async () => {
+    const cache = new CompileCache()
+    const hit = [
+      cache.compile('title: slot\nlogsource: {product: x}\ndetection:\n  sel:\n    event.action: hit\n  condition: sel\n', {}, 'slot'),
+    ]
+    const other = 'ev-other'
+    await fileStore.createIndex({ index: other, body: { mappings: { dynamic: false } } })
+    const own = new EvaluatorThread(log)
+    try {
+      const scan = async (index: string, fieldTypes?: Record<string, string>) =>
+        (await own.scanner({ store: fileStore, index, rules: hit, fieldTypes })).close()
+      await scan(INDEX)
+      await scan(other)
+      // The mapping of INDEX grows: its set is indexed again, and the one under the old mapping dropped.
+      await scan(INDEX, { 'event.action': 'keyword' })
+      expect(own.sets).toEqual({ sent: 3, reused: 0 })
+      await scan(other)
+      await scan(INDEX, { 'event.action': 'keyword' })
+      expect(own.sets).toEqual({ sent: 3, reused: 2 })
+      await scan(INDEX)
+      expect(own.sets).toEqual({ sent: 4, reused: 2 })
+    } finally {
+      own.stop()
+    }
+  })
+
   test('a store without a file and a stopped thread scan here, with the same answer', async () => {
     const want = expected()
     expect(await scanAll(await thread.scanner({ store: memoryStore, index: INDEX, rules, fieldTypes: undefined }))).toEqual(want)

@@ -23,8 +23,11 @@ export function extentOf(batch: StoredBatch, after: number): { size: number; las
   const size = batch.ids.length
   let chars = 0
   for (const s of batch.sources) chars += s.length
-  return { size, last: size > 0 ? batch.seqNos[size - 1] : after, full: size === SCAN_BATCH || chars >= BATCH_CHARS }
+  return extent(size, size > 0 ? batch.seqNos[size - 1] : after, chars)
 }
+
+/** The extent of a batch of `size` documents, the last one `last` (`after` when none), of `chars` characters in all. */
+export const extent = (size: number, last: number, chars: number) => ({ size, last, full: size === SCAN_BATCH || chars >= BATCH_CHARS })
 
 /**
  * A batch the thread read and evaluated: its extent, its (event position, rule position) pairs in
@@ -44,7 +47,11 @@ export interface Scanned {
 export type EvaluatorRequest =
   /** A rule set the thread may still hold, by name: answered as `set` is, or `unknown rule set`. */
   | { kind: 'use'; id: number; key: string }
-  | { kind: 'set'; id: number; key: string; rules: WireRule[]; fieldTypes?: FieldTypes }
+  /**
+   * `slot` names what the set is for (a source index and the rules, not their mapping): a set
+   * sent for a slot replaces the one sent before for it, which no later scan asks for.
+   */
+  | { kind: 'set'; id: number; key: string; slot?: string; rules: WireRule[]; fieldTypes?: FieldTypes }
   | ({ kind: 'scan'; id: number; key: string; after: number; iocFields?: IocFieldList } & SeqSource)
   | { kind: 'close'; id: number; file: string }
 

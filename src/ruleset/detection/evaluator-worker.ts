@@ -3,20 +3,34 @@
 // src/ruleset/sigma, so its answer is the node thread's), and hands back the matches and the
 // matched events, while the node thread writes findings and serves requests.
 import { ruleSet } from '../sigma'
-import type { CompiledSigmaRule } from '../sigma'
-import type { FieldTypes } from '../../store/query'
+import type { CompiledSigmaRule, RuleSet } from '../sigma'
 import { openSeqReader, type SeqReader } from '../../store/embedded/seq-read'
 import { IocCollector } from '../threat-intel/collect'
-import { BATCH_CHARS, type EvaluatorReply, type EvaluatorRequest, extentOf, type Scanned, SCAN_BATCH } from './evaluator-protocol'
+import {
+  BATCH_CHARS,
+  type EvaluatorReply,
+  type EvaluatorRequest,
+  extent,
+  type Scanned,
+  SCAN_BATCH,
+  type WireRule,
+} from './evaluator-protocol'
 
 declare const self: Worker
 
 /** Rule sets kept (least recently used dropped first): one per (rules, mapping) a detector runs. */
 const MAX_SETS = 16
-/** Source characters evaluated between two requests to collect the thread's heap. */
-const COLLECT_EVERY_CHARS = 8 * 1024 * 1024
+/**
+ * Source characters evaluated between two requests to collect the thread's young objects: about
+ * one batch of events. Each event leaves its parse and its field views behind; collected every
+ * 8 MiB of sources they let the thread's heap grow by 100+ MiB in a 1,000-rule run, while a young
+ * collection per batch costs little next to evaluating it.
+ */
+const COLLECT_EVERY_CHARS = 1024 * 1024
 let sinceCollect = 0
-const sets = new Map<string, { rules: CompiledSigmaRule[]; fieldTypes?: FieldTypes; refused: EvaluatorReply['refused'] }>()
+const sets = new Map<string, { set: RuleSet; refused: EvaluatorReply['refused'] }>()
+/** The set key last sent for each slot (see EvaluatorRequest): an older one for the slot is dropped. */
+const slots = new Map<string, string>()
 /** Open readers by store file, until the run that opened one says it is done. */
 const readers = new Map<string, SeqReader>()
 
@@ -27,39 +41,52 @@ type ScanRequest = Extract<EvaluatorRequest, { kind: 'scan' }>
 
 const scanOf = (r: ScanRequest) => `${r.key}\0${r.file}\0${r.ix}\0${r.after}`
 
-/** Reads the batch after `request.after` and evaluates it with the request's rule set. */
+/**
+ * Reads the batch after `request.after` and evaluates it with the request's rule set, one stored
+ * document at a time: only the matched ones (and the last, for the run's lag) are kept, so the
+ * batch's texts and parsed events die young instead of being promoted by the collections the
+ * evaluation triggers (which let the thread's heap grow by a batch's texts, every batch, up to
+ * the next full collection).
+ */
 function scan(request: ScanRequest): Scanned {
   const entry = sets.get(request.key)
   if (!entry) throw new Error(`unknown rule set ${request.key}`)
-  const set = ruleSet(entry.rules, entry.fieldTypes)
+  const { set } = entry
   let reader = readers.get(request.file)
   if (!reader) readers.set(request.file, (reader = openSeqReader(request.file)))
-  const batch = reader.read(request.ix, request.after, SCAN_BATCH, BATCH_CHARS)
   const pairs: number[] = []
   const kept: Scanned['kept'] = { at: [], ids: [], seqNos: [], sources: [] }
-  const size = batch.ids.length
+  const keep = (at: number, id: string, seq: number, text: string) => {
+    kept.at.push(at)
+    kept.ids.push(id)
+    kept.seqNos.push(seq)
+    kept.sources.push(text)
+  }
   const iocs = request.iocFields && new IocCollector(request.iocFields)
-  for (let at = 0; at < size; at++) {
-    const text = batch.sources[at]
+  let size = 0
+  let lastId = ''
+  let lastSeq = request.after
+  let lastText = ''
+  const chars = reader.each(request.ix, request.after, SCAN_BATCH, BATCH_CHARS, (id, seq, text) => {
+    const at = size++
     const event = JSON.parse(text) as Record<string, unknown>
     const matched = set.evaluate(event)
-    iocs?.collect(batch.ids[at], event)
+    iocs?.collect(id, event)
     for (const m of matched) pairs.push(at, m.at)
-    if (matched.length > 0 || at === size - 1) {
-      kept.at.push(at)
-      kept.ids.push(batch.ids[at])
-      kept.seqNos.push(batch.seqNos[at])
-      kept.sources.push(text)
-    }
-    sinceCollect += text.length
-  }
-  // Every batch leaves its parsed events behind: a collection is asked for every few batches, so
-  // the thread's heap stays near one batch instead of growing until JavaScriptCore decides to.
+    if (matched.length > 0) keep(at, id, seq, text)
+    lastId = id
+    lastSeq = seq
+    lastText = text
+  })
+  if (size > 0 && kept.at[kept.at.length - 1] !== size - 1) keep(size - 1, lastId, lastSeq, lastText)
+  // What evaluation leaves behind is young: a young collection about every batch keeps the
+  // thread's heap near its rule sets instead of growing until JavaScriptCore decides to collect.
+  sinceCollect += chars
   if (sinceCollect >= COLLECT_EVERY_CHARS) {
     sinceCollect = 0
     Bun.gc(false)
   }
-  return { ...extentOf(batch, request.after), matches: Int32Array.from(pairs), kept, iocs: iocs?.take() }
+  return { ...extent(size, lastSeq, chars), matches: Int32Array.from(pairs), kept, iocs: iocs?.take() }
 }
 
 function answer(reply: EvaluatorReply): void {
@@ -78,14 +105,25 @@ self.onmessage = (event: MessageEvent<EvaluatorRequest>) => {
       return answer({ id: request.id, refused: entry.refused })
     }
     if (request.kind === 'set') {
-      // The array and the mapping object are the set's identity for ruleSet's own cache: both are
-      // kept here as they arrived, so later batches find the indexed set built once.
       const rules = request.rules as CompiledSigmaRule[]
+      const replaced = request.slot === undefined ? undefined : slots.get(request.slot)
+      if (replaced !== undefined && replaced !== request.key && sets.delete(replaced)) {
+        // Collected before the new set is built, so the build's own peak does not come on top of it.
+        Bun.gc(true)
+      }
+      if (request.slot !== undefined) slots.set(request.slot, request.key)
       const set = ruleSet(rules, request.fieldTypes)
       const refused = set.refused.map(({ rule, error }) => ({ at: rules.indexOf(rule), error }))
       sets.delete(request.key)
-      sets.set(request.key, { rules, fieldTypes: request.fieldTypes, refused })
+      sets.set(request.key, { set, refused })
+      // The set is built and kept here, never built again from these rules: their query trees
+      // (a fifth of what a large set holds) live on as its predicates and index only.
+      for (const rule of rules) (rule as Partial<WireRule>).query = undefined
       if (sets.size > MAX_SETS) sets.delete(sets.keys().next().value!)
+      for (const [slot, key] of slots) if (!sets.has(key)) slots.delete(slot)
+      // Compiling and indexing a large set leaves tens of MiB behind: collected now, before the
+      // scans' batches come to grow the heap on top of it.
+      Bun.gc(true)
       return answer({ id: request.id, refused })
     }
     if (request.kind === 'close') {

@@ -51,10 +51,11 @@ export class EvaluatorThread {
     const found = this.broken ? undefined : await store.seqSource?.(index)
     if (!found) return scanHere(scan)
     const source = { ...found, file: resolve(found.file) }
-    const key = setKey(rules, fieldTypes)
+    const { key, slot } = setKey(index, rules, fieldTypes)
     const send = () => {
       this.sets.sent++
-      return this.call({ kind: 'set', id: 0, key, rules: rules.map(({ document: _document, ...rule }): WireRule => rule), fieldTypes })
+      const wire = rules.map(({ document: _document, ...rule }): WireRule => rule)
+      return this.call({ kind: 'set', id: 0, key, slot, rules: wire, fieldTypes })
     }
     let reply: EvaluatorReply
     try {
@@ -159,15 +160,19 @@ export class EvaluatorThread {
 /**
  * The thread's name for a rule set: the rules' compile-cache keys and the mapping, so every run of
  * an unchanged detector reuses the set indexed on the thread; rules compiled outside the cache get
- * a name of their own each time.
+ * a name of their own each time. Its slot leaves the mapping out: once a source index's mapping
+ * grows (a detector made before its first events), the set indexed under the old one is dropped
+ * on the thread instead of staying beside the new one.
  */
 let unique = 0
-function setKey(rules: CompiledSigmaRule[], fieldTypes: FieldTypes | undefined): string {
+function setKey(index: string, rules: CompiledSigmaRule[], fieldTypes: FieldTypes | undefined): { key: string; slot?: string } {
   const keys = rules.map(contentKey)
-  if (keys.some((k) => k === undefined)) return `u${++unique}`
-  const types = fieldTypes instanceof Map ? [...fieldTypes] : fieldTypes
+  if (keys.some((k) => k === undefined)) return { key: `u${++unique}` }
   const h = new Bun.CryptoHasher('sha256')
-  h.update(JSON.stringify(types ?? null))
+  h.update(index)
   for (const k of keys) h.update(`\u0000${k}`)
-  return h.digest('base64url')
+  const slot = h.copy().digest('base64url')
+  const types = fieldTypes instanceof Map ? [...fieldTypes] : fieldTypes
+  h.update(`\u0001${JSON.stringify(types ?? null)}`)
+  return { key: h.digest('base64url'), slot }
 }

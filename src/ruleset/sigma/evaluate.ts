@@ -8,7 +8,7 @@
 import { compileNamedQuery, DocView, type FieldTypes } from '../../store/query'
 import type { CompiledSigmaRule } from './compile'
 import { contentKey } from './compile-cache'
-import { normaliseTypes, type Requirement, requirementOf, type Types } from './runtime/requirements'
+import { neverHolds, normaliseTypes, type Requirement, requirementOf, type Types } from './runtime/requirements'
 import { RuleIndex } from './runtime/rule-index'
 
 export interface RuleMatch {
@@ -32,34 +32,51 @@ function predicate(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Predicate 
     byTypes.set(fieldTypes, cache)
   }
   let p = cache.get(rule)
-  if (!p) {
-    try {
-      const named = compileNamedQuery(rule.query, fieldTypes)
-      const positive = new Set(rule.selections)
-      p = (doc) => {
-        const names = named(doc)
-        return names && names.filter((n) => positive.has(n))
-      }
-    } catch (e) {
-      p = refused
-      refusals.set(rule, (e as Error).message)
-    }
-    cache.set(rule, p)
-  }
+  if (!p) cache.set(rule, (p = compilePredicate(rule, fieldTypes)))
   return p
 }
 
+function compilePredicate(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Predicate {
+  try {
+    const named = compileNamedQuery(rule.query, fieldTypes)
+    const positive = new Set(rule.selections)
+    return (doc) => {
+      const names = named(doc)
+      return names && names.filter((n) => positive.has(n))
+    }
+  } catch (e) {
+    refusals.set(rule, (e as Error).message)
+    return refused
+  }
+}
+
+/**
+ * The predicate an indexed set keeps for a rule: none for a rule no event can match (its
+ * requirement can never hold, e.g. it reads fields the mapping lacks: two thirds of SigmaHQ's
+ * Windows rules under a log type that maps two dozen fields), since the index never asks it;
+ * it is still compiled once, to tell whether the evaluator refuses it.
+ */
+function keptPredicate(rule: CompiledSigmaRule, fieldTypes: FieldTypes | undefined, r: Requirement): Predicate {
+  if (!neverHolds(r)) return predicate(rule, fieldTypes)
+  const cached = (fieldTypes ? byTypes.get(fieldTypes) : untyped)?.get(rule)
+  const p = cached ?? compilePredicate(rule, fieldTypes)
+  return p === refused ? refused : unmatched
+}
+
+/** Kept for a rule no event can match: never called, as the index never yields the rule. */
+const unmatched: Predicate = () => null
+
 const refusals = new WeakMap<CompiledSigmaRule, string>()
 
-const requirements = new WeakMap<object, WeakMap<CompiledSigmaRule, Requirement>>()
+const derivedRequirements = new WeakMap<object, WeakMap<CompiledSigmaRule, Requirement>>()
 const normalised = new WeakMap<object, Types>()
 const UNTYPED = {}
 
 /** What an event must contain for `rule` to match under `fieldTypes`, derived once per pair. */
 function requirement(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Requirement {
   const key = fieldTypes ?? UNTYPED
-  let cache = requirements.get(key)
-  if (!cache) requirements.set(key, (cache = new WeakMap()))
+  let cache = derivedRequirements.get(key)
+  if (!cache) derivedRequirements.set(key, (cache = new WeakMap()))
   let r = cache.get(rule)
   if (!r) {
     let types = fieldTypes && normalised.get(fieldTypes)
@@ -101,9 +118,13 @@ export class RuleSet {
     readonly rules: readonly CompiledSigmaRule[],
     fieldTypes?: FieldTypes,
   ) {
-    this.predicates = rules.map((r) => predicate(r, fieldTypes))
+    const requirements = rules.map((r) => requirement(r, fieldTypes))
+    this.predicates = rules.map((r, at) => keptPredicate(r, fieldTypes, requirements[at]))
     this.refused = rules.flatMap((rule, at) => (this.predicates[at] === refused ? [{ rule, error: refusals.get(rule) ?? '' }] : []))
-    this.index = new RuleIndex(rules.map((r) => requirement(r, fieldTypes)))
+    this.index = new RuleIndex(requirements)
+    // Derived ahead for this set (warmRuleSet), they are the index's now: not kept beside it.
+    const cache = derivedRequirements.get(fieldTypes ?? UNTYPED)
+    for (const r of rules) cache?.delete(r)
   }
 
   /** Matched rules in the set's order, each with its position in the set. */

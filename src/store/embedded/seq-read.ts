@@ -7,37 +7,49 @@
 import { Database } from 'bun:sqlite'
 import type { StoredBatch } from '../port'
 
-/** Rows read per statement: a large batch stops at its budget within one. */
-const STORED_PAGE = 500
-
 /**
- * Documents of index `ix` after `after`, at most `size`, stopping once the texts pass `maxChars`
- * (a batch of large events stays bounded); no statement stays open between calls.
+ * Visits the documents of index `ix` after `after` in `_seq_no` order, at most `size`, stopping
+ * once the texts pass `maxChars` (a batch of large events stays bounded). One row at a time, so
+ * a reader that keeps few of them (a detection scan keeps the matched ones) holds no whole batch
+ * of texts: those die young, where a batch held across the collections it triggers would be kept
+ * to the next full one. The statement does not stay open past the call.
  */
-export function readStored(db: Database, ix: number, after: number, size: number, maxChars: number): StoredBatch {
-  const ids: string[] = []
-  const seqNos: number[] = []
-  const sources: string[] = []
+export function eachStored(
+  db: Database,
+  ix: number,
+  after: number,
+  size: number,
+  maxChars: number,
+  visit: (id: string, seq: number, text: string) => void,
+): number {
   let chars = 0
-  const page = db.query('SELECT id, seq, src FROM docs WHERE ix = ? AND seq > ? ORDER BY seq LIMIT ?')
-  while (ids.length < size && chars < maxChars) {
-    const want = Math.min(STORED_PAGE, size - ids.length)
-    const rows = page.values(ix, seqNos.length > 0 ? seqNos[seqNos.length - 1] : after, want) as Array<[string, number, string]>
-    for (const [id, seq, text] of rows) {
-      ids.push(id)
-      seqNos.push(seq)
-      sources.push(text)
-      chars += text.length
-      if (chars >= maxChars) break
-    }
-    if (rows.length < want) break
+  const rows = db.query<{ id: string; seq: number; src: string }, [number, number, number]>(
+    'SELECT id, seq, src FROM docs WHERE ix = ? AND seq > ? ORDER BY seq LIMIT ?',
+  )
+  for (const row of rows.iterate(ix, after, size)) {
+    visit(row.id, row.seq, row.src)
+    chars += row.src.length
+    if (chars >= maxChars) break
   }
-  return { ids, seqNos, sources }
+  return chars
+}
+
+/** `eachStored`'s documents as one batch. */
+export function readStored(db: Database, ix: number, after: number, size: number, maxChars: number): StoredBatch {
+  const batch: StoredBatch = { ids: [], seqNos: [], sources: [] }
+  eachStored(db, ix, after, size, maxChars, (id, seq, text) => {
+    batch.ids.push(id)
+    batch.seqNos.push(seq)
+    batch.sources.push(text)
+  })
+  return batch
 }
 
 /** A read-only connection to a live store file, for a thread that reads by `_seq_no`. */
 export interface SeqReader {
   read(ix: number, after: number, size: number, maxChars: number): StoredBatch
+  /** `eachStored` on this connection: the characters visited. */
+  each(ix: number, after: number, size: number, maxChars: number, visit: (id: string, seq: number, text: string) => void): number
   close(): void
 }
 
@@ -46,6 +58,7 @@ export function openSeqReader(file: string): SeqReader {
   db.run('PRAGMA busy_timeout = 5000')
   return {
     read: (ix, after, size, maxChars) => readStored(db, ix, after, size, maxChars),
+    each: (ix, after, size, maxChars, visit) => eachStored(db, ix, after, size, maxChars, visit),
     close: () => db.close(),
   }
 }

@@ -6,109 +6,141 @@
  * and follow failure links. A dense row per state would cost 512 bytes for each of the 100,000+
  * states of one rule listing thousands of file hashes (SigmaHQ's driver-load rules): hundreds of
  * MiB for a real rule set.
+ *
+ * States are numbered breadth first, so a state's children are consecutive states and the edge
+ * into state `t` is edge `t - 1`: an edge is its label alone, the dense rows are those of states
+ * 0..dense-1, and the whole automaton is a few typed arrays (about 14 bytes a state) with no
+ * object per state, at build time either (a Map per state made hundreds of thousands of them).
  */
 const ASCII = 128
 /** States given a dense ASCII row by default, shallowest first (2 MiB of rows at most). */
-const DENSE_STATES = 4096
-const NONE: readonly number[] = []
+const DENSE_STATES = 1024
+
+/**
+ * The patterns as a trie in insertion order: first child / next sibling lists. A trie has at most
+ * one state per pattern character (plus the root), so its arrays are sized once: no growth, and
+ * no garbage but themselves once the automaton is laid out.
+ */
+class Trie {
+  readonly firstChild: Int32Array
+  readonly nextSibling: Int32Array
+  readonly label: Uint16Array
+  /** First pattern ending at each state, and the next pattern ending at the same state. */
+  readonly firstPattern: Int32Array
+  readonly nextPattern: Int32Array
+  size = 1
+
+  constructor(patterns: readonly string[]) {
+    let chars = 0
+    for (const p of patterns) chars += p.length
+    this.firstChild = new Int32Array(chars + 1).fill(-1)
+    this.nextSibling = new Int32Array(chars + 1)
+    this.label = new Uint16Array(chars + 1)
+    this.firstPattern = new Int32Array(chars + 1).fill(-1)
+    this.nextPattern = new Int32Array(patterns.length)
+    // Patterns are linked in reverse so each state's list comes out in ascending id order.
+    for (let id = patterns.length - 1; id >= 0; id--) {
+      const p = patterns[id]
+      let s = 0
+      for (let i = 0; i < p.length; i++) s = this.child(s, p.charCodeAt(i))
+      this.nextPattern[id] = this.firstPattern[s]
+      this.firstPattern[s] = id
+    }
+  }
+
+  private child(s: number, c: number): number {
+    for (let t = this.firstChild[s]; t !== -1; t = this.nextSibling[t]) if (this.label[t] === c) return t
+    const t = this.size++
+    this.label[t] = c
+    this.nextSibling[t] = this.firstChild[s]
+    this.firstChild[s] = t
+    return t
+  }
+}
 
 export class AhoCorasick {
-  /** Pattern ids reported by each state (own patterns and those of its suffix states). */
-  private readonly out: Array<readonly number[]>
-  /** Row of each state in `ascii`, or -1. */
-  private readonly row: Int32Array
+  /** Pattern ids reported by each state (own patterns, then those of its suffix states): outIds[outStart[s]..outStart[s + 1]). */
+  private readonly outStart: Int32Array
+  private readonly outIds: Int32Array
+  /** States 0..dense-1 have a dense ASCII row each. */
+  private readonly dense: number
   private readonly ascii: Int32Array
-  /** Each state's own edges: labels and targets in [edgeStart[s], edgeStart[s + 1]). */
+  /** Each state's children are states edgeStart[s] + 1 .. edgeStart[s + 1]; the label of the edge into state t is edgeLabel[t - 1]. */
   private readonly edgeStart: Int32Array
   private readonly edgeLabel: Uint16Array
-  private readonly edgeTarget: Int32Array
   private readonly fail: Int32Array
 
   /** `denseStates`: how many of the shallowest states get a dense row (512 bytes each). */
   constructor(patterns: readonly string[], denseStates = DENSE_STATES) {
-    const goto: Array<Map<number, number>> = [new Map()]
-    const own: Array<readonly number[]> = [NONE]
-    patterns.forEach((p, id) => {
-      let s = 0
-      for (let i = 0; i < p.length; i++) {
-        const c = p.charCodeAt(i)
-        let next = goto[s].get(c)
-        if (next === undefined) {
-          next = goto.length
-          goto.push(new Map())
-          own.push(NONE)
-          goto[s].set(c, next)
-        }
-        s = next
-      }
-      own[s] = [...own[s], id]
-    })
-    const n = goto.length
+    const trie = new Trie(patterns)
+    const n = trie.size
     this.edgeStart = new Int32Array(n + 1)
-    let edges = 0
-    for (let s = 0; s < n; s++) {
-      this.edgeStart[s] = edges
-      edges += goto[s].size
-    }
-    this.edgeStart[n] = edges
-    this.edgeLabel = new Uint16Array(edges)
-    this.edgeTarget = new Int32Array(edges)
-    for (let s = 0; s < n; s++) {
-      let e = this.edgeStart[s]
-      for (const [c, t] of goto[s]) {
-        this.edgeLabel[e] = c
-        this.edgeTarget[e++] = t
-      }
-    }
+    this.edgeLabel = new Uint16Array(Math.max(0, n - 1))
     this.fail = new Int32Array(n)
-    this.out = own
-    this.row = new Int32Array(n).fill(-1)
-    // Breadth first: a state's failure target is shallower, so complete before the state itself.
-    const order = [0]
-    for (let q = 0; q < order.length; q++) {
-      const s = order[q]
-      if (s !== 0 && this.out[this.fail[s]].length > 0) this.out[s] = [...this.out[s], ...this.out[this.fail[s]]]
-      for (const [c, t] of goto[s]) {
-        this.fail[t] = s === 0 ? 0 : this.next(this.fail[s], c)
-        order.push(t)
+    this.dense = 0
+    // Breadth first: trie state of each new state; a state's failure target is shallower, so
+    // complete before the state itself (and its edges laid out before anyone follows them).
+    const old = new Int32Array(n)
+    const ownCount = new Int32Array(n)
+    let placed = 1
+    for (let q = 0; q < n; q++) {
+      const s = old[q]
+      this.edgeStart[q] = placed - 1
+      for (let t = trie.firstChild[s]; t !== -1; t = trie.nextSibling[t]) {
+        const c = trie.label[t]
+        this.edgeLabel[placed - 1] = c
+        this.fail[placed] = q === 0 ? 0 : this.next(this.fail[q], c)
+        old[placed++] = t
       }
+      for (let id = trie.firstPattern[s]; id !== -1; id = trie.nextPattern[id]) ownCount[q]++
+    }
+    this.edgeStart[n] = n - 1
+    // Outputs: a state's own patterns then its failure target's (computed before it, being shallower).
+    this.outStart = new Int32Array(n + 1)
+    for (let q = 0; q < n; q++) {
+      const inherited = q === 0 ? 0 : this.outStart[this.fail[q] + 1] - this.outStart[this.fail[q]]
+      this.outStart[q + 1] = this.outStart[q] + ownCount[q] + inherited
+    }
+    this.outIds = new Int32Array(this.outStart[n])
+    for (let q = 0; q < n; q++) {
+      let at = this.outStart[q]
+      for (let id = trie.firstPattern[old[q]]; id !== -1; id = trie.nextPattern[id]) this.outIds[at++] = id
+      if (q !== 0)
+        for (let k = this.outStart[this.fail[q]], end = this.outStart[this.fail[q] + 1]; k < end; k++) this.outIds[at++] = this.outIds[k]
     }
     const dense = Math.max(1, Math.min(n, denseStates))
     this.ascii = new Int32Array(dense * ASCII)
-    for (let q = 0; q < dense; q++) {
-      const s = order[q]
-      const row = q * ASCII
-      for (let c = 0; c < ASCII; c++) this.ascii[row + c] = this.next(s, c)
-      this.row[s] = q
-    }
+    for (let q = 0; q < dense; q++) for (let c = 0; c < ASCII; c++) this.ascii[q * ASCII + c] = this.next(q, c)
+    this.dense = dense
   }
 
   /** Calls `hit` with the id of every pattern found in `text` (a pattern may be reported more than once). */
   scan(text: string, hit: (id: number) => void): void {
+    const { outStart, outIds } = this
     let s = 0
     for (let i = 0; i < text.length; i++) {
       s = this.next(s, text.charCodeAt(i))
-      const o = this.out[s]
-      for (let k = 0; k < o.length; k++) hit(o[k])
+      for (let k = outStart[s], end = outStart[s + 1]; k < end; k++) hit(outIds[k])
     }
   }
 
   /** Whether `text` contains any of the patterns. */
   has(text: string): boolean {
+    const { outStart } = this
+    if (outStart[1] > 0) return true // the empty pattern
     let s = 0
     for (let i = 0; i < text.length; i++) {
       s = this.next(s, text.charCodeAt(i))
-      if (this.out[s].length > 0) return true
+      if (outStart[s + 1] > outStart[s]) return true
     }
-    return this.out[0].length > 0 // the empty pattern
+    return false
   }
 
   /** The state after `s` reads code unit `c`. */
   private next(s: number, c: number): number {
     for (;;) {
-      const row = this.row[s]
-      if (row >= 0 && c < ASCII) return this.ascii[row * ASCII + c]
-      for (let e = this.edgeStart[s], end = this.edgeStart[s + 1]; e < end; e++) if (this.edgeLabel[e] === c) return this.edgeTarget[e]
+      if (s < this.dense && c < ASCII) return this.ascii[s * ASCII + c]
+      for (let t = this.edgeStart[s] + 1, end = this.edgeStart[s + 1] + 1; t < end; t++) if (this.edgeLabel[t - 1] === c) return t
       if (s === 0) return 0
       s = this.fail[s]
     }

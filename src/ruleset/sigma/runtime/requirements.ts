@@ -41,6 +41,9 @@ const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v)
 const ALWAYS: Requirement = []
 const NEVER: Requirement = [[]]
 
+/** Whether no event can meet `r` (one of its clauses has no atom). */
+export const neverHolds = (r: Requirement): boolean => r.some((c) => c.length === 0)
+
 /** The requirement of a query; any surprise in its shape means "always check". */
 export function requirementOf(query: unknown, types: Types): Requirement {
   try {

@@ -9,7 +9,7 @@
  */
 import { type DocView, fold } from '../../../store/query'
 import { AhoCorasick } from '../../../store/query/aho-corasick'
-import type { Atom, Clause, Requirement } from './requirements'
+import { type Atom, type Clause, neverHolds, type Requirement } from './requirements'
 
 /**
  * Clauses indexed per rule: a rule is a candidate once all of them are met. How many rules share
@@ -40,6 +40,7 @@ function descend(at: TrieNode, key: string): TrieNode | undefined {
 interface PathEntry {
   present: number[]
   equals: Map<string, number[]>
+  /** The substrings clauses need, while the index is built (then the matcher's). */
   patterns: string[]
   /** Clauses per pattern of `matcher`. */
   patternClauses: number[][]
@@ -83,7 +84,7 @@ export class RuleIndex {
     const popularity = (c: Clause) => c.reduce((n, a) => n + (shared.get(atomKey(a)) ?? 0) * (a.kind === 'present' ? 20 : 1), 0)
     requirements.forEach((all, rule) => {
       if (all.length === 0) return void this.always.push(rule)
-      if (all.some((c) => c.length === 0)) return void never++
+      if (neverHolds(all)) return void never++
       const ranked = all.map((c) => [popularity(c), c] as const).sort((a, b) => a[0] - b[0])
       const clauses = ranked.slice(0, INDEXED_CLAUSES).map(([, c]) => c)
       this.need[rule] = clauses.length
@@ -107,59 +108,84 @@ export class RuleIndex {
       }
     })
     this.clauseStamp = new Uint32Array(this.ruleOf.length)
-    for (const e of this.paths.values()) if (e.patterns.length > 0) e.matcher = new AhoCorasick(e.patterns)
+    // The patterns are the automaton's now; two paths with the same ones (a keyword list read in
+    // `message` and `event.original`) share one.
+    const matchers = new Map<string, AhoCorasick>()
+    for (const e of this.paths.values()) {
+      if (e.patterns.length === 0) continue
+      const key = e.patterns.join('\u0000')
+      e.matcher = matchers.get(key) ?? new AhoCorasick(e.patterns)
+      matchers.set(key, e.matcher)
+      e.patterns = []
+    }
     this.stats = { rules: n, always: this.always.length, never, paths: this.paths.size }
   }
 
+  /**
+   * The state of the candidates() call under way: the methods below are its steps, so an event
+   * allocates nothing but its answer (closures made per call were a few dozen objects an event).
+   */
+  private epochNow = 0
+  private out: number[] = []
+  private scanning?: PathEntry
+  private readonly onPattern = (p: number) => this.addAll(this.scanning!.patternClauses[p])
+
   /** Indices of the rules that may match `doc`, ascending. */
   candidates(doc: DocView): number[] {
-    const epoch = this.nextEpoch()
-    const { clauseStamp, ruleStamp, ruleOf, count, need } = this
-    const out: number[] = [...this.always]
-    const addAll = (clauses: number[]) => {
-      for (let i = 0; i < clauses.length; i++) {
-        const c = clauses[i]
-        if (clauseStamp[c] === epoch) continue
-        clauseStamp[c] = epoch
-        const rule = ruleOf[c]
-        if (ruleStamp[rule] !== epoch) {
-          ruleStamp[rule] = epoch
-          count[rule] = 0
-        }
-        if (++count[rule] === need[rule]) out.push(rule)
-      }
-    }
-    const scan = (e: PathEntry) => (p: number) => addAll(e.patternClauses[p])
+    this.epochNow = this.nextEpoch()
+    const out = (this.out = this.always.slice())
     // One walk over the document visits each value once under its full dotted path — which is
     // what FieldPath.collect reads for that path (nested objects, dotted keys and arrays alike);
     // subtrees that lead to no indexed path are skipped.
-    const leaf = (e: PathEntry, v: unknown) => {
-      addAll(e.present)
-      const k = keywordOf(v)
-      if (k === undefined || (e.equals.size === 0 && !e.matcher)) return
-      const f = fold(k)
-      const hit = e.equals.get(f)
-      if (hit) addAll(hit)
-      e.matcher?.scan(f, scan(e))
-    }
-    const walk = (obj: Record<string, unknown>, at: TrieNode) => {
-      for (const key in obj) {
-        let node = at.children.get(key)
-        // A dotted key (`"a.b": ...`) stands for the same path as nested objects.
-        if (node === undefined && key.includes('.')) node = descend(at, key)
-        if (node !== undefined) visit(obj[key], node)
+    this.walk(doc.source, this.root)
+    this.out = []
+    return out.sort(ascending)
+  }
+
+  private addAll(clauses: number[]): void {
+    const { clauseStamp, ruleStamp, ruleOf, count, need, epochNow: epoch } = this
+    for (let i = 0; i < clauses.length; i++) {
+      const c = clauses[i]
+      if (clauseStamp[c] === epoch) continue
+      clauseStamp[c] = epoch
+      const rule = ruleOf[c]
+      if (ruleStamp[rule] !== epoch) {
+        ruleStamp[rule] = epoch
+        count[rule] = 0
       }
+      if (++count[rule] === need[rule]) this.out.push(rule)
     }
-    const visit = (v: unknown, node: TrieNode) => {
-      if (v === null || v === undefined) return
-      if (Array.isArray(v)) for (const el of v) visit(el, node)
-      else if (typeof v === 'object') {
-        if (node.entry && hasLeaf(v)) leaf(node.entry, v)
-        walk(v as Record<string, unknown>, node)
-      } else if (node.entry) leaf(node.entry, v)
+  }
+
+  private leaf(e: PathEntry, v: unknown): void {
+    this.addAll(e.present)
+    const k = keywordOf(v)
+    if (k === undefined || (e.equals.size === 0 && !e.matcher)) return
+    const f = fold(k)
+    const hit = e.equals.get(f)
+    if (hit) this.addAll(hit)
+    if (e.matcher) {
+      this.scanning = e
+      e.matcher.scan(f, this.onPattern)
     }
-    walk(doc.source, this.root)
-    return out.sort((a, b) => a - b)
+  }
+
+  private walk(obj: Record<string, unknown>, at: TrieNode): void {
+    for (const key in obj) {
+      let node = at.children.get(key)
+      // A dotted key (`"a.b": ...`) stands for the same path as nested objects.
+      if (node === undefined && key.includes('.')) node = descend(at, key)
+      if (node !== undefined) this.visit(obj[key], node)
+    }
+  }
+
+  private visit(v: unknown, node: TrieNode): void {
+    if (v === null || v === undefined) return
+    if (Array.isArray(v)) for (const el of v) this.visit(el, node)
+    else if (typeof v === 'object') {
+      if (node.entry && hasLeaf(v)) this.leaf(node.entry, v)
+      this.walk(v as Record<string, unknown>, node)
+    } else if (node.entry) this.leaf(node.entry, v)
   }
 
   private nextEpoch(): number {
@@ -187,6 +213,8 @@ export class RuleIndex {
     return e
   }
 }
+
+const ascending = (a: number, b: number) => a - b
 
 function push<K>(m: Map<K, number[]>, k: K, v: number): void {
   const l = m.get(k)
