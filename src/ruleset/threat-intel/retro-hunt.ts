@@ -237,6 +237,10 @@ export class RetroHunt {
     const size = Math.min(EVENTS_PAGE, rate)
     let found = new Map<string, IocHit>()
     let flushed = Date.now()
+    // The pace holds over the whole hunt, its reads and writes included: a page may start once the
+    // events before it have had their share of time, with at most a second's catching up after a
+    // slow stretch (so a stall is not followed by a burst).
+    let next = Date.now()
     // Findings first, cursor second: once a second (FLUSH_MILLIS), and when the hunt ends or stops.
     const flush = async () => {
       job.findings += await this.write(detectorId, detector, [...found.values()])
@@ -251,7 +255,6 @@ export class RetroHunt {
       // A hunt reads every event after the look-back's first: the range is tested as it reads.
       rangeByReading: true,
     })) {
-      const paced = Date.now()
       for (const hit of hits) {
         addEventHits(found, iocs, fields, hit._source ?? {}, `${hit._id}:${index}`)
         if (pacer.due()) await pacer.pause()
@@ -264,8 +267,9 @@ export class RetroHunt {
       }
       if (this.stopping || Date.now() - flushed >= FLUSH_MILLIS) await flush()
       if (this.stopping) return false
-      const wait = (hits.length / rate) * 1000 - (Date.now() - paced)
-      if (wait > 0) await Bun.sleep(wait)
+      const now = Date.now()
+      next = Math.max(next, now - 1000) + (hits.length / rate) * 1000
+      if (next > now) await Bun.sleep(next - now)
     }
     await flush()
     return true
