@@ -19,7 +19,7 @@ import { openEmbeddedStore } from '../../src/store/embedded'
 import { openPlatformStore } from '../../src/store/platform'
 import type { Store } from '../../src/store/port'
 import { attachOpenSearch, missingPrerequisites, startOpenSearch, type RunningOpenSearch } from '../opensearch/cluster'
-import { indexEvents, openBenchRuleset, reseed } from './lib/security-events'
+import { createBenchDetector, indexEvents, openBenchRuleset, reseed } from './lib/security-events'
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000)
 const RULES = Number(process.env.BENCH_RULES ?? 1000)
@@ -45,21 +45,14 @@ async function openSearch(scratch: string): Promise<RunningOpenSearch> {
 /** Indexes the events, runs the detector once over them: its documents/s and findings. */
 async function run(label: string, root: string, store: Store): Promise<{ rate: number; findings: number }> {
   reseed()
-  const { settings, ruleset } = await openBenchRuleset(root, RULES, store)
-  await settings.update({ persistent: { 'plugins.security_analytics.max_rules_per_detector': Math.max(50, RULES) } })
-  await ruleset.sync.upsertDetector({
-    integrationId: 'int-linux',
-    logType: 'linux',
-    category: 'security',
-    ruleIds: Array.from({ length: RULES }, (_, n) => `bench-${n}`),
-    enabled: true,
-  })
+  const bench = await openBenchRuleset(root, RULES, store)
+  await createBenchDetector(bench, RULES)
   let t = performance.now()
   await indexEvents(store, EVENTS, DOCS)
   await store.refresh({ index: EVENTS })
   const ingest = DOCS / ((performance.now() - t) / 1000)
   t = performance.now()
-  const outcome = await ruleset.scheduler.runLeased('int-linux')
+  const outcome = await bench.ruleset.scheduler.runLeased('int-linux')
   const seconds = (performance.now() - t) / 1000
   if (!outcome || outcome.status !== 'ran' || outcome.documents !== DOCS) throw new Error(`${label}: run ${JSON.stringify(outcome)}`)
   const rate = DOCS / seconds

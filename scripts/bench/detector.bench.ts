@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { SCAN_BATCH } from '../../src/ruleset/detection/evaluator-protocol'
 import { loadCheckpoint } from '../../src/ruleset/detection/checkpoint'
 import type { BulkLine } from '../../src/store/port'
-import { event, indexEvents, openBenchRuleset } from './lib/security-events'
+import { createBenchDetector, event, indexEvents, openBenchRuleset } from './lib/security-events'
 import { loadWindowsRules } from './lib/sigma-rules'
 import { schemaEvent, WINDOWS_FIELDS, windowsEventStream } from './lib/windows-events'
 import { benchIoc } from './lib/iocs'
@@ -134,16 +134,9 @@ async function measure(
 if (!process.env.BENCH_REAL_RULES && !process.env.BENCH_THREAT_INTEL) {
   const root = mkdtempSync(join(tmpdir(), 'svc-detector-bench-'))
   const bench = await openBenchRuleset(root, RULES)
-  const { store, settings, ruleset } = bench
+  const { store, ruleset } = bench
   try {
-    await settings.update({ persistent: { 'plugins.security_analytics.max_rules_per_detector': Math.max(50, RULES) } })
-    await ruleset.sync.upsertDetector({
-      integrationId: 'int-linux',
-      logType: 'linux',
-      category: 'security',
-      ruleIds: Array.from({ length: RULES }, (_, n) => `bench-${n}`),
-      enabled: true,
-    })
+    await createBenchDetector(bench, RULES)
 
     const t = performance.now()
     await indexEvents(store, EVENTS, DOCS)

@@ -100,6 +100,21 @@ export async function openBenchRuleset(root: string, rules: number, store: Store
   return { store, settings, ruleset }
 }
 
+/** The detector `int-linux` over the first `rules` generated rules, allowed to hold them all. */
+export async function createBenchDetector(
+  { settings, ruleset }: Awaited<ReturnType<typeof openBenchRuleset>>,
+  rules: number,
+): Promise<void> {
+  await settings.update({ persistent: { 'plugins.security_analytics.max_rules_per_detector': Math.max(50, rules) } })
+  await ruleset.sync.upsertDetector({
+    integrationId: 'int-linux',
+    logType: 'linux',
+    category: 'security',
+    ruleIds: Array.from({ length: rules }, (_, n) => `bench-${n}`),
+    enabled: true,
+  })
+}
+
 /** `docs` events into `index` (events `first`.. of the sequence), in bulks of 5,000. */
 export async function indexEvents(store: Store, index: string, docs: number, first = 0): Promise<void> {
   for (let at = first; at < first + docs; at += 5000) {
