@@ -5,21 +5,31 @@
  * shared by all detectors, kept in step by the sync); the batch's events are read once either way.
  */
 import type { IocFieldList } from './ioc-fields'
-import type { IocType } from './ioc-types'
+import { IOC_TYPES, type IocType } from './ioc-types'
 import type { IocIndex } from './ioc-index'
 import type { IocHit } from './ioc-findings'
 
 /** Events named per value at most: a finding lists these, the count stays exact. */
 export const MAX_EVENTS_PER_VALUE = 100
 
-/** Distinct (type, value) of a batch, by position: the field first seen holding it, the events (ids) holding it. */
+/**
+ * Distinct (type, value) of a batch, by position, as the evaluator thread sends them: flat arrays,
+ * since a structured clone of an array (and a type string) per value cost more than collecting them.
+ */
 export interface IocCandidates {
-  types: IocType[]
+  /** Each value's type, as its position in IOC_TYPES. */
+  types: Uint8Array
   values: string[]
-  fields: string[]
-  ids: string[][]
-  counts: number[]
+  /** The events holding each value (at most MAX_EVENTS_PER_VALUE), value after value: see candidateIds. */
+  ids: string[]
+  ends: Int32Array
+  /** How many events hold each value (not bounded). */
+  counts: Int32Array
 }
+
+/** The events holding value `k` of a batch's candidates. */
+export const candidateIds = (c: IocCandidates, k: number): string[] => c.ids.slice(k === 0 ? 0 : c.ends[k - 1], c.ends[k])
+export const candidateType = (c: IocCandidates, k: number): IocType => IOC_TYPES[c.types[k]]
 
 /** The leaves at a dotted path, through nested objects and arrays, or a flat dotted key. */
 export function valuesAt(event: Record<string, unknown>, path: string, out: string[] = []): string[] {
@@ -45,7 +55,10 @@ function leaves(v: unknown, out: string[]): string[] {
 export class IocCollector {
   /** Position of each value already seen, per type (no composed key: a string built per value costs more than the rest). */
   private readonly at = new Map<IocType, Map<string, number>>()
-  private found: IocCandidates = { types: [], values: [], fields: [], ids: [], counts: [] }
+  private types: number[] = []
+  private values: string[] = []
+  private ids: string[][] = []
+  private counts: number[] = []
 
   constructor(private readonly list: IocFieldList) {}
 
@@ -57,16 +70,15 @@ export class IocCollector {
         for (const value of valuesAt(event, field)) {
           let k = seen.get(value)
           if (k === undefined) {
-            k = this.found.values.length
+            k = this.values.length
             seen.set(value, k)
-            this.found.types.push(type)
-            this.found.values.push(value)
-            this.found.fields.push(field)
-            this.found.ids.push([])
-            this.found.counts.push(0)
+            this.types.push(IOC_TYPES.indexOf(type))
+            this.values.push(value)
+            this.ids.push([])
+            this.counts.push(0)
           }
-          const ids = this.found.ids[k]
-          this.found.counts[k]++
+          const ids = this.ids[k]
+          this.counts[k]++
           if (ids.length < MAX_EVENTS_PER_VALUE && ids[ids.length - 1] !== id) ids.push(id)
         }
     }
@@ -74,10 +86,23 @@ export class IocCollector {
 
   /** The batch's candidates (undefined when none), and a fresh start for the next batch. */
   take(): IocCandidates | undefined {
-    const out = this.found
-    this.found = { types: [], values: [], fields: [], ids: [], counts: [] }
+    if (this.values.length === 0) return undefined
+    const ends = new Int32Array(this.ids.length)
+    let end = 0
+    this.ids.forEach((list, k) => (ends[k] = end += list.length))
+    const out: IocCandidates = {
+      types: Uint8Array.from(this.types),
+      values: this.values,
+      ids: this.ids.flat(),
+      ends,
+      counts: Int32Array.from(this.counts),
+    }
+    this.types = []
+    this.values = []
+    this.ids = []
+    this.counts = []
     this.at.clear()
-    return out.values.length > 0 ? out : undefined
+    return out
   }
 }
 

@@ -8,7 +8,7 @@
 import type { Logger } from '../../http/log'
 import type { Store } from '../../store/port'
 import type { StoredDetector } from '../model'
-import type { IocCandidates } from './collect'
+import { candidateIds, candidateType, type IocCandidates } from './collect'
 import { iocFieldsOf, type IocFieldList, type IocFieldsInput } from './ioc-fields'
 import { buildIocFindings, type IocFinding, type IocHit, writeIocFindings } from './ioc-findings'
 import type { IocIndex } from './ioc-index'
@@ -53,13 +53,14 @@ export class DetectorThreatIntel {
   admit(index: string, found: IocCandidates | undefined): void {
     if (!found) return
     for (let k = 0; k < found.values.length; k++) {
-      const iocIds = this.index.match(found.types[k], found.values[k])
+      const type = candidateType(found, k)
+      const iocIds = this.index.match(type, found.values[k])
       if (iocIds.length === 0) continue
-      const key = `${found.types[k]}\0${found.values[k]}`
+      const key = `${type}\0${found.values[k]}`
       if (this.written.has(key)) continue
       let hit = this.hits.get(key)
-      if (!hit) this.hits.set(key, (hit = { type: found.types[k], value: found.values[k], iocIds, docs: [] }))
-      for (const doc of found.ids[k]) if (hit.docs.length < MAX_EVENTS_PER_VALUE) hit.docs.push(`${doc}:${index}`)
+      if (!hit) this.hits.set(key, (hit = { type, value: found.values[k], iocIds, docs: [] }))
+      for (const doc of candidateIds(found, k)) if (hit.docs.length < MAX_EVENTS_PER_VALUE) hit.docs.push(`${doc}:${index}`)
     }
   }
 

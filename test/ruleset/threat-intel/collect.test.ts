@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { IocCollector, MAX_EVENTS_PER_VALUE, valuesAt } from '../../../src/ruleset/threat-intel/collect'
+import { candidateIds, candidateType, IocCollector, MAX_EVENTS_PER_VALUE, valuesAt } from '../../../src/ruleset/threat-intel/collect'
 import { iocFieldsOf } from '../../../src/ruleset/threat-intel/ioc-fields'
 
 describe('IoC fields of a log type', () => {
@@ -36,9 +36,9 @@ describe('IocCollector', () => {
     c.collect('e3', { other: 1 })
     const got = c.take()!
     expect(got.values).toEqual(['10.0.0.1', '10.0.0.2'])
-    expect(got.fields).toEqual(['source.ip', 'destination.ip'])
-    expect(got.ids).toEqual([['e1'], ['e1', 'e2']])
-    expect(got.counts).toEqual([1, 2])
+    expect([0, 1].map((k) => candidateType(got, k))).toEqual(['ipv4-addr', 'ipv4-addr'])
+    expect([0, 1].map((k) => candidateIds(got, k))).toEqual([['e1'], ['e1', 'e2']])
+    expect([...got.counts]).toEqual([1, 2])
     expect(c.take()).toBeUndefined()
   })
 
@@ -47,9 +47,10 @@ describe('IocCollector', () => {
     c.collect('e1', { source: { ip: '10.0.0.9' }, destination: { ip: '10.0.0.9' } })
     for (let i = 0; i < MAX_EVENTS_PER_VALUE + 20; i++) c.collect(`x${i}`, { source: { ip: '10.0.0.9' } })
     const got = c.take()!
-    expect(got.ids[0][0]).toBe('e1')
-    expect(got.ids[0][1]).toBe('x0')
-    expect(got.ids[0].length).toBe(MAX_EVENTS_PER_VALUE)
+    const ids = candidateIds(got, 0)
+    expect(ids[0]).toBe('e1')
+    expect(ids[1]).toBe('x0')
+    expect(ids.length).toBe(MAX_EVENTS_PER_VALUE)
     expect(got.counts[0]).toBe(MAX_EVENTS_PER_VALUE + 22)
   })
 })

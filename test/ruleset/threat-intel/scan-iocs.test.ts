@@ -13,6 +13,7 @@ import { type Scanner, scanHere } from '../../../src/ruleset/detection/scan'
 import { compileSigmaRule } from '../../../src/ruleset/sigma'
 import { openEmbeddedStore } from '../../../src/store/embedded'
 import type { IocFieldList } from '../../../src/ruleset/threat-intel/ioc-fields'
+import { candidateIds, candidateType } from '../../../src/ruleset/threat-intel/collect'
 
 const dir = mkdtempSync(join(tmpdir(), 'scan-iocs-'))
 const store = openEmbeddedStore(join(dir, 'store.db'))
@@ -37,8 +38,10 @@ async function gather(scanner: Scanner): Promise<Map<string, string[]>> {
       const page = await scanner.next(after)
       const c = page.iocs
       if (c)
-        for (let k = 0; k < c.values.length; k++)
-          out.set(`${c.types[k]} ${c.values[k]}`, [...(out.get(`${c.types[k]} ${c.values[k]}`) ?? []), ...c.ids[k]])
+        for (let k = 0; k < c.values.length; k++) {
+          const key = `${candidateType(c, k)} ${c.values[k]}`
+          out.set(key, [...(out.get(key) ?? []), ...candidateIds(c, k)])
+        }
       after = page.last
       if (!page.full) break
     }
