@@ -7,7 +7,7 @@ import { isObject } from '../query/doc'
 import type { Columns } from './aggs-columnar'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
-import { type Plan, planQuery } from './plan'
+import { type Plan, type PlanProbe, planQuery } from './plan'
 import { ridRange } from './rids'
 import { indexedKind } from './mapping'
 import { singleMatch, type Stats } from '../query/score'
@@ -31,9 +31,43 @@ export function planOf(core: StoreCore, meta: IndexMeta, query: unknown): Plan |
   core.textVisible()
   const last = core.lastPlan
   if (last && last.meta === meta && last.query === query) return last.plan
-  const plan = planQuery(query, meta, core.now())
+  const plan = planQuery(query, meta, core.now(), probeOf(core, meta))
   core.lastPlan = { meta, query, plan }
   return plan
+}
+
+/**
+ * Row counts the planner asked of an index, kept while no write moved its seq_no: a dashboard
+ * repeating a search plans it without counting again. They only choose between equivalent plans,
+ * so a stale one could cost time, never change an answer.
+ */
+const planCounts = new WeakMap<IndexMeta, { seq: number; counts: Map<string, number> }>()
+const PLAN_COUNTS = 256
+
+/** What the planner may ask of an index's data (see PlanProbe). */
+function probeOf(core: StoreCore, meta: IndexMeta): PlanProbe {
+  let known = planCounts.get(meta)
+  if (!known || known.seq !== meta.seq || known.counts.size > PLAN_COUNTS)
+    planCounts.set(meta, (known = { seq: meta.seq, counts: new Map() }))
+  const counts = known.counts
+  return {
+    count: (sql, params, cap) => {
+      const key = `${cap} ${sql} ${JSON.stringify(params)}`
+      let n = counts.get(key)
+      if (n === undefined)
+        counts.set(
+          key,
+          (n = (core.db.query(`SELECT count(*) AS n FROM (${sql} LIMIT ${Math.floor(cap)})`).get(...params) as { n: number }).n),
+        )
+      return n
+    },
+    // Writes refuse a data stream document without one timestamp (doc-write.ts's checkDataStream).
+    singleValued: (field) => {
+      const f = meta.fieldIds.get(field)
+      const stream = meta.dataStream === undefined ? undefined : core.cat.streams.get(meta.dataStream)
+      return f !== undefined && stream?.tsField === field && !meta.multiValued.has(f)
+    },
+  }
 }
 
 export function rowsSql(
