@@ -16,6 +16,7 @@ import { openStoreFile } from './integrity'
 import { PendingStats, PendingText } from './text-index'
 import type { Migration, MigrationResult } from './migrations'
 import type { Plan } from './plan'
+import type { ColumnCache } from './search-rows'
 import type { Synchronous } from './schema'
 import { SLICE_MS } from './pacer'
 import { DEFAULT_SEARCH_LIMITS, type SearchLimits } from './search-limits'
@@ -62,6 +63,8 @@ export class StoreCore {
   readonly pits = new Map<string, PitMeta>()
   /** The last plan, so that counting and reading the same query plans it once (search-rows.ts). */
   lastPlan: { meta: IndexMeta; query: unknown; plan: Plan | null } | undefined
+  /** Columns of field values read for aggregations, per index (search-rows.ts's columnCache), most recently used last. */
+  readonly columnCaches = new Map<IndexMeta, ColumnCache>()
   /** Large sources parsed once for concurrent searches (search-rows.ts), most recently used last. */
   readonly bigSources = new Map<string, { source: Record<string, unknown>; size: number }>()
   bigSourceChars = 0
@@ -243,6 +246,7 @@ export class StoreCore {
   }
 
   nextSeq(meta: IndexMeta): number {
+    meta.writes = (meta.writes ?? 0) + 1
     const seq = ++meta.seq
     this.seqDirty.add(meta)
     this.onUndo(() => (meta.seq = Math.min(meta.seq, seq - 1)))

@@ -4,7 +4,7 @@
  * aggregations.
  */
 import { isObject } from '../query/doc'
-import type { Columns } from './aggs-columnar'
+import type { Columns, Ordinals } from './aggs-columnar'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 import { type Plan, type PlanProbe, planQuery } from './plan'
@@ -37,18 +37,18 @@ export function planOf(core: StoreCore, meta: IndexMeta, query: unknown): Plan |
 }
 
 /**
- * Row counts the planner asked of an index, kept while no write moved its seq_no: a dashboard
+ * Row counts the planner asked of an index, kept until its next write: a dashboard
  * repeating a search plans it without counting again. They only choose between equivalent plans,
  * so a stale one could cost time, never change an answer.
  */
-const planCounts = new WeakMap<IndexMeta, { seq: number; counts: Map<string, number> }>()
+const planCounts = new WeakMap<IndexMeta, { writes: number; counts: Map<string, number> }>()
 const PLAN_COUNTS = 256
 
 /** What the planner may ask of an index's data (see PlanProbe). */
 function probeOf(core: StoreCore, meta: IndexMeta): PlanProbe {
+  const writes = meta.writes ?? 0
   let known = planCounts.get(meta)
-  if (!known || known.seq !== meta.seq || known.counts.size > PLAN_COUNTS)
-    planCounts.set(meta, (known = { seq: meta.seq, counts: new Map() }))
+  if (!known || known.writes !== writes || known.counts.size > PLAN_COUNTS) planCounts.set(meta, (known = { writes, counts: new Map() }))
   const counts = known.counts
   return {
     count: (sql, params, cap) => {
@@ -301,48 +301,127 @@ export function columns(
   if (plan === null || (plan && !plan.exact)) return undefined
   // Few matches are cheaper to read as documents than whole columns.
   if (plan && (exactCount(core, meta, query, MIN_SELECTED) ?? 0) < Math.min(MIN_SELECTED, meta.docCount / 8)) return undefined
-  const [lo, hi] = ridRange(meta.ix)
-  // Without deletions the documents hold every rid from the first: the position is rid - lo.
-  const dense = meta.nextRid - lo === meta.docCount
-  let count = meta.docCount
-  let position: Int32Array | undefined
-  if (!dense) {
-    const rids = core.db.query('SELECT rid FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid').values(lo, hi) as number[][]
-    count = rids.length
-    position = new Int32Array(rids.length === 0 ? 0 : rids[rids.length - 1][0] - lo + 1).fill(-1)
-    rids.forEach(([rid], i) => (position![rid - lo] = i))
-  }
+  const cache = columnCache(core, meta)
   const byPath = new Map<string, unknown[]>()
+  const ordinals = new Map<string, Ordinals>()
   for (const { field, path, boolean } of fields) {
-    const column: unknown[] = new Array(count)
-    byPath.set(path, column)
-    const f = meta.fieldIds.get(field)
-    if (f === undefined) continue // no document ever had a value
-    const put = (rid: number, v: unknown): boolean => {
-      const at = position ? (rid - lo < position.length ? position[rid - lo] : -1) : rid - lo
-      if (at < 0 || at >= count) return true
-      if (column[at] !== undefined) return false
-      column[at] = v
-      return true
-    }
-    // Few distinct values (hosts, levels): one string per value, then only rids are read.
-    const distinct = core.db.query('SELECT v FROM fv WHERE f = ? GROUP BY v LIMIT 1001').values(f) as Array<[string | number]>
-    if (distinct.length <= 1000) {
-      const ridsOf = core.db.query('SELECT rid FROM fv WHERE f = ? AND v = ?')
-      for (const [v] of distinct) {
-        const value = boolean ? v === 1 : v
-        for (const [rid] of ridsOf.values(f, v) as Array<[number]>) if (!put(rid, value)) return undefined
-      }
-      continue
-    }
-    for (const [rid, v] of core.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>)
-      if (!put(rid, boolean ? v === 1 : v)) return undefined
+    const column = cache.column(field, boolean)
+    if (!column) return undefined
+    byPath.set(path, column.values)
+    if (column.ordinals) ordinals.set(path, column.ordinals)
   }
-  if (!plan) return { count, byPath }
+  const { count, position, lo } = cache
+  if (!plan) return { count, byPath, ordinals }
   const rids = core.db.query(`SELECT rid FROM (${plan.sql}) GROUP BY rid ORDER BY rid`).values(...plan.params) as number[][]
   const selected = new Int32Array(rids.length)
   rids.forEach(([rid], i) => (selected[i] = position ? position[rid - lo] : rid - lo))
-  return { count, byPath, selected }
+  return { count, byPath, ordinals, selected }
+}
+
+/** A column's values, and for few distinct values each document's ordinal in their list (-1: none). */
+interface Column {
+  values: unknown[]
+  ordinals?: Ordinals
+}
+
+/**
+ * The columns read from one index, kept until its next write (doc values that a dashboard's
+ * repeated aggregations read again), within COLUMN_CELLS values over every index.
+ */
+export class ColumnCache {
+  readonly lo: number
+  readonly count: number
+  /** Without deletions the documents hold every rid from the first: the position is rid - lo. */
+  readonly position: Int32Array | undefined
+  private readonly byField = new Map<string, Column | null>()
+  constructor(
+    private readonly core: StoreCore,
+    private readonly meta: IndexMeta,
+    readonly writes: number,
+  ) {
+    const [lo, hi] = ridRange(meta.ix)
+    this.lo = lo
+    this.count = meta.docCount
+    if (meta.nextRid - lo === meta.docCount) return
+    const rids = core.db.query('SELECT rid FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid').values(lo, hi) as number[][]
+    this.count = rids.length
+    const position = new Int32Array(rids.length === 0 ? 0 : rids[rids.length - 1][0] - lo + 1).fill(-1)
+    rids.forEach(([rid], i) => (position[rid - lo] = i))
+    this.position = position
+  }
+
+  get cells(): number {
+    return this.count * this.byField.size
+  }
+
+  /** The field's column; null when a document holds two values of it. */
+  column(field: string, boolean: boolean): Column | null {
+    const key = `${boolean ? 'b' : 'v'}:${field}`
+    let column = this.byField.get(key)
+    if (column === undefined) {
+      column = this.read(field, boolean)
+      this.byField.set(key, column)
+      trimColumnCaches(this.core.columnCaches)
+    }
+    return column
+  }
+
+  private read(field: string, boolean: boolean): Column | null {
+    const { core, meta, count, position, lo } = this
+    const values: unknown[] = new Array(count)
+    const f = meta.fieldIds.get(field)
+    if (f === undefined) return { values } // no document ever had a value
+    const at = (rid: number) => (position ? (rid - lo < position.length ? position[rid - lo] : -1) : rid - lo)
+    // Few distinct values (hosts, levels): one string per value, then only rids are read.
+    const distinct = core.db.query('SELECT v FROM fv WHERE f = ? GROUP BY v LIMIT 1001').values(f) as Array<[string | number]>
+    if (distinct.length <= 1000) {
+      const ords = new Int32Array(count).fill(-1)
+      const dict: unknown[] = []
+      const ridsOf = core.db.query('SELECT rid FROM fv WHERE f = ? AND v = ?')
+      for (const [v] of distinct) {
+        const value = boolean ? v === 1 : v
+        for (const [rid] of ridsOf.values(f, v) as Array<[number]>) {
+          const i = at(rid)
+          if (i < 0 || i >= count) continue
+          if (values[i] !== undefined) return null
+          values[i] = value
+          ords[i] = dict.length
+        }
+        dict.push(value)
+      }
+      return { values, ordinals: { ords, dict } }
+    }
+    for (const [rid, v] of core.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>) {
+      const i = at(rid)
+      if (i < 0 || i >= count) continue
+      if (values[i] !== undefined) return null
+      values[i] = boolean ? v === 1 : v
+    }
+    return { values }
+  }
+}
+
+/** Column values kept over every index (8 bytes each, plus 4 per ordinal): some 64 MiB at most. */
+const COLUMN_CELLS = 6_000_000
+
+function columnCache(core: StoreCore, meta: IndexMeta): ColumnCache {
+  const caches = core.columnCaches
+  let cache = caches.get(meta)
+  if (cache?.writes !== (meta.writes ?? 0)) cache = new ColumnCache(core, meta, meta.writes ?? 0)
+  // Most recently used last.
+  caches.delete(meta)
+  caches.set(meta, cache)
+  return cache
+}
+
+function trimColumnCaches(caches: Map<IndexMeta, ColumnCache>): void {
+  let cells = 0
+  for (const c of caches.values()) cells += c.cells
+  for (const [meta, c] of caches) {
+    if (cells <= COLUMN_CELLS || caches.size === 1) break
+    caches.delete(meta)
+    cells -= c.cells
+  }
 }
 
 /** Matches below which a query's aggregations read documents rather than columns. */
