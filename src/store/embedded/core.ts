@@ -16,7 +16,8 @@ import { openStoreFile } from './integrity'
 import { PendingStats, PendingText } from './text-index'
 import type { Migration, MigrationResult } from './migrations'
 import type { Plan } from './plan'
-import type { ColumnCache } from './search-rows'
+import type { Column, ColumnLayout } from './search-rows'
+import { IndexCaches } from './index-caches'
 import type { Synchronous } from './schema'
 import { SLICE_MS } from './pacer'
 import { DEFAULT_SEARCH_LIMITS, type SearchLimits } from './search-limits'
@@ -63,8 +64,19 @@ export class StoreCore {
   readonly pits = new Map<string, PitMeta>()
   /** The last plan, so that counting and reading the same query plans it once (search-rows.ts). */
   lastPlan: { meta: IndexMeta; query: unknown; plan: Plan | null } | undefined
-  /** Columns of field values read for aggregations, per index (search-rows.ts's columnCache), most recently used last. */
-  readonly columnCaches = new Map<IndexMeta, ColumnCache>()
+  /** What searches read from an index and may read again, until its next write (see index-caches.ts). */
+  readonly caches = {
+    /** Planner row counts (search-rows.ts's probeOf). */
+    counts: new IndexCaches<number>(4096),
+    /** Where each document's values sit in a column (search-rows.ts's layoutOf), per index. */
+    layouts: new IndexCaches<ColumnLayout>(64),
+    /** Field columns for aggregations, in values (some 64 MiB at most). */
+    columns: new IndexCaches<Column | null>(6_000_000),
+    /** The matching rids of conjunctions (search-rows.ts's matchesOf), some 16 MiB at most. */
+    matches: new IndexCaches<Float64Array | null>(4_000_000),
+    /** Answers of size-0 searches (request-cache.ts), in characters. */
+    answers: new IndexCaches<string>(16_000_000),
+  }
   /** Large sources parsed once for concurrent searches (search-rows.ts), most recently used last. */
   readonly bigSources = new Map<string, { source: Record<string, unknown>; size: number }>()
   bigSourceChars = 0

@@ -29,6 +29,8 @@ export interface Plan {
   distinct?: boolean
   /** The one fv field the rows come from (whether it is multi-valued decides the DISTINCT). */
   field?: number
+  /** The intersection of several clauses (see search-rows.ts's matchesOf). */
+  conjunction?: boolean
   /** One SELECT whose rows a `AND rid = ?` condition narrows to a key lookup (term, terms, ids). */
   lookup?: boolean
   /** A range on a numeric or date field: its bounds, from which its complement is built (see rangeClause). */
@@ -237,6 +239,7 @@ class Planner {
       cost: Math.min(...keep.map((p) => p.cost)),
       exact: true,
       distinct: true,
+      conjunction: true,
     }
   }
 

@@ -36,30 +36,17 @@ export function planOf(core: StoreCore, meta: IndexMeta, query: unknown): Plan |
   return plan
 }
 
-/**
- * Row counts the planner asked of an index, kept until its next write: a dashboard
- * repeating a search plans it without counting again. They only choose between equivalent plans,
- * so a stale one could cost time, never change an answer.
- */
-const planCounts = new WeakMap<IndexMeta, { writes: number; counts: Map<string, number> }>()
-const PLAN_COUNTS = 256
-
 /** What the planner may ask of an index's data (see PlanProbe). */
 function probeOf(core: StoreCore, meta: IndexMeta): PlanProbe {
-  const writes = meta.writes ?? 0
-  let known = planCounts.get(meta)
-  if (!known || known.writes !== writes || known.counts.size > PLAN_COUNTS) planCounts.set(meta, (known = { writes, counts: new Map() }))
-  const counts = known.counts
   return {
+    // Kept until the index's next write: a dashboard repeating a search plans it without counting
+    // again. Counts only choose between equivalent plans: a stale one could cost time, never change an answer.
     count: (sql, params, cap) => {
       const key = `${cap} ${sql} ${JSON.stringify(params)}`
-      let n = counts.get(key)
-      if (n === undefined)
-        counts.set(
-          key,
-          (n = (core.db.query(`SELECT count(*) AS n FROM (${sql} LIMIT ${Math.floor(cap)})`).get(...params) as { n: number }).n),
-        )
-      return n
+      const known = core.caches.counts.get(meta, key)
+      if (known !== undefined) return known
+      const n = (core.db.query(`SELECT count(*) AS n FROM (${sql} LIMIT ${Math.floor(cap)})`).get(...params) as { n: number }).n
+      return core.caches.counts.set(meta, key, n)
     },
     // Writes refuse a data stream document without one timestamp (doc-write.ts's checkDataStream).
     singleValued: (field) => {
@@ -81,6 +68,11 @@ export function rowsSql(
   const plan = planOf(core, meta, query)
   const tail = limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(limit))}`
   const [lo, hi] = ridRange(meta.ix)
+  const matches = plan && limit !== undefined && afterRid === undefined ? matchesOf(core, meta, plan) : undefined
+  if (matches) {
+    const page = Array.from(matches.subarray(0, Math.max(0, Math.floor(limit!))))
+    return { sql: `SELECT ${cols} FROM docs WHERE rid IN (SELECT value FROM json_each(?)) ORDER BY rid`, params: [JSON.stringify(page)] }
+  }
   if (plan && limit !== undefined && afterRid === undefined) {
     // The first rids alone: a term's postings are in rid order, so a page stops after `limit` of
     // them instead of listing every match first.
@@ -288,7 +280,9 @@ export function withSources(core: StoreCore, rows: Row[]): Row[] {
 
 /**
  * Columns of single-valued fields over every document of an index, read from the field-value
- * index (one range per field); undefined as soon as a document has two values of one field.
+ * index (one range per field) and kept until the index's next write (doc values that a
+ * dashboard's repeated aggregations read again); undefined as soon as a document has two values
+ * of one field.
  */
 export function columns(
   core: StoreCore,
@@ -301,16 +295,18 @@ export function columns(
   if (plan === null || (plan && !plan.exact)) return undefined
   // Few matches are cheaper to read as documents than whole columns.
   if (plan && (exactCount(core, meta, query, MIN_SELECTED) ?? 0) < Math.min(MIN_SELECTED, meta.docCount / 8)) return undefined
-  const cache = columnCache(core, meta)
+  const layout = layoutOf(core, meta)
   const byPath = new Map<string, unknown[]>()
   const ordinals = new Map<string, Ordinals>()
   for (const { field, path, boolean } of fields) {
-    const column = cache.column(field, boolean)
+    const key = `${boolean ? 'b' : 'v'}:${field}`
+    let column = core.caches.columns.get(meta, key)
+    if (column === undefined) column = core.caches.columns.set(meta, key, readColumn(core, meta, layout, field, boolean), layout.count)
     if (!column) return undefined
     byPath.set(path, column.values)
     if (column.ordinals) ordinals.set(path, column.ordinals)
   }
-  const { count, position, lo } = cache
+  const { count, position, lo } = layout
   if (!plan) return { count, byPath, ordinals }
   const rids = core.db.query(`SELECT rid FROM (${plan.sql}) GROUP BY rid ORDER BY rid`).values(...plan.params) as number[][]
   const selected = new Int32Array(rids.length)
@@ -319,109 +315,81 @@ export function columns(
 }
 
 /** A column's values, and for few distinct values each document's ordinal in their list (-1: none). */
-interface Column {
+export interface Column {
   values: unknown[]
   ordinals?: Ordinals
 }
 
-/**
- * The columns read from one index, kept until its next write (doc values that a dashboard's
- * repeated aggregations read again), within COLUMN_CELLS values over every index.
- */
-export class ColumnCache {
-  readonly lo: number
-  readonly count: number
-  /** Without deletions the documents hold every rid from the first: the position is rid - lo. */
-  readonly position: Int32Array | undefined
-  private readonly byField = new Map<string, Column | null>()
-  constructor(
-    private readonly core: StoreCore,
-    private readonly meta: IndexMeta,
-    readonly writes: number,
-  ) {
-    const [lo, hi] = ridRange(meta.ix)
-    this.lo = lo
-    this.count = meta.docCount
-    if (meta.nextRid - lo === meta.docCount) return
-    const rids = core.db.query('SELECT rid FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid').values(lo, hi) as number[][]
-    this.count = rids.length
-    const position = new Int32Array(rids.length === 0 ? 0 : rids[rids.length - 1][0] - lo + 1).fill(-1)
-    rids.forEach(([rid], i) => (position[rid - lo] = i))
-    this.position = position
-  }
+/** Where each document's values sit in a column: `position[rid - lo]`, or `rid - lo` itself without deletions. */
+export interface ColumnLayout {
+  lo: number
+  count: number
+  position?: Int32Array
+}
 
-  get cells(): number {
-    return this.count * this.byField.size
-  }
+function layoutOf(core: StoreCore, meta: IndexMeta): ColumnLayout {
+  const known = core.caches.layouts.get(meta, '')
+  if (known) return known
+  const [lo, hi] = ridRange(meta.ix)
+  // Without deletions the documents hold every rid from the first.
+  if (meta.nextRid - lo === meta.docCount) return core.caches.layouts.set(meta, '', { lo, count: meta.docCount })
+  const rids = core.db.query('SELECT rid FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid').values(lo, hi) as number[][]
+  const position = new Int32Array(rids.length === 0 ? 0 : rids[rids.length - 1][0] - lo + 1).fill(-1)
+  rids.forEach(([rid], i) => (position[rid - lo] = i))
+  return core.caches.layouts.set(meta, '', { lo, count: rids.length, position })
+}
 
-  /** The field's column; null when a document holds two values of it. */
-  column(field: string, boolean: boolean): Column | null {
-    const key = `${boolean ? 'b' : 'v'}:${field}`
-    let column = this.byField.get(key)
-    if (column === undefined) {
-      column = this.read(field, boolean)
-      this.byField.set(key, column)
-      trimColumnCaches(this.core.columnCaches)
-    }
-    return column
-  }
-
-  private read(field: string, boolean: boolean): Column | null {
-    const { core, meta, count, position, lo } = this
-    const values: unknown[] = new Array(count)
-    const f = meta.fieldIds.get(field)
-    if (f === undefined) return { values } // no document ever had a value
-    const at = (rid: number) => (position ? (rid - lo < position.length ? position[rid - lo] : -1) : rid - lo)
-    // Few distinct values (hosts, levels): one string per value, then only rids are read.
-    const distinct = core.db.query('SELECT v FROM fv WHERE f = ? GROUP BY v LIMIT 1001').values(f) as Array<[string | number]>
-    if (distinct.length <= 1000) {
-      const ords = new Int32Array(count).fill(-1)
-      const dict: unknown[] = []
-      const ridsOf = core.db.query('SELECT rid FROM fv WHERE f = ? AND v = ?')
-      for (const [v] of distinct) {
-        const value = boolean ? v === 1 : v
-        for (const [rid] of ridsOf.values(f, v) as Array<[number]>) {
-          const i = at(rid)
-          if (i < 0 || i >= count) continue
-          if (values[i] !== undefined) return null
-          values[i] = value
-          ords[i] = dict.length
-        }
-        dict.push(value)
+/** The field's column; null when a document holds two values of it. */
+function readColumn(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, field: string, boolean: boolean): Column | null {
+  const { count, position, lo } = layout
+  const values: unknown[] = new Array(count)
+  const f = meta.fieldIds.get(field)
+  if (f === undefined) return { values } // no document ever had a value
+  const at = (rid: number) => (position ? (rid - lo < position.length ? position[rid - lo] : -1) : rid - lo)
+  // Few distinct values (hosts, levels): one string per value, then only rids are read.
+  const distinct = core.db.query('SELECT v FROM fv WHERE f = ? GROUP BY v LIMIT 1001').values(f) as Array<[string | number]>
+  if (distinct.length <= 1000) {
+    const ords = new Int32Array(count).fill(-1)
+    const dict: unknown[] = []
+    const ridsOf = core.db.query('SELECT rid FROM fv WHERE f = ? AND v = ?')
+    for (const [v] of distinct) {
+      const value = boolean ? v === 1 : v
+      for (const [rid] of ridsOf.values(f, v) as Array<[number]>) {
+        const i = at(rid)
+        if (i < 0 || i >= count) continue
+        if (values[i] !== undefined) return null
+        values[i] = value
+        ords[i] = dict.length
       }
-      return { values, ordinals: { ords, dict } }
+      dict.push(value)
     }
-    for (const [rid, v] of core.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>) {
-      const i = at(rid)
-      if (i < 0 || i >= count) continue
-      if (values[i] !== undefined) return null
-      values[i] = boolean ? v === 1 : v
-    }
-    return { values }
+    return { values, ordinals: { ords, dict } }
   }
+  for (const [rid, v] of core.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>) {
+    const i = at(rid)
+    if (i < 0 || i >= count) continue
+    if (values[i] !== undefined) return null
+    values[i] = boolean ? v === 1 : v
+  }
+  return { values }
 }
 
-/** Column values kept over every index (8 bytes each, plus 4 per ordinal): some 64 MiB at most. */
-const COLUMN_CELLS = 6_000_000
+/** Rids of one conjunction's matches kept at most; larger ones are merged again each time (and counted only up to the cap). */
+const MATCHES_KEPT = 16_384
 
-function columnCache(core: StoreCore, meta: IndexMeta): ColumnCache {
-  const caches = core.columnCaches
-  let cache = caches.get(meta)
-  if (cache?.writes !== (meta.writes ?? 0)) cache = new ColumnCache(core, meta, meta.writes ?? 0)
-  // Most recently used last.
-  caches.delete(meta)
-  caches.set(meta, cache)
-  return cache
-}
-
-function trimColumnCaches(caches: Map<IndexMeta, ColumnCache>): void {
-  let cells = 0
-  for (const c of caches.values()) cells += c.cells
-  for (const [meta, c] of caches) {
-    if (cells <= COLUMN_CELLS || caches.size === 1) break
-    caches.delete(meta)
-    cells -= c.cells
-  }
+/**
+ * The rids a conjunction matches, in order, kept until the index's next write (as OpenSearch's
+ * query cache keeps a filter's matches per segment): a repeated bool is counted and paged
+ * without merging its clauses again. Undefined for other plans, or too many matches.
+ */
+function matchesOf(core: StoreCore, meta: IndexMeta, plan: Plan): Float64Array | undefined {
+  if (!plan.conjunction) return undefined
+  const key = `${plan.sql} ${JSON.stringify(plan.params)}`
+  const known = core.caches.matches.get(meta, key)
+  if (known !== undefined) return known ?? undefined
+  const rows = core.db.query(`SELECT rid FROM (${plan.sql}) ORDER BY rid LIMIT ${MATCHES_KEPT + 1}`).values(...plan.params) as number[][]
+  const rids = rows.length > MATCHES_KEPT ? null : Float64Array.from(rows, (r) => r[0])
+  return core.caches.matches.set(meta, key, rids, rids ? rids.length : 1) ?? undefined
 }
 
 /** Matches below which a query's aggregations read documents rather than columns. */
@@ -436,6 +404,8 @@ export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown, cap
     return cap === undefined ? meta.docCount : Math.min(cap, meta.docCount)
   const plan = planOf(core, meta, query)
   if (!plan?.exact) return undefined
+  const matches = matchesOf(core, meta, plan)
+  if (matches) return cap === undefined ? matches.length : Math.min(cap, matches.length)
   // A document with several matching values (an array, a flat_object's leaves) has one row per value.
   const distinct = plan.distinct || (plan.field !== undefined && !meta.multiValued.has(plan.field))
   if (cap !== undefined) {
