@@ -296,9 +296,21 @@ export class StoreCore {
   }
 
   writeIndexOf(ds: DataStreamMeta): IndexMeta {
+    // Asked for every document written to a stream: the last answer while no index came or went.
+    const known = this.writeIndices.get(ds)
+    if (
+      known &&
+      known.generation === ds.generation &&
+      known.indices === this.cat.byName.size &&
+      this.cat.byName.get(known.meta.name) === known.meta
+    )
+      return known.meta
     const backing = this.cat.backingIndices(ds)
-    return this.indexMeta(backing[backing.length - 1])
+    const meta = this.indexMeta(backing[backing.length - 1])
+    this.writeIndices.set(ds, { meta, generation: ds.generation, indices: this.cat.byName.size })
+    return meta
   }
+  private readonly writeIndices = new WeakMap<DataStreamMeta, { meta: IndexMeta; generation: number; indices: number }>()
 
   close(): void {
     if (this.closed) return
