@@ -52,6 +52,14 @@ describe('answers kept between identical searches follow writes and the clock', 
     const later = (await store.search({ index: 'k', body: recent })).hits.total
     expect(before).toEqual({ value: 241, relation: 'eq' }) // 11:00 to 14:59, and the one at 15:02
     expect(later).toEqual({ value: 91, relation: 'eq' })
+    // The same through an alias whose filter reads the clock.
+    await store.updateAliases({
+      body: { actions: [{ add: { index: 'k', alias: 'recent', filter: { range: { at: { gte: 'now-1h' } } } } }] },
+    })
+    const viaAlias = async () => (await store.search({ index: 'recent', body: { size: 0 } })).hits.total
+    expect(await viaAlias()).toEqual({ value: 91, relation: 'eq' })
+    now = Date.UTC(2026, 0, 1, 12)
+    expect(await viaAlias()).toEqual({ value: 241, relation: 'eq' })
   })
 
   test('a mapping change shows in the next answer', async () => {
