@@ -70,11 +70,11 @@ export class StoreCore {
     counts: new IndexCaches<number>(4096),
     /** Where each document's values sit in a column (search-rows.ts's layoutOf), per index. */
     layouts: new IndexCaches<ColumnLayout>(64),
-    /** Field columns for aggregations, in values (some 64 MiB at most). */
-    columns: new IndexCaches<Column | null>(6_000_000),
-    /** The matching rids of conjunctions (search-rows.ts's matchesOf), some 16 MiB at most. */
-    matches: new IndexCaches<Float64Array | null>(4_000_000),
-    /** Answers of size-0 searches (request-cache.ts), in characters. */
+    /** Field columns for aggregations, in values of 8 bytes (12 with an ordinal): 48 MiB at most. */
+    columns: new IndexCaches<Column | null>(4_000_000),
+    /** The matching rids of conjunctions (search-rows.ts's matchesOf), 8 bytes each: 16 MiB at most. */
+    matches: new IndexCaches<Float64Array | null>(2_000_000),
+    /** Answers of size-0 searches (request-cache.ts), in characters: 32 MiB of UTF-16 at most. */
     answers: new IndexCaches<string>(16_000_000),
   }
   /** Large sources parsed once for concurrent searches (search-rows.ts), most recently used last. */
