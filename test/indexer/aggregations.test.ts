@@ -325,9 +325,16 @@ describe('aggregations without a query read columns; answers equal the general p
       size: 1,
       code: 'c1',
     })
-    await api.call('admin', 'DELETE', '/counted/_doc/k5?refresh=true')
-    await compare()
+    await compare() // the columns grown by the added document's values
     const late = await api.call('admin', 'POST', '/counted/_search', { size: 0, aggs: sets[4] })
     expect(late.body.aggregations.t.buckets.map((b: { key: string }) => b.key)).toContain('late')
+    // An added document with two values of a field: that field's aggregations read the documents.
+    await api.call('admin', 'PUT', '/counted/_doc/two?refresh=true', { at: Date.UTC(2026, 2, 29), host: ['h1', 'h2'], port: 2 })
+    await compare()
+    await api.call('admin', 'DELETE', '/counted/_doc/k5?refresh=true')
+    await compare()
+    // Added after a deletion: positions are no longer rid order.
+    await api.call('admin', 'PUT', '/counted/_doc/after?refresh=true', { at: Date.UTC(2026, 2, 29, 1), host: 'h3', port: 3, code: 'c2' })
+    await compare()
   })
 })

@@ -57,6 +57,9 @@ export interface PitMeta {
   targets: Array<{ ix: number; uuid: string; name: string; specs: Map<string, FieldSpec>; seq: number }>
 }
 
+/** Columns stay true while documents are only added (search-rows.ts extends them). */
+const rewritesOf = (meta: IndexMeta) => meta.rewrites ?? 0
+
 export class StoreCore {
   readonly db: Database
   readonly cat: Catalog
@@ -69,9 +72,9 @@ export class StoreCore {
     /** Planner row counts (search-rows.ts's probeOf). */
     counts: new IndexCaches<number>(4096),
     /** Where each document's values sit in a column (search-rows.ts's layoutOf), per index. */
-    layouts: new IndexCaches<ColumnLayout>(64),
+    layouts: new IndexCaches<ColumnLayout>(64, rewritesOf),
     /** Field columns for aggregations, in values of 8 bytes (12 with an ordinal): 48 MiB at most. */
-    columns: new IndexCaches<Column | null>(4_000_000),
+    columns: new IndexCaches<Column | null>(4_000_000, rewritesOf),
     /** The matching rids of conjunctions (search-rows.ts's matchesOf), 8 bytes each: 16 MiB at most. */
     matches: new IndexCaches<Float64Array | null>(2_000_000),
     /** Answers of size-0 searches (request-cache.ts), in characters: 32 MiB of UTF-16 at most. */
@@ -261,8 +264,16 @@ export class StoreCore {
     meta.writes = (meta.writes ?? 0) + 1
     const seq = ++meta.seq
     this.seqDirty.add(meta)
-    this.onUndo(() => (meta.seq = Math.min(meta.seq, seq - 1)))
+    this.onUndo(() => {
+      meta.seq = Math.min(meta.seq, seq - 1)
+      this.rewrote(meta)
+    })
     return seq
+  }
+
+  /** A document of the index changed or went (see IndexMeta.rewrites). */
+  rewrote(meta: IndexMeta): void {
+    meta.rewrites = (meta.rewrites ?? 0) + 1
   }
 
   /**

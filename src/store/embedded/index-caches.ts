@@ -26,7 +26,11 @@ export class IndexCaches<T> {
   private readonly lru = new Map<string, { meta: IndexMeta; key: string }>()
   private cells = 0
 
-  constructor(private readonly budget: number) {}
+  /** `version`: what must not have moved since an entry was kept (by default the index's writes). */
+  constructor(
+    private readonly budget: number,
+    private readonly version: (meta: IndexMeta) => number = (meta) => meta.writes ?? 0,
+  ) {}
 
   get(meta: IndexMeta, key: string): T | undefined {
     const entry = this.current(meta)?.get(key)
@@ -42,7 +46,7 @@ export class IndexCaches<T> {
     if (cells > this.budget) return value
     this.forget(meta, key)
     let entries = this.current(meta)
-    if (!entries) this.byIndex.set(meta, { writes: meta.writes ?? 0, entries: (entries = new Map()) })
+    if (!entries) this.byIndex.set(meta, { writes: this.version(meta), entries: (entries = new Map()) })
     entries.set(key, { value, cells })
     this.lru.set(idOf(meta, key), { meta, key })
     this.cells += cells
@@ -56,7 +60,7 @@ export class IndexCaches<T> {
   /** The index's entries if no write came since they were read (older ones are dropped). */
   private current(meta: IndexMeta): Map<string, Entry<T>> | undefined {
     const kept = this.byIndex.get(meta)
-    if (kept && kept.writes !== (meta.writes ?? 0)) for (const key of [...kept.entries.keys()]) this.forget(meta, key)
+    if (kept && kept.writes !== this.version(meta)) for (const key of [...kept.entries.keys()]) this.forget(meta, key)
     return this.byIndex.get(meta)?.entries
   }
 

@@ -301,6 +301,11 @@ export function columns(
   for (const { field, path, boolean } of fields) {
     const key = `${boolean ? 'b' : 'v'}:${field}`
     let column = core.caches.columns.get(meta, key)
+    // Documents added since it was read: their values appended (the layout is then dense).
+    if (column && column.nextRid !== layout.nextRid) {
+      const extended = extendColumn(core, meta, column, layout, field, boolean)
+      column = extended === undefined ? undefined : core.caches.columns.set(meta, key, extended, layout.count)
+    }
     if (column === undefined) column = core.caches.columns.set(meta, key, readColumn(core, meta, layout, field, boolean), layout.count)
     if (!column) return undefined
     byPath.set(path, column.values)
@@ -314,10 +319,14 @@ export function columns(
   return { count, byPath, ordinals, selected }
 }
 
-/** A column's values, and for few distinct values each document's ordinal in their list (-1: none). */
+/**
+ * A column's values, and for few distinct values each document's ordinal in their list (-1:
+ * none); `nextRid`: the documents it holds are those before.
+ */
 export interface Column {
   values: unknown[]
   ordinals?: Ordinals
+  nextRid: number
 }
 
 /** Where each document's values sit in a column: `position[rid - lo]`, or `rid - lo` itself without deletions. */
@@ -325,26 +334,69 @@ export interface ColumnLayout {
   lo: number
   count: number
   position?: Int32Array
+  nextRid: number
 }
 
 function layoutOf(core: StoreCore, meta: IndexMeta): ColumnLayout {
   const known = core.caches.layouts.get(meta, '')
-  if (known) return known
+  if (known?.nextRid === meta.nextRid) return known
   const [lo, hi] = ridRange(meta.ix)
+  const { nextRid } = meta
   // Without deletions the documents hold every rid from the first.
-  if (meta.nextRid - lo === meta.docCount) return core.caches.layouts.set(meta, '', { lo, count: meta.docCount })
+  if (nextRid - lo === meta.docCount) return core.caches.layouts.set(meta, '', { lo, count: meta.docCount, nextRid })
   const rids = core.db.query('SELECT rid FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid').values(lo, hi) as number[][]
   const position = new Int32Array(rids.length === 0 ? 0 : rids[rids.length - 1][0] - lo + 1).fill(-1)
   rids.forEach(([rid], i) => (position[rid - lo] = i))
-  return core.caches.layouts.set(meta, '', { lo, count: rids.length, position })
+  return core.caches.layouts.set(meta, '', { lo, count: rids.length, position, nextRid })
+}
+
+/**
+ * The column with the documents added since it was read (from their `keys`, the values they
+ * wrote to the field-value index); undefined where positions are not rid order (deletions).
+ */
+function extendColumn(
+  core: StoreCore,
+  meta: IndexMeta,
+  column: Column,
+  layout: ColumnLayout,
+  field: string,
+  boolean: boolean,
+): Column | null | undefined {
+  const { count, lo, nextRid } = layout
+  if (layout.position || column.nextRid > nextRid) return undefined
+  const values = column.values.slice()
+  values.length = count
+  const f = meta.fieldIds.get(field)
+  if (f === undefined) return { values, nextRid }
+  const ords = column.ordinals ? new Int32Array(count).fill(-1) : undefined
+  ords?.set(column.ordinals!.ords.subarray(0, Math.min(count, column.ordinals!.ords.length)))
+  const dict = column.ordinals?.dict.slice() ?? []
+  const ordOf = new Map(dict.map((v, o) => [v, o]))
+  const rows = core.db.query('SELECT rid, keys FROM docs WHERE rid >= ? AND rid < ?').values(column.nextRid, nextRid) as Array<
+    [number, string]
+  >
+  for (const [rid, keys] of rows) {
+    const at = rid - lo
+    for (const [k, v] of JSON.parse(keys) as Array<[number, string | number]>) {
+      if (k !== f) continue
+      const value = boolean ? v === 1 : v
+      if (values[at] !== undefined && values[at] !== value) return null
+      values[at] = value
+      if (!ords) continue
+      let o = ordOf.get(value)
+      if (o === undefined) ordOf.set(value, (o = dict.push(value) - 1))
+      ords[at] = o
+    }
+  }
+  return { values, ordinals: ords ? { ords, dict } : undefined, nextRid }
 }
 
 /** The field's column; null when a document holds two values of it. */
 function readColumn(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, field: string, boolean: boolean): Column | null {
-  const { count, position, lo } = layout
+  const { count, position, lo, nextRid } = layout
   const values: unknown[] = new Array(count)
   const f = meta.fieldIds.get(field)
-  if (f === undefined) return { values } // no document ever had a value
+  if (f === undefined) return { values, nextRid } // no document ever had a value
   const at = (rid: number) => (position ? (rid - lo < position.length ? position[rid - lo] : -1) : rid - lo)
   // Few distinct values (hosts, levels): one string per value, then only rids are read.
   const distinct = core.db.query('SELECT v FROM fv WHERE f = ? GROUP BY v LIMIT 1001').values(f) as Array<[string | number]>
@@ -363,7 +415,7 @@ function readColumn(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, fiel
       }
       dict.push(value)
     }
-    return { values, ordinals: { ords, dict } }
+    return { values, ordinals: { ords, dict }, nextRid }
   }
   for (const [rid, v] of core.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>) {
     const i = at(rid)
@@ -371,7 +423,7 @@ function readColumn(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, fiel
     if (values[i] !== undefined) return null
     values[i] = boolean ? v === 1 : v
   }
-  return { values }
+  return { values, nextRid }
 }
 
 /** Rids of one conjunction's matches kept at most; larger ones are merged again each time (and counted only up to the cap). */
