@@ -1,8 +1,9 @@
 /**
  * What searches read from an index and may read again, kept until the index's next write
- * (IndexMeta.writes, which a rolled-back write moves too): planner row counts, field columns,
- * the matches of conjunctions, the answers of size-0 requests. Each kind has its budget of cells
- * over every index; past it the least recently used entries go first.
+ * (IndexMeta.writes, which a rolled-back write moves too): planner row counts, the matches of
+ * conjunctions, the answers of size-0 requests; field columns until its next update or deletion
+ * (IndexMeta.rewrites: they grow with added documents). Each kind has its budget of cells over
+ * every index; past it the least recently used entries go first.
  */
 import type { IndexMeta } from './catalog'
 
