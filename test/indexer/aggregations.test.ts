@@ -245,4 +245,96 @@ describe('aggregations without a query read columns; answers equal the general p
       expect(JSON.stringify(columns.body.aggregations)).toContain('"doc_count":')
     }
   })
+
+  test('bucket counts from the columns (date_histogram x terms and the like) equal the general path, and follow writes', async () => {
+    const lines: unknown[] = []
+    const at = (i: number) => Date.UTC(2026, 2, 28) + i * 97_000 + (i % 7) * 13
+    const nextHour = (i: number) => (Math.floor(at(i) / 3_600_000) + 1) * 3_600_000
+    for (let i = 0; i < 2000; i++)
+      lines.push(
+        { index: { _id: `k${i}` } },
+        {
+          // Every 50th on the hour after the one before it: a bucket's first instant.
+          at: i % 50 === 0 ? nextHour(i - 1) : at(i),
+          ...(i % 11 === 0 ? {} : { host: `h${(i * 7) % 23}` }),
+          port: (i * 31) % 500,
+          ...(i % 13 === 0 ? {} : { size: ((i * 17) % 1000) / 10 }),
+          code: i % 97 === 0 ? 'x'.repeat(40) : `c${i % 4}`,
+        },
+      )
+    await api.call('admin', 'PUT', '/counted', {
+      mappings: {
+        properties: {
+          at: { type: 'date' },
+          host: { type: 'keyword' },
+          port: { type: 'long' },
+          size: { type: 'double' },
+          code: { type: 'keyword', ignore_above: 20 },
+        },
+      },
+    })
+    const bulk = await api.call('admin', 'POST', '/counted/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+    expect(bulk.body.errors).toBe(false)
+    const sets = [
+      { h: { date_histogram: { field: 'at', fixed_interval: '1h' }, aggs: { t: { terms: { field: 'host' } } } } },
+      {
+        h: {
+          date_histogram: { field: 'at', calendar_interval: 'day', time_zone: 'Europe/Paris', min_doc_count: 0 },
+          aggs: { t: { terms: { field: 'host', size: 3, order: { _count: 'asc' } } }, p: { histogram: { field: 'port', interval: 100 } } },
+        },
+      },
+      {
+        h: { date_histogram: { field: 'at', fixed_interval: '90m', offset: '+7m', time_zone: '-03:30', format: 'yyyy-MM-dd HH:mm' } },
+        t: {
+          terms: { field: 'code', size: 2, min_doc_count: 30 },
+          aggs: { d: { date_histogram: { field: 'at', calendar_interval: 'week' } } },
+        },
+      },
+      {
+        s: {
+          histogram: { field: 'size', interval: 2.5, offset: 0.1, min_doc_count: 0 },
+          aggs: { t: { terms: { field: 'port', size: 2 } } },
+        },
+        p: { terms: { field: 'port', size: 5, order: { _key: 'desc' } } },
+      },
+      {
+        h: { date_histogram: { field: 'at', calendar_interval: 'month', extended_bounds: { min: '2026-01-01', max: '2026-06-30' } } },
+        t: { terms: { field: 'host', size: 30 } },
+      },
+    ]
+    const compare = async () => {
+      for (const aggs of sets) {
+        const columns = await api.call('admin', 'POST', '/counted/_search', { size: 0, aggs })
+        const sources = await api.call('admin', 'POST', '/counted/_search', {
+          size: 0,
+          query: { bool: { filter: [{ match_all: {} }] } },
+          aggs,
+        })
+        expect(columns.status).toBe(200)
+        expect(columns.body.hits.total).toEqual(sources.body.hits.total)
+        expect(columns.body.aggregations).toEqual(sources.body.aggregations)
+        expect(JSON.stringify(columns.body.aggregations)).toContain('"doc_count":')
+      }
+    }
+    await compare()
+    // A write after the columns were read: the next aggregation counts it.
+    await api.call('admin', 'PUT', '/counted/_doc/late?refresh=true', {
+      at: Date.UTC(2026, 2, 28, 5),
+      host: 'late',
+      port: 1,
+      size: 1,
+      code: 'c1',
+    })
+    await compare() // the columns grown by the added document's values
+    const late = await api.call('admin', 'POST', '/counted/_search', { size: 0, aggs: sets[4] })
+    expect(late.body.aggregations.t.buckets.map((b: { key: string }) => b.key)).toContain('late')
+    // An added document with two values of a field: that field's aggregations read the documents.
+    await api.call('admin', 'PUT', '/counted/_doc/two?refresh=true', { at: Date.UTC(2026, 2, 29), host: ['h1', 'h2'], port: 2 })
+    await compare()
+    await api.call('admin', 'DELETE', '/counted/_doc/k5?refresh=true')
+    await compare()
+    // Added after a deletion: positions are no longer rid order.
+    await api.call('admin', 'PUT', '/counted/_doc/after?refresh=true', { at: Date.UTC(2026, 2, 29, 1), host: 'h3', port: 3, code: 'c2' })
+    await compare()
+  })
 })

@@ -11,12 +11,15 @@ import { setOwn } from '../own'
 import {
   type Agg,
   type AggSpec,
+  type Counting,
   type Aggs,
   BucketBudget,
   defineAgg,
   FieldAgg,
   fieldParam,
   instantiate,
+  OneValue,
+  reader,
   results,
   type TargetCtx,
 } from './aggs'
@@ -104,11 +107,44 @@ abstract class KeyedHistogram extends FieldAgg implements Agg {
         if (seen.has(key)) continue
         seen.add(key)
       }
-      let b = this.buckets.get(key)
-      if (!b) this.buckets.set(key, (b = new Bucket(this.spec.subs(), this.budget)))
-      b.add(d, t)
+      this.bucket(key).add(d, t)
     }
   }
+
+  private bucket(key: number): Bucket {
+    let b = this.buckets.get(key)
+    if (!b) this.buckets.set(key, (b = new Bucket(this.spec.subs(), this.budget)))
+    return b
+  }
+
+  /** Without `missing` or `hard_bounds`: a key per value, and runs of values in one bucket when `span` allows. */
+  counting(t: TargetCtx): Counting | undefined {
+    const p = this.spec.params
+    const spec = t.specs?.get(this.field)
+    if (p.missing !== undefined || p.hard_bounds !== undefined || !spec) return undefined
+    this.prepare(t)
+    const read = reader(this.field, t, this.spec.type)!
+    return {
+      path: spec.path ?? this.field,
+      key: (v) => {
+        const raw = read(new OneValue(v))[0]
+        const n = raw === undefined ? undefined : this.numberOf(raw)
+        return n === undefined ? undefined : this.round(n)
+      },
+      end: this.span() ? (key) => this.next(key) : undefined,
+      add: (key, count) => {
+        const b = this.bucket(key as number)
+        b.count += count
+        return b.subs
+      },
+      subs: () => instantiate(this.spec.subs()),
+    }
+  }
+
+  /** Whether every integer from a key up to the next key rounds to that key. */
+  protected abstract span(): boolean
+  /** What collect learns of the index before its first document. */
+  protected prepare(_t: TargetCtx): void {}
 
   protected abstract missingValue(): string | number
 
@@ -179,6 +215,9 @@ class HistogramAgg extends KeyedHistogram {
   protected missingValue(): number {
     return num(this.spec.params.missing, 'missing')
   }
+  protected span(): boolean {
+    return Number.isInteger(this.interval) && Number.isInteger(this.offset)
+  }
 }
 
 function boundsOf(v: unknown, conv: (v: unknown) => number): Bounds {
@@ -231,11 +270,18 @@ class DateHistogramAgg extends KeyedHistogram {
   private fieldFormat?: string
   private formatFor?: TargetCtx
   override collect(d: DocView, t: TargetCtx): void {
+    this.prepare(t)
+    super.collect(d, t)
+  }
+  protected override prepare(t: TargetCtx): void {
     if (this.formatFor !== t) {
       this.formatFor = t
       this.fieldFormat ??= t.specs?.get(this.field)?.format
     }
-    super.collect(d, t)
+  }
+  /** In a zone of one offset, a bucket is every instant from its key to the next (dates are whole milliseconds). */
+  protected span(): boolean {
+    return this.zone.fixed === true && (this.fixed === undefined || Number.isInteger(this.fixed))
   }
   protected render(key: number): Record<string, unknown> {
     return { key_as_string: formatInZone(key, this.zone, this.format ?? this.fieldFormat) }

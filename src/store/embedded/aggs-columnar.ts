@@ -11,13 +11,21 @@
 import { kindOf } from '../query/compile'
 import { DocView, type FieldPath, isObject } from '../query/doc'
 import { FLAT_OBJECT, flatObjectRoot } from '../query/flat-object'
-import type { Agg, TargetCtx } from './aggs'
+import type { Agg, Counting, Key, TargetCtx } from './aggs'
 import type { Pacer } from './pacer'
+
+/** Per document, the position of its value in a list of a column's distinct values (-1: none). */
+export interface Ordinals {
+  ords: Int32Array
+  dict: unknown[]
+}
 
 /** Per document (in `rid` order), the value of each requested source path; undefined = none. */
 export interface Columns {
   count: number
   byPath: Map<string, unknown[]>
+  /** The paths of few distinct values, as ordinals too. */
+  ordinals?: Map<string, Ordinals>
   /** The positions of the query's matches (ascending); absent: every document. */
   selected?: Int32Array
 }
@@ -136,9 +144,15 @@ export async function collectColumnar(plan: ColumnarPlan, aggs: Map<string, Agg>
   let total = 0
   const list = [...aggs.values()]
   for (const { target, columns } of plan.parts) {
-    const doc = new ColumnDoc(columns.byPath)
     const selected = columns.selected
     const n = selected ? selected.length : columns.count
+    const counted = await countColumns(list, columns, target, pace)
+    if (counted === 'timeout') return total
+    if (counted) {
+      total += n
+      continue
+    }
+    const doc = new ColumnDoc(columns.byPath)
     for (let i = 0; i < n; i++) {
       if ((i & 1023) === 0 && pace.due() && !(await pace.pause())) return total
       doc.at = selected ? selected[i] : i
@@ -147,4 +161,130 @@ export async function collectColumnar(plan: ColumnarPlan, aggs: Map<string, Agg>
     }
   }
   return total
+}
+
+/**
+ * Aggregations that only count documents per bucket (terms, histogram and date_histogram, with
+ * sub-aggregations of those kinds one level down), counted in one pass over the columns: a key
+ * per distinct value or run of values rather than per document, then the counts handed to the
+ * aggregations (Counting), which answer as if fed every document. False where one of them
+ * cannot be counted so.
+ */
+async function countColumns(aggs: Agg[], columns: Columns, target: TargetCtx, pace: Pacer): Promise<boolean | 'timeout'> {
+  const tops: Array<{ counting: Counting; subs: Array<{ name: string; counting: Counting }> }> = []
+  for (const agg of aggs) {
+    const counting = agg.counting?.(target)
+    if (!counting) return false
+    const subs: Array<{ name: string; counting: Counting }> = []
+    for (const [name, sub] of counting.subs()) {
+      const c = sub.counting?.(target)
+      if (!c || c.subs().size > 0) return false
+      subs.push({ name, counting: c })
+    }
+    tops.push({ counting, subs })
+  }
+  for (const { counting, subs } of tops) {
+    const top = new Keyer(counting, columns)
+    const below = subs.map((s) => new Keyer(s.counting, columns))
+    // Per top bucket, per sub-aggregation, the documents per sub key number.
+    const cells: Array<Array<Cells>> = []
+    const counts: number[] = []
+    const selected = columns.selected
+    const n = selected ? selected.length : columns.count
+    for (let i = 0; i < n; i++) {
+      if ((i & 65535) === 65535 && pace.due() && !(await pace.pause())) return 'timeout'
+      const at = selected ? selected[i] : i
+      const k = top.at(at)
+      if (k < 0) continue
+      if (counts[k] === undefined) {
+        counts[k] = 0
+        cells[k] = below.map((b) => b.cells())
+      }
+      counts[k]++
+      for (let s = 0; s < below.length; s++) {
+        const j = below[s].at(at)
+        if (j < 0) continue
+        const m = cells[k][s]
+        if (m instanceof Int32Array) m[j]++
+        else m.set(j, (m.get(j) ?? 0) + 1)
+      }
+    }
+    counts.forEach((count, k) => {
+      const bucket = counting.add(top.keys[k], count)
+      subs.forEach(({ name }, s) => {
+        const c = bucket.get(name)!.counting!(target)!
+        const m = cells[k][s]
+        if (m instanceof Int32Array) m.forEach((docs, j) => docs > 0 && c.add(below[s].keys[j], docs))
+        else for (const [j, docs] of m) c.add(below[s].keys[j], docs)
+      })
+    })
+  }
+  return true
+}
+
+/** Documents per key number: an array when the numbers are bounded (a column's ordinals), else a map. */
+type Cells = Int32Array | Map<number, number>
+
+/** Documents' bucket keys, numbered in order of appearance: once per ordinal, or per run of values in one bucket. */
+class Keyer {
+  readonly keys: Key[] = []
+  private readonly numbers = new Map<Key, number>()
+  private readonly values: unknown[]
+  private readonly ords?: Int32Array
+  /** Per ordinal, its key's number (-2: not known yet, -1: none). */
+  private readonly byOrd?: Int32Array
+  private readonly dict?: unknown[]
+  private runFrom = 1
+  private runTo = 0
+  private runKey = -1
+
+  constructor(
+    private readonly counting: Counting,
+    columns: Columns,
+  ) {
+    this.values = columns.byPath.get(counting.path) ?? []
+    const ordinals = columns.ordinals?.get(counting.path)
+    if (ordinals) {
+      this.ords = ordinals.ords
+      this.dict = ordinals.dict
+      this.byOrd = new Int32Array(ordinals.dict.length).fill(-2)
+    }
+  }
+
+  cells(): Cells {
+    return this.dict ? new Int32Array(this.dict.length) : new Map()
+  }
+
+  private number(key: Key | undefined): number {
+    if (key === undefined) return -1
+    let k = this.numbers.get(key)
+    if (k === undefined) {
+      this.numbers.set(key, (k = this.keys.length))
+      this.keys.push(key)
+    }
+    return k
+  }
+
+  /** The key number of the document at a position (-1: no bucket). */
+  at(i: number): number {
+    if (this.ords) {
+      const o = this.ords[i]
+      if (o < 0) return -1
+      let k = this.byOrd![o]
+      if (k === -2) this.byOrd![o] = k = this.number(this.counting.key(this.dict![o]))
+      return k
+    }
+    const v = this.values[i]
+    if (v === undefined) return -1
+    const whole = typeof v === 'number' && Number.isInteger(v)
+    if (whole && v >= this.runFrom && v < this.runTo) return this.runKey
+    const key = this.counting.key(v)
+    const k = this.number(key)
+    if (whole && this.counting.end && typeof key === 'number') {
+      this.runFrom = key
+      this.runTo = this.counting.end(key)
+      this.runKey = k
+    }
+    return k
+  }
 }

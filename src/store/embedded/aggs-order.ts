@@ -54,7 +54,37 @@ export interface Ordered {
 
 /** Sorts buckets by the order, then by count desc and key asc (OpenSearch's tie-breaks). */
 export function sortBuckets<T extends Ordered>(buckets: T[], order: Order, compare: (a: Key, b: Key) => number = compareKeys): T[] {
-  return buckets.sort((a, b) => {
+  return buckets.sort(bucketOrder(order, compare))
+}
+
+/**
+ * The first `size` buckets of that order, sorted: one pass keeping the best ones (a terms
+ * aggregation shows 10 of its 1,000 hosts in each of 28 hourly buckets).
+ */
+export function topBuckets<T extends Ordered>(
+  buckets: T[],
+  size: number,
+  order: Order,
+  compare: (a: Key, b: Key) => number = compareKeys,
+): T[] {
+  const cmp = bucketOrder(order, compare)
+  if (buckets.length <= size * 4) return buckets.sort(cmp).slice(0, size)
+  const top: T[] = []
+  for (const b of buckets) {
+    if (top.length === size && cmp(b, top[size - 1]) >= 0) continue
+    let at = top.length === size ? size - 1 : top.length
+    while (at > 0 && cmp(b, top[at - 1]) < 0) {
+      top[at] = top[at - 1]
+      at--
+    }
+    top[at] = b
+    if (top.length > size) top.length = size
+  }
+  return top
+}
+
+function bucketOrder(order: Order, compare: (a: Key, b: Key) => number) {
+  return (a: Ordered, b: Ordered): number => {
     for (const [by, dir] of order) {
       let c: number
       if (by === '_count') c = a.count - b.count
@@ -72,5 +102,5 @@ export function sortBuckets<T extends Ordered>(buckets: T[], order: Order, compa
       if (c !== 0) return c * dir
     }
     return a.count !== b.count ? b.count - a.count : compare(a.key, b.key)
-  })
+  }
 }

@@ -49,16 +49,18 @@ export function fixedInterval(v: string, param = 'fixed_interval'): number {
 export interface Zone {
   id: string
   offsetAt(utc: number): number
+  /** The same offset at every instant (UTC, `+01:00`), unlike a region's daylight-saving rules. */
+  fixed?: boolean
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>()
 
 export function zoneOf(id: string | undefined): Zone {
-  if (id === undefined || id === 'UTC' || id === 'Z' || id === 'utc' || id === 'Etc/UTC') return { id: 'Z', offsetAt: () => 0 }
+  if (id === undefined || id === 'UTC' || id === 'Z' || id === 'utc' || id === 'Etc/UTC') return { id: 'Z', offsetAt: () => 0, fixed: true }
   const m = /^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?$/.exec(id)
   if (m) {
     const off = (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3] ?? 0)) * 60_000
-    return { id, offsetAt: () => off }
+    return { id, offsetAt: () => off, fixed: true }
   }
   let f = formatters.get(id)
   if (!f) {

@@ -7,9 +7,9 @@ import { CompensatedSum } from './compensated-sum'
 import { IllegalArgument, ParsingError, QueryShardError, StoreError } from '../errors'
 import { compile, kindOf, toNumber, type FieldSpec, type Test } from '../query/compile'
 import { parseDate } from '../query/dates'
-import { compareIps, compareKeys, parseOrder, sortBuckets, type Key, type Order } from './aggs-order'
+import { compareIps, compareKeys, parseOrder, topBuckets, type Key, type Order } from './aggs-order'
 import { setOwn } from '../own'
-import { type DocView, fieldPath, isObject, keywordOf } from '../query/doc'
+import { DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 import { FLAT_OBJECT, flatObjectRoot } from '../query/flat-object'
 
 /** The index a document came from, with its mapping (undefined = typed by value). */
@@ -21,6 +21,40 @@ export interface TargetCtx {
 export interface Agg {
   collect(d: DocView, t: TargetCtx): void
   result(): Record<string, unknown>
+  /** See Counting; absent or undefined: the aggregation must read documents. */
+  counting?(t: TargetCtx): Counting | undefined
+}
+
+/**
+ * An aggregation whose answer depends only on how many documents fall in each of its buckets,
+ * fed counts per key by aggs-columnar.ts's counting pass instead of documents one by one (the
+ * same buckets, then the same orders, bounds and renderings). Parameters that read more
+ * (`missing`, `hard_bounds`...) leave the aggregation to the documents.
+ */
+export interface Counting {
+  /** The source path of the field's column. */
+  path: string
+  /** The bucket key of a document holding this one value (undefined: in no bucket). */
+  key(v: unknown): Key | undefined
+  /** Integer values from `key` up to (not including) the returned one all fall in `key`'s bucket. */
+  end?(key: number): number
+  /** `count` more documents in the bucket of `key`; answers the bucket's sub-aggregations. */
+  add(key: Key, count: number): Map<string, Agg>
+  /** Sub-aggregations as a bucket holds them, for their keys only (counted against no budget). */
+  subs(): Map<string, Agg>
+}
+
+/** The sub-aggregations of a bucket when there are none (one map shared by every bucket, never written). */
+const NO_SUBS: Map<string, Agg> = new Map()
+
+/** A document holding one value (of whichever field is read): how a column's value reads as a key. */
+export class OneValue extends DocView {
+  constructor(private readonly value: unknown) {
+    super({})
+  }
+  override values(): unknown[] {
+    return [this.value]
+  }
 }
 export type Factory = (budget?: BucketBudget) => Agg
 
@@ -201,8 +235,18 @@ export function fieldParam(type: string, params: Record<string, unknown>): strin
   return params.field
 }
 
+/** A terms bucket: its sub-aggregations (`aggs`), and their results once made (`subs`). */
+interface TermBucket {
+  key: Key
+  asString?: string
+  count: number
+  aggs: Map<string, Agg>
+  list: Agg[]
+  subs: Record<string, unknown>
+}
+
 class TermsAgg extends FieldAgg implements Agg {
-  private buckets = new Map<Key, { asString?: string; count: number; subs: Map<string, Agg>; list: Agg[] }>()
+  private buckets = new Map<Key, TermBucket>()
   private readonly size: number
   private readonly minDocCount: number
   private readonly order: Order
@@ -238,25 +282,54 @@ class TermsAgg extends FieldAgg implements Agg {
         if (seen.has(v.key)) continue
         seen.add(v.key)
       }
-      let b = this.buckets.get(v.key)
-      if (!b) {
-        this.budget?.add()
-        const asString = v.asString ?? (v.date ? new Date(v.key as number).toISOString() : undefined)
-        const subs = instantiate(this.subs, this.budget)
-        this.buckets.set(v.key, (b = { asString, count: 0, subs, list: [...subs.values()] }))
-      }
+      const b = this.bucket(v)
       b.count++
       for (let i = 0; i < b.list.length; i++) b.list[i].collect(d, t)
     }
   }
 
+  private bucket(v: AggValue) {
+    let b = this.buckets.get(v.key)
+    if (!b) {
+      this.budget?.add()
+      const asString = v.asString ?? (v.date ? new Date(v.key as number).toISOString() : undefined)
+      const aggs = this.subs.size === 0 ? NO_SUBS : instantiate(this.subs, this.budget)
+      this.buckets.set(v.key, (b = { key: v.key, asString, count: 0, aggs, list: aggs === NO_SUBS ? [] : [...aggs.values()], subs: {} }))
+    }
+    return b
+  }
+
+  /** Keyword and numeric fields (keys without a rendering of their own). */
+  counting(t: TargetCtx): Counting | undefined {
+    const spec = t.specs?.get(this.field)
+    if (this.params.missing !== undefined || !spec || spec.type === 'ip') return undefined
+    const kind = kindOf(spec.type)
+    if (kind !== 'keyword' && kind !== 'number') return undefined
+    const read = reader(this.field, t, 'terms')!
+    return {
+      path: spec.path ?? this.field,
+      key: (v) => read(new OneValue(v))[0]?.key,
+      add: (key, count) => {
+        const b = this.bucket({ key })
+        b.count += count
+        return b.aggs
+      },
+      subs: () => instantiate(this.subs),
+    }
+  }
+
   result(): Record<string, unknown> {
-    const all = [...this.buckets.entries()]
-      .filter(([, b]) => b.count >= this.minDocCount)
-      .map(([key, b]) => ({ key, count: b.count, asString: b.asString, subs: results(b.subs) }))
-    sortBuckets(all, this.order, this.ip ? compareIps : compareKeys)
-    const shown = all.slice(0, this.size)
-    const other = all.slice(this.size).reduce((n, b) => n + b.count, 0)
+    // Sub-aggregation results are made for the buckets shown, unless the order reads them.
+    const bySub = this.order.some(([by]) => by !== '_count' && by !== '_key')
+    const all: TermBucket[] = []
+    for (const b of this.buckets.values()) {
+      if (b.count < this.minDocCount) continue
+      if (bySub) b.subs = results(b.aggs)
+      all.push(b)
+    }
+    const shown = topBuckets(all, this.size, this.order, this.ip ? compareIps : compareKeys)
+    if (!bySub) for (const b of shown) b.subs = results(b.aggs)
+    const other = all.reduce((n, b) => n + b.count, 0) - shown.reduce((n, b) => n + b.count, 0)
     // OpenSearch's bound: 0 when every term was returned or the order is by key or by descending count;
     // unknown (-1) otherwise, once the shard's candidates (shard_size, by default size * 1.5 + 10) ran out.
     const [by, dir] = this.order[0] ?? ['_count', -1]

@@ -31,6 +31,16 @@ export interface IndexMeta {
   sourceChars?: number
   /** Flushes since this process opened the store. */
   flushes?: number
+  /**
+   * Document writes since the index was loaded, never undone (a rolled-back write leaves it moved
+   * while `seq` goes back): what caches of the index's data are kept against.
+   */
+  writes?: number
+  /**
+   * Updates, deletions and taken-back writes since the index was loaded: what appending new
+   * documents leaves unchanged (caches of the documents before them stay true).
+   */
+  rewrites?: number
   /** The rowid the next new document of this index gets. */
   nextRid: number
   specs: Map<string, FieldSpec>

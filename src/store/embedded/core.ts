@@ -16,6 +16,8 @@ import { openStoreFile } from './integrity'
 import { PendingStats, PendingText } from './text-index'
 import type { Migration, MigrationResult } from './migrations'
 import type { Plan } from './plan'
+import type { Column, ColumnLayout } from './search-rows'
+import { IndexCaches } from './index-caches'
 import type { Synchronous } from './schema'
 import { SLICE_MS } from './pacer'
 import { DEFAULT_SEARCH_LIMITS, type SearchLimits } from './search-limits'
@@ -55,6 +57,9 @@ export interface PitMeta {
   targets: Array<{ ix: number; uuid: string; name: string; specs: Map<string, FieldSpec>; seq: number }>
 }
 
+/** Columns stay true while documents are only added (search-rows.ts extends them). */
+const rewritesOf = (meta: IndexMeta) => meta.rewrites ?? 0
+
 export class StoreCore {
   readonly db: Database
   readonly cat: Catalog
@@ -62,6 +67,19 @@ export class StoreCore {
   readonly pits = new Map<string, PitMeta>()
   /** The last plan, so that counting and reading the same query plans it once (search-rows.ts). */
   lastPlan: { meta: IndexMeta; query: unknown; plan: Plan | null } | undefined
+  /** What searches read from an index and may read again, until its next write (see index-caches.ts). */
+  readonly caches = {
+    /** Planner row counts (search-rows.ts's probeOf). */
+    counts: new IndexCaches<number>(4096),
+    /** Where each document's values sit in a column (search-rows.ts's layoutOf), per index. */
+    layouts: new IndexCaches<ColumnLayout>(64, rewritesOf),
+    /** Field columns for aggregations, in values of 8 bytes (12 with an ordinal): 48 MiB at most. */
+    columns: new IndexCaches<Column | null>(4_000_000, rewritesOf),
+    /** The matching rids of conjunctions (search-rows.ts's matchesOf), 8 bytes each: 16 MiB at most. */
+    matches: new IndexCaches<Float64Array | null>(2_000_000),
+    /** Answers of size-0 searches (request-cache.ts), in characters: 32 MiB of UTF-16 at most. */
+    answers: new IndexCaches<string>(16_000_000),
+  }
   /** Large sources parsed once for concurrent searches (search-rows.ts), most recently used last. */
   readonly bigSources = new Map<string, { source: Record<string, unknown>; size: number }>()
   bigSourceChars = 0
@@ -243,10 +261,19 @@ export class StoreCore {
   }
 
   nextSeq(meta: IndexMeta): number {
+    meta.writes = (meta.writes ?? 0) + 1
     const seq = ++meta.seq
     this.seqDirty.add(meta)
-    this.onUndo(() => (meta.seq = Math.min(meta.seq, seq - 1)))
+    this.onUndo(() => {
+      meta.seq = Math.min(meta.seq, seq - 1)
+      this.rewrote(meta)
+    })
     return seq
+  }
+
+  /** A document of the index changed or went (see IndexMeta.rewrites). */
+  rewrote(meta: IndexMeta): void {
+    meta.rewrites = (meta.rewrites ?? 0) + 1
   }
 
   /**
@@ -280,9 +307,21 @@ export class StoreCore {
   }
 
   writeIndexOf(ds: DataStreamMeta): IndexMeta {
+    // Asked for every document written to a stream: the last answer while no index came or went.
+    const known = this.writeIndices.get(ds)
+    if (
+      known &&
+      known.generation === ds.generation &&
+      known.indices === this.cat.byName.size &&
+      this.cat.byName.get(known.meta.name) === known.meta
+    )
+      return known.meta
     const backing = this.cat.backingIndices(ds)
-    return this.indexMeta(backing[backing.length - 1])
+    const meta = this.indexMeta(backing[backing.length - 1])
+    this.writeIndices.set(ds, { meta, generation: ds.generation, indices: this.cat.byName.size })
+    return meta
   }
+  private readonly writeIndices = new WeakMap<DataStreamMeta, { meta: IndexMeta; generation: number; indices: number }>()
 
   close(): void {
     if (this.closed) return

@@ -163,6 +163,7 @@ function deleteRow(core: StoreCore, meta: IndexMeta, id: string, existing: DocRo
     return response(meta, id, 1, 'not_found', seq, p)
   }
   const version = nextVersion(existing, p, id, meta)
+  core.rewrote(meta)
   keepForPits(core, meta, existing)
   core.pendingStats.move(meta.lengthIds, removeKeys(core, meta, existing), undefined, onUndo(core))
   core.db.query('DELETE FROM docs WHERE rid = ?').run(existing.rid)
@@ -235,6 +236,7 @@ function storeRow(
   let rid: number
   let toInsert = keys
   if (existing) {
+    core.rewrote(meta)
     keepForPits(core, meta, existing, seq)
     // Only the keys that changed: a document holding a long list (an integration's 10,000 rule
     // ids) rewritten to add one would otherwise delete and insert every key of the list.

@@ -1,4 +1,5 @@
 /** Search, count and explain requests: their targets, query rewrite, limits and time-outs. */
+import { answerKey, cachedAnswer, keepAnswer } from './request-cache'
 import { IndexNotFound, ParsingError, StoreError } from '../errors'
 import type { CountParams, CountResponse, ResolveOptions, SearchBody, SearchParams, SearchResponse } from '../port'
 import { DEFAULT_MAX_TERMS_COUNT, rewriteTerms } from '../query/terms'
@@ -174,20 +175,27 @@ export async function search(core: StoreCore, params: SearchParams): Promise<Sea
       maxBuckets: limits.maxBuckets,
     })
   }
+  const started = performance.now()
   const targets = searchTargets(core, params.index, params, limits.maxClauseCount)
   body = withRewrittenQuery(
     core,
     body,
     targets.map((t) => t.name),
   )
+  const metas = targets.map((t) => ({ meta: core.indexMeta(t.name), filters: t.filters }))
+  const key = answerKey(metas, body as Record<string, unknown>, [params.rest_total_hits_as_int, limits])
+  const cached = key === undefined ? undefined : cachedAnswer(core, metas[0].meta, key, started)
+  if (cached) return cached
   try {
-    return await runSearch(targets, body, {
+    const answer = await runSearch(targets, body, {
       now: core.now(),
       maxResultWindow: maxResultWindow(core, targets),
       restTotalHitsAsInt: params.rest_total_hits_as_int,
       timeoutMs,
       maxBuckets: limits.maxBuckets,
     })
+    if (key !== undefined) keepAnswer(core, metas[0].meta, key, answer)
+    return answer
   } finally {
     core.lastPlan = undefined // plans embed field ids and `now`: valid for this call only
   }

@@ -4,10 +4,10 @@
  * aggregations.
  */
 import { isObject } from '../query/doc'
-import type { Columns } from './aggs-columnar'
+import type { Columns, Ordinals } from './aggs-columnar'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
-import { type Plan, planQuery } from './plan'
+import { type Plan, type PlanProbe, planQuery } from './plan'
 import { ridRange } from './rids'
 import { indexedKind } from './mapping'
 import { singleMatch, type Stats } from '../query/score'
@@ -31,9 +31,30 @@ export function planOf(core: StoreCore, meta: IndexMeta, query: unknown): Plan |
   core.textVisible()
   const last = core.lastPlan
   if (last && last.meta === meta && last.query === query) return last.plan
-  const plan = planQuery(query, meta, core.now())
+  const plan = planQuery(query, meta, core.now(), probeOf(core, meta))
   core.lastPlan = { meta, query, plan }
   return plan
+}
+
+/** What the planner may ask of an index's data (see PlanProbe). */
+function probeOf(core: StoreCore, meta: IndexMeta): PlanProbe {
+  return {
+    // Kept until the index's next write: a dashboard repeating a search plans it without counting
+    // again. Counts only choose between equivalent plans: a stale one could cost time, never change an answer.
+    count: (sql, params, cap) => {
+      const key = `${cap} ${sql} ${JSON.stringify(params)}`
+      const known = core.caches.counts.get(meta, key)
+      if (known !== undefined) return known
+      const n = (core.db.query(`SELECT count(*) AS n FROM (${sql} LIMIT ${Math.floor(cap)})`).get(...params) as { n: number }).n
+      return core.caches.counts.set(meta, key, n)
+    },
+    // Writes refuse a data stream document without one timestamp (doc-write.ts's checkDataStream).
+    singleValued: (field) => {
+      const f = meta.fieldIds.get(field)
+      const stream = meta.dataStream === undefined ? undefined : core.cat.streams.get(meta.dataStream)
+      return f !== undefined && stream?.tsField === field && !meta.multiValued.has(f)
+    },
+  }
 }
 
 export function rowsSql(
@@ -47,6 +68,11 @@ export function rowsSql(
   const plan = planOf(core, meta, query)
   const tail = limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(limit))}`
   const [lo, hi] = ridRange(meta.ix)
+  const matches = plan && limit !== undefined && afterRid === undefined ? matchesOf(core, meta, plan) : undefined
+  if (matches) {
+    const page = Array.from(matches.subarray(0, Math.max(0, Math.floor(limit!))))
+    return { sql: `SELECT ${cols} FROM docs WHERE rid IN (SELECT value FROM json_each(?)) ORDER BY rid`, params: [JSON.stringify(page)] }
+  }
   if (plan && limit !== undefined && afterRid === undefined) {
     // The first rids alone: a term's postings are in rid order, so a page stops after `limit` of
     // them instead of listing every match first.
@@ -254,7 +280,9 @@ export function withSources(core: StoreCore, rows: Row[]): Row[] {
 
 /**
  * Columns of single-valued fields over every document of an index, read from the field-value
- * index (one range per field); undefined as soon as a document has two values of one field.
+ * index (one range per field) and kept until the index's next write (doc values that a
+ * dashboard's repeated aggregations read again); undefined as soon as a document has two values
+ * of one field.
  */
 export function columns(
   core: StoreCore,
@@ -267,48 +295,153 @@ export function columns(
   if (plan === null || (plan && !plan.exact)) return undefined
   // Few matches are cheaper to read as documents than whole columns.
   if (plan && (exactCount(core, meta, query, MIN_SELECTED) ?? 0) < Math.min(MIN_SELECTED, meta.docCount / 8)) return undefined
-  const [lo, hi] = ridRange(meta.ix)
-  // Without deletions the documents hold every rid from the first: the position is rid - lo.
-  const dense = meta.nextRid - lo === meta.docCount
-  let count = meta.docCount
-  let position: Int32Array | undefined
-  if (!dense) {
-    const rids = core.db.query('SELECT rid FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid').values(lo, hi) as number[][]
-    count = rids.length
-    position = new Int32Array(rids.length === 0 ? 0 : rids[rids.length - 1][0] - lo + 1).fill(-1)
-    rids.forEach(([rid], i) => (position![rid - lo] = i))
-  }
+  const layout = layoutOf(core, meta)
   const byPath = new Map<string, unknown[]>()
+  const ordinals = new Map<string, Ordinals>()
   for (const { field, path, boolean } of fields) {
-    const column: unknown[] = new Array(count)
-    byPath.set(path, column)
-    const f = meta.fieldIds.get(field)
-    if (f === undefined) continue // no document ever had a value
-    const put = (rid: number, v: unknown): boolean => {
-      const at = position ? (rid - lo < position.length ? position[rid - lo] : -1) : rid - lo
-      if (at < 0 || at >= count) return true
-      if (column[at] !== undefined) return false
-      column[at] = v
-      return true
+    const key = `${boolean ? 'b' : 'v'}:${field}`
+    let column = core.caches.columns.get(meta, key)
+    // Documents added since it was read: their values appended (the layout is then dense).
+    if (column && column.nextRid !== layout.nextRid) {
+      const extended = extendColumn(core, meta, column, layout, field, boolean)
+      column = extended === undefined ? undefined : core.caches.columns.set(meta, key, extended, layout.count)
     }
-    // Few distinct values (hosts, levels): one string per value, then only rids are read.
-    const distinct = core.db.query('SELECT v FROM fv WHERE f = ? GROUP BY v LIMIT 1001').values(f) as Array<[string | number]>
-    if (distinct.length <= 1000) {
-      const ridsOf = core.db.query('SELECT rid FROM fv WHERE f = ? AND v = ?')
-      for (const [v] of distinct) {
-        const value = boolean ? v === 1 : v
-        for (const [rid] of ridsOf.values(f, v) as Array<[number]>) if (!put(rid, value)) return undefined
-      }
-      continue
-    }
-    for (const [rid, v] of core.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>)
-      if (!put(rid, boolean ? v === 1 : v)) return undefined
+    if (column === undefined) column = core.caches.columns.set(meta, key, readColumn(core, meta, layout, field, boolean), layout.count)
+    if (!column) return undefined
+    byPath.set(path, column.values)
+    if (column.ordinals) ordinals.set(path, column.ordinals)
   }
-  if (!plan) return { count, byPath }
+  const { count, position, lo } = layout
+  if (!plan) return { count, byPath, ordinals }
   const rids = core.db.query(`SELECT rid FROM (${plan.sql}) GROUP BY rid ORDER BY rid`).values(...plan.params) as number[][]
   const selected = new Int32Array(rids.length)
   rids.forEach(([rid], i) => (selected[i] = position ? position[rid - lo] : rid - lo))
-  return { count, byPath, selected }
+  return { count, byPath, ordinals, selected }
+}
+
+/**
+ * A column's values, and for few distinct values each document's ordinal in their list (-1:
+ * none); `nextRid`: the documents it holds are those before.
+ */
+export interface Column {
+  values: unknown[]
+  ordinals?: Ordinals
+  nextRid: number
+}
+
+/** Where each document's values sit in a column: `position[rid - lo]`, or `rid - lo` itself without deletions. */
+export interface ColumnLayout {
+  lo: number
+  count: number
+  position?: Int32Array
+  nextRid: number
+}
+
+function layoutOf(core: StoreCore, meta: IndexMeta): ColumnLayout {
+  const known = core.caches.layouts.get(meta, '')
+  if (known?.nextRid === meta.nextRid) return known
+  const [lo, hi] = ridRange(meta.ix)
+  const { nextRid } = meta
+  // Without deletions the documents hold every rid from the first.
+  if (nextRid - lo === meta.docCount) return core.caches.layouts.set(meta, '', { lo, count: meta.docCount, nextRid })
+  const rids = core.db.query('SELECT rid FROM docs WHERE rid BETWEEN ? AND ? ORDER BY rid').values(lo, hi) as number[][]
+  const position = new Int32Array(rids.length === 0 ? 0 : rids[rids.length - 1][0] - lo + 1).fill(-1)
+  rids.forEach(([rid], i) => (position[rid - lo] = i))
+  return core.caches.layouts.set(meta, '', { lo, count: rids.length, position, nextRid })
+}
+
+/**
+ * The column with the documents added since it was read (from their `keys`, the values they
+ * wrote to the field-value index); undefined where positions are not rid order (deletions).
+ */
+function extendColumn(
+  core: StoreCore,
+  meta: IndexMeta,
+  column: Column,
+  layout: ColumnLayout,
+  field: string,
+  boolean: boolean,
+): Column | null | undefined {
+  const { count, lo, nextRid } = layout
+  if (layout.position || column.nextRid > nextRid) return undefined
+  const values = column.values.slice()
+  values.length = count
+  const f = meta.fieldIds.get(field)
+  if (f === undefined) return { values, nextRid }
+  const ords = column.ordinals ? new Int32Array(count).fill(-1) : undefined
+  ords?.set(column.ordinals!.ords.subarray(0, Math.min(count, column.ordinals!.ords.length)))
+  const dict = column.ordinals?.dict.slice() ?? []
+  const ordOf = new Map(dict.map((v, o) => [v, o]))
+  const rows = core.db.query('SELECT rid, keys FROM docs WHERE rid >= ? AND rid < ?').values(column.nextRid, nextRid) as Array<
+    [number, string]
+  >
+  for (const [rid, keys] of rows) {
+    const at = rid - lo
+    for (const [k, v] of JSON.parse(keys) as Array<[number, string | number]>) {
+      if (k !== f) continue
+      const value = boolean ? v === 1 : v
+      if (values[at] !== undefined && values[at] !== value) return null
+      values[at] = value
+      if (!ords) continue
+      let o = ordOf.get(value)
+      if (o === undefined) ordOf.set(value, (o = dict.push(value) - 1))
+      ords[at] = o
+    }
+  }
+  return { values, ordinals: ords ? { ords, dict } : undefined, nextRid }
+}
+
+/** The field's column; null when a document holds two values of it. */
+function readColumn(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, field: string, boolean: boolean): Column | null {
+  const { count, position, lo, nextRid } = layout
+  const values: unknown[] = new Array(count)
+  const f = meta.fieldIds.get(field)
+  if (f === undefined) return { values, nextRid } // no document ever had a value
+  const at = (rid: number) => (position ? (rid - lo < position.length ? position[rid - lo] : -1) : rid - lo)
+  // Few distinct values (hosts, levels): one string per value, then only rids are read.
+  const distinct = core.db.query('SELECT v FROM fv WHERE f = ? GROUP BY v LIMIT 1001').values(f) as Array<[string | number]>
+  if (distinct.length <= 1000) {
+    const ords = new Int32Array(count).fill(-1)
+    const dict: unknown[] = []
+    const ridsOf = core.db.query('SELECT rid FROM fv WHERE f = ? AND v = ?')
+    for (const [v] of distinct) {
+      const value = boolean ? v === 1 : v
+      for (const [rid] of ridsOf.values(f, v) as Array<[number]>) {
+        const i = at(rid)
+        if (i < 0 || i >= count) continue
+        if (values[i] !== undefined) return null
+        values[i] = value
+        ords[i] = dict.length
+      }
+      dict.push(value)
+    }
+    return { values, ordinals: { ords, dict }, nextRid }
+  }
+  for (const [rid, v] of core.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>) {
+    const i = at(rid)
+    if (i < 0 || i >= count) continue
+    if (values[i] !== undefined) return null
+    values[i] = boolean ? v === 1 : v
+  }
+  return { values, nextRid }
+}
+
+/** Rids of one conjunction's matches kept at most; larger ones are merged again each time (and counted only up to the cap). */
+const MATCHES_KEPT = 16_384
+
+/**
+ * The rids a conjunction matches, in order, kept until the index's next write (as OpenSearch's
+ * query cache keeps a filter's matches per segment): a repeated bool is counted and paged
+ * without merging its clauses again. Undefined for other plans, or too many matches.
+ */
+function matchesOf(core: StoreCore, meta: IndexMeta, plan: Plan): Float64Array | undefined {
+  if (!plan.conjunction) return undefined
+  const key = `${plan.sql} ${JSON.stringify(plan.params)}`
+  const known = core.caches.matches.get(meta, key)
+  if (known !== undefined) return known ?? undefined
+  const rows = core.db.query(`SELECT rid FROM (${plan.sql}) ORDER BY rid LIMIT ${MATCHES_KEPT + 1}`).values(...plan.params) as number[][]
+  const rids = rows.length > MATCHES_KEPT ? null : Float64Array.from(rows, (r) => r[0])
+  return core.caches.matches.set(meta, key, rids, rids ? rids.length : 1) ?? undefined
 }
 
 /** Matches below which a query's aggregations read documents rather than columns. */
@@ -323,6 +456,8 @@ export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown, cap
     return cap === undefined ? meta.docCount : Math.min(cap, meta.docCount)
   const plan = planOf(core, meta, query)
   if (!plan?.exact) return undefined
+  const matches = matchesOf(core, meta, plan)
+  if (matches) return cap === undefined ? matches.length : Math.min(cap, matches.length)
   // A document with several matching values (an array, a flat_object's leaves) has one row per value.
   const distinct = plan.distinct || (plan.field !== undefined && !meta.multiValued.has(plan.field))
   if (cap !== undefined) {

@@ -10,7 +10,8 @@
  *   templates.ts      index templates        data-streams.ts   data streams
  *   documents.ts      get, and which index a document operation addresses
  *   doc-write.ts      index/create/update/delete of one document    bulk.ts   `_bulk`
- *   search-request.ts search, count, explain (search-rows.ts: how rows are read)
+ *   search-request.ts search, count, explain (search-rows.ts: how rows are read; plan.ts: which;
+ *                     index-caches.ts: what is kept until an index's next write; request-cache.ts)
  *   pits.ts           points in time         ism.ts            lifecycle policies
  */
 import type { Database } from 'bun:sqlite'
