@@ -325,8 +325,27 @@ export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpen
     // `setsid -f` forks the JVM off into a session of its own: a test runner that kills the
     // processes a timed-out test spawned (bun test does) then kills setsid, never the cluster the
     // other tests share. The JVM stops by itself once this process is gone (its owner pid).
-    const proc = spawn(
-      ['setsid', '-f', java, `-Xms${heap}m`, `-Xmx${heap}m`, ...tuning].concat([
+    // Its output goes to its log file, never to a pipe of ours: once setsid had exited, the pipe
+    // was no longer read, and a node whose log filled it blocked in its logger, with the cluster
+    // manager's update thread (every later cluster change then timed out).
+    const logFile = join(home(i), 'jvm.log')
+    const pidFile = join(home(i), 'jvm.pid')
+    rmSync(pidFile, { force: true })
+    const from = existsSync(logFile) ? statSync(logFile).size : 0
+    spawn(
+      [
+        'setsid',
+        '-f',
+        'sh',
+        '-c',
+        'p=$1; shift; echo $$ >"$p"; exec "$@" >>"$0" 2>&1',
+        logFile,
+        pidFile,
+        java,
+        `-Xms${heap}m`,
+        `-Xmx${heap}m`,
+        ...tuning,
+      ].concat([
         '--enable-native-access=ALL-UNNAMED',
         '-cp',
         cp,
@@ -336,10 +355,9 @@ export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpen
         join(home(i), 'settings.yml'),
         String(process.pid),
       ]),
-      { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' },
+      { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' },
     )
-    void drain(proc.stderr, join(home(i), 'jvm.log'))
-    const line = await startLine(proc.stdout, 180_000)
+    const line = await startLine(logFile, from, pidFile, 180_000)
     if (!line?.startsWith('{"started"')) {
       throw new Error(`OpenSearch ${names[i]} did not start (${line ?? 'no answer in 180 s'}); see ${join(home(i), 'jvm.log')}`)
     }
@@ -455,34 +473,20 @@ export function attachOpenSearch(state: OpenSearchState): RunningOpenSearch {
   }
 }
 
-/** The launcher's start report on stdout, or its last words after the timeout or at its exit. */
-async function startLine(stream: ReadableStream<Uint8Array>, timeoutMs: number): Promise<string | null> {
-  const reader = stream.getReader()
-  const decoder = new TextDecoder()
-  let text = ''
+/** The launcher's start report in its log (written after `from`), or its last line once it has exited or after the timeout. */
+async function startLine(file: string, from: number, pidFile: string, timeoutMs: number): Promise<string | null> {
+  const deadline = Date.now() + timeoutMs
   let last: string | null = null
-  const timeout = Bun.sleep(timeoutMs).then(() => null)
   for (;;) {
-    const next = await Promise.race([reader.read(), timeout])
-    if (!next || next.done) return last
-    text += decoder.decode(next.value, { stream: true })
-    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n')) {
-      const line = text.slice(0, nl).trim()
-      text = text.slice(nl + 1)
+    const text = existsSync(file) ? await Bun.file(file).slice(from).text() : ''
+    for (const raw of text.split('\n')) {
+      const line = raw.trim()
+      if (line.startsWith('{"started"')) return line
       if (line) last = line
-      if (line.startsWith('{"started"')) {
-        // Keep draining so the JVM never blocks on a full pipe.
-        void (async () => {
-          while (!(await reader.read()).done) {}
-        })()
-        return line
-      }
     }
+    const pid = existsSync(pidFile) ? readFileSync(pidFile, 'utf8').trim() : ''
+    const exited = pid !== '' && !existsSync(`/proc/${pid}`)
+    if (exited || Date.now() >= deadline) return last
+    await Bun.sleep(200)
   }
-}
-
-async function drain(stream: ReadableStream<Uint8Array>, file: string) {
-  const sink = Bun.file(file).writer()
-  for await (const chunk of stream) sink.write(chunk)
-  await sink.end()
 }
