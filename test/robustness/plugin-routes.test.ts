@@ -253,6 +253,8 @@ const BODYLESS = new Set([
   `POST /_plugins/_notifications/feature/test/:config_id`,
   // The peer's alert status change takes alert_ids and state as parameters.
   `PUT /_plugins/_security_analytics/threat_intel/alerts/status`,
+  // The peer's source refresh takes the source id from the path and reads no body.
+  `POST /_plugins/_security_analytics/threat_intel/sources/:id/_refresh`,
 ])
 /** Write routes whose limit is a dynamic setting (spec "Limits"); body-limits.test.ts covers them by the spec. */
 const DYNAMIC_LIMIT = new Set([`POST ${CM}/logtest`, `POST ${CM}/logtest/normalization`, `POST ${CM}/logtest/detection`])
