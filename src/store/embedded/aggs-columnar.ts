@@ -288,3 +288,21 @@ class Keyer {
     return k
   }
 }
+
+/**
+ * A column's values, and for few distinct values each document's ordinal in their list (-1:
+ * none); `nextRid`: the documents it holds are those before.
+ */
+export interface Column {
+  values: unknown[]
+  ordinals?: Ordinals
+  nextRid: number
+}
+
+/** Where each document's values sit in a column: `position[rid - lo]`, or `rid - lo` itself without deletions. */
+export interface ColumnLayout {
+  lo: number
+  count: number
+  position?: Int32Array
+  nextRid: number
+}

@@ -4,7 +4,7 @@
  * aggregations.
  */
 import { isObject } from '../query/doc'
-import type { Columns, Ordinals } from './aggs-columnar'
+import type { Column, ColumnLayout, Columns, Ordinals } from './aggs-columnar'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 import { type Plan, type PlanProbe, planQuery } from './plan'
@@ -317,24 +317,6 @@ export function columns(
   const selected = new Int32Array(rids.length)
   rids.forEach(([rid], i) => (selected[i] = position ? position[rid - lo] : rid - lo))
   return { count, byPath, ordinals, selected }
-}
-
-/**
- * A column's values, and for few distinct values each document's ordinal in their list (-1:
- * none); `nextRid`: the documents it holds are those before.
- */
-export interface Column {
-  values: unknown[]
-  ordinals?: Ordinals
-  nextRid: number
-}
-
-/** Where each document's values sit in a column: `position[rid - lo]`, or `rid - lo` itself without deletions. */
-export interface ColumnLayout {
-  lo: number
-  count: number
-  position?: Int32Array
-  nextRid: number
 }
 
 function layoutOf(core: StoreCore, meta: IndexMeta): ColumnLayout {
