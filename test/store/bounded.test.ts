@@ -102,6 +102,29 @@ describe('query limits', () => {
     expect(e.type).toBe('too_many_buckets_exception')
     expect(e.reason).toContain('Must be less than or equal to: [10]')
   })
+
+  test('search.max_buckets counts the shard_size keys a terms aggregation keeps, not every key it saw', async () => {
+    // Two hours of 20 keys each under a date_histogram: 40 keys seen, 2 + 2 * 11 (shard_size of size 1) kept.
+    limits = { maxBuckets: 30 }
+    const at = (i: number) => new Date(Date.UTC(2026, 0, 1, i < 20 ? 0 : 1, i % 20)).toISOString()
+    await s.bulk({
+      body: Array.from({ length: 40 }, (_, i) => [{ index: { _index: 'bh' } }, { ts: at(i), k: `k${i}` }]).flat(),
+      refresh: true,
+    })
+    const aggs = { h: { date_histogram: { field: 'ts', fixed_interval: '1h' }, aggs: { k: { terms: { field: 'k.keyword', size: 1 } } } } }
+    const r = await s.search({ index: 'bh', body: { size: 0, aggs } })
+    const hours = (r.aggregations!.h as { buckets: Array<{ doc_count: number; k: { buckets: unknown[]; sum_other_doc_count: number } }> })
+      .buckets
+    expect(hours.map((h) => [h.doc_count, h.k.buckets.length, h.k.sum_other_doc_count])).toEqual([
+      [20, 1, 19],
+      [20, 1, 19],
+    ])
+    // A larger size keeps more: 2 + 2 * 20 is past the limit.
+    const e = await failure(
+      s.search({ index: 'bh', body: { size: 0, aggs: { h: { ...aggs.h, aggs: { k: { terms: { field: 'k.keyword', size: 20 } } } } } } }),
+    )
+    expect(e.type).toBe('too_many_buckets_exception')
+  })
 })
 
 describe('time budget', () => {

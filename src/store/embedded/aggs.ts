@@ -64,9 +64,11 @@ export type Factory = (budget?: BucketBudget) => Agg
  */
 export class BucketBudget {
   private count = 0
+  private candidates = 0
   constructor(readonly max: number) {}
-  add(): void {
-    if (++this.count > this.max)
+  add(n = 1): void {
+    this.count += n
+    if (this.count > this.max)
       throw new StoreError(
         'too_many_buckets_exception',
         400,
@@ -74,7 +76,25 @@ export class BucketBudget {
         { max_buckets: this.max },
       )
   }
+
+  /**
+   * A terms key collected without sub-aggregations: a count, not a bucket, until the result keeps
+   * it (OpenSearch counts a terms aggregation's shard_size best keys against max_buckets, not every
+   * key it saw). Bounded as OpenSearch's request circuit breaker bounds its ordinals.
+   */
+  candidate(): void {
+    if (++this.candidates > MAX_CANDIDATES)
+      throw new StoreError(
+        'circuit_breaking_exception',
+        429,
+        `[request] Data too large, data for [<terms keys>] would be larger than the limit of [${MAX_CANDIDATES}] distinct keys per request`,
+        { durability: 'TRANSIENT' },
+      )
+  }
 }
+
+/** Distinct terms keys one request may collect (about 100 MiB): the embedded store's request breaker. */
+const MAX_CANDIDATES = 1_000_000
 export type Aggs = Map<string, Factory>
 
 export type { Key } from './aggs-order'
@@ -264,6 +284,12 @@ class TermsAgg extends FieldAgg implements Agg {
     this.order = parseOrder(params.order, [['_count', -1]])
   }
 
+  /** The candidates a shard keeps: `shard_size`, by default size * 1.5 + 10 (never below size). */
+  private get shardSize(): number {
+    const given = Number(this.params.shard_size)
+    return Math.max(this.size, Number.isInteger(given) && given > 0 ? given : Math.floor(this.size * 1.5 + 10))
+  }
+
   /** Keys of an `ip` field sort by address; the mapping is looked at once per index. */
   private ipFor?: TargetCtx
   private ip = false
@@ -291,7 +317,9 @@ class TermsAgg extends FieldAgg implements Agg {
   private bucket(v: AggValue) {
     let b = this.buckets.get(v.key)
     if (!b) {
-      this.budget?.add()
+      // With sub-aggregations a key carries their state: a bucket from the start.
+      if (this.subs.size === 0) this.budget?.candidate()
+      else this.budget?.add()
       const asString = v.asString ?? (v.date ? new Date(v.key as number).toISOString() : undefined)
       const aggs = this.subs.size === 0 ? NO_SUBS : instantiate(this.subs, this.budget)
       this.buckets.set(v.key, (b = { key: v.key, asString, count: 0, aggs, list: aggs === NO_SUBS ? [] : [...aggs.values()], subs: {} }))
@@ -327,13 +355,14 @@ class TermsAgg extends FieldAgg implements Agg {
       if (bySub) b.subs = results(b.aggs)
       all.push(b)
     }
+    if (this.subs.size === 0) this.budget?.add(Math.min(all.length, this.shardSize))
     const shown = topBuckets(all, this.size, this.order, this.ip ? compareIps : compareKeys)
     if (!bySub) for (const b of shown) b.subs = results(b.aggs)
     const other = all.reduce((n, b) => n + b.count, 0) - shown.reduce((n, b) => n + b.count, 0)
     // OpenSearch's bound: 0 when every term was returned or the order is by key or by descending count;
     // unknown (-1) otherwise, once the shard's candidates (shard_size, by default size * 1.5 + 10) ran out.
     const [by, dir] = this.order[0] ?? ['_count', -1]
-    const bounded = all.length < Math.floor(this.size * 1.5 + 10) || by === '_key' || (by === '_count' && dir === -1)
+    const bounded = all.length < this.shardSize || by === '_key' || (by === '_count' && dir === -1)
     return {
       doc_count_error_upper_bound: bounded ? 0 : -1,
       sum_other_doc_count: other,
