@@ -24,8 +24,8 @@ const THROTTLE_INDEX = '.svc-notifications-throttle'
 /** Documents claimed per pass; the rest wait for the next pass (which comes at once when this one was full). */
 const PAGE = 50
 const MAX_RECORD_TRIES = 5
-/** Documents being delivered at once by this node. */
-const CONCURRENCY = 8
+/** Documents being delivered at once by this node (so at most this many sent and not yet recorded when it dies). */
+export const DELIVERY_CONCURRENCY = 8
 
 export interface DispatcherDeps {
   store: Store
@@ -105,7 +105,7 @@ export class Dispatcher {
       if (e instanceof IndexNotFound) return 0
       throw e
     }
-    // Claimed here, sent in the background, at most CONCURRENCY documents at once: a channel that
+    // Claimed here, sent in the background, at most DELIVERY_CONCURRENCY documents at once: a channel that
     // hangs until its socket timeout holds one slot, and the next pass (at once when a slot frees or
     // new alerts come) serves the others. With every slot taken, the pass ends without asking for
     // another: the slot that frees asks (no search loop while channels hang).
@@ -113,7 +113,7 @@ export class Dispatcher {
     let full = false
     for (const hit of hits) {
       if (this.abort.signal.aborted) break
-      if (this.inFlight.size >= CONCURRENCY) {
+      if (this.inFlight.size >= DELIVERY_CONCURRENCY) {
         full = true
         break
       }
