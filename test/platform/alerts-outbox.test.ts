@@ -38,7 +38,7 @@ function outboxSuite(open: () => Promise<{ store: PlatformStore; stop(): Promise
     await run?.store.close()
     await stopPlatform?.()
     await run?.receiver.stop()
-  }, 60_000)
+  }, 180_000)
 
   test('alerts raised on the platform are delivered through faults, each once under its key', async () => {
     const { store, receiver } = current()

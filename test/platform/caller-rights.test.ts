@@ -74,7 +74,7 @@ forEachPlatform(
           node_settings: { users: [GINA.name, HANK.name] },
         },
       })
-    }, 60_000)
+    }, 180_000)
 
     afterAll(async () => {
       await node?.stop()

@@ -38,7 +38,7 @@ forEachPlatform(
         roles: { custom_reader: { cluster_permissions: ['cluster:admin/platform/securityanalytics/logtype/search'] } },
       })
       await platform.request('PUT', '/shared-1/_doc/1?refresh=true', { body: { msg: 'hello' } })
-    }, 60_000)
+    }, 180_000)
 
     afterAll(async () => {
       await node.stop()

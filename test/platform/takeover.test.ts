@@ -197,7 +197,7 @@ forEachPlatform(
       for (const n of nodes) await n?.stop('SIGKILL').catch(() => undefined)
       nodes.length = 0
       if (work) rmSync(work, { recursive: true, force: true })
-    }, 60_000)
+    }, 180_000)
 
     test(
       'kill -9 of the node running a sync pass: the other resumes after the lock is stale, the content is exactly the feed',
