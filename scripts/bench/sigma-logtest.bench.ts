@@ -12,6 +12,7 @@ import { createRuleset } from '../../src/ruleset'
 import { compileSigmaRule, evaluateRulesTree } from '../../src/ruleset/sigma'
 import { EVENT_STREAMS } from '../../src/setup/indices'
 import { openEmbeddedStore } from '../../src/store/embedded'
+import { BENCH_SECURITY } from './lib/security-events'
 
 const RULES = Number(process.env.BENCH_RULES ?? 1000)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
@@ -74,7 +75,7 @@ try {
     settings,
     log,
     now: Date.now,
-    security: { authorizeIndices() {}, documentFilter: () => undefined, hasDocumentFilters: () => false, hasClusterPermission: () => true },
+    security: BENCH_SECURITY,
   })
   await ruleset.sync.upsertIntegration('standard', { id: 'int-win', metadata: { title: 'windows' }, category: 'security' }, false)
   const bodies = Array.from({ length: RULES }, (_, n) => rule(n))

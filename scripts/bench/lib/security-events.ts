@@ -79,6 +79,14 @@ export function rule(n: number) {
 }
 
 /** An embedded store under `root` with the security streams, and a ruleset holding `rules` standard rules of `int-linux`. */
+/** The security port of an in-process bench: everything allowed, no document filters. */
+export const BENCH_SECURITY = {
+  authorizeIndices() {},
+  documentFilter: () => undefined,
+  hasDocumentFilters: () => false,
+  hasClusterPermission: () => true,
+}
+
 /** A Ruleset Management over `store` (by default an embedded store in `root`) with `rules` generated rules. */
 export async function openBenchRuleset(root: string, rules: number, store: Store = openEmbeddedStore(join(root, 'store.db'))) {
   const node = buildNodeConfig({ 'path.data': root }, 'bench', root)
@@ -93,7 +101,7 @@ export async function openBenchRuleset(root: string, rules: number, store: Store
     settings,
     log,
     now: Date.now,
-    security: { authorizeIndices() {}, documentFilter: () => undefined, hasDocumentFilters: () => false, hasClusterPermission: () => true },
+    security: BENCH_SECURITY,
   })
   await ruleset.sync.upsertIntegration('standard', { id: 'int-linux', metadata: { title: 'linux' }, category: 'security' }, false)
   for (let n = 0; n < rules; n++) await ruleset.sync.upsertRule('standard', rule(n), 'int-linux', false)
