@@ -231,6 +231,19 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         expect((await store.getMapping({ index: 'loose' })).loose.mappings.properties!.extra).toBeUndefined()
       })
 
+      test('the multi-fields of a field mapped index: false are indexed on their own', async () => {
+        await store.createIndex({
+          index: 'unindexed',
+          body: {
+            mappings: { properties: { a: { type: 'keyword', index: false, fields: { raw: { type: 'keyword' }, t: { type: 'text' } } } } },
+          },
+        })
+        await store.index({ index: 'unindexed', id: '1', body: { a: 'Quick Fox' }, refresh: true })
+        expect(ids(await search('unindexed', { query: { term: { 'a.raw': 'Quick Fox' } } }))).toEqual(['1'])
+        expect(ids(await search('unindexed', { query: { match: { 'a.t': 'fox' } } }))).toEqual(['1'])
+        expect(ids(await search('unindexed', { query: { term: { 'a.raw': 'quick fox' } } }))).toEqual([])
+      })
+
       test('values that do not fit the mapping fail with mapper_parsing_exception', async () => {
         await store.createIndex({
           index: 'typed',

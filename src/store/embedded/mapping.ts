@@ -183,8 +183,8 @@ export function fieldSpecs(m: Mappings): Map<string, FieldSpec> {
         walk(def.properties, path)
         continue
       }
-      if (def.index === false) continue
-      out.set(path, { type, ignore_above: def.ignore_above, format: def.format })
+      // A multi-field is a field of its own: OpenSearch indexes it whatever its parent's `index` says.
+      if (def.index !== false) out.set(path, { type, ignore_above: def.ignore_above, format: def.format })
       if (def.fields)
         for (const [sub, sdef] of Object.entries(def.fields))
           out.set(`${path}.${sub}`, { type: sdef.type ?? 'keyword', path, ignore_above: sdef.ignore_above, format: sdef.format })
