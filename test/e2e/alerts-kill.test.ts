@@ -4,12 +4,12 @@
 // The restarted node takes the lost attempt over once its claim runs out and every alert reaches
 // the receiver, each answered 2xx exactly once under its idempotency key, none lost.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
 import { startReceiver, type Receiver } from '../fixtures/webhook/receiver'
-import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { spawnBinary, type SpawnedServer, requireBinary } from '../helpers/spawn-binary'
 import { customRulesDetector, draftRules, pluginCaller } from './detection-client'
 import { EVENTS, SA } from '../helpers/calls'
 import { actionRule } from '../helpers/sigma-rules'
@@ -39,7 +39,7 @@ const start = () =>
 const call = pluginCaller(() => node!)
 
 beforeAll(async () => {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
   engine = startEngineServer()
   receiver = startReceiver()
   node = await start()

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { binaryPath, repoRoot, runBinary, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { repoRoot, runBinary, spawnBinary, type SpawnedServer, requireBinary } from '../helpers/spawn-binary'
 import { basicAuth } from '../helpers/calls'
 import { waitFor } from '../helpers/wait'
 
@@ -21,7 +21,7 @@ async function withConfig(yaml: string, command: string) {
 const version = readFileSync(join(repoRoot, 'VERSION'), 'utf8').trim()
 
 beforeAll(() => {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
 })
 
 describe('CLI', () => {

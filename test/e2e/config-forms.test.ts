@@ -2,11 +2,11 @@
 // setting accepts a YAML list (the form OpenSearch documents), a single string and a comma-separated
 // string, and what it holds is used (fs repositories under each path.repo directory).
 import { afterEach, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { send } from '../helpers/app'
-import { binaryPath, runBinary, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { runBinary, spawnBinary, type SpawnedServer, requireBinary } from '../helpers/spawn-binary'
 
 let node: SpawnedServer | undefined
 afterEach(async () => {
@@ -15,7 +15,7 @@ afterEach(async () => {
 })
 
 function configFile(text: string): { file: string; dir: string } {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
   const dir = mkdtempSync(join(tmpdir(), 'svc-config-forms-'))
   const file = join(dir, 'svc-ext.yml')
   writeFileSync(file, text.replaceAll('$DIR', dir))

@@ -4,9 +4,8 @@
 // correlation, events through the index API, and answers a correlation finding through the
 // findings API on its own schedule.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync } from 'node:fs'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
-import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { spawnBinary, type SpawnedServer, requireBinary } from '../helpers/spawn-binary'
 import { customRulesDetector, draftRules, pluginCaller } from './detection-client'
 import { specLogins, specRules } from '../ruleset/correlation/spec-example'
 import { EVENTS, SA } from '../helpers/calls'
@@ -19,7 +18,7 @@ let server: SpawnedServer
 const call = pluginCaller(() => server)
 
 beforeAll(async () => {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
   engine = startEngineServer()
   server = await spawnBinary({ env: { SVC_SETTING_plugins__content_manager__engine__socket_path: engine.socketPath } })
 })

@@ -3,11 +3,11 @@
 // the kill cannot miss the run). The restarted node runs the detector at once (monitor _execute)
 // and writes the finding, instead of waiting out the lease's stale age (15 minutes).
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
-import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { spawnBinary, type SpawnedServer, requireBinary } from '../helpers/spawn-binary'
 import { customRulesDetector, draftRules, pluginCaller } from './detection-client'
 import { EVENTS, SA } from '../helpers/calls'
 import { actionRule } from '../helpers/sigma-rules'
@@ -21,7 +21,7 @@ const start = () => spawnBinary({ dataDir, env: { SVC_SETTING_plugins__content_m
 const call = pluginCaller(() => node!)
 
 beforeAll(async () => {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
   engine = startEngineServer()
   node = await start()
 })

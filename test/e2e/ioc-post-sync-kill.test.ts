@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { IOC_SUMMARY_ID, SetDigest } from '../../src/content/sync/ioc-post-sync'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../fixtures/cti/server'
-import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { spawnBinary, type SpawnedServer, requireBinary } from '../helpers/spawn-binary'
 import { feedConsumers, feedEnv } from '../content/sync/harness'
 import { waitFor } from '../helpers/wait'
 
@@ -87,7 +87,7 @@ async function summary(): Promise<Record<string, string>> {
 }
 
 beforeAll(() => {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
   mkdirSync(join(root, 'engine', 'sockets'), { recursive: true })
   cti = startCtiServer()
   iocs = cti.consumer(IOCS.context, IOCS.name)

@@ -1,11 +1,11 @@
 // Metrics (issue 17 item 1) against the compiled binary: prom-client's text format under Bun's
 // compile, the exporter plugin's permission, and the families an operator scrapes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { basicAuth, send, writeSecurityConfig } from '../helpers/app'
-import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { spawnBinary, type SpawnedServer, requireBinary } from '../helpers/spawn-binary'
 import { parsePrometheus } from '../helpers/prometheus'
 
 const users = {
@@ -24,7 +24,7 @@ const scrape = async (user: { name: string; password: string } = users.admin) =>
 }
 
 beforeAll(async () => {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
   const configDir = mkdtempSync(join(tmpdir(), 'svc-metrics-'))
   await writeSecurityConfig(configDir, {
     users: Object.values(users),

@@ -2,11 +2,11 @@
 // heading, through bash) against the compiled binary in a scratch directory; only the port differs
 // (SVC_SETTING_http__port and $SVC, as the README allows). The packaged sample IoCs are the feed.
 import { afterAll, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs'
+import { mkdtempSync, readFileSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort, readmeBlock } from '../helpers/readme-block'
-import { binaryPath, repoRoot } from '../helpers/spawn-binary'
+import { repoRoot, requireBinary } from '../helpers/spawn-binary'
 
 const HEADING = '### Walk-through: an IoC match arriving as a finding'
 
@@ -21,7 +21,7 @@ afterAll(() => {
 })
 
 test('the README threat-intelligence walk-through: an IoC match arrives as a finding', async () => {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
   const cwd = mkdtempSync(join(tmpdir(), 'svc-readme-ti-'))
   symlinkSync(join(repoRoot, 'dist'), join(cwd, 'dist'))
   const port = freePort()

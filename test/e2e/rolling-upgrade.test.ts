@@ -5,13 +5,13 @@
 // lost, and every write ends acknowledged: the only failures are connection refusals or 5xx from
 // a stopping node, which the client (like a load balancer) retries on the other node.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SESSIONS_STREAM } from '../../src/setup/indices'
 import { basicAuth, send, type Reply } from '../helpers/app'
 import { ADMIN, type TestServer } from '../helpers/server'
-import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { binaryPath, spawnBinary, type SpawnedServer, requireBinary } from '../helpers/spawn-binary'
 import { forEachPlatform, type PlatformUnderTest } from '../platform/cluster-helpers'
 
 // Several owners: each has the 500 saved sessions cap, which a slow run must not reach.
@@ -36,7 +36,7 @@ forEachPlatform({ users: WRITERS.map((w) => ({ ...w, backend_roles: ['writer'] }
   }
 
   beforeAll(async () => {
-    if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+    requireBinary()
     work = mkdtempSync(join(tmpdir(), 'svc-rolling-'))
     platform = current()
     for (const i of [0, 1]) {

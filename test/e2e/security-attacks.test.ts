@@ -2,12 +2,12 @@
 // dist/svc-ext first): a terms lookup into an index the user may not read, a cross-site
 // Content-Type, and a flood of unauthenticated requests announcing large bodies.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { basicAuth, writeSecurityConfig } from '../helpers/app'
-import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { spawnBinary, type SpawnedServer, requireBinary } from '../helpers/spawn-binary'
 
 const SECRET = 'SECRET-VALUE-42-never-shown'
 const alice = { name: 'alice', password: 'Alice-pass-1' }
@@ -26,7 +26,7 @@ async function call(method: string, path: string, body?: unknown, user?: { name:
 }
 
 beforeAll(async () => {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
   const configDir = mkdtempSync(join(tmpdir(), 'svc-e2e-sec-'))
   const config = join(configDir, 'svc-ext.yml')
   writeFileSync(config, 'node.name: e2e-security\n')

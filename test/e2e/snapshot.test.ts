@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { basicAuth, send, writeSecurityConfig } from '../helpers/app'
-import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { spawnBinary, type SpawnedServer, requireBinary } from '../helpers/spawn-binary'
 import { waitFor } from '../helpers/wait'
 
 const admin = { name: 'admin', password: 'Admin-pass-1', backend_roles: ['admin'] }
@@ -19,7 +19,7 @@ const call = (method: string, path: string, body?: unknown, user: { name: string
   send(node.url, method, path, { authorization: basicAuth(user), body })
 
 beforeAll(async () => {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
   const dir = mkdtempSync(join(tmpdir(), 'svc-snap-'))
   repoRoot = join(dir, 'backups')
   await writeSecurityConfig(join(dir, 'config'), {

@@ -5,10 +5,10 @@ import { Database } from 'bun:sqlite'
 import { copyFileSync, existsSync, mkdtempSync, openSync, closeSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { binaryPath, runBinary, spawnBinary } from '../helpers/spawn-binary'
+import { runBinary, spawnBinary, requireBinary } from '../helpers/spawn-binary'
 
 beforeAll(() => {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
 })
 
 const newDir = () => mkdtempSync(join(tmpdir(), 'svc-integrity-'))

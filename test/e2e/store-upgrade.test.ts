@@ -4,19 +4,19 @@
 // transaction; then the binary, which knows only the current schema, refuses the newer directory.
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
+import { mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { indexApiRoutes } from '../../src/indexer/routes'
 import { latestVersion, type Migration, openEmbeddedStore, SCHEMA_MIGRATIONS } from '../../src/store/embedded'
 import { FIXTURE_DOCS, makeDataDir } from '../../scripts/fixtures/make-data-dir'
 import { startTestApp } from '../helpers/app'
-import { binaryPath, runBinary } from '../helpers/spawn-binary'
+import { runBinary, requireBinary } from '../helpers/spawn-binary'
 
 const CURRENT = latestVersion(SCHEMA_MIGRATIONS)
 
 beforeAll(() => {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
 })
 
 function userVersion(file: string): number {

@@ -2,10 +2,10 @@
 // against the compiled binary, in a scratch directory where `./dist/svc-ext` is ours. Only the port
 // differs: the environment gives the server a free one (SVC_SETTING_http__port) and the block reads
 // the address from $SVC, as the README allows.
-import { existsSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs'
+import { mkdtempSync, readFileSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { binaryPath, repoRoot } from './spawn-binary'
+import { repoRoot, requireBinary } from './spawn-binary'
 
 /** The first ```sh block after `heading` in the README. */
 export function readmeBlock(heading: string): string {
@@ -47,7 +47,7 @@ export async function runReadmeBlock(
   block: string,
   opts: { tmpPrefix: string; log: string; env?: Record<string, string> },
 ): Promise<{ lines: string[]; err: string }> {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
   const cwd = mkdtempSync(join(tmpdir(), opts.tmpPrefix))
   symlinkSync(join(repoRoot, 'dist'), join(cwd, 'dist'))
   const port = freePort()

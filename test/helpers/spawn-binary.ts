@@ -1,10 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { basicAuth } from './app'
 
 export const repoRoot = join(import.meta.dir, '../..')
 export const binaryPath = join(repoRoot, 'dist/svc-ext')
+
+/** End-to-end suites run the compiled binary: its absence is a setup error, named before any test. */
+export function requireBinary(): void {
+  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+}
 
 export interface SpawnedServer {
   url: string

@@ -7,13 +7,13 @@
  * matching event exactly (finding ids are deterministic, so a repeated batch is create conflicts).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../fixtures/cti/server'
 import { customRulesDetector } from '../e2e/detection-client'
 import { basicAuth, EVENTS, SA } from '../helpers/calls'
-import { binaryPath, spawnBinary, type SpawnedServer } from '../helpers/spawn-binary'
+import { spawnBinary, type SpawnedServer, requireBinary } from '../helpers/spawn-binary'
 import { feedConsumers, feedEnv } from '../content/sync/harness'
 import { forEachPlatform, type PlatformUnderTest } from './cluster-helpers'
 
@@ -27,7 +27,7 @@ let cti: CtiServer
 let iocs: FakeConsumer
 let vulns: FakeConsumer
 beforeAll(() => {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
   cti = startCtiServer()
   iocs = cti.consumer(IOCS.context, IOCS.name)
   vulns = cti.consumer(VULNS.context, VULNS.name)

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { payloads, startCtiServer, type CtiServer, type FakeConsumer } from '../../fixtures/cti/server'
 import { ADMIN, type TestServer } from '../../helpers/server'
-import { binaryPath, spawnBinary, type SpawnedServer } from '../../helpers/spawn-binary'
+import { requireBinary, spawnBinary, type SpawnedServer } from '../../helpers/spawn-binary'
 import { feedConsumers, feedEnv } from './harness'
 import { SERVICE_ACCOUNT, startPlatform, type PlatformUnderTest } from '../../platform/cluster-helpers'
 import { nodeCall } from '../../helpers/calls'
@@ -104,7 +104,7 @@ async function ids(s: SpawnedServer, alias: string): Promise<string[]> {
 }
 
 test(`${KILLS} kill -9 of the node running a sync pass, past the lock's stale age: two passes never overlap, the content is whole`, async () => {
-  if (!existsSync(binaryPath)) throw new Error('dist/svc-ext is missing: run `npm run build` (npm test does it)')
+  requireBinary()
   const t0 = Date.now()
   work = mkdtempSync(join(tmpdir(), 'svc-lease-kill-'))
   cti = startCtiServer()
