@@ -56,7 +56,12 @@ export class ReadableEvents {
   async readable(refs: Array<{ id: string; index: string }>): Promise<Set<string>> {
     const key = (r: { id: string; index: string }) => `${r.index}\0${r.id}`
     const byIndex = new Map<string, string[]>()
-    for (const r of refs) if (!this.known.has(key(r))) byIndex.set(r.index, [...(byIndex.get(r.index) ?? []), r.id])
+    for (const r of refs) {
+      if (this.known.has(key(r))) continue
+      const ids = byIndex.get(r.index)
+      if (ids) ids.push(r.id)
+      else byIndex.set(r.index, [r.id])
+    }
     for (const [index, ids] of byIndex) {
       const filter = await this.filter(index)
       const unique = [...new Set(ids)]
