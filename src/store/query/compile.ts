@@ -18,6 +18,7 @@ import { fromJavaScript, linearRegExp } from './linear-regexp'
 import { luceneRegExp } from './lucene-regexp'
 import { type StringMatcher, wildcardMatcher } from './wildcard'
 import { AhoCorasick } from './aho-corasick'
+import { requiredLiterals } from './regex-literals'
 import { editDistanceWithin, fuzzyEdits } from './fuzzy'
 import { type QueryableField, translateQueryString } from './query-string'
 import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, planeDistance, rawValuesAt } from './geo'
@@ -678,11 +679,17 @@ class Compiler {
         dotAll: flags.includes('s'),
         display: pcre.pattern,
       })
-      return this.strings(
-        f,
-        false,
-        this.termSized((s) => re.test(s)),
-      )
+      const test = this.termSized((s) => re.test(s))
+      const literals = f.kind === 'text' ? undefined : requiredLiterals(pcre.pattern)?.map(fold)
+      if (literals === undefined) return this.strings(f, false, test)
+      // The regex engine runs only on a value holding one of the literals it cannot match
+      // without (the folded value, already made for the rules' case-insensitive leaves).
+      return (d) => {
+        const folded = f.folded(d)
+        let keywords: string[] | undefined
+        for (let i = 0; i < folded.length; i++) if (containsOneOf(folded[i], literals) && test((keywords ??= f.keywords(d))[i])) return true
+        return false
+      }
     }
     const value = requireString('regexp', p.value)
     if (this.limits) checkRegexLength(value, this.limits.maxRegexLength)
@@ -956,6 +963,11 @@ function containsAny(literals: string[]): StringMatcher {
   // (the root's and its children's, where a scan spends its steps) keep it small.
   const matcher = new AhoCorasick(literals, 16)
   return (v) => matcher.has(v)
+}
+
+function containsOneOf(value: string, literals: string[]): boolean {
+  for (const l of literals) if (value.includes(l)) return true
+  return false
 }
 
 function anyOf(tests: Test[]): Test {

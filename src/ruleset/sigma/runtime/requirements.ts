@@ -11,6 +11,7 @@ import { isObject, soleEntry } from '../../../json'
 import { fold, kindOf, type FieldSpec, type FieldTypes } from '../../../store/query'
 import { minimumShouldMatch } from '../../../store/query/compile'
 import { FLAT_OBJECT, flatObjectRoot } from '../../../store/query/flat-object'
+import { requiredLiterals } from '../../../store/query/regex-literals'
 
 export type Atom =
   { kind: 'present'; path: string } | { kind: 'equals'; path: string; value: string } | { kind: 'contains'; path: string; value: string }
@@ -56,17 +57,26 @@ export function requirementOf(query: unknown, types: Types): Requirement {
 /** Lower is more selective: an exact value beats a substring, which beats mere presence. */
 export function score(c: Clause): number {
   let n = 0
-  for (const a of c) n += a.kind === 'equals' ? 1 : a.kind === 'contains' ? (a.value.length >= 3 ? 2 : 6) : 20
+  for (const a of c) n += a.kind === 'equals' ? 1 : a.kind === 'contains' ? containsScore(a.value.length) : WEAK
   return n
 }
+
+/**
+ * A longer substring is rarer: `\\edrfreeze` or `werfaultsecure.exe` is on few events, `.exe`
+ * on nearly all process events (a rule's best clause was `Image` containing `.exe`).
+ */
+const containsScore = (length: number) => (length >= 6 ? 1.5 : length >= 3 ? 3 : 8)
+
+const hasPresence = (c: Clause) => c.some((a) => a.kind === 'present')
 
 /** All of them must hold: their clauses together, the most selective ones kept. */
 function all(rs: Requirement[]): Requirement {
   const clauses = rs.flat()
   if (clauses.some((c) => c.length === 0)) return NEVER
   const ranked = clauses.map((c) => [score(c), c] as const).sort((a, b) => a[0] - b[0])
-  // A weak clause next to a selective one only adds work.
-  const kept = ranked.filter(([n], i) => i === 0 || n < WEAK)
+  // A presence clause next to a selective one only adds work; a long list of values does not
+  // (`Initiated: 'true'` and 53 domains: the domains are the selective part).
+  const kept = ranked.filter(([, c], i) => i === 0 || !hasPresence(c))
   return kept.slice(0, MAX_CLAUSES).map(([, c]) => c)
 }
 
@@ -97,6 +107,8 @@ function node(q: unknown, types: Types): Requirement {
       return any(list(body.queries).map((x) => node(x, types)))
     case 'exists':
       return typeof body.field === 'string' ? exists(body.field, types) : ALWAYS
+    case '_fieldref':
+      return fieldref(body, types)
     case 'term':
     case 'terms':
     case 'wildcard':
@@ -146,6 +158,14 @@ function exists(name: string, types: Types): Requirement {
   return [f.paths.map((path) => ({ kind: 'present', path }))]
 }
 
+/** Sigma `fieldref`: a value of the field compared with one of the referenced field, so both are there. */
+function fieldref(body: Record<string, unknown>, types: Types): Requirement {
+  const fields = Object.keys(body).filter((k) => k !== '_name' && k !== 'boost')
+  const params = body[fields[0]]
+  if (fields.length !== 1 || !isObject(params) || typeof params.ref !== 'string') return ALWAYS
+  return all([exists(fields[0], types), exists(params.ref, types)])
+}
+
 function leaf(type: string, body: Record<string, unknown>, types: Types): Requirement {
   const fields = Object.keys(body).filter((k) => k !== '_name' && k !== 'boost' && k !== 'value_type')
   if (fields.length !== 1 || META.has(fields[0])) return ALWAYS
@@ -192,6 +212,12 @@ function literalsOf(type: string, params: Record<string, unknown>, raw: unknown)
     case 'wildcard': {
       const k = keywordOf(params.value ?? params.wildcard)
       return k === undefined ? undefined : [wildcardLiteral(k)]
+    }
+    case 'regexp': {
+      // Sigma's `re` (its original pattern, searched as a substring): one of its required literals.
+      const pcre = params._pcre
+      const literals = isObject(pcre) && typeof pcre.pattern === 'string' ? requiredLiterals(pcre.pattern) : undefined
+      return literals?.map((l) => ({ kind: 'contains', value: fold(l) }))
     }
     default:
       return undefined
