@@ -65,7 +65,7 @@ export function score(c: Clause): number {
  * A longer substring is rarer: `\\edrfreeze` or `werfaultsecure.exe` is on few events, `.exe`
  * on nearly all process events (a rule's best clause was `Image` containing `.exe`).
  */
-const containsScore = (length: number) => (length >= 6 ? 1.5 : length >= 3 ? 3 : 8)
+const containsScore = (length: number) => (length >= 3 ? 1 + 12 / length : 8)
 
 const hasPresence = (c: Clause) => c.some((a) => a.kind === 'present')
 
@@ -80,15 +80,30 @@ function all(rs: Requirement[]): Requirement {
   return kept.slice(0, MAX_CLAUSES).map(([, c]) => c)
 }
 
-/** Any of them may hold: one clause, the union of each one's best clause; an unconstrained one frees the whole. */
+/** Clauses an any-of keeps: its alternatives' best ones, second best ones... */
+const ANY_CLAUSES = 3
+
+/**
+ * Any of them may hold: the union of each one's best clause, then of each one's second best (or
+ * its best again)...: each union is necessary, and several of them make a rule whose
+ * alternatives each name a path and a tool (`:\\users\\` and `kalilinux`) wait for both.
+ * An unconstrained alternative frees the whole.
+ */
 function any(rs: Requirement[]): Requirement {
-  const out: Atom[] = []
-  for (const r of rs) {
-    if (r.length === 0) return ALWAYS
-    out.push(...r[0])
+  if (rs.length === 0) return NEVER
+  if (rs.some((r) => r.length === 0)) return ALWAYS
+  const width = Math.min(ANY_CLAUSES, Math.max(...rs.map((r) => r.length)))
+  const out = new Map<string, Clause>()
+  for (let j = 0; j < width; j++) {
+    const atoms = new Map<string, Atom>()
+    for (const r of rs) for (const a of r[Math.min(j, r.length - 1)]) atoms.set(atomKey(a), a)
+    const key = [...atoms.keys()].sort().join('\u0001')
+    if (!out.has(key)) out.set(key, [...atoms.values()])
   }
-  return [out]
+  return [...out.values()]
 }
+
+export const atomKey = (a: Atom) => (a.kind === 'present' ? `p\u0000${a.path}` : `${a.kind[0]}\u0000${a.path}\u0000${a.value}`)
 
 function node(q: unknown, types: Types): Requirement {
   const clause = soleEntry(q)

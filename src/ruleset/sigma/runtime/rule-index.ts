@@ -9,7 +9,7 @@
  */
 import { type DocView, fold } from '../../../store/query'
 import { AhoCorasick } from '../../../store/query/aho-corasick'
-import { type Atom, type Clause, neverHolds, type Requirement } from './requirements'
+import { atomKey, type Clause, neverHolds, type Requirement } from './requirements'
 
 /**
  * Clauses indexed per rule: a rule is a candidate once all of them are met. How many rules share
@@ -18,8 +18,6 @@ import { type Atom, type Clause, neverHolds, type Requirement } from './requirem
  * is indexed by several rather than by its least shared one alone.
  */
 const INDEXED_CLAUSES = 3
-
-const atomKey = (a: Atom) => (a.kind === 'present' ? `p\u0000${a.path}` : `${a.kind[0]}\u0000${a.path}\u0000${a.value}`)
 
 interface TrieNode {
   children: Map<string, TrieNode>
