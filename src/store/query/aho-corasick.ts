@@ -124,6 +124,24 @@ export class AhoCorasick {
     }
   }
 
+  /**
+   * `scan(fold(text))` without making the folded string, for ASCII text (folding is then
+   * lower-casing A-Z): false at the first other code unit, after reporting what came before it
+   * (the caller then scans the folded text, so patterns may be reported twice).
+   */
+  scanFoldingAscii(text: string, hit: (id: number) => void): boolean {
+    const { outStart, outIds, ascii, dense } = this
+    let s = 0
+    for (let i = 0; i < text.length; i++) {
+      let c = text.charCodeAt(i)
+      if (c >= ASCII) return false
+      if (c >= 65 && c <= 90) c += 32
+      s = s < dense ? ascii[s * ASCII + c] : this.next(s, c)
+      for (let k = outStart[s], end = outStart[s + 1]; k < end; k++) hit(outIds[k])
+    }
+    return true
+  }
+
   /** Whether `text` contains any of the patterns. */
   has(text: string): boolean {
     const { outStart } = this

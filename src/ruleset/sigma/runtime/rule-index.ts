@@ -38,6 +38,8 @@ function descend(at: TrieNode, key: string): TrieNode | undefined {
 interface PathEntry {
   present: number[]
   equals: Map<string, number[]>
+  /** Length of the longest key of `equals` (-1: none). */
+  longestEqual: number
   /** The substrings clauses need, while the index is built (then the matcher's). */
   patterns: string[]
   /** Clauses per pattern of `matcher`. */
@@ -91,8 +93,10 @@ export class RuleIndex {
         for (const atom of clause) {
           const e = this.entry(atom.path)
           if (atom.kind === 'present') e.present.push(id)
-          else if (atom.kind === 'equals') push(e.equals, atom.value, id)
-          else {
+          else if (atom.kind === 'equals') {
+            push(e.equals, atom.value, id)
+            e.longestEqual = Math.max(e.longestEqual, atom.value.length)
+          } else {
             let ids = patternIds.get(e)
             if (!ids) patternIds.set(e, (ids = new Map()))
             let at = ids.get(atom.value)
@@ -158,13 +162,18 @@ export class RuleIndex {
   private leaf(e: PathEntry, v: unknown): void {
     this.addAll(e.present)
     const k = keywordOf(v)
-    if (k === undefined || (e.equals.size === 0 && !e.matcher)) return
-    const f = fold(k)
-    const hit = e.equals.get(f)
-    if (hit) this.addAll(hit)
+    if (k === undefined) return
+    // A code point folds to one code point (at most two UTF-16 units either way): a value over
+    // twice the longest exact value cannot fold into one, and a command line is not folded for it.
+    let f: string | undefined
+    if (k.length <= 2 * e.longestEqual) {
+      const hit = e.equals.get((f = fold(k)))
+      if (hit) this.addAll(hit)
+    }
     if (e.matcher) {
       this.scanning = e
-      e.matcher.scan(f, this.onPattern)
+      if (f !== undefined) e.matcher.scan(f, this.onPattern)
+      else if (!e.matcher.scanFoldingAscii(k, this.onPattern)) e.matcher.scan(fold(k), this.onPattern)
     }
   }
 
@@ -198,7 +207,7 @@ export class RuleIndex {
   private entry(path: string): PathEntry {
     let e = this.paths.get(path)
     if (!e) {
-      e = { present: [], equals: new Map(), patterns: [], patternClauses: [] }
+      e = { present: [], equals: new Map(), longestEqual: -1, patterns: [], patternClauses: [] }
       this.paths.set(path, e)
       let node = this.root
       for (const part of path.split('.')) {
