@@ -437,19 +437,21 @@ class Compiler {
   }
 
   /**
-   * `clauses` compiled in order, each run of consecutive unnamed `*literal*` wildcards on one field
-   * (same case sensitivity) as a single test of "contains any of the literals". In an any-of
-   * (minimum_should_match 1) a run is true exactly when one of its members is, and nothing
-   * between its members is skipped or evaluated out of order.
+   * `clauses` compiled in order, each run of consecutive unnamed `*literal*` (or `literal*`, or
+   * `*literal`) wildcards on one field (same case sensitivity, same shape) as a single test of
+   * "contains (starts with, ends with) any of the literals". In an any-of (minimum_should_match 1)
+   * a run is true exactly when one of its members is, and nothing between its members is skipped
+   * or evaluated out of order. SigmaHQ's `Image|endswith` lists of dozens of binaries were as many
+   * closures, each reading the field again.
    */
   private containsRuns(clauses: unknown[]): Test[] {
     const out: Test[] = []
     for (let i = 0; i < clauses.length;) {
-      const first = containsLeaf(clauses[i])
+      const first = literalLeaf(clauses[i])
       let j = i + 1
       while (first && j < clauses.length) {
-        const next = containsLeaf(clauses[j])
-        if (!next || next.field !== first.field || next.ci !== first.ci) break
+        const next = literalLeaf(clauses[j])
+        if (!next || next.field !== first.field || next.ci !== first.ci || next.shape !== first.shape) break
         j++
       }
       if (!first || j - i < 2) {
@@ -457,9 +459,12 @@ class Compiler {
         i++
         continue
       }
-      const literals = clauses.slice(i, j).map((c) => containsLeaf(c)!.literal)
+      const raw = clauses.slice(i, j).map((c) => literalLeaf(c)!.literal)
+      const literals = first.ci ? raw.map(fold) : raw
       const f = this.field(first.field)
-      out.push(f === undefined ? never : this.strings(f, first.ci, containsAny(first.ci ? literals.map(fold) : literals)))
+      const m =
+        first.shape === 'contains' ? containsAny(literals) : first.shape === 'prefix' ? startsWithAny(literals) : endsWithAny(literals)
+      out.push(f === undefined ? never : this.strings(f, first.ci, m))
       i = j
     }
     return out
@@ -935,8 +940,10 @@ function requireString(q: string, v: unknown): string {
   throw new ParsingError(`[${q}] query requires a value`)
 }
 
-/** `{wildcard: {field: '*literal*'}}` (no other wildcard, escape, name or parameter): its parts. */
-function containsLeaf(q: unknown): { field: string; literal: string; ci: boolean } | undefined {
+type LiteralShape = 'contains' | 'prefix' | 'suffix'
+
+/** `{wildcard: {field: '*literal*'}}` (or `literal*`, `*literal`; no other wildcard, escape, name or parameter): its parts. */
+function literalLeaf(q: unknown): { field: string; literal: string; ci: boolean; shape: LiteralShape } | undefined {
   if (!isObject(q) || !isObject(q.wildcard)) return undefined
   const keys = Object.keys(q)
   const fields = Object.keys(q.wildcard)
@@ -950,11 +957,28 @@ function containsLeaf(q: unknown): { field: string; literal: string; ci: boolean
     if (raw.case_insensitive !== undefined && typeof raw.case_insensitive !== 'boolean') return undefined
     ci = raw.case_insensitive === true
   }
-  if (typeof value !== 'string' || value.length < 2 || !value.startsWith('*') || !value.endsWith('*')) return undefined
-  const literal = value.slice(1, -1)
-  if (/[*?\\]/.test(literal)) return undefined
-  return { field: fields[0], literal, ci }
+  if (typeof value !== 'string' || value.length < 2) return undefined
+  const head = value.startsWith('*')
+  const tail = value.endsWith('*')
+  if (!head && !tail) return undefined
+  const literal = value.slice(head ? 1 : 0, tail ? -1 : undefined)
+  if (literal === '' || /[*?\\]/.test(literal)) return undefined
+  return { field: fields[0], literal, ci, shape: head && tail ? 'contains' : head ? 'suffix' : 'prefix' }
 }
+
+const startsWithAny =
+  (literals: string[]): StringMatcher =>
+  (v) => {
+    for (const l of literals) if (v.startsWith(l)) return true
+    return false
+  }
+
+const endsWithAny =
+  (literals: string[]): StringMatcher =>
+  (v) => {
+    for (const l of literals) if (v.endsWith(l)) return true
+    return false
+  }
 
 /** Whether a value contains one of `literals`: an automaton for long lists, indexOf for short ones. */
 function containsAny(literals: string[]): StringMatcher {
