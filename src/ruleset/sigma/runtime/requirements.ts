@@ -9,12 +9,16 @@
  */
 import { isObject, soleEntry } from '../../../json'
 import { fold, kindOf, type FieldSpec, type FieldTypes } from '../../../store/query'
-import { minimumShouldMatch } from '../../../store/query/compile'
+import { minimumShouldMatch, toNumber } from '../../../store/query/compile'
 import { FLAT_OBJECT, flatObjectRoot } from '../../../store/query/flat-object'
 import { requiredLiterals } from '../../../store/query/regex-literals'
 
 export type Atom =
-  { kind: 'present'; path: string } | { kind: 'equals'; path: string; value: string } | { kind: 'contains'; path: string; value: string }
+  | { kind: 'present'; path: string }
+  | { kind: 'equals'; path: string; value: string }
+  | { kind: 'contains'; path: string; value: string }
+  /** A numeric field holds this number (`value`: its canonical text, String(n)). */
+  | { kind: 'number'; path: string; value: string }
 
 /** Any one of its atoms must hold. An empty clause can never hold. */
 export type Clause = Atom[]
@@ -57,7 +61,7 @@ export function requirementOf(query: unknown, types: Types): Requirement {
 /** Lower is more selective: an exact value beats a substring, which beats mere presence. */
 export function score(c: Clause): number {
   let n = 0
-  for (const a of c) n += a.kind === 'equals' ? 1 : a.kind === 'contains' ? containsScore(a.value.length) : WEAK
+  for (const a of c) n += a.kind === 'equals' || a.kind === 'number' ? 1 : a.kind === 'contains' ? containsScore(a.value.length) : WEAK
   return n
 }
 
@@ -190,6 +194,12 @@ function leaf(type: string, body: Record<string, unknown>, types: Types): Requir
   const params = isObject(raw) ? raw : { value: raw }
   const present = (): Requirement => [f.paths.map((path) => ({ kind: 'present', path }))]
   // Text fields compare analysed tokens, numbers and dates compare parsed values: presence only.
+  // A number field compares parsed numbers (`DestinationPort` lists): the numbers themselves.
+  if (f.kind === 'number' && (type === 'term' || type === 'terms')) {
+    const values = type === 'terms' ? (Array.isArray(raw) ? raw : []) : [params.value]
+    const numbers = values.map(toNumber).filter((n): n is number => n !== undefined)
+    return [f.paths.flatMap((path) => numbers.map((n): Atom => ({ kind: 'number', path, value: String(n) })))]
+  }
   if (f.kind !== 'keyword' && f.kind !== 'auto') return present()
   const literals = literalsOf(type, params, raw)
   if (literals === undefined) return present()

@@ -9,6 +9,7 @@
  */
 import { type DocView, fold } from '../../../store/query'
 import { AhoCorasick } from '../../../store/query/aho-corasick'
+import { toNumber } from '../../../store/query/compile'
 import { atomKey, type Clause, neverHolds, type Requirement } from './requirements'
 
 /**
@@ -38,6 +39,8 @@ function descend(at: TrieNode, key: string): TrieNode | undefined {
 interface PathEntry {
   present: number[]
   equals: Map<string, number[]>
+  /** Clauses by the canonical text of a number the field holds (a numeric field's values, parsed). */
+  numbers: Map<string, number[]>
   /** Length of the longest key of `equals` (-1: none). */
   longestEqual: number
   /** The substrings clauses need, while the index is built (then the matcher's). */
@@ -93,6 +96,7 @@ export class RuleIndex {
         for (const atom of clause) {
           const e = this.entry(atom.path)
           if (atom.kind === 'present') e.present.push(id)
+          else if (atom.kind === 'number') push(e.numbers, atom.value, id)
           else if (atom.kind === 'equals') {
             push(e.equals, atom.value, id)
             e.longestEqual = Math.max(e.longestEqual, atom.value.length)
@@ -161,6 +165,12 @@ export class RuleIndex {
 
   private leaf(e: PathEntry, v: unknown): void {
     this.addAll(e.present)
+    if (e.numbers.size > 0) {
+      // As the evaluator compares a numeric field: the value parsed (a number, or decimal text).
+      const n = toNumber(v)
+      const hit = n === undefined ? undefined : e.numbers.get(String(n))
+      if (hit) this.addAll(hit)
+    }
     const k = keywordOf(v)
     if (k === undefined) return
     // A code point folds to one code point (at most two UTF-16 units either way): a value over
@@ -207,7 +217,7 @@ export class RuleIndex {
   private entry(path: string): PathEntry {
     let e = this.paths.get(path)
     if (!e) {
-      e = { present: [], equals: new Map(), longestEqual: -1, patterns: [], patternClauses: [] }
+      e = { present: [], equals: new Map(), numbers: new Map(), longestEqual: -1, patterns: [], patternClauses: [] }
       this.paths.set(path, e)
       let node = this.root
       for (const part of path.split('.')) {
