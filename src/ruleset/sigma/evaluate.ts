@@ -5,7 +5,7 @@
  * rules it can match; `evaluateRulesTree` tests every rule and is kept as the reference the
  * differential test compares against.
  */
-import { compileNamedQuery, DocView, type FieldTypes } from '../../store/query'
+import { compile, DocView, type FieldTypes, matchedNames } from '../../store/query'
 import type { CompiledSigmaRule } from './compile'
 import { contentKey } from './compile-cache'
 import { neverHolds, normaliseTypes, type Requirement, requirementOf, type Types } from './runtime/requirements'
@@ -38,12 +38,12 @@ function predicate(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Predicate 
 
 function compilePredicate(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Predicate {
   try {
-    const named = compileNamedQuery(rule.query, fieldTypes)
+    const { test, named } = compile(rule.query, fieldTypes)
+    // Only the selections that can contribute are tested again once the rule matched (the
+    // filters under `not` were half of a matching rule's time).
     const positive = new Set(rule.selections)
-    return (doc) => {
-      const names = named(doc)
-      return names && names.filter((n) => positive.has(n))
-    }
+    const contributing = named.filter((n) => positive.has(n.name))
+    return (doc) => (test(doc) ? matchedNames(contributing, doc) : null)
   } catch (e) {
     refusals.set(rule, (e as Error).message)
     return refused

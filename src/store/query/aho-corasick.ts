@@ -2,7 +2,10 @@
  * A multi-pattern substring matcher (Aho-Corasick): one pass over a value reports every pattern
  * it contains, whatever the number of patterns (the rule index's substrings, a query's long
  * lists of `contains` values). The shallowest states (where a scan spends nearly
- * all its steps) have a dense table for ASCII code units; deeper states keep only their own edges
+ * all its steps) have a dense table for ASCII code units, one column per code unit the patterns
+ * use (the others lead to the root from anywhere: one shared column): a Sigma rule set's command
+ * line patterns use 39 of 128, so a row is a third of the bytes and a scan touches a third of the
+ * cache lines. Deeper states keep only their own edges
  * and follow failure links. A dense row per state would cost 512 bytes for each of the 100,000+
  * states of one rule listing thousands of file hashes (SigmaHQ's driver-load rules): hundreds of
  * MiB for a real rule set.
@@ -13,7 +16,7 @@
  * object per state, at build time either (a Map per state made hundreds of thousands of them).
  */
 const ASCII = 128
-/** States given a dense ASCII row by default, shallowest first (2 MiB of rows at most). */
+/** Dense rows by default, in full-width (128-column) rows' worth: as many narrower rows fit in the same bytes. */
 const DENSE_STATES = 1024
 
 /**
@@ -62,15 +65,18 @@ export class AhoCorasick {
   /** Pattern ids reported by each state (own patterns, then those of its suffix states): outIds[outStart[s]..outStart[s + 1]). */
   private readonly outStart: Int32Array
   private readonly outIds: Int32Array
-  /** States 0..dense-1 have a dense ASCII row each. */
+  /** States 0..dense-1 have a dense ASCII row each, of `width` columns. */
   private readonly dense: number
   private readonly ascii: Int32Array
+  /** The column of each ASCII code unit (0: a code unit no pattern uses). */
+  private readonly column: Uint8Array
+  private readonly width: number
   /** Each state's children are states edgeStart[s] + 1 .. edgeStart[s + 1]; the label of the edge into state t is edgeLabel[t - 1]. */
   private readonly edgeStart: Int32Array
   private readonly edgeLabel: Uint16Array
   private readonly fail: Int32Array
 
-  /** `denseStates`: how many of the shallowest states get a dense row (512 bytes each). */
+  /** `denseStates`: the bytes of dense rows, as so many 128-column rows (512 bytes each). */
   constructor(patterns: readonly string[], denseStates = DENSE_STATES) {
     const trie = new Trie(patterns)
     const n = trie.size
@@ -108,9 +114,19 @@ export class AhoCorasick {
       if (q !== 0)
         for (let k = this.outStart[this.fail[q]], end = this.outStart[this.fail[q] + 1]; k < end; k++) this.outIds[at++] = this.outIds[k]
     }
-    const dense = Math.max(1, Math.min(n, denseStates))
-    this.ascii = new Int32Array(dense * ASCII)
-    for (let q = 0; q < dense; q++) for (let c = 0; c < ASCII; c++) this.ascii[q * ASCII + c] = this.next(q, c)
+    this.column = new Uint8Array(ASCII)
+    let width = 1
+    for (let t = 0; t < n - 1; t++) {
+      const c = this.edgeLabel[t]
+      if (c < ASCII && this.column[c] === 0) this.column[c] = width++
+    }
+    this.width = width
+    const dense = Math.max(1, Math.min(n, Math.floor((denseStates * ASCII) / width)))
+    const ascii = new Int32Array(dense * width)
+    // Column 0 stays 0: a code unit no pattern uses leads to the root from every state.
+    for (let q = 0; q < dense; q++)
+      for (let c = 0; c < ASCII; c++) if (this.column[c] !== 0) ascii[q * width + this.column[c]] = this.next(q, c)
+    this.ascii = ascii
     this.dense = dense
   }
 
@@ -122,6 +138,24 @@ export class AhoCorasick {
       s = this.next(s, text.charCodeAt(i))
       for (let k = outStart[s], end = outStart[s + 1]; k < end; k++) hit(outIds[k])
     }
+  }
+
+  /**
+   * `scan(fold(text))` without making the folded string, for ASCII text (folding is then
+   * lower-casing A-Z): false at the first other code unit, after reporting what came before it
+   * (the caller then scans the folded text, so patterns may be reported twice).
+   */
+  scanFoldingAscii(text: string, hit: (id: number) => void): boolean {
+    const { outStart, outIds, ascii, dense, column, width } = this
+    let s = 0
+    for (let i = 0; i < text.length; i++) {
+      let c = text.charCodeAt(i)
+      if (c >= ASCII) return false
+      if (c >= 65 && c <= 90) c += 32
+      s = s < dense ? ascii[s * width + column[c]] : this.next(s, c)
+      for (let k = outStart[s], end = outStart[s + 1]; k < end; k++) hit(outIds[k])
+    }
+    return true
   }
 
   /** Whether `text` contains any of the patterns. */
@@ -139,7 +173,7 @@ export class AhoCorasick {
   /** The state after `s` reads code unit `c`. */
   private next(s: number, c: number): number {
     for (;;) {
-      if (s < this.dense && c < ASCII) return this.ascii[s * ASCII + c]
+      if (s < this.dense && c < ASCII) return this.ascii[s * this.width + this.column[c]]
       for (let t = this.edgeStart[s] + 1, end = this.edgeStart[s + 1] + 1; t < end; t++) if (this.edgeLabel[t - 1] === c) return t
       if (s === 0) return 0
       s = this.fail[s]

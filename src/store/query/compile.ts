@@ -18,6 +18,7 @@ import { fromJavaScript, linearRegExp } from './linear-regexp'
 import { luceneRegExp } from './lucene-regexp'
 import { type StringMatcher, wildcardMatcher } from './wildcard'
 import { AhoCorasick } from './aho-corasick'
+import { requiredLiterals } from './regex-literals'
 import { editDistanceWithin, fuzzyEdits } from './fuzzy'
 import { type QueryableField, translateQueryString } from './query-string'
 import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, planeDistance, rawValuesAt } from './geo'
@@ -436,19 +437,21 @@ class Compiler {
   }
 
   /**
-   * `clauses` compiled in order, each run of consecutive unnamed `*literal*` wildcards on one field
-   * (same case sensitivity) as a single test of "contains any of the literals". In an any-of
-   * (minimum_should_match 1) a run is true exactly when one of its members is, and nothing
-   * between its members is skipped or evaluated out of order.
+   * `clauses` compiled in order, each run of consecutive unnamed `*literal*` (or `literal*`, or
+   * `*literal`) wildcards on one field (same case sensitivity, same shape) as a single test of
+   * "contains (starts with, ends with) any of the literals". In an any-of (minimum_should_match 1)
+   * a run is true exactly when one of its members is, and nothing between its members is skipped
+   * or evaluated out of order. SigmaHQ's `Image|endswith` lists of dozens of binaries were as many
+   * closures, each reading the field again.
    */
   private containsRuns(clauses: unknown[]): Test[] {
     const out: Test[] = []
     for (let i = 0; i < clauses.length;) {
-      const first = containsLeaf(clauses[i])
+      const first = literalLeaf(clauses[i])
       let j = i + 1
       while (first && j < clauses.length) {
-        const next = containsLeaf(clauses[j])
-        if (!next || next.field !== first.field || next.ci !== first.ci) break
+        const next = literalLeaf(clauses[j])
+        if (!next || next.field !== first.field || next.ci !== first.ci || next.shape !== first.shape) break
         j++
       }
       if (!first || j - i < 2) {
@@ -456,9 +459,12 @@ class Compiler {
         i++
         continue
       }
-      const literals = clauses.slice(i, j).map((c) => containsLeaf(c)!.literal)
+      const raw = clauses.slice(i, j).map((c) => literalLeaf(c)!.literal)
+      const literals = first.ci ? raw.map(fold) : raw
       const f = this.field(first.field)
-      out.push(f === undefined ? never : this.strings(f, first.ci, containsAny(first.ci ? literals.map(fold) : literals)))
+      const m =
+        first.shape === 'contains' ? containsAny(literals) : first.shape === 'prefix' ? startsWithAny(literals) : endsWithAny(literals)
+      out.push(f === undefined ? never : this.strings(f, first.ci, m))
       i = j
     }
     return out
@@ -678,11 +684,17 @@ class Compiler {
         dotAll: flags.includes('s'),
         display: pcre.pattern,
       })
-      return this.strings(
-        f,
-        false,
-        this.termSized((s) => re.test(s)),
-      )
+      const test = this.termSized((s) => re.test(s))
+      const literals = f.kind === 'text' ? undefined : requiredLiterals(pcre.pattern)?.map(fold)
+      if (literals === undefined) return this.strings(f, false, test)
+      // The regex engine runs only on a value holding one of the literals it cannot match
+      // without (the folded value, already made for the rules' case-insensitive leaves).
+      return (d) => {
+        const folded = f.folded(d)
+        let keywords: string[] | undefined
+        for (let i = 0; i < folded.length; i++) if (containsOneOf(folded[i], literals) && test((keywords ??= f.keywords(d))[i])) return true
+        return false
+      }
     }
     const value = requireString('regexp', p.value)
     if (this.limits) checkRegexLength(value, this.limits.maxRegexLength)
@@ -928,8 +940,10 @@ function requireString(q: string, v: unknown): string {
   throw new ParsingError(`[${q}] query requires a value`)
 }
 
-/** `{wildcard: {field: '*literal*'}}` (no other wildcard, escape, name or parameter): its parts. */
-function containsLeaf(q: unknown): { field: string; literal: string; ci: boolean } | undefined {
+type LiteralShape = 'contains' | 'prefix' | 'suffix'
+
+/** `{wildcard: {field: '*literal*'}}` (or `literal*`, `*literal`; no other wildcard, escape, name or parameter): its parts. */
+function literalLeaf(q: unknown): { field: string; literal: string; ci: boolean; shape: LiteralShape } | undefined {
   if (!isObject(q) || !isObject(q.wildcard)) return undefined
   const keys = Object.keys(q)
   const fields = Object.keys(q.wildcard)
@@ -943,11 +957,28 @@ function containsLeaf(q: unknown): { field: string; literal: string; ci: boolean
     if (raw.case_insensitive !== undefined && typeof raw.case_insensitive !== 'boolean') return undefined
     ci = raw.case_insensitive === true
   }
-  if (typeof value !== 'string' || value.length < 2 || !value.startsWith('*') || !value.endsWith('*')) return undefined
-  const literal = value.slice(1, -1)
-  if (/[*?\\]/.test(literal)) return undefined
-  return { field: fields[0], literal, ci }
+  if (typeof value !== 'string' || value.length < 2) return undefined
+  const head = value.startsWith('*')
+  const tail = value.endsWith('*')
+  if (!head && !tail) return undefined
+  const literal = value.slice(head ? 1 : 0, tail ? -1 : undefined)
+  if (literal === '' || /[*?\\]/.test(literal)) return undefined
+  return { field: fields[0], literal, ci, shape: head && tail ? 'contains' : head ? 'suffix' : 'prefix' }
 }
+
+const startsWithAny =
+  (literals: string[]): StringMatcher =>
+  (v) => {
+    for (const l of literals) if (v.startsWith(l)) return true
+    return false
+  }
+
+const endsWithAny =
+  (literals: string[]): StringMatcher =>
+  (v) => {
+    for (const l of literals) if (v.endsWith(l)) return true
+    return false
+  }
 
 /** Whether a value contains one of `literals`: an automaton for long lists, indexOf for short ones. */
 function containsAny(literals: string[]): StringMatcher {
@@ -956,6 +987,11 @@ function containsAny(literals: string[]): StringMatcher {
   // (the root's and its children's, where a scan spends its steps) keep it small.
   const matcher = new AhoCorasick(literals, 16)
   return (v) => matcher.has(v)
+}
+
+function containsOneOf(value: string, literals: string[]): boolean {
+  for (const l of literals) if (value.includes(l)) return true
+  return false
 }
 
 function anyOf(tests: Test[]): Test {

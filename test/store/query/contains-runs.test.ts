@@ -1,4 +1,5 @@
-// An any-of over runs of `*literal*` wildcards is compiled as one "contains any" test when no
+// An any-of over runs of `*literal*` (`literal*`, `*literal`) wildcards is compiled as one "contains
+// (starts with, ends with) any" test when no
 // request limits apply (rule evaluation); under limits (a caller's search) each clause stays its
 // own. Both must answer alike on every document, whatever the field's type, case and values.
 import { expect, test } from 'bun:test'
@@ -12,8 +13,9 @@ const LITERALS = ['', 'a', 'Ab', 'cmd', 'CMD.exe', 'σς', 'İx', '\\x', 'IMPHAS
 const LONG = LITERALS.filter((l) => l.length >= 3)
 const LIMITS = { limits: { maxRegexLength: 1000, maxClauseCount: 100_000, maxNestedDepth: 20 } }
 
-const leaf = (field: string, ci: boolean, from = LITERALS) => {
-  const value = `*${pick(from)}*`
+const SHAPES = [(l: string) => `*${l}*`, (l: string) => `${l}*`, (l: string) => `*${l}`]
+const leaf = (field: string, ci: boolean, from = LITERALS, shape = pick(SHAPES)) => {
+  const value = shape(pick(from))
   return { wildcard: { [field]: rnd() < 0.2 && !ci ? value : { value, ...(ci ? { case_insensitive: true } : {}) } } }
 }
 function query() {
@@ -24,8 +26,8 @@ function query() {
     else if (r < 0.15) should.push({ wildcard: { f: { value: `*${pick(LITERALS)}?*` } } })
     else if (r < 0.3) {
       // a Sigma list: a long run on one field (the automaton's case)
-      const [field, ci] = [pick(['f', 't', 'k']), rnd() < 0.5]
-      for (let m = 8 + int(30); m > 0; m--) should.push(leaf(field, ci, LONG))
+      const [field, ci, shape] = [pick(['f', 't', 'k']), rnd() < 0.5, pick(SHAPES)]
+      for (let m = 8 + int(30); m > 0; m--) should.push(leaf(field, ci, LONG, rnd() < 0.9 ? shape : pick(SHAPES)))
     } else should.push(leaf(pick(['f', 'g', 't', 'k']), rnd() < 0.5))
   }
   return { bool: { should, ...(rnd() < 0.2 ? { filter: [{ exists: { field: 'f' } }], minimum_should_match: 1 } : {}) } }
@@ -34,7 +36,7 @@ const value = () => (rnd() < 0.1 ? int(100) : [pick(LITERALS), pick(LITERALS), p
 const doc = () => ({ f: rnd() < 0.3 ? [value(), value()] : value(), g: value(), t: value(), k: value() })
 const TYPES = [undefined, { f: 'keyword', g: 'keyword', t: 'text', k: { type: 'keyword', ignore_above: 6 } }]
 
-test('one test per run of contains wildcards answers as the clauses one by one', () => {
+test('one test per run of contains (prefix, suffix) wildcards answers as the clauses one by one', () => {
   let matched = 0
   for (const types of TYPES)
     for (let i = 0; i < 300; i++) {

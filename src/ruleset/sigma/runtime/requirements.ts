@@ -9,11 +9,16 @@
  */
 import { isObject, soleEntry } from '../../../json'
 import { fold, kindOf, type FieldSpec, type FieldTypes } from '../../../store/query'
-import { minimumShouldMatch } from '../../../store/query/compile'
+import { minimumShouldMatch, toNumber } from '../../../store/query/compile'
 import { FLAT_OBJECT, flatObjectRoot } from '../../../store/query/flat-object'
+import { requiredLiterals } from '../../../store/query/regex-literals'
 
 export type Atom =
-  { kind: 'present'; path: string } | { kind: 'equals'; path: string; value: string } | { kind: 'contains'; path: string; value: string }
+  | { kind: 'present'; path: string }
+  | { kind: 'equals'; path: string; value: string }
+  | { kind: 'contains'; path: string; value: string }
+  /** A numeric field holds this number (`value`: its canonical text, String(n)). */
+  | { kind: 'number'; path: string; value: string }
 
 /** Any one of its atoms must hold. An empty clause can never hold. */
 export type Clause = Atom[]
@@ -56,29 +61,53 @@ export function requirementOf(query: unknown, types: Types): Requirement {
 /** Lower is more selective: an exact value beats a substring, which beats mere presence. */
 export function score(c: Clause): number {
   let n = 0
-  for (const a of c) n += a.kind === 'equals' ? 1 : a.kind === 'contains' ? (a.value.length >= 3 ? 2 : 6) : 20
+  for (const a of c) n += a.kind === 'equals' || a.kind === 'number' ? 1 : a.kind === 'contains' ? containsScore(a.value.length) : WEAK
   return n
 }
+
+/**
+ * A longer substring is rarer: `\\edrfreeze` or `werfaultsecure.exe` is on few events, `.exe`
+ * on nearly all process events (a rule's best clause was `Image` containing `.exe`).
+ */
+const containsScore = (length: number) => (length >= 3 ? 1 + 12 / length : 8)
+
+const hasPresence = (c: Clause) => c.some((a) => a.kind === 'present')
 
 /** All of them must hold: their clauses together, the most selective ones kept. */
 function all(rs: Requirement[]): Requirement {
   const clauses = rs.flat()
   if (clauses.some((c) => c.length === 0)) return NEVER
   const ranked = clauses.map((c) => [score(c), c] as const).sort((a, b) => a[0] - b[0])
-  // A weak clause next to a selective one only adds work.
-  const kept = ranked.filter(([n], i) => i === 0 || n < WEAK)
+  // A presence clause next to a selective one only adds work; a long list of values does not
+  // (`Initiated: 'true'` and 53 domains: the domains are the selective part).
+  const kept = ranked.filter(([, c], i) => i === 0 || !hasPresence(c))
   return kept.slice(0, MAX_CLAUSES).map(([, c]) => c)
 }
 
-/** Any of them may hold: one clause, the union of each one's best clause; an unconstrained one frees the whole. */
+/** Clauses an any-of keeps: its alternatives' best ones, second best ones... */
+const ANY_CLAUSES = 3
+
+/**
+ * Any of them may hold: the union of each one's best clause, then of each one's second best (or
+ * its best again)...: each union is necessary, and several of them make a rule whose
+ * alternatives each name a path and a tool (`:\\users\\` and `kalilinux`) wait for both.
+ * An unconstrained alternative frees the whole.
+ */
 function any(rs: Requirement[]): Requirement {
-  const out: Atom[] = []
-  for (const r of rs) {
-    if (r.length === 0) return ALWAYS
-    out.push(...r[0])
+  if (rs.length === 0) return NEVER
+  if (rs.some((r) => r.length === 0)) return ALWAYS
+  const width = Math.min(ANY_CLAUSES, Math.max(...rs.map((r) => r.length)))
+  const out = new Map<string, Clause>()
+  for (let j = 0; j < width; j++) {
+    const atoms = new Map<string, Atom>()
+    for (const r of rs) for (const a of r[Math.min(j, r.length - 1)]) atoms.set(atomKey(a), a)
+    const key = [...atoms.keys()].sort().join('\u0001')
+    if (!out.has(key)) out.set(key, [...atoms.values()])
   }
-  return [out]
+  return [...out.values()]
 }
+
+export const atomKey = (a: Atom) => (a.kind === 'present' ? `p\u0000${a.path}` : `${a.kind[0]}\u0000${a.path}\u0000${a.value}`)
 
 function node(q: unknown, types: Types): Requirement {
   const clause = soleEntry(q)
@@ -97,6 +126,8 @@ function node(q: unknown, types: Types): Requirement {
       return any(list(body.queries).map((x) => node(x, types)))
     case 'exists':
       return typeof body.field === 'string' ? exists(body.field, types) : ALWAYS
+    case '_fieldref':
+      return fieldref(body, types)
     case 'term':
     case 'terms':
     case 'wildcard':
@@ -146,6 +177,14 @@ function exists(name: string, types: Types): Requirement {
   return [f.paths.map((path) => ({ kind: 'present', path }))]
 }
 
+/** Sigma `fieldref`: a value of the field compared with one of the referenced field, so both are there. */
+function fieldref(body: Record<string, unknown>, types: Types): Requirement {
+  const fields = Object.keys(body).filter((k) => k !== '_name' && k !== 'boost')
+  const params = body[fields[0]]
+  if (fields.length !== 1 || !isObject(params) || typeof params.ref !== 'string') return ALWAYS
+  return all([exists(fields[0], types), exists(params.ref, types)])
+}
+
 function leaf(type: string, body: Record<string, unknown>, types: Types): Requirement {
   const fields = Object.keys(body).filter((k) => k !== '_name' && k !== 'boost' && k !== 'value_type')
   if (fields.length !== 1 || META.has(fields[0])) return ALWAYS
@@ -155,6 +194,12 @@ function leaf(type: string, body: Record<string, unknown>, types: Types): Requir
   const params = isObject(raw) ? raw : { value: raw }
   const present = (): Requirement => [f.paths.map((path) => ({ kind: 'present', path }))]
   // Text fields compare analysed tokens, numbers and dates compare parsed values: presence only.
+  // A number field compares parsed numbers (`DestinationPort` lists): the numbers themselves.
+  if (f.kind === 'number' && (type === 'term' || type === 'terms')) {
+    const values = type === 'terms' ? (Array.isArray(raw) ? raw : []) : [params.value]
+    const numbers = values.map(toNumber).filter((n): n is number => n !== undefined)
+    return [f.paths.flatMap((path) => numbers.map((n): Atom => ({ kind: 'number', path, value: String(n) })))]
+  }
   if (f.kind !== 'keyword' && f.kind !== 'auto') return present()
   const literals = literalsOf(type, params, raw)
   if (literals === undefined) return present()
@@ -192,6 +237,12 @@ function literalsOf(type: string, params: Record<string, unknown>, raw: unknown)
     case 'wildcard': {
       const k = keywordOf(params.value ?? params.wildcard)
       return k === undefined ? undefined : [wildcardLiteral(k)]
+    }
+    case 'regexp': {
+      // Sigma's `re` (its original pattern, searched as a substring): one of its required literals.
+      const pcre = params._pcre
+      const literals = isObject(pcre) && typeof pcre.pattern === 'string' ? requiredLiterals(pcre.pattern) : undefined
+      return literals?.map((l) => ({ kind: 'contains', value: fold(l) }))
     }
     default:
       return undefined

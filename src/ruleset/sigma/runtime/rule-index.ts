@@ -9,7 +9,8 @@
  */
 import { type DocView, fold } from '../../../store/query'
 import { AhoCorasick } from '../../../store/query/aho-corasick'
-import { type Atom, type Clause, neverHolds, type Requirement } from './requirements'
+import { toNumber } from '../../../store/query/compile'
+import { atomKey, type Clause, neverHolds, type Requirement } from './requirements'
 
 /**
  * Clauses indexed per rule: a rule is a candidate once all of them are met. How many rules share
@@ -18,8 +19,6 @@ import { type Atom, type Clause, neverHolds, type Requirement } from './requirem
  * is indexed by several rather than by its least shared one alone.
  */
 const INDEXED_CLAUSES = 3
-
-const atomKey = (a: Atom) => (a.kind === 'present' ? `p\u0000${a.path}` : `${a.kind[0]}\u0000${a.path}\u0000${a.value}`)
 
 interface TrieNode {
   children: Map<string, TrieNode>
@@ -40,6 +39,10 @@ function descend(at: TrieNode, key: string): TrieNode | undefined {
 interface PathEntry {
   present: number[]
   equals: Map<string, number[]>
+  /** Clauses by the canonical text of a number the field holds (a numeric field's values, parsed). */
+  numbers: Map<string, number[]>
+  /** Length of the longest key of `equals` (-1: none). */
+  longestEqual: number
   /** The substrings clauses need, while the index is built (then the matcher's). */
   patterns: string[]
   /** Clauses per pattern of `matcher`. */
@@ -93,8 +96,11 @@ export class RuleIndex {
         for (const atom of clause) {
           const e = this.entry(atom.path)
           if (atom.kind === 'present') e.present.push(id)
-          else if (atom.kind === 'equals') push(e.equals, atom.value, id)
-          else {
+          else if (atom.kind === 'number') push(e.numbers, atom.value, id)
+          else if (atom.kind === 'equals') {
+            push(e.equals, atom.value, id)
+            e.longestEqual = Math.max(e.longestEqual, atom.value.length)
+          } else {
             let ids = patternIds.get(e)
             if (!ids) patternIds.set(e, (ids = new Map()))
             let at = ids.get(atom.value)
@@ -159,14 +165,25 @@ export class RuleIndex {
 
   private leaf(e: PathEntry, v: unknown): void {
     this.addAll(e.present)
+    if (e.numbers.size > 0) {
+      // As the evaluator compares a numeric field: the value parsed (a number, or decimal text).
+      const n = toNumber(v)
+      const hit = n === undefined ? undefined : e.numbers.get(String(n))
+      if (hit) this.addAll(hit)
+    }
     const k = keywordOf(v)
-    if (k === undefined || (e.equals.size === 0 && !e.matcher)) return
-    const f = fold(k)
-    const hit = e.equals.get(f)
-    if (hit) this.addAll(hit)
+    if (k === undefined) return
+    // A code point folds to one code point (at most two UTF-16 units either way): a value over
+    // twice the longest exact value cannot fold into one, and a command line is not folded for it.
+    let f: string | undefined
+    if (k.length <= 2 * e.longestEqual) {
+      const hit = e.equals.get((f = fold(k)))
+      if (hit) this.addAll(hit)
+    }
     if (e.matcher) {
       this.scanning = e
-      e.matcher.scan(f, this.onPattern)
+      if (f !== undefined) e.matcher.scan(f, this.onPattern)
+      else if (!e.matcher.scanFoldingAscii(k, this.onPattern)) e.matcher.scan(fold(k), this.onPattern)
     }
   }
 
@@ -200,7 +217,7 @@ export class RuleIndex {
   private entry(path: string): PathEntry {
     let e = this.paths.get(path)
     if (!e) {
-      e = { present: [], equals: new Map(), patterns: [], patternClauses: [] }
+      e = { present: [], equals: new Map(), numbers: new Map(), longestEqual: -1, patterns: [], patternClauses: [] }
       this.paths.set(path, e)
       let node = this.root
       for (const part of path.split('.')) {
