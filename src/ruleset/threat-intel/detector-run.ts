@@ -78,7 +78,8 @@ export class DetectorThreatIntel {
       monitorName: this.detector.name,
       now: this.deps.now(),
     })
-    this.findings += await writeIocFindings(this.deps.store, findings)
+    // Durable with the run's checkpoint, written after them (as the rules' findings are).
+    this.findings += await writeIocFindings(this.deps.store, findings, { durability: 'async' })
     // After their findings and before the checkpoint, as the rules' alerts.
     await this.deps.alerts?.raiseIoc(this.id, this.detector, findings)
     for (const key of this.hits.keys()) this.written.add(key)

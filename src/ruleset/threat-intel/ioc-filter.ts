@@ -1,29 +1,33 @@
 /**
- * A Bloom filter of the IoC index's keys in shared memory: the evaluator thread tests each event
- * value of a detector's IoC fields against it in the scan's pass, and sends the node thread only
- * the few values it may hold (about one in a thousand keys probed is a false positive; never a
- * false negative), which the index then looks up exactly. Without it every value of every event
- * crossed threads and was looked up in the index, though almost none is listed.
+ * The IoC index's keys in shared memory, as a filter: the evaluator thread tests each event value
+ * of a detector's IoC fields against it in the scan's pass, and sends the node thread only the few
+ * values it may hold (never dropping one the index matches), which the index then looks up
+ * exactly. Without it every value of every event crossed threads and was looked up in the index,
+ * though few are listed. IPv4 keys, the bulk of a feed and of event values, mark their /24 blocks
+ * in a bitmap of the address space (2 MiB; a network shorter than /24 marks each block it spans),
+ * so an address costs one bit read, whatever the prefix lengths listed; an address in a marked
+ * block is sent even when no key holds it. The other keys go in a Bloom filter (about one false
+ * positive per 1,000 keys probed), IPv6 under each prefix length listed.
  *
  * The index (ioc-index.ts) keeps it in step as keys come and go: a new key sets its bits, a key
  * gone leaves them (a Bloom filter cannot unset them) and counts as stale. Once live and stale keys
  * reach the filter's capacity it is built again from the index's keys, at twice the live count
  * (amortized as a hash table's growth, never per change batch), in a new buffer that the next scan
- * request carries. The keys per prefix length of each address family are kept too, so the thread
- * probes only the lengths listed.
+ * request carries.
  */
-import { IOC_TYPES, type IocType, type KeyProbe, maskV4, maskV6, probeKeys } from './ioc-types'
+import { IOC_TYPES, type IocType, type KeyProbe, maskV6, probeKeys } from './ioc-types'
 
 /** Bits per key at capacity, and bits set per key: a false positive per ~1,100 keys probed. */
 const BITS_PER_KEY = 16
 const PROBES = 6
-/** Keys per prefix length: IPv4's 0-32, then IPv6's 0-128. */
-const LENGTHS = 33 + 129
-const V6 = 33
+/** IPv6 keys per prefix length (0-128): the thread probes only the lengths listed. */
+const LENGTHS = 129
+/** One bit per /24 block of the IPv4 space. */
+const V4_WORDS = 2 ** 24 / 32
 /** The smallest capacity (keys): 64 KiB of bits. */
 const MIN_KEYS = 1 << 15
 
-/** A 32-bit finalizer (murmur3's): a bijection, so distinct addresses of one length never share a first hash. */
+/** A 32-bit finalizer (murmur3's). */
 function mix(h: number): number {
   h ^= h >>> 16
   h = Math.imul(h, 0x85ebca6b)
@@ -33,8 +37,9 @@ function mix(h: number): number {
 }
 
 export class IocFilter {
-  /** Keys per prefix length (see LENGTHS), then the bits. */
+  /** IPv6 keys per prefix length, the /24 blocks of IPv4 keys, then the Bloom filter's bits. */
   private readonly lengths: Int32Array
+  private readonly v4: Uint32Array
   private readonly bits: Uint32Array
   private readonly mask: number
   /** Keys the bits were set for and are still listed, and those removed since (bits still set). */
@@ -51,17 +56,15 @@ export class IocFilter {
     /** Capacity in keys (a power of two). */
     readonly capacity = typeof keys === 'number' ? Math.max(MIN_KEYS, 2 ** Math.ceil(Math.log2(Math.max(1, keys)))) : 0,
   ) {
-    const buffer = typeof keys === 'number' ? new SharedArrayBuffer(LENGTHS * 4 + (capacity * BITS_PER_KEY) / 8) : keys
+    const buffer = typeof keys === 'number' ? new SharedArrayBuffer((LENGTHS + V4_WORDS) * 4 + (capacity * BITS_PER_KEY) / 8) : keys
     this.lengths = new Int32Array(buffer, 0, LENGTHS)
-    this.bits = new Uint32Array(buffer, LENGTHS * 4)
+    this.v4 = new Uint32Array(buffer, LENGTHS * 4, V4_WORDS)
+    this.bits = new Uint32Array(buffer, (LENGTHS + V4_WORDS) * 4)
     this.mask = this.bits.length * 32 - 1
     this.probe = {
-      v4: (addr) => {
-        for (let bits = 32; bits >= 0; bits--) if (this.lengths[bits] > 0 && this.hasV4(maskV4(addr, bits), bits)) return true
-        return false
-      },
+      v4: (addr) => (this.v4[addr >>> 13] & (1 << ((addr >>> 8) & 31))) !== 0,
       v6: (hex) => {
-        for (let bits = 128; bits >= 0; bits--) if (this.lengths[V6 + bits] > 0 && this.hasText(maskV6(hex, bits), 0, 5 + bits)) return true
+        for (let bits = 128; bits >= 0; bits--) if (this.lengths[bits] > 0 && this.hasText(maskV6(hex, bits), 0, 5 + bits)) return true
         return false
       },
       exact: (type, key, start) => this.hasText(key, start, IOC_TYPES.indexOf(type)),
@@ -82,14 +85,17 @@ export class IocFilter {
     return probeKeys(type, value, this.probe)
   }
 
+  /** An IPv4 address or network (`addr` masked to `bits`): the /24 blocks it spans. */
   addV4(addr: number, bits: number): void {
-    this.lengths[bits]++
-    this.hashV4(addr, bits)
-    this.set()
+    const first = addr >>> 8
+    const blocks = bits >= 24 ? 1 : 2 ** (24 - bits)
+    if (blocks >= 32) this.v4.fill(0xffffffff, first >>> 5, (first >>> 5) + blocks / 32)
+    else for (let b = first; b < first + blocks; b++) this.v4[b >>> 5] |= 1 << (b & 31)
+    this.live++
   }
 
   addV6(hex: string, bits: number): void {
-    this.lengths[V6 + bits]++
+    this.lengths[bits]++
     this.hashText(hex, 0, 5 + bits)
     this.set()
   }
@@ -99,26 +105,16 @@ export class IocFilter {
     this.set()
   }
 
-  /** A key no longer listed: its length no longer probed when it was the last; its bits stay. */
-  drop(family?: { v4: number } | { v6: number }): void {
-    if (family) this.lengths['v4' in family ? family.v4 : V6 + family.v6]--
+  /** A key no longer listed (an IPv6 one: of that length); its bits stay. */
+  drop(v6bits?: number): void {
+    if (v6bits !== undefined) this.lengths[v6bits]--
     this.live--
     this.stale++
-  }
-
-  private hasV4(addr: number, bits: number): boolean {
-    this.hashV4(addr, bits)
-    return this.has()
   }
 
   private hasText(s: string, start: number, seed: number): boolean {
     this.hashText(s, start, seed)
     return this.has()
-  }
-
-  private hashV4(addr: number, bits: number): void {
-    this.h1 = mix(addr ^ Math.imul(bits + 1, 0x9e3779b1))
-    this.h2 = mix(this.h1 ^ 0x6a09e667) | 1
   }
 
   /** Two hashes of `s` from `start` (FNV-1a and a multiplicative one), `seed` telling kinds apart. */

@@ -169,10 +169,10 @@ export class IocIndex {
       this.keyOf[type].delete(id)
       if (type === 'ipv4-addr') {
         const packed = key as number
-        if (this.v4.drop(Math.floor(packed / 64), packed % 64, id)) this.filter.drop({ v4: packed % 64 })
+        if (this.v4.drop(Math.floor(packed / 64), packed % 64, id)) this.filter.drop()
       } else if (type === 'ipv6-addr') {
         const ip = parseIp(key as string)!
-        if (this.v6.drop(ip.addr as string, ip.bits, id)) this.filter.drop({ v6: ip.bits })
+        if (this.v6.drop(ip.addr as string, ip.bits, id)) this.filter.drop(ip.bits)
       } else if (dropId(this.exact[type], key as string, id)) this.filter.drop()
       return
     }

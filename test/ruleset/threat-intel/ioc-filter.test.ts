@@ -122,7 +122,7 @@ describe('IoC filter', () => {
     expect(matched).toBeGreaterThan(N)
     const { falsePositives } = check(ix, unlisted(50_000))
     console.log(`false positives: ${falsePositives} of 50,000 unlisted values`)
-    // ~1 in 1,000 keys probed; an IPv4 value is probed under each of the 14 lengths listed.
+    // ~1 in 1,000 keys probed (an IPv6 value under each length listed); an IPv4 address whose /24 block holds a key.
     expect(falsePositives).toBeLessThan(50_000 * 0.01)
   })
 
@@ -144,6 +144,15 @@ describe('IoC filter', () => {
     // What was deleted matches nothing once its last key is gone, filter or not.
     ix.clear()
     expect(check(ix, values).matched).toBe(0)
-    expect(ix.filter.mayMatch('ipv4-addr', v4(7919))).toBe(false)
+  })
+
+  test('an IPv4 network marks the /24 blocks it spans, no more', () => {
+    const ix = new IocIndex()
+    ix.put({ id: 'n', type: 'cidr', value: '10.20.0.0/15' })
+    ix.put({ id: 'a', type: 'ip', value: '192.0.2.7' })
+    ix.put({ id: 'w', type: 'cidr', value: '172.16.5.0/26' })
+    const may = (ip: string) => ix.filter.mayMatch('ipv4-addr', ip)
+    expect(['10.20.0.1', '10.21.255.254', '192.0.2.7', '192.0.2.200', '172.16.5.1', '172.16.5.99'].filter((ip) => !may(ip))).toEqual([])
+    expect(['10.19.255.255', '10.22.0.0', '192.0.3.7', '172.16.4.255', '172.16.6.0'].filter(may)).toEqual([])
   })
 })
