@@ -52,7 +52,7 @@ export type EvaluatorRequest =
    * sent for a slot replaces the one sent before for it, which no later scan asks for.
    */
   | { kind: 'set'; id: number; key: string; slot?: string; rules: WireRule[]; fieldTypes?: FieldTypes }
-  | ({ kind: 'scan'; id: number; key: string; after: number; iocFields?: IocFieldList } & SeqSource)
+  | ({ kind: 'scan'; id: number; key: string; after: number; iocFields?: IocFieldList; iocFilter?: SharedArrayBuffer } & SeqSource)
   | { kind: 'close'; id: number; file: string }
 
 export interface EvaluatorReply {

@@ -5,7 +5,7 @@
 import { ruleSet } from '../sigma'
 import type { CompiledSigmaRule, RuleSet } from '../sigma'
 import { openSeqReader, type SeqReader } from '../../store/embedded/seq-read'
-import { IocCollector } from '../threat-intel/collect'
+import { collectorOf } from '../threat-intel/collect'
 import {
   BATCH_CHARS,
   type EvaluatorReply,
@@ -62,7 +62,7 @@ function scan(request: ScanRequest): Scanned {
     kept.seqNos.push(seq)
     kept.sources.push(text)
   }
-  const iocs = request.iocFields && new IocCollector(request.iocFields)
+  const iocs = request.iocFields && collectorOf(request.iocFields, request.iocFilter)
   let size = 0
   let lastId = ''
   let lastSeq = request.after

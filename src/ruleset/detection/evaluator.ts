@@ -47,7 +47,7 @@ export class EvaluatorThread {
    * sets by content, so an unchanged detector's next run finds it built).
    */
   async scanner(scan: ScanRequest): Promise<Scanner> {
-    const { store, index, rules, fieldTypes, iocFields } = scan
+    const { store, index, rules, fieldTypes, iocFields, iocFilter } = scan
     const found = this.broken ? undefined : await store.seqSource?.(index)
     if (!found) return scanHere(scan)
     const source = { ...found, file: resolve(found.file) }
@@ -78,7 +78,8 @@ export class EvaluatorThread {
       next: async (after) => {
         if (!local && !this.broken) {
           try {
-            const scan = () => this.call({ kind: 'scan', id: 0, key, after, ...source, ...(iocFields ? { iocFields } : {}) })
+            const iocs = iocFields ? { iocFields, ...(iocFilter ? { iocFilter: iocFilter() } : {}) } : {}
+            const scan = () => this.call({ kind: 'scan', id: 0, key, after, ...source, ...iocs })
             let r = await scan()
             // The thread dropped the set (it keeps a few): it is sent again once.
             if (r.error?.startsWith('unknown rule set')) {

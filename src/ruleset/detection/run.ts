@@ -18,7 +18,7 @@ import type { FieldTypes } from '../../store/query'
 import type { Store } from '../../store/port'
 import type { CompiledSigmaRule } from '../sigma'
 import type { EvaluatorThread } from './evaluator'
-import { runPacer, type ScannedPage, type Scanner } from './scan'
+import { runPacer, type ScannedPage, type Scanner, type ScanRequest } from './scan'
 import { normalizeCompliance, normalizeMitre, strings } from '../findings/rule-metadata'
 import type { FindingInput, FindingRule } from '../findings/writer'
 import { type PreparedCorrelation, prepareCorrelation } from '../correlation/detector'
@@ -37,7 +37,6 @@ import { FINDINGS_SETTINGS, type FindingsPipeline, findingId } from './findings-
 import { isObject } from '../../json'
 import type { AlertRaiser } from '../alerts/raise'
 import { DetectorThreatIntel, type ThreatIntelDeps } from '../threat-intel/detector-run'
-import type { IocFieldList } from '../threat-intel/ioc-fields'
 
 /** Distinct finding-write errors kept per run (the count is exact, the reasons are samples). */
 const MAX_ERRORS = 5
@@ -236,7 +235,7 @@ class DetectorRun {
     const { cp, pacer, control } = this
     const { threatIntel, prepared, report } = this.start
     // Indexed once per (rules, mapping): each event is evaluated once against the whole set.
-    const scanner = await scannerOf(this.deps, index, prepared.compiled, threatIntel?.fields)
+    const scanner = await scannerOf(this.deps, index, prepared.compiled, threatIntel?.scan)
     try {
       for (const { rule, error } of scanner.refused) skip(this.summary, rule.id, error, report)
       // The next batch is read and evaluated (on the thread) while this one's findings are written.
@@ -321,13 +320,18 @@ export async function warmDetector(deps: RunDeps, id: string, detector: StoredDe
 }
 
 /** The scan of one source index with a detector's rules, typed by that index's mapping. */
-async function scannerOf(deps: RunDeps, index: string, rules: CompiledSigmaRule[], iocFields?: IocFieldList): Promise<Scanner> {
+async function scannerOf(
+  deps: RunDeps,
+  index: string,
+  rules: CompiledSigmaRule[],
+  iocs?: Pick<ScanRequest, 'iocFields' | 'iocFilter'>,
+): Promise<Scanner> {
   const fieldTypes = await typesOf(
     deps.store,
     index,
     rules.flatMap((r) => r.fields),
   )
-  return deps.evaluator.scanner({ store: deps.store, index, rules, fieldTypes, iocFields })
+  return deps.evaluator.scanner({ store: deps.store, index, rules, fieldTypes, ...iocs })
 }
 
 function skip(summary: RunSummary, ruleId: string | undefined, error: string, report: SkipReport): void {

@@ -11,7 +11,7 @@ import type { SearchHit, Store } from '../../store/port'
 import type { FieldTypes } from '../../store/query'
 import { type CompiledSigmaRule, ruleSet, warmRuleSet } from '../sigma'
 import { BATCH_CHARS, extentOf, type Scanned, SCAN_BATCH } from './evaluator-protocol'
-import { type IocCandidates, IocCollector } from '../threat-intel/collect'
+import { collectorOf, type IocCandidates, type IocCollector } from '../threat-intel/collect'
 import type { IocFieldList } from '../threat-intel/ioc-fields'
 
 /** Longest stretch of a run's work on the node thread before pending requests get their turn. */
@@ -76,14 +76,16 @@ export interface ScanRequest {
   fieldTypes: FieldTypes | undefined
   /** The detector's IoC fields (threat intel): their values are gathered in the same pass. */
   iocFields?: IocFieldList
+  /** The IoC index's filter as it is now (ioc-filter.ts): only the values it may hold are gathered. */
+  iocFilter?: () => SharedArrayBuffer
 }
 
 /** Reads and evaluates here, yielding between slices. */
-export async function scanHere({ store, index, rules, fieldTypes, iocFields }: ScanRequest): Promise<Scanner> {
+export async function scanHere({ store, index, rules, fieldTypes, iocFields, iocFilter }: ScanRequest): Promise<Scanner> {
   // Compiling a large set takes a while: it yields as the evaluation does.
   await warmRuleSet(rules, fieldTypes, runPacer())
   const set = ruleSet(rules, fieldTypes)
-  const iocs = iocFields && new IocCollector(iocFields)
+  let iocs: IocCollector | undefined
   const evaluate = async (
     size: number,
     source: (at: number) => Record<string, unknown>,
@@ -92,6 +94,7 @@ export async function scanHere({ store, index, rules, fieldTypes, iocFields }: S
   ) => {
     const pacer = runPacer()
     const pairs: number[] = []
+    iocs = iocFields && collectorOf(iocFields, iocFilter?.())
     for (let at = 0; at < size; at++) {
       const event = source(at)
       const matched = set.evaluate(event)

@@ -8,6 +8,7 @@ import type { IocFieldList } from './ioc-fields'
 import { IOC_TYPES, type IocType } from './ioc-types'
 import type { IocIndex } from './ioc-index'
 import type { IocHit } from './ioc-findings'
+import { IocFilter } from './ioc-filter'
 
 /** Events named per value at most: a finding lists these, the count stays exact. */
 export const MAX_EVENTS_PER_VALUE = 100
@@ -60,14 +61,20 @@ export class IocCollector {
   private ids: string[][] = []
   private counts: number[] = []
 
-  constructor(private readonly list: IocFieldList) {}
+  constructor(
+    private readonly list: IocFieldList,
+    /** When given, only the values it may hold are gathered (the others match no IoC). */
+    private readonly filter?: Pick<IocFilter, 'mayMatch'>,
+  ) {}
 
   collect(id: string, event: Record<string, unknown>): void {
+    const filter = this.filter
     for (const { type, fields } of this.list) {
       let seen = this.at.get(type)
       if (!seen) this.at.set(type, (seen = new Map()))
       for (const field of fields)
         for (const value of valuesAt(event, field)) {
+          if (filter && !filter.mayMatch(type, value)) continue
           let k = seen.get(value)
           if (k === undefined) {
             k = this.values.length
@@ -105,6 +112,9 @@ export class IocCollector {
     return out
   }
 }
+
+/** A batch's collector of `list`, keeping only what the IoC index's filter in `filter` may hold when given. */
+export const collectorOf = (list: IocFieldList, filter?: SharedArrayBuffer) => new IocCollector(list, filter && new IocFilter(filter))
 
 /** A value of an event's IoC field that the index lists. */
 export interface EventMatch {

@@ -32,6 +32,8 @@ export class DetectorThreatIntel {
   /** Values whose finding this run already wrote. */
   private readonly written = new Set<string>()
   findings = 0
+  /** What the scan gathers for it: the values of its IoC fields that the index's filter may hold. */
+  readonly scan: { iocFields: IocFieldList; iocFilter: () => SharedArrayBuffer }
 
   private constructor(
     private readonly deps: ThreatIntelDeps,
@@ -39,7 +41,9 @@ export class DetectorThreatIntel {
     private readonly detector: StoredDetector,
     readonly fields: IocFieldList,
     private readonly index: IocIndex,
-  ) {}
+  ) {
+    this.scan = { iocFields: fields, iocFilter: () => index.filter.buffer }
+  }
 
   /** The run's threat intel, or undefined when the flag is off or the log type names no IoC field. */
   static async of(deps: ThreatIntelDeps | undefined, id: string, detector: StoredDetector): Promise<DetectorThreatIntel | undefined> {
@@ -74,7 +78,8 @@ export class DetectorThreatIntel {
       monitorName: this.detector.name,
       now: this.deps.now(),
     })
-    this.findings += await writeIocFindings(this.deps.store, findings)
+    // Durable with the run's checkpoint, written after them (as the rules' findings are).
+    this.findings += await writeIocFindings(this.deps.store, findings, { durability: 'async' })
     // After their findings and before the checkpoint, as the rules' alerts.
     await this.deps.alerts?.raiseIoc(this.id, this.detector, findings)
     for (const key of this.hits.keys()) this.written.add(key)

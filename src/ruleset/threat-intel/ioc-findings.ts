@@ -183,15 +183,19 @@ export async function buildIocFindings(
   return out
 }
 
-/** Writes findings as creates; one already written (a repeated run) is left as it is. Answers how many were new. */
-export async function writeIocFindings(store: Store, findings: IocFinding[]): Promise<number> {
+/**
+ * Writes findings as creates; one already written (a repeated run) is left as it is. Answers how
+ * many were new. `durability: 'async'` when a durable write follows that they must precede (a
+ * detector run's checkpoint): made durable with it, not each on its own.
+ */
+export async function writeIocFindings(store: Store, findings: IocFinding[], opts: { durability?: 'async' } = {}): Promise<number> {
   if (findings.length === 0) return 0
   await ensureFindingsIndex(store, findings[0].timestamp)
   let written = 0
   const failures: string[] = []
   const items = await writes.run(findings, PAGE, async (slice, last) => {
     const body = slice.flatMap((f) => [{ create: { _index: IOC_FINDINGS_INDEX, _id: f.id } }, f as unknown as Record<string, unknown>])
-    return (await store.bulk({ refresh: last, body })).items
+    return (await store.bulk({ refresh: last, body, durability: opts.durability })).items
   })
   for (const item of items) {
     const result = item.create

@@ -10,18 +10,8 @@
  * Changes arrive per IoC (`put`, `remove`); the sync applies a change batch with `apply` and never
  * rebuilds the set for it.
  */
-import {
-  type IocType,
-  iocTypeOf,
-  maskV4,
-  maskV6,
-  normalizeDomain,
-  normalizeHash,
-  normalizeUrl,
-  parseIp,
-  parseIpv4,
-  parseIpv6,
-} from './ioc-types'
+import { IocFilter } from './ioc-filter'
+import { type IocType, iocTypeOf, maskV4, maskV6, normalizeDomain, normalizeHash, normalizeUrl, parseIp, probeKeys } from './ioc-types'
 
 /** One IoC id, or several when feeds list the same value more than once. */
 type Ids = string | string[]
@@ -29,24 +19,25 @@ type Ids = string | string[]
 /** Removal keys: an IPv4 listing packed as address * 64 + prefix length (exact in a double). */
 const packV4 = (addr: number, bits: number) => addr * 64 + bits
 
-function addId<K>(map: Map<K, Ids>, key: K, id: string): void {
+/** Adds `id` under `key`: true when the key is new. */
+function addId<K>(map: Map<K, Ids>, key: K, id: string): boolean {
   const had = map.get(key)
   if (had === undefined) map.set(key, id)
   else if (typeof had === 'string') {
     if (had !== id) map.set(key, [had, id])
   } else if (!had.includes(id)) had.push(id)
+  return had === undefined
 }
 
-function dropId<K>(map: Map<K, Ids>, key: K, id: string): void {
+/** Removes `id` from under `key`: true when the key is gone with it. */
+function dropId<K>(map: Map<K, Ids>, key: K, id: string): boolean {
   const had = map.get(key)
-  if (had === undefined) return
-  if (typeof had === 'string') {
-    if (had === id) map.delete(key)
-    return
-  }
+  if (had === undefined) return false
+  if (typeof had === 'string') return had === id && map.delete(key)
   const rest = had.filter((x) => x !== id)
-  if (rest.length === 0) map.delete(key)
-  else map.set(key, rest.length === 1 ? rest[0] : rest)
+  if (rest.length === 0) return map.delete(key)
+  map.set(key, rest.length === 1 ? rest[0] : rest)
+  return false
 }
 
 const pushIds = (out: string[], ids: Ids | undefined) => {
@@ -62,28 +53,36 @@ class PrefixTable<A extends number | string> {
 
   constructor(private readonly mask: (addr: A, bits: number) => A) {}
 
-  add(addr: A, bits: number, id: string): void {
+  /** True when (addr, bits) is a new key. */
+  add(addr: A, bits: number, id: string): boolean {
     let m = this.byBits.get(bits)
     if (!m) {
       this.byBits.set(bits, (m = new Map()))
       this.lengths = [...this.byBits.keys()].sort((a, b) => b - a)
     }
-    addId(m, addr, id)
+    return addId(m, addr, id)
   }
 
-  drop(addr: A, bits: number, id: string): void {
+  /** True when (addr, bits) is no longer a key. */
+  drop(addr: A, bits: number, id: string): boolean {
     const m = this.byBits.get(bits)
-    if (!m) return
-    dropId(m, addr, id)
+    if (!m) return false
+    const gone = dropId(m, addr, id)
     if (m.size === 0) {
       this.byBits.delete(bits)
       this.lengths = this.lengths.filter((b) => b !== bits)
     }
+    return gone
+  }
+
+  *keys(): Generator<[A, number]> {
+    for (const [bits, m] of this.byBits) for (const addr of m.keys()) yield [addr, bits]
   }
 
   /** Ids of every listed address or network holding `addr`. */
-  match(addr: A, out: string[]): void {
+  match(addr: A, out: string[]): false {
     for (const bits of this.lengths) pushIds(out, this.byBits.get(bits)!.get(this.mask(addr, bits)))
+    return false
   }
 
   get size(): number {
@@ -101,6 +100,8 @@ export interface IocEntry {
 }
 
 export class IocIndex {
+  /** Its keys, for the evaluator thread (ioc-filter.ts): replaced by a larger one as the index grows. */
+  filter = new IocFilter(0)
   private readonly v4 = new PrefixTable<number>(maskV4)
   private readonly v6 = new PrefixTable<string>(maskV6)
   private readonly domains = new Map<string, Ids>()
@@ -135,18 +136,30 @@ export class IocIndex {
     if (type === 'ipv4-addr' || type === 'ipv6-addr') {
       const ip = parseIp(value)!
       if (ip.family === 4) {
-        this.v4.add(ip.addr, ip.bits, id)
+        if (this.v4.add(ip.addr, ip.bits, id)) this.filter.addV4(ip.addr, ip.bits)
         this.keyOf['ipv4-addr'].set(id, packV4(ip.addr, ip.bits))
       } else {
-        this.v6.add(ip.addr, ip.bits, id)
+        if (this.v6.add(ip.addr, ip.bits, id)) this.filter.addV6(ip.addr, ip.bits)
         this.keyOf['ipv6-addr'].set(id, value)
       }
-      return true
+    } else {
+      const key = type === 'domain-name' ? normalizeDomain(value)! : type === 'hashes' ? normalizeHash(value)! : normalizeUrl(value)!
+      if (addId(this.exact[type], key, id)) this.filter.addExact(type, key)
+      this.keyOf[type].set(id, key)
     }
-    const key = type === 'domain-name' ? normalizeDomain(value)! : type === 'hashes' ? normalizeHash(value)! : normalizeUrl(value)!
-    addId(this.exact[type], key, id)
-    this.keyOf[type].set(id, key)
+    if (this.filter.full) this.filter = this.filterOfKeys()
     return true
+  }
+
+  /** A filter of the keys listed now, with room for as many again. */
+  private filterOfKeys(): IocFilter {
+    const counts = Object.values(this.counts())
+    const filter = new IocFilter(2 * counts.reduce((a, b) => a + b, 0))
+    for (const [addr, bits] of this.v4.keys()) filter.addV4(addr, bits)
+    for (const [addr, bits] of this.v6.keys()) filter.addV6(addr, bits)
+    for (const [type, map] of Object.entries(this.exact))
+      for (const key of map.keys()) filter.addExact(type as 'domain-name' | 'hashes' | 'url', key)
+    return filter
   }
 
   remove(id: string): void {
@@ -156,11 +169,11 @@ export class IocIndex {
       this.keyOf[type].delete(id)
       if (type === 'ipv4-addr') {
         const packed = key as number
-        this.v4.drop(Math.floor(packed / 64), packed % 64, id)
+        if (this.v4.drop(Math.floor(packed / 64), packed % 64, id)) this.filter.drop()
       } else if (type === 'ipv6-addr') {
         const ip = parseIp(key as string)!
-        this.v6.drop(ip.addr as string, ip.bits, id)
-      } else dropId(this.exact[type], key as string, id)
+        if (this.v6.drop(ip.addr as string, ip.bits, id)) this.filter.drop(ip.bits)
+      } else if (dropId(this.exact[type], key as string, id)) this.filter.drop()
       return
     }
   }
@@ -184,28 +197,14 @@ export class IocIndex {
    */
   match(type: IocType, value: string): string[] {
     const out: string[] = []
-    if (type === 'ipv4-addr' || type === 'ipv6-addr') {
-      const s = value.trim()
-      const v4 = parseIpv4(s)
-      if (v4 !== undefined) this.v4.match(v4, out)
-      else {
-        const v6 = parseIpv6(s)
-        if (v6 !== undefined) this.v6.match(v6, out)
-      }
-    } else if (type === 'domain-name') {
-      let d = normalizeDomain(value)
-      while (d !== undefined) {
-        pushIds(out, this.domains.get(d))
-        const dot = d.indexOf('.')
-        d = dot < 0 ? undefined : d.slice(dot + 1)
-      }
-    } else if (type === 'hashes') {
-      const h = normalizeHash(value)
-      if (h) pushIds(out, this.hashes.get(h))
-    } else {
-      const u = normalizeUrl(value)
-      if (u) pushIds(out, this.urls.get(u))
-    }
+    probeKeys(type, value, {
+      v4: (addr) => this.v4.match(addr, out),
+      v6: (hex) => this.v6.match(hex, out),
+      exact: (kind, key, start) => {
+        pushIds(out, this.exact[kind].get(start === 0 ? key : key.slice(start)))
+        return false
+      },
+    })
     return out
   }
 

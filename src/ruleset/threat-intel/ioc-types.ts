@@ -154,6 +154,43 @@ export function normalizeHash(value: string): string | undefined {
   return /^[0-9a-f]{32}$|^[0-9a-f]{40}$|^[0-9a-f]{64}$|^[0-9a-f]{128}$/.test(h) ? h : undefined
 }
 
+/** Where a value is looked up: each probe answers true to end the walk (a filter needs one hit, the index every one). */
+export interface KeyProbe {
+  /** An address, to test under every prefix length listed. */
+  v4(addr: number): boolean
+  v6(hex: string): boolean
+  /** A domain (the value's, then each parent's: its key from `start`), a hash or a URL, exactly. */
+  exact(type: 'domain-name' | 'hashes' | 'url', key: string, start: number): boolean
+}
+
+/**
+ * The keys an event value is looked up under as `type`: an address (either family, whatever the
+ * field's declared type), a host name and its parent domains, a hash or URL as normalized. The one
+ * walk of the IoC index's lookups and of its shared filter's (ioc-filter.ts), so both ask the same;
+ * true when a probe ended it.
+ */
+export function probeKeys(type: IocType, value: string, probe: KeyProbe): boolean {
+  if (type === 'ipv4-addr' || type === 'ipv6-addr') {
+    const s = value.trim()
+    const v4 = parseIpv4(s)
+    if (v4 !== undefined) return probe.v4(v4)
+    const v6 = parseIpv6(s)
+    return v6 !== undefined && probe.v6(v6)
+  }
+  if (type === 'domain-name') {
+    const d = normalizeDomain(value)
+    if (d === undefined) return false
+    for (let start = 0; ;) {
+      if (probe.exact(type, d, start)) return true
+      const dot = d.indexOf('.', start)
+      if (dot < 0) return false
+      start = dot + 1
+    }
+  }
+  const key = type === 'hashes' ? normalizeHash(value) : normalizeUrl(value)
+  return key !== undefined && probe.exact(type, key, 0)
+}
+
 /** The peer's type of a feed IoC (`ip` values by their family), or undefined for a type or value not matched. */
 export function iocTypeOf(feedType: string, value: string): IocType | undefined {
   const t = FEED_TYPES[feedType.trim().toLowerCase()]

@@ -14,6 +14,7 @@ import { compileSigmaRule } from '../../../src/ruleset/sigma'
 import { openEmbeddedStore } from '../../../src/store/embedded'
 import type { IocFieldList } from '../../../src/ruleset/threat-intel/ioc-fields'
 import { candidateIds, candidateType } from '../../../src/ruleset/threat-intel/collect'
+import { IocIndex } from '../../../src/ruleset/threat-intel/ioc-index'
 
 const dir = mkdtempSync(join(tmpdir(), 'scan-iocs-'))
 const store = openEmbeddedStore(join(dir, 'store.db'))
@@ -83,6 +84,30 @@ describe('IoC values gathered by the scan', () => {
     // Each batch names up to 100 events per value: two batches, so at most 200 here.
     expect(here.get('ipv4-addr 10.0.0.1')!.length).toBe(200)
     expect(here.get('domain-name h2000.example.net')).toEqual(['e2000'])
+  })
+
+  test("with the IoC index's filter, the values the index lists are gathered with the same events, and few others", async () => {
+    const ix = new IocIndex()
+    ix.put({ id: 'a', type: 'ip', value: '10.0.1.1' })
+    ix.put({ id: 'n', type: 'cidr', value: '192.0.2.0/31' })
+    ix.put({ id: 'd', type: 'domain', value: 'H2000.example.net' })
+    for (let i = 0; i < 20_000; i++) ix.put({ id: `x${i}`, type: 'ip', value: `172.16.${i >> 8}.${i & 255}` })
+    const scan = { store, index: INDEX, rules: [rule], fieldTypes: undefined, iocFields: FIELDS }
+    const all = await gather(await thread.scanner(scan))
+    const filtered = await gather(await thread.scanner({ ...scan, iocFilter: () => ix.filter.buffer }))
+    const here = await gather(await scanHere({ ...scan, iocFilter: () => ix.filter.buffer }))
+    const listed = (m: Map<string, string[]>) =>
+      new Map([...m].filter(([k]) => ix.match(k.slice(0, k.indexOf(' ')) as 'ipv4-addr', k.slice(k.indexOf(' ') + 1)).length > 0))
+    expect([...listed(all).keys()].sort()).toEqual([
+      'domain-name h2000.example.net',
+      'ipv4-addr 10.0.1.1',
+      'ipv4-addr 192.0.2.0',
+      'ipv4-addr 192.0.2.1',
+    ])
+    expect(listed(filtered)).toEqual(listed(all))
+    expect(here).toEqual(filtered)
+    // 8 addresses and 26 domains without the filter; a false positive is one in a thousand or so.
+    expect(filtered.size).toBeLessThan(8)
   })
 
   test('a scan not asked for IoC values gathers none', async () => {
