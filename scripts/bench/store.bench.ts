@@ -15,7 +15,7 @@
  *   node_modules/.bin/bun scripts/bench/store.bench.ts [--docs N] [--rounds R] [--rss-docs N] [--refused-docs N]
  */
 import { Database } from 'bun:sqlite'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openEmbeddedStore } from '../../src/store/embedded'
@@ -167,8 +167,9 @@ async function main(): Promise<void> {
       base.push(rawIngest(join(dir, `raw-${r}.db`), docs))
       rmSync(join(dir, `raw-${r}.db`), { force: true })
       if (store) await store.close()
-      rmSync(join(dir, 'store.db'), { force: true })
-      store = openEmbeddedStore(join(dir, 'store.db'))
+      rmSync(join(dir, `store-${r - 1}`), { recursive: true, force: true })
+      mkdirSync(join(dir, `store-${r}`))
+      store = openEmbeddedStore(join(dir, `store-${r}`, 'store.db'))
       auto.push(await storeIngest(store, 'bench-auto', docs, false))
       explicit.push(await storeIngest(store, 'bench', docs, true))
     }
