@@ -30,10 +30,6 @@ export function createTextTables(db: Database): void {
   // detail=full keeps positions: a term's count in a document is the number of its positions.
   db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS tx USING fts5(body, content='', contentless_delete=1, detail=full,
     tokenize="unicode61 remove_diacritics 0 tokenchars '_'")`)
-  // Each bulk writes a segment; FTS5 merges 16 of a level at a time instead of 4, so a posting is
-  // rewritten about half as often while ingesting (a fifth less ingest time of the index), and a
-  // term is looked up in a few more segments.
-  db.query("INSERT INTO tx (tx, rank) VALUES ('automerge', 16)").run()
   db.run('CREATE VIRTUAL TABLE IF NOT EXISTS txi USING fts5vocab(tx, instance)')
   db.run(
     'CREATE TABLE IF NOT EXISTS tl (rid INTEGER NOT NULL, f INTEGER NOT NULL, len INTEGER NOT NULL, PRIMARY KEY (rid, f)) WITHOUT ROWID',
