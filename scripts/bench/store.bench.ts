@@ -2,7 +2,8 @@
  * Embedded store benchmarks (issue 3, benchmark 5), each against a baseline measured in the
  * same run on the same machine:
  *  (a) bulk ingest of 100,000 ~1 KB documents (keyword, date, long + text) in bulks of 1,000,
- *      vs. inserting the same JSON into a plain bun:sqlite table in one transaction;
+ *      vs. inserting the same JSON into a plain bun:sqlite table in one transaction, the two
+ *      alternating round by round (--rounds, 3) and compared by their medians;
  *  (b) median latency of a selective term query and a range query over those documents,
  *      vs. the equivalent query on an indexed plain table (rows fetched and JSON-parsed);
  *  (c) peak RSS of a child process ingesting 1,000,000 documents in bulks of 1,000;
@@ -11,14 +12,14 @@
  *      should cost no more than an accepted one (ratio >= 1).
  * Both sides use WAL with synchronous=FULL (the store's default durability).
  *
- *   node_modules/.bin/bun scripts/bench/store.bench.ts [--docs N] [--rss-docs N] [--refused-docs N]
+ *   node_modules/.bin/bun scripts/bench/store.bench.ts [--docs N] [--rounds R] [--rss-docs N] [--refused-docs N]
  */
 import { Database } from 'bun:sqlite'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openEmbeddedStore } from '../../src/store/embedded'
-import type { BulkLine } from '../../src/store/port'
+import type { BulkLine, Store } from '../../src/store/port'
 import { EVENTS_MAPPINGS } from '../../src/setup/indices/streams'
 
 const arg = (name: string, fallback: number) => {
@@ -100,6 +101,47 @@ async function rssChild(path: string, docs: number): Promise<void> {
   console.log(JSON.stringify({ peak, docs, secs }))
 }
 
+/** Milliseconds `f` takes. */
+async function timed(f: () => unknown): Promise<number> {
+  const s = performance.now()
+  await f()
+  return performance.now() - s
+}
+
+/** A plain bun:sqlite table in a fresh file, the same JSON inserted in one transaction: the ingest baseline, in seconds. */
+function rawIngest(file: string, docs: ReadonlyArray<Record<string, unknown>>): number {
+  const raw = new Database(file)
+  raw.run('PRAGMA journal_mode = WAL')
+  raw.run('PRAGMA synchronous = FULL')
+  raw.run('CREATE TABLE plain (id INTEGER PRIMARY KEY, doc TEXT NOT NULL)')
+  const insPlain = raw.query('INSERT INTO plain (doc) VALUES (?)')
+  const t0 = performance.now()
+  raw.transaction(() => {
+    for (const d of docs) insPlain.run(JSON.stringify(d))
+  })()
+  const secs = (performance.now() - t0) / 1000
+  raw.close()
+  return secs
+}
+
+/** The store: bulks of 1,000 (one transaction and one fsync each), with auto ids (the usual log-ingest path) or explicit ids (each checked for existence); in seconds. */
+async function storeIngest(
+  store: Store,
+  index: string,
+  docs: ReadonlyArray<Record<string, unknown>>,
+  explicitIds: boolean,
+): Promise<number> {
+  await store.createIndex({ index, body: { mappings: MAPPINGS } })
+  const start = performance.now()
+  for (let i = 0; i < docs.length; i += 1000) {
+    const lines: BulkLine[] = []
+    for (let j = i; j < Math.min(docs.length, i + 1000); j++) lines.push({ index: explicitIds ? { _id: String(j) } : {} }, docs[j])
+    const r = await store.bulk({ index, body: lines })
+    if (r.errors) throw new Error('bulk errors')
+  }
+  return (performance.now() - start) / 1000
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes('--rss-child')) {
     const i = process.argv.indexOf('--rss-child')
@@ -107,45 +149,42 @@ async function main(): Promise<void> {
   }
   const N = arg('--docs', 100_000)
   const RSS_DOCS = arg('--rss-docs', 1_000_000)
+  // The baseline and the store alternate, round by round (or query by query), and each side's
+  // median is compared: measured minutes apart, a loaded machine swung the ratios twofold.
+  const ROUNDS = arg('--rounds', 3)
   const dir = mkdtempSync(join(tmpdir(), 'store-bench-'))
   const rows: Array<[string, string, string, string]> = []
   try {
     // Same documents for both sides, generated up front so neither pays for generation.
     const docs = Array.from({ length: N }, (_, i) => makeDoc(i))
 
-    // (a) baseline: plain table, one transaction
-    const raw = new Database(join(dir, 'raw.db'))
-    raw.run('PRAGMA journal_mode = WAL')
-    raw.run('PRAGMA synchronous = FULL')
-    raw.run('CREATE TABLE plain (id INTEGER PRIMARY KEY, doc TEXT NOT NULL)')
-    const insPlain = raw.query('INSERT INTO plain (doc) VALUES (?)')
-    let t0 = performance.now()
-    raw.transaction(() => {
-      for (const d of docs) insPlain.run(JSON.stringify(d))
-    })()
-    const baseSecs = (performance.now() - t0) / 1000
-
-    // (a) the store: bulks of 1,000 (one transaction and one fsync each), with auto-generated
-    // ids (the usual log-ingest path) and with explicit ids (each one checked for existence).
-    const ingest = async (index: string, explicitIds: boolean) => {
-      await store.createIndex({ index, body: { mappings: MAPPINGS } })
-      const start = performance.now()
-      for (let i = 0; i < N; i += 1000) {
-        const lines: BulkLine[] = []
-        for (let j = i; j < Math.min(N, i + 1000); j++) lines.push({ index: explicitIds ? { _id: String(j) } : {} }, docs[j])
-        const r = await store.bulk({ index, body: lines })
-        if (r.errors) throw new Error('bulk errors')
-      }
-      return N / ((performance.now() - start) / 1000)
+    // (a) each round: the baseline, then the store with auto and with explicit ids, each in a fresh file
+    const base: number[] = []
+    const auto: number[] = []
+    const explicit: number[] = []
+    let store: Store | undefined
+    for (let r = 0; r < ROUNDS; r++) {
+      base.push(rawIngest(join(dir, `raw-${r}.db`), docs))
+      rmSync(join(dir, `raw-${r}.db`), { force: true })
+      if (store) await store.close()
+      rmSync(join(dir, `store-${r - 1}`), { recursive: true, force: true })
+      mkdirSync(join(dir, `store-${r}`))
+      store = openEmbeddedStore(join(dir, `store-${r}`, 'store.db'))
+      auto.push(await storeIngest(store, 'bench-auto', docs, false))
+      explicit.push(await storeIngest(store, 'bench', docs, true))
     }
-    const store = openEmbeddedStore(join(dir, 'store.db'))
-    const baseRate = N / baseSecs
-    const autoRate = await ingest('bench-auto', false)
-    const storeRate = await ingest('bench', true)
+    const opened = store!
+    const baseRate = N / median(base)
+    const autoRate = N / median(auto)
+    const storeRate = N / median(explicit)
+    const spread = (xs: number[]) => `${ROUNDS} rounds, ${(N / Math.max(...xs)).toFixed(0)}-${(N / Math.min(...xs)).toFixed(0)}`
+    console.log(`(a) baseline ${spread(base)}; auto ids ${spread(auto)}; explicit ids ${spread(explicit)} docs/s`)
     rows.push(['(a) bulk ingest docs/s, auto ids', autoRate.toFixed(0), baseRate.toFixed(0), (autoRate / baseRate).toFixed(2)])
     rows.push(['(a) bulk ingest docs/s, explicit ids', storeRate.toFixed(0), baseRate.toFixed(0), (storeRate / baseRate).toFixed(2)])
 
     // (b) baseline: indexed plain table with the same fields as columns
+    const raw = new Database(join(dir, 'raw.db'))
+    raw.run('PRAGMA journal_mode = WAL')
     raw.run('CREATE TABLE events (id INTEGER PRIMARY KEY, host TEXT, bytes INTEGER, ts INTEGER, doc TEXT)')
     const insEv = raw.query('INSERT INTO events (host, bytes, ts, doc) VALUES (?, ?, ?, ?)')
     raw.transaction(() => {
@@ -158,61 +197,70 @@ async function main(): Promise<void> {
     const rawCount = raw.query('SELECT count(*) AS n FROM events WHERE bytes >= ? AND bytes < ?')
 
     const REPS = 200
-    const time = async (f: (i: number) => unknown) => {
-      const xs: number[] = []
+    /** Median ms of the store's and of the baseline's query, one of each in turn. */
+    const pair = async (mine: (i: number) => unknown, theirs: (i: number) => unknown): Promise<[number, number]> => {
+      const a: number[] = []
+      const b: number[] = []
       for (let i = 0; i < REPS; i++) {
-        const s = performance.now()
-        await f(i)
-        xs.push(performance.now() - s)
+        a.push(await timed(() => mine(i)))
+        b.push(await timed(() => theirs(i)))
       }
-      return median(xs)
+      return [median(a), median(b)]
     }
     const host = (i: number) => `host-${(i * 7919) % HOSTS}`
     const lo = (i: number) => (i * 4999) % (N - 100)
     // Warm up both sides once.
-    await store.search({ index: 'bench', body: { query: { term: { host: host(1) } } } })
+    await opened.search({ index: 'bench', body: { query: { term: { host: host(1) } } } })
     rawTerm.all(host(1))
 
-    const termStore = await time((i) => store.search({ index: 'bench', body: { query: { term: { host: host(i) } } } }))
-    const termRaw = await time((i) => (rawTerm.all(host(i)) as Array<{ doc: string }>).map((r) => JSON.parse(r.doc)))
+    const [termStore, termRaw] = await pair(
+      (i) => opened.search({ index: 'bench', body: { query: { term: { host: host(i) } } } }),
+      (i) => (rawTerm.all(host(i)) as Array<{ doc: string }>).map((r) => JSON.parse(r.doc)),
+    )
     rows.push(['(b) term query median ms (10 hits)', termStore.toFixed(3), termRaw.toFixed(3), (termRaw / termStore).toFixed(2)])
 
-    const rangeStore = await time((i) =>
-      store.search({ index: 'bench', body: { query: { range: { bytes: { gte: lo(i), lt: lo(i) + 100 } } } } }),
+    const [rangeStore, rangeRaw] = await pair(
+      (i) => opened.search({ index: 'bench', body: { query: { range: { bytes: { gte: lo(i), lt: lo(i) + 100 } } } } }),
+      (i) => {
+        const hits = (rawRange.all(lo(i), lo(i) + 100) as Array<{ doc: string }>).map((r) => JSON.parse(r.doc))
+        return [hits, rawCount.get(lo(i), lo(i) + 100)]
+      },
     )
-    const rangeRaw = await time((i) => {
-      const hits = (rawRange.all(lo(i), lo(i) + 100) as Array<{ doc: string }>).map((r) => JSON.parse(r.doc))
-      return [hits, rawCount.get(lo(i), lo(i) + 100)]
-    })
     rows.push([
       '(b) range query median ms (100 matches, top 10)',
       rangeStore.toFixed(3),
       rangeRaw.toFixed(3),
       (rangeRaw / rangeStore).toFixed(2),
     ])
-    // (d) refused vs accepted items on the event streams' mapping, in bulks of 500
+    // (d) refused vs accepted items on the event streams' mapping, in bulks of 500, alternating
     const REFUSED_DOCS = arg('--refused-docs', 20_000)
-    await store.createIndex({ index: 'bench-events', body: { mappings: EVENTS_MAPPINGS } })
-    const eventsRate = async (refused: boolean) => {
+    await opened.createIndex({ index: 'bench-events', body: { mappings: EVENTS_MAPPINGS } })
+    const eventsSecs = async (refused: boolean) => {
       const start = performance.now()
       for (let i = 0; i < REFUSED_DOCS; i += 500) {
         const lines: BulkLine[] = []
         for (let j = i; j < Math.min(REFUSED_DOCS, i + 500); j++) lines.push({ create: {} }, windowsEvent(j, refused))
-        const r = await store.bulk({ index: 'bench-events', body: lines })
+        const r = await opened.bulk({ index: 'bench-events', body: lines })
         if (r.items.some((item) => (item.create?.error !== undefined) !== refused)) throw new Error('unexpected bulk outcome')
       }
-      return REFUSED_DOCS / ((performance.now() - start) / 1000)
+      return (performance.now() - start) / 1000
     }
-    await eventsRate(false) // maps the schema fields once, as a running stream has
-    const acceptedRate = await eventsRate(false)
-    const refusedRate = await eventsRate(true)
+    await eventsSecs(false) // maps the schema fields once, as a running stream has
+    const accepted: number[] = []
+    const refused: number[] = []
+    for (let r = 0; r < ROUNDS; r++) {
+      accepted.push(await eventsSecs(false))
+      refused.push(await eventsSecs(true))
+    }
+    const acceptedRate = REFUSED_DOCS / median(accepted)
+    const refusedRate = REFUSED_DOCS / median(refused)
     rows.push([
       '(d) refused bulk items/s vs accepted',
       refusedRate.toFixed(0),
       acceptedRate.toFixed(0),
       (refusedRate / acceptedRate).toFixed(2),
     ])
-    await store.close()
+    await opened.close()
     raw.close()
 
     // (c) peak RSS in a child process

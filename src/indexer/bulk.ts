@@ -172,7 +172,7 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse | Response> {
   const limit = ctx.deps.node.values.get('http.max_body_bytes') as number
   const chunks = await readBodyChunks(ctx.request, { limit, status: 413, kind: 'ndjson' })
   const large = chunks.reduce((n, c) => n + c.byteLength, 0) >= LARGE_BODY
-  const { count, updated } = checkRequest(chunks, defaultIndex, large)
+  const { count, updated, items: checked } = checkRequest(chunks, defaultIndex, large)
   const params: BulkParams = {
     requireAlias: ctx.flag('require_alias', false),
     pipeline: ctx.str('pipeline'),
@@ -191,7 +191,7 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse | Response> {
     aliasCheck: new Map(),
   }
   run.refused = await refusedIndices(run, updated)
-  const took = await writeAll(run, chunks, defaultIndex, large)
+  const took = await writeAll(run, checked ?? bulkItems(chunks, defaultIndex, true, true), large)
   const tookAll = Math.max(took, ctx.deps.now() - started)
   const items = `[${run.results.map((r) => r ?? '{}').join(',')}]`
   run.results.length = 0
@@ -203,15 +203,22 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse | Response> {
 
 /**
  * The whole request is checked before any item runs (OpenSearch refuses a malformed bulk as a
- * whole); that pass keeps nothing, and the second parses and writes one batch at a time. Answers
- * the number of items and the indices that updates name.
+ * whole). A large request's pass keeps nothing (the second parses and writes one batch at a
+ * time); a smaller one's keeps its items for the writes, each source parsed once. Answers the
+ * number of items and the indices that updates name.
  */
-function checkRequest(chunks: Uint8Array[], defaultIndex: string | undefined, large: boolean): { count: number; updated: Set<string> } {
+function checkRequest(
+  chunks: Uint8Array[],
+  defaultIndex: string | undefined,
+  large: boolean,
+): { count: number; updated: Set<string>; items: Item[] | undefined } {
   let count = 0
   let parsed = 0
   const updated = new Set<string>()
-  for (const item of bulkItems(chunks, defaultIndex, false)) {
+  const items: Item[] | undefined = large ? undefined : []
+  for (const item of bulkItems(chunks, defaultIndex, !large)) {
     count++
+    items?.push(item)
     if (item.op === 'update') updated.add(item.index)
     parsed += item.bytes
     // See `flush`: collect the parsed-and-dropped sources as this pass goes.
@@ -221,7 +228,7 @@ function checkRequest(chunks: Uint8Array[], defaultIndex: string | undefined, la
     }
   }
   if (count === 0) throw badRequest('Validation Failed: 1: no requests added;', 'action_request_validation_exception')
-  return { count, updated }
+  return { count, updated, items }
 }
 
 function settle(run: BulkRun, r: Partial<Record<Op, BulkItemResult>>): string {
@@ -252,7 +259,7 @@ async function refusedIndices(run: BulkRun, updated: Set<string>): Promise<Set<s
 }
 
 /** The second pass lets go of each body chunk once read: the body leaves memory as it is written. Answers the Store's `took`. */
-async function writeAll(run: BulkRun, chunks: Uint8Array[], defaultIndex: string | undefined, large: boolean): Promise<number> {
+async function writeAll(run: BulkRun, items: Iterable<Item>, large: boolean): Promise<number> {
   let took = 0
   let batch: Item[] = []
   let batchBytes = 0
@@ -268,7 +275,7 @@ async function writeAll(run: BulkRun, chunks: Uint8Array[], defaultIndex: string
     // milliseconds against the seconds such a request takes.
     if (large) Bun.gc(true)
   }
-  for (const item of bulkItems(chunks, defaultIndex, true, true)) {
+  for (const item of items) {
     batch.push(item)
     batchBytes += item.bytes
     if (batch.length >= BATCH_ITEMS || batchBytes >= BATCH_BYTES) await flush()

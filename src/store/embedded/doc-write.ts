@@ -340,12 +340,27 @@ function newFieldId(core: StoreCore, meta: IndexMeta, name: string, multi: numbe
   return f
 }
 
+/**
+ * The document each field id was last seen in (see noteMultiValued): an array indexed by field
+ * id and one number per call, not a set built for every document of a bulk.
+ */
+let seenIn = new Uint32Array(1024)
+let seenDoc = 0
+
 /** Fields this document holds several values of are marked so (their counts then need DISTINCT). */
 function noteMultiValued(core: StoreCore, meta: IndexMeta, keys: Array<[number, string | number]>): void {
-  const seen = new Set<number>()
+  if (++seenDoc === 0xffffffff) {
+    seenIn.fill(0)
+    seenDoc = 1
+  }
   for (const [f] of keys) {
-    if (!seen.has(f)) {
-      seen.add(f)
+    if (f >= seenIn.length) {
+      const grown = new Uint32Array(Math.max(f + 1, seenIn.length * 2))
+      grown.set(seenIn)
+      seenIn = grown
+    }
+    if (seenIn[f] !== seenDoc) {
+      seenIn[f] = seenDoc
       continue
     }
     if (meta.multiValued.has(f)) continue

@@ -94,21 +94,57 @@ export interface TextRows {
 
 /** The text rows of one document, with field ids from `idOf` (made on first use). */
 export function textKeys(specs: ReadonlyMap<string, FieldSpec>, d: DocView, idOf: (name: string) => number): TextRows {
-  const body: string[] = []
+  let body = ''
   const lengths: Array<[number, number]> = []
   const listed: Key[] = []
   for (const field of textFields(specs)) {
-    const tokens = d.tokens(field.path)
-    if (tokens.length === 0) continue
+    // Read from the source, not the view's caches: a written document's view serves this call only.
+    const raw = field.path.collect(d.source)
+    if (raw.length === 0) continue
     const t = idOf(field.terms)
-    // Most text is plain words: one test and one replace for the field instead of one per token.
-    const joined = tokens.join(' ')
-    if (PLAIN_LIST.test(joined)) body.push(`${t}_${joined.replaceAll(' ', ` ${t}_`)}`)
-    else for (const token of tokens) body.push(ftsToken(t, token))
-    lengths.push([t, tokens.length])
-    listed.push([idOf(field.lengths), tokens.length])
+    // One string (the usual text field) is encoded from its characters; the rest from its tokens.
+    const one = raw.length === 1 && typeof raw[0] === 'string' ? encodeAscii(t, raw[0]) : undefined
+    const [stored, count] = one ?? encodeTokens(t, d.tokens(field.path))
+    if (count === 0) continue
+    body = body === '' ? stored : `${body} ${stored}`
+    lengths.push([t, count])
+    listed.push([idOf(field.lengths), count])
   }
-  return { body: body.join(' '), lengths, listed }
+  return { body, lengths, listed }
+}
+
+/** Tokens as stored (see ftsToken), space-separated, and their number. */
+function encodeTokens(t: number, tokens: readonly string[]): [stored: string, count: number] {
+  // Most text is plain words: one test and one replace for the field instead of one per token.
+  const joined = tokens.join(' ')
+  if (PLAIN_LIST.test(joined)) return [`${t}_${joined.replaceAll(' ', ` ${t}_`)}`, tokens.length]
+  return [tokens.map((token) => ftsToken(t, token)).join(' '), tokens.length]
+}
+
+const SEPARATORS = /[^a-z0-9]+/g
+
+/**
+ * What encodeTokens(t, analyze(text)) answers, without a token array, for the common text: ASCII
+ * without `_`, `.` or `'` (the characters a token may hold besides letters and digits), whose
+ * tokens are then its runs of letters and digits, each stored as is. One pass over the characters
+ * counts the runs; one native replace writes the separators. Undefined for any other text.
+ */
+function encodeAscii(t: number, text: string): [stored: string, count: number] | undefined {
+  let count = 0
+  let inWord = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    const word = (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90)
+    if (!word && (c >= 128 || c === 95 || c === 46 || c === 39)) return undefined
+    if (word && !inWord) count++
+    inWord = word
+  }
+  if (count === 0) return ['', 0]
+  const sep = ` ${t}_`
+  let stored = text.toLowerCase().replace(SEPARATORS, sep)
+  if (stored.startsWith(sep)) stored = stored.slice(sep.length)
+  if (stored.endsWith(sep)) stored = stored.slice(0, stored.length - sep.length)
+  return [`${t}_${stored}`, count]
 }
 
 const VALUES3 = Array.from({ length: 101 }, (_, n) => Array(n).fill('(?, ?, ?)').join(', '))
@@ -124,19 +160,25 @@ export function insertValues(db: Database, values: Key[], rid: number): void {
 }
 
 /**
- * Replaces documents' text rows: the `tl` rows first (deleted, then written), then the `tx` rows.
- * A statement that may change several rows opens a statement savepoint, at which FTS5 writes what
- * it holds as a segment: interleaved, each document's postings would become a segment of their own.
+ * Replaces documents' text rows: the `tl` rows first (deleted, then written), then the `tx` rows,
+ * each in one statement over a JSON array (a statement per row was most of the text index's cost
+ * on ingest). A statement that may change several rows opens a statement savepoint, at which FTS5
+ * writes what it holds as a segment: so every `tx` row of the transaction goes in one statement,
+ * never in several (each would become a segment of its own).
  */
 export function writeText(db: Database, gone: readonly number[], docs: ReadonlyArray<[rid: number, text: TextRows]>): void {
-  const dropLengths = db.query('DELETE FROM tl WHERE rid = ?')
-  for (const rid of gone) dropLengths.run(rid)
-  const lengths = db.query('INSERT INTO tl (rid, f, len) VALUES (?, ?, ?)')
-  for (const [rid, text] of docs) for (const [f, len] of text.lengths) lengths.run(rid, f, len)
-  const drop = db.query('DELETE FROM tx WHERE rowid = ?')
-  for (const rid of gone) drop.run(rid)
-  const insert = db.query('INSERT INTO tx (rowid, body) VALUES (?, ?)')
-  for (const [rid, text] of docs) if (text.lengths.length > 0) insert.run(rid, text.body)
+  if (gone.length > 0) db.query('DELETE FROM tl WHERE rid IN (SELECT value FROM json_each(?))').run(JSON.stringify(gone))
+  const lengths: Array<[number, number, number]> = []
+  const bodies: Array<[number, string]> = []
+  for (const [rid, text] of docs) {
+    for (const [f, len] of text.lengths) lengths.push([rid, f, len])
+    if (text.lengths.length > 0) bodies.push([rid, text.body])
+  }
+  if (lengths.length > 0)
+    db.query('INSERT INTO tl (rid, f, len) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)').run(JSON.stringify(lengths))
+  if (gone.length > 0) db.query('DELETE FROM tx WHERE rowid IN (SELECT value FROM json_each(?))').run(JSON.stringify(gone))
+  if (bodies.length > 0)
+    db.query('INSERT INTO tx (rowid, body) SELECT value ->> 0, value ->> 1 FROM json_each(?)').run(JSON.stringify(bodies))
 }
 
 /** Removes the text rows of every document of a rid range (an index deleted). */

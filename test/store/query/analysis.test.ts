@@ -1,19 +1,53 @@
-// The ASCII fast path of the analyzer gives exactly the Unicode regular expression's tokens.
+// The ASCII fast paths of the analyzer and of the text index's encoding give exactly the Unicode
+// regular expression's tokens.
 import { expect, test } from 'bun:test'
 import { analyze } from '../../../src/store/query/analysis'
+import { ftsToken, textKeys } from '../../../src/store/embedded/text-index'
+import { DocView } from '../../../src/store/query/doc'
+import type { FieldSpec } from '../../../src/store/query/compile'
 
 const WORD = /[\p{L}\p{N}\p{M}_]+(?:['.’][\p{L}\p{N}\p{M}_]+)*/gu
 const reference = (text: string) => [...text.matchAll(WORD)].map((m) => m[0].toLowerCase())
 
-test('ASCII texts: the same tokens as the regular expression', () => {
-  const alphabet = "aZ9_ .'-,:/\\\"\t\n@#x..''Ab"
+/** 5,000 texts of up to 23 characters of `alphabet`, the same every run. */
+function* randomTexts(alphabet: string): Generator<string> {
   let x = 12345
   const next = () => (x = (x * 1103515245 + 12345) >>> 0) >>> 8
   for (let k = 0; k < 5000; k++) {
     let s = ''
     for (let i = next() % 24; i > 0; i--) s += alphabet[next() % alphabet.length]
-    expect({ s, t: analyze(s) }).toEqual({ s, t: reference(s) })
+    yield s
   }
+}
+
+test('ASCII texts: the same tokens as the regular expression', () => {
+  for (const s of randomTexts("aZ9_ .'-,:/\\\"\t\n@#x..''Ab")) expect({ s, t: analyze(s) }).toEqual({ s, t: reference(s) })
   for (const s of ["don't stop", 'example.com.', "a.b'c..d", '_x_ __', 'ÀB after an ascii run', 'caf\u00e9 ok', 'x\u0301y'])
     expect({ s, t: analyze(s) }).toEqual({ s, t: reference(s) })
+})
+
+const specs = new Map<string, FieldSpec>([['m', { type: 'text' } as FieldSpec]])
+
+/** A text value's row in the text index: its analysed tokens, each stored as ftsToken writes it. */
+function expectEncoded(value: unknown, tokens: string[]): void {
+  const rows = textKeys(specs, new DocView({ m: value }), () => 7)
+  const want: { body: string; lengths: Array<[number, number]> } =
+    tokens.length === 0 ? { body: '', lengths: [] } : { body: tokens.map((t) => ftsToken(7, t)).join(' '), lengths: [[7, tokens.length]] }
+  expect({ value, body: rows.body, lengths: rows.lengths }).toEqual({ value, ...want })
+}
+
+test('text index rows: the analysed tokens, whichever path (one pass over ASCII, or token by token) encodes them', () => {
+  for (const s of randomTexts("aZ9_ .'-,:/\\\"\t\n@#x..''Ab\u0010\u0019\u007f\u212a\u00e9 09zzAZ   ")) expectEncoded(s, reference(s))
+  for (const s of [
+    '',
+    '  ',
+    'plain words only',
+    '  lead and trail  ',
+    'Mixed CASE-words, with: punctuation/paths',
+    'x_y a.b',
+    '\u212aelvin',
+  ])
+    expectEncoded(s, reference(s))
+  expectEncoded(['two Values', 'here'], ['two', 'values', 'here'])
+  expectEncoded(42, ['42'])
 })
