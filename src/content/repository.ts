@@ -260,13 +260,15 @@ export class ContentRepository {
 
   /**
    * Read-modify-write of one document with optimistic concurrency, retried on conflict (parents
-   * gain and lose children concurrently). `change` returns the new document, or undefined to skip.
+   * gain and lose children concurrently). `change` returns the new document, or undefined to skip;
+   * `hashOf` may answer its hash for less than hashing it whole.
    */
   async modify(
     alias: string,
     read: () => Promise<Stored | undefined>,
     change: (current: Stored) => Doc | undefined,
     attempts: number,
+    hashOf: (current: Stored, next: Doc) => string | undefined = () => undefined,
   ): Promise<Stored | undefined> {
     for (let i = 1; ; i++) {
       const current = await read()
@@ -275,7 +277,8 @@ export class ContentRepository {
       if (next === undefined) return current
       try {
         // Everything else of the envelope (space, its aggregate hash, offset) is kept as it was.
-        await this.replace(alias, current, { ...(current.source as Envelope), document: next, hash: { sha256: documentHash(next) } })
+        const sha256 = hashOf(current, next) ?? documentHash(next)
+        await this.replace(alias, current, { ...(current.source as Envelope), document: next, hash: { sha256 } })
         return current
       } catch (e) {
         if (!(e instanceof VersionConflict) || i >= attempts) throw e
