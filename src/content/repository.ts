@@ -146,9 +146,11 @@ export class ContentRepository {
   }
 
   /**
-   * Documents of a space written after `_seq_no` `after` of the alias's one index, in `_seq_no`
-   * order, with how many the space holds now; undefined when the alias spans several indices
+   * Documents of every space written after `_seq_no` `after` of the alias's one index, in `_seq_no`
+   * order, with how many `space` holds now; undefined when the alias spans several indices
    * (mid-swap) or none. Lets a reader keep a copy of a space current by reading only what changed.
+   * The space is not in the query: the store would gather the whole space's rows to answer it,
+   * where the `_seq_no` range alone reads only the changed ones (and shows those that left the space).
    */
   async changedSince(
     alias: string,
@@ -159,14 +161,13 @@ export class ContentRepository {
     const names = await this.lookup.resolve(alias, { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true })
     if (names.length !== 1) return undefined
     const index = names[0]
-    const query = { term: { 'space.name': space } }
     const docs: Stored[] = []
     let seq = after?.index === index ? after.seq : -1
     for (;;) {
       const r = await this.store.search({
         index,
         body: {
-          query,
+          query: { match_all: {} },
           size: PAGE,
           sort: [{ _seq_no: 'asc' }],
           track_total_hits: false,
@@ -180,7 +181,7 @@ export class ContentRepository {
       if (hits.length < PAGE) break
       seq = hits[hits.length - 1]._seq_no ?? seq
     }
-    const count = (await this.store.count({ index, body: { query } })).count
+    const count = (await this.store.count({ index, body: { query: { term: { 'space.name': space } } } })).count
     return { index, docs, count }
   }
 

@@ -13,9 +13,10 @@ const HASHED_FIELDS = ['document.id', 'document.decoders', 'document.kvdbs', 'do
 /**
  * A copy of one space's documents of one index (the hashed fields only), kept current by reading
  * the documents written since the last read: a space of 10,000 rules is otherwise read whole on
- * every write to it. Rows only ever enter or change through that read, so a document that left
- * the space (deleted, or moved) leaves the copy larger than the space's count: the copy is then
- * read again whole, as it is when the alias moves to another index.
+ * every write to it. That read sees the documents written in every space, so one moved to
+ * another space leaves the copy there; a deleted one is not seen and leaves the copy larger than
+ * the space's count: the copy is then read again whole, as it is when the alias moves to another
+ * index.
  */
 interface SpaceCopy {
   index: string
@@ -79,12 +80,16 @@ async function spaceDocs(repo: ContentRepository, alias: string, space: string):
     const { table } = copy
     if (table.log.length > MAX_LOG) ((table.log = []), table.lists.clear())
     for (const d of changed.docs) {
+      if (d.seqNo > copy.seq) copy.seq = d.seqNo
       const before = copy.rows.get(d._id)
-      if (before && docId(before) !== docId(d)) (table.hashes.delete(docId(before)), table.log.push(docId(before)))
+      if (before && (docId(before) !== docId(d) || d.space !== space)) (table.hashes.delete(docId(before)), table.log.push(docId(before)))
+      if (d.space !== space) {
+        copy.rows.delete(d._id) // moved to another space, or never in this one
+        continue
+      }
       copy.rows.set(d._id, d)
       table.hashes.set(docId(d), d.hash)
       table.log.push(docId(d))
-      if (d.seqNo > copy.seq) copy.seq = d.seqNo
     }
     if (copy.rows.size === changed.count) {
       mine.delete(key)
