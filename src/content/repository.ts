@@ -146,9 +146,11 @@ export class ContentRepository {
   }
 
   /**
-   * Documents of a space written after `_seq_no` `after` of the alias's one index, in `_seq_no`
-   * order, with how many the space holds now; undefined when the alias spans several indices
+   * Documents of every space written after `_seq_no` `after` of the alias's one index, in `_seq_no`
+   * order, with how many `space` holds now; undefined when the alias spans several indices
    * (mid-swap) or none. Lets a reader keep a copy of a space current by reading only what changed.
+   * The space is not in the query: the store would gather the whole space's rows to answer it,
+   * where the `_seq_no` range alone reads only the changed ones (and shows those that left the space).
    */
   async changedSince(
     alias: string,
@@ -159,14 +161,13 @@ export class ContentRepository {
     const names = await this.lookup.resolve(alias, { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true })
     if (names.length !== 1) return undefined
     const index = names[0]
-    const query = { term: { 'space.name': space } }
     const docs: Stored[] = []
     let seq = after?.index === index ? after.seq : -1
     for (;;) {
       const r = await this.store.search({
         index,
         body: {
-          query,
+          query: { match_all: {} },
           size: PAGE,
           sort: [{ _seq_no: 'asc' }],
           track_total_hits: false,
@@ -180,7 +181,7 @@ export class ContentRepository {
       if (hits.length < PAGE) break
       seq = hits[hits.length - 1]._seq_no ?? seq
     }
-    const count = (await this.store.count({ index, body: { query } })).count
+    const count = (await this.store.count({ index, body: { query: { term: { 'space.name': space } } } })).count
     return { index, docs, count }
   }
 
@@ -260,13 +261,15 @@ export class ContentRepository {
 
   /**
    * Read-modify-write of one document with optimistic concurrency, retried on conflict (parents
-   * gain and lose children concurrently). `change` returns the new document, or undefined to skip.
+   * gain and lose children concurrently). `change` returns the new document, or undefined to skip;
+   * `hashOf` may answer its hash for less than hashing it whole.
    */
   async modify(
     alias: string,
     read: () => Promise<Stored | undefined>,
     change: (current: Stored) => Doc | undefined,
     attempts: number,
+    hashOf: (current: Stored, next: Doc) => string | undefined = () => undefined,
   ): Promise<Stored | undefined> {
     for (let i = 1; ; i++) {
       const current = await read()
@@ -275,7 +278,8 @@ export class ContentRepository {
       if (next === undefined) return current
       try {
         // Everything else of the envelope (space, its aggregate hash, offset) is kept as it was.
-        await this.replace(alias, current, { ...(current.source as Envelope), document: next, hash: { sha256: documentHash(next) } })
+        const sha256 = hashOf(current, next) ?? documentHash(next)
+        await this.replace(alias, current, { ...(current.source as Envelope), document: next, hash: { sha256 } })
         return current
       } catch (e) {
         if (!(e instanceof VersionConflict) || i >= attempts) throw e

@@ -1,7 +1,6 @@
 // Reference 2.7: a space's aggregate hash covers its policy and everything the policy references,
 // in the policy's order. It lives on the policy document (`space.hash.sha256`).
 import { VersionConflict } from '../store/errors'
-import { sha256Hex } from './hash'
 import { CONTENT_ALIASES } from './indices'
 import { isObject, type ContentRepository, type Stored } from './repository'
 import type { Space } from './spaces'
@@ -14,9 +13,10 @@ const HASHED_FIELDS = ['document.id', 'document.decoders', 'document.kvdbs', 'do
 /**
  * A copy of one space's documents of one index (the hashed fields only), kept current by reading
  * the documents written since the last read: a space of 10,000 rules is otherwise read whole on
- * every write to it. Rows only ever enter or change through that read, so a document that left
- * the space (deleted, or moved) leaves the copy larger than the space's count: the copy is then
- * read again whole, as it is when the alias moves to another index.
+ * every write to it. That read sees the documents written in every space, so one moved to
+ * another space leaves the copy there; a deleted one is not seen and leaves the copy larger than
+ * the space's count: the copy is then read again whole, as it is when the alias moves to another
+ * index.
  */
 interface SpaceCopy {
   index: string
@@ -34,7 +34,23 @@ interface SpaceCopy {
 interface HashTable {
   hashes: Map<string, string>
   log: string[]
-  lists: Map<string, { ids: unknown[]; hashes: Array<string | undefined>; at: number }>
+  lists: Map<string, ListHashes>
+}
+
+/**
+ * One list's hashes as last computed: per position (undefined where no document has the id), where
+ * each id stands, and their concatenation, which only grows while the list only grows and the
+ * documents it lists do not change (the aggregate is a SHA-256 over that concatenation).
+ */
+interface ListHashes {
+  ids: unknown[]
+  hashes: Array<string | undefined>
+  /** First position of each id; `shared` when an id is listed twice (positions are then searched). */
+  at: Map<unknown, number>
+  shared: boolean
+  joined: string
+  /** How much of the table's log this state has seen. */
+  seen: number
 }
 const copies = new WeakMap<ContentRepository, Map<string, SpaceCopy>>()
 
@@ -64,12 +80,16 @@ async function spaceDocs(repo: ContentRepository, alias: string, space: string):
     const { table } = copy
     if (table.log.length > MAX_LOG) ((table.log = []), table.lists.clear())
     for (const d of changed.docs) {
+      if (d.seqNo > copy.seq) copy.seq = d.seqNo
       const before = copy.rows.get(d._id)
-      if (before && docId(before) !== docId(d)) (table.hashes.delete(docId(before)), table.log.push(docId(before)))
+      if (before && (docId(before) !== docId(d) || d.space !== space)) (table.hashes.delete(docId(before)), table.log.push(docId(before)))
+      if (d.space !== space) {
+        copy.rows.delete(d._id) // moved to another space, or never in this one
+        continue
+      }
       copy.rows.set(d._id, d)
       table.hashes.set(docId(d), d.hash)
       table.log.push(docId(d))
-      if (d.seqNo > copy.seq) copy.seq = d.seqNo
     }
     if (copy.rows.size === changed.count) {
       mine.delete(key)
@@ -88,22 +108,58 @@ async function hashTable(repo: ContentRepository, alias: string, space: string):
   return (await spaceDocs(repo, alias, space)).table
 }
 
-/** The hashes of the documents a list names, in its order (undefined where none), kept for `key`. */
-function listedHashes(table: HashTable, key: string, list: unknown): Array<string | undefined> {
-  const listed: unknown[] = Array.isArray(list) ? list : []
-  const hashOf = (id: unknown) => (typeof id === 'string' ? table.hashes.get(id) : undefined)
+const listOf = (list: unknown): unknown[] => (Array.isArray(list) ? list : [])
+
+/** Whether `listed` is `before` with ids appended (or the same array). */
+const onlyGrew = (before: unknown[], listed: unknown[]) =>
+  before === listed || (before.length <= listed.length && before.every((id, i) => id === listed[i]))
+
+function freshList(table: HashTable, listed: unknown[]): ListHashes {
+  const state: ListHashes = { ids: [], hashes: [], at: new Map(), shared: false, joined: '', seen: table.log.length }
+  append(table, state, listed)
+  return state
+}
+
+function append(table: HashTable, state: ListHashes, listed: unknown[]): void {
+  for (let i = state.ids.length; i < listed.length; i++) {
+    const id = listed[i]
+    const h = typeof id === 'string' ? table.hashes.get(id) : undefined
+    state.hashes.push(h)
+    if (h !== undefined) state.joined += h
+    if (state.at.has(id)) state.shared = true
+    else state.at.set(id, i)
+  }
+  state.ids = listed
+}
+
+/**
+ * The concatenated hashes of the documents a list names, in its order (none where no document has
+ * the id), kept for `key`: the documents changed since the last call are looked up by position,
+ * and the concatenation is built again only when one of them is listed with another hash.
+ */
+function listedHashes(table: HashTable, key: string, list: unknown): string {
+  const listed = listOf(list)
   const last = table.lists.get(key)
-  let out: Array<string | undefined>
-  if (last && last.ids.length <= listed.length && (last.ids === listed || last.ids.every((id, i) => id === listed[i]))) {
-    out = last.hashes
-    for (let k = last.at; k < table.log.length; k++) {
+  let state: ListHashes
+  if (last && onlyGrew(last.ids, listed)) {
+    state = last
+    let changed = false
+    const hashOf = (id: string) => table.hashes.get(id)
+    for (let k = state.seen; k < table.log.length; k++) {
       const id = table.log[k]
-      for (let i = listed.indexOf(id); i >= 0 && i < last.ids.length; i = listed.indexOf(id, i + 1)) out[i] = hashOf(id)
+      const first = state.at.get(id)
+      if (first === undefined) continue
+      for (let i = first; i >= 0 && i < state.ids.length; i = state.shared ? state.ids.indexOf(id, i + 1) : -1) {
+        const h = hashOf(id)
+        if (state.hashes[i] !== h) ((state.hashes[i] = h), (changed = true))
+      }
     }
-    for (let i = last.ids.length; i < listed.length; i++) out.push(hashOf(listed[i]))
-  } else out = listed.map(hashOf)
-  table.lists.set(key, { ids: listed, hashes: out, at: table.log.length })
-  return out
+    if (changed) state.joined = state.hashes.filter((h) => h !== undefined).join('')
+    append(table, state, listed)
+    state.seen = table.log.length
+  } else state = freshList(table, listed)
+  table.lists.set(key, state)
+  return state.joined
 }
 
 /**
@@ -118,20 +174,18 @@ export async function computeSpaceHash(repo: ContentRepository, policy: Stored):
   const [decoders, kvdbs, rules, filters] = await Promise.all(
     [CONTENT_ALIASES.decoders, CONTENT_ALIASES.kvdbs, CONTENT_ALIASES.rules, CONTENT_ALIASES.filters].map((a) => hashTable(repo, a, space)),
   )
-  const parts = [policy.hash]
-  const add = (table: HashTable, key: string, list: unknown) => {
-    for (const h of listedHashes(table, key, list)) if (h !== undefined) parts.push(h)
-  }
+  // The SHA-256 of the concatenation, fed in pieces: the same bytes as the reference's joined parts.
+  const hasher = new Bun.CryptoHasher('sha256').update(policy.hash)
   for (const id of ids(policy.document.integrations)) {
     const integration = byId.get(id)
     if (!integration) continue
-    parts.push(integration.hash)
-    add(decoders, id, integration.document.decoders)
-    add(kvdbs, id, integration.document.kvdbs)
-    add(rules, id, integration.document.rules)
+    hasher.update(integration.hash)
+    hasher.update(listedHashes(decoders, id, integration.document.decoders))
+    hasher.update(listedHashes(kvdbs, id, integration.document.kvdbs))
+    hasher.update(listedHashes(rules, id, integration.document.rules))
   }
-  add(filters, '', policy.document.filters)
-  return sha256Hex(parts.join(''))
+  hasher.update(listedHashes(filters, '', policy.document.filters))
+  return hasher.digest('hex')
 }
 
 export const storedSpaceHash = (policy: Stored): string | undefined => {

@@ -10,6 +10,7 @@ import { INDEX_ACTIONS } from '../../security/actions'
 import type { Caller } from '../../http/caller'
 import { VersionConflict } from '../../store/errors'
 import { afterChange, requireDraftPolicy, writerFor, type ContentContext } from '../context'
+import { appendedHash } from '../appended-hash'
 import { EngineError, engineFailure } from '../engine'
 import { CONTENT_ALIASES } from '../indices'
 import { INTEGRATION_LISTS, KINDS, LIST_KIND, type IntegrationList, type ResourceKind } from '../kinds'
@@ -256,7 +257,6 @@ export class ResourceService {
     }
   }
 
-  /** Adds or removes `id` in a parent's list, retried on concurrent changes of the parent. */
   /**
    * Adds or removes `id` in a parent's list, retried on concurrent changes of the parent. Returns
    * the position it was removed from (-1 when it was not there), so an undo can put it back there.
@@ -273,17 +273,23 @@ export class ResourceService {
     const settings = await this.ctx.settings.snapshot()
     const attempts = settings.num('plugins.content_manager.integration.max_update_attempts')
     let position = -1
+    let present: string[] = []
     const done = await writer.modify(
       alias,
       read,
       (current) => {
-        const present = ids(current.document[list])
+        present = ids(current.document[list])
         position = present.indexOf(id)
         if (op === 'add' ? position >= 0 : position < 0) return undefined
         const next = op === 'add' ? present.toSpliced(at ?? present.length, 0, id) : present.filter((x) => x !== id)
         return { ...current.document, [list]: next }
       },
       attempts,
+      // The usual change, an id appended: hashed from the state kept after the list's last id.
+      (current) =>
+        op === 'add' && at === undefined
+          ? appendedHash(`${alias}/${current._id}`, current.document, current.hash, list, present, id)
+          : undefined,
     )
     if (!done && op === 'add') throw new ApiError(400, `The parent of [${id}] no longer exists.`)
     return position
