@@ -6,10 +6,18 @@
  *    small sessions: peak RSS.
  * Each phase runs on a fresh process, so that one's leftovers do not count in the other.
  *
- *   bun scripts/bench/memory.bench.ts
+ * Then the phases of issue 29 (item 6), each peak on a fresh process (see memory-phases.ts): SigmaHQ's
+ * 2,407 Windows rules created through the content manager and logtest over them (the binary),
+ * detector runs of 2,407 and 1,000 real rules over 100k events and of 1,000 generated rules over
+ * 1M events (detector.bench's in-process node), a CTI sync of 100k vulnerabilities and 50k IoCs (the
+ * binary and the CTI test server). A table of peaks against the targets ends the output.
+ *
+ *   bun scripts/bench/memory.bench.ts                    # everything
+ *   BENCH_MEMORY_PHASES=sync,rules-2407 bun scripts/bench/memory.bench.ts   # phases by name ('-' skips the first two)
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { spawnBinary } from './lib/processes'
+import { runPhases } from './lib/memory-phases'
 
 const MiB = 1024 * 1024
 
@@ -22,6 +30,11 @@ function status(pid: number, key: 'VmRSS' | 'VmHWM'): number {
 const resetPeak = (pid: number) => writeFileSync(`/proc/${pid}/clear_refs`, '5')
 const mib = (n: number) => `${(n / MiB).toFixed(0)} MiB`
 
+const selected = process.env.BENCH_MEMORY_PHASES?.split(',')
+if (!selected) await bulkAndSearches()
+await runPhases(selected)
+
+async function bulkAndSearches() {
 let svc = await spawnBinary()
 let headers = { authorization: svc.auth, 'content-type': 'application/json' }
 try {
@@ -89,4 +102,5 @@ try {
   }
 } finally {
   await svc.stop()
+}
 }
