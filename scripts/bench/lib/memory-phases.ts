@@ -9,7 +9,8 @@
  *  - run-1m: the 1,000 generated rules' run over 1M events (detector.bench);
  *  - sync: a content sync of 100k vulnerabilities and 50k IoCs from the CTI test server (the binary).
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { payloads, startCtiServer } from '../../../test/fixtures/cti/server'
 import { benchIoc } from './iocs'
@@ -142,8 +143,11 @@ async function syncPhase(): Promise<Row[]> {
       return { resource: e.id, payload: payloads.ioc(e.id, { name: e.value, type: e.type }) }
     },
   })
+  // The IoC export goes beside the Engine's socket (default under /usr/share): one of this node's own.
+  const engineDir = mkdtempSync(join(tmpdir(), 'svc-mem-engine-'))
   const node = await spawnBinary({
     env: {
+      SVC_SETTING_plugins__content_manager__engine__socket_path: join(engineDir, 'sockets', 'engine.sock'),
       SVC_SETTING_plugins__content_manager__cti__api: cti.base,
       SVC_SETTING_plugins__content_manager__engine__mock: 'true',
       SVC_SETTING_plugins__content_manager__catalog__update_on_schedule: 'false',
@@ -173,6 +177,7 @@ async function syncPhase(): Promise<Row[]> {
   } finally {
     await node.stop()
     await cti.stop()
+    rmSync(engineDir, { recursive: true, force: true })
   }
 }
 
@@ -187,14 +192,20 @@ const PHASES: Record<string, () => Promise<Row[]> | Row[]> = {
 /** Runs the named phases (all when none) and prints their table. */
 export async function runPhases(only?: string[]): Promise<void> {
   const rows: Row[] = []
+  const line = (r: Row) =>
+    `  ${r.phase.padEnd(52)} ${(r.peak / MiB).toFixed(0).padStart(5)} MiB  (target < ${r.target}${r.peak / MiB < r.target ? ', met' : ''})  ${r.note ?? ''}`
   for (const [name, phase] of Object.entries(PHASES)) {
     if (only && !only.includes(name)) continue
     console.log(`\n--- memory phase ${name}`)
-    rows.push(...(await phase()))
+    try {
+      const got = await phase()
+      for (const r of got) console.log(line(r))
+      rows.push(...got)
+    } catch (e) {
+      console.log(`!!! phase ${name} failed: ${(e as Error).message}`)
+      rows.push({ phase: name, peak: NaN, target: NaN, note: 'failed' })
+    }
   }
   console.log('\npeak RSS per phase (VmHWM from the phase start):')
-  for (const r of rows)
-    console.log(
-      `  ${r.phase.padEnd(52)} ${(r.peak / MiB).toFixed(0).padStart(5)} MiB  (target < ${r.target}${r.peak / MiB < r.target ? ', met' : ''})  ${r.note ?? ''}`,
-    )
+  for (const r of rows) console.log(line(r))
 }
