@@ -351,7 +351,8 @@ const spawn = (env: Record<string, string>) =>
 if (process.env.BENCH_THREAT_INTEL) await threatIntelRun()
 else if (only) {
   if (windows) await realRun(windows, Math.min(Number(only), windows.length))
-} else {
+} else if (process.env.BENCH_CHILDREN !== '0') {
+  // BENCH_CHILDREN=0: the generated rules' run alone (memory.bench measures it so).
   spawn({ BENCH_THREAT_INTEL: '1' })
   if (windows) for (const count of [100, 1000, windows.length]) spawn({ BENCH_REAL_RULES: String(count) })
 }

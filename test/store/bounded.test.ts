@@ -237,6 +237,17 @@ describe('large sources', () => {
     await s.index({ index: 'big', id: '1', body: big('three'), refresh: true })
     expect(await vs({ query: { match_all: {} } })).toEqual(['three'])
   })
+
+  test('a document rewritten and searched again and again keeps one parsed version, not one per write', async () => {
+    const list = (n: number) => ({ rules: Array.from({ length: 2_000 + n }, (_, i) => `rule-${i}`.padEnd(40, '-')) })
+    const parsed = () => (s as unknown as { core: { bigSources: Map<string, unknown> } }).core.bigSources.size
+    for (let n = 0; n < 30; n++) {
+      await s.index({ index: 'grows', id: 'integration', body: list(n), refresh: true })
+      const hit = (await s.search({ index: 'grows', body: { query: { match_all: {} } } })).hits.hits[0]
+      expect((hit._source as { rules: string[] }).rules).toHaveLength(2_000 + n)
+    }
+    expect(parsed()).toBe(1)
+  })
 })
 
 test('index.max_result_window: an index with a smaller window refuses a larger from + size', async () => {

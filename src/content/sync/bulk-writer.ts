@@ -7,6 +7,7 @@
 import type { SettingsSnapshot } from '../../config/cluster-settings'
 import type { BulkLine, Store } from '../../store/port'
 import { sleep as realSleep, type Sleep } from '../cti/sleep'
+import { HeapGrowth } from '../../heap'
 
 export interface RetryBudget {
   maxRetries: number
@@ -75,13 +76,19 @@ export interface BulkResult {
   reasons: string[]
 }
 
-/** Bulks' worth of content (`max_bulk_bytes`) written between two collections of the heap. */
-const COLLECT_EVERY_BULKS = 8
+/**
+ * A long load allocates far faster than JavaScriptCore collects on its own: the heap is collected
+ * once it grew by 24 MiB since the last collection, so a snapshot of 500,000 documents peaks at what
+ * a few bulks hold and not at the garbage of many. Counted in the heap, not in the bulks' bytes:
+ * small documents (a CVE's few hundred bytes) leave several times their size as parsed objects and
+ * envelopes, and 8 bulks' worth of bytes (40 MiB) was never reached by a 100k-document load.
+ * Shared by every writer of this thread.
+ */
+const syncHeap = new HeapGrowth(24 * 1024 * 1024)
 
 export class BulkWriter {
   private batch: Pending[] = []
   private batchBytes = 0
-  private sinceCollect = 0
   private readonly inFlight = new Set<Promise<void>>()
   private firstError: unknown
   readonly result: BulkResult = { written: 0, dropped: 0, requests: 0, reasons: [] }
@@ -124,14 +131,7 @@ export class BulkWriter {
   private async flush(): Promise<void> {
     if (this.batch.length === 0) return
     this.batches++
-    // A long load allocates far faster than JavaScriptCore collects on its own: collect after every
-    // few bulks' worth of content, so a 500,000-document snapshot peaks at what a few bulks hold
-    // and not at the garbage of many (a collection of this heap is milliseconds per second of load).
-    this.sinceCollect += this.batchBytes
-    if (this.sinceCollect >= COLLECT_EVERY_BULKS * this.limits.maxBytes) {
-      this.sinceCollect = 0
-      Bun.gc(true)
-    }
+    syncHeap.check()
     while (this.inFlight.size >= this.limits.maxConcurrent) await Promise.race(this.inFlight)
     const items = this.batch
     this.batch = []

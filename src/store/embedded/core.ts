@@ -83,6 +83,8 @@ export class StoreCore {
   /** Large sources parsed once for concurrent searches (search-rows.ts), most recently used last. */
   readonly bigSources = new Map<string, { source: Record<string, unknown>; size: number }>()
   bigSourceChars = 0
+  /** The version (`rid:seq` key) of each rid last parsed into `bigSources`: one version per document is kept. */
+  readonly bigSourceVersions = new Map<number, string>()
   /** Undo actions for in-memory changes of the running transaction. */
   private undo: Array<() => void> | undefined
   /** Indices whose seq_no counter moved in the running transaction (persisted once, at its end). */
@@ -290,6 +292,7 @@ export class StoreCore {
   /** An index id (so its rids) may be given to the next index created: no parsed source may outlive it. */
   clearSourceCache(): void {
     this.bigSources.clear()
+    this.bigSourceVersions.clear()
     this.bigSourceChars = 0
   }
 
