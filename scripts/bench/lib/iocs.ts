@@ -2,7 +2,10 @@
 import type { IocEntry } from '../../../src/ruleset/threat-intel/ioc-index'
 
 const hex = (i: number, len: number) => Bun.hash(String(i)).toString(16).padStart(16, '0').repeat(8).slice(0, len)
-const v4 = (i: number) => `${(i >>> 24) & 255 || 1}.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`
+// Never in 10.0.0.0/8, where the bench events' addresses are: a feed lists public addresses, and a
+// generated network over 10/8 matched 9% of the events, where the detector bench means 50 to match.
+const firstOctet = (i: number) => (((i >>> 24) & 255 || 1) === 10 ? 11 : (i >>> 24) & 255 || 1)
+const v4 = (i: number) => `${firstOctet(i)}.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`
 
 /** IoC i, of a kind by its rank (shares near a CTI feed's: addresses and URLs first); `gen` varies the value. */
 export function benchIoc(i: number, gen = 0): IocEntry {
