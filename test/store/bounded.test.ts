@@ -240,7 +240,7 @@ describe('large sources', () => {
 
   test('a document rewritten and searched again and again keeps one parsed version, not one per write', async () => {
     const list = (n: number) => ({ rules: Array.from({ length: 2_000 + n }, (_, i) => `rule-${i}`.padEnd(40, '-')) })
-    const parsed = () => (s as unknown as { core: { bigSources: Map<string, unknown> } }).core.bigSources.size
+    const parsed = () => (s as unknown as { core: { bigSources: Map<number, unknown> } }).core.bigSources.size
     for (let n = 0; n < 30; n++) {
       await s.index({ index: 'grows', id: 'integration', body: list(n), refresh: true })
       const hit = (await s.search({ index: 'grows', body: { query: { match_all: {} } } })).hits.hits[0]

@@ -80,11 +80,9 @@ export class StoreCore {
     /** Answers of size-0 searches (request-cache.ts), in characters: 32 MiB of UTF-16 at most. */
     answers: new IndexCaches<string>(16_000_000),
   }
-  /** Large sources parsed once for concurrent searches (search-rows.ts), most recently used last. */
-  readonly bigSources = new Map<string, { source: Record<string, unknown>; size: number }>()
+  /** Large sources parsed once for concurrent searches (search-rows.ts), by rid (one version each), most recently used last. */
+  readonly bigSources = new Map<number, { seq: number; source: Record<string, unknown>; size: number }>()
   bigSourceChars = 0
-  /** The version (`rid:seq` key) of each rid last parsed into `bigSources`: one version per document is kept. */
-  readonly bigSourceVersions = new Map<number, string>()
   /** Undo actions for in-memory changes of the running transaction. */
   private undo: Array<() => void> | undefined
   /** Indices whose seq_no counter moved in the running transaction (persisted once, at its end). */
@@ -292,7 +290,6 @@ export class StoreCore {
   /** An index id (so its rids) may be given to the next index created: no parsed source may outlive it. */
   clearSourceCache(): void {
     this.bigSources.clear()
-    this.bigSourceVersions.clear()
     this.bigSourceChars = 0
   }
 
