@@ -6,35 +6,28 @@ import { HeapGrowth } from '../../src/heap'
 
 const MiB = 1024 * 1024
 
-function heap(start: number) {
-  const h = { size: start, collections: 0, live: start }
-  const growth = new HeapGrowth(
-    16 * MiB,
-    () => h.size,
-    () => {
-      h.collections++
-      h.size = h.live
-    },
-  )
-  return { h, growth }
-}
+// [live heap, growth that must not collect, growth after which it collects]
+const cases: Array<[string, number, number, number]> = [
+  ['a small heap is collected after 16 MiB of growth, and only then', 40, 15, 17],
+  ['a large live heap may grow by a quarter of itself first', 200, 40, 51],
+]
 
-test('a small heap is collected after 16 MiB of growth, and only then', () => {
-  const { h, growth } = heap(40 * MiB)
-  h.size += 15 * MiB
-  expect(growth.check()).toBe(false)
-  h.size += 2 * MiB
-  expect(growth.check()).toBe(true)
-  expect(h.collections).toBe(1)
-  h.size += 10 * MiB
-  expect(growth.check()).toBe(false)
-})
-
-test('a large live heap may grow by a quarter of itself first', () => {
-  const { h, growth } = heap(200 * MiB)
-  h.size += 40 * MiB
-  expect(growth.check()).toBe(false)
-  h.size += 11 * MiB
-  expect(growth.check()).toBe(true)
-  expect(h.collections).toBe(1)
-})
+for (const [name, live, below, above] of cases)
+  test(name, () => {
+    const h = { size: live * MiB, collections: 0 }
+    const growth = new HeapGrowth(
+      16 * MiB,
+      () => h.size,
+      () => {
+        h.collections++
+        h.size = live * MiB
+      },
+    )
+    h.size = (live + below) * MiB
+    expect(growth.check()).toBe(false)
+    h.size = (live + above) * MiB
+    expect(growth.check()).toBe(true)
+    expect(h.collections).toBe(1)
+    h.size = (live + below) * MiB
+    expect(growth.check()).toBe(false)
+  })
