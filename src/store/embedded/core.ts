@@ -14,6 +14,7 @@ import { GroupCommit, type GroupWrite, type Outcome } from './group-commit'
 import { Checkpointer } from './checkpointer'
 import { openStoreFile } from './integrity'
 import { PendingStats, PendingText } from './text-index'
+import { hasPending, REFRESH_DOCS, refreshIndex } from './refresh'
 import type { Migration, MigrationResult } from './migrations'
 import type { Plan } from './plan'
 import type { Column, ColumnLayout } from './aggs-columnar'
@@ -56,6 +57,9 @@ export interface PitMeta {
   expires: number
   targets: Array<{ ix: number; uuid: string; name: string; specs: Map<string, FieldSpec>; seq: number }>
 }
+
+/** How long after the last write pending documents wait for a search before they are refreshed anyway. */
+const IDLE_REFRESH_MS = 1000
 
 /** Columns stay true while documents are only added (search-rows.ts extends them). */
 const rewritesOf = (meta: IndexMeta) => meta.rewrites ?? 0
@@ -167,10 +171,12 @@ export class StoreCore {
       this.sql('BEGIN IMMEDIATE')
       try {
         const out = body()
+        this.refreshFull()
         this.pendingText.flush(this.db)
         this.pendingStats.flush(this.db)
         this.saveSeqs()
         this.sql('COMMIT')
+        this.scheduleRefresh()
         return out
       } catch (e) {
         if (this.db.inTransaction) this.sql('ROLLBACK')
@@ -246,6 +252,40 @@ export class StoreCore {
     const save = this.db.query('UPDATE indices SET seq = ? WHERE ix = ?')
     for (const meta of this.seqDirty) if (this.cat.byIx.get(meta.ix) === meta) save.run(meta.seq, meta.ix)
   }
+
+  /** The indices written in this transaction that leave REFRESH_DOCS documents pending get their field values (refresh.ts). */
+  private refreshFull(): void {
+    for (const meta of this.seqDirty) if (meta.nextRid - meta.indexedRid >= REFRESH_DOCS) refreshIndex(this, meta)
+  }
+
+  /**
+   * Every document of these indices in their field values (refresh.ts): what a search or a count
+   * runs before it reads them. A write transaction only when one has pending documents.
+   */
+  refresh(metas: Iterable<IndexMeta>): void {
+    const due = [...metas].filter((m) => hasPending(m) && this.cat.byIx.get(m.ix) === m)
+    if (due.length > 0) this.tx(() => due.forEach((m) => refreshIndex(this, m)))
+  }
+
+  /** A second after the last commit that left documents pending, they are refreshed (see refresh.ts). */
+  private scheduleRefresh(): void {
+    if (this.idleRefresh) {
+      this.idleRefresh.refresh()
+      return
+    }
+    if (![...this.seqDirty].some(hasPending)) return
+    this.idleRefresh = setTimeout(() => {
+      this.idleRefresh = undefined
+      if (this.closed) return
+      try {
+        this.refresh(this.cat.byIx.values())
+      } catch {
+        // Nothing is lost: the next search, count or write past REFRESH_DOCS refreshes them.
+      }
+    }, IDLE_REFRESH_MS)
+    this.idleRefresh.unref()
+  }
+  private idleRefresh: ReturnType<typeof setTimeout> | undefined
 
   /** The text rows this transaction wrote, in the text index before a read of it (see PendingText). */
   textVisible(): void {
@@ -326,6 +366,7 @@ export class StoreCore {
   close(): void {
     if (this.closed) return
     this.group.flush()
+    clearTimeout(this.idleRefresh)
     this.closed = true
     this.db.run('DELETE FROM pit_history')
     this.checkpointer?.stop()
