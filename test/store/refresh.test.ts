@@ -57,7 +57,7 @@ describe('field values written by refreshes', () => {
       expect((await store.bulk({ index: 'bulk', body })).errors).toBe(false)
       await store.index({ index: 'bulk', id: '5', body: { k: ['moved', 'moved'], n: 5 } })
       await store.delete({ index: 'bulk', id: '6' })
-      const search = async (query: unknown) => ids(await store.search({ index: 'bulk', body: { query, size: 100 } }))
+      const search = async (query: Record<string, unknown>) => ids(await store.search({ index: 'bulk', body: { query, size: 100 } }))
       expect(await search({ term: { k: 'moved' } })).toEqual(['3', '5'])
       expect(await search({ term: { k: 'h4' } })).toEqual([])
       expect(await search({ term: { k: 'h6' } })).toEqual([])
