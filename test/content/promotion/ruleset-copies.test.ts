@@ -3,6 +3,7 @@
 // exactly the promoted ones, each once, with the promoted content (an update replaces the copy
 // under the same id), and a removed rule's copy is gone.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { promoteDraft, winRule } from '../../helpers/content-rules'
 import { startTestServer, type TestServer } from '../../helpers/server'
 
 const PREFIX = '/_plugins/_content_manager'
@@ -13,19 +14,6 @@ beforeAll(async () => {
   s = await startTestServer()
 })
 afterAll(() => s.stop())
-
-const resource = (title: string, word: string, level = 'high') => ({
-  metadata: { title, author: 'me' },
-  level,
-  logsource: { product: 'win' },
-  detection: { selection: { 'process.command_line|contains': word }, condition: 'selection' },
-})
-
-async function promote() {
-  const preview = await s.request('GET', `${PREFIX}/promote?space=draft`)
-  const r = await s.request('POST', `${PREFIX}/promote`, { body: { space: 'draft', ...(preview.body as object) } })
-  expect(r.status).toBe(200)
-}
 
 /** Ruleset Management's rules of the test space: CTI id -> [stored id, title, level]. */
 async function testCopies(): Promise<Record<string, [string, string, string]>> {
@@ -49,12 +37,12 @@ test('promoted rules are added, replaced and removed in the test space of Rulese
   })
   const integration = (created.body as { message: string }).message
   const rule = async (title: string, word: string) => {
-    const r = await s.request('POST', `${PREFIX}/rules`, { body: { integration, resource: resource(title, word) } })
+    const r = await s.request('POST', `${PREFIX}/rules`, { body: { integration, resource: winRule(title, word) } })
     expect(r.status).toBe(201)
     return (r.body as { message: string }).message
   }
   const ids = [await rule('one', 'a'), await rule('two', 'b'), await rule('three', 'c')]
-  await promote()
+  await promoteDraft(s)
   const first = await testCopies()
   expect(Object.fromEntries(Object.entries(first).map(([id, [, title, level]]) => [id, [title, level]]))).toEqual({
     [ids[0]]: ['one', 'high'],
@@ -64,11 +52,11 @@ test('promoted rules are added, replaced and removed in the test space of Rulese
 
   // One updated, one added, one removed, then promoted again.
   expect(
-    (await s.request('PUT', `${PREFIX}/rules/${ids[1]}`, { body: { resource: { ...resource('two', 'b', 'low'), enabled: true } } })).status,
+    (await s.request('PUT', `${PREFIX}/rules/${ids[1]}`, { body: { resource: { ...winRule('two', 'b', 'low'), enabled: true } } })).status,
   ).toBe(200)
   const added = await rule('four', 'd')
   expect((await s.request('DELETE', `${PREFIX}/rules/${ids[2]}`)).status).toBe(200)
-  await promote()
+  await promoteDraft(s)
   const second = await testCopies()
   expect(Object.fromEntries(Object.entries(second).map(([id, [, title, level]]) => [id, [title, level]]))).toEqual({
     [ids[0]]: ['one', 'high'],
