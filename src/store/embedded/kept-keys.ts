@@ -27,7 +27,7 @@ export interface KeptRow {
 /** Only documents with this many keys are kept: a short list costs little to parse and diff. */
 export const KEEP_FROM = 256
 /** Rows kept per store; each holds its keys (some 100 bytes a key). */
-const MAX_KEPT = 16
+const MAX_KEPT = 8
 
 const kept = new WeakMap<StoreCore, Map<number, KeptRow>>()
 
