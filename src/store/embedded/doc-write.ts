@@ -13,6 +13,7 @@ import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 import { type DocRow, getHead, getRow, type Op, storedSize, writeTarget } from './documents'
 import { autoId } from './ids'
+import { STORED_SIZE } from './stored-size'
 import { setMappings } from './indices'
 import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './mapping'
 import { isValueAndPathField } from '../query/flat-object'
@@ -458,17 +459,22 @@ function keptKeys(core: StoreCore, row: DocRow, kept: KeptRow, next: Key[]): Rew
  * kept for its version (kept-keys.ts): reading a long `keys` column back costs what parsing it does.
  */
 function keptHead(core: StoreCore, meta: IndexMeta, id: string): { row: DocRow; kept: KeptRow } | DocRow | null {
-  const head = core.db.query('SELECT rid, seq, octet_length(keys) AS n FROM docs WHERE ix = ? AND id = ?').get(meta.ix, id) as {
-    rid: number
-    seq: number
-    n: number
-  } | null
+  // One read, as getHead's, for a row with short keys (none kept: KEEP_FROM keys take more bytes).
+  const head = core.db
+    .query(
+      `SELECT rid, id, seq, ver, '' AS src, octet_length(keys) AS kb, CASE WHEN octet_length(keys) < ${SHORT_KEYS} THEN keys END AS keys,
+        CASE WHEN octet_length(keys) < ${SHORT_KEYS} THEN ${STORED_SIZE} END AS len FROM docs WHERE ix = ? AND id = ?`,
+    )
+    .get(meta.ix, id) as (Omit<DocRow, 'keys' | 'len'> & { kb: number; keys: string | null; len: number | null }) | null
   if (!head) return null
-  const kept = keptRow(core, head.rid, meta.uuid, head.seq, head.n)
-  if (!kept) return getHead(core, meta, id)
-  const row = core.db.query("SELECT rid, id, seq, ver, '' AS src, '' AS keys FROM docs WHERE rid = ?").get(head.rid) as DocRow
-  return { row: { ...row, len: kept.len }, kept }
+  const { kb, keys, len, ...row } = head
+  if (keys !== null) return { ...row, keys, len: len! }
+  const kept = keptRow(core, row.rid, meta.uuid, row.seq, kb)
+  return kept ? { row: { ...row, keys: '', len: kept.len }, kept } : getHead(core, meta, id)
 }
+
+/** Bytes of `keys` below which a row is never kept: KEEP_FROM (256) keys take at least 6 bytes each (`[1,0],`). */
+const SHORT_KEYS = 1024
 
 /** An update answers the document it left under `get` when `_source` was asked for. */
 function withGet(r: WriteResponse, wanted: unknown, source: Record<string, unknown>): WriteResponse {
