@@ -113,10 +113,15 @@ export class ContentRepository {
     return hits.length === 1 ? toStored(hits[0]) : this.getById(alias, id)
   }
 
-  /** Documents of a space matching extra filters, every page of them, in `document.id` order. */
-  async list(alias: string, space: Space | string, options: { filter?: Doc[]; source?: string[] } = {}): Promise<Stored[]> {
+  /**
+   * Documents of a space matching extra filters, every page of them, in `document.id` order, or in
+   * no order with `few` (for filters that pick a few documents: sorted, the store walks the ids of
+   * the whole index in order to find them; a full page is listed again in order).
+   */
+  async list(alias: string, space: Space | string, options: { filter?: Doc[]; source?: string[]; few?: boolean } = {}): Promise<Stored[]> {
     const out: Stored[] = []
     let after: unknown[] | undefined
+    const sort = options.few ? {} : { sort: [{ 'document.id': { order: 'asc' as const, unmapped_type: 'keyword' } }] }
     for (;;) {
       let hits: SearchHit[]
       try {
@@ -127,7 +132,7 @@ export class ContentRepository {
             // clause, and a document id or title picks fewer rows than the space does.
             query: { bool: { filter: [...(options.filter ?? []), { term: { 'space.name': space } }] } },
             size: PAGE,
-            sort: [{ 'document.id': { order: 'asc', unmapped_type: 'keyword' } }],
+            ...sort,
             seq_no_primary_term: true,
             ...(options.source ? { _source: options.source } : {}),
             ...(after ? { search_after: after } : {}),
@@ -141,6 +146,7 @@ export class ContentRepository {
       }
       out.push(...hits.map(toStored))
       if (hits.length < PAGE) return out
+      if (options.few) return this.list(alias, space, { ...options, few: false })
       after = hits[hits.length - 1].sort
     }
   }
@@ -190,7 +196,7 @@ export class ContentRepository {
   }
 
   async findByTitle(alias: string, space: Space | string, title: string): Promise<Stored[]> {
-    return this.list(alias, space, { filter: [{ term: { 'document.metadata.title': title } }] })
+    return this.list(alias, space, { filter: [{ term: { 'document.metadata.title': title } }], few: true })
   }
 
   /** Documents of a space, or undefined when the index is missing (the limit check is then skipped). */

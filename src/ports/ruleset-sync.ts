@@ -33,12 +33,25 @@ export const RuleEvaluationResult = t.Object({
 })
 export type RuleEvaluationResult = Static<typeof RuleEvaluationResult>
 
+/** One rule of `upsertRules`, as `upsertRule` takes it. */
+export interface RuleUpsert {
+  rule: Doc
+  integrationId: string
+  existed: boolean
+}
+
 export interface RulesetSync {
   /**
    * Creates (`existed: false`) or replaces a rule of `space`, linked to its integration. Throws
    * RulesetRejected when Ruleset Management refuses the rule (the REST call answers 400).
    */
   upsertRule(space: Space, rule: Doc, integrationId: string, existed: boolean): Promise<void>
+  /**
+   * `upsertRule` of many rules at once (a promotion's), written together: answers, in order,
+   * undefined for each rule upserted and what refused or failed each other one (one rule's
+   * failure is not the others').
+   */
+  upsertRules(space: Space, rules: RuleUpsert[]): Promise<Array<Error | undefined>>
   /** Removes a rule; an unknown id is not an error. */
   deleteRule(space: Space, id: string): Promise<void>
   upsertIntegration(space: Space, integration: Doc, existed: boolean): Promise<void>
@@ -76,7 +89,28 @@ export interface StandardDetector {
 /** Until Ruleset Management is wired in: accept everything, store nothing. */
 export const noRulesetSync: RulesetSync = {
   async upsertRule() {},
+  async upsertRules(space, rules) {
+    return upsertOneByOne(this, space, rules)
+  },
   async deleteRule() {},
   async upsertIntegration() {},
   async deleteIntegration() {},
+}
+
+/** `upsertRules` as one `upsertRule` call after another: for a side with nothing to gain from writing them together. */
+export async function upsertOneByOne(
+  sync: Pick<RulesetSync, 'upsertRule'>,
+  space: Space,
+  rules: RuleUpsert[],
+): Promise<Array<Error | undefined>> {
+  const out: Array<Error | undefined> = []
+  for (const r of rules) {
+    try {
+      await sync.upsertRule(space, r.rule, r.integrationId, r.existed)
+      out.push(undefined)
+    } catch (e) {
+      out.push(e instanceof Error ? e : new Error(String(e)))
+    }
+  }
+  return out
 }

@@ -10,6 +10,7 @@ import {
   type Doc,
   type RuleEvaluation,
   type RuleEvaluationResult,
+  type RuleUpsert,
   type RulesetSync,
   type StandardDetector,
 } from '../ports/ruleset-sync'
@@ -19,7 +20,7 @@ import type { Detectors } from './detectors'
 import { evaluateRulesRequest } from './evaluate'
 import type { LogTypes } from './log-types'
 import type { DetectorBody, Space } from './model'
-import type { Rules } from './rules'
+import type { Rules, RuleWrite } from './rules'
 
 export const DETECTOR_INTERVAL_SETTING = 'plugins.content_manager.security_analytics.detector_interval'
 
@@ -31,6 +32,10 @@ export interface RulesetDetectorSync {
   setDetectorEnabled(id: string, enabled: boolean, user?: string): Promise<{ _id: string; _version: number; changed: boolean }>
   deleteSpace(space: Space): Promise<{ integrations: number; rules: number; failures: string[] }>
 }
+
+/** Ruleset Management's refusal of a rule (a 400) as the Content Manager passes it on. */
+const rejected = (e: unknown): Error =>
+  e instanceof ApiError && e.status === 400 ? new RulesetRejected(e.message) : e instanceof Error ? e : new Error(String(e))
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined)
 const obj = (v: unknown): Doc => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Doc) : {})
@@ -52,16 +57,51 @@ export class RulesetService implements RulesetSync, RulesetDetectorSync {
   ) {}
 
   async upsertRule(space: Space, rule: Doc, integrationId: string, _existed: boolean): Promise<void> {
+    const write = await this.ruleWrite(space, rule, integrationId)
+    try {
+      await this.rules.upsert(space, write)
+    } catch (e) {
+      throw rejected(e)
+    }
+  }
+
+  async upsertRules(space: Space, rules: RuleUpsert[]): Promise<Array<Error | undefined>> {
+    const titles = new Map<string, Promise<string | undefined>>()
+    const title = (id: string) => titles.get(id) ?? titles.set(id, this.integrationTitle(space, id)).get(id)!
+    const writes: Array<RuleWrite & { ctiId: string }> = []
+    const at: number[] = []
+    const out: Array<Error | undefined> = []
+    for (const [i, r] of rules.entries()) {
+      try {
+        writes.push(await this.ruleWrite(space, r.rule, r.integrationId, title))
+        at.push(i)
+        out.push(undefined)
+      } catch (e) {
+        out.push(e as Error)
+      }
+    }
+    let answers: Array<Error | undefined>
+    try {
+      answers = await this.rules.upsertMany(space, writes)
+    } catch (e) {
+      answers = writes.map(() => e as Error)
+    }
+    answers.forEach((e, k) => (out[at[k]] = e && rejected(e)))
+    return out
+  }
+
+  /** What `Rules.upsert` takes for a content rule: its CTI id, and its log type (the integration's title when the rule names none). */
+  private async ruleWrite(
+    space: Space,
+    rule: Doc,
+    integrationId: string,
+    titleOf = (id: string) => this.integrationTitle(space, id),
+  ): Promise<RuleWrite & { ctiId: string }> {
     const ctiId = str(rule.id)
     if (!ctiId) throw new RulesetRejected('A rule needs an id')
     const ls = obj(rule.logsource)
-    const category = str(ls.product) ?? str(ls.category) ?? (await this.integrationTitle(space, integrationId)) ?? 'linux'
-    try {
-      await this.rules.upsert(space, { body: rule, ctiId, category })
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 400) throw new RulesetRejected(e.message)
-      throw e
-    }
+    const category = str(ls.product) ?? str(ls.category) ?? (await titleOf(integrationId)) ?? 'linux'
+    return { body: rule, ctiId, category }
   }
 
   async deleteRule(space: Space, id: string): Promise<void> {

@@ -53,6 +53,8 @@ function filterObject(obj: Record<string, unknown>, prefix: string, spec: Source
 
 function filterValue(v: unknown, path: string, spec: SourceSpec, included: boolean): unknown {
   if (Array.isArray(v)) {
+    // A list of plain values (an integration's 10,000 rule ids) is kept or left whole: no call per item.
+    if (v.every(isPlain)) return included ? v.slice() : undefined
     const items = v.map((x) => filterValue(x, path, spec, included)).filter((x) => x !== undefined)
     return items.length > 0 || included ? items : undefined
   }
@@ -63,6 +65,8 @@ function filterValue(v: unknown, path: string, spec: SourceSpec, included: boole
   }
   return included ? v : undefined
 }
+
+const isPlain = (x: unknown) => x === null || typeof x !== 'object'
 
 /** Could pattern `p` match some path under `path`? */
 function mayMatchBelow(p: string, path: string): boolean {

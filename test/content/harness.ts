@@ -4,7 +4,7 @@
 // created from Setup's own definitions.
 import type { ClusterSettings } from '../../src/config/cluster-settings'
 import { createContentManager, type ContentManager } from '../../src/content/manager'
-import type { RulesetSync } from '../../src/ports/ruleset-sync'
+import { upsertOneByOne, type RulesetSync } from '../../src/ports/ruleset-sync'
 import type { Space } from '../../src/content/spaces'
 import { createLogger } from '../../src/http/log'
 import type { Journal } from '../../src/journal/journal'
@@ -51,6 +51,9 @@ export function recordingRulesetSync() {
         throw new RulesetRejected(refuse)
       }
       calls.push({ op: 'upsertRule', space, id: String(rule.id), existed, parent: integrationId })
+    },
+    async upsertRules(space, rules) {
+      return upsertOneByOne(sync, space, rules)
     },
     async deleteRule(space, id) {
       calls.push({ op: 'deleteRule', space, id })

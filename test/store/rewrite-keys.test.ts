@@ -35,3 +35,59 @@ test('after rewrites, term searches find the document by its current values only
     expect({ n, ids: await ids({ term: { n } }) }).toEqual({ n, ids: want })
   }
 })
+
+// Long lists (kept-keys.ts): rewrites of a list of hundreds of values diff it position by position
+// against the keys kept of the row's last version. Appends, removals anywhere, duplicates, a value
+// moved, the document deleted and written again, partial updates in between: after each, a term
+// search finds the document by every value it holds and by none it no longer holds.
+test('long lists rewritten many ways: searches see the added, kept and removed values', async () => {
+  await store.createIndex({ index: 'long', body: { mappings: { properties: { rules: { type: 'keyword' }, tag: { type: 'keyword' } } } } })
+  let seed = 11
+  const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
+  const pick = () => `v${Math.floor(rnd() * 700)}`
+  let rules = Array.from({ length: 300 }, (_, i) => `v${i}`)
+  let tag = 't0'
+  let seqNo: number | undefined
+  const everSeen = new Set(rules)
+  const put = async () => {
+    const cas = seqNo === undefined ? {} : { if_seq_no: seqNo, if_primary_term: 1 }
+    seqNo = (await store.index({ index: 'long', id: 'doc', body: { rules, tag }, refresh: true, ...cas }))._seq_no
+  }
+  const check = async (step: number) => {
+    const holds = new Set(rules)
+    // Every value no longer held, and a seventh of the others (each of them every seven steps).
+    for (const v of [...everSeen].filter((v, i) => !holds.has(v) || i % 7 === step % 7))
+      expect({ step, v, found: (await store.count({ index: 'long', body: { query: { term: { rules: v } } } })).count }).toEqual({
+        step,
+        v,
+        found: holds.has(v) ? 1 : 0,
+      })
+    expect((await store.count({ index: 'long', body: { query: { term: { tag } } } })).count).toBe(1)
+  }
+  await put()
+  const changes: Array<() => void> = [
+    () => (rules = [...rules, pick()]), // append (maybe a value already listed)
+    () => (rules = [...rules, `new${Math.floor(rnd() * 1e6)}`]),
+    () => (rules = rules.toSpliced(Math.floor(rnd() * rules.length), 1)), // remove one occurrence
+    () => (rules = rules.toSpliced(Math.floor(rnd() * rules.length), 0, pick())), // insert in the middle
+    () => (rules = rules.filter((v) => v !== rules[Math.floor(rnd() * rules.length)])), // remove every occurrence
+    () => (rules = [...rules.slice(1), rules[0]]), // move the first to the end
+    () => (tag = `t${Math.floor(rnd() * 3)}`),
+  ]
+  for (let step = 0; step < 120; step++) {
+    changes[Math.floor(rnd() * changes.length)]()
+    for (const v of rules) everSeen.add(v)
+    if (step % 40 === 39) {
+      // Written in between by other paths: a partial update, and a delete then a create.
+      if (step === 39) {
+        tag = 'partial'
+        seqNo = (await store.update({ index: 'long', id: 'doc', body: { doc: { tag } }, refresh: true }))._seq_no
+      } else {
+        await store.delete({ index: 'long', id: 'doc', refresh: true })
+        seqNo = undefined
+      }
+    }
+    await put()
+    await check(step)
+  }
+})

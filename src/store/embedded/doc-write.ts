@@ -13,6 +13,7 @@ import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 import { type DocRow, getHead, getRow, type Op, storedSize, writeTarget } from './documents'
 import { autoId } from './ids'
+import { STORED_SIZE } from './stored-size'
 import { setMappings } from './indices'
 import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './mapping'
 import { isValueAndPathField } from '../query/flat-object'
@@ -21,6 +22,7 @@ import { ridRange } from './rids'
 import { pendingRid } from './refresh'
 import { isLengthsField } from './text-fields'
 import { insertValues, type Key, textKeys } from './text-index'
+import { countValues, diffKeys, forgetRow, KEEP_FROM, type KeptRow, keepRow, keptRow } from './kept-keys'
 import { DocView } from '../query/doc'
 
 export async function indexDocument(core: StoreCore, params: IndexParams): Promise<WriteResponse> {
@@ -76,8 +78,16 @@ export function write(
   id = checkWrite(op, id, body, p)
   const upsert = op === 'update' && isObject(body) && (body.doc_as_upsert === true || body.upsert !== undefined)
   const meta = writeTarget(core, index, op, p.if_seq_no !== undefined, upsert)
-  // The source is read only when an update has to merge into it.
-  const existing = id === undefined ? null : op === 'update' ? getRow(core, meta, id) : getHead(core, meta, id)
+  // The source is read only when an update has to merge into it; the keys only when none are kept.
+  const head =
+    id === undefined
+      ? null
+      : op === 'update'
+        ? getRow(core, meta, id)
+        : op === 'delete'
+          ? getHead(core, meta, id)
+          : keptHead(core, meta, id)
+  const existing = head && 'row' in head ? head.row : head
   checkSeqNo(meta, op, id, existing, p)
   if (op === 'delete') return deleteRow(core, meta, id!, existing, p)
 
@@ -108,7 +118,7 @@ export function write(
 
   // --- changes from here on
   if (grown) setMappings(core, meta, grown)
-  const seq = storeRow(core, meta, id, source, values, version, existing)
+  const seq = storeRow(core, meta, id, source, values, version, existing, head && 'row' in head ? head.kept : undefined)
   const written = response(meta, id, version, result, seq, p)
   return op === 'update' ? withGet(written, (body as Record<string, unknown>)._source, source) : written
 }
@@ -223,6 +233,7 @@ function storeRow(
   values: IndexedValue[],
   version: number,
   existing: DocRow | null,
+  kept?: KeptRow,
 ): number {
   const keys: Array<[number, string | number]> = []
   for (const [field, v] of values) {
@@ -241,14 +252,19 @@ function storeRow(
     keepForPits(core, meta, existing, seq)
     // Only the keys that changed: a document holding a long list (an integration's 10,000 rule
     // ids) rewritten to add one would otherwise delete and insert every key of the list.
-    const { old, fresh } = replaceKeys(core, meta, existing, keys)
+    const { old, fresh, counts } = kept ? keptKeys(core, existing, kept, keys) : replaceKeys(core, meta, existing, keys)
     const had = hadText(meta, old)
     if (had || text.lengths.length > 0) core.pendingText.set(existing.rid, text.lengths.length > 0 ? text : null, had, onUndo(core))
     toInsert = fresh
     core.pendingStats.move(meta.lengthIds, old, text.listed, onUndo(core))
     core.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
     rid = existing.rid
-    adjustCount(core, meta, 0, storedSize(src, keysJson) - (existing.len ?? storedSize(existing.src, existing.keys)))
+    const len = storedSize(src, keysJson)
+    adjustCount(core, meta, 0, len - (existing.len ?? storedSize(existing.src, existing.keys)))
+    if (counts) {
+      const keysBytes = (core.db.query('SELECT octet_length(keys) AS n FROM docs WHERE rid = ?').get(rid) as { n: number }).n
+      keepRow(core, rid, { uuid: meta.uuid, seq, keysBytes, len, values: keys, counts, listed: text.listed })
+    }
   } else {
     rid = meta.nextRid++
     if (rid > ridRange(meta.ix)[1]) throw new IllegalArgument(`index [${meta.name}] is full`)
@@ -406,7 +422,7 @@ function byField(keys: readonly Key[]): Map<number, Set<string | number>> {
  * insert. Linear in the keys with one set lookup each: an integration listing 10,000 rules is
  * rewritten once per rule created.
  */
-function replaceKeys(core: StoreCore, meta: IndexMeta, row: DocRow, next: Key[]): { old: Key[]; fresh: Key[] } {
+function replaceKeys(core: StoreCore, meta: IndexMeta, row: DocRow, next: Key[]): RewrittenKeys {
   const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
   const old = JSON.parse(row.keys) as Key[]
   const wanted = byField(next)
@@ -416,10 +432,51 @@ function replaceKeys(core: StoreCore, meta: IndexMeta, row: DocRow, next: Key[])
     if (wanted.get(key[0])?.has(key[1])) kept.push(key)
     else del.run(key[0], key[1], row.rid)
   }
-  if (kept.length === 0) return { old, fresh: next }
+  // A long list is kept for the next rewrite (kept-keys.ts).
+  const counts = next.length >= KEEP_FROM ? countValues(next) : undefined
+  if (kept.length === 0) return { old, fresh: next, counts }
   const keep = byField(kept)
-  return { old, fresh: next.filter(([f, v]) => !keep.get(f)?.has(v)) }
+  return { old, fresh: next.filter(([f, v]) => !keep.get(f)?.has(v)), counts }
 }
+
+/** What a rewrite does to a row's keys: its keys before (the text lengths among them matter), the fv keys to insert, and the counts to keep. */
+interface RewrittenKeys {
+  old: Key[]
+  fresh: Key[]
+  counts?: KeptRow['counts']
+}
+
+/** replaceKeys from the keys kept of the row's version: the changed positions only. */
+function keptKeys(core: StoreCore, row: DocRow, kept: KeptRow, next: Key[]): RewrittenKeys {
+  // Taken out while its counts change: a write that fails leaves nothing half-changed behind.
+  forgetRow(core, row.rid)
+  const { removed, added } = diffKeys(kept, next)
+  const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
+  for (const [f, v] of removed) del.run(f, v, row.rid)
+  return { old: kept.listed, fresh: added, counts: next.length >= KEEP_FROM ? kept.counts : undefined }
+}
+
+/**
+ * The row of a document an index or create request replaces, without its keys when they are
+ * kept for its version (kept-keys.ts): reading a long `keys` column back costs what parsing it does.
+ */
+function keptHead(core: StoreCore, meta: IndexMeta, id: string): { row: DocRow; kept: KeptRow } | DocRow | null {
+  // One read, as getHead's, for a row with short keys (none kept: KEEP_FROM keys take more bytes).
+  const head = core.db
+    .query(
+      `SELECT rid, id, seq, ver, '' AS src, octet_length(keys) AS kb, CASE WHEN octet_length(keys) < ${SHORT_KEYS} THEN keys END AS keys,
+        CASE WHEN octet_length(keys) < ${SHORT_KEYS} THEN ${STORED_SIZE} END AS len FROM docs WHERE ix = ? AND id = ?`,
+    )
+    .get(meta.ix, id) as (Omit<DocRow, 'keys' | 'len'> & { kb: number; keys: string | null; len: number | null }) | null
+  if (!head) return null
+  const { kb, keys, len, ...row } = head
+  if (keys !== null) return { ...row, keys, len: len! }
+  const kept = keptRow(core, row.rid, meta.uuid, row.seq, kb)
+  return kept ? { row: { ...row, keys: '', len: kept.len }, kept } : getHead(core, meta, id)
+}
+
+/** Bytes of `keys` below which a row is never kept: KEEP_FROM (256) keys take at least 6 bytes each (`[1,0],`). */
+const SHORT_KEYS = 1024
 
 /** An update answers the document it left under `get` when `_source` was asked for. */
 function withGet(r: WriteResponse, wanted: unknown, source: Record<string, unknown>): WriteResponse {

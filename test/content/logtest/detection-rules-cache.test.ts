@@ -1,6 +1,7 @@
 // Logtest detection keeps an integration's rules between calls (issue 29, item 1): a change
 // promoted to the test space must show in the very next answer, whatever was cached before.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { promoteDraft, winRule } from '../../helpers/content-rules'
 import { startTestServer, type TestServer } from '../../helpers/server'
 
 const PREFIX = '/_plugins/_content_manager'
@@ -11,27 +12,14 @@ beforeAll(async () => {
 })
 afterAll(() => s.stop())
 
-const resource = (title: string, word: string) => ({
-  metadata: { title, author: 'me' },
-  level: 'high',
-  logsource: { product: 'win' },
-  detection: { selection: { 'process.command_line|contains': word }, condition: 'selection' },
-})
-
-async function promote() {
-  const preview = await s.request('GET', `${PREFIX}/promote?space=draft`)
-  const r = await s.request('POST', `${PREFIX}/promote`, { body: { space: 'draft', ...(preview.body as object) } })
-  expect(r.status).toBe(200)
-}
-
 test('a rule changed, disabled or added in the test space changes the next logtest answer', async () => {
   const created = await s.request('POST', `${PREFIX}/integrations`, {
     body: { resource: { metadata: { title: 'win', author: 'me' }, category: 'security' } },
   })
   const integration = (created.body as { message: string }).message
-  const first = await s.request('POST', `${PREFIX}/rules`, { body: { integration, resource: resource('evil word', 'evil') } })
+  const first = await s.request('POST', `${PREFIX}/rules`, { body: { integration, resource: winRule('evil word', 'evil') } })
   const ruleId = (first.body as { message: string }).message
-  await promote()
+  await promoteDraft(s)
 
   const titles = async (line: string) => {
     const r = await s.request('POST', `${PREFIX}/logtest/detection`, {
@@ -45,21 +33,21 @@ test('a rule changed, disabled or added in the test space changes the next logte
   expect(await titles('run evil now')).toEqual(['evil word']) // from what the first call kept
 
   const updated = await s.request('PUT', `${PREFIX}/rules/${ruleId}`, {
-    body: { resource: { ...resource('evil word', 'wicked'), enabled: true } },
+    body: { resource: { ...winRule('evil word', 'wicked'), enabled: true } },
   })
   expect(updated.status).toBe(200)
-  await promote()
+  await promoteDraft(s)
   expect(await titles('run evil now')).toEqual([])
   expect(await titles('run wicked now')).toEqual(['evil word'])
 
-  await s.request('POST', `${PREFIX}/rules`, { body: { integration, resource: resource('second', 'now') } })
-  await promote()
+  await s.request('POST', `${PREFIX}/rules`, { body: { integration, resource: winRule('second', 'now') } })
+  await promoteDraft(s)
   expect(await titles('run wicked now')).toEqual(['evil word', 'second'])
 
   const disabled = await s.request('PUT', `${PREFIX}/rules/${ruleId}`, {
-    body: { resource: { ...resource('evil word', 'wicked'), enabled: false } },
+    body: { resource: { ...winRule('evil word', 'wicked'), enabled: false } },
   })
   expect(disabled.status).toBe(200)
-  await promote()
+  await promoteDraft(s)
   expect(await titles('run wicked now')).toEqual(['second'])
 })

@@ -14,6 +14,7 @@ import type { Sleep } from '../../../src/content/cti/sleep'
 import type { EngineClient } from '../../../src/content/engine'
 import { CONSUMERS, type ConsumerKind } from '../../../src/content/sync/consumers'
 import type { SyncRuleset } from '../../../src/content/sync/ruleset-post-sync'
+import { upsertOneByOne } from '../../../src/ports/ruleset-sync'
 import { ContentSync, type PassReport } from '../../../src/content/sync/service'
 import { ConsumerStates, type ConsumerState } from '../../../src/content/sync/state'
 import { createLogger, type Logger } from '../../../src/http/log'
@@ -68,10 +69,13 @@ function flaky(real: SyncRuleset): SyncHarness['rulesetPort'] {
     }
     return fn()
   }
+  const upsertRule: SyncRuleset['upsertRule'] = (space, rule, integ, existed) =>
+    guard('upsertRule', String(rule.id), () => real.upsertRule(space, rule, integ, existed))
   return {
     calls,
     failNext: (op, times) => void failures.set(op, times),
-    upsertRule: (space, rule, integ, existed) => guard('upsertRule', String(rule.id), () => real.upsertRule(space, rule, integ, existed)),
+    upsertRule,
+    upsertRules: (space, rules) => upsertOneByOne({ upsertRule }, space, rules),
     deleteRule: (space, id) => guard('deleteRule', id, () => real.deleteRule(space, id)),
     upsertIntegration: (space, i, existed) => guard('upsertIntegration', String(i.id), () => real.upsertIntegration(space, i, existed)),
     deleteIntegration: (space, id) => guard('deleteIntegration', id, () => real.deleteIntegration(space, id)),
