@@ -102,7 +102,7 @@ export class FindingsPipeline {
    */
   private write(chunk: Array<FindingInput & { id: string }>, bulkSize: number): Promise<AppendedFinding[]> {
     return this.slices.run(chunk, bulkSize, (slice) =>
-      appendFindings(this.store, slice, { stream: this.stream, bulkSize, refresh: true, durability: 'async' }),
+      appendFindings(this.store, slice, { stream: this.stream, bulkSize, refresh: true, durability: 'deferred' }),
     )
   }
 }

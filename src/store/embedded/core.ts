@@ -60,6 +60,9 @@ export interface PitMeta {
 /** Columns stay true while documents are only added (search-rows.ts extends them). */
 const rewritesOf = (meta: IndexMeta) => meta.rewrites ?? 0
 
+/** Longest a deferred transaction stays open: what a killed process may lose of deferred writes. */
+export const DEFERRED_MS = 250
+
 export class StoreCore {
   readonly db: Database
   readonly cat: Catalog
@@ -91,6 +94,9 @@ export class StoreCore {
   readonly pendingStats = new PendingStats()
   readonly pendingText = new PendingText()
   private closed = false
+  /** The deferred transaction left open (see deferredTransaction), and its commit's failure when its deadline met one. */
+  private deferred?: { undo: Array<() => void>; normal: boolean; until: number; timer: ReturnType<typeof setTimeout> }
+  private deferredError: unknown
 
   /** The configured durability; `index.translog.durability: async` indices commit with NORMAL instead. */
   private readonly synchronous: Synchronous
@@ -138,14 +144,18 @@ export class StoreCore {
   // -------------------------------------------------------------------------------------------
   // Transactions
 
-  /** `fn` in one transaction; `relaxed` commits it with synchronous NORMAL (see BulkParams.durability). */
-  tx<T>(fn: () => T, opts: { relaxed?: boolean } = {}): T {
+  /**
+   * `fn` in one transaction; `relaxed` commits it with synchronous NORMAL (see BulkParams.durability);
+   * `deferred` leaves it open, to be committed with later ones (see `deferredTransaction`).
+   */
+  tx<T>(fn: () => T, opts: { relaxed?: boolean; deferred?: boolean } = {}): T {
     this.assertOpen()
     if (this.undo) return fn() // nested: part of the outer transaction
     this.group.flush()
     const undo: Array<() => void> = []
     this.undo = undo
     try {
+      if (opts.deferred) return this.deferredTransaction(fn, undo)
       return this.transaction(fn, () => runUndo(undo), opts.relaxed === true)
     } finally {
       this.undo = undefined
@@ -158,6 +168,7 @@ export class StoreCore {
    * commits with synchronous NORMAL (`index.translog.durability: async`, BulkParams.durability).
    */
   private transaction<T>(body: () => T, takeBack: () => void, relaxed = false): T {
+    this.settle()
     this.seqDirty.clear()
     this.pendingStats.clear()
     this.pendingText.clear()
@@ -167,9 +178,7 @@ export class StoreCore {
       this.sql('BEGIN IMMEDIATE')
       try {
         const out = body()
-        this.pendingText.flush(this.db)
-        this.pendingStats.flush(this.db)
-        this.saveSeqs()
+        this.endBody()
         this.sql('COMMIT')
         return out
       } catch (e) {
@@ -181,6 +190,91 @@ export class StoreCore {
       throw e
     } finally {
       if (normal) this.db.run('PRAGMA synchronous = FULL')
+    }
+  }
+
+  /** What a transaction's body leaves for its end: its text rows, text statistics and `_seq_no` counters. */
+  private endBody(): void {
+    this.pendingText.flush(this.db)
+    this.pendingStats.flush(this.db)
+    this.saveSeqs()
+  }
+
+  /**
+   * `body` in the deferred transaction (begun now if none is open, as a savepoint of it otherwise),
+   * committed with synchronous NORMAL by whatever comes first: the next other transaction, a
+   * close, or DEFERRED_MS after it began. Its changes are this connection's (searches see them)
+   * at once, and durable with the next durable commit. A commit costs every page the transaction
+   * changed, written to the log: a detector writing its findings a slice at a time (a few dozen
+   * each) rewrote the same field-value pages in every commit, 3-4 log pages per finding; one
+   * commit over many slices writes each page once.
+   */
+  private deferredTransaction<T>(body: () => T, undo: Array<() => void>): T {
+    if (this.deferred && performance.now() >= this.deferred.until) this.settle()
+    if (!this.deferred) {
+      this.seqDirty.clear()
+      this.pendingStats.clear()
+      this.pendingText.clear()
+      const normal = this.synchronous === 'FULL'
+      if (normal) this.db.run('PRAGMA synchronous = NORMAL')
+      try {
+        this.sql('BEGIN IMMEDIATE')
+      } catch (e) {
+        if (normal) this.db.run('PRAGMA synchronous = FULL')
+        throw e
+      }
+      const timer = setTimeout(() => this.settleLater(), DEFERRED_MS)
+      timer.unref()
+      this.deferred = { undo: [], normal, until: performance.now() + DEFERRED_MS, timer }
+    }
+    const open = this.deferred
+    this.sql('SAVEPOINT deferred')
+    try {
+      const out = body()
+      this.endBody()
+      this.sql('RELEASE deferred')
+      open.undo.push(...undo)
+      return out
+    } catch (e) {
+      this.sql('ROLLBACK TO deferred')
+      this.sql('RELEASE deferred')
+      this.seqDirty.clear()
+      this.pendingStats.clear()
+      this.pendingText.clear()
+      runUndo(undo)
+      throw e
+    }
+  }
+
+  /** Commits the deferred transaction, if one is open; a failed commit takes its changes back and throws. */
+  private settle(): void {
+    if (this.deferredError) {
+      const e = this.deferredError
+      this.deferredError = undefined
+      throw e
+    }
+    const open = this.deferred
+    if (!open) return
+    this.deferred = undefined
+    clearTimeout(open.timer)
+    try {
+      this.sql('COMMIT')
+    } catch (e) {
+      if (this.db.inTransaction) this.sql('ROLLBACK')
+      runUndo(open.undo)
+      throw e
+    } finally {
+      if (open.normal) this.db.run('PRAGMA synchronous = FULL')
+    }
+  }
+
+  /** The deadline's commit: a failure is thrown at the next transaction, before anything after those writes commits. */
+  private settleLater(): void {
+    if (this.closed) return
+    try {
+      this.settle()
+    } catch (e) {
+      this.deferredError = e
     }
   }
 
@@ -326,6 +420,7 @@ export class StoreCore {
   close(): void {
     if (this.closed) return
     this.group.flush()
+    this.settle()
     this.closed = true
     this.db.run('DELETE FROM pit_history')
     this.checkpointer?.stop()

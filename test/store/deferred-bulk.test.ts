@@ -1,0 +1,80 @@
+import { Database } from 'bun:sqlite'
+import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openEmbeddedStore } from '../../src/store/embedded'
+import type { BulkLine } from '../../src/store/port'
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-deferred-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+let files = 0
+const open = () => {
+  const file = join(dir, `store-${files++}.db`)
+  return { file, store: openEmbeddedStore(file) }
+}
+
+const creates = (ids: string[], index = 'found'): BulkLine[] => ids.flatMap((id) => [{ create: { _index: index, _id: id } }, { id, n: 1 }])
+
+/** What another connection (another process would see the same) finds committed in the file. */
+function committedIds(file: string): string[] {
+  const db = new Database(file, { readonly: true })
+  try {
+    return (db.query('SELECT id FROM docs ORDER BY id').all() as Array<{ id: string }>).map((r) => r.id)
+  } finally {
+    db.close()
+  }
+}
+
+describe("bulks with durability 'deferred'", () => {
+  test('answered before they commit: searchable here at once, committed with the next write, several in one commit', async () => {
+    const { file, store } = open()
+    try {
+      await store.createIndex({ index: 'found' })
+      await store.bulk({ body: creates(['a', 'b']), durability: 'deferred' })
+      await store.bulk({ body: creates(['c']), durability: 'deferred' })
+      const hits = await store.search({ index: 'found', body: { query: { term: { n: 1 } } } })
+      expect(hits.hits.hits.map((h) => h._id).sort()).toEqual(['a', 'b', 'c'])
+      expect(committedIds(file)).toEqual([])
+      // Any other write commits them first: a detector's checkpoint after its findings.
+      await store.index({ index: 'found', id: 'checkpoint', body: { n: 2 } })
+      expect(committedIds(file)).toEqual(['a', 'b', 'c', 'checkpoint'])
+    } finally {
+      await store.close()
+    }
+  })
+
+  test('committed within a quarter second when nothing else writes, and by a close', async () => {
+    const { file, store } = open()
+    await store.createIndex({ index: 'found' })
+    await store.bulk({ body: creates(['a']), durability: 'deferred' })
+    for (let waited = 0; committedIds(file).length === 0 && waited < 5000; waited += 25) await Bun.sleep(25)
+    expect(committedIds(file)).toEqual(['a'])
+    await store.bulk({ body: creates(['b']), durability: 'deferred' })
+    await store.close()
+    expect(committedIds(file)).toEqual(['a', 'b'])
+  })
+
+  test('a deferred bulk that fails takes back itself alone, not the deferred bulks before it', async () => {
+    const { file, store } = open()
+    try {
+      await store.createIndex({ index: 'found' })
+      await store.bulk({ body: creates(['a']), durability: 'deferred' })
+      // A malformed action line fails the whole bulk, after its first document was written.
+      const bad = [...creates(['b']), { nonsense: {} }, { n: 1 }]
+      await expect(store.bulk({ body: bad, durability: 'deferred' })).rejects.toThrow('Malformed action/metadata line [3]')
+      // Per-item failures (here a create conflict) do not fail the bulk: the others are kept.
+      const r = await store.bulk({ body: creates(['a', 'c']), durability: 'deferred' })
+      expect(r.items.map((i) => i.create?.status)).toEqual([409, 201])
+      expect((await store.count({ index: 'found' })).count).toBe(2)
+      await store.index({ index: 'found', id: 'd', body: { n: 2 } })
+      expect(committedIds(file)).toEqual(['a', 'c', 'd'])
+      // The sequence numbers and counters of what was taken back were taken back too.
+      const d = await store.get({ index: 'found', id: 'd' })
+      expect(d._seq_no).toBe(2)
+    } finally {
+      await store.close()
+    }
+  })
+})
