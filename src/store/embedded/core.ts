@@ -95,7 +95,7 @@ export class StoreCore {
   readonly pendingText = new PendingText()
   private closed = false
   /** The deferred transaction left open (see deferredTransaction), and its commit's failure when its deadline met one. */
-  private deferred?: { undo: Array<() => void>; normal: boolean; until: number; timer: ReturnType<typeof setTimeout> }
+  private deferred?: { undo: Array<() => void>; normal: boolean; timer: ReturnType<typeof setTimeout> }
   private deferredError: unknown
 
   /** The configured durability; `index.translog.durability: async` indices commit with NORMAL instead. */
@@ -169,9 +169,7 @@ export class StoreCore {
    */
   private transaction<T>(body: () => T, takeBack: () => void, relaxed = false): T {
     this.settle()
-    this.seqDirty.clear()
-    this.pendingStats.clear()
-    this.pendingText.clear()
+    this.clearPending()
     const normal = relaxed && this.synchronous === 'FULL'
     if (normal) this.db.run('PRAGMA synchronous = NORMAL')
     try {
@@ -193,6 +191,13 @@ export class StoreCore {
     }
   }
 
+  /** What a transaction's body leaves for its end (its text rows, text statistics and `_seq_no` counters), forgotten. */
+  private clearPending(): void {
+    this.seqDirty.clear()
+    this.pendingStats.clear()
+    this.pendingText.clear()
+  }
+
   /** What a transaction's body leaves for its end: its text rows, text statistics and `_seq_no` counters. */
   private endBody(): void {
     this.pendingText.flush(this.db)
@@ -210,11 +215,8 @@ export class StoreCore {
    * commit over many slices writes each page once.
    */
   private deferredTransaction<T>(body: () => T, undo: Array<() => void>): T {
-    if (this.deferred && performance.now() >= this.deferred.until) this.settle()
     if (!this.deferred) {
-      this.seqDirty.clear()
-      this.pendingStats.clear()
-      this.pendingText.clear()
+      this.clearPending()
       const normal = this.synchronous === 'FULL'
       if (normal) this.db.run('PRAGMA synchronous = NORMAL')
       try {
@@ -223,9 +225,10 @@ export class StoreCore {
         if (normal) this.db.run('PRAGMA synchronous = FULL')
         throw e
       }
+      // On a turn of its own, not inside a writer's: its commit never adds to another's stretch.
       const timer = setTimeout(() => this.settleLater(), DEFERRED_MS)
       timer.unref()
-      this.deferred = { undo: [], normal, until: performance.now() + DEFERRED_MS, timer }
+      this.deferred = { undo: [], normal, timer }
     }
     const open = this.deferred
     this.sql('SAVEPOINT deferred')
@@ -238,9 +241,7 @@ export class StoreCore {
     } catch (e) {
       this.sql('ROLLBACK TO deferred')
       this.sql('RELEASE deferred')
-      this.seqDirty.clear()
-      this.pendingStats.clear()
-      this.pendingText.clear()
+      this.clearPending()
       runUndo(undo)
       throw e
     }
