@@ -103,4 +103,21 @@ describe("bulks with durability 'deferred'", () => {
       await store.close()
     }
   })
+
+  test('a crash with a deferred transaction open loses its bulks, never the store: progress is recorded only once committed', async () => {
+    const file = join(dir, `store-${files++}.db`)
+    const store = openEmbeddedStore(file, { progressIntervalMs: 20 })
+    await store.createIndex({ index: 'found' })
+    await store.index({ index: 'found', id: 'before', body: { n: 0 } })
+    await store.bulk({ body: creates(['a']), durability: 'deferred' })
+    await Bun.sleep(100) // progress ticks while the deferred transaction is open
+    // A crash (no clean close) before its commit.
+    ;(store as unknown as { db: Database }).db.close(false)
+    const reopened = openEmbeddedStore(file)
+    try {
+      expect((await reopened.search({ index: 'found', body: {} })).hits.hits.map((h) => h._id)).toEqual(['before'])
+    } finally {
+      await reopened.close()
+    }
+  })
 })

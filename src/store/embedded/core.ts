@@ -421,12 +421,16 @@ export class StoreCore {
   close(): void {
     if (this.closed) return
     this.group.flush()
-    this.settle()
-    this.closed = true
-    this.db.run('DELETE FROM pit_history')
-    this.checkpointer?.stop()
-    this.seal()
-    this.db.close()
+    try {
+      // A failed deferred commit is told here too, and the store closes all the same.
+      this.settle()
+    } finally {
+      this.closed = true
+      this.db.run('DELETE FROM pit_history')
+      this.checkpointer?.stop()
+      this.seal()
+      this.db.close()
+    }
   }
 }
 
