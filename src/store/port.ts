@@ -368,7 +368,9 @@ export interface BulkParams {
    * checkpoint. `deferred` goes further: the bulk is answered before it is even committed (this
    * node's searches see it at once); it commits with the node's next write, at the latest a
    * quarter of a second later, and a killed process may lose it until then. The embedded store
-   * commits many deferred bulks at once (each commit writes every page it changed).
+   * commits many deferred bulks at once (each commit writes every page it changed); one failing as
+   * a whole (a malformed line, a failed commit) takes back the deferred bulks not yet committed,
+   * and the node's next write fails, telling so.
    */
   durability?: 'async' | 'deferred'
 }
