@@ -93,6 +93,8 @@ async function measure(
         for (let i = from; i < Math.min(per, from + 1000); i++) lines.push({ index: { _id: String(i) } }, makeDoc(ix * per + i))
         await store.bulk({ index: `logs-${ix}`, body: lines })
       }
+    // Until searchable: the field values of the last documents go in at the refresh.
+    await store.refresh({ index: 'logs-*' })
     const ingest = docs / ((performance.now() - started) / 1000)
     const times = new Map<string, number>()
     for (const [name, body] of queries ? QUERIES : []) {

@@ -43,6 +43,8 @@ export interface IndexMeta {
   rewrites?: number
   /** The rowid the next new document of this index gets. */
   nextRid: number
+  /** Documents below this rowid have their field values in `fv`; those from it on wait for a refresh (refresh.ts). */
+  indexedRid: number
   specs: Map<string, FieldSpec>
   /** field name -> fv field id, for fields with an indexed kind */
   fieldIds: Map<string, number>
@@ -82,9 +84,11 @@ export class Catalog implements Namespace {
       seq: number
       data_stream: string | null
       closed: number
+      indexed_rid: number | null
     }
     for (const r of db.query('SELECT * FROM indices').all() as Row[]) {
       const mappings = JSON.parse(r.mappings) as Mappings
+      const next = nextRid(db, r.ix)
       const meta: IndexMeta = {
         ix: r.ix,
         name: r.name,
@@ -96,7 +100,9 @@ export class Catalog implements Namespace {
         dataStream: r.data_stream ?? undefined,
         closed: r.closed === 1,
         docCount: counts.get(r.ix) ?? 0,
-        nextRid: nextRid(db, r.ix),
+        nextRid: next,
+        // None: an index written before refreshes existed, every document in `fv`.
+        indexedRid: r.indexed_rid ?? next,
         specs: fieldSpecs(mappings),
         fieldIds: new Map(),
         multiValued: new Set(),

@@ -14,6 +14,7 @@ import { GroupCommit, type GroupWrite, type Outcome } from './group-commit'
 import { Checkpointer } from './checkpointer'
 import { openStoreFile } from './integrity'
 import { PendingStats, PendingText } from './text-index'
+import { hasPending, REFRESH_DOCS, refreshIndex } from './refresh'
 import type { Migration, MigrationResult } from './migrations'
 import type { Plan } from './plan'
 import type { Column, ColumnLayout } from './aggs-columnar'
@@ -56,6 +57,9 @@ export interface PitMeta {
   expires: number
   targets: Array<{ ix: number; uuid: string; name: string; specs: Map<string, FieldSpec>; seq: number }>
 }
+
+/** How long after the last write pending documents wait for a search before they are refreshed anyway. */
+const IDLE_REFRESH_MS = 1000
 
 /** Columns stay true while documents are only added (search-rows.ts extends them). */
 const rewritesOf = (meta: IndexMeta) => meta.rewrites ?? 0
@@ -148,7 +152,7 @@ export class StoreCore {
    * `fn` in one transaction; `relaxed` commits it with synchronous NORMAL (see BulkParams.durability);
    * `deferred` leaves it open, to be committed with later ones (see `deferredTransaction`).
    */
-  tx<T>(fn: () => T, opts: { relaxed?: boolean; deferred?: boolean } = {}): T {
+  tx<T>(fn: () => T, opts: { relaxed?: boolean; deferred?: boolean; forRead?: boolean } = {}): T {
     this.assertOpen()
     if (this.undo) return fn() // nested: part of the outer transaction
     this.group.flush()
@@ -156,7 +160,7 @@ export class StoreCore {
     this.undo = undo
     try {
       if (opts.deferred) return this.deferredTransaction(fn, undo)
-      return this.transaction(fn, () => runUndo(undo), opts.relaxed === true)
+      return this.transaction(fn, () => runUndo(undo), opts.relaxed === true, opts.forRead === true)
     } finally {
       this.undo = undefined
     }
@@ -167,8 +171,8 @@ export class StoreCore {
    * failure the transaction is rolled back and `takeBack` undoes its in-memory changes. `relaxed`
    * commits with synchronous NORMAL (`index.translog.durability: async`, BulkParams.durability).
    */
-  private transaction<T>(body: () => T, takeBack: () => void, relaxed = false): T {
-    this.settle()
+  private transaction<T>(body: () => T, takeBack: () => void, relaxed = false, forRead = false): T {
+    this.settle(!forRead)
     this.clearPending()
     const normal = relaxed && this.synchronous === 'FULL'
     if (normal) this.db.run('PRAGMA synchronous = NORMAL')
@@ -178,6 +182,7 @@ export class StoreCore {
         const out = body()
         this.endBody()
         this.sql('COMMIT')
+        this.scheduleRefresh()
         return out
       } catch (e) {
         if (this.db.inTransaction) this.sql('ROLLBACK')
@@ -198,8 +203,12 @@ export class StoreCore {
     this.pendingText.clear()
   }
 
-  /** What a transaction's body leaves for its end: its text rows, text statistics and `_seq_no` counters. */
+  /**
+   * What a transaction's body leaves for its end: the refresh of an index it left REFRESH_DOCS
+   * documents pending, its text rows, text statistics and `_seq_no` counters.
+   */
   private endBody(): void {
+    this.refreshFull()
     this.pendingText.flush(this.db)
     this.pendingStats.flush(this.db)
     this.saveSeqs()
@@ -246,11 +255,14 @@ export class StoreCore {
     }
   }
 
-  /** Commits the deferred transaction, if one is open; throws (once) what took deferred writes back since. */
-  private settle(): void {
+  /**
+   * Commits the deferred transaction, if one is open, and throws (once) what took deferred writes
+   * back since; not to a read's refresh (`report` false): the next write is the one to be told.
+   */
+  private settle(report = true): void {
     if (this.deferred) this.commitDeferred()
     const e = this.deferredError
-    if (e === undefined) return
+    if (e === undefined || !report) return
     this.deferredError = undefined
     throw e
   }
@@ -267,6 +279,7 @@ export class StoreCore {
     this.deferred = undefined
     clearTimeout(open.timer)
     if (open.normal) this.db.run('PRAGMA synchronous = FULL')
+    this.scheduleRefresh()
   }
 
   /**
@@ -359,6 +372,40 @@ export class StoreCore {
     for (const meta of this.seqDirty) if (this.cat.byIx.get(meta.ix) === meta) save.run(meta.seq, meta.ix)
   }
 
+  /** The indices written in this transaction that leave REFRESH_DOCS documents pending get their field values (refresh.ts). */
+  private refreshFull(): void {
+    for (const meta of this.seqDirty) if (meta.nextRid - meta.indexedRid >= REFRESH_DOCS) refreshIndex(this, meta)
+  }
+
+  /**
+   * Every document of these indices in their field values (refresh.ts): what a search or a count
+   * runs before it reads them. A write transaction only when one has pending documents.
+   */
+  refresh(metas: Iterable<IndexMeta>): void {
+    const due = [...metas].filter((m) => hasPending(m) && this.cat.byIx.get(m.ix) === m)
+    if (due.length > 0) this.tx(() => due.forEach((m) => refreshIndex(this, m)), { forRead: true })
+  }
+
+  /** A second after the last commit that left documents pending, they are refreshed (see refresh.ts). */
+  private scheduleRefresh(): void {
+    if (this.idleRefresh) {
+      this.idleRefresh.refresh()
+      return
+    }
+    if (![...this.seqDirty].some(hasPending)) return
+    this.idleRefresh = setTimeout(() => {
+      this.idleRefresh = undefined
+      if (this.closed) return
+      try {
+        this.refresh(this.cat.byIx.values())
+      } catch {
+        // Nothing is lost: the next search, count or write past REFRESH_DOCS refreshes them.
+      }
+    }, IDLE_REFRESH_MS)
+    this.idleRefresh.unref()
+  }
+  private idleRefresh: ReturnType<typeof setTimeout> | undefined
+
   /** The text rows this transaction wrote, in the text index before a read of it (see PendingText). */
   textVisible(): void {
     if (this.pendingText.size > 0) this.pendingText.flush(this.db)
@@ -442,6 +489,7 @@ export class StoreCore {
       // A failed deferred commit is told here too, and the store closes all the same.
       this.settle()
     } finally {
+      clearTimeout(this.idleRefresh)
       this.closed = true
       this.db.run('DELETE FROM pit_history')
       this.checkpointer?.stop()

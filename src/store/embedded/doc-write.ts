@@ -18,6 +18,7 @@ import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './m
 import { isValueAndPathField } from '../query/flat-object'
 import { keepForPits } from './pits'
 import { ridRange } from './rids'
+import { pendingRid } from './refresh'
 import { isLengthsField } from './text-fields'
 import { insertValues, type Key, textKeys } from './text-index'
 import { DocView } from '../query/doc'
@@ -259,7 +260,8 @@ function storeRow(
     if (text.lengths.length > 0) core.pendingText.set(rid, text, false, onUndo(core))
     adjustCount(core, meta, 1, storedSize(src, keysJson))
   }
-  insertValues(core.db, toInsert, rid)
+  // A new document's values wait for the refresh; so do an updated one's while it is pending (refresh.ts).
+  if (!pendingRid(meta, rid)) insertValues(core.db, toInsert, rid)
   return seq
 }
 

@@ -86,8 +86,10 @@ export function createIndexNow(core: StoreCore, name: string, body: CreateIndexB
   checkMappingLimits(mappings, mappingLimits(settings))
   const ix = freeIx(core)
   core.db
-    .query('INSERT INTO indices (ix, name, uuid, created, settings, mappings, seq, data_stream) VALUES (?, ?, ?, ?, ?, ?, -1, ?)')
-    .run(ix, name, uuid, created, JSON.stringify(settings), JSON.stringify(mappings), dataStream ?? null)
+    .query(
+      'INSERT INTO indices (ix, name, uuid, created, settings, mappings, seq, data_stream, indexed_rid) VALUES (?, ?, ?, ?, ?, ?, -1, ?, ?)',
+    )
+    .run(ix, name, uuid, created, JSON.stringify(settings), JSON.stringify(mappings), dataStream ?? null, ridRange(ix)[0])
   const meta: IndexMeta = {
     ix,
     name,
@@ -100,6 +102,7 @@ export function createIndexNow(core: StoreCore, name: string, body: CreateIndexB
     closed: false,
     docCount: 0,
     nextRid: ridRange(ix)[0],
+    indexedRid: ridRange(ix)[0],
     specs: fieldSpecs(mappings),
     fieldIds: new Map(),
     multiValued: new Set(),
@@ -366,6 +369,7 @@ export async function refresh(
   params: { index?: string | string[] } & ResolveOptions = {},
 ): Promise<{ _shards: ShardsInfo }> {
   const names = [...core.resolveTargets(params.index, { ...params, forbidClosed: true }).keys()]
+  core.refresh(names.map((n) => core.indexMeta(n)))
   return { _shards: shardsOf(names.map((n) => core.indexMeta(n).settings)) }
 }
 

@@ -255,6 +255,16 @@ function textSearchTables(db: Database): void {
 }
 
 /**
+ * New documents' field values are written by refreshes, in batches (refresh.ts): each index
+ * keeps the rowid below which they are. None (NULL) on the indices of older stores, whose
+ * documents all have them.
+ */
+function deferredFieldValues(db: Database): void {
+  const cols = db.query('PRAGMA table_info(indices)').all() as Array<{ name: string }>
+  if (!cols.some((c) => c.name === 'indexed_rid')) db.run('ALTER TABLE indices ADD COLUMN indexed_rid INTEGER')
+}
+
+/**
  * Every schema step, oldest first. Step 1 is idempotent so it also brings a file written before
  * schema versions existed (user_version 0, tables present) up to version 1. Append, never edit.
  */
@@ -272,6 +282,7 @@ export const SCHEMA_MIGRATIONS: readonly Migration[] = [
     description: 'postings of text fields in FTS5 (written once per transaction) with the field lengths beside them',
     up: textSearchTables,
   },
+  { version: 6, description: 'field values written by refreshes: the rowid up to which each index has them', up: deferredFieldValues },
 ]
 
 export const latestVersion = (migrations: readonly Migration[]): number => migrations.at(-1)?.version ?? 0

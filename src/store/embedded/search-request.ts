@@ -29,6 +29,7 @@ import type { Needs, Stats } from '../query/score'
 
 export function explain(core: StoreCore, index: string, query: unknown, afterSeq?: number): string[] {
   const meta = core.indexMeta(index)
+  core.refresh([meta])
   const { sql, params } = afterSeq === undefined ? rowsSql(core, meta, query) : seqSql(core, meta, query, 1, afterSeq)
   try {
     return (core.db.query(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail)
@@ -44,6 +45,8 @@ function searchTargets(
   maxClauseCount?: number,
 ): SearchTarget[] {
   const resolved = core.resolveTargets(expression, { ...opts, forbidClosed: true })
+  // Every acknowledged write is searchable: the field values still pending go in first (refresh.ts).
+  core.refresh([...resolved.keys()].map((name) => core.indexMeta(name)))
   return [...resolved].map(([name, filters]) => {
     const meta = core.indexMeta(name)
     return {

@@ -21,6 +21,7 @@ import type { Database } from 'bun:sqlite'
 import { kindOf, type FieldSpec } from '../query/compile'
 import { DocView, fieldPath, type FieldPath } from '../query/doc'
 import { bm25, type FieldStats, type Needs, type Stats } from '../query/score'
+import { plainTokensJoined } from '../query/analysis'
 import type { IndexMeta } from './catalog'
 
 export type Key = [f: number, v: string | number]
@@ -103,8 +104,8 @@ export function textKeys(specs: ReadonlyMap<string, FieldSpec>, d: DocView, idOf
     if (raw.length === 0) continue
     const t = idOf(field.terms)
     // One string (the usual text field) is encoded from its characters; the rest from its tokens.
-    const one = raw.length === 1 && typeof raw[0] === 'string' ? encodeAscii(t, raw[0]) : undefined
-    const [stored, count] = one ?? encodeTokens(t, d.tokens(field.path))
+    const plain = raw.length === 1 && typeof raw[0] === 'string' ? plainTokensJoined(raw[0]) : undefined
+    const [stored, count] = plain ? [encodeJoined(t, plain[0]), plain[1]] : encodeTokens(t, d.tokens(field.path))
     if (count === 0) continue
     body = body === '' ? stored : `${body} ${stored}`
     lengths.push([t, count])
@@ -117,35 +118,12 @@ export function textKeys(specs: ReadonlyMap<string, FieldSpec>, d: DocView, idOf
 function encodeTokens(t: number, tokens: readonly string[]): [stored: string, count: number] {
   // Most text is plain words: one test and one replace for the field instead of one per token.
   const joined = tokens.join(' ')
-  if (PLAIN_LIST.test(joined)) return [`${t}_${joined.replaceAll(' ', ` ${t}_`)}`, tokens.length]
+  if (PLAIN_LIST.test(joined)) return [encodeJoined(t, joined), tokens.length]
   return [tokens.map((token) => ftsToken(t, token)).join(' '), tokens.length]
 }
 
-const SEPARATORS = /[^a-z0-9]+/g
-
-/**
- * What encodeTokens(t, analyze(text)) answers, without a token array, for the common text: ASCII
- * without `_`, `.` or `'` (the characters a token may hold besides letters and digits), whose
- * tokens are then its runs of letters and digits, each stored as is. One pass over the characters
- * counts the runs; one native replace writes the separators. Undefined for any other text.
- */
-function encodeAscii(t: number, text: string): [stored: string, count: number] | undefined {
-  let count = 0
-  let inWord = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    const word = (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90)
-    if (!word && (c >= 128 || c === 95 || c === 46 || c === 39)) return undefined
-    if (word && !inWord) count++
-    inWord = word
-  }
-  if (count === 0) return ['', 0]
-  const sep = ` ${t}_`
-  let stored = text.toLowerCase().replace(SEPARATORS, sep)
-  if (stored.startsWith(sep)) stored = stored.slice(sep.length)
-  if (stored.endsWith(sep)) stored = stored.slice(0, stored.length - sep.length)
-  return [`${t}_${stored}`, count]
-}
+/** Plain tokens ([a-z0-9]) joined by spaces, as stored: each prefixed with the field's terms id. */
+const encodeJoined = (t: number, joined: string): string => (joined === '' ? '' : `${t}_${joined.replaceAll(' ', ` ${t}_`)}`)
 
 const VALUES3 = Array.from({ length: 101 }, (_, n) => Array(n).fill('(?, ?, ?)').join(', '))
 

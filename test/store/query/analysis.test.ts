@@ -1,7 +1,7 @@
 // The ASCII fast paths of the analyzer and of the text index's encoding give exactly the Unicode
 // regular expression's tokens.
 import { expect, test } from 'bun:test'
-import { analyze } from '../../../src/store/query/analysis'
+import { analyze, plainTokensJoined } from '../../../src/store/query/analysis'
 import { ftsToken, textKeys } from '../../../src/store/embedded/text-index'
 import { DocView } from '../../../src/store/query/doc'
 import type { FieldSpec } from '../../../src/store/query/compile'
@@ -24,6 +24,19 @@ test('ASCII texts: the same tokens as the regular expression', () => {
   for (const s of randomTexts("aZ9_ .'-,:/\\\"\t\n@#x..''Ab")) expect({ s, t: analyze(s) }).toEqual({ s, t: reference(s) })
   for (const s of ["don't stop", 'example.com.', "a.b'c..d", '_x_ __', 'ÀB after an ascii run', 'caf\u00e9 ok', 'x\u0301y'])
     expect({ s, t: analyze(s) }).toEqual({ s, t: reference(s) })
+})
+
+test('plain ASCII texts joined in one pass: the tokens of the regular expression, or undefined', () => {
+  let plain = 0
+  for (const s of randomTexts('aZ9 -,:/\\"\t\n@#x09zzAZ_.\'\u00e9')) {
+    const joined = plainTokensJoined(s)
+    if (joined === undefined) expect(/[_.'\u0080-\uffff]/.test(s)).toBe(true)
+    else {
+      plain++
+      expect({ s, joined }).toEqual({ s, joined: [reference(s).join(' '), reference(s).length] })
+    }
+  }
+  expect(plain).toBeGreaterThan(100)
 })
 
 const specs = new Map<string, FieldSpec>([['m', { type: 'text' } as FieldSpec]])

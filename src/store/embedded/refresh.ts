@@ -1,0 +1,54 @@
+/**
+ * Field values written in batches, as OpenSearch's refresh writes segments. A new document's
+ * keyword, numeric and date values (its `fv` rows) are not inserted by the write that stores it:
+ * each row lands at its own place in the (f, v, rid) B-tree, and a bulk of a thousand events
+ * dirtied a page per value of every field with many values (hosts, agents), each copied to the
+ * log at every commit; ingest slowed as the B-tree outgrew the page cache. The document's `keys`
+ * column already lists those rows, in the same transaction as its source, so an acknowledged write
+ * is as durable as before; a refresh reads the keys of the documents not yet refreshed and
+ * inserts their rows sorted by field and value, each page of the B-tree touched once per batch.
+ *
+ * Every index keeps the rid below which all documents have their rows (`indexed_rid`, moved in the
+ * refresh's transaction, so a crash leaves the rows and the mark in step). Documents at or above it
+ * are pending: their writes leave `fv` alone (an update or a delete of a pending document finds
+ * no rows to remove; the refresh reads the keys the document has then). A refresh runs before
+ * every search or count reads an index (so reads see every acknowledged write, as they did), at the
+ * end of a write transaction that leaves REFRESH_DOCS documents pending, on `_refresh`, and a
+ * moment after writes stop (so that a search after a quiet ingest finds little left to do).
+ */
+import type { StoreCore } from './core'
+import type { IndexMeta } from './catalog'
+
+/**
+ * Pending documents that make a write transaction refresh its index: bigger batches touch each
+ * page fewer times but hold more keys in memory while they are sorted (~2 KiB per event).
+ */
+export const REFRESH_DOCS = 8192
+
+/** Whether a document's field values wait for the next refresh (see the module comment). */
+export const pendingRid = (meta: IndexMeta, rid: number): boolean => rid >= meta.indexedRid
+
+/** Whether an index has documents whose field values wait for a refresh. */
+export const hasPending = (meta: IndexMeta): boolean => meta.nextRid > meta.indexedRid
+
+/**
+ * Inserts the field values of the index's pending documents; must run inside a transaction.
+ * SQLite reads their keys and sorts the rows in the B-tree's order (in its sorter, bounded by the
+ * page cache's size, not in JS objects), so the inserts walk the B-tree from one end to the other.
+ * `->>` reads a JSON number as INTEGER or REAL and a string as TEXT, the types a bound value has.
+ */
+export function refreshIndex(core: StoreCore, meta: IndexMeta): void {
+  if (!hasPending(meta)) return
+  const from = meta.indexedRid
+  const upto = meta.nextRid
+  // A keyword array may repeat a value: OR IGNORE, as for a single write. Text lengths are in no table.
+  core.db
+    .query(
+      `INSERT OR IGNORE INTO fv (f, v, rid) SELECT k.value ->> 0, k.value ->> 1, d.rid FROM docs d, json_each(d.keys) k
+       WHERE d.rid >= ? AND d.rid < ? AND k.value ->> 0 NOT IN (SELECT value FROM json_each(?)) ORDER BY 1, 2, 3`,
+    )
+    .run(from, upto, JSON.stringify([...meta.lengthIds]))
+  core.db.query('UPDATE indices SET indexed_rid = ? WHERE ix = ?').run(upto, meta.ix)
+  meta.indexedRid = upto
+  core.onUndo(() => (meta.indexedRid = Math.min(meta.indexedRid, from)))
+}
