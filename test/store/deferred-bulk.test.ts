@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openEmbeddedStore } from '../../src/store/embedded'
 import type { BulkLine } from '../../src/store/port'
+import { REFRESH_DOCS, REFRESH_STEP } from '../../src/store/embedded/refresh'
+import { ridRange } from '../../src/store/embedded/rids'
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-deferred-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -126,6 +128,29 @@ describe("bulks with durability 'deferred'", () => {
       expect((await reopened.search({ index: 'found', body: {} })).hits.hits.map((h) => h._id)).toEqual(['before'])
     } finally {
       await reopened.close()
+    }
+  })
+
+  test('past REFRESH_DOCS pending, each deferred bulk refreshes REFRESH_STEP of them (a stretch of its own size), a search all', async () => {
+    const { store, db } = open()
+    try {
+      await store.createIndex({ index: 'found', body: { mappings: { properties: { id: { type: 'keyword' } } } } })
+      const indexed = () => {
+        const { ix } = db.query("SELECT ix FROM indices WHERE name = 'found'").get() as { ix: number }
+        return (db.query('SELECT count(*) AS n FROM fv WHERE rid BETWEEN ? AND ?').get(...ridRange(ix)) as { n: number }).n
+      }
+      const ids = (from: number, n: number) => Array.from({ length: n }, (_, i) => `d${from + i}`)
+      for (let at = 0; at < REFRESH_DOCS - 1; at += 1000)
+        await store.bulk({ body: creates(ids(at, Math.min(1000, REFRESH_DOCS - 1 - at))), durability: 'deferred' })
+      expect(indexed()).toBe(0)
+      await store.bulk({ body: creates(ids(REFRESH_DOCS - 1, 2)), durability: 'deferred' })
+      // One `id` and one `n` value per document: the oldest REFRESH_STEP documents have their rows.
+      expect(indexed()).toBe(2 * REFRESH_STEP)
+      const all = await store.count({ index: 'found', body: { query: { prefix: { id: 'd' } } } })
+      expect(all.count).toBe(REFRESH_DOCS + 1)
+      expect(indexed()).toBe(2 * (REFRESH_DOCS + 1))
+    } finally {
+      await store.close()
     }
   })
 })

@@ -14,7 +14,7 @@ import { GroupCommit, type GroupWrite, type Outcome } from './group-commit'
 import { Checkpointer } from './checkpointer'
 import { openStoreFile } from './integrity'
 import { PendingStats, PendingText } from './text-index'
-import { hasPending, REFRESH_DOCS, refreshIndex } from './refresh'
+import { hasPending, REFRESH_DOCS, REFRESH_STEP, refreshIndex } from './refresh'
 import type { Migration, MigrationResult } from './migrations'
 import type { Plan } from './plan'
 import type { Column, ColumnLayout } from './aggs-columnar'
@@ -207,8 +207,8 @@ export class StoreCore {
    * What a transaction's body leaves for its end: the refresh of an index it left REFRESH_DOCS
    * documents pending, its text rows, text statistics and `_seq_no` counters.
    */
-  private endBody(): void {
-    this.refreshFull()
+  private endBody(refreshLimit?: number): void {
+    this.refreshFull(refreshLimit)
     this.pendingText.flush(this.db)
     this.pendingStats.flush(this.db)
     this.saveSeqs()
@@ -245,7 +245,7 @@ export class StoreCore {
     const open = this.deferred
     try {
       const out = body()
-      this.endBody()
+      this.endBody(REFRESH_STEP)
       open.undo.push(...undo)
       return out
     } catch (e) {
@@ -372,9 +372,12 @@ export class StoreCore {
     for (const meta of this.seqDirty) if (this.cat.byIx.get(meta.ix) === meta) save.run(meta.seq, meta.ix)
   }
 
-  /** The indices written in this transaction that leave REFRESH_DOCS documents pending get their field values (refresh.ts). */
-  private refreshFull(): void {
-    for (const meta of this.seqDirty) if (meta.nextRid - meta.indexedRid >= REFRESH_DOCS) refreshIndex(this, meta)
+  /**
+   * The indices written in this transaction that leave REFRESH_DOCS documents pending get their
+   * field values (refresh.ts): `limit` of them at most (a deferred transaction's, REFRESH_STEP).
+   */
+  private refreshFull(limit?: number): void {
+    for (const meta of this.seqDirty) if (meta.nextRid - meta.indexedRid >= REFRESH_DOCS) refreshIndex(this, meta, limit)
   }
 
   /**
