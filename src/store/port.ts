@@ -365,9 +365,14 @@ export interface BulkParams {
    * as on an index with `index.translog.durability: async` (it survives a killed process, not a
    * power loss); a later durable write of the same node makes it durable too, since the log is one
    * sequence. For writes that a later durable write depends on: a detector's findings, then its
-   * checkpoint.
+   * checkpoint. `deferred` goes further: the bulk is answered before it is even committed (this
+   * node's searches see it at once); it commits with the node's next write, at the latest a
+   * quarter of a second later, and a killed process may lose it until then. The embedded store
+   * commits many deferred bulks at once (each commit writes every page it changed); one failing as
+   * a whole (a malformed line, a failed commit) takes back the deferred bulks not yet committed,
+   * and the node's next write fails, telling so.
    */
-  durability?: 'async'
+  durability?: 'async' | 'deferred'
 }
 
 export interface SearchParams extends ResolveOptions {

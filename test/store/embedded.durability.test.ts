@@ -9,7 +9,7 @@ const dir = mkdtempSync(join(tmpdir(), 'svc-store-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 describe('embedded store on disk', () => {
-  test('acknowledged writes survive kill -9 of the writing process', async () => {
+  test('acknowledged writes (and the deferred bulks before them) survive kill -9 of the writing process', async () => {
     const path = join(dir, 'kill9.db')
     const child = Bun.spawn([process.execPath, join(import.meta.dir, 'fixtures', 'acking-writer.ts'), path], {
       stdout: 'pipe',
@@ -37,10 +37,11 @@ describe('embedded store on disk', () => {
         const got = await store.get({ index: 'durable', id: `doc-${i}` })
         expect(got.found).toBe(true)
         if (i % 7 === 0) expect((await store.get({ index: 'durable', id: `bulk-${i}` })).found).toBe(true)
+        if (i % 5 === 0) expect((await store.get({ index: 'durable', id: `deferred-${i}` })).found).toBe(true)
       }
       // The store stays consistent and writable: sequence numbers continue after the last one.
       const { count } = await store.count({ index: 'durable' })
-      expect(count).toBeGreaterThanOrEqual(acked + 1 + Math.floor(acked / 7) + 1)
+      expect(count).toBeGreaterThanOrEqual(acked + 1 + Math.floor(acked / 7) + 1 + Math.floor(acked / 5) + 1)
       const next = await store.index({ index: 'durable', id: 'after', body: { i: -1 } })
       expect(next._seq_no).toBeGreaterThanOrEqual(count)
       expect((await store.search({ index: 'durable', body: { query: { term: { i: 42 } } } })).hits.hits.map((h) => h._id).sort()).toEqual([

@@ -265,9 +265,10 @@ class DetectorRun {
           uncommitted = true
         }
         const stop = reading !== undefined && control.stopping()
-        // A commit (findings, then checkpoint) once a bulk's worth is waiting, once the flush
-        // interval has passed, and when the scan ends: each costs a durable write, not each batch.
-        const due = !reading || stop || this.pending.length >= this.bulkSize || performance.now() - this.committed >= this.flushMillis
+        // A commit (findings, then checkpoint) once the flush interval has passed, and when the scan
+        // ends: each costs a durable write (the log's sync, of every page written since the last
+        // one: 20 ms and more), not each batch nor each bulk of findings, which go out as they fill.
+        const due = !reading || stop || performance.now() - this.committed >= this.flushMillis
         if (uncommitted && due) {
           uncommitted = false
           // Another node moved the checkpoint: that node owns this detector now.

@@ -1,6 +1,6 @@
 import { Type as T, type Static } from '@sinclair/typebox'
 import { FINDINGS_SECURITY_STREAM } from '../../setup/indices/names'
-import type { BulkLine, Refresh, Source, Store } from '../../store/port'
+import type { BulkLine, BulkParams, Refresh, Source, Store } from '../../store/port'
 import { isObject } from '../../json'
 
 /**
@@ -119,7 +119,7 @@ export function buildFinding({ event, rule, detector }: FindingInput, now: () =>
 export async function appendFindings(
   store: Store,
   findings: FindingInput[],
-  opts: { stream?: string; bulkSize?: number; refresh?: Refresh; durability?: 'async'; now?: () => number } = {},
+  opts: { stream?: string; bulkSize?: number; refresh?: Refresh; durability?: BulkParams['durability']; now?: () => number } = {},
 ): Promise<AppendedFinding[]> {
   const stream = opts.stream ?? FINDINGS_SECURITY_STREAM
   const bulkSize = Math.max(1, opts.bulkSize ?? 100)

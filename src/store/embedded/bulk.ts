@@ -12,7 +12,7 @@ export async function bulk(core: StoreCore, params: BulkParams): Promise<BulkRes
   if (!Array.isArray(lines)) throw new IllegalArgument('bulk body must be a list of action and source lines')
   const items: BulkResponse['items'] = []
   let errors = false
-  const commit = { relaxed: params.durability === 'async' }
+  const commit = { relaxed: params.durability === 'async', deferred: params.durability === 'deferred' }
   core.tx(() => {
     for (let i = 0; i < lines.length; i++) {
       const action = lines[i]

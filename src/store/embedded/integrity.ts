@@ -203,7 +203,9 @@ export function openStoreFile(file: string, options: OpenStoreFileOptions): Open
       interval > 0
         ? setInterval(() => {
             try {
-              if (changes() === seen) return
+              // A transaction left open (a deferred bulk's) would take the generation in uncommitted,
+              // and the marker would be ahead of the store after a crash: the next tick records it.
+              if (opened.inTransaction || changes() === seen) return
               advance(opened, file, id, schemaVersion)
               seen = changes()
             } catch {

@@ -25,6 +25,13 @@ import type { IndexMeta } from './catalog'
  */
 export const REFRESH_DOCS = 8192
 
+/**
+ * Documents a deferred transaction's body refreshes at most (core.ts): a detector writes its
+ * findings a slice at a time between requests, and 8,192 of them refreshed at once held the node
+ * thread for some 190 ms; the oldest pending go first, a step each time REFRESH_DOCS are pending.
+ */
+export const REFRESH_STEP = 1024
+
 /** Whether a document's field values wait for the next refresh (see the module comment). */
 export const pendingRid = (meta: IndexMeta, rid: number): boolean => rid >= meta.indexedRid
 
@@ -32,15 +39,16 @@ export const pendingRid = (meta: IndexMeta, rid: number): boolean => rid >= meta
 export const hasPending = (meta: IndexMeta): boolean => meta.nextRid > meta.indexedRid
 
 /**
- * Inserts the field values of the index's pending documents; must run inside a transaction.
+ * Inserts the field values of the index's pending documents (the `limit` oldest, when given); must
+ * run inside a transaction.
  * SQLite reads their keys and sorts the rows in the B-tree's order (in its sorter, bounded by the
  * page cache's size, not in JS objects), so the inserts walk the B-tree from one end to the other.
  * `->>` reads a JSON number as INTEGER or REAL and a string as TEXT, the types a bound value has.
  */
-export function refreshIndex(core: StoreCore, meta: IndexMeta): void {
+export function refreshIndex(core: StoreCore, meta: IndexMeta, limit = Infinity): void {
   if (!hasPending(meta)) return
   const from = meta.indexedRid
-  const upto = meta.nextRid
+  const upto = Math.min(meta.nextRid, from + limit)
   // A keyword array may repeat a value: OR IGNORE, as for a single write. Text lengths are in no table.
   core.db
     .query(

@@ -28,15 +28,25 @@ export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxRegexLength: 1000, maxClau
  */
 export const MAX_JSON_DEPTH = 1000
 
-/** Iterative (no recursion, so any depth is safe to measure): does `value` nest deeper than `max`? */
+/**
+ * Iterative (no recursion, so any depth is safe to measure): does `value` nest deeper than `max`?
+ * Only objects and arrays are stacked: every document written is measured, and most of its values
+ * are leaves.
+ */
 export function nestingExceeds(value: unknown, max: number): number | undefined {
-  const stack: Array<[unknown, number]> = [[value, 1]]
+  if (typeof value !== 'object' || value === null) return undefined
+  const stack: Array<[object, number]> = [[value, 1]]
   while (stack.length > 0) {
     const [v, d] = stack.pop()!
-    if (typeof v !== 'object' || v === null) continue
     if (d > max) return d
-    if (Array.isArray(v)) for (const x of v) stack.push([x, d + 1])
-    else for (const k in v) if (Object.hasOwn(v, k)) stack.push([(v as Record<string, unknown>)[k], d + 1])
+    if (Array.isArray(v)) {
+      for (const x of v) if (typeof x === 'object' && x !== null) stack.push([x, d + 1])
+    } else
+      for (const k in v)
+        if (Object.hasOwn(v, k)) {
+          const x = (v as Record<string, unknown>)[k]
+          if (typeof x === 'object' && x !== null) stack.push([x, d + 1])
+        }
   }
   return undefined
 }
