@@ -19,6 +19,7 @@ import type { Migration, MigrationResult } from './migrations'
 import type { Plan } from './plan'
 import type { Column, ColumnLayout } from './aggs-columnar'
 import { IndexCaches } from './index-caches'
+import { HeapGrowth } from '../../heap'
 import type { Synchronous } from './schema'
 import { SLICE_MS } from './pacer'
 import { DEFAULT_SEARCH_LIMITS, type SearchLimits } from './search-limits'
@@ -57,6 +58,9 @@ export interface PitMeta {
   expires: number
   targets: Array<{ ix: number; uuid: string; name: string; specs: Map<string, FieldSpec>; seq: number }>
 }
+
+/** See StoreCore.batchHeap. */
+const BATCH_HEAP_GROWTH = 8 * 1024 * 1024
 
 /** How long after the last write pending documents wait for a search before they are refreshed anyway. */
 const IDLE_REFRESH_MS = 1000
@@ -180,8 +184,9 @@ export class StoreCore {
       this.sql('BEGIN IMMEDIATE')
       try {
         const out = body()
-        this.endBody()
+        const refreshed = this.endBody()
         this.sql('COMMIT')
+        if (refreshed) this.batchHeap.check()
         this.scheduleRefresh()
         return out
       } catch (e) {
@@ -205,13 +210,14 @@ export class StoreCore {
 
   /**
    * What a transaction's body leaves for its end: the refresh of an index it left REFRESH_DOCS
-   * documents pending, its text rows, text statistics and `_seq_no` counters.
+   * documents pending, its text rows, text statistics and `_seq_no` counters; true if it refreshed one.
    */
-  private endBody(refreshLimit?: number): void {
-    this.refreshFull(refreshLimit)
+  private endBody(refreshLimit?: number): boolean {
+    const refreshed = this.refreshFull(refreshLimit)
     this.pendingText.flush(this.db)
     this.pendingStats.flush(this.db)
     this.saveSeqs()
+    return refreshed
   }
 
   /**
@@ -374,11 +380,25 @@ export class StoreCore {
 
   /**
    * The indices written in this transaction that leave REFRESH_DOCS documents pending get their
-   * field values (refresh.ts): `limit` of them at most (a deferred transaction's, REFRESH_STEP).
+   * field values (refresh.ts): `limit` of them at most (a deferred transaction's, REFRESH_STEP); true if one did.
    */
-  private refreshFull(limit?: number): void {
-    for (const meta of this.seqDirty) if (meta.nextRid - meta.indexedRid >= REFRESH_DOCS) refreshIndex(this, meta, limit)
+  private refreshFull(limit?: number): boolean {
+    let refreshed = false
+    for (const meta of this.seqDirty)
+      if (meta.nextRid - meta.indexedRid >= REFRESH_DOCS) {
+        refreshIndex(this, meta, limit)
+        refreshed = true
+      }
+    return refreshed
   }
+
+  /**
+   * Collected after a commit that refreshed a batch, if it grew by BATCH_HEAP_GROWTH (heap.ts): by
+   * then the bulks of the batch are garbage (their parsed bodies, sources and keys, and the native
+   * buffers those hold), which JavaScriptCore otherwise lets pile up to tens of MiB before a full
+   * collection. Peak RSS of a 100k-event `_bulk` ingest: 237-252 MiB instead of 281-290, same rate.
+   */
+  private readonly batchHeap = new HeapGrowth(BATCH_HEAP_GROWTH)
 
   /**
    * Every document of these indices in their field values (refresh.ts): what a search or a count
