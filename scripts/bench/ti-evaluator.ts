@@ -12,9 +12,8 @@ import { SCAN_BATCH, BATCH_CHARS } from '../../src/ruleset/detection/evaluator-p
 import { scanBatch } from '../../src/ruleset/detection/scan-batch'
 import { ruleSet } from '../../src/ruleset/sigma'
 import { IocFilter } from '../../src/ruleset/threat-intel/ioc-filter'
-import { createBenchDetector, event, indexEvents, openBenchRuleset, reseed } from './lib/security-events'
+import { createBenchDetector, event, indexEvents, openBenchRuleset, reseed, setThreatIntel } from './lib/security-events'
 import { benchIoc } from './lib/iocs'
-import { DETECTORS_INDEX } from '../../src/ruleset/indices'
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000)
 const RULES = Number(process.env.BENCH_RULES ?? 1000)
@@ -52,17 +51,9 @@ try {
   ruleset.iocs.changed(batch)
   batch.clear()
   await ruleset.iocs.current()
-  const got = await store.get({ index: DETECTORS_INDEX, id: 'int-linux' })
-  if (!got.found) throw new Error('no detector')
-  const source = got._source as { detector: Record<string, unknown> }
-  await store.index({
-    index: DETECTORS_INDEX,
-    id: 'int-linux',
-    body: { detector: { ...source.detector, threat_intel_enabled: true } },
-    refresh: true,
-  })
+  await setThreatIntel(store, true)
   await indexEvents(store, EVENTS, 10)
-  console.log(await ruleset.scheduler.runLeased('int-linux'), captured && Object.keys(captured))
+  await ruleset.scheduler.runLeased('int-linux')
   if (!captured?.iocFields) throw new Error('no scan request with IoC fields captured')
   const [backing] = await store.resolve(EVENTS)
   reseed()
