@@ -40,7 +40,7 @@ export const candidateType = (c: IocCandidates, k: number): IocType => IOC_TYPES
  */
 export function valuesAt(event: Record<string, unknown> | DocView, path: string | FieldPath): string[] {
   const f = typeof path === 'string' ? fieldPath(path) : path
-  const raw = event instanceof DocView ? event.values(f) : f.collect(event)
+  const raw = event instanceof DocView ? event.valuesOnce(f) : f.collect(event)
   return raw.filter((v): v is string => typeof v === 'string')
 }
 
@@ -74,7 +74,7 @@ export class IocCollector {
     const filter = this.filter
     for (const g of this.gathered)
       for (const path of g.paths) {
-        const values = doc.values(path)
+        const values = doc.valuesOnce(path)
         for (let i = 0; i < values.length; i++) {
           const value = values[i]
           if (typeof value !== 'string' || (filter && !filter.mayMatch(g.type, value))) continue
