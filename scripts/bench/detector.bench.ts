@@ -166,9 +166,6 @@ async function measure(
       `of the whole process so far (indexing and baselines included): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
   )
   if (outcome.ioc_findings !== undefined) console.log(`  IoC findings written: ${outcome.ioc_findings}`)
-  console.log(
-    `  IoC findings written: ${outcome.ioc_findings}; flushes ${(globalThis as any).__tiFlushes}, ${((globalThis as any).__tiFlushMs ?? 0).toFixed(0)} ms`,
-  )
   return { after, runRate, scanRate, cpu }
 }
 
