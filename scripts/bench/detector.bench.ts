@@ -13,11 +13,10 @@ import { join } from 'node:path'
 import { SCAN_BATCH } from '../../src/ruleset/detection/evaluator-protocol'
 import { loadCheckpoint } from '../../src/ruleset/detection/checkpoint'
 import type { BulkLine } from '../../src/store/port'
-import { createBenchDetector, event, indexEvents, openBenchRuleset, reseed, seedNow } from './lib/security-events'
+import { createBenchDetector, event, indexEvents, openBenchRuleset, reseed, seedNow, setThreatIntel } from './lib/security-events'
 import { loadWindowsRules } from './lib/sigma-rules'
 import { schemaEvent, WINDOWS_FIELDS, windowsEventStream } from './lib/windows-events'
 import { benchIoc } from './lib/iocs'
-import { DETECTORS_INDEX } from '../../src/ruleset/indices'
 import { IOC_ALIAS } from '../../src/ruleset/threat-intel/synced-iocs'
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000)
@@ -33,21 +32,24 @@ function ticks(stat: string): number {
 }
 
 /**
- * CPU seconds of the process (every thread), of its main thread, and of JavaScriptCore's parallel
- * collector threads (HeapHelper: a collection of the node's heap, IoC index and all, shows there):
- * on a loaded machine they vary less than the wall clock.
+ * CPU seconds of the process (every thread), of its main thread, of the evaluator thread, and of
+ * JavaScriptCore's parallel collector threads (HeapHelper: a collection of the node's heap, IoC
+ * index and all, shows there): on a loaded machine they vary less than the wall clock.
  */
-function cpuSeconds(): { all: number; node: number; gc: number } {
+function cpuSeconds(): { all: number; node: number; gc: number; evaluator: number } {
   const { user, system } = process.cpuUsage()
   let gc = 0
+  let evaluator = 0
   for (const task of readdirSync('/proc/self/task'))
     try {
       const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8')
       if (stat.includes('(HeapHelper')) gc += ticks(stat)
+      else if (stat.includes('(Worker')) evaluator += ticks(stat)
     } catch {
       // the thread ended
     }
-  return { all: (user + system) / 1e6, node: ticks(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')) / 100, gc: gc / 100 }
+  const node = ticks(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')) / 100
+  return { all: (user + system) / 1e6, node, gc: gc / 100, evaluator: evaluator / 100 }
 }
 
 /** A counter of /proc/self/status, in KiB. */
@@ -62,7 +64,7 @@ async function measure(
   { store, ruleset }: Bench,
   detector: string,
   rules: number,
-): Promise<{ after: number; runRate: number; scanRate: number; cpu: { all: number; node: number; gc: number } }> {
+): Promise<{ after: number; runRate: number; scanRate: number; cpu: ReturnType<typeof cpuSeconds> }> {
   const [backing] = await store.resolve(EVENTS)
   // Baseline: the same paged read by `_seq_no`, nothing evaluated or written; the faster of two
   // passes (the first may meet the store still checkpointing the indexing). The indexing's
@@ -123,7 +125,12 @@ async function measure(
   const runPeak = vmKiB('VmHWM')
   const runSeconds = (performance.now() - t) / 1000
   const cpuAfter = cpuSeconds()
-  const cpu = { all: cpuAfter.all - cpuBefore.all, node: cpuAfter.node - cpuBefore.node, gc: cpuAfter.gc - cpuBefore.gc }
+  const cpu = {
+    all: cpuAfter.all - cpuBefore.all,
+    node: cpuAfter.node - cpuBefore.node,
+    gc: cpuAfter.gc - cpuBefore.gc,
+    evaluator: cpuAfter.evaluator - cpuBefore.evaluator,
+  }
   running = false
   await prober
   http.stop(true)
@@ -141,7 +148,7 @@ async function measure(
   )
   console.log(
     `  CPU of the run: ${cpu.all.toFixed(2)} s in all, ${cpu.node.toFixed(2)} s of it on the node thread (the probes of GET / included), ` +
-      `${cpu.gc.toFixed(2)} s in the collector's helper threads`,
+      `${cpu.evaluator.toFixed(2)} s on the evaluator thread, ${cpu.gc.toFixed(2)} s in the collector's helper threads`,
   )
   console.log(
     `  ratio run/baseline: ${(runRate / scanRate).toFixed(2)} (evaluation and findings cost ${(((runSeconds - scanSeconds) / runSeconds) * 100).toFixed(0)}% of the run)`,
@@ -306,41 +313,35 @@ async function threatIntelRun() {
     const seconds = { on: [] as number[], off: [] as number[] }
     const own = { on: [] as number[], off: [] as number[] }
     const cpu = { on: [] as number[], off: [] as number[] }
+    const nodeCpu = { on: [] as number[], off: [] as number[] }
+    const evaluatorCpu = { on: [] as number[], off: [] as number[] }
     let after = warm.after
-    for (const [k, mode] of (['off', 'on', 'on', 'off'] as const).entries()) {
+    // BENCH_TI_SEQUENCES=n: the sequence n times over (a loaded machine's noise averages out).
+    const order = Array.from({ length: Number(process.env.BENCH_TI_SEQUENCES ?? 1) }, () => ['off', 'on', 'on', 'off'] as const).flat()
+    for (const [k, mode] of order.entries()) {
       await setThreatIntel(store, mode === 'on')
       reseed(second)
       await indexEvents(store, EVENTS, DOCS, DOCS)
-      const label = `threat intel ${mode}${mode === 'on' ? `, ${iocCount.toLocaleString()} IoCs` : ''} (run ${k + 1} of 4 over the same events)`
+      const label = `threat intel ${mode}${mode === 'on' ? `, ${iocCount.toLocaleString()} IoCs` : ''} (run ${k + 1} of ${order.length} over the same events)`
       const r = await measure(label, after, bench, 'int-linux', RULES)
       after = r.after
       seconds[mode].push(DOCS / r.runRate)
       own[mode].push(DOCS / r.runRate - DOCS / r.scanRate)
       cpu[mode].push(r.cpu.all)
+      nodeCpu[mode].push(r.cpu.node)
+      evaluatorCpu[mode].push(r.cpu.evaluator)
     }
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0)
     const ratio = (m: typeof seconds) => (sum(m.off) / sum(m.on)).toFixed(2)
     console.log(
       `threat intel on/off, ${RULES} rules, ${DOCS} events: ${ratio(seconds)} (target >= 0.9; runs ${seconds.off.map((x) => x.toFixed(2)).join(' / ')} s off, ` +
-        `${seconds.on.map((x) => x.toFixed(2)).join(' / ')} s on); beyond each run's own baseline scan: ${ratio(own)}; CPU seconds: ${ratio(cpu)}`,
+        `${seconds.on.map((x) => x.toFixed(2)).join(' / ')} s on); beyond each run's own baseline scan: ${ratio(own)}; CPU seconds: ${ratio(cpu)} ` +
+        `(node thread ${ratio(nodeCpu)}, evaluator thread ${ratio(evaluatorCpu)})`,
     )
   } finally {
     await store.close()
     rmSync(root, { recursive: true, force: true })
   }
-}
-
-/** Turns the bench detector's `threat_intel_enabled` on or off, as an update of its stored document. */
-async function setThreatIntel(store: Bench['store'], on: boolean): Promise<void> {
-  const got = await store.get({ index: DETECTORS_INDEX, id: 'int-linux' })
-  if (!got.found) throw new Error('the bench detector is missing')
-  const source = got._source as { detector: Record<string, unknown> }
-  await store.index({
-    index: DETECTORS_INDEX,
-    id: 'int-linux',
-    body: { detector: { ...source.detector, threat_intel_enabled: on } },
-    refresh: true,
-  })
 }
 
 // Each rule count (and threat intel) in a process of its own: its peak RSS is that run's, not what earlier runs left.

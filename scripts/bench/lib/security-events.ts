@@ -11,6 +11,7 @@ import { createRuleset } from '../../../src/ruleset'
 import { EVENT_STREAMS, FINDING_STREAMS } from '../../../src/setup/indices'
 import { openEmbeddedStore } from '../../../src/store/embedded'
 import type { Store } from '../../../src/store/port'
+import { DETECTORS_INDEX } from '../../../src/ruleset/indices'
 let seed = 7
 /** Starts the sequence again (or from a point `seedNow` told): the same rules and events as a run before in the same process. */
 export const reseed = (from = 7) => void (seed = from)
@@ -132,4 +133,17 @@ export async function indexEvents(store: Store, index: string, docs: number, fir
     const r = await store.bulk({ body: lines })
     if (r.errors) throw new Error('bulk failed')
   }
+}
+
+/** Turns the bench detector's `threat_intel_enabled` on or off, as an update of its stored document. */
+export async function setThreatIntel(store: Store, on: boolean): Promise<void> {
+  const got = await store.get({ index: DETECTORS_INDEX, id: 'int-linux' })
+  if (!got.found) throw new Error('the bench detector is missing')
+  const source = got._source as { detector: Record<string, unknown> }
+  await store.index({
+    index: DETECTORS_INDEX,
+    id: 'int-linux',
+    body: { detector: { ...source.detector, threat_intel_enabled: on } },
+    refresh: true,
+  })
 }

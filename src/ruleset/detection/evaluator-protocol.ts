@@ -52,8 +52,18 @@ export type EvaluatorRequest =
    * sent for a slot replaces the one sent before for it, which no later scan asks for.
    */
   | { kind: 'set'; id: number; key: string; slot?: string; rules: WireRule[]; fieldTypes?: FieldTypes }
-  | ({ kind: 'scan'; id: number; key: string; after: number; iocFields?: IocFieldList; iocFilter?: SharedArrayBuffer } & SeqSource)
+  /**
+   * `iocFilter` names the IoC filter the IoC values are tested against (the last one the thread
+   * was given by `ioc-filter`, FIFO before the scan), none: every value is gathered.
+   */
+  | ({ kind: 'scan'; id: number; key: string; after: number; iocFields?: IocFieldList; iocFilter?: number } & SeqSource)
   | { kind: 'close'; id: number; file: string }
+  /**
+   * The node's IoC filter (ioc-filter.ts), shared memory the index keeps in step: given to the
+   * thread once, and again only when the index replaces it by a larger one. A buffer carried by
+   * every batch's request was made a new object each time on the thread, at the filter's size.
+   */
+  | { kind: 'ioc-filter'; id: number; generation: number; buffer: SharedArrayBuffer }
 
 export interface EvaluatorReply {
   id: number

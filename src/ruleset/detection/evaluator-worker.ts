@@ -5,17 +5,10 @@
 import { ruleSet } from '../sigma'
 import type { CompiledSigmaRule, RuleSet } from '../sigma'
 import { openSeqReader, type SeqReader } from '../../store/embedded/seq-read'
-import { collectorOf } from '../threat-intel/collect'
-import {
-  BATCH_CHARS,
-  type EvaluatorReply,
-  type EvaluatorRequest,
-  extent,
-  type Scanned,
-  SCAN_BATCH,
-  type WireRule,
-} from './evaluator-protocol'
+import { type BatchReader, scanBatch } from './scan-batch'
+import { BATCH_CHARS, type EvaluatorReply, type EvaluatorRequest, type Scanned, SCAN_BATCH, type WireRule } from './evaluator-protocol'
 import { HeapGrowth } from '../../heap'
+import { IocFilter } from '../threat-intel/ioc-filter'
 
 declare const self: Worker
 
@@ -43,48 +36,33 @@ const readers = new Map<string, SeqReader>()
 /** The batch after the last one answered, read ahead (`scanOf` names the request it answers). */
 let ahead: { scan: string; scanned: Scanned } | undefined
 
+/** The IoC filter last given (see EvaluatorRequest `ioc-filter`). */
+let iocFilter: { generation: number; filter: IocFilter } | undefined
+
 type ScanRequest = Extract<EvaluatorRequest, { kind: 'scan' }>
 
-const scanOf = (r: ScanRequest) => `${r.key}\0${r.file}\0${r.ix}\0${r.after}`
+/** A request's batch, gathered under the IoC filter it names (a batch read ahead under another is read again). */
+const scanOf = (r: ScanRequest) => `${r.key}\0${r.file}\0${r.ix}\0${r.after}\0${r.iocFields ? (r.iocFilter ?? 'all') : 'none'}`
 
 /**
  * Reads the batch after `request.after` and evaluates it with the request's rule set, one stored
- * document at a time: only the matched ones (and the last, for the run's lag) are kept, so the
- * batch's texts and parsed events die young instead of being promoted by the collections the
- * evaluation triggers (which let the thread's heap grow by a batch's texts, every batch, up to
- * the next full collection).
+ * document at a time (scan-batch.ts): only the matched ones are kept, so the batch's texts and
+ * parsed events die young instead of being promoted by the collections the evaluation triggers
+ * (which let the thread's heap grow by a batch's texts, every batch, up to the next full collection).
  */
 function scan(request: ScanRequest): Scanned {
   const entry = sets.get(request.key)
   if (!entry) throw new Error(`unknown rule set ${request.key}`)
-  const { set } = entry
   let reader = readers.get(request.file)
   if (!reader) readers.set(request.file, (reader = openSeqReader(request.file)))
-  const pairs: number[] = []
-  const kept: Scanned['kept'] = { at: [], ids: [], seqNos: [], sources: [] }
-  const keep = (at: number, id: string, seq: number, text: string) => {
-    kept.at.push(at)
-    kept.ids.push(id)
-    kept.seqNos.push(seq)
-    kept.sources.push(text)
+  const from = reader
+  const read: BatchReader = (visit) => from.each(request.ix, request.after, SCAN_BATCH, BATCH_CHARS, visit)
+  let filter: IocFilter | undefined
+  if (request.iocFields && request.iocFilter !== undefined) {
+    if (iocFilter?.generation !== request.iocFilter) throw new Error(`unknown IoC filter ${request.iocFilter}`)
+    filter = iocFilter.filter
   }
-  const iocs = request.iocFields && collectorOf(request.iocFields, request.iocFilter)
-  let size = 0
-  let lastId = ''
-  let lastSeq = request.after
-  let lastText = ''
-  const chars = reader.each(request.ix, request.after, SCAN_BATCH, BATCH_CHARS, (id, seq, text) => {
-    const at = size++
-    const event = JSON.parse(text) as Record<string, unknown>
-    const matched = set.evaluate(event)
-    iocs?.collect(id, event)
-    for (const m of matched) pairs.push(at, m.at)
-    if (matched.length > 0) keep(at, id, seq, text)
-    lastId = id
-    lastSeq = seq
-    lastText = text
-  })
-  if (size > 0 && kept.at[kept.at.length - 1] !== size - 1) keep(size - 1, lastId, lastSeq, lastText)
+  const { scanned, chars } = scanBatch(entry.set, read, request.after, request.iocFields, filter)
   // What evaluation leaves behind is young: a young collection about every batch keeps the
   // thread's heap near its rule sets instead of growing until JavaScriptCore decides to collect.
   sinceCollect += chars
@@ -92,7 +70,7 @@ function scan(request: ScanRequest): Scanned {
     sinceCollect = 0
     if (!heap.check()) Bun.gc(false)
   }
-  return { ...extent(size, lastSeq, chars), matches: Int32Array.from(pairs), kept, iocs: iocs?.take() }
+  return scanned
 }
 
 function answer(reply: EvaluatorReply): void {
@@ -131,6 +109,10 @@ self.onmessage = (event: MessageEvent<EvaluatorRequest>) => {
       // scans' batches come to grow the heap on top of it.
       Bun.gc(true)
       return answer({ id: request.id, refused })
+    }
+    if (request.kind === 'ioc-filter') {
+      iocFilter = { generation: request.generation, filter: new IocFilter(request.buffer) }
+      return
     }
     if (request.kind === 'close') {
       // A scan ends with its close: what was read ahead for it would be stale at a later run.

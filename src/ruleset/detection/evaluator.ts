@@ -32,6 +32,8 @@ export class EvaluatorThread {
   private started = false
   private nextId = 1
   private readonly waiting = new Map<number, { resolve: (r: EvaluatorReply) => void; reject: (e: Error) => void }>()
+  /** The IoC filter the thread holds (see shareFilter). */
+  private filter?: { buffer: SharedArrayBuffer; generation: number }
   /** Rule sets sent to the thread, and scans that found theirs still there. */
   readonly sets = { sent: 0, reused: 0 }
 
@@ -78,7 +80,7 @@ export class EvaluatorThread {
       next: async (after) => {
         if (!local && !this.broken) {
           try {
-            const iocs = iocFields ? { iocFields, ...(iocFilter ? { iocFilter: iocFilter() } : {}) } : {}
+            const iocs = iocFields ? { iocFields, iocFilter: iocFilter && this.shareFilter(iocFilter()) } : {}
             const scan = () => this.call({ kind: 'scan', id: 0, key, after, ...source, ...iocs })
             let r = await scan()
             // The thread dropped the set (it keeps a few): it is sent again once.
@@ -98,6 +100,19 @@ export class EvaluatorThread {
         if (!this.broken) this.worker?.postMessage({ kind: 'close', id: 0, file: source.file } satisfies EvaluatorRequest)
       },
     }
+  }
+
+  /**
+   * The generation the thread knows `buffer` (the IoC index's filter) by: given to it before the
+   * scan that first needs it (messages arrive in order), then named by each scan request.
+   */
+  private shareFilter(buffer: SharedArrayBuffer): number {
+    const worker = this.start()
+    if (this.filter?.buffer !== buffer) {
+      this.filter = { buffer, generation: (this.filter?.generation ?? 0) + 1 }
+      worker.postMessage({ kind: 'ioc-filter', id: 0, ...this.filter } satisfies EvaluatorRequest)
+    }
+    return this.filter.generation
   }
 
   /** Stops the thread (the node is stopping); later runs scan in this thread. */
@@ -136,6 +151,7 @@ export class EvaluatorThread {
   private start(): Worker {
     if (this.worker) return this.worker
     const worker = new Worker(this.opts.entry ?? WORKER)
+    this.filter = undefined
     worker.unref()
     worker.onmessage = (e: MessageEvent<EvaluatorReply>) => {
       const w = this.waiting.get(e.data.id)

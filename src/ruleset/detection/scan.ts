@@ -8,7 +8,7 @@
  */
 import { Pacer } from '../../store/embedded/pacer'
 import type { SearchHit, Store } from '../../store/port'
-import type { FieldTypes } from '../../store/query'
+import { DocView, type FieldTypes } from '../../store/query'
 import { type CompiledSigmaRule, ruleSet, warmRuleSet } from '../sigma'
 import { BATCH_CHARS, extentOf, type Scanned, SCAN_BATCH } from './evaluator-protocol'
 import { collectorOf, type IocCandidates, type IocCollector } from '../threat-intel/collect'
@@ -97,8 +97,9 @@ export async function scanHere({ store, index, rules, fieldTypes, iocFields, ioc
     iocs = iocFields && collectorOf(iocFields, iocFilter?.())
     for (let at = 0; at < size; at++) {
       const event = source(at)
-      const matched = set.evaluate(event)
-      iocs?.collect(idOf(at), event)
+      const doc = new DocView(event)
+      const matched = set.evaluate(doc)
+      iocs?.collect(idOf(at), doc)
       for (const m of matched) pairs.push(at, m.at)
       if (matched.length > 0 || at === size - 1) keep(at, event)
       if (pacer.due()) await pacer.pause()

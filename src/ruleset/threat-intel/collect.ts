@@ -9,6 +9,7 @@ import { IOC_TYPES, type IocType } from './ioc-types'
 import type { IocIndex } from './ioc-index'
 import type { IocHit } from './ioc-findings'
 import { IocFilter } from './ioc-filter'
+import { DocView, type FieldPath, fieldPath } from '../../store/query'
 
 /** Events named per value at most: a finding lists these, the count stays exact. */
 export const MAX_EVENTS_PER_VALUE = 100
@@ -32,63 +33,69 @@ export interface IocCandidates {
 export const candidateIds = (c: IocCandidates, k: number): string[] => c.ids.slice(k === 0 ? 0 : c.ends[k - 1], c.ends[k])
 export const candidateType = (c: IocCandidates, k: number): IocType => IOC_TYPES[c.types[k]]
 
-/** The leaves at a dotted path, through nested objects and arrays, or a flat dotted key. */
-export function valuesAt(event: Record<string, unknown>, path: string, out: string[] = []): string[] {
-  if (path in event) return leaves(event[path], out)
-  const dot = path.indexOf('.')
-  if (dot < 0) return out
-  // Every split point: `a.b.c` may be stored as {a: {b: {c}}}, {"a.b": {c}} or {a: {"b.c"}}.
-  for (let d = dot; d >= 0; d = path.indexOf('.', d + 1)) {
-    const head = event[path.slice(0, d)]
-    const rest = path.slice(d + 1)
-    if (Array.isArray(head)) for (const h of head) if (h && typeof h === 'object') valuesAt(h as Record<string, unknown>, rest, out)
-    if (head && typeof head === 'object' && !Array.isArray(head)) valuesAt(head as Record<string, unknown>, rest, out)
-  }
-  return out
+/**
+ * The string values of an event's field, through nested objects, flat dotted keys and arrays of
+ * objects: the field as the rules and the query evaluator read it (one FieldPath per name, walked
+ * without building strings). Given the DocView the rules evaluated, a field they read is not walked again.
+ */
+export function valuesAt(event: Record<string, unknown> | DocView, path: string | FieldPath): string[] {
+  const f = typeof path === 'string' ? fieldPath(path) : path
+  const raw = event instanceof DocView ? event.valuesOnce(f) : f.collect(event)
+  return raw.filter((v): v is string => typeof v === 'string')
 }
 
-function leaves(v: unknown, out: string[]): string[] {
-  if (typeof v === 'string') out.push(v)
-  else if (Array.isArray(v)) for (const x of v) leaves(x, out)
-  return out
+/** An IoC list with its fields as FieldPaths and a map of the batch's values per type. */
+interface GatheredType {
+  type: IocType
+  code: number
+  paths: FieldPath[]
+  /** Position of each value already seen (no composed key: a string built per value costs more than the rest). */
+  seen: Map<string, number>
 }
 
 export class IocCollector {
-  /** Position of each value already seen, per type (no composed key: a string built per value costs more than the rest). */
-  private readonly at = new Map<IocType, Map<string, number>>()
+  private readonly gathered: GatheredType[]
   private types: number[] = []
   private values: string[] = []
   private ids: string[][] = []
   private counts: number[] = []
 
   constructor(
-    private readonly list: IocFieldList,
+    list: IocFieldList,
     /** When given, only the values it may hold are gathered (the others match no IoC). */
     private readonly filter?: Pick<IocFilter, 'mayMatch'>,
-  ) {}
+  ) {
+    this.gathered = list.map(({ type, fields }) => ({ type, code: IOC_TYPES.indexOf(type), paths: fields.map(fieldPath), seen: new Map() }))
+  }
 
-  collect(id: string, event: Record<string, unknown>): void {
+  /** The values of an event's IoC fields, read through the DocView its rules were evaluated with. */
+  collect(id: string, event: Record<string, unknown> | DocView): void {
+    const doc = event instanceof DocView ? event : new DocView(event)
     const filter = this.filter
-    for (const { type, fields } of this.list) {
-      let seen = this.at.get(type)
-      if (!seen) this.at.set(type, (seen = new Map()))
-      for (const field of fields)
-        for (const value of valuesAt(event, field)) {
-          if (filter && !filter.mayMatch(type, value)) continue
-          let k = seen.get(value)
-          if (k === undefined) {
-            k = this.values.length
-            seen.set(value, k)
-            this.types.push(IOC_TYPES.indexOf(type))
-            this.values.push(value)
-            this.ids.push([])
-            this.counts.push(0)
-          }
-          const ids = this.ids[k]
-          this.counts[k]++
-          if (ids.length < MAX_EVENTS_PER_VALUE && ids[ids.length - 1] !== id) ids.push(id)
+    for (const g of this.gathered)
+      for (const path of g.paths) {
+        const values = doc.valuesOnce(path)
+        for (let i = 0; i < values.length; i++) {
+          const value = values[i]
+          if (typeof value !== 'string' || (filter && !filter.mayMatch(g.type, value))) continue
+          this.add(g, value, id)
         }
+      }
+  }
+
+  private add(g: GatheredType, value: string, id: string): void {
+    let k = g.seen.get(value)
+    if (k === undefined) {
+      k = this.values.length
+      g.seen.set(value, k)
+      this.types.push(g.code)
+      this.values.push(value)
+      this.ids.push([])
+      this.counts.push(0)
     }
+    const ids = this.ids[k]
+    this.counts[k]++
+    if (ids.length < MAX_EVENTS_PER_VALUE && ids[ids.length - 1] !== id) ids.push(id)
   }
 
   /** The batch's candidates (undefined when none), and a fresh start for the next batch. */
@@ -108,13 +115,14 @@ export class IocCollector {
     this.values = []
     this.ids = []
     this.counts = []
-    this.at.clear()
+    for (const g of this.gathered) g.seen.clear()
     return out
   }
 }
 
-/** A batch's collector of `list`, keeping only what the IoC index's filter in `filter` may hold when given. */
-export const collectorOf = (list: IocFieldList, filter?: SharedArrayBuffer) => new IocCollector(list, filter && new IocFilter(filter))
+/** A batch's collector of `list`, keeping only what the IoC index's filter (or its buffer) may hold when given. */
+export const collectorOf = (list: IocFieldList, filter?: SharedArrayBuffer | Pick<IocFilter, 'mayMatch'>) =>
+  new IocCollector(list, filter instanceof SharedArrayBuffer ? new IocFilter(filter) : filter)
 
 /** A value of an event's IoC field that the index lists. */
 export interface EventMatch {

@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { candidateIds, candidateType, IocCollector, MAX_EVENTS_PER_VALUE, valuesAt } from '../../../src/ruleset/threat-intel/collect'
 import { iocFieldsOf } from '../../../src/ruleset/threat-intel/ioc-fields'
+import { compileSigmaRule, evaluateRules, ruleSet } from '../../../src/ruleset/sigma'
+import { DocView } from '../../../src/store/query'
 
 describe('IoC fields of a log type', () => {
   test("the peer's built-in lists by name, a log type's own list first, none for others", () => {
@@ -25,6 +27,21 @@ describe('values at a field path', () => {
     expect(valuesAt({ hosts: [{ ip: 'a' }, { ip: 'b' }] }, 'hosts.ip')).toEqual(['a', 'b'])
     expect(valuesAt({ source: { ip: 7 } }, 'source.ip')).toEqual([])
     expect(valuesAt({ source: 'x' }, 'source.ip')).toEqual([])
+  })
+
+  test('a field held both as a flat dotted key and nested has the values of both, as the rules read it', () => {
+    const event = { 'source.ip': '1.2.3.4', source: { ip: '5.6.7.8' } }
+    expect(valuesAt(event, 'source.ip').sort()).toEqual(['1.2.3.4', '5.6.7.8'])
+    const rule = compileSigmaRule('title: t\nlogsource:\n  product: x\ndetection:\n  sel:\n    source.ip: 5.6.7.8\n  condition: sel\n')
+    expect(evaluateRules(event, [rule])).toHaveLength(1)
+    const c = new IocCollector([{ type: 'ipv4-addr', fields: ['source.ip'] }])
+    c.collect('e1', event)
+    expect(c.take()!.values.sort()).toEqual(['1.2.3.4', '5.6.7.8'])
+    // Through the view the rules read it with (its values kept there), the same values.
+    const doc = new DocView(event)
+    expect(ruleSet([rule]).evaluate(doc)).toHaveLength(1)
+    c.collect('e1', doc)
+    expect(c.take()!.values.sort()).toEqual(['1.2.3.4', '5.6.7.8'])
   })
 })
 

@@ -110,6 +110,21 @@ describe('IoC values gathered by the scan', () => {
     expect(filtered.size).toBeLessThan(8)
   })
 
+  test('the filter the index builds again as it grows reaches the thread: a value listed since is gathered', async () => {
+    const ix = new IocIndex()
+    ix.put({ id: 'a', type: 'ip', value: '10.0.1.1' })
+    const scan = { store, index: INDEX, rules: [rule], fieldTypes: undefined, iocFields: FIELDS, iocFilter: () => ix.filter.buffer }
+    const first = ix.filter.buffer
+    expect([...(await gather(await thread.scanner(scan))).keys()]).toContain('ipv4-addr 10.0.1.1')
+    // Past its capacity the filter is built again, in a new buffer; the next key goes to that one only.
+    for (let i = 0; i < 40_000; i++) ix.put({ id: `x${i}`, type: 'ip', value: `172.16.${i >> 8}.${i & 255}` })
+    ix.put({ id: 'b', type: 'ip', value: '10.0.2.1' })
+    expect(ix.filter.buffer).not.toBe(first)
+    const there = await gather(await thread.scanner(scan))
+    expect(there.get('ipv4-addr 10.0.2.1')?.length).toBeGreaterThan(0)
+    expect(there).toEqual(await gather(await scanHere(scan)))
+  })
+
   test('a scan not asked for IoC values gathers none', async () => {
     const scanner = await thread.scanner({ store, index: INDEX, rules: [rule], fieldTypes: undefined })
     const page = await scanner.next(-1)
