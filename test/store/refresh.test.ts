@@ -75,6 +75,33 @@ describe('field values written by refreshes', () => {
     expect(stored).toEqual(listed)
   })
 
+  test('a long past 2^53 is found and aggregated alike whether a refresh or its write put it in the rows', async () => {
+    const store = openEmbeddedStore(join(dir, 'longs.db'))
+    try {
+      await store.createIndex({ index: 'longs', body: { mappings: MAPPINGS } })
+      const big = [4611686018427387903, -4611686018427387904, 4611686018427387903]
+      // Pending until the search's refresh writes their rows (refresh.ts) ...
+      await store.bulk({ index: 'longs', body: big.flatMap((n, i) => [{ index: { _id: String(i) } }, { n }]) })
+      const answer = async () => {
+        const r = await store.search({
+          index: 'longs',
+          body: { size: 10, query: { term: { n: 4611686018427387903 } }, aggs: { t: { terms: { field: 'n' } } } },
+        })
+        return { hits: ids(r), buckets: (r.aggregations!.t as { buckets: unknown[] }).buckets }
+      }
+      const refreshed = await answer()
+      expect(refreshed.hits).toEqual(['0', '2'])
+      expect(refreshed.buckets).toHaveLength(1)
+      // ... and the same values written straight to the rows, the index being refreshed now.
+      await store.bulk({ index: 'longs', body: big.flatMap((n, i) => [{ index: { _id: String(i + 3) } }, { n }]) })
+      const both = await store.search({ index: 'longs', body: { size: 0, aggs: { t: { terms: { field: 'n' } } } } })
+      expect((both.aggregations!.t as { buckets: Array<{ doc_count: number }> }).buckets.map((b) => b.doc_count)).toEqual([4, 2])
+      expect((await answer()).hits).toEqual(['0', '2', '3', '5'])
+    } finally {
+      await store.close()
+    }
+  })
+
   test('a bulk past REFRESH_DOCS writes the rows without a search; kill -9 leaves rows and mark in step', async () => {
     const path = join(dir, 'killed.db')
     const n = REFRESH_DOCS + 1500

@@ -16,8 +16,14 @@
  * end of a write transaction that leaves REFRESH_DOCS documents pending, on `_refresh`, and a
  * moment after writes stop (so that a search after a quiet ingest finds little left to do).
  */
-import type { StoreCore } from './core'
+import type { Database } from 'bun:sqlite'
 import type { IndexMeta } from './catalog'
+
+/** What a refresh writes through: the store's connection, in the running transaction (core.ts). */
+export interface RefreshTarget {
+  readonly db: Database
+  onUndo(fn: () => void): void
+}
 
 /**
  * Pending documents that make a write transaction refresh its index: bigger batches touch each
@@ -43,16 +49,16 @@ export const hasPending = (meta: IndexMeta): boolean => meta.nextRid > meta.inde
  * run inside a transaction.
  * SQLite reads their keys and sorts the rows in the B-tree's order (in its sorter, bounded by the
  * page cache's size, not in JS objects), so the inserts walk the B-tree from one end to the other.
- * `->>` reads a JSON number as INTEGER or REAL and a string as TEXT, the types a bound value has.
+ * A value gets the type a bound value has (BOUND_VALUE).
  */
-export function refreshIndex(core: StoreCore, meta: IndexMeta, limit = Infinity): void {
+export function refreshIndex(core: RefreshTarget, meta: IndexMeta, limit = Infinity): void {
   if (!hasPending(meta)) return
   const from = meta.indexedRid
   const upto = Math.min(meta.nextRid, from + limit)
   // A keyword array may repeat a value: OR IGNORE, as for a single write. Text lengths are in no table.
   core.db
     .query(
-      `INSERT OR IGNORE INTO fv (f, v, rid) SELECT k.value ->> 0, k.value ->> 1, d.rid FROM docs d, json_each(d.keys) k
+      `INSERT OR IGNORE INTO fv (f, v, rid) SELECT k.value ->> 0, ${BOUND_VALUE}, d.rid FROM docs d, json_each(d.keys) k
        WHERE d.rid >= ? AND d.rid < ? AND k.value ->> 0 NOT IN (SELECT value FROM json_each(?)) ORDER BY 1, 2, 3`,
     )
     .run(from, upto, JSON.stringify([...meta.lengthIds]))
@@ -60,3 +66,11 @@ export function refreshIndex(core: StoreCore, meta: IndexMeta, limit = Infinity)
   meta.indexedRid = upto
   core.onUndo(() => (meta.indexedRid = Math.min(meta.indexedRid, from)))
 }
+
+/**
+ * A key's value as the write binds it: `->>` reads a JSON string as TEXT and a number as INTEGER or
+ * REAL, but a JavaScript integer past 2^53 is bound as REAL (its JSON reads back as INTEGER), and
+ * a lookup or aggregation of such a long would miss the row.
+ */
+const BOUND_VALUE = `CASE WHEN json_type(k.value, '$[1]') = 'integer' AND NOT (k.value ->> 1 BETWEEN -9007199254740991 AND 9007199254740991)
+  THEN CAST(k.value ->> 1 AS REAL) ELSE k.value ->> 1 END`
