@@ -24,6 +24,7 @@ import { isLengthsField } from './text-fields'
 import { insertValues, type Key, textKeys } from './text-index'
 import { countValues, diffKeys, forgetRow, KEEP_FROM, type KeptRow, keepRow, keptRow } from './kept-keys'
 import { DocView } from '../query/doc'
+import { ROOM_FROM, withRoom } from './row-room'
 
 export async function indexDocument(core: StoreCore, params: IndexParams): Promise<WriteResponse> {
   // Like OpenSearch's auto-id handler, a write without an id defaults to op_type=create (so it
@@ -243,11 +244,20 @@ function storeRow(
   if (keys.length > 1) noteMultiValued(core, meta, keys)
   const text = textKeys(meta.specs, new DocView(source, id, meta.name), (name) => textFieldId(core, meta, name))
   const seq = core.nextSeq(meta)
-  const src = JSON.stringify(source)
-  const keysJson = JSON.stringify(text.listed.length === 0 ? keys : [...keys, ...text.listed])
+  let src = JSON.stringify(source)
+  let keysJson = JSON.stringify(text.listed.length === 0 ? keys : [...keys, ...text.listed])
   let rid: number
   let toInsert = keys
   if (existing) {
+    if (src.length >= ROOM_FROM / 3 || keysJson.length >= ROOM_FROM / 3) {
+      // A large row keeps its size where it can (row-room.ts).
+      const had = core.db.query('SELECT octet_length(src) AS s, octet_length(keys) AS k FROM docs WHERE rid = ?').get(existing.rid) as {
+        s: number
+        k: number
+      }
+      src = withRoom(src, had.s)
+      keysJson = withRoom(keysJson, had.k)
+    }
     core.rewrote(meta)
     keepForPits(core, meta, existing, seq)
     // Only the keys that changed: a document holding a long list (an integration's 10,000 rule
