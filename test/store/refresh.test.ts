@@ -163,4 +163,21 @@ describe('field values written by refreshes', () => {
     const { listed, stored } = rowsOf(path)
     expect(stored).toEqual(listed)
   })
+  // A write with refresh=true gets its rows in its own commit (core.ts, refreshAtCommit): the next
+  // search has nothing to refresh, so it spends no transaction and log sync of its own on it.
+  test('a write with refresh=true is refreshed by its own commit; one without waits for a search', async () => {
+    const path = join(dir, 'asked.db')
+    const store = openEmbeddedStore(path)
+    await store.createIndex({ index: 'bulk', body: { mappings: MAPPINGS } })
+    await store.index({ index: 'bulk', id: 'lazy', body: refreshDoc(1) })
+    await store.index({ index: 'bulk', id: 'asked', body: refreshDoc(2), refresh: true })
+    await store.index({ index: 'bulk', id: 'later', body: refreshDoc(3) })
+    await store.close()
+    const { listed, stored, indexedRid, ix } = rowsOf(path)
+    // The first two have their rows (the refresh covers every pending document of the index), the last waits.
+    expect(indexedRid).toBe(ridRange(ix)[0] + 2)
+    expect(stored.length).toBeGreaterThan(0)
+    expect(stored.every((r) => (JSON.parse(r) as number[])[2] < indexedRid!)).toBe(true)
+    expect(listed.filter((r) => (JSON.parse(r) as number[])[2] < indexedRid!)).toEqual(stored)
+  })
 })

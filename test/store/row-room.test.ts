@@ -28,7 +28,7 @@ test('a long list rewritten: the row keeps its size, and reads back exactly', as
   const sizes = () =>
     sql.query("SELECT octet_length(src) AS s, octet_length(keys) AS k FROM docs WHERE id = 'integration'").get() as { s: number; k: number }
   const check = async (step: string) => {
-    const got = await store.get({ index: 'lists', id: 'integration' })
+    const got = (await store.get({ index: 'lists', id: 'integration' })) as { _source?: unknown }
     expect({ step, source: got._source }).toEqual({ step, source: doc() })
     const count = async (v: string) => (await store.count({ index: 'lists', body: { query: { term: { rules: v } } } })).count
     expect({ step, last: await count(rules.at(-1)!), first: await count(rules[0]), gone: await count(idOf(0)) }).toEqual({

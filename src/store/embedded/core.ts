@@ -98,6 +98,8 @@ export class StoreCore {
   private undo: Array<() => void> | undefined
   /** Indices whose seq_no counter moved in the running transaction (persisted once, at its end). */
   private readonly seqDirty = new Set<IndexMeta>()
+  /** Indices a write of the running transaction asked to be refreshed (`refresh=true`): refreshed before its commit. */
+  private readonly refreshAsked = new Set<IndexMeta>()
   /** Text-field counter changes of the running transaction, written at its end (text-index.ts). */
   readonly pendingStats = new PendingStats()
   readonly pendingText = new PendingText()
@@ -204,6 +206,7 @@ export class StoreCore {
   /** What a transaction's body leaves for its end (its text rows, text statistics and `_seq_no` counters), forgotten. */
   private clearPending(): void {
     this.seqDirty.clear()
+    this.refreshAsked.clear()
     this.pendingStats.clear()
     this.pendingText.clear()
   }
@@ -389,7 +392,16 @@ export class StoreCore {
         refreshIndex(this, meta, limit)
         refreshed = true
       }
+    // A write with `refresh=true` is searched next: refreshed in its own commit, not in a
+    // transaction (and a log sync) of the next search's.
+    for (const meta of this.refreshAsked) if (this.cat.byIx.get(meta.ix) === meta) refreshIndex(this, meta, limit)
+    this.refreshAsked.clear()
     return refreshed
+  }
+
+  /** The running transaction refreshes `meta` before it commits (a write's `refresh=true`). */
+  refreshAtCommit(meta: IndexMeta): void {
+    this.refreshAsked.add(meta)
   }
 
   /**

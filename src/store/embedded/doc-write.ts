@@ -120,6 +120,7 @@ export function write(
   // --- changes from here on
   if (grown) setMappings(core, meta, grown)
   const seq = storeRow(core, meta, id, source, values, version, existing, head && 'row' in head ? head.kept : undefined)
+  if (refreshes(p)) core.refreshAtCommit(meta)
   const written = response(meta, id, version, result, seq, p)
   return op === 'update' ? withGet(written, (body as Record<string, unknown>)._source, source) : written
 }
@@ -324,9 +325,11 @@ function response(
     _seq_no: seq,
     _primary_term: 1,
   }
-  if (p.refresh === true || p.refresh === 'true' || p.refresh === '') r.forced_refresh = true
+  if (refreshes(p)) r.forced_refresh = true
   return r
 }
+
+const refreshes = (p: WriteParams) => p.refresh === true || p.refresh === 'true' || p.refresh === ''
 
 function adjustCount(core: StoreCore, meta: IndexMeta, by: number, chars: number): void {
   meta.docCount += by
