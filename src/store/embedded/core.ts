@@ -393,8 +393,9 @@ export class StoreCore {
         refreshed = true
       }
     // A write with `refresh=true` is searched next: refreshed in its own commit, not in a
-    // transaction (and a log sync) of the next search's.
-    for (const meta of this.refreshAsked) if (this.cat.byIx.get(meta.ix) === meta) refreshIndex(this, meta, limit)
+    // transaction (and a log sync) of the next search's. A deferred transaction's (bounded by
+    // `limit`) keeps batching its refreshes.
+    if (limit === undefined) for (const meta of this.refreshAsked) if (this.cat.byIx.get(meta.ix) === meta) refreshIndex(this, meta)
     this.refreshAsked.clear()
     return refreshed
   }
