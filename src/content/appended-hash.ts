@@ -33,7 +33,7 @@ export function appendedHash(
   document: Record<string, unknown>,
   storedHash: string,
   list: string,
-  previous: string[],
+  previous: readonly string[],
   id: string,
 ): string | undefined {
   const parts = JSON.stringify({ ...document, [list]: MARK }).split(MARK_JSON)

@@ -38,7 +38,9 @@ const UPDATE_REQUIRED: Record<ResourceKind, string[]> = {
 /** Kinds that belong to an integration and are listed in one of its lists. */
 const CHILD_LIST: Partial<Record<ResourceKind, IntegrationList>> = { decoder: 'decoders', kvdb: 'kvdbs', rule: 'rules' }
 const article = (label: string) => (/^[AEIOU]/i.test(label) ? 'An' : 'A')
-const ids = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
+const isString = (x: unknown): x is string => typeof x === 'string'
+/** The ids a list holds (the list itself when it holds only ids: an integration's 10,000 rules are not copied per link). */
+const ids = (v: unknown): readonly string[] => (!Array.isArray(v) ? [] : v.every(isString) ? v : v.filter(isString))
 
 export class ResourceService {
   constructor(private readonly ctx: ContentContext) {}
@@ -273,7 +275,7 @@ export class ResourceService {
     const settings = await this.ctx.settings.snapshot()
     const attempts = settings.num('plugins.content_manager.integration.max_update_attempts')
     let position = -1
-    let present: string[] = []
+    let present: readonly string[] = []
     const done = await writer.modify(
       alias,
       read,
@@ -317,4 +319,5 @@ function checkProduct(resource: Doc, parent: Stored): void {
   }
 }
 
-const sameSet = (a: string[], b: string[]) => a.length === b.length && new Set(a).size === new Set(b).size && a.every((x) => b.includes(x))
+const sameSet = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && new Set(a).size === new Set(b).size && a.every((x) => b.includes(x))

@@ -238,8 +238,11 @@ function storeRow(
   kept?: KeptRow,
 ): number {
   const keys: Array<[number, string | number]> = []
-  for (const [field, v] of values) {
-    const f = fieldId(core, meta, field)
+  // A list's values come one field after another: its id is looked up once per run, not per value.
+  let field: string | undefined
+  let f: number | undefined
+  for (const [name, v] of values) {
+    if (name !== field) ((field = name), (f = fieldId(core, meta, name)))
     if (f !== undefined) keys.push([f, v])
   }
   if (keys.length > 1) noteMultiValued(core, meta, keys)
