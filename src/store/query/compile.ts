@@ -942,7 +942,7 @@ function requireString(q: string, v: unknown): string {
 
 type LiteralShape = 'contains' | 'prefix' | 'suffix'
 
-/** `{wildcard: {field: '*literal*'}}` (or `literal*`, `*literal`; no other wildcard, escape, name or parameter): its parts. */
+/** `{wildcard: {field: '*literal*'}}` (or `literal*`, `*literal`; escapes read, no other wildcard, name or parameter): its parts. */
 function literalLeaf(q: unknown): { field: string; literal: string; ci: boolean; shape: LiteralShape } | undefined {
   if (!isObject(q) || !isObject(q.wildcard)) return undefined
   const keys = Object.keys(q)
@@ -958,12 +958,38 @@ function literalLeaf(q: unknown): { field: string; literal: string; ci: boolean;
     ci = raw.case_insensitive === true
   }
   if (typeof value !== 'string' || value.length < 2) return undefined
-  const head = value.startsWith('*')
-  const tail = value.endsWith('*')
-  if (!head && !tail) return undefined
-  const literal = value.slice(head ? 1 : 0, tail ? -1 : undefined)
-  if (literal === '' || /[*?\\]/.test(literal)) return undefined
-  return { field: fields[0], literal, ci, shape: head && tail ? 'contains' : head ? 'suffix' : 'prefix' }
+  // One literal between the stars: `*a*`, `a*` or `*a` (not `a*b`, `*`, `**`, `a`).
+  const parts = starParts(value)
+  let shape: LiteralShape
+  if (parts?.length === 3 && parts[0] === '' && parts[2] === '') shape = 'contains'
+  else if (parts?.length === 2 && parts[0] === '') shape = 'suffix'
+  else if (parts?.length === 2 && parts[1] === '') shape = 'prefix'
+  else return undefined
+  const literal = parts[shape === 'prefix' ? 0 : 1]
+  if (literal === '') return undefined
+  return { field: fields[0], literal, ci, shape }
+}
+
+/**
+ * A wildcard pattern's literal runs between its `*` (escapes read as `wildcardMatcher` reads
+ * them: `\` makes the next character literal, a trailing one is itself); undefined if it has a
+ * `?`. Windows paths are written with escaped backslashes (`*\\\\cmd.exe` for `\\cmd.exe`): read as text, SigmaHQ's
+ * lists of binaries were never one run.
+ */
+function starParts(pattern: string): string[] | undefined {
+  const parts: string[] = []
+  let run = ''
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]
+    if (c === '\\' && i + 1 < pattern.length) run += pattern[++i]
+    else if (c === '?') return undefined
+    else if (c === '*') {
+      parts.push(run)
+      run = ''
+    } else run += c
+  }
+  parts.push(run)
+  return parts
 }
 
 const startsWithAny =

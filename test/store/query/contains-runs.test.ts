@@ -9,8 +9,13 @@ let seed = 4242
 const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
 const int = (n: number) => Math.floor(rnd() * n)
 const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]
+// Escapes as Sigma writes Windows paths (two backslashes for one), an escaped star or question
+// mark, a trailing lone backslash: the literal is what `wildcard` reads, not the text, and the
+// documents hold both.
 const LITERALS = ['', 'a', 'Ab', 'cmd', 'CMD.exe', 'σς', 'İx', '\\x', 'IMPHASH=1F2E', 'imphash=1f2e', 'long literal value', 'ǅ']
+LITERALS.push('\\\\cmd.exe', 'C:\\\\Windows\\\\', '\\CMD.exe', 'a\\*b', 'x\\?', 'dir\\', '\\\\', '\\', '\\\\*')
 const LONG = LITERALS.filter((l) => l.length >= 3)
+const TEXTS = [...LITERALS, ...LITERALS.map((l) => l.replace(/\\(.)/g, '$1'))]
 const LIMITS = { limits: { maxRegexLength: 1000, maxClauseCount: 100_000, maxNestedDepth: 20 } }
 
 const SHAPES = [(l: string) => `*${l}*`, (l: string) => `${l}*`, (l: string) => `*${l}`]
@@ -32,7 +37,7 @@ function query() {
   }
   return { bool: { should, ...(rnd() < 0.2 ? { filter: [{ exists: { field: 'f' } }], minimum_should_match: 1 } : {}) } }
 }
-const value = () => (rnd() < 0.1 ? int(100) : [pick(LITERALS), pick(LITERALS), pick(LITERALS)].join(pick(['', ' ', 'x'])))
+const value = () => (rnd() < 0.1 ? int(100) : [pick(TEXTS), pick(TEXTS), pick(TEXTS)].join(pick(['', ' ', 'x'])))
 const doc = () => ({ f: rnd() < 0.3 ? [value(), value()] : value(), g: value(), t: value(), k: value() })
 const TYPES = [undefined, { f: 'keyword', g: 'keyword', t: 'text', k: { type: 'keyword', ignore_above: 6 } }]
 
