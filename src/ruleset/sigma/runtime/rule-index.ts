@@ -1,16 +1,17 @@
 /**
  * A rule set indexed by what its rules require of an event (see requirements.ts): per field, the
- * clauses satisfied by the field's presence, a map from exact folded values to clauses, and one
- * Aho-Corasick automaton over the substrings clauses need. A rule is a candidate once all its
+ * clauses satisfied by the field's presence, and one Aho-Corasick automaton over the values,
+ * prefixes, suffixes and substrings clauses need (the anchored ones between VALUE_START and
+ * VALUE_END, so one pass over a value answers them all, folding as it goes). A rule is a candidate once all its
  * clauses are satisfied (counted per event). An event is then tested only against the
  * candidates, plus the rules without a requirement — with THE query
  * evaluator, so the answer is the tree evaluator's by construction; the index only skips rules
  * that cannot match.
  */
 import { type DocView, fold } from '../../../store/query'
-import { AhoCorasick } from '../../../store/query/aho-corasick'
+import { AhoCorasick, VALUE_END, VALUE_START } from '../../../store/query/aho-corasick'
 import { toNumber } from '../../../store/query/compile'
-import { atomKey, type Clause, neverHolds, type Requirement } from './requirements'
+import { type Atom, atomKey, atomScore, type Clause, neverHolds, type Requirement } from './requirements'
 
 /**
  * Clauses indexed per rule: a rule is a candidate once all of them are met. How many rules share
@@ -38,16 +39,34 @@ function descend(at: TrieNode, key: string): TrieNode | undefined {
 
 interface PathEntry {
   present: number[]
-  equals: Map<string, number[]>
   /** Clauses by the canonical text of a number the field holds (a numeric field's values, parsed). */
   numbers: Map<string, number[]>
-  /** Length of the longest key of `equals` (-1: none). */
-  longestEqual: number
-  /** The substrings clauses need, while the index is built (then the matcher's). */
+  /**
+   * Length of the longest whole value among the patterns (Infinity once some pattern is a part
+   * of a value): a value over twice as long cannot fold into one, and is not scanned.
+   */
+  longest: number
+  /** The texts clauses need (see `patternOf`), while the index is built (then the matcher's). */
   patterns: string[]
   /** Clauses per pattern of `matcher`. */
   patternClauses: number[][]
+  /** The epoch of the event in which each pattern was last reported: a repeat (every space of a command line) is skipped. */
+  patternStamp: Uint32Array
   matcher?: AhoCorasick
+}
+
+/** The automaton's text for a value atom: equals, prefix and suffix are anchored at the value's ends. */
+function patternOf(a: Exclude<Atom, { kind: 'present' | 'number' }>): string {
+  switch (a.kind) {
+    case 'equals':
+      return `${VALUE_START}${a.value}${VALUE_END}`
+    case 'prefix':
+      return `${VALUE_START}${a.value}`
+    case 'suffix':
+      return `${a.value}${VALUE_END}`
+    default:
+      return a.value
+  }
 }
 
 export interface IndexStats {
@@ -84,12 +103,15 @@ export class RuleIndex {
     const shared = new Map<string, number>()
     for (const clauses of requirements)
       for (const clause of clauses) for (const a of clause) shared.set(atomKey(a), (shared.get(atomKey(a)) ?? 0) + 1)
-    const popularity = (c: Clause) => c.reduce((n, a) => n + (shared.get(atomKey(a)) ?? 0) * (a.kind === 'present' ? 20 : 1), 0)
+    // A short substring (` `, `:`) is as common in events as a value many rules share.
+    const popularity = (c: Clause) => c.reduce((n, a) => n + (shared.get(atomKey(a)) ?? 0) * atomScore(a), 0)
     requirements.forEach((all, rule) => {
       if (all.length === 0) return void this.always.push(rule)
       if (neverHolds(all)) return void never++
       const ranked = all.map((c) => [popularity(c), c] as const).sort((a, b) => a[0] - b[0])
-      const clauses = ranked.slice(0, INDEXED_CLAUSES).map(([, c]) => c)
+      // Beside a selective clause, one met by nearly every event (presence, a one-character
+      // substring) would filter nothing and be met at every space of a command line.
+      const clauses = ranked.slice(0, INDEXED_CLAUSES).flatMap(([, c], i) => (i === 0 || !c.some(weak) ? [c] : []))
       this.need[rule] = clauses.length
       for (const clause of clauses) {
         const id = this.ruleOf.push(rule) - 1
@@ -97,15 +119,14 @@ export class RuleIndex {
           const e = this.entry(atom.path)
           if (atom.kind === 'present') e.present.push(id)
           else if (atom.kind === 'number') push(e.numbers, atom.value, id)
-          else if (atom.kind === 'equals') {
-            push(e.equals, atom.value, id)
-            e.longestEqual = Math.max(e.longestEqual, atom.value.length)
-          } else {
+          else {
+            e.longest = Math.max(e.longest, atom.kind === 'equals' ? atom.value.length : Infinity)
+            const text = patternOf(atom)
             let ids = patternIds.get(e)
             if (!ids) patternIds.set(e, (ids = new Map()))
-            let at = ids.get(atom.value)
+            let at = ids.get(text)
             if (at === undefined) {
-              ids.set(atom.value, (at = e.patterns.push(atom.value) - 1))
+              ids.set(text, (at = e.patterns.push(text) - 1))
               e.patternClauses.push([])
             }
             e.patternClauses[at].push(id)
@@ -122,6 +143,7 @@ export class RuleIndex {
       const key = e.patterns.join('\u0000')
       e.matcher = matchers.get(key) ?? new AhoCorasick(e.patterns)
       matchers.set(key, e.matcher)
+      e.patternStamp = new Uint32Array(e.patterns.length)
       e.patterns = []
     }
     this.stats = { rules: n, always: this.always.length, never, paths: this.paths.size }
@@ -134,7 +156,12 @@ export class RuleIndex {
   private epochNow = 0
   private out: number[] = []
   private scanning?: PathEntry
-  private readonly onPattern = (p: number) => this.addAll(this.scanning!.patternClauses[p])
+  private readonly onPattern = (p: number) => {
+    const e = this.scanning!
+    if (e.patternStamp[p] === this.epochNow) return
+    e.patternStamp[p] = this.epochNow
+    this.addAll(e.patternClauses[p])
+  }
 
   /** Indices of the rules that may match `doc`, ascending. */
   candidates(doc: DocView): number[] {
@@ -171,20 +198,13 @@ export class RuleIndex {
       const hit = n === undefined ? undefined : e.numbers.get(String(n))
       if (hit) this.addAll(hit)
     }
+    if (!e.matcher) return
     const k = keywordOf(v)
-    if (k === undefined) return
     // A code point folds to one code point (at most two UTF-16 units either way): a value over
-    // twice the longest exact value cannot fold into one, and a command line is not folded for it.
-    let f: string | undefined
-    if (k.length <= 2 * e.longestEqual) {
-      const hit = e.equals.get((f = fold(k)))
-      if (hit) this.addAll(hit)
-    }
-    if (e.matcher) {
-      this.scanning = e
-      if (f !== undefined) e.matcher.scan(f, this.onPattern)
-      else if (!e.matcher.scanFoldingAscii(k, this.onPattern)) e.matcher.scan(fold(k), this.onPattern)
-    }
+    // twice the longest whole value cannot fold into one.
+    if (k === undefined || k.length > 2 * e.longest) return
+    this.scanning = e
+    if (!e.matcher.scanFoldingAscii(k, this.onPattern, true)) e.matcher.scan(fold(k), this.onPattern, true)
   }
 
   private walk(obj: Record<string, unknown>, at: TrieNode): void {
@@ -209,6 +229,7 @@ export class RuleIndex {
     if (++this.epoch === 0xffffffff) {
       this.clauseStamp.fill(0)
       this.ruleStamp.fill(0)
+      for (const e of this.paths.values()) e.patternStamp.fill(0)
       this.epoch = 1
     }
     return this.epoch
@@ -217,7 +238,7 @@ export class RuleIndex {
   private entry(path: string): PathEntry {
     let e = this.paths.get(path)
     if (!e) {
-      e = { present: [], equals: new Map(), numbers: new Map(), longestEqual: -1, patterns: [], patternClauses: [] }
+      e = { present: [], numbers: new Map(), longest: -1, patterns: [], patternClauses: [], patternStamp: NO_STAMPS }
       this.paths.set(path, e)
       let node = this.root
       for (const part of path.split('.')) {
@@ -232,6 +253,10 @@ export class RuleIndex {
 }
 
 const ascending = (a: number, b: number) => a - b
+const NO_STAMPS = new Uint32Array(0)
+
+/** Met by nearly every event that has the field. */
+const weak = (a: Atom) => a.kind === 'present' || (a.kind === 'contains' && a.value.length < 3)
 
 function push<K>(m: Map<K, number[]>, k: K, v: number): void {
   const l = m.get(k)
