@@ -15,6 +15,8 @@
  * 0..dense-1, and the whole automaton is a few typed arrays (about 14 bytes a state) with no
  * object per state, at build time either (a Map per state made hundreds of thousands of them).
  */
+import { foldCodePoint } from './fold'
+
 const ASCII = 128
 /**
  * Code units a scan may step before and after a value (`anchored`): a pattern that starts with
@@ -152,21 +154,27 @@ export class AhoCorasick {
   }
 
   /**
-   * `scan(fold(text))` without making the folded string, for ASCII text (folding is then
-   * lower-casing A-Z): false at the first other code unit, after reporting what came before it
-   * (the caller then scans the folded text, so patterns may be reported twice).
+   * `scan(fold(text))` without making the folded string: ASCII code units are lower-cased as
+   * read, other code points folded one by one (a Windows `Product` is `Microsoft® Windows®...`:
+   * folding the whole value first cost more than scanning it).
    */
-  scanFoldingAscii(text: string, hit: (id: number) => void, anchored = false): boolean {
+  scanFolding(text: string, hit: (id: number) => void, anchored = false): void {
     const { outStart, outIds, ascii, dense, foldedColumn, width } = this
     let s = anchored ? this.step(0, 1, hit) : 0
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i)
-      if (c >= ASCII) return false
+      if (c >= ASCII) {
+        // A high surrogate followed by a low one is one code point; fold.ts folds lone ones as themselves.
+        const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00
+        const folded = foldCodePoint(pair ? text.slice(i, i + 2) : text[i])
+        if (pair) i++
+        for (let j = 0; j < folded.length; j++) s = this.step(s, folded.charCodeAt(j), hit)
+        continue
+      }
       s = s < dense ? ascii[s * width + foldedColumn[c]] : this.next(s, c >= 65 && c <= 90 ? c + 32 : c)
       for (let k = outStart[s], end = outStart[s + 1]; k < end; k++) hit(outIds[k])
     }
     if (anchored) this.step(s, 2, hit)
-    return true
   }
 
   private step(s: number, c: number, hit: (id: number) => void): number {

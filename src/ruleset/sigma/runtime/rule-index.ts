@@ -8,7 +8,7 @@
  * evaluator, so the answer is the tree evaluator's by construction; the index only skips rules
  * that cannot match.
  */
-import { type DocView, fold } from '../../../store/query'
+import type { DocView } from '../../../store/query'
 import { AhoCorasick, VALUE_END, VALUE_START } from '../../../store/query/aho-corasick'
 import { toNumber } from '../../../store/query/compile'
 import { type Atom, atomKey, atomScore, type Clause, neverHolds, type Requirement } from './requirements'
@@ -204,7 +204,7 @@ export class RuleIndex {
     // twice the longest whole value cannot fold into one.
     if (k === undefined || k.length > 2 * e.longest) return
     this.scanning = e
-    if (!e.matcher.scanFoldingAscii(k, this.onPattern, true)) e.matcher.scan(fold(k), this.onPattern, true)
+    e.matcher.scanFolding(k, this.onPattern, true)
   }
 
   private walk(obj: Record<string, unknown>, at: TrieNode): void {
