@@ -87,10 +87,14 @@ export class AhoCorasick {
   private readonly edgeStart: Int32Array
   private readonly edgeLabel: Uint16Array
   private readonly fail: Int32Array
+  /** The scan (`scans`) in which each pattern was last reported by scanFolding. */
+  private readonly reported: Uint32Array
+  private scans = 0
 
   /** `denseStates`: the bytes of dense rows, as so many 128-column rows (512 bytes each). */
   constructor(patterns: readonly string[], denseStates = DENSE_STATES) {
     const trie = new Trie(patterns)
+    this.reported = new Uint32Array(patterns.length)
     const n = trie.size
     this.edgeStart = new Int32Array(n + 1)
     this.edgeLabel = new Uint16Array(Math.max(0, n - 1))
@@ -159,7 +163,13 @@ export class AhoCorasick {
    * folding the whole value first cost more than scanning it).
    */
   scanFolding(text: string, hit: (id: number) => void, anchored = false): void {
-    const { outStart, outIds, ascii, dense, foldedColumn, width } = this
+    const { outStart, outIds, ascii, dense, foldedColumn, width, reported } = this
+    // Each pattern is reported once (`\\users\\` at every path of a command line was 45 calls a value).
+    if (++this.scans === 0xffffffff) {
+      reported.fill(0)
+      this.scans = 1
+    }
+    const scan = this.scans
     let s = anchored ? this.step(0, 1, hit) : 0
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i)
@@ -172,7 +182,12 @@ export class AhoCorasick {
         continue
       }
       s = s < dense ? ascii[s * width + foldedColumn[c]] : this.next(s, c >= 65 && c <= 90 ? c + 32 : c)
-      for (let k = outStart[s], end = outStart[s + 1]; k < end; k++) hit(outIds[k])
+      for (let k = outStart[s], end = outStart[s + 1]; k < end; k++) {
+        const id = outIds[k]
+        if (reported[id] === scan) continue
+        reported[id] = scan
+        hit(id)
+      }
     }
     if (anchored) this.step(s, 2, hit)
   }
