@@ -162,7 +162,33 @@ function bool(body: Record<string, unknown>, types: Types): Requirement {
   const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, should.length)
   if (msm > should.length) return NEVER
   if (msm > 0) must.push(any(should.map((x) => node(x, types))))
+  for (const x of list(body.must_not)) must.push(negated(x, types))
   return all(must)
+}
+
+/**
+ * What an event must contain for `q` NOT to match. Sigma writes "the field is there" as `not
+ * field: null` (`not 1 of filter_*` with a `filter_null`): without this, SigmaHQ's rules made
+ * only of exclusions were checked on every event. Anything else yields no requirement.
+ */
+function negated(q: unknown, types: Types): Requirement {
+  const clause = soleEntry(q)
+  if (!clause) return ALWAYS
+  const [type, body] = clause
+  if (type === 'constant_score') return negated(body.filter, types)
+  if (type !== 'bool') return ALWAYS
+  const must = [...list(body.must), ...list(body.filter)]
+  const should = list(body.should)
+  const mustNot = list(body.must_not)
+  const defaultMsm = should.length > 0 && must.length === 0 ? 1 : 0
+  const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, should.length)
+  // not (all of must, none of must_not, msm of should) = any of: a must failing, a must_not
+  // matching, fewer than msm of should (for msm 1: none of them).
+  const ways = [...must.map((x) => negated(x, types)), ...mustNot.map((x) => node(x, types))]
+  if (msm === 1) ways.push(all(should.map((x) => negated(x, types))))
+  else if (msm > 1) return ALWAYS
+  // No way named (a bool matching everything): nothing is claimed.
+  return ways.length === 0 ? ALWAYS : any(ways)
 }
 
 /** The document paths a field name reads, and how its values compare (undefined: unmapped). */
