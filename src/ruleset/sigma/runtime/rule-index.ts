@@ -117,9 +117,7 @@ export class RuleIndex {
         const id = this.ruleOf.push(rule) - 1
         for (const atom of clause) {
           const e = this.entry(atom.path)
-          // A one- or two-character substring (` `, `:`, `/c`) is in nearly every value of the
-          // field: waiting for it is waiting for the field, without reporting it at every space.
-          if (atom.kind === 'present' || weak(atom)) e.present.push(id)
+          if (atom.kind === 'present') e.present.push(id)
           else if (atom.kind === 'number') push(e.numbers, atom.value, id)
           else {
             e.longest = Math.max(e.longest, atom.kind === 'equals' ? atom.value.length : Infinity)
