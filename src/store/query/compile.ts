@@ -18,7 +18,7 @@ import { fromJavaScript, linearRegExp } from './linear-regexp'
 import { luceneRegExp } from './lucene-regexp'
 import { type StringMatcher, wildcardMatcher } from './wildcard'
 import { AhoCorasick } from './aho-corasick'
-import { requiredLiterals } from './regex-literals'
+import { requiredLiteralSets } from './regex-literals'
 import { editDistanceWithin, fuzzyEdits } from './fuzzy'
 import { type QueryableField, translateQueryString } from './query-string'
 import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, planeDistance, rawValuesAt } from './geo'
@@ -685,14 +685,14 @@ class Compiler {
         display: pcre.pattern,
       })
       const test = this.termSized((s) => re.test(s))
-      const literals = f.kind === 'text' ? undefined : requiredLiterals(pcre.pattern)?.map(fold)
-      if (literals === undefined) return this.strings(f, false, test)
-      // The regex engine runs only on a value holding one of the literals it cannot match
-      // without (the folded value, already made for the rules' case-insensitive leaves).
+      const branches = f.kind === 'text' ? undefined : requiredLiteralSets(pcre.pattern)?.map((sets) => sets.map((set) => set.map(fold)))
+      if (branches === undefined) return this.strings(f, false, test)
+      // The regex engine runs only on a value holding the literals it cannot match without, all
+      // of them for one branch (the folded value, already made for the rules' case-insensitive leaves).
       return (d) => {
         const folded = f.folded(d)
         let keywords: string[] | undefined
-        for (let i = 0; i < folded.length; i++) if (containsOneOf(folded[i], literals) && test((keywords ??= f.keywords(d))[i])) return true
+        for (let i = 0; i < folded.length; i++) if (meetsOne(folded[i], branches) && test((keywords ??= f.keywords(d))[i])) return true
         return false
       }
     }
@@ -1017,6 +1017,12 @@ function containsAny(literals: string[]): StringMatcher {
 
 function containsOneOf(value: string, literals: string[]): boolean {
   for (const l of literals) if (value.includes(l)) return true
+  return false
+}
+
+/** Whether `value` holds one literal of every set of one of the branches (see requiredLiteralSets). */
+function meetsOne(value: string, branches: string[][][]): boolean {
+  for (const sets of branches) if (sets.every((set) => containsOneOf(value, set))) return true
   return false
 }
 
