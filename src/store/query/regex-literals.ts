@@ -75,7 +75,12 @@ class Reader {
   branches(): string[][][] | undefined {
     const out: string[][][] = []
     for (;;) {
-      const sets = runs(this.sequence(), true).map((r) => r.any)
+      // The plain runs first, longest first (one `includes` each turns most values away), then
+      // those with white spaces (five alternatives each).
+      const pieces = this.sequence()
+      const plain = runs(pieces, false).sort((x, y) => y.weight - x.weight)
+      const spaced = runs(pieces, true).filter((r) => r.any.length > 1)
+      const sets = [...plain, ...spaced].map((r) => r.any)
       if (sets.length === 0) return undefined
       out.push(sets)
       if (this.p[this.i] !== '|') return out

@@ -87,7 +87,9 @@ test('every string a pattern matches meets every literal set of one of its branc
   expect(matched).toBeGreaterThan(1000)
   expect(refused).toBeGreaterThan(10_000) // the sets do filter
   // `net` must be followed by a white space: `netsvcs config` is refused without the regex engine.
-  expect(requiredLiteralSets('net\\s+config')).toEqual([[['net ', 'net\t', 'net\n', 'net\f', 'net\r'], [' config', '\tconfig', '\nconfig', '\fconfig', '\rconfig']]])
+  expect(requiredLiteralSets('net\\s+config')).toEqual([
+    [['config'], ['net'], ['net ', 'net\t', 'net\n', 'net\f', 'net\r'], [' config', '\tconfig', '\nconfig', '\fconfig', '\rconfig']],
+  ])
 })
 
 test('the literal chosen is the longest run a branch requires, one per branch', () => {
