@@ -560,14 +560,8 @@ class Compiler {
     const g = this.field(ref)
     if (f === undefined || g === undefined) return never
     const ci = p.case_insensitive === true
-    const texts = (field: Field, d: DocView) => {
-      const out: string[] = []
-      for (const v of field.raw(d)) {
-        const k = keywordOf(v)
-        if (k !== undefined) out.push(ci ? fold(k) : k)
-      }
-      return out
-    }
+    // The field's keyword texts (folded), as the document's views cache them for every rule.
+    const texts = (field: Field, d: DocView) => (ci ? field.folded(d) : field.keywords(d))
     const holds =
       mode === 'contains'
         ? (a: string, b: string) => a.includes(b)
