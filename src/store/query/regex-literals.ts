@@ -9,13 +9,7 @@
 
 /** At least one of the literals (ASCII, as written) is in every string the pattern finds a match in; undefined: none known. */
 export function requiredLiterals(pattern: string): string[] | undefined {
-  try {
-    const r = new Reader(pattern)
-    const out = r.alternation()
-    return r.done() ? out : undefined
-  } catch {
-    return undefined
-  }
+  return readWhole(pattern, (r) => r.alternation())
 }
 
 /**
@@ -25,9 +19,14 @@ export function requiredLiterals(pattern: string): string[] | undefined {
  * the regex engine on every one). Undefined: a branch without any.
  */
 export function requiredLiteralSets(pattern: string): string[][][] | undefined {
+  return readWhole(pattern, (r) => r.branches())
+}
+
+/** What `read` makes of the whole pattern; undefined if it stops short or gives up. */
+function readWhole<T>(pattern: string, read: (r: Reader) => T | undefined): T | undefined {
   try {
     const r = new Reader(pattern)
-    const out = r.branches()
+    const out = read(r)
     return r.done() ? out : undefined
   } catch {
     return undefined

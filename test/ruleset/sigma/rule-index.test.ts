@@ -25,7 +25,9 @@ test('an endswith / startswith / equals value is waited for at the end / start /
 })
 
 test('a rule made only of exclusions, one of them `field: null`, waits for the field', () => {
-  const rules = [rule(`  filter_null:\n    Image: null\n  filter_sys:\n    Image|startswith: 'C:\\Windows\\'\n  condition: not 1 of filter_*`)]
+  const rules = [
+    rule(`  filter_null:\n    Image: null\n  filter_sys:\n    Image|startswith: 'C:\\Windows\\'\n  condition: not 1 of filter_*`),
+  ]
   expect(ruleSet(rules).index.stats.always).toBe(0)
   expect(candidates(rules, { CommandLine: 'x' })).toEqual([])
   expect(candidates(rules, { Image: 'C:\\Users\\x.exe' })).toEqual([0])

@@ -40,7 +40,13 @@ function clause(depth: number): unknown {
   if (r < 0.3) return term(field, rnd() < 0.5)
   // An any-of inside the any-of (a Sigma selection of one list, or `1 of filter_*`), named or not.
   if (r < 0.4 && depth < 2)
-    return { bool: { should: Array.from({ length: 1 + int(5) }, () => clause(depth + 1)), ...named(), ...(rnd() < 0.3 ? { minimum_should_match: 1 } : {}) } }
+    return {
+      bool: {
+        should: Array.from({ length: 1 + int(5) }, () => clause(depth + 1)),
+        ...named(),
+        ...(rnd() < 0.3 ? { minimum_should_match: 1 } : {}),
+      },
+    }
   if (r < 0.45) return { bool: { should: [clause(depth + 1), clause(depth + 1)], minimum_should_match: 2 } }
   return leaf(field, rnd() < 0.5)
 }
@@ -56,7 +62,13 @@ function query() {
   return { bool: { should, ...(rnd() < 0.2 ? { filter: [{ exists: { field: 'f' } }], minimum_should_match: 1 } : {}) } }
 }
 const value = () => (rnd() < 0.1 ? int(100) : [pick(TEXTS), pick(TEXTS), pick(TEXTS)].join(pick(['', ' ', 'x'])))
-const doc = () => ({ f: rnd() < 0.3 ? [value(), value()] : value(), g: value(), t: value(), k: value(), n: rnd() < 0.5 ? int(100) : value() })
+const doc = () => ({
+  f: rnd() < 0.3 ? [value(), value()] : value(),
+  g: value(),
+  t: value(),
+  k: value(),
+  n: rnd() < 0.5 ? int(100) : value(),
+})
 const TYPES = [undefined, { f: 'keyword', g: 'keyword', t: 'text', k: { type: 'keyword', ignore_above: 6 }, n: 'long' }]
 
 test('one test per field of contains / prefix / suffix wildcards and terms answers as the clauses one by one, names included', () => {
