@@ -37,10 +37,14 @@ function descend(at: TrieNode, key: string): TrieNode | undefined {
   return node
 }
 
+/**
+ * Clause ids are gathered in arrays while the index is built, then laid out in typed arrays (one
+ * per field for the patterns' clauses, offsets apart): an event's hits read contiguous memory.
+ */
 interface PathEntry {
-  present: number[]
+  present: Int32Array
   /** Clauses by the canonical text of a number the field holds (a numeric field's values, parsed). */
-  numbers: Map<string, number[]>
+  numbers: Map<string, Int32Array>
   /**
    * Length of the longest whole value among the patterns (Infinity once some pattern is a part
    * of a value): a value over twice as long cannot fold into one, and is not scanned.
@@ -48,8 +52,11 @@ interface PathEntry {
   longest: number
   /** The texts clauses need (see `patternOf`), while the index is built (then the matcher's). */
   patterns: string[]
-  /** Clauses per pattern of `matcher`. */
+  /** Clauses per pattern of `matcher`, while the index is built (then `clauseIds`). */
   patternClauses: number[][]
+  /** The clauses of pattern p: clauseIds[clauseStart[p]..clauseStart[p + 1]). */
+  clauseStart: Int32Array
+  clauseIds: Int32Array
   /** The epoch of the event in which each pattern was last reported: a repeat (every space of a command line) is skipped. */
   patternStamp: Uint32Array
   matcher?: AhoCorasick
@@ -82,7 +89,7 @@ export class RuleIndex {
   private readonly root: TrieNode = { children: new Map() }
   private readonly always: number[] = []
   /** The rule of each clause, and how many clauses each rule has. */
-  private readonly ruleOf: number[] = []
+  private readonly ruleOf: Int32Array
   private readonly need: Uint8Array
   private readonly count: Uint8Array
   private readonly ruleStamp: Uint32Array
@@ -98,6 +105,9 @@ export class RuleIndex {
     this.ruleStamp = new Uint32Array(n)
     let never = 0
     const patternIds = new Map<PathEntry, Map<string, number>>()
+    const ruleOf: number[] = []
+    const lists = new Map<PathEntry, { present: number[]; numbers: Map<string, number[]> }>()
+    const listsOf = (e: PathEntry) => lists.get(e) ?? lists.set(e, { present: [], numbers: new Map() }).get(e)!
     // How many rules share each atom: a value many rules name (`event.outcome: failure`) is
     // probably common in events too, so the clauses indexed per rule are its least shared ones.
     const shared = new Map<string, number>()
@@ -114,11 +124,11 @@ export class RuleIndex {
       const clauses = ranked.slice(0, INDEXED_CLAUSES).flatMap(([, c], i) => (i === 0 || !c.some(weak) ? [c] : []))
       this.need[rule] = clauses.length
       for (const clause of clauses) {
-        const id = this.ruleOf.push(rule) - 1
+        const id = ruleOf.push(rule) - 1
         for (const atom of clause) {
           const e = this.entry(atom.path)
-          if (atom.kind === 'present') e.present.push(id)
-          else if (atom.kind === 'number') push(e.numbers, atom.value, id)
+          if (atom.kind === 'present') listsOf(e).present.push(id)
+          else if (atom.kind === 'number') push(listsOf(e).numbers, atom.value, id)
           else {
             e.longest = Math.max(e.longest, atom.kind === 'equals' ? atom.value.length : Infinity)
             const text = patternOf(atom)
@@ -134,7 +144,7 @@ export class RuleIndex {
         }
       }
     })
-    this.clauseStamp = new Uint32Array(this.ruleOf.length)
+    this.clauseStamp = new Uint32Array(ruleOf.length)
     // The patterns are the automaton's now; two paths with the same ones (a keyword list read in
     // `message` and `event.original`) share one.
     const matchers = new Map<string, AhoCorasick>()
@@ -145,7 +155,16 @@ export class RuleIndex {
       matchers.set(key, e.matcher)
       e.patternStamp = new Uint32Array(e.patterns.length)
       e.patterns = []
+      e.clauseStart = new Int32Array(e.patternClauses.length + 1)
+      e.patternClauses.forEach((ids, p) => (e.clauseStart[p + 1] = e.clauseStart[p] + ids.length))
+      e.clauseIds = Int32Array.from(e.patternClauses.flat())
+      e.patternClauses = []
     }
+    for (const [e, l] of lists) {
+      e.present = Int32Array.from(l.present)
+      for (const [k, ids] of l.numbers) e.numbers.set(k, Int32Array.from(ids))
+    }
+    this.ruleOf = Int32Array.from(ruleOf)
     this.stats = { rules: n, always: this.always.length, never, paths: this.paths.size }
   }
 
@@ -160,7 +179,7 @@ export class RuleIndex {
     const e = this.scanning!
     if (e.patternStamp[p] === this.epochNow) return
     e.patternStamp[p] = this.epochNow
-    this.addAll(e.patternClauses[p])
+    this.addAll(e.clauseIds, e.clauseStart[p], e.clauseStart[p + 1])
   }
 
   /** Indices of the rules that may match `doc`, ascending. */
@@ -175,9 +194,9 @@ export class RuleIndex {
     return out.sort(ascending)
   }
 
-  private addAll(clauses: number[]): void {
+  private addAll(clauses: Int32Array, from = 0, to = clauses.length): void {
     const { clauseStamp, ruleStamp, ruleOf, count, need, epochNow: epoch } = this
-    for (let i = 0; i < clauses.length; i++) {
+    for (let i = from; i < to; i++) {
       const c = clauses[i]
       if (clauseStamp[c] === epoch) continue
       clauseStamp[c] = epoch
@@ -238,7 +257,16 @@ export class RuleIndex {
   private entry(path: string): PathEntry {
     let e = this.paths.get(path)
     if (!e) {
-      e = { present: [], numbers: new Map(), longest: -1, patterns: [], patternClauses: [], patternStamp: NO_STAMPS }
+      e = {
+        present: NO_IDS,
+        numbers: new Map(),
+        longest: -1,
+        patterns: [],
+        patternClauses: [],
+        clauseStart: NO_IDS,
+        clauseIds: NO_IDS,
+        patternStamp: NO_STAMPS,
+      }
       this.paths.set(path, e)
       let node = this.root
       for (const part of path.split('.')) {
@@ -254,6 +282,7 @@ export class RuleIndex {
 
 const ascending = (a: number, b: number) => a - b
 const NO_STAMPS = new Uint32Array(0)
+const NO_IDS = new Int32Array(0)
 
 /** Met by nearly every event that has the field. */
 const weak = (a: Atom) => a.kind === 'present' || (a.kind === 'contains' && a.value.length < 3)
