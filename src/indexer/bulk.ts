@@ -10,6 +10,7 @@ import { badRequest, forbidden, type RequestContext } from './context'
 import { ACTIONS, refreshParam } from './documents'
 import { missingPipeline } from './ingest'
 import { lines, terminated, text } from './ndjson'
+import { parsedFrom } from '../store/source-text'
 import { echoesSource, filteredUpdate, GET_ACTION, mayRead, readsFiltered } from './read-gate'
 import type { IndexRouter } from './router'
 
@@ -99,14 +100,17 @@ export function* bulkItems(chunks: Uint8Array[], defaultIndex: string | undefine
           'action_request_validation_exception',
         )
       let source: unknown
+      const json = text(line.value)
       try {
-        source = JSON.parse(text(line.value))
+        source = JSON.parse(json)
       } catch (e) {
         throw badRequest(`Failed to parse the source of line [${line.value.no}]: ${(e as Error).message}`, 'parse_exception')
       }
       if (source === null || typeof source !== 'object' || Array.isArray(source))
         throw badRequest(`The source of line [${line.value.no}] is not a JSON object`, 'parse_exception')
       if (keepSources) item.source = source as Record<string, unknown>
+      // A document written as sent is stored as its line (an update's line is a request, not a source).
+      if (keepSources && op !== 'update') parsedFrom(source, json)
       item.bytes += line.value.bytes
     }
     yield item
