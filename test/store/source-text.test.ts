@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { openEmbeddedStore } from '../../src/store/embedded'
 import { parsedFrom } from '../../src/store/source-text'
 
+const sourceOf = (r: object) => (r as { _source?: unknown })._source
 const dir = mkdtempSync(join(tmpdir(), 'svc-source-text-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
@@ -25,8 +26,8 @@ test('a registered source is stored as its text; others and updates are serialis
   })
   expect(r.errors).toBe(false)
   await store.bulk({ index: 'src', body: [{ index: { _id: '3' } }, registered] })
-  expect((await store.get({ index: 'src', id: '3' }))._source).toEqual({ n: 1, k: 'a' })
-  expect((await store.get({ index: 'src', id: '1' }))._source).toEqual({ n: 1, k: 'c' })
+  expect(sourceOf(await store.get({ index: 'src', id: '3' }))).toEqual({ n: 1, k: 'a' })
+  expect(sourceOf(await store.get({ index: 'src', id: '1' }))).toEqual({ n: 1, k: 'c' })
   await store.close()
   const db = new Database(path, { readonly: true })
   try {
