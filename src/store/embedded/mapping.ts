@@ -411,6 +411,8 @@ class Walk {
     if (type === 'object' || type === 'nested') {
       if (def.enabled === false) return
       const dyn = dynamicOf(def, dynamic)
+      // One object (the usual case) is walked without the closure arrays need.
+      if (isObject(value)) return this.object(value, def, path, dyn, indexed)
       const each = (v: unknown) => {
         if (v === null) return
         if (Array.isArray(v)) return v.forEach(each)
@@ -435,6 +437,7 @@ class Walk {
       return
     }
     if (type === 'binary' || type === 'knn_vector') return
+    if (value !== null && typeof value !== 'object') return this.leaf(value, def, type, path)
     const each = (v: unknown) => {
       if (v === null) return
       if (Array.isArray(v)) return v.forEach(each)
