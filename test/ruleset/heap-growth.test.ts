@@ -31,3 +31,32 @@ for (const [name, live, below, above] of cases)
     h.size = (live + below) * MiB
     expect(growth.check()).toBe(false)
   })
+
+test('a caller that counts what it allocated has the heap read once per eighth of the limit', () => {
+  const h = { size: 40 * MiB, reads: 0, collections: 0 }
+  const growth = new HeapGrowth(
+    16 * MiB,
+    () => {
+      h.reads++
+      return h.size
+    },
+    () => {
+      h.collections++
+      h.size = 40 * MiB
+    },
+  )
+  h.reads = 0
+  h.size = 60 * MiB
+  // 1.5 MiB said allocated: below an eighth of 16 MiB, the heap is not read (nor collected).
+  expect(growth.check(MiB)).toBe(false)
+  expect(growth.check(MiB / 2)).toBe(false)
+  expect(h.reads).toBe(0)
+  // 2 MiB reached: read, grown past the limit, collected.
+  expect(growth.check(MiB / 2)).toBe(true)
+  expect(h.collections).toBe(1)
+  // The count starts over; a call without one reads the heap as before.
+  expect(growth.check(MiB)).toBe(false)
+  const reads = h.reads
+  expect(growth.check()).toBe(false)
+  expect(h.reads).toBe(reads + 1)
+})
