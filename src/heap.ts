@@ -18,11 +18,14 @@ const GROWTH_SHARE = 0.25
 
 /** Share of the allowance a caller's own count of bytes allocated reaches before the heap is read. */
 const READ_EVERY = 1 / 8
+/** Calls with a count after which the heap is read anyway (what the caller does not count still shows). */
+const READ_CALLS = 4
 
 export class HeapGrowth {
   private base: number
-  /** What callers said they allocated since the heap was last read. */
+  /** What callers said they allocated since the heap was last read, in how many calls. */
   private allocated = 0
+  private calls = 0
 
   constructor(
     private readonly limit: number,
@@ -35,13 +38,14 @@ export class HeapGrowth {
   /**
    * Collects when the heap grew past the allowance since the last collection; true when it did.
    * With `allocated` (what the caller allocated since its last call, in bytes, an estimate), the
-   * heap is read only once those add up to an eighth of the allowance.
+   * heap is read only once those add up to an eighth of the allowance, or at every READ_CALLS-th call.
    */
   check(allocated?: number): boolean {
     if (allocated !== undefined) {
       this.allocated += allocated
-      if (this.allocated < this.limit * READ_EVERY) return false
+      if (this.allocated < this.limit * READ_EVERY && ++this.calls < READ_CALLS) return false
       this.allocated = 0
+      this.calls = 0
     }
     if (this.size() - this.base < Math.max(this.limit, this.base * GROWTH_SHARE)) return false
     this.collect()

@@ -60,3 +60,24 @@ test('a caller that counts what it allocated has the heap read once per eighth o
   expect(growth.check()).toBe(false)
   expect(h.reads).toBe(reads + 1)
 })
+
+test('a caller that counts little still has the heap read every fourth call (what it does not count shows there)', () => {
+  const h = { size: 40 * MiB, reads: 0, collections: 0 }
+  const growth = new HeapGrowth(
+    16 * MiB,
+    () => {
+      h.reads++
+      return h.size
+    },
+    () => {
+      h.collections++
+      h.size = 40 * MiB
+    },
+  )
+  h.reads = 0
+  h.size = 60 * MiB
+  for (let call = 1; call < 4; call++) expect(growth.check(0)).toBe(false)
+  expect(h.reads).toBe(0)
+  expect(growth.check(0)).toBe(true)
+  expect(h.collections).toBe(1)
+})

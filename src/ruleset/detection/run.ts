@@ -48,7 +48,7 @@ const MAX_ERRORS = 5
  * node thread's heap 60-80 MiB over its live size between its own full collections (2,407 SigmaHQ
  * rules over 100k events). Collected after the batch that grew the heap by 16 MiB; runs of this
  * thread share it. Told FINDING_BYTES per finding, so the heap is read about every 1,000 findings
- * rather than after every batch.
+ * (every fourth batch at the latest) rather than after every batch.
  */
 const runHeap = new HeapGrowth(16 * 1024 * 1024)
 const FINDING_BYTES = 2048
