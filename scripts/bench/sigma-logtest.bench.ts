@@ -5,14 +5,9 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ClusterSettings, memoryPersistence } from '../../src/config/cluster-settings'
-import { buildNodeConfig } from '../../src/config/node-config'
-import { createLogger } from '../../src/http/log'
-import { createRuleset } from '../../src/ruleset'
 import { compileSigmaRule, evaluateRulesTree } from '../../src/ruleset/sigma'
-import { EVENT_STREAMS } from '../../src/setup/indices'
 import { openEmbeddedStore } from '../../src/store/embedded'
-import { BENCH_SECURITY } from './lib/security-events'
+import { benchRuleset } from './lib/security-events'
 
 const RULES = Number(process.env.BENCH_RULES ?? 1000)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
@@ -63,21 +58,7 @@ function rule(n: number) {
 const root = mkdtempSync(join(tmpdir(), 'svc-logtest-bench-'))
 const store = openEmbeddedStore(join(root, 'store.db'))
 try {
-  const node = buildNodeConfig({ 'path.data': root }, 'bench', root)
-  const settings = new ClusterSettings(node, memoryPersistence(), Date.now, 0)
-  const log = createLogger({ level: 'error', write: () => {} })
-  for (const def of EVENT_STREAMS.filter((d) => d.name === EVENTS)) {
-    await store.putIndexTemplate({ name: def.template.name, body: def.template.body })
-    await store.createDataStream({ name: def.name })
-  }
-  const ruleset = createRuleset({
-    store,
-    settings,
-    log,
-    now: Date.now,
-    security: BENCH_SECURITY,
-  })
-  await ruleset.sync.upsertIntegration('standard', { id: 'int-win', metadata: { title: 'windows' }, category: 'security' }, false)
+  const { settings, ruleset } = await benchRuleset(root, store, [EVENTS], { id: 'int-win', title: 'windows' })
   const bodies = Array.from({ length: RULES }, (_, n) => rule(n))
   const event = {
     process: {

@@ -10,6 +10,7 @@ import { badRequest, forbidden, type RequestContext } from './context'
 import { ACTIONS, refreshParam } from './documents'
 import { missingPipeline } from './ingest'
 import { lines, terminated, text } from './ndjson'
+import { parsedFrom } from '../store/source-text'
 import { echoesSource, filteredUpdate, GET_ACTION, mayRead, readsFiltered } from './read-gate'
 import type { IndexRouter } from './router'
 
@@ -51,6 +52,56 @@ function malformed(line: number, detail: string): OpenSearchHttpError {
   return badRequest(`Malformed action/metadata line [${line}], ${detail}`)
 }
 
+/** An action line's operation, the kind it answers under (`index` with op_type create is `create`), its metadata and target. */
+interface Action {
+  op: Op
+  kind: Op
+  meta: Record<string, unknown>
+  index: string
+}
+
+/** Action lines up to this size are compared with the previous one before they are parsed again. */
+const SHARED_ACTION_BYTES = 256
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** An action line, checked as OpenSearch checks it (line-numbered errors). */
+function parseAction(raw: string, lineNo: number, defaultIndex: string | undefined): Action {
+  let action: unknown
+  try {
+    action = JSON.parse(raw)
+  } catch (e) {
+    throw malformed(lineNo, `expected a JSON object: ${(e as Error).message}`)
+  }
+  if (action === null || typeof action !== 'object' || Array.isArray(action))
+    throw malformed(lineNo, `expected START_OBJECT but found [${Array.isArray(action) ? 'START_ARRAY' : 'VALUE'}]`)
+  const keys = Object.keys(action)
+  if (keys.length === 0) throw malformed(lineNo, 'expected FIELD_NAME but found [END_OBJECT]')
+  if (keys.length > 1) throw malformed(lineNo, `expected END_OBJECT but found [FIELD_NAME]`)
+  const op = keys[0] as Op
+  if (!OPS.includes(op)) throw malformed(lineNo, `expected field [create], [delete], [index] or [update] but found [${keys[0]}]`)
+  const meta = (action as Record<string, unknown>)[op]
+  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) throw malformed(lineNo, `expected START_OBJECT but found [VALUE]`)
+  const m = meta as Record<string, unknown>
+  for (const key of Object.keys(m)) {
+    if (!META[op].includes(key)) throw badRequest(`Action/metadata line [${lineNo}] contains an unknown parameter [${key}]`)
+  }
+  const index = m._index === undefined ? defaultIndex : String(m._index)
+  if (index === undefined || index === '')
+    throw badRequest('Validation Failed: 1: index is missing;', 'action_request_validation_exception')
+  let kind: Op = op
+  if (op === 'index' && m.op_type !== undefined) {
+    if (m.op_type !== 'index' && m.op_type !== 'create')
+      throw badRequest(`opType must be 'create' or 'index', found: [${String(m.op_type)}]`)
+    if (m.op_type === 'create') kind = 'create'
+  }
+  return { op, kind, meta: m, index }
+}
+
 /**
  * The items of an NDJSON body, parsed line by line; structural problems (a malformed source too)
  * fail the whole request. Without `keepSources` (the validating pass) parsed sources are dropped.
@@ -58,38 +109,19 @@ function malformed(line: number, detail: string): OpenSearchHttpError {
 export function* bulkItems(chunks: Uint8Array[], defaultIndex: string | undefined, keepSources = true, release = false): Generator<Item> {
   if (!terminated(chunks)) throw badRequest('The bulk request must be terminated by a newline [\\n]')
   const it = lines(chunks, release)
+  let last: { raw: Uint8Array; action: Action } | undefined
   for (let next = it.next(); !next.done; next = it.next()) {
     const lineNo = next.value.no
-    const raw = text(next.value).trim()
-    if (raw === '') continue
-    let action: unknown
-    try {
-      action = JSON.parse(raw)
-    } catch (e) {
-      throw malformed(lineNo, `expected a JSON object: ${(e as Error).message}`)
+    const bytes = next.value.raw
+    // A client repeats one action line (`{"create":{}}`) for every item: parsed once, its metadata shared (read only).
+    let action = last !== undefined && sameBytes(last.raw, bytes) ? last.action : undefined
+    if (!action) {
+      const raw = text(next.value).trim()
+      if (raw === '') continue
+      action = parseAction(raw, lineNo, defaultIndex)
+      last = bytes.byteLength <= SHARED_ACTION_BYTES ? { raw: bytes.slice(), action } : undefined
     }
-    if (action === null || typeof action !== 'object' || Array.isArray(action))
-      throw malformed(lineNo, `expected START_OBJECT but found [${Array.isArray(action) ? 'START_ARRAY' : 'VALUE'}]`)
-    const keys = Object.keys(action)
-    if (keys.length === 0) throw malformed(lineNo, 'expected FIELD_NAME but found [END_OBJECT]')
-    if (keys.length > 1) throw malformed(lineNo, `expected END_OBJECT but found [FIELD_NAME]`)
-    const op = keys[0] as Op
-    if (!OPS.includes(op)) throw malformed(lineNo, `expected field [create], [delete], [index] or [update] but found [${keys[0]}]`)
-    const meta = (action as Record<string, unknown>)[op]
-    if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) throw malformed(lineNo, `expected START_OBJECT but found [VALUE]`)
-    const m = meta as Record<string, unknown>
-    for (const key of Object.keys(m)) {
-      if (!META[op].includes(key)) throw badRequest(`Action/metadata line [${lineNo}] contains an unknown parameter [${key}]`)
-    }
-    const index = m._index === undefined ? defaultIndex : String(m._index)
-    if (index === undefined || index === '')
-      throw badRequest('Validation Failed: 1: index is missing;', 'action_request_validation_exception')
-    let kind: Op = op
-    if (op === 'index' && m.op_type !== undefined) {
-      if (m.op_type !== 'index' && m.op_type !== 'create')
-        throw badRequest(`opType must be 'create' or 'index', found: [${String(m.op_type)}]`)
-      if (m.op_type === 'create') kind = 'create'
-    }
+    const { op, kind, meta: m, index } = action
     const item: Item = { op: kind, meta: m, index, bytes: next.value.bytes }
     if (op !== 'delete') {
       const line = it.next()
@@ -99,14 +131,17 @@ export function* bulkItems(chunks: Uint8Array[], defaultIndex: string | undefine
           'action_request_validation_exception',
         )
       let source: unknown
+      const json = text(line.value)
       try {
-        source = JSON.parse(text(line.value))
+        source = JSON.parse(json)
       } catch (e) {
         throw badRequest(`Failed to parse the source of line [${line.value.no}]: ${(e as Error).message}`, 'parse_exception')
       }
       if (source === null || typeof source !== 'object' || Array.isArray(source))
         throw badRequest(`The source of line [${line.value.no}] is not a JSON object`, 'parse_exception')
       if (keepSources) item.source = source as Record<string, unknown>
+      // A document written as sent is stored as its line (an update's line is a request, not a source).
+      if (keepSources && op !== 'update') parsedFrom(source, json)
       item.bytes += line.value.bytes
     }
     yield item

@@ -105,6 +105,28 @@ describe('compressed responses', () => {
     expect(refused.headers['content-encoding']).toBeUndefined()
   })
 
+  test('an answer under 1 MiB that arrives in pieces is compressed in one go (a content-length, not chunked)', async () => {
+    // A body made of one string reaches the compressor in pieces (16 KiB, then the rest), as a _bulk answer does.
+    const lines = Array.from({ length: 250 }, (_, i) => `{"create":{}}\n{"n":${i},"s":"${'y'.repeat(150)}"}\n`).join('')
+    const r = await exchange(
+      server.url,
+      'POST',
+      '/gz-pieces/_bulk',
+      {
+        'accept-encoding': 'gzip',
+        'content-type': 'application/x-ndjson',
+      },
+      new TextEncoder().encode(lines),
+    )
+    expect(r.status).toBe(200)
+    expect(r.headers['content-encoding']).toBe('gzip')
+    expect(r.headers['transfer-encoding']).toBeUndefined()
+    expect(Number(r.headers['content-length'])).toBe(r.body.byteLength)
+    const answer = JSON.parse(text(gunzipSync(r.body)))
+    expect(answer.items).toHaveLength(250)
+    expect(JSON.stringify(answer).length).toBeGreaterThan(16 * 1024)
+  })
+
   test('a streamed answer (over 1 MiB) is compressed as it streams', async () => {
     const big = 'x'.repeat(1_500_000)
     expect((await plain.request('PUT', '/gz-big/_doc/1?refresh=true', { body: { big } })).status).toBe(201)

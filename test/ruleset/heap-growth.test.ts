@@ -31,3 +31,46 @@ for (const [name, live, below, above] of cases)
     h.size = (live + below) * MiB
     expect(growth.check()).toBe(false)
   })
+
+/** A heap of 40 MiB live, grown to 60 MiB, whose reads and collections are counted. */
+function counted() {
+  const h = { size: 40 * MiB, reads: 0, collections: 0 }
+  const growth = new HeapGrowth(
+    16 * MiB,
+    () => {
+      h.reads++
+      return h.size
+    },
+    () => {
+      h.collections++
+      h.size = 40 * MiB
+    },
+  )
+  h.reads = 0
+  h.size = 60 * MiB
+  return { h, growth }
+}
+
+test('a caller that counts what it allocated has the heap read once per eighth of the limit', () => {
+  const { h, growth } = counted()
+  // 1.5 MiB said allocated: below an eighth of 16 MiB, the heap is not read (nor collected).
+  expect(growth.check(MiB)).toBe(false)
+  expect(growth.check(MiB / 2)).toBe(false)
+  expect(h.reads).toBe(0)
+  // 2 MiB reached: read, grown past the limit, collected.
+  expect(growth.check(MiB / 2)).toBe(true)
+  expect(h.collections).toBe(1)
+  // The count starts over; a call without one reads the heap as before.
+  expect(growth.check(MiB)).toBe(false)
+  const reads = h.reads
+  expect(growth.check()).toBe(false)
+  expect(h.reads).toBe(reads + 1)
+})
+
+test('a caller that counts little still has the heap read every fourth call (what it does not count shows there)', () => {
+  const { h, growth } = counted()
+  for (let call = 1; call < 4; call++) expect(growth.check(0)).toBe(false)
+  expect(h.reads).toBe(0)
+  expect(growth.check(0)).toBe(true)
+  expect(h.collections).toBe(1)
+})

@@ -145,6 +145,30 @@ describe('field values written by refreshes', () => {
     expect(after.stored).toEqual(after.listed)
   }, 120_000)
 
+  test('a second after writes stop, the pending documents get their rows without a search', async () => {
+    const path = join(dir, 'idle.db')
+    const store = openEmbeddedStore(path)
+    try {
+      await store.createIndex({ index: 'bulk', body: { mappings: MAPPINGS } })
+      const body = []
+      for (let i = 0; i < 40; i++) body.push({ index: { _id: String(i) } }, refreshDoc(i))
+      expect((await store.bulk({ index: 'bulk', body })).errors).toBe(false)
+      const pending = rowsOf(path)
+      const [lo] = ridRange(pending.ix)
+      expect(pending.indexedRid ?? lo).toBeLessThan(lo + 40)
+      // Read through a second connection only: no search, count or _refresh of this store runs.
+      let now = pending
+      for (const deadline = Date.now() + 10_000; now.indexedRid !== lo + 40 && Date.now() < deadline;) {
+        await Bun.sleep(100)
+        now = rowsOf(path)
+      }
+      expect(now.indexedRid).toBe(lo + 40)
+      expect(now.stored).toEqual(now.listed)
+    } finally {
+      await store.close()
+    }
+  }, 20_000)
+
   test('a rowid given again after a reopen (the last document deleted) gets its rows at once', async () => {
     const path = join(dir, 'reuse.db')
     const a = openEmbeddedStore(path)

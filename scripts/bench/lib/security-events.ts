@@ -80,7 +80,6 @@ export function rule(n: number) {
   }
 }
 
-/** An embedded store under `root` with the security streams, and a ruleset holding `rules` standard rules of `int-linux`. */
 /** The security port of an in-process bench: everything allowed, no document filters. */
 export const BENCH_SECURITY = {
   authorizeIndices() {},
@@ -89,23 +88,25 @@ export const BENCH_SECURITY = {
   hasClusterPermission: () => true,
 }
 
-/** A Ruleset Management over `store` (by default an embedded store in `root`) with `rules` generated rules. */
-export async function openBenchRuleset(root: string, rules: number, store: Store = openEmbeddedStore(join(root, 'store.db'))) {
+/** A Ruleset Management over `store` with the named streams' templates and data streams, and the standard integration `integration`. */
+export async function benchRuleset(root: string, store: Store, streams: readonly string[], integration: { id: string; title: string }) {
   const node = buildNodeConfig({ 'path.data': root }, 'bench', root)
   const settings = new ClusterSettings(node, memoryPersistence(), Date.now, 0)
   const log = createLogger({ level: 'error', write: () => {} })
-  for (const def of [...EVENT_STREAMS, ...FINDING_STREAMS].filter((d) => d.name.endsWith('-security'))) {
+  for (const def of [...EVENT_STREAMS, ...FINDING_STREAMS].filter((d) => streams.includes(d.name))) {
     await store.putIndexTemplate({ name: def.template.name, body: def.template.body })
     await store.createDataStream({ name: def.name })
   }
-  const ruleset = createRuleset({
-    store,
-    settings,
-    log,
-    now: Date.now,
-    security: BENCH_SECURITY,
-  })
-  await ruleset.sync.upsertIntegration('standard', { id: 'int-linux', metadata: { title: 'linux' }, category: 'security' }, false)
+  const ruleset = createRuleset({ store, settings, log, now: Date.now, security: BENCH_SECURITY })
+  const { id, title } = integration
+  await ruleset.sync.upsertIntegration('standard', { id, metadata: { title }, category: 'security' }, false)
+  return { settings, ruleset }
+}
+
+/** A Ruleset Management over `store` (by default an embedded store in `root`) with the security streams and `rules` generated rules of `int-linux`. */
+export async function openBenchRuleset(root: string, rules: number, store: Store = openEmbeddedStore(join(root, 'store.db'))) {
+  const streams = [...EVENT_STREAMS, ...FINDING_STREAMS].map((d) => d.name).filter((name) => name.endsWith('-security'))
+  const { settings, ruleset } = await benchRuleset(root, store, streams, { id: 'int-linux', title: 'linux' })
   for (let n = 0; n < rules; n++) await ruleset.sync.upsertRule('standard', rule(n), 'int-linux', false)
   return { store, settings, ruleset }
 }

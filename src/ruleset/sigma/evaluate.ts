@@ -102,10 +102,8 @@ export async function warmRuleSet(
   }
 }
 
-const matchOf = (rule: CompiledSigmaRule, selections: string[]): RuleMatch => ({
-  rule: { id: rule.id, title: rule.title, level: rule.level, tags: rule.tags },
-  selections,
-})
+const ruleOf = (rule: CompiledSigmaRule): RuleMatch['rule'] => ({ id: rule.id, title: rule.title, level: rule.level, tags: rule.tags })
+const matchOf = (rule: CompiledSigmaRule, selections: string[]): RuleMatch => ({ rule: ruleOf(rule), selections })
 
 /** A rule set ready to evaluate events: predicates compiled and rules indexed once, for one mapping. */
 export class RuleSet {
@@ -134,7 +132,7 @@ export class RuleSet {
     for (const at of this.index.candidates(doc)) {
       if (this.predicates[at] === refused) continue
       const selections = this.predicates[at](doc)
-      if (selections) out.push({ ...matchOf(this.rules[at], selections), at })
+      if (selections) out.push({ rule: ruleOf(this.rules[at]), selections, at })
     }
     return out
   }
@@ -188,7 +186,7 @@ export function ruleSet(rules: readonly CompiledSigmaRule[], fieldTypes?: FieldT
 export function evaluateRules(event: Record<string, unknown>, rules: readonly CompiledSigmaRule[], fieldTypes?: FieldTypes): RuleMatch[] {
   return ruleSet(rules, fieldTypes)
     .evaluate(event)
-    .map(({ at: _at, ...m }) => m)
+    .map((m): RuleMatch => ({ rule: m.rule, selections: m.selections }))
 }
 
 /** Every rule tested against the event (no index): the reference the indexed runtime must agree with. */

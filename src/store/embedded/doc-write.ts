@@ -25,6 +25,7 @@ import { insertValues, type Key, textKeys } from './text-index'
 import { countValues, diffKeys, forgetRow, KEEP_FROM, type KeptRow, keepRow, keptRow } from './kept-keys'
 import { DocView } from '../query/doc'
 import { ROOM_FROM, withRoom } from './row-room'
+import { sourceJson } from '../source-text'
 
 export async function indexDocument(core: StoreCore, params: IndexParams): Promise<WriteResponse> {
   // Like OpenSearch's auto-id handler, a write without an id defaults to op_type=create (so it
@@ -248,7 +249,7 @@ function storeRow(
   if (keys.length > 1) noteMultiValued(core, meta, keys)
   const text = textKeys(meta.specs, new DocView(source, id, meta.name), (name) => textFieldId(core, meta, name))
   const seq = core.nextSeq(meta)
-  let src = JSON.stringify(source)
+  let src = sourceJson(source)
   let keysJson = JSON.stringify(text.listed.length === 0 ? keys : [...keys, ...text.listed])
   let rid: number
   let toInsert = keys

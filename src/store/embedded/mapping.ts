@@ -344,8 +344,14 @@ class Walk {
   }
 
   object(obj: Record<string, unknown>, mapping: FieldMapping, prefix: string, dynamic: string, indexed: boolean): void {
+    const known = mappedChildren(mapping.properties, prefix)
     for (const rawKey of Object.keys(obj)) {
       const value = obj[rawKey]
+      const child = known?.get(rawKey)
+      if (child !== undefined) {
+        if (value !== null && value !== undefined) this.value(value, child.def, child.path, dynamic, indexed)
+        continue
+      }
       let parts: string[]
       try {
         parts = splitFieldName(rawKey)
@@ -394,6 +400,8 @@ class Walk {
         m = def
       }
       if (!ok) continue
+      // A plain name the mapping already had: the next document walks it from `known`.
+      if (known && parts.length === 1 && m === own(mapping.properties, rawKey)) known.set(rawKey, { def: m, path })
       this.value(value, m, path, dyn, indexed)
     }
   }
@@ -403,6 +411,8 @@ class Walk {
     if (type === 'object' || type === 'nested') {
       if (def.enabled === false) return
       const dyn = dynamicOf(def, dynamic)
+      // One object (the usual case) is walked without the closure arrays need.
+      if (isObject(value)) return this.object(value, def, path, dyn, indexed)
       const each = (v: unknown) => {
         if (v === null) return
         if (Array.isArray(v)) return v.forEach(each)
@@ -427,6 +437,7 @@ class Walk {
       return
     }
     if (type === 'binary' || type === 'knn_vector') return
+    if (value !== null && typeof value !== 'object') return this.leaf(value, def, type, path)
     const each = (v: unknown) => {
       if (v === null) return
       if (Array.isArray(v)) return v.forEach(each)
@@ -568,6 +579,27 @@ class Walk {
     setOwn(parent.properties, name, def)
     return def
   }
+}
+
+/**
+ * The fields of a mapping object already met under a plain (dot-free) name, with their paths: an
+ * event stream's documents hold the same few dozen names, and each was split, looked up and its
+ * path concatenated again for every document (a new path string is hashed again by every map it
+ * keys). Keyed by the `properties` object, whose entries are only ever added, never replaced
+ * (mergeProps edits a field's own object in place; a grown mapping is a clone with new objects);
+ * the path is the one the object was walked under, and a walk under another prefix (a shared
+ * subtree) does without.
+ */
+const childrenOf = new WeakMap<object, { prefix: string; kids: Map<string, { def: FieldMapping; path: string }> }>()
+
+function mappedChildren(
+  props: Record<string, FieldMapping> | undefined,
+  prefix: string,
+): Map<string, { def: FieldMapping; path: string }> | undefined {
+  if (props === undefined || props === null) return undefined
+  let entry = childrenOf.get(props)
+  if (entry === undefined) childrenOf.set(props, (entry = { prefix, kids: new Map() }))
+  return entry.prefix === prefix ? entry.kids : undefined
 }
 
 function dotsIn(s: string): number {

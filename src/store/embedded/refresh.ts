@@ -49,19 +49,23 @@ export const hasPending = (meta: IndexMeta): boolean => meta.nextRid > meta.inde
  * run inside a transaction.
  * SQLite reads their keys and sorts the rows in the B-tree's order (in its sorter, bounded by the
  * page cache's size, not in JS objects), so the inserts walk the B-tree from one end to the other.
- * A value gets the type a bound value has (BOUND_VALUE).
+ * The keys are walked as JSONB (`jsonb_each`): each `[f, v]` comes as a blob `->>` reads without
+ * parsing text again (`json_each` renders it as text: the SELECT took twice as long). A value gets
+ * the type a bound value has (BOUND_VALUE).
  */
 export function refreshIndex(core: RefreshTarget, meta: IndexMeta, limit = Infinity): void {
   if (!hasPending(meta)) return
   const from = meta.indexedRid
   const upto = Math.min(meta.nextRid, from + limit)
-  // A keyword array may repeat a value: OR IGNORE, as for a single write. Text lengths are in no table.
-  core.db
-    .query(
-      `INSERT OR IGNORE INTO fv (f, v, rid) SELECT k.value ->> 0, ${BOUND_VALUE}, d.rid FROM docs d, json_each(d.keys) k
-       WHERE d.rid >= ? AND d.rid < ? AND k.value ->> 0 NOT IN (SELECT value FROM json_each(?)) ORDER BY 1, 2, 3`,
-    )
-    .run(from, upto, JSON.stringify([...meta.lengthIds]))
+  // A keyword array may repeat a value: OR IGNORE, as for a single write. Text lengths are in no
+  // table (an index without text fields lists none: its statement does without the test).
+  const select = `INSERT OR IGNORE INTO fv (f, v, rid) SELECT k.value ->> 0, ${BOUND_VALUE}, d.rid FROM docs d, jsonb_each(d.keys) k
+       WHERE d.rid >= ? AND d.rid < ?`
+  if (meta.lengthIds.size === 0) core.db.query(`${select} ORDER BY 1, 2, 3`).run(from, upto)
+  else
+    core.db
+      .query(`${select} AND k.value ->> 0 NOT IN (SELECT value FROM json_each(?)) ORDER BY 1, 2, 3`)
+      .run(from, upto, JSON.stringify([...meta.lengthIds]))
   core.db.query('UPDATE indices SET indexed_rid = ? WHERE ix = ?').run(upto, meta.ix)
   meta.indexedRid = upto
   core.onUndo(() => (meta.indexedRid = Math.min(meta.indexedRid, from)))
@@ -70,7 +74,10 @@ export function refreshIndex(core: RefreshTarget, meta: IndexMeta, limit = Infin
 /**
  * A key's value as the write binds it: `->>` reads a JSON string as TEXT and a number as INTEGER or
  * REAL, but a JavaScript integer past 2^53 is bound as REAL (its JSON reads back as INTEGER), and
- * a lookup or aggregation of such a long would miss the row.
+ * a lookup or aggregation of such a long would miss the row. Such an integer has 16 digits or more,
+ * so its key (`[f,n]`, as JSON text or JSONB) takes 20 bytes or more: a shorter key (most are) is
+ * read as it is, with no type test (a sixth of the refresh's SELECT over security events).
  */
-const BOUND_VALUE = `CASE WHEN json_type(k.value, '$[1]') = 'integer' AND NOT (k.value ->> 1 BETWEEN -9007199254740991 AND 9007199254740991)
+const BOUND_VALUE = `CASE WHEN octet_length(k.value) < 20 THEN k.value ->> 1
+  WHEN json_type(k.value, '$[1]') = 'integer' AND NOT (k.value ->> 1 BETWEEN -9007199254740991 AND 9007199254740991)
   THEN CAST(k.value ->> 1 AS REAL) ELSE k.value ->> 1 END`

@@ -15,7 +15,17 @@
  * 0..dense-1, and the whole automaton is a few typed arrays (about 14 bytes a state) with no
  * object per state, at build time either (a Map per state made hundreds of thousands of them).
  */
+import { foldCodePoint } from './fold'
+
 const ASCII = 128
+/**
+ * Code units a scan may step before and after a value (`anchored`): a pattern that starts with
+ * VALUE_START matches only at the value's start, one that ends with VALUE_END only at its end,
+ * so one pass also answers "equals", "starts with" and "ends with". A value holding them itself
+ * can only add matches, never lose one.
+ */
+export const VALUE_START = '\u0001'
+export const VALUE_END = '\u0002'
 /** Dense rows by default, in full-width (128-column) rows' worth: as many narrower rows fit in the same bytes. */
 const DENSE_STATES = 1024
 
@@ -70,15 +80,21 @@ export class AhoCorasick {
   private readonly ascii: Int32Array
   /** The column of each ASCII code unit (0: a code unit no pattern uses). */
   private readonly column: Uint8Array
+  /** The column of each ASCII code unit once folded (A-Z read as a-z). */
+  private readonly foldedColumn: Uint8Array
   private readonly width: number
   /** Each state's children are states edgeStart[s] + 1 .. edgeStart[s + 1]; the label of the edge into state t is edgeLabel[t - 1]. */
   private readonly edgeStart: Int32Array
   private readonly edgeLabel: Uint16Array
   private readonly fail: Int32Array
+  /** The scan (`scans`) in which each pattern was last reported by scanFolding. */
+  private readonly reported: Uint32Array
+  private scans = 0
 
   /** `denseStates`: the bytes of dense rows, as so many 128-column rows (512 bytes each). */
   constructor(patterns: readonly string[], denseStates = DENSE_STATES) {
     const trie = new Trie(patterns)
+    this.reported = new Uint32Array(patterns.length)
     const n = trie.size
     this.edgeStart = new Int32Array(n + 1)
     this.edgeLabel = new Uint16Array(Math.max(0, n - 1))
@@ -121,6 +137,7 @@ export class AhoCorasick {
       if (c < ASCII && this.column[c] === 0) this.column[c] = width++
     }
     this.width = width
+    this.foldedColumn = this.column.map((_, c) => this.column[c >= 65 && c <= 90 ? c + 32 : c])
     const dense = Math.max(1, Math.min(n, Math.floor((denseStates * ASCII) / width)))
     const ascii = new Int32Array(dense * width)
     // Column 0 stays 0: a code unit no pattern uses leads to the root from every state.
@@ -130,32 +147,56 @@ export class AhoCorasick {
     this.dense = dense
   }
 
-  /** Calls `hit` with the id of every pattern found in `text` (a pattern may be reported more than once). */
-  scan(text: string, hit: (id: number) => void): void {
-    const { outStart, outIds } = this
-    let s = 0
-    for (let i = 0; i < text.length; i++) {
-      s = this.next(s, text.charCodeAt(i))
-      for (let k = outStart[s], end = outStart[s + 1]; k < end; k++) hit(outIds[k])
-    }
+  /**
+   * Calls `hit` with the id of every pattern found in `text` (a pattern may be reported more than
+   * once); `anchored`: as if `text` were between VALUE_START and VALUE_END.
+   */
+  scan(text: string, hit: (id: number) => void, anchored = false): void {
+    let s = anchored ? this.step(0, 1, hit) : 0
+    for (let i = 0; i < text.length; i++) s = this.step(s, text.charCodeAt(i), hit)
+    if (anchored) this.step(s, 2, hit)
   }
 
   /**
-   * `scan(fold(text))` without making the folded string, for ASCII text (folding is then
-   * lower-casing A-Z): false at the first other code unit, after reporting what came before it
-   * (the caller then scans the folded text, so patterns may be reported twice).
+   * `scan(fold(text))` without making the folded string: ASCII code units are lower-cased as
+   * read, other code points folded one by one (a Windows `Product` is `Microsoft® Windows®...`:
+   * folding the whole value first cost more than scanning it).
    */
-  scanFoldingAscii(text: string, hit: (id: number) => void): boolean {
-    const { outStart, outIds, ascii, dense, column, width } = this
-    let s = 0
-    for (let i = 0; i < text.length; i++) {
-      let c = text.charCodeAt(i)
-      if (c >= ASCII) return false
-      if (c >= 65 && c <= 90) c += 32
-      s = s < dense ? ascii[s * width + column[c]] : this.next(s, c)
-      for (let k = outStart[s], end = outStart[s + 1]; k < end; k++) hit(outIds[k])
+  scanFolding(text: string, hit: (id: number) => void, anchored = false): void {
+    const { outStart, outIds, ascii, dense, foldedColumn, width, reported } = this
+    // Each pattern is reported once (`\\users\\` at every path of a command line was 45 calls a value).
+    if (++this.scans === 0xffffffff) {
+      reported.fill(0)
+      this.scans = 1
     }
-    return true
+    const scan = this.scans
+    let s = anchored ? this.step(0, 1, hit) : 0
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i)
+      if (c >= ASCII) {
+        // A high surrogate followed by a low one is one code point; fold.ts folds lone ones as themselves.
+        const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00
+        const folded = foldCodePoint(pair ? text.slice(i, i + 2) : text[i])
+        if (pair) i++
+        for (let j = 0; j < folded.length; j++) s = this.step(s, folded.charCodeAt(j), hit)
+        continue
+      }
+      s = s < dense ? ascii[s * width + foldedColumn[c]] : this.next(s, c >= 65 && c <= 90 ? c + 32 : c)
+      for (let k = outStart[s], end = outStart[s + 1]; k < end; k++) {
+        const id = outIds[k]
+        if (reported[id] === scan) continue
+        reported[id] = scan
+        hit(id)
+      }
+    }
+    if (anchored) this.step(s, 2, hit)
+  }
+
+  private step(s: number, c: number, hit: (id: number) => void): number {
+    const { outStart, outIds } = this
+    s = this.next(s, c)
+    for (let k = outStart[s], end = outStart[s + 1]; k < end; k++) hit(outIds[k])
+    return s
   }
 
   /** Whether `text` contains any of the patterns. */

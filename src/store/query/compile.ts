@@ -17,8 +17,8 @@ import { cidrMatcher, parseIp } from './ip'
 import { fromJavaScript, linearRegExp } from './linear-regexp'
 import { luceneRegExp } from './lucene-regexp'
 import { type StringMatcher, wildcardMatcher } from './wildcard'
-import { AhoCorasick } from './aho-corasick'
-import { requiredLiterals } from './regex-literals'
+import { anyOfClauses, groupMatcher, type LiteralLeaf, literalLeaf } from './literal-groups'
+import { requiredLiteralSets } from './regex-literals'
 import { editDistanceWithin, fuzzyEdits } from './fuzzy'
 import { type QueryableField, translateQueryString } from './query-string'
 import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, planeDistance, rawValuesAt } from './geo'
@@ -414,10 +414,10 @@ class Compiler {
     const must = mustIn.map((x) => this.node(x))
     const defaultMsm = shouldIn.length > 0 && must.length === 0 ? 1 : 0
     const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, shouldIn.length)
-    // Any one of them: runs of plain `contains` wildcards on one field become one test (a Sigma
-    // list of thousands of hashes is otherwise thousands of closures, tried one by one). Not
-    // under limits: a caller's search counts and bounds each clause it wrote.
-    const should = msm === 1 && !this.limits ? this.containsRuns(shouldIn) : shouldIn.map((x) => this.node(x))
+    // Any one of them: the literal leaves on one field become one test (a Sigma list of thousands
+    // of hashes is otherwise thousands of closures, tried one by one). Not under limits: a
+    // caller's search counts and bounds each clause it wrote.
+    const should = msm === 1 && !this.limits ? this.anyOf(shouldIn) : shouldIn.map((x) => this.node(x))
     const mustNot = mustNotIn.map((x) => this.node(x))
     if (msm > shouldIn.length) return { test: never, name: nameOf(body) }
     const test: Test = (d) => {
@@ -437,37 +437,44 @@ class Compiler {
   }
 
   /**
-   * `clauses` compiled in order, each run of consecutive unnamed `*literal*` (or `literal*`, or
-   * `*literal`) wildcards on one field (same case sensitivity, same shape) as a single test of
-   * "contains (starts with, ends with) any of the literals". In an any-of (minimum_should_match 1)
-   * a run is true exactly when one of its members is, and nothing between its members is skipped
-   * or evaluated out of order. SigmaHQ's `Image|endswith` lists of dozens of binaries were as many
-   * closures, each reading the field again.
+   * An any-of's clauses (minimum_should_match 1): the leaves comparing a keyword field with a
+   * literal as one test per field and case sensitivity (literal-groups.ts), the clauses of an
+   * any-of inside taken in, the rest compiled as they are. A named clause taken in is still
+   * compiled once, for its name (matchedNames); `registered`: its names are already.
    */
-  private containsRuns(clauses: unknown[]): Test[] {
-    const out: Test[] = []
-    for (let i = 0; i < clauses.length;) {
-      const first = literalLeaf(clauses[i])
-      let j = i + 1
-      while (first && j < clauses.length) {
-        const next = literalLeaf(clauses[j])
-        if (!next || next.field !== first.field || next.ci !== first.ci || next.shape !== first.shape) break
-        j++
+  private anyOf(clauses: unknown[]): Test[] {
+    const groups = new Map<string, { f: Field; ci: boolean; leaves: LiteralLeaf[] }>()
+    const rest: Test[] = []
+    const take = (list: unknown[], registered: boolean) => {
+      for (const c of list) {
+        const leaf = literalLeaf(c)
+        const f = leaf && this.field(leaf.field)
+        if (leaf && f && (f.kind === 'keyword' || f.kind === 'auto')) {
+          if (!registered && leaf.name !== undefined) this.node(c)
+          const key = `${leaf.ci}\u0000${leaf.field}`
+          const g = groups.get(key) ?? groups.set(key, { f, ci: leaf.ci, leaves: [] }).get(key)!
+          g.leaves.push(leaf)
+          continue
+        }
+        const inner = anyOfClauses(c)
+        if (inner) {
+          if (!registered && inner.name !== undefined) this.node(c)
+          take(inner.clauses, registered || inner.name !== undefined)
+          continue
+        }
+        rest.push(registered ? this.unnamed(c) : this.node(c))
       }
-      if (!first || j - i < 2) {
-        out.push(this.node(clauses[i]))
-        i++
-        continue
-      }
-      const raw = clauses.slice(i, j).map((c) => literalLeaf(c)!.literal)
-      const literals = first.ci ? raw.map(fold) : raw
-      const f = this.field(first.field)
-      const m =
-        first.shape === 'contains' ? containsAny(literals) : first.shape === 'prefix' ? startsWithAny(literals) : endsWithAny(literals)
-      out.push(f === undefined ? never : this.strings(f, first.ci, m))
-      i = j
     }
-    return out
+    take(clauses, false)
+    return [...[...groups.values()].map((g) => this.strings(g.f, g.ci, groupMatcher(g.leaves, g.ci))), ...rest]
+  }
+
+  /** `q` compiled without registering its names (they were, by an enclosing clause). */
+  private unnamed(q: unknown): Test {
+    const n = this.named.length
+    const test = this.node(q)
+    this.named.length = n
+    return test
   }
 
   /** Fields resolved so far: a rule's leaves name a few fields many times (5 closures each). */
@@ -553,14 +560,8 @@ class Compiler {
     const g = this.field(ref)
     if (f === undefined || g === undefined) return never
     const ci = p.case_insensitive === true
-    const texts = (field: Field, d: DocView) => {
-      const out: string[] = []
-      for (const v of field.raw(d)) {
-        const k = keywordOf(v)
-        if (k !== undefined) out.push(ci ? fold(k) : k)
-      }
-      return out
-    }
+    // The field's keyword texts (folded), as the document's views cache them for every rule.
+    const texts = (field: Field, d: DocView) => (ci ? field.folded(d) : field.keywords(d))
     const holds =
       mode === 'contains'
         ? (a: string, b: string) => a.includes(b)
@@ -685,14 +686,14 @@ class Compiler {
         display: pcre.pattern,
       })
       const test = this.termSized((s) => re.test(s))
-      const literals = f.kind === 'text' ? undefined : requiredLiterals(pcre.pattern)?.map(fold)
-      if (literals === undefined) return this.strings(f, false, test)
-      // The regex engine runs only on a value holding one of the literals it cannot match
-      // without (the folded value, already made for the rules' case-insensitive leaves).
+      const branches = f.kind === 'text' ? undefined : requiredLiteralSets(pcre.pattern)?.map((sets) => sets.map((set) => set.map(fold)))
+      if (branches === undefined) return this.strings(f, false, test)
+      // The regex engine runs only on a value holding the literals it cannot match without, all
+      // of them for one branch (the folded value, already made for the rules' case-insensitive leaves).
       return (d) => {
         const folded = f.folded(d)
         let keywords: string[] | undefined
-        for (let i = 0; i < folded.length; i++) if (containsOneOf(folded[i], literals) && test((keywords ??= f.keywords(d))[i])) return true
+        for (let i = 0; i < folded.length; i++) if (meetsOne(folded[i], branches) && test((keywords ??= f.keywords(d))[i])) return true
         return false
       }
     }
@@ -940,57 +941,14 @@ function requireString(q: string, v: unknown): string {
   throw new ParsingError(`[${q}] query requires a value`)
 }
 
-type LiteralShape = 'contains' | 'prefix' | 'suffix'
-
-/** `{wildcard: {field: '*literal*'}}` (or `literal*`, `*literal`; no other wildcard, escape, name or parameter): its parts. */
-function literalLeaf(q: unknown): { field: string; literal: string; ci: boolean; shape: LiteralShape } | undefined {
-  if (!isObject(q) || !isObject(q.wildcard)) return undefined
-  const keys = Object.keys(q)
-  const fields = Object.keys(q.wildcard)
-  if (keys.length !== 1 || fields.length !== 1) return undefined
-  const raw = q.wildcard[fields[0]]
-  let value: unknown = raw
-  let ci = false
-  if (isObject(raw)) {
-    for (const k of Object.keys(raw)) if (k !== 'value' && k !== 'case_insensitive') return undefined
-    value = raw.value
-    if (raw.case_insensitive !== undefined && typeof raw.case_insensitive !== 'boolean') return undefined
-    ci = raw.case_insensitive === true
-  }
-  if (typeof value !== 'string' || value.length < 2) return undefined
-  const head = value.startsWith('*')
-  const tail = value.endsWith('*')
-  if (!head && !tail) return undefined
-  const literal = value.slice(head ? 1 : 0, tail ? -1 : undefined)
-  if (literal === '' || /[*?\\]/.test(literal)) return undefined
-  return { field: fields[0], literal, ci, shape: head && tail ? 'contains' : head ? 'suffix' : 'prefix' }
-}
-
-const startsWithAny =
-  (literals: string[]): StringMatcher =>
-  (v) => {
-    for (const l of literals) if (v.startsWith(l)) return true
-    return false
-  }
-
-const endsWithAny =
-  (literals: string[]): StringMatcher =>
-  (v) => {
-    for (const l of literals) if (v.endsWith(l)) return true
-    return false
-  }
-
-/** Whether a value contains one of `literals`: an automaton for long lists, indexOf for short ones. */
-function containsAny(literals: string[]): StringMatcher {
-  if (literals.length < 8) return (v) => literals.some((l) => v.includes(l))
-  // One per list in every compiled rule (hundreds in SigmaHQ's Windows rules): a few dense rows
-  // (the root's and its children's, where a scan spends its steps) keep it small.
-  const matcher = new AhoCorasick(literals, 16)
-  return (v) => matcher.has(v)
-}
-
 function containsOneOf(value: string, literals: string[]): boolean {
   for (const l of literals) if (value.includes(l)) return true
+  return false
+}
+
+/** Whether `value` holds one literal of every set of one of the branches (see requiredLiteralSets). */
+function meetsOne(value: string, branches: string[][][]): boolean {
+  for (const sets of branches) if (sets.every((set) => containsOneOf(value, set))) return true
   return false
 }
 

@@ -9,13 +9,14 @@ const ASCII = /^[\x00-\x7f]*$/
 export function fold(s: string): string {
   if (ASCII.test(s)) return s.toLowerCase()
   let out = ''
-  for (const ch of s) out += foldChar(ch)
+  for (const ch of s) out += foldCodePoint(ch)
   return out
 }
 
 const memo = new Map<string, string>()
 
-function foldChar(ch: string): string {
+/** One code point (a string of one or two UTF-16 units, or a lone surrogate) folded as `fold` folds it. */
+export function foldCodePoint(ch: string): string {
   let f = memo.get(ch)
   if (f !== undefined) return f
   const upper = ch.toUpperCase()

@@ -9,9 +9,24 @@
 
 /** At least one of the literals (ASCII, as written) is in every string the pattern finds a match in; undefined: none known. */
 export function requiredLiterals(pattern: string): string[] | undefined {
+  return readWhole(pattern, (r) => r.alternation())
+}
+
+/**
+ * Every string the pattern finds a match in satisfies one of the branches, each a list of
+ * any-ofs that must all hold: all of a branch's literal runs, not only its longest one (`net\s+config`
+ * needs `net` and a white space, and ` config`; command lines full of `netsvcs` and `config` ran
+ * the regex engine on every one). Undefined: a branch without any.
+ */
+export function requiredLiteralSets(pattern: string): string[][][] | undefined {
+  return readWhole(pattern, (r) => r.branches())
+}
+
+/** What `read` makes of the whole pattern; undefined if it stops short or gives up. */
+function readWhole<T>(pattern: string, read: (r: Reader) => T | undefined): T | undefined {
   try {
     const r = new Reader(pattern)
-    const out = r.alternation()
+    const out = read(r)
     return r.done() ? out : undefined
   } catch {
     return undefined
@@ -20,8 +35,13 @@ export function requiredLiterals(pattern: string): string[] | undefined {
 
 class GiveUp extends Error {}
 
-/** A required piece of a sequence: a literal character, or a group's own any-of literals. */
-type Piece = { char: string } | { any: string[] | undefined; text?: string } | 'break'
+/** A required piece of a sequence: a literal character, a white space (`\s`), or a group's own any-of literals. */
+type Piece = { char: string } | { space: true } | { any: string[] | undefined; text?: string } | 'break'
+
+/** What RE2 (the evaluator's engine, see linear-regexp.ts) matches with `\s`. */
+const SPACES = [' ', '\t', '\n', '\f', '\r']
+/** Alternatives a run may grow to (each `\s` multiplies them by five). */
+const MAX_ALTERNATIVES = 25
 
 const CONTROL: Record<string, string> = { n: '\n', r: '\r', t: '\t', f: '\f', v: '\u000b', '0': '\0' }
 /** Shorthand classes and zero-width assertions: no literal, no failure. */
@@ -50,6 +70,23 @@ class Reader {
     return known ? [...new Set(out)] : undefined
   }
 
+  /** `a|b|...` at the top: every literal any-of of each branch (undefined if a branch has none). */
+  branches(): string[][][] | undefined {
+    const out: string[][][] = []
+    for (;;) {
+      // The plain runs first, longest first (one `includes` each turns most values away), then
+      // those with white spaces (five alternatives each).
+      const pieces = this.sequence()
+      const plain = runs(pieces, false).sort((x, y) => y.weight - x.weight)
+      const spaced = runs(pieces, true).filter((r) => r.any.length > 1)
+      const sets = [...plain, ...spaced].map((r) => r.any)
+      if (sets.length === 0) return undefined
+      out.push(sets)
+      if (this.p[this.i] !== '|') return out
+      this.i++
+    }
+  }
+
   /** The pieces of one branch, each quantifier applied. */
   private sequence(): Piece[] {
     const pieces: Piece[] = []
@@ -57,10 +94,8 @@ class Reader {
       const atom = this.atom()
       const q = this.quantifier()
       if (q === 'optional') pieces.push('break')
-      else {
-        pieces.push(atom)
-        if (q === 'repeated') pieces.push('break')
-      }
+      // A repeated atom is both the first and the last of its repeats: the runs on each side reach it.
+      else pieces.push(...(q === 'repeated' ? [atom, 'break' as const, atom] : [atom]))
     }
     return pieces
   }
@@ -91,6 +126,7 @@ class Reader {
   private escape(): Piece {
     const c = this.p[this.i++]
     if (c === undefined) throw new GiveUp()
+    if (c === 's') return { space: true }
     if (NON_LITERAL.has(c)) return 'break'
     if (c in CONTROL) return { char: CONTROL[c] }
     if (/[A-Za-z0-9]/.test(c)) {
@@ -146,24 +182,37 @@ class Reader {
 /** The most selective any-of the pieces of one sequence require: the longest literal run, or a group's literals. */
 function best(pieces: Piece[]): { any: string[] } | undefined {
   let found: { any: string[]; weight: number } | undefined
+  for (const r of runs(pieces, false)) if (!found || r.weight > found.weight) found = r
+  return found
+}
+
+/**
+ * Each literal run of a sequence and each group's any-of, weighed by its shortest alternative;
+ * with `spaces`, a run takes in the white spaces beside it (any of five characters: a run is then
+ * a few alternatives, too many for one literal the rule index waits for).
+ */
+function runs(pieces: Piece[], spaces: boolean): Array<{ any: string[]; weight: number }> {
+  const out: Array<{ any: string[]; weight: number }> = []
   const consider = (any: string[]) => {
     const weight = Math.min(...any.map((s) => s.length)) - (any.length > 1 ? 1 : 0)
-    if (weight > 0 && (!found || weight > found.weight)) found = { any, weight }
+    if (weight > 0) out.push({ any, weight })
   }
-  let run = ''
+  let run = ['']
+  const end = () => {
+    if (run[0] !== '' || run.length > 1) consider(run)
+    run = ['']
+  }
   for (const piece of pieces) {
-    if (piece !== 'break' && 'char' in piece) {
-      run += piece.char
-      continue
+    if (piece !== 'break' && 'char' in piece) run = run.map((r) => r + piece.char)
+    else if (spaces && piece !== 'break' && 'space' in piece) {
+      if (run.length * SPACES.length > MAX_ALTERNATIVES) end()
+      run = run.flatMap((r) => SPACES.map((sp) => r + sp))
+    } else if (piece !== 'break' && 'text' in piece && piece.text !== undefined) run = run.map((r) => r + piece.text)
+    else {
+      end()
+      if (piece !== 'break' && 'any' in piece && piece.any !== undefined && piece.any.length > 0) consider(piece.any)
     }
-    if (piece !== 'break' && piece.text !== undefined) {
-      run += piece.text
-      continue
-    }
-    if (run) consider([run])
-    run = ''
-    if (piece !== 'break' && piece.any !== undefined && piece.any.length > 0) consider(piece.any)
   }
-  if (run) consider([run])
-  return found
+  end()
+  return out
 }

@@ -1,7 +1,8 @@
 // The rule index's substring matcher against a naive search: patterns enough to leave most
 // states without a dense row (thousands of hash-like strings), ASCII and non-ASCII code units.
 import { expect, test } from 'bun:test'
-import { AhoCorasick } from '../../../src/store/query/aho-corasick'
+import { AhoCorasick, VALUE_END, VALUE_START } from '../../../src/store/query/aho-corasick'
+import { fold } from '../../../src/store/query'
 
 let seed = 99
 const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
@@ -21,4 +22,25 @@ test('every pattern found in a text is reported, and only those', () => {
     const expected = new Set(patterns.flatMap((p, id) => (text.includes(p) ? [id] : [])))
     expect([...found].sort((a, b) => a - b)).toEqual([...expected].sort((a, b) => a - b))
   }
+})
+
+// The rule index's scan: folded as it reads (ASCII and other code points, surrogate pairs, lone
+// surrogates), anchored patterns found only at the value's start or end.
+test('a folding, anchored scan reports what a plain scan of VALUE_START + fold(text) + VALUE_END does', () => {
+  const CASED = 'aBcDeF0123\\.-éÉΣσςſKİı€𝐀𝐚\ud800ǅ'
+  const cased = (n: number) => Array.from({ length: n }, () => [...CASED][Math.floor(rnd() * [...CASED].length)]).join('')
+  const bare = Array.from({ length: 400 }, () => fold(cased(1 + Math.floor(rnd() * 6))))
+  const patterns = bare.map((p, i) => [p, `${VALUE_START}${p}`, `${p}${VALUE_END}`, `${VALUE_START}${p}${VALUE_END}`][i % 4])
+  const matcher = new AhoCorasick(patterns)
+  let anchoredHits = 0
+  for (let i = 0; i < 2000; i++) {
+    const text = rnd() < 0.3 ? bare[Math.floor(rnd() * bare.length)].toUpperCase() : cased(Math.floor(rnd() * 12))
+    const found = new Set<number>()
+    matcher.scanFolding(text, (id) => found.add(id), true)
+    const whole = `${VALUE_START}${fold(text)}${VALUE_END}`
+    const expected = new Set(patterns.flatMap((p, id) => (whole.includes(p) ? [id] : [])))
+    expect({ text, found: [...found].sort((a, b) => a - b) }).toEqual({ text, found: [...expected].sort((a, b) => a - b) })
+    for (const id of found) if (patterns[id].startsWith(VALUE_START) || patterns[id].endsWith(VALUE_END)) anchoredHits++
+  }
+  expect(anchoredHits).toBeGreaterThan(100)
 })

@@ -1,7 +1,8 @@
-// An any-of over runs of `*literal*` (`literal*`, `*literal`) wildcards is compiled as one "contains
-// (starts with, ends with) any" test when no
-// request limits apply (rule evaluation); under limits (a caller's search) each clause stays its
-// own. Both must answer alike on every document, whatever the field's type, case and values.
+// An any-of's `*literal*` (`literal*`, `*literal`) wildcards and terms on one field, in any order,
+// named or not, some in an any-of of their own, are compiled as one test when no request limits
+// apply (rule evaluation); under limits (a caller's search) each clause stays its own. Both must
+// answer alike on every document, whatever the field's type, case and values, and name the same
+// clauses.
 import { expect, test } from 'bun:test'
 import { compileNamedQuery } from '../../../src/store/query'
 
@@ -9,34 +10,68 @@ let seed = 4242
 const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
 const int = (n: number) => Math.floor(rnd() * n)
 const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]
+// Escapes as Sigma writes Windows paths (two backslashes for one), an escaped star or question
+// mark, a trailing lone backslash: the literal is what `wildcard` reads, not the text, and the
+// documents hold both.
 const LITERALS = ['', 'a', 'Ab', 'cmd', 'CMD.exe', 'σς', 'İx', '\\x', 'IMPHASH=1F2E', 'imphash=1f2e', 'long literal value', 'ǅ']
+LITERALS.push('\\\\cmd.exe', 'C:\\\\Windows\\\\', '\\CMD.exe', 'a\\*b', 'x\\?', 'dir\\', '\\\\', '\\', '\\\\*')
 const LONG = LITERALS.filter((l) => l.length >= 3)
+const TEXTS = [...LITERALS, ...LITERALS.map((l) => l.replace(/\\(.)/g, '$1'))]
 const LIMITS = { limits: { maxRegexLength: 1000, maxClauseCount: 100_000, maxNestedDepth: 20 } }
 
 const SHAPES = [(l: string) => `*${l}*`, (l: string) => `${l}*`, (l: string) => `*${l}`]
+const named = () => (rnd() < 0.3 ? { _name: pick(['a', 'b', 'c']) } : {})
 const leaf = (field: string, ci: boolean, from = LITERALS, shape = pick(SHAPES)) => {
   const value = shape(pick(from))
-  return { wildcard: { [field]: rnd() < 0.2 && !ci ? value : { value, ...(ci ? { case_insensitive: true } : {}) } } }
+  const extra = { ...(ci ? { case_insensitive: true } : {}), ...named() }
+  return { wildcard: { [field]: rnd() < 0.2 && Object.keys(extra).length === 0 ? value : { value, ...extra } } }
+}
+// A term on one field, a string (grouped) or a number (not), named or not, folded or not.
+const term = (field: string, ci: boolean) => {
+  const value = rnd() < 0.1 ? int(100) : pick(TEXTS)
+  const extra = { ...(ci ? { case_insensitive: true } : {}), ...named() }
+  return { term: { [field]: Object.keys(extra).length === 0 && rnd() < 0.5 ? value : { value, ...extra } } }
+}
+function clause(depth: number): unknown {
+  const r = rnd()
+  const field = pick(['f', 'g', 't', 'k', 'n'])
+  if (r < 0.1) return { term: { f: { value: pick(LITERALS), _name: 'named' } } }
+  if (r < 0.15) return { wildcard: { f: { value: `*${pick(LITERALS)}?*` } } }
+  if (r < 0.3) return term(field, rnd() < 0.5)
+  // An any-of inside the any-of (a Sigma selection of one list, or `1 of filter_*`), named or not.
+  if (r < 0.4 && depth < 2)
+    return {
+      bool: {
+        should: Array.from({ length: 1 + int(5) }, () => clause(depth + 1)),
+        ...named(),
+        ...(rnd() < 0.3 ? { minimum_should_match: 1 } : {}),
+      },
+    }
+  if (r < 0.45) return { bool: { should: [clause(depth + 1), clause(depth + 1)], minimum_should_match: 2 } }
+  return leaf(field, rnd() < 0.5)
 }
 function query() {
   const should: unknown[] = []
   for (let n = 1 + int(25); n > 0; n--) {
-    const r = rnd()
-    if (r < 0.1) should.push({ term: { f: { value: pick(LITERALS), _name: 'named' } } })
-    else if (r < 0.15) should.push({ wildcard: { f: { value: `*${pick(LITERALS)}?*` } } })
-    else if (r < 0.3) {
+    if (rnd() < 0.15) {
       // a Sigma list: a long run on one field (the automaton's case)
       const [field, ci, shape] = [pick(['f', 't', 'k']), rnd() < 0.5, pick(SHAPES)]
       for (let m = 8 + int(30); m > 0; m--) should.push(leaf(field, ci, LONG, rnd() < 0.9 ? shape : pick(SHAPES)))
-    } else should.push(leaf(pick(['f', 'g', 't', 'k']), rnd() < 0.5))
+    } else should.push(clause(0))
   }
   return { bool: { should, ...(rnd() < 0.2 ? { filter: [{ exists: { field: 'f' } }], minimum_should_match: 1 } : {}) } }
 }
-const value = () => (rnd() < 0.1 ? int(100) : [pick(LITERALS), pick(LITERALS), pick(LITERALS)].join(pick(['', ' ', 'x'])))
-const doc = () => ({ f: rnd() < 0.3 ? [value(), value()] : value(), g: value(), t: value(), k: value() })
-const TYPES = [undefined, { f: 'keyword', g: 'keyword', t: 'text', k: { type: 'keyword', ignore_above: 6 } }]
+const value = () => (rnd() < 0.1 ? int(100) : [pick(TEXTS), pick(TEXTS), pick(TEXTS)].join(pick(['', ' ', 'x'])))
+const doc = () => ({
+  f: rnd() < 0.3 ? [value(), value()] : value(),
+  g: value(),
+  t: value(),
+  k: value(),
+  n: rnd() < 0.5 ? int(100) : value(),
+})
+const TYPES = [undefined, { f: 'keyword', g: 'keyword', t: 'text', k: { type: 'keyword', ignore_above: 6 }, n: 'long' }]
 
-test('one test per run of contains (prefix, suffix) wildcards answers as the clauses one by one', () => {
+test('one test per field of contains / prefix / suffix wildcards and terms answers as the clauses one by one, names included', () => {
   let matched = 0
   for (const types of TYPES)
     for (let i = 0; i < 300; i++) {

@@ -4,7 +4,7 @@
 // pieces, and the literals chosen for a few of them.
 import { expect, test } from 'bun:test'
 import { fold } from '../../../src/store/query'
-import { requiredLiterals } from '../../../src/store/query/regex-literals'
+import { requiredLiteralSets, requiredLiterals } from '../../../src/store/query/regex-literals'
 
 const PATTERNS = [
   '\\.exe["\']?\\s+[^"]{0,64}werfaultsecure\\.exe["\']?\\s+\\d{2,10}',
@@ -65,6 +65,31 @@ test('every string a pattern matches holds one of its literals', () => {
     }
   }
   expect(matched).toBeGreaterThan(1000)
+})
+
+test('every string a pattern matches meets every literal set of one of its branches', () => {
+  let matched = 0
+  let refused = 0
+  for (const pattern of [...PATTERNS, 'net\\s+config', 'a\\s+b\\s\\s\\sc\\s']) {
+    const branches = requiredLiteralSets(pattern)?.map((sets) => sets.map((set) => set.map(fold)))
+    for (const flags of ['', 'i']) {
+      const re = new RegExp(pattern, flags)
+      for (let i = 0; i < 3000; i++) {
+        const s = recase(Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => pick(PIECES)).join(rnd() < 0.5 ? '' : pick([' ', '\t'])))
+        const holds = branches === undefined || branches.some((sets) => sets.every((set) => set.some((l) => fold(s).includes(l))))
+        if (!holds) refused++
+        if (!re.test(s)) continue
+        matched++
+        expect({ pattern, s, holds }).toEqual({ pattern, s, holds: true })
+      }
+    }
+  }
+  expect(matched).toBeGreaterThan(1000)
+  expect(refused).toBeGreaterThan(10_000) // the sets do filter
+  // `net` must be followed by a white space: `netsvcs config` is refused without the regex engine.
+  expect(requiredLiteralSets('net\\s+config')).toEqual([
+    [['config'], ['net'], ['net ', 'net\t', 'net\n', 'net\f', 'net\r'], [' config', '\tconfig', '\nconfig', '\fconfig', '\rconfig']],
+  ])
 })
 
 test('the literal chosen is the longest run a branch requires, one per branch', () => {

@@ -17,6 +17,9 @@ export type Atom =
   | { kind: 'present'; path: string }
   | { kind: 'equals'; path: string; value: string }
   | { kind: 'contains'; path: string; value: string }
+  /** A folded keyword value starts (ends) with `value`. */
+  | { kind: 'prefix'; path: string; value: string }
+  | { kind: 'suffix'; path: string; value: string }
   /** A numeric field holds this number (`value`: its canonical text, String(n)). */
   | { kind: 'number'; path: string; value: string }
 
@@ -61,9 +64,17 @@ export function requirementOf(query: unknown, types: Types): Requirement {
 /** Lower is more selective: an exact value beats a substring, which beats mere presence. */
 export function score(c: Clause): number {
   let n = 0
-  for (const a of c) n += a.kind === 'equals' || a.kind === 'number' ? 1 : a.kind === 'contains' ? containsScore(a.value.length) : WEAK
+  for (const a of c) n += atomScore(a)
   return n
 }
+
+/** An atom's part of `score`: an anchored substring is a little rarer than the same one anywhere. */
+export const atomScore = (a: Atom): number =>
+  a.kind === 'equals' || a.kind === 'number'
+    ? 1
+    : a.kind === 'present'
+      ? WEAK
+      : containsScore(a.kind === 'contains' ? a.value.length : a.value.length + 1)
 
 /**
  * A longer substring is rarer: `\\edrfreeze` or `werfaultsecure.exe` is on few events, `.exe`
@@ -107,7 +118,7 @@ function any(rs: Requirement[]): Requirement {
   return [...out.values()]
 }
 
-export const atomKey = (a: Atom) => (a.kind === 'present' ? `p\u0000${a.path}` : `${a.kind[0]}\u0000${a.path}\u0000${a.value}`)
+export const atomKey = (a: Atom) => (a.kind === 'present' ? `present\u0000${a.path}` : `${a.kind}\u0000${a.path}\u0000${a.value}`)
 
 function node(q: unknown, types: Types): Requirement {
   const clause = soleEntry(q)
@@ -151,7 +162,33 @@ function bool(body: Record<string, unknown>, types: Types): Requirement {
   const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, should.length)
   if (msm > should.length) return NEVER
   if (msm > 0) must.push(any(should.map((x) => node(x, types))))
+  for (const x of list(body.must_not)) must.push(negated(x, types))
   return all(must)
+}
+
+/**
+ * What an event must contain for `q` NOT to match. Sigma writes "the field is there" as `not
+ * field: null` (`not 1 of filter_*` with a `filter_null`): without this, SigmaHQ's rules made
+ * only of exclusions were checked on every event. Anything else yields no requirement.
+ */
+function negated(q: unknown, types: Types): Requirement {
+  const clause = soleEntry(q)
+  if (!clause) return ALWAYS
+  const [type, body] = clause
+  if (type === 'constant_score') return negated(body.filter, types)
+  if (type !== 'bool') return ALWAYS
+  const must = [...list(body.must), ...list(body.filter)]
+  const should = list(body.should)
+  const mustNot = list(body.must_not)
+  const defaultMsm = should.length > 0 && must.length === 0 ? 1 : 0
+  const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, should.length)
+  // not (all of must, none of must_not, msm of should) = any of: a must failing, a must_not
+  // matching, fewer than msm of should (for msm 1: none of them).
+  const ways = [...must.map((x) => negated(x, types)), ...mustNot.map((x) => node(x, types))]
+  if (msm === 1) ways.push(all(should.map((x) => negated(x, types))))
+  else if (msm > 1) return ALWAYS
+  // No way named (a bool matching everything): nothing is claimed.
+  return ways.length === 0 ? ALWAYS : any(ways)
 }
 
 /** The document paths a field name reads, and how its values compare (undefined: unmapped). */
@@ -205,12 +242,12 @@ function leaf(type: string, body: Record<string, unknown>, types: Types): Requir
   if (literals === undefined) return present()
   return [
     f.paths.flatMap((path) =>
-      literals.map((l): Atom => (l.value === '' && l.kind === 'contains' ? { kind: 'present', path } : { path, ...l })),
+      literals.map((l): Atom => (l.value === '' && l.kind !== 'equals' ? { kind: 'present', path } : { path, ...l })),
     ),
   ]
 }
 
-type Literal = { kind: 'equals' | 'contains'; value: string }
+type Literal = { kind: 'equals' | 'contains' | 'prefix' | 'suffix'; value: string }
 
 const keywordOf = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined)
 
@@ -232,7 +269,7 @@ function literalsOf(type: string, params: Record<string, unknown>, raw: unknown)
     }
     case 'prefix': {
       const k = keywordOf(params.value)
-      return k === undefined ? undefined : [{ kind: 'contains', value: fold(k) }]
+      return k === undefined ? undefined : [{ kind: 'prefix', value: fold(k) }]
     }
     case 'wildcard': {
       const k = keywordOf(params.value ?? params.wildcard)
@@ -249,7 +286,10 @@ function literalsOf(type: string, params: Record<string, unknown>, raw: unknown)
   }
 }
 
-/** The longest literal run of an OpenSearch wildcard pattern (`\` escapes), or the whole value without wildcards. */
+/**
+ * The longest literal run of an OpenSearch wildcard pattern (`\` escapes), as a prefix (suffix)
+ * when nothing comes before (after) it, or the whole value without wildcards.
+ */
 function wildcardLiteral(pattern: string): Literal {
   const runs: string[] = []
   let run = ''
@@ -265,7 +305,13 @@ function wildcardLiteral(pattern: string): Literal {
   }
   runs.push(run)
   if (!wild) return { kind: 'equals', value: fold(run) }
-  let longest = ''
-  for (const r of runs) if (r.length > longest.length) longest = r
-  return { kind: 'contains', value: fold(longest) }
+  let best: Literal = { kind: 'contains', value: '' }
+  let bestLength = 0
+  runs.forEach((r, i) => {
+    const kind = i === 0 ? 'prefix' : i === runs.length - 1 ? 'suffix' : 'contains'
+    // An anchored run counts one more character (its anchor), so it wins a tie.
+    const length = r.length === 0 ? 0 : r.length + (kind === 'contains' ? 0 : 1)
+    if (length > bestLength) [best, bestLength] = [{ kind, value: fold(r) }, length]
+  })
+  return best
 }

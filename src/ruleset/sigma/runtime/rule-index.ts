@@ -1,16 +1,17 @@
 /**
  * A rule set indexed by what its rules require of an event (see requirements.ts): per field, the
- * clauses satisfied by the field's presence, a map from exact folded values to clauses, and one
- * Aho-Corasick automaton over the substrings clauses need. A rule is a candidate once all its
+ * clauses satisfied by the field's presence, and one Aho-Corasick automaton over the values,
+ * prefixes, suffixes and substrings clauses need (the anchored ones between VALUE_START and
+ * VALUE_END, so one pass over a value answers them all, folding as it goes). A rule is a candidate once all its
  * clauses are satisfied (counted per event). An event is then tested only against the
  * candidates, plus the rules without a requirement — with THE query
  * evaluator, so the answer is the tree evaluator's by construction; the index only skips rules
  * that cannot match.
  */
-import { type DocView, fold } from '../../../store/query'
-import { AhoCorasick } from '../../../store/query/aho-corasick'
+import type { DocView } from '../../../store/query'
+import { AhoCorasick, VALUE_END, VALUE_START } from '../../../store/query/aho-corasick'
 import { toNumber } from '../../../store/query/compile'
-import { atomKey, type Clause, neverHolds, type Requirement } from './requirements'
+import { type Atom, atomKey, atomScore, type Clause, neverHolds, type Requirement } from './requirements'
 
 /**
  * Clauses indexed per rule: a rule is a candidate once all of them are met. How many rules share
@@ -36,18 +37,43 @@ function descend(at: TrieNode, key: string): TrieNode | undefined {
   return node
 }
 
+/**
+ * Clause ids are gathered in arrays while the index is built, then laid out in typed arrays (one
+ * per field for the patterns' clauses, offsets apart): an event's hits read contiguous memory.
+ */
 interface PathEntry {
-  present: number[]
-  equals: Map<string, number[]>
+  present: Int32Array
   /** Clauses by the canonical text of a number the field holds (a numeric field's values, parsed). */
-  numbers: Map<string, number[]>
-  /** Length of the longest key of `equals` (-1: none). */
-  longestEqual: number
-  /** The substrings clauses need, while the index is built (then the matcher's). */
+  numbers: Map<string, Int32Array>
+  /**
+   * Length of the longest whole value among the patterns (Infinity once some pattern is a part
+   * of a value): a value over twice as long cannot fold into one, and is not scanned.
+   */
+  longest: number
+  /** The texts clauses need (see `patternOf`), while the index is built (then the matcher's). */
   patterns: string[]
-  /** Clauses per pattern of `matcher`. */
+  /** Clauses per pattern of `matcher`, while the index is built (then `clauseIds`). */
   patternClauses: number[][]
+  /** The clauses of pattern p: clauseIds[clauseStart[p]..clauseStart[p + 1]). */
+  clauseStart: Int32Array
+  clauseIds: Int32Array
+  /** The epoch of the event in which each pattern was last reported: a repeat (every space of a command line) is skipped. */
+  patternStamp: Uint32Array
   matcher?: AhoCorasick
+}
+
+/** The automaton's text for a value atom: equals, prefix and suffix are anchored at the value's ends. */
+function patternOf(a: Exclude<Atom, { kind: 'present' | 'number' }>): string {
+  switch (a.kind) {
+    case 'equals':
+      return `${VALUE_START}${a.value}${VALUE_END}`
+    case 'prefix':
+      return `${VALUE_START}${a.value}`
+    case 'suffix':
+      return `${a.value}${VALUE_END}`
+    default:
+      return a.value
+  }
 }
 
 export interface IndexStats {
@@ -63,7 +89,7 @@ export class RuleIndex {
   private readonly root: TrieNode = { children: new Map() }
   private readonly always: number[] = []
   /** The rule of each clause, and how many clauses each rule has. */
-  private readonly ruleOf: number[] = []
+  private readonly ruleOf: Int32Array
   private readonly need: Uint8Array
   private readonly count: Uint8Array
   private readonly ruleStamp: Uint32Array
@@ -79,33 +105,38 @@ export class RuleIndex {
     this.ruleStamp = new Uint32Array(n)
     let never = 0
     const patternIds = new Map<PathEntry, Map<string, number>>()
+    const ruleOf: number[] = []
+    const lists = new Map<PathEntry, { present: number[]; numbers: Map<string, number[]> }>()
+    const listsOf = (e: PathEntry) => lists.get(e) ?? lists.set(e, { present: [], numbers: new Map() }).get(e)!
     // How many rules share each atom: a value many rules name (`event.outcome: failure`) is
     // probably common in events too, so the clauses indexed per rule are its least shared ones.
     const shared = new Map<string, number>()
     for (const clauses of requirements)
       for (const clause of clauses) for (const a of clause) shared.set(atomKey(a), (shared.get(atomKey(a)) ?? 0) + 1)
-    const popularity = (c: Clause) => c.reduce((n, a) => n + (shared.get(atomKey(a)) ?? 0) * (a.kind === 'present' ? 20 : 1), 0)
+    // A short substring (` `, `:`) is as common in events as a value many rules share.
+    const popularity = (c: Clause) => c.reduce((n, a) => n + (shared.get(atomKey(a)) ?? 0) * atomScore(a), 0)
     requirements.forEach((all, rule) => {
       if (all.length === 0) return void this.always.push(rule)
       if (neverHolds(all)) return void never++
       const ranked = all.map((c) => [popularity(c), c] as const).sort((a, b) => a[0] - b[0])
-      const clauses = ranked.slice(0, INDEXED_CLAUSES).map(([, c]) => c)
+      // Beside a selective clause, one met by nearly every event (presence, a one-character
+      // substring) would filter nothing and be met at every space of a command line.
+      const clauses = ranked.slice(0, INDEXED_CLAUSES).flatMap(([, c], i) => (i === 0 || !c.some(weak) ? [c] : []))
       this.need[rule] = clauses.length
       for (const clause of clauses) {
-        const id = this.ruleOf.push(rule) - 1
+        const id = ruleOf.push(rule) - 1
         for (const atom of clause) {
           const e = this.entry(atom.path)
-          if (atom.kind === 'present') e.present.push(id)
-          else if (atom.kind === 'number') push(e.numbers, atom.value, id)
-          else if (atom.kind === 'equals') {
-            push(e.equals, atom.value, id)
-            e.longestEqual = Math.max(e.longestEqual, atom.value.length)
-          } else {
+          if (atom.kind === 'present') listsOf(e).present.push(id)
+          else if (atom.kind === 'number') push(listsOf(e).numbers, atom.value, id)
+          else {
+            e.longest = Math.max(e.longest, atom.kind === 'equals' ? atom.value.length : Infinity)
+            const text = patternOf(atom)
             let ids = patternIds.get(e)
             if (!ids) patternIds.set(e, (ids = new Map()))
-            let at = ids.get(atom.value)
+            let at = ids.get(text)
             if (at === undefined) {
-              ids.set(atom.value, (at = e.patterns.push(atom.value) - 1))
+              ids.set(text, (at = e.patterns.push(text) - 1))
               e.patternClauses.push([])
             }
             e.patternClauses[at].push(id)
@@ -113,7 +144,7 @@ export class RuleIndex {
         }
       }
     })
-    this.clauseStamp = new Uint32Array(this.ruleOf.length)
+    this.clauseStamp = new Uint32Array(ruleOf.length)
     // The patterns are the automaton's now; two paths with the same ones (a keyword list read in
     // `message` and `event.original`) share one.
     const matchers = new Map<string, AhoCorasick>()
@@ -122,8 +153,18 @@ export class RuleIndex {
       const key = e.patterns.join('\u0000')
       e.matcher = matchers.get(key) ?? new AhoCorasick(e.patterns)
       matchers.set(key, e.matcher)
+      e.patternStamp = new Uint32Array(e.patterns.length)
       e.patterns = []
+      e.clauseStart = new Int32Array(e.patternClauses.length + 1)
+      e.patternClauses.forEach((ids, p) => (e.clauseStart[p + 1] = e.clauseStart[p] + ids.length))
+      e.clauseIds = Int32Array.from(e.patternClauses.flat())
+      e.patternClauses = []
     }
+    for (const [e, l] of lists) {
+      e.present = Int32Array.from(l.present)
+      for (const [k, ids] of l.numbers) e.numbers.set(k, Int32Array.from(ids))
+    }
+    this.ruleOf = Int32Array.from(ruleOf)
     this.stats = { rules: n, always: this.always.length, never, paths: this.paths.size }
   }
 
@@ -134,7 +175,12 @@ export class RuleIndex {
   private epochNow = 0
   private out: number[] = []
   private scanning?: PathEntry
-  private readonly onPattern = (p: number) => this.addAll(this.scanning!.patternClauses[p])
+  private readonly onPattern = (p: number) => {
+    const e = this.scanning!
+    if (e.patternStamp[p] === this.epochNow) return
+    e.patternStamp[p] = this.epochNow
+    this.addAll(e.clauseIds, e.clauseStart[p], e.clauseStart[p + 1])
+  }
 
   /** Indices of the rules that may match `doc`, ascending. */
   candidates(doc: DocView): number[] {
@@ -148,9 +194,9 @@ export class RuleIndex {
     return out.sort(ascending)
   }
 
-  private addAll(clauses: number[]): void {
+  private addAll(clauses: Int32Array, from = 0, to = clauses.length): void {
     const { clauseStamp, ruleStamp, ruleOf, count, need, epochNow: epoch } = this
-    for (let i = 0; i < clauses.length; i++) {
+    for (let i = from; i < to; i++) {
       const c = clauses[i]
       if (clauseStamp[c] === epoch) continue
       clauseStamp[c] = epoch
@@ -171,20 +217,13 @@ export class RuleIndex {
       const hit = n === undefined ? undefined : e.numbers.get(String(n))
       if (hit) this.addAll(hit)
     }
+    if (!e.matcher) return
     const k = keywordOf(v)
-    if (k === undefined) return
     // A code point folds to one code point (at most two UTF-16 units either way): a value over
-    // twice the longest exact value cannot fold into one, and a command line is not folded for it.
-    let f: string | undefined
-    if (k.length <= 2 * e.longestEqual) {
-      const hit = e.equals.get((f = fold(k)))
-      if (hit) this.addAll(hit)
-    }
-    if (e.matcher) {
-      this.scanning = e
-      if (f !== undefined) e.matcher.scan(f, this.onPattern)
-      else if (!e.matcher.scanFoldingAscii(k, this.onPattern)) e.matcher.scan(fold(k), this.onPattern)
-    }
+    // twice the longest whole value cannot fold into one.
+    if (k === undefined || k.length > 2 * e.longest) return
+    this.scanning = e
+    e.matcher.scanFolding(k, this.onPattern, true)
   }
 
   private walk(obj: Record<string, unknown>, at: TrieNode): void {
@@ -209,6 +248,7 @@ export class RuleIndex {
     if (++this.epoch === 0xffffffff) {
       this.clauseStamp.fill(0)
       this.ruleStamp.fill(0)
+      for (const e of this.paths.values()) e.patternStamp.fill(0)
       this.epoch = 1
     }
     return this.epoch
@@ -217,7 +257,16 @@ export class RuleIndex {
   private entry(path: string): PathEntry {
     let e = this.paths.get(path)
     if (!e) {
-      e = { present: [], equals: new Map(), numbers: new Map(), longestEqual: -1, patterns: [], patternClauses: [] }
+      e = {
+        present: NO_IDS,
+        numbers: new Map(),
+        longest: -1,
+        patterns: [],
+        patternClauses: [],
+        clauseStart: NO_IDS,
+        clauseIds: NO_IDS,
+        patternStamp: NO_STAMPS,
+      }
       this.paths.set(path, e)
       let node = this.root
       for (const part of path.split('.')) {
@@ -232,6 +281,11 @@ export class RuleIndex {
 }
 
 const ascending = (a: number, b: number) => a - b
+const NO_STAMPS = new Uint32Array(0)
+const NO_IDS = new Int32Array(0)
+
+/** Met by nearly every event that has the field. */
+const weak = (a: Atom) => a.kind === 'present' || (a.kind === 'contains' && a.value.length < 3)
 
 function push<K>(m: Map<K, number[]>, k: K, v: number): void {
   const l = m.get(k)
