@@ -192,7 +192,7 @@ export class ContentRepository {
   }
 
   async findByDocumentId(alias: string, space: Space | string, id: string): Promise<Stored | undefined> {
-    return (await this.list(alias, space, { filter: [{ term: { 'document.id': id } }] }))[0]
+    return (await this.list(alias, space, { filter: [{ term: { 'document.id': id } }], few: true }))[0]
   }
 
   async findByTitle(alias: string, space: Space | string, title: string): Promise<Stored[]> {
@@ -212,7 +212,7 @@ export class ContentRepository {
 
   /** The policy of a space (one per space; the user-overrides document has no space and never matches). */
   async policy(space: Space | string): Promise<Stored | undefined> {
-    return (await this.list(CONTENT_ALIASES.policies, space))[0]
+    return (await this.list(CONTENT_ALIASES.policies, space, { few: true }))[0]
   }
 
   async create(alias: string, id: string, body: Envelope): Promise<void> {
