@@ -63,12 +63,6 @@ interface Action {
 /** Action lines up to this size are compared with the previous one before they are parsed again. */
 const SHARED_ACTION_BYTES = 256
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.byteLength !== b.byteLength) return false
-  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false
-  return true
-}
-
 /** An action line, checked as OpenSearch checks it (line-numbered errors). */
 function parseAction(raw: string, lineNo: number, defaultIndex: string | undefined): Action {
   let action: unknown
@@ -114,7 +108,7 @@ export function* bulkItems(chunks: Uint8Array[], defaultIndex: string | undefine
     const lineNo = next.value.no
     const bytes = next.value.raw
     // A client repeats one action line (`{"create":{}}`) for every item: parsed once, its metadata shared (read only).
-    let action = last !== undefined && sameBytes(last.raw, bytes) ? last.action : undefined
+    let action = last !== undefined && Buffer.compare(last.raw, bytes) === 0 ? last.action : undefined
     if (!action) {
       const raw = text(next.value).trim()
       if (raw === '') continue
