@@ -81,6 +81,11 @@ export class ContentRepository {
     return writer?.[0] ?? names[0]
   }
 
+  /** The store's write mark of these aliases' indices (Store.writeMark): undefined when it keeps none. */
+  writeMark(aliases: string | string[]): string | undefined {
+    return this.store.writeMark?.(aliases)
+  }
+
   async exists(alias: string): Promise<boolean> {
     return (await this.lookup.resolve(alias, { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true })).length > 0
   }

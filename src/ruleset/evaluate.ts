@@ -14,7 +14,7 @@ import { type CompiledSigmaRule, type CompileOptions, compileCache, type Query, 
 import type { LogTypes } from './log-types'
 import { concreteIndices } from './detection/checkpoint'
 import { sourceFieldSpecs, stableTypes } from './detection/field-types'
-import { type FilterDocument, loadFilters, withFilters } from './filters'
+import { loadFilters, type StoredFilter, withFilters } from './filters'
 
 export interface EvaluateRequest {
   normalizedEvent: string
@@ -64,7 +64,7 @@ export async function evaluateRulesRequest(
   const fieldMapping = await deps.logTypes.fieldMapping(req.logType!, settings)
   // Stored Sigma filter rules tune these rules as they tune a detector's (the bodies carry no
   // space here: every space's filters apply).
-  const filters = (await loadFilters(deps.store, deps.log)).map((f) => f.filter)
+  const filters = await loadFilters(deps.store, deps.log)
   const rules = compiledBodies(deps, req.rulesBodies!, fieldMapping, filters)
   const fieldTypes = await sourceTypes(deps.store, req.sourceIndices!, fieldsOf(rules))
   const matches = ruleSet(rules, fieldTypes)
@@ -83,20 +83,26 @@ export async function evaluateRulesRequest(
  * The compiled rules of a bodies array, kept per array for as long as the caller holds it:
  * logtest hands the same array on every call while its space is unchanged, and looking up a
  * thousand bodies in the compile cache (hashing and comparing each text) per call is most of its
- * cost. A different mapping or filter set compiles again.
+ * cost. A different mapping or filter set compiles again: told by identity when the store keeps
+ * them (the same objects while unchanged), else by their text.
  */
-const compiledByBodies = new WeakMap<readonly string[], { options: string; rules: CompiledSigmaRule[] }>()
+const compiledByBodies = new WeakMap<
+  readonly string[],
+  { mapping: CompileOptions['fieldMapping']; filters: StoredFilter[]; options: string | undefined; rules: CompiledSigmaRule[] }
+>()
 
 function compiledBodies(
   deps: EvaluateDeps,
   bodies: readonly string[],
   fieldMapping: CompileOptions['fieldMapping'],
-  filters: FilterDocument[],
+  stored: StoredFilter[],
 ): CompiledSigmaRule[] {
-  // The log type's mapping is read afresh on every call (a new object): compared as text.
-  const optionsText = typeof fieldMapping === 'function' ? undefined : JSON.stringify([fieldMapping ?? null, filters])
   const hit = compiledByBodies.get(bodies)
-  if (hit && hit.options === optionsText) return hit.rules
+  if (hit && hit.mapping === fieldMapping && hit.filters === stored) return hit.rules
+  // Every space's filters apply (the bodies carry no space).
+  const filters = stored.map((f) => f.filter)
+  const optionsText = typeof fieldMapping === 'function' ? undefined : JSON.stringify([fieldMapping ?? null, filters])
+  if (hit && optionsText !== undefined && hit.options === optionsText) return hit.rules
   const rules: CompiledSigmaRule[] = []
   const options = { fieldMapping }
   bodies.forEach((body, position) => {
@@ -110,7 +116,7 @@ function compiledBodies(
       deps.log.debug('rules/evaluate: rule skipped', { position, error: e as Error })
     }
   })
-  if (optionsText !== undefined) compiledByBodies.set(bodies, { options: optionsText, rules })
+  if (optionsText !== undefined) compiledByBodies.set(bodies, { mapping: fieldMapping, filters: stored, options: optionsText, rules })
   return rules
 }
 

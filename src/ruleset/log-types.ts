@@ -8,6 +8,7 @@
 import type { SettingsSnapshot } from '../config/cluster-settings'
 import { ApiError } from '../http/errors'
 import type { SearchBody, SearchResponse } from '../store/port'
+import { VersionedCache } from '../store/versioned-cache'
 import type { RulesetDeps } from './deps'
 import { ensureIndex, LOG_TYPES_INDEX } from './indices'
 import { type FieldMappingEntry, type Space, type StoredLogType } from './model'
@@ -30,7 +31,13 @@ export interface LogTypeInput {
 
 const KEY = { index: LOG_TYPES_INDEX, prefix: '' }
 
+/** Field mappings kept per (log type name, default schema): a node has some hundred log types at most. */
+const FIELD_MAPPINGS_CACHE_MAX_ENTRIES = 256
+
 export class LogTypes {
+  /** Read per compile (logtest compiles on every call); kept while the log types index sees no write. */
+  private readonly mappings = new VersionedCache<Record<string, string>>(FIELD_MAPPINGS_CACHE_MAX_ENTRIES)
+
   constructor(private readonly d: RulesetDeps) {}
 
   async upsert(space: Space, input: LogTypeInput): Promise<{ _id: string; result: 'created' | 'updated' }> {
@@ -82,10 +89,11 @@ export class LogTypes {
     return all.find((l) => l.space === 'standard') ?? all[0]
   }
 
-  /** Sigma field -> document field for rules of log type `name`. */
+  /** Sigma field -> document field for rules of log type `name`; the same object while unchanged: never modify it. */
   async fieldMapping(name: string, settings: SettingsSnapshot): Promise<Record<string, string>> {
-    const lt = await this.byName(name)
-    return mappingOf(lt, settings.str(DEFAULT_SCHEMA_SETTING))
+    const schema = settings.str(DEFAULT_SCHEMA_SETTING)
+    const version = this.d.store.writeMark?.(LOG_TYPES_INDEX)
+    return this.mappings.get(version, `${name}\u0000${schema}`, async () => mappingOf(await this.byName(name), schema))
   }
 
   async search(body: SearchBody): Promise<SearchResponse> {

@@ -692,6 +692,13 @@ export interface Store {
    * store). Fails as readSeq does for a missing or closed index.
    */
   seqSource?(index: string): Promise<SeqSource | undefined>
+  /**
+   * A text that moves whenever a document of the indices `expression` names (aliases and wildcards
+   * resolved, missing ones skipped) is written or deleted, or the expression comes to name other
+   * indices: what a cache of content read there is kept against. Undefined when the store cannot
+   * tell cheaply (the platform store: other nodes write too), and then nothing read may be kept.
+   */
+  writeMark?(expression: string | string[]): string | undefined
   count(params: CountParams): Promise<CountResponse>
   createPit(params: CreatePitParams): Promise<CreatePitResponse>
   deletePit(params: { body: { pit_id: string | string[] } }): Promise<DeletePitResponse>

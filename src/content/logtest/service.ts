@@ -9,6 +9,7 @@ import { EngineError, engineFailure, EngineRefused, type EngineClient, type Logt
 import { CONTENT_ALIASES } from '../indices'
 import { isObject, type ContentRepository, type Doc, type Stored } from '../repository'
 import { storedSpaceHash } from '../space-hash'
+import { VersionedCache } from '../../store/versioned-cache'
 import type { Space } from '../spaces'
 import { RuleEvaluationResult, type RulesetSync } from '../../ports/ruleset-sync'
 
@@ -34,18 +35,20 @@ type EngineRun = { ok: true; result: Doc; event: Doc } | { ok: false; normalizat
 const noRules = (): RuleEvaluationResult => ({ status: 'success', rules_evaluated: 0, rules_matched: 0, matches: [] })
 const failed = (): RuleEvaluationResult => ({ status: 'error', rules_evaluated: 0, rules_matched: 0, matches: [] })
 
-/** Rule bodies kept per (space, integration): a handful of integrations are tested at a time. */
-const BODIES_CACHE_MAX_ENTRIES = 64
+/** Integrations and their rule bodies kept per (space, integration): a handful of integrations are tested at a time. */
+const CACHE_MAX_ENTRIES = 64
 
 export class LogtestService {
+  /** Integrations looked up by id, while the integrations index sees no write (embedded store only). */
+  private readonly integrations = new VersionedCache<Stored | undefined>(CACHE_MAX_ENTRIES)
   /**
-   * The enabled rule bodies of an integration, by the space hash they were read under: the hash
-   * covers the policy, its integrations (their rule lists) and every rule document, and moves on
-   * every write, so an unchanged hash means unchanged bodies. The SAME array is handed on each
-   * call, which lets `rules/evaluate` reuse its compiled and indexed set instead of reading,
-   * serialising and compiling every rule of the space per call.
+   * The enabled rule bodies of an integration, by the version they were read at: the rules index's
+   * write mark, else (a store that keeps none) the space hash, which covers the policy, its
+   * integrations (their rule lists) and every rule document and moves on every write. The SAME
+   * array is handed on each call while unchanged, which lets `rules/evaluate` reuse its compiled
+   * and indexed set instead of reading, serialising and compiling every rule of the space per call.
    */
-  private readonly bodies = new Map<string, { hash: string; bodies: string[] }>()
+  private readonly bodies = new VersionedCache<string[]>(CACHE_MAX_ENTRIES)
 
   constructor(private readonly d: LogtestDeps) {}
 
@@ -88,7 +91,9 @@ export class LogtestService {
   }
 
   private async integration(space: string, id: string): Promise<Stored> {
-    const found = await this.d.repo.findByDocumentId(CONTENT_ALIASES.integrations, space, id)
+    const found = await this.integrations.get(this.d.repo.writeMark(CONTENT_ALIASES.integrations), `${space}\u0000${id}`, () =>
+      this.d.repo.findByDocumentId(CONTENT_ALIASES.integrations, space, id),
+    )
     if (!found) throw new ApiError(400, `Integration [${id}] not found in the '${space}' space.`)
     return found
   }
@@ -135,20 +140,18 @@ export class LogtestService {
   }
 
   private async ruleBodies(space: string, integration: Stored, ids: string[]): Promise<string[]> {
-    const policy = await this.d.repo.policy(space as Space)
-    const hash = policy && storedSpaceHash(policy)
-    const key = `${space}\u0000${integration._id}\u0000${integration.hash}`
-    const hit = this.bodies.get(key)
-    if (hash !== undefined && hit?.hash === hash) return hit.bodies
-    const rules = await this.d.repo.list(CONTENT_ALIASES.rules, space, {
-      filter: [{ terms: { 'document.id': ids } }, { term: { 'document.enabled': true } }],
+    const version = this.d.repo.writeMark(CONTENT_ALIASES.rules) ?? (await this.spaceHash(space))
+    return this.bodies.get(version, `${space}\u0000${integration._id}\u0000${integration.hash}`, async () => {
+      const rules = await this.d.repo.list(CONTENT_ALIASES.rules, space, {
+        filter: [{ terms: { 'document.id': ids } }, { term: { 'document.enabled': true } }],
+      })
+      return rules.map((r) => JSON.stringify(r.document))
     })
-    const bodies = rules.map((r) => JSON.stringify(r.document))
-    if (hash === undefined) return bodies
-    this.bodies.delete(key)
-    this.bodies.set(key, { hash, bodies })
-    if (this.bodies.size > BODIES_CACHE_MAX_ENTRIES) this.bodies.delete(this.bodies.keys().next().value!)
-    return bodies
+  }
+
+  private async spaceHash(space: string): Promise<string | undefined> {
+    const policy = await this.d.repo.policy(space as Space)
+    return policy && storedSpaceHash(policy)
   }
 }
 

@@ -79,6 +79,8 @@ export { DEFAULT_SEARCH_LIMITS, type SearchLimits } from './search-limits'
 
 type IndexParamsOf = { index: string | string[] } & ResolveOptions
 type IndexFilter = { index?: string | string[] } & ResolveOptions
+/** What a write mark covers: every index the expression names, hidden or closed, none required. */
+const MARK_RESOLVE: ResolveOptions = { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true }
 
 export class EmbeddedStore implements Store {
   private readonly core: StoreCore
@@ -107,6 +109,17 @@ export class EmbeddedStore implements Store {
 
   async resolve(expression: string | string[] | undefined, options?: ResolveOptions): Promise<string[]> {
     return [...this.core.resolveTargets(expression, options).keys()]
+  }
+
+  writeMark(expression: string | string[]): string {
+    // IndexMeta.writes moves with every document write, never back (a rolled-back one included);
+    // the uuid tells an index deleted and made again from the one before.
+    const marks: string[] = []
+    for (const name of this.core.resolveTargets(expression, MARK_RESOLVE).keys()) {
+      const meta = this.core.indexMeta(name)
+      marks.push(`${meta.uuid}:${meta.writes ?? 0}${meta.closed ? ':closed' : ''}`)
+    }
+    return marks.join(',')
   }
 
   // Indices
