@@ -127,3 +127,29 @@ test('a filter rule created, changed or deleted through the rules API changes th
   expect((await s.request('DELETE', `${SAP}/${id}`)).status).toBe(200)
   expect(await matched(integration, 'evil loud')).toEqual(['filtered'])
 })
+
+test("a change to the log type's field mapping changes the next logtest answer", async () => {
+  const integration = await integrationOf('win-mapped')
+  // `CommandLine` is no field of the event: only a mapping to `process.command_line` makes it match.
+  const resource = {
+    ...winRule('mapped', 'evil'),
+    logsource: { product: 'win-mapped' },
+    detection: { s: { 'CommandLine|contains': 'evil' }, condition: 's' },
+  }
+  expect((await s.request('POST', `${PREFIX}/rules`, { body: { integration, resource } })).status).toBe(201)
+  await promoteDraft(s)
+  expect(await matched(integration, 'evil')).toEqual([])
+  expect(await matched(integration, 'evil')).toEqual([])
+
+  const LOG_TYPES = '.platform-sap-log-types-config'
+  const found = await s.request('POST', `/${LOG_TYPES}/_search`, { body: { query: { term: { name: 'win-mapped' } } } })
+  const hits = (found.body as { hits: { hits: Array<{ _id: string }> } }).hits.hits
+  expect(hits.length).toBeGreaterThan(0)
+  for (const h of hits) {
+    const r = await s.request('POST', `/${LOG_TYPES}/_update/${h._id}?refresh=true`, {
+      body: { doc: { mappings: [{ raw_field: 'CommandLine', ecs: 'process.command_line', ocsf: 'process.command_line' }] } },
+    })
+    expect(r.status).toBe(200)
+  }
+  expect(await matched(integration, 'evil')).toEqual(['mapped'])
+})
