@@ -120,11 +120,21 @@ function compiledBodies(
   return rules
 }
 
-/** The distinct fields a rule array reads, once per array: a thousand rules read a few hundred fields, each resolved against every template. */
-const fieldsByRules = new WeakMap<readonly CompiledSigmaRule[], string[]>()
-function fieldsOf(rules: readonly CompiledSigmaRule[]): string[] {
+/**
+ * The distinct fields a rule array reads, once per array (a thousand rules read a few hundred
+ * fields, each resolved against every template), with their text as a cache key.
+ */
+const fieldsByRules = new WeakMap<readonly CompiledSigmaRule[], RuleFields>()
+interface RuleFields {
+  names: string[]
+  key: string
+}
+function fieldsOf(rules: readonly CompiledSigmaRule[]): RuleFields {
   let fields = fieldsByRules.get(rules)
-  if (!fields) fieldsByRules.set(rules, (fields = [...new Set(rules.flatMap((r) => r.fields))]))
+  if (!fields) {
+    const names = [...new Set(rules.flatMap((r) => r.fields))]
+    fieldsByRules.set(rules, (fields = { names, key: names.join('\u0000') }))
+  }
   return fields
 }
 
@@ -134,13 +144,13 @@ function fieldsOf(rules: readonly CompiledSigmaRule[]): string[] {
  * indices and rules call after call, and reading a mapping copies it whole (the event streams'
  * hold 2,289 templates): answers are reused for SOURCE_TYPES_TTL_MILLIS.
  */
-async function sourceTypes(store: Store, expressions: string[], fields: string[]): Promise<Map<string, FieldSpec> | undefined> {
-  const key = `${JSON.stringify(expressions)}\u0000${fields.join('\u0000')}`
+async function sourceTypes(store: Store, expressions: string[], fields: RuleFields): Promise<Map<string, FieldSpec> | undefined> {
+  const key = `${expressions.join(',')}\u0000${fields.key}`
   const hit = typesCache.get(key)
   if (hit && Date.now() - hit.at < SOURCE_TYPES_TTL_MILLIS) return hit.types
   const out = new Map<string, FieldSpec>()
   for (const index of await concreteIndices(store, expressions)) {
-    const specs = sourceFieldSpecs((await store.getMapping({ index }))[index]?.mappings, fields)
+    const specs = sourceFieldSpecs((await store.getMapping({ index }))[index]?.mappings, fields.names)
     for (const [k, v] of specs ?? []) if (!out.has(k)) out.set(k, v)
   }
   const types = out.size > 0 ? stableTypes(out) : undefined
