@@ -65,6 +65,7 @@ import { createDocument, deleteDocument, indexDocument, updateDocument } from '.
 import { getDocument } from './documents'
 import * as indices from './indices'
 import { deletePolicy, getPolicies, getPolicy, putPolicy } from '../lifecycle-policies'
+import type { IndexMeta } from './catalog'
 import type { MigrationResult } from './migrations'
 import { createPit, deleteAllPits, deletePit, getAllPits } from './pits'
 import { count, explain, search } from './search-request'
@@ -81,6 +82,13 @@ type IndexParamsOf = { index: string | string[] } & ResolveOptions
 type IndexFilter = { index?: string | string[] } & ResolveOptions
 /** What a write mark covers: every index the expression names, hidden or closed, none required. */
 const MARK_RESOLVE: ResolveOptions = { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true }
+const markIds = new WeakMap<IndexMeta, number>()
+let lastMarkId = 0
+const markId = (meta: IndexMeta) => {
+  let id = markIds.get(meta)
+  if (id === undefined) markIds.set(meta, (id = ++lastMarkId))
+  return id
+}
 
 export class EmbeddedStore implements Store {
   private readonly core: StoreCore
@@ -113,11 +121,12 @@ export class EmbeddedStore implements Store {
 
   writeMark(expression: string | string[]): string {
     // IndexMeta.writes moves with every document write, never back (a rolled-back one included);
-    // the uuid tells an index deleted and made again from the one before.
+    // it counts from the index object's load, so the object is part of the mark (an index
+    // deleted and made again, or loaded again, is another object).
     const marks: string[] = []
     for (const name of this.core.resolveTargets(expression, MARK_RESOLVE).keys()) {
       const meta = this.core.indexMeta(name)
-      marks.push(`${meta.uuid}:${meta.writes ?? 0}${meta.closed ? ':closed' : ''}`)
+      marks.push(`${markId(meta)}:${meta.writes ?? 0}${meta.closed ? ':closed' : ''}`)
     }
     return marks.join(',')
   }
