@@ -8,10 +8,10 @@ import type { SearchResponse } from '../port'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 
-/** A number per mappings or settings object: they are replaced, never changed in place. */
+/** A number per object (mappings and settings objects are replaced, never changed in place). */
 const ids = new WeakMap<object, number>()
 let lastId = 0
-const idOf = (o: object) => {
+export const idOf = (o: object) => {
   let id = ids.get(o)
   if (id === undefined) ids.set(o, (id = ++lastId))
   return id

@@ -65,9 +65,9 @@ import { createDocument, deleteDocument, indexDocument, updateDocument } from '.
 import { getDocument } from './documents'
 import * as indices from './indices'
 import { deletePolicy, getPolicies, getPolicy, putPolicy } from '../lifecycle-policies'
-import type { IndexMeta } from './catalog'
 import type { MigrationResult } from './migrations'
 import { createPit, deleteAllPits, deletePit, getAllPits } from './pits'
+import { idOf } from './request-cache'
 import { count, explain, search } from './search-request'
 import { readStored } from './seq-read'
 import { deleteIndexTemplate, getIndexTemplate, putIndexTemplate } from './templates'
@@ -82,13 +82,6 @@ type IndexParamsOf = { index: string | string[] } & ResolveOptions
 type IndexFilter = { index?: string | string[] } & ResolveOptions
 /** What a write mark covers: every index the expression names, hidden or closed, none required. */
 const MARK_RESOLVE: ResolveOptions = { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true }
-const markIds = new WeakMap<IndexMeta, number>()
-let lastMarkId = 0
-const markId = (meta: IndexMeta) => {
-  let id = markIds.get(meta)
-  if (id === undefined) markIds.set(meta, (id = ++lastMarkId))
-  return id
-}
 
 export class EmbeddedStore implements Store {
   private readonly core: StoreCore
@@ -126,7 +119,7 @@ export class EmbeddedStore implements Store {
     const marks: string[] = []
     for (const name of this.core.resolveTargets(expression, MARK_RESOLVE).keys()) {
       const meta = this.core.indexMeta(name)
-      marks.push(`${markId(meta)}:${meta.writes ?? 0}${meta.closed ? ':closed' : ''}`)
+      marks.push(`${idOf(meta)}:${meta.writes ?? 0}${meta.closed ? ':closed' : ''}`)
     }
     return marks.join(',')
   }
