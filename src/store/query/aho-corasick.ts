@@ -75,13 +75,18 @@ export class AhoCorasick {
   /** Pattern ids reported by each state (own patterns, then those of its suffix states): outIds[outStart[s]..outStart[s + 1]). */
   private readonly outStart: Int32Array
   private readonly outIds: Int32Array
-  /** States 0..dense-1 have a dense ASCII row each, of `width` columns. */
+  /**
+   * States 0..dense-1 have a dense ASCII row each, of `width` columns, two numbers a cell: where
+   * the target's own row starts in `ascii` (-1 for a state without one), then the target state
+   * (its complement when it reports patterns). A scan steps from cell to cell without a multiply
+   * or a second lookup on the chain of loads each code unit waits for.
+   */
   private readonly dense: number
   private readonly ascii: Int32Array
   /** The column of each ASCII code unit (0: a code unit no pattern uses). */
   private readonly column: Uint8Array
-  /** The column of each ASCII code unit once folded (A-Z read as a-z). */
-  private readonly foldedColumn: Uint8Array
+  /** Where the column of each ASCII code unit once folded (A-Z read as a-z) starts in a row of `ascii`. */
+  private readonly foldedColumn: Uint16Array
   private readonly width: number
   /** Each state's children are states edgeStart[s] + 1 .. edgeStart[s + 1]; the label of the edge into state t is edgeLabel[t - 1]. */
   private readonly edgeStart: Int32Array
@@ -137,12 +142,19 @@ export class AhoCorasick {
       if (c < ASCII && this.column[c] === 0) this.column[c] = width++
     }
     this.width = width
-    this.foldedColumn = this.column.map((_, c) => this.column[c >= 65 && c <= 90 ? c + 32 : c])
+    this.foldedColumn = Uint16Array.from(this.column, (_, c) => this.column[c >= 65 && c <= 90 ? c + 32 : c] * 2)
+    const unitOf = new Int32Array(width).fill(-1)
+    this.column.forEach((col, c) => col !== 0 && (unitOf[col] = c))
     const dense = Math.max(1, Math.min(n, Math.floor((denseStates * ASCII) / width)))
-    const ascii = new Int32Array(dense * width)
-    // Column 0 stays 0: a code unit no pattern uses leads to the root from every state.
+    const ascii = new Int32Array(dense * width * 2)
     for (let q = 0; q < dense; q++)
-      for (let c = 0; c < ASCII; c++) if (this.column[c] !== 0) ascii[q * width + this.column[c]] = this.next(q, c)
+      for (let col = 0; col < width; col++) {
+        // Column 0: a code unit no pattern uses leads to the root from every state.
+        const t = unitOf[col] === -1 ? 0 : this.next(q, unitOf[col])
+        const at = 2 * (q * width + col)
+        ascii[at] = t < dense ? 2 * t * width : -1
+        ascii[at + 1] = this.outStart[t + 1] > this.outStart[t] ? ~t : t
+      }
     this.ascii = ascii
     this.dense = dense
   }
@@ -171,23 +183,39 @@ export class AhoCorasick {
     }
     const scan = this.scans
     let s = anchored ? this.step(0, 1, hit) : 0
+    // The current state's row in `ascii`, or -1 when it has none.
+    let row = s < dense ? 2 * s * width : -1
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i)
+      let out = false
       if (c >= ASCII) {
         // A high surrogate followed by a low one is one code point; fold.ts folds lone ones as themselves.
         const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00
         const folded = foldCodePoint(pair ? text.slice(i, i + 2) : text[i])
         if (pair) i++
         for (let j = 0; j < folded.length; j++) s = this.step(s, folded.charCodeAt(j), hit)
+        row = s < dense ? 2 * s * width : -1
         continue
+      } else if (row >= 0) {
+        const at = row + foldedColumn[c]
+        row = ascii[at]
+        s = ascii[at + 1]
+        if (s < 0) {
+          s = ~s
+          out = true
+        }
+      } else {
+        s = this.next(s, c >= 65 && c <= 90 ? c + 32 : c)
+        row = s < dense ? 2 * s * width : -1
+        out = outStart[s + 1] > outStart[s]
       }
-      s = s < dense ? ascii[s * width + foldedColumn[c]] : this.next(s, c >= 65 && c <= 90 ? c + 32 : c)
-      for (let k = outStart[s], end = outStart[s + 1]; k < end; k++) {
-        const id = outIds[k]
-        if (reported[id] === scan) continue
-        reported[id] = scan
-        hit(id)
-      }
+      if (out)
+        for (let k = outStart[s], end = outStart[s + 1]; k < end; k++) {
+          const id = outIds[k]
+          if (reported[id] === scan) continue
+          reported[id] = scan
+          hit(id)
+        }
     }
     if (anchored) this.step(s, 2, hit)
   }
@@ -214,7 +242,10 @@ export class AhoCorasick {
   /** The state after `s` reads code unit `c`. */
   private next(s: number, c: number): number {
     for (;;) {
-      if (s < this.dense && c < ASCII) return this.ascii[s * this.width + this.column[c]]
+      if (s < this.dense && c < ASCII) {
+        const t = this.ascii[2 * (s * this.width + this.column[c]) + 1]
+        return t < 0 ? ~t : t
+      }
       for (let t = this.edgeStart[s] + 1, end = this.edgeStart[s + 1] + 1; t < end; t++) if (this.edgeLabel[t - 1] === c) return t
       if (s === 0) return 0
       s = this.fail[s]
