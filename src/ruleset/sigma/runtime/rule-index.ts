@@ -150,10 +150,12 @@ export class RuleIndex {
         }
       }
     })
-    // A veto is one more pattern scanned, met on many events: worth it for the loose rules only.
+    // A new pattern is scanned for and met on many events (`C:\Windows\System32\`): worth it for
+    // the loose rules; another rule's veto is kept when its pattern is scanned for anyway.
     vetoes.forEach((atoms, rule) => {
-      if (!loose.has(rule)) return
+      if (neverHolds(requirements[rule])) return
       for (const atom of atoms) {
+        if (!loose.has(rule) && !this.paths.get(atom.path)?.patternIndex.has(patternOf(atom))) continue
         const e = this.entry(atom.path)
         e.patternVetoes[patternAt(e, atom)].push({ rule, limit: atom.limit ?? Infinity })
       }
