@@ -1,8 +1,8 @@
 /**
  * A multi-pattern substring matcher (Aho-Corasick): one pass over a value reports every pattern
  * it contains, whatever the number of patterns (the rule index's substrings, a query's long
- * lists of `contains` values). The shallowest states (where a scan spends nearly
- * all its steps) have a dense table for ASCII code units, one column per code unit the patterns
+ * lists of `contains` values). The shallowest states, then those scans reach most (see
+ * `learn`), have a dense table for ASCII code units, one column per code unit the patterns
  * use (the others lead to the root from anywhere: one shared column): a Sigma rule set's command
  * line patterns use 39 of 128, so a row is a third of the bytes and a scan touches a third of the
  * cache lines. Deeper states keep only their own edges
@@ -11,8 +11,8 @@
  * MiB for a real rule set.
  *
  * States are numbered breadth first, so a state's children are consecutive states and the edge
- * into state `t` is edge `t - 1`: an edge is its label alone, the dense rows are those of states
- * 0..dense-1, and the whole automaton is a few typed arrays (about 14 bytes a state) with no
+ * into state `t` is edge `t - 1`: an edge is its label alone, and the whole automaton is a few
+ * typed arrays (about 18 bytes a state, its row's offset included) with no
  * object per state, at build time either (a Map per state made hundreds of thousands of them).
  */
 import { foldCodePoint } from './fold'
