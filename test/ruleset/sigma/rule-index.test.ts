@@ -85,9 +85,14 @@ test('a short value met again is answered from what its first scan found (any ca
     { Image: 'C:\\TEMP\\CMD.EXE', User: 'ADMIN' },
     { Image: 'C:\\Temp\\cmd.exe.txt', User: 'admin' },
   ]
-  for (let round = 0; round < 3; round++) {
+  const memo = () => (ruleSet(rules).index as unknown as { paths: Map<string, { memo?: unknown }> }).paths.get('Image')!.memo
+  for (let round = 0; round < 5; round++) {
     expect(events.map((e) => candidates(rules, e))).toEqual([[0], [0, 1], [0, 1], [1]])
-    // More distinct values than a path remembers: it forgets them and scans again.
-    for (let i = 0; i < 1100; i++) expect(candidates(rules, { Image: `C:\\Temp\\${i}.exe` })).toEqual([])
+    // More distinct values than a path remembers: it forgets them and scans again, and once it
+    // has seen values seldom recur, it stops remembering them.
+    for (let i = 0; i < 1100; i++)
+      expect(ruleSet(rules).index.candidates(new DocView({ Image: `C:\\Temp\\${round}-${i}.exe` }))).toEqual([])
+    if (round === 0) expect(memo()).toBeDefined()
   }
+  expect(memo()).toBeUndefined()
 })

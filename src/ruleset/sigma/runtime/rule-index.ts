@@ -68,8 +68,8 @@ interface PathEntry {
   vetoRules: Int32Array
   vetoLimit: Float64Array
   matcher?: AhoCorasick
-  /** The patterns found in short values of the path (MEMO_LENGTH), by value. */
-  memo: Map<string, Int32Array>
+  /** The patterns found in short values of the path (MEMO_LENGTH), by value; dropped when values seldom recur. */
+  memo?: { values: Map<string, Int32Array>; lookups: number; hits: number }
 }
 
 /** The automaton's text for a value atom: equals, prefix and suffix are anchored at the value's ends. */
@@ -260,14 +260,21 @@ export class RuleIndex {
     this.scanning = e
     this.value = k
     this.valueVetoes = -1
-    if (k.length > MEMO_LENGTH) return e.matcher.scanFolding(k, this.onPattern, true)
-    let found = e.memo.get(k)
+    const memo = e.memo
+    if (k.length > MEMO_LENGTH || memo === undefined) return e.matcher.scanFolding(k, this.onPattern, true)
+    let found = memo.values.get(k)
     if (found === undefined) {
       this.found.length = 0
       e.matcher.scanFolding(k, this.collect, true)
       found = this.found.length === 0 ? NO_IDS : Int32Array.from(this.found)
-      if (e.memo.size >= MEMO_ENTRIES) e.memo.clear()
-      e.memo.set(k, found)
+      if (memo.values.size >= MEMO_ENTRIES) memo.values.clear()
+      memo.values.set(k, found)
+    } else memo.hits++
+    // A path whose values seldom recur (file names, addresses) keeps scanning them: remembering
+    // each was a lookup, a copy and garbage more per value.
+    if (++memo.lookups === MEMO_ENTRIES * 4) {
+      if (memo.hits < memo.lookups / 2) e.memo = undefined
+      else memo.hits = memo.lookups = 0
     }
     for (let i = 0; i < found.length; i++) this.onPattern(found[i])
   }
@@ -318,7 +325,7 @@ export class RuleIndex {
         vetoStart: NO_IDS,
         vetoRules: NO_IDS,
         vetoLimit: NO_LIMITS,
-        memo: new Map(),
+        memo: { values: new Map(), lookups: 0, hits: 0 },
       }
       this.paths.set(path, e)
       let node = this.root
