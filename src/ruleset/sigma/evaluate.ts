@@ -10,6 +10,7 @@ import type { CompiledSigmaRule } from './compile'
 import { contentKey } from './compile-cache'
 import { neverHolds, normaliseTypes, type Requirement, requirementOf, type Types } from './runtime/requirements'
 import { RuleIndex } from './runtime/rule-index'
+import { vetoesOf } from './runtime/vetoes'
 
 export interface RuleMatch {
   rule: { id?: string; title: string; level?: string; tags: string[] }
@@ -78,12 +79,14 @@ function requirement(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Requirem
   let cache = derivedRequirements.get(key)
   if (!cache) derivedRequirements.set(key, (cache = new WeakMap()))
   let r = cache.get(rule)
-  if (!r) {
-    let types = fieldTypes && normalised.get(fieldTypes)
-    if (fieldTypes && !types) normalised.set(fieldTypes, (types = normaliseTypes(fieldTypes)))
-    cache.set(rule, (r = requirementOf(rule.query, types)))
-  }
+  if (!r) cache.set(rule, (r = requirementOf(rule.query, typesOf(fieldTypes))))
   return r
+}
+
+function typesOf(fieldTypes?: FieldTypes): Types {
+  let types = fieldTypes && normalised.get(fieldTypes)
+  if (fieldTypes && !types) normalised.set(fieldTypes, (types = normaliseTypes(fieldTypes)))
+  return types
 }
 
 /**
@@ -119,7 +122,11 @@ export class RuleSet {
     const requirements = rules.map((r) => requirement(r, fieldTypes))
     this.predicates = rules.map((r, at) => keptPredicate(r, fieldTypes, requirements[at]))
     this.refused = rules.flatMap((rule, at) => (this.predicates[at] === refused ? [{ rule, error: refusals.get(rule) ?? '' }] : []))
-    this.index = new RuleIndex(requirements)
+    const types = typesOf(fieldTypes)
+    this.index = new RuleIndex(
+      requirements,
+      rules.map((r) => vetoesOf(r.query, types)),
+    )
     // Derived ahead for this set (warmRuleSet), they are the index's now: not kept beside it.
     const cache = derivedRequirements.get(fieldTypes ?? UNTYPED)
     for (const r of rules) cache?.delete(r)

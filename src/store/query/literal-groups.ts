@@ -9,6 +9,7 @@
 import { isObject } from './doc'
 import { fold } from './fold'
 import { AhoCorasick } from './aho-corasick'
+import { anyPrefix, anySuffix } from './affixes'
 import type { StringMatcher } from './wildcard'
 
 export type LiteralShape = 'contains' | 'prefix' | 'suffix' | 'equals'
@@ -110,9 +111,9 @@ export function groupMatcher(leaves: readonly LiteralLeaf[], ci: boolean): Strin
     parts.push((v) => v.length <= longest && set.has(v))
   }
   const prefixes = of('prefix')
-  if (prefixes.length > 0) parts.push((v) => startsWithAny(v, prefixes))
+  if (prefixes.length > 0) parts.push(anyPrefix(prefixes))
   const suffixes = of('suffix')
-  if (suffixes.length > 0) parts.push((v) => endsWithAny(v, suffixes))
+  if (suffixes.length > 0) parts.push(anySuffix(suffixes))
   const contains = of('contains')
   if (contains.length > 0) parts.push(containsAny(contains))
   if (parts.length === 1) return parts[0]
@@ -120,16 +121,6 @@ export function groupMatcher(leaves: readonly LiteralLeaf[], ci: boolean): Strin
     for (const m of parts) if (m(v)) return true
     return false
   }
-}
-
-function startsWithAny(v: string, literals: string[]): boolean {
-  for (const l of literals) if (v.startsWith(l)) return true
-  return false
-}
-
-function endsWithAny(v: string, literals: string[]): boolean {
-  for (const l of literals) if (v.endsWith(l)) return true
-  return false
 }
 
 /** Whether a value contains one of `literals`: an automaton for long lists, indexOf for short ones. */

@@ -1,5 +1,6 @@
 import { fold } from './fold'
 import { linearRegExp, quote } from './linear-regexp'
+import { prefixMatcher, suffixMatcher } from './affixes'
 
 export type StringMatcher = (value: string) => boolean
 
@@ -49,7 +50,13 @@ export function wildcardMatcher(pattern: string, caseInsensitive = false): Strin
     const last = parts[parts.length - 1]
     const middle = parts.slice(1, -1).filter((p) => p !== '')
     const min = first.length + last.length
-    if (middle.length === 0) return (v) => v.length >= min && v.startsWith(first) && v.endsWith(last)
+    if (middle.length === 0) {
+      const pre = prefixMatcher(first)
+      const suf = suffixMatcher(last)
+      if (last === '') return pre
+      if (first === '') return suf
+      return (v) => v.length >= min && pre(v) && suf(v)
+    }
     if (middle.length === 1 && first === '' && last === '') {
       const m = middle[0]
       return (v) => v.includes(m)

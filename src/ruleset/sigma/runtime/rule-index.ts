@@ -12,6 +12,7 @@ import type { DocView } from '../../../store/query'
 import { AhoCorasick, VALUE_END, VALUE_START } from '../../../store/query/aho-corasick'
 import { toNumber } from '../../../store/query/compile'
 import { type Atom, atomKey, atomScore, type Clause, neverHolds, type Requirement } from './requirements'
+import type { Veto } from './vetoes'
 
 /**
  * Clauses indexed per rule: a rule is a candidate once all of them are met. How many rules share
@@ -50,8 +51,9 @@ interface PathEntry {
    * of a value): a value over twice as long cannot fold into one, and is not scanned.
    */
   longest: number
-  /** The texts clauses need (see `patternOf`), while the index is built (then the matcher's). */
+  /** The texts clauses need (see `patternOf`), while the index is built (then the matcher's), and the index of each. */
   patterns: string[]
+  patternIndex: Map<string, number>
   /** Clauses per pattern of `matcher`, while the index is built (then `clauseIds`). */
   patternClauses: number[][]
   /** The clauses of pattern p: clauseIds[clauseStart[p]..clauseStart[p + 1]). */
@@ -59,11 +61,19 @@ interface PathEntry {
   clauseIds: Int32Array
   /** The epoch of the event in which each pattern was last reported: a repeat (every space of a command line) is skipped. */
   patternStamp: Uint32Array
+  /** Rules each pattern vetoes (vetoes.ts), while the index is built (then `vetoRules`). */
+  patternVetoes: Array<Array<{ rule: number; limit: number }>>
+  /** The rules pattern p vetoes: vetoRules[vetoStart[p]..vetoStart[p + 1]), each for values at most vetoLimit long. */
+  vetoStart: Int32Array
+  vetoRules: Int32Array
+  vetoLimit: Float64Array
   matcher?: AhoCorasick
+  /** The patterns found in short values of the path (MEMO_LENGTH), by value; dropped when values seldom recur. */
+  memo?: { values: Map<string, Int32Array>; lookups: number; hits: number }
 }
 
 /** The automaton's text for a value atom: equals, prefix and suffix are anchored at the value's ends. */
-function patternOf(a: Exclude<Atom, { kind: 'present' | 'number' }>): string {
+function patternOf(a: Exclude<Atom, { kind: 'present' | 'number' }> | Veto): string {
   switch (a.kind) {
     case 'equals':
       return `${VALUE_START}${a.value}${VALUE_END}`
@@ -94,17 +104,21 @@ export class RuleIndex {
   private readonly count: Uint8Array
   private readonly ruleStamp: Uint32Array
   private readonly clauseStamp: Uint32Array
+  /** The epoch of the event that last met one of each rule's vetoes. */
+  private readonly vetoStamp: Uint32Array
   private epoch = 0
   readonly stats: IndexStats
 
-  /** One requirement per rule (requirements.ts), in rule order. */
-  constructor(requirements: readonly Requirement[]) {
+  /**
+   * One requirement per rule (requirements.ts), in rule order, and what proves each rule cannot
+   * match (vetoes.ts): a candidate one of whose vetoes an event meets is not one.
+   */
+  constructor(requirements: readonly Requirement[], vetoes: ReadonlyArray<readonly Veto[]> = []) {
     const n = requirements.length
     this.need = new Uint8Array(n)
     this.count = new Uint8Array(n)
     this.ruleStamp = new Uint32Array(n)
     let never = 0
-    const patternIds = new Map<PathEntry, Map<string, number>>()
     const ruleOf: number[] = []
     const lists = new Map<PathEntry, { present: number[]; numbers: Map<string, number[]> }>()
     const listsOf = (e: PathEntry) => lists.get(e) ?? lists.set(e, { present: [], numbers: new Map() }).get(e)!
@@ -115,10 +129,13 @@ export class RuleIndex {
       for (const clause of clauses) for (const a of clause) shared.set(atomKey(a), (shared.get(atomKey(a)) ?? 0) + 1)
     // A short substring (` `, `:`) is as common in events as a value many rules share.
     const popularity = (c: Clause) => c.reduce((n, a) => n + (shared.get(atomKey(a)) ?? 0) * atomScore(a), 0)
+    // Rules that wait for nothing selective: a candidate on most events that have their fields.
+    const loose = new Set<number>()
     requirements.forEach((all, rule) => {
-      if (all.length === 0) return void this.always.push(rule)
+      if (all.length === 0) return void (this.always.push(rule), loose.add(rule))
       if (neverHolds(all)) return void never++
       const ranked = all.map((c) => [popularity(c), c] as const).sort((a, b) => a[0] - b[0])
+      if (ranked[0][1].some(weak)) loose.add(rule)
       // Beside a selective clause, one met by nearly every event (presence, a one-character
       // substring) would filter nothing and be met at every space of a command line.
       const clauses = ranked.slice(0, INDEXED_CLAUSES).flatMap(([, c], i) => (i === 0 || !c.some(weak) ? [c] : []))
@@ -129,19 +146,18 @@ export class RuleIndex {
           const e = this.entry(atom.path)
           if (atom.kind === 'present') listsOf(e).present.push(id)
           else if (atom.kind === 'number') push(listsOf(e).numbers, atom.value, id)
-          else {
-            e.longest = Math.max(e.longest, atom.kind === 'equals' ? atom.value.length : Infinity)
-            const text = patternOf(atom)
-            let ids = patternIds.get(e)
-            if (!ids) patternIds.set(e, (ids = new Map()))
-            let at = ids.get(text)
-            if (at === undefined) {
-              ids.set(text, (at = e.patterns.push(text) - 1))
-              e.patternClauses.push([])
-            }
-            e.patternClauses[at].push(id)
-          }
+          else e.patternClauses[patternAt(e, atom)].push(id)
         }
+      }
+    })
+    // A new pattern is scanned for and met on many events (`C:\Windows\System32\`): worth it for
+    // the loose rules; another rule's veto is kept when its pattern is scanned for anyway.
+    vetoes.forEach((atoms, rule) => {
+      if (neverHolds(requirements[rule])) return
+      for (const atom of atoms) {
+        if (!loose.has(rule) && !this.paths.get(atom.path)?.patternIndex.has(patternOf(atom))) continue
+        const e = this.entry(atom.path)
+        e.patternVetoes[patternAt(e, atom)].push({ rule, limit: atom.limit ?? Infinity })
       }
     })
     this.clauseStamp = new Uint32Array(ruleOf.length)
@@ -153,18 +169,14 @@ export class RuleIndex {
       const key = e.patterns.join('\u0000')
       e.matcher = matchers.get(key) ?? new AhoCorasick(e.patterns)
       matchers.set(key, e.matcher)
-      e.patternStamp = new Uint32Array(e.patterns.length)
-      e.patterns = []
-      e.clauseStart = new Int32Array(e.patternClauses.length + 1)
-      e.patternClauses.forEach((ids, p) => (e.clauseStart[p + 1] = e.clauseStart[p] + ids.length))
-      e.clauseIds = Int32Array.from(e.patternClauses.flat())
-      e.patternClauses = []
+      layOut(e)
     }
     for (const [e, l] of lists) {
       e.present = Int32Array.from(l.present)
       for (const [k, ids] of l.numbers) e.numbers.set(k, Int32Array.from(ids))
     }
     this.ruleOf = Int32Array.from(ruleOf)
+    this.vetoStamp = new Uint32Array(n)
     this.stats = { rules: n, always: this.always.length, never, paths: this.paths.size }
   }
 
@@ -175,22 +187,45 @@ export class RuleIndex {
   private epochNow = 0
   private out: number[] = []
   private scanning?: PathEntry
+  /** The value being scanned, and whether it may veto (-1: not known yet; see `veto`). */
+  private value = ''
+  private valueVetoes = -1
+  private vetoed = false
+  /** The patterns a short value holds, as scanned before it is remembered (see MEMO_LENGTH). */
+  private readonly found: number[] = []
+  private readonly collect = (p: number) => void this.found.push(p)
   private readonly onPattern = (p: number) => {
     const e = this.scanning!
     if (e.patternStamp[p] === this.epochNow) return
     e.patternStamp[p] = this.epochNow
     this.addAll(e.clauseIds, e.clauseStart[p], e.clauseStart[p + 1])
+    if (e.vetoStart.length > 0 && e.vetoStart[p] !== e.vetoStart[p + 1]) this.veto(e, p)
+  }
+
+  /** The rules pattern p vetoes, met by the value being scanned. */
+  private veto(e: PathEntry, p: number): void {
+    const k = this.value
+    // A value holding the scan's anchors itself may meet an anchored pattern where its leaf does not match.
+    if (this.valueVetoes === -1) this.valueVetoes = k.includes(VALUE_START) || k.includes(VALUE_END) ? 0 : 1
+    if (this.valueVetoes === 0) return
+    for (let i = e.vetoStart[p], end = e.vetoStart[p + 1]; i < end; i++) {
+      if (k.length > e.vetoLimit[i]) continue
+      this.vetoStamp[e.vetoRules[i]] = this.epochNow
+      this.vetoed = true
+    }
   }
 
   /** Indices of the rules that may match `doc`, ascending. */
   candidates(doc: DocView): number[] {
-    this.epochNow = this.nextEpoch()
-    const out = (this.out = this.always.slice())
+    const epoch = (this.epochNow = this.nextEpoch())
+    this.vetoed = false
+    let out = (this.out = this.always.slice())
     // One walk over the document visits each value once under its full dotted path — which is
     // what FieldPath.collect reads for that path (nested objects, dotted keys and arrays alike);
     // subtrees that lead to no indexed path are skipped.
     this.walk(doc.source, this.root)
     this.out = []
+    if (this.vetoed) out = out.filter((rule) => this.vetoStamp[rule] !== epoch)
     return out.sort(ascending)
   }
 
@@ -223,7 +258,25 @@ export class RuleIndex {
     // twice the longest whole value cannot fold into one.
     if (k === undefined || k.length > 2 * e.longest) return
     this.scanning = e
-    e.matcher.scanFolding(k, this.onPattern, true)
+    this.value = k
+    this.valueVetoes = -1
+    const memo = e.memo
+    if (k.length > MEMO_LENGTH || memo === undefined) return e.matcher.scanFolding(k, this.onPattern, true)
+    let found = memo.values.get(k)
+    if (found === undefined) {
+      this.found.length = 0
+      e.matcher.scanFolding(k, this.collect, true)
+      found = this.found.length === 0 ? NO_IDS : Int32Array.from(this.found)
+      if (memo.values.size >= MEMO_ENTRIES) memo.values.clear()
+      memo.values.set(k, found)
+    } else memo.hits++
+    // A path whose values seldom recur (file names, addresses) keeps scanning them: remembering
+    // each was a lookup, a copy and garbage more per value.
+    if (++memo.lookups === MEMO_ENTRIES * 4) {
+      if (memo.hits < memo.lookups / 2) e.memo = undefined
+      else memo.hits = memo.lookups = 0
+    }
+    for (let i = 0; i < found.length; i++) this.onPattern(found[i])
   }
 
   private walk(obj: Record<string, unknown>, at: TrieNode): void {
@@ -248,6 +301,7 @@ export class RuleIndex {
     if (++this.epoch === 0xffffffff) {
       this.clauseStamp.fill(0)
       this.ruleStamp.fill(0)
+      this.vetoStamp.fill(0)
       for (const e of this.paths.values()) e.patternStamp.fill(0)
       this.epoch = 1
     }
@@ -262,10 +316,16 @@ export class RuleIndex {
         numbers: new Map(),
         longest: -1,
         patterns: [],
+        patternIndex: new Map(),
         patternClauses: [],
         clauseStart: NO_IDS,
         clauseIds: NO_IDS,
         patternStamp: NO_STAMPS,
+        patternVetoes: [],
+        vetoStart: NO_IDS,
+        vetoRules: NO_IDS,
+        vetoLimit: NO_LIMITS,
+        memo: { values: new Map(), lookups: 0, hits: 0 },
       }
       this.paths.set(path, e)
       let node = this.root
@@ -283,6 +343,48 @@ export class RuleIndex {
 const ascending = (a: number, b: number) => a - b
 const NO_STAMPS = new Uint32Array(0)
 const NO_IDS = new Int32Array(0)
+const NO_LIMITS = new Float64Array(0)
+
+/** The index of an atom's pattern among its path's (added when new). */
+function patternAt(e: PathEntry, atom: Exclude<Atom, { kind: 'present' | 'number' }> | Veto): number {
+  e.longest = Math.max(e.longest, atom.kind === 'equals' ? atom.value.length : Infinity)
+  const text = patternOf(atom)
+  let at = e.patternIndex.get(text)
+  if (at === undefined) {
+    e.patternIndex.set(text, (at = e.patterns.push(text) - 1))
+    e.patternClauses.push([])
+    e.patternVetoes.push([])
+  }
+  return at
+}
+
+/** A path's build-time lists (its automaton made) laid out in typed arrays, and dropped. */
+function layOut(e: PathEntry): void {
+  e.patternStamp = new Uint32Array(e.patterns.length)
+  e.patterns = []
+  e.patternIndex = new Map()
+  e.clauseStart = new Int32Array(e.patternClauses.length + 1)
+  e.patternClauses.forEach((ids, p) => (e.clauseStart[p + 1] = e.clauseStart[p] + ids.length))
+  e.clauseIds = Int32Array.from(e.patternClauses.flat())
+  e.patternClauses = []
+  if (e.patternVetoes.some((v) => v.length > 0)) {
+    e.vetoStart = new Int32Array(e.patternVetoes.length + 1)
+    e.patternVetoes.forEach((v, p) => (e.vetoStart[p + 1] = e.vetoStart[p] + v.length))
+    const all = e.patternVetoes.flat()
+    e.vetoRules = Int32Array.from(all, (v) => v.rule)
+    e.vetoLimit = Float64Array.from(all, (v) => v.limit)
+  }
+  e.patternVetoes = []
+}
+
+/**
+ * Short values recur from event to event (an image path, a user, an integrity level, a product
+ * name): the patterns each holds are remembered per path, up to MEMO_ENTRIES values (then
+ * forgotten at once), so a recurring value costs a lookup instead of a scan. Command lines and
+ * hash lists, longer, are scanned each time.
+ */
+const MEMO_LENGTH = 64
+const MEMO_ENTRIES = 1024
 
 /** Met by nearly every event that has the field. */
 const weak = (a: Atom) => a.kind === 'present' || (a.kind === 'contains' && a.value.length < 3)
