@@ -104,8 +104,8 @@ export function textKeys(specs: ReadonlyMap<string, FieldSpec>, d: DocView, idOf
     if (raw.length === 0) continue
     const t = idOf(field.terms)
     // One string (the usual text field) is encoded from its characters; the rest from its tokens.
-    const plain = raw.length === 1 && typeof raw[0] === 'string' ? plainTokensJoined(raw[0]) : undefined
-    const [stored, count] = plain ? [encodeJoined(t, plain[0]), plain[1]] : encodeTokens(t, d.tokens(field.path))
+    const plain = raw.length === 1 && typeof raw[0] === 'string' ? plainTokensJoined(raw[0], ` ${t}_`) : undefined
+    const [stored, count] = plain ? [plain[1] === 0 ? '' : `${t}_${plain[0]}`, plain[1]] : encodeTokens(t, d.tokens(field.path))
     if (count === 0) continue
     body = body === '' ? stored : `${body} ${stored}`
     lengths.push([t, count])

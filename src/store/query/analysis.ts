@@ -45,19 +45,34 @@ const SEPARATORS = /[^a-z0-9]+/g
  * analyze(text).join(' ') and the number of tokens, without a token array, for the common text:
  * ASCII without `_`, `.` or `'` (the characters ASCII_WORD joins runs with), whose tokens are then
  * its runs of letters and digits. One pass over the characters counts the runs; one native replace
- * writes the separators. Undefined for any other text (analyze it). The text index stores every
+ * writes the separators (`separator`, ' ' by default; no `$` in it, which replace would read as a
+ * pattern). Undefined for any other text (analyze it). The text index stores every
  * document's text fields this way (store/embedded/text-index.ts).
  */
-export function plainTokensJoined(text: string): [joined: string, count: number] | undefined {
+export function plainTokensJoined(text: string, separator = ' '): [joined: string, count: number] | undefined {
   let count = 0
   let inWord = false
+  let first = -1
+  let last = -1
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     const word = (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90)
     if (!word && (c >= 128 || c === 95 || c === 46 || c === 39)) return undefined
-    if (word && !inWord) count++
+    if (word) {
+      if (!inWord) count++
+      if (first < 0) first = i
+      last = i
+    }
     inWord = word
   }
   if (count === 0) return ['', 0]
-  return [text.toLowerCase().replace(SEPARATORS, ' ').trim(), count]
+  // The runs between the first and the last token only: no trim, and the caller's separator written
+  // by the same replace (the text index's ` <field id>_`, no second pass to prefix each token).
+  return [
+    text
+      .slice(first, last + 1)
+      .toLowerCase()
+      .replace(SEPARATORS, separator),
+    count,
+  ]
 }

@@ -34,6 +34,8 @@ test('plain ASCII texts joined in one pass: the tokens of the regular expression
     else {
       plain++
       expect({ s, joined }).toEqual({ s, joined: [reference(s).join(' '), reference(s).length] })
+      // With the text index's separator: the same tokens, each after the first prefixed.
+      expect({ s, joined: plainTokensJoined(s, ' 7_') }).toEqual({ s, joined: [reference(s).join(' 7_'), reference(s).length] })
     }
   }
   expect(plain).toBeGreaterThan(100)
