@@ -251,7 +251,7 @@ function storeRow(
   const text = textKeys(meta.specs, new DocView(source, id, meta.name), (name) => textFieldId(core, meta, name))
   const seq = core.nextSeq(meta)
   let src = sourceJson(source)
-  const written = keysText(text.listed.length === 0 ? keys : [...keys, ...text.listed], kept?.text)
+  const written = keysText(text.listed.length === 0 ? keys : [...keys, ...text.listed], kept?.text, existing !== null)
   let keysJson = written.json
   let rid: number
   let toInsert = keys

@@ -114,11 +114,11 @@ const NO_ENDS = new Uint32Array(0)
 /**
  * The `keys` column of `written`: from the text of the version kept (`before`), only the keys
  * between their common head and tail are serialised; a list of 10,000 ids gaining one otherwise
- * serialised them all on every rewrite.
+ * serialised them all on every rewrite. `kept`: whether this text may be kept (offsets wanted).
  */
-export function keysText(written: readonly Key[], before?: KeysText): KeysText {
-  // Too few to be kept (the usual document): no offsets wanted.
-  if (!before && written.length < KEEP_FROM) return { written, json: JSON.stringify(written), ends: NO_ENDS }
+export function keysText(written: readonly Key[], before?: KeysText, kept = true): KeysText {
+  // Not to be kept (a new row, or too few keys: the usual document): no offsets wanted.
+  if (!before && (!kept || written.length < KEEP_FROM)) return { written, json: JSON.stringify(written), ends: NO_ENDS }
   const ends = new Uint32Array(written.length)
   const parts: string[] = []
   let at = 1 // after '['
