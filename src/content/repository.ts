@@ -3,6 +3,8 @@
 import { IndexNotFound, StoreError, VersionConflict } from '../store/errors'
 import type { SearchHit, Source, Store } from '../store/port'
 import { documentHash } from './hash'
+import { envelopeJson, type Appended } from './appended-hash'
+import { parsedFrom } from '../store/source-text'
 import { CONTENT_ALIASES } from './indices'
 import type { Space } from './spaces'
 import { isObject } from '../json'
@@ -273,14 +275,14 @@ export class ContentRepository {
   /**
    * Read-modify-write of one document with optimistic concurrency, retried on conflict (parents
    * gain and lose children concurrently). `change` returns the new document, or undefined to skip;
-   * `hashOf` may answer its hash for less than hashing it whole.
+   * `hashOf` may answer its hash and JSON for less than serialising and hashing it whole.
    */
   async modify(
     alias: string,
     read: () => Promise<Stored | undefined>,
     change: (current: Stored) => Doc | undefined,
     attempts: number,
-    hashOf: (current: Stored, next: Doc) => string | undefined = () => undefined,
+    hashOf: (current: Stored, next: Doc) => Appended | undefined = () => undefined,
   ): Promise<Stored | undefined> {
     for (let i = 1; ; i++) {
       const current = await read()
@@ -289,8 +291,12 @@ export class ContentRepository {
       if (next === undefined) return current
       try {
         // Everything else of the envelope (space, its aggregate hash, offset) is kept as it was.
-        const sha256 = hashOf(current, next) ?? documentHash(next)
-        await this.replace(alias, current, { ...(current.source as Envelope), document: next, hash: { sha256 } })
+        const known = hashOf(current, next)
+        const body: Envelope = { ...(current.source as Envelope), document: next, hash: { sha256: known?.sha256 ?? documentHash(next) } }
+        // The text known with the hash is written as it is (neither is changed after).
+        const json = known && envelopeJson(body, known.json)
+        if (json !== undefined) parsedFrom(body, json)
+        await this.replace(alias, current, body)
         return current
       } catch (e) {
         if (!(e instanceof VersionConflict) || i >= attempts) throw e

@@ -14,3 +14,6 @@ export function parsedFrom(source: object, text: string): void {
 
 /** The source's JSON text: the one it was parsed from, else its serialisation. */
 export const sourceJson = (source: object): string => texts.get(source) ?? JSON.stringify(source)
+
+/** Whether `source` came with its text, and so is vouched not to change after its write (a store may keep it as read). */
+export const hasText = (source: object): boolean => texts.has(source)

@@ -91,3 +91,32 @@ test('long lists rewritten many ways: searches see the added, kept and removed v
     await check(step)
   }
 })
+
+// The `keys` column of a long list's rewrite is spliced from the last version's text (kept-keys.ts):
+// after any change, it must be the whole list's JSON, with each key's end where it is in that text.
+test('a long list’s keys text spliced from the last version is its JSON', async () => {
+  const { keysText } = await import('../../src/store/embedded/kept-keys')
+  let seed = 3
+  const rnd = (n: number) => Math.floor(((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000) * n)
+  const key = (): [number, string | number] => [rnd(3), rnd(2) ? `v"${rnd(500)}\u00e9` : rnd(1000)]
+  let keys = Array.from({ length: 300 }, key)
+  let text = keysText(keys)
+  const changes: Array<() => typeof keys> = [
+    () => [...keys, key()],
+    () => keys.toSpliced(rnd(keys.length), 1),
+    () => keys.toSpliced(rnd(keys.length), 0, key(), key()),
+    () => [key(), ...keys],
+    () => keys.slice(0, rnd(keys.length)),
+    () => keys.slice(rnd(keys.length)),
+    () => [...keys],
+    () => [],
+    () => Array.from({ length: 260 + rnd(40) }, key),
+  ]
+  for (let step = 0; step < 300; step++) {
+    keys = changes[rnd(changes.length)]()
+    text = keysText(keys, text)
+    expect({ step, json: text.json }).toEqual({ step, json: JSON.stringify(keys) })
+    const ends = keys.map((_, i) => JSON.stringify(keys.slice(0, i + 1)).length - 1)
+    expect({ step, ends: [...text.ends] }).toEqual({ step, ends })
+  }
+})

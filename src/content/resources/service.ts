@@ -39,8 +39,10 @@ const UPDATE_REQUIRED: Record<ResourceKind, string[]> = {
 const CHILD_LIST: Partial<Record<ResourceKind, IntegrationList>> = { decoder: 'decoders', kvdb: 'kvdbs', rule: 'rules' }
 const article = (label: string) => (/^[AEIOU]/i.test(label) ? 'An' : 'A')
 const isString = (x: unknown): x is string => typeof x === 'string'
-/** The ids a list holds (the list itself when it holds only ids: an integration's 10,000 rules are not copied per link). */
-const ids = (v: unknown): readonly string[] => (!Array.isArray(v) ? [] : v.every(isString) ? v : v.filter(isString))
+/** Lists this service made of ids only (never changed after: a stored list is replaced, not edited). */
+const idLists = new WeakSet<readonly unknown[]>()
+/** The ids a list holds (the list itself when it holds only ids: an integration's 10,000 rules are not copied, nor checked again, per link). */
+const ids = (v: unknown): readonly string[] => (!Array.isArray(v) ? [] : idLists.has(v) || v.every(isString) ? v : v.filter(isString))
 
 export class ResourceService {
   constructor(private readonly ctx: ContentContext) {}
@@ -284,6 +286,7 @@ export class ResourceService {
         position = present.indexOf(id)
         if (op === 'add' ? position >= 0 : position < 0) return undefined
         const next = op === 'add' ? present.toSpliced(at ?? present.length, 0, id) : present.filter((x) => x !== id)
+        idLists.add(next)
         return { ...current.document, [list]: next }
       },
       attempts,

@@ -22,10 +22,11 @@ import { ridRange } from './rids'
 import { pendingRid } from './refresh'
 import { isLengthsField } from './text-fields'
 import { insertValues, type Key, textKeys } from './text-index'
-import { countValues, diffKeys, forgetRow, KEEP_FROM, type KeptRow, keepRow, keptRow } from './kept-keys'
+import { countValues, diffKeys, forgetRow, KEEP_FROM, type KeptRow, keepRow, keptRow, keysText } from './kept-keys'
 import { DocView } from '../query/doc'
 import { ROOM_FROM, withRoom } from './row-room'
-import { sourceJson } from '../source-text'
+import { hasText, sourceJson } from '../source-text'
+import { bigSource, forgetParsed, keepParsed } from './search-rows'
 
 export async function indexDocument(core: StoreCore, params: IndexParams): Promise<WriteResponse> {
   // Like OpenSearch's auto-id handler, a write without an id defaults to op_type=create (so it
@@ -250,7 +251,8 @@ function storeRow(
   const text = textKeys(meta.specs, new DocView(source, id, meta.name), (name) => textFieldId(core, meta, name))
   const seq = core.nextSeq(meta)
   let src = sourceJson(source)
-  let keysJson = JSON.stringify(text.listed.length === 0 ? keys : [...keys, ...text.listed])
+  const written = keysText(text.listed.length === 0 ? keys : [...keys, ...text.listed], kept?.text, existing !== null)
+  let keysJson = written.json
   let rid: number
   let toInsert = keys
   if (existing) {
@@ -278,7 +280,7 @@ function storeRow(
     adjustCount(core, meta, 0, len - (existing.len ?? storedSize(existing.src, existing.keys)))
     if (counts) {
       const keysBytes = (core.db.query('SELECT octet_length(keys) AS n FROM docs WHERE rid = ?').get(rid) as { n: number }).n
-      keepRow(core, rid, { uuid: meta.uuid, seq, keysBytes, len, values: keys, counts, listed: text.listed })
+      keepRow(core, rid, { uuid: meta.uuid, seq, keysBytes, len, values: keys, counts, listed: text.listed, text: written })
     }
   } else {
     rid = meta.nextRid++
@@ -293,6 +295,12 @@ function storeRow(
   }
   // A new document's values wait for the refresh; so do an updated one's while it is pending (refresh.ts).
   if (!pendingRid(meta, rid)) insertValues(core.db, toInsert, rid)
+  // A large source that does not change is kept as written: the next search reading it (an
+  // integration just given a rule is read by the next creation) would read and parse it again.
+  if (hasText(source) && bigSource(src.length)) {
+    keepParsed(core, rid, seq, source, src.length)
+    core.onUndo(() => forgetParsed(core, rid, seq))
+  }
   return seq
 }
 

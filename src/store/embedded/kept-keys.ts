@@ -22,6 +22,15 @@ export interface KeptRow {
   counts: Map<number, Map<string | number, number>>
   /** The keys that are no fv rows (text lengths): they move the text statistics. */
   listed: Key[]
+  /** The `keys` column as written (before its room): `written`'s JSON, with where each key ends in it. */
+  text: KeysText
+}
+
+/** A row's keys as written to its `keys` column: the list, its JSON, and the offset after each key's JSON. */
+export interface KeysText {
+  written: readonly Key[]
+  json: string
+  ends: Uint32Array
 }
 
 /** Only documents with this many keys are kept: a short list costs little to parse and diff. */
@@ -98,4 +107,52 @@ export function diffKeys(old: KeptRow, next: readonly Key[]): { removed: Key[]; 
     } else of.set(v, n)
   }
   return { removed, added }
+}
+
+const NO_ENDS = new Uint32Array(0)
+
+/**
+ * The `keys` column of `written`: from the text of the version kept (`before`), only the keys
+ * between their common head and tail are serialised; a list of 10,000 ids gaining one otherwise
+ * serialised them all on every rewrite. `kept`: whether this text may be kept (offsets wanted).
+ */
+export function keysText(written: readonly Key[], before?: KeysText, kept = true): KeysText {
+  // Not to be kept (a new row, or too few keys: the usual document): no offsets wanted.
+  if (!before && (!kept || written.length < KEEP_FROM)) return { written, json: JSON.stringify(written), ends: NO_ENDS }
+  const ends = new Uint32Array(written.length)
+  const parts: string[] = []
+  let at = 1 // after '['
+  const put = (from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      const json = JSON.stringify(written[i])
+      parts.push(json)
+      at += (parts.length > 1 ? 1 : 0) + json.length
+      ends[i] = at
+    }
+  }
+  if (!before) {
+    put(0, written.length)
+    return { written, json: `[${parts.join(',')}]`, ends }
+  }
+  const old = before.written
+  const shorter = Math.min(old.length, written.length)
+  let head = 0
+  while (head < shorter && same(old[head], written[head])) head++
+  let tail = 0
+  while (tail < shorter - head && same(old[old.length - 1 - tail], written[written.length - 1 - tail])) tail++
+  // The head's text as it was (its ends too), then the changed keys, then the tail's text, shifted.
+  if (head > 0) {
+    parts.push(before.json.slice(1, before.ends[head - 1]))
+    ends.set(before.ends.subarray(0, head))
+    at = before.ends[head - 1]
+  }
+  put(head, written.length - tail)
+  if (tail > 0) {
+    const from = old.length - tail
+    const start = from === 0 ? 1 : before.ends[from - 1] + 1
+    parts.push(before.json.slice(start, before.json.length - 1))
+    const shift = at + (parts.length > 1 ? 1 : 0) - start
+    for (let i = 0; i < tail; i++) ends[written.length - tail + i] = before.ends[from + i] + shift
+  }
+  return { written, json: `[${parts.join(',')}]`, ends }
 }

@@ -438,6 +438,7 @@ class Walk {
     }
     if (type === 'binary' || type === 'knn_vector') return
     if (value !== null && typeof value !== 'object') return this.leaf(value, def, type, path)
+    if (Array.isArray(value) && this.keywords(value, def, type, path)) return
     const each = (v: unknown) => {
       if (v === null) return
       if (Array.isArray(v)) return v.forEach(each)
@@ -474,6 +475,18 @@ class Walk {
       const cause = new ParsingError(`[${path}] unexpected token [${token}] in flat_object field value`)
       throw new MapperParsing(this.bad(path, FLAT_OBJECT, v).reason, cause)
     }
+  }
+
+  /**
+   * A list of strings in a plain keyword field (an integration's 10,000 rule ids), collected in one
+   * loop, as leaf would one by one; false (nothing collected) for any other list.
+   */
+  private keywords(list: unknown[], def: FieldMapping, type: string, path: string): boolean {
+    if (kindOf(type) !== 'keyword' || def.fields || def.ignore_above !== undefined || !list.every((v) => typeof v === 'string'))
+      return false
+    const out = def.index !== false ? this.out : undefined
+    if (out) for (const v of list) out.push([path, v as string])
+    return true
   }
 
   private leaf(v: unknown, def: FieldMapping, type: string, path: string): void {

@@ -269,21 +269,42 @@ export function withSources(core: StoreCore, rows: Row[]): Row[] {
       }
       const text = read()
       const source = JSON.parse(text) as Record<string, unknown>
-      if (hit) {
-        core.bigSources.delete(rid)
-        core.bigSourceChars -= hit.size
-      }
-      core.bigSources.set(rid, { seq, source, size: text.length })
-      core.bigSourceChars += text.length
-      for (const [r, v] of core.bigSources) {
-        if (core.bigSourceChars <= BIG_SOURCE_CACHE || r === rid) break
-        core.bigSources.delete(r)
-        core.bigSourceChars -= v.size
-      }
+      keepParsed(core, rid, seq, source, text.length)
       return source
     }
   }
   return rows
+}
+
+/** Whether a source of `chars` characters is surely left out of a page (more bytes than characters), read and parsed when used (withSources). */
+export const bigSource = (chars: number) => chars > INLINE_SOURCE
+
+/**
+ * Keeps the parsed source of row `rid` at `seq` (replacing its other version) for the searches
+ * that read it next; also called by a write that already holds its source as an object
+ * (doc-write.ts), so the next read neither reads nor parses the text just written.
+ */
+export function keepParsed(core: StoreCore, rid: number, seq: number, source: Record<string, unknown>, size: number): void {
+  const hit = core.bigSources.get(rid)
+  if (hit) {
+    core.bigSources.delete(rid)
+    core.bigSourceChars -= hit.size
+  }
+  core.bigSources.set(rid, { seq, source, size })
+  core.bigSourceChars += size
+  for (const [r, v] of core.bigSources) {
+    if (core.bigSourceChars <= BIG_SOURCE_CACHE || r === rid) break
+    core.bigSources.delete(r)
+    core.bigSourceChars -= v.size
+  }
+}
+
+/** Forgets the kept source of row `rid` at `seq` (a write taken back). */
+export function forgetParsed(core: StoreCore, rid: number, seq: number): void {
+  const hit = core.bigSources.get(rid)
+  if (hit?.seq !== seq) return
+  core.bigSources.delete(rid)
+  core.bigSourceChars -= hit.size
 }
 
 /**
