@@ -4,7 +4,8 @@
  * value. Nearly every value fails there: SigmaHQ's exclusion filters test dozens of paths
  * (`C:\Windows\System32\`, `\svchost.exe`...) against every process event's image.
  */
-import type { StringMatcher } from './wildcard'
+/** A test of a string value (wildcard.ts builds the general ones). */
+export type StringMatcher = (value: string) => boolean
 
 export function prefixMatcher(p: string): StringMatcher {
   if (p === '') return () => true

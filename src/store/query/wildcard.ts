@@ -1,8 +1,8 @@
 import { fold } from './fold'
 import { linearRegExp, quote } from './linear-regexp'
-import { prefixMatcher, suffixMatcher } from './affixes'
+import { prefixMatcher, type StringMatcher, suffixMatcher } from './affixes'
 
-export type StringMatcher = (value: string) => boolean
+export type { StringMatcher }
 
 /**
  * OpenSearch `wildcard` as a whole-value matcher: `*` any run of code points (newlines too),
