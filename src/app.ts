@@ -27,6 +27,7 @@ import { securityRoutes } from './security/routes'
 import { createSetup } from './setup'
 import { createNotifications } from './notifications'
 import { caseNotifier } from './notifications/case'
+import { youngCollections } from './heap'
 
 export interface App {
   fetch: (request: Request, server?: unknown) => Response | Promise<Response>
@@ -120,6 +121,7 @@ export async function createApp(node: NodeConfig, log: Logger, opts: { env?: Rec
     fetch: async (request, server) => {
       noteRemoteAddress(request, server as Server<unknown> | undefined)
       const response = await frontDoor(request, route)
+      youngCollections.due()
       return compression ? await compressedResponse(request, response, compressionLevel) : response
     },
     deps,

@@ -53,3 +53,35 @@ export class HeapGrowth {
     return true
   }
 }
+
+/**
+ * JavaScriptCore paces its collections by the cells its heap allocates, but most of what a busy
+ * node thread drops lives beside them: the texts of sources read and written, findings' JSON, the
+ * strings of the rows it reads. Those are freed only once a collection finds their cells dead, so
+ * between its own collections they were kept, and new memory taken for the next ones (a detector
+ * run of 2,407 SigmaHQ rules over 100k events peaked at 435-451 MiB of RSS, 373-377 MiB with a
+ * young collection every 100 ms, at the same CPU; 1,000 rules 293-300 MiB, 266-270). The end of
+ * each unit of work (a request answered, a bulk of findings written) asks for one; it runs when the
+ * last is `every` ms old, so an idle node runs none and a busy one about ten a second.
+ */
+export class YoungCollections {
+  private last = -Infinity
+
+  constructor(
+    private readonly every = 100,
+    private readonly now: () => number = () => performance.now(),
+    private readonly collect: () => void = () => Bun.gc(false),
+  ) {}
+
+  /** Collects the young objects when the last such collection is `every` ms old; true when it did. */
+  due(): boolean {
+    const now = this.now()
+    if (now - this.last < this.every) return false
+    this.last = now
+    this.collect()
+    return true
+  }
+}
+
+/** This thread's (each worker has its own module instance). */
+export const youngCollections = new YoungCollections()

@@ -2,7 +2,7 @@
 // moves: a collection once the heap grew by the limit, or by a quarter of what the last collection
 // left when that is more (a large live heap).
 import { expect, test } from 'bun:test'
-import { HeapGrowth } from '../../src/heap'
+import { HeapGrowth, YoungCollections } from '../../src/heap'
 
 const MiB = 1024 * 1024
 
@@ -73,4 +73,22 @@ test('a caller that counts little still has the heap read every fourth call (wha
   expect(h.reads).toBe(0)
   expect(growth.check(0)).toBe(true)
   expect(h.collections).toBe(1)
+})
+
+test('young collections run at most once per period, asked for as often as work ends', () => {
+  const clock = { now: 0, collections: 0 }
+  const young = new YoungCollections(
+    100,
+    () => clock.now,
+    () => clock.collections++,
+  )
+  expect(young.due()).toBe(true)
+  for (clock.now = 10; clock.now < 100; clock.now += 10) expect(young.due()).toBe(false)
+  clock.now = 100
+  expect(young.due()).toBe(true)
+  clock.now = 150
+  expect(young.due()).toBe(false)
+  clock.now = 1000
+  expect(young.due()).toBe(true)
+  expect(clock.collections).toBe(3)
 })

@@ -7,7 +7,7 @@
 import type { SettingsSnapshot } from '../../config/cluster-settings'
 import type { BulkLine, Store } from '../../store/port'
 import { sleep as realSleep, type Sleep } from '../cti/sleep'
-import { HeapGrowth } from '../../heap'
+import { HeapGrowth, youngCollections } from '../../heap'
 
 export interface RetryBudget {
   maxRetries: number
@@ -131,7 +131,7 @@ export class BulkWriter {
   private async flush(): Promise<void> {
     if (this.batch.length === 0) return
     this.batches++
-    syncHeap.check()
+    if (!syncHeap.check()) youngCollections.due()
     while (this.inFlight.size >= this.limits.maxConcurrent) await Promise.race(this.inFlight)
     const items = this.batch
     this.batch = []

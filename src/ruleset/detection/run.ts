@@ -37,7 +37,7 @@ import { FINDINGS_SETTINGS, type FindingsPipeline, findingId } from './findings-
 import { isObject } from '../../json'
 import type { AlertRaiser } from '../alerts/raise'
 import { DetectorThreatIntel, type ThreatIntelDeps } from '../threat-intel/detector-run'
-import { HeapGrowth } from '../../heap'
+import { HeapGrowth, youngCollections } from '../../heap'
 
 /** Distinct finding-write errors kept per run (the count is exact, the reasons are samples). */
 const MAX_ERRORS = 5
@@ -176,6 +176,7 @@ class DetectorRun {
     const batch = this.pending
     const r = await deps.findings.submit(this.pending, this.start.settings)
     this.pending = []
+    youngCollections.due()
     // The store could not take them now: stop before the checkpoint, the next run repeats the batch.
     if (r.unavailable > 0) throw new Error(`detector ${id}: ${r.unavailable} findings could not be written now (${r.errors.join('; ')})`)
     // Alerts (with the notifications they owe) after their findings, both before the checkpoint.
@@ -276,7 +277,7 @@ class DetectorRun {
           // Another node moved the checkpoint: that node owns this detector now.
           if (!(await this.commit())) return 'lost'
         }
-        runHeap.check((page.matches.length / 2) * FINDING_BYTES)
+        if (!runHeap.check((page.matches.length / 2) * FINDING_BYTES)) youngCollections.due()
         if (pacer.due()) await pacer.pause()
         if (stop) {
           // The batch read ahead is left for the next run: the checkpoint is before it.
