@@ -5,6 +5,7 @@
 // feeds only `,"<id>"` and the (short) rest of the document. The bytes hashed are the same; so is
 // the JSON text, kept too (the list's text grows by the same bytes), which the store then writes
 // instead of serialising the document again.
+import { Lru } from '../lru'
 
 /** What a document's JSON looks like around one list, and the hash state up to the list's last item. */
 interface Kept {
@@ -27,7 +28,7 @@ export interface Appended {
 
 /** Documents kept (integrations being written to). */
 const MAX_KEPT = 64
-const kept = new Map<string, Kept>()
+const kept = new Lru<string, Kept>(MAX_KEPT)
 
 /** Stands for the list in the document's JSON; its serialisation cannot occur elsewhere in it. */
 const MARK = '\u0000\u0001list\u0001\u0000'
@@ -69,9 +70,7 @@ export function appendedHash(
   state.update(added)
   text += added
   const hash = state.copy().update(']').update(tail).digest('hex')
-  kept.delete(key)
   kept.set(key, { hash, head, tail, length: previous.length + 1, last: id, state, list: text })
-  if (kept.size > MAX_KEPT) kept.delete(kept.keys().next().value!)
   return { sha256: hash, json: `${head}${text}]${tail}` }
 }
 

@@ -1,6 +1,7 @@
 // Reference 2.7: a space's aggregate hash covers its policy and everything the policy references,
 // in the policy's order. It lives on the policy document (`space.hash.sha256`).
 import { VersionConflict } from '../store/errors'
+import { Lru } from '../lru'
 import { CONTENT_ALIASES } from './indices'
 import { isObject, type ContentRepository, type Stored } from './repository'
 import type { Space } from './spaces'
@@ -52,7 +53,7 @@ interface ListHashes {
   /** How much of the table's log this state has seen. */
   seen: number
 }
-const copies = new WeakMap<ContentRepository, Map<string, SpaceCopy>>()
+const copies = new WeakMap<ContentRepository, Lru<string, SpaceCopy>>()
 
 /** Copies kept per repository (spaces × content indices). */
 const MAX_COPIES = 64
@@ -70,7 +71,7 @@ function tableOf(docs: Iterable<Stored>): HashTable {
 /** The space's documents of `alias` (hashed fields only) and their hash table. */
 async function spaceDocs(repo: ContentRepository, alias: string, space: string): Promise<{ docs: Iterable<Stored>; table: HashTable }> {
   let mine = copies.get(repo)
-  if (!mine) copies.set(repo, (mine = new Map()))
+  if (!mine) copies.set(repo, (mine = new Lru(MAX_COPIES)))
   const key = `${alias}\u0000${space}`
   let copy = mine.get(key)
   for (let pass = 0; pass < 2; pass++) {
@@ -92,9 +93,7 @@ async function spaceDocs(repo: ContentRepository, alias: string, space: string):
       table.log.push(docId(d))
     }
     if (copy.rows.size === changed.count) {
-      mine.delete(key)
       mine.set(key, copy)
-      if (mine.size > MAX_COPIES) mine.delete(mine.keys().next().value!)
       return { docs: copy.rows.values(), table }
     }
     copy = undefined // something left the space, or was missed: read it again whole

@@ -15,6 +15,7 @@ import type { LogTypes } from './log-types'
 import { concreteIndices } from './detection/checkpoint'
 import { sourceFieldSpecs, stableTypes } from './detection/field-types'
 import { loadFilters, type StoredFilter, withFilters } from './filters'
+import { Lru } from '../lru'
 
 export interface EvaluateRequest {
   normalizedEvent: string
@@ -154,16 +155,14 @@ async function sourceTypes(store: Store, expressions: string[], fields: RuleFiel
     for (const [k, v] of specs ?? []) if (!out.has(k)) out.set(k, v)
   }
   const types = out.size > 0 ? stableTypes(out) : undefined
-  typesCache.delete(key)
   typesCache.set(key, { at: Date.now(), types })
-  if (typesCache.size > SOURCE_TYPES_CACHE_MAX_ENTRIES) typesCache.delete(typesCache.keys().next().value!)
   return types
 }
 
 /** How long a source mapping read for rules/evaluate is reused (a mapping only grows; templates predict the event streams'). */
 const SOURCE_TYPES_TTL_MILLIS = 1000
 const SOURCE_TYPES_CACHE_MAX_ENTRIES = 32
-const typesCache = new Map<string, { at: number; types: Map<string, FieldSpec> | undefined }>()
+const typesCache = new Lru<string, { at: number; types: Map<string, FieldSpec> | undefined }>(SOURCE_TYPES_CACHE_MAX_ENTRIES)
 
 /** A leaf's compiled test, once per (leaf of a cached rule tree, mapping). */
 const leafTests = new WeakMap<object, Map<object | undefined, (event: Record<string, unknown>) => boolean>>()

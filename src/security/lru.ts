@@ -1,14 +1,15 @@
-/**
- * A bounded map with per-entry expiry: Map keeps insertion order, so the
- * first key is the least recently used once every hit re-inserts its key.
- */
+import { Lru } from '../lru'
+
+/** A bounded map (src/lru.ts) whose entries also expire: a read past its time finds nothing. */
 export class ExpiringLru<V> {
-  private readonly entries = new Map<string, { value: V; expires: number }>()
+  private readonly entries: Lru<string, { value: V; expires: number }>
 
   constructor(
-    private readonly maxEntries: number,
+    maxEntries: number,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.entries = new Lru(maxEntries)
+  }
 
   get size(): number {
     return this.entries.size
@@ -21,18 +22,11 @@ export class ExpiringLru<V> {
       this.entries.delete(key)
       return undefined
     }
-    this.entries.delete(key)
-    this.entries.set(key, e)
     return e.value
   }
 
   set(key: string, value: V, ttlMs: number): void {
-    if (this.maxEntries <= 0 || ttlMs <= 0) return
-    this.entries.delete(key)
-    while (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next().value as string
-      this.entries.delete(oldest)
-    }
+    if (this.entries.maxEntries <= 0 || ttlMs <= 0) return
     this.entries.set(key, { value, expires: this.now() + ttlMs })
   }
 

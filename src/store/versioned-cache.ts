@@ -1,3 +1,5 @@
+import { Lru } from '../lru'
+
 /**
  * Values read from a store, kept while what they were read from is unchanged: a call that reads
  * the same content again and again (logtest reads an integration, its rules, the stored filters
@@ -6,11 +8,12 @@
  * every read done afresh unless the caller has another version to offer.
  */
 export class VersionedCache<V> {
-  /** Least recently used first. */
-  private readonly entries = new Map<string, { version: string; value: V }>()
+  private readonly entries: Lru<string, { version: string; value: V }>
 
   /** `maxEntries`: entries kept; past it the least recently used goes. */
-  constructor(private readonly maxEntries: number) {}
+  constructor(maxEntries: number) {
+    this.entries = new Lru(maxEntries)
+  }
 
   /**
    * The value kept for `key` at `version`, else `load()`'s (kept when there is a version). Take the
@@ -19,14 +22,9 @@ export class VersionedCache<V> {
   async get(version: string | undefined, key: string, load: () => Promise<V>): Promise<V> {
     if (version === undefined) return load()
     const hit = this.entries.get(key)
-    this.entries.delete(key)
-    if (hit?.version === version) {
-      this.entries.set(key, hit)
-      return hit.value
-    }
+    if (hit?.version === version) return hit.value
     const value = await load()
     this.entries.set(key, { version, value })
-    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!)
     return value
   }
 }

@@ -8,6 +8,7 @@ import { openSeqReader, type SeqReader } from '../../store/embedded/seq-read'
 import { type BatchReader, scanBatch } from './scan-batch'
 import { BATCH_CHARS, type EvaluatorReply, type EvaluatorRequest, type Scanned, SCAN_BATCH, type WireRule } from './evaluator-protocol'
 import { HeapGrowth } from '../../heap'
+import { Lru } from '../../lru'
 import { IocFilter } from '../threat-intel/ioc-filter'
 
 declare const self: Worker
@@ -29,7 +30,7 @@ let sinceCollect = 0
  * read every few batches instead of after each.
  */
 const heap = new HeapGrowth(16 * 1024 * 1024)
-const sets = new Map<string, { set: RuleSet; refused: EvaluatorReply['refused'] }>()
+const sets = new Lru<string, { set: RuleSet; refused: EvaluatorReply['refused'] }>(MAX_SETS)
 /** The set key last sent for each slot (see EvaluatorRequest): an older one for the slot is dropped. */
 const slots = new Map<string, string>()
 /** Open readers by store file, until the run that opened one says it is done. */
@@ -87,9 +88,6 @@ self.onmessage = (event: MessageEvent<EvaluatorRequest>) => {
     if (request.kind === 'use') {
       const entry = sets.get(request.key)
       if (!entry) return answer({ id: request.id, error: `unknown rule set ${request.key}` })
-      // Most recently used last: the least recently used is dropped first.
-      sets.delete(request.key)
-      sets.set(request.key, entry)
       return answer({ id: request.id, refused: entry.refused })
     }
     if (request.kind === 'set') {
@@ -102,12 +100,10 @@ self.onmessage = (event: MessageEvent<EvaluatorRequest>) => {
       if (request.slot !== undefined) slots.set(request.slot, request.key)
       const set = ruleSet(rules, request.fieldTypes)
       const refused = set.refused.map(({ rule, error }) => ({ at: rules.indexOf(rule), error }))
-      sets.delete(request.key)
       sets.set(request.key, { set, refused })
       // The set is built and kept here, never built again from these rules: their query trees
       // (a fifth of what a large set holds) live on as its predicates and index only.
       for (const rule of rules) (rule as Partial<WireRule>).query = undefined
-      if (sets.size > MAX_SETS) sets.delete(sets.keys().next().value!)
       for (const [slot, key] of slots) if (!sets.has(key)) slots.delete(slot)
       // Compiling and indexing a large set leaves tens of MiB behind: collected now, before the
       // scans' batches come to grow the heap on top of it.

@@ -10,6 +10,7 @@ import { dynamicTemplateFor, fieldSpecs } from '../../store/embedded'
 import type { Mappings } from '../../store/port'
 import type { FieldSpec } from '../../store/query'
 import { FLAT_OBJECT, flatObjectRoot } from '../../store/query/flat-object'
+import { Lru } from '../../lru'
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -19,8 +20,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * SigmaHQ rules read a few hundred fields, mostly raw names no template takes, and each detector
  * run, warm-up and logtest call asked again for every field of every rule.
  */
-const templateAnswers = new Map<string, Map<string, FieldSpec | null>>()
 const TEMPLATE_SETS_KEPT = 16
+const templateAnswers = new Lru<string, Map<string, FieldSpec | null>>(TEMPLATE_SETS_KEPT)
 const PATHS_KEPT = 20_000
 const answersFor = new WeakMap<Mappings, Map<string, FieldSpec | null>>()
 
@@ -29,10 +30,7 @@ function answers(mappings: Mappings): Map<string, FieldSpec | null> {
   if (mine) return mine
   const key = Bun.hash(JSON.stringify(mappings.dynamic_templates ?? [])).toString(36)
   mine = templateAnswers.get(key)
-  if (!mine) {
-    templateAnswers.set(key, (mine = new Map()))
-    if (templateAnswers.size > TEMPLATE_SETS_KEPT) templateAnswers.delete(templateAnswers.keys().next().value!)
-  }
+  if (!mine) templateAnswers.set(key, (mine = new Map()))
   answersFor.set(mappings, mine)
   return mine
 }
@@ -121,12 +119,11 @@ function declared(m: Mappings, path: string): boolean {
 
 /** Mappings kept by content, so an unchanged mapping is the same object and its rule set is reused. */
 const TYPES_CACHE_MAX_ENTRIES = 32
-const typesByContent = new Map<string, Map<string, FieldSpec>>()
+const typesByContent = new Lru<string, Map<string, FieldSpec>>(TYPES_CACHE_MAX_ENTRIES)
 export function stableTypes(types: Map<string, FieldSpec>): Map<string, FieldSpec> {
   const key = JSON.stringify([...types])
   const hit = typesByContent.get(key)
   if (hit) return hit
   typesByContent.set(key, types)
-  if (typesByContent.size > TYPES_CACHE_MAX_ENTRIES) typesByContent.delete(typesByContent.keys().next().value!)
   return types
 }

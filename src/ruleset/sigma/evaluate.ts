@@ -11,6 +11,7 @@ import { contentKey } from './compile-cache'
 import { neverHolds, normaliseTypes, type Requirement, requirementOf, type Types } from './runtime/requirements'
 import { RuleIndex } from './runtime/rule-index'
 import { vetoesOf } from './runtime/vetoes'
+import { Lru } from '../../lru'
 
 export interface RuleMatch {
   rule: { id?: string; title: string; level?: string; tags: string[] }
@@ -147,9 +148,11 @@ export class RuleSet {
 
 const sets = new WeakMap<readonly CompiledSigmaRule[], Map<FieldTypes | undefined, RuleSet>>()
 /** Rule sets by content (the rules' compile-cache keys and the mapping object), for callers that rebuild arrays. */
-const byContent = new Map<string, { rules: readonly CompiledSigmaRule[]; fieldTypes?: FieldTypes; set: RuleSet }>()
 /** Indexed rule sets kept by content (least recently used evicted first). */
 export const RULE_SET_CACHE_MAX_ENTRIES = 64
+const byContent = new Lru<string, { rules: readonly CompiledSigmaRule[]; fieldTypes?: FieldTypes; set: RuleSet }>(
+  RULE_SET_CACHE_MAX_ENTRIES,
+)
 const typesIds = new WeakMap<object, number>()
 let nextTypesId = 0
 
@@ -172,17 +175,12 @@ export function ruleSet(rules: readonly CompiledSigmaRule[], fieldTypes?: FieldT
     if (t === undefined) typesIds.set(fieldTypes!, (t = nextTypesId++))
     key = `${t}|${keys.join('|')}`
     const hit = byContent.get(key)
-    if (hit && hit.fieldTypes === fieldTypes && hit.rules.every((r, i) => r === rules[i])) {
-      byContent.delete(key)
-      byContent.set(key, hit)
-      set = hit.set
-    }
+    if (hit && hit.fieldTypes === fieldTypes && hit.rules.every((r, i) => r === rules[i])) set = hit.set
   }
   if (!set) {
     set = new RuleSet(rules, fieldTypes)
     if (key !== undefined) {
       byContent.set(key, { rules, fieldTypes, set })
-      if (byContent.size > RULE_SET_CACHE_MAX_ENTRIES) byContent.delete(byContent.keys().next().value!)
     }
   }
   byMapping.set(fieldTypes, set)

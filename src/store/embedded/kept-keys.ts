@@ -8,6 +8,7 @@
  */
 import type { StoreCore } from './core'
 import type { Key } from './text-index'
+import { Lru } from '../../lru'
 
 /** One row version's keys: its fv keys in order, with how often each value occurs, and the rest. */
 export interface KeptRow {
@@ -38,7 +39,7 @@ export const KEEP_FROM = 256
 /** Rows kept per store; each holds its keys (some 100 bytes a key). */
 const MAX_KEPT = 8
 
-const kept = new WeakMap<StoreCore, Map<number, KeptRow>>()
+const kept = new WeakMap<StoreCore, Lru<number, KeptRow>>()
 
 /** The keys kept for row `rid` if they are of the version `uuid`/`seq` whose `keys` column has `keysBytes` bytes. */
 export function keptRow(core: StoreCore, rid: number, uuid: string, seq: number, keysBytes: number): KeptRow | undefined {
@@ -49,10 +50,8 @@ export function keptRow(core: StoreCore, rid: number, uuid: string, seq: number,
 /** Keeps `row` for `rid` (the newest kept last); forgotten when the running write is taken back. */
 export function keepRow(core: StoreCore, rid: number, row: KeptRow): void {
   let rows = kept.get(core)
-  if (!rows) kept.set(core, (rows = new Map()))
-  rows.delete(rid)
+  if (!rows) kept.set(core, (rows = new Lru(MAX_KEPT)))
   rows.set(rid, row)
-  if (rows.size > MAX_KEPT) rows.delete(rows.keys().next().value!)
   core.onUndo(() => forgetRow(core, rid))
 }
 
