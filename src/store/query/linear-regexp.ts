@@ -2,10 +2,12 @@
  * The one regular-expression engine of the evaluator: RE2 (the `re2js` port), whose matching time
  * is linear in the input for every pattern. JavaScript's backtracking RegExp is never given a
  * caller's pattern: `(a+)+` against a 31-character value took seconds there and stalled the node.
- * Lucene `regexp`, `wildcard` and Sigma `re` (`_pcre`) all compile through here.
+ * Lucene `regexp`, `wildcard` and Sigma `re` (`_pcre`) all compile through here; the patterns
+ * JavaScript's engine provably runs in linear time run there on ASCII values (native-regexp.ts).
  */
 import { RE2JS } from 're2js'
 import { IllegalArgument } from '../errors'
+import { isAscii, nativeTest } from './native-regexp'
 
 export interface Matcher {
   test(value: string): boolean
@@ -35,7 +37,10 @@ export function linearRegExp(source: string, o: LinearOptions): Matcher {
   } catch (e) {
     throw new IllegalArgument(`failed to parse regexp [${o.display ?? source}]: ${(e as Error).message}`)
   }
-  return o.anchored ? { test: (s) => re.matches(s) } : { test: (s) => re.test(s) }
+  const re2: (s: string) => boolean = o.anchored ? (s) => re.matches(s) : (s) => re.test(s)
+  // The native engine where it is provably linear too, on the values it reads as RE2 does.
+  const native = nativeTest(source, o)
+  return native ? { test: (s) => (isAscii(s) ? native(s) : re2(s)) } : { test: re2 }
 }
 
 /** A JavaScript (PCRE-ish) pattern in RE2 syntax: `[^]`, `\uXXXX`, `\cX` and named groups rewritten. */
