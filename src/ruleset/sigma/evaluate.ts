@@ -5,7 +5,7 @@
  * rules it can match; `evaluateRulesTree` tests every rule and is kept as the reference the
  * differential test compares against.
  */
-import { compile, DocView, type FieldTypes, matchedNames } from '../../store/query'
+import { compile, type CompiledQuery, DocView, type FieldTypes, matchedNames } from '../../store/query'
 import type { CompiledSigmaRule } from './compile'
 import { contentKey } from './compile-cache'
 import { neverHolds, normaliseTypes, type Requirement, requirementOf, type Types } from './runtime/requirements'
@@ -19,10 +19,18 @@ export interface RuleMatch {
   selections: string[]
 }
 
-type Predicate = (doc: DocView) => string[] | null
+/**
+ * A rule's test, and the selections that can contribute to a match: those are tested again only
+ * when a caller asks which matched (logtest does; a detector run, which writes none, never does).
+ */
+interface Predicate {
+  test: (doc: DocView) => boolean
+  contributing: CompiledQuery['named']
+}
 
+const never = () => false
 /** A rule the evaluator refuses under a mapping (e.g. a term that is no date on a `date` field) never matches. */
-const refused: Predicate = () => null
+const refused: Predicate = { test: never, contributing: [] }
 
 const byTypes = new WeakMap<object, WeakMap<CompiledSigmaRule, Predicate>>()
 const untyped = new WeakMap<CompiledSigmaRule, Predicate>()
@@ -44,8 +52,7 @@ function compilePredicate(rule: CompiledSigmaRule, fieldTypes?: FieldTypes): Pre
     // Only the selections that can contribute are tested again once the rule matched (the
     // filters under `not` were half of a matching rule's time).
     const positive = new Set(rule.selections)
-    const contributing = named.filter((n) => positive.has(n.name))
-    return (doc) => (test(doc) ? matchedNames(contributing, doc) : null)
+    return { test, contributing: named.filter((n) => positive.has(n.name)) }
   } catch (e) {
     refusals.set(rule, (e as Error).message)
     return refused
@@ -66,7 +73,7 @@ function keptPredicate(rule: CompiledSigmaRule, fieldTypes: FieldTypes | undefin
 }
 
 /** Kept for a rule no event can match: never called, as the index never yields the rule. */
-const unmatched: Predicate = () => null
+const unmatched: Predicate = { test: never, contributing: [] }
 
 const refusals = new WeakMap<CompiledSigmaRule, string>()
 
@@ -134,15 +141,35 @@ export class RuleSet {
   }
 
   /** Matched rules in the set's order, each with its position in the set. */
-  evaluate(event: Record<string, unknown> | DocView): Array<RuleMatch & { at: number }> {
+  evaluate(event: Record<string, unknown> | DocView): SetMatch[] {
     const doc = event instanceof DocView ? event : new DocView(event)
-    const out: Array<RuleMatch & { at: number }> = []
-    for (const at of this.index.candidates(doc)) {
-      if (this.predicates[at] === refused) continue
-      const selections = this.predicates[at](doc)
-      if (selections) out.push({ rule: ruleOf(this.rules[at]), selections, at })
-    }
+    const out: SetMatch[] = []
+    for (const at of this.index.candidates(doc)) if (this.predicates[at].test(doc)) out.push(new SetMatch(this, at, doc))
     return out
+  }
+
+  /** The contributing selections of rule `at` that `doc` meets (it matched). */
+  selections(at: number, doc: DocView): string[] {
+    return matchedNames(this.predicates[at].contributing, doc)
+  }
+}
+
+/** A match of a set's rule `at`: what was matched and why is worked out when read, not per match. */
+export class SetMatch implements RuleMatch {
+  private named?: string[]
+
+  constructor(
+    private readonly set: RuleSet,
+    readonly at: number,
+    private readonly doc: DocView,
+  ) {}
+
+  get rule(): RuleMatch['rule'] {
+    return ruleOf(this.set.rules[this.at])
+  }
+
+  get selections(): string[] {
+    return (this.named ??= this.set.selections(this.at, this.doc))
   }
 }
 
@@ -203,8 +230,8 @@ export function evaluateRulesTree(
   const doc = new DocView(event)
   const out: RuleMatch[] = []
   for (const rule of rules) {
-    const selections = predicate(rule, fieldTypes)(doc)
-    if (selections) out.push(matchOf(rule, selections))
+    const p = predicate(rule, fieldTypes)
+    if (p.test(doc)) out.push(matchOf(rule, matchedNames(p.contributing, doc)))
   }
   return out
 }
