@@ -2,6 +2,8 @@
  * The `standard` analyzer, approximately: Unicode word tokens (letters, digits, `_`, joined by
  * an inner `.` or `'` as UAX#29 does for `example.com` and `don't`), lower-cased.
  */
+import { isAscii } from './fold'
+
 const WORD = /[\p{L}\p{N}\p{M}_]+(?:['.’][\p{L}\p{N}\p{M}_]+)*/gu
 
 export function analyze(text: string): string[] {
@@ -24,7 +26,6 @@ export function analyzeWithOffsets(text: string): Array<{ token: string; start: 
   return standardTokens(text).map((t) => ({ ...t, token: t.token.toLowerCase() }))
 }
 
-const ASCII = /^[\x00-\x7f]*$/
 /** WORD below U+0080, on lower-cased text: [a-z0-9_] runs joined by an inner `.` or `'`. */
 const ASCII_WORD = /[a-z0-9_]+(?:[.'][a-z0-9_]+)*/g
 
@@ -35,7 +36,7 @@ const ASCII_WORD = /[a-z0-9_]+(?:[.'][a-z0-9_]+)*/g
  * which was a third of a bulk ingest of 1 KB texts.
  */
 function analyzeAscii(text: string): string[] | undefined {
-  if (!ASCII.test(text)) return undefined
+  if (!isAscii(text)) return undefined
   return text.toLowerCase().match(ASCII_WORD) ?? []
 }
 

@@ -7,7 +7,8 @@
  */
 import { RE2JS } from 're2js'
 import { IllegalArgument } from '../errors'
-import { isAscii, nativeTest } from './native-regexp'
+import { isAscii } from './fold'
+import { nativeTest } from './native-regexp'
 
 export interface Matcher {
   test(value: string): boolean

@@ -202,8 +202,6 @@ export interface NativeOptions {
   multiline?: boolean
 }
 
-const ASCII_ONLY = /^[\x00-\x7f]*$/
-
 /**
  * A test equal to RE2's for ASCII values, or undefined when the pattern is not one this module
  * proves linear (the caller keeps RE2 for it, and for every value with a non-ASCII character).
@@ -224,6 +222,3 @@ export function nativeTest(source: string, o: NativeOptions): ((ascii: string) =
   const re = new RegExp(o.anchored ? `^(?:${body})$` : body, o.caseInsensitive ? 'i' : '')
   return (s) => re.test(s)
 }
-
-/** Whether a value is ASCII only (the values nativeTest answers for). */
-export const isAscii = (s: string) => ASCII_ONLY.test(s)
