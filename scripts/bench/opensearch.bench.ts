@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path'
 import { startServer } from '../conformance/target'
 import { attachOpenSearch, missingPrerequisites, startOpenSearch, type RunningOpenSearch } from '../opensearch/cluster'
 import { EVENTS_MAPPINGS } from '../../src/setup/indices/streams'
-import { event } from './lib/security-events'
+import { event, FIRST_EVENT_MS } from './lib/security-events'
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(name)
@@ -81,6 +81,29 @@ async function ingest(t: Target): Promise<number> {
   return EVENTS / ((performance.now() - started) / 1000)
 }
 
+// An event browser's view (OpenSearch Dashboards' Discover): the last nine tenths of the events as
+// its time picker writes them, the newest 500 by time, an hourly histogram beside them.
+const TIME_FILTER = {
+  bool: {
+    must: [],
+    filter: [
+      { match_all: {} },
+      {
+        range: {
+          '@timestamp': {
+            gte: new Date(FIRST_EVENT_MS + EVENTS * 100).toISOString(),
+            lte: new Date(FIRST_EVENT_MS + EVENTS * 1000).toISOString(),
+            format: 'strict_date_optional_time',
+          },
+        },
+      },
+    ],
+    should: [],
+    must_not: [],
+  },
+}
+const NEWEST = { size: 500, sort: [{ '@timestamp': { order: 'desc', unmapped_type: 'boolean' } }], query: TIME_FILTER }
+
 const SEARCHES: Array<[string, unknown]> = [
   ['term', { query: { term: { 'user.name': 'postgres' } } }],
   ['range', { query: { range: { 'source.port': { gte: 20_000, lt: 20_100 } } } }],
@@ -98,6 +121,15 @@ const SEARCHES: Array<[string, unknown]> = [
   ],
   ['match', { query: { match: { 'process.command_line': '/etc/shadow' } } }],
   ['query_string', { query: { query_string: { query: 'event.action:login AND user.name:root AND host.name:host-42' } } }],
+  ['newest 500 in a time range', NEWEST],
+  [
+    'Discover view (+ histogram, exact total)',
+    {
+      ...NEWEST,
+      track_total_hits: true,
+      aggs: { 2: { date_histogram: { field: '@timestamp', fixed_interval: '1h', time_zone: 'UTC', min_doc_count: 1 } } },
+    },
+  ],
   [
     'date_histogram x terms',
     {

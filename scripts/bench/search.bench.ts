@@ -58,6 +58,32 @@ const QUERIES: Array<[string, SearchBody]> = [
   ['query_string free', { query: { query_string: { query: 'tok9' } } }],
   ['newest-10', { query: { match_all: {} }, sort: [{ ts: 'desc' }], size: 10 }],
   ['newest-10 after', { query: { match_all: {} }, sort: [{ n: 'desc' }], size: 10, search_after: [DOCS / 2] }],
+  // An event browser's view: a time range as Dashboards writes it, the newest 500, a histogram, the exact total.
+  [
+    'Discover view',
+    {
+      size: 500,
+      sort: [{ ts: { order: 'desc', unmapped_type: 'boolean' } }],
+      track_total_hits: true,
+      query: {
+        bool: {
+          filter: [
+            { match_all: {} },
+            {
+              range: {
+                ts: {
+                  gte: new Date(BASE + DOCS * 100).toISOString(),
+                  lte: new Date(BASE + DOCS * 1000).toISOString(),
+                  format: 'strict_date_optional_time',
+                },
+              },
+            },
+          ],
+        },
+      },
+      aggs: { t: { date_histogram: { field: 'ts', fixed_interval: '1h', min_doc_count: 1 } } },
+    },
+  ],
   ['terms agg', { size: 0, aggs: { k: { terms: { field: 'k.keyword', size: 10 } } } }],
   [
     'date_histogram agg, text query',

@@ -24,10 +24,13 @@ const USERS = ['alice', 'bob', 'root', 'daemon', 'www-data', 'postgres', 'svc_ba
 const BINS = ['/usr/bin/curl', '/usr/bin/wget', '/bin/bash', '/usr/bin/python3', '/usr/sbin/sshd', '/usr/bin/nc', '/usr/bin/base64']
 const PAD = 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor '.repeat(8)
 
+/** The first event's time; event i comes i seconds later. */
+export const FIRST_EVENT_MS = 1_780_000_000_000
+
 export function event(i: number) {
   const bin = pick(BINS)
   return {
-    '@timestamp': new Date(1_780_000_000_000 + i * 1000).toISOString(),
+    '@timestamp': new Date(FIRST_EVENT_MS + i * 1000).toISOString(),
     agent: { id: String(i % 997), name: `host-${i % 997}` },
     host: { name: `host-${i % 997}`, os: { family: 'linux', version: '6.1' } },
     event: { action: pick(ACTIONS), outcome: pick(OUTCOMES), category: 'process', kind: 'event' },

@@ -13,6 +13,7 @@ import { DocView, type FieldPath, isObject } from '../query/doc'
 import { FLAT_OBJECT, flatObjectRoot } from '../query/flat-object'
 import type { Agg, Counting, Key, TargetCtx } from './aggs'
 import type { Pacer } from './pacer'
+import { matchesAll } from './plan'
 
 /** Per document, the position of its value in a list of a column's distinct values (-1: none). */
 export interface Ordinals {
@@ -80,9 +81,6 @@ function fieldsOf(aggs: unknown, out: Set<string>): boolean {
   return true
 }
 
-const isMatchAll = (q: unknown) =>
-  q === undefined || (isObject(q) && Object.keys(q).length === 1 && isObject(q.match_all) && Object.keys(q.match_all).length === 0)
-
 export interface ColumnarPlan {
   parts: Array<{ target: TargetCtx; columns: Columns }>
 }
@@ -112,7 +110,7 @@ export function columnarPlan(query: unknown, aggsBody: unknown, targets: ColumnS
       paths.add(path)
       wanted.push({ field, path, boolean: kind === 'boolean' })
     }
-    const columns = target.columns(wanted, isMatchAll(query) ? undefined : query)
+    const columns = target.columns(wanted, matchesAll(query) ? undefined : query)
     if (!columns) return undefined
     parts.push({ target, columns })
   }

@@ -37,7 +37,7 @@ export interface Plan {
   bounds?: { field: string; f: number; ops: Array<[RangeOp, Bind]> }
 }
 
-type RangeOp = 'gt' | 'gte' | 'lt' | 'lte'
+export type RangeOp = 'gt' | 'gte' | 'lt' | 'lte'
 
 /**
  * What the data can tell the planner, for choosing between equivalent plans (never for their
@@ -77,6 +77,59 @@ const LOOKUP_RATIO = 8
 const MAX_IN = 500
 /** Below SQLite's limit of terms in one compound SELECT (500): larger disjunctions scan instead. */
 const MAX_UNION = 100
+
+/** Whether a query matches every document (absent, or `match_all`, whatever its boost or name). */
+export const matchesAll = (q: unknown): boolean => q === undefined || (isObject(q) && Object.keys(q).length === 1 && isObject(q.match_all))
+
+/**
+ * The bounds a query's required `range` clauses put on a numeric or date `field` (bound values as
+ * the field's index holds them), and whether they are all the query asks (its other required
+ * clauses match everything): a walk of the field's index in order then starts and stops there
+ * and reads only matches (see search-rows.ts's sortedRows).
+ */
+export function fieldBounds(q: unknown, meta: IndexMeta, now: number, field: string): { ops: Array<[RangeOp, Bind]>; only: boolean } {
+  const ops: Array<[RangeOp, Bind]> = []
+  let only = true
+  const visit = (c: unknown): void => {
+    if (matchesAll(c)) return
+    if (!isObject(c) || Object.keys(c).length !== 1) return void (only = false)
+    const [type] = Object.keys(c)
+    const body = c[type]
+    if (type === 'bool' && isObject(body)) {
+      for (const [k, v] of Object.entries(body))
+        if (k === 'must' || k === 'filter') list(v).forEach(visit)
+        else if (!((k === 'should' || k === 'must_not') && list(v).length === 0) && k !== 'boost' && k !== '_name') only = false
+      return
+    }
+    const bounds = type === 'range' ? planQuery(c, meta, now)?.bounds : undefined
+    if (bounds?.field === field) ops.push(...bounds.ops)
+    else only = false
+  }
+  visit(q)
+  return { ops, only }
+}
+
+const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
+
+/** The numeric or date field a query only bounds (a dashboard's time filter, match_all beside it), with its bounds. */
+export function boundsOnly(q: unknown, meta: IndexMeta, now: number): { field: string; ops: Array<[RangeOp, Bind]> } | undefined {
+  const field = rangeField(q)
+  if (field === undefined) return undefined
+  const { ops, only } = fieldBounds(q, meta, now, field)
+  return only && ops.length > 0 ? { field, ops } : undefined
+}
+
+/** The field of the first required `range` clause of a query. */
+function rangeField(q: unknown): string | undefined {
+  if (!isObject(q)) return undefined
+  if (isObject(q.range)) return Object.keys(q.range)[0]
+  if (!isObject(q.bool)) return undefined
+  for (const c of [...list(q.bool.must), ...list(q.bool.filter)]) {
+    const f = rangeField(c)
+    if (f !== undefined) return f
+  }
+  return undefined
+}
 
 export function planQuery(q: unknown, meta: IndexMeta, now: number, probe?: PlanProbe): Plan | null {
   try {
@@ -165,8 +218,9 @@ class Planner {
 
   private bool(body: unknown): Plan | null {
     if (!isObject(body)) return null
-    const list = (v: unknown) => (v === undefined ? [] : Array.isArray(v) ? v : [v])
-    const must = [...list(body.must), ...list(body.filter)]
+    const required = [...list(body.must), ...list(body.filter)]
+    // A match_all beside other required clauses restricts nothing (Dashboards puts one in every filter list).
+    const must = required.filter((c) => !matchesAll(c))
     const should = list(body.should)
     let best: Plan | null = null
     for (const c of must) {
@@ -177,9 +231,9 @@ class Planner {
     if (exact) return exact
     const msm = body.minimum_should_match
     const shouldRequired =
-      should.length > 0 && (must.length === 0 ? msm === undefined || Number(msm) >= 1 : msm !== undefined && Number(msm) >= 1)
+      should.length > 0 && (required.length === 0 ? msm === undefined || Number(msm) >= 1 : msm !== undefined && Number(msm) >= 1)
     if (!best && shouldRequired && (msm === undefined || Number(msm) === 1)) {
-      const union = this.union(should, must.length === 0 && list(body.must_not).length === 0)
+      const union = this.union(should, required.length === 0 && list(body.must_not).length === 0)
       if (union) return union
     }
     // One conjunct is exact for the whole bool only when it is the bool's only clause.
@@ -324,7 +378,8 @@ class Planner {
   private match(type: string, field: string, p: Record<string, unknown>): Plan | null {
     const query = p.query
     if (query === undefined || query === null || isObject(query)) return null
-    if (!this.text(field)) return type === 'match' && p.fuzziness === undefined ? this.leaf('term', field, { value: query }) : null
+    // On a keyword, numeric or date field both are a `term` (Dashboards' filter pills are match_phrase).
+    if (!this.text(field)) return p.fuzziness === undefined ? this.leaf('term', field, { value: query }) : null
     for (const k of Object.keys(p)) if (!MATCH_PARAMS.has(k)) return null // fuzziness, analyzer...: the evaluator decides
     const analysed = analyze(String(query))
     const terms = [...new Set(analysed)]
@@ -357,7 +412,7 @@ class Planner {
     if (!kind) return null
     const f = this.meta.fieldIds.get(root === undefined ? field : valueAndPathField(root))
     if (f === undefined) return EMPTY // mapped but no document ever had a value
-    const conv = (v: unknown, roundUp = false): Bind | undefined => {
+    const conv = (v: unknown, roundUp = false, format?: string): Bind | undefined => {
       switch (kind) {
         case 'keyword': {
           const k = keywordOf(v)
@@ -371,7 +426,7 @@ class Planner {
         }
         case 'date':
           try {
-            return parseDateMath(v, roundUp, this.now, this.meta.specs.get(field)?.format)
+            return parseDateMath(v, roundUp, this.now, format ?? this.meta.specs.get(field)?.format)
           } catch {
             return undefined
           }
@@ -411,14 +466,15 @@ class Planner {
       if (p.from != null) b[p.include_lower === false ? 'gt' : 'gte'] = p.from
       if (p.to != null) b[p.include_upper === false ? 'lt' : 'lte'] = p.to
     }
-    if (typeof p.format === 'string') return null
+    // A date range's `format` reads its bounds (the documents' values are indexed by the mapping's).
+    if (p.format !== undefined && (kind !== 'date' || typeof p.format !== 'string')) return null
     const ops: Record<RangeOp, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' }
     let sql = 'SELECT rid FROM fv WHERE f = ?'
     const params: Bind[] = [f]
     const bounds: Array<[RangeOp, Bind]> = []
     for (const op of ['gt', 'gte', 'lt', 'lte'] as const) {
       if (b[op] === undefined || b[op] === null) continue
-      const v = conv(b[op], op === 'gt' || op === 'lte')
+      const v = conv(b[op], op === 'gt' || op === 'lte', p.format as string | undefined)
       if (v === undefined) return null
       sql += ` AND v ${ops[op]} ?`
       params.push(v)

@@ -85,8 +85,8 @@ function searchTargets(
       valuedCount: filters ? undefined : (query: unknown, field: string) => valuedCount(core, meta, query, field),
       sortedRows: filters
         ? undefined
-        : (query: unknown, field: string, order: 1 | -1, after: string | number | undefined) =>
-            sortedRows(core, meta, query, field, order, after),
+        : (query: unknown, field: string, order: 1 | -1, after: string | number | undefined, window: number) =>
+            sortedRows(core, meta, query, field, order, after, window),
       rowsBySeq: (query: unknown, order: 1 | -1, after: number | undefined) =>
         paged(
           core,

@@ -7,7 +7,7 @@ import { isObject } from '../query/doc'
 import type { Column, ColumnLayout, Columns, Ordinals } from './aggs-columnar'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
-import { type Plan, type PlanProbe, planQuery } from './plan'
+import { type Bind, boundsOnly, fieldBounds, matchesAll, type Plan, type PlanProbe, planQuery, type RangeOp } from './plan'
 import { ridRange } from './rids'
 import { indexedKind } from './mapping'
 import { singleMatch, type Stats } from '../query/score'
@@ -148,7 +148,8 @@ export function* plannedRows(core: StoreCore, plan: Plan): Generator<Row> {
  * or backwards), each with the value that places it, strictly beyond `after` in that order. A
  * document with several values comes once, at its first value in that order: its smallest when
  * ascending, its largest when descending, which is the sort's default mode. Documents without a
- * value are not read. Undefined when the field or query cannot be read so.
+ * value are not read. Undefined when the field or query cannot be read so. The caller checks
+ * every row against the query: the walk may pass rows that do not match (see `broad`).
  */
 export function sortedRows(
   core: StoreCore,
@@ -157,6 +158,7 @@ export function sortedRows(
   field: string,
   order: 1 | -1,
   after: string | number | undefined,
+  window: number,
 ): Iterable<{ row: Row; value: string | number }> | undefined {
   if (core.scanOnly) return undefined
   const spec = meta.specs.get(field)
@@ -164,10 +166,16 @@ export function sortedRows(
   if (kind !== 'keyword' && kind !== 'number' && kind !== 'date') return undefined
   const f = meta.fieldIds.get(field)
   if (f === undefined) return []
-  const all = query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)
-  const plan = all ? null : planOf(core, meta, query)
+  const all = matchesAll(query)
+  let plan = all ? null : planOf(core, meta, query)
   if (!all && !plan) return undefined
   const multi = meta.multiValued.has(f)
+  // The query's own bounds on the field (a time range, sorted by time) are where the walk starts
+  // and stops, unless a document's place (its largest value, descending) may lie outside them;
+  // when they are the whole query, or the query matches so many documents that the first rows of
+  // the walk are matches, its rows are not read for every page.
+  const bounds = all || multi ? { ops: [], only: all } : fieldBounds(query, meta, core.now(), field)
+  if (plan && (bounds.only || broad(core, meta, plan, window))) plan = null
   // A document's place is its first value in this order: one beyond `after` may hide a first one before it.
   if (multi && after !== undefined) return undefined
   return (function* () {
@@ -181,6 +189,10 @@ export function sortedRows(
       if (after !== undefined) {
         sql += ` AND fv.v ${cmp} ?`
         params.push(after)
+      }
+      for (const [op, v] of bounds.ops) {
+        sql += ` AND fv.v ${RANGE_SQL[op]} ?`
+        params.push(v)
       }
       if (cursor) {
         sql += ` AND (fv.v, fv.rid) ${cmp} (?, ?)`
@@ -207,12 +219,26 @@ export function sortedRows(
   })()
 }
 
+const RANGE_SQL: Record<RangeOp, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' }
+
+/**
+ * Whether a plan matches so many documents that walking a field's index and testing each row
+ * (about `window × docs / matches` rows read, each a document parsed) costs less than reading
+ * the plan's rids (`matches` rows, SQLite materialising them for every page of the walk). A
+ * document costs some ten index rows, so the plan is broad past sqrt(10 × window × docs)
+ * matches, counted no further.
+ */
+function broad(core: StoreCore, meta: IndexMeta, plan: Plan, window: number): boolean {
+  const past = Math.ceil(Math.sqrt(10 * Math.max(1, window) * meta.docCount))
+  return probeOf(core, meta).count(plan.sql, plan.params, past + 1) > past
+}
+
 /** How many of the query's matches hold a value of the field, from the field's index. */
 export function valuedCount(core: StoreCore, meta: IndexMeta, query: unknown, field: string): number | undefined {
   if (core.scanOnly) return undefined
   const f = meta.fieldIds.get(field)
   if (f === undefined) return 0
-  const all = query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1)
+  const all = matchesAll(query)
   const plan = all ? null : planOf(core, meta, query)
   if (!all && !plan?.exact) return undefined
   const n = meta.multiValued.has(f) ? 'count(DISTINCT rid)' : 'count(*)'
@@ -328,24 +354,56 @@ export function columns(
   const byPath = new Map<string, unknown[]>()
   const ordinals = new Map<string, Ordinals>()
   for (const { field, path, boolean } of fields) {
-    const key = `${boolean ? 'b' : 'v'}:${field}`
-    let column = core.caches.columns.get(meta, key)
-    // Documents added since it was read: their values appended (the layout is then dense).
-    if (column && column.nextRid !== layout.nextRid) {
-      const extended = extendColumn(core, meta, column, layout, field, boolean)
-      column = extended === undefined ? undefined : core.caches.columns.set(meta, key, extended, layout.count)
-    }
-    if (column === undefined) column = core.caches.columns.set(meta, key, readColumn(core, meta, layout, field, boolean), layout.count)
+    const column = columnOf(core, meta, layout, field, boolean)
     if (!column) return undefined
     byPath.set(path, column.values)
     if (column.ordinals) ordinals.set(path, column.ordinals)
   }
   const { count, position, lo } = layout
   if (!plan) return { count, byPath, ordinals }
+  // A range alone (a dashboard's time filter) selects from its field's column: reading its
+  // matches' rids in rid order sorted every one of them.
+  const only = boundsOnly(query, meta, core.now())
+  const bounded = only && columnOf(core, meta, layout, only.field, false)
+  if (only && bounded) return { count, byPath, ordinals, selected: within(bounded.values, only.ops) }
   const rids = core.db.query(`SELECT rid FROM (${plan.sql}) GROUP BY rid ORDER BY rid`).values(...plan.params) as number[][]
   const selected = new Int32Array(rids.length)
   rids.forEach(([rid], i) => (selected[i] = position ? position[rid - lo] : rid - lo))
   return { count, byPath, ordinals, selected }
+}
+
+/**
+ * One field's column, kept until the index's next write; documents added since it was read
+ * have their values appended (the layout is then dense). Null when a document has two values.
+ */
+function columnOf(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, field: string, boolean: boolean): Column | null {
+  const key = `${boolean ? 'b' : 'v'}:${field}`
+  let column = core.caches.columns.get(meta, key)
+  if (column && column.nextRid !== layout.nextRid) {
+    const extended = extendColumn(core, meta, column, layout, field, boolean)
+    column = extended === undefined ? undefined : core.caches.columns.set(meta, key, extended, layout.count)
+  }
+  if (column === undefined) column = core.caches.columns.set(meta, key, readColumn(core, meta, layout, field, boolean), layout.count)
+  return column
+}
+
+/** The positions of a numeric column whose values are within the bounds (numbers, as a numeric or date range's are), ascending. */
+function within(values: unknown[], ops: Array<[RangeOp, Bind]>): Int32Array {
+  let lo = -Infinity
+  let hi = Infinity
+  let loOpen = false
+  let hiOpen = false
+  for (const [op, b] of ops) {
+    const n = Number(b)
+    if (op === 'gt' || op === 'gte') [lo, loOpen] = n > lo || (n === lo && op === 'gt') ? [n, op === 'gt'] : [lo, loOpen]
+    else [hi, hiOpen] = n < hi || (n === hi && op === 'lt') ? [n, op === 'lt'] : [hi, hiOpen]
+  }
+  const out: number[] = []
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]
+    if (typeof v === 'number' && (loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi)) out.push(i)
+  }
+  return Int32Array.from(out)
 }
 
 function layoutOf(core: StoreCore, meta: IndexMeta): ColumnLayout {
@@ -463,8 +521,7 @@ const MIN_SELECTED = 2_000
  * counting stops there (a search that reports at most `track_total_hits` reads no further).
  */
 export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown, cap?: number): number | undefined {
-  if (query === undefined || (isObject(query) && isObject(query.match_all) && Object.keys(query).length === 1))
-    return cap === undefined ? meta.docCount : Math.min(cap, meta.docCount)
+  if (matchesAll(query)) return cap === undefined ? meta.docCount : Math.min(cap, meta.docCount)
   const plan = planOf(core, meta, query)
   if (!plan?.exact) return undefined
   const matches = matchesOf(core, meta, plan)

@@ -67,6 +67,8 @@ export interface SearchTarget extends TargetCtx {
     field: string,
     order: 1 | -1,
     after: string | number | undefined,
+    /** Hits wanted: how many rows the walk may pass before it has them decides how it reads. */
+    window: number,
   ): Iterable<{ row: Row; value: string | number }> | undefined
 }
 
@@ -156,14 +158,57 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
   const started = performance.now()
   const plan = planSearch(targets, body, opts)
   const got: Gathered = { entries: [], total: 0, maxScore: 0, seqCeiling: undefined }
-  // Aggregations alone over every document: columns from the field-value index, no source parsed.
-  const columnar = plan.window === 0 && plan.hasAggs ? columnarPlan(body.query, body.aggs ?? body.aggregations, targets) : undefined
+  // Aggregations over columns from the field-value index, no source parsed; the page of hits, if
+  // one is wanted, is then read as a search without aggregations reads it (an event browser's
+  // newest 500 beside its histogram), and the columns count the matches.
+  const columnar = plan.hasAggs ? columnarPlan(body.query, body.aggs ?? body.aggregations, targets) : undefined
   if (columnar) got.total = await collectColumnar(columnar, plan.aggs, plan.pace)
-  for (const [ti, target] of (columnar ? [] : targets).entries())
-    if ((await scanTarget(plan, got, target, plan.rels?.[ti])) === 'stop') break
-  if (plan.sorted) compact(plan, got)
-  else if (plan.scoring) compactByScore(plan, got)
+  if (columnar && plan.window === 0) return respond(plan, got, targets, started)
+  // The columns gave the total: the page is read without counting.
+  const reading: Plan = columnar
+    ? { ...plan, hasAggs: false, track: false, trackLimit: 0, countCap: 1, ...hitPaths(plan.sort, false, plan.after, false, targets) }
+    : plan
+  const read: Gathered = columnar ? { ...got, total: 0 } : got
+  for (const [ti, target] of targets.entries()) if ((await scanTarget(reading, read, target, plan.rels?.[ti])) === 'stop') break
+  if (plan.sorted) compact(reading, read)
+  else if (plan.scoring) compactByScore(reading, read)
+  if (columnar) {
+    got.entries = read.entries
+    got.maxScore = read.maxScore
+  }
   return respond(plan, got, targets, started)
+}
+
+/**
+ * How a search's hits may be read from an index's own order, stopping early: not when every
+ * match must also feed aggregations.
+ */
+function hitPaths(
+  sort: SortField[],
+  track: boolean | number,
+  after: unknown[] | undefined,
+  hasAggs: boolean,
+  targets: SearchTarget[],
+): Pick<Plan, 'seqPaging' | 'seqAfter' | 'bySeq' | 'topK'> {
+  // Paging by `_seq_no` without totals (how detectors read what is new): rows at or before the
+  // search_after key, and rows after the last seq_no of an already full window, cannot be hits,
+  // so they are not parsed at all.
+  const seqPaging = track === false && !hasAggs && sort.length === 1 && sort[0].field === '_seq_no' && sort[0].order === 1
+  return {
+    seqPaging,
+    seqAfter: seqPaging && after ? Number(after[0]) : undefined,
+    // Sorted by `_seq_no` alone: read each index in that order from its seq_no index and stop at a
+    // full window; totals come from the exact SQL count, or are not wanted.
+    bySeq: sort.length === 1 && sort[0].field === '_seq_no' && !hasAggs,
+    // Sorted on one field's values, default mode, missing last: the top of that field's index.
+    topK:
+      sort.length === 1 &&
+      !hasAggs &&
+      !sort[0].field.startsWith('_') &&
+      sort[0].missing === '_last' &&
+      sort[0].mode === undefined &&
+      targets.every((t) => t.sortedRows !== undefined),
+  }
 }
 
 function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptions): Plan {
@@ -191,10 +236,6 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
   const hasAggs = aggs.size > 0
   const window = from + size
   const spec = sourceSpec(body._source)
-  // Paging by `_seq_no` without totals (how detectors read what is new): rows at or before the
-  // search_after key, and rows after the last seq_no of an already full window, cannot be hits,
-  // so they are not parsed at all.
-  const seqPaging = track === false && !hasAggs && sort.length === 1 && sort[0].field === '_seq_no' && sort[0].order === 1
   // Relevance (BM25) when matches are ranked by score: no sort (or `_score` alone), a page
   // wanted, and a query that searches text in some index. Other queries score 1 everywhere.
   const rels = !sorted && !after && window > 0 ? targets.map((t) => relevance(body.query, t.specs, opts.now)) : undefined
@@ -214,21 +255,9 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
     aggs,
     hasAggs,
     spec,
-    seqPaging,
-    seqAfter: seqPaging && after ? Number(after[0]) : undefined,
     rels,
     scoring: rels?.some((r) => r !== undefined) === true,
-    // Sorted by `_seq_no` alone: read each index in that order from its seq_no index and stop at a
-    // full window; totals come from the exact SQL count, or are not wanted.
-    bySeq: sort.length === 1 && sort[0].field === '_seq_no' && !hasAggs,
-    // Sorted on one field's values, default mode, missing last: the top of that field's index.
-    topK:
-      sort.length === 1 &&
-      !hasAggs &&
-      !sort[0].field.startsWith('_') &&
-      sort[0].missing === '_last' &&
-      sort[0].mode === undefined &&
-      targets.every((t) => t.sortedRows !== undefined),
+    ...hitPaths(sort, track, after, hasAggs, targets),
   }
 }
 
@@ -331,7 +360,7 @@ async function topKPage(plan: Plan, got: Gathered, { target, query, compiled, af
   const afterValue = afterKey?.[0]
   const walk =
     exact !== undefined && (after === undefined || afterValue !== undefined)
-      ? target.sortedRows!(query, sort[0].field, sort[0].order, afterValue)
+      ? target.sortedRows!(query, sort[0].field, sort[0].order, afterValue, window)
       : undefined
   if (!walk) return undefined
   const taken: Entry[] = []

@@ -781,7 +781,8 @@ class Compiler {
         return (d) => f.raw(d).some((v) => inRange(toNumber(v), numeric, numCmp))
       case 'date':
         if (!dates) throw new ParsingError('[range] failed to parse date bounds')
-        return (d) => f.raw(d).some((v) => inRange(parseDate(v, format), dates, numCmp))
+        // `format` reads the bounds; the documents' values are read as the mapping says (as indexed).
+        return (d) => f.raw(d).some((v) => inRange(parseDate(v, f.format), dates, numCmp))
       case 'ip': {
         const ips = mapBounds(bounds, (v) => (typeof v === 'string' ? parseIp(v) : undefined))
         if (!ips) throw new ParsingError('[range] bounds of an ip field must be addresses')

@@ -1,0 +1,162 @@
+// An event browser's searches (OpenSearch Dashboards' Discover): a time range as Dashboards writes
+// it (a `match_all` and a `range` with `format` in the bool's filter), filter pills (`match_phrase`
+// on keywords), the newest page sorted by time, a date_histogram beside it and an exact total.
+// The store answers them from its indexes (the sort field's index walked between the range's
+// bounds, the histogram from columns); hits, sort values, totals and buckets must be those of a
+// scan that evaluates every document.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { openEmbeddedStore } from '../../src/store/embedded'
+import type { IndexMeta } from '../../src/store/embedded/catalog'
+import { boundsOnly, planQuery } from '../../src/store/embedded/plan'
+
+const T0 = Date.UTC(2026, 0, 1)
+const iso = (minute: number) => new Date(T0 + minute * 60_000).toISOString()
+const N = 3000
+
+describe('time-filtered views equal an evaluator-only scan', () => {
+  const store = openEmbeddedStore(':memory:')
+  const mappings = {
+    properties: { '@timestamp': { type: 'date' }, host: { type: 'keyword' }, n: { type: 'long' }, msg: { type: 'text' } },
+  }
+  // host h0..h49; "old" only in the first 100 documents (a pill whose matches sort last when
+  // descending); n missing in every 7th document and two values in every 11th.
+  const doc = (i: number) => ({
+    '@timestamp': iso(i),
+    host: i < 100 ? 'old' : `h${i % 50}`,
+    ...(i % 7 === 0 ? {} : { n: i % 11 === 0 ? [i, i + 5000] : i }),
+    msg: `line ${i % 5}`,
+  })
+  beforeAll(async () => {
+    await store.putIndexTemplate({ name: 'logs', body: { index_patterns: ['logs-*'], data_stream: {}, template: { mappings } } })
+    await store.bulk({ index: 'logs-x', body: Array.from({ length: N }, (_, i) => [{ create: { _id: String(i) } }, doc(i)]).flat() })
+    // The same documents in a plain index, where every 13th lacks a timestamp.
+    await store.createIndex({ index: 'plain', body: { mappings } })
+    await store.bulk({
+      index: 'plain',
+      body: Array.from({ length: N }, (_, i) => {
+        const { '@timestamp': ts, ...rest } = doc(i)
+        return [{ index: { _id: String(i) } }, i % 13 === 0 ? rest : { ...rest, '@timestamp': ts }]
+      }).flat(),
+    })
+    await store.refresh({ index: 'logs-x,plain' })
+  })
+  afterAll(() => store.close())
+
+  // Dashboards' time filter: bounds as ISO text with a format, a match_all beside them.
+  const timeFilter = (from: number, to: number, extra: unknown[] = [], format = 'strict_date_optional_time') => ({
+    bool: {
+      must: [],
+      filter: [{ match_all: {} }, ...extra, { range: { '@timestamp': { gte: iso(from), lte: iso(to), format } } }],
+      should: [],
+      must_not: [],
+    },
+  })
+  const queries: Array<Record<string, unknown>> = [
+    timeFilter(200, 2900),
+    timeFilter(0, N),
+    timeFilter(2990, 5000),
+    timeFilter(200, 2900, [{ match_phrase: { host: 'h7' } }]),
+    // A pill whose matches are the oldest documents, sorted newest first.
+    timeFilter(0, N, [{ match_phrase: { host: 'old' } }]),
+    timeFilter(0, N, [{ match_phrase: { host: { query: 'old' } } }, { range: { n: { gte: 30 } } }]),
+    { bool: { filter: [{ range: { '@timestamp': { gt: iso(100), lt: iso(2000) } } }], must_not: [{ match_phrase: { host: 'h3' } }] } },
+    { range: { '@timestamp': { gte: String(T0 + 500 * 60_000), format: 'epoch_millis' } } },
+    { range: { '@timestamp': { lt: String((T0 + 700 * 60_000) / 1000), format: 'epoch_second' } } },
+    { range: { n: { gte: 1000, lt: 2000 } } },
+    { range: { '@timestamp': { gt: iso(100), lt: iso(2000) } } },
+    { bool: { filter: [{ match_all: {} }, { match: { msg: 'line' } }, { range: { '@timestamp': { gte: iso(1000) } } }] } },
+  ]
+  const sorts: Array<Array<Record<string, unknown>>> = [
+    [{ '@timestamp': { order: 'desc', unmapped_type: 'boolean' } }],
+    [{ '@timestamp': 'asc' }],
+    [{ n: 'desc' }],
+  ]
+  // Wrapping in must_not(must_not(...)) keeps the meaning but defeats the planner: every document read.
+  const scan = (q: Record<string, unknown>) => ({ bool: { must_not: [{ bool: { must_not: [q] } }] } })
+  const answer = async (index: string, body: Record<string, unknown>) => {
+    const r = await store.search({ index, body })
+    return {
+      total: r.hits.total,
+      hits: r.hits.hits.map((h) => [h._id, h.sort]),
+      aggregations: r.aggregations,
+    }
+  }
+
+  for (const index of ['logs-x', 'plain'])
+    test(`${index}: pages, totals and histograms`, async () => {
+      let compared = 0
+      for (const query of queries)
+        for (const sort of sorts)
+          for (const size of [1, 500]) {
+            const histogram = { h: { date_histogram: { field: '@timestamp', fixed_interval: '1h', min_doc_count: 1 } } }
+            const bodies: Array<Record<string, unknown>> = [
+              { sort, size, track_total_hits: true },
+              { sort, size, track_total_hits: true, aggs: histogram },
+              { sort, size, aggs: { hosts: { terms: { field: 'host', size: 5 } } } },
+              { sort, size },
+            ]
+            for (const body of bodies) {
+              const indexed = await answer(index, { ...body, query })
+              expect({ query, body, answer: indexed }).toEqual({
+                query,
+                body,
+                answer: await answer(index, { ...body, query: scan(query) }),
+              })
+              compared++
+            }
+          }
+      expect(compared).toBe(queries.length * sorts.length * 2 * 4)
+    }, 120_000)
+
+  test('search_after through a time filter, page by page, equals the scan', async () => {
+    for (const index of ['logs-x', 'plain'])
+      for (const query of [queries[0], queries[3], queries[4]]) {
+        const pages = async (q: Record<string, unknown>) => {
+          const ids: string[] = []
+          let after: unknown[] | undefined
+          for (let i = 0; i < 40; i++) {
+            const r = await store.search({ index, body: { query: q, size: 97, sort: [{ '@timestamp': 'desc' }], search_after: after } })
+            if (r.hits.hits.length === 0) break
+            ids.push(...r.hits.hits.map((h) => h._id))
+            after = r.hits.hits.at(-1)!.sort
+          }
+          return ids
+        }
+        const viaIndex = await pages(query)
+        expect(viaIndex.length).toBeGreaterThan(0)
+        expect(viaIndex).toEqual(await pages(scan(query)))
+      }
+  })
+
+  test("Dashboards' time filter is planned: its format reads the bounds, the match_all beside it restricts nothing", async () => {
+    const [backing] = await store.resolve('logs-x')
+    const meta = (store as unknown as { core: { cat: { byName: Map<string, IndexMeta> } } }).core.cat.byName.get(backing)!
+    const plan = planQuery(timeFilter(200, 2900), meta, Date.now())
+    expect(plan?.exact).toBe(true)
+    expect(plan?.bounds?.ops).toEqual([
+      ['gte', T0 + 200 * 60_000],
+      ['lte', T0 + 2900 * 60_000],
+    ])
+    expect(boundsOnly(timeFilter(200, 2900), meta, Date.now())).toEqual({ field: '@timestamp', ops: plan!.bounds!.ops })
+    // A pill beside it is more than bounds; a should beside them changes nothing required.
+    expect(boundsOnly(timeFilter(200, 2900, [{ match_phrase: { host: 'h7' } }]), meta, Date.now())).toBeUndefined()
+    expect(planQuery({ match_phrase: { host: 'h7' } }, meta, Date.now())).toMatchObject({ exact: true, lookup: true })
+    const optional = { bool: { must: [{ match_all: {} }], should: [{ term: { host: 'h7' } }] } }
+    expect(planQuery(optional, meta, Date.now())).toBeNull()
+    expect((await store.search({ index: 'logs-x', body: { query: optional, size: 0, track_total_hits: true } })).hits.total).toEqual({
+      value: N,
+      relation: 'eq',
+    })
+  })
+
+  test("a range's format reads its bounds only: documents are read as their mapping says, as OpenSearch does", async () => {
+    // Seconds since the epoch for the bounds; the documents hold ISO text.
+    const q = {
+      range: { '@timestamp': { gte: String((T0 + 60 * 60_000) / 1000), lt: String((T0 + 70 * 60_000) / 1000), format: 'epoch_second' } },
+    }
+    for (const query of [q, scan(q)]) {
+      const r = await store.search({ index: 'logs-x', body: { query, size: 20, sort: ['@timestamp'] } })
+      expect(r.hits.hits.map((h) => h._id)).toEqual(Array.from({ length: 10 }, (_, i) => String(60 + i)))
+    }
+  })
+})
