@@ -63,6 +63,8 @@ describe('time-filtered views equal an evaluator-only scan', () => {
     { range: { '@timestamp': { gte: String(T0 + 500 * 60_000), format: 'epoch_millis' } } },
     { range: { '@timestamp': { lt: String((T0 + 700 * 60_000) / 1000), format: 'epoch_second' } } },
     { range: { n: { gte: 1000, lt: 2000 } } },
+    // Many matches, all far down a newest-first walk: the walk takes the plan up again.
+    { bool: { filter: [{ match_all: {} }, { range: { n: { lt: 1400 } } }] } },
     { range: { '@timestamp': { gt: iso(100), lt: iso(2000) } } },
     { bool: { filter: [{ match_all: {} }, { match: { msg: 'line' } }, { range: { '@timestamp': { gte: iso(1000) } } }] } },
   ]

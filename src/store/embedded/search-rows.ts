@@ -175,7 +175,13 @@ export function sortedRows(
   // when they are the whole query, or the query matches so many documents that the first rows of
   // the walk are matches, its rows are not read for every page.
   const bounds = all || multi ? { ops: [], only: all } : fieldBounds(query, meta, core.now(), field)
-  if (plan && (bounds.only || broad(core, meta, plan, window))) plan = null
+  if (plan && bounds.only) plan = null
+  // A broad plan set aside is taken up again if the walk passes many more rows than its matches'
+  // share promised (its matches lie far down the order): the walk never reads the whole index
+  // where the plan's rids would have served.
+  const broadRows = plan ? broad(core, meta, plan, window) : undefined
+  const setAside = broadRows === undefined ? undefined : plan
+  if (broadRows !== undefined) plan = null
   // A document's place is its first value in this order: one beyond `after` may hide a first one before it.
   if (multi && after !== undefined) return undefined
   return (function* () {
@@ -183,7 +189,9 @@ export function sortedRows(
     const cmp = order === 1 ? '>' : '<'
     const seen = multi ? new Set<number>() : undefined
     let cursor: [string | number, number] | undefined
+    let walked = 0
     for (;;) {
+      if (setAside && walked > broadRows!) plan = setAside
       let sql = `SELECT ${SORTED_COLS} FROM fv JOIN docs ON docs.rid = fv.rid WHERE fv.f = ?`
       const params: Array<string | number> = [f]
       if (after !== undefined) {
@@ -204,6 +212,7 @@ export function sortedRows(
       }
       sql += ` ORDER BY fv.v ${dir}, fv.rid ${dir} LIMIT ${PAGE}`
       const page = core.db.query(sql).all(...params) as Array<Row & { sv: string | number }>
+      walked += page.length
       withSources(core, page)
       for (const row of page) {
         if (seen) {
@@ -226,11 +235,13 @@ const RANGE_SQL: Record<RangeOp, string> = { gt: '>', gte: '>=', lt: '<', lte: '
  * (about `window × docs / matches` rows read, each a document parsed) costs less than reading
  * the plan's rids (`matches` rows, SQLite materialising them for every page of the walk). A
  * document costs some ten index rows, so the plan is broad past sqrt(10 × window × docs)
- * matches, counted no further.
+ * matches, counted no further. Broad: the rows a walk may read before the plan is taken up
+ * again, eight times what that share promises; otherwise undefined.
  */
-function broad(core: StoreCore, meta: IndexMeta, plan: Plan, window: number): boolean {
+function broad(core: StoreCore, meta: IndexMeta, plan: Plan, window: number): number | undefined {
   const past = Math.ceil(Math.sqrt(10 * Math.max(1, window) * meta.docCount))
-  return probeOf(core, meta).count(plan.sql, plan.params, past + 1) > past
+  if (probeOf(core, meta).count(plan.sql, plan.params, past + 1) <= past) return undefined
+  return PAGE + Math.ceil((8 * Math.max(1, window) * meta.docCount) / past)
 }
 
 /** How many of the query's matches hold a value of the field, from the field's index. */
