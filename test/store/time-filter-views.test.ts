@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { openEmbeddedStore } from '../../src/store/embedded'
 import type { IndexMeta } from '../../src/store/embedded/catalog'
-import { boundsOnly, planQuery } from '../../src/store/embedded/plan'
+import { conjunctionParts, planQuery } from '../../src/store/embedded/plan'
 
 const T0 = Date.UTC(2026, 0, 1)
 const iso = (minute: number) => new Date(T0 + minute * 60_000).toISOString()
@@ -63,6 +63,26 @@ describe('time-filtered views equal an evaluator-only scan', () => {
     { range: { '@timestamp': { gte: String(T0 + 500 * 60_000), format: 'epoch_millis' } } },
     { range: { '@timestamp': { lt: String((T0 + 700 * 60_000) / 1000), format: 'epoch_second' } } },
     { range: { n: { gte: 1000, lt: 2000 } } },
+    // A negated pill, a DQL clause, a terms pill beside the time filter (aggregations from columns and the pills' rows).
+    {
+      bool: {
+        filter: [{ match_all: {} }, { range: { '@timestamp': { gte: iso(300), lte: iso(2800) } } }],
+        must_not: [{ match_phrase: { host: 'h3' } }],
+      },
+    },
+    timeFilter(100, 2900, [{ bool: { should: [{ match: { host: 'h7' } }], minimum_should_match: 1 } }]),
+    timeFilter(
+      100,
+      2900,
+      [{ terms: { host: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h8', 'h9', 'h10', 'old'] } }],
+      'strict_date_optional_time',
+    ),
+    {
+      bool: {
+        filter: [{ match_all: {} }, { bool: { should: [{ range: { n: { gte: 500 } } }], minimum_should_match: 1 } }],
+        must_not: [{ ids: { values: ['600', '601'] } }],
+      },
+    },
     // Many matches, all far down a newest-first walk: the walk takes the plan up again.
     { bool: { filter: [{ match_all: {} }, { range: { n: { lt: 1400 } } }] } },
     { range: { '@timestamp': { gt: iso(100), lt: iso(2000) } } },
@@ -139,9 +159,20 @@ describe('time-filtered views equal an evaluator-only scan', () => {
       ['gte', T0 + 200 * 60_000],
       ['lte', T0 + 2900 * 60_000],
     ])
-    expect(boundsOnly(timeFilter(200, 2900), meta, Date.now())).toEqual({ field: '@timestamp', ops: plan!.bounds!.ops })
-    // A pill beside it is more than bounds; a should beside them changes nothing required.
-    expect(boundsOnly(timeFilter(200, 2900, [{ match_phrase: { host: 'h7' } }]), meta, Date.now())).toBeUndefined()
+    expect(conjunctionParts(timeFilter(200, 2900), meta, Date.now())).toEqual({
+      ranges: [{ field: '@timestamp', ops: plan!.bounds!.ops }],
+      kept: [],
+      dropped: [],
+    })
+    // Pills (a DQL should of one clause, a negated phrase) are lookups; a text match is not.
+    const pills = conjunctionParts(
+      timeFilter(200, 2900, [{ bool: { should: [{ match: { host: 'h7' } }], minimum_should_match: 1 } }]),
+      meta,
+      Date.now(),
+    )
+    expect([pills?.ranges.length, pills?.kept.length, pills?.dropped.length]).toEqual([1, 1, 0])
+    expect(conjunctionParts({ bool: { filter: [{ match: { msg: 'line' } }] } }, meta, Date.now())).toBeUndefined()
+    expect(conjunctionParts({ bool: { should: [{ term: { host: 'h1' } }, { term: { host: 'h2' } }] } }, meta, Date.now())).toBeUndefined()
     expect(planQuery({ match_phrase: { host: 'h7' } }, meta, Date.now())).toMatchObject({ exact: true, lookup: true })
     const optional = { bool: { must: [{ match_all: {} }], should: [{ term: { host: 'h7' } }] } }
     expect(planQuery(optional, meta, Date.now())).toBeNull()

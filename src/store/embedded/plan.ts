@@ -78,6 +78,28 @@ const MAX_IN = 500
 /** Below SQLite's limit of terms in one compound SELECT (500): larger disjunctions scan instead. */
 const MAX_UNION = 100
 
+/**
+ * The rows outside a range's bounds, one plan per bound; disjoint when there is one lower and one
+ * upper bound and they do not cross (then, on a field every document holds once, the range's
+ * matches are the documents less these).
+ */
+export function complementOf(bounds: NonNullable<Plan['bounds']>): Plan[] {
+  return bounds.ops.map(([op, v]) => ({
+    sql: `SELECT rid FROM fv WHERE f = ? AND v ${COMPLEMENT[op]} ?`,
+    params: [bounds.f, v],
+    cost: 5,
+    exact: true,
+  }))
+}
+
+/** Whether a range's complement (complementOf) is disjoint rows: at most one bound each way, and they do not cross. */
+export function disjointComplement(bounds: NonNullable<Plan['bounds']>): boolean {
+  const lower = bounds.ops.filter(([op]) => op === 'gt' || op === 'gte')
+  const upper = bounds.ops.filter(([op]) => op === 'lt' || op === 'lte')
+  if (lower.length > 1 || upper.length > 1) return false
+  return lower.length === 0 || upper.length === 0 || typeof lower[0][1] !== 'number' || lower[0][1] <= (upper[0][1] as number)
+}
+
 /** Whether a query matches every document (absent, or `match_all`, whatever its boost or name). */
 export const matchesAll = (q: unknown): boolean => q === undefined || (isObject(q) && Object.keys(q).length === 1 && isObject(q.match_all))
 
@@ -111,25 +133,53 @@ export function fieldBounds(q: unknown, meta: IndexMeta, now: number, field: str
 
 const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
 
-/** The numeric or date field a query only bounds (a dashboard's time filter, match_all beside it), with its bounds. */
-export function boundsOnly(q: unknown, meta: IndexMeta, now: number): { field: string; ops: Array<[RangeOp, Bind]> } | undefined {
-  const field = rangeField(q)
-  if (field === undefined) return undefined
-  const { ops, only } = fieldBounds(q, meta, now, field)
-  return only && ops.length > 0 ? { field, ops } : undefined
+/** A query as the conjunction a dashboard writes (see conjunctionParts). */
+export interface ConjunctionParts {
+  /** Required ranges on numeric or date fields, one entry per clause. */
+  ranges: Array<{ field: string; ops: Array<[RangeOp, Bind]> }>
+  /** Required and excluded exact lookups (term, terms, ids, a keyword's match or match_phrase). */
+  kept: Plan[]
+  dropped: Plan[]
 }
 
-/** The field of the first required `range` clause of a query. */
-function rangeField(q: unknown): string | undefined {
-  if (!isObject(q)) return undefined
-  if (isObject(q.range)) return Object.keys(q.range)[0]
-  if (!isObject(q.bool)) return undefined
-  for (const c of [...list(q.bool.must), ...list(q.bool.filter)]) {
-    const f = rangeField(c)
-    if (f !== undefined) return f
+/**
+ * A query made only of ranges on numeric or date fields and exact lookups, required (a bool's
+ * must and filter, a should of one clause that must match) or excluded (must_not), at any depth
+ * of bools; match_all beside them restricts nothing. A time filter with its pills, as Dashboards
+ * writes them. Undefined for any other query.
+ */
+export function conjunctionParts(q: unknown, meta: IndexMeta, now: number): ConjunctionParts | undefined {
+  const parts: ConjunctionParts = { ranges: [], kept: [], dropped: [] }
+  const required = (c: unknown): boolean => {
+    if (matchesAll(c)) return true
+    if (isObject(c) && Object.keys(c).length === 1 && isObject(c.bool)) return bool(c.bool)
+    const plan = planQuery(c, meta, now)
+    if (!plan?.exact) return false
+    if (plan.bounds) parts.ranges.push({ field: plan.bounds.field, ops: plan.bounds.ops })
+    else if (plan.lookup) parts.kept.push(plan)
+    else return false
+    return true
   }
-  return undefined
+  const bool = (body: Record<string, unknown>): boolean => {
+    const must = [...list(body.must), ...list(body.filter)]
+    const should = list(body.should)
+    const msm = body.minimum_should_match
+    if (should.length > 0) {
+      if (should.length !== 1 || !(msm === 1 || msm === '1' || (msm === undefined && must.length === 0))) return false
+      must.push(should[0])
+    } else if (msm !== undefined) return false
+    if (Object.keys(body).some((k) => !BOOL_KEYS.has(k))) return false
+    for (const c of list(body.must_not)) {
+      const plan = planQuery(c, meta, now)
+      if (!plan?.exact || !plan.lookup) return false
+      parts.dropped.push(plan)
+    }
+    return must.every(required)
+  }
+  return required(q) ? parts : undefined
 }
+
+const BOOL_KEYS = new Set(['must', 'filter', 'should', 'must_not', 'minimum_should_match', 'boost', '_name', 'adjust_pure_negative'])
 
 export function planQuery(q: unknown, meta: IndexMeta, now: number, probe?: PlanProbe): Plan | null {
   try {
@@ -286,7 +336,13 @@ class Planner {
       kept = kept.filter((p) => !checks.some((c) => c.plan === p))
       dropped = dropped.filter((p) => !checks.some((c) => c.plan === p))
       kept.sort((a, b) => (a === driver.p ? -1 : b === driver.p ? 1 : 0))
-    } else if (ranges.length > 0) return null
+    } else if (ranges.length > 0) {
+      // Ranges beside exclusions alone (a time filter and a negated pill): each range's rows, or
+      // its complement's excluded, whichever are fewer.
+      if (!this.probe) return null
+      for (const { plan, excluded } of ranges)
+        if (!this.rangeClause(plan, excluded, Math.max(1, this.meta.docCount), kept, dropped)) return null
+    }
     // Only exclusions: every document of the index less them.
     const [lo, hi] = ridRange(this.meta.ix)
     const all: Plan = { sql: 'SELECT rid FROM docs WHERE rid BETWEEN ? AND ?', params: [lo, hi], cost: 6 }
@@ -312,10 +368,7 @@ class Planner {
   private rangeClause(plan: Plan, excluded: boolean, budget: number, kept: Plan[], dropped: Plan[]): boolean {
     const probe = this.probe!
     const { field, f, ops } = plan.bounds!
-    const outside: Plan[] =
-      excluded || !probe.singleValued(field)
-        ? []
-        : ops.map(([op, v]) => ({ sql: `SELECT rid FROM fv WHERE f = ? AND v ${COMPLEMENT[op]} ?`, params: [f, v], cost: 5, exact: true }))
+    const outside: Plan[] = excluded || !probe.singleValued(field) ? [] : complementOf({ field, f, ops })
     let beyond = outside.length === 0 ? Infinity : 0
     for (const p of outside) beyond += probe.count(p.sql, p.params, budget + 1)
     const within = probe.count(plan.sql, plan.params, Math.min(beyond, budget) + 1)

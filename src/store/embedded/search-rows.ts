@@ -7,7 +7,19 @@ import { isObject } from '../query/doc'
 import type { Column, ColumnLayout, Columns, Ordinals } from './aggs-columnar'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
-import { type Bind, boundsOnly, fieldBounds, matchesAll, type Plan, type PlanProbe, planQuery, type RangeOp } from './plan'
+import {
+  type Bind,
+  conjunctionParts,
+  type ConjunctionParts,
+  complementOf,
+  disjointComplement,
+  fieldBounds,
+  matchesAll,
+  type Plan,
+  type PlanProbe,
+  planQuery,
+  type RangeOp,
+} from './plan'
 import { ridRange } from './rids'
 import { indexedKind } from './mapping'
 import { singleMatch, type Stats } from '../query/score'
@@ -182,6 +194,10 @@ export function sortedRows(
   const broadRows = plan ? broad(core, meta, plan, window) : undefined
   const setAside = broadRows === undefined ? undefined : plan
   if (broadRows !== undefined) plan = null
+  // A conjunction's matches, when few enough to be kept (matchesOf), are looked up as the walk
+  // passes index rows: SQLite would gather its rids again for every page.
+  const members = plan ? matchesOf(core, meta, plan) : undefined
+  if (members) plan = null
   // A document's place is its first value in this order: one beyond `after` may hide a first one before it.
   if (multi && after !== undefined) return undefined
   return (function* () {
@@ -192,40 +208,66 @@ export function sortedRows(
     let walked = 0
     for (;;) {
       if (setAside && walked > broadRows!) plan = setAside
-      let sql = `SELECT ${SORTED_COLS} FROM fv JOIN docs ON docs.rid = fv.rid WHERE fv.f = ?`
+      // The field's index rows first; documents are read only for the rows kept.
+      let sql = 'SELECT rid, v FROM fv WHERE f = ?'
       const params: Array<string | number> = [f]
       if (after !== undefined) {
-        sql += ` AND fv.v ${cmp} ?`
+        sql += ` AND v ${cmp} ?`
         params.push(after)
       }
       for (const [op, v] of bounds.ops) {
-        sql += ` AND fv.v ${RANGE_SQL[op]} ?`
+        sql += ` AND v ${RANGE_SQL[op]} ?`
         params.push(v)
       }
       if (cursor) {
-        sql += ` AND (fv.v, fv.rid) ${cmp} (?, ?)`
+        sql += ` AND (v, rid) ${cmp} (?, ?)`
         params.push(...cursor)
       }
       if (plan) {
-        sql += ` AND fv.rid IN (${plan.sql})`
+        sql += ` AND rid IN (${plan.sql})`
         params.push(...plan.params)
       }
-      sql += ` ORDER BY fv.v ${dir}, fv.rid ${dir} LIMIT ${PAGE}`
-      const page = core.db.query(sql).all(...params) as Array<Row & { sv: string | number }>
-      walked += page.length
-      withSources(core, page)
-      for (const row of page) {
+      const size = members ? 8 * PAGE : PAGE
+      sql += ` ORDER BY v ${dir}, rid ${dir} LIMIT ${size}`
+      const keys = core.db.query(sql).values(...params) as Array<[number, string | number]>
+      walked += keys.length
+      const kept: Array<[number, string | number]> = []
+      for (const key of keys) {
+        if (members && !holds(members, key[0])) continue
         if (seen) {
-          if (seen.has(row.rid)) continue
-          seen.add(row.rid)
+          if (seen.has(key[0])) continue
+          seen.add(key[0])
         }
-        yield { row, value: row.sv }
+        kept.push(key)
       }
-      if (page.length < PAGE) return
-      const last = page[page.length - 1]
-      cursor = [last.sv, last.rid]
+      const rows = new Map<number, Row>()
+      for (const row of withSources(core, core.db.query(BY_RIDS).all(JSON.stringify(kept.map((k) => k[0]))) as Row[]))
+        rows.set(row.rid, row)
+      for (const [rid, value] of kept) {
+        const row = rows.get(rid)
+        if (row) yield { row, value }
+      }
+      if (keys.length < size) return
+      const [rid, value] = keys[keys.length - 1]
+      cursor = [value, rid]
     }
   })()
+}
+
+/** Rows by rid (a JSON array of them). */
+const BY_RIDS = `SELECT ${ROW_COLS} FROM docs WHERE rid IN (SELECT value FROM json_each(?))`
+
+/** Whether an ascending list of rids holds one. */
+function holds(rids: Float64Array, rid: number): boolean {
+  let lo = 0
+  let hi = rids.length - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    if (rids[mid] === rid) return true
+    if (rids[mid] < rid) lo = mid + 1
+    else hi = mid - 1
+  }
+  return false
 }
 
 const RANGE_SQL: Record<RangeOp, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' }
@@ -256,8 +298,6 @@ export function valuedCount(core: StoreCore, meta: IndexMeta, query: unknown, fi
   const sql = `SELECT ${n} AS n FROM fv WHERE f = ?${plan ? ` AND rid IN (${plan.sql})` : ''}`
   return (core.db.query(sql).get(f, ...(plan ? plan.params : [])) as { n: number }).n
 }
-
-const SORTED_COLS = `docs.rid AS rid, docs.id AS id, docs.seq AS seq, docs.ver AS ver, CASE WHEN octet_length(docs.src) > ${INLINE_SOURCE} THEN NULL ELSE docs.src END AS src, fv.v AS sv`
 
 /**
  * Rows page by page (`PAGE` per statement, keyed on the ordering column), so that a search can
@@ -359,9 +399,15 @@ export function columns(
   if (core.scanOnly) return undefined
   const plan = query === undefined ? undefined : planOf(core, meta, query)
   if (plan === null || (plan && !plan.exact)) return undefined
-  // Few matches are cheaper to read as documents than whole columns.
-  if (plan && (exactCount(core, meta, query, MIN_SELECTED) ?? 0) < Math.min(MIN_SELECTED, meta.docCount / 8)) return undefined
   const layout = layoutOf(core, meta)
+  // A time filter and its pills select from the range field's column and the pills' rows: the
+  // plan's rids in rid order merged and sorted every match (a negated pill beside a broad time
+  // filter read every document's row).
+  const parts = plan ? conjunctionParts(query, meta, core.now()) : undefined
+  const picked = parts && pick(core, meta, layout, parts)
+  // Few matches are cheaper to read as documents than whole columns.
+  const few = (n: number) => n < Math.min(MIN_SELECTED, meta.docCount / 8)
+  if (plan && few(picked ? picked.length : (exactCount(core, meta, query, MIN_SELECTED) ?? 0))) return undefined
   const byPath = new Map<string, unknown[]>()
   const ordinals = new Map<string, Ordinals>()
   for (const { field, path, boolean } of fields) {
@@ -372,15 +418,49 @@ export function columns(
   }
   const { count, position, lo } = layout
   if (!plan) return { count, byPath, ordinals }
-  // A range alone (a dashboard's time filter) selects from its field's column: reading its
-  // matches' rids in rid order sorted every one of them.
-  const only = boundsOnly(query, meta, core.now())
-  const bounded = only && columnOf(core, meta, layout, only.field, false)
-  if (only && bounded) return { count, byPath, ordinals, selected: within(bounded.values, only.ops) }
+  if (picked) return { count, byPath, ordinals, selected: picked }
   const rids = core.db.query(`SELECT rid FROM (${plan.sql}) GROUP BY rid ORDER BY rid`).values(...plan.params) as number[][]
   const selected = new Int32Array(rids.length)
   rids.forEach(([rid], i) => (selected[i] = position ? position[rid - lo] : rid - lo))
   return { count, byPath, ordinals, selected }
+}
+
+/**
+ * The positions of a conjunction's matches, ascending: within every range (its field's column),
+ * in the rows of every required lookup and in none of an excluded one's. Undefined when a range's
+ * field has a document with two values (no column).
+ */
+function pick(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, parts: ConjunctionParts): Int32Array | undefined {
+  const { count } = layout
+  // How many of the required sets each position is in; excluded ones are marked.
+  const met = new Uint16Array(count)
+  const excluded = new Uint8Array(count)
+  for (const { field, ops } of parts.ranges) {
+    const column = columnOf(core, meta, layout, field, false)
+    if (!column) return undefined
+    for (const i of within(column.values, ops)) met[i]++
+  }
+  const each = (plan: Plan, f: (i: number) => void) => {
+    const seen = new Uint8Array(count)
+    for (const [rid] of core.db.query(plan.sql).values(...plan.params) as number[][]) {
+      const i = positionOf(layout, rid)
+      if (i < 0 || i >= count || seen[i] === 1) continue
+      seen[i] = 1
+      f(i)
+    }
+  }
+  for (const plan of parts.kept) each(plan, (i) => met[i]++)
+  for (const plan of parts.dropped) each(plan, (i) => (excluded[i] = 1))
+  const need = parts.ranges.length + parts.kept.length
+  const out: number[] = []
+  for (let i = 0; i < count; i++) if (met[i] === need && excluded[i] === 0) out.push(i)
+  return Int32Array.from(out)
+}
+
+/** Where a document's values sit in the columns of a layout (-1: not in it). */
+function positionOf({ position, lo }: ColumnLayout, rid: number): number {
+  if (!position) return rid - lo
+  return rid - lo < position.length ? position[rid - lo] : -1
 }
 
 /**
@@ -473,11 +553,11 @@ function extendColumn(
 
 /** The field's column; null when a document holds two values of it. */
 function readColumn(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, field: string, boolean: boolean): Column | null {
-  const { count, position, lo, nextRid } = layout
+  const { count, nextRid } = layout
   const values: unknown[] = new Array(count)
   const f = meta.fieldIds.get(field)
   if (f === undefined) return { values, nextRid } // no document ever had a value
-  const at = (rid: number) => (position ? (rid - lo < position.length ? position[rid - lo] : -1) : rid - lo)
+  const at = (rid: number) => positionOf(layout, rid)
   // Few distinct values (hosts, levels): one string per value, then only rids are read.
   const distinct = core.db.query('SELECT v FROM fv WHERE f = ? GROUP BY v LIMIT 1001').values(f) as Array<[string | number]>
   if (distinct.length <= 1000) {
@@ -535,6 +615,8 @@ export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown, cap
   if (matchesAll(query)) return cap === undefined ? meta.docCount : Math.min(cap, meta.docCount)
   const plan = planOf(core, meta, query)
   if (!plan?.exact) return undefined
+  const beside = rangeCount(core, meta, plan, cap)
+  if (beside !== undefined) return beside
   const matches = matchesOf(core, meta, plan)
   if (matches) return cap === undefined ? matches.length : Math.min(cap, matches.length)
   // A document with several matching values (an array, a flat_object's leaves) has one row per value.
@@ -545,6 +627,25 @@ export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown, cap
   }
   const n = distinct ? 'count(*)' : 'count(DISTINCT rid)'
   return (core.db.query(`SELECT ${n} AS n FROM (${plan.sql})`).get(...plan.params) as { n: number }).n
+}
+
+/**
+ * A range on a field every document holds once (a data stream's timestamp) counted as the index's
+ * documents less those outside it, when they are fewer: "the last 30 days" over a month of
+ * events counts a day's rows, not the month's. Undefined for other plans, or when counting up to
+ * `cap` costs less.
+ */
+function rangeCount(core: StoreCore, meta: IndexMeta, plan: Plan, cap: number | undefined): number | undefined {
+  const bounds = plan.bounds
+  if (!bounds || !disjointComplement(bounds) || !probeOf(core, meta).singleValued(bounds.field)) return undefined
+  const docs = meta.docCount
+  if (cap !== undefined && cap <= docs / 2) return undefined
+  let outside = 0
+  for (const p of complementOf(bounds)) {
+    outside += (core.db.query(`SELECT count(*) AS n FROM (${p.sql} LIMIT ${Math.ceil(docs / 2) + 1})`).get(...p.params) as { n: number }).n
+    if (outside > docs / 2) return undefined
+  }
+  return cap === undefined ? docs - outside : Math.min(cap, docs - outside)
 }
 
 /** A single-field match ranked from the postings (see text-index.ts), with the page's rows. */
