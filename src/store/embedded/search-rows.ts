@@ -438,7 +438,10 @@ function pick(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, parts: Con
   for (const { field, ops } of parts.ranges) {
     const column = columnOf(core, meta, layout, field, false)
     if (!column) return undefined
-    for (const i of within(column.values, ops)) met[i]++
+    const inside = within(column.values, ops)
+    // A time filter alone: its positions are the answer.
+    if (parts.ranges.length === 1 && parts.kept.length === 0 && parts.dropped.length === 0) return inside
+    for (let k = 0; k < inside.length; k++) met[inside[k]]++
   }
   const each = (plan: Plan, f: (i: number) => void) => {
     const seen = new Uint8Array(count)
