@@ -131,6 +131,15 @@ const SEARCHES: Array<[string, unknown]> = [
     },
   ],
   [
+    'Discover view, negated pill',
+    {
+      ...NEWEST,
+      track_total_hits: true,
+      query: { bool: { ...TIME_FILTER.bool, must_not: [{ match_phrase: { 'event.outcome': 'success' } }] } },
+      aggs: { 2: { date_histogram: { field: '@timestamp', fixed_interval: '1h', time_zone: 'UTC', min_doc_count: 1 } } },
+    },
+  ],
+  [
     'date_histogram x terms',
     {
       size: 0,

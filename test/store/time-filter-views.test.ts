@@ -83,6 +83,9 @@ describe('time-filtered views equal an evaluator-only scan', () => {
         must_not: [{ ids: { values: ['600', '601'] } }],
       },
     },
+    // The search bar's Lucene syntax beside the time filter.
+    timeFilter(100, 2900, [{ query_string: { query: 'NOT host:h3', analyze_wildcard: true, time_zone: 'UTC' } }]),
+    timeFilter(100, 2900, [{ query_string: { query: 'host:h7 AND n:[100 TO 2000]', analyze_wildcard: true } }]),
     // Many matches, all far down a newest-first walk: the walk takes the plan up again.
     { bool: { filter: [{ match_all: {} }, { range: { n: { lt: 1400 } } }] } },
     { range: { '@timestamp': { gt: iso(100), lt: iso(2000) } } },

@@ -295,6 +295,8 @@ export interface Column {
   values: unknown[]
   ordinals?: Ordinals
   nextRid: number
+  /** A numeric column's values as doubles (NaN where a document has none), made when a range first reads it. */
+  numbers?: Float64Array
 }
 
 /** Where each document's values sit in a column: `position[rid - lo]`, or `rid - lo` itself without deletions. */

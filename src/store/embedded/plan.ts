@@ -35,6 +35,10 @@ export interface Plan {
   lookup?: boolean
   /** A range on a numeric or date field: its bounds, from which its complement is built (see rangeClause). */
   bounds?: { field: string; f: number; ops: Array<[RangeOp, Bind]> }
+  /** A term or terms on a keyword, numeric or date field: its values, as the field's index (and column) holds them. */
+  equals?: { field: string; values: Bind[] }
+  /** Every document of the index less some: most of it, whatever the exclusions (not worth counting first). */
+  spansIndex?: boolean
 }
 
 export type RangeOp = 'gt' | 'gte' | 'lt' | 'lte'
@@ -153,6 +157,14 @@ export function conjunctionParts(q: unknown, meta: IndexMeta, now: number): Conj
   const required = (c: unknown): boolean => {
     if (matchesAll(c)) return true
     if (isObject(c) && Object.keys(c).length === 1 && isObject(c.bool)) return bool(c.bool)
+    // The search bar's Lucene syntax: the same translation the planner and the evaluator read.
+    for (const type of ['query_string', 'simple_query_string'])
+      if (isObject(c) && Object.keys(c).length === 1 && isObject(c[type]))
+        try {
+          return required(translateQueryString(c[type], type === 'simple_query_string', (p) => expandFieldPattern(meta.specs, p)))
+        } catch {
+          return false
+        }
     const plan = planQuery(c, meta, now)
     if (!plan?.exact) return false
     if (plan.bounds) parts.ranges.push({ field: plan.bounds.field, ops: plan.bounds.ops })
@@ -356,6 +368,7 @@ class Planner {
       exact: true,
       distinct: true,
       conjunction: true,
+      spansIndex: kept.length === 0,
     }
   }
 
@@ -485,11 +498,21 @@ class Planner {
           }
       }
     }
+    // A boolean's column holds true and false, a flat_object path's keys their path: not the index's values.
+    const valued = under === undefined && kind !== 'boolean'
     if (type === 'term') {
       if (kind === 'date' && typeof p.value === 'string' && (p.value.includes('/') || p.value.startsWith('now'))) return null
       const v = conv(p.value)
       if (v === undefined) return null
-      return { sql: 'SELECT rid FROM fv WHERE f = ? AND v = ?', params: [f, v], cost: 1, exact: true, distinct: true, lookup: true }
+      return {
+        sql: 'SELECT rid FROM fv WHERE f = ? AND v = ?',
+        params: [f, v],
+        cost: 1,
+        exact: true,
+        distinct: true,
+        lookup: true,
+        equals: valued ? { field, values: [v] } : undefined,
+      }
     }
     if (type === 'terms') {
       const values = (p.value as unknown[]).map((x) => conv(x))
@@ -503,6 +526,7 @@ class Planner {
         exact: true,
         field: f,
         lookup: true,
+        equals: valued ? { field, values: values as Bind[] } : undefined,
       }
     }
     if (type === 'prefix') {

@@ -191,13 +191,20 @@ export function sortedRows(
   // A broad plan set aside is taken up again if the walk passes many more rows than its matches'
   // share promised (its matches lie far down the order): the walk never reads the whole index
   // where the plan's rids would have served.
-  const broadRows = plan ? broad(core, meta, plan, window) : undefined
+  const broadRows = plan ? (plan.spansIndex ? PAGE + 16 * Math.max(1, window) : broad(core, meta, plan, window)) : undefined
   const setAside = broadRows === undefined ? undefined : plan
   if (broadRows !== undefined) plan = null
   // A conjunction's matches, when few enough to be kept (matchesOf), are looked up as the walk
   // passes index rows: SQLite would gather its rids again for every page.
   const members = plan ? matchesOf(core, meta, plan) : undefined
   if (members) plan = null
+  // Pills beside a time filter (conjunctionParts), when their plan was set aside, pick the matching
+  // positions from columns: the walk reads documents only for matches.
+  const layout = setAside ? layoutOf(core, meta) : undefined
+  const parts = layout && conjunctionParts(query, meta, core.now())
+  const picked = parts && parts.kept.length + parts.dropped.length > 0 ? pick(core, meta, layout, parts) : undefined
+  const matching = picked && layout ? new Uint8Array(layout.count) : undefined
+  if (matching && picked) for (let k = 0; k < picked.length; k++) matching[picked[k]] = 1
   // A document's place is its first value in this order: one beyond `after` may hide a first one before it.
   if (multi && after !== undefined) return undefined
   return (function* () {
@@ -234,6 +241,7 @@ export function sortedRows(
       const kept: Array<[number, string | number]> = []
       for (const key of keys) {
         if (members && !holds(members, key[0])) continue
+        if (matching && layout && matching[positionOf(layout, key[0])] === 0) continue
         if (seen) {
           if (seen.has(key[0])) continue
           seen.add(key[0])
@@ -438,12 +446,15 @@ function pick(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, parts: Con
   for (const { field, ops } of parts.ranges) {
     const column = columnOf(core, meta, layout, field, false)
     if (!column) return undefined
-    const inside = within(column.values, ops)
+    const inside = within(column, ops)
     // A time filter alone: its positions are the answer.
     if (parts.ranges.length === 1 && parts.kept.length === 0 && parts.dropped.length === 0) return inside
     for (let k = 0; k < inside.length; k++) met[inside[k]]++
   }
   const each = (plan: Plan, f: (i: number) => void) => {
+    // A pill on a single-valued field reads its column (kept until the next write), not its rows.
+    const column = plan.equals && columnOf(core, meta, layout, plan.equals.field, false)
+    if (column && plan.equals) return eachEqual(column, plan.equals.values, f)
     const seen = new Uint8Array(count)
     for (const [rid] of core.db.query(plan.sql).values(...plan.params) as number[][]) {
       const i = positionOf(layout, rid)
@@ -455,9 +466,22 @@ function pick(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, parts: Con
   for (const plan of parts.kept) each(plan, (i) => met[i]++)
   for (const plan of parts.dropped) each(plan, (i) => (excluded[i] = 1))
   const need = parts.ranges.length + parts.kept.length
-  const out: number[] = []
-  for (let i = 0; i < count; i++) if (met[i] === need && excluded[i] === 0) out.push(i)
-  return Int32Array.from(out)
+  const out = new Int32Array(count)
+  let n = 0
+  for (let i = 0; i < count; i++) if (met[i] === need && excluded[i] === 0) out[n++] = i
+  return out.slice(0, n)
+}
+
+/** Calls `f` with each position of a column holding one of the values. */
+function eachEqual(column: Column, values: Bind[], f: (i: number) => void): void {
+  const { ordinals } = column
+  if (ordinals) {
+    const wanted = new Set(values.map((v) => ordinals.dict.indexOf(v)).filter((o) => o >= 0))
+    for (let i = 0; i < ordinals.ords.length; i++) if (wanted.has(ordinals.ords[i])) f(i)
+    return
+  }
+  const wanted = new Set<unknown>(values)
+  for (let i = 0; i < column.values.length; i++) if (wanted.has(column.values[i])) f(i)
 }
 
 /** Where a document's values sit in the columns of a layout (-1: not in it). */
@@ -482,7 +506,7 @@ function columnOf(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, field:
 }
 
 /** The positions of a numeric column whose values are within the bounds (numbers, as a numeric or date range's are), ascending. */
-function within(values: unknown[], ops: Array<[RangeOp, Bind]>): Int32Array {
+function within(column: Column, ops: Array<[RangeOp, Bind]>): Int32Array {
   let lo = -Infinity
   let hi = Infinity
   let loOpen = false
@@ -492,12 +516,15 @@ function within(values: unknown[], ops: Array<[RangeOp, Bind]>): Int32Array {
     if (op === 'gt' || op === 'gte') [lo, loOpen] = n > lo || (n === lo && op === 'gt') ? [n, op === 'gt'] : [lo, loOpen]
     else [hi, hiOpen] = n < hi || (n === hi && op === 'lt') ? [n, op === 'lt'] : [hi, hiOpen]
   }
-  const out: number[] = []
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i]
-    if (typeof v === 'number' && (loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi)) out.push(i)
+  // NaN (no value) is within no bounds.
+  const numbers = (column.numbers ??= Float64Array.from(column.values, (v) => (typeof v === 'number' ? v : Number.NaN)))
+  const out = new Int32Array(numbers.length)
+  let n = 0
+  for (let i = 0; i < numbers.length; i++) {
+    const v = numbers[i]
+    if ((loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi)) out[n++] = i
   }
-  return Int32Array.from(out)
+  return out.slice(0, n)
 }
 
 function layoutOf(core: StoreCore, meta: IndexMeta): ColumnLayout {
