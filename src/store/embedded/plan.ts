@@ -135,6 +135,21 @@ export function fieldBounds(q: unknown, meta: IndexMeta, now: number, field: str
   return { ops, only }
 }
 
+/** A term or terms: the rows of field id `f` holding one of the values; `field` when its column holds them too (Plan.equals). */
+function lookupOf(f: number, field: string | undefined, values: Bind[]): Plan {
+  const one = values.length === 1
+  return {
+    sql: one ? 'SELECT rid FROM fv WHERE f = ? AND v = ?' : `SELECT rid FROM fv WHERE f = ? AND v IN (${values.map(() => '?').join(',')})`,
+    params: [f, ...values],
+    // One value is a term (as selective, each document once); more may read more rows than a term of the same field.
+    cost: one ? 1 : 2,
+    exact: true,
+    ...(one ? { distinct: true } : { field: f }),
+    lookup: true,
+    equals: field === undefined ? undefined : { field, values },
+  }
+}
+
 const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
 
 /** A query as the conjunction a dashboard writes (see conjunctionParts). */
@@ -503,31 +518,13 @@ class Planner {
     if (type === 'term') {
       if (kind === 'date' && typeof p.value === 'string' && (p.value.includes('/') || p.value.startsWith('now'))) return null
       const v = conv(p.value)
-      if (v === undefined) return null
-      return {
-        sql: 'SELECT rid FROM fv WHERE f = ? AND v = ?',
-        params: [f, v],
-        cost: 1,
-        exact: true,
-        distinct: true,
-        lookup: true,
-        equals: valued ? { field, values: [v] } : undefined,
-      }
+      return v === undefined ? null : lookupOf(f, valued ? field : undefined, [v])
     }
     if (type === 'terms') {
       const values = (p.value as unknown[]).map((x) => conv(x))
       if (values.length > MAX_IN || values.some((v) => v === undefined)) return null
       if (values.length === 0) return EMPTY
-      return {
-        sql: `SELECT rid FROM fv WHERE f = ? AND v IN (${values.map(() => '?').join(',')})`,
-        params: [f, ...(values as Bind[])],
-        // One value is a term (as selective); more may read more rows than a term of the same field.
-        cost: values.length === 1 ? 1 : 2,
-        exact: true,
-        field: f,
-        lookup: true,
-        equals: valued ? { field, values: values as Bind[] } : undefined,
-      }
+      return lookupOf(f, valued ? field : undefined, values as Bind[])
     }
     if (type === 'prefix') {
       if (kind !== 'keyword' || typeof p.value !== 'string' || (p.value === '' && under === undefined)) return null
