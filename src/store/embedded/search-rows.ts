@@ -593,28 +593,43 @@ function readColumn(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, fiel
   if (distinct.length <= 1000) {
     const ords = new Int32Array(count).fill(-1)
     const dict: unknown[] = []
-    const ridsOf = core.db.query('SELECT rid FROM fv WHERE f = ? AND v = ?')
+    const ridsOf = core.db.query(`SELECT rid FROM fv WHERE f = ? AND v = ? AND rid > ? ORDER BY rid LIMIT ${COLUMN_CHUNK}`)
     for (const [v] of distinct) {
       const value = boolean ? v === 1 : v
-      for (const [rid] of ridsOf.values(f, v) as Array<[number]>) {
-        const i = at(rid)
-        if (i < 0 || i >= count) continue
-        if (values[i] !== undefined) return null
-        values[i] = value
-        ords[i] = dict.length
+      for (let after = -1; ;) {
+        const rows = ridsOf.values(f, v, after) as Array<[number]>
+        for (const [rid] of rows) {
+          const i = at(rid)
+          if (i < 0 || i >= count) continue
+          if (values[i] !== undefined) return null
+          values[i] = value
+          ords[i] = dict.length
+        }
+        if (rows.length < COLUMN_CHUNK) break
+        after = rows[rows.length - 1][0]
       }
       dict.push(value)
     }
     return { values, ordinals: { ords, dict }, nextRid }
   }
-  for (const [rid, v] of core.db.query('SELECT rid, v FROM fv WHERE f = ?').values(f) as Array<[number, string | number]>) {
-    const i = at(rid)
-    if (i < 0 || i >= count) continue
-    if (values[i] !== undefined) return null
-    values[i] = boolean ? v === 1 : v
+  const first = core.db.query(`SELECT rid, v FROM fv WHERE f = ? ORDER BY v, rid LIMIT ${COLUMN_CHUNK}`)
+  const next = core.db.query(`SELECT rid, v FROM fv WHERE f = ? AND (v, rid) > (?, ?) ORDER BY v, rid LIMIT ${COLUMN_CHUNK}`)
+  for (let rows = first.values(f) as Array<[number, string | number]>; ;) {
+    for (const [rid, v] of rows) {
+      const i = at(rid)
+      if (i < 0 || i >= count) continue
+      if (values[i] !== undefined) return null
+      values[i] = boolean ? v === 1 : v
+    }
+    if (rows.length < COLUMN_CHUNK) break
+    const [rid, v] = rows[rows.length - 1]
+    rows = next.values(f, v, rid) as Array<[number, string | number]>
   }
   return { values, nextRid }
 }
+
+/** Index rows read per statement by readColumn: a column of 1M values held 1M row arrays at once (some 100 MiB). */
+const COLUMN_CHUNK = 65_536
 
 /** Rids of one conjunction's matches kept at most; larger ones are merged again each time (and counted only up to the cap). */
 const MATCHES_KEPT = 16_384
