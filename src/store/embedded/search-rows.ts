@@ -466,10 +466,11 @@ function pick(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, parts: Con
   for (const plan of parts.kept) each(plan, (i) => met[i]++)
   for (const plan of parts.dropped) each(plan, (i) => (excluded[i] = 1))
   const need = parts.ranges.length + parts.kept.length
-  const out = new Int32Array(count)
   let n = 0
-  for (let i = 0; i < count; i++) if (met[i] === need && excluded[i] === 0) out[n++] = i
-  return out.slice(0, n)
+  for (let i = 0; i < count; i++) if (met[i] === need && excluded[i] === 0) n++
+  const out = new Int32Array(n)
+  for (let i = 0, k = 0; k < n; i++) if (met[i] === need && excluded[i] === 0) out[k++] = i
+  return out
 }
 
 /** Calls `f` with each position of a column holding one of the values. */
@@ -518,13 +519,13 @@ function within(column: Column, ops: Array<[RangeOp, Bind]>): Int32Array {
   }
   // NaN (no value) is within no bounds.
   const numbers = (column.numbers ??= Float64Array.from(column.values, (v) => (typeof v === 'number' ? v : Number.NaN)))
-  const out = new Int32Array(numbers.length)
+  const inside = (v: number) => (loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi)
+  // Counted, then listed: one array of the exact size (a time filter over 1M events lists 900k).
   let n = 0
-  for (let i = 0; i < numbers.length; i++) {
-    const v = numbers[i]
-    if ((loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi)) out[n++] = i
-  }
-  return out.slice(0, n)
+  for (let i = 0; i < numbers.length; i++) if (inside(numbers[i])) n++
+  const out = new Int32Array(n)
+  for (let i = 0, k = 0; k < n; i++) if (inside(numbers[i])) out[k++] = i
+  return out
 }
 
 function layoutOf(core: StoreCore, meta: IndexMeta): ColumnLayout {
