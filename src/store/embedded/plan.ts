@@ -70,6 +70,8 @@ const MATCH_PARAMS = new Set([
 const TEXT_MATCH = 'SELECT rowid AS rid FROM tx WHERE tx MATCH ?'
 /** The rows outside a bound (the field's other values). */
 const COMPLEMENT: Record<RangeOp, string> = { gt: '<=', gte: '<', lt: '>=', lte: '>' }
+/** A bound's SQL comparison. */
+export const RANGE_SQL: Record<RangeOp, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' }
 /** See exactConjunction. */
 const RANGE_ROWS_PER_MATCH = 32
 /** Counting the most selective clause's rows stops here (the budget is then large enough for any range). */
@@ -114,25 +116,51 @@ export const matchesAll = (q: unknown): boolean => q === undefined || (isObject(
  * and reads only matches (see search-rows.ts's sortedRows).
  */
 export function fieldBounds(q: unknown, meta: IndexMeta, now: number, field: string): { ops: Array<[RangeOp, Bind]>; only: boolean } {
+  const { required, excluded, pure } = conjuncts(q, meta)
   const ops: Array<[RangeOp, Bind]> = []
-  let only = true
-  const visit = (c: unknown): void => {
-    if (matchesAll(c)) return
-    if (!isObject(c) || Object.keys(c).length !== 1) return void (only = false)
-    const [type] = Object.keys(c)
-    const body = c[type]
-    if (type === 'bool' && isObject(body)) {
-      for (const [k, v] of Object.entries(body))
-        if (k === 'must' || k === 'filter') list(v).forEach(visit)
-        else if (!((k === 'should' || k === 'must_not') && list(v).length === 0) && k !== 'boost' && k !== '_name') only = false
-      return
-    }
-    const bounds = type === 'range' ? planQuery(c, meta, now)?.bounds : undefined
+  let only = pure && excluded.length === 0
+  for (const c of required) {
+    const bounds = isObject(c) && isObject(c.range) ? planQuery(c, meta, now)?.bounds : undefined
     if (bounds?.field === field) ops.push(...bounds.ops)
     else only = false
   }
-  visit(q)
   return { ops, only }
+}
+
+/**
+ * A query's conjuncts: the clauses every match meets (a bool's must and filter, a should of one
+ * clause that must match, at any depth of bools; a query_string as its translation; match_all
+ * left out) and those no match meets (must_not). `pure` when that is the whole query (no other
+ * should, no minimum_should_match left over).
+ */
+function conjuncts(q: unknown, meta: IndexMeta): { required: unknown[]; excluded: unknown[]; pure: boolean } {
+  const out = { required: [] as unknown[], excluded: [] as unknown[], pure: true }
+  const visit = (c: unknown): void => {
+    if (matchesAll(c)) return
+    const type = isObject(c) && Object.keys(c).length === 1 ? Object.keys(c)[0] : undefined
+    const body = type === undefined ? undefined : (c as Record<string, unknown>)[type]
+    if (type === 'bool' && isObject(body)) return bool(body)
+    // The search bar's Lucene syntax: the same translation the planner and the evaluator read.
+    if ((type === 'query_string' || type === 'simple_query_string') && isObject(body))
+      try {
+        return visit(translateQueryString(body, type === 'simple_query_string', (p) => expandFieldPattern(meta.specs, p)))
+      } catch {
+        // left as it is: the planner refuses it too
+      }
+    out.required.push(c)
+  }
+  const bool = (body: Record<string, unknown>): void => {
+    const must = [...list(body.must), ...list(body.filter)]
+    const should = list(body.should)
+    const msm = body.minimum_should_match
+    if (should.length === 1 && (msm === 1 || msm === '1' || (msm === undefined && must.length === 0))) must.push(should[0])
+    else if (should.length > 0 || msm !== undefined) out.pure = false
+    if (Object.keys(body).some((k) => !BOOL_KEYS.has(k))) out.pure = false
+    out.excluded.push(...list(body.must_not))
+    must.forEach(visit)
+  }
+  visit(q)
+  return out
 }
 
 /** A term or terms: the rows of field id `f` holding one of the values; `field` when its column holds them too (Plan.equals). */
@@ -168,42 +196,22 @@ export interface ConjunctionParts {
  * writes them. Undefined for any other query.
  */
 export function conjunctionParts(q: unknown, meta: IndexMeta, now: number): ConjunctionParts | undefined {
+  const { required, excluded, pure } = conjuncts(q, meta)
+  if (!pure) return undefined
   const parts: ConjunctionParts = { ranges: [], kept: [], dropped: [] }
-  const required = (c: unknown): boolean => {
-    if (matchesAll(c)) return true
-    if (isObject(c) && Object.keys(c).length === 1 && isObject(c.bool)) return bool(c.bool)
-    // The search bar's Lucene syntax: the same translation the planner and the evaluator read.
-    for (const type of ['query_string', 'simple_query_string'])
-      if (isObject(c) && Object.keys(c).length === 1 && isObject(c[type]))
-        try {
-          return required(translateQueryString(c[type], type === 'simple_query_string', (p) => expandFieldPattern(meta.specs, p)))
-        } catch {
-          return false
-        }
+  for (const c of required) {
     const plan = planQuery(c, meta, now)
-    if (!plan?.exact) return false
+    if (!plan?.exact) return undefined
     if (plan.bounds) parts.ranges.push({ field: plan.bounds.field, ops: plan.bounds.ops })
     else if (plan.lookup) parts.kept.push(plan)
-    else return false
-    return true
+    else return undefined
   }
-  const bool = (body: Record<string, unknown>): boolean => {
-    const must = [...list(body.must), ...list(body.filter)]
-    const should = list(body.should)
-    const msm = body.minimum_should_match
-    if (should.length > 0) {
-      if (should.length !== 1 || !(msm === 1 || msm === '1' || (msm === undefined && must.length === 0))) return false
-      must.push(should[0])
-    } else if (msm !== undefined) return false
-    if (Object.keys(body).some((k) => !BOOL_KEYS.has(k))) return false
-    for (const c of list(body.must_not)) {
-      const plan = planQuery(c, meta, now)
-      if (!plan?.exact || !plan.lookup) return false
-      parts.dropped.push(plan)
-    }
-    return must.every(required)
+  for (const c of excluded) {
+    const plan = planQuery(c, meta, now)
+    if (!plan?.exact || !plan.lookup) return undefined
+    parts.dropped.push(plan)
   }
-  return required(q) ? parts : undefined
+  return parts
 }
 
 const BOOL_KEYS = new Set(['must', 'filter', 'should', 'must_not', 'minimum_should_match', 'boost', '_name', 'adjust_pure_negative'])
@@ -542,7 +550,6 @@ class Planner {
     }
     // A date range's `format` reads its bounds (the documents' values are indexed by the mapping's).
     if (p.format !== undefined && (kind !== 'date' || typeof p.format !== 'string')) return null
-    const ops: Record<RangeOp, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' }
     let sql = 'SELECT rid FROM fv WHERE f = ?'
     const params: Bind[] = [f]
     const bounds: Array<[RangeOp, Bind]> = []
@@ -550,7 +557,7 @@ class Planner {
       if (b[op] === undefined || b[op] === null) continue
       const v = conv(b[op], op === 'gt' || op === 'lte', p.format as string | undefined)
       if (v === undefined) return null
-      sql += ` AND v ${ops[op]} ?`
+      sql += ` AND v ${RANGE_SQL[op]} ?`
       params.push(v)
       bounds.push([op, v])
     }

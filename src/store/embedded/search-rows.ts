@@ -18,6 +18,7 @@ import {
   type Plan,
   type PlanProbe,
   planQuery,
+  RANGE_SQL,
   type RangeOp,
 } from './plan'
 import { ridRange } from './rids'
@@ -277,8 +278,6 @@ function holds(rids: Float64Array, rid: number): boolean {
   }
   return false
 }
-
-const RANGE_SQL: Record<RangeOp, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' }
 
 /**
  * Whether a plan matches so many documents that walking a field's index and testing each row
