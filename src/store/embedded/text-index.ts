@@ -127,22 +127,35 @@ const encodeJoined = (t: number, joined: string): string => (joined === '' ? '' 
 
 const VALUES3 = Array.from({ length: 101 }, (_, n) => Array(n).fill('(?, ?, ?)').join(', '))
 
-/** A document's field values as fv rows, in multi-row INSERTs of at most 100 rows (a keyword array may repeat a value, hence OR IGNORE). */
-export function insertValues(db: Database, values: Key[], rid: number): void {
-  for (let at = 0; at < values.length; at += 100) {
-    const end = Math.min(values.length, at + 100)
+/**
+ * Rows of three columns in multi-row INSERTs of at most 100 rows, each row's values bound as they
+ * are (`into` is the statement up to VALUES). Binding took less than half the time of handing the
+ * rows over as one JSON array read back by `json_each` (300k `tl` rows: 140-200 against 330-500 ms).
+ */
+function insertTriples(db: Database, into: string, rows: ReadonlyArray<readonly [number, string | number, number]>): void {
+  for (let at = 0; at < rows.length; at += 100) {
+    const end = Math.min(rows.length, at + 100)
     const binds: Array<string | number> = []
-    for (let i = at; i < end; i++) binds.push(values[i][0], values[i][1], rid)
-    db.query(`INSERT OR IGNORE INTO fv (f, v, rid) VALUES ${VALUES3[end - at]}`).run(...binds)
+    for (let i = at; i < end; i++) binds.push(rows[i][0], rows[i][1], rows[i][2])
+    db.query(`${into} VALUES ${VALUES3[end - at]}`).run(...binds)
   }
 }
 
+/** A document's field values as fv rows (a keyword array may repeat a value, hence OR IGNORE). */
+export function insertValues(db: Database, values: Key[], rid: number): void {
+  insertTriples(
+    db,
+    'INSERT OR IGNORE INTO fv (f, v, rid)',
+    values.map(([f, v]) => [f, v, rid] as const),
+  )
+}
+
 /**
- * Replaces documents' text rows: the `tl` rows first (deleted, then written), then the `tx` rows,
- * each in one statement over a JSON array (a statement per row was most of the text index's cost
- * on ingest). A statement that may change several rows opens a statement savepoint, at which FTS5
- * writes what it holds as a segment: so every `tx` row of the transaction goes in one statement,
- * never in several (each would become a segment of its own).
+ * Replaces documents' text rows: the `tl` rows first (deleted, then written in multi-row inserts),
+ * then the `tx` rows in one statement over a JSON array (a statement per row was most of the text
+ * index's cost on ingest). A statement that may change several rows opens a statement savepoint,
+ * at which FTS5 writes what it holds as a segment: so every `tx` row of the transaction goes in one
+ * statement, never in several (each would become a segment of its own).
  */
 export function writeText(db: Database, gone: readonly number[], docs: ReadonlyArray<[rid: number, text: TextRows]>): void {
   if (gone.length > 0) db.query('DELETE FROM tl WHERE rid IN (SELECT value FROM json_each(?))').run(JSON.stringify(gone))
@@ -152,8 +165,7 @@ export function writeText(db: Database, gone: readonly number[], docs: ReadonlyA
     for (const [f, len] of text.lengths) lengths.push([rid, f, len])
     if (text.lengths.length > 0) bodies.push([rid, text.body])
   }
-  if (lengths.length > 0)
-    db.query('INSERT INTO tl (rid, f, len) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)').run(JSON.stringify(lengths))
+  insertTriples(db, 'INSERT INTO tl (rid, f, len)', lengths)
   if (gone.length > 0) db.query('DELETE FROM tx WHERE rowid IN (SELECT value FROM json_each(?))').run(JSON.stringify(gone))
   if (bodies.length > 0)
     db.query('INSERT INTO tx (rowid, body) SELECT value ->> 0, value ->> 1 FROM json_each(?)').run(JSON.stringify(bodies))
