@@ -8,13 +8,14 @@ import { join } from 'node:path'
 import { compileSigmaRule, evaluateRulesTree } from '../../src/ruleset/sigma'
 import { openEmbeddedStore } from '../../src/store/embedded'
 import { benchRuleset } from './lib/security-events'
+import { nextSeed } from './lib/random'
 
 const RULES = Number(process.env.BENCH_RULES ?? 1000)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
 const EVENTS = 'svc-events-v5-security'
 
 let seed = 11
-const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
+const rnd = () => (seed = nextSeed(seed)) / 0x80000000
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]
 const BINS = ['cmd', 'powershell', 'rundll32', 'regsvr32', 'mshta', 'certutil', 'bitsadmin', 'schtasks', 'wmic', 'net', 'reg', 'sc']
 const WORDS = [

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from '../helpers/server'
 import { basicAuth } from '../helpers/calls'
+import { nextSeed } from '../../scripts/bench/lib/random'
 
 let server: TestServer
 let auth: string
@@ -49,7 +50,7 @@ async function pollRoot(done: Promise<unknown>): Promise<number> {
 // A seeded generator, so that a failure can be replayed.
 function rng(seed: number) {
   return () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff
+    seed = nextSeed(seed)
     return seed / 0x7fffffff
   }
 }

@@ -12,11 +12,12 @@ import { EVENT_STREAMS, FINDING_STREAMS } from '../../../src/setup/indices'
 import { openEmbeddedStore } from '../../../src/store/embedded'
 import type { Store } from '../../../src/store/port'
 import { DETECTORS_INDEX } from '../../../src/ruleset/indices'
+import { nextSeed } from './random'
 let seed = 7
 /** Starts the sequence again (or from a point `seedNow` told): the same rules and events as a run before in the same process. */
 export const reseed = (from = 7) => void (seed = from)
 export const seedNow = () => seed
-const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
+const rnd = () => (seed = nextSeed(seed)) / 0x80000000
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]
 const ACTIONS = ['login', 'logout', 'exec', 'file_open', 'connect', 'sudo', 'passwd_change', 'cron_run']
 const OUTCOMES = ['success', 'failure', 'unknown']

@@ -5,9 +5,10 @@
 // clauses.
 import { expect, test } from 'bun:test'
 import { compileNamedQuery } from '../../../src/store/query'
+import { nextSeed } from '../../../scripts/bench/lib/random'
 
 let seed = 4242
-const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
+const rnd = () => (seed = nextSeed(seed)) / 0x80000000
 const int = (n: number) => Math.floor(rnd() * n)
 const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]
 // Escapes as Sigma writes Windows paths (two backslashes for one), an escaped star or question

@@ -5,6 +5,7 @@
 import { expect, test } from 'bun:test'
 import { fold } from '../../../src/store/query'
 import { requiredLiteralSets, requiredLiterals } from '../../../src/store/query/regex-literals'
+import { nextSeed } from '../../../scripts/bench/lib/random'
 
 const PATTERNS = [
   '\\.exe["\']?\\s+[^"]{0,64}werfaultsecure\\.exe["\']?\\s+\\d{2,10}',
@@ -45,7 +46,7 @@ const PIECES = ['net', 'config', ' ', '  ', 'set', '&&', 'environment', 'ipconfi
   .concat(['cmd', '.exe', '/c', 'Invoke-', 'Expression', 'AbCAB', 'R', 'S', 'run.ps1', 'werfaultsecure.exe', '"', 'b', 'a', 'C', 'q'])
 
 let seed = 777
-const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
+const rnd = () => (seed = nextSeed(seed)) / 0x80000000
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]
 const recase = (s: string) => [...s].map((c) => (rnd() < 0.3 ? c.toUpperCase() : c)).join('')
 
