@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openEmbeddedStore } from '../../src/store/embedded'
 import type { BulkLine, SearchBody } from '../../src/store/port'
+import { nextSeed } from './lib/random'
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(name)
@@ -34,7 +35,7 @@ const WORDS = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet ki
 /** Deterministic small event: ~10 words of text, a keyword-like string, a number and a date. */
 function makeDoc(i: number): Record<string, unknown> {
   let x = (i * 2654435761) >>> 0
-  const next = () => (x = (x * 1103515245 + 12345) >>> 0)
+  const next = () => (x = nextSeed(x)) >>> 8
   const words: string[] = []
   // "the" is in about a third of the documents; a `tok<n>` token is in about one in 10,000.
   if (i % 3 === 0) words.push('the')

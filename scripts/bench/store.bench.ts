@@ -22,6 +22,7 @@ import { join } from 'node:path'
 import { openEmbeddedStore } from '../../src/store/embedded'
 import type { BulkLine, Store } from '../../src/store/port'
 import { EVENTS_MAPPINGS } from '../../src/setup/indices/streams'
+import { nextSeed } from './lib/random'
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(name)
@@ -38,8 +39,8 @@ function makeDoc(i: number): Record<string, unknown> {
   let msg = ''
   let x = i * 2654435761
   while (msg.length < 880) {
-    x = (x * 1103515245 + 12345) >>> 0
-    msg += `${WORDS[x % WORDS.length]} `
+    x = nextSeed(x)
+    msg += `${WORDS[(x >>> 8) % WORDS.length]} `
   }
   return {
     host: `host-${i % HOSTS}`,

@@ -2,6 +2,7 @@
 // through those keys must then see exactly the new values, kept, added and removed alike.
 import { afterAll, expect, test } from 'bun:test'
 import { openEmbeddedStore } from '../../src/store/embedded'
+import { nextSeed } from '../../scripts/bench/lib/random'
 
 const store = openEmbeddedStore(':memory:')
 afterAll(() => store.close())
@@ -12,7 +13,7 @@ const ids = async (query: Record<string, unknown>) =>
 test('after rewrites, term searches find the document by its current values only', async () => {
   await store.createIndex({ index: 'lists', body: { mappings: { properties: { rules: { type: 'keyword' }, n: { type: 'long' } } } } })
   let seed = 5
-  const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
+  const rnd = () => (seed = nextSeed(seed)) / 0x80000000
   const current = new Map<string, { rules: string[]; n: number }>()
   for (let step = 0; step < 200; step++) {
     const id = `d${Math.floor(rnd() * 5)}`
@@ -43,7 +44,7 @@ test('after rewrites, term searches find the document by its current values only
 test('long lists rewritten many ways: searches see the added, kept and removed values', async () => {
   await store.createIndex({ index: 'long', body: { mappings: { properties: { rules: { type: 'keyword' }, tag: { type: 'keyword' } } } } })
   let seed = 11
-  const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
+  const rnd = () => (seed = nextSeed(seed)) / 0x80000000
   const pick = () => `v${Math.floor(rnd() * 700)}`
   let rules = Array.from({ length: 300 }, (_, i) => `v${i}`)
   let tag = 't0'
@@ -97,7 +98,7 @@ test('long lists rewritten many ways: searches see the added, kept and removed v
 test('a long list’s keys text spliced from the last version is its JSON', async () => {
   const { keysText } = await import('../../src/store/embedded/kept-keys')
   let seed = 3
-  const rnd = (n: number) => Math.floor(((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000) * n)
+  const rnd = (n: number) => Math.floor(((seed = nextSeed(seed)) / 0x80000000) * n)
   const key = (): [number, string | number] => [rnd(3), rnd(2) ? `v"${rnd(500)}\u00e9` : rnd(1000)]
   let keys = Array.from({ length: 300 }, key)
   let text = keysText(keys)

@@ -3,9 +3,10 @@
 import { expect, test } from 'bun:test'
 import { AhoCorasick, VALUE_END, VALUE_START } from '../../../src/store/query/aho-corasick'
 import { fold } from '../../../src/store/query'
+import { nextSeed } from '../../../scripts/bench/lib/random'
 
 let seed = 99
-const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
+const rnd = () => (seed = nextSeed(seed)) / 0x80000000
 const ALPHABET = 'abcdef0123456789\\.-é€Σ'
 const word = (n: number) => Array.from({ length: n }, () => ALPHABET[Math.floor(rnd() * ALPHABET.length)]).join('')
 

@@ -6,6 +6,7 @@
 import { expect, test } from 'bun:test'
 import { compileRegex, type RegexFlag } from '../../../src/ruleset/sigma/regex'
 import { luceneRegExp } from '../../../src/store/query'
+import { nextSeed } from '../../../scripts/bench/lib/random'
 
 // Each pattern with strings it finds; mutations of those give near misses and more hits.
 const patterns: [string, RegexFlag[], string[]][] = [
@@ -53,7 +54,7 @@ const fixed = [
 
 function* rng(seed: number) {
   for (;;) {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff
+    seed = nextSeed(seed)
     yield seed
   }
 }

@@ -18,6 +18,7 @@ import {
 } from '../../../src/ruleset/sigma'
 import { loadWindowsRules } from '../../../scripts/bench/lib/sigma-rules'
 import { schemaEvent, WINDOWS_FIELDS, windowsEvents } from '../../../scripts/bench/lib/windows-events'
+import { nextSeed } from '../../../scripts/bench/lib/random'
 
 interface CorpusCase {
   name: string
@@ -47,7 +48,7 @@ const corpusEvents = cases.flatMap((c) => c.events!.map((e) => e.event))
 
 // ---- randomized events from the rules' literals ----
 let seed = 1234567
-const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
+const rnd = () => (seed = nextSeed(seed)) / 0x80000000
 const int = (n: number) => Math.floor(rnd() * n)
 const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]
 

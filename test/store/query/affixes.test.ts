@@ -2,9 +2,10 @@
 // than, equal to and longer than the literals, the compared code unit alike or not.
 import { expect, test } from 'bun:test'
 import { anyPrefix, anySuffix, prefixMatcher, suffixMatcher } from '../../../src/store/query/affixes'
+import { nextSeed } from '../../../scripts/bench/lib/random'
 
 let seed = 7
-const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000
+const rnd = () => (seed = nextSeed(seed)) / 0x80000000
 const ALPHABET = 'ab\\.é𝐀'
 const word = (n: number) => Array.from({ length: n }, () => ALPHABET[Math.floor(rnd() * ALPHABET.length)]).join('')
 

@@ -5,6 +5,7 @@ import { analyze, plainTokensJoined } from '../../../src/store/query/analysis'
 import { ftsToken, textKeys } from '../../../src/store/embedded/text-index'
 import { DocView } from '../../../src/store/query/doc'
 import type { FieldSpec } from '../../../src/store/query/compile'
+import { nextSeed } from '../../../scripts/bench/lib/random'
 
 const WORD = /[\p{L}\p{N}\p{M}_]+(?:['.’][\p{L}\p{N}\p{M}_]+)*/gu
 const reference = (text: string) => [...text.matchAll(WORD)].map((m) => m[0].toLowerCase())
@@ -12,7 +13,7 @@ const reference = (text: string) => [...text.matchAll(WORD)].map((m) => m[0].toL
 /** 5,000 texts of up to 23 characters of `alphabet`, the same every run. */
 function* randomTexts(alphabet: string): Generator<string> {
   let x = 12345
-  const next = () => (x = (x * 1103515245 + 12345) >>> 0) >>> 8
+  const next = () => (x = nextSeed(x)) >>> 8
   for (let k = 0; k < 5000; k++) {
     let s = ''
     for (let i = next() % 24; i > 0; i--) s += alphabet[next() % alphabet.length]

@@ -8,6 +8,7 @@ import { nativeTest } from '../../../src/store/query/native-regexp'
 import { sigmaRulesDir } from '../../../scripts/bench/lib/sigma-rules'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { nextSeed } from '../../../scripts/bench/lib/random'
 
 const search = { anchored: false }
 
@@ -56,7 +57,7 @@ describe('patterns taken by the native engine', () => {
 /** Pseudo-random strings over the pattern's characters, some spaces, a newline and a non-ASCII one. */
 function values(pattern: string, seed: number, n: number): string[] {
   let x = seed
-  const rand = () => ((x = (x * 1103515245 + 12345) % 2147483648), x / 2147483648)
+  const rand = () => ((x = nextSeed(x)), x / 2147483648)
   const alphabet = [...new Set(pattern.replace(/[\\[\]^$(){}|*+?]/g, '') + ' \t\nAZaz09-./é_')]
   const out = ['', ' ', '\n', 'é']
   for (let i = 0; i < n; i++) {
