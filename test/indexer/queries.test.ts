@@ -129,3 +129,65 @@ describe('relevance', () => {
     expect(plain.body.hits.hits.map((h: any) => [h._id, h._score])).toEqual(docs.map((_, i) => [`r${i}`, 1]))
   })
 })
+
+describe('dates: what a bound names, in which time zone', () => {
+  beforeAll(async () => {
+    await api.call('admin', 'PUT', '/dates', { mappings: { properties: { ts: { type: 'date' } } } })
+    const at = ['2026-01-01T23:30:00Z', '2026-01-02T00:00:00Z', '2026-01-02T05:00:00Z', '2026-01-02T23:59:59.999Z', '2026-01-03T00:00:00Z']
+    const lines = at.flatMap((ts, i) => [{ index: { _id: String(i) } }, { ts }])
+    await api.call('admin', 'POST', '/dates/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+  })
+  const dates = (query: unknown) => ids(query, '/dates/_search')
+
+  test('a term on a date takes in every instant it names; lte and gt round a partial date up', async () => {
+    expect(await dates({ term: { ts: '2026-01-02' } })).toEqual(['1', '2', '3'])
+    expect(await dates({ term: { ts: '2026-01-02T05' } })).toEqual(['2'])
+    expect(await dates({ range: { ts: { gte: '2026-01-02', lte: '2026-01-02' } } })).toEqual(['1', '2', '3'])
+    expect(await dates({ range: { ts: { gt: '2026-01-01' } } })).toEqual(['1', '2', '3', '4'])
+    expect(await dates({ query_string: { query: 'ts:{2026-01-01 TO 2026-01-02]' } })).toEqual(['1', '2', '3'])
+  })
+
+  test('time_zone reads bounds without an offset and rounds on its calendar; offsets and now stay', async () => {
+    // Midnight of 2026-01-02 in +05:30 is 18:30 UTC the day before (answers checked against OpenSearch 3.4).
+    expect(await dates({ range: { ts: { gte: '2026-01-02', lt: '2026-01-02T06:00:00', time_zone: '+05:30' } } })).toEqual(['0', '1'])
+    expect(await dates({ term: { ts: '2026-01-01' } })).toEqual(['0'])
+    // The day of 2026-01-02 in -02:00 runs from 02:00 UTC to 01:59:59.999 UTC the next day.
+    expect(await dates({ range: { ts: { gte: '2026-01-02T01:00:00||/d', lte: '2026-01-02||/d', time_zone: '-02:00' } } })).toEqual([
+      '2',
+      '3',
+      '4',
+    ])
+    expect(await dates({ range: { ts: { gte: '2026-01-02T05:00:00Z', time_zone: 'Asia/Tokyo' } } })).toEqual(['2', '3', '4'])
+    expect(await dates({ range: { ts: { lt: 'now', time_zone: 'America/New_York' } } })).toEqual(['0', '1', '2', '3', '4'])
+    expect(await dates({ query_string: { query: 'ts:[2026-01-02T00:00 TO 2026-01-02T00:30]', time_zone: '+01:00' } })).toEqual(['0'])
+  })
+
+  test('a date_range aggregation reads its bounds in its time_zone', async () => {
+    const r = await api.call('admin', 'POST', '/dates/_search', {
+      size: 0,
+      aggs: { r: { date_range: { field: 'ts', time_zone: '+05:30', ranges: [{ from: '2026-01-02', to: '2026-01-03' }] } } },
+    })
+    expect(r.body.aggregations.r.buckets).toEqual([
+      {
+        key: '2026-01-02T00:00:00.000+05:30-2026-01-03T00:00:00.000+05:30',
+        from: Date.parse('2026-01-01T18:30:00Z'),
+        from_as_string: '2026-01-02T00:00:00.000+05:30',
+        to: Date.parse('2026-01-02T18:30:00Z'),
+        to_as_string: '2026-01-03T00:00:00.000+05:30',
+        doc_count: 3,
+      },
+    ])
+  })
+
+  test('a time_zone that names no zone is refused with 400', async () => {
+    for (const query of [
+      { range: { ts: { gte: '2026-01-01', time_zone: 'Mars/Olympus' } } },
+      { query_string: { query: 'ts:>2026-01-01', time_zone: 'Nowhere/X' } },
+    ]) {
+      const r = await api.call('admin', 'POST', '/dates/_search', { query })
+      expect(r.status).toBe(400)
+      expect(r.body.error.type).toBe('illegal_argument_exception')
+      expect(r.body.error.reason).toContain('Unknown time-zone ID')
+    }
+  })
+})

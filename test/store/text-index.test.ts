@@ -12,6 +12,7 @@ import { openEmbeddedStore } from '../../src/store/embedded'
 import { latestVersion, SCHEMA_MIGRATIONS } from '../../src/store/embedded/migrations'
 import { dropFields } from '../helpers/older-store'
 import type { BulkLine, SearchBody } from '../../src/store/port'
+import { nextSeed } from '../../scripts/bench/lib/random'
 
 type Store = ReturnType<typeof openEmbeddedStore>
 
@@ -19,8 +20,8 @@ const WORDS = 'the quick brown fox jumps over lazy dog error user login failed a
 
 /** A deterministic generator, so that a failure reproduces. */
 function random(seed: number): () => number {
-  let x = seed >>> 0
-  return () => ((x = (x * 1103515245 + 12345) >>> 0) >>> 8) / 2 ** 24
+  let x = seed
+  return () => (x = nextSeed(x)) / 2 ** 31
 }
 
 function makeDoc(rnd: () => number, i: number): Record<string, unknown> {
@@ -114,6 +115,14 @@ const QUERIES: unknown[] = [
   { simple_query_string: { query: 'fox | lazy', fields: ['msg'] } },
   { simple_query_string: { query: '+quick -brown', fields: ['msg', 'title'] } },
   { simple_query_string: { query: 'log*' } },
+  // Dates: a term names every instant of its value; a range's time_zone reads its bounds.
+  { term: { ts: '2026-01-02' } },
+  { term: { ts: '2026-01-01T05' } },
+  { terms: { ts: ['2026-01-01T05:00:00.000Z', '2026-01-02'] } },
+  { range: { ts: { gte: '2026-01-01T20:00:00', lte: '2026-01-02', time_zone: '+05:30' } } },
+  { range: { ts: { gt: '2026-01-01', lt: '2026-01-02T12:00:00||/d', time_zone: 'America/New_York' } } },
+  { query_string: { query: 'ts:[2026-01-01T10 TO 2026-01-02}', time_zone: '-03:00' } },
+  { query_string: { query: 'ts:>2026-01-02T01' } },
 ]
 
 const BODIES: Array<(q: unknown) => SearchBody> = [

@@ -23,7 +23,8 @@ import {
   results,
   type TargetCtx,
 } from './aggs'
-import { calendarUnit, fixedInterval, formatInZone, nextCalendar, roundCalendar, roundFixed, zoneOf, type Zone } from './aggs-time'
+import { calendarUnit, fixedInterval, formatInZone, nextCalendar, roundCalendar, roundFixed } from './aggs-time'
+import { type Zone, zoneOf } from '../query/zones'
 import { parseOrder, sortBuckets, type Order } from './aggs-order'
 
 /** A bucket's count and sub-aggregations. */
@@ -332,7 +333,7 @@ class RangeAgg extends FieldAgg implements Agg {
       throw new IllegalArgument(`No [ranges] specified for the [${spec.name}] aggregation`)
     const conv = (v: unknown, what: string): number | undefined => {
       if (v === undefined || v === null) return undefined
-      if (this.dates) return parseDateMath(v, false, spec.now, this.format)
+      if (this.dates) return parseDateMath(v, false, spec.now, this.format, this.zone)
       return num(v, what)
     }
     this.ranges = p.ranges.map((r: unknown) => {

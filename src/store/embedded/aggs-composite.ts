@@ -22,7 +22,8 @@ import {
   type ValueReader,
 } from './aggs'
 import { compareKeys } from './aggs-order'
-import { calendarUnit, fixedInterval, roundCalendar, roundFixed, zoneOf } from './aggs-time'
+import { calendarUnit, fixedInterval, roundCalendar, roundFixed } from './aggs-time'
+import { zoneOf } from '../query/zones'
 
 type Value = Key | null
 

@@ -2,7 +2,8 @@
  * Aggregations over matching documents: `terms` (with sub-aggregations), `cardinality`,
  * `value_count`, `min`, `max`, `sum`, `avg`, `filter` — OpenSearch's response shapes.
  */
-import { formatInZone, zoneOf } from './aggs-time'
+import { formatInZone } from './aggs-time'
+import { zoneOf } from '../query/zones'
 import { CompensatedSum } from './compensated-sum'
 import { IllegalArgument, ParsingError, QueryShardError, StoreError } from '../errors'
 import { compile, kindOf, toNumber, type FieldSpec, type Test } from '../query/compile'
@@ -349,16 +350,23 @@ class TermsAgg extends FieldAgg implements Agg {
   result(): Record<string, unknown> {
     // Sub-aggregation results are made for the buckets shown, unless the order reads them.
     const bySub = this.order.some(([by]) => by !== '_count' && by !== '_key')
-    const all: TermBucket[] = []
-    for (const b of this.buckets.values()) {
-      if (b.count < this.minDocCount) continue
-      if (bySub) b.subs = results(b.aggs)
-      all.push(b)
+    const compare = this.ip ? compareIps : compareKeys
+    let all = [...this.buckets.values()]
+    // Documents of the terms past the shard's candidates (shard_size of them, in the order) count
+    // as other, and so do those of candidates shown or not; a candidate under `min_doc_count` is
+    // dropped with its documents, as OpenSearch's reduce drops it.
+    let beyond = 0
+    if (this.minDocCount > 1 && !bySub) {
+      const candidates = topBuckets(all, this.shardSize, this.order, compare)
+      beyond = sumOfCounts(all) - sumOfCounts(candidates)
+      all = candidates
     }
+    all = all.filter((b) => b.count >= this.minDocCount)
+    if (bySub) for (const b of all) b.subs = results(b.aggs)
     if (this.subs.size === 0) this.budget?.add(Math.min(all.length, this.shardSize))
-    const shown = topBuckets(all, this.size, this.order, this.ip ? compareIps : compareKeys)
+    const shown = topBuckets(all, this.size, this.order, compare)
     if (!bySub) for (const b of shown) b.subs = results(b.aggs)
-    const other = all.reduce((n, b) => n + b.count, 0) - shown.reduce((n, b) => n + b.count, 0)
+    const other = beyond + sumOfCounts(all) - sumOfCounts(shown)
     // OpenSearch's bound: 0 when every term was returned or the order is by key or by descending count;
     // unknown (-1) otherwise, once the shard's candidates (shard_size, by default size * 1.5 + 10) ran out.
     const [by, dir] = this.order[0] ?? ['_count', -1]
@@ -466,3 +474,5 @@ class FilterAgg implements Agg {
     return { doc_count: this.count, ...results(this.subAggs) }
   }
 }
+
+const sumOfCounts = (buckets: ReadonlyArray<{ count: number }>) => buckets.reduce((n, b) => n + b.count, 0)

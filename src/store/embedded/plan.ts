@@ -4,11 +4,12 @@
  * those rows are read and checked by the evaluator. Null means "no restriction" (scan the index).
  */
 import { analyze } from '../query/analysis'
-import { expandFieldPattern, kindOf, toBool, toNumber, leafParts } from '../query/compile'
+import { expandFieldPattern, kindOf, toBool, toNumber, leafParts, rangeZone } from '../query/compile'
 import { translateQueryString } from '../query/query-string'
 import { termsField } from './text-fields'
 import { ftsPrefixQuery, ftsTermQuery } from './text-index'
 import { parseDateMath } from '../query/dates'
+import type { Zone } from '../query/zones'
 import { isObject, keywordOf } from '../query/doc'
 import type { IndexMeta } from './catalog'
 import { kindOfField } from './catalog'
@@ -501,7 +502,7 @@ class Planner {
     if (!kind) return null
     const f = this.meta.fieldIds.get(root === undefined ? field : valueAndPathField(root))
     if (f === undefined) return EMPTY // mapped but no document ever had a value
-    const conv = (v: unknown, roundUp = false, format?: string): Bind | undefined => {
+    const conv = (v: unknown, roundUp = false, format?: string, zone?: Zone): Bind | undefined => {
       switch (kind) {
         case 'keyword': {
           const k = keywordOf(v)
@@ -515,7 +516,7 @@ class Planner {
         }
         case 'date':
           try {
-            return parseDateMath(v, roundUp, this.now, format ?? this.meta.specs.get(field)?.format)
+            return parseDateMath(v, roundUp, this.now, format ?? this.meta.specs.get(field)?.format, zone)
           } catch {
             return undefined
           }
@@ -523,12 +524,35 @@ class Planner {
     }
     // A boolean's column holds true and false, a flat_object path's keys their path: not the index's values.
     const valued = under === undefined && kind !== 'boolean'
+    if (type === 'term' && kind === 'date') {
+      // Every instant the value names (`2024-04-02`: the whole day), as the evaluator reads it.
+      const lo = conv(p.value)
+      const hi = conv(p.value, true)
+      if (lo === undefined || hi === undefined) return null
+      if (lo === hi) return lookupOf(f, field, [lo])
+      return {
+        sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ? AND v <= ?',
+        params: [f, lo, hi],
+        cost: 4,
+        exact: true,
+        field: f,
+        bounds: {
+          field,
+          f,
+          ops: [
+            ['gte', lo],
+            ['lte', hi],
+          ],
+        },
+      }
+    }
     if (type === 'term') {
-      if (kind === 'date' && typeof p.value === 'string' && (p.value.includes('/') || p.value.startsWith('now'))) return null
       const v = conv(p.value)
       return v === undefined ? null : lookupOf(f, valued ? field : undefined, [v])
     }
     if (type === 'terms') {
+      // A date names a span unless it is down to the millisecond: those the evaluator reads.
+      if (kind === 'date' && (p.value as unknown[]).some((x) => conv(x) !== conv(x, true))) return null
       const values = (p.value as unknown[]).map((x) => conv(x))
       if (values.length > MAX_IN || values.some((v) => v === undefined)) return null
       if (values.length === 0) return EMPTY
@@ -550,12 +574,18 @@ class Planner {
     }
     // A date range's `format` reads its bounds (the documents' values are indexed by the mapping's).
     if (p.format !== undefined && (kind !== 'date' || typeof p.format !== 'string')) return null
+    let zone: Zone | undefined
+    try {
+      zone = kind === 'date' ? rangeZone(p) : undefined
+    } catch {
+      return null // the evaluator refuses it, with its message
+    }
     let sql = 'SELECT rid FROM fv WHERE f = ?'
     const params: Bind[] = [f]
     const bounds: Array<[RangeOp, Bind]> = []
     for (const op of ['gt', 'gte', 'lt', 'lte'] as const) {
       if (b[op] === undefined || b[op] === null) continue
-      const v = conv(b[op], op === 'gt' || op === 'lte', p.format as string | undefined)
+      const v = conv(b[op], op === 'gt' || op === 'lte', p.format as string | undefined, zone)
       if (v === undefined) return null
       sql += ` AND v ${RANGE_SQL[op]} ?`
       params.push(v)

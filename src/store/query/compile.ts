@@ -10,6 +10,7 @@ import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
 import { checkNestedDepth, checkRegexLength, ClauseBudget, type QueryLimits } from './limits'
 import { analyze } from './analysis'
 import { parseDate, parseDateMath } from './dates'
+import { type Zone, zoneOf } from './zones'
 import { type DocView, type FieldPath, fieldPath, isObject, keywordOf, asDocView, type Source } from './doc'
 import { FLAT_OBJECT, flatLeavesPath, flatObjectRoot } from './flat-object'
 import { compareCodePoints, fold } from './fold'
@@ -721,8 +722,14 @@ class Compiler {
         return (d) => f.raw(d).some((v) => toNumber(v) === n)
       }
       case 'date': {
-        const ms = parseDateMath(value, false, this.now, f.format)
-        return (d) => f.raw(d).some((v) => parseDate(v, f.format) === ms)
+        // As OpenSearch reads a term on a date: every instant the value names (`2024-04-02`: the day).
+        const lo = parseDateMath(value, false, this.now, f.format)
+        const hi = parseDateMath(value, true, this.now, f.format)
+        return (d) =>
+          f.raw(d).some((v) => {
+            const ms = parseDate(v, f.format)
+            return ms !== undefined && ms >= lo && ms <= hi
+          })
       }
       case 'boolean': {
         const b = toBool(value)
@@ -761,13 +768,14 @@ class Compiler {
       if (p.to !== undefined && p.to !== null) incHi ? (lte = p.to) : (lt = p.to)
     }
     const format = typeof p.format === 'string' ? p.format : f.format
+    const zone = rangeZone(p)
     const bounds = { gt, gte, lt, lte }
     for (const [k, v] of Object.entries(bounds)) if (v === null) delete (bounds as Record<string, unknown>)[k]
 
     const numeric = mapBounds(bounds, (v) => toNumber(v))
     const dates = mapBounds(bounds, (v, up) => {
       try {
-        return parseDateMath(v, up, this.now, format)
+        return parseDateMath(v, up, this.now, format, zone)
       } catch {
         return undefined
       }
@@ -1033,4 +1041,10 @@ function hitsAtLeast(tokens: string[], matchers: Array<(token: string) => boolea
   let hits = 0
   for (const m of matchers) if (tokens.some(m) && ++hits >= need) return true
   return false
+}
+
+/** A range's `time_zone` (undefined: UTC); one that names no zone is refused as OpenSearch refuses it (400, illegal_argument_exception). */
+export function rangeZone(p: Record<string, unknown>): Zone | undefined {
+  if (p.time_zone === undefined || p.time_zone === null) return undefined
+  return zoneOf(String(p.time_zone))
 }

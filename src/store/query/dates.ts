@@ -1,4 +1,5 @@
 import { IllegalArgument } from '../errors'
+import { fromLocal, type Zone } from './zones'
 
 /**
  * Dates as OpenSearch reads them with the default `strict_date_optional_time||epoch_millis`:
@@ -7,9 +8,10 @@ import { IllegalArgument } from '../errors'
  */
 const ISO =
   /^([+-]?\d{4,})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ](\d{1,2})(?::(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?)?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i
-const SLASHED = /^(\d{4})\/(\d{2})\/(\d{2})(?: (\d{2}):(\d{2}):(\d{2}))?(?: ([+-]\d{2}:?\d{2}|Z))?$/
+// No fraction (the empty group stands in its place), so the offset is the eighth group as in ISO.
+const SLASHED = /^(\d{4})\/(\d{2})\/(\d{2})(?: (\d{2}):(\d{2}):(\d{2}))?()(?: ([+-]\d{2}:?\d{2}|Z))?$/
 
-export function parseDate(value: unknown, format?: string): number | undefined {
+export function parseDate(value: unknown, format?: string, zone?: Zone, roundUp = false): number | undefined {
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return undefined
     return format?.includes('epoch_second') && !format.includes('epoch_millis') ? value * 1000 : Math.trunc(value)
@@ -21,18 +23,39 @@ export function parseDate(value: unknown, format?: string): number | undefined {
   }
   const m = ISO.exec(value) ?? SLASHED.exec(value)
   if (!m) return undefined
-  const [, y, mo = '1', d = '1', h = '0', mi = '0', s = '0', frac = '', zone] = m
+  const [, y, mo = '1', d = '1', h = '0', mi = '0', s = '0', frac = '', offset] = m
   const month = Number(mo)
   const day = Number(d)
   if (month < 1 || month > 12 || day < 1 || day > 31 || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return undefined
   let ms = Date.UTC(Number(y), month - 1, day, Number(h), Number(mi), Number(s), Number((frac + '000').slice(0, 3)))
   if (new Date(ms).getUTCDate() !== day) return undefined
-  if (zone && zone.toUpperCase() !== 'Z') {
-    const sign = zone[0] === '-' ? -1 : 1
-    const digits = zone.slice(1).replace(':', '')
+  if (roundUp && frac === '') ms = lastMillisecond(ms, m)
+  if (offset && offset.toUpperCase() !== 'Z') {
+    const sign = offset[0] === '-' ? -1 : 1
+    const digits = offset.slice(1).replace(':', '')
     ms -= sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0')) * 60_000
+  } else if (!offset && zone) {
+    // A wall-clock time without its own offset is read in the query's `time_zone`.
+    ms = fromLocal(ms, zone)
   }
   return ms
+}
+
+/**
+ * Rounding up, a date names the last millisecond of its finest component (OpenSearch's parser
+ * fills what is missing with its largest value): `lte 2024-04-02` takes in the whole day,
+ * `gt 2024-04` starts after April, `lte ...T10:15:30` keeps 10:15:30.999.
+ */
+function lastMillisecond(ms: number, m: RegExpExecArray): number {
+  const [, , mo, d, h, mi, s] = m
+  const end = new Date(ms)
+  if (mo === undefined) end.setUTCFullYear(end.getUTCFullYear() + 1)
+  else if (d === undefined) end.setUTCMonth(end.getUTCMonth() + 1)
+  else if (h === undefined) end.setUTCDate(end.getUTCDate() + 1)
+  else if (mi === undefined) end.setUTCHours(end.getUTCHours() + 1)
+  else if (s === undefined) end.setUTCMinutes(end.getUTCMinutes() + 1)
+  else end.setUTCSeconds(end.getUTCSeconds() + 1)
+  return end.getTime() - 1
 }
 
 /** Strings that dynamic mapping turns into `date` fields (OpenSearch's `dynamic_date_formats`). */
@@ -44,9 +67,11 @@ const UNIT = /^[yMwdhHms]$/
 
 /**
  * Date math: `now-1d/d`, `2024-01-01||+1M/d`. `roundUp` picks the last millisecond of the rounded
- * unit (OpenSearch does so for `gt` and `lte`), otherwise its first millisecond.
+ * unit (OpenSearch does so for `gt` and `lte`), otherwise its first millisecond. A `zone` (the
+ * query's `time_zone`) reads dates without an offset of their own and places rounding and
+ * calendar steps on its wall clock; `now` and epoch values are instants, the same in every zone.
  */
-export function parseDateMath(value: unknown, roundUp: boolean, now: number, format?: string): number {
+export function parseDateMath(value: unknown, roundUp: boolean, now: number, format?: string, zone?: Zone): number {
   if (typeof value === 'string') {
     let anchor: number | undefined
     let math = ''
@@ -56,14 +81,16 @@ export function parseDateMath(value: unknown, roundUp: boolean, now: number, for
     } else {
       const at = value.indexOf('||')
       if (at >= 0) {
-        anchor = parseDate(value.slice(0, at), format)
+        anchor = parseDate(value.slice(0, at), format, zone)
         math = value.slice(at + 2)
-      } else anchor = parseDate(value, format)
+      } else anchor = parseDate(value, format, zone, roundUp)
     }
     if (anchor === undefined) throw new IllegalArgument(`failed to parse date field [${value}]`)
-    return math ? applyMath(anchor, math, roundUp, value) : anchor
+    if (!math) return anchor
+    if (!zone || (zone.fixed && zone.offsetAt(0) === 0)) return applyMath(anchor, math, roundUp, value)
+    return fromLocal(applyMath(anchor + zone.offsetAt(anchor), math, roundUp, value), zone)
   }
-  const ms = parseDate(value, format)
+  const ms = parseDate(value, format, zone)
   if (ms === undefined) throw new IllegalArgument(`failed to parse date field [${String(value)}]`)
   return ms
 }

@@ -25,6 +25,8 @@ interface Options {
   fuzziness: unknown
   phraseSlop: number
   analyzeWildcard: boolean
+  /** `time_zone`: read by the ranges the text holds, on date fields. */
+  timeZone?: string
 }
 
 class Lexer {
@@ -256,7 +258,7 @@ class Parser {
         this.lx.pos += cmp[1].length
         const v = unescape(this.lx.word(/[()]/))
         const op = { '>=': 'gte', '<=': 'lte', '>': 'gt', '<': 'lt' }[cmp[1]]!
-        return this.onFields(field, v, (f) => ({ range: { [f.name]: { [op]: v } } }), false)
+        return this.onFields(field, v, (f) => ({ range: { [f.name]: this.zoned(f, { [op]: v }) } }), false)
       }
     }
     const raw = this.lx.word(this.o.simple ? /[()"|]/ : /[()"^~]/)
@@ -325,7 +327,12 @@ class Parser {
     const body: Record<string, unknown> = {}
     if (lo !== undefined) body[open === '[' ? 'gte' : 'gt'] = lo
     if (hi !== undefined) body[m[3] === ']' ? 'lte' : 'lt'] = hi
-    return this.onFields(field, lo ?? hi ?? '', (f) => ({ range: { [f.name]: body } }), false)
+    return this.onFields(field, lo ?? hi ?? '', (f) => ({ range: { [f.name]: this.zoned(f, body) } }), false)
+  }
+
+  /** A range's body with the query's `time_zone`, on a date field (others have no zone). */
+  private zoned(f: QueryableField, body: Query): Query {
+    return this.o.timeZone !== undefined && f.kind === 'date' ? { ...body, time_zone: this.o.timeZone } : body
   }
 
   /** The index of the closing character (escapes skipped). */
@@ -390,6 +397,7 @@ export function translateQueryString(body: unknown, simple: boolean, expand: (pa
     fuzziness: body.fuzziness,
     phraseSlop: typeof body.phrase_slop === 'number' ? body.phrase_slop : 0,
     analyzeWildcard: body.analyze_wildcard === true,
+    timeZone: typeof body.time_zone === 'string' && !simple ? body.time_zone : undefined,
   })
   if (!simple) return parser.parse()
   try {

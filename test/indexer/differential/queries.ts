@@ -37,8 +37,13 @@ function leaf(r: Random, docs: Docs): Json {
     }
     case 3: {
       const f = 'ts'
-      const from = r.pick(['2024-03-27T00:00:00Z', '2024-03-29T12:00:00+02:00', 'now-10y'])
-      return { range: { [f]: { gte: from, lt: r.pick(['2024-04-02', '2024-04-05T10:00:00Z', 'now']) } } }
+      // A term on a date names every instant of its value (a whole day, an hour...); `day` reads yyyy-MM-dd only.
+      if (r.chance(0.1)) return { term: { day: r.pick(['2024-03-31', '2024-03-26']) } }
+      if (r.chance(0.1)) return { term: { ts: r.pick(['2024-03-31', '2024-04-01T15', '2024-03-26', '2024-04-01T15:29:00Z']) } }
+      const from = r.pick(['2024-03-27T00:00:00Z', '2024-03-29T12:00:00+02:00', 'now-10y', '2024-03-30T22:00:00', '2024-03-31||/d'])
+      const to = r.pick(['2024-04-02', '2024-04-05T10:00:00Z', 'now', '2024-03-31T03:00:00||+1d/d', '2024-04-01||/M'])
+      // A time zone reads the bounds without an offset and places their rounding (DST moves on 2024-03-31 in Europe).
+      return { range: { [f]: { gte: from, [r.pick(['lt', 'lte'])]: to, ...(r.chance(0.5) ? { time_zone: r.pick(ZONES) } : {}) } } }
     }
     case 4:
       return { match: { msg: sentence(r, 1, 3) } }
@@ -53,7 +58,7 @@ function leaf(r: Random, docs: Docs): Json {
     case 9:
       return { ids: { values: [`d${r.int(0, 40)}`, `d${r.int(0, 40)}`] } }
     case 10:
-      return { query_string: { query: queryString(r, docs) } }
+      return { query_string: { query: queryString(r, docs), ...(r.chance(0.3) ? { time_zone: r.pick(ZONES) } : {}) } }
     case 11:
       return { simple_query_string: { query: `${sentence(r, 1, 2)} ${r.pick(['-', '+', '| ', ''])}${sentence(r, 1, 1)}`, fields: ['msg'] } }
     case 12:
@@ -71,6 +76,7 @@ function queryString(r: Random, docs: Docs): string {
     () => `n_int:[0 TO ${r.int(1, 2147483647)}] AND flag:${r.chance(0.5)}`,
     () => `user.name:${String(someValue(r, docs, 'user.name')).replace(/[^\w]/g, '?')}*`,
     () => `ts:>=2024-03-29 AND _exists_:addr`,
+    () => `ts:[2024-03-30T23:00:00 TO 2024-03-31||/d] OR ts:{2024-04-01 TO *}`,
     () => `(msg:(${word()} ${word()}) OR msg.raw:${word()}) AND seq:>5`,
   ])()
 }
