@@ -179,6 +179,24 @@ function lookupOf(f: number, field: string | undefined, values: Bind[]): Plan {
   }
 }
 
+/** A term on a date: every instant its value names (`2024-04-02`: the whole day), as the evaluator reads it. */
+function spanOf(f: number, field: string, lo: Bind | undefined, hi: Bind | undefined): Plan | null {
+  if (lo === undefined || hi === undefined) return null
+  if (lo === hi) return lookupOf(f, field, [lo])
+  const ops: Array<[RangeOp, Bind]> = [
+    ['gte', lo],
+    ['lte', hi],
+  ]
+  return {
+    sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ? AND v <= ?',
+    params: [f, lo, hi],
+    cost: 4,
+    exact: true,
+    field: f,
+    bounds: { field, f, ops },
+  }
+}
+
 const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
 
 /** A query as the conjunction a dashboard writes (see conjunctionParts). */
@@ -494,6 +512,37 @@ class Planner {
     }
   }
 
+  /** A query value as the field-value index holds it (undefined: none it could hold). */
+  private bindOf(
+    kind: string,
+    field: string,
+    under: string | undefined,
+    v: unknown,
+    roundUp: boolean,
+    format?: string,
+    zone?: Zone,
+  ): Bind | undefined {
+    switch (kind) {
+      case 'keyword': {
+        const k = keywordOf(v)
+        return k === undefined || under === undefined ? k : under + k
+      }
+      case 'number':
+        return toNumber(v)
+      case 'boolean': {
+        const b = toBool(v)
+        return b === undefined ? undefined : Number(b)
+      }
+      case 'date':
+        try {
+          return parseDateMath(v, roundUp, this.now, format ?? this.meta.specs.get(field)?.format, zone)
+        } catch {
+          return undefined
+        }
+    }
+    return undefined
+  }
+
   private leaf(type: string, field: string, p: Record<string, unknown>): Plan | null {
     // A path below a flat_object reads the root's `_valueAndPath` keys: the path, then the value.
     const root = this.meta.specs.has(field) ? undefined : flatObjectRoot(this.meta.specs, field)
@@ -502,50 +551,10 @@ class Planner {
     if (!kind) return null
     const f = this.meta.fieldIds.get(root === undefined ? field : valueAndPathField(root))
     if (f === undefined) return EMPTY // mapped but no document ever had a value
-    const conv = (v: unknown, roundUp = false, format?: string, zone?: Zone): Bind | undefined => {
-      switch (kind) {
-        case 'keyword': {
-          const k = keywordOf(v)
-          return k === undefined || under === undefined ? k : under + k
-        }
-        case 'number':
-          return toNumber(v)
-        case 'boolean': {
-          const b = toBool(v)
-          return b === undefined ? undefined : Number(b)
-        }
-        case 'date':
-          try {
-            return parseDateMath(v, roundUp, this.now, format ?? this.meta.specs.get(field)?.format, zone)
-          } catch {
-            return undefined
-          }
-      }
-    }
+    const conv = (v: unknown, roundUp = false, format?: string, zone?: Zone) => this.bindOf(kind, field, under, v, roundUp, format, zone)
     // A boolean's column holds true and false, a flat_object path's keys their path: not the index's values.
     const valued = under === undefined && kind !== 'boolean'
-    if (type === 'term' && kind === 'date') {
-      // Every instant the value names (`2024-04-02`: the whole day), as the evaluator reads it.
-      const lo = conv(p.value)
-      const hi = conv(p.value, true)
-      if (lo === undefined || hi === undefined) return null
-      if (lo === hi) return lookupOf(f, field, [lo])
-      return {
-        sql: 'SELECT rid FROM fv WHERE f = ? AND v >= ? AND v <= ?',
-        params: [f, lo, hi],
-        cost: 4,
-        exact: true,
-        field: f,
-        bounds: {
-          field,
-          f,
-          ops: [
-            ['gte', lo],
-            ['lte', hi],
-          ],
-        },
-      }
-    }
+    if (type === 'term' && kind === 'date') return spanOf(f, field, conv(p.value), conv(p.value, true))
     if (type === 'term') {
       const v = conv(p.value)
       return v === undefined ? null : lookupOf(f, valued ? field : undefined, [v])
