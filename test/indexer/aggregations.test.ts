@@ -338,3 +338,30 @@ describe('aggregations without a query read columns; answers equal the general p
     await compare()
   })
 })
+
+describe('terms: min_doc_count and sum_other_doc_count as a shard answers them', () => {
+  // 17 documents: a×5 b×4 c×3 d×2 e f g×1. Expected answers are OpenSearch 3.4's for the same requests.
+  beforeAll(async () => {
+    const counts: Record<string, number> = { a: 5, b: 4, c: 3, d: 2, e: 1, f: 1, g: 1 }
+    const lines = Object.entries(counts).flatMap(([k, n]) => Array.from({ length: n }, () => [{ index: {} }, { k }]).flat())
+    await api.call('admin', 'PUT', '/tm', { mappings: { properties: { k: { type: 'keyword' } } } })
+    expect((await api.call('admin', 'POST', '/tm/_bulk?refresh=true', ndjson(lines))).body.errors).toBe(false)
+  })
+  const terms = async (t: Record<string, unknown>) => {
+    const r = await api.call('admin', 'POST', '/tm/_search', { size: 0, aggs: { t: { terms: { field: 'k', ...t } } } })
+    const a = r.body.aggregations.t
+    return [a.sum_other_doc_count, a.buckets.map((b: { key: string; doc_count: number }) => `${b.key}${b.doc_count}`).join(' ')]
+  }
+
+  test('by count, terms under min_doc_count are dropped without counting as other', async () => {
+    expect(await terms({ size: 1, min_doc_count: 2 })).toEqual([9, 'a5'])
+    expect(await terms({ size: 5, min_doc_count: 2 })).toEqual([0, 'a5 b4 c3 d2'])
+    expect(await terms({ size: 2, min_doc_count: 3, order: { _count: 'asc' } })).toEqual([5, 'c3 b4'])
+  })
+
+  test('by key, a shard answers with size terms: past them other, under min_doc_count gone', async () => {
+    expect(await terms({ size: 2, min_doc_count: 3, order: { _key: 'asc' } })).toEqual([8, 'a5 b4'])
+    expect(await terms({ size: 2, min_doc_count: 2, order: { _key: 'desc' } })).toEqual([15, ''])
+    expect(await terms({ size: 5, min_doc_count: 2, order: { _key: 'desc' } })).toEqual([9, 'd2 c3'])
+  })
+})

@@ -291,6 +291,11 @@ class TermsAgg extends FieldAgg implements Agg {
     return Math.max(this.size, Number.isInteger(given) && given > 0 ? given : Math.floor(this.size * 1.5 + 10))
   }
 
+  /** The terms a shard answers with: `size` when ordered by key (the order is exact there), else shard_size. */
+  private get candidates(): number {
+    return this.order[0]?.[0] === '_key' && this.params.shard_size === undefined ? this.size : this.shardSize
+  }
+
   /** Keys of an `ip` field sort by address; the mapping is looked at once per index. */
   private ipFor?: TargetCtx
   private ip = false
@@ -352,12 +357,12 @@ class TermsAgg extends FieldAgg implements Agg {
     const bySub = this.order.some(([by]) => by !== '_count' && by !== '_key')
     const compare = this.ip ? compareIps : compareKeys
     let all = [...this.buckets.values()]
-    // Documents of the terms past the shard's candidates (shard_size of them, in the order) count
-    // as other, and so do those of candidates shown or not; a candidate under `min_doc_count` is
-    // dropped with its documents, as OpenSearch's reduce drops it.
+    // As a shard answers: its candidates (the first `candidates` terms in the order), the documents
+    // of the terms past them counted as other, then the candidates under `min_doc_count` dropped
+    // with their documents, then the first `size` shown and the rest of the candidates' counted.
     let beyond = 0
-    if (this.minDocCount > 1 && !bySub) {
-      const candidates = topBuckets(all, this.shardSize, this.order, compare)
+    if (!bySub) {
+      const candidates = topBuckets(all, this.candidates, this.order, compare)
       beyond = sumOfCounts(all) - sumOfCounts(candidates)
       all = candidates
     }
@@ -367,10 +372,11 @@ class TermsAgg extends FieldAgg implements Agg {
     const shown = topBuckets(all, this.size, this.order, compare)
     if (!bySub) for (const b of shown) b.subs = results(b.aggs)
     const other = beyond + sumOfCounts(all) - sumOfCounts(shown)
-    // OpenSearch's bound: 0 when every term was returned or the order is by key or by descending count;
-    // unknown (-1) otherwise, once the shard's candidates (shard_size, by default size * 1.5 + 10) ran out.
+    // OpenSearch's bound: 0 when the shard answered with every term or the order is by key or by
+    // descending count; unknown (-1) otherwise, once its candidates (shard_size, by default
+    // size * 1.5 + 10) ran out, whatever min_doc_count then dropped.
     const [by, dir] = this.order[0] ?? ['_count', -1]
-    const bounded = all.length < this.shardSize || by === '_key' || (by === '_count' && dir === -1)
+    const bounded = this.buckets.size < this.shardSize || by === '_key' || (by === '_count' && dir === -1)
     return {
       doc_count_error_upper_bound: bounded ? 0 : -1,
       sum_other_doc_count: other,

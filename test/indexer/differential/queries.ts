@@ -116,9 +116,8 @@ function terms(r: Random): Json {
       field: r.pick([...FIELDS.keyword, 'n_int', 'n_byte', 'flag', 'addr']),
       size: r.int(1, 20),
       ...(order ? { order } : {}),
-      // Ordered otherwise than by descending count, OpenSearch applies min_doc_count after taking its
-      // shard_size candidates in that order (README).
-      ...(r.chance(0.3) && (order === undefined || order._count === 'desc') ? { min_doc_count: r.pick([1, 2]) } : {}),
+      // min_doc_count applies after the shard_size candidates are taken in the order (README).
+      ...(r.chance(0.3) ? { min_doc_count: r.pick([1, 2, 3]) } : {}),
     },
   }
 }
