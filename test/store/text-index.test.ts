@@ -9,6 +9,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openEmbeddedStore } from '../../src/store/embedded'
+import { postingsOf } from '../../src/store/embedded/text-index'
 import { latestVersion, SCHEMA_MIGRATIONS } from '../../src/store/embedded/migrations'
 import { dropFields } from '../helpers/older-store'
 import type { BulkLine, SearchBody } from '../../src/store/port'
@@ -367,4 +368,33 @@ describe('text index: an older data directory', () => {
       await scanned.close()
     }
   }, 60_000)
+})
+
+describe('postings of a term', () => {
+  // FTS5's vocabulary table stands in as a plain table: the rows come in the order they were written.
+  const dbWith = (docs: number[]) => {
+    const db = new Database(':memory:')
+    db.run('CREATE TABLE txi (term TEXT, doc INTEGER)')
+    db.run('CREATE TABLE tl (rid INTEGER NOT NULL, f INTEGER NOT NULL, len INTEGER NOT NULL, PRIMARY KEY (rid, f)) WITHOUT ROWID')
+    for (const d of docs) db.run('INSERT INTO txi VALUES (?, ?)', ['7_fox', d])
+    for (const d of new Set(docs)) db.run('INSERT INTO tl VALUES (?, 7, ?)', [d, d * 10])
+    return db
+  }
+
+  test('counts each document occurrences as they come, one after the other', () => {
+    expect(postingsOf(dbWith([1, 1, 2, 5, 5, 5]), 7, '7_fox')).toEqual([
+      [1, 2, 10],
+      [2, 1, 20],
+      [5, 3, 50],
+    ])
+  })
+
+  test('out of order, the grouped query answers the same counts', () => {
+    const answer = postingsOf(dbWith([5, 1, 5, 2, 1, 5]), 7, '7_fox')
+    expect(answer.sort((a, b) => a[0] - b[0])).toEqual([
+      [1, 2, 10],
+      [2, 1, 20],
+      [5, 3, 50],
+    ])
+  })
 })
