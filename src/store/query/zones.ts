@@ -3,6 +3,7 @@
  * fixed offsets like `+01:00`, or IANA names with their daylight-saving rules.
  */
 import { IllegalArgument } from '../errors'
+import { Lru } from '../../lru'
 
 /** A time zone: the offset (ms east of UTC) it has at an instant. */
 export interface Zone {
@@ -12,7 +13,14 @@ export interface Zone {
   fixed?: boolean
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>()
+/**
+ * Formatters by the zone name a caller wrote. Names are case-insensitive (`europe/paris` is a zone
+ * too), so the names a caller can write are not few: the cache is bounded, least recently used out.
+ */
+export const ZONE_CACHE_MAX_ENTRIES = 256
+const formatters = new Lru<string, Intl.DateTimeFormat>(ZONE_CACHE_MAX_ENTRIES)
+/** Formatters held (for the test of the bound). */
+export const zonesCached = (): number => formatters.size
 
 export function zoneOf(id: string | undefined): Zone {
   if (id === undefined || id === 'UTC' || id === 'Z' || id === 'utc' || id === 'Etc/UTC') return { id: 'Z', offsetAt: () => 0, fixed: true }

@@ -3,7 +3,7 @@
 // read in it, rounding on its calendar, `now` and explicit offsets untouched).
 import { describe, expect, test } from 'bun:test'
 import { parseDate, parseDateMath } from '../../../src/store/query/dates'
-import { zoneOf } from '../../../src/store/query/zones'
+import { ZONE_CACHE_MAX_ENTRIES, zoneOf, zonesCached } from '../../../src/store/query/zones'
 
 const utc = (s: string) => Date.parse(s)
 
@@ -65,4 +65,10 @@ describe('time_zone', () => {
     expect(parseDateMath('2024-03-31T12:00:00||/d', false, 0, undefined, paris)).toBe(utc('2024-03-30T23:00:00Z'))
     expect(parseDateMath('2024-03-31T12:00:00||/d', true, 0, undefined, paris)).toBe(utc('2024-03-31T21:59:59.999Z'))
   })
+})
+
+test('the zones a caller names are cached within a bound (a name in any case is a zone)', () => {
+  const recase = (i: number) => [...'europe/paris'].map((c, k) => ((i >> k) & 1 ? c.toUpperCase() : c)).join('')
+  for (let i = 0; i < 2 * ZONE_CACHE_MAX_ENTRIES; i++) expect(zoneOf(recase(i)).offsetAt(Date.UTC(2026, 6, 1))).toBe(7_200_000)
+  expect(zonesCached()).toBe(ZONE_CACHE_MAX_ENTRIES)
 })
