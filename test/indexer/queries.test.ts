@@ -97,7 +97,77 @@ describe('other queries', () => {
   })
 })
 
+describe('prefix variants of match (answers of OpenSearch 3.4 on the same documents)', () => {
+  test('match_phrase_prefix: the last term is a prefix, also with slop; a keyword field is refused', async () => {
+    expect(await ids({ match_phrase_prefix: { title: 'quick b' } })).toEqual(['1'])
+    expect(await ids({ match_phrase_prefix: { title: 'quick d' } })).toEqual(['3'])
+    expect(await ids({ match_phrase_prefix: { title: 'the qu' } })).toEqual(['3'])
+    expect(await ids({ match_phrase_prefix: { title: { query: 'lazy d', slop: 1 } } })).toEqual(['2'])
+    expect(await ids({ match_phrase_prefix: { title: 'brown q' } })).toEqual([])
+    const r = await api.call('admin', 'POST', '/docs/_search', { query: { match_phrase_prefix: { status: 'op' } } })
+    expect(r.status).toBe(400)
+    expect(r.body.error.type).toBe('query_shard_exception')
+    expect(r.body.error.reason).toBe(
+      'failed to create query: Can only use phrase prefix queries on text fields - not on [status] which is of type [keyword]',
+    )
+    // Over all fields (the default) multi_match is lenient: the keyword fields match nothing.
+    expect(await ids({ multi_match: { query: 'quick b', type: 'phrase_prefix' } })).toEqual(['1'])
+  })
+
+  test('match_bool_prefix: a keyword is one prefix; the prefix clause scores a constant 1', async () => {
+    expect(await ids({ match_bool_prefix: { status: 'pen' } })).toEqual(['4'])
+    expect(await ids({ match_bool_prefix: { status: 'op' } })).toEqual(['1', '3'])
+    const r = await api.call('admin', 'POST', '/docs/_search', { query: { match_bool_prefix: { title: 'tu' } } })
+    expect(r.body.hits.hits.map((h: any) => [h._id, h._score])).toEqual([['4', 1]])
+  })
+})
+
 describe('relevance', () => {
+  test('compound queries combine scores as Lucene does (values from OpenSearch 3.4)', async () => {
+    await api.call('admin', 'PUT', '/scored', { mappings: { properties: { msg: { type: 'text' }, kw: { type: 'keyword' } } } })
+    const docs = [
+      { msg: 'naïve login gamma', kw: 'lower' },
+      { msg: 'quick brown fox', kw: 'a' },
+    ]
+    const lines = docs.flatMap((d, i) => [{ index: { _id: String(i + 1) } }, d])
+    await api.call('admin', 'POST', '/scored/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+    const top = async (query: unknown) => {
+      const r = await api.call('admin', 'POST', '/scored/_search', { query })
+      return r.body.hits.hits.map((h: any) => [h._id, Number(h._score.toFixed(5))])
+    }
+    // One term in one of two documents of three tokens each: idf ln 2, 1 / (1 + 1.2), 0.31507.
+    expect(await top({ constant_score: { filter: { term: { kw: 'a' } }, boost: 2 } })).toEqual([['2', 2]])
+    expect(await top({ bool: { must: [{ constant_score: { filter: { term: { kw: 'a' } }, boost: 2 } }] } })).toEqual([['2', 2]])
+    expect(
+      await top({ boosting: { positive: { match: { msg: 'quick' } }, negative: { match: { msg: 'fox' } }, negative_boost: 0.25 } }),
+    ).toEqual([['2', 0.07877]])
+    // A field named twice takes its last boost.
+    expect(await top({ multi_match: { query: 'fox', fields: ['msg^3', 'msg^2'] } })).toEqual([['2', 0.63013]])
+    expect(await top({ multi_match: { query: 'fox', fields: ['msg', 'msg^3'] } })).toEqual([['2', 0.9452]])
+    expect(await top({ match_bool_prefix: { msg: 'login g' } })).toEqual([['1', 1.31507]])
+    // Unscored queries score 1 each, and a tie_breaker adds a share of the others.
+    const both = {
+      dis_max: { queries: [{ constant_score: { filter: { match: { msg: 'quick' } } } }, { term: { kw: 'a' } }], tie_breaker: 0.3 },
+    }
+    expect(await top(both)).toEqual([['2', 1.3]])
+  })
+
+  test("a phrase scores by its own frequency, not by its terms' (a repeated term weighs no more)", async () => {
+    await api.call('admin', 'PUT', '/phrases', { mappings: { properties: { msg: { type: 'text' } } } })
+    const docs = ['quick brown quick', 'quick brown fox', 'slow fox']
+    const lines = docs.flatMap((msg, i) => [{ index: { _id: String(i + 1) } }, { msg }])
+    await api.call('admin', 'POST', '/phrases/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+    const r = await api.call('admin', 'POST', '/phrases/_search', { query: { match_phrase: { msg: 'quick brown' } } })
+    const scores = r.body.hits.hits.map((h: any) => h._score)
+    // Both hold the phrase once in three tokens: equal scores, though "quick" is twice in one of them.
+    expect(scores).toHaveLength(2)
+    expect(scores[0]).toBeCloseTo(scores[1], 9)
+    // OpenSearch 3.4: 0.4064896 (two terms of idf ln 1.6; three tokens against an average of 8/3).
+    const idf = Math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))
+    expect(scores[0]).toBeCloseTo((2 * idf) / (1 + 1.2 * (0.25 + (0.75 * 3) / (8 / 3))), 6)
+    expect(scores[0]).toBeCloseTo(0.4064896, 6)
+  })
+
   test('BM25 ranks better text matches first; non-text queries keep score 1 and index order', async () => {
     await api.call('admin', 'PUT', '/ranked', { mappings: { properties: { body: { type: 'text' }, tag: { type: 'keyword' } } } })
     const docs = [

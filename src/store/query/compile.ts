@@ -349,10 +349,12 @@ class Compiler {
       for (const k of ['slop', 'cutoff_frequency'])
         if (body[k] !== undefined) throw new ParsingError(`[${k}] not allowed for type [bool_prefix]`)
     const fields = given.flatMap((f) => (f.includes('*') ? this.expandFields(f).map((x) => x.name) : [f]))
+    // Over all fields (`*`, the default) a query is lenient unless told otherwise, as OpenSearch's.
+    const p = given.includes('*') && body.lenient === undefined ? { ...body, lenient: true } : body
     const test = anyOf(
       fields.map((f) => {
         const field = this.field(f)
-        return field === undefined ? never : this.leaf(leafType, field, body)
+        return field === undefined ? never : this.leaf(leafType, field, p)
       }),
     )
     return { test, name: nameOf(body) }
@@ -412,14 +414,16 @@ class Compiler {
     const shouldIn = clauses(body.should)
     const mustNotIn = clauses(body.must_not)
     this.clauses?.bool(mustIn.length + shouldIn.length + mustNotIn.length)
-    const must = mustIn.map((x) => this.node(x))
-    const defaultMsm = shouldIn.length > 0 && must.length === 0 ? 1 : 0
+    const defaultMsm = shouldIn.length > 0 && mustIn.length === 0 ? 1 : 0
     const msm = body.minimum_should_match === undefined ? defaultMsm : minimumShouldMatch(body.minimum_should_match, shouldIn.length)
     // Any one of them: the literal leaves on one field become one test (a Sigma list of thousands
     // of hashes is otherwise thousands of closures, tried one by one). Not under limits: a
     // caller's search counts and bounds each clause it wrote.
-    const should = msm === 1 && !this.limits ? this.anyOf(shouldIn) : shouldIn.map((x) => this.node(x))
+    // Compiled in OpenSearch's order (must, must_not, should, filter), so the first error is its.
+    const mustOnly = clauses(body.must).map((x) => this.node(x))
     const mustNot = mustNotIn.map((x) => this.node(x))
+    const should = msm === 1 && !this.limits ? this.anyOf(shouldIn) : shouldIn.map((x) => this.node(x))
+    const must = [...mustOnly, ...clauses(body.filter).map((x) => this.node(x))]
     if (msm > shouldIn.length) return { test: never, name: nameOf(body) }
     const test: Test = (d) => {
       for (const t of must) if (!t(d)) return false
@@ -636,8 +640,9 @@ class Compiler {
       case 'match_bool_prefix':
         return this.match(f, p, type === 'match_bool_prefix')
       case 'match_phrase':
-      case 'match_phrase_prefix':
         return this.phrase(f, p)
+      case 'match_phrase_prefix':
+        return this.phrase(f, p, true)
     }
     throw new ParsingError(`unknown query [${type}]`)
   }
@@ -841,8 +846,9 @@ class Compiler {
     if (query === undefined || query === null || isObject(query)) throw new ParsingError('[match] requires query value')
     if (f.kind !== 'text' && f.kind !== 'auto') {
       if (f.kind === 'keyword') {
+        // A keyword is one term: match_bool_prefix makes it a prefix query.
         const k = keywordOf(query)!
-        return (d) => f.keywords(d).includes(k)
+        return prefixLast ? this.strings(f, false, (s) => s.startsWith(k)) : (d) => f.keywords(d).includes(k)
       }
       return this.term(f, query, false)
     }
@@ -871,23 +877,34 @@ class Compiler {
     return (d) => hitsAtLeast(f.tokens(d), exact, need)
   }
 
-  private phrase(f: Field, p: Record<string, unknown>): Test {
+  /** `match_phrase`, or `match_phrase_prefix` (`prefixLast`: the last analysed term matches as a prefix). */
+  private phrase(f: Field, p: Record<string, unknown>, prefixLast = false): Test {
     const query = p.query
     if (query === undefined || query === null || isObject(query)) throw new ParsingError('[match_phrase] requires query value')
-    if (f.kind !== 'text' && f.kind !== 'auto') return this.match(f, p)
+    if (f.kind !== 'text' && f.kind !== 'auto') {
+      if (!prefixLast) return this.match(f, p)
+      // Lucene indexes no positions there; a lenient query matches nothing instead.
+      if (p.lenient === true) return never
+      const type = this.types?.get(f.name)?.type ?? f.kind
+      throw new QueryShardError(
+        `failed to create query: Can only use phrase prefix queries on text fields - not on [${f.name}] which is of type [${type}]`,
+      )
+    }
     const qt = analyze(String(query))
     if (qt.length === 0) return p.zero_terms_query === 'all' ? always : never
     const slop = Number(p.slop ?? 0)
     if (!Number.isInteger(slop) || slop < 0)
       throw new ParsingError(`[match_phrase] slop must be a non-negative integer, found [${String(p.slop)}]`)
+    const last = qt.length - 1
+    const at = (token: string, j: number) => (prefixLast && j === last ? token.startsWith(qt[j]) : token === qt[j])
     return (d) =>
       f.raw(d).some((v) => {
         const k = keywordOf(v)
         if (k === undefined) return false
         const tokens = analyze(k)
-        if (slop > 0) return withinSlop(tokens, qt, slop)
+        if (slop > 0) return withinSlop(tokens, qt.length, at, slop)
         outer: for (let i = 0; i + qt.length <= tokens.length; i++) {
-          for (let j = 0; j < qt.length; j++) if (tokens[i + j] !== qt[j]) continue outer
+          for (let j = 0; j < qt.length; j++) if (!at(tokens[i + j], j)) continue outer
           return true
         }
         return false
@@ -900,11 +917,11 @@ class Compiler {
  * (position - term index) is at most `slop` (the moves needed to line the terms up). The smallest
  * spread over all choices is found by a sweep over the terms' sorted position lists.
  */
-function withinSlop(tokens: string[], qt: string[], slop: number): boolean {
-  const lists = qt.map((t, i) => {
+function withinSlop(tokens: string[], terms: number, matches: (token: string, term: number) => boolean, slop: number): boolean {
+  const lists = Array.from({ length: terms }, (_, i) => {
     const out: number[] = []
     tokens.forEach((x, p) => {
-      if (x === t) out.push(p - i)
+      if (matches(x, i)) out.push(p - i)
     })
     return out
   })

@@ -63,18 +63,32 @@ class Builder {
         if (!isObject(body)) return undefined
         const qs = clauses(body.queries)
         const parts = qs.map((c) => this.node(c))
-        if (parts.every((p) => p === undefined)) return undefined
-        const tests = qs.map((c) => this.test(c))
         const tie = typeof body.tie_breaker === 'number' ? body.tie_breaker : 0
+        // Unscored queries score 1 each: only a tie_breaker over several can make that differ.
+        if (parts.every((p) => p === undefined) && (tie === 0 || qs.length < 2)) return undefined
+        const tests = qs.map((c) => this.test(c))
         return (d, st) => {
           const scores = parts.map((s, i) => (tests[i](d) ? (s ? s(d, st) : 1) : 0))
           const best = Math.max(...scores)
           return best + tie * (scores.reduce((a, b) => a + b, 0) - best)
         }
       }
+      case 'constant_score': {
+        // Its matches score its boost (1 is every unscored query's score already).
+        const boost = boostOf(body)
+        return boost === 1 ? undefined : () => boost
+      }
       case 'function_score':
-      case 'boosting':
-        return isObject(body) ? this.node(type === 'boosting' ? body.positive : body.query) : undefined
+        return isObject(body) ? this.node(body.query) : undefined
+      case 'boosting': {
+        if (!isObject(body)) return undefined
+        // The positive query's score, times negative_boost where the negative query matches too.
+        const positive = this.node(body.positive) ?? (() => 1)
+        const negative = this.test(body.negative)
+        const factor = typeof body.negative_boost === 'number' ? body.negative_boost : 1
+        const boost = boostOf(body)
+        return (d, st) => boost * positive(d, st) * (negative(d) ? factor : 1)
+      }
       case 'match':
       case 'match_phrase':
       case 'match_phrase_prefix':
@@ -83,18 +97,12 @@ class Builder {
         const [field] = Object.keys(body)
         const v = body[field]
         const query = isObject(v) ? v.query : v
-        return this.text(field, query, isObject(v) ? boostOf(v) : 1)
+        const boost = isObject(v) ? boostOf(v) : 1
+        if (type === 'match_phrase' && !(isObject(v) && Number(v.slop ?? 0) > 0)) return this.phrase(field, query, boost)
+        return this.text(field, query, boost, type === 'match_bool_prefix')
       }
-      case 'multi_match': {
-        if (!isObject(body)) return undefined
-        const fields = (body.fields === undefined ? ['*'] : clauses(body.fields).map(String)).flatMap((f) =>
-          expandFieldPattern(this.types, f.replace(/\^[\d.]+$/, '')).map((x) => x.name),
-        )
-        const parts = fields.map((f) => this.text(f, body.query, 1)).filter((s): s is Scorer => s !== undefined)
-        if (parts.length === 0) return undefined
-        const boost = boostOf(body)
-        return (d, st) => boost * Math.max(...parts.map((s) => s(d, st)))
-      }
+      case 'multi_match':
+        return isObject(body) ? this.multiMatch(body) : undefined
       case 'query_string':
       case 'simple_query_string':
         return this.node(translateQueryString(body, type === 'simple_query_string', (p) => expandFieldPattern(this.types, p)))
@@ -103,22 +111,93 @@ class Builder {
     }
   }
 
+  /**
+   * Each field's score with its `^boost` (a field named twice: the last boost); best_fields and
+   * the phrase types take the best field's plus tie_breaker times the others', most_fields and
+   * bool_prefix add them all.
+   */
+  private multiMatch(body: Record<string, unknown>): Scorer | undefined {
+    const boosts = new Map<string, number>()
+    for (const given of body.fields === undefined ? ['*'] : clauses(body.fields).map(String)) {
+      const at = given.lastIndexOf('^')
+      const boost = at > 0 ? Number(given.slice(at + 1)) : 1
+      for (const x of expandFieldPattern(this.types, at > 0 ? given.slice(0, at) : given))
+        boosts.set(x.name, Number.isNaN(boost) ? 1 : boost)
+    }
+    const kind = String(body.type ?? 'best_fields')
+    const prefixLast = kind === 'bool_prefix'
+    const parts = [...boosts].map(([f, b]) => this.text(f, body.query, b, prefixLast)).filter((s): s is Scorer => s !== undefined)
+    if (parts.length === 0) return undefined
+    const boost = boostOf(body)
+    const sum = kind === 'most_fields' || kind === 'bool_prefix'
+    const tie = sum ? 1 : typeof body.tie_breaker === 'number' ? body.tie_breaker : 0
+    return (d, st) => {
+      let best = 0
+      let total = 0
+      for (const s of parts) {
+        const x = s(d, st)
+        total += x
+        if (x > best) best = x
+      }
+      return boost * (best + tie * (total - best))
+    }
+  }
+
   private test(q: unknown): Test {
     return compile(q, this.types, { now: this.now }).test
   }
 
-  /** BM25 of the analysed query terms in one text field. */
-  private text(field: string, query: unknown, boost: number): Scorer | undefined {
+  /**
+   * An exact phrase's BM25, as Lucene's PhraseQuery scores it: the phrase's frequency in the
+   * field (not each term's), weighted by the sum of its terms' idf.
+   */
+  private phrase(field: string, query: unknown, boost: number): Scorer | undefined {
     const spec = this.types.get(field)
     if (!spec || kindOf(spec.type) !== 'text' || (typeof query !== 'string' && typeof query !== 'number')) return undefined
-    // A repeated word counts as often as it is repeated (Lucene makes a clause of each occurrence).
-    const times = new Map<string, number>()
-    for (const t of analyze(String(query))) times.set(t, (times.get(t) ?? 0) + 1)
-    const terms = [...times.keys()]
-    if (terms.length === 0) return undefined
+    const qt = analyze(String(query))
+    if (qt.length === 0) return undefined
+    const fp = fieldPath(spec.path ?? field)
+    this.need(field, qt)
+    return (d, stats) => {
+      const s = stats.get(field)
+      if (!s || s.docs === 0) return 0
+      const tokens = d.tokens(fp)
+      let freq = 0
+      outer: for (let i = 0; i + qt.length <= tokens.length; i++) {
+        for (let j = 0; j < qt.length; j++) if (tokens[i + j] !== qt[j]) continue outer
+        freq++
+      }
+      let score = 0
+      if (freq > 0) for (const t of qt) score += bm25(freq, tokens.length, s.df.get(t) ?? 0, s)
+      return boost * score
+    }
+  }
+
+  private need(field: string, terms: Iterable<string>): void {
     let need = this.needs.get(field)
     if (!need) this.needs.set(field, (need = new Set()))
     for (const t of terms) need.add(t)
+  }
+
+  /**
+   * BM25 of the analysed query terms in one text field. With `prefixLast` (match_bool_prefix) the
+   * last term is a prefix query, which scores a constant 1 in a document holding a token it starts.
+   */
+  private text(field: string, query: unknown, boost: number, prefixLast = false): Scorer | undefined {
+    const spec = this.types.get(field)
+    if (!spec || kindOf(spec.type) !== 'text' || (typeof query !== 'string' && typeof query !== 'number')) return undefined
+    const analysed = analyze(String(query))
+    const prefix = prefixLast ? analysed.pop() : undefined
+    if (prefix !== undefined && analysed.length === 0) {
+      const fp = fieldPath(spec.path ?? field)
+      return (d) => (d.tokens(fp).some((x) => x.startsWith(prefix)) ? boost : 0)
+    }
+    // A repeated word counts as often as it is repeated (Lucene makes a clause of each occurrence).
+    const times = new Map<string, number>()
+    for (const t of analysed) times.set(t, (times.get(t) ?? 0) + 1)
+    const terms = [...times.keys()]
+    if (terms.length === 0) return undefined
+    this.need(field, terms)
     const fp = fieldPath(spec.path ?? field)
     return (d, stats) => {
       const s = stats.get(field)
@@ -132,6 +211,7 @@ class Builder {
         if (tf === 0) continue
         score += times.get(t)! * bm25(tf, tokens.length, s.df.get(t) ?? 0, s)
       }
+      if (prefix !== undefined && tokens.some((x) => x.startsWith(prefix))) score += 1
       return boost * score
     }
   }

@@ -21,6 +21,7 @@ function someValue(r: Random, docs: Docs, field: string): unknown {
 }
 
 function leaf(r: Random, docs: Docs): Json {
+  if (r.chance(0.3)) return moreLeaf(r, docs)
   switch (r.int(0, 13)) {
     case 0: {
       const f = r.pick([...FIELDS.keyword, ...FIELDS.integral, ...FIELDS.boolean, ...FIELDS.ip])
@@ -66,6 +67,66 @@ function leaf(r: Random, docs: Docs): Json {
     default:
       return { match_all: {} }
   }
+}
+
+/** Less common leaves: full-text variants, fuzzy and regexp terms, keyword ranges, case-insensitive terms. */
+function moreLeaf(r: Random, docs: Docs): Json {
+  const kwValue = () => String(someValue(r, docs, r.pick(['kw', 'user.name'])))
+  // case_insensitive folds ASCII letters only in OpenSearch, all letters here (README): ASCII values.
+  const asciiValue = () => r.pick(['lower', 'UPPER', 'a', 'x-y', 'with space', kwValue().replace(/[^\x20-\x7e]/g, '')])
+  switch (r.int(0, 9)) {
+    case 0:
+      return { match: { msg: { query: sentence(r, 2, 3), operator: r.pick(['and', 'or']) } } }
+    case 1:
+      return { match: { msg: { query: sentence(r, 2, 4), minimum_should_match: r.pick(['2', '50%', '-1', '75%']) } } }
+    case 2:
+      return { match_phrase_prefix: { msg: `${sentence(r, 1, 1)} ${r.pick(['a', 'e', 'f', 'l', 'q'])}` } }
+    case 3:
+      return { match_bool_prefix: { msg: `${sentence(r, 1, 2)} ${r.pick(['b', 'g', 'z'])}` } }
+    case 4: {
+      const type = r.pick(MULTI)
+      // phrase_prefix refuses a keyword field: one at most, as OpenSearch names the first in no set order.
+      const fields =
+        type === 'phrase_prefix' ? r.pick([['msg'], ['msg', 'kw'], ['user.name']]) : r.some(['msg', 'kw', 'user.name', 'msg.raw'], 1, 3)
+      return { multi_match: { query: sentence(r, 1, 2), fields, type } }
+    }
+    case 5:
+      return { fuzzy: { kw: { value: kwValue().slice(0, 8) + r.pick(['', 'x']), fuzziness: r.pick(['AUTO', 1, 2]) } } }
+    case 6:
+      return { regexp: { [r.pick(['kw', 'user.name', 'tags'])]: r.pick(['l.*', '[a-c]', '.*e.*', 'x-[a-z]', 'UP+ER', '.{1,3}']) } }
+    case 7: {
+      const [a, b] = [kwValue(), kwValue()].sort()
+      return { range: { kw: { [r.pick(['gt', 'gte'])]: a, [r.pick(['lt', 'lte'])]: b } } }
+    }
+    case 8:
+      return { term: { kw: { value: asciiValue().toLowerCase(), case_insensitive: true } } }
+    default:
+      return { prefix: { 'user.name': { value: asciiValue().slice(0, 1).toUpperCase(), case_insensitive: true } } }
+  }
+}
+
+const MULTI = ['best_fields', 'most_fields', 'phrase', 'phrase_prefix', 'bool_prefix']
+
+/**
+ * A query whose scores compare: full-text clauses on `msg` (BM25 equal within the tolerance), in
+ * the compound queries that combine scores (bool, dis_max, boosting, constant_score, boosts).
+ */
+export function scoredQuery(r: Random, depth = 0): Json {
+  const text = (): Json =>
+    r.pick([
+      () => ({ match: { msg: sentence(r, 1, 3) } }),
+      () => ({ match: { msg: { query: sentence(r, 2, 3), operator: 'and', boost: r.pick([1, 2, 0.5]) } } }),
+      () => ({ match_phrase: { msg: sentence(r, 2, 2) } }),
+      () => ({ multi_match: { query: sentence(r, 1, 2), fields: ['msg', 'msg^3'].slice(0, r.int(1, 2)) } }),
+      () => ({ constant_score: { filter: { match: { msg: sentence(r, 1, 1) } }, boost: r.pick([1, 1.5]) } }),
+    ])()
+  if (depth > 1 || r.chance(0.4)) return text()
+  return r.pick([
+    () => ({ bool: { should: [scoredQuery(r, depth + 1), scoredQuery(r, depth + 1)], ...(r.chance(0.5) ? { must: [text()] } : {}) } }),
+    () => ({ dis_max: { queries: [text(), text()], tie_breaker: r.pick([0, 0.3, 1]) } }),
+    () => ({ boosting: { positive: text(), negative: { match: { msg: sentence(r, 1, 1) } }, negative_boost: 0.25 } }),
+    () => ({ bool: { must: [text()], filter: [{ exists: { field: 'kw' } }], must_not: [{ match: { msg: sentence(r, 1, 1) } }] } }),
+  ])()
 }
 
 function queryString(r: Random, docs: Docs): string {

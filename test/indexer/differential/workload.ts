@@ -4,7 +4,7 @@
  * side pages and conditions on what it answered itself.
  */
 import { document, MAPPING, sentence } from './documents'
-import { aggregations, composite, query, sortClause } from './queries'
+import { aggregations, composite, query, scoredQuery, sortClause } from './queries'
 import { Random } from './random'
 
 export interface Request {
@@ -156,7 +156,7 @@ function searches(index: string, r: Random, docs: Json[], count: number, scored:
   for (let i = 0; i < count; i++) {
     const kind = r.int(0, 3)
     if (kind === 0 && scored) {
-      const body = { size: 100, query: { match: { msg: sentence(r, 1, 3) } } }
+      const body = { size: 100, query: r.chance(0.3) ? { match: { msg: sentence(r, 1, 3) } } : scoredQuery(r) }
       ops.push({ name: 'scored search', request: { method: 'POST', path: `/${index}/_search`, body } })
     } else if (kind === 0)
       ops.push({
