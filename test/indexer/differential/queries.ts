@@ -199,15 +199,63 @@ function metric(r: Random): Json {
     case 5:
       return { cardinality: { field: r.pick(['kw', 'user.name', 'n_int']) } }
     case 6:
-      return { value_count: { field: r.pick(['kw', f]) } }
+      return r.chance(0.5)
+        ? { value_count: { field: r.pick(['kw', f]) } }
+        : { extended_stats: { field: r.pick(['n_int', 'n_short', 'seq']) } }
     default:
       return { top_hits: { size: r.int(1, 3), sort: [{ seq: 'desc' }], _source: { includes: ['seq', 'kw'] } } }
   }
 }
 
+/** Bucket aggregations other than terms and date_histogram: numeric histograms and ranges, filters, missing. */
+function otherBucket(r: Random): Json {
+  // Not n_int: its ±2^31 values over a small interval with min_doc_count 0 make OpenSearch run out of
+  // memory (a 429 from its circuit breaker) where the store refuses too many buckets.
+  const f = r.pick(['n_short', 'n_byte', 'seq', 'n_float', 'user.age'])
+  switch (r.int(0, 5)) {
+    case 0:
+      return {
+        histogram: {
+          field: f,
+          interval: r.pick([5, 10, 1000, 2.5]),
+          ...(r.chance(0.3) ? { offset: r.pick([1, 2.5]) } : {}),
+          ...(r.chance(0.3) ? { min_doc_count: r.pick([0, 1, 2]) } : {}),
+          ...(r.chance(0.2) ? { extended_bounds: { min: -20, max: 40 }, min_doc_count: 0 } : {}),
+        },
+      }
+    case 1:
+      return {
+        range: {
+          field: f,
+          ranges: [{ to: 0 }, { from: 0, to: 10 }, { from: 10, ...(r.chance(0.5) ? { key: 'ten+' } : {}) }],
+          ...(r.chance(0.3) ? { keyed: true } : {}),
+        },
+      }
+    case 2:
+      return {
+        filters: {
+          filters: { errors: { match: { msg: 'error' } }, upper: { term: { kw: 'UPPER' } } },
+          ...(r.chance(0.4) ? { other_bucket_key: 'rest' } : {}),
+        },
+      }
+    case 3:
+      return { filter: { range: { seq: { gte: r.int(0, 20) } } } }
+    case 4:
+      return { missing: { field: r.pick(['kw', 'n_int', 'user.name', 'addr']) } }
+    default:
+      return {
+        date_range: {
+          field: 'ts',
+          ranges: [{ to: '2024-03-30' }, { from: '2024-03-30', to: '2024-04-01||+1d/d' }],
+          ...(r.chance(0.5) ? { time_zone: r.pick(ZONES) } : {}),
+        },
+      }
+  }
+}
+
 /** One aggregation tree: a bucket aggregation, maybe a sub-bucket one, metrics under them. */
 export function aggregations(r: Random): Json {
-  const bucket = (): Json => (r.chance(0.5) ? terms(r) : dateHistogram(r))
+  const bucket = (): Json => (r.chance(0.3) ? otherBucket(r) : r.chance(0.5) ? terms(r) : dateHistogram(r))
   const top = bucket()
   const subs: Json = {}
   for (let i = r.int(0, 2); i > 0; i--) subs[`m${i}`] = metric(r)
