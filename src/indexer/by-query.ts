@@ -96,13 +96,14 @@ async function writeBatch(ctx: RequestContext, plan: Plan, hits: SearchHit[], co
   return counts.failures.length === 0
 }
 
-function response(counts: Counts, started: number): Record<string, unknown> {
+/** OpenSearch's answer lists the counts its kind of request can move: `created` for reindex only, `updated` not for a delete. */
+function response(counts: Counts, started: number, kind: Plan['kind']): Record<string, unknown> {
   return {
     took: Math.round(performance.now() - started),
     timed_out: false,
     total: counts.total,
-    updated: counts.updated,
-    created: counts.created,
+    ...(kind !== 'delete' ? { updated: counts.updated } : {}),
+    ...(kind === 'reindex' ? { created: counts.created } : {}),
     deleted: counts.deleted,
     batches: counts.batches,
     version_conflicts: counts.version_conflicts,
@@ -132,11 +133,11 @@ async function execute(ctx: RequestContext, plan: Plan, action: string, descript
       done += hits.length
       if (!(await writeBatch(ctx, plan, hits, counts))) break
     }
-    return response(counts, started)
+    return response(counts, started, plan.kind)
   }
   if (ctx.flag('wait_for_completion', true) === false) {
     const status = () => {
-      const { took: _t, timed_out: _o, failures: _f, ...rest } = response(counts, started)
+      const { took: _t, timed_out: _o, failures: _f, ...rest } = response(counts, started, plan.kind)
       return rest
     }
     const id = startTask(ctx, action, description, status, run, (e) => {

@@ -12,6 +12,8 @@ import { parseDate } from '../store/query/dates'
 import { fieldPath, isObject } from '../store/query/doc'
 import { wildcardMatcher } from '../store/query/wildcard'
 import { fieldSpecs } from '../store/embedded/mapping'
+import { formatInZone } from '../store/embedded/aggs-time'
+import { zoneOf } from '../store/query/zones'
 import { badRequest } from './context'
 
 export interface DocValueField {
@@ -47,16 +49,13 @@ function decimalFormat(pattern: string): ((n: number) => string) | undefined {
   }
 }
 
-function isoMillis(ms: number): string {
-  return new Date(ms).toISOString()
-}
+const UTC = zoneOf('UTC')
 
-function formatDate(ms: number, format: string | undefined): string {
+/** A date value in a format (its first, `||`-separated), as OpenSearch renders doc values and fetched fields. */
+export function formatDate(ms: number, format: string | undefined): string {
   const f = (format ?? 'strict_date_optional_time').split('||')[0]
-  if (f === 'epoch_millis') return String(ms)
   if (f === 'epoch_second') return String(Math.trunc(ms / 1000))
-  // strict_date_optional_time, date_time, date_optional_time, use_field_mapping and the ISO family.
-  return isoMillis(ms)
+  return formatInZone(ms, UTC, f === 'use_field_mapping' ? undefined : f)
 }
 
 const TEXT = new Set(['text', 'match_only_text'])

@@ -3,7 +3,7 @@
  * action before anything is read (one refused index refuses the request, as the security
  * plugin does); each document then passes the caller's DLS like a single `GET <index>/_doc`.
  */
-import { StoreError } from '../store/errors'
+import { IndexNotFound, StoreError } from '../store/errors'
 import type { GetParams } from '../store/port'
 import { badRequest, type RequestContext } from './context'
 import { sourceParams } from './documents'
@@ -76,7 +76,7 @@ async function mget(ctx: RequestContext) {
       concrete.set(index, first ?? index)
     } catch (e) {
       if (!(e instanceof StoreError)) throw e
-      concrete.set(index, e)
+      concrete.set(index, e instanceof IndexNotFound ? new IndexNotFound(e.index, 'index_expression') : e)
     }
   }
   const names = [...new Set([...concrete.values()].filter((v): v is string => typeof v === 'string'))]

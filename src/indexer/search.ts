@@ -7,6 +7,7 @@ import type { Mappings, Query, ResolveOptions, SearchBody, SearchHit, SearchPara
 import { filterSource, sourceSpec } from '../store/source-filter'
 import { checkJsonDepth } from '../store/query/limits'
 import { addDocValueFields, checkScriptFields, parseDocValueFields } from './docvalue-fields'
+import { addFetchFields, parseFetchFields } from './fetch-fields'
 import { collapseHits, collapseKind, fieldsOf, parseCollapse, queryFields, type CollapseSpec } from './collapse'
 import { highlightHits, parseHighlight } from './highlight'
 import { badRequest, type RequestContext } from './context'
@@ -46,8 +47,16 @@ const SUPPORTED_KEYS = new Set([
   'min_score',
   'profile',
 ])
-/** `_search` and `_msearch` also answer `highlight`, `collapse` and `docvalue_fields` (on the hits they return, see searchAs). */
-export const SEARCH_KEYS = new Set([...SUPPORTED_KEYS, 'highlight', 'collapse', 'docvalue_fields', 'script_fields'])
+/** `_search` and `_msearch` also answer `highlight`, `collapse`, `docvalue_fields`, `fields` and `post_filter` (see searchAs). */
+export const SEARCH_KEYS = new Set([
+  ...SUPPORTED_KEYS,
+  'highlight',
+  'collapse',
+  'docvalue_fields',
+  'script_fields',
+  'fields',
+  'post_filter',
+])
 /** Keys OpenSearch knows that this store does not implement: a clear 400 instead of a silently different answer. */
 const KNOWN_UNSUPPORTED = new Set([
   'highlight',
@@ -186,19 +195,23 @@ async function gatedSearch(ctx: RequestContext, req: SearchRequest): Promise<{ r
  * store returns (full sources are read for them, and the caller's `_source` filter applied after).
  */
 export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise<SearchResponse> {
-  const extras = ['highlight', 'collapse', 'docvalue_fields', 'script_fields'] as const
+  const extras = ['highlight', 'collapse', 'docvalue_fields', 'script_fields', 'fields', 'post_filter'] as const
   if (extras.every((k) => req.body[k] === undefined)) return (await gatedSearch(ctx, req)).res
   const highlight = req.body.highlight === undefined ? undefined : parseHighlight(req.body.highlight)
   const collapse = req.body.collapse === undefined ? undefined : parseCollapse(req.body.collapse)
   const docValues = parseDocValueFields(req.body.docvalue_fields)
+  const fetch = parseFetchFields(req.body.fields)
   checkScriptFields(req.body.script_fields)
   const body: Record<string, unknown> = { ...req.body }
   for (const k of extras) delete body[k]
   const filter = body._source
   if (filter !== undefined) body._source = true
-  const inner = { ...req, body }
+  const postFiltered = req.body.post_filter === undefined ? undefined : withPostFilter(req.body.post_filter, body)
+  const inner = { ...req, body: postFiltered?.hits ?? body }
   // Collapsing runs its own pages: only the indices (authorized as the search) are needed first.
   const plain = collapse ? undefined : await gatedSearch(ctx, inner)
+  if (plain && postFiltered?.aggregations)
+    plain.res.aggregations = (await gatedSearch(ctx, { ...req, body: postFiltered.aggregations })).res.aggregations
   const indices = plain ? plain.indices : (await gateSearch(ctx, inner)).indices
   const mappings = new Map<string, Mappings>()
   if (indices.length > 0) {
@@ -208,6 +221,7 @@ export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise
   const res = plain ? plain.res : await collapsed(ctx, inner, collapse!, [...mappings.values()], (i) => mappings.get(i), indices)
   if (highlight) await highlightHits(ctx, res.hits.hits, highlight, req.body.query, mappings)
   if (docValues.length > 0) addDocValueFields(res.hits.hits, docValues, (i) => mappings.get(i))
+  if (fetch.length > 0) addFetchFields(res.hits.hits, fetch, (i) => mappings.get(i))
   if (filter !== undefined) {
     const spec = sourceSpec(filter as never)
     // The top-level hits only: inner hits have their own `_source` option.
@@ -219,6 +233,23 @@ export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise
     }
   }
   return res
+}
+
+/**
+ * `post_filter`: the hits (and their total) are the query's matches it keeps, the aggregations
+ * count the query's own: two searches, the hits' with the filter added in filter context (scores
+ * unchanged) and no aggregations, the aggregations' without hits.
+ */
+function withPostFilter(
+  postFilter: unknown,
+  body: Record<string, unknown>,
+): { hits: Record<string, unknown>; aggregations?: Record<string, unknown> } {
+  const { aggs, aggregations, ...rest } = body
+  const query = body.query ?? { match_all: {} }
+  const hits = { ...rest, query: { bool: { must: [query], filter: [postFilter] } } }
+  if (aggs === undefined && aggregations === undefined) return { hits }
+  const { sort: _s, search_after: _a, from: _f, track_total_hits: _t, ...forAggs } = body
+  return { hits, aggregations: { ...forAggs, size: 0, track_total_hits: false } }
 }
 
 const COLLAPSE_WINDOW = 10000

@@ -35,9 +35,13 @@ export class VersionConflict extends StoreError {
 }
 
 export class IndexNotFound extends StoreError {
-  constructor(index: string) {
+  /** `kind`: what the name was read as (a multi-get reads each item's index as an expression). */
+  constructor(
+    readonly index: string,
+    kind: 'index_or_alias' | 'index_expression' = 'index_or_alias',
+  ) {
     super('index_not_found_exception', 404, `no such index [${index}]`, {
-      'resource.type': 'index_or_alias',
+      'resource.type': kind,
       'resource.id': index,
       ...indexMeta(index),
     })

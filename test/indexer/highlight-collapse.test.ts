@@ -244,6 +244,71 @@ describe('docvalue_fields', () => {
   })
 })
 
+describe('fields and post_filter (shapes of OpenSearch 3.4)', () => {
+  test('fields: source values through the mapping, in source order, with wildcards and date formats', async () => {
+    await ok(
+      api.call('admin', 'PUT', '/fetched', {
+        mappings: {
+          properties: {
+            k: { type: 'keyword', ignore_above: 5 },
+            n: { type: 'integer' },
+            d: { type: 'date' },
+            t: { type: 'text', fields: { raw: { type: 'keyword' } } },
+            b: { type: 'boolean' },
+          },
+        },
+      }),
+    )
+    await indexDocs(api, 'fetched', [
+      { _id: '1', k: ['zz', 'aa', 'toolong'], n: '7', d: '2024-04-01T10:00:00Z', t: 'Hello World', b: 'true' },
+    ])
+    const res = await search({ _source: false, fields: ['k', 'n', { field: 'd', format: 'yyyy-MM-dd' }, 't*', 'b', 'missing'] }, 'fetched')
+    expect(res.hits.hits[0]._source).toBeUndefined()
+    expect(res.hits.hits[0].fields).toEqual({
+      k: ['zz', 'aa'],
+      n: [7],
+      d: ['2024-04-01'],
+      t: ['Hello World'],
+      't.raw': ['Hello World'],
+      b: [true],
+    })
+    // docvalue_fields render dates in a requested pattern too (they gave the ISO form before).
+    const dv = await search({ _source: false, docvalue_fields: [{ field: 'd', format: 'yyyy-MM-dd HH:mm' }] }, 'fetched')
+    expect(dv.hits.hits[0].fields).toEqual({ d: ['2024-04-01 10:00'] })
+    const bad = await api.call('admin', 'POST', '/fetched/_search', { fields: 'k' })
+    expect(bad.status).toBe(400)
+    const format = await api.call('admin', 'POST', '/fetched/_search', { fields: [{ field: 'k', format: 'yyyy' }] })
+    expect([format.status, format.body.error.reason]).toEqual([400, "Field [k] of type [keyword] doesn't support formats."])
+    await ok(api.call('admin', 'PUT', '/sourceless', { mappings: { _source: { enabled: false }, properties: { k: { type: 'keyword' } } } }))
+    await indexDocs(api, 'sourceless', [{ _id: '1', k: 'a' }])
+    const none = await api.call('admin', 'POST', '/sourceless/_search', { fields: ['k'] })
+    expect([none.status, none.body.error.reason]).toEqual([
+      400,
+      'Unable to retrieve the requested [fields] since _source is disabled in the mappings for index [sourceless]',
+    ])
+  })
+
+  test('post_filter narrows the hits and their total, not the aggregations', async () => {
+    const res = await search({
+      post_filter: { term: { host: 'web-1' } },
+      aggs: { hosts: { terms: { field: 'host' } } },
+      sort: [{ n: 'asc' }],
+    })
+    expect(res.hits.total).toEqual({ value: 2, relation: 'eq' })
+    expect(res.hits.hits.map((h: any) => h._id)).toEqual(['1', '2'])
+    expect(res.aggregations.hosts.buckets.map((b: any) => [b.key, b.doc_count])).toEqual([
+      ['db-1', 2],
+      ['web-1', 2],
+      ['web-2', 1],
+    ])
+    const scored = await search({ query: { match: { message: 'password' } }, post_filter: { term: { n: 2 } } })
+    const plain = await search({ query: { match: { message: 'password' } } })
+    expect(scored.hits.hits.map((h: any) => [h._id, h._score])).toEqual(
+      plain.hits.hits.filter((h: any) => h._id === '2').map((h: any) => [h._id, h._score]),
+    )
+  })
+})
+
 describe('collapse', () => {
   test('the top hit of each group, from/size counting groups, total counting hits', async () => {
     const res = await search({ collapse: { field: 'host' }, sort: [{ n: 'desc' }] })

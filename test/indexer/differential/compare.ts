@@ -82,13 +82,27 @@ function orderEqualScores(hits: Record<string, unknown>[]): Record<string, unkno
 
 /** What is compared of an answer: an error's status, `type` and `reason`; anything else whole, stripped. */
 export function normalize(a: Answer): unknown {
-  let error = a.body?.error
-  // A failure of every shard is wrapped by OpenSearch; the embedded store (one shard) answers its cause
-  // (README, "Differences between the modes"): the cause is compared.
-  if (error?.type === 'search_phase_execution_exception' && error.root_cause?.length === 1) error = error.root_cause[0]
+  const error = causeOf(a.body?.error)
   if (a.status >= 400 && error && typeof error === 'object')
     return { status: a.status, type: error.type, reason: withoutUuids(error.reason) }
+  // An _msearch answers each search's failure in its place.
+  if (Array.isArray(a.body?.responses))
+    return {
+      status: a.status,
+      body: a.body.responses.map((r: any) => {
+        const e = causeOf(r?.error)
+        return e ? { status: r.status, type: e.type, reason: withoutUuids(e.reason) } : strip(r)
+      }),
+    }
   return { status: a.status, body: strip(a.body) }
+}
+
+/**
+ * A failure of every shard is wrapped by OpenSearch; the embedded store (one shard) answers its cause
+ * (README, "Differences between the modes"): the cause is compared.
+ */
+function causeOf(error: any): any {
+  return error?.type === 'search_phase_execution_exception' && error.root_cause?.length === 1 ? error.root_cause[0] : error
 }
 
 function close(a: number, b: number, tolerance = SCORE_TOLERANCE): boolean {

@@ -180,6 +180,119 @@ function searches(index: string, r: Random, docs: Json[], count: number, scored:
   return ops
 }
 
+/**
+ * Multi-document calls, partial and scripted updates, by-query writes and search options a client
+ * sets (source filters, `fields`, `track_total_hits`, `post_filter`, `version`, highlights).
+ */
+function moreCalls(index: string, r: Random, docs: Json[]): Op[] {
+  const id = () => `d${r.int(0, docs.length - 1)}`
+  const search = (name: string, body: unknown): Op => ({ name, request: { method: 'POST', path: `/${index}/_search`, body } })
+  const ndjson = (lines: unknown[]) => lines
+  const word = sentence(r, 1, 1)
+  return [
+    { name: 'mget by ids', request: { method: 'POST', path: `/${index}/_mget`, body: { ids: [id(), 'nope', id()] } } },
+    {
+      name: 'mget docs with source filters',
+      request: {
+        method: 'POST',
+        path: '/_mget',
+        body: {
+          docs: [
+            { _index: index, _id: id(), _source: ['seq', 'user.*'] },
+            { _index: index, _id: id(), _source: false },
+            { _index: 'diff-missing', _id: 'x' },
+          ],
+        },
+      },
+    },
+    {
+      name: 'msearch',
+      request: {
+        method: 'POST',
+        path: '/_msearch',
+        ndjson: ndjson([
+          { index },
+          { size: 2, sort: [{ seq: 'asc' }], query: query(r, docs) },
+          { index: 'diff-missing' },
+          { query: { match_all: {} } },
+          { index },
+          { size: 0, aggs: { k: { terms: { field: 'kw' } } } },
+        ]),
+      },
+    },
+    search('source includes and excludes', {
+      size: 3,
+      sort: [{ seq: 'asc' }],
+      _source: { includes: ['user.*', 'n_*', 'kw'], excludes: ['n_long', 'user.age'] },
+    }),
+    search('fields and docvalue_fields', {
+      size: 3,
+      sort: [{ seq: 'desc' }],
+      _source: false,
+      fields: ['kw', 'n_int', { field: 'ts', format: 'yyyy-MM-dd' }, 'user.*'],
+      docvalue_fields: ['seq', { field: 'day', format: 'epoch_millis' }],
+    }),
+    search('track_total_hits as a bound', { size: 1, sort: [{ seq: 'asc' }], track_total_hits: r.pick([false, 5, 100, true]) }),
+    search('post_filter with aggregations', {
+      size: 5,
+      sort: [{ seq: 'asc' }],
+      post_filter: { term: { flag: true } },
+      aggs: { f: { terms: { field: 'flag' } } },
+    }),
+    search('version and seq_no', {
+      size: 2,
+      sort: [{ seq: 'asc' }],
+      version: true,
+      seq_no_primary_term: true,
+      query: { ids: { values: [id(), id()] } },
+    }),
+    search('highlight', {
+      size: 3,
+      sort: [{ seq: 'asc' }],
+      _source: false,
+      query: { match: { msg: word } },
+      highlight: { fields: { msg: {} } },
+    }),
+    { name: 'count with q', request: { method: 'GET', path: `/${index}/_count?q=msg:${encodeURIComponent(word)}` } },
+    {
+      name: 'partial update',
+      request: { method: 'POST', path: `/${index}/_update/${id()}?refresh=true`, body: { doc: { kw: 'patched', user: { age: 3 } } } },
+    },
+    {
+      name: 'update with a script',
+      request: {
+        method: 'POST',
+        path: `/${index}/_update/${id()}?refresh=true`,
+        body: { script: { source: 'ctx._source.seq_copy = params.n; ctx._source.tags = params.t', params: { n: 7, t: ['s1', 's2'] } } },
+      },
+    },
+    {
+      name: 'upsert',
+      request: { method: 'POST', path: `/${index}/_update/u1?refresh=true`, body: { doc: { kw: 'up' }, doc_as_upsert: true } },
+    },
+    { name: 'get the upsert', request: { method: 'GET', path: `/${index}/_doc/u1` } },
+    { name: 'noop update', request: { method: 'POST', path: `/${index}/_update/u1`, body: { doc: { kw: 'up' } } } },
+    {
+      name: 'update_by_query',
+      request: {
+        method: 'POST',
+        path: `/${index}/_update_by_query?refresh=true`,
+        body: { query: { term: { flag: true } }, script: { source: "ctx._source.kw = 'ubq'" } },
+      },
+    },
+    search('after update_by_query', { size: 50, sort: [{ seq: 'asc' }], _source: ['kw', 'seq'], query: { term: { kw: 'ubq' } } }),
+    {
+      name: 'delete_by_query',
+      request: {
+        method: 'POST',
+        path: `/${index}/_delete_by_query?refresh=true`,
+        body: { query: { range: { seq: { gte: r.int(20, 40) } } } },
+      },
+    },
+    { name: 'count after delete_by_query', request: { method: 'GET', path: `/${index}/_count` } },
+  ]
+}
+
 /** The whole workload of one seed; `searchCount` random searches between the fixed parts. */
 export function workload(seed: number, searchCount: number): { index: string; ops: Op[] } {
   const r = new Random(seed)
@@ -192,6 +305,7 @@ export function workload(seed: number, searchCount: number): { index: string; op
     ...conditionalUpdates(index, r),
     ...paging(index, r, docs),
     ...searches(index, r, docs, Math.floor(searchCount / 2), false),
+    ...moreCalls(index, r, docs),
     ...errors(index),
   ]
   return { index, ops }
