@@ -293,6 +293,50 @@ function moreCalls(index: string, r: Random, docs: Json[]): Op[] {
   ]
 }
 
+/** Aliases (one filtered) and what a client reads back about the index. */
+function indexAdmin(index: string, r: Random): Op[] {
+  const alias = `${index}-alias`
+  const filtered = `${index}-filtered`
+  const search = (name: string, path: string, body: unknown): Op => ({ name, request: { method: 'POST', path, body } })
+  return [
+    {
+      name: 'add aliases',
+      request: {
+        method: 'POST',
+        path: '/_aliases',
+        body: {
+          actions: [
+            { add: { index, alias } },
+            { add: { index, alias: filtered, filter: { term: { flag: r.chance(0.5) } }, is_write_index: true } },
+          ],
+        },
+      },
+    },
+    { name: 'get aliases', request: { method: 'GET', path: `/${index}/_alias` } },
+    { name: 'get one alias', request: { method: 'GET', path: `/_alias/${filtered}` } },
+    { name: 'alias exists', request: { method: 'HEAD', path: `/_alias/${alias}` } },
+    search('search a filtered alias', `/${filtered}/_search`, { size: 5, sort: [{ seq: 'asc' }], _source: ['seq', 'flag'] }),
+    { name: 'count through an alias', request: { method: 'GET', path: `/${alias}/_count` } },
+    {
+      name: 'write through the write alias',
+      request: { method: 'PUT', path: `/${filtered}/_doc/via-alias?refresh=true`, body: { seq: 99 } },
+    },
+    { name: 'get through an alias', request: { method: 'GET', path: `/${alias}/_doc/via-alias` } },
+    {
+      name: 'remove an alias',
+      request: { method: 'POST', path: '/_aliases', body: { actions: [{ remove: { index, alias } }] } },
+    },
+    { name: 'get a removed alias', request: { method: 'GET', path: `/_alias/${alias}` } },
+    { name: 'get a field mapping', request: { method: 'GET', path: `/${index}/_mapping/field/user.*,msg.raw` } },
+    {
+      name: 'put a mapping',
+      request: { method: 'PUT', path: `/${index}/_mapping`, body: { properties: { added: { type: 'keyword' }, kw: { type: 'long' } } } },
+    },
+    { name: 'index exists', request: { method: 'HEAD', path: `/${index}` } },
+    { name: 'delete the filtered alias', request: { method: 'DELETE', path: `/${index}/_alias/${filtered}` } },
+  ]
+}
+
 /** The whole workload of one seed; `searchCount` random searches between the fixed parts. */
 export function workload(seed: number, searchCount: number): { index: string; ops: Op[] } {
   const r = new Random(seed)
@@ -306,6 +350,7 @@ export function workload(seed: number, searchCount: number): { index: string; op
     ...paging(index, r, docs),
     ...searches(index, r, docs, Math.floor(searchCount / 2), false),
     ...moreCalls(index, r, docs),
+    ...indexAdmin(index, r),
     ...errors(index),
   ]
   return { index, ops }
