@@ -195,6 +195,20 @@ describe('relevance', () => {
     expect(ex.body.explanation.value).toBeCloseTo(scores[0], 6)
     const qs = await api.call('admin', 'POST', '/ranked/_search', { query: { query_string: { query: 'body:fox' } }, size: 1 })
     expect(qs.body.hits.hits[0]._id).toBe('r1')
+    // `_score` as one sort key among others, and track_scores beside a field sort, carry the same scores.
+    const byScore = await api.call('admin', 'POST', '/ranked/_search', {
+      query: { match: { body: 'quick fox' } },
+      sort: ['_score', { tag: 'asc' }],
+    })
+    expect(byScore.body.hits.hits.map((h: any) => [h._id, h._score, h.sort[0]])).toEqual(hits.map((h: any) => [h._id, h._score, h._score]))
+    const tracked = await api.call('admin', 'POST', '/ranked/_search', {
+      query: { match: { body: 'quick fox' } },
+      sort: [{ tag: 'asc' }],
+      track_scores: true,
+    })
+    const scoreOf = new Map(hits.map((h: any) => [h._id, h._score]))
+    for (const h of tracked.body.hits.hits) expect(h._score).toBe(scoreOf.get(h._id))
+    expect(tracked.body.hits.max_score).toBe(scores[0])
     const plain = await api.call('admin', 'POST', '/ranked/_search', { query: { term: { tag: 't' } } })
     expect(plain.body.hits.hits.map((h: any) => [h._id, h._score])).toEqual(docs.map((_, i) => [`r${i}`, 1]))
   })

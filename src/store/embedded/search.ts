@@ -104,6 +104,8 @@ interface Entry {
   row: Omit<Row, 'src'>
   source: Record<string, unknown> | undefined
   names?: string[]
+  /** Its score, in a sorted search that reports scores (see Plan.sortScores). */
+  score?: number
 }
 
 const SHARDS = { total: 1, successful: 1, skipped: 0, failed: 0 }
@@ -128,6 +130,8 @@ interface Plan {
   seqAfter: number | undefined
   rels: Array<ReturnType<typeof relevance>> | undefined
   scoring: boolean
+  /** A sorted search that sorts on `_score` among other keys or asks `track_scores`: each hit is scored. */
+  sortScores: boolean
   bySeq: boolean
   topK: boolean
 }
@@ -237,8 +241,10 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
   const window = from + size
   const spec = sourceSpec(body._source)
   // Relevance (BM25) when matches are ranked by score: no sort (or `_score` alone), a page
-  // wanted, and a query that searches text in some index. Other queries score 1 everywhere.
-  const rels = !sorted && !after && window > 0 ? targets.map((t) => relevance(body.query, t.specs, opts.now)) : undefined
+  // wanted, and a query that searches text in some index. Other queries score 1 everywhere. A
+  // sort on fields scores too when `_score` is one of its keys or track_scores asks for scores.
+  const sortScores = (sorted || after !== undefined) && (body.track_scores === true || sort.some((s) => s.field === '_score'))
+  const rels = (sortScores || (!sorted && !after)) && window > 0 ? targets.map((t) => relevance(body.query, t.specs, opts.now)) : undefined
   return {
     body,
     opts,
@@ -256,8 +262,9 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
     hasAggs,
     spec,
     rels,
-    scoring: rels?.some((r) => r !== undefined) === true,
-    ...hitPaths(sort, track, after, hasAggs, targets),
+    scoring: !sortScores && rels?.some((r) => r !== undefined) === true,
+    sortScores,
+    ...hitPaths(sort, track, after, hasAggs || sortScores, targets),
   }
 }
 
@@ -300,7 +307,7 @@ async function scanTarget(plan: Plan, got: Gathered, target: SearchTarget, rel: 
     : (body.query ?? { match_all: {} })
   const compiled = compile(query, target.specs, { now: opts.now, limits: target.limits })
   // Ranked by a match on one text field: scored from the postings, only the page read.
-  const ranked = rel && !plan.hasAggs && target.topByScore ? target.topByScore(query, stats, plan.window) : undefined
+  const ranked = rel && plan.scoring && !plan.hasAggs && target.topByScore ? target.topByScore(query, stats, plan.window) : undefined
   if (ranked) {
     for (const { row, score } of ranked.top) {
       got.maxScore = Math.max(got.maxScore, score)
@@ -417,7 +424,8 @@ async function fullScan(plan: Plan, got: Gathered, { target, query, compiled, re
     got.total++
     if (hasAggs) for (const a of aggs.values()) a.collect(d, target)
     if (window === 0) continue
-    const key = sorted || after ? keyOf(d, row) : scoring ? [rel ? rel.score(d, stats) : 1] : []
+    const score = rel && (scoring || plan.sortScores) ? rel.score(d, stats) : 1
+    const key = sorted || after ? keyOf(d, row, score) : scoring ? [score] : []
     // Documents before the search_after key still count as hits, as in OpenSearch.
     if (afterKey && compareKeys(key, afterKey, sort) <= 0) continue
     if (scoring) {
@@ -431,7 +439,12 @@ async function fullScan(plan: Plan, got: Gathered, { target, query, compiled, re
       else if (!hasAggs && got.total > trackLimit) return 'stop'
       continue
     }
-    got.entries.push(keep(plan, key, row, target, compiled, source))
+    const e = keep(plan, key, row, target, compiled, source)
+    if (plan.sortScores) {
+      e.score = score
+      got.maxScore = Math.max(got.maxScore, score)
+    }
+    got.entries.push(e)
     if (got.entries.length >= Math.max(2 * window, 1024)) compact(plan, got)
   }
   return undefined
@@ -445,7 +458,7 @@ function respond(plan: Plan, got: Gathered, targets: SearchTarget[], started: nu
     const hit: SearchHit = {
       _index: e.target.name,
       _id: e.row.id,
-      _score: sorted && !body.track_scores ? null : scoring ? (e.key[0] as number) : 1,
+      _score: plan.sortScores ? (e.score ?? 1) : sorted && !body.track_scores ? null : scoring ? (e.key[0] as number) : 1,
     }
     if (body.version) hit._version = e.row.ver
     if (body.seq_no_primary_term) {
@@ -471,7 +484,8 @@ function respond(plan: Plan, got: Gathered, targets: SearchTarget[], started: nu
         : opts.restTotalHitsAsInt
           ? { total: counted }
           : { total: { value: counted, relation: got.total > trackLimit ? 'gte' : 'eq' } }),
-      max_score: sorted && !body.track_scores ? null : hits.length > 0 ? (scoring ? got.maxScore : 1) : null,
+      max_score:
+        sorted && !plan.sortScores && !body.track_scores ? null : hits.length > 0 ? (scoring || plan.sortScores ? got.maxScore : 1) : null,
       hits,
     },
   }
@@ -532,17 +546,18 @@ function sortField(field: string, order: string | undefined): SortField {
   return { field, order: dir, missing: '_last' }
 }
 
-type KeyReader = (d: DocView, row: Row) => SortValue
+type KeyReader = (d: DocView, row: Row, score: number) => SortValue
 
-function sortKeys(sort: SortField[], target: SearchTarget): (d: DocView, row: Row) => SortValue[] {
+/** A hit's sort values; `score` is its relevance where the search computes it (1 elsewhere, as unscored hits score). */
+function sortKeys(sort: SortField[], target: SearchTarget): (d: DocView, row: Row, score?: number) => SortValue[] {
   const readers: KeyReader[] = sort.map((s) => sortReader(s, target))
-  return (d, row) => readers.map((r) => r(d, row))
+  return (d, row, score = 1) => readers.map((r) => r(d, row, score))
 }
 
 function sortReader(s: SortField, target: SearchTarget): KeyReader {
   switch (s.field) {
     case '_score':
-      return () => 1
+      return (_d, _row, score) => score
     case '_doc':
     case '_shard_doc':
       return (_, row) => row.rid

@@ -53,6 +53,8 @@ const SCORE_TOLERANCE = 1e-4
  * updates change, the embedded store in its own.
  */
 const SUM_TOLERANCE = 1e-12
+/** A score as a sort value: float32's precision, and BM25 computed in floats there (doubles of the field sort alike otherwise). */
+const SORT_SCORE_TOLERANCE = 1e-6
 
 /** An index named with its UUID (`[name/uuid]`) in a message. */
 const withoutUuids = (v: unknown) => (typeof v === 'string' ? v.replace(/\/[A-Za-z0-9_-]{22}\]/g, '/<uuid>]') : v)
@@ -119,6 +121,9 @@ const MISSING_SORT_VALUES = new Set<unknown>([2 ** 63, -(2 ** 63), 2147483647, -
 export function differences(a: unknown, b: unknown, path = '', key = ''): string[] {
   if (typeof a === 'number' && typeof b === 'number' && SCORE.has(key)) return close(a, b) ? [] : [`${path}: ${a} vs ${b}`]
   if (a === null && key === 'sort' && MISSING_SORT_VALUES.has(b)) return []
+  // A score among sort values is a float in OpenSearch, a double here.
+  if (typeof a === 'number' && typeof b === 'number' && key === 'sort' && !Number.isInteger(b))
+    return close(a, b, SORT_SCORE_TOLERANCE) ? [] : [`${path}: ${a} vs ${b}`]
   if (typeof a === 'number' && typeof b === 'number' && !(Number.isInteger(a) && Number.isInteger(b)))
     return close(a, b, SUM_TOLERANCE) ? [] : [`${path}: ${a} vs ${b}`]
   if (a === b) return []

@@ -156,7 +156,13 @@ function searches(index: string, r: Random, docs: Json[], count: number, scored:
   for (let i = 0; i < count; i++) {
     const kind = r.int(0, 3)
     if (kind === 0 && scored) {
-      const body = { size: 100, query: r.chance(0.3) ? { match: { msg: sentence(r, 1, 3) } } : scoredQuery(r) }
+      const body: Json = { size: 100, query: r.chance(0.3) ? { match: { msg: sentence(r, 1, 3) } } : scoredQuery(r) }
+      // Scores as a sort key among others, or kept beside a field sort.
+      if (r.chance(0.25))
+        Object.assign(
+          body,
+          r.pick([{ sort: ['_score', { seq: 'desc' }] }, { sort: [{ flag: 'asc' }, '_score', { seq: 'asc' }], track_scores: true }]),
+        )
       ops.push({ name: 'scored search', request: { method: 'POST', path: `/${index}/_search`, body } })
     } else if (kind === 0)
       ops.push({
@@ -246,6 +252,13 @@ function moreCalls(index: string, r: Random, docs: Json[]): Op[] {
       seq_no_primary_term: true,
       query: { ids: { values: [id(), id()] } },
     }),
+    search('sort an array by its mode', {
+      size: 5,
+      sort: [{ n_short: { order: r.pick(['asc', 'desc']), mode: r.pick(['min', 'max', 'sum', 'avg']) } }, { seq: 'asc' }],
+    }),
+    search('sort on an unmapped field', { size: 3, sort: [{ nothing_here: { order: 'asc', unmapped_type: 'long' } }, { seq: 'asc' }] }),
+    search('sort on an unmapped field without unmapped_type', { size: 3, sort: [{ nothing_here: 'asc' }] }),
+    search('sort with a missing value', { size: 5, sort: [{ kw: { order: 'asc', missing: 'zzz' } }, { seq: 'asc' }], _source: ['kw'] }),
     search('highlight', {
       size: 3,
       sort: [{ seq: 'asc' }],
