@@ -92,6 +92,61 @@ describe('date_histogram', () => {
   })
 })
 
+describe('date_histogram bounds and terms filters (answers of OpenSearch 3.4)', () => {
+  test('extended_bounds are read in the time zone and rounded without the offset; hard_bounds bound keys', async () => {
+    // Rounded without the offset, which is then added: the first empty bucket starts at 06:00 on 2026-01-30.
+    const ext = await aggs({
+      aggs: {
+        d: {
+          date_histogram: {
+            field: 'at',
+            fixed_interval: '12h',
+            offset: '+6h',
+            min_doc_count: 0,
+            extended_bounds: { min: '2026-01-30', max: '2026-01-31' },
+          },
+        },
+      },
+    })
+    expect(ext.d.buckets[0].key_as_string).toBe('2026-01-30T06:00:00.000Z')
+    // In a zone, a bound names that zone's midnight.
+    const zoned = await aggs({
+      aggs: {
+        d: {
+          date_histogram: {
+            field: 'at',
+            calendar_interval: 'day',
+            time_zone: 'Europe/Paris',
+            min_doc_count: 0,
+            extended_bounds: { min: '2026-01-29', max: '2026-01-30' },
+          },
+        },
+      },
+    })
+    expect(zoned.d.buckets[0].key_as_string).toBe('2026-01-29T00:00:00.000+01:00')
+    // hard_bounds keep the buckets whose key is in [min rounded, max rounded): January's and April's go.
+    const hard = await aggs({
+      aggs: { d: { date_histogram: { field: 'at', calendar_interval: 'month', hard_bounds: { min: '2026-02-10', max: '2026-04-01' } } } },
+    })
+    expect(hard.d.buckets.map((b: any) => [b.key_as_string, b.doc_count])).toEqual([['2026-02-01T00:00:00.000Z', 2]])
+  })
+
+  test('terms include and exclude: a regexp or a list of strings, a list of numbers on a number field', async () => {
+    const keys = async (terms: Record<string, unknown>) => (await aggs({ aggs: { t: { terms: terms } } })).t.buckets.map((b: any) => b.key)
+    expect(await keys({ field: 'host', include: '[ab]' })).toEqual(['a', 'b'])
+    expect(await keys({ field: 'host', exclude: ['a'] })).toEqual(['b', 'c'])
+    expect(await keys({ field: 'host', include: ['a', 'c'], exclude: 'c' })).toEqual(['a'])
+    expect(await keys({ field: 'bytes', include: [10, 100] })).toEqual([10, 100])
+    const regexOnNumbers = await api.call('admin', 'POST', '/events/_search', {
+      size: 0,
+      aggs: { t: { terms: { field: 'bytes', include: '1.*' } } },
+    })
+    expect(regexOnNumbers.status).toBe(400)
+    const word = await api.call('admin', 'POST', '/events/_search', { size: 0, aggs: { t: { terms: { field: 'bytes', include: ['x'] } } } })
+    expect([word.status, word.body.error.type]).toEqual([400, 'number_format_exception'])
+  })
+})
+
 describe('buckets', () => {
   test('histogram, range, date_range, filters, missing', async () => {
     const r = await aggs({

@@ -87,6 +87,14 @@ abstract class KeyedHistogram extends FieldAgg implements Agg {
 
   /** The bucket key of a value. */
   protected abstract round(v: number): number
+  /** The key an extended bound reaches out to (the bucket holding it, unless the histogram says otherwise). */
+  protected boundKey(v: number): number {
+    return this.round(v)
+  }
+  /** Whether a value, of this key, is within `hard_bounds` (by value: min inclusive, max exclusive). */
+  protected withinHard(v: number, _key: number): boolean {
+    return (this.hard.min === undefined || v >= this.hard.min) && (this.hard.max === undefined || v < this.hard.max)
+  }
   /** The key after `key`. */
   protected abstract next(key: number): number
   /** The bucket's extra fields (key_as_string). */
@@ -102,8 +110,8 @@ abstract class KeyedHistogram extends FieldAgg implements Agg {
     for (const raw of values) {
       const v = this.numberOf(raw)
       if (v === undefined) continue
-      if ((this.hard.min !== undefined && v < this.hard.min) || (this.hard.max !== undefined && v >= this.hard.max)) continue
       const key = this.round(v)
+      if (!this.withinHard(v, key)) continue
       if (seen) {
         if (seen.has(key)) continue
         seen.add(key)
@@ -153,10 +161,10 @@ abstract class KeyedHistogram extends FieldAgg implements Agg {
     const keys = [...this.buckets.keys()].sort((a, b) => a - b)
     if (this.minDocs === 0 && (keys.length > 0 || (this.extended.min !== undefined && this.extended.max !== undefined))) {
       // Fill the gaps, and reach out to extended_bounds (never past hard_bounds).
-      let lo = keys.length > 0 ? keys[0] : this.round(this.extended.min!)
-      let hi = keys.length > 0 ? keys[keys.length - 1] : this.round(this.extended.max!)
-      if (this.extended.min !== undefined) lo = Math.min(lo, this.round(this.extended.min))
-      if (this.extended.max !== undefined) hi = Math.max(hi, this.round(this.extended.max))
+      let lo = keys.length > 0 ? keys[0] : this.boundKey(this.extended.min!)
+      let hi = keys.length > 0 ? keys[keys.length - 1] : this.boundKey(this.extended.max!)
+      if (this.extended.min !== undefined) lo = Math.min(lo, this.boundKey(this.extended.min))
+      if (this.extended.max !== undefined) hi = Math.max(hi, this.boundKey(this.extended.max))
       if (this.hard.min !== undefined) lo = Math.max(lo, this.round(this.hard.min))
       if (this.hard.max !== undefined) hi = Math.min(hi, this.round(this.hard.max))
       let guard = 0
@@ -239,9 +247,11 @@ class DateHistogramAgg extends KeyedHistogram {
 
   constructor(spec: AggSpec, budget?: BucketBudget) {
     const p = spec.params
-    const date = (v: unknown) => parseDateMath(v, false, spec.now, typeof p.format === 'string' ? p.format : undefined)
+    // Bounds are read in the aggregation's time zone, as its keys are.
+    const zone = zoneOf(typeof p.time_zone === 'string' ? p.time_zone : undefined)
+    const date = (v: unknown) => parseDateMath(v, false, spec.now, typeof p.format === 'string' ? p.format : undefined, zone)
     super(spec, boundsOf(p.extended_bounds, date), boundsOf(p.hard_bounds, date), budget)
-    this.zone = zoneOf(typeof p.time_zone === 'string' ? p.time_zone : undefined)
+    this.zone = zone
     this.format = typeof p.format === 'string' ? p.format : undefined
     const given = [p.calendar_interval, p.fixed_interval, p.interval].filter((v) => v !== undefined)
     if (given.length === 0) throw new IllegalArgument('Invalid interval specified, must be non-null and non-empty')
@@ -267,12 +277,30 @@ class DateHistogramAgg extends KeyedHistogram {
     if (this.unit) return nextCalendar(key - this.offset, this.unit, this.zone) + this.offset
     return key + this.fixed!
   }
+  /** A bound rounded as OpenSearch rounds it: without the offset. */
+  private roundBound(v: number): number {
+    return this.unit ? roundCalendar(v, this.unit, this.zone) : roundFixed(v, this.fixed!, 0, this.zone)
+  }
+  /** An extended bound is rounded without the offset, which is then added (2024-03-20 with +6h: 06:00 that day). */
+  protected override boundKey(v: number): number {
+    return this.roundBound(v) + this.offset
+  }
+  /** hard_bounds, rounded without the offset, hold bucket keys: min inclusive, max exclusive. */
+  protected override withinHard(_v: number, key: number): boolean {
+    return (
+      (this.hard.min === undefined || key >= this.roundBound(this.hard.min)) &&
+      (this.hard.max === undefined || key < this.roundBound(this.hard.max))
+    )
+  }
   /** Without a `format`, keys are rendered in the field's own (its first pattern), as OpenSearch does. */
   private fieldFormat?: string
   private formatFor?: TargetCtx
   override collect(d: DocView, t: TargetCtx): void {
     this.prepare(t)
     super.collect(d, t)
+  }
+  see(t: TargetCtx): void {
+    this.prepare(t)
   }
   protected override prepare(t: TargetCtx): void {
     if (this.formatFor !== t) {

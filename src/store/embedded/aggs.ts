@@ -6,6 +6,7 @@ import { formatInZone } from './aggs-time'
 import { zoneOf } from '../query/zones'
 import { CompensatedSum } from './compensated-sum'
 import { IllegalArgument, ParsingError, QueryShardError, StoreError } from '../errors'
+import { termsKeyFilter, type KeyFilter } from './aggs-include'
 import { compile, kindOf, toNumber, type FieldSpec, type Test } from '../query/compile'
 import { parseDate } from '../query/dates'
 import { compareIps, compareKeys, parseOrder, topBuckets, type Key, type Order } from './aggs-order'
@@ -24,6 +25,8 @@ export interface Agg {
   result(): Record<string, unknown>
   /** See Counting; absent or undefined: the aggregation must read documents. */
   counting?(t: TargetCtx): Counting | undefined
+  /** Learns an index's mapping before (or without) its documents: a date histogram renders empty buckets in its field's format. */
+  see?(t: TargetCtx): void
 }
 
 /**
@@ -133,7 +136,7 @@ export function parseAggs(body: unknown, now: number): Aggs {
     if (def.meta !== undefined && !isObject(def.meta)) throw new ParsingError(`[meta] of [${name}] must be an object`)
     switch (type) {
       case 'terms':
-        out.set(name, (b) => new TermsAgg(params, subs(), b))
+        out.set(name, (b) => new TermsAgg(name, params, subs(), b))
         break
       case 'cardinality':
       case 'value_count':
@@ -273,6 +276,7 @@ class TermsAgg extends FieldAgg implements Agg {
   private readonly order: Order
 
   constructor(
+    private readonly name: string,
     private readonly params: Record<string, unknown>,
     private readonly subs: Aggs,
     private readonly budget?: BucketBudget,
@@ -300,16 +304,26 @@ class TermsAgg extends FieldAgg implements Agg {
   private ipFor?: TargetCtx
   private ip = false
 
+  /** include/exclude, made for the field's type in each index read (undefined: every term). */
+  private accepts: KeyFilter | undefined
+
+  private filterFor(t: TargetCtx): KeyFilter | undefined {
+    const spec = t.specs?.get(this.field)
+    return termsKeyFilter(this.name, this.params, spec ? kindOf(spec.type) : 'keyword')
+  }
+
   collect(d: DocView, t: TargetCtx): void {
     if (this.ipFor !== t) {
       this.ipFor = t
       if (t.specs?.get(this.field)?.type === 'ip') this.ip = true
+      this.accepts = this.filterFor(t)
     }
     let values = this.read(d, t)
     if (values.length === 0 && this.params.missing !== undefined) values = [{ key: this.params.missing as Key }]
     // A document counts once per bucket (the set is only needed for several values).
     const seen = values.length > 1 ? new Set<Key>() : undefined
     for (const v of values) {
+      if (this.accepts && !this.accepts(v.key)) continue
       if (seen) {
         if (seen.has(v.key)) continue
         seen.add(v.key)
@@ -340,9 +354,13 @@ class TermsAgg extends FieldAgg implements Agg {
     const kind = kindOf(spec.type)
     if (kind !== 'keyword' && kind !== 'number') return undefined
     const read = reader(this.field, t, 'terms')!
+    const accepts = this.filterFor(t)
     return {
       path: spec.path ?? this.field,
-      key: (v) => read(new OneValue(v))[0]?.key,
+      key: (v) => {
+        const key = read(new OneValue(v))[0]?.key
+        return key === undefined || !accepts || accepts(key) ? key : undefined
+      },
       add: (key, count) => {
         const b = this.bucket({ key })
         b.count += count

@@ -162,6 +162,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
   const started = performance.now()
   const plan = planSearch(targets, body, opts)
   const got: Gathered = { entries: [], total: 0, maxScore: 0, seqCeiling: undefined }
+  if (plan.hasAggs) for (const t of targets) for (const a of plan.aggs.values()) a.see?.(t)
   // Aggregations over columns from the field-value index, no source parsed; the page of hits, if
   // one is wanted, is then read as a search without aggregations reads it (an event browser's
   // newest 500 beside its histogram), and the columns count the matches.

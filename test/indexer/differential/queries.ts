@@ -74,7 +74,19 @@ function moreLeaf(r: Random, docs: Docs): Json {
   const kwValue = () => String(someValue(r, docs, r.pick(['kw', 'user.name'])))
   // case_insensitive folds ASCII letters only in OpenSearch, all letters here (README): ASCII values.
   const asciiValue = () => r.pick(['lower', 'UPPER', 'a', 'x-y', 'with space', kwValue().replace(/[^\x20-\x7e]/g, '')])
-  switch (r.int(0, 9)) {
+  switch (r.int(0, 13)) {
+    case 10:
+      return { term: { addr: r.pick(['10.0.0.0/8', '192.168.0.0/16', '::1/128', '2001:db8::/32', '172.16.5.4/32']) } }
+    case 11:
+      return { exists: { field: r.pick(['user', 'items', 'labels']) } }
+    case 12:
+      return {
+        query_string: {
+          query: r.pick(['kw:/l.*/', 'msg:fxo~', 'user.\\*:a', 'msg:qu?ck AND NOT kw:a', 'kw:(a OR b) AND n_int:>0', '_exists_:user.name']),
+        },
+      }
+    case 13:
+      return { range: { addr: { gte: '10.0.0.0', lte: '10.255.255.255' } } }
     case 0:
       return { match: { msg: { query: sentence(r, 2, 3), operator: r.pick(['and', 'or']) } } }
     case 1:
@@ -158,6 +170,7 @@ function dateHistogram(r: Random): Json {
     ? { calendar_interval: r.pick(['hour', 'day', 'week', 'month', '1d']) }
     : { fixed_interval: r.pick(['90m', '12h', '1d', '7h']) }
   const zoned = 'calendar_interval' in interval && r.chance(0.6)
+  const bounded = r.chance(0.15)
   return {
     date_histogram: {
       field: r.pick(['ts', 'day']),
@@ -165,20 +178,35 @@ function dateHistogram(r: Random): Json {
       ...(zoned ? { time_zone: r.pick(ZONES) } : {}),
       ...(r.chance(0.4) ? { offset: r.pick(['+6h', '-1h', '+30m', '-1d']) } : {}),
       ...(r.chance(0.3) ? { min_doc_count: r.pick([0, 1, 2]) } : {}),
-      ...(r.chance(0.3) ? { format: 'yyyy-MM-dd HH:mm' } : {}),
+      // Bounds the format does not read are refused there, read anyway here (README).
+      ...(r.chance(0.3) && !bounded ? { format: 'yyyy-MM-dd HH:mm' } : {}),
+      ...(bounded
+        ? r.pick([
+            { extended_bounds: { min: '2024-03-20', max: '2024-04-10' }, min_doc_count: 0 },
+            { hard_bounds: { min: '2024-03-28', max: '2024-04-02' } },
+          ])
+        : {}),
     },
   }
 }
 
 function terms(r: Random): Json {
   const order = r.pick([undefined, { _count: 'desc' }, { _count: 'asc' }, { _key: 'asc' }, { _key: 'desc' }])
+  const field = r.pick([...FIELDS.keyword, 'n_int', 'n_byte', 'flag', 'addr'])
+  // A regexp filters string terms only; a number field takes an array of numbers.
+  const filters: Json[] = (FIELDS.keyword as readonly string[]).includes(field)
+    ? [{ include: '[a-l].*' }, { exclude: ['a', 'b'] }, { include: ['lower', 'UPPER', 'c'] }, { exclude: '.*e.*' }]
+    : field === 'n_int' || field === 'n_byte'
+      ? [{ include: [0, 7, -7, 5] }, { exclude: [0] }]
+      : [{}]
   return {
     terms: {
-      field: r.pick([...FIELDS.keyword, 'n_int', 'n_byte', 'flag', 'addr']),
+      field,
       size: r.int(1, 20),
       ...(order ? { order } : {}),
       // min_doc_count applies after the shard_size candidates are taken in the order (README).
       ...(r.chance(0.3) ? { min_doc_count: r.pick([1, 2, 3]) } : {}),
+      ...(r.chance(0.2) ? r.pick(filters) : {}),
     },
   }
 }
