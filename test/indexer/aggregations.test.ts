@@ -94,36 +94,14 @@ describe('date_histogram', () => {
 
 describe('date_histogram bounds and terms filters (answers of OpenSearch 3.4)', () => {
   test('extended_bounds are read in the time zone and rounded without the offset; hard_bounds bound keys', async () => {
+    const firstKey = async (params: Record<string, unknown>) =>
+      (await aggs({ aggs: { d: { date_histogram: { field: 'at', min_doc_count: 0, ...params } } } })).d.buckets[0].key_as_string
     // Rounded without the offset, which is then added: the first empty bucket starts at 06:00 on 2026-01-30.
-    const ext = await aggs({
-      aggs: {
-        d: {
-          date_histogram: {
-            field: 'at',
-            fixed_interval: '12h',
-            offset: '+6h',
-            min_doc_count: 0,
-            extended_bounds: { min: '2026-01-30', max: '2026-01-31' },
-          },
-        },
-      },
-    })
-    expect(ext.d.buckets[0].key_as_string).toBe('2026-01-30T06:00:00.000Z')
+    const ext = { extended_bounds: { min: '2026-01-30', max: '2026-01-31' } }
+    expect(await firstKey({ fixed_interval: '12h', offset: '+6h', ...ext })).toBe('2026-01-30T06:00:00.000Z')
     // In a zone, a bound names that zone's midnight.
-    const zoned = await aggs({
-      aggs: {
-        d: {
-          date_histogram: {
-            field: 'at',
-            calendar_interval: 'day',
-            time_zone: 'Europe/Paris',
-            min_doc_count: 0,
-            extended_bounds: { min: '2026-01-29', max: '2026-01-30' },
-          },
-        },
-      },
-    })
-    expect(zoned.d.buckets[0].key_as_string).toBe('2026-01-29T00:00:00.000+01:00')
+    const paris = { calendar_interval: 'day', time_zone: 'Europe/Paris', extended_bounds: { min: '2026-01-29', max: '2026-01-30' } }
+    expect(await firstKey(paris)).toBe('2026-01-29T00:00:00.000+01:00')
     // hard_bounds keep the buckets whose key is in [min rounded, max rounded): January's and April's go.
     const hard = await aggs({
       aggs: { d: { date_histogram: { field: 'at', calendar_interval: 'month', hard_bounds: { min: '2026-02-10', max: '2026-04-01' } } } },
