@@ -209,6 +209,12 @@ describe('relevance', () => {
     const scoreOf = new Map(hits.map((h: any) => [h._id, h._score]))
     for (const h of tracked.body.hits.hits) expect(h._score).toBe(scoreOf.get(h._id))
     expect(tracked.body.hits.max_score).toBe(scores[0])
+    // min_score drops the weaker matches from the hits and the total; terminate_after stops counting.
+    const strong = await api.call('admin', 'POST', '/ranked/_search', { query: { match: { body: 'quick fox' } }, min_score: scores[2] })
+    expect(strong.body.hits.hits.map((h: any) => h._id)).toEqual(hits.slice(0, 3).map((h: any) => h._id))
+    expect(strong.body.hits.total.value).toBe(3)
+    const cut = await api.call('admin', 'POST', '/ranked/_search', { query: { match_all: {} }, terminate_after: 2, size: 0 })
+    expect([cut.body.hits.total.value, cut.body.terminated_early]).toEqual([2, true])
     const plain = await api.call('admin', 'POST', '/ranked/_search', { query: { term: { tag: 't' } } })
     expect(plain.body.hits.hits.map((h: any) => [h._id, h._score])).toEqual(docs.map((_, i) => [`r${i}`, 1]))
   })

@@ -132,6 +132,10 @@ interface Plan {
   scoring: boolean
   /** A sorted search that sorts on `_score` among other keys or asks `track_scores`: each hit is scored. */
   sortScores: boolean
+  /** `min_score`: matches scoring less are no hits (nor counted, nor aggregated). */
+  minScore: number | undefined
+  /** `terminate_after`: each index stops after this many matches, as each shard does. */
+  terminateAfter: number | undefined
   bySeq: boolean
   topK: boolean
 }
@@ -142,6 +146,8 @@ interface Gathered {
   total: number
   maxScore: number
   seqCeiling: number | undefined
+  /** An index stopped at terminate_after. */
+  terminatedEarly?: boolean
 }
 
 /** One index being read: its query compiled, its scoring and sort keys ready. */
@@ -166,7 +172,8 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
   // Aggregations over columns from the field-value index, no source parsed; the page of hits, if
   // one is wanted, is then read as a search without aggregations reads it (an event browser's
   // newest 500 beside its histogram), and the columns count the matches.
-  const columnar = plan.hasAggs ? columnarPlan(body.query, body.aggs ?? body.aggregations, targets) : undefined
+  const cut = plan.minScore !== undefined || plan.terminateAfter !== undefined
+  const columnar = plan.hasAggs && !cut ? columnarPlan(body.query, body.aggs ?? body.aggregations, targets) : undefined
   if (columnar) got.total = await collectColumnar(columnar, plan.aggs, plan.pace)
   if (columnar && plan.window === 0) return respond(plan, got, targets, started)
   // The columns gave the total: the page is read without counting.
@@ -182,6 +189,17 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
     got.maxScore = read.maxScore
   }
   return respond(plan, got, targets, started)
+}
+
+/** `min_score` and `terminate_after` (0: no limit), as OpenSearch reads them. */
+function cutoffs(body: SearchBody): { minScore: number | undefined; terminateAfter: number | undefined } {
+  const raw = body as { min_score?: unknown; terminate_after?: unknown }
+  const minScore = raw.min_score === undefined || raw.min_score === null ? undefined : toNumber(raw.min_score)
+  if (raw.min_score !== undefined && raw.min_score !== null && minScore === undefined)
+    throw new ParsingError(`[min_score] must be a number, found [${String(raw.min_score)}]`)
+  const after = raw.terminate_after === undefined ? 0 : Number(raw.terminate_after)
+  if (!Number.isInteger(after) || after < 0) throw new IllegalArgument('terminateAfter must be > 0')
+  return { minScore, terminateAfter: after > 0 ? after : undefined }
 }
 
 /**
@@ -245,7 +263,12 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
   // wanted, and a query that searches text in some index. Other queries score 1 everywhere. A
   // sort on fields scores too when `_score` is one of its keys or track_scores asks for scores.
   const sortScores = (sorted || after !== undefined) && (body.track_scores === true || sort.some((s) => s.field === '_score'))
-  const rels = (sortScores || (!sorted && !after)) && window > 0 ? targets.map((t) => relevance(body.query, t.specs, opts.now)) : undefined
+  const { minScore, terminateAfter } = cutoffs(body)
+  const ranked = !sorted && !after && window > 0
+  const rels =
+    (sortScores && window > 0) || ranked || minScore !== undefined
+      ? targets.map((t) => relevance(body.query, t.specs, opts.now))
+      : undefined
   return {
     body,
     opts,
@@ -263,9 +286,12 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
     hasAggs,
     spec,
     rels,
-    scoring: !sortScores && rels?.some((r) => r !== undefined) === true,
+    scoring: ranked && rels?.some((r) => r !== undefined) === true,
     sortScores,
-    ...hitPaths(sort, track, after, hasAggs || sortScores, targets),
+    minScore,
+    terminateAfter,
+    // Scores, min_score and terminate_after need every match read, in order: no index walk or count.
+    ...hitPaths(sort, track, after, hasAggs || sortScores || minScore !== undefined || terminateAfter !== undefined, targets),
   }
 }
 
@@ -308,7 +334,10 @@ async function scanTarget(plan: Plan, got: Gathered, target: SearchTarget, rel: 
     : (body.query ?? { match_all: {} })
   const compiled = compile(query, target.specs, { now: opts.now, limits: target.limits })
   // Ranked by a match on one text field: scored from the postings, only the page read.
-  const ranked = rel && plan.scoring && !plan.hasAggs && target.topByScore ? target.topByScore(query, stats, plan.window) : undefined
+  const ranked =
+    rel && plan.scoring && !plan.hasAggs && plan.minScore === undefined && plan.terminateAfter === undefined && target.topByScore
+      ? target.topByScore(query, stats, plan.window)
+      : undefined
   if (ranked) {
     for (const { row, score } of ranked.top) {
       got.maxScore = Math.max(got.maxScore, score)
@@ -400,7 +429,10 @@ async function topKPage(plan: Plan, got: Gathered, { target, query, compiled, af
 /** Unsorted, no aggregations and an exact index answer: count in SQL, read only the page. */
 function exactPage(plan: Plan, got: Gathered, { target, query, compiled }: TargetScan): Step {
   const { window } = plan
-  const exact = !plan.sorted && !plan.after && !plan.hasAggs && !plan.scoring ? target.exactCount?.(query, plan.countCap) : undefined
+  const exact =
+    !plan.sorted && !plan.after && !plan.hasAggs && !plan.scoring && plan.minScore === undefined && plan.terminateAfter === undefined
+      ? target.exactCount?.(query, plan.countCap)
+      : undefined
   if (exact === undefined) return undefined
   const need = window - got.entries.length
   if (need > 0)
@@ -414,7 +446,8 @@ function exactPage(plan: Plan, got: Gathered, { target, query, compiled }: Targe
 
 /** Every candidate row evaluated: counted, aggregated, and kept while it may reach the page. */
 async function fullScan(plan: Plan, got: Gathered, { target, query, compiled, rel, stats, keyOf, afterKey }: TargetScan): Promise<Step> {
-  const { sort, sorted, after, scoring, hasAggs, aggs, window, pace, seqAfter, trackLimit } = plan
+  const { sort, sorted, after, scoring, hasAggs, aggs, window, pace, seqAfter, trackLimit, minScore, terminateAfter } = plan
+  let matched = 0
   for (const row of target.rows(query)) {
     if (pace.due() && !(await pace.pause())) return 'stop'
     if (seqAfter !== undefined && row.seq <= seqAfter) continue
@@ -422,10 +455,15 @@ async function fullScan(plan: Plan, got: Gathered, { target, query, compiled, re
     const source = sourceOf(row)
     const d = new DocView(source, row.id, target.name)
     if (!compiled.test(d)) continue
+    const score = rel && (scoring || plan.sortScores || minScore !== undefined) ? rel.score(d, stats) : 1
+    if (minScore !== undefined && score < minScore) continue
+    if (terminateAfter !== undefined && ++matched > terminateAfter) {
+      got.terminatedEarly = true
+      break
+    }
     got.total++
     if (hasAggs) for (const a of aggs.values()) a.collect(d, target)
     if (window === 0) continue
-    const score = rel && (scoring || plan.sortScores) ? rel.score(d, stats) : 1
     const key = sorted || after ? keyOf(d, row, score) : scoring ? [score] : []
     // Documents before the search_after key still count as hits, as in OpenSearch.
     if (afterKey && compareKeys(key, afterKey, sort) <= 0) continue
@@ -490,6 +528,7 @@ function respond(plan: Plan, got: Gathered, targets: SearchTarget[], started: nu
       hits,
     },
   }
+  if (plan.terminateAfter !== undefined) (response as { terminated_early?: boolean }).terminated_early = got.terminatedEarly === true
   if (plan.hasAggs) response.aggregations = results(plan.aggs) as SearchResponse['aggregations']
   if (opts.pitId) response.pit_id = opts.pitId
   return response

@@ -163,6 +163,7 @@ function searches(index: string, r: Random, docs: Json[], count: number, scored:
           body,
           r.pick([{ sort: ['_score', { seq: 'desc' }] }, { sort: [{ flag: 'asc' }, '_score', { seq: 'asc' }], track_scores: true }]),
         )
+      if (r.chance(0.2)) body.min_score = r.pick([0.3, 0.8, 1.2])
       ops.push({ name: 'scored search', request: { method: 'POST', path: `/${index}/_search`, body } })
     } else if (kind === 0)
       ops.push({
@@ -259,6 +260,23 @@ function moreCalls(index: string, r: Random, docs: Json[]): Op[] {
     search('sort on an unmapped field', { size: 3, sort: [{ nothing_here: { order: 'asc', unmapped_type: 'long' } }, { seq: 'asc' }] }),
     search('sort on an unmapped field without unmapped_type', { size: 3, sort: [{ nothing_here: 'asc' }] }),
     search('sort with a missing value', { size: 5, sort: [{ kw: { order: 'asc', missing: 'zzz' } }, { seq: 'asc' }], _source: ['kw'] }),
+    // Which documents come first is each store's own order once documents were updated: the count only.
+    search('terminate_after', { size: 0, terminate_after: r.int(1, 50), query: { exists: { field: 'kw' } } }),
+    search('from past the hits', { from: 60, size: 5, sort: [{ seq: 'asc' }] }),
+    search('composite with a histogram source', {
+      size: 0,
+      aggs: {
+        c: {
+          composite: {
+            size: 4,
+            sources: [
+              { h: { histogram: { field: 'n_short', interval: 1000, order: r.pick(['asc', 'desc']) } } },
+              { k: { terms: { field: 'kw', missing_bucket: true } } },
+            ],
+          },
+        },
+      },
+    }),
     search('highlight', {
       size: 3,
       sort: [{ seq: 'asc' }],
