@@ -10,16 +10,12 @@ import type { Mappings, SearchHit } from '../store/port'
 import { kindOf, type FieldSpec } from '../store/query/compile'
 import { parseDate } from '../store/query/dates'
 import { fieldPath, isObject } from '../store/query/doc'
-import { wildcardMatcher } from '../store/query/wildcard'
-import { fieldSpecs } from '../store/embedded/mapping'
 import { formatInZone } from '../store/embedded/aggs-time'
 import { zoneOf } from '../store/query/zones'
 import { badRequest } from './context'
+import { addHitFields, type NamedField } from './hit-fields'
 
-export interface DocValueField {
-  field: string
-  format?: string
-}
+export type DocValueField = NamedField
 
 export function parseDocValueFields(v: unknown): DocValueField[] {
   if (v === undefined) return []
@@ -84,31 +80,12 @@ function valuesOf(hit: SearchHit, name: string, spec: FieldSpec, format: string 
 
 /** Adds `fields` to each hit; throws OpenSearch's 400 for a text field named explicitly. */
 export function addDocValueFields(hits: SearchHit[], fields: DocValueField[], mappingOf: (index: string) => Mappings | undefined): void {
-  const specsByIndex = new Map<string, Map<string, FieldSpec>>()
-  for (const hit of hits) {
-    let specs = specsByIndex.get(hit._index)
-    if (!specs) specsByIndex.set(hit._index, (specs = fieldSpecs(mappingOf(hit._index) ?? {})))
-    const out: Record<string, unknown[]> = {}
-    for (const f of fields) {
-      const wildcard = f.field.includes('*')
-      const names = wildcard ? [...specs.keys()].filter(wildcardMatcher(f.field)) : [f.field]
-      for (const name of names) {
-        const spec = specs.get(name)
-        if (!spec) continue
-        if (TEXT.has(spec.type)) {
-          if (wildcard) continue
-          throw badRequest(
-            `Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [${name}] in order to load field data by uninverting the inverted index. Note that this can use significant memory.`,
-            'illegal_argument_exception',
-          )
-        }
-        const values = valuesOf(hit, name, spec, f.format)
-        if (values.length > 0) Object.defineProperty(out, name, { value: values, enumerable: true, writable: true, configurable: true })
-      }
-    }
-    if (Object.keys(out).length > 0) {
-      const h = hit as SearchHit & { fields?: Record<string, unknown[]> }
-      h.fields = { ...(h.fields ?? {}), ...out }
-    }
-  }
+  addHitFields(hits, fields, mappingOf, (hit, name, spec, f, wildcard) => {
+    if (!TEXT.has(spec.type)) return valuesOf(hit, name, spec, f.format)
+    if (wildcard) return []
+    throw badRequest(
+      `Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [${name}] in order to load field data by uninverting the inverted index. Note that this can use significant memory.`,
+      'illegal_argument_exception',
+    )
+  })
 }

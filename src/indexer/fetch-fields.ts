@@ -11,15 +11,11 @@ import { kindOf, type FieldSpec } from '../store/query/compile'
 import { analyze } from '../store/query/analysis'
 import { parseDate } from '../store/query/dates'
 import { fieldPath, isObject } from '../store/query/doc'
-import { wildcardMatcher } from '../store/query/wildcard'
-import { fieldSpecs } from '../store/embedded/mapping'
 import { badRequest } from './context'
+import { addHitFields, type NamedField } from './hit-fields'
 import { formatDate } from './docvalue-fields'
 
-export interface FetchField {
-  field: string
-  format?: string
-}
+export type FetchField = NamedField
 
 export function parseFetchFields(v: unknown): FetchField[] {
   if (v === undefined) return []
@@ -65,32 +61,18 @@ function fetched(source: Record<string, unknown>, name: string, spec: FieldSpec,
 
 /** Adds the fetched `fields` to each hit (next to any doc values already there). */
 export function addFetchFields(hits: SearchHit[], fields: FetchField[], mappingOf: (index: string) => Mappings | undefined): void {
-  const specsByIndex = new Map<string, Map<string, FieldSpec>>()
-  for (const hit of hits) {
-    let specs = specsByIndex.get(hit._index)
-    if (!specs) {
-      const mapping = mappingOf(hit._index) ?? {}
+  addHitFields(
+    hits,
+    fields,
+    mappingOf,
+    (hit, name, spec, f) => (hit._source ? fetched(hit._source, name, spec, f.format) : []),
+    (index, mapping) => {
       const source = (mapping as { _source?: { enabled?: unknown } })._source
       if (source?.enabled === false || source?.enabled === 'false')
         throw badRequest(
-          `Unable to retrieve the requested [fields] since _source is disabled in the mappings for index [${hit._index}]`,
+          `Unable to retrieve the requested [fields] since _source is disabled in the mappings for index [${index}]`,
           'illegal_argument_exception',
         )
-      specsByIndex.set(hit._index, (specs = fieldSpecs(mapping)))
-    }
-    if (!hit._source) continue
-    const out: Record<string, unknown[]> = {}
-    for (const f of fields) {
-      const names = f.field.includes('*') ? [...specs.keys()].filter(wildcardMatcher(f.field)) : [f.field]
-      for (const name of names) {
-        const spec = specs.get(name)
-        const values = spec ? fetched(hit._source, name, spec, f.format) : []
-        if (values.length > 0) Object.defineProperty(out, name, { value: values, enumerable: true, writable: true, configurable: true })
-      }
-    }
-    if (Object.keys(out).length > 0) {
-      const h = hit as SearchHit & { fields?: Record<string, unknown[]> }
-      h.fields = { ...(h.fields ?? {}), ...out }
-    }
-  }
+    },
+  )
 }

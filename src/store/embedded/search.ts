@@ -136,6 +136,8 @@ interface Plan {
   minScore: number | undefined
   /** `terminate_after`: each index stops after this many matches, as each shard does. */
   terminateAfter: number | undefined
+  /** min_score or terminate_after: every match is read, in order (no index walk, SQL count or columns). */
+  cutoff: boolean
   bySeq: boolean
   topK: boolean
 }
@@ -172,8 +174,7 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
   // Aggregations over columns from the field-value index, no source parsed; the page of hits, if
   // one is wanted, is then read as a search without aggregations reads it (an event browser's
   // newest 500 beside its histogram), and the columns count the matches.
-  const cut = plan.minScore !== undefined || plan.terminateAfter !== undefined
-  const columnar = plan.hasAggs && !cut ? columnarPlan(body.query, body.aggs ?? body.aggregations, targets) : undefined
+  const columnar = plan.hasAggs && !plan.cutoff ? columnarPlan(body.query, body.aggs ?? body.aggregations, targets) : undefined
   if (columnar) got.total = await collectColumnar(columnar, plan.aggs, plan.pace)
   if (columnar && plan.window === 0) return respond(plan, got, targets, started)
   // The columns gave the total: the page is read without counting.
@@ -264,6 +265,7 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
   // sort on fields scores too when `_score` is one of its keys or track_scores asks for scores.
   const sortScores = (sorted || after !== undefined) && (body.track_scores === true || sort.some((s) => s.field === '_score'))
   const { minScore, terminateAfter } = cutoffs(body)
+  const cutoff = minScore !== undefined || terminateAfter !== undefined
   const ranked = !sorted && !after && window > 0
   const rels =
     (sortScores && window > 0) || ranked || minScore !== undefined
@@ -290,8 +292,9 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
     sortScores,
     minScore,
     terminateAfter,
+    cutoff,
     // Scores, min_score and terminate_after need every match read, in order: no index walk or count.
-    ...hitPaths(sort, track, after, hasAggs || sortScores || minScore !== undefined || terminateAfter !== undefined, targets),
+    ...hitPaths(sort, track, after, hasAggs || sortScores || cutoff, targets),
   }
 }
 
@@ -335,9 +338,7 @@ async function scanTarget(plan: Plan, got: Gathered, target: SearchTarget, rel: 
   const compiled = compile(query, target.specs, { now: opts.now, limits: target.limits })
   // Ranked by a match on one text field: scored from the postings, only the page read.
   const ranked =
-    rel && plan.scoring && !plan.hasAggs && plan.minScore === undefined && plan.terminateAfter === undefined && target.topByScore
-      ? target.topByScore(query, stats, plan.window)
-      : undefined
+    rel && plan.scoring && !plan.hasAggs && !plan.cutoff && target.topByScore ? target.topByScore(query, stats, plan.window) : undefined
   if (ranked) {
     for (const { row, score } of ranked.top) {
       got.maxScore = Math.max(got.maxScore, score)
@@ -430,9 +431,7 @@ async function topKPage(plan: Plan, got: Gathered, { target, query, compiled, af
 function exactPage(plan: Plan, got: Gathered, { target, query, compiled }: TargetScan): Step {
   const { window } = plan
   const exact =
-    !plan.sorted && !plan.after && !plan.hasAggs && !plan.scoring && plan.minScore === undefined && plan.terminateAfter === undefined
-      ? target.exactCount?.(query, plan.countCap)
-      : undefined
+    !plan.sorted && !plan.after && !plan.hasAggs && !plan.scoring && !plan.cutoff ? target.exactCount?.(query, plan.countCap) : undefined
   if (exact === undefined) return undefined
   const need = window - got.entries.length
   if (need > 0)
