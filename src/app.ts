@@ -164,7 +164,7 @@ function createFeatures(deps: Deps, backend: Awaited<ReturnType<typeof openBacke
     retentionHolds: ruleset.retentionHolds,
   })
   const content = createContentManager({ ...deps, rulesetSync: ruleset.sync })
-  const contentSync = createContentSync(deps, content, ruleset.sync, { iocs: ruleset.iocs })
+  const contentSync = createContentSync(deps, content, ruleset.sync, { iocs: ruleset.iocs, setupSettled: setup.ready })
   ruleset.contentSync.pass = () => contentSync.sync.start('demand')
   const findings = feature({
     routes: findingsRoutes(deps, caseNotifier({ ...deps, onPending: () => notifications.dispatcher.kick() })),

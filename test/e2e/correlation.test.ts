@@ -2,7 +2,7 @@
 // Sigma YAML through the rules API — two base rules and the specification's "failed logins
 // followed by a successful login" correlation chain — a user detector holding the outer
 // correlation, events through the index API, and answers a correlation finding through the
-// findings API on its own schedule.
+// findings API once the detector's monitor has run.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startEngineServer, type EngineServer } from '../fixtures/engine/server'
 import { spawnBinary, type SpawnedServer, requireBinary } from '../helpers/spawn-binary'
@@ -46,8 +46,10 @@ describe('Sigma correlation through the binary', () => {
       })
       expect(((await bulk.json()) as any).errors).toBe(false)
 
-      // The detector runs on its one-minute schedule (a tick just before the events were indexed
-      // means they are read on the next one).
+      // The detector would read them on its one-minute schedule; the monitor's execute API runs it
+      // now, as an operator would (the schedule itself is the scheduler's tests' business).
+      const execute = await call('POST', `/_plugins/_alerting/monitors/${detector.body.detector.monitor_id[0]}/_execute`)
+      expect(execute.status).toBe(200)
       let findings: any[] = []
       await waitFor(
         async () => {

@@ -48,6 +48,25 @@ describe('waitForSetupReady', () => {
     expect(sleeps).toEqual([1000, 2000])
   })
 
+  test("this node's bootstrap ending cuts a backoff short: the marker is read again at once", async () => {
+    const store = fresh()
+    await store.createIndex({ index: SETUP_STATUS_INDEX, body: SETUP_STATUS.body })
+    await writeSetupStatus({ store, now: Date.now }, 'running')
+    let bootstrapEnds!: () => void
+    const settled = new Promise<void>((r) => (bootstrapEnds = r))
+    const sleeps: number[] = []
+    const waiting = waitForSetupReady(
+      { store },
+      // A backoff that would outlast the test: only the bootstrap's end can end the wait.
+      { retries: 4, baseSeconds: 20, settled, sleep: (ms) => (sleeps.push(ms), new Promise(() => {})) },
+    )
+    await Bun.sleep(20)
+    await writeSetupStatus({ store, now: Date.now }, 'ready')
+    bootstrapEnds()
+    expect(await waiting).toBe('ready')
+    expect(sleeps).toEqual([20_000])
+  })
+
   test('failed gives up at once, without sleeping', async () => {
     const store = fresh()
     await store.createIndex({ index: SETUP_STATUS_INDEX, body: SETUP_STATUS.body })

@@ -53,6 +53,8 @@ export interface ContentSyncOptions {
   startRetryDelay?: (attempt: number) => number
   /** The node's in-memory IoC index, told of every IoC change the sync writes. */
   iocs?: IocSink
+  /** This node's setup bootstrap: passes asked for before it ends wake when it does. */
+  setupSettled?: Promise<unknown>
 }
 
 export interface ContentSyncModule {
@@ -110,6 +112,7 @@ class SyncModule implements ContentSyncModule {
       iocExportPath: opts.iocExportPath ?? join(dirname(dirname(socket)), 'data', 'iocs.ndjson'),
       sleep: opts.sleep,
       iocs: opts.iocs,
+      setupSettled: opts.setupSettled,
     })
     this.jobs = this.createJobs()
     this.routes = [

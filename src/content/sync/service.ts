@@ -49,6 +49,8 @@ export interface ContentSyncDeps {
   iocs?: IocSink
   /** Tests pass a sleep that records waits; production sleeps for real. */
   sleep?: Sleep
+  /** This node's setup bootstrap (SetupWaitOptions.settled): a pass waiting for the marker wakes when it ends. */
+  setupSettled?: Promise<unknown>
   /** Offer the packaged sample content to consumers that never loaded anything (production: true). */
   samples?: boolean
   /** Runs after every pass, whatever its outcome (the Engine policy check of issue 15 item 8). */
@@ -206,6 +208,7 @@ export class ContentSync {
           retries: s.num('plugins.content_manager.setup_wait.max_retries'),
           baseSeconds: s.num('plugins.content_manager.setup_wait.backoff_base_seconds'),
           sleep: (ms) => (this.deps.sleep ?? sleep)(ms, this.stopping.signal),
+          settled: this.deps.setupSettled,
         },
       )
       if (setup !== 'ready') {
