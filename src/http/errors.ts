@@ -79,8 +79,10 @@ function openSearchError(status: number, type: string, reason: string, details: 
 }
 
 function openSearchBody(status: number, type: string, reason: string, details: Record<string, unknown> = {}) {
-  const cause = { type, reason, ...details }
-  return { error: { root_cause: [cause], ...cause }, status }
+  const { caused_by, ...rest } = details
+  const cause = { type, reason, ...rest }
+  // The root cause is the error itself, as OpenSearch answers for an exception it wraps (its `caused_by` beside it only).
+  return { error: { root_cause: [cause], ...cause, ...(caused_by === undefined ? {} : { caused_by }) }, status }
 }
 
 /** A store error or one built in OpenSearch's shape: it has OpenSearch's `type` and `reason`. */

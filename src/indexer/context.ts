@@ -35,6 +35,15 @@ export function badRequest(reason: string, type = 'illegal_argument_exception'):
 
 const decoder = new TextDecoder('utf-8', { fatal: true })
 
+/** OpenSearch's answer to a URL parameter that is not a number (Java's NumberFormatException as the cause). */
+const unparsable = (kind: 'int' | 'float', name: string, v: string) =>
+  new OpenSearchHttpError(400, 'illegal_argument_exception', `Failed to parse ${kind} parameter [${name}] with value [${v}]`, {
+    caused_by: {
+      type: 'number_format_exception',
+      reason: kind === 'float' && v.trim() === '' ? 'empty String' : `For input string: "${v}"`,
+    },
+  })
+
 export class RequestContext {
   readonly url: URL
   readonly query: URLSearchParams
@@ -73,8 +82,16 @@ export class RequestContext {
   int(name: string): number | undefined {
     const v = this.query.get(name)
     if (v === null) return undefined
-    if (!/^-?\d+$/.test(v.trim())) throw badRequest(`Failed to parse int parameter [${name}] with value [${v}]`, 'number_format_exception')
+    if (!/^-?\d+$/.test(v.trim())) throw unparsable('int', name, v)
     return Number(v)
+  }
+
+  float(name: string): number | undefined {
+    const v = this.query.get(name)
+    if (v === null) return undefined
+    const n = v.trim() === '' ? NaN : Number(v)
+    if (Number.isNaN(n)) throw unparsable('float', name, v)
+    return n
   }
 
   list(name: string): string[] | undefined {

@@ -9,6 +9,7 @@ import { sourceParams } from './documents'
 import { authorizeRead, filteredGet, searchQuery } from './read-gate'
 import { Reply, type IndexRouter } from './router'
 import { uriQuery } from './search'
+import { scoreExplanation } from './explanation'
 
 export const EXPLAIN_ACTION = 'indices:data/read/explain'
 
@@ -45,7 +46,7 @@ async function explain(ctx: RequestContext) {
     _index: index,
     _id: id,
     matched: true,
-    explanation: { value: score, description: 'sum of:', details: [{ value: score, description: 'score of the query', details: [] }] },
+    explanation: scoreExplanation(score),
     ...get,
   }
 }

@@ -43,9 +43,6 @@ export function addHitFields<F extends NamedField>(
         if (values.length > 0) Object.defineProperty(out, name, { value: values, enumerable: true, writable: true, configurable: true })
       }
     }
-    if (Object.keys(out).length > 0) {
-      const h = hit as SearchHit & { fields?: Record<string, unknown[]> }
-      h.fields = { ...(h.fields ?? {}), ...out }
-    }
+    if (Object.keys(out).length > 0) hit.fields = { ...(hit.fields ?? {}), ...out }
   }
 }

@@ -15,6 +15,7 @@ import { parseTimeValue } from '../store/settings'
 import { badRequest, type RequestContext } from './context'
 import { Reply, type IndexRouter } from './router'
 import { openCursor, nextPage, type DocCursor } from './doc-cursor'
+import { indexLimit } from './index-limits'
 import { highlightHits, parseHighlight, type HighlightSpec } from './highlight'
 import { SEARCH_ACTION, type SearchRequest } from './search-gate'
 
@@ -188,11 +189,17 @@ export async function openScroll(ctx: RequestContext, req: SearchRequest, keepAl
     cursorReq = { ...req, body: highlight.source === undefined ? rest : { ...rest, _source: true } }
   }
   const { cursor, first } = await openCursor(ctx, cursorReq)
+  const size = typeof body.size === 'number' ? body.size : 10
+  const window = await indexLimit(ctx, cursor.indices, 'index.max_result_window')
+  if (size > window)
+    throw badRequest(
+      `Batch size is too large, size must be less than or equal to: [${window}] but was [${size}]. Scroll batch sizes cost as much memory as result windows so they are controlled by the [index.max_result_window] index level setting.`,
+    )
   const c: ScrollContext = {
     id: randomBytes(24).toString('base64url'),
     owner: ctx.caller.name,
     cursor,
-    size: typeof body.size === 'number' ? body.size : 10,
+    size,
     restTotalHitsAsInt: req.restTotalHitsAsInt === true,
     keepAlive,
     expires: now + keepAlive,

@@ -10,6 +10,9 @@ import { addDocValueFields, checkScriptFields, parseDocValueFields } from './doc
 import { addFetchFields, parseFetchFields } from './fetch-fields'
 import { collapseHits, collapseKind, fieldsOf, parseCollapse, queryFields, type CollapseSpec } from './collapse'
 import { highlightHits, parseHighlight } from './highlight'
+import { explainHits } from './explanation'
+import { indexLimit } from './index-limits'
+import { ShardsFailed } from '../store/errors'
 import { badRequest, type RequestContext } from './context'
 import { searchQuery } from './read-gate'
 import type { IndexRouter } from './router'
@@ -157,10 +160,15 @@ function applyUrlParams(ctx: RequestContext, body: Record<string, unknown>): voi
         : {}
     body._source = { ...cur, ...(includes ? { includes } : {}), ...(excludes ? { excludes } : {}) }
   }
-  const seq = ctx.flag('seq_no_primary_term')
-  if (seq !== undefined) body.seq_no_primary_term = seq
-  const version = ctx.flag('version')
-  if (version !== undefined) body.version = version
+  // The flags and numbers OpenSearch's search action reads from the URL into the search source.
+  for (const key of ['seq_no_primary_term', 'version', 'explain', 'track_scores'] as const) {
+    const v = ctx.flag(key)
+    if (v !== undefined) body[key] = v
+  }
+  const terminateAfter = ctx.int('terminate_after')
+  if (terminateAfter !== undefined) body.terminate_after = terminateAfter
+  const stored = ctx.list('stored_fields')
+  if (stored) body.stored_fields = stored
   const tth = ctx.str('track_total_hits')
   if (tth !== undefined) {
     if (tth === 'true' || tth === '') body.track_total_hits = true
@@ -195,6 +203,19 @@ async function gatedSearch(ctx: RequestContext, req: SearchRequest): Promise<{ r
  * store returns (full sources are read for them, and the caller's `_source` filter applied after).
  */
 export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise<SearchResponse> {
+  const stored = req.body.stored_fields
+  if (req.body.fields !== undefined && (stored === '_none_' || (Array.isArray(stored) && stored.includes('_none_'))))
+    throw new ShardsFailed(
+      'search_exception',
+      '[stored_fields] cannot be disabled when using the [fields] option',
+      req.expression ?? '_all',
+    )
+  const res = await searchWithExtras(ctx, req)
+  if (req.body.explain === true) explainHits(ctx, res.hits.hits)
+  return res
+}
+
+async function searchWithExtras(ctx: RequestContext, req: SearchRequest): Promise<SearchResponse> {
   const extras = ['highlight', 'collapse', 'docvalue_fields', 'script_fields', 'fields', 'post_filter'] as const
   if (extras.every((k) => req.body[k] === undefined)) return (await gatedSearch(ctx, req)).res
   const highlight = req.body.highlight === undefined ? undefined : parseHighlight(req.body.highlight)
@@ -205,7 +226,8 @@ export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise
   const body: Record<string, unknown> = { ...req.body }
   for (const k of extras) delete body[k]
   const filter = body._source
-  if (filter !== undefined) body._source = true
+  // Full sources for the extras, filtered after; `stored_fields` keeps its own say over `_source`.
+  if (filter !== undefined && body.stored_fields === undefined) body._source = true
   const postFiltered = req.body.post_filter === undefined ? undefined : withPostFilter(req.body.post_filter, body)
   const inner = { ...req, body: postFiltered?.hits ?? body }
   // Collapsing runs its own pages: only the indices (authorized as the search) are needed first.
@@ -213,6 +235,15 @@ export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise
   if (plain && postFiltered?.aggregations)
     plain.res.aggregations = (await gatedSearch(ctx, { ...req, body: postFiltered.aggregations })).res.aggregations
   const indices = plain ? plain.indices : (await gateSearch(ctx, inner)).indices
+  if (docValues.length > 0) {
+    const max = await indexLimit(ctx, indices, 'index.max_docvalue_fields_search')
+    if (docValues.length > max)
+      throw new ShardsFailed(
+        'illegal_argument_exception',
+        `Trying to retrieve too many docvalue_fields. Must be less than or equal to: [${max}] but was [${docValues.length}]. This limit can be set by changing the [index.max_docvalue_fields_search] index level setting.`,
+        indices[0],
+      )
+  }
   const mappings = new Map<string, Mappings>()
   if (indices.length > 0) {
     const got = await ctx.store.getMapping({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
@@ -254,18 +285,6 @@ function withPostFilter(
 
 const COLLAPSE_WINDOW = 10000
 
-/** The smallest index.max_result_window of the indices (10,000 by default). */
-async function resultWindow(ctx: RequestContext, indices: string[]): Promise<number> {
-  if (indices.length === 0) return COLLAPSE_WINDOW
-  const settings = await ctx.store.getSettings({ index: indices, expand_wildcards: 'all', ignore_unavailable: true })
-  let window = Number.MAX_SAFE_INTEGER
-  for (const { settings: s } of Object.values(settings)) {
-    const v = Number(s.index.max_result_window ?? COLLAPSE_WINDOW)
-    if (Number.isFinite(v)) window = Math.min(window, v)
-  }
-  return window === Number.MAX_SAFE_INTEGER ? COLLAPSE_WINDOW : window
-}
-
 async function collapsed(
   ctx: RequestContext,
   req: SearchRequest,
@@ -287,7 +306,7 @@ async function collapsed(
   const want = from + size
   // Pages grow up to the result window (index.max_result_window, learnt from the store's refusal when smaller).
   // from + size counts groups, within the indices' result window as any search's (the store's 400 otherwise).
-  let cap = Math.min(COLLAPSE_WINDOW, await resultWindow(ctx, indices))
+  let cap = Math.min(COLLAPSE_WINDOW, await indexLimit(ctx, indices, 'index.max_result_window'))
   if (want > cap)
     throw badRequest(
       `Result window is too large, from + size must be less than or equal to: [${cap}] but was [${want}]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.`,
@@ -378,12 +397,30 @@ async function search(ctx: RequestContext) {
   return searchAs(ctx, req)
 }
 
+/**
+ * `_count`. With `min_score` the matches are scored: a search of no hits through the same gate
+ * counts them. `terminate_after` leaves the count exact (OpenSearch counts most queries from its
+ * index statistics without collecting) and says whether collecting would have stopped early.
+ */
 async function count(ctx: RequestContext) {
   const body = await searchBody(ctx, new Set(['query']))
-  if (ctx.int('terminate_after') !== undefined || ctx.str('min_score') !== undefined) {
-    throw badRequest('[terminate_after] and [min_score] are not supported by this server')
-  }
-  return countAs(ctx, ctx.indexExpression(), ctx.resolveOptions(), body.query as Query | undefined)
+  const minScore = ctx.float('min_score')
+  const terminateAfter = ctx.int('terminate_after')
+  if (terminateAfter !== undefined && terminateAfter < 0) throw badRequest('terminateAfter must be > 0')
+  const expression = ctx.indexExpression()
+  const options = ctx.resolveOptions()
+  const query = body.query as Query | undefined
+  const counted =
+    minScore === undefined
+      ? await countAs(ctx, expression, options, query)
+      : await searchAs(ctx, {
+          expression,
+          namedIndices: ctx.part('index') !== undefined,
+          body: { ...(query === undefined ? {} : { query }), min_score: minScore, size: 0, track_total_hits: true },
+          options,
+        }).then((r) => ({ count: (r.hits.total as { value: number }).value, _shards: r._shards }))
+  if (!terminateAfter) return counted
+  return { terminated_early: counted.count > terminateAfter, ...counted }
 }
 
 /** A count through the search gate (authorization, the caller's read filter): `_count` and `_cat/count`. */

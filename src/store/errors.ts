@@ -129,6 +129,32 @@ export class SearchContextMissing extends StoreError {
   }
 }
 
+/**
+ * A search refused by each shard: OpenSearch answers `search_phase_execution_exception` ("all
+ * shards failed") with the shard's own error as the root cause and in `failed_shards`.
+ */
+export class ShardsFailed extends StoreError {
+  constructor(
+    readonly shardType: string,
+    reason: string,
+    readonly index: string,
+  ) {
+    super('search_phase_execution_exception', 400, reason)
+  }
+
+  override toOpenSearch() {
+    const cause = { type: this.shardType, reason: this.reason }
+    return {
+      root_cause: [cause],
+      type: this.type,
+      reason: 'all shards failed',
+      phase: 'query',
+      grouped: true,
+      failed_shards: [{ shard: 0, index: this.index, reason: cause }],
+    }
+  }
+}
+
 /** Sorting/aggregating on something that cannot be sorted (text without fielddata, unmapped field). */
 export class QueryShardError extends StoreError {
   constructor(reason: string) {

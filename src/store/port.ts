@@ -486,6 +486,8 @@ export interface SearchHit {
   _primary_term?: number
   sort?: unknown[]
   matched_queries?: string[]
+  /** `stored_fields`, `docvalue_fields` and the `fields` option. */
+  fields?: Record<string, unknown[]>
 }
 
 export interface TermsBucket {

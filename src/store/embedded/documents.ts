@@ -2,13 +2,12 @@
 import { STORED_SIZE } from './stored-size'
 import { IllegalArgument, IndexClosed, IndexNotFound } from '../errors'
 import type { GetParams, GetResponse } from '../port'
-import { fieldPath } from '../query/doc'
 import { filterSource, sourceSpec } from '../source-filter'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 import { createDataStreamNow } from './data-streams'
 import { createIndexNow } from './indices'
-import { storedFields, storedValue } from './mapping'
+import { listOf, storedValues } from './stored-fields'
 import type { Row } from './search'
 import { matchTemplate } from './templates'
 
@@ -58,20 +57,6 @@ export async function getDocument(core: StoreCore, params: GetParams): Promise<G
     ...(source !== undefined ? { _source: source } : {}),
     ...(fields !== undefined && Object.keys(fields).length > 0 ? { fields } : {}),
   }
-}
-
-/**
- * `stored_fields` answered from the source for fields mapped `store: true`. The get API takes the
- * names as they are, as OpenSearch's does: a wildcard names no field.
- */
-function storedValues(meta: IndexMeta, source: Record<string, unknown>, wanted: string[]): Record<string, unknown[]> {
-  const out: Record<string, unknown[]> = {}
-  for (const [path, type] of storedFields(meta.mappings)) {
-    if (!wanted.includes(path)) continue
-    const values = fieldPath(path).collect(source)
-    if (values.length > 0) out[path] = values.map((v) => storedValue(v, type, meta.specs.get(path)?.format))
-  }
-  return out
 }
 
 /** The one index a document operation addresses (index, alias with one index or a write index, data stream). */
@@ -131,5 +116,3 @@ function writeTargetOf(core: StoreCore, name: string, op: Op, cas: boolean, upse
   }
   return createIndexNow(core, name, {})
 }
-
-const listOf = (v: string | string[]): string[] => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean)

@@ -1,4 +1,5 @@
 /** Search, count and explain requests: their targets, query rewrite, limits and time-outs. */
+import { storedValues } from './stored-fields'
 import { answerKey, cachedAnswer, keepAnswer } from './request-cache'
 import { IndexNotFound, ParsingError, StoreError } from '../errors'
 import type { CountParams, CountResponse, ResolveOptions, SearchBody, SearchParams, SearchResponse } from '../port'
@@ -69,6 +70,7 @@ function searchTargets(
         )
       },
       exactCount: filters ? undefined : (query: unknown, cap?: number) => exactCount(core, meta, query, cap),
+      storedValues: (source: Record<string, unknown>, names: string[]) => storedValues(meta, source, names),
       columns: filters
         ? undefined
         : (fields: Array<{ field: string; path: string; boolean: boolean }>, query: unknown) => columns(core, meta, fields, query),

@@ -17,6 +17,7 @@ import { BucketBudget, instantiate, parseAggs, results, type TargetCtx } from '.
 import './aggs-types'
 import { collectColumnar, columnarPlan, type ColumnSource } from './aggs-columnar'
 import { Pacer } from './pacer'
+import { hitFetch, type HitFetch } from './stored-fields'
 
 export interface Row {
   rid: number
@@ -42,6 +43,8 @@ export interface SearchTarget extends TargetCtx {
    * at most `cap` when given.
    */
   exactCount?(query: unknown, cap?: number): number | undefined
+  /** A hit's fields mapped `store: true` among `names` (`stored_fields`). */
+  storedValues?(source: Record<string, unknown>, names: string[]): Record<string, unknown[]>
   /**
    * Candidate rows in `_seq_no` order (1 ascending, -1 descending), strictly after `after` in
    * that order when given, read lazily so that a page stops reading once it is full.
@@ -106,6 +109,8 @@ interface Entry {
   names?: string[]
   /** Its score, in a sorted search that reports scores (see Plan.sortScores). */
   score?: number
+  /** Its `stored_fields` values. */
+  fields?: Record<string, unknown[]>
 }
 
 const SHARDS = { total: 1, successful: 1, skipped: 0, failed: 0 }
@@ -126,6 +131,8 @@ interface Plan {
   aggs: ReturnType<typeof instantiate>
   hasAggs: boolean
   spec: ReturnType<typeof sourceSpec>
+  /** `_id` and stored fields of each hit (stored-fields.ts). */
+  fetch: HitFetch
   seqPaging: boolean
   seqAfter: number | undefined
   rels: Array<ReturnType<typeof relevance>> | undefined
@@ -259,7 +266,8 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
   const aggs = instantiate(aggDefs, new BucketBudget(opts.maxBuckets ?? 65_535))
   const hasAggs = aggs.size > 0
   const window = from + size
-  const spec = sourceSpec(body._source)
+  const fetch = hitFetch(body, targets[0]?.name ?? '')
+  const spec = fetch.spec
   // Relevance (BM25) when matches are ranked by score: no sort (or `_score` alone), a page
   // wanted, and a query that searches text in some index. Other queries score 1 everywhere. A
   // sort on fields scores too when `_score` is one of its keys or track_scores asks for scores.
@@ -287,6 +295,7 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
     aggs,
     hasAggs,
     spec,
+    fetch,
     rels,
     scoring: ranked && rels?.some((r) => r !== undefined) === true,
     sortScores,
@@ -313,6 +322,7 @@ function keep(
     row: { rid: row.rid, id: row.id, seq: row.seq, ver: row.ver },
     source: filterSource(source, plan.spec),
   }
+  if (plan.fetch.stored.length > 0) e.fields = target.storedValues?.(source, plan.fetch.stored)
   if (compiled.named.length > 0) e.names = matchedNames(compiled.named, new DocView(source, row.id, target.name))
   return e
 }
@@ -455,7 +465,8 @@ async function fullScan(plan: Plan, got: Gathered, { target, query, compiled, re
     const d = new DocView(source, row.id, target.name)
     if (!compiled.test(d)) continue
     const score = rel && (scoring || plan.sortScores || minScore !== undefined) ? rel.score(d, stats) : 1
-    if (minScore !== undefined && score < minScore) continue
+    // As Lucene compares them: a 32-bit score against the float min_score (a score a client read back passes).
+    if (minScore !== undefined && Math.fround(score) < Math.fround(minScore)) continue
     if (terminateAfter !== undefined && ++matched > terminateAfter) {
       got.terminatedEarly = true
       break
@@ -488,6 +499,21 @@ async function fullScan(plan: Plan, got: Gathered, { target, query, compiled, re
   return undefined
 }
 
+/**
+ * A score as OpenSearch prints it: Lucene scores are 32-bit floats, written with the fewest
+ * digits that read back as the same float (0.21363801, where the double computed here prints
+ * 0.21363801329351617).
+ */
+export function asFloat(score: number): number {
+  const f = Math.fround(score)
+  if (!Number.isFinite(f)) return f
+  for (let digits = 1; digits < 9; digits++) {
+    const shortest = Number(f.toPrecision(digits))
+    if (Math.fround(shortest) === f) return shortest
+  }
+  return Number(f.toPrecision(9))
+}
+
 /** The page of hits and the totals, shaped as OpenSearch answers. */
 function respond(plan: Plan, got: Gathered, targets: SearchTarget[], started: number): SearchResponse {
   const { body, opts, sort, sorted, after, scoring, track, trackLimit, pace } = plan
@@ -496,15 +522,18 @@ function respond(plan: Plan, got: Gathered, targets: SearchTarget[], started: nu
     const hit: SearchHit = {
       _index: e.target.name,
       _id: e.row.id,
-      _score: plan.sortScores ? (e.score ?? 1) : sorted && !body.track_scores ? null : scoring ? (e.key[0] as number) : 1,
+      _score: plan.sortScores ? asFloat(e.score ?? 1) : sorted && !body.track_scores ? null : scoring ? asFloat(e.key[0] as number) : 1,
     }
     if (body.version) hit._version = e.row.ver
     if (body.seq_no_primary_term) {
       hit._seq_no = e.row.seq
       hit._primary_term = 1
     }
+    if (!plan.fetch.withId) delete (hit as { _id?: string })._id
     if (e.source !== undefined) hit._source = e.source
-    if (sort.length > 0 && (sorted || after)) hit.sort = e.key.map((v) => (v === undefined ? null : v))
+    if (e.fields && Object.keys(e.fields).length > 0) hit.fields = e.fields
+    if (sort.length > 0 && (sorted || after))
+      hit.sort = e.key.map((v, i) => (v === undefined ? null : sort[i].field === '_score' && typeof v === 'number' ? asFloat(v) : v))
     if (e.names && e.names.length > 0) hit.matched_queries = e.names
     return hit
   })
@@ -523,7 +552,13 @@ function respond(plan: Plan, got: Gathered, targets: SearchTarget[], started: nu
           ? { total: counted }
           : { total: { value: counted, relation: got.total > trackLimit ? 'gte' : 'eq' } }),
       max_score:
-        sorted && !plan.sortScores && !body.track_scores ? null : hits.length > 0 ? (scoring || plan.sortScores ? got.maxScore : 1) : null,
+        sorted && !plan.sortScores && !body.track_scores
+          ? null
+          : hits.length > 0
+            ? scoring || plan.sortScores
+              ? asFloat(got.maxScore)
+              : 1
+            : null,
       hits,
     },
   }
