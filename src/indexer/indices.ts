@@ -19,6 +19,8 @@ export const INDEX_ACTIONS = {
   putSettings: 'indices:admin/settings/update',
   refresh: 'indices:admin/refresh',
   flush: 'indices:admin/flush',
+  forceMerge: 'indices:admin/forcemerge',
+  clearCache: 'indices:admin/cache/clear',
   stats: 'indices:monitor/stats',
   close: 'indices:admin/close',
   open: 'indices:admin/open',
@@ -154,6 +156,25 @@ async function flush(ctx: RequestContext) {
   return ctx.store.flush(target)
 }
 
+/**
+ * `_forcemerge`: the store has no segments to merge; what comes nearest is writing its log back
+ * into the file, which a flush does (operators and lifecycle policies call this after rollover).
+ */
+async function forceMerge(ctx: RequestContext) {
+  const { target } = await authorizedTarget(ctx, INDEX_ACTIONS.forceMerge)
+  ctx.int('max_num_segments') // a number, or OpenSearch's 400
+  return ctx.store.flush(target)
+}
+
+/**
+ * `_cache/clear`: the store's only cache of answers is dropped by every write already; the
+ * fields of pending documents are written (a refresh), so the next search reads no leftover.
+ */
+async function clearCache(ctx: RequestContext) {
+  const { target } = await authorizedTarget(ctx, INDEX_ACTIONS.clearCache)
+  return ctx.store.refresh(target)
+}
+
 /** Metric names OpenSearch's indices stats API knows (also the index metrics of `_nodes/stats`); we report docs, store and flush. */
 export const STATS_METRICS = new Set([
   '_all',
@@ -225,6 +246,8 @@ export function indexRoutes(r: IndexRouter): void {
   r.on('PUT', ['/:index/_settings', '/_settings'], putSettings)
   r.on(['GET', 'POST'], ['/_refresh', '/:index/_refresh'], refresh)
   r.on(['GET', 'POST'], ['/_flush', '/:index/_flush'], flush)
+  r.on('POST', ['/_forcemerge', '/:index/_forcemerge'], forceMerge)
+  r.on('POST', ['/_cache/clear', '/:index/_cache/clear'], clearCache)
   r.on('POST', '/:index/_close', closeIndex)
   r.on('POST', '/:index/_open', openIndex)
 }

@@ -12,6 +12,7 @@ import { collapseHits, collapseKind, fieldsOf, parseCollapse, queryFields, type 
 import { highlightHits, parseHighlight } from './highlight'
 import { explainHits } from './explanation'
 import { indexLimit } from './index-limits'
+import { fieldTypesOf, typedKeys } from './typed-keys'
 import { ShardsFailed } from '../store/errors'
 import { badRequest, type RequestContext } from './context'
 import { searchQuery } from './read-gate'
@@ -212,6 +213,12 @@ export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise
     )
   const res = await searchWithExtras(ctx, req)
   if (req.body.explain === true) explainHits(ctx, res.hits.hits)
+  const defs = req.body.aggs ?? req.body.aggregations
+  if (res.aggregations && defs && ctx.flag('typed_keys', false)) {
+    const mappings = await ctx.store.getMapping({ index: req.expression ?? '_all', expand_wildcards: 'all', ignore_unavailable: true })
+    const types = fieldTypesOf(Object.values(mappings).map((m) => m.mappings))
+    res.aggregations = typedKeys(res.aggregations, defs as Parameters<typeof typedKeys>[1], types) as SearchResponse['aggregations']
+  }
   return res
 }
 

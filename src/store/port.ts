@@ -226,6 +226,8 @@ export const UpdateBody = T.Object(
     detect_noop: T.Optional(T.Boolean()),
     _source: T.Optional(SourceFilter),
     script: T.Optional(T.Unknown()),
+    /** A missing document's `upsert` goes through the script too. */
+    scripted_upsert: T.Optional(T.Boolean()),
   },
   { additionalProperties: false },
 )

@@ -359,6 +359,19 @@ describe('conformance details over HTTP', () => {
     expect((await api.call('admin', 'GET', '/_cat/indices/closable?h=status')).text).toBe('open\n')
   })
 
+  test('_forcemerge and _cache/clear answer their shards (forcemerge flushes: it counts as one); unknown indices are a 404, strangers a 403', async () => {
+    const before = await ok(api.call('admin', 'GET', '/shared/_stats/flush'))
+    const merged = await ok(api.call('admin', 'POST', '/shared/_forcemerge?max_num_segments=1'))
+    expect(merged._shards).toMatchObject({ failed: 0, successful: 1 })
+    const after = await ok(api.call('admin', 'GET', '/shared/_stats/flush'))
+    expect(after.indices.shared.primaries.flush.total).toBe(before.indices.shared.primaries.flush.total + 1)
+    expect((await ok(api.call('admin', 'POST', '/shared/_cache/clear?request=true')))._shards.failed).toBe(0)
+    expect((await api.call('admin', 'POST', '/nope/_forcemerge')).status).toBe(404)
+    expect((await api.call('admin', 'POST', '/shared/_forcemerge?max_num_segments=x')).status).toBe(400)
+    expect((await api.call('alice', 'POST', '/secret/_forcemerge')).status).toBe(403)
+    expect((await api.call('alice', 'POST', '/secret/_cache/clear')).status).toBe(403)
+  })
+
   test('indices stats: docs, store and flush per index and in total; unknown metrics are a 400', async () => {
     await ok(api.call('admin', 'POST', '/shared/_flush'))
     const stats = await ok(api.call('admin', 'GET', '/shared,logs-a/_stats'))

@@ -45,6 +45,9 @@ describe('compound assignment', () => {
     expect((await src('2')).n).toBe(1)
     await ok(api.call('admin', 'POST', '/nums/_update/2', { script: 'ctx._source.n += 1', upsert: { n: 1 } }))
     expect((await src('2')).n).toBe(2)
+    // scripted_upsert: the missing document's upsert goes through the script (OpenSearch 3.4: created, n = 5).
+    await ok(api.call('admin', 'POST', '/nums/_update/up', { scripted_upsert: true, script: 'ctx._source.n = 5', upsert: {} }), 201)
+    expect((await src('up')).n).toBe(5)
     const missing = await api.call('admin', 'POST', '/nums/_update/nope', { script: 'ctx._source.n += 1' })
     expect(missing.status).toBe(404)
     expect(missing.body.error.type).toBe('document_missing_exception')

@@ -161,3 +161,52 @@ describe('index-level fetch limits', () => {
     ])
   })
 })
+
+describe('typed_keys', () => {
+  test('aggregations are named <type>#<name>, terms by their key type, sub-aggregations too (as OpenSearch 3.4 names them)', async () => {
+    await api.call('admin', 'PUT', '/tk', {
+      mappings: {
+        properties: { k: { type: 'keyword' }, n: { type: 'long' }, d: { type: 'double' }, b: { type: 'boolean' }, ts: { type: 'date' } },
+      },
+    })
+    await api.call('admin', 'POST', '/tk/_doc?refresh=true', { k: 'a', n: 1, d: 1.5, b: true, ts: '2024-01-01' })
+    const aggs = {
+      tk: { terms: { field: 'k' } },
+      tn: { terms: { field: 'n' } },
+      td: { terms: { field: 'd' } },
+      tb: { terms: { field: 'b' } },
+      tts: { terms: { field: 'ts' } },
+      tun: { terms: { field: 'nope' } },
+      pc: { percentiles: { field: 'n' } },
+      mx: { max: { field: 'n' } },
+      fi: { filter: { term: { k: 'a' } }, aggs: { inner: { terms: { field: 'k' }, aggs: { m: { max: { field: 'n' } } } } } },
+      rk: { range: { field: 'n', keyed: true, ranges: [{ key: 'low', to: 5 }] }, aggs: { c: { value_count: { field: 'n' } } } },
+    }
+    const r = await api.call('admin', 'POST', '/tk/_search?typed_keys=true', { size: 0, aggs })
+    expect(Object.keys(r.body.aggregations).sort()).toEqual(
+      [
+        'dterms#td',
+        'filter#fi',
+        'lterms#tb',
+        'lterms#tn',
+        'lterms#tts',
+        'max#mx',
+        'range#rk',
+        'sterms#tk',
+        'sterms#tun',
+        'tdigest_percentiles#pc',
+      ].sort(),
+    )
+    expect(r.body.aggregations['filter#fi']['sterms#inner'].buckets[0]['max#m']).toEqual({ value: 1 })
+    expect(r.body.aggregations['range#rk'].buckets.low['value_count#c']).toEqual({ value: 1 })
+    const plain = await api.call('admin', 'POST', '/tk/_search', { size: 0, aggs })
+    expect(Object.keys(plain.body.aggregations).sort()).toEqual(Object.keys(aggs).sort())
+    const ms = await api.call(
+      'admin',
+      'POST',
+      '/_msearch?typed_keys=true',
+      '{"index":"tk"}\n{"size":0,"aggs":{"m":{"max":{"field":"n"}}}}\n',
+    )
+    expect(ms.body.responses[0].aggregations).toEqual({ 'max#m': { value: 1 } })
+  })
+})

@@ -519,16 +519,14 @@ function respond(plan: Plan, got: Gathered, targets: SearchTarget[], started: nu
   const { body, opts, sort, sorted, after, scoring, track, trackLimit, pace } = plan
   const page = got.entries.slice(plan.from, plan.window)
   const hits: SearchHit[] = page.map((e) => {
-    const hit: SearchHit = {
-      _index: e.target.name,
-      _id: e.row.id,
-      _score: plan.sortScores ? asFloat(e.score ?? 1) : sorted && !body.track_scores ? null : scoring ? asFloat(e.key[0] as number) : 1,
-    }
+    // Keys in OpenSearch's order: version and sequence number come before the score.
+    const hit = { _index: e.target.name, _id: e.row.id } as SearchHit
     if (body.version) hit._version = e.row.ver
     if (body.seq_no_primary_term) {
       hit._seq_no = e.row.seq
       hit._primary_term = 1
     }
+    hit._score = plan.sortScores ? asFloat(e.score ?? 1) : sorted && !body.track_scores ? null : scoring ? asFloat(e.key[0] as number) : 1
     if (!plan.fetch.withId) delete (hit as { _id?: string })._id
     if (e.source !== undefined) hit._source = e.source
     if (e.fields && Object.keys(e.fields).length > 0) hit.fields = e.fields
