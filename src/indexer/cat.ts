@@ -7,7 +7,7 @@ import { renderCat, type Cell, type Column } from './cat-table'
 import { aliasNameFilter } from './aliases'
 import type { IndexRouter } from './router'
 import { indexShards } from './topology'
-import { disk, fileDescriptors, nodeIdOf, STARTED_AT } from './node-info'
+import { disk, fileDescriptors, heapFigures, nodeIdOf, STARTED_AT } from './node-info'
 
 export const CAT_ACTIONS = {
   indices: 'indices:monitor/stats',
@@ -98,7 +98,7 @@ const NODE_COLUMNS: Column[] = [
 
 async function catNodes(ctx: RequestContext) {
   await ctx.authorizeCluster(CAT_ACTIONS.nodes)
-  const mem = process.memoryUsage()
+  const heap = heapFigures()
   const total = totalmem()
   const free = freemem()
   const [l1, l5, l15] = loadavg()
@@ -114,9 +114,9 @@ async function catNodes(ctx: RequestContext) {
     port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
     http_address: url.host,
     version: '3.6.0',
-    'heap.current': mem.heapUsed,
-    'heap.percent': Math.round((100 * mem.heapUsed) / Math.max(mem.heapTotal, 1)),
-    'heap.max': mem.heapTotal,
+    'heap.current': heap.used,
+    'heap.percent': heap.percent,
+    'heap.max': heap.max,
     'ram.current': total - free,
     'ram.percent': Math.round((100 * (total - free)) / total),
     'ram.max': total,

@@ -6,7 +6,7 @@ import { cpus, freemem, loadavg, totalmem, hostname } from 'node:os'
 import type { IndexStats } from '../store/port'
 import { badRequest, withoutSystemIndices, type RequestContext } from './context'
 import { COMPATIBLE_OPENSEARCH_VERSION, healthBody, stateUuid } from './cluster'
-import { disk, fileDescriptors, nodeIdOf, STARTED_AT } from './node-info'
+import { disk, fileDescriptors, heapFigures, nodeIdOf, STARTED_AT } from './node-info'
 import { PLUGIN_COMPONENTS } from './plugins'
 import type { IndexRouter } from './router'
 import { indexShards } from './topology'
@@ -167,7 +167,7 @@ async function nodesInfo(ctx: RequestContext) {
         version: Bun.version,
         vm_name: 'bun',
         start_time_in_millis: STARTED_AT,
-        mem: { heap_init_in_bytes: 0, heap_max_in_bytes: process.memoryUsage().heapTotal },
+        mem: { heap_init_in_bytes: 0, heap_max_in_bytes: heapFigures().max },
       }
     if (metrics.has('thread_pool')) node.thread_pool = {}
     if (metrics.has('transport'))
@@ -327,15 +327,16 @@ async function nodesStats(ctx: RequestContext) {
     }
     if (metrics.has('jvm')) {
       const mem = process.memoryUsage()
+      const heap = heapFigures()
       node.jvm = {
         timestamp: Date.now(),
         uptime_in_millis: Date.now() - STARTED_AT,
         mem: {
-          heap_used_in_bytes: mem.heapUsed,
-          heap_used_percent: Math.round((100 * mem.heapUsed) / Math.max(1, mem.heapTotal)),
-          heap_committed_in_bytes: mem.heapTotal,
-          heap_max_in_bytes: mem.heapTotal,
-          non_heap_used_in_bytes: mem.rss - mem.heapUsed,
+          heap_used_in_bytes: heap.used,
+          heap_used_percent: heap.percent,
+          heap_committed_in_bytes: heap.committed,
+          heap_max_in_bytes: heap.max,
+          non_heap_used_in_bytes: Math.max(0, mem.rss - heap.used),
         },
       }
     }
@@ -368,7 +369,7 @@ async function clusterStats(ctx: RequestContext) {
   const primaries = shards.reduce((n, s) => n + s.shards, 0)
   const health = await healthBody(ctx, undefined)
   const fd = await fileDescriptors()
-  const mem = process.memoryUsage()
+  const heap = heapFigures()
   const fs = await disk(String(ctx.deps.node.values.get('path.data')))
   const name = String(ctx.deps.node.values.get('cluster.name'))
   const os = osStats()
@@ -423,7 +424,7 @@ async function clusterStats(ctx: RequestContext) {
       jvm: {
         max_uptime_in_millis: Date.now() - STARTED_AT,
         versions: [],
-        mem: { heap_used_in_bytes: mem.heapUsed, heap_max_in_bytes: mem.heapTotal },
+        mem: { heap_used_in_bytes: heap.used, heap_max_in_bytes: heap.max },
         threads: 1,
       },
       fs: { total_in_bytes: fs?.total ?? 0, free_in_bytes: fs?.avail ?? 0, available_in_bytes: fs?.avail ?? 0 },

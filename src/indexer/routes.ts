@@ -8,6 +8,7 @@ import { bulkRoutes } from './bulk'
 import { byQueryRoutes } from './by-query'
 import { catRoutes } from './cat'
 import { catClusterRoutes } from './cat-cluster'
+import { catNodeRoutes } from './cat-node'
 import { clusterRoutes } from './cluster'
 import type { IndexApiDeps } from './context'
 import { documentRoutes } from './documents'
@@ -39,6 +40,7 @@ export function indexApiRoutes(deps: IndexApiDeps) {
   clusterRoutes(r)
   catRoutes(r)
   catClusterRoutes(r)
+  catNodeRoutes(r)
   nodeRoutes(r)
   resolveRoutes(r)
   fieldCapsRoutes(r)
