@@ -7,7 +7,8 @@ import { readBodyChunks } from '../http/body'
 import { OpenSearchHttpError } from '../http/errors'
 import type { BulkItemResult, BulkLine, BulkResponse } from '../store/port'
 import { badRequest, forbidden, type RequestContext } from './context'
-import { ACTIONS, refreshParam } from './documents'
+import { ACTIONS, refreshParam, scriptedUpdate } from './documents'
+import { StoreError } from '../store/errors'
 import { missingPipeline } from './ingest'
 import { lines, terminated, text } from './ndjson'
 import { parsedFrom } from '../store/source-text'
@@ -133,6 +134,9 @@ export function* bulkItems(chunks: Uint8Array[], defaultIndex: string | undefine
       }
       if (source === null || typeof source !== 'object' || Array.isArray(source))
         throw badRequest(`The source of line [${line.value.no}] is not a JSON object`, 'parse_exception')
+      // OpenSearch validates each update request as it parses the bulk: the whole request fails.
+      if (op === 'update' && 'script' in source && 'doc' in source)
+        throw badRequest("Validation Failed: 1: can't provide both script and doc;", 'action_request_validation_exception')
       if (keepSources) item.source = source as Record<string, unknown>
       // A document written as sent is stored as its line (an update's line is a request, not a source).
       if (keepSources && op !== 'update') parsedFrom(source, json)
@@ -156,13 +160,13 @@ function itemError(
   reason: string,
   extra: Record<string, unknown> = {},
 ): Partial<Record<Op, BulkItemResult>> {
-  const cause = { type, reason, ...extra }
+  // An item's failure is the exception alone, without the root_cause list of a request's error.
   return {
     [item.op]: {
       _index: item.index,
       _id: item.meta._id === undefined ? null : String(item.meta._id),
       status,
-      error: { root_cause: [cause], ...cause },
+      error: { type, reason, ...extra },
     },
   }
 }
@@ -315,8 +319,18 @@ async function writeAll(run: BulkRun, items: Iterable<Item>, large: boolean): Pr
 
 /** Authorizes and writes items `first`.. of the request; answers the Store's `took`. */
 async function writeBatch(run: BulkRun, items: Item[], first: number): Promise<number> {
-  const lines: BulkLine[] = []
-  const sent: number[] = []
+  let lines: BulkLine[] = []
+  let sent: number[] = []
+  let took = 0
+  const send = async () => {
+    if (lines.length === 0) return
+    const { refresh } = run.params
+    const res = await run.ctx.store.bulk({ body: lines, ...(refresh !== undefined ? { refresh } : {}) })
+    res.items.forEach((r, k) => (run.results[sent[k]] = settle(run, r)))
+    took += res.took
+    lines = []
+    sent = []
+  }
   for (let k = 0; k < items.length; k++) {
     const item = items[k]
     const n = first + k
@@ -325,15 +339,39 @@ async function writeBatch(run: BulkRun, items: Item[], first: number): Promise<n
       run.results[n] = settle(run, prepared.error)
       continue
     }
+    if (item.op === 'update' && prepared.source?.script !== undefined) {
+      // The items before it are written first: the script may edit a document they wrote.
+      await send()
+      run.results[n] = settle(run, await scriptedItem(run, item, prepared.meta, prepared.source))
+      continue
+    }
     lines.push({ [item.op]: prepared.meta })
     if (prepared.source !== undefined) lines.push(prepared.source)
     sent.push(n)
   }
-  if (lines.length === 0) return 0
-  const { refresh } = run.params
-  const res = await run.ctx.store.bulk({ body: lines, ...(refresh !== undefined ? { refresh } : {}) })
-  res.items.forEach((r, k) => (run.results[sent[k]] = settle(run, r)))
-  return res.took
+  await send()
+  return took
+}
+
+/** A scripted update item, written as `_update` writes one (read, edit, compare-and-set write). */
+async function scriptedItem(
+  run: BulkRun,
+  item: Item,
+  meta: Record<string, unknown>,
+  body: Record<string, unknown>,
+): Promise<Partial<Record<Op, BulkItemResult>>> {
+  const cas = meta.if_seq_no === undefined ? {} : { if_seq_no: Number(meta.if_seq_no), if_primary_term: Number(meta.if_primary_term ?? 0) }
+  try {
+    const res = await scriptedUpdate(run.ctx, String(meta._index), String(meta._id), body, {
+      retries: Number(meta.retry_on_conflict ?? 0),
+      cas,
+    })
+    return { update: { ...res, status: res.result === 'created' ? 201 : 200 } as BulkItemResult }
+  } catch (e) {
+    if (e instanceof OpenSearchHttpError) return itemError(item, e.status, e.type, e.reason, e.details)
+    if (e instanceof StoreError) return itemError(item, e.status, e.type, e.reason, e.metadata)
+    throw e
+  }
 }
 
 type Prepared =

@@ -6,7 +6,7 @@ import { OpenSearchHttpError } from '../http/errors'
 import { badRequest, type RequestContext } from './context'
 import { requireNoPipeline } from './ingest'
 import { echoesSource, GET_ACTION, guardUpdate, readDocument } from './read-gate'
-import { compileScript } from './painless'
+import { compileScript, type SourceEdit } from './painless'
 import { resolveStoredScript } from './stored-scripts'
 import { Reply, type IndexRouter } from './router'
 
@@ -153,7 +153,14 @@ async function updateDoc(ctx: RequestContext): Promise<Reply> {
     if (body.upsert !== undefined && (body.upsert === null || typeof body.upsert !== 'object' || Array.isArray(body.upsert)))
       throw badRequest('[UpdateRequest] [upsert] must be an object', 'x_content_parse_exception')
     await guardUpdate(ctx, targets, echoesSource(body._source))
-    return scriptedUpdate(ctx, name, id, body)
+    const refresh = refreshParam(ctx)
+    return written(
+      await scriptedUpdate(ctx, name, id, body, {
+        retries: ctx.int('retry_on_conflict') ?? 0,
+        cas: casParams(ctx),
+        ...(refresh !== undefined ? { refresh } : {}),
+      }),
+    )
   }
   for (const key of ['doc', 'upsert'] as const) {
     const v = body[key]
@@ -182,16 +189,48 @@ async function updateDoc(ctx: RequestContext): Promise<Reply> {
   return written(res)
 }
 
+/** How a scripted update writes: its retries on conflict, its own compare-and-set, its refresh. */
+export interface ScriptedWrite {
+  retries: number
+  cas: { if_seq_no?: number; if_primary_term?: number }
+  refresh?: Refresh
+}
+
 /**
- * A scripted `_update`: the document is read, the script edits its source, and the result is
- * written back conditionally on the read's sequence number (retried `retry_on_conflict` times).
- * A missing document takes `upsert` (run through the script with `scripted_upsert`) or answers 404.
+ * A scripted update (`_update` and a `_bulk` update item): the document is read, the script edits
+ * its source, and the result is written back conditionally on the read's sequence number (retried
+ * `retries` times). A missing document takes `upsert` (run through the script with
+ * `scripted_upsert`) or answers 404.
  */
-async function scriptedUpdate(ctx: RequestContext, name: string, id: string, body: Record<string, unknown>): Promise<Reply> {
-  const edit = compileScript(await resolveStoredScript(ctx.store, body.script))
-  const retries = ctx.int('retry_on_conflict') ?? 0
-  const refresh = refreshParam(ctx)
-  const cas = casParams(ctx)
+export async function scriptedUpdate(
+  ctx: RequestContext,
+  name: string,
+  id: string,
+  body: Record<string, unknown>,
+  { retries, cas, refresh }: ScriptedWrite,
+): Promise<WriteResponse> {
+  const script = await resolveStoredScript(ctx.store, body.script)
+  // An update reports its script's failure (compiling or running it) as OpenSearch's UpdateHelper
+  // does: illegal_argument_exception "failed to execute script", the script_exception its cause.
+  const failed = (e: unknown) =>
+    e instanceof OpenSearchHttpError && e.type === 'script_exception'
+      ? new OpenSearchHttpError(400, 'illegal_argument_exception', 'failed to execute script', {
+          caused_by: { type: e.type, reason: e.reason, ...e.details },
+        })
+      : e
+  let compiled: SourceEdit
+  try {
+    compiled = compileScript(script)
+  } catch (e) {
+    throw failed(e)
+  }
+  const edit = (source: Record<string, unknown>) => {
+    try {
+      compiled(source)
+    } catch (e) {
+      throw failed(e)
+    }
+  }
   for (let attempt = 0; ; attempt++) {
     const cur = await ctx.store.get({ index: name, id })
     let res: WriteResponse
@@ -232,7 +271,7 @@ async function scriptedUpdate(ctx: RequestContext, name: string, id: string, bod
       })
       if (doc.found) res = { ...res, get: { _seq_no: doc._seq_no!, _primary_term: doc._primary_term!, found: true, _source: doc._source } }
     }
-    return written(res)
+    return res
   }
 }
 

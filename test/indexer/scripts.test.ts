@@ -63,16 +63,72 @@ describe('compound assignment', () => {
     expect((await src('3')).tags).toEqual(['a', 'b', 'c'])
     const missing = await api.call('admin', 'POST', '/nums/_update/3', { script: 'ctx._source.nope.add(1)' })
     expect(missing.status).toBe(400)
-    expect(missing.body.error.caused_by.type).toBe('null_pointer_exception')
+    expect(missing.body.error.caused_by.caused_by.type).toBe('null_pointer_exception')
   })
 
-  test('arithmetic on a missing field and bad syntax answer 400 script_exception', async () => {
+  test('arithmetic on a missing field and bad syntax answer 400 script_exception (under failed to execute script, for an update)', async () => {
     const npe = await api.call('admin', 'POST', '/nums/_update/1', { script: 'ctx._source.missing += 1' })
     expect(npe.status).toBe(400)
-    expect(npe.body.error.type).toBe('script_exception')
-    expect(npe.body.error.caused_by.type).toBe('null_pointer_exception')
+    expect([npe.body.error.type, npe.body.error.reason]).toEqual(['illegal_argument_exception', 'failed to execute script'])
+    expect(npe.body.error.root_cause).toEqual([{ type: 'illegal_argument_exception', reason: 'failed to execute script' }])
+    expect(npe.body.error.caused_by.type).toBe('script_exception')
+    expect(npe.body.error.caused_by.caused_by.type).toBe('null_pointer_exception')
     const bad = await api.call('admin', 'POST', '/nums/_update_by_query', { script: 'ctx._source.n ^= 1' })
     expect(bad.status).toBe(400)
     expect(bad.body.error.type).toBe('script_exception')
+  })
+
+  test('_bulk update items with a script run as _update runs them, in order with the items around them', async () => {
+    const lines = [
+      { index: { _index: 'bulked', _id: '1' } },
+      { n: 1, tags: ['a'] },
+      { update: { _index: 'bulked', _id: '1' } },
+      { script: { source: 'ctx._source.n += params.k', params: { k: 5 } } },
+      { update: { _index: 'bulked', _id: '1', _source: true } },
+      { script: "ctx._source.tags.add('b')" },
+      { update: { _index: 'bulked', _id: '2' } },
+      { script: 'ctx._source.n = 1', upsert: { n: 0 } },
+      { update: { _index: 'bulked', _id: '3' } },
+      { script: 'ctx._source.n = 7', upsert: {}, scripted_upsert: true },
+      { update: { _index: 'bulked', _id: 'nope' } },
+      { script: 'ctx._source.n = 1' },
+      { update: { _index: 'bulked', _id: '1' } },
+      { script: 'ctx._source.tags += 2' },
+      { update: { _index: 'bulked', _id: '1', if_seq_no: 0, if_primary_term: 1 } },
+      { script: 'ctx._source.n = 9' },
+      { index: { _index: 'bulked', _id: '4' } },
+      { n: 4 },
+    ]
+    const r = await api.call('admin', 'POST', '/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+    expect(r.status).toBe(200)
+    const items = r.body.items.map((i: any) => Object.values(i)[0])
+    // As OpenSearch 3.4 answered the same bulk.
+    expect(items.map((i: any) => [i.status, i.result ?? i.error.type])).toEqual([
+      [201, 'created'],
+      [200, 'updated'],
+      [200, 'updated'],
+      [201, 'created'],
+      [201, 'created'],
+      [404, 'document_missing_exception'],
+      [400, 'illegal_argument_exception'],
+      [409, 'version_conflict_engine_exception'],
+      [201, 'created'],
+    ])
+    expect(items[2].get._source).toEqual({ n: 6, tags: ['a', 'b'] })
+    expect(items[6].error.caused_by.caused_by.type).toBe('class_cast_exception')
+    const docs = await api.call('admin', 'POST', '/bulked/_search', { sort: ['_id'] })
+    expect(docs.body.hits.hits.map((h: any) => [h._id, h._source])).toEqual([
+      ['1', { n: 6, tags: ['a', 'b'] }],
+      ['2', { n: 0 }],
+      ['3', { n: 7 }],
+      ['4', { n: 4 }],
+    ])
+    const both = await api.call(
+      'admin',
+      'POST',
+      '/_bulk',
+      '{"update":{"_index":"bulked","_id":"1"}}\n{"script":"ctx._source.n = 1","doc":{"a":1}}\n',
+    )
+    expect([both.status, both.body.error.reason]).toEqual([400, "Validation Failed: 1: can't provide both script and doc;"])
   })
 })
