@@ -504,7 +504,7 @@ async function fullScan(plan: Plan, got: Gathered, { target, query, compiled, re
  * digits that read back as the same float (0.21363801, where the double computed here prints
  * 0.21363801329351617).
  */
-export function asFloat(score: number): number {
+function asFloat(score: number): number {
   const f = Math.fround(score)
   if (!Number.isFinite(f)) return f
   for (let digits = 1; digits < 9; digits++) {
