@@ -70,12 +70,18 @@ async function writeBatch(ctx: RequestContext, plan: Plan, hits: SearchHit[], co
       continue
     }
     const source = structuredClone(h._source ?? {}) as Record<string, unknown>
-    plan.edit?.(source)
-    if (plan.kind === 'update') {
-      lines.push({ index: { _index: h._index, _id: h._id, if_seq_no: h._seq_no, if_primary_term: h._primary_term } }, source)
-    } else {
-      lines.push({ [plan.dest!.opType]: { _index: plan.dest!.index, _id: h._id } }, source)
+    // The script's ctx.op: `noop` leaves the document (counted), `delete` deletes it (the copy, for a reindex).
+    const op = plan.edit?.(source) ?? 'index'
+    if (op === 'noop') {
+      counts.noops++
+      continue
     }
+    const target =
+      plan.kind === 'update'
+        ? { _index: h._index, _id: h._id, if_seq_no: h._seq_no, if_primary_term: h._primary_term }
+        : { _index: plan.dest!.index, _id: h._id }
+    if (op === 'delete') lines.push({ delete: target })
+    else lines.push({ [plan.kind === 'update' ? 'index' : plan.dest!.opType]: target }, source)
   }
   if (lines.length === 0) return true
   const refresh = refreshParam(ctx)

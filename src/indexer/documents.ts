@@ -209,28 +209,8 @@ export async function scriptedUpdate(
   body: Record<string, unknown>,
   { retries, cas, refresh }: ScriptedWrite,
 ): Promise<WriteResponse> {
-  const script = await resolveStoredScript(ctx.store, body.script)
-  // An update reports its script's failure (compiling or running it) as OpenSearch's UpdateHelper
-  // does: illegal_argument_exception "failed to execute script", the script_exception its cause.
-  const failed = (e: unknown) =>
-    e instanceof OpenSearchHttpError && e.type === 'script_exception'
-      ? new OpenSearchHttpError(400, 'illegal_argument_exception', 'failed to execute script', {
-          caused_by: { type: e.type, reason: e.reason, ...e.details },
-        })
-      : e
-  let compiled: SourceEdit
-  try {
-    compiled = compileScript(script)
-  } catch (e) {
-    throw failed(e)
-  }
-  const edit = (source: Record<string, unknown>) => {
-    try {
-      compiled(source)
-    } catch (e) {
-      throw failed(e)
-    }
-  }
+  const edit = updateScript(await resolveStoredScript(ctx.store, body.script))
+  const written = refresh !== undefined ? { refresh } : {}
   for (let attempt = 0; ; attempt++) {
     const cur = await ctx.store.get({ index: name, id })
     let res: WriteResponse
@@ -244,26 +224,26 @@ export async function scriptedUpdate(
           })
         }
         const source = structuredClone(body.upsert) as Record<string, unknown>
-        if (body.scripted_upsert === true) edit(source)
-        res = await ctx.store.create({ index: name, id, body: source, ...(refresh !== undefined ? { refresh } : {}) })
+        // An upsert the script leaves alone or deletes is not written (OpenSearch's noop).
+        const op = body.scripted_upsert === true ? edit(source) : 'index'
+        if (op !== 'index') return noop(name, id, 0, -2, 0)
+        res = await ctx.store.create({ index: name, id, body: source, ...written })
       } else {
         const source = structuredClone(cur._source ?? {}) as Record<string, unknown>
-        edit(source)
-        res = await ctx.store.index({
-          index: name,
-          id,
-          body: source,
-          if_seq_no: cas.if_seq_no ?? cur._seq_no!,
-          if_primary_term: cas.if_primary_term ?? cur._primary_term!,
-          ...(refresh !== undefined ? { refresh } : {}),
-        })
+        const op = edit(source)
+        if (op === 'noop') return noop(name, id, cur._version!, cur._seq_no!, cur._primary_term!)
+        const expected = { if_seq_no: cas.if_seq_no ?? cur._seq_no!, if_primary_term: cas.if_primary_term ?? cur._primary_term! }
+        res =
+          op === 'delete'
+            ? await ctx.store.delete({ index: name, id, ...expected, ...written })
+            : await ctx.store.index({ index: name, id, body: source, ...expected, ...written })
       }
     } catch (e) {
       const conflict = (e as { status?: number }).status === 409
       if (conflict && attempt < retries && cas.if_seq_no === undefined) continue
       throw e
     }
-    if (body._source !== undefined && body._source !== false) {
+    if (res.result !== 'deleted' && body._source !== undefined && body._source !== false) {
       const doc = await ctx.store.get({
         index: name,
         id,
@@ -272,6 +252,44 @@ export async function scriptedUpdate(
       if (doc.found) res = { ...res, get: { _seq_no: doc._seq_no!, _primary_term: doc._primary_term!, found: true, _source: doc._source } }
     }
     return res
+  }
+}
+
+/** An update that writes nothing, as OpenSearch answers it (no shard was written). */
+const noop = (index: string, id: string, version: number, seq: number, term: number): WriteResponse =>
+  ({
+    _index: index,
+    _id: id,
+    _version: version,
+    result: 'noop',
+    _shards: { total: 0, successful: 0, failed: 0 },
+    _seq_no: seq,
+    _primary_term: term,
+  }) as WriteResponse
+
+/**
+ * An update's script, compiled: a failure to compile or run it is OpenSearch's UpdateHelper's
+ * illegal_argument_exception "failed to execute script", the script_exception its cause.
+ */
+function updateScript(script: unknown): SourceEdit {
+  const failed = (e: unknown) =>
+    e instanceof OpenSearchHttpError && e.type === 'script_exception'
+      ? new OpenSearchHttpError(400, 'illegal_argument_exception', 'failed to execute script', {
+          caused_by: { type: e.type, reason: e.reason, ...e.details },
+        })
+      : e
+  let compiled: SourceEdit
+  try {
+    compiled = compileScript(script)
+  } catch (e) {
+    throw failed(e)
+  }
+  return (source) => {
+    try {
+      return compiled(source)
+    } catch (e) {
+      throw failed(e)
+    }
   }
 }
 

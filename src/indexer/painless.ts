@@ -2,14 +2,23 @@
  * The Painless a by-query write or a scripted `_update` accepts: statements that assign a literal
  * or a `params` value to a `ctx._source` field (dotted or bracketed path) with `=` or a compound
  * operator (`+=`, `-=`, `*=`, `/=`, `%=`), increment or decrement one (`++`, `--`, either side),
- * append to a list (`.add(value)`) or remove one. Anything else answers OpenSearch's `script_exception` (a 400) before any document is
- * touched; arithmetic on a missing value answers Painless's runtime error (a 400).
+ * append to a list (`.add(value)`) or remove one; `ctx.op = 'noop' | 'delete' | 'index'`; blocks
+ * and `if (condition) ... else ...` (conditions: painless-conditions.ts). Anything else answers
+ * OpenSearch's `script_exception` (a 400) before any document is touched; arithmetic on a missing
+ * value answers Painless's runtime error (a 400).
  */
 import { OpenSearchHttpError } from '../http/errors'
 import { isObject } from '../store/query/doc'
 import { setOwn } from '../store/own'
+import { compileCondition } from './painless-conditions'
 
-export type SourceEdit = (source: Record<string, unknown>) => void
+/** What a script leaves to do with the document (`ctx.op`): write it (`index`), leave it (`noop`) or delete it. */
+export type ScriptOp = 'index' | 'noop' | 'delete'
+/** A compiled script: edits the source in place and answers its `ctx.op`. */
+export type SourceEdit = (source: Record<string, unknown>) => ScriptOp
+/** One statement's edit of the source. */
+type Edit = (source: Record<string, unknown>) => void
+type Node = (source: Record<string, unknown>, state: { op: ScriptOp }) => void
 
 /** Painless's script_exception, pointing at `offset` in the script. */
 function scriptException(kind: 'compile error' | 'runtime error', source: string, offset: number, type: string, reason: string) {
@@ -118,25 +127,6 @@ function expression(r: Reader, params: Record<string, unknown>): unknown {
   return r.fail('only literals and params values can be assigned by this server')
 }
 
-function splitStatements(source: string): Array<{ text: string; at: number }> {
-  const out: Array<{ text: string; at: number }> = []
-  let start = 0
-  let quote: string | undefined
-  for (let i = 0; i < source.length; i++) {
-    const c = source[i]
-    if (quote) {
-      if (c === '\\') i++
-      else if (c === quote) quote = undefined
-    } else if (c === "'" || c === '"') quote = c
-    else if (c === ';') {
-      out.push({ text: source.slice(start, i), at: start })
-      start = i + 1
-    }
-  }
-  out.push({ text: source.slice(start), at: start })
-  return out.filter((s) => s.text.trim() !== '')
-}
-
 function runtimeError(source: string, offset: number, type: string, reason: string): OpenSearchHttpError {
   return scriptException('runtime error', source, offset, type, reason)
 }
@@ -207,14 +197,139 @@ export function compileScript(script: unknown): SourceEdit {
   if (typeof source !== 'string')
     throw new OpenSearchHttpError(400, 'parsing_exception', 'must specify either [source] for an inline script or [id] for a stored script')
   const params = isObject(spec.params) ? spec.params : {}
-  const edits = splitStatements(source).map((st) => compileStatement(st, source, params))
+  const nodes = new Program(source, params).statements(false)
   return (src) => {
-    for (const e of edits) e(src)
+    const state = { op: 'index' as ScriptOp }
+    for (const n of nodes) n(src, state)
+    return state.op
   }
 }
 
+const OPS: ScriptOp[] = ['index', 'noop', 'delete']
+
+/** The script's statements: blocks, `if`/`else`, and simple statements ended by `;` or a block's end. */
+class Program {
+  private pos = 0
+  constructor(
+    private readonly source: string,
+    private readonly params: Record<string, unknown>,
+  ) {}
+
+  private ws(): void {
+    while (/\s/.test(this.source[this.pos] ?? '')) this.pos++
+  }
+
+  private rest(): string {
+    return this.source.slice(this.pos)
+  }
+
+  statements(inBlock: boolean): Node[] {
+    const out: Node[] = []
+    for (;;) {
+      this.ws()
+      const c = this.source[this.pos]
+      if (c === undefined) {
+        if (inBlock) throw scriptError(this.source, this.pos, "unexpected end of script: expected '}'")
+        return out
+      }
+      if (c === '}') {
+        if (!inBlock) throw scriptError(this.source, this.pos, "unexpected token ['}']")
+        this.pos++
+        return out
+      }
+      if (c === ';') this.pos++
+      else out.push(this.statement())
+    }
+  }
+
+  private statement(): Node {
+    this.ws()
+    if (this.source[this.pos] === '{') {
+      this.pos++
+      const body = this.statements(true)
+      return (src, state) => {
+        for (const n of body) n(src, state)
+      }
+    }
+    const iff = /^if\s*\(/.exec(this.rest())
+    if (iff) return this.ifStatement(this.pos + iff[0].length - 1)
+    const at = this.pos
+    const end = this.scan(at, (c, depth) => depth === 0 && (c === ';' || c === '}'))
+    this.pos = end
+    if (this.source[end] === ';') this.pos++
+    return simpleStatement({ text: this.source.slice(at, end), at }, this.source, this.params)
+  }
+
+  /** `if (condition) statement [else statement]`, the condition's `(` at `open`. */
+  private ifStatement(open: number): Node {
+    const close = this.scan(open + 1, (c, depth) => depth === 0 && c === ')')
+    if (this.source[close] !== ')') throw scriptError(this.source, open, "expected ')' closing the condition")
+    const { source } = this
+    const cond = compileCondition(
+      {
+        text: source.slice(open + 1, close),
+        at: open + 1,
+        fail: (offset, reason) => {
+          throw scriptError(source, offset, reason)
+        },
+        runtime: (offset, type, reason) => runtimeError(source, offset, type, reason),
+      },
+      this.params,
+    )
+    this.pos = close + 1
+    const then = this.statement()
+    this.ws()
+    let otherwise: Node | undefined
+    if (/^else\b/.test(this.rest())) {
+      this.pos += 4
+      otherwise = this.statement()
+    }
+    return (src, state) => (cond(src) ? then(src, state) : otherwise?.(src, state))
+  }
+
+  /** The first position from `from` where `stop` holds outside strings (depth: open brackets), or the end. */
+  private scan(from: number, stop: (c: string, depth: number) => boolean): number {
+    let depth = 0
+    let quote: string | undefined
+    for (let i = from; i < this.source.length; i++) {
+      const c = this.source[i]
+      if (quote) {
+        if (c === '\\') i++
+        else if (c === quote) quote = undefined
+        continue
+      }
+      if (stop(c, depth)) return i
+      if (c === "'" || c === '"') quote = c
+      else if (c === '(' || c === '[' || c === '{') depth++
+      else if (c === ')' || c === ']' || c === '}') depth--
+    }
+    return this.source.length
+  }
+}
+
+/** A statement without blocks: `ctx.op = '...'`, or an edit of `ctx._source` (compileStatement). */
+function simpleStatement(st: { text: string; at: number }, source: string, params: Record<string, unknown>): Node {
+  const op = /^\s*ctx\s*\.\s*op\s*=\s*/.exec(st.text)
+  if (op) {
+    const r = new Reader(st.text, st.at, source)
+    r.pos = op[0].length
+    const value = r.string()
+    r.ws()
+    if (r.pos < r.text.length) r.fail(`unexpected token ['${r.text[r.pos]}']`)
+    if (!OPS.includes(value as ScriptOp))
+      throw new OpenSearchHttpError(
+        400,
+        'illegal_argument_exception',
+        `Operation type [${value}] not allowed, only [noop, index, delete] are allowed`,
+      )
+    return (_src, state) => void (state.op = value as ScriptOp)
+  }
+  const edit = compileStatement(st, source, params)
+  return (src) => edit(src)
+}
+
 /** One statement of a script, compiled into an edit of a document's source. */
-function compileStatement(st: { text: string; at: number }, source: string, params: Record<string, unknown>): SourceEdit {
+function compileStatement(st: { text: string; at: number }, source: string, params: Record<string, unknown>): Edit {
   const r = new Reader(st.text, st.at, source)
   // `++ctx._source.n` / `--ctx._source.n`
   const prefix: Op | undefined = r.eat('++') ? '+' : r.eat('--') ? '-' : undefined

@@ -57,7 +57,12 @@ describe('_update_by_query', () => {
   })
 
   test('other scripts answer a script_exception and change nothing', async () => {
-    for (const script of ['ctx._source.n <<= 1', 'ctx._source.tag = ctx._source.owner', "if (true) { ctx.op = 'delete' }"]) {
+    for (const script of [
+      'ctx._source.n <<= 1',
+      'ctx._source.tag = ctx._source.owner',
+      "while (true) { ctx.op = 'delete' }",
+      'if (ctx._source.n.foo()) {}',
+    ]) {
       const r = await api.call('admin', 'POST', '/items/_update_by_query', { script: { source: script } })
       expect(r.status, script).toBe(400)
       expect(r.body.error.type).toBe('script_exception')

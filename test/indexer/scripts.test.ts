@@ -4,7 +4,7 @@ import { ok, startIndexApi, type TestServer } from './helpers'
 
 let api: TestServer
 
-const src = async (id: string) => (await ok(api.call('admin', 'GET', `/nums/_doc/${id}`)))._source
+const src = async (id: string, index = 'nums') => (await ok(api.call('admin', 'GET', `/${index}/_doc/${id}`)))._source
 
 beforeAll(async () => {
   api = await startIndexApi({ users: { admin: { roles: ['all_access'] } } })
@@ -130,5 +130,65 @@ describe('compound assignment', () => {
       '{"update":{"_index":"bulked","_id":"1"}}\n{"script":"ctx._source.n = 1","doc":{"a":1}}\n',
     )
     expect([both.status, both.body.error.reason]).toEqual([400, "Validation Failed: 1: can't provide both script and doc;"])
+  })
+
+  test('if/else with conditions, blocks and ctx.op: the counter idiom, noop, delete', async () => {
+    await ok(api.call('admin', 'PUT', '/flow/_doc/1?refresh=true', { tags: ['x'], s: 'text' }), 201)
+    const counter = { script: 'if (ctx._source.count == null) { ctx._source.count = 1 } else { ctx._source.count += 1 }' }
+    await ok(api.call('admin', 'POST', '/flow/_update/1', counter))
+    await ok(api.call('admin', 'POST', '/flow/_update/1', counter))
+    const doc = await ok(api.call('admin', 'GET', '/flow/_doc/1'))
+    expect(doc._source.count).toBe(2)
+    const same = await ok(
+      api.call('admin', 'POST', '/flow/_update/1', { script: "if (ctx._source.tags.contains('x')) { ctx.op = 'noop' }" }),
+    )
+    expect([same.result, same._version]).toEqual(['noop', doc._version])
+    const branches = await ok(
+      api.call('admin', 'POST', '/flow/_update/1', {
+        script: {
+          source:
+            "if (params.n > 5 && !ctx._source.tags.isEmpty() || ctx._source['s'] == 'nope') ctx._source.big = true; else ctx._source.big = false",
+          params: { n: 6 },
+        },
+      }),
+    )
+    expect(branches.result).toBe('updated')
+    expect((await src('1', 'flow')).big).toBe(true)
+    const gone = await ok(api.call('admin', 'POST', '/flow/_update/1', { script: "ctx.op = 'delete'" }))
+    expect(gone.result).toBe('deleted')
+    expect((await api.call('admin', 'GET', '/flow/_doc/1')).status).toBe(404)
+  })
+
+  test('update_by_query counts the documents a script leaves alone as noops', async () => {
+    const lines = [1, 2, 3, 4].flatMap((n) => [{ index: { _index: 'flowq', _id: String(n) } }, { n }])
+    await ok(api.call('admin', 'POST', '/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join('')))
+    const r = await ok(
+      api.call('admin', 'POST', '/flowq/_update_by_query?refresh=true', {
+        script: "if (ctx._source.n < 3) { ctx.op = 'noop' } else if (ctx._source.n == 4) { ctx.op = 'delete' } else { ctx._source.n = 0 }",
+      }),
+    )
+    expect([r.total, r.updated, r.noops, r.deleted]).toEqual([4, 1, 2, 1])
+    const left = await ok(api.call('admin', 'POST', '/flowq/_search', { sort: ['_id'] }))
+    expect(left.hits.hits.map((h: any) => [h._id, h._source.n])).toEqual([
+      ['1', 1],
+      ['2', 2],
+      ['3', 0],
+    ])
+  })
+
+  test('conditions fail as Painless fails: ordering a string, an unknown ctx.op, an unclosed block', async () => {
+    await ok(api.call('admin', 'PUT', '/flow/_doc/2?refresh=true', { s: 'text' }), 201)
+    const order = await api.call('admin', 'POST', '/flow/_update/2', { script: 'if (ctx._source.s < 1) { ctx._source.x = 1 }' })
+    expect([order.status, order.body.error.caused_by.caused_by.type]).toEqual([400, 'class_cast_exception'])
+    const op = await api.call('admin', 'POST', '/flow/_update/2', { script: "ctx.op = 'bogus'" })
+    expect([op.status, op.body.error.type]).toEqual([400, 'illegal_argument_exception'])
+    const open = await api.call('admin', 'POST', '/flow/_update/2', { script: 'if (ctx._source.s == null) { ctx._source.x = 1' })
+    expect([open.status, open.body.error.caused_by.type, open.body.error.caused_by.reason]).toEqual([
+      400,
+      'script_exception',
+      'compile error',
+    ])
+    const loop = await api.call('admin', 'POST', '/flow/_update_by_query', { script: 'while (true) {}' })
+    expect([loop.status, loop.body.error.type]).toEqual([400, 'script_exception'])
   })
 })
