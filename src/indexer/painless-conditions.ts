@@ -116,7 +116,8 @@ function equal(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b)
 }
 
-function typeName(v: unknown): string {
+/** The Java class Painless names a def value by in its errors. */
+export function typeName(v: unknown): string {
   if (v === null || v === undefined) return 'null'
   if (typeof v === 'number') return Number.isInteger(v) ? 'java.lang.Integer' : 'java.lang.Double'
   if (typeof v === 'string') return 'java.lang.String'
@@ -207,7 +208,8 @@ function steps(r: CondReader): string[] {
   }
 }
 
-function walk(root: unknown, path: string[]): unknown {
+/** The value at `path` under `root` (own properties only), null where a step is missing. */
+export function walk(root: unknown, path: string[]): unknown {
   let v = root
   for (const step of path) v = isObject(v) && Object.hasOwn(v, step) ? v[step] : null
   return v === undefined ? null : v
@@ -215,20 +217,24 @@ function walk(root: unknown, path: string[]): unknown {
 
 function stringLiteral(r: CondReader): string {
   r.ws()
-  const q = r.c.text[r.pos]
-  if (q !== "'" && q !== '"') r.fail('expected a string literal')
-  let out = ''
-  for (let i = r.pos + 1; i < r.c.text.length; i++) {
-    const ch = r.c.text[i]
+  const s = quoted(r.c.text, r.pos, (reason) => r.fail(reason))
+  r.pos = s.end
+  return s.value
+}
+
+/** The string literal (single or double quotes, backslash escapes) at `pos` of `text`, and where it ends. */
+export function quoted(text: string, pos: number, fail: (reason: string) => never): { value: string; end: number } {
+  const q = text[pos]
+  if (q !== "'" && q !== '"') fail('expected a string literal')
+  let value = ''
+  for (let i = pos + 1; i < text.length; i++) {
+    const ch = text[i]
     if (ch === '\\') {
-      out += r.c.text[++i] ?? ''
+      value += text[++i] ?? ''
       continue
     }
-    if (ch === q) {
-      r.pos = i + 1
-      return out
-    }
-    out += ch
+    if (ch === q) return { value, end: i + 1 }
+    value += ch
   }
-  return r.fail('unterminated string')
+  return fail('unterminated string')
 }

@@ -10,7 +10,7 @@
 import { OpenSearchHttpError } from '../http/errors'
 import { isObject } from '../store/query/doc'
 import { setOwn } from '../store/own'
-import { compileCondition } from './painless-conditions'
+import { compileCondition, quoted, typeName, walk } from './painless-conditions'
 
 /** What a script leaves to do with the document (`ctx.op`): write it (`index`), leave it (`noop`) or delete it. */
 export type ScriptOp = 'index' | 'noop' | 'delete'
@@ -65,22 +65,9 @@ class Reader {
   }
   string(): string {
     this.ws()
-    const q = this.text[this.pos]
-    if (q !== "'" && q !== '"') this.fail('expected a string literal')
-    let out = ''
-    for (let i = this.pos + 1; i < this.text.length; i++) {
-      const c = this.text[i]
-      if (c === '\\') {
-        out += this.text[++i] ?? ''
-        continue
-      }
-      if (c === q) {
-        this.pos = i + 1
-        return out
-      }
-      out += c
-    }
-    return this.fail('unterminated string')
+    const s = quoted(this.text, this.pos, (reason) => this.fail(reason))
+    this.pos = s.end
+    return s.value
   }
   /** `.name` or `['name']` steps of a path. */
   path(): string[] {
@@ -120,9 +107,7 @@ function expression(r: Reader, params: Record<string, unknown>): unknown {
   }
   if (/^params\b/.test(rest)) {
     r.pos += 'params'.length
-    let v: unknown = params
-    for (const step of r.path()) v = isObject(v) && Object.hasOwn(v, step) ? v[step] : null
-    return v === undefined ? null : structuredClone(v)
+    return structuredClone(walk(params, r.path()))
   }
   return r.fail('only literals and params values can be assigned by this server')
 }
@@ -132,14 +117,6 @@ function runtimeError(source: string, offset: number, type: string, reason: stri
 }
 
 type Op = '+' | '-' | '*' | '/' | '%'
-
-function typeName(v: unknown): string {
-  if (v === null || v === undefined) return 'null'
-  if (typeof v === 'number') return Number.isInteger(v) ? 'java.lang.Integer' : 'java.lang.Double'
-  if (typeof v === 'string') return 'java.lang.String'
-  if (typeof v === 'boolean') return 'java.lang.Boolean'
-  return Array.isArray(v) ? 'java.util.ArrayList' : 'java.util.HashMap'
-}
 
 /** `old op value` as Painless computes it on def values (string concatenation for `+`, integer division on integers). */
 function arithmetic(op: Op, old: unknown, value: unknown, fail: (type: string, reason: string) => never): unknown {
