@@ -27,6 +27,10 @@ function typedName(type: string, params: Record<string, unknown>, fieldType: Fie
     const field = typeof params.field === 'string' ? fieldType(params.field) : undefined
     return field && LONG_KEYS.has(field) ? 'lterms' : field && DOUBLE_KEYS.has(field) ? 'dterms' : 'sterms'
   }
+  if (type === 'rare_terms') {
+    const field = typeof params.field === 'string' ? fieldType(params.field) : undefined
+    return field && LONG_KEYS.has(field) ? 'lrareterms' : 'srareterms'
+  }
   if (type === 'percentiles' || type === 'percentile_ranks') return `${params.hdr ? 'hdr' : 'tdigest'}_${type}`
   return type
 }

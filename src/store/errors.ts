@@ -21,8 +21,22 @@ export class StoreError extends Error {
 
   /** The `error` object of OpenSearch's REST error body. */
   toOpenSearch(): { root_cause: Record<string, unknown>[]; type: string; reason: string; [k: string]: unknown } {
-    const cause = { type: this.type, reason: this.reason, ...this.metadata }
-    return { root_cause: [cause], ...cause }
+    const { caused_by, ...rest } = this.metadata
+    const cause = { type: this.type, reason: this.reason, ...rest }
+    // A root cause is the error alone: what it wraps is only beside it.
+    return { root_cause: [cause], ...cause, ...(caused_by === undefined ? {} : { caused_by }) }
+  }
+}
+
+/** A request field OpenSearch's parser refused (`[rare_terms] failed to parse field [max_doc_count]`), with why. */
+export class FieldParseError extends StoreError {
+  constructor(object: string, field: string, why?: string) {
+    super(
+      'x_content_parse_exception',
+      400,
+      `[${object}] failed to parse field [${field}]`,
+      why === undefined ? {} : { caused_by: { type: 'illegal_argument_exception', reason: why } },
+    )
   }
 }
 

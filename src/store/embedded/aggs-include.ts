@@ -6,6 +6,7 @@
  */
 import { IllegalArgument, ParsingError, StoreError } from '../errors'
 import { toNumber } from '../query/compile'
+import { parseDate } from '../query/dates'
 import { isObject } from '../query/doc'
 import { luceneRegExp } from '../query/lucene-regexp'
 import type { Key } from './aggs-order'
@@ -25,12 +26,20 @@ function part(name: string, v: unknown, kind: string, which: string): KeyFilter 
   if (typeof v === 'string') {
     if (kind !== 'keyword')
       throw new IllegalArgument(
-        `Aggregation [${name}] cannot support regular expression style include/exclude settings as they can only be applied to string fields. Use an array of numeric values for include/exclude clauses used to filter numeric fields`,
+        `Aggregation [${name}] cannot support regular expression style include/exclude settings as they can only be applied to string fields. ${
+          kind === 'number' || kind === 'date'
+            ? 'Use an array of numeric values for include/exclude clauses used to filter numeric fields'
+            : 'Use an array of values for include/exclude clauses'
+        }`,
       )
     const matches = luceneRegExp(v)
     return (key) => typeof key === 'string' && matches.test(key)
   }
   if (Array.isArray(v)) {
+    if (kind === 'date') {
+      const dates = new Set(v.map((x) => parseDate(x)))
+      return (key) => dates.has(Number(key))
+    }
     if (kind === 'number') {
       const numbers = new Set(
         v.map((x) => {

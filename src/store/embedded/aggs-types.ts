@@ -2,4 +2,6 @@
 import './aggs-buckets'
 import './aggs-composite'
 import './aggs-metrics'
+import './aggs-multi-terms'
+import './aggs-rare-terms'
 import './aggs-top-hits'
