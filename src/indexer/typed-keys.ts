@@ -2,8 +2,8 @@
  * `typed_keys=true`: each aggregation of an answer is named `<type>#<name>`, the type being the
  * name OpenSearch writes its result under (what the Java and .NET clients ask for on every search,
  * to know how to read each result). Most results carry their request's type; terms say what their
- * keys are (`sterms` strings, `lterms` longs, dates and booleans, `dterms` doubles) and percentiles
- * their algorithm.
+ * keys are (`sterms` strings, `lterms` longs, dates and booleans, `ulterms` unsigned longs, `dterms`
+ * doubles), percentiles their algorithm, pipelines the kind of result they make (`simple_value`...).
  */
 import type { Mappings } from '../store/port'
 import { mappedFields } from './mapped-fields'
@@ -25,6 +25,7 @@ export function fieldTypesOf(mappings: Iterable<Mappings>): FieldType {
 function typedName(type: string, params: Record<string, unknown>, fieldType: FieldType): string {
   if (type === 'terms') {
     const field = typeof params.field === 'string' ? fieldType(params.field) : undefined
+    if (field === 'unsigned_long') return 'ulterms'
     return field && LONG_KEYS.has(field) ? 'lterms' : field && DOUBLE_KEYS.has(field) ? 'dterms' : 'sterms'
   }
   if (type === 'rare_terms') {
@@ -32,7 +33,19 @@ function typedName(type: string, params: Record<string, unknown>, fieldType: Fie
     return field && LONG_KEYS.has(field) ? 'lrareterms' : 'srareterms'
   }
   if (type === 'percentiles' || type === 'percentile_ranks') return `${params.hdr ? 'hdr' : 'tdigest'}_${type}`
-  return type
+  return PIPELINE_RESULTS[type] ?? type
+}
+
+/** The results of pipeline aggregations, by the name OpenSearch writes them under. */
+const PIPELINE_RESULTS: Record<string, string> = {
+  avg_bucket: 'simple_value',
+  sum_bucket: 'simple_value',
+  cumulative_sum: 'simple_value',
+  bucket_script: 'simple_value',
+  serial_diff: 'simple_value',
+  moving_fn: 'simple_value',
+  min_bucket: 'bucket_metric_value',
+  max_bucket: 'bucket_metric_value',
 }
 
 /** `aggregations` with every name typed, sub-aggregations (in buckets and single-bucket results) included. */

@@ -11,7 +11,7 @@
 import { kindOf } from '../query/compile'
 import { DocView, type FieldPath, isObject } from '../query/doc'
 import { FLAT_OBJECT, flatObjectRoot } from '../query/flat-object'
-import type { Agg, Counting, Key, TargetCtx } from './aggs'
+import { type Agg, type Counting, isPipeline, type Key, type TargetCtx } from './aggs'
 import type { Pacer } from './pacer'
 import { matchesAll } from './plan'
 
@@ -61,6 +61,8 @@ function fieldsOf(aggs: unknown, out: Set<string>): boolean {
   for (const def of Object.values(aggs)) {
     if (!isObject(def)) return false
     const types = Object.keys(def).filter((k) => k !== 'aggs' && k !== 'aggregations' && k !== 'meta')
+    // Pipelines read no field: they only rework the results.
+    if (types.length === 1 && isPipeline(types[0])) continue
     if (types.length !== 1 || !ELIGIBLE.has(types[0])) return false
     const params = def[types[0]]
     if (!isObject(params) || params.script !== undefined) return false
@@ -171,10 +173,12 @@ export async function collectColumnar(plan: ColumnarPlan, aggs: Map<string, Agg>
 async function countColumns(aggs: Agg[], columns: Columns, target: TargetCtx, pace: Pacer): Promise<boolean | 'timeout'> {
   const tops: Array<{ counting: Counting; subs: Array<{ name: string; counting: Counting }> }> = []
   for (const agg of aggs) {
+    if (agg.late) continue // a sibling pipeline: nothing to count
     const counting = agg.counting?.(target)
     if (!counting) return false
     const subs: Array<{ name: string; counting: Counting }> = []
     for (const [name, sub] of counting.subs()) {
+      if (sub.late) continue
       const c = sub.counting?.(target)
       if (!c || c.subs().size > 0) return false
       subs.push({ name, counting: c })

@@ -46,25 +46,68 @@ class StatsAgg extends NumericAgg {
     if (v < this.min) this.min = v
     if (v > this.max) this.max = v
   }
+  protected get moments(): Moments {
+    return { count: this.count, sum: this.sum, sumSq: this.sumSq, min: this.min, max: this.max }
+  }
   protected base(): Record<string, unknown> {
-    const empty = this.count === 0
-    const out: Record<string, unknown> = {
-      count: this.count,
-      min: empty ? null : this.min,
-      max: empty ? null : this.max,
-      avg: empty ? null : this.sum / this.count,
-      sum: this.sum,
-    }
-    if (this.asDate && !empty) {
-      out.min_as_string = new Date(this.min).toISOString()
-      out.max_as_string = new Date(this.max).toISOString()
-      out.avg_as_string = new Date(this.sum / this.count).toISOString()
-      out.sum_as_string = new Date(this.sum).toISOString()
-    }
-    return out
+    return statsResult(this.moments, this.asDate ? (v) => new Date(v).toISOString() : undefined)
   }
   result(): Record<string, unknown> {
     return this.base()
+  }
+}
+
+/** What a stats result is made of. */
+export interface Moments {
+  count: number
+  sum: number
+  sumSq: number
+  min: number
+  max: number
+}
+
+/** `stats` as OpenSearch renders it; `asString` writes each value as text too (a date field, a `format`). */
+export function statsResult(m: Moments, asString?: (v: number) => string): Record<string, unknown> {
+  if (m.count === 0) return { count: 0, min: null, max: null, avg: null, sum: m.sum }
+  const values = { min: m.min, max: m.max, avg: m.sum / m.count, sum: m.sum }
+  return { count: m.count, ...values, ...(asString ? textsOf(values, asString) : {}) }
+}
+
+const textsOf = (values: Record<string, number>, asString: (v: number) => string) =>
+  Object.fromEntries(Object.entries(values).map(([k, v]) => [`${k}_as_string`, asString(v)]))
+
+const BOUNDS = ['upper', 'lower', 'upper_population', 'lower_population', 'upper_sampling', 'lower_sampling']
+
+/** What `extended_stats` adds to stats, `sigma` deviations wide; `asString` writes each value as text too. */
+export function extendedStatsResult(m: Moments, sigma: number, asString?: (v: number) => string): Record<string, unknown> {
+  const n = m.count
+  if (n === 0) {
+    const none = ['sum_of_squares', 'variance', 'variance_population', 'variance_sampling', 'std_deviation']
+    const nulls = Object.fromEntries([...none, 'std_deviation_population', 'std_deviation_sampling'].map((k) => [k, null]))
+    return { ...nulls, std_deviation_bounds: Object.fromEntries(BOUNDS.map((k) => [k, null])) }
+  }
+  const avg = m.sum / n
+  // OpenSearch's formulas, so the last digits agree; one value has no sampling variance (NaN).
+  const variance = Math.max(0, (m.sumSq - (m.sum * m.sum) / n) / n)
+  const sampling = n > 1 ? Math.max(0, (m.sumSq - (m.sum * m.sum) / n) / (n - 1)) : Number.NaN
+  const sd = Math.sqrt(variance)
+  const sds = Math.sqrt(sampling)
+  const values = {
+    sum_of_squares: m.sumSq,
+    variance,
+    variance_population: variance,
+    variance_sampling: sampling,
+    std_deviation: sd,
+    std_deviation_population: sd,
+    std_deviation_sampling: sds,
+  }
+  const bounds = [avg + sigma * sd, avg - sigma * sd, avg + sigma * sd, avg - sigma * sd, avg + sigma * sds, avg - sigma * sds]
+  const boundsBy = (f: (v: number) => unknown) => Object.fromEntries(BOUNDS.map((k, i) => [k, f(bounds[i])]))
+  const nan = (v: number) => (Number.isNaN(v) ? 'NaN' : v)
+  return {
+    ...Object.fromEntries(Object.entries(values).map(([k, v]) => [k, nan(v)])),
+    std_deviation_bounds: boundsBy(nan),
+    ...(asString ? { ...textsOf(values, asString), std_deviation_bounds_as_string: boundsBy(asString) } : {}),
   }
 }
 
@@ -77,53 +120,7 @@ class ExtendedStatsAgg extends StatsAgg {
       throw new IllegalArgument(`[sigma] must be greater than or equal to 0. Found [${spec.params.sigma}] in [${spec.name}]`)
   }
   override result(): Record<string, unknown> {
-    const n = this.count
-    if (n === 0) {
-      const none = null
-      return {
-        ...this.base(),
-        sum_of_squares: none,
-        variance: none,
-        variance_population: none,
-        variance_sampling: none,
-        std_deviation: none,
-        std_deviation_population: none,
-        std_deviation_sampling: none,
-        std_deviation_bounds: {
-          upper: none,
-          lower: none,
-          upper_population: none,
-          lower_population: none,
-          upper_sampling: none,
-          lower_sampling: none,
-        },
-      }
-    }
-    const avg = this.sum / n
-    // OpenSearch's formulas, so the last digits agree.
-    const variance = Math.max(0, (this.sumSq - (this.sum * this.sum) / n) / n)
-    const sampling = n > 1 ? Math.max(0, (this.sumSq - (this.sum * this.sum) / n) / (n - 1)) : Number.NaN
-    const sd = Math.sqrt(variance)
-    const sds = Math.sqrt(sampling)
-    const k = this.sigma
-    return {
-      ...this.base(),
-      sum_of_squares: this.sumSq,
-      variance,
-      variance_population: variance,
-      variance_sampling: Number.isNaN(sampling) ? 'NaN' : sampling,
-      std_deviation: sd,
-      std_deviation_population: sd,
-      std_deviation_sampling: Number.isNaN(sds) ? 'NaN' : sds,
-      std_deviation_bounds: {
-        upper: avg + k * sd,
-        lower: avg - k * sd,
-        upper_population: avg + k * sd,
-        lower_population: avg - k * sd,
-        upper_sampling: Number.isNaN(sds) ? 'NaN' : avg + k * sds,
-        lower_sampling: Number.isNaN(sds) ? 'NaN' : avg - k * sds,
-      },
-    }
+    return { ...this.base(), ...extendedStatsResult(this.moments, this.sigma) }
   }
 }
 

@@ -22,7 +22,10 @@ export interface TargetCtx {
 
 export interface Agg {
   collect(d: DocView, t: TargetCtx): void
-  result(): Record<string, unknown>
+  /** `level`: the results of the other aggregations of its level, given to a `late` one. */
+  result(level?: Readonly<Record<string, unknown>>): Record<string, unknown>
+  /** A sibling pipeline (aggs-pipeline.ts): reads no document, its result is made from the others' (see results). */
+  late?: true
   /** See Counting; absent or undefined: the aggregation must read documents. */
   counting?(t: TargetCtx): Counting | undefined
   /** Learns an index's mapping before (or without) its documents: a date histogram renders empty buckets in its field's format. */
@@ -120,7 +123,36 @@ export function defineAgg(type: string, make: (spec: AggSpec) => Factory): void 
   EXTRA.set(type, make)
 }
 
+/**
+ * Pipeline aggregations (aggs-pipeline.ts) read no documents: they are made from the rendered
+ * results of the others, as OpenSearch makes them after its final reduce.
+ */
+export interface PipelineHooks {
+  types: ReadonlySet<string>
+  /** Throws what OpenSearch answers a request's pipelines before running it: parse errors, then validation's. */
+  check(aggs: Record<string, unknown>): void
+  /** Sibling pipeline `name` of a level (its definitions `defs`): its result from the level's other results (undefined: a parent pipeline). */
+  sibling(name: string, defs: Record<string, unknown>): ((level: Readonly<Record<string, unknown>>) => Record<string, unknown>) | undefined
+  /** Aggregation `name` of `type` with the parent pipelines among its sub-aggregations `subs` applied to its result (undefined: none). */
+  parents(
+    name: string,
+    type: string,
+    subs: Record<string, unknown>,
+  ): ((result: Record<string, unknown>) => Record<string, unknown>) | undefined
+}
+let PIPELINES: PipelineHooks | undefined
+export function definePipelines(hooks: PipelineHooks): void {
+  PIPELINES = hooks
+}
+export const isPipeline = (type: string): boolean => PIPELINES?.types.has(type) === true
+
+/** A request's `aggs`: its pipelines checked first in the whole tree, then each level parsed when its aggregation is made. */
 export function parseAggs(body: unknown, now: number): Aggs {
+  if (isObject(body)) PIPELINES?.check(body)
+  return parseLevel(body, now)
+}
+
+function parseLevel(body: unknown, now: number): Aggs {
   const out: Aggs = new Map()
   if (body === undefined) return out
   if (!isObject(body)) throw new ParsingError('Aggregation definition must be an object')
@@ -132,8 +164,15 @@ export function parseAggs(body: unknown, now: number): Aggs {
     const type = types[0]
     const params = def[type]
     if (!isObject(params)) throw new ParsingError(`[${type}] aggregation [${name}] must be an object`)
-    const subs = () => parseAggs(sub, now)
+    const subs = () => parseLevel(sub, now)
     if (def.meta !== undefined && !isObject(def.meta)) throw new ParsingError(`[meta] of [${name}] must be an object`)
+    if (PIPELINES?.types.has(type)) {
+      // A sibling pipeline is made after the other aggregations of its level (see results); a
+      // parent one by the aggregation holding it (see withPipelines).
+      const made = PIPELINES.sibling(name, body)
+      if (made) out.set(name, () => ({ collect: () => {}, late: true, result: (level = {}) => made(level) }))
+      continue
+    }
     switch (type) {
       case 'terms':
         out.set(name, (b) => new TermsAgg(name, params, subs(), b))
@@ -161,9 +200,24 @@ export function parseAggs(body: unknown, now: number): Aggs {
         out.set(name, make({ name, type, params, subs, now }))
       }
     }
+    const rewrite = isObject(sub) ? PIPELINES?.parents(name, type, sub) : undefined
+    if (rewrite) out.set(name, withPipelines(out.get(name)!, rewrite))
     if (isObject(def.meta)) out.set(name, withMeta(out.get(name)!, def.meta))
   }
   return out
+}
+
+/** The aggregation's result rewritten by its parent pipelines; its documents are read (or counted) as without them. */
+function withPipelines(make: Factory, rewrite: (result: Record<string, unknown>) => Record<string, unknown>): Factory {
+  return (budget) => {
+    const agg = make(budget)
+    return {
+      collect: (d, t) => agg.collect(d, t),
+      counting: agg.counting?.bind(agg),
+      see: agg.see?.bind(agg),
+      result: () => rewrite(agg.result()),
+    }
+  }
 }
 
 /** `meta` is echoed in the aggregation's result, as OpenSearch does. */
@@ -180,12 +234,15 @@ export function instantiate(aggs: Aggs, budget?: BucketBudget): Map<string, Agg>
 
 export function results(aggs: Map<string, Agg>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
-  for (const [n, a] of aggs) setOwn(out, n, a.result())
+  for (const [n, a] of aggs) if (!a.late) setOwn(out, n, a.result())
+  // Sibling pipelines read the other results of their level, so they are made after them.
+  for (const [n, a] of aggs) if (a.late) setOwn(out, n, a.result(out))
   return out
 }
 
 /** How one field's values read as aggregation keys, per index mapping. */
 export function reader(field: string, t: TargetCtx, forAgg: string): ValueReader | undefined {
+  if (field === '_ignored') throw new IllegalArgument('Fielddata is not supported on field [_ignored] of type [_ignored]')
   let spec = t.specs?.get(field)
   if (t.specs && !spec) {
     if (flatObjectRoot(t.specs, field) === undefined) return undefined // unmapped: contributes nothing
