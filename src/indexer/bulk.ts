@@ -266,6 +266,7 @@ function checkRequest(
 
 function settle(run: BulkRun, r: Partial<Record<Op, BulkItemResult>>): string {
   if (Object.values(r).some((v) => v && (v.error !== undefined || v.status >= 400))) run.errors = true
+  for (const v of Object.values(r)) if (v) run.ctx.deps.statusCounter?.note('doc', v.status)
   return JSON.stringify(r)
 }
 

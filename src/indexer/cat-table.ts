@@ -38,6 +38,24 @@ export function humanBytes(n: number): string {
   return `${n}b`
 }
 
+/** OpenSearch's TimeValue text: `0s`, `11ms`, `1.2s`, `5m`, `1.5h`, `2d`. */
+export function humanTime(ms: number): string {
+  if (ms === 0) return '0s'
+  if (ms < 1000) return `${ms}ms`
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
+    if (ms >= size) {
+      const v = ms / size
+      return `${Number.isInteger(v) ? v : Number(v.toFixed(1))}${unit}`
+    }
+  }
+  return `${ms}ms`
+}
+
 function bytesIn(n: number, unit: string): string {
   const sizes: Record<string, number> = {
     b: 1,

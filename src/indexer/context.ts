@@ -3,6 +3,7 @@
  * string and body, and the one way to reach indices (resolve, then authorize the concrete
  * names), so no route can read an index it was not authorized for.
  */
+import type { StatusCounter } from './status-counter'
 import type { ClusterSettings } from '../config/cluster-settings'
 import type { NodeConfig } from '../config/node-config'
 import { readBody, type BodyLimit } from '../http/body'
@@ -24,6 +25,8 @@ export interface IndexApiDeps {
    * findings); undefined when nothing applies to these indices for this caller.
    */
   readFilter?: (caller: Caller, indices: string[]) => Promise<Query | undefined>
+  /** The node's document and search outcomes (status-counter.ts); the index API makes one when not given. */
+  statusCounter?: StatusCounter
 }
 
 /** 10 MiB for every JSON body but bulk, whose limit is the node's http.max_body_bytes. */

@@ -1,6 +1,7 @@
 /**
  * Single-document routes: `_doc` get/exists/index/delete, `_create`, `_update`, `_source`.
  */
+import { suggestion } from './suggestion'
 import { UpdateBody, type GetParams, type IndexParams, type Refresh, type Source, type WriteResponse } from '../store/port'
 import { OpenSearchHttpError } from '../http/errors'
 import { badRequest, type RequestContext } from './context'
@@ -120,19 +121,6 @@ async function indexDoc(ctx: RequestContext, opType: 'index' | 'create' | undefi
 }
 
 const UPDATE_FIELDS = Object.keys(UpdateBody.properties)
-
-/** Lucene-style "did you mean": a known field within two edits. */
-function suggestion(field: string, known: string[]): string | undefined {
-  const distance = (a: string, b: string) => {
-    const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)])
-    for (let j = 1; j <= b.length; j++) d[0][j] = j
-    for (let i = 1; i <= a.length; i++)
-      for (let j = 1; j <= b.length; j++)
-        d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
-    return d[a.length][b.length]
-  }
-  return known.find((k) => distance(field, k) <= 2)
-}
 
 async function updateDoc(ctx: RequestContext): Promise<Reply> {
   const name = ctx.part('index')!
@@ -312,9 +300,9 @@ async function deleteDoc(ctx: RequestContext): Promise<Reply> {
 export function documentRoutes(r: IndexRouter): void {
   r.on(['GET', 'HEAD'], '/:index/_doc/:id', (ctx) => getDoc(ctx, false))
   r.on(['GET', 'HEAD'], '/:index/_source/:id', (ctx) => getDoc(ctx, true))
-  r.on(['PUT', 'POST'], '/:index/_doc/:id', (ctx) => indexDoc(ctx, undefined))
-  r.on('POST', '/:index/_doc', (ctx) => indexDoc(ctx, undefined))
-  r.on(['PUT', 'POST'], '/:index/_create/:id', (ctx) => indexDoc(ctx, 'create'))
-  r.on('POST', '/:index/_update/:id', updateDoc)
-  r.on('DELETE', '/:index/_doc/:id', deleteDoc)
+  r.on(['PUT', 'POST'], '/:index/_doc/:id', (ctx) => indexDoc(ctx, undefined), 'doc')
+  r.on('POST', '/:index/_doc', (ctx) => indexDoc(ctx, undefined), 'doc')
+  r.on(['PUT', 'POST'], '/:index/_create/:id', (ctx) => indexDoc(ctx, 'create'), 'doc')
+  r.on('POST', '/:index/_update/:id', updateDoc, 'doc')
+  r.on('DELETE', '/:index/_doc/:id', deleteDoc, 'doc')
 }

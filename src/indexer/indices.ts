@@ -2,12 +2,16 @@
  * Index management: create, delete, get, exists, mappings, settings, refresh, flush.
  */
 import { flattenKeys, nestKeys } from '../store/flat-keys'
-import type { CreateIndexBody, IndexSettings, Mappings, ResolveOptions } from '../store/port'
+import type { CreateIndexBody, IndexSettings, IndexStats, Mappings, ResolveOptions } from '../store/port'
 import { badRequest, type RequestContext } from './context'
 import { Reply, type IndexRouter } from './router'
 import { globMatcher } from './names'
 import { COMPATIBLE_OPENSEARCH_VERSION } from './cluster'
 import { indexShards } from './topology'
+import { indexFigures, sectionOf } from './index-figures'
+import { unrecognized } from './suggestion'
+import { humanBytes, humanTime } from './cat-table'
+import { nodeIdOf } from './node-info'
 
 export const INDEX_ACTIONS = {
   create: 'indices:admin/create',
@@ -175,7 +179,7 @@ async function clearCache(ctx: RequestContext) {
   return ctx.store.refresh(target)
 }
 
-/** Metric names OpenSearch's indices stats API knows (also the index metrics of `_nodes/stats`); we report docs, store and flush. */
+/** Metric names OpenSearch's indices stats API knows (also the index metrics of `_nodes/stats`). */
 export const STATS_METRICS = new Set([
   '_all',
   'docs',
@@ -196,15 +200,17 @@ export const STATS_METRICS = new Set([
   'recovery',
 ])
 
-/** `GET [/<index>]/_stats[/<metric>]`, the part a single node can answer truthfully. */
+/** `GET [/<index>]/_stats[/<metric>]`: per index, primaries and total (replicas are never assigned on one node), and `_all`. */
 async function indicesStats(ctx: RequestContext) {
   const expression = ctx.indexExpression()
   const options = ctx.resolveOptions()
   const metrics = (ctx.part('metric') ?? '_all').split(',').map((m) => m.trim())
-  for (const m of metrics) {
-    if (!STATS_METRICS.has(m)) throw badRequest(`request [${new URL(ctx.request.url).pathname}] contains unrecognized metric: [${m}]`)
-  }
-  const wants = (m: string) => metrics.includes('_all') || metrics.includes(m)
+  for (const m of metrics) if (!STATS_METRICS.has(m)) throw badRequest(unrecognized(ctx.url.pathname, 'metric', m, STATS_METRICS))
+  const wanted = new Set([...(metrics.includes('_all') ? STATS_METRICS : metrics)].map(sectionOf))
+  const level = ctx.str('level') ?? 'indices'
+  if (!['cluster', 'indices', 'shards'].includes(level))
+    throw badRequest(`level parameter must be one of [cluster] or [indices] or [shards] but was [${level}]`)
+  const human = ctx.flag('human', false)
   const indices = await ctx.authorized(INDEX_ACTIONS.stats, expression, options)
   const stats = (indices.length === 0 ? [] : await ctx.store.stats({ index: indices, expand_wildcards: 'all' })).filter(
     (s) => s.status === 'open',
@@ -212,13 +218,9 @@ async function indicesStats(ctx: RequestContext) {
   const shards = new Map(
     (stats.length === 0 ? [] : await indexShards(ctx.store, stats.map((s) => s.index).join(','))).map((s) => [s.index, s]),
   )
-  type Section = Record<string, Record<string, number>>
-  const section = (docs: number, size: number, flushes: number): Section => ({
-    ...(wants('docs') ? { docs: { count: docs, deleted: 0 } } : {}),
-    ...(wants('store') ? { store: { size_in_bytes: size, reserved_in_bytes: 0 } } : {}),
-    ...(wants('flush') ? { flush: { total: flushes, periodic: 0, total_time_in_millis: 0 } } : {}),
-  })
-  let all = { docs: 0, size: 0, flushes: 0 }
+  const groupPatterns = ctx.list('groups')?.map(globMatcher)
+  const groups = groupPatterns && ((g: string) => groupPatterns.some((matches) => matches(g)))
+  const figures = (of: IndexStats[]) => statsFigures(indexFigures(of, wanted, groups), human)
   let total = 0
   let successful = 0
   const out: Record<string, unknown> = {}
@@ -226,13 +228,65 @@ async function indicesStats(ctx: RequestContext) {
     const sh = shards.get(s.index)
     total += (sh?.shards ?? 1) * (1 + (sh?.replicas ?? 0))
     successful += sh?.shards ?? 1
-    // Replicas are never assigned on one node: totals equal primaries.
-    const own = section(s.docs_count, s.store_size_in_bytes, s.flush_total)
-    out[s.index] = { uuid: s.uuid, primaries: own, total: own }
-    all = { docs: all.docs + s.docs_count, size: all.size + s.store_size_in_bytes, flushes: all.flushes + s.flush_total }
+    const own = figures([s])
+    out[s.index] = {
+      uuid: s.uuid,
+      primaries: own,
+      total: own,
+      ...(level === 'shards' ? { shards: shardFigures(ctx, s, sh?.shards ?? 1, own, figures([])) } : {}),
+    }
   }
-  const sum = section(all.docs, all.size, all.flushes)
-  return { _shards: { total, successful, failed: 0 }, _all: { primaries: sum, total: sum }, indices: out }
+  const sum = figures(stats)
+  return {
+    _shards: { total, successful, failed: 0 },
+    _all: { primaries: sum, total: sum },
+    ...(level === 'cluster' ? {} : { indices: out }),
+  }
+}
+
+/**
+ * `level=shards`: each primary of the index on this node, the index's figures on its first (the
+ * documents are one table, not split by shard), with the routing and commit OpenSearch lists.
+ */
+function shardFigures(ctx: RequestContext, s: IndexStats, count: number, own: Record<string, unknown>, empty: Record<string, unknown>) {
+  const node = nodeIdOf(ctx)
+  const out: Record<string, unknown> = {}
+  for (let shard = 0; shard < count; shard++) {
+    const docs = shard === 0 ? s.docs_count : 0
+    out[String(shard)] = [
+      {
+        routing: { state: 'STARTED', primary: true, node, relocating_node: null },
+        ...(shard === 0 ? own : empty),
+        commit: { id: commitId(s.uuid, shard, s.flush_total), generation: s.flush_total + 1, user_data: {}, num_docs: docs },
+        seq_no: { max_seq_no: docs - 1, local_checkpoint: docs - 1, global_checkpoint: docs - 1 },
+        shard_path: { state_path: '', data_path: '', is_custom_data_path: false },
+      },
+    ]
+  }
+  return out
+}
+
+/** A commit's id: base64 of 16 bytes, changing with each flush, as Lucene's commit ids do. */
+const commitId = (uuid: string, shard: number, flushes: number) =>
+  Buffer.from(new Bun.CryptoHasher('md5').update(`${uuid}/${shard}/${flushes}`).digest()).toString('base64')
+
+/**
+ * The sections as OpenSearch writes them: `get.getTime` always (OpenSearch 3 adds it), and with
+ * `human` each `*_in_millis` and `*_in_bytes` figure also as text (`time`, `size`).
+ */
+function statsFigures(sections: Record<string, unknown>, human: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [name, section] of Object.entries(sections)) {
+    const fields: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(section as Record<string, unknown>)) {
+      if (human && typeof v === 'number' && k.endsWith('_in_millis')) fields[k.slice(0, -'_in_millis'.length)] = humanTime(v)
+      if (human && typeof v === 'number' && k.endsWith('_in_bytes')) fields[k.slice(0, -'_in_bytes'.length)] = humanBytes(v)
+      if (name === 'get' && k === 'time_in_millis') fields.getTime = humanTime(v as number)
+      fields[k] = v
+    }
+    out[name] = fields
+  }
+  return out
 }
 
 export function indexRoutes(r: IndexRouter): void {

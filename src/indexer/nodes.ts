@@ -2,6 +2,7 @@
  * `_nodes`, `_nodes/stats`, `_cluster/stats` and `_cluster/state` (metadata) for this single
  * node: OpenSearch's shapes, with figures from the process, the OS and the store's index stats.
  */
+import { readFileSync } from 'node:fs'
 import { cpus, freemem, loadavg, totalmem, hostname } from 'node:os'
 import type { IndexStats } from '../store/port'
 import { badRequest, withoutSystemIndices, type RequestContext } from './context'
@@ -11,6 +12,9 @@ import { PLUGIN_COMPONENTS } from './plugins'
 import type { IndexRouter } from './router'
 import { indexShards } from './topology'
 import { flatSettings, STATS_METRICS as INDEX_STATS_METRICS } from './indices'
+import { indexFigures, sectionOf } from './index-figures'
+import { unrecognized } from './suggestion'
+import { StatusCounter } from './status-counter'
 
 export const NODE_ACTIONS = {
   info: 'cluster:monitor/nodes/info',
@@ -66,7 +70,6 @@ const STATS_METRICS = new Set([
 ])
 /** `_nodes/stats/indices/<metric>` takes the indices stats API's metric names (`merge` answers `merges`). */
 const INDEX_METRICS = [...INDEX_STATS_METRICS].filter((m) => m !== '_all')
-const metricKey = (m: string) => (m === 'merge' ? 'merges' : m)
 
 function nodesHeader() {
   return { total: 1, successful: 1, failed: 0 }
@@ -91,10 +94,10 @@ function nodeBase(ctx: RequestContext) {
 }
 
 /** Which metrics a path asks for: none named means all. */
-function metricsOf(given: string | undefined, known: Set<string>): Set<string> {
+function metricsOf(ctx: RequestContext, given: string | undefined, known: Set<string>): Set<string> {
   if (given === undefined || given === '_all') return known
   const list = given.split(',').map((m) => m.trim())
-  for (const m of list) if (!known.has(m)) throw badRequest(`request [${m}] contains unrecognized metric: [${m}]`)
+  for (const m of list) if (!known.has(m)) throw badRequest(unrecognized(ctx.url.pathname, 'metric', m, known))
   return new Set(list)
 }
 
@@ -139,7 +142,7 @@ function osInfo() {
 async function nodesInfo(ctx: RequestContext) {
   await ctx.authorizeCluster(NODE_ACTIONS.info)
   const { nodeFilter, metric } = nodeAndMetric(ctx, INFO_METRICS)
-  const metrics = metricsOf(metric, INFO_METRICS)
+  const metrics = metricsOf(ctx, metric, INFO_METRICS)
   const nodes: Record<string, unknown> = {}
   if (selects(ctx, nodeFilter)) {
     const { _http, ...base } = nodeBase(ctx)
@@ -207,76 +210,6 @@ async function nodesInfo(ctx: RequestContext) {
   }
 }
 
-/** Index-level figures of a node (or the cluster) from the store's per-index stats. */
-function indexFigures(stats: IndexStats[], wanted: Set<string>): Record<string, unknown> {
-  const docs = stats.reduce((n, s) => n + (s.status === 'open' ? s.docs_count : 0), 0)
-  const size = stats.reduce((n, s) => n + s.store_size_in_bytes, 0)
-  const flushes = stats.reduce((n, s) => n + s.flush_total, 0)
-  const all: Record<string, unknown> = {
-    docs: { count: docs, deleted: 0 },
-    store: { size_in_bytes: size, reserved_in_bytes: 0 },
-    indexing: {
-      index_total: 0,
-      index_time_in_millis: 0,
-      index_current: 0,
-      index_failed: 0,
-      delete_total: 0,
-      delete_time_in_millis: 0,
-      delete_current: 0,
-      noop_update_total: 0,
-      is_throttled: false,
-      throttle_time_in_millis: 0,
-    },
-    get: {
-      total: 0,
-      time_in_millis: 0,
-      exists_total: 0,
-      exists_time_in_millis: 0,
-      missing_total: 0,
-      missing_time_in_millis: 0,
-      current: 0,
-    },
-    search: {
-      open_contexts: 0,
-      query_total: 0,
-      query_time_in_millis: 0,
-      query_current: 0,
-      fetch_total: 0,
-      fetch_time_in_millis: 0,
-      fetch_current: 0,
-      scroll_total: 0,
-      scroll_time_in_millis: 0,
-      scroll_current: 0,
-      point_in_time_total: 0,
-      point_in_time_time_in_millis: 0,
-      point_in_time_current: 0,
-      suggest_total: 0,
-      suggest_time_in_millis: 0,
-      suggest_current: 0,
-    },
-    merges: {
-      current: 0,
-      current_docs: 0,
-      current_size_in_bytes: 0,
-      total: 0,
-      total_time_in_millis: 0,
-      total_docs: 0,
-      total_size_in_bytes: 0,
-    },
-    refresh: { total: 0, total_time_in_millis: 0, external_total: 0, external_total_time_in_millis: 0, listeners: 0 },
-    flush: { total: flushes, periodic: 0, total_time_in_millis: 0 },
-    warmer: { current: 0, total: 0, total_time_in_millis: 0 },
-    query_cache: { memory_size_in_bytes: 0, total_count: 0, hit_count: 0, miss_count: 0, cache_size: 0, cache_count: 0, evictions: 0 },
-    fielddata: { memory_size_in_bytes: 0, evictions: 0 },
-    completion: { size_in_bytes: 0 },
-    segments: { count: stats.length, memory_in_bytes: 0, file_sizes: {} },
-    translog: { operations: 0, size_in_bytes: 0, uncommitted_operations: 0, uncommitted_size_in_bytes: 0, earliest_last_modified_age: 0 },
-    request_cache: { memory_size_in_bytes: 0, evictions: 0, hit_count: 0, miss_count: 0 },
-    recovery: { current_as_source: 0, current_as_target: 0, throttle_time_in_millis: 0 },
-  }
-  return Object.fromEntries(Object.entries(all).filter(([k]) => wanted.has(k)))
-}
-
 async function allStats(ctx: RequestContext): Promise<IndexStats[]> {
   const indices = await ctx.store.resolve(withoutSystemIndices(undefined), { expand_wildcards: 'all' })
   return indices.length === 0 ? [] : ctx.store.stats({ index: indices, expand_wildcards: 'all' })
@@ -302,16 +235,16 @@ function osStats() {
 
 async function nodesStats(ctx: RequestContext) {
   await ctx.authorizeCluster(NODE_ACTIONS.stats)
-  const metrics = metricsOf(ctx.part('metric'), STATS_METRICS)
+  const metrics = metricsOf(ctx, ctx.part('metric'), STATS_METRICS)
   const indexMetric = ctx.part('index_metric')
   const wantedIndex = new Set(indexMetric === undefined || indexMetric === '_all' ? INDEX_METRICS : indexMetric.split(','))
   for (const m of wantedIndex)
-    if (!INDEX_METRICS.includes(m)) throw badRequest(`request [${ctx.url.pathname}] contains unrecognized index metric: [${m}]`)
+    if (!INDEX_METRICS.includes(m)) throw badRequest(unrecognized(ctx.url.pathname, 'index metric', m, INDEX_METRICS))
   const nodes: Record<string, unknown> = {}
   if (selects(ctx, ctx.part('node_id'))) {
     const { _http, ...base } = nodeBase(ctx)
     const node: Record<string, unknown> = { timestamp: ctx.deps.now(), ...base }
-    if (metrics.has('indices')) node.indices = indexFigures(await allStats(ctx), new Set([...wantedIndex].map(metricKey)))
+    if (metrics.has('indices')) node.indices = await nodeIndices(ctx, wantedIndex)
     if (metrics.has('os')) node.os = osStats()
     if (metrics.has('process')) {
       const fd = await fileDescriptors()
@@ -338,6 +271,12 @@ async function nodesStats(ctx: RequestContext) {
           heap_max_in_bytes: heap.max,
           non_heap_used_in_bytes: Math.max(0, mem.rss - heap.used),
         },
+        threads: threadCounts(),
+        // Array buffers outside the JavaScript heap are what the JVM's direct buffers are.
+        buffer_pools: {
+          direct: { count: 0, used_in_bytes: mem.arrayBuffers, total_capacity_in_bytes: mem.arrayBuffers },
+          mapped: { count: 0, used_in_bytes: 0, total_capacity_in_bytes: 0 },
+        },
       }
     }
     if (metrics.has('fs')) {
@@ -345,7 +284,16 @@ async function nodesStats(ctx: RequestContext) {
       node.fs = {
         timestamp: Date.now(),
         total: { total_in_bytes: fs?.total ?? 0, free_in_bytes: fs?.avail ?? 0, available_in_bytes: fs?.avail ?? 0 },
-        data: [],
+        data: [
+          {
+            path: String(ctx.deps.node.values.get('path.data')),
+            mount: String(ctx.deps.node.values.get('path.data')),
+            type: 'unknown',
+            total_in_bytes: fs?.total ?? 0,
+            free_in_bytes: fs?.avail ?? 0,
+            available_in_bytes: fs?.avail ?? 0,
+          },
+        ],
       }
     }
     if (metrics.has('http')) node.http = { current_open: 0, total_opened: 0 }
@@ -353,13 +301,63 @@ async function nodesStats(ctx: RequestContext) {
       node.transport = { server_open: 0, total_outbound_connections: 0, rx_count: 0, rx_size_in_bytes: 0, tx_count: 0, tx_size_in_bytes: 0 }
     if (metrics.has('thread_pool')) node.thread_pool = {}
     if (metrics.has('breaker')) node.breakers = {}
-    if (metrics.has('discovery')) node.discovery = { cluster_state_queue: { total: 0, pending: 0, committed: 0 } }
+    // One node publishes no cluster states to others.
+    if (metrics.has('discovery'))
+      node.discovery = {
+        cluster_state_queue: { total: 0, pending: 0, committed: 0 },
+        published_cluster_states: { full_states: 0, incompatible_diffs: 0, compatible_diffs: 0 },
+      }
     if (metrics.has('ingest')) node.ingest = { total: { count: 0, time_in_millis: 0, current: 0, failed: 0 }, pipelines: {} }
-    if (metrics.has('indexing_pressure')) node.indexing_pressure = { memory: { current: {}, total: {}, limit_in_bytes: 0 } }
+    if (metrics.has('indexing_pressure')) node.indexing_pressure = indexingPressure(ctx)
     nodes[nodeIdOf(ctx)] = node
   }
   const n = Object.keys(nodes).length
   return { _nodes: { total: n, successful: n, failed: 0 }, cluster_name: ctx.deps.node.values.get('cluster.name'), nodes }
+}
+
+/** Bytes of writes under way and written, as OpenSearch's indexing pressure reports them; the limit is the body limit of a bulk. */
+function indexingPressure(ctx: RequestContext) {
+  const bytes = {
+    combined_coordinating_and_primary_in_bytes: 0,
+    coordinating_in_bytes: 0,
+    primary_in_bytes: 0,
+    replica_in_bytes: 0,
+    all_in_bytes: 0,
+  }
+  return {
+    memory: {
+      current: bytes,
+      total: { ...bytes, coordinating_rejections: 0, primary_rejections: 0, replica_rejections: 0 },
+      limit_in_bytes: Number(ctx.deps.node.values.get('http.max_body_bytes') ?? 0),
+    },
+  }
+}
+
+/** The process's threads now (Linux's /proc), as the JVM's thread count and peak. */
+function threadCounts(): { count: number; peak_count: number } {
+  let count = 1
+  try {
+    count = Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 1)
+  } catch {
+    // not Linux: the main thread
+  }
+  peakThreads = Math.max(peakThreads, count)
+  return { count, peak_count: peakThreads }
+}
+let peakThreads = 0
+
+/** `indices` of a node's stats: the sections asked for, the status counter, and per index with `level=indices`. */
+async function nodeIndices(ctx: RequestContext, wanted: Set<string>): Promise<Record<string, unknown>> {
+  const sections = new Set([...wanted].map(sectionOf))
+  const stats = await allStats(ctx)
+  const level = ctx.str('level') ?? 'node'
+  if (!['node', 'indices', 'shards'].includes(level))
+    throw badRequest(`level parameter must be one of [indices] or [node] or [shards] but was [${level}]`)
+  return {
+    ...indexFigures(stats, sections),
+    status_counter: ctx.deps.statusCounter?.figures() ?? new StatusCounter().figures(),
+    ...(level === 'node' ? {} : { indices: Object.fromEntries(stats.map((s) => [s.index, indexFigures([s], sections)])) }),
+  }
 }
 
 async function clusterStats(ctx: RequestContext) {
@@ -458,7 +456,7 @@ async function clusterState(ctx: RequestContext) {
   await ctx.authorizeCluster(NODE_ACTIONS.state)
   const metric = ctx.part('metric')
   const metrics = metric === undefined ? new Set(['_all']) : new Set(metric.split(','))
-  for (const m of metrics) if (!STATE_METRICS.has(m)) throw badRequest(`request [${ctx.url.pathname}] contains unrecognized metric: [${m}]`)
+  for (const m of metrics) if (!STATE_METRICS.has(m)) throw badRequest(unrecognized(ctx.url.pathname, 'metric', m, STATE_METRICS))
   const all = metrics.has('_all')
   const name = String(ctx.deps.node.values.get('cluster.name'))
   const id = nodeIdOf(ctx)

@@ -3,6 +3,7 @@
  * OpenSearch's shape (`{error: {root_cause, type, reason, ...}, status}`) itself, so the
  * metadata of typed store errors (`index`, `resource.id`, ...) survives.
  */
+import type { Counted } from './status-counter'
 import { jsonBody } from '../http/json-body'
 import { Elysia } from 'elysia'
 import type { TSchema } from '@sinclair/typebox'
@@ -52,12 +53,15 @@ export class IndexRouter {
     this.app = new Elysia({ name })
   }
 
-  on(methods: Method | Method[], paths: string | string[], handler: Handler): this {
+  /** `counts`: the route's answers are counted in the node's status counter (its document writes, its searches). */
+  on(methods: Method | Method[], paths: string | string[], handler: Handler, counts?: Counted): this {
     for (const method of [methods].flat()) {
       for (const path of [paths].flat()) {
-        this.app.route(method, path, ({ request, params }: { request: Request; params: Record<string, string> }) =>
-          this.run(handler, request, params ?? {}),
-        )
+        this.app.route(method, path, async ({ request, params }: { request: Request; params: Record<string, string> }) => {
+          const response = await this.run(handler, request, params ?? {})
+          if (counts) this.deps.statusCounter?.note(counts, response.status)
+          return response
+        })
       }
     }
     return this

@@ -2,6 +2,7 @@
  * The index API of embedded mode: OpenSearch's REST shapes over the Store port, every route
  * authenticated and authorized with OpenSearch's action names on concrete indices.
  */
+import { StatusCounter } from './status-counter'
 import { aliasRoutes } from './aliases'
 import { analyzeRoutes } from './analyze'
 import { bulkRoutes } from './bulk'
@@ -35,6 +36,8 @@ export type { IndexApiDeps } from './context'
 export { COMPATIBLE_OPENSEARCH_VERSION } from './cluster'
 
 export function indexApiRoutes(deps: IndexApiDeps) {
+  // Set on the caller's object, not a copy: a caller may swap its store in (tests' reset).
+  deps.statusCounter ??= new StatusCounter()
   const r = new IndexRouter(deps)
   // Static prefixes first: they must win over the `/:index` routes.
   clusterRoutes(r)

@@ -50,6 +50,7 @@ const SUPPORTED_KEYS = new Set([
   'explain',
   'min_score',
   'profile',
+  'stats',
 ])
 /** `_search` and `_msearch` also answer `highlight`, `collapse`, `docvalue_fields`, `fields` and `post_filter` (see searchAs). */
 export const SEARCH_KEYS = new Set([
@@ -73,7 +74,6 @@ const KNOWN_UNSUPPORTED = new Set([
   'post_filter',
   'indices_boost',
   'slice',
-  'stats',
   'ext',
   'search_pipeline',
   'derived',
@@ -471,7 +471,7 @@ async function listPits(ctx: RequestContext) {
 }
 
 export function searchRoutes(r: IndexRouter): void {
-  r.on(['GET', 'POST'], ['/_search', '/:index/_search'], search)
+  r.on(['GET', 'POST'], ['/_search', '/:index/_search'], search, 'search')
   r.on(['GET', 'POST'], ['/_count', '/:index/_count'], count)
   r.on('POST', '/:index/_search/point_in_time', createPit)
   r.on('DELETE', '/_search/point_in_time', deletePits)

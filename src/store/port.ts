@@ -69,6 +69,7 @@ export const FieldMapping = T.Recursive((Self) =>
       dynamic: T.Optional(Dynamic),
       enabled: T.Optional(T.Boolean()),
       ignore_above: T.Optional(T.Integer()),
+      ignore_malformed: T.Optional(T.Boolean()),
       format: T.Optional(T.String()),
       index: T.Optional(T.Boolean()),
       store: T.Optional(T.Boolean()),
@@ -213,6 +214,8 @@ export const SearchBody = T.Object(
     timeout: T.Optional(T.String()),
     terminate_after: T.Optional(T.Integer()),
     stored_fields: T.Optional(T.Union([T.String(), T.Array(T.String())])),
+    /** Stats groups the search is also counted under (`_stats?groups=`). */
+    stats: T.Optional(T.Array(T.String())),
   },
   { additionalProperties: true },
 )
@@ -482,6 +485,8 @@ export interface SearchHit {
   _index: string
   _id: string
   _score: number | null
+  /** Fields some value of which was skipped as malformed (`ignore_malformed`). */
+  _ignored?: string[]
   _source?: Source
   _version?: number
   _seq_no?: number
@@ -589,7 +594,52 @@ export interface IndexStats {
   flush_total: number
   data_stream?: string
   creation_date: number
+  /** What was done to the index since the process started (absent: not known). */
+  activity?: IndexActivity
 }
+
+export interface SearchCounts {
+  query_total: number
+  query_time_in_millis: number
+  fetch_total: number
+  fetch_time_in_millis: number
+}
+
+/**
+ * The operations counted per index, under OpenSearch's indices-stats names (its counters also
+ * start at zero when a node starts).
+ */
+export interface IndexActivity {
+  indexing: {
+    index_total: number
+    index_time_in_millis: number
+    index_failed: number
+    delete_total: number
+    delete_time_in_millis: number
+    noop_update_total: number
+  }
+  get: {
+    total: number
+    time_in_millis: number
+    exists_total: number
+    exists_time_in_millis: number
+    missing_total: number
+    missing_time_in_millis: number
+  }
+  search: SearchCounts & { groups?: Record<string, SearchCounts> }
+  refresh: { total: number; total_time_in_millis: number; external_total: number; external_total_time_in_millis: number }
+  /** Writes since the last flush (what the store's write-ahead log holds of the index), and their bytes. */
+  translog: { operations: number; size_in_bytes: number }
+}
+
+/** Counters of an index nothing was done to. */
+export const noActivity = (): IndexActivity => ({
+  indexing: { index_total: 0, index_time_in_millis: 0, index_failed: 0, delete_total: 0, delete_time_in_millis: 0, noop_update_total: 0 },
+  get: { total: 0, time_in_millis: 0, exists_total: 0, exists_time_in_millis: 0, missing_total: 0, missing_time_in_millis: 0 },
+  search: { query_total: 0, query_time_in_millis: 0, fetch_total: 0, fetch_time_in_millis: 0 },
+  refresh: { total: 0, total_time_in_millis: 0, external_total: 0, external_total_time_in_millis: 0 },
+  translog: { operations: 0, size_in_bytes: 0 },
+})
 
 /** `GET _plugins/_ism/policies/<id>`. */
 export interface IsmPolicyResponse {

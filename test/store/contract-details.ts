@@ -419,5 +419,20 @@ export function storeDetailsContract(store: () => Store, dataNodes = 1): void {
       await store().flush({ index: 'f*' })
       expect(await flushes()).toEqual([2, 1])
     })
+
+    test('stats count the writes, gets and searches done to an index (OpenSearch counts per primary)', async () => {
+      await store().createIndex({ index: 'act', body: { settings: { number_of_shards: 1 } } })
+      await store().index({ index: 'act', id: '1', body: { v: 1 } })
+      await store().index({ index: 'act', id: '2', body: { v: 2 }, refresh: true })
+      await store().delete({ index: 'act', id: '2' })
+      await store().get({ index: 'act', id: '1' })
+      await store().get({ index: 'act', id: 'none' })
+      await store().search({ index: 'act', body: { query: { match_all: {} } } })
+      const a = (await store().stats({ index: 'act' }))[0].activity!
+      expect(a.indexing).toMatchObject({ index_total: 2, delete_total: 1, noop_update_total: 0 })
+      expect(a.get).toMatchObject({ total: 2, exists_total: 1, missing_total: 1 })
+      expect(a.search.query_total).toBe(1)
+      expect(a.translog.operations).toBe(3)
+    })
   })
 }

@@ -3,10 +3,10 @@
  * this is rebuilt from it at open and after any failed transaction, so it never drifts.
  */
 import type { Database } from 'bun:sqlite'
-import type { AliasDefinition, IndexTemplateBody, Mappings } from '../port'
+import type { AliasDefinition, IndexActivity, IndexTemplateBody, Mappings } from '../port'
 import type { FieldSpec } from '../query/compile'
 import type { Namespace } from '../names'
-import { fieldSpecs, type IndexedKind, indexedKind } from './mapping'
+import { fieldSpecs, type IndexedKind, indexedKind, ignoresMalformed } from './mapping'
 import { ridRange } from './rids'
 import { isLengthsField } from './text-fields'
 
@@ -31,6 +31,8 @@ export interface IndexMeta {
   sourceChars?: number
   /** Flushes since this process opened the store. */
   flushes?: number
+  /** Operations since this process opened the store (activity.ts). */
+  activity?: IndexActivity
   /**
    * Document writes since the index was loaded, never undone (a rolled-back write leaves it moved
    * while `seq` goes back): what caches of the index's data are kept against.
@@ -103,7 +105,7 @@ export class Catalog implements Namespace {
         nextRid: next,
         // None: an index written before refreshes existed, every document in `fv`.
         indexedRid: r.indexed_rid ?? next,
-        specs: fieldSpecs(mappings),
+        specs: fieldSpecs(mappings, ignoresMalformed(JSON.parse(r.settings))),
         fieldIds: new Map(),
         multiValued: new Set(),
         lengthIds: new Set(),

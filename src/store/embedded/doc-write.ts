@@ -15,7 +15,7 @@ import { type DocRow, getHead, getRow, type Op, storedSize, writeTarget } from '
 import { autoId } from './ids'
 import { STORED_SIZE } from './stored-size'
 import { setMappings } from './indices'
-import { applyMapping, indexedKind, type IndexedValue, mappingLimits } from './mapping'
+import { applyMapping, indexedKind, type IndexedValue, mappingLimits, ignoresMalformed } from './mapping'
 import { isValueAndPathField } from '../query/flat-object'
 import { keepForPits } from './pits'
 import { ridRange } from './rids'
@@ -24,6 +24,7 @@ import { isLengthsField } from './text-fields'
 import { insertValues, type Key, textKeys } from './text-index'
 import { countValues, diffKeys, forgetRow, KEEP_FROM, type KeptRow, keepRow, keptRow, keysText } from './kept-keys'
 import { DocView } from '../query/doc'
+import { noteFailedWrite, noteLogged, noteWrite } from './activity'
 import { ROOM_FROM, withRoom } from './row-room'
 import { hasText, sourceJson } from '../source-text'
 import { bigSource, forgetParsed, keepParsed } from './search-rows'
@@ -78,9 +79,31 @@ export function write(
   body: Record<string, unknown> | undefined,
   p: WriteParams,
 ): WriteResponse {
+  const started = performance.now()
   id = checkWrite(op, id, body, p)
   const upsert = op === 'update' && isObject(body) && (body.doc_as_upsert === true || body.upsert !== undefined)
   const meta = writeTarget(core, index, op, p.if_seq_no !== undefined, upsert)
+  try {
+    const r = writeTo(core, meta, op, id, body, p)
+    noteWrite(meta, r.result, performance.now() - started)
+    return r
+  } catch (e) {
+    // As OpenSearch's engine counts them: a version conflict fails in the engine, a document its
+    // mapping refuses before it.
+    if (e instanceof VersionConflict) noteFailedWrite(meta)
+    throw e
+  }
+}
+
+/** The write once its index is known. */
+function writeTo(
+  core: StoreCore,
+  meta: IndexMeta,
+  op: Op,
+  id: string | undefined,
+  body: Record<string, unknown> | undefined,
+  p: WriteParams,
+): WriteResponse {
   // The source is read only when an update has to merge into it; the keys only when none are kept.
   const head =
     id === undefined
@@ -112,7 +135,7 @@ export function write(
   if (id === undefined) id = autoId()
   checkDataStream(core, meta, source)
   const values: IndexedValue[] = []
-  const grown = applyMapping(meta.mappings, source, id, values, mappingLimits(meta.settings))
+  const grown = applyMapping(meta.mappings, source, id, values, mappingLimits(meta.settings), ignoresMalformed(meta.settings))
   const version = existing
     ? nextVersion(existing, p, id, meta)
     : p.version_type === 'external' || p.version_type === 'external_gte'
@@ -183,6 +206,7 @@ function deleteRow(core: StoreCore, meta: IndexMeta, id: string, existing: DocRo
   core.pendingStats.move(meta.lengthIds, removeKeys(core, meta, existing), undefined, onUndo(core))
   core.db.query('DELETE FROM docs WHERE rid = ?').run(existing.rid)
   adjustCount(core, meta, -1, -(existing.len ?? storedSize(existing.src, existing.keys)))
+  noteLogged(meta, id.length)
   return response(meta, id, version, 'deleted', core.nextSeq(meta), p)
 }
 
@@ -278,6 +302,7 @@ function storeRow(
     rid = existing.rid
     const len = storedSize(src, keysJson)
     adjustCount(core, meta, 0, len - (existing.len ?? storedSize(existing.src, existing.keys)))
+    noteLogged(meta, len)
     if (counts) {
       const keysBytes = (core.db.query('SELECT octet_length(keys) AS n FROM docs WHERE rid = ?').get(rid) as { n: number }).n
       keepRow(core, rid, { uuid: meta.uuid, seq, keysBytes, len, values: keys, counts, listed: text.listed, text: written })
@@ -291,7 +316,9 @@ function storeRow(
       .run(rid, meta.ix, id, seq, version, src, keysJson)
     core.pendingStats.move(meta.lengthIds, undefined, text.listed, onUndo(core))
     if (text.lengths.length > 0) core.pendingText.set(rid, text, false, onUndo(core))
-    adjustCount(core, meta, 1, storedSize(src, keysJson))
+    const len = storedSize(src, keysJson)
+    adjustCount(core, meta, 1, len)
+    noteLogged(meta, len)
   }
   // A new document's values wait for the refresh; so do an updated one's while it is pending (refresh.ts).
   if (!pendingRid(meta, rid)) insertValues(core.db, toInsert, rid)

@@ -1,4 +1,6 @@
 /** Reading documents, and the one index a document operation reads or writes. */
+import { ignoredFields } from '../query/malformed'
+import { noteGet } from './activity'
 import { STORED_SIZE } from './stored-size'
 import { IllegalArgument, IndexClosed, IndexNotFound } from '../errors'
 import type { GetParams, GetResponse } from '../port'
@@ -33,10 +35,12 @@ export function getHead(core: StoreCore, meta: IndexMeta, id: string): DocRow | 
 
 export async function getDocument(core: StoreCore, params: GetParams): Promise<GetResponse> {
   core.assertOpen()
+  const started = performance.now()
   const meta = readTarget(core, params.index)
   if (!meta) throw new IndexNotFound(params.index)
   if (meta.closed) throw new IndexClosed(meta.name, meta.uuid)
   const row = getRow(core, meta, String(params.id))
+  noteGet(meta, row !== null, performance.now() - started)
   if (!row) return { _index: meta.name, _id: String(params.id), found: false }
   const stored = params.stored_fields === undefined ? [] : listOf(params.stored_fields)
   const sourceAsked = params._source !== undefined || params._source_includes !== undefined || params._source_excludes !== undefined
@@ -47,12 +51,14 @@ export async function getDocument(core: StoreCore, params: GetParams): Promise<G
   const full = JSON.parse(row.src) as Record<string, unknown>
   const source = filterSource(full, spec)
   const fields = stored.length > 0 ? storedValues(meta, full, stored) : undefined
+  const ignored = ignoredFields(full, meta.specs)
   return {
     _index: meta.name,
     _id: row.id,
     _version: row.ver,
     _seq_no: row.seq,
     _primary_term: 1,
+    ...(ignored.length > 0 ? { _ignored: ignored } : {}),
     found: true,
     ...(source !== undefined ? { _source: source } : {}),
     ...(fields !== undefined && Object.keys(fields).length > 0 ? { fields } : {}),

@@ -1,4 +1,5 @@
 /** Indices: create, delete, open/close, and their mappings, settings, stats, refresh and flush. */
+import { activityFigures, noteFlush, noteRefresh } from './activity'
 import { AlreadyExists, IllegalArgument, IndexNotFound, InvalidIndexName, ParsingError } from '../errors'
 import { hasWildcard, validateIndexName } from '../names'
 import type {
@@ -23,7 +24,7 @@ import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 import { STORED_SIZE } from './stored-size'
 import { randomId } from './ids'
-import { checkMappingLimits, fieldSpecs, mappingLimits, mergeMappings, validateMappings } from './mapping'
+import { checkMappingLimits, fieldSpecs, mappingLimits, mergeMappings, validateMappings, ignoresMalformed } from './mapping'
 import { MAX_IX, ridRange } from './rids'
 import { matchTemplate } from './templates'
 import { removeTextRange } from './text-index'
@@ -103,7 +104,7 @@ export function createIndexNow(core: StoreCore, name: string, body: CreateIndexB
     docCount: 0,
     nextRid: ridRange(ix)[0],
     indexedRid: ridRange(ix)[0],
-    specs: fieldSpecs(mappings),
+    specs: fieldSpecs(mappings, ignoresMalformed(settings)),
     fieldIds: new Map(),
     multiValued: new Set(),
     lengthIds: new Set(),
@@ -279,7 +280,7 @@ export function setMappings(core: StoreCore, meta: IndexMeta, mappings: Mappings
   const before = { mappings: meta.mappings, specs: meta.specs }
   core.db.query('UPDATE indices SET mappings = ? WHERE ix = ?').run(JSON.stringify(mappings), meta.ix)
   meta.mappings = mappings
-  meta.specs = fieldSpecs(mappings)
+  meta.specs = fieldSpecs(mappings, ignoresMalformed(meta.settings))
   core.onUndo(() => Object.assign(meta, before))
 }
 
@@ -359,6 +360,7 @@ export async function stats(core: StoreCore, params: { index?: string | string[]
       store_size_in_bytes: m.sourceChars,
       flush_total: m.flushes ?? 0,
       creation_date: m.created,
+      activity: activityFigures(m),
       ...(m.dataStream ? { data_stream: m.dataStream } : {}),
     }
   })
@@ -369,7 +371,9 @@ export async function refresh(
   params: { index?: string | string[] } & ResolveOptions = {},
 ): Promise<{ _shards: ShardsInfo }> {
   const names = [...core.resolveTargets(params.index, { ...params, forbidClosed: true }).keys()]
+  const started = performance.now()
   core.refresh(names.map((n) => core.indexMeta(n)))
+  for (const n of names) noteRefresh(core.indexMeta(n), performance.now() - started, true)
   return { _shards: shardsOf(names.map((n) => core.indexMeta(n).settings)) }
 }
 
@@ -382,6 +386,7 @@ export async function flush(
   for (const n of names) {
     const m = core.indexMeta(n)
     m.flushes = (m.flushes ?? 0) + 1
+    noteFlush(m)
   }
   return { _shards: shardsOf(names.map((n) => core.indexMeta(n).settings)) }
 }

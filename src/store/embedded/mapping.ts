@@ -11,7 +11,7 @@ import { isObject, keywordOf } from '../query/doc'
 import { type FieldSpec, kindOf } from '../query/compile'
 import { looksLikeDate, parseDate } from '../query/dates'
 import { FLAT_OBJECT, flatLeaves, valueAndPathField, valueAndPathKey } from '../query/flat-object'
-import { parseIp } from '../query/ip'
+import { isIntegerType, Malformed, MALFORMED_IGNORABLE, parseLeaf } from '../query/malformed'
 import { numericSetting } from '../query/limits'
 import { wildcardToRegExp } from '../names'
 import { own, setOwn } from '../own'
@@ -21,14 +21,6 @@ export const KNOWN_TYPES: ReadonlySet<string> = new Set(FIELD_TYPES)
 
 /** Field kinds stored in the `fv` side table (and so answerable from SQLite indexes). */
 export type IndexedKind = 'keyword' | 'number' | 'date' | 'boolean'
-
-const INT_RANGE: Record<string, [number, number]> = {
-  byte: [-128, 127],
-  short: [-32768, 32767],
-  integer: [-2147483648, 2147483647],
-  long: [Number.MIN_SAFE_INTEGER * 1024, Number.MAX_SAFE_INTEGER * 1024],
-  unsigned_long: [0, Number.MAX_SAFE_INTEGER * 2048],
-}
 
 const dynamicOf = (m: { dynamic?: unknown }, inherited: string): string => (m.dynamic === undefined ? inherited : String(m.dynamic))
 
@@ -171,7 +163,7 @@ function mergeProps(base: Record<string, FieldMapping>, update: Record<string, F
 }
 
 /** Flat `path -> FieldSpec` of every searchable field, multi-fields included (`msg.keyword`). */
-export function fieldSpecs(m: Mappings): Map<string, FieldSpec> {
+export function fieldSpecs(m: Mappings, ignoreMalformed = false): Map<string, FieldSpec> {
   const out = new Map<string, FieldSpec>()
   const walk = (props: Record<string, FieldMapping> | undefined, prefix: string) => {
     if (!props) return
@@ -184,7 +176,9 @@ export function fieldSpecs(m: Mappings): Map<string, FieldSpec> {
         continue
       }
       // A multi-field is a field of its own: OpenSearch indexes it whatever its parent's `index` says.
-      if (def.index !== false) out.set(path, { type, ignore_above: def.ignore_above, format: def.format })
+      const skips = MALFORMED_IGNORABLE.has(kindOf(type)) && ((def.ignore_malformed as boolean | undefined) ?? ignoreMalformed)
+      if (def.index !== false)
+        out.set(path, { type, ignore_above: def.ignore_above, format: def.format, ...(skips ? { ignore_malformed: true } : {}) })
       if (def.fields)
         for (const [sub, sdef] of Object.entries(def.fields))
           out.set(`${path}.${sub}`, { type: sdef.type ?? 'keyword', path, ignore_above: sdef.ignore_above, format: sdef.format })
@@ -214,7 +208,7 @@ export function storedValue(v: unknown, type: string, format?: string): unknown 
   switch (kindOf(type)) {
     case 'number': {
       const n = typeof v === 'number' ? v : Number(v)
-      return Number.isFinite(n) ? (INT_RANGE[type] ? Math.trunc(n) : n) : v
+      return Number.isFinite(n) ? (isIntegerType(type) ? Math.trunc(n) : n) : v
     }
     case 'date': {
       const ms = parseDate(v, format)
@@ -266,6 +260,10 @@ export interface MappingLimits {
 
 export const DEFAULT_MAPPING_LIMITS: MappingLimits = { totalFields: 1000, depth: 20, nestedFields: 50 }
 
+/** `index.mapping.ignore_malformed` (false by default). */
+export const ignoresMalformed = (settings: Record<string, unknown> | undefined): boolean =>
+  String(settings?.['index.mapping.ignore_malformed']) === 'true'
+
 export function mappingLimits(settings: Record<string, unknown> | undefined): MappingLimits {
   const read = (key: string, dflt: number) => numericSetting(settings, key, dflt)
   return {
@@ -310,8 +308,9 @@ export function applyMapping(
   id: string,
   collect: IndexedValue[] | undefined,
   limits: MappingLimits = DEFAULT_MAPPING_LIMITS,
+  ignoreMalformed = false,
 ): Mappings | undefined {
-  const ctx = new Walk(mapping, id, collect, limits)
+  const ctx = new Walk(mapping, id, collect, limits, ignoreMalformed)
   ctx.object(doc, mapping as FieldMapping, '', dynamicOf(mapping, 'true'), true)
   return ctx.grown
 }
@@ -325,6 +324,8 @@ class Walk {
     private readonly id: string,
     private readonly out: IndexedValue[] | undefined,
     private readonly limits: MappingLimits,
+    /** `index.mapping.ignore_malformed`: what a field without its own `ignore_malformed` does. */
+    private readonly ignoreMalformed: boolean,
   ) {
     this.root = mapping
   }
@@ -432,7 +433,7 @@ class Walk {
     }
     if (type === 'geo_point') {
       // {lat, lon}, "lat,lon", [lon, lat], a geohash or WKT POINT, or an array of those (geo queries read them).
-      if (!isGeoValue(value) && (def as Record<string, unknown>).ignore_malformed !== true)
+      if (!isGeoValue(value) && !((def.ignore_malformed as boolean | undefined) ?? this.ignoreMalformed))
         throw this.bad(path, type, value, 'not a geo_point: expected {lat, lon}, "lat,lon", [lon, lat], a geohash or POINT (lon lat)')
       return
     }
@@ -491,40 +492,17 @@ class Walk {
 
   private leaf(v: unknown, def: FieldMapping, type: string, path: string): void {
     const idx = def.index !== false && this.out !== undefined
-    switch (kindOf(type)) {
-      case 'number': {
-        const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN
-        if (!Number.isFinite(n)) throw this.bad(path, type, v)
-        const range = INT_RANGE[type]
-        if (range && (n < range[0] || n > range[1]))
-          throw this.bad(path, type, v, `Value [${v}] is out of range for ${type === 'integer' ? 'an integer' : `a ${type}`}`)
-        // The raw number, not a truncated one: the evaluator re-checks candidates against the source.
-        if (idx) this.out!.push([path, n])
-        break
-      }
-      case 'date': {
-        const ms = parseDate(v, def.format)
-        if (ms === undefined) throw this.bad(path, type, v)
-        if (idx) this.out!.push([path, ms])
-        break
-      }
-      case 'boolean': {
-        if (v !== true && v !== false && v !== 'true' && v !== 'false' && v !== '')
-          throw this.bad(path, type, v, `Failed to parse value [${v}] as only [true] or [false] are allowed.`)
-        if (idx) this.out!.push([path, v === true || v === 'true' ? 1 : 0])
-        break
-      }
-      case 'ip':
-        if (typeof v !== 'string' || parseIp(v) === undefined) throw this.bad(path, type, v, `'${String(v)}' is not an IP string literal.`)
-        break
-      case 'keyword': {
-        const k = keywordOf(v)!
-        if (idx && (def.ignore_above === undefined || k.length <= def.ignore_above)) this.out!.push([path, k])
-        break
-      }
-      default:
-        break // text: answered by the evaluator over the stored source
+    const kind = kindOf(type)
+    const key = parseLeaf(kind, type, v, def.format)
+    if (key instanceof Malformed) {
+      // `ignore_malformed` (the field's, else the index's): the value is skipped, the document kept.
+      if (MALFORMED_IGNORABLE.has(kind) && ((def.ignore_malformed as boolean | undefined) ?? this.ignoreMalformed)) return
+      throw this.bad(path, type, v, key.cause)
     }
+    if (kind === 'keyword') {
+      const k = keywordOf(v)!
+      if (idx && (def.ignore_above === undefined || k.length <= def.ignore_above)) this.out!.push([path, k])
+    } else if (key !== undefined && idx) this.out!.push([path, key]) // the raw number: the evaluator re-checks candidates against the source
     if (def.fields && this.out) {
       const k = keywordOf(v)!
       for (const [sub, sdef] of Object.entries(def.fields)) {

@@ -16,6 +16,7 @@
  * end of a write transaction that leaves REFRESH_DOCS documents pending, on `_refresh`, and a
  * moment after writes stop (so that a search after a quiet ingest finds little left to do).
  */
+import { noteRefresh } from './activity'
 import type { Database } from 'bun:sqlite'
 import type { IndexMeta } from './catalog'
 
@@ -55,6 +56,7 @@ export const hasPending = (meta: IndexMeta): boolean => meta.nextRid > meta.inde
  */
 export function refreshIndex(core: RefreshTarget, meta: IndexMeta, limit = Infinity): void {
   if (!hasPending(meta)) return
+  const started = performance.now()
   const from = meta.indexedRid
   const upto = Math.min(meta.nextRid, from + limit)
   // A keyword array may repeat a value: OR IGNORE, as for a single write. Text lengths are in no
@@ -69,6 +71,7 @@ export function refreshIndex(core: RefreshTarget, meta: IndexMeta, limit = Infin
   core.db.query('UPDATE indices SET indexed_rid = ? WHERE ix = ?').run(upto, meta.ix)
   meta.indexedRid = upto
   core.onUndo(() => (meta.indexedRid = Math.min(meta.indexedRid, from)))
+  noteRefresh(meta, performance.now() - started, false)
 }
 
 /**

@@ -1,4 +1,5 @@
 /** Search, count and explain requests: their targets, query rewrite, limits and time-outs. */
+import { noteSearch } from './activity'
 import { storedValues } from './stored-fields'
 import { answerKey, cachedAnswer, keepAnswer } from './request-cache'
 import { IndexNotFound, ParsingError, StoreError } from '../errors'
@@ -199,6 +200,11 @@ export async function search(core: StoreCore, params: SearchParams): Promise<Sea
       timeoutMs,
       maxBuckets: limits.maxBuckets,
     })
+    noteSearch(
+      metas.map((m) => m.meta),
+      performance.now() - started,
+      Array.isArray(body.stats) ? body.stats.map(String) : [],
+    )
     if (key !== undefined) keepAnswer(core, metas[0].meta, key, answer)
     return answer
   } finally {

@@ -4,6 +4,7 @@
  * aggregations shape an OpenSearch response. Memory stays bounded by from+size (plus
  * aggregation buckets), whatever the number of matches.
  */
+import { ignoredFields } from '../query/malformed'
 import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
 import type { SearchBody, SearchHit, SearchResponse } from '../port'
 import { compile, kindOf, matchedNames, toNumber, type CompiledQuery, type FieldSpec } from '../query/compile'
@@ -111,6 +112,8 @@ interface Entry {
   score?: number
   /** Its `stored_fields` values. */
   fields?: Record<string, unknown[]>
+  /** Its fields whose malformed values were skipped (`_ignored`). */
+  ignored?: string[]
 }
 
 const SHARDS = { total: 1, successful: 1, skipped: 0, failed: 0 }
@@ -323,6 +326,8 @@ function keep(
     source: filterSource(source, plan.spec),
   }
   if (plan.fetch.stored.length > 0) e.fields = target.storedValues?.(source, plan.fetch.stored)
+  const ignored = target.specs ? ignoredFields(source, target.specs) : []
+  if (ignored.length > 0) e.ignored = ignored
   if (compiled.named.length > 0) e.names = matchedNames(compiled.named, new DocView(source, row.id, target.name))
   return e
 }
@@ -528,6 +533,7 @@ function respond(plan: Plan, got: Gathered, targets: SearchTarget[], started: nu
     }
     hit._score = plan.sortScores ? asFloat(e.score ?? 1) : sorted && !body.track_scores ? null : scoring ? asFloat(e.key[0] as number) : 1
     if (!plan.fetch.withId) delete (hit as { _id?: string })._id
+    if (e.ignored) hit._ignored = e.ignored
     if (e.source !== undefined) hit._source = e.source
     if (e.fields && Object.keys(e.fields).length > 0) hit.fields = e.fields
     if (sort.length > 0 && (sorted || after))

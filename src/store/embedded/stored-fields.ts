@@ -3,6 +3,7 @@
  * the source (this store keeps no separate stored values), and the option decides whether a search
  * hit carries `_id` and `_source` at all.
  */
+import { isMalformed } from '../query/malformed'
 import { IllegalArgument, ParsingError, ShardsFailed } from '../errors'
 import type { SearchBody } from '../port'
 import { fieldPath } from '../query/doc'
@@ -17,8 +18,12 @@ export function storedValues(meta: IndexMeta, source: Record<string, unknown>, w
   const out: Record<string, unknown[]> = {}
   for (const [path, type] of storedFields(meta.mappings)) {
     if (!wanted.includes(path)) continue
-    const values = fieldPath(path).collect(source)
-    if (values.length > 0) out[path] = values.map((v) => storedValue(v, type, meta.specs.get(path)?.format))
+    const spec = meta.specs.get(path)
+    // A value skipped as malformed was not stored either.
+    const values = fieldPath(path)
+      .collect(source)
+      .filter((v) => !spec?.ignore_malformed || !isMalformed(v, spec))
+    if (values.length > 0) out[path] = values.map((v) => storedValue(v, type, spec?.format))
   }
   return out
 }

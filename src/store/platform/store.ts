@@ -23,6 +23,7 @@ import type {
   DeletePitResponse,
   GetParams,
   GetResponse,
+  IndexActivity,
   IndexInfo,
   IndexParams,
   IndexSettings,
@@ -47,6 +48,7 @@ import type {
   WriteResponse,
   AliasDefinition,
 } from '../port'
+import { noActivity } from '../port'
 import { storeErrorFrom, unavailable } from './errors'
 import { evaluatedCount, evaluatedSearch, type EvaluatedSearchDeps } from './evaluated-search'
 import { forPlatform } from './private-nodes'
@@ -243,7 +245,7 @@ export class PlatformStore implements Store {
     // system index (.opendistro_security) named outright, but lets a wildcard that covers it through.
     const figures = await this.body<{ indices?: Record<string, IndexFigures> }>({
       method: 'GET',
-      path: path(names(p.index) ?? '_all', '_stats', 'docs,store,flush'),
+      path: path(names(p.index) ?? '_all', '_stats', 'docs,store,flush,indexing,get,search,refresh,translog'),
       query: { expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true },
     })
     return list.map((index) => {
@@ -257,6 +259,7 @@ export class PlatformStore implements Store {
         docs_count: f?.primaries?.docs?.count ?? 0,
         store_size_in_bytes: f?.total?.store?.size_in_bytes ?? 0,
         flush_total: f?.total?.flush?.total ?? 0,
+        ...(f ? { activity: activityOf(f.primaries) } : {}),
         ...(info[index].data_stream ? { data_stream: info[index].data_stream } : {}),
         creation_date: Number(settings.creation_date),
       }
@@ -471,6 +474,20 @@ export class PlatformStore implements Store {
 }
 
 interface IndexFigures {
-  primaries?: { docs?: { count?: number } }
+  primaries?: { docs?: { count?: number } } & Partial<IndexActivity>
   total?: { store?: { size_in_bytes?: number }; flush?: { total?: number } }
+}
+
+/** OpenSearch's counters of an index's primaries, the figures of IndexActivity only (absent ones zero). */
+function activityOf(primaries: Partial<IndexActivity> | undefined): IndexActivity {
+  const zero = noActivity()
+  const pick = <T extends object>(zeros: T, given: unknown): T =>
+    Object.fromEntries(Object.keys(zeros).map((k) => [k, Number((given as Record<string, unknown> | undefined)?.[k] ?? 0)])) as T
+  return {
+    indexing: pick(zero.indexing, primaries?.indexing),
+    get: pick(zero.get, primaries?.get),
+    search: pick(zero.search, primaries?.search),
+    refresh: pick(zero.refresh, primaries?.refresh),
+    translog: pick(zero.translog, primaries?.translog),
+  }
 }

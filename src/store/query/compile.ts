@@ -6,6 +6,8 @@
  * Without a mapping each value is typed by itself, as dynamic mapping would (string -> keyword
  * for term-level queries and text for `match`, number -> numeric, boolean -> boolean).
  */
+import { type FieldSpec, type Kind, kindOf } from './field-spec'
+import { ignoredFields } from './malformed'
 import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
 import { checkNestedDepth, checkRegexLength, ClauseBudget, type QueryLimits } from './limits'
 import { analyze } from './analysis'
@@ -24,13 +26,7 @@ import { editDistanceWithin, fuzzyEdits } from './fuzzy'
 import { type QueryableField, translateQueryString } from './query-string'
 import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, planeDistance, rawValuesAt } from './geo'
 
-/** A mapped field: its type, and for multi-fields (`msg.keyword`) the source path it reads. */
-export interface FieldSpec {
-  type: string
-  path?: string
-  ignore_above?: number
-  format?: string
-}
+export { kindOf, type FieldSpec } from './field-spec'
 export type FieldTypes = ReadonlyMap<string, FieldSpec> | Record<string, string | FieldSpec>
 
 export interface CompileOptions {
@@ -90,38 +86,6 @@ function normaliseTypes(t: FieldTypes | undefined): ReadonlyMap<string, FieldSpe
   const m = new Map<string, FieldSpec>()
   for (const [k, v] of Object.entries(t)) m.set(k, typeof v === 'string' ? { type: v } : v)
   return m
-}
-
-type Kind = 'keyword' | 'text' | 'number' | 'date' | 'boolean' | 'ip' | 'object' | 'auto'
-
-export function kindOf(type: string): Kind {
-  switch (type) {
-    case 'text':
-    case 'match_only_text':
-      return 'text'
-    case 'long':
-    case 'integer':
-    case 'short':
-    case 'byte':
-    case 'double':
-    case 'float':
-    case 'half_float':
-    case 'scaled_float':
-    case 'unsigned_long':
-      return 'number'
-    case 'date':
-    case 'date_nanos':
-      return 'date'
-    case 'boolean':
-      return 'boolean'
-    case 'ip':
-      return 'ip'
-    case 'object':
-    case 'nested':
-      return 'object'
-    default:
-      return 'keyword'
-  }
 }
 
 /** How a leaf reads one field of a document. */
@@ -497,6 +461,11 @@ class Compiler {
     if (name === '_id' || name === '_index') {
       const get =
         name === '_id' ? (d: DocView) => (d.id === undefined ? [] : [d.id]) : (d: DocView) => (d.index === undefined ? [] : [d.index])
+      return { name, kind: 'keyword', raw: get, keywords: get, folded: (d) => get(d).map(fold), tokens: get }
+    }
+    if (name === '_ignored' && this.types instanceof Map) {
+      const types = this.types
+      const get = (d: DocView) => ignoredFields(d.source, types)
       return { name, kind: 'keyword', raw: get, keywords: get, folded: (d) => get(d).map(fold), tokens: get }
     }
     let spec: FieldSpec | undefined
