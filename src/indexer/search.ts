@@ -3,6 +3,7 @@
  * touches and runs the query the read gate makes of it (terms lookups resolved as the caller,
  * the caller's DLS filter ANDed in; aggregations run over the filtered hits).
  */
+import { mergeGlobalResults, splitGlobalAggs } from './global-aggs'
 import type { Mappings, Query, ResolveOptions, SearchBody, SearchHit, SearchParams, SearchResponse, SortClause } from '../store/port'
 import { filterSource, sourceSpec } from '../store/source-filter'
 import { checkJsonDepth } from '../store/query/limits'
@@ -211,7 +212,14 @@ export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise
       '[stored_fields] cannot be disabled when using the [fields] option',
       req.expression ?? '_all',
     )
-  const res = await searchWithExtras(ctx, req)
+  const globals = splitGlobalAggs(req.body)
+  const res = await searchWithExtras(ctx, globals ? { ...req, body: globals.body } : req)
+  if (globals)
+    res.aggregations = mergeGlobalResults(
+      globals,
+      res.aggregations,
+      (await gatedSearch(ctx, { ...req, body: globals.search })).res.aggregations,
+    ) as SearchResponse['aggregations']
   if (req.body.explain === true) explainHits(ctx, res.hits.hits)
   const defs = req.body.aggs ?? req.body.aggregations
   if (res.aggregations && defs && ctx.flag('typed_keys', false)) {

@@ -25,7 +25,17 @@ async function aggs(body: Record<string, unknown>, query = '') {
 }
 
 beforeAll(async () => {
-  api = await startIndexApi({ users: { admin: { roles: ['all_access'] } } })
+  api = await startIndexApi({
+    roles: `
+_meta: { type: roles, config_version: 2 }
+low:
+  index_permissions:
+    - index_patterns: ["ips"]
+      allowed_actions: ["read"]
+      dls: '{"range": {"v": {"lte": 2}}}'
+`,
+    users: { admin: { roles: ['all_access'] }, only_low: { roles: ['low'] } },
+  })
   const put = await api.call('admin', 'PUT', '/m', {
     mappings: {
       properties: { v: { type: 'long' }, w: { type: 'integer' }, k: { type: 'keyword' }, s: { type: 'keyword' }, d: { type: 'date' } },
@@ -34,7 +44,30 @@ beforeAll(async () => {
   expect(put.status).toBe(200)
   const bulk = await api.call('admin', 'POST', '/m/_bulk?refresh=true', ndjson(DOCS.flatMap((d) => [{ index: {} }, d])))
   expect(bulk.body.errors).toBe(false)
+  const ips = [
+    { ip: '::1', num: [1, 2], v: 1 },
+    { ip: '192.168.0.1', num: [2, 3], v: 2 },
+    { ip: '192.168.0.7', num: [3, 4], v: 3 },
+    { ip: ['10.1.2.3', 'fe80::1'], num: 9 },
+    { v: 5 },
+  ]
+  expect(
+    (
+      await api.call('admin', 'PUT', '/ips', {
+        mappings: { properties: { ip: { type: 'ip' }, num: { type: 'integer' }, v: { type: 'long' } } },
+      })
+    ).status,
+  ).toBe(200)
+  expect((await api.call('admin', 'POST', '/ips/_bulk?refresh=true', ndjson(ips.flatMap((d) => [{ index: {} }, d])))).body.errors).toBe(
+    false,
+  )
 })
+
+async function ipAggs(body: Record<string, unknown>, query = '') {
+  const r = await api.call('admin', 'POST', `/ips/_search${query}`, { size: 0, ...body })
+  if (r.status !== 200) throw new Error(`${r.status}: ${JSON.stringify(r.body)}`)
+  return r.body
+}
 
 afterAll(async () => {
   await api?.stop()
@@ -161,5 +194,85 @@ describe('multi_terms', () => {
     const one = await search({ aggs: { m: { multi_terms: { terms: [{ field: 'k' }] } } } })
     expect(one.status).toBe(400)
     expect(one.body.error.reason).toBe('[multi_terms] failed to parse field [terms]')
+  })
+})
+
+describe('ip_range, adjacency_matrix and global', () => {
+  test('ip_range: from/to and masks written as addresses, ordered by from then to; keyed with sub-aggregations', async () => {
+    const r = (
+      await ipAggs({
+        aggs: {
+          r: {
+            ip_range: {
+              field: 'ip',
+              ranges: [{ mask: '192.168.0.0/16' }, { mask: '::/24' }, { mask: '::/0' }, { mask: 'fe80::/10', key: 'local' }],
+            },
+          },
+        },
+      })
+    ).aggregations
+    expect(r.r.buckets).toEqual([
+      { key: '::/24', to: '0:100::', doc_count: 4 },
+      { key: '::/0', doc_count: 4 },
+      { key: '192.168.0.0/16', from: '192.168.0.0', to: '192.169.0.0', doc_count: 2 },
+      { key: 'local', from: 'fe80::', to: 'fec0::', doc_count: 1 },
+    ])
+    const keyed = (
+      await ipAggs({
+        aggs: {
+          r: {
+            ip_range: { field: 'ip', keyed: true, ranges: [{ to: '192.168.0.0' }, { from: '192.168.0.0' }] },
+            aggs: { s: { sum: { field: 'v' } } },
+          },
+        },
+      })
+    ).aggregations
+    expect(keyed.r.buckets).toEqual({
+      '*-192.168.0.0': { to: '192.168.0.0', doc_count: 2, s: { value: 1 } },
+      '192.168.0.0-*': { from: '192.168.0.0', doc_count: 3, s: { value: 5 } },
+    })
+    const bad = await api.call('admin', 'POST', '/ips/_search', {
+      size: 0,
+      aggs: { r: { ip_range: { field: 'ip', ranges: [{ from: 'nope' }] } } },
+    })
+    expect(bad.status).toBe(400)
+    expect(bad.body.error.reason).toBe('[ip_range] failed to parse field [ranges]')
+  })
+
+  test('adjacency_matrix: each filter and each pair, in key order, empty ones left out', async () => {
+    const r = (
+      await ipAggs({
+        aggs: { c: { adjacency_matrix: { filters: { 4: { term: { num: 4 } }, 1: { term: { num: 1 } }, 2: { term: { num: 2 } } } } } },
+      })
+    ).aggregations
+    expect(r.c.buckets).toEqual([
+      { key: '1', doc_count: 1 },
+      { key: '1&2', doc_count: 1 },
+      { key: '2', doc_count: 2 },
+      { key: '4', doc_count: 1 },
+    ])
+  })
+
+  test('global counts every document whatever the query, keeps typed_keys and order; refused below another aggregation', async () => {
+    const body = await ipAggs(
+      { query: { term: { num: 1 } }, aggs: { g: { global: {}, aggs: { s: { sum: { field: 'v' } } } }, x: { sum: { field: 'v' } } } },
+      '?typed_keys=true',
+    )
+    expect(body.hits.total.value).toBe(1)
+    expect(body.aggregations).toEqual({ 'global#g': { doc_count: 5, 'sum#s': { value: 11 } }, 'sum#x': { value: 1 } })
+    const nested = await api.call('admin', 'POST', '/ips/_search', {
+      size: 0,
+      aggs: { t: { terms: { field: 'num' }, aggs: { g: { global: {} } } } },
+    })
+    expect(nested.status).toBe(400)
+    expect(nested.body.error.reason).toBe(
+      'Aggregation [t] cannot have a global sub-aggregation [g]. Global aggregations can only be defined as top level aggregations',
+    )
+  })
+
+  test('global sees only what the caller may read (DLS applies to its search too)', async () => {
+    const r = await api.call('only_low', 'POST', '/ips/_search', { size: 0, query: { match_none: {} }, aggs: { g: { global: {} } } })
+    expect(r.status).toBe(200)
+    expect(r.body.aggregations.g.doc_count).toBe(2)
   })
 })

@@ -3,6 +3,7 @@
  * intervals, time zones, offsets, `min_doc_count`, `extended_bounds`, `hard_bounds`), `range`,
  * `date_range`, `filters` and `missing`. Each bucket runs its own sub-aggregations.
  */
+import { decimalFormat, type DecimalFormat } from './decimal-format'
 import { IllegalArgument, ParsingError } from '../errors'
 import { compile, toNumber, type Test } from '../query/compile'
 import { parseDate, parseDateMath } from '../query/dates'
@@ -208,15 +209,18 @@ class HistogramAgg extends KeyedHistogram {
     this.interval = num(p.interval, 'interval')
     if (!(this.interval > 0)) throw new IllegalArgument(`[interval] must be >0 for histogram aggregation [${spec.name}]`)
     this.offset = p.offset === undefined ? 0 : num(p.offset, 'offset')
+    this.format = typeof p.format === 'string' ? decimalFormat(p.format) : undefined
   }
+  /** `format`: keys also as text, in Java's DecimalFormat. */
+  private readonly format?: DecimalFormat
   protected round(v: number): number {
     return Math.floor((v - this.offset) / this.interval) * this.interval + this.offset
   }
   protected next(key: number): number {
     return key + this.interval
   }
-  protected render(): Record<string, unknown> {
-    return {}
+  protected render(key: number): Record<string, unknown> {
+    return this.format ? { key_as_string: this.format(key) } : {}
   }
   protected numberOf(v: { key: string | number }): number | undefined {
     return typeof v.key === 'number' ? v.key : toNumber(v.key)
@@ -332,6 +336,8 @@ function offsetMillis(v: string): number {
 }
 
 interface RangeDef {
+  /** The range as the request gave it. */
+  raw: unknown
   key?: string
   from?: number
   to?: number
@@ -341,11 +347,13 @@ interface RangeDef {
 
 /** `range` and `date_range`: a document falls in every range that holds one of its values. */
 class RangeAgg extends FieldAgg implements Agg {
-  private readonly ranges: Array<RangeDef & { bucket: Bucket }>
+  private ranges: Array<RangeDef & { bucket: Bucket }>
   private readonly keyed: boolean
   private readonly dates: boolean
   private readonly zone: Zone
-  private readonly format: string | undefined
+  private format: string | undefined
+  /** A date_range without a `format` reads its bounds (and `missing`) in its field's: learnt from the first index seen. */
+  private formatLearnt: boolean
 
   constructor(
     private readonly spec: AggSpec,
@@ -359,31 +367,51 @@ class RangeAgg extends FieldAgg implements Agg {
     this.format = typeof p.format === 'string' ? p.format : undefined
     if (!Array.isArray(p.ranges) || p.ranges.length === 0)
       throw new IllegalArgument(`No [ranges] specified for the [${spec.name}] aggregation`)
+    this.formatLearnt = !this.dates || this.format !== undefined
+    this.ranges = this.bounds(p.ranges, budget)
+  }
+
+  /** The request's ranges read (dates in the format), sorted as OpenSearch answers them: by from, then to. */
+  private bounds(given: unknown[], budget?: BucketBudget, buckets?: Bucket[]): Array<RangeDef & { bucket: Bucket }> {
     const conv = (v: unknown, what: string): number | undefined => {
       if (v === undefined || v === null) return undefined
-      if (this.dates) return parseDateMath(v, false, spec.now, this.format, this.zone)
+      if (this.dates) return parseDateMath(v, false, this.spec.now, this.format, this.zone)
       return num(v, what)
     }
-    this.ranges = p.ranges.map((r: unknown) => {
+    const ranges = given.map((r: unknown, i) => {
       if (!isObject(r)) throw new ParsingError('[ranges] must hold objects')
       return {
+        raw: r,
         key: typeof r.key === 'string' ? r.key : undefined,
         from: conv(r.from, 'from'),
         to: conv(r.to, 'to'),
-        bucket: new Bucket(spec.subs(), budget),
+        bucket: buckets?.[i] ?? new Bucket(this.spec.subs(), budget),
       }
     })
-    // OpenSearch answers the ranges sorted by from, then to.
-    this.ranges.sort((a, b) => (a.from ?? -Infinity) - (b.from ?? -Infinity) || (a.to ?? Infinity) - (b.to ?? Infinity))
+    return ranges.sort((a, b) => (a.from ?? -Infinity) - (b.from ?? -Infinity) || (a.to ?? Infinity) - (b.to ?? Infinity))
+  }
+
+  see(t: TargetCtx): void {
+    if (this.formatLearnt) return
+    this.formatLearnt = true
+    const format = t.specs?.get(this.field)?.format
+    if (format === undefined) return
+    this.format = format
+    // The same buckets (none holds a document yet), in request order, for the bounds read again.
+    const byRequest = (this.spec.params.ranges as unknown[]).map((r) => this.ranges.find((x) => x.raw === r)!.bucket)
+    this.ranges = this.bounds(this.spec.params.ranges as unknown[], undefined, byRequest)
   }
 
   collect(d: DocView, t: TargetCtx): void {
+    if (!this.formatLearnt) this.see(t)
     const values: number[] = []
     for (const v of this.read(d, t)) {
       const n = typeof v.key === 'number' ? v.key : this.dates ? parseDate(v.key) : toNumber(v.key)
       if (n !== undefined) values.push(n)
     }
-    if (values.length === 0 && this.spec.params.missing !== undefined) values.push(num(this.spec.params.missing, 'missing'))
+    const missing = this.spec.params.missing
+    if (values.length === 0 && missing !== undefined)
+      values.push(this.dates ? parseDateMath(missing, false, this.spec.now, this.format, this.zone) : num(missing, 'missing'))
     for (const r of this.ranges) {
       if (values.some((v) => (r.from === undefined || v >= r.from) && (r.to === undefined || v < r.to))) r.bucket.add(d, t)
     }

@@ -1,6 +1,8 @@
 /** Every aggregation type defined outside aggs.ts registers itself when its module loads. */
+import './aggs-adjacency-matrix'
 import './aggs-buckets'
 import './aggs-composite'
+import './aggs-ip-range'
 import './aggs-metrics'
 import './aggs-multi-terms'
 import './aggs-rare-terms'

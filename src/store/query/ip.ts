@@ -67,3 +67,20 @@ export function cidrMatcher(network: string): ((value: unknown) => boolean) | un
     return ip !== undefined && ip >= range[0] && ip <= range[1]
   }
 }
+
+/** An address as OpenSearch writes it: IPv4 (and IPv4-mapped) dotted, IPv6 with the longest run of zero groups (two or more) as `::`. */
+export function formatIp(n: bigint): string {
+  if (n >> 32n === 0xffffn) return [24n, 16n, 8n, 0n].map((s) => String((n >> s) & 0xffn)).join('.')
+  const groups = Array.from({ length: 8 }, (_, i) => Number((n >> BigInt(112 - 16 * i)) & 0xffffn))
+  let best = -1
+  let bestLen = 1
+  for (let i = 0; i < 8;) {
+    let j = i
+    while (j < 8 && groups[j] === 0) j++
+    if (j - i > bestLen) [best, bestLen] = [i, j - i]
+    i = j === i ? i + 1 : j
+  }
+  const hex = groups.map((g) => g.toString(16))
+  if (best < 0) return hex.join(':')
+  return `${hex.slice(0, best).join(':')}::${hex.slice(best + bestLen).join(':')}`
+}
