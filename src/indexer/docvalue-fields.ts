@@ -6,6 +6,7 @@
  * `strict_date_optional_time`, `.SSSZ` precision) or `epoch_millis`; text fields have no doc values
  * (400). An empty `script_fields` (OpenSearch Dashboards sends `{}`) is accepted.
  */
+import { decimalFormat } from '../store/embedded/decimal-format'
 import type { Mappings, SearchHit } from '../store/port'
 import { kindOf, type FieldSpec } from '../store/query/compile'
 import { parseDate } from '../store/query/dates'
@@ -31,18 +32,6 @@ export function checkScriptFields(v: unknown): void {
   if (v === undefined) return
   if (!isObject(v)) throw badRequest('[script_fields] must be an object', 'parsing_exception')
   if (Object.keys(v).length > 0) throw badRequest('[script_fields] is not supported by this server')
-}
-
-function decimalFormat(pattern: string): ((n: number) => string) | undefined {
-  const m = /^[#0,]*(?:\.(0*)(#*))?$/.exec(pattern)
-  if (!m || pattern === '') return undefined
-  const min = (m[1] ?? '').length
-  const max = min + (m[2] ?? '').length
-  return (n) => {
-    let s = n.toFixed(max)
-    if (max > min) s = s.replace(new RegExp(`0{1,${max - min}}$`), '').replace(/\.$/, '')
-    return s
-  }
 }
 
 const UTC = zoneOf('UTC')
