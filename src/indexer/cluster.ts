@@ -11,7 +11,7 @@ import { atLeast, indexShards, worst, type Health } from './topology'
 
 /** The OpenSearch version whose REST behaviour we claim (what the conformance suite is pinned to). */
 export const COMPATIBLE_OPENSEARCH_VERSION = '3.6.0'
-const LUCENE_VERSION = '10.3.1'
+export const LUCENE_VERSION = '10.3.1'
 
 /** The cluster state's uuid: one state per cluster here, so derived from the cluster's (22 base64url characters). */
 export function stateUuid(clusterUuid: string): string {

@@ -2,6 +2,7 @@
  * The index API of embedded mode: OpenSearch's REST shapes over the Store port, every route
  * authenticated and authorized with OpenSearch's action names on concrete indices.
  */
+import { catPoolRoutes } from './cat-pools'
 import { StatusCounter } from './status-counter'
 import { aliasRoutes } from './aliases'
 import { analyzeRoutes } from './analyze'
@@ -44,6 +45,7 @@ export function indexApiRoutes(deps: IndexApiDeps) {
   catRoutes(r)
   catClusterRoutes(r)
   catNodeRoutes(r)
+  catPoolRoutes(r)
   nodeRoutes(r)
   resolveRoutes(r)
   fieldCapsRoutes(r)

@@ -79,3 +79,33 @@ describe('node tables', () => {
     expect(mem.heap_max_in_bytes).toBeGreaterThanOrEqual(mem.heap_committed_in_bytes)
   })
 })
+
+describe('thread pools and segments', () => {
+  test('thread_pool lists OpenSearch pools; completed counts the work of each kind; patterns pick pools', async () => {
+    await ok(api.call('admin', 'PUT', '/logs-c/_doc/1?refresh=true', { a: 1 }), 201)
+    await ok(api.call('admin', 'GET', '/logs-c/_doc/1'))
+    const pools = await json('/_cat/thread_pool?h=name,type,active,queue,rejected,completed')
+    const byName = new Map(pools.map((p: any) => [p.name, p]))
+    expect([...byName.keys()]).toContain('write')
+    expect(Number((byName.get('write') as any).completed)).toBeGreaterThanOrEqual(1)
+    expect(Number((byName.get('get') as any).completed)).toBeGreaterThanOrEqual(1)
+    expect(pools.every((p: any) => p.active === '0' && p.queue === '0' && p.rejected === '0')).toBe(true)
+    const picked = await json('/_cat/thread_pool/se*,write?h=name,queue_size')
+    expect(picked).toEqual([
+      { name: 'search', queue_size: '1000' },
+      { name: 'search_throttled', queue_size: '1000' },
+      { name: 'write', queue_size: '10000' },
+    ])
+  })
+
+  test('segments: one committed segment per index holding documents, with its count', async () => {
+    await ok(api.call('admin', 'PUT', '/logs-d/_doc/1?refresh=true', { a: 1 }), 201)
+    await ok(api.call('admin', 'PUT', '/logs-d/_doc/2?refresh=true', { a: 2 }), 201)
+    const rows = await json('/_cat/segments/logs-*')
+    const d = rows.find((r: any) => r.index === 'logs-d')
+    expect(d).toMatchObject({ shard: '0', prirep: 'p', segment: '_0', 'docs.count': '2', committed: 'true', searchable: 'true' })
+    expect(rows.find((r: any) => r.index === 'logs-b')).toBeUndefined() // empty: no segment
+    // An index the caller may not read is refused, as every indices table.
+    expect((await api.call('alice', 'GET', '/_cat/segments/logs-*')).status).toBe(403)
+  })
+})
