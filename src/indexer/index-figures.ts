@@ -101,29 +101,16 @@ function sumActivity(stats: IndexStats[]): IndexActivity {
   const groups: Record<string, SearchCounts> = {}
   for (const s of stats)
     for (const [g, c] of Object.entries(s.activity?.search.groups ?? {})) groups[g] = total(zeros.search as SearchCounts, [groups[g], c])
+  const section = <K extends keyof IndexActivity>(k: K) =>
+    total(
+      zeros[k],
+      stats.map((s) => s.activity?.[k]),
+    )
   return {
-    indexing: total(
-      zeros.indexing,
-      stats.map((s) => s.activity?.indexing),
-    ),
-    get: total(
-      zeros.get,
-      stats.map((s) => s.activity?.get),
-    ),
-    search: {
-      ...total(
-        zeros.search,
-        stats.map((s) => s.activity?.search),
-      ),
-      groups,
-    },
-    refresh: total(
-      zeros.refresh,
-      stats.map((s) => s.activity?.refresh),
-    ),
-    translog: total(
-      zeros.translog,
-      stats.map((s) => s.activity?.translog),
-    ),
+    indexing: section('indexing'),
+    get: section('get'),
+    search: { ...section('search'), groups },
+    refresh: section('refresh'),
+    translog: section('translog'),
   }
 }

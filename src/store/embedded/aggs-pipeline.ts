@@ -665,14 +665,22 @@ function scriptVariables(of: Buckets, b: Rendered, paths: Array<[string, string[
   return vars
 }
 
-function bucketScript(spec: Spec): Behaviour {
+/** What bucket_script and bucket_selector share: their script, the paths of its variables, their gap policy. */
+function scripted(spec: Spec) {
   const variables = pathVariables(spec)
-  const paths = Object.entries(variables).map(([k, v]) => [k, pathSteps(v)] as [string, string[]])
-  const gap = spec.gapPolicy
-  const script = compileScript(spec.params.script)
+  return {
+    paths: Object.entries(variables).map(([k, v]) => [k, pathSteps(v)] as [string, string[]]),
+    sorted: sortedPaths(variables),
+    gap: spec.gapPolicy,
+    script: compileScript(spec.params.script),
+  }
+}
+
+function bucketScript(spec: Spec): Behaviour {
+  const { paths, sorted, gap, script } = scripted(spec)
   return {
     kind: 'parent',
-    paths: sortedPaths(variables),
+    paths: sorted,
     validate: (where) => validateHasParent(spec, where),
     apply(of) {
       for (const b of of.items) {
@@ -693,13 +701,10 @@ const sortedPaths = (variables: Record<string, string>) =>
     .map((k) => variables[k])
 
 function bucketSelector(spec: Spec): Behaviour {
-  const variables = pathVariables(spec)
-  const paths = Object.entries(variables).map(([k, v]) => [k, pathSteps(v)] as [string, string[]])
-  const gap = spec.gapPolicy
-  const script = compileScript(spec.params.script)
+  const { paths, sorted, gap, script } = scripted(spec)
   return {
     kind: 'parent',
-    paths: sortedPaths(variables),
+    paths: sorted,
     validate: (where) => validateHasParent(spec, where),
     apply(of) {
       return of.items.filter((b) => {
