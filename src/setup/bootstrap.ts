@@ -240,6 +240,17 @@ export async function runTasks(deps: BootstrapDeps, opts: BootstrapOptions = {})
   return { status: 'ready', ranHere: true, completed, skipped: [] }
 }
 
+/**
+ * The turn of a node that waited for another's bootstrap: the holder may have released the lease
+ * between this node's last look and its claim. Its outcome is reported then; only a holder that
+ * never finished (a stolen stale lease: the marker still running) leaves the tasks to run here.
+ */
+async function outcomeOrRun(deps: BootstrapDeps, opts: BootstrapOptions): Promise<BootstrapResult> {
+  const status = await readSetupStatus(deps.store)
+  if (status === 'ready' || status === 'failed') return { status, ranHere: false, completed: [], skipped: [] }
+  return runTasks(deps, opts)
+}
+
 /** The lease lives in the resource-locks index, which therefore exists before anything else runs. */
 const ensureLeaseIndex = (store: Store) => ensureIndex(store, RESOURCE_LOCKS)
 
@@ -278,10 +289,12 @@ export async function runBootstrap(deps: BootstrapDeps, opts: BootstrapOptions =
     deps.log.warn('setup lease index unavailable, bootstrapping without the lease', { error: e })
     return runTasks(deps, opts)
   }
+  let waited = false
   for (;;) {
     // Renewed while the tasks run (their retries can outlast the stale age); released after.
     const turn = await claimTurn(runner, spec)
-    if (turn) return turn.run(() => runTasks(deps, opts))
+    if (turn) return turn.run(() => (waited ? outcomeOrRun(deps, opts) : runTasks(deps, opts)))
+    waited = true
     // The holder may be a node killed mid-bootstrap, whose lease only goes stale after a minute:
     // a stop meanwhile must not wait for that.
     if (opts.signal?.aborted) return { status: 'stopped', ranHere: false, completed: [], skipped: [] }
