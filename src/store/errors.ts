@@ -148,12 +148,14 @@ export class SearchContextMissing extends StoreError {
  * shards failed") with the shard's own error as the root cause and in `failed_shards`.
  */
 export class ShardsFailed extends StoreError {
+  /** `status`: 500 when the shard's error is a server one (OpenSearch answers with the worst shard's). */
   constructor(
     readonly shardType: string,
     reason: string,
     readonly index: string,
+    status = 400,
   ) {
-    super('search_phase_execution_exception', 400, reason)
+    super('search_phase_execution_exception', status, reason)
   }
 
   override toOpenSearch() {

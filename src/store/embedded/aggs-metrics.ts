@@ -1,15 +1,24 @@
 /**
- * Numeric metric aggregations beyond the single-value ones: `stats`, `extended_stats` and
- * `percentiles` (a merging digest with bounded memory, as OpenSearch's TDigest).
+ * Numeric metric aggregations beyond the single-value ones: `stats`, `extended_stats`,
+ * `percentiles` and `percentile_ranks` (t-digest or HDR histogram, as OpenSearch builds them),
+ * `weighted_avg` and `median_absolute_deviation`.
  */
 import { CompensatedSum } from './compensated-sum'
-import { FieldParseError, IllegalArgument, ParsingError, StoreError } from '../errors'
+import { FieldParseError, IllegalArgument, ShardsFailed, StoreError } from '../errors'
 import { type DocView, isObject } from '../query/doc'
 import { type Agg, type AggSpec, type AggValue, defineAgg, FieldAgg, fieldParam, type TargetCtx } from './aggs'
+import { kindOf } from '../query/compile'
+import { MergingDigest } from './t-digest'
+import { DoubleHdrHistogram, HistogramOutOfBounds } from './hdr-histogram'
 
 /** Numbers of a field in a document (dates as millis); `asDate` is set when the field holds dates. */
 abstract class NumericAgg extends FieldAgg implements Agg {
   protected asDate = false
+  /**
+   * A document's values are added in ascending order, as OpenSearch reads them from doc values:
+   * set where the order of adding shows in the answer (a digest).
+   */
+  protected inDocValueOrder = false
   constructor(protected readonly spec: AggSpec) {
     super(fieldParam(spec.type, spec.params), spec.type)
   }
@@ -18,6 +27,7 @@ abstract class NumericAgg extends FieldAgg implements Agg {
   collect(d: DocView, t: TargetCtx): void {
     let values = this.read(d, t)
     if (values.length === 0 && this.spec.params.missing !== undefined) values = [{ key: Number(this.spec.params.missing) }]
+    if (values.length > 1 && this.inDocValueOrder) values = [...values].sort((a, b) => (a.key as number) - (b.key as number))
     for (const v of values) {
       if (typeof v.key !== 'number')
         throw new IllegalArgument(`Field [${this.field}] of type [keyword] is not supported for aggregation [${this.spec.type}]`)
@@ -124,152 +134,220 @@ class ExtendedStatsAgg extends StatsAgg {
   }
 }
 
-/**
- * A merging t-digest: values are buffered, then merged into at most about `compression`
- * centroids whose size is bounded by q(1-q), so memory stays bounded and the tails stay exact.
- */
-export class Digest {
-  private means: number[] = []
-  private weights: number[] = []
-  private buffer: number[] = []
-  private bufferWeights: number[] = []
-  private total = 0
-  min = Infinity
-  max = -Infinity
-
-  constructor(private readonly compression = 100) {}
-
-  /** `v` seen `w` times (a centroid of another digest: median_absolute_deviation's deviations). */
-  add(v: number, w = 1): void {
-    this.buffer.push(v)
-    this.bufferWeights.push(w)
-    this.total += w
-    if (v < this.min) this.min = v
-    if (v > this.max) this.max = v
-    if (this.buffer.length >= 20 * this.compression) this.merge()
-  }
-
-  /** The centroids, merged: [mean, weight] pairs in ascending order. */
-  centroids(): Array<[number, number]> {
-    this.merge()
-    return this.means.map((m, i) => [m, this.weights[i]])
-  }
-
-  get count(): number {
-    return this.total
-  }
-
-  private merge(): void {
-    if (this.buffer.length === 0) return
-    const items: Array<[number, number]> = this.means.map((m, i) => [m, this.weights[i]])
-    this.buffer.forEach((v, i) => items.push([v, this.bufferWeights[i]]))
-    this.buffer = []
-    this.bufferWeights = []
-    items.sort((a, b) => a[0] - b[0])
-    const means: number[] = []
-    const weights: number[] = []
-    let seen = 0
-    for (const [m, w] of items) {
-      const last = means.length - 1
-      if (last >= 0) {
-        const q = (seen - weights[last] / 2 + (weights[last] + w) / 2) / this.total
-        const limit = Math.max(1, (4 * this.total * q * (1 - q)) / this.compression)
-        if (weights[last] + w <= limit) {
-          means[last] = (means[last] * weights[last] + m * w) / (weights[last] + w)
-          weights[last] += w
-          seen += w
-          continue
-        }
-      }
-      means.push(m)
-      weights.push(w)
-      seen += w
-    }
-    this.means = means
-    this.weights = weights
-  }
-
-  /** The value at quantile q (0..1), as t-digest's MergingDigest answers it (singletons exactly). */
-  quantile(q: number): number | null {
-    this.merge()
-    const total = this.total
-    const n = this.means.length
-    if (total === 0) return null
-    if (n === 1) return this.means[0]
-    const mean = this.means
-    const weight = this.weights
-    const index = q * total
-    if (index < 1) return this.min
-    if (weight[0] > 1 && index < weight[0] / 2) return this.min + ((index - 1) / (weight[0] / 2 - 1)) * (mean[0] - this.min)
-    if (index > total - 1) return this.max
-    if (weight[n - 1] > 1 && total - index <= weight[n - 1] / 2)
-      return this.max - ((total - index - 1) / (weight[n - 1] / 2 - 1)) * (this.max - mean[n - 1])
-    let so = weight[0] / 2
-    for (let i = 0; i < n - 1; i++) {
-      const dw = (weight[i] + weight[i + 1]) / 2
-      if (so + dw > index) {
-        let leftUnit = 0
-        if (weight[i] === 1) {
-          if (index - so < 0.5) return mean[i]
-          leftUnit = 0.5
-        }
-        let rightUnit = 0
-        if (weight[i + 1] === 1) {
-          if (so + dw - index <= 0.5) return mean[i + 1]
-          rightUnit = 0.5
-        }
-        const z1 = index - so - leftUnit
-        const z2 = so + dw - index - rightUnit
-        return (mean[i] * z2 + mean[i + 1] * z1) / (z1 + z2)
-      }
-      so += dw
-    }
-    const z1 = index - total - weight[n - 1] / 2
-    const z2 = weight[n - 1] / 2 - z1
-    return (mean[n - 1] * z1 + this.max * z2) / (z1 + z2)
-  }
-  /**
-   * The share of values at or below x (0..1), as t-digest's MergingDigest answers it: half of
-   * the weight of centroids exactly at x counts, singletons are never interpolated.
-   */
-  cdf(x: number): number | null {
-    this.merge()
-    const { means: mean, weights: weight, total, min, max } = this
-    const n = mean.length
-    if (n === 0) return null
-    if (x < min) return 0
-    if (x > max) return 1
-    if (n === 1) return max - min < Number.MIN_VALUE ? 0.5 : (x - min) / (max - min)
-    if (x < mean[0]) return x === min ? 0.5 / total : (1 + ((x - min) / (mean[0] - min)) * (weight[0] / 2 - 1)) / total
-    if (x > mean[n - 1]) return x === max ? 1 - 0.5 / total : 1 - (1 + ((max - x) / (max - mean[n - 1])) * (weight[n - 1] / 2 - 1)) / total
-    let so = 0
-    for (let i = 0; i < n - 1; i++) {
-      if (mean[i] === x) {
-        let dw = 0
-        for (; i < n && mean[i] === x; i++) dw += weight[i]
-        return (so + dw / 2) / total
-      }
-      if (x < mean[i + 1]) return (so + between(mean, weight, i, x)) / total
-      so += weight[i]
-    }
-    return 1 - 0.5 / total
-  }
-}
-
-/** The weight below x from the middle of centroid i, x between centroids i and i + 1 (singletons are not spread). */
-function between(mean: number[], weight: number[], i: number, x: number): number {
-  if (!(mean[i + 1] - mean[i] > 0)) return (weight[i] + weight[i + 1]) / 2
-  if (weight[i] === 1 && weight[i + 1] === 1) return 1
-  const left = weight[i] === 1 ? 0.5 : 0
-  const right = weight[i] !== 1 && weight[i + 1] === 1 ? 0.5 : 0
-  const dw = (weight[i] + weight[i + 1]) / 2 - left - right
-  return weight[i] / 2 + left + (dw * (x - mean[i])) / (mean[i + 1] - mean[i])
-}
-
 const DEFAULT_PERCENTS = [1, 5, 25, 50, 75, 95, 99]
 
-class PercentilesAgg extends NumericAgg {
-  private readonly digest: Digest
+/** What percentiles and percentile_ranks answer from. */
+interface Answers {
+  /** The value below which `percent` (0..100) of the values fall. */
+  percentile(percent: number): number
+  /** The percentage of values at or below `value`. */
+  rank(value: number): number
+}
+
+/** A shard's sketch: a t-digest or an HDR histogram. */
+interface Sketch {
+  add(v: number): void
+}
+
+/**
+ * A percentiles method (`tdigest` or `hdr`): a shard's sketch, the form in which the coordinating
+ * node receives it, and the answers of the received sketches together (none without values).
+ */
+interface Method {
+  sketch(): Sketch
+  send(sketch: Sketch): Sketch
+  answers(received: Sketch[], reduced: boolean): Answers | undefined
+}
+
+/**
+ * One sketch per index read, each standing for an OpenSearch shard (an index has one here).
+ * OpenSearch answers a one-shard search from the sketch its shard sends, and reduces those of a
+ * search over several shards into one, in shard order (by index name). Documents come index by
+ * index, so an index left behind is done: its sketch is sent at once, which keeps only the small
+ * received form of each index in memory.
+ */
+class Shards<S, R> {
+  private readonly sent = new Map<string, R | undefined>()
+  private live?: { t: TargetCtx; sketch: S }
+  private count = 1
+  constructor(
+    private readonly make: () => S,
+    private readonly send: (sketch: S) => R,
+  ) {}
+  /** An index the search reads: its shard answers even without documents. */
+  note(t: TargetCtx): void {
+    this.count = Math.max(this.count, t.shards ?? 0)
+    if (!this.sent.has(t.name)) this.sent.set(t.name, undefined)
+  }
+  /** The sketch of `t`'s index, whose documents come now. */
+  of(t: TargetCtx): S {
+    if (this.live?.t === t) return this.live.sketch
+    if (this.live) this.sent.set(this.live.t.name, this.send(this.live.sketch))
+    if (this.sent.get(t.name) !== undefined) throw new Error(`documents of index [${t.name}] came after another index's`)
+    this.sent.set(t.name, undefined)
+    this.count = Math.max(this.count, t.shards ?? 0, this.sent.size)
+    this.live = { t, sketch: this.make() }
+    return this.live.sketch
+  }
+  /** What each shard sends, in shard order; it sends once. */
+  received(): R[] {
+    if (this.live) this.sent.set(this.live.t.name, this.send(this.live.sketch))
+    this.live = undefined
+    const names = [...this.sent.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    return names.map((name) => this.sent.get(name) ?? this.send(this.make()))
+  }
+  get reduced(): boolean {
+    return this.count > 1
+  }
+}
+
+/**
+ * t-digests: each shard sends its digest (see MergingDigest.shipped). Several are reduced into a
+ * new digest, which is then compressed once before it answers (unlike a single shard's).
+ */
+function tdigestMethod(compression: number): Method {
+  return {
+    sketch: () => new MergingDigest(compression),
+    send: (sketch) => (sketch as MergingDigest).shipped(),
+    answers(received, reduced) {
+      const sent = received as MergingDigest[]
+      const digest = reduced ? mergedDigest(sent) : sent[0]
+      if (digest === undefined || digest.count === 0) return undefined
+      return {
+        percentile: (percent) => digest.quantile(percent / 100),
+        rank: (value) => Math.min(Math.max(digest.cdf(value), 0), 1) * 100,
+      }
+    },
+  }
+}
+
+/** Digests merged as OpenSearch's reduce merges them: each one's centroids added to a new digest. */
+function mergedDigest(digests: MergingDigest[], compress = true): MergingDigest {
+  const merged = new MergingDigest(digests[0].compression)
+  for (const d of digests) for (const [mean, weight] of d.centroids()) merged.add(mean, weight)
+  if (compress) merged.compress()
+  return merged
+}
+
+/**
+ * HDR histograms of `digits` significant digits; they refuse negative values. Several are
+ * reduced into an empty copy of the first, then each added to it.
+ */
+function hdrMethod(digits: number): Method {
+  return {
+    sketch: () => new DoubleHdrHistogram(digits),
+    send: (sketch) => sketch,
+    answers(received, reduced) {
+      const all = received as DoubleHdrHistogram[]
+      let histogram = all[0]
+      if (reduced && histogram !== undefined) {
+        histogram = histogram.emptyCopy()
+        for (const h of all) histogram.addAll(h)
+      }
+      if (histogram === undefined || histogram.count === 0) return undefined
+      return {
+        percentile: (percent) => histogram.valueAtPercentile(percent),
+        rank: (value) => Math.min(Math.max(histogram.percentileAtOrBelow(value), 0), 100),
+      }
+    },
+  }
+}
+
+/** percentiles and percentile_ranks: the values into the sketches their `tdigest` or `hdr` asks for. */
+abstract class SketchAgg extends NumericAgg {
+  private readonly method: Method
+  private readonly shards: Shards<Sketch, Sketch>
+  private current?: Sketch
+  private answered?: Answers | null
+  constructor(spec: AggSpec) {
+    super(spec)
+    this.inDocValueOrder = true
+    const method = methodOf(spec)
+    this.method = method
+    this.shards = new Shards(
+      () => method.sketch(),
+      (sketch) => method.send(sketch),
+    )
+  }
+  see(t: TargetCtx): void {
+    this.shards.note(t)
+  }
+  protected add(v: number): void {
+    this.current!.add(v)
+  }
+  override collect(d: DocView, t: TargetCtx): void {
+    this.current = this.shards.of(t)
+    try {
+      super.collect(d, t)
+    } catch (e) {
+      // A value the histogram refuses fails OpenSearch's shard: the search fails as a one-shard one does (partial results are not kept).
+      if (e instanceof HistogramOutOfBounds) throw new ShardsFailed(e.type, e.reason, t.name, e.status)
+      throw e
+    }
+  }
+  /** The answers, worked out once: the shards send their sketches once. */
+  protected answers(): Answers | undefined {
+    if (this.answered === undefined) this.answered = this.method.answers(this.shards.received(), this.shards.reduced) ?? null
+    return this.answered ?? undefined
+  }
+}
+
+/** The method a percentiles-like aggregation asks for, its `tdigest` and `hdr` objects checked as OpenSearch's parser checks them. */
+function methodOf(spec: AggSpec): Method {
+  const { tdigest, hdr } = spec.params
+  for (const [method, given] of Object.entries({ tdigest, hdr }))
+    if (given !== undefined && !isObject(given))
+      throw new StoreError('x_content_parse_exception', 400, `[${spec.type}] ${method} doesn't support values of type: ${tokenOf(given)}`)
+  if (tdigest !== undefined && hdr !== undefined)
+    throw new StoreError('x_content_parse_exception', 400, `Failed to build [${spec.type}] after last required field arrived`, {
+      caused_by: { type: 'illegal_argument_exception', reason: 'Only one percentiles method should be declared.' },
+    })
+  if (isObject(hdr)) {
+    const digits = Math.trunc(methodNumber(spec, 'hdr', hdr, 'number_of_significant_value_digits') ?? 3)
+    if (digits < 0 || digits > 5)
+      throw methodError(spec, 'hdr', {
+        type: 'x_content_parse_exception',
+        reason: '[hdr] failed to parse field [number_of_significant_value_digits]',
+        caused_by: { type: 'illegal_argument_exception', reason: '[numberOfSignificantValueDigits] must be between 0 and 5' },
+      })
+    return hdrMethod(digits)
+  }
+  const compression = compressionOf(spec, isObject(tdigest) ? methodNumber(spec, 'tdigest', tdigest, 'compression') : undefined, 100)
+  return tdigestMethod(compression)
+}
+
+/** The one number a method object holds (numbers in text too), or the parser's words for anything else in it. */
+function methodNumber(spec: AggSpec, method: string, given: Record<string, unknown>, field: string): number | undefined {
+  for (const key of Object.keys(given))
+    if (key !== field) throw methodError(spec, method, { type: 'x_content_parse_exception', reason: `[${method}] unknown field [${key}]` })
+  const v = given[field]
+  if (v === undefined || typeof v === 'number') return v
+  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v)
+  throw methodError(
+    spec,
+    method,
+    typeof v === 'string'
+      ? {
+          type: 'x_content_parse_exception',
+          reason: `[${method}] failed to parse field [${field}]`,
+          caused_by: { type: 'number_format_exception', reason: v.trim() === '' ? 'empty String' : `For input string: "${v}"` },
+        }
+      : { type: 'x_content_parse_exception', reason: `[${method}] ${field} doesn't support values of type: ${tokenOf(v)}` },
+  )
+}
+
+const methodError = (spec: AggSpec, method: string, cause: Record<string, unknown>) =>
+  new StoreError('x_content_parse_exception', 400, `[${spec.type}] failed to parse field [${method}]`, { caused_by: cause })
+
+/** The JSON token OpenSearch's parser names a value by. */
+function tokenOf(v: unknown): string {
+  if (v === null) return 'VALUE_NULL'
+  if (Array.isArray(v)) return 'START_ARRAY'
+  if (isObject(v)) return 'START_OBJECT'
+  return typeof v === 'string' ? 'VALUE_STRING' : typeof v === 'number' ? 'VALUE_NUMBER' : 'VALUE_BOOLEAN'
+}
+
+class PercentilesAgg extends SketchAgg {
   private readonly percents: number[]
   private readonly keyed: boolean
   constructor(spec: AggSpec) {
@@ -277,19 +355,15 @@ class PercentilesAgg extends NumericAgg {
     const p = spec.params
     if (p.percents !== undefined && (!Array.isArray(p.percents) || p.percents.length === 0))
       throw new IllegalArgument(`[percents] must not be empty: [${spec.name}]`)
-    this.percents = (p.percents as number[] | undefined)?.map(Number) ?? DEFAULT_PERCENTS
+    // OpenSearch answers them in ascending order, whatever the request's.
+    this.percents = (p.percents as number[] | undefined)?.map(Number).sort((a, b) => a - b) ?? DEFAULT_PERCENTS
     for (const x of this.percents)
       if (!(x >= 0 && x <= 100)) throw new IllegalArgument(`percent must be in [0,100], got [${x}]: [${spec.name}]`)
     this.keyed = p.keyed !== false
-    if (p.hdr !== undefined) throw new ParsingError('[hdr] percentiles are not supported by this server')
-    this.digest = new Digest(compressionOf(spec, (p.tdigest as { compression?: unknown } | undefined)?.compression, 100))
-  }
-  protected add(v: number): void {
-    this.digest.add(v)
   }
   result(): Record<string, unknown> {
     return keyedValues(
-      this.percents.map((pct) => ({ key: pct, value: this.digest.quantile(pct / 100) })),
+      this.percents.map((pct) => ({ key: pct, value: this.answers()?.percentile(pct) ?? null })),
       this.keyed,
       this.asDate,
     )
@@ -318,26 +392,17 @@ function javaDouble(x: number): string {
 }
 
 /** `percentile_ranks`: the percentage of values at or below each of `values`. */
-class PercentileRanksAgg extends NumericAgg {
-  private readonly digest: Digest
+class PercentileRanksAgg extends SketchAgg {
   private readonly values: number[]
   constructor(spec: AggSpec) {
     super(spec)
     const p = spec.params
     if (!Array.isArray(p.values) || p.values.length === 0)
       throw new StoreError('x_content_parse_exception', 400, 'Failed to build [percentile_ranks] after last required field arrived')
-    this.values = p.values.map(Number)
-    if (p.hdr !== undefined) throw new ParsingError('[hdr] percentiles are not supported by this server')
-    this.digest = new Digest(compressionOf(spec, (p.tdigest as { compression?: unknown } | undefined)?.compression, 100))
-  }
-  protected add(v: number): void {
-    this.digest.add(v)
+    this.values = p.values.map(Number).sort((a, b) => a - b)
   }
   result(): Record<string, unknown> {
-    const entries = this.values.map((x) => {
-      const share = this.digest.cdf(x)
-      return { key: x, value: share === null ? null : share * 100 }
-    })
+    const entries = this.values.map((x) => ({ key: x, value: this.answers()?.rank(x) ?? null }))
     return keyedValues(entries, this.spec.params.keyed !== false, this.asDate)
   }
 }
@@ -391,26 +456,61 @@ function source(spec: AggSpec, which: 'value' | 'weight') {
 
 /**
  * `median_absolute_deviation`: the median of the distances to the median, both read off
- * digests as OpenSearch does (the deviations of the values' centroids, with their weights).
+ * digests. An OpenSearch shard answers it from its digest (and with one shard, that answer is
+ * kept); with several, the coordinating node merges the digests it receives and answers again.
  */
 class MedianAbsoluteDeviationAgg extends NumericAgg {
-  private readonly digest: Digest
-  private readonly compression: number
+  private readonly shards: Shards<MergingDigest, Sent>
+  private current?: MergingDigest
+  private seen?: TargetCtx
   constructor(spec: AggSpec) {
     super(spec)
-    this.compression = compressionOf(spec, spec.params.compression, 1000, true)
-    this.digest = new Digest(this.compression)
+    this.inDocValueOrder = true
+    const compression = compressionOf(spec, spec.params.compression, 1000, true)
+    // A shard answers from its digest, which compresses it, then sends it.
+    this.shards = new Shards(
+      () => new MergingDigest(compression),
+      (digest) => ({ answer: digest.count > 0 ? medianAbsoluteDeviation(digest) : null, digest: digest.shipped() }),
+    )
+  }
+  /** Unlike percentiles, it takes numbers only: a date field is refused, with or without values. */
+  see(t: TargetCtx): void {
+    const type = t.specs?.get(this.field)?.type
+    if (type !== undefined && kindOf(type) === 'date')
+      throw new IllegalArgument(`Field [${this.field}] of type [${type}] is not supported for aggregation [${this.spec.type}]`)
+    this.shards.note(t)
+  }
+  override collect(d: DocView, t: TargetCtx): void {
+    if (this.seen !== t) this.see((this.seen = t))
+    this.current = this.shards.of(t)
+    super.collect(d, t)
   }
   protected add(v: number): void {
-    this.digest.add(v)
+    this.current!.add(v)
   }
   result(): Record<string, unknown> {
-    const median = this.digest.quantile(0.5)
-    if (median === null) return { value: null }
-    const deviations = new Digest(this.compression)
-    for (const [mean, weight] of this.digest.centroids()) deviations.add(Math.abs(median - mean), weight)
-    return { value: deviations.quantile(0.5) }
+    const received = this.shards.received()
+    if (!this.shards.reduced) return { value: received[0]?.answer ?? null }
+    const merged = mergedDigest(
+      received.map((r) => r.digest),
+      false,
+    )
+    return { value: merged.count > 0 ? medianAbsoluteDeviation(merged) : null }
   }
+}
+
+/** What a median_absolute_deviation shard sends: its answer and its digest. */
+interface Sent {
+  answer: number | null
+  digest: MergingDigest
+}
+
+/** OpenSearch's: the digest's median, then the median of a digest of each centroid's distance to it, added once per value it holds. */
+function medianAbsoluteDeviation(digest: MergingDigest): number {
+  const median = digest.quantile(0.5)
+  const deviations = new MergingDigest(digest.compression)
+  for (const [mean, weight] of digest.centroids()) for (let i = 0; i < weight; i++) deviations.add(Math.abs(median - mean))
+  return deviations.quantile(0.5)
 }
 
 /** A digest's `compression` parameter, checked as OpenSearch checks it (`positive`: 0 is refused too). */
@@ -420,7 +520,7 @@ function compressionOf(spec: AggSpec, given: unknown, fallback: number, positive
   // median_absolute_deviation's parser refuses it; percentiles' builder does.
   if (positive && !(c > 0)) throw new FieldParseError(spec.type, 'compression', why)
   if (!(c >= 0)) throw new IllegalArgument(why)
-  return Math.max(c, 1)
+  return c
 }
 
 defineAgg('stats', (spec) => () => new StatsAgg(spec))

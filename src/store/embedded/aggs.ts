@@ -18,6 +18,11 @@ import { FLAT_OBJECT, flatObjectRoot } from '../query/flat-object'
 export interface TargetCtx {
   name: string
   specs?: Map<string, FieldSpec>
+  /**
+   * How many indices the search reads: each is one OpenSearch shard, and OpenSearch reduces the
+   * shards' digests only when there are several (aggs-metrics.ts). Absent: those read so far.
+   */
+  shards?: number
 }
 
 export interface Agg {

@@ -54,6 +54,7 @@ function searchTargets(
     return {
       name,
       specs: meta.specs,
+      shards: resolved.size,
       filters,
       limits: maxClauseCount === undefined ? undefined : indexLimits(meta.settings, maxClauseCount),
       rows: (query: unknown, limit?: number) => {
@@ -168,6 +169,7 @@ export async function search(core: StoreCore, params: SearchParams): Promise<Sea
     const targets: SearchTarget[] = pit.targets.map((t) => ({
       name: t.name,
       specs: t.specs,
+      shards: pit.targets.length,
       filters: null,
       limits: indexLimits(core.cat.byIx.get(t.ix)?.settings, limits.maxClauseCount),
       rows: () => pitRows(core, t),
