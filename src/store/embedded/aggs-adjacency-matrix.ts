@@ -7,7 +7,7 @@ import { IllegalArgument, ParsingError } from '../errors'
 import { compile, type Test } from '../query/compile'
 import { compareCodePoints } from '../query/fold'
 import { type DocView, isObject } from '../query/doc'
-import { type Agg, type AggSpec, type BucketBudget, defineAgg, instantiate, results, type TargetCtx } from './aggs'
+import { type Agg, type AggSpec, type BucketBudget, defineCheckedAgg, instantiate, results, type TargetCtx } from './aggs'
 
 /** `index.max_adjacency_matrix_filters`: OpenSearch's bound on the filters of one aggregation. */
 const MAX_FILTERS = 100
@@ -70,7 +70,4 @@ class AdjacencyMatrixAgg implements Agg {
   }
 }
 
-defineAgg('adjacency_matrix', (spec) => {
-  new AdjacencyMatrixAgg(spec)
-  return (budget) => new AdjacencyMatrixAgg(spec, budget)
-})
+defineCheckedAgg('adjacency_matrix', (spec, budget) => new AdjacencyMatrixAgg(spec, budget))

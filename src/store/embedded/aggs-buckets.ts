@@ -16,6 +16,7 @@ import {
   type Aggs,
   BucketBudget,
   defineAgg,
+  defineCheckedAgg,
   FieldAgg,
   fieldParam,
   instantiate,
@@ -523,14 +524,8 @@ class MissingAgg extends FieldAgg implements Agg {
 }
 
 defineAgg('histogram', (spec) => (budget) => new HistogramAgg(spec, budget))
-defineAgg('date_histogram', (spec) => {
-  new DateHistogramAgg(spec) // bad intervals and zones fail before any document is read
-  return (budget) => new DateHistogramAgg(spec, budget)
-})
+defineCheckedAgg('date_histogram', (spec, budget) => new DateHistogramAgg(spec, budget))
 defineAgg('range', (spec) => (budget) => new RangeAgg(spec, budget))
 defineAgg('date_range', (spec) => (budget) => new RangeAgg(spec, budget))
-defineAgg('filters', (spec) => {
-  new FiltersAgg(spec)
-  return (budget) => new FiltersAgg(spec, budget)
-})
+defineCheckedAgg('filters', (spec, budget) => new FiltersAgg(spec, budget))
 defineAgg('missing', (spec) => (budget) => new MissingAgg(spec, budget))

@@ -11,7 +11,7 @@ import {
   type AggSpec,
   type Aggs,
   type BucketBudget,
-  defineAgg,
+  defineCheckedAgg,
   FieldAgg,
   fieldParam,
   instantiate,
@@ -100,7 +100,4 @@ function ipRange(r: unknown, subs: Aggs, budget?: BucketBudget): IpRange {
   return { key, from, to, count: 0, subs: instantiate(subs, budget) }
 }
 
-defineAgg('ip_range', (spec) => {
-  new IpRangeAgg(spec)
-  return (budget) => new IpRangeAgg(spec, budget)
-})
+defineCheckedAgg('ip_range', (spec, budget) => new IpRangeAgg(spec, budget))

@@ -6,7 +6,7 @@
 import { CompensatedSum } from './compensated-sum'
 import { FieldParseError, IllegalArgument, ShardsFailed, StoreError } from '../errors'
 import { type DocView, isObject } from '../query/doc'
-import { type Agg, type AggSpec, type AggValue, defineAgg, FieldAgg, fieldParam, type TargetCtx } from './aggs'
+import { type Agg, type AggSpec, type AggValue, defineAgg, defineCheckedAgg, FieldAgg, fieldParam, type TargetCtx } from './aggs'
 import { kindOf } from '../query/compile'
 import { MergingDigest } from './t-digest'
 import { DoubleHdrHistogram, HistogramOutOfBounds } from './hdr-histogram'
@@ -524,23 +524,8 @@ function compressionOf(spec: AggSpec, given: unknown, fallback: number, positive
 }
 
 defineAgg('stats', (spec) => () => new StatsAgg(spec))
-defineAgg('extended_stats', (spec) => {
-  new ExtendedStatsAgg(spec)
-  return () => new ExtendedStatsAgg(spec)
-})
-defineAgg('percentiles', (spec) => {
-  new PercentilesAgg(spec)
-  return () => new PercentilesAgg(spec)
-})
-defineAgg('percentile_ranks', (spec) => {
-  new PercentileRanksAgg(spec)
-  return () => new PercentileRanksAgg(spec)
-})
-defineAgg('weighted_avg', (spec) => {
-  new WeightedAvgAgg(spec)
-  return () => new WeightedAvgAgg(spec)
-})
-defineAgg('median_absolute_deviation', (spec) => {
-  new MedianAbsoluteDeviationAgg(spec)
-  return () => new MedianAbsoluteDeviationAgg(spec)
-})
+defineCheckedAgg('extended_stats', (spec) => new ExtendedStatsAgg(spec))
+defineCheckedAgg('percentiles', (spec) => new PercentilesAgg(spec))
+defineCheckedAgg('percentile_ranks', (spec) => new PercentileRanksAgg(spec))
+defineCheckedAgg('weighted_avg', (spec) => new WeightedAvgAgg(spec))
+defineCheckedAgg('median_absolute_deviation', (spec) => new MedianAbsoluteDeviationAgg(spec))

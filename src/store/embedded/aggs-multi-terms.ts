@@ -13,7 +13,7 @@ import {
   type AggSpec,
   type AggValue,
   type BucketBudget,
-  defineAgg,
+  defineCheckedAgg,
   FieldAgg,
   instantiate,
   results,
@@ -150,7 +150,4 @@ function dedupe(values: AggValue[]): AggValue[] {
 
 const sumOfCounts = (list: ReadonlyArray<{ count: number }>) => list.reduce((n, c) => n + c.count, 0)
 
-defineAgg('multi_terms', (spec) => {
-  new MultiTermsAgg(spec)
-  return (budget) => new MultiTermsAgg(spec, budget)
-})
+defineCheckedAgg('multi_terms', (spec, budget) => new MultiTermsAgg(spec, budget))

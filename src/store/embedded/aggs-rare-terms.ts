@@ -13,7 +13,7 @@ import {
   type AggSpec,
   type AggValue,
   type BucketBudget,
-  defineAgg,
+  defineCheckedAgg,
   FieldAgg,
   fieldParam,
   instantiate,
@@ -99,7 +99,4 @@ class RareTermsAgg extends FieldAgg implements Agg {
   }
 }
 
-defineAgg('rare_terms', (spec) => {
-  new RareTermsAgg(spec)
-  return (budget) => new RareTermsAgg(spec, budget)
-})
+defineCheckedAgg('rare_terms', (spec, budget) => new RareTermsAgg(spec, budget))

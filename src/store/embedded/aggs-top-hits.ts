@@ -7,7 +7,7 @@ import type { DocView } from '../query/doc'
 import { isObject } from '../query/doc'
 import type { SourceFilter } from '../port'
 import { filterSource, sourceSpec } from '../source-filter'
-import { type Agg, type AggSpec, defineAgg, type Key, reader, type TargetCtx } from './aggs'
+import { type Agg, type AggSpec, defineCheckedAgg, type Key, reader, type TargetCtx } from './aggs'
 import { compareKeys } from './aggs-order'
 
 interface SortSpec {
@@ -122,7 +122,4 @@ class TopHitsAgg implements Agg {
   }
 }
 
-defineAgg('top_hits', (spec) => {
-  new TopHitsAgg(spec)
-  return () => new TopHitsAgg(spec)
-})
+defineCheckedAgg('top_hits', (spec) => new TopHitsAgg(spec))

@@ -129,6 +129,17 @@ export function defineAgg(type: string, make: (spec: AggSpec) => Factory): void 
 }
 
 /**
+ * A type whose request is checked as it is parsed: one instance is made at once (its constructor
+ * throws OpenSearch's errors before any document is read), then one per use.
+ */
+export function defineCheckedAgg(type: string, make: (spec: AggSpec, budget?: BucketBudget) => Agg): void {
+  defineAgg(type, (spec) => {
+    make(spec)
+    return (budget) => make(spec, budget)
+  })
+}
+
+/**
  * Pipeline aggregations (aggs-pipeline.ts) read no documents: they are made from the rendered
  * results of the others, as OpenSearch makes them after its final reduce.
  */
