@@ -9,7 +9,8 @@
  * that cannot match.
  */
 import type { DocView } from '../../../store/query'
-import { AhoCorasick, VALUE_END, VALUE_START } from '../../../store/query/aho-corasick'
+import { VALUE_END, VALUE_START } from '../../../store/query/aho-corasick'
+import { type SubstringMatcher, substringMatcher } from '../../../store/query/gram-matcher'
 import { toNumber } from '../../../store/query/compile'
 import { type Atom, atomKey, atomScore, type Clause, neverHolds, type Requirement } from './requirements'
 import type { Veto } from './vetoes'
@@ -61,13 +62,11 @@ interface PathEntry {
   clauseIds: Int32Array
   /** The epoch of the event in which each pattern was last reported: a repeat (every space of a command line) is skipped. */
   patternStamp: Uint32Array
-  /** Rules each pattern vetoes (vetoes.ts), while the index is built (then `vetoRules`). */
-  patternVetoes: Array<Array<{ rule: number; limit: number }>>
-  /** The rules pattern p vetoes: vetoRules[vetoStart[p]..vetoStart[p + 1]), each for values at most vetoLimit long. */
-  vetoStart: Int32Array
-  vetoRules: Int32Array
-  vetoLimit: Float64Array
-  matcher?: AhoCorasick
+  /** Whether pattern p is some rule's veto (vetoes.ts), and the epoch and value it was first met with in that event. */
+  vetoes: Uint8Array
+  vetoMet: Uint32Array
+  vetoMetValue: string[]
+  matcher?: SubstringMatcher
   /** The patterns found in short values of the path (MEMO_LENGTH), by value; dropped when values seldom recur. */
   memo?: { values: Map<string, Int32Array>; lookups: number; hits: number }
 }
@@ -104,8 +103,14 @@ export class RuleIndex {
   private readonly count: Uint8Array
   private readonly ruleStamp: Uint32Array
   private readonly clauseStamp: Uint32Array
-  /** The epoch of the event that last met one of each rule's vetoes. */
-  private readonly vetoStamp: Uint32Array
+  /**
+   * Each rule's vetoes: its path, pattern and value length limit, at ruleVetoStart[rule]..ruleVetoStart[rule + 1].
+   * Read for the candidates only: a system path met by most events is the veto of hundreds of rules.
+   */
+  private readonly ruleVetoStart: Int32Array
+  private readonly vetoPath: PathEntry[] = []
+  private readonly vetoPattern: Int32Array
+  private readonly vetoLimit: Float64Array
   private epoch = 0
   readonly stats: IndexStats
 
@@ -152,22 +157,28 @@ export class RuleIndex {
     })
     // A new pattern is scanned for and met on many events (`C:\Windows\System32\`): worth it for
     // the loose rules; another rule's veto is kept when its pattern is scanned for anyway.
-    vetoes.forEach((atoms, rule) => {
-      if (neverHolds(requirements[rule])) return
-      for (const atom of atoms) {
-        if (!loose.has(rule) && !this.paths.get(atom.path)?.patternIndex.has(patternOf(atom))) continue
-        const e = this.entry(atom.path)
-        e.patternVetoes[patternAt(e, atom)].push({ rule, limit: atom.limit ?? Infinity })
-      }
-    })
+    const ruleVetoes: Array<{ e: PathEntry; p: number; limit: number }> = []
+    this.ruleVetoStart = new Int32Array(n + 1)
+    for (let rule = 0; rule < n; rule++) {
+      if (!neverHolds(requirements[rule]))
+        for (const atom of vetoes[rule] ?? []) {
+          if (!loose.has(rule) && !this.paths.get(atom.path)?.patternIndex.has(patternOf(atom))) continue
+          const e = this.entry(atom.path)
+          ruleVetoes.push({ e, p: patternAt(e, atom), limit: atom.limit ?? Infinity })
+        }
+      this.ruleVetoStart[rule + 1] = ruleVetoes.length
+    }
+    this.vetoPath = ruleVetoes.map((v) => v.e)
+    this.vetoPattern = Int32Array.from(ruleVetoes, (v) => v.p)
+    this.vetoLimit = Float64Array.from(ruleVetoes, (v) => v.limit)
     this.clauseStamp = new Uint32Array(ruleOf.length)
     // The patterns are the automaton's now; two paths with the same ones (a keyword list read in
     // `message` and `event.original`) share one.
-    const matchers = new Map<string, AhoCorasick>()
+    const matchers = new Map<string, SubstringMatcher>()
     for (const e of this.paths.values()) {
       if (e.patterns.length === 0) continue
       const key = e.patterns.join('\u0000')
-      e.matcher = matchers.get(key) ?? new AhoCorasick(e.patterns)
+      e.matcher = matchers.get(key) ?? substringMatcher(e.patterns)
       matchers.set(key, e.matcher)
       layOut(e)
     }
@@ -176,7 +187,10 @@ export class RuleIndex {
       for (const [k, ids] of l.numbers) e.numbers.set(k, Int32Array.from(ids))
     }
     this.ruleOf = Int32Array.from(ruleOf)
-    this.vetoStamp = new Uint32Array(n)
+    for (const { e, p } of ruleVetoes) {
+      if (e.vetoes.length === 0) [e.vetoes, e.vetoMet] = [new Uint8Array(e.patternStamp.length), new Uint32Array(e.patternStamp.length)]
+      e.vetoes[p] = 1
+    }
     this.stats = { rules: n, always: this.always.length, never, paths: this.paths.size }
   }
 
@@ -187,9 +201,8 @@ export class RuleIndex {
   private epochNow = 0
   private out: number[] = []
   private scanning?: PathEntry
-  /** The value being scanned, and whether it may veto (-1: not known yet; see `veto`). */
+  /** The value being scanned (a veto pattern met notes it, for isVetoed). */
   private value = ''
-  private valueVetoes = -1
   private vetoed = false
   /** The patterns a short value holds, as scanned before it is remembered (see MEMO_LENGTH). */
   private readonly found: number[] = []
@@ -199,34 +212,40 @@ export class RuleIndex {
     if (e.patternStamp[p] === this.epochNow) return
     e.patternStamp[p] = this.epochNow
     this.addAll(e.clauseIds, e.clauseStart[p], e.clauseStart[p + 1])
-    if (e.vetoStart.length > 0 && e.vetoStart[p] !== e.vetoStart[p + 1]) this.veto(e, p)
-  }
-
-  /** The rules pattern p vetoes, met by the value being scanned. */
-  private veto(e: PathEntry, p: number): void {
-    const k = this.value
-    // A value holding the scan's anchors itself may meet an anchored pattern where its leaf does not match.
-    if (this.valueVetoes === -1) this.valueVetoes = k.includes(VALUE_START) || k.includes(VALUE_END) ? 0 : 1
-    if (this.valueVetoes === 0) return
-    for (let i = e.vetoStart[p], end = e.vetoStart[p + 1]; i < end; i++) {
-      if (k.length > e.vetoLimit[i]) continue
-      this.vetoStamp[e.vetoRules[i]] = this.epochNow
+    // Noted only: what the value proves is read for the candidates (isVetoed), few next to the rules a system path vetoes.
+    if (e.vetoes.length > 0 && e.vetoes[p] === 1) {
+      e.vetoMet[p] = this.epochNow
+      e.vetoMetValue[p] = this.value
       this.vetoed = true
     }
   }
 
+  /** Whether one of `rule`'s vetoes was met in this event. */
+  private isVetoed(rule: number): boolean {
+    for (let i = this.ruleVetoStart[rule], end = this.ruleVetoStart[rule + 1]; i < end; i++) {
+      const e = this.vetoPath[i]
+      const p = this.vetoPattern[i]
+      if (e.vetoMet[p] !== this.epochNow) continue
+      const v = e.vetoMetValue[p]
+      // A value holding the scan's anchors itself may meet an anchored pattern where its leaf does not match.
+      if (v.length <= this.vetoLimit[i] && !ANCHOR.test(v)) return true
+    }
+    return false
+  }
+
   /** Indices of the rules that may match `doc`, ascending. */
   candidates(doc: DocView): number[] {
-    const epoch = (this.epochNow = this.nextEpoch())
+    this.epochNow = this.nextEpoch()
     this.vetoed = false
-    let out = (this.out = this.always.slice())
+    let out = (this.out = this.always.length === 0 ? [] : this.always.slice())
     // One walk over the document visits each value once under its full dotted path — which is
     // what FieldPath.collect reads for that path (nested objects, dotted keys and arrays alike);
     // subtrees that lead to no indexed path are skipped.
     this.walk(doc.source, this.root)
     this.out = []
-    if (this.vetoed) out = out.filter((rule) => this.vetoStamp[rule] !== epoch)
-    return out.sort(ascending)
+    if (this.vetoed) out = out.filter((rule) => !this.isVetoed(rule))
+    // Most events have no candidate or one: no sort to call.
+    return out.length > 1 ? out.sort(ascending) : out
   }
 
   private addAll(clauses: Int32Array, from = 0, to = clauses.length): void {
@@ -259,7 +278,6 @@ export class RuleIndex {
     if (k === undefined || k.length > 2 * e.longest) return
     this.scanning = e
     this.value = k
-    this.valueVetoes = -1
     const memo = e.memo
     if (k.length > MEMO_LENGTH || memo === undefined) return e.matcher.scanFolding(k, this.onPattern, true)
     let found = memo.values.get(k)
@@ -301,8 +319,10 @@ export class RuleIndex {
     if (++this.epoch === 0xffffffff) {
       this.clauseStamp.fill(0)
       this.ruleStamp.fill(0)
-      this.vetoStamp.fill(0)
-      for (const e of this.paths.values()) e.patternStamp.fill(0)
+      for (const e of this.paths.values()) {
+        e.patternStamp.fill(0)
+        e.vetoMet.fill(0)
+      }
       this.epoch = 1
     }
     return this.epoch
@@ -321,10 +341,9 @@ export class RuleIndex {
         clauseStart: NO_IDS,
         clauseIds: NO_IDS,
         patternStamp: NO_STAMPS,
-        patternVetoes: [],
-        vetoStart: NO_IDS,
-        vetoRules: NO_IDS,
-        vetoLimit: NO_LIMITS,
+        vetoes: NO_FLAGS,
+        vetoMet: NO_STAMPS,
+        vetoMetValue: [],
         memo: { values: new Map(), lookups: 0, hits: 0 },
       }
       this.paths.set(path, e)
@@ -343,7 +362,8 @@ export class RuleIndex {
 const ascending = (a: number, b: number) => a - b
 const NO_STAMPS = new Uint32Array(0)
 const NO_IDS = new Int32Array(0)
-const NO_LIMITS = new Float64Array(0)
+const NO_FLAGS = new Uint8Array(0)
+const ANCHOR = new RegExp(`[${VALUE_START}${VALUE_END}]`)
 
 /** The index of an atom's pattern among its path's (added when new). */
 function patternAt(e: PathEntry, atom: Exclude<Atom, { kind: 'present' | 'number' }> | Veto): number {
@@ -353,7 +373,6 @@ function patternAt(e: PathEntry, atom: Exclude<Atom, { kind: 'present' | 'number
   if (at === undefined) {
     e.patternIndex.set(text, (at = e.patterns.push(text) - 1))
     e.patternClauses.push([])
-    e.patternVetoes.push([])
   }
   return at
 }
@@ -367,14 +386,6 @@ function layOut(e: PathEntry): void {
   e.patternClauses.forEach((ids, p) => (e.clauseStart[p + 1] = e.clauseStart[p] + ids.length))
   e.clauseIds = Int32Array.from(e.patternClauses.flat())
   e.patternClauses = []
-  if (e.patternVetoes.some((v) => v.length > 0)) {
-    e.vetoStart = new Int32Array(e.patternVetoes.length + 1)
-    e.patternVetoes.forEach((v, p) => (e.vetoStart[p + 1] = e.vetoStart[p] + v.length))
-    const all = e.patternVetoes.flat()
-    e.vetoRules = Int32Array.from(all, (v) => v.rule)
-    e.vetoLimit = Float64Array.from(all, (v) => v.limit)
-  }
-  e.patternVetoes = []
 }
 
 /**
