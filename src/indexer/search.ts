@@ -389,7 +389,19 @@ async function collapsed(
   return { ...res!, hits: { ...res!.hits, hits } }
 }
 
+/** The URL's execution options OpenSearch's REST layer refuses (they change nothing on one shard). */
+function checkExecutionParams(ctx: RequestContext): void {
+  const type = ctx.str('search_type')
+  if (type !== undefined && type !== 'query_then_fetch' && type !== 'dfs_query_then_fetch')
+    throw badRequest(
+      type === 'query_and_fetch' || type === 'dfs_query_and_fetch' ? `Unsupported search type [${type}]` : `No search type for [${type}]`,
+    )
+  const batched = ctx.int('batched_reduce_size')
+  if (batched !== undefined && batched < 2) throw badRequest('batchedReduceSize must be >= 2')
+}
+
 async function search(ctx: RequestContext) {
+  checkExecutionParams(ctx)
   const body = await searchBody(ctx, SEARCH_KEYS)
   applyUrlParams(ctx, body)
   const dv = ctx.list('docvalue_fields')

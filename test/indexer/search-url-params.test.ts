@@ -210,3 +210,55 @@ describe('typed_keys', () => {
     expect(ms.body.responses[0].aggregations).toEqual({ 'max#m': { value: 1 } })
   })
 })
+
+describe('execution options and sort-dependent answers', () => {
+  test('search_type: the one-shard fetch types are refused as OpenSearch refuses them, an unknown one named', async () => {
+    const reasons = async (type: string) => {
+      const r = await get(`/pq/_search?search_type=${type}`)
+      return [r.status, r.body.error?.type, r.body.error?.reason]
+    }
+    expect(await reasons('query_and_fetch')).toEqual([400, 'illegal_argument_exception', 'Unsupported search type [query_and_fetch]'])
+    expect(await reasons('dfs_query_and_fetch')).toEqual([
+      400,
+      'illegal_argument_exception',
+      'Unsupported search type [dfs_query_and_fetch]',
+    ])
+    expect(await reasons('bogus')).toEqual([400, 'illegal_argument_exception', 'No search type for [bogus]'])
+    expect((await get('/pq/_search?search_type=dfs_query_then_fetch')).status).toBe(200)
+    const low = await get('/pq/_search?batched_reduce_size=1')
+    expect([low.status, low.body.error.reason]).toEqual([400, 'batchedReduceSize must be >= 2'])
+    expect((await get('/pq/_search?batched_reduce_size=2')).status).toBe(200)
+  })
+
+  test('max_score is reported when relevance leads the sort (or track_scores asks); _score ascending is a sort with values', async () => {
+    const q = { match: { t: 'fox' } }
+    const pick = async (body: Record<string, unknown>) => {
+      const r = await search({ query: q, ...body })
+      return { max: r.body.hits.max_score, sorts: r.body.hits.hits.map((h: any) => h.sort ?? 'none') }
+    }
+    const relevance = await pick({ sort: [{ _score: 'desc' }] })
+    expect(relevance.max).toBeGreaterThan(0)
+    expect(relevance.sorts).toEqual(['none', 'none'])
+    const ascending = await pick({ sort: [{ _score: 'asc' }] })
+    expect(ascending.max).toBeNull()
+    expect(ascending.sorts.every((s: unknown) => Array.isArray(s) && s.length === 1)).toBe(true)
+    expect((await pick({ sort: [{ n: 'asc' }, { _score: 'desc' }] })).max).toBeNull()
+    expect((await pick({ sort: [{ _score: 'desc' }, { n: 'asc' }] })).max).toBe(relevance.max)
+    expect((await pick({ sort: [{ n: 'asc' }], track_scores: true })).max).toBe(relevance.max)
+  })
+
+  test('an aggregation without field or script, and a bad extended_stats sigma, fail as OpenSearch parses them', async () => {
+    for (const agg of [{ terms: { size: 1 } }, { avg: {} }, { histogram: { interval: 1 } }]) {
+      const r = await search({ size: 0, aggs: { a: agg } })
+      expect([r.status, r.body.error.reason]).toEqual([400, 'Required one of fields [field, script], but none were specified. '])
+    }
+    const negative = await search({ size: 0, aggs: { s: { extended_stats: { field: 'n', sigma: -1 } } } })
+    expect([negative.status, negative.body.error.type, negative.body.error.caused_by]).toEqual([
+      400,
+      'x_content_parse_exception',
+      { type: 'illegal_argument_exception', reason: '[sigma] must be greater than or equal to 0. Found [-1.0] in [s]' },
+    ])
+    const text = await search({ size: 0, aggs: { s: { extended_stats: { field: 'n', sigma: 'abc' } } } })
+    expect(text.body.error.caused_by).toEqual({ type: 'number_format_exception', reason: 'For input string: "abc"' })
+  })
+})

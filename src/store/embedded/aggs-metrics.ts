@@ -125,9 +125,18 @@ class ExtendedStatsAgg extends StatsAgg {
   private readonly sigma: number
   constructor(spec: AggSpec) {
     super(spec)
-    this.sigma = spec.params.sigma === undefined ? 2 : Number(spec.params.sigma)
-    if (!(this.sigma >= 0))
-      throw new IllegalArgument(`[sigma] must be greater than or equal to 0. Found [${spec.params.sigma}] in [${spec.name}]`)
+    const given = spec.params.sigma
+    this.sigma = given === undefined ? 2 : Number(given)
+    // As OpenSearch's parser: the field fails to parse, caused by a non-number or a negative one.
+    const parseFailure = (cause: { type: string; reason: string }) =>
+      new StoreError('x_content_parse_exception', 400, '[extended_stats] failed to parse field [sigma]', { caused_by: cause })
+    if (Number.isNaN(this.sigma) || typeof given === 'boolean' || isObject(given) || Array.isArray(given))
+      throw parseFailure({ type: 'number_format_exception', reason: `For input string: "${String(given)}"` })
+    if (this.sigma < 0)
+      throw parseFailure({
+        type: 'illegal_argument_exception',
+        reason: `[sigma] must be greater than or equal to 0. Found [${javaDouble(this.sigma)}] in [${spec.name}]`,
+      })
   }
   override result(): Record<string, unknown> {
     return { ...this.base(), ...extendedStatsResult(this.moments, this.sigma) }

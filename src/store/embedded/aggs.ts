@@ -328,6 +328,8 @@ export class FieldAgg {
 }
 
 export function fieldParam(type: string, params: Record<string, unknown>): string {
+  if (params.field === undefined && params.script === undefined)
+    throw new IllegalArgument('Required one of fields [field, script], but none were specified. ')
   if (typeof params.field !== 'string') throw new IllegalArgument(`Required [field] for aggregation [${type}]`)
   return params.field
 }

@@ -256,7 +256,8 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
       `Result window is too large, from + size must be less than or equal to: [${opts.maxResultWindow}] but was [${from + size}]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.`,
     )
   const sort = parseSort(body.sort)
-  const sorted = sort.length > 0 && !(sort.length === 1 && sort[0].field === '_score')
+  // `_score` descending alone is relevance order (no sort values); ascending is a sort like any other.
+  const sorted = sort.length > 0 && !(sort.length === 1 && byRelevance(sort[0]))
   const after = body.search_after
   if (after !== undefined) {
     if (sort.length === 0) throw new IllegalArgument('Sort must contain at least one field.')
@@ -555,8 +556,9 @@ function respond(plan: Plan, got: Gathered, targets: SearchTarget[], started: nu
         : opts.restTotalHitsAsInt
           ? { total: counted }
           : { total: { value: counted, relation: got.total > trackLimit ? 'gte' : 'eq' } }),
+      // As OpenSearch 3.2+: a sorted search reports a max score only when relevance leads its sort (or track_scores asks).
       max_score:
-        sorted && !plan.sortScores && !body.track_scores
+        sorted && !body.track_scores && !byRelevance(sort[0])
           ? null
           : hits.length > 0
             ? scoring || plan.sortScores
@@ -617,6 +619,9 @@ function parseSort(sort: SearchBody['sort']): SortField[] {
   }
   return out
 }
+
+/** `_score` descending: relevance order. */
+const byRelevance = (s: SortField): boolean => s.field === '_score' && s.order === -1
 
 function sortField(field: string, order: string | undefined): SortField {
   if (order !== undefined && order !== 'asc' && order !== 'desc') throw new IllegalArgument(`Unknown SortOrder [${order}]`)
