@@ -29,3 +29,11 @@ export function descend<L>(root: L, key: string, next: (level: L, part: string) 
   for (const part of parts.slice(0, -1)) level = next(level, part)
   return [level, parts[parts.length - 1]]
 }
+
+/** The JSON token OpenSearch's parsers name a value by in their errors (`found [VALUE_STRING]`). */
+export function jsonToken(v: unknown): string {
+  if (v === null) return 'VALUE_NULL'
+  if (Array.isArray(v)) return 'START_ARRAY'
+  if (isObject(v)) return 'START_OBJECT'
+  return typeof v === 'string' ? 'VALUE_STRING' : typeof v === 'number' ? 'VALUE_NUMBER' : 'VALUE_BOOLEAN'
+}

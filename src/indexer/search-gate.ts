@@ -3,6 +3,7 @@
  * module so that ./scroll and ./doc-cursor use it without importing ./search back.
  */
 import type { Query, ResolveOptions } from '../store/port'
+import { resolveIndicesBoost } from './indices-boost'
 import { badRequest, type RequestContext } from './context'
 import { searchQuery } from './read-gate'
 
@@ -57,5 +58,6 @@ export async function gateSearch(ctx: RequestContext, req: SearchRequest): Promi
     )
   }
   body.query = await searchQuery(ctx, body.query as Query | undefined, indices)
+  if (body.indices_boost !== undefined) body.indices_boost = await resolveIndicesBoost(ctx, body.indices_boost, indices, req.options)
   return { indices, body }
 }

@@ -4,6 +4,7 @@
  * the caller's DLS filter ANDed in; aggregations run over the filtered hits).
  */
 import { mergeGlobalResults, splitGlobalAggs } from './global-aggs'
+import { jsonToken } from '../json'
 import type { Mappings, Query, ResolveOptions, SearchBody, SearchHit, SearchParams, SearchResponse, SortClause } from '../store/port'
 import { filterSource, sourceSpec } from '../store/source-filter'
 import { checkJsonDepth } from '../store/query/limits'
@@ -62,6 +63,7 @@ export const SEARCH_KEYS = new Set([
   'script_fields',
   'fields',
   'post_filter',
+  'indices_boost',
 ])
 /** Keys OpenSearch knows that this store does not implement: a clear 400 instead of a silently different answer. */
 const KNOWN_UNSUPPORTED = new Set([
@@ -96,9 +98,7 @@ export function checkSearchBody(body: Record<string, unknown>, allowed: Set<stri
     if (allowed.has(key)) continue
     if (KNOWN_UNSUPPORTED.has(key) && (allowed === SUPPORTED_KEYS || allowed === SEARCH_KEYS))
       throw badRequest(`[${key}] is not supported by this server`)
-    const v = body[key]
-    const token = v !== null && typeof v === 'object' ? (Array.isArray(v) ? 'START_ARRAY' : 'START_OBJECT') : 'VALUE_STRING'
-    throw badRequest(`Unknown key for a ${token} in [${key}].`, 'parsing_exception')
+    throw badRequest(`Unknown key for a ${jsonToken(body[key])} in [${key}].`, 'parsing_exception')
   }
   if (body.query !== undefined && (body.query === null || typeof body.query !== 'object' || Array.isArray(body.query))) {
     throw badRequest('[query] must be an object', 'parsing_exception')

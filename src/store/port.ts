@@ -216,6 +216,8 @@ export const SearchBody = T.Object(
     stored_fields: T.Optional(T.Union([T.String(), T.Array(T.String())])),
     /** Stats groups the search is also counted under (`_stats?groups=`). */
     stats: T.Optional(T.Array(T.String())),
+    /** A score factor per concrete index (the REST layer resolves names, aliases and wildcards). */
+    indices_boost: T.Optional(T.Array(T.Record(T.String(), T.Number()))),
   },
   { additionalProperties: true },
 )

@@ -6,6 +6,7 @@
 import { CompensatedSum } from './compensated-sum'
 import { FieldParseError, IllegalArgument, ShardsFailed, StoreError } from '../errors'
 import { type DocView, isObject } from '../query/doc'
+import { jsonToken } from '../../json'
 import { type Agg, type AggSpec, type AggValue, defineAgg, defineCheckedAgg, FieldAgg, fieldParam, type TargetCtx } from './aggs'
 import { kindOf } from '../query/compile'
 import { MergingDigest } from './t-digest'
@@ -306,7 +307,7 @@ function methodOf(spec: AggSpec): Method {
   const { tdigest, hdr } = spec.params
   for (const [method, given] of Object.entries({ tdigest, hdr }))
     if (given !== undefined && !isObject(given))
-      throw new StoreError('x_content_parse_exception', 400, `[${spec.type}] ${method} doesn't support values of type: ${tokenOf(given)}`)
+      throw new StoreError('x_content_parse_exception', 400, `[${spec.type}] ${method} doesn't support values of type: ${jsonToken(given)}`)
   if (tdigest !== undefined && hdr !== undefined)
     throw new StoreError('x_content_parse_exception', 400, `Failed to build [${spec.type}] after last required field arrived`, {
       caused_by: { type: 'illegal_argument_exception', reason: 'Only one percentiles method should be declared.' },
@@ -341,20 +342,12 @@ function methodNumber(spec: AggSpec, method: string, given: Record<string, unkno
           reason: `[${method}] failed to parse field [${field}]`,
           caused_by: { type: 'number_format_exception', reason: v.trim() === '' ? 'empty String' : `For input string: "${v}"` },
         }
-      : { type: 'x_content_parse_exception', reason: `[${method}] ${field} doesn't support values of type: ${tokenOf(v)}` },
+      : { type: 'x_content_parse_exception', reason: `[${method}] ${field} doesn't support values of type: ${jsonToken(v)}` },
   )
 }
 
 const methodError = (spec: AggSpec, method: string, cause: Record<string, unknown>) =>
   new StoreError('x_content_parse_exception', 400, `[${spec.type}] failed to parse field [${method}]`, { caused_by: cause })
-
-/** The JSON token OpenSearch's parser names a value by. */
-function tokenOf(v: unknown): string {
-  if (v === null) return 'VALUE_NULL'
-  if (Array.isArray(v)) return 'START_ARRAY'
-  if (isObject(v)) return 'START_OBJECT'
-  return typeof v === 'string' ? 'VALUE_STRING' : typeof v === 'number' ? 'VALUE_NUMBER' : 'VALUE_BOOLEAN'
-}
 
 class PercentilesAgg extends SketchAgg {
   private readonly percents: number[]

@@ -11,6 +11,7 @@
  */
 import { FieldParseError, IllegalArgument, ParsingError, StoreError } from '../errors'
 import { isObject } from '../query/doc'
+import { jsonToken } from '../../json'
 import { own, setOwn } from '../own'
 import { definePipelines } from './aggs'
 import {
@@ -155,19 +156,11 @@ function pipelineAt(name: string, def: unknown): Pipeline {
   return p
 }
 
-/** The JSON token OpenSearch's parsers name a value by in their errors. */
-function tokenOf(v: unknown): string {
-  if (v === null) return 'VALUE_NULL'
-  if (Array.isArray(v)) return 'START_ARRAY'
-  if (isObject(v)) return 'START_OBJECT'
-  return typeof v === 'string' ? 'VALUE_STRING' : typeof v === 'number' ? 'VALUE_NUMBER' : 'VALUE_BOOLEAN'
-}
-
 /** Unknown and missing fields, worded as the type's parser words them. */
 function checkFields(name: string, type: string, params: Params, def: TypeDef): void {
   for (const [key, v] of Object.entries(params)) {
     if (def.fields.includes(key)) continue
-    const token = tokenOf(v)
+    const token = jsonToken(v)
     if (def.parser === 'metrics') throw new ParsingError(`Unexpected token ${token} [${key}] in [${name}]`)
     if (def.parser === 'object') throw new StoreError('x_content_parse_exception', 400, `[${type}] unknown field [${key}]`)
     const unknownKey = token === 'VALUE_STRING' || token === 'START_ARRAY' || (type === 'serial_diff' && token === 'VALUE_NUMBER')
@@ -422,7 +415,7 @@ function momentsOf(values: number[]): Moments {
 
 function extendedStats(spec: Spec): Render {
   const sigma = spec.params.sigma ?? 2
-  if (typeof sigma !== 'number') throw new ParsingError(`Unexpected token ${tokenOf(sigma)} [sigma] in [${spec.name}]`)
+  if (typeof sigma !== 'number') throw new ParsingError(`Unexpected token ${jsonToken(sigma)} [sigma] in [${spec.name}]`)
   if (!(sigma >= 0)) throw new IllegalArgument('sigma must be a non-negative double')
   return (values) => {
     const m = momentsOf(values)
@@ -435,8 +428,8 @@ const DEFAULT_PERCENTS = [1, 5, 25, 50, 75, 95, 99]
 /** percentiles_bucket: the value at each percent of the sorted values (the nearest rank, rounded as OpenSearch does). */
 function percentiles(spec: Spec): Render {
   const { percents = DEFAULT_PERCENTS, keyed = true } = spec.params
-  if (!Array.isArray(percents)) throw new ParsingError(`Unexpected token ${tokenOf(percents)} [percents] in [${spec.name}]`)
-  if (typeof keyed !== 'boolean') throw new ParsingError(`Unexpected token ${tokenOf(keyed)} [keyed] in [${spec.name}]`)
+  if (!Array.isArray(percents)) throw new ParsingError(`Unexpected token ${jsonToken(percents)} [percents] in [${spec.name}]`)
+  if (typeof keyed !== 'boolean') throw new ParsingError(`Unexpected token ${jsonToken(keyed)} [keyed] in [${spec.name}]`)
   if (!percents.every((p) => typeof p === 'number' && p >= 0 && p <= 100))
     throw new IllegalArgument('percents must only contain non-null doubles from 0.0-100.0 inclusive')
   return (values) => {
@@ -617,7 +610,7 @@ function movingFn(spec: Spec): Behaviour {
     throw new StoreError(
       'x_content_parse_exception',
       400,
-      `[${spec.type}] buckets_path doesn't support values of type: ${tokenOf(spec.params.buckets_path)}`,
+      `[${spec.type}] buckets_path doesn't support values of type: ${jsonToken(spec.params.buckets_path)}`,
     )
   const window = intField(spec, 'window', 0)
   if (window <= 0) throw buildError(spec, 'window', '[window] must be a positive, non-zero integer.')
@@ -721,11 +714,11 @@ function parseSorts(spec: Spec): Array<{ path: string; dir: 1 | -1 }> {
   const given = spec.params.sort
   if (given === undefined) return []
   if (!Array.isArray(given) && !isObject(given))
-    throw new StoreError('x_content_parse_exception', 400, `[${spec.type}] sort doesn't support values of type: ${tokenOf(given)}`)
+    throw new StoreError('x_content_parse_exception', 400, `[${spec.type}] sort doesn't support values of type: ${jsonToken(given)}`)
   return (Array.isArray(given) ? given : [given]).flatMap((s) => {
     if (typeof s === 'string') return [{ path: s, dir: 1 as const }]
     if (!isObject(s))
-      throw new StoreError('x_content_parse_exception', 400, `[${spec.type}] sort doesn't support values of type: ${tokenOf(s)}`)
+      throw new StoreError('x_content_parse_exception', 400, `[${spec.type}] sort doesn't support values of type: ${jsonToken(s)}`)
     return Object.entries(s).map(([path, o]) => {
       const order = isObject(o) ? o.order : o
       if (order !== undefined && order !== 'asc' && order !== 'desc') throw new IllegalArgument(`Unknown SortOrder [${String(order)}]`)

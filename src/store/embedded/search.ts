@@ -142,6 +142,8 @@ interface Plan {
   scoring: boolean
   /** A sorted search that sorts on `_score` among other keys or asks `track_scores`: each hit is scored. */
   sortScores: boolean
+  /** `indices_boost`: the factor of each index's scores. */
+  boosts?: Map<string, number>
   /** `min_score`: matches scoring less are no hits (nor counted, nor aggregated). */
   minScore: number | undefined
   /** `terminate_after`: each index stops after this many matches, as each shard does. */
@@ -279,6 +281,8 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
   const { minScore, terminateAfter } = cutoffs(body)
   const cutoff = minScore !== undefined || terminateAfter !== undefined
   const ranked = !sorted && !after && window > 0
+  const boosts =
+    body.indices_boost && body.indices_boost.length > 0 ? new Map(body.indices_boost.flatMap((e) => Object.entries(e))) : undefined
   const rels =
     (sortScores && window > 0) || ranked || minScore !== undefined
       ? targets.map((t) => relevance(body.query, t.specs, opts.now))
@@ -301,7 +305,9 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
     spec,
     fetch,
     rels,
-    scoring: ranked && rels?.some((r) => r !== undefined) === true,
+    // A boosted index ranks its matches above another's even where every match scores 1.
+    scoring: ranked && (rels?.some((r) => r !== undefined) === true || boosts !== undefined),
+    boosts,
     sortScores,
     minScore,
     terminateAfter,
@@ -356,7 +362,9 @@ async function scanTarget(plan: Plan, got: Gathered, target: SearchTarget, rel: 
   const ranked =
     rel && plan.scoring && !plan.hasAggs && !plan.cutoff && target.topByScore ? target.topByScore(query, stats, plan.window) : undefined
   if (ranked) {
-    for (const { row, score } of ranked.top) {
+    const boost = plan.boosts?.get(target.name) ?? 1
+    for (const { row, score: unboosted } of ranked.top) {
+      const score = unboosted * boost
       got.maxScore = Math.max(got.maxScore, score)
       got.entries.push(keep(plan, [score], row, target, compiled, sourceOf(row)))
     }
@@ -462,6 +470,7 @@ function exactPage(plan: Plan, got: Gathered, { target, query, compiled }: Targe
 /** Every candidate row evaluated: counted, aggregated, and kept while it may reach the page. */
 async function fullScan(plan: Plan, got: Gathered, { target, query, compiled, rel, stats, keyOf, afterKey }: TargetScan): Promise<Step> {
   const { sort, sorted, after, scoring, hasAggs, aggs, window, pace, seqAfter, trackLimit, minScore, terminateAfter } = plan
+  const boost = plan.boosts?.get(target.name) ?? 1
   let matched = 0
   for (const row of target.rows(query)) {
     if (pace.due() && !(await pace.pause())) return 'stop'
@@ -470,7 +479,7 @@ async function fullScan(plan: Plan, got: Gathered, { target, query, compiled, re
     const source = sourceOf(row)
     const d = new DocView(source, row.id, target.name)
     if (!compiled.test(d)) continue
-    const score = rel && (scoring || plan.sortScores || minScore !== undefined) ? rel.score(d, stats) : 1
+    const score = (rel && (scoring || plan.sortScores || minScore !== undefined) ? rel.score(d, stats) : 1) * boost
     // As Lucene compares them: a 32-bit score against the float min_score (a score a client read back passes).
     if (minScore !== undefined && Math.fround(score) < Math.fround(minScore)) continue
     if (terminateAfter !== undefined && ++matched > terminateAfter) {
