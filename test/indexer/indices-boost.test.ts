@@ -8,7 +8,13 @@ let api: TestServer
 
 beforeAll(async () => {
   api = await startIndexApi({
-    roles: { only_one: { index_permissions: [{ index_patterns: ['ib_1'], allowed_actions: ['read'] }] } },
+    roles: `
+_meta: { type: roles, config_version: 2 }
+only_one:
+  index_permissions:
+    - index_patterns: ["ib_1"]
+      allowed_actions: ["read"]
+`,
     users: { admin: { roles: ['all_access'] }, reader: { roles: ['only_one'] } },
   })
   for (const index of ['ib_1', 'ib_2']) {
@@ -82,6 +88,7 @@ describe('indices_boost', () => {
   })
 
   test('an index the caller cannot read may be named: it boosts nothing the caller reads', async () => {
+    expect((await api.call('reader', 'POST', '/ib_2/_search', {})).status).toBe(403)
     const r = await api.call('reader', 'POST', '/ib_1/_search', { indices_boost: [{ ib_2: 5 }, { ib_1: 2 }] })
     expect(r.body.hits.hits.map((h: any) => [h._index, h._score])).toEqual([
       ['ib_1', 2],

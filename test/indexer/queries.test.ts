@@ -218,6 +218,31 @@ describe('relevance', () => {
     const plain = await api.call('admin', 'POST', '/ranked/_search', { query: { term: { tag: 't' } } })
     expect(plain.body.hits.hits.map((h: any) => [h._id, h._score])).toEqual(docs.map((_, i) => [`r${i}`, 1]))
   })
+
+  test('should clauses that score a constant add their boosts where they match (values from OpenSearch 3.4)', async () => {
+    const ranked = async (query: unknown) => {
+      const r = await api.call('admin', 'POST', '/docs/_search', { query })
+      return r.body.hits.hits.map((h: any) => [h._id, h._score, h.matched_queries ?? []])
+    }
+    // A long field matched for 1 and (boosted) for 5: the document holding both first, its names both.
+    expect(
+      await ranked({
+        bool: { should: [{ match: { n: { query: 1, _name: 'one' } } }, { term: { status: { value: 'open', boost: 10, _name: 'open' } } }] },
+      }),
+    ).toEqual([
+      ['1', 11, ['one', 'open']],
+      ['3', 10, ['open']],
+    ])
+    expect(await ranked({ bool: { must: [{ term: { status: 'open' } }], should: [{ range: { n: { gte: 5, boost: 3 } } }] } })).toEqual([
+      ['3', 4, []],
+      ['1', 1, []],
+    ])
+    // Only filters: no score to rank by, index order as before, every match scoring 0.
+    expect(await ranked({ bool: { filter: [{ term: { status: 'open' } }], should: [] } })).toEqual([
+      ['1', 0, []],
+      ['3', 0, []],
+    ])
+  })
 })
 
 describe('dates: what a bound names, in which time zone', () => {

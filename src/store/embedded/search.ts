@@ -11,7 +11,7 @@ import { compile, kindOf, matchedNames, toNumber, type CompiledQuery, type Field
 import { parseDate } from '../query/dates'
 import { DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 import { compareCodePoints } from '../query/fold'
-import { countStats, relevance, type Needs, type Stats } from '../query/score'
+import { constantScore, countStats, relevance, type Needs, type Stats } from '../query/score'
 import type { QueryLimits } from '../query/limits'
 import { filterSource, sourceSpec } from '../source-filter'
 import { BucketBudget, instantiate, parseAggs, results, type TargetCtx } from './aggs'
@@ -144,6 +144,8 @@ interface Plan {
   sortScores: boolean
   /** `indices_boost`: the factor of each index's scores. */
   boosts?: Map<string, number>
+  /** What a match scores where the query's score does not vary (constantScore: 0 for a filter-only bool). */
+  unscored: number
   /** `min_score`: matches scoring less are no hits (nor counted, nor aggregated). */
   minScore: number | undefined
   /** `terminate_after`: each index stops after this many matches, as each shard does. */
@@ -308,6 +310,7 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
     // A boosted index ranks its matches above another's even where every match scores 1.
     scoring: ranked && (rels?.some((r) => r !== undefined) === true || boosts !== undefined),
     boosts,
+    unscored: constantScore(body.query ?? { match_all: {} }),
     sortScores,
     minScore,
     terminateAfter,
@@ -479,7 +482,7 @@ async function fullScan(plan: Plan, got: Gathered, { target, query, compiled, re
     const source = sourceOf(row)
     const d = new DocView(source, row.id, target.name)
     if (!compiled.test(d)) continue
-    const score = (rel && (scoring || plan.sortScores || minScore !== undefined) ? rel.score(d, stats) : 1) * boost
+    const score = (rel && (scoring || plan.sortScores || minScore !== undefined) ? rel.score(d, stats) : plan.unscored) * boost
     // As Lucene compares them: a 32-bit score against the float min_score (a score a client read back passes).
     if (minScore !== undefined && Math.fround(score) < Math.fround(minScore)) continue
     if (terminateAfter !== undefined && ++matched > terminateAfter) {
@@ -541,7 +544,13 @@ function respond(plan: Plan, got: Gathered, targets: SearchTarget[], started: nu
       hit._seq_no = e.row.seq
       hit._primary_term = 1
     }
-    hit._score = plan.sortScores ? asFloat(e.score ?? 1) : sorted && !body.track_scores ? null : scoring ? asFloat(e.key[0] as number) : 1
+    hit._score = plan.sortScores
+      ? asFloat(e.score ?? plan.unscored)
+      : sorted && !body.track_scores
+        ? null
+        : scoring
+          ? asFloat(e.key[0] as number)
+          : plan.unscored
     if (!plan.fetch.withId) delete (hit as { _id?: string })._id
     if (e.ignored) hit._ignored = e.ignored
     if (e.source !== undefined) hit._source = e.source
@@ -572,7 +581,7 @@ function respond(plan: Plan, got: Gathered, targets: SearchTarget[], started: nu
           : hits.length > 0
             ? scoring || plan.sortScores
               ? asFloat(got.maxScore)
-              : 1
+              : plan.unscored
             : null,
       hits,
     },

@@ -31,6 +31,16 @@ type Scorer = (d: DocView, stats: Stats) => number
 const clauses = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
 const boostOf = (v: unknown): number => (isObject(v) && typeof v.boost === 'number' ? v.boost : 1)
 
+/** The boost of a query that scores a constant (`{term: {f: {value, boost}}}`, `{range: {f: {..., boost}}}`, `{exists: {field, boost}}`). */
+function leafBoost(q: unknown): number {
+  if (!isObject(q)) return 1
+  const body = Object.values(q)[0]
+  if (!isObject(body)) return 1
+  if (typeof body.boost === 'number') return body.boost
+  const fields = Object.values(body)
+  return fields.length === 1 ? boostOf(fields[0]) : 1
+}
+
 class Builder {
   readonly needs: Needs = new Map()
   constructor(
@@ -47,11 +57,15 @@ class Builder {
       case 'bool': {
         if (!isObject(body)) return undefined
         const parts = [...clauses(body.must), ...clauses(body.should)].map((c) => ({ c, s: this.node(c) }))
-        if (parts.every((p) => p.s === undefined)) return undefined
+        // Unscored clauses score their boost each: their sum varies once a should clause may miss
+        // (`should: [term a, term b]` ranks a document holding both first, as OpenSearch does).
+        const varies = clauses(body.should).length > 0 && parts.length >= 2
+        if (parts.every((p) => p.s === undefined) && !varies) return undefined
         // A should clause adds its score only when it matches; must clauses always match here.
         const should = new Set(clauses(body.should))
         const scored = parts.map(({ c, s }) => {
-          const score: Scorer = s ?? (() => 1)
+          const constant = leafBoost(c)
+          const score: Scorer = s ?? (() => constant)
           if (!should.has(c)) return score
           const test = this.test(c)
           return (d: DocView, st: Stats) => (test(d) ? score(d, st) : 0)
@@ -253,6 +267,24 @@ export function singleMatch(
   // A repeated word weighs more (see text()); the postings' ranking adds each term once.
   if (terms.length === 0 || terms.length !== analysed.length) return undefined
   return { field, terms, and: String(p.operator ?? 'or').toLowerCase() === 'and', boost: boostOf(p) }
+}
+
+/**
+ * The score every match of a query gets when nothing in it varies between documents (relevance()
+ * undefined): a filter-only or must_not-only bool scores 0, a boosted term its boost, a bool the
+ * sum of its scoring clauses — as OpenSearch reports them.
+ */
+export function constantScore(q: unknown): number {
+  if (!isObject(q)) return 1
+  const [type] = Object.keys(q)
+  const body = q[type]
+  if (type === 'bool' && isObject(body)) {
+    const scoring = [...clauses(body.must), ...clauses(body.should)]
+    // An empty bool matches everything, as match_all scores it.
+    if (scoring.length === 0 && clauses(body.filter).length === 0 && clauses(body.must_not).length === 0) return boostOf(body)
+    return boostOf(body) * scoring.reduce((n: number, c) => n + constantScore(c), 0)
+  }
+  return type === 'constant_score' || type === 'match_all' ? boostOf(body) : leafBoost(q)
 }
 
 export interface Relevance {
