@@ -142,29 +142,40 @@ async function catShards(ctx: RequestContext) {
 const TEMPLATE_COLUMNS: Column[] = [
   { name: 'name', aliases: ['n'], default: true, description: 'template name' },
   { name: 'index_patterns', aliases: ['t'], default: true, description: 'template index patterns' },
-  { name: 'order', aliases: ['o', 'p'], default: true, description: 'template application order/priority number' },
-  { name: 'version', aliases: ['v'], default: true, description: 'version' },
+  { name: 'order', aliases: ['o', 'p'], default: true, left: true, description: 'template application order/priority number' },
+  { name: 'version', aliases: ['v'], default: true, left: true, description: 'version' },
   { name: 'composed_of', aliases: ['c'], default: true, description: 'component templates comprising index template' },
 ]
 
+/** Legacy templates first, then composable ones (their `order` is the priority), as OpenSearch lists them. */
 async function catTemplates(ctx: RequestContext) {
   await ctx.authorizeCluster(CAT_CLUSTER_ACTIONS.templates)
   const name = ctx.part('name')
+  const legacy = await ctx.store.getTemplate()
   const { index_templates } = await ctx.store.getIndexTemplate()
   const keep = name === undefined ? () => true : globMatcher(name)
-  const rows = index_templates
-    .filter((t) => keep(t.name))
-    .map((t) => {
-      const body = t.index_template as Record<string, unknown>
-      return {
-        name: t.name,
-        index_patterns: `[${[body.index_patterns].flat().join(', ')}]`,
-        order: (body.priority as number | undefined) ?? 0,
-        version: (body.version as number | undefined) ?? null,
-        composed_of: `[${[body.composed_of ?? []].flat().join(', ')}]`,
-      }
-    })
-  return renderCat(ctx, TEMPLATE_COLUMNS, rows)
+  const patterns = (p: string | string[]) => `[${[p].flat().join(', ')}]`
+  const rows = [
+    ...Object.entries(legacy).map(([n, t]) => ({
+      name: n,
+      index_patterns: patterns(t.index_patterns),
+      order: t.order ?? 0,
+      version: t.version ?? null,
+      composed_of: '',
+    })),
+    ...index_templates.map((t) => ({
+      name: t.name,
+      index_patterns: patterns(t.index_template.index_patterns),
+      order: t.index_template.priority ?? 0,
+      version: t.index_template.version ?? null,
+      composed_of: patterns(t.index_template.composed_of ?? []),
+    })),
+  ]
+  return renderCat(
+    ctx,
+    TEMPLATE_COLUMNS,
+    rows.filter((r) => keep(r.name)),
+  )
 }
 
 const PLUGIN_COLUMNS: Column[] = [

@@ -16,6 +16,8 @@ export interface Column {
   default?: boolean
   /** Sizes in bytes, rendered by the `bytes` parameter. */
   bytes?: boolean
+  /** Left-aligned even when every cell is a number (a column OpenSearch does not declare `text-align:right`). */
+  left?: boolean
   description?: string
 }
 
@@ -151,7 +153,7 @@ export function renderCat(ctx: RequestContext, columns: Column[], rows: Array<Re
   if (ctx.flag('v', false)) table.unshift(picked.map((p) => p.header))
   const widths = shown.map((_, i) => Math.max(0, ...table.map((r) => r[i].length)))
   const numeric = shown.map(
-    (c) => rows.length > 0 && rows.every((r) => typeof r[c.name] === 'number' || r[c.name] === null || r[c.name] === undefined),
+    (c) => !c.left && rows.length > 0 && rows.every((r) => typeof r[c.name] === 'number' || r[c.name] === null || r[c.name] === undefined),
   )
   const header = ctx.flag('v', false)
   // As RestTable: the last column is not padded on the right, but the separators before empty

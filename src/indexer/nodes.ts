@@ -448,6 +448,23 @@ const STATE_METRICS = new Set([
   'customs',
 ])
 
+/** The three kinds of templates as the cluster state's metadata holds them (a legacy template's mapping under `_doc`). */
+async function templateMetadata(ctx: RequestContext) {
+  const legacy = await ctx.store.getTemplate()
+  const { component_templates } = await ctx.store.getComponentTemplate()
+  const { index_templates } = await ctx.store.getIndexTemplate()
+  return {
+    templates: Object.fromEntries(
+      Object.entries(legacy).map(([name, t]) => [
+        name,
+        { ...t, mappings: Object.keys(t.mappings ?? {}).length > 0 ? { _doc: t.mappings } : {} },
+      ]),
+    ),
+    component_template: { component_template: Object.fromEntries(component_templates.map((t) => [t.name, t.component_template])) },
+    index_template: { index_template: Object.fromEntries(index_templates.map((t) => [t.name, t.index_template])) },
+  }
+}
+
 /**
  * `_cluster/state`: the metadata of the indices the caller may see (their settings, mappings and
  * aliases) and this node; routing tables have no meaning for one embedded node.
@@ -478,12 +495,10 @@ async function clusterState(ctx: RequestContext) {
     const stats = new Map(
       (indices.length === 0 ? [] : await ctx.store.stats({ index: indices, expand_wildcards: 'all' })).map((s) => [s.index, s]),
     )
-    const { index_templates } = await ctx.store.getIndexTemplate()
     out.metadata = {
       cluster_uuid: uuid,
       cluster_uuid_committed: true,
-      templates: {},
-      index_template: { index_template: Object.fromEntries(index_templates.map((t) => [t.name, t.index_template])) },
+      ...(await templateMetadata(ctx)),
       indices: Object.fromEntries(
         Object.entries(got).map(([index, info]) => [
           index,

@@ -30,7 +30,7 @@ import { searchRoutes } from './search'
 import { searchTemplateRoutes } from './search-template'
 import { storedScriptRoutes } from './stored-scripts'
 import { taskRoutes } from './tasks'
-import { templateRoutes } from './templates'
+import { templateRoutes } from './templates/routes'
 import { validateRoutes } from './validate'
 
 export type { IndexApiDeps } from './context'

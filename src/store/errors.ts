@@ -127,6 +127,20 @@ export class ResourceNotFound extends StoreError {
   }
 }
 
+/** A template a delete names that does not exist (index, component or legacy: OpenSearch's one type for the three). */
+export class TemplateMissing extends StoreError {
+  constructor(name: string) {
+    super('index_template_missing_exception', 404, `index_template [${name}] missing`)
+  }
+}
+
+/** A template refused as a whole, with OpenSearch's wording around what is wrong with it. */
+export class InvalidIndexTemplate extends StoreError {
+  constructor(name: string, cause: string) {
+    super('invalid_index_template_exception', 400, `index_template [${name}] invalid, cause [${cause}]`)
+  }
+}
+
 export class AliasesNotFound extends StoreError {
   constructor(names: string[]) {
     super('aliases_not_found_exception', 404, `aliases [${names.join(',')}] missing`, {

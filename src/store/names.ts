@@ -4,6 +4,10 @@ import type { ResolveOptions } from './port'
 
 const BAD_CHARS = ['\\', '/', '*', '?', '"', '<', '>', '|', ' ', ',', '#', ':']
 
+/** Java's Strings.INVALID_FILENAME_CHARS, which alias names must not hold (template patterns but `*`), and the set as OpenSearch prints it. */
+export const FILE_NAME_CHARS = ['\\', '/', '*', '?', '"', '<', '>', '|', ' ', ',']
+export const FILE_NAME_CHARS_TEXT = '[ , ", *, \\, <, |, ,, >, /, ?]'
+
 export function validateIndexName(name: string): void {
   if (name === '') throw new InvalidIndexName(name, 'must not be empty')
   if (name !== name.toLowerCase()) throw new InvalidIndexName(name, 'must be lowercase')

@@ -134,6 +134,29 @@ export const IndexTemplateBody = T.Object(
 )
 export type IndexTemplateBody = Static<typeof IndexTemplateBody>
 
+/** `PUT _component_template/<name>`: settings, mappings and aliases that index templates name in `composed_of`. */
+export const ComponentTemplateBody = T.Object(
+  {
+    template: CreateIndexBody,
+    version: T.Optional(T.Integer()),
+    _meta: T.Optional(Json),
+  },
+  { additionalProperties: false },
+)
+export type ComponentTemplateBody = Static<typeof ComponentTemplateBody>
+
+/** `PUT _template/<name>`: a legacy (v1) index template; every matching one applies, by ascending `order`. */
+export const LegacyTemplateBody = T.Object(
+  {
+    index_patterns: T.Union([T.String(), T.Array(T.String())]),
+    order: T.Optional(T.Integer()),
+    version: T.Optional(T.Integer()),
+    ...CreateIndexBody.properties,
+  },
+  { additionalProperties: false },
+)
+export type LegacyTemplateBody = Static<typeof LegacyTemplateBody>
+
 const AliasActionTarget = T.Object(
   {
     index: T.Optional(T.String()),
@@ -551,6 +574,17 @@ export interface IndexTemplateEntry {
   index_template: IndexTemplateBody
 }
 
+export interface ComponentTemplateEntry {
+  name: string
+  component_template: ComponentTemplateBody
+}
+
+/** `POST _index_template/_simulate_index/<index>` and `_simulate`: what a new index would take, and the other templates that match. */
+export interface SimulatedTemplate {
+  template: CreateIndexBody
+  overlapping?: Array<{ name: string; index_patterns: string[] }>
+}
+
 export interface DataStreamInfo {
   name: string
   timestamp_field: { name: string }
@@ -710,6 +744,23 @@ export interface Store {
   putIndexTemplate(params: { name: string; body: IndexTemplateBody; create?: boolean }): Promise<Acknowledged>
   getIndexTemplate(params?: { name?: string }): Promise<{ index_templates: IndexTemplateEntry[] }>
   deleteIndexTemplate(params: { name: string }): Promise<Acknowledged>
+  /** What index `index` would be created with (`{}` when no composable template matches it). */
+  simulateIndexTemplate(params: { index: string; body?: IndexTemplateBody }): Promise<SimulatedTemplate | Record<string, never>>
+  /** What the named template, or the one in `body`, gives a new index. */
+  simulateTemplate(params: { name?: string; body?: IndexTemplateBody }): Promise<SimulatedTemplate>
+
+  // Component templates: an index template's `composed_of` applies them in order before its own `template`.
+  putComponentTemplate(params: { name: string; body: ComponentTemplateBody; create?: boolean }): Promise<Acknowledged>
+  /** A missing name throws ResourceNotFound (404); a pattern matching none answers an empty list. */
+  getComponentTemplate(params?: { name?: string }): Promise<{ component_templates: ComponentTemplateEntry[] }>
+  /** 404 when the name matches none; 400 while an index template's `composed_of` names one. */
+  deleteComponentTemplate(params: { name: string }): Promise<Acknowledged>
+
+  // Legacy (v1) index templates: applied, all that match by ascending order, when no composable template matches.
+  putTemplate(params: { name: string; body: LegacyTemplateBody; create?: boolean; order?: number }): Promise<Acknowledged>
+  /** name -> template (settings nested, `index_patterns` a list); names missing are left out, none found answers `{}`. */
+  getTemplate(params?: { name?: string }): Promise<Record<string, LegacyTemplateBody>>
+  deleteTemplate(params: { name: string }): Promise<Acknowledged>
 
   // Aliases
   /** All actions apply atomically: readers see the state before or after, never in between. */

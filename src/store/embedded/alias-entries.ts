@@ -1,11 +1,12 @@
 /** Alias entries of the catalog: one alias on one index, written inside the running transaction. */
 import { IllegalArgument, StoreError } from '../errors'
-import { hasWildcard } from '../names'
+import { FILE_NAME_CHARS, FILE_NAME_CHARS_TEXT } from '../names'
 import type { AliasDefinition } from '../port'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 
-export function putAlias(core: StoreCore, alias: string, meta: IndexMeta, def: AliasDefinition): void {
+/** An alias definition as OpenSearch keeps it: `routing` becomes both `index_routing` and `search_routing`. */
+export function aliasDefinition(def: AliasDefinition): AliasDefinition {
   const clean: AliasDefinition = {}
   if (def.filter !== undefined) clean.filter = def.filter
   if (def.routing !== undefined) {
@@ -16,6 +17,11 @@ export function putAlias(core: StoreCore, alias: string, meta: IndexMeta, def: A
   if (def.search_routing !== undefined) clean.search_routing = def.search_routing
   if (def.is_write_index !== undefined) clean.is_write_index = def.is_write_index
   if (def.is_hidden !== undefined) clean.is_hidden = def.is_hidden
+  return clean
+}
+
+export function putAlias(core: StoreCore, alias: string, meta: IndexMeta, def: AliasDefinition): void {
+  const clean = aliasDefinition(def)
   core.db.query('INSERT OR REPLACE INTO aliases (alias, ix, def) VALUES (?, ?, ?)').run(alias, meta.ix, JSON.stringify(clean))
   let m = core.cat.aliasMap.get(alias)
   if (!m) core.cat.aliasMap.set(alias, (m = new Map()))
@@ -60,12 +66,16 @@ export function aliasesOf(core: StoreCore, index: string): Record<string, AliasD
   return out
 }
 
+/** OpenSearch's name checks of an alias (MetadataCreateIndexService.validateIndexOrAliasName), the first that fails. */
+const ALIAS_NAME_RULES: Array<[(alias: string) => boolean, string]> = [
+  [(a) => a === '', 'must not be empty'],
+  [(a) => FILE_NAME_CHARS.some((c) => a.includes(c)), `must not contain the following characters ${FILE_NAME_CHARS_TEXT}`],
+  [(a) => a.includes('#'), "must not contain '#'"],
+  [(a) => a.includes(':'), "must not contain ':'"],
+  [(a) => /^[-_+]/.test(a), "must not start with '_', '-', or '+'"],
+]
+
 export function validateAliasName(alias: string): void {
-  if (alias === '' || hasWildcard(alias) || alias.startsWith('_'))
-    throw new StoreError(
-      'invalid_alias_name_exception',
-      400,
-      `Invalid alias name [${alias}]: must not contain wildcards or start with '_'`,
-      { index: alias },
-    )
+  const broken = ALIAS_NAME_RULES.find(([fails]) => fails(alias))
+  if (broken) throw new StoreError('invalid_alias_name_exception', 400, `Invalid alias name [${alias}]: ${broken[1]}`)
 }

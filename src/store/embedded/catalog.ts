@@ -3,7 +3,7 @@
  * this is rebuilt from it at open and after any failed transaction, so it never drifts.
  */
 import type { Database } from 'bun:sqlite'
-import type { AliasDefinition, IndexActivity, IndexTemplateBody, Mappings } from '../port'
+import type { AliasDefinition, ComponentTemplateBody, IndexActivity, IndexTemplateBody, LegacyTemplateBody, Mappings } from '../port'
 import type { FieldSpec } from '../query/compile'
 import type { Namespace } from '../names'
 import { fieldSpecs, type IndexedKind, indexedKind, ignoresMalformed } from './mapping'
@@ -69,6 +69,8 @@ export class Catalog implements Namespace {
   /** alias -> index name -> definition */
   aliasMap = new Map<string, Map<string, AliasDefinition>>()
   templates = new Map<string, IndexTemplateBody>()
+  componentTemplates = new Map<string, ComponentTemplateBody>()
+  legacyTemplates = new Map<string, LegacyTemplateBody>()
   streams = new Map<string, DataStreamMeta>()
 
   static load(db: Database): Catalog {
@@ -131,8 +133,9 @@ export class Catalog implements Namespace {
       if (!m) c.aliasMap.set(r.alias, (m = new Map()))
       m.set(meta.name, JSON.parse(r.def))
     }
-    for (const r of db.query('SELECT name, body FROM templates').all() as Array<{ name: string; body: string }>)
-      c.templates.set(r.name, JSON.parse(r.body))
+    loadBodies(db, 'templates', c.templates)
+    loadBodies(db, 'component_templates', c.componentTemplates)
+    loadBodies(db, 'legacy_templates', c.legacyTemplates)
     for (const r of db.query('SELECT name, template, generation, ts_field FROM data_streams').all() as Array<{
       name: string
       template: string
@@ -182,6 +185,12 @@ export class Catalog implements Namespace {
     const ds = this.streams.get(name)
     return ds ? { name, indices: this.backingIndices(ds) } : undefined
   }
+}
+
+/** Table of one JSON body per name (the three kinds of templates) into `into`. */
+function loadBodies<T>(db: Database, table: string, into: Map<string, T>): void {
+  for (const r of db.query(`SELECT name, body FROM ${table}`).all() as Array<{ name: string; body: string }>)
+    into.set(r.name, JSON.parse(r.body))
 }
 
 export function nextRid(db: Database, ix: number): number {

@@ -6,7 +6,7 @@ import type { DataStreamMeta } from './catalog'
 import type { StoreCore } from './core'
 import { createIndexNow, dropIndex, setMappings } from './indices'
 import { mergeMappings } from './mapping'
-import { matchTemplate } from './templates'
+import { matchTemplate } from './templates/match'
 
 export async function createDataStream(core: StoreCore, params: { name: string }): Promise<Acknowledged> {
   core.tx(() => createDataStreamNow(core, params.name))

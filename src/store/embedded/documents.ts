@@ -11,7 +11,7 @@ import { createDataStreamNow } from './data-streams'
 import { createIndexNow } from './indices'
 import { listOf, storedValues } from './stored-fields'
 import type { Row } from './search'
-import { matchTemplate } from './templates'
+import { matchTemplate } from './templates/match'
 
 export type Op = 'index' | 'create' | 'update' | 'delete'
 

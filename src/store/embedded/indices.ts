@@ -26,7 +26,8 @@ import { STORED_SIZE } from './stored-size'
 import { randomId } from './ids'
 import { checkMappingLimits, fieldSpecs, mappingLimits, mergeMappings, validateMappings, ignoresMalformed } from './mapping'
 import { MAX_IX, ridRange } from './rids'
-import { matchTemplate } from './templates'
+import { composeIndex } from './templates/compose'
+import { matchTemplate } from './templates/match'
 import { removeTextRange } from './text-index'
 
 /** The OpenSearch version whose behaviour and version id we report. */
@@ -55,13 +56,10 @@ export function createIndexNow(core: StoreCore, name: string, body: CreateIndexB
   for (const k of Object.keys(body))
     if (k !== 'settings' && k !== 'mappings' && k !== 'aliases') throw new ParsingError(`unknown key [${k}] for create index`)
 
-  // A backing index takes its data stream's template (its own `.ds-` name matches none).
-  const template = matchTemplate(core, dataStream ?? name)?.body.template
-  let mappings: Mappings = {}
-  if (template?.mappings) mappings = mergeMappings(mappings, validateMappings(template.mappings))
-  if (body.mappings) mappings = mergeMappings(mappings, validateMappings(body.mappings))
+  const composed = composeIndex(core, name, body, dataStream)
+  let mappings: Mappings = composed.mappings
   if (dataStream) mappings = mergeMappings(mappings, { properties: { '@timestamp': { type: 'date' } } })
-  const requested = { ...flattenSettings(template?.settings), ...flattenSettings(body.settings) }
+  const requested = composed.settings
   validateSettings(requested)
   // 22 base64url characters: 128 random bits, the shape of OpenSearch's index uuids.
   const uuid = randomId(22)
@@ -78,7 +76,7 @@ export function createIndexNow(core: StoreCore, name: string, body: CreateIndexB
     'index.provided_name': name,
     'index.version.created': OPENSEARCH_VERSION_ID,
   })
-  const aliases = { ...(template?.aliases ?? {}), ...(body.aliases ?? {}) }
+  const aliases = composed.aliases
   for (const a of Object.keys(aliases)) {
     validateAliasName(a)
     if (a === name) throw new InvalidIndexName(a, 'an index or data stream exists with the same name as the alias')

@@ -264,6 +264,12 @@ function deferredFieldValues(db: Database): void {
   if (!cols.some((c) => c.name === 'indexed_rid')) db.run('ALTER TABLE indices ADD COLUMN indexed_rid INTEGER')
 }
 
+/** Component templates and legacy (v1) index templates, one JSON body per name as index templates have. */
+function moreTemplateKinds(db: Database): void {
+  db.run('CREATE TABLE IF NOT EXISTS component_templates (name TEXT PRIMARY KEY, body TEXT NOT NULL)')
+  db.run('CREATE TABLE IF NOT EXISTS legacy_templates (name TEXT PRIMARY KEY, body TEXT NOT NULL)')
+}
+
 /**
  * Every schema step, oldest first. Step 1 is idempotent so it also brings a file written before
  * schema versions existed (user_version 0, tables present) up to version 1. Append, never edit.
@@ -283,6 +289,7 @@ export const SCHEMA_MIGRATIONS: readonly Migration[] = [
     up: textSearchTables,
   },
   { version: 6, description: 'field values written by refreshes: the rowid up to which each index has them', up: deferredFieldValues },
+  { version: 7, description: 'component templates and legacy index templates', up: moreTemplateKinds },
 ]
 
 export const latestVersion = (migrations: readonly Migration[]): number => migrations.at(-1)?.version ?? 0

@@ -7,7 +7,8 @@
  * module of its concern, where the work is done:
  *   indices.ts        create/delete/open/close/get, mappings, settings, stats, refresh, flush
  *   aliases.ts        `_aliases` and `_alias` (alias-entries.ts: one alias on one index)
- *   templates.ts      index templates        data-streams.ts   data streams
+ *   templates/        the three kinds of templates and what a new index takes from them
+ *   data-streams.ts   data streams
  *   documents.ts      get, and which index a document operation addresses
  *   doc-write.ts      index/create/update/delete of one document    bulk.ts   `_bulk`
  *   search-request.ts search, count, explain (search-rows.ts: how rows are read; plan.ts: which;
@@ -38,6 +39,10 @@ import type {
   IndexStats,
   IndexTemplateBody,
   IndexTemplateEntry,
+  ComponentTemplateBody,
+  ComponentTemplateEntry,
+  LegacyTemplateBody,
+  SimulatedTemplate,
   IsmPoliciesResponse,
   IsmPolicyResponse,
   Mappings,
@@ -70,7 +75,10 @@ import { createPit, deleteAllPits, deletePit, getAllPits } from './pits'
 import { idOf } from './request-cache'
 import { count, explain, search } from './search-request'
 import { readStored } from './seq-read'
-import { deleteIndexTemplate, getIndexTemplate, putIndexTemplate } from './templates'
+import { deleteComponentTemplate, getComponentTemplate, putComponentTemplate } from './templates/component-templates'
+import { deleteIndexTemplate, getIndexTemplate, putIndexTemplate } from './templates/index-templates'
+import { deleteTemplate, getTemplate, putTemplate } from './templates/legacy-templates'
+import { simulateIndexTemplate, simulateTemplate } from './templates/simulate'
 
 export { type EmbeddedStoreOptions } from './core'
 export { autoId } from './ids'
@@ -190,6 +198,38 @@ export class EmbeddedStore implements Store {
 
   async deleteIndexTemplate(params: { name: string }): Promise<Acknowledged> {
     return deleteIndexTemplate(this.core, params)
+  }
+
+  async simulateIndexTemplate(params: { index: string; body?: IndexTemplateBody }): Promise<SimulatedTemplate | Record<string, never>> {
+    return simulateIndexTemplate(this.core, params)
+  }
+
+  async simulateTemplate(params: { name?: string; body?: IndexTemplateBody }): Promise<SimulatedTemplate> {
+    return simulateTemplate(this.core, params)
+  }
+
+  async putComponentTemplate(params: { name: string; body: ComponentTemplateBody; create?: boolean }): Promise<Acknowledged> {
+    return putComponentTemplate(this.core, params)
+  }
+
+  async getComponentTemplate(params: { name?: string } = {}): Promise<{ component_templates: ComponentTemplateEntry[] }> {
+    return getComponentTemplate(this.core, params)
+  }
+
+  async deleteComponentTemplate(params: { name: string }): Promise<Acknowledged> {
+    return deleteComponentTemplate(this.core, params)
+  }
+
+  async putTemplate(params: { name: string; body: LegacyTemplateBody; create?: boolean; order?: number }): Promise<Acknowledged> {
+    return putTemplate(this.core, params)
+  }
+
+  async getTemplate(params: { name?: string } = {}): Promise<Record<string, LegacyTemplateBody>> {
+    return getTemplate(this.core, params)
+  }
+
+  async deleteTemplate(params: { name: string }): Promise<Acknowledged> {
+    return deleteTemplate(this.core, params)
   }
 
   async updateAliases(params: { body: UpdateAliasesBody }): Promise<Acknowledged> {

@@ -30,6 +30,10 @@ import type {
   IndexStats,
   IndexTemplateBody,
   IndexTemplateEntry,
+  ComponentTemplateBody,
+  ComponentTemplateEntry,
+  LegacyTemplateBody,
+  SimulatedTemplate,
   IsmPoliciesResponse,
   IsmPolicyResponse,
   Mappings,
@@ -293,6 +297,51 @@ export class PlatformStore implements Store {
 
   async deleteIndexTemplate(p: { name: string }): Promise<Acknowledged> {
     return this.body({ method: 'DELETE', path: path('_index_template', names(p.name)) })
+  }
+
+  async simulateIndexTemplate(p: { index: string; body?: IndexTemplateBody }): Promise<SimulatedTemplate | Record<string, never>> {
+    return this.body({ method: 'POST', path: path('_index_template', '_simulate_index', names(p.index)), body: p.body })
+  }
+
+  async simulateTemplate(p: { name?: string; body?: IndexTemplateBody }): Promise<SimulatedTemplate> {
+    return this.body({ method: 'POST', path: path('_index_template', '_simulate', names(p.name)), body: p.body })
+  }
+
+  async putComponentTemplate(p: { name: string; body: ComponentTemplateBody; create?: boolean }): Promise<Acknowledged> {
+    return this.capabilities.withIndexSettings(p.body, (body) =>
+      this.body({ method: 'PUT', path: path('_component_template', names(p.name)), query: query(p, 'name', 'body'), body: body as object }),
+    )
+  }
+
+  async getComponentTemplate(p: { name?: string } = {}): Promise<{ component_templates: ComponentTemplateEntry[] }> {
+    // A pattern that matches none is a 404 whose body is the empty list: an answer, not a failure.
+    const r = await this.send<{ component_templates?: ComponentTemplateEntry[] }>({
+      method: 'GET',
+      path: path('_component_template', names(p.name)),
+      answers: [404],
+    })
+    if (r.status === 404 && !Array.isArray(r.body?.component_templates)) throw storeErrorFrom(404, r.body)
+    return { component_templates: r.body.component_templates ?? [] }
+  }
+
+  async deleteComponentTemplate(p: { name: string }): Promise<Acknowledged> {
+    return this.body({ method: 'DELETE', path: path('_component_template', names(p.name)) })
+  }
+
+  async putTemplate(p: { name: string; body: LegacyTemplateBody; create?: boolean; order?: number }): Promise<Acknowledged> {
+    return this.capabilities.withIndexSettings(p.body, (body) =>
+      this.body({ method: 'PUT', path: path('_template', names(p.name)), query: query(p, 'name', 'body'), body: body as object }),
+    )
+  }
+
+  async getTemplate(p: { name?: string } = {}): Promise<Record<string, LegacyTemplateBody>> {
+    // Names that match none answer 404 with `{}`.
+    return (await this.send<Record<string, LegacyTemplateBody>>({ method: 'GET', path: path('_template', names(p.name)), answers: [404] }))
+      .body
+  }
+
+  async deleteTemplate(p: { name: string }): Promise<Acknowledged> {
+    return this.body({ method: 'DELETE', path: path('_template', names(p.name)) })
   }
 
   // ---- aliases ------------------------------------------------------------------------------
