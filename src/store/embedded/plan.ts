@@ -6,6 +6,7 @@
 import { analyze } from '../query/analysis'
 import { expandFieldPattern, kindOf, toBool, toNumber, leafParts, rangeZone } from '../query/compile'
 import { translateQueryString } from '../query/query-string'
+import { intervalsCandidates } from '../query/intervals'
 import { termsField } from './text-fields'
 import { ftsPrefixQuery, ftsTermQuery } from './text-index'
 import { parseDateMath } from '../query/dates'
@@ -290,6 +291,8 @@ class Planner {
       }
       case 'dis_max':
         return isObject(body) && Array.isArray(body.queries) ? this.union(body.queries, true) : null
+      case 'intervals':
+        return this.intervals(body)
       case 'query_string':
       case 'simple_query_string':
         // The same translation the evaluator runs, so both read the same DSL.
@@ -476,6 +479,16 @@ class Planner {
     if (type === 'term') return { sql: TEXT_MATCH, params: [ftsTermQuery(f, v)], cost: 1, exact: true, distinct: true }
     if (type !== 'prefix' || v === '') return null
     return { sql: TEXT_MATCH, params: [ftsPrefixQuery(f, v)], cost: 3, exact: true, distinct: true }
+  }
+
+  /** The documents holding every term an `intervals` query needs (the evaluator finds the intervals). */
+  private intervals(body: unknown): Plan | null {
+    const need = intervalsCandidates(body, this.meta.specs)
+    if (!need || need.terms.length === 0 || need.terms.length > MAX_UNION || !this.text(need.field)) return null
+    return this.intersect(
+      need.terms.map((t) => this.textLeaf('term', need.field, t)!),
+      false,
+    )
   }
 
   /**

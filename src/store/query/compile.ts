@@ -24,6 +24,7 @@ import { anyOfClauses, groupMatcher, type LiteralLeaf, literalLeaf } from './lit
 import { requiredLiteralSets } from './regex-literals'
 import { editDistanceWithin, fuzzyEdits } from './fuzzy'
 import { type QueryableField, translateQueryString } from './query-string'
+import { compileIntervals } from './intervals'
 import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, planeDistance, rawValuesAt } from './geo'
 
 export { kindOf, type FieldSpec } from './field-spec'
@@ -290,6 +291,10 @@ class Compiler {
       case 'geo_distance':
       case 'geo_bounding_box':
         return this.geoQuery(type, body)
+      case 'intervals': {
+        const q = compileIntervals(body, this.types, this.limits)
+        return { test: q.test, name: q.name }
+      }
       default:
         throw new ParsingError(`unknown query [${type}]`)
     }

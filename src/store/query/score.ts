@@ -8,6 +8,7 @@ import { analyze } from './analysis'
 import { compile, expandFieldPattern, kindOf, type FieldSpec, type Test } from './compile'
 import { type DocView, fieldPath, isObject } from './doc'
 import { translateQueryString, type QueryableField } from './query-string'
+import { compileIntervals } from './intervals'
 
 const K1 = 1.2
 const B = 0.75
@@ -117,6 +118,10 @@ class Builder {
       }
       case 'multi_match':
         return isObject(body) ? this.multiMatch(body) : undefined
+      case 'intervals': {
+        const q = compileIntervals(body, this.types)
+        return (d) => q.score(d)
+      }
       case 'query_string':
       case 'simple_query_string':
         return this.node(translateQueryString(body, type === 'simple_query_string', (p) => expandFieldPattern(this.types, p)))
