@@ -5,30 +5,15 @@
  * sub-iterators are on the document and does Lucene's `reset` in its constructor.
  */
 import { Heap } from './heap'
-import { IntervalIterator, NO_MORE } from './iterators'
+import { IntervalIterator, NO_MORE, SpanIterator } from './iterators'
 
 /** OrderedIntervalsSource's iterator: minimal intervals holding one interval of each sub-iterator, in order, none overlapping. */
-export class OrderedIterator extends IntervalIterator {
-  private begin = -1
-  private finish = -1
-  private slop = -1
+export class OrderedIterator extends SpanIterator {
   private i = 1
 
   constructor(private readonly subs: readonly IntervalIterator[]) {
     super()
     subs[0].nextInterval()
-  }
-
-  start(): number {
-    return this.begin
-  }
-
-  end(): number {
-    return this.finish
-  }
-
-  gaps(): number {
-    return this.slop
   }
 
   nextInterval(): number {
@@ -59,11 +44,9 @@ export class OrderedIterator extends IntervalIterator {
 }
 
 /** UnorderedIntervalsSource's iterator: minimal intervals holding one interval of each sub-iterator, overlaps allowed. */
-export class UnorderedIterator extends IntervalIterator {
+export class UnorderedIterator extends SpanIterator {
   private readonly queue = new Heap<IntervalIterator>((a, b) => a.start() < b.start() || (a.start() === b.start() && a.end() >= b.end()))
-  private begin = -1
-  private finish = -1
-  private slop = 0
+  protected override slop = 0
   private queueEnd = -1
 
   constructor(private readonly subs: readonly IntervalIterator[]) {
@@ -73,18 +56,6 @@ export class UnorderedIterator extends IntervalIterator {
       this.queue.add(it)
       this.updateRightExtreme(it)
     }
-  }
-
-  start(): number {
-    return this.begin
-  }
-
-  end(): number {
-    return this.finish
-  }
-
-  gaps(): number {
-    return this.slop
   }
 
   private updateRightExtreme(it: IntervalIterator): void {

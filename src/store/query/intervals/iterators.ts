@@ -20,6 +20,25 @@ export abstract class IntervalIterator {
   }
 }
 
+/** An iterator over spans of its sub-iterators: where the current span begins, ends and what it leaves out. */
+export abstract class SpanIterator extends IntervalIterator {
+  protected begin = -1
+  protected finish = -1
+  protected slop = -1
+
+  start(): number {
+    return this.begin
+  }
+
+  end(): number {
+    return this.finish
+  }
+
+  gaps(): number {
+    return this.slop
+  }
+}
+
 /** A term's positions in the document. */
 export class TermIterator extends IntervalIterator {
   private pos = -1
