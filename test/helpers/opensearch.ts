@@ -113,6 +113,13 @@ export async function wipeOpenSearch(os: RunningOpenSearch): Promise<void> {
   for (const t of templates.body.index_templates ?? [])
     if (!PLATFORM_OWN.test(t.name) && !BOOTSTRAP_TEMPLATES.has(t.name))
       await os.request('DELETE', `/_index_template/${encodeURIComponent(t.name)}`)
+  // Then what the index templates were composed of, and legacy templates.
+  const components = await os.request('GET', '/_component_template')
+  for (const t of components.body.component_templates ?? [])
+    if (!PLATFORM_OWN.test(t.name)) await os.request('DELETE', `/_component_template/${encodeURIComponent(t.name)}`)
+  const legacy = await os.request('GET', '/_template')
+  for (const name of Object.keys(legacy.body ?? {}))
+    if (!PLATFORM_OWN.test(name)) await os.request('DELETE', `/_template/${encodeURIComponent(name)}`)
   const indices = await os.request('GET', '/_cat/indices?format=json&expand_wildcards=all&h=index')
   const names = (indices.body as Array<{ index: string }>).map((i) => i.index).filter((n) => !PLATFORM_OWN.test(n))
   // The security plugin refuses a list that holds a system index as a whole: those go by the

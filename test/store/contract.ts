@@ -565,6 +565,71 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         await expect(store.deleteIndexTemplate({ name: 't0' })).rejects.toBeInstanceOf(StoreError)
       })
 
+      test('component templates compose new indices in order; legacy templates apply by order when no composable one matches', async () => {
+        await store.putComponentTemplate({
+          name: 'c-base',
+          body: {
+            template: {
+              settings: { number_of_replicas: 0 },
+              mappings: { properties: { code: { type: 'long' }, note: { type: 'keyword' } } },
+            },
+          },
+        })
+        await store.putComponentTemplate({
+          name: 'c-code',
+          body: { template: { mappings: { properties: { code: { type: 'keyword' } } }, aliases: { composed: {} } } },
+        })
+        await store.putIndexTemplate({
+          name: 'tc',
+          body: {
+            index_patterns: ['comp-*'],
+            priority: 3,
+            composed_of: ['c-base', 'c-code'],
+            template: { mappings: { properties: { extra: { type: 'integer' } } } },
+          },
+        })
+        await store.index({ index: 'comp-1', id: '1', body: { code: 'x' }, refresh: true })
+        const props = (await store.getMapping({ index: 'comp-1' }))['comp-1'].mappings.properties!
+        expect([props.code, props.note, props.extra]).toEqual([{ type: 'keyword' }, { type: 'keyword' }, { type: 'integer' }])
+        expect((await store.getSettings({ index: 'comp-1' }))['comp-1'].settings.index.number_of_replicas).toBe('0')
+        expect(await store.resolve('composed')).toEqual(['comp-1'])
+        expect((await store.getComponentTemplate({ name: 'c-code' })).component_templates.map((c) => c.name)).toEqual(['c-code'])
+        // In use by tc: refused; a missing name: not found.
+        await expect(store.deleteComponentTemplate({ name: 'c-base' })).rejects.toBeInstanceOf(StoreError)
+        await expect(store.getComponentTemplate({ name: 'c-none' })).rejects.toBeInstanceOf(StoreError)
+
+        await store.putTemplate({
+          name: 'l-low',
+          body: {
+            index_patterns: ['leg-*'],
+            order: 0,
+            settings: { number_of_replicas: 0 },
+            mappings: { properties: { f: { type: 'long' }, g: { type: 'long' } } },
+          },
+        })
+        await store.putTemplate({
+          name: 'l-high',
+          body: { index_patterns: ['leg-*'], order: 5, mappings: { properties: { f: { type: 'keyword' } } } },
+        })
+        await store.createIndex({ index: 'leg-1' })
+        const legacy = (await store.getMapping({ index: 'leg-1' }))['leg-1'].mappings.properties!
+        expect([legacy.f, legacy.g]).toEqual([{ type: 'keyword' }, { type: 'long' }])
+        expect(Object.keys(await store.getTemplate({ name: 'l-*' })).sort()).toEqual(['l-high', 'l-low'])
+        // A composable template for the same names wins over every legacy one.
+        await store.putIndexTemplate({
+          name: 'tl',
+          body: { index_patterns: ['leg-*'], template: { mappings: { properties: { f: { type: 'integer' } } } } },
+        })
+        await store.createIndex({ index: 'leg-2' })
+        const composed = (await store.getMapping({ index: 'leg-2' }))['leg-2'].mappings.properties!
+        expect(composed.f).toEqual({ type: 'integer' })
+        expect(composed.g).toBeUndefined()
+        for (const name of ['tc', 'tl']) await store.deleteIndexTemplate({ name })
+        for (const name of ['c-base', 'c-code']) await store.deleteComponentTemplate({ name })
+        for (const name of ['l-low', 'l-high']) await store.deleteTemplate({ name })
+        expect(await store.getTemplate({ name: 'l-*' })).toEqual({})
+      })
+
       test('data streams: auto-created on first create-write, backing index naming, op_type rules', async () => {
         await store.putIndexTemplate({
           name: 'ds',
