@@ -101,7 +101,10 @@ async function updateAliases(ctx: RequestContext) {
   const parsed = validate<UpdateAliasesBody>(UpdateAliasesBody, body, 'aliases')
   if (parsed.actions.length === 0) throw badRequest('Validation Failed: 1: no actions specified;', 'action_request_validation_exception')
   for (const action of parsed.actions) {
-    const spec = Object.values(action)[0] as { aliases?: string[]; indices?: string[] }
+    const spec = Object.values(action)[0] as { aliases?: string[]; index?: string; indices?: string[] }
+    // Index names may be date math names; alias names may not (OpenSearch refuses `<` in them).
+    if (spec.index !== undefined) spec.index = ctx.indexNames(spec.index)
+    if (Array.isArray(spec.indices)) spec.indices = spec.indices.map((i) => ctx.indexNames(i))
     if (Array.isArray(spec.aliases) && spec.aliases.length === 0) throw badRequest("[aliases] can't be empty", 'illegal_argument_exception')
     if (Array.isArray(spec.indices) && spec.indices.length === 0) throw badRequest("[indices] can't be empty", 'illegal_argument_exception')
     const { kind, indices } = actionTargets(action)

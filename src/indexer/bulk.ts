@@ -65,7 +65,7 @@ interface Action {
 const SHARED_ACTION_BYTES = 256
 
 /** An action line, checked as OpenSearch checks it (line-numbered errors). */
-function parseAction(raw: string, lineNo: number, defaultIndex: string | undefined): Action {
+function parseAction(raw: string, lineNo: number, defaultIndex: string | undefined, names: IndexNames): Action {
   let action: unknown
   try {
     action = JSON.parse(raw)
@@ -85,7 +85,7 @@ function parseAction(raw: string, lineNo: number, defaultIndex: string | undefin
   for (const key of Object.keys(m)) {
     if (!META[op].includes(key)) throw badRequest(`Action/metadata line [${lineNo}] contains an unknown parameter [${key}]`)
   }
-  const index = m._index === undefined ? defaultIndex : String(m._index)
+  const index = m._index === undefined ? defaultIndex : names(String(m._index))
   if (index === undefined || index === '')
     throw badRequest('Validation Failed: 1: index is missing;', 'action_request_validation_exception')
   let kind: Op = op
@@ -97,11 +97,20 @@ function parseAction(raw: string, lineNo: number, defaultIndex: string | undefin
   return { op, kind, meta: m, index }
 }
 
+/** How an item's `_index` reads: RequestContext.indexNames (date math names) for a request's items. */
+type IndexNames = (index: string) => string
+
 /**
  * The items of an NDJSON body, parsed line by line; structural problems (a malformed source too)
  * fail the whole request. Without `keepSources` (the validating pass) parsed sources are dropped.
  */
-export function* bulkItems(chunks: Uint8Array[], defaultIndex: string | undefined, keepSources = true, release = false): Generator<Item> {
+export function* bulkItems(
+  chunks: Uint8Array[],
+  defaultIndex: string | undefined,
+  keepSources = true,
+  release = false,
+  names: IndexNames = (index) => index,
+): Generator<Item> {
   if (!terminated(chunks)) throw badRequest('The bulk request must be terminated by a newline [\\n]')
   const it = lines(chunks, release)
   let last: { raw: Uint8Array; action: Action } | undefined
@@ -113,7 +122,7 @@ export function* bulkItems(chunks: Uint8Array[], defaultIndex: string | undefine
     if (!action) {
       const raw = text(next.value).trim()
       if (raw === '') continue
-      action = parseAction(raw, lineNo, defaultIndex)
+      action = parseAction(raw, lineNo, defaultIndex, names)
       last = bytes.byteLength <= SHARED_ACTION_BYTES ? { raw: bytes.slice(), action } : undefined
     }
     const { op, kind, meta: m, index } = action
@@ -205,7 +214,8 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse | Response> {
   const limit = ctx.deps.node.values.get('http.max_body_bytes') as number
   const chunks = await readBodyChunks(ctx.request, { limit, status: 413, kind: 'ndjson' })
   const large = chunks.reduce((n, c) => n + c.byteLength, 0) >= LARGE_BODY
-  const { count, updated, items: checked } = checkRequest(chunks, defaultIndex, large)
+  const names = (index: string) => ctx.indexNames(index)
+  const { count, updated, items: checked } = checkRequest(chunks, defaultIndex, large, names)
   const params: BulkParams = {
     requireAlias: ctx.flag('require_alias', false),
     pipeline: ctx.str('pipeline'),
@@ -224,7 +234,7 @@ async function bulk(ctx: RequestContext): Promise<BulkResponse | Response> {
     aliasCheck: new Map(),
   }
   run.refused = await refusedIndices(run, updated)
-  const took = await writeAll(run, checked ?? bulkItems(chunks, defaultIndex, true, true), large)
+  const took = await writeAll(run, checked ?? bulkItems(chunks, defaultIndex, true, true, names), large)
   const tookAll = Math.max(took, ctx.deps.now() - started)
   const items = `[${run.results.map((r) => r ?? '{}').join(',')}]`
   run.results.length = 0
@@ -244,12 +254,13 @@ function checkRequest(
   chunks: Uint8Array[],
   defaultIndex: string | undefined,
   large: boolean,
+  names: IndexNames,
 ): { count: number; updated: Set<string>; items: Item[] | undefined } {
   let count = 0
   let parsed = 0
   const updated = new Set<string>()
   const items: Item[] | undefined = large ? undefined : []
-  for (const item of bulkItems(chunks, defaultIndex, !large)) {
+  for (const item of bulkItems(chunks, defaultIndex, !large, false, names)) {
     count++
     items?.push(item)
     if (item.op === 'update') updated.add(item.index)

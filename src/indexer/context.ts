@@ -12,6 +12,7 @@ import type { Logger } from '../http/log'
 import { noPermissions, type Caller, type Security } from '../http/caller'
 import { SYSTEM_INDICES } from '../setup/indices/names'
 import type { Query, ResolveOptions, Store } from '../store/port'
+import { resolveDateMathExpression } from '../store/date-math-names'
 
 export interface IndexApiDeps {
   store: Store
@@ -47,9 +48,14 @@ const unparsable = (kind: 'int' | 'float', name: string, v: string) =>
     },
   })
 
+/** Path parts that name indices: OpenSearch reads date math names (`<logs-{now/d}>`) there. */
+const INDEX_PARTS = new Set(['index'])
+
 export class RequestContext {
   readonly url: URL
   readonly query: URLSearchParams
+  /** When the request came: the `now` of every date math index name it holds, as in OpenSearch. */
+  readonly started: number
 
   constructor(
     readonly deps: IndexApiDeps,
@@ -59,6 +65,7 @@ export class RequestContext {
   ) {
     this.url = new URL(request.url)
     this.query = this.url.searchParams
+    this.started = deps.now()
   }
 
   get store(): Store {
@@ -127,15 +134,23 @@ export class RequestContext {
 
   // ---- path --------------------------------------------------------------------------------
 
-  /** A path part, percent-decoded (Elysia hands them over raw). */
+  /** A path part, percent-decoded (Elysia hands them over raw); an index expression's date math names resolved. */
   part(name: string): string | undefined {
     const raw = this.params[name]
     if (raw === undefined) return undefined
+    let decoded = raw
     try {
-      return decodeURIComponent(raw)
-    } catch {
-      return raw
-    }
+      decoded = decodeURIComponent(raw)
+    } catch {}
+    return INDEX_PARTS.has(name) ? this.indexNames(decoded) : decoded
+  }
+
+  /**
+   * Index names or an expression the request gives (path, body, bulk lines) with their date math
+   * names resolved: the one step every name takes before resolution and authorization.
+   */
+  indexNames(expression: string): string {
+    return resolveDateMathExpression(expression, this.started)
   }
 
   /**

@@ -46,7 +46,7 @@ function items(ctx: RequestContext, body: Record<string, unknown>): Item[] {
           throw badRequest(`Unsupported field [${key}] used, expected [${key.slice(1)}] instead`, 'parsing_exception')
         if (!ITEM_KEYS.has(key)) throw badRequest(`Unknown key for a VALUE_STRING in [${key}].`, 'parsing_exception')
       }
-      const index = typeof doc._index === 'string' ? doc._index : fallback
+      const index = typeof doc._index === 'string' ? ctx.indexNames(doc._index) : fallback
       if (index === undefined) problems.push(`index is missing for doc ${i}`)
       if (typeof doc._id !== 'string' && typeof doc._id !== 'number') problems.push(`id is missing for doc ${i}`)
       const params: Partial<GetParams> = {}

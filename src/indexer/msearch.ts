@@ -49,7 +49,7 @@ function requestOf(ctx: RequestContext, header: Record<string, unknown>, body: R
   for (const key of Object.keys(header))
     if (!HEADER_KEYS.has(key)) throw badRequest(`key [${key}] is not supported in the metadata section`)
   const given = header.index ?? header.indices
-  const named = given === undefined ? ctx.part('index') : [given].flat().map(String).join(',')
+  const named = given === undefined ? ctx.part('index') : ctx.indexNames([given].flat().map(String).join(','))
   const options: ResolveOptions = {}
   if (header.expand_wildcards !== undefined) options.expand_wildcards = [header.expand_wildcards].flat().map(String).join(',')
   if (header.ignore_unavailable !== undefined) options.ignore_unavailable = bool(header.ignore_unavailable)

@@ -8,7 +8,8 @@
  * - single documents (`_doc`, `_source`): `readDocument`; several in one request (`_mget`):
  *   `authorizeRead` per index, then `filteredGet`;
  * - documents fetched from inside a query (terms lookups): `resolveLookups`, before the store
- *   sees the query, so the store's own (service) reads never serve a caller;
+ *   sees the query, so the store's own (service) reads never serve a caller; the same for the
+ *   queries a search's aggregations hold (`filter`, `filters`...): `aggregationLookups`;
  * - searches, counts, PIT searches and their aggregations: `authorizeSearch` + `searchQuery`;
  * - `_source` echoed by writes (`_update`, bulk `update`): `guardUpdate`, which also refuses an
  *   update where the caller's reads are filtered, as the platform's security plugin does.
@@ -18,7 +19,7 @@
  */
 import { OpenSearchHttpError } from '../http/errors'
 import type { GetParams, GetResponse, Query, Source } from '../store/port'
-import { resolveTermsLookups } from '../store/query/terms'
+import { resolveAggregationLookups, resolveTermsLookups } from '../store/query/terms'
 import { badRequest, type RequestContext } from './context'
 import { matchesFilter, readFilter, withFilter } from './dls'
 import { hasMoreLikeThis, rewriteMoreLikeThis } from './more-like-this'
@@ -74,6 +75,11 @@ export async function readSource(ctx: RequestContext, index: string, id: string)
 export async function resolveLookups(ctx: RequestContext, query: Query | undefined): Promise<Query | undefined> {
   if (query === undefined) return undefined
   return (await resolveTermsLookups(query, (index, id) => readSource(ctx, index, id))) as Query
+}
+
+/** A search's aggregations with the terms lookups of their queries resolved as resolveLookups resolves the query's. */
+export async function aggregationLookups(ctx: RequestContext, aggs: unknown): Promise<unknown> {
+  return resolveAggregationLookups(aggs, (index, id) => readSource(ctx, index, id))
 }
 
 /**

@@ -59,7 +59,14 @@ class RareTermsAgg extends FieldAgg implements Agg {
       const spec = t.specs?.get(this.field)
       if (spec?.type === 'ip') this.ip = true
       if (spec && FLOATING.has(spec.type)) throw new IllegalArgument('RareTerms aggregation does not support floating point fields.')
-      this.accepts = { t, filter: termsKeyFilter(this.spec.name, this.spec.params, spec ? kindOf(spec.type) : 'keyword') }
+      this.accepts = {
+        t,
+        filter: termsKeyFilter(this.spec.name, this.spec.params, {
+          kind: spec ? kindOf(spec.type) : 'keyword',
+          type: spec?.type,
+          index: t.name,
+        }),
+      }
     }
     let values = this.read(d, t)
     if (values.length === 0 && this.spec.params.missing !== undefined) values = [{ key: this.spec.params.missing as Key }]

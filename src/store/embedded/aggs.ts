@@ -384,7 +384,7 @@ class TermsAgg extends FieldAgg implements Agg {
 
   private filterFor(t: TargetCtx): KeyFilter | undefined {
     const spec = t.specs?.get(this.field)
-    return termsKeyFilter(this.name, this.params, spec ? kindOf(spec.type) : 'keyword')
+    return termsKeyFilter(this.name, this.params, { kind: spec ? kindOf(spec.type) : 'keyword', type: spec?.type, index: t.name })
   }
 
   collect(d: DocView, t: TargetCtx): void {
@@ -394,7 +394,7 @@ class TermsAgg extends FieldAgg implements Agg {
       this.accepts = this.filterFor(t)
     }
     let values = this.read(d, t)
-    if (values.length === 0 && this.params.missing !== undefined) values = [{ key: this.params.missing as Key }]
+    if (values.length === 0 && this.params.missing !== undefined) values = this.missing(t)
     // A document counts once per bucket (the set is only needed for several values).
     const seen = values.length > 1 ? new Set<Key>() : undefined
     for (const v of values) {
@@ -407,6 +407,16 @@ class TermsAgg extends FieldAgg implements Agg {
       b.count++
       for (let i = 0; i < b.list.length; i++) b.list[i].collect(d, t)
     }
+  }
+
+  /**
+   * `missing` read as the field's values are; where the field is unmapped, as `value_type` says
+   * (a boolean's key is 1, a date's its epoch millis, as OpenSearch's unmapped value sources).
+   */
+  private missing(t: TargetCtx): AggValue[] {
+    const type = t.specs?.get(this.field)?.type ?? VALUE_TYPES[String(this.params.value_type)]
+    const read = type === undefined ? undefined : reader(this.field, { name: t.name, specs: new Map([[this.field, { type }]]) }, 'terms')
+    return read ? read(new OneValue(this.params.missing)) : [{ key: this.params.missing as Key }]
   }
 
   private bucket(v: AggValue) {
@@ -573,5 +583,8 @@ class FilterAgg implements Agg {
     return { doc_count: this.count, ...results(this.subAggs) }
   }
 }
+
+/** The field types `value_type` names (how an unmapped field's `missing` reads). */
+const VALUE_TYPES: Record<string, string> = { boolean: 'boolean', date: 'date', long: 'long', double: 'double', numeric: 'double' }
 
 const sumOfCounts = (buckets: ReadonlyArray<{ count: number }>) => buckets.reduce((n, b) => n + b.count, 0)

@@ -6,8 +6,9 @@
  * a lookup anywhere else is refused by the query compiler, so nothing else ever fetches.
  *
  * A lookup reads a document, so on a caller's behalf it must pass that caller's read gate
- * (src/indexer/read-gate.ts): `resolveTermsLookups` lets the gate fetch them first, and the
- * store's own `rewriteTerms` then sees plain value lists.
+ * (src/indexer/read-gate.ts): `resolveTermsLookups` (the query) and `resolveAggregationLookups`
+ * (the queries aggregations hold) let the gate fetch them first, and the store's own
+ * `rewriteTerms` then sees plain value lists.
  */
 import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
 import { soleEntry } from '../../json'
@@ -34,7 +35,11 @@ export const DEFAULT_MAX_TERMS_COUNT = 65_536
 
 /** Resolves lookups with the store's own reads and enforces `index.max_terms_count`. */
 export function rewriteTerms(query: unknown, r: TermsRewrite): unknown {
-  return mapTermsQueries(query, (body) => {
+  return withTermsValues(query, mapTermsQueries, r)
+}
+
+function withTermsValues(tree: unknown, walk: Walk, r: TermsRewrite): unknown {
+  return walk(tree, (body) => {
     const out: Record<string, unknown> = { ...body }
     for (const [field, v] of termFields(body)) {
       const lookup = lookupOf(v)
@@ -55,10 +60,10 @@ export function rewriteTerms(query: unknown, r: TermsRewrite): unknown {
  * walk recurses, so a query nested deeper than the parser allows is refused (400) first: this
  * runs in the read gate, before the store's own checks.
  */
-export function termsLookups(query: unknown): TermsLookup[] {
+export function termsLookups(query: unknown, walk: Walk = mapTermsQueries): TermsLookup[] {
   checkJsonDepth(query)
   const found: TermsLookup[] = []
-  mapTermsQueries(query, (body) => {
+  walk(query, (body) => {
     for (const [, v] of termFields(body)) {
       const lookup = lookupOf(v)
       if (lookup) found.push(lookup)
@@ -73,16 +78,57 @@ export function termsLookups(query: unknown): TermsLookup[] {
  * fetched once); `fetch` is where the caller's rights are checked. The value-count limit is
  * left to the store, which knows the indices' settings.
  */
-export async function resolveTermsLookups(
-  query: unknown,
-  fetch: (index: string, id: string) => Promise<Source | undefined>,
-): Promise<unknown> {
-  const lookups = termsLookups(query)
-  if (lookups.length === 0) return query
+export async function resolveTermsLookups(query: unknown, fetch: Fetch): Promise<unknown> {
+  return resolveIn(query, mapTermsQueries, fetch)
+}
+
+/**
+ * An aggregation tree (`aggs` of a search) with the terms lookups of the queries it holds resolved
+ * as resolveTermsLookups resolves the search's query: OpenSearch runs those queries as any other.
+ */
+export async function resolveAggregationLookups(aggs: unknown, fetch: Fetch): Promise<unknown> {
+  return resolveIn(aggs, (tree, each) => mapAggregationQueries(tree, (q) => mapTermsQueries(q, each)), fetch)
+}
+
+type Fetch = (index: string, id: string) => Promise<Source | undefined>
+/** Applies `each` to the body of every `terms` query a tree holds at query positions. */
+type Walk = (tree: unknown, each: (body: Record<string, unknown>) => Record<string, unknown>) => unknown
+
+async function resolveIn(tree: unknown, walk: Walk, fetch: Fetch): Promise<unknown> {
+  const lookups = termsLookups(tree, walk)
+  if (lookups.length === 0) return tree
   const key = (l: { index: string; id: string }) => `${l.index}\u0000${l.id}`
   const sources = new Map<string, Source | undefined>()
   for (const l of lookups) if (!sources.has(key(l))) sources.set(key(l), await fetch(l.index, l.id))
-  return rewriteTerms(query, { lookup: (index, id) => sources.get(key({ index, id })), maxTerms: Number.POSITIVE_INFINITY })
+  return withTermsValues(tree, walk, { lookup: (index, id) => sources.get(key({ index, id })), maxTerms: Number.POSITIVE_INFINITY })
+}
+
+/**
+ * Applies `each` to every query an aggregation tree holds, at any depth: a `filter`
+ * aggregation's, and each of the named (or listed) `filters` of `filters` and `adjacency_matrix`.
+ * Anything malformed is left as it is, for the store's parser to refuse.
+ */
+function mapAggregationQueries(aggs: unknown, each: (query: unknown) => unknown): unknown {
+  if (!isObject(aggs)) return aggs
+  // Built with fromEntries: aggregation names are caller input (`__proto__` is a name like any).
+  const one = (key: string, v: unknown): unknown => {
+    if (key === 'aggs' || key === 'aggregations') return mapAggregationQueries(v, each)
+    if (key === 'filter') return each(v)
+    if ((key === 'filters' || key === 'adjacency_matrix') && isObject(v)) return { ...v, filters: eachFilter(v.filters, each) }
+    return v
+  }
+  return Object.fromEntries(
+    Object.entries(aggs).map(([name, def]) => [
+      name,
+      isObject(def) ? Object.fromEntries(Object.entries(def).map(([key, v]) => [key, one(key, v)])) : def,
+    ]),
+  )
+}
+
+function eachFilter(filters: unknown, each: (query: unknown) => unknown): unknown {
+  if (Array.isArray(filters)) return filters.map(each)
+  if (!isObject(filters)) return filters
+  return Object.fromEntries(Object.entries(filters).map(([k, q]) => [k, each(q)]))
 }
 
 /** Applies `each` to the body of every `terms` query found at a query position. */
