@@ -5,6 +5,7 @@
 import { IllegalArgument, ParsingError } from '../errors'
 import type { DocView } from '../query/doc'
 import { isObject } from '../query/doc'
+import { NestedDoc, nestedIdentity } from '../query/nested'
 import type { SourceFilter } from '../port'
 import { filterSource, sourceSpec } from '../source-filter'
 import { type Agg, type AggSpec, defineCheckedAgg, type Key, reader, type TargetCtx } from './aggs'
@@ -21,6 +22,8 @@ interface Entry {
   index: string
   id: string | undefined
   source: Record<string, unknown>
+  /** A nested document: its place (`_nested`), its source being its own object. */
+  nested?: NestedDoc
 }
 
 function parseSort(sort: unknown): SortSpec[] {
@@ -92,7 +95,15 @@ class TopHitsAgg implements Agg {
     const window = this.from + this.size
     if (window === 0) return
     if (this.sort.length === 0 && this.entries.length >= window) return // index order: the first ones win
-    this.entries.push({ keys: this.keysOf(d, t), seq: this.total, index: t.name, id: d.id, source: d.source as Record<string, unknown> })
+    const nested = d instanceof NestedDoc ? d : undefined
+    this.entries.push({
+      keys: this.keysOf(d, t),
+      seq: this.total,
+      index: t.name,
+      id: d.id,
+      source: d.source as Record<string, unknown>,
+      nested,
+    })
     if (this.entries.length >= 2 * window + 64) {
       this.entries.sort(this.compare)
       this.entries.length = window
@@ -103,10 +114,13 @@ class TopHitsAgg implements Agg {
     this.entries.sort(this.compare)
     const sortedByField = this.sort.length > 0 && !(this.sort.length === 1 && this.sort[0].field === '_score')
     const hits = this.entries.slice(this.from, this.from + this.size).map((e) => {
-      const src = filterSource(e.source, this.spec)
+      // A nested document's source filters read full paths, and show its own object.
+      const filtered = filterSource(e.source, this.spec)
+      const src = e.nested && filtered !== undefined ? (e.nested.own(filtered) ?? {}) : filtered
       return {
         _index: e.index,
         _id: e.id,
+        ...(e.nested ? { _nested: nestedIdentity(e.nested) } : {}),
         _score: sortedByField ? null : 1,
         ...(src !== undefined ? { _source: src } : {}),
         ...(sortedByField ? { sort: e.keys.map((k) => (k === undefined ? null : k)) } : {}),

@@ -13,6 +13,7 @@ import { looksLikeDate, parseDate } from '../query/dates'
 import { FLAT_OBJECT, flatLeaves, valueAndPathField, valueAndPathKey } from '../query/flat-object'
 import { isIntegerType, Malformed, MALFORMED_IGNORABLE, parseLeaf } from '../query/malformed'
 import { numericSetting } from '../query/limits'
+import { describeNested } from '../query/nested'
 import { wildcardToRegExp } from '../names'
 import { own, setOwn } from '../own'
 import { FIELD_TYPES } from '../port'
@@ -165,14 +166,24 @@ function mergeProps(base: Record<string, FieldMapping>, update: Record<string, F
 /** Flat `path -> FieldSpec` of every searchable field, multi-fields included (`msg.keyword`). */
 export function fieldSpecs(m: Mappings, ignoreMalformed = false): Map<string, FieldSpec> {
   const out = new Map<string, FieldSpec>()
-  const walk = (props: Record<string, FieldMapping> | undefined, prefix: string) => {
+  const nested = { paths: new Map<string, { parent: string; inParent: boolean; inRoot: boolean }>(), objects: new Set<string>() }
+  // `scope`: the nested path the fields are under ('' = the root document).
+  const walk = (props: Record<string, FieldMapping> | undefined, prefix: string, scope: string) => {
     if (!props) return
     for (const [name, def] of Object.entries(props)) {
       const path = prefix ? `${prefix}.${name}` : name
       const type = def.type ?? 'object'
       if (type === 'object' || type === 'nested') {
+        const flags = def as Record<string, unknown>
+        if (type === 'nested')
+          nested.paths.set(path, {
+            parent: scope,
+            inParent: String(flags.include_in_parent) === 'true',
+            inRoot: String(flags.include_in_root) === 'true',
+          })
+        else nested.objects.add(path)
         if (def.enabled === false) continue
-        walk(def.properties, path)
+        walk(def.properties, path, type === 'nested' ? path : scope)
         continue
       }
       // A multi-field is a field of its own: OpenSearch indexes it whatever its parent's `index` says.
@@ -184,7 +195,8 @@ export function fieldSpecs(m: Mappings, ignoreMalformed = false): Map<string, Fi
           out.set(`${path}.${sub}`, { type: sdef.type ?? 'keyword', path, ignore_above: sdef.ignore_above, format: sdef.format })
     }
   }
-  walk(m.properties, '')
+  walk(m.properties, '', '')
+  if (nested.paths.size > 0) describeNested(out, nested)
   return out
 }
 

@@ -16,6 +16,7 @@ import type { IndexMeta } from './catalog'
 import { kindOfField } from './catalog'
 import { flatObjectRoot, valueAndPathField, valueAndPathKey } from '../query/flat-object'
 import { ridRange } from './rids'
+import { scopedSpecs } from '../query/nested'
 
 export type Bind = string | number
 export interface Plan {
@@ -238,10 +239,19 @@ const BOOL_KEYS = new Set(['must', 'filter', 'should', 'must_not', 'minimum_shou
 
 export function planQuery(q: unknown, meta: IndexMeta, now: number, probe?: PlanProbe): Plan | null {
   try {
-    return new Planner(meta, now, probe).node(q)
+    return new Planner(rootView(meta), now, probe).node(q)
   } catch {
     return null // the evaluator reports malformed queries with OpenSearch's errors
   }
+}
+
+/**
+ * The index as its root documents hold it: a field of nested documents is not among their values
+ * (a query on it at the root matches nothing), and a `nested` query is left to the evaluator.
+ */
+function rootView(meta: IndexMeta): IndexMeta {
+  const specs = scopedSpecs(meta.specs, '')
+  return specs === meta.specs ? meta : { ...meta, specs }
 }
 
 class Planner {

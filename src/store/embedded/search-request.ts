@@ -7,6 +7,7 @@ import type { CountParams, CountResponse, ResolveOptions, SearchBody, SearchPara
 import { DEFAULT_MAX_TERMS_COUNT, rewriteTerms } from '../query/terms'
 import { checkJsonDepth, indexLimits } from '../query/limits'
 import { isObject } from '../query/doc'
+import { scopedSpecs } from '../query/nested'
 import { parseTimeValue } from '../settings'
 import type { StoreCore } from './core'
 import { getRow, readTarget } from './documents'
@@ -53,7 +54,8 @@ function searchTargets(
     const meta = core.indexMeta(name)
     return {
       name,
-      specs: meta.specs,
+      // What root documents hold: a nested document's fields are read through a nested query or aggregation.
+      specs: scopedSpecs(meta.specs, ''),
       shards: resolved.size,
       filters,
       limits: maxClauseCount === undefined ? undefined : indexLimits(meta.settings, maxClauseCount),
@@ -168,7 +170,7 @@ export async function search(core: StoreCore, params: SearchParams): Promise<Sea
     )
     const targets: SearchTarget[] = pit.targets.map((t) => ({
       name: t.name,
-      specs: t.specs,
+      specs: t.specs && scopedSpecs(t.specs, ''),
       shards: pit.targets.length,
       filters: null,
       limits: indexLimits(core.cat.byIx.get(t.ix)?.settings, limits.maxClauseCount),

@@ -4,6 +4,7 @@
  * aggregations.
  */
 import { isObject } from '../query/doc'
+import { scopedSpecs } from '../query/nested'
 import type { Column, ColumnLayout, Columns, Ordinals } from './aggs-columnar'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
@@ -174,7 +175,8 @@ export function sortedRows(
   window: number,
 ): Iterable<{ row: Row; value: string | number }> | undefined {
   if (core.scanOnly) return undefined
-  const spec = meta.specs.get(field)
+  // Root documents, whose order this is, hold no field of nested documents.
+  const spec = scopedSpecs(meta.specs, '').get(field)
   const kind = spec ? indexedKind(spec) : undefined
   if (kind !== 'keyword' && kind !== 'number' && kind !== 'date') return undefined
   const f = meta.fieldIds.get(field)

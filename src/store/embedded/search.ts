@@ -11,7 +11,8 @@ import { compile, kindOf, matchedNames, toNumber, type CompiledQuery, type Field
 import { parseDate } from '../query/dates'
 import { DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 import { compareCodePoints } from '../query/fold'
-import { constantScore, countStats, relevance, type Needs, type Stats } from '../query/score'
+import { constantScore, countStats, relevance, scoresNested, type Needs, type Stats } from '../query/score'
+import { allSpecs } from '../query/nested'
 import type { QueryLimits } from '../query/limits'
 import { filterSource, sourceSpec } from '../source-filter'
 import { BucketBudget, instantiate, parseAggs, results, type TargetCtx } from './aggs'
@@ -388,7 +389,7 @@ async function scanTarget(plan: Plan, got: Gathered, target: SearchTarget, rel: 
 /** The index's term statistics for the scored fields: from its text index, else one pass over its documents (undefined: timed out). */
 async function termStats(plan: Plan, target: SearchTarget, rel: ReturnType<typeof relevance>): Promise<Stats | undefined> {
   const stats: Stats = new Map()
-  if (rel && target.termStats) return target.termStats(rel.needs)
+  if (rel && target.termStats && !scoresNested(rel.needs, target.specs!)) return target.termStats(rel.needs)
   if (rel)
     for (const row of target.rows({ match_all: {} })) {
       if (plan.pace.due() && !(await plan.pace.pause())) return undefined
@@ -688,11 +689,13 @@ function sortReader(s: SortField, target: SearchTarget): KeyReader {
 }
 
 function valueReader(field: string, target: SearchTarget, unmappedType?: string): (d: DocView) => Array<string | number> {
-  const spec: FieldSpec | undefined = target.specs?.get(field)
+  const spec: FieldSpec | undefined = target.specs && allSpecs(target.specs).get(field)
   if (target.specs && !spec) {
     if (unmappedType !== undefined) return () => []
     throw new QueryShardError(`No mapping found for [${field}] in order to sort on`)
   }
+  // A nested document's field is mapped, but root documents hold no value of it.
+  if (target.specs && !target.specs.has(field)) return () => []
   const kind = spec ? kindOf(spec.type) : 'auto'
   if (kind === 'text')
     throw new IllegalArgument(

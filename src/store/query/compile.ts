@@ -25,6 +25,7 @@ import { requiredLiteralSets } from './regex-literals'
 import { editDistanceWithin, fuzzyEdits } from './fuzzy'
 import { type QueryableField, translateQueryString } from './query-string'
 import { compileIntervals } from './intervals'
+import { checkNestedPath, inScope, nestedDocs, parseNestedQuery, scopedSpecs } from './nested'
 import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, planeDistance, rawValuesAt } from './geo'
 
 export { kindOf, type FieldSpec } from './field-spec'
@@ -35,6 +36,8 @@ export interface CompileOptions {
   now?: number
   /** OpenSearch's per-request query limits; callers' searches pass them, rule evaluation does not. */
   limits?: QueryLimits
+  /** The documents tested: the root's or a nested path's; by default the scope of a scoped field map (nested.ts), else the root. */
+  scope?: string
 }
 
 export type Test = (doc: DocView) => boolean
@@ -74,7 +77,7 @@ export function matchedNames(named: CompiledQuery['named'], d: DocView): string[
 }
 
 export function compile(query: unknown, fieldTypes?: FieldTypes, options?: CompileOptions): CompiledQuery {
-  const c = new Compiler(normaliseTypes(fieldTypes), options?.now ?? Date.now(), options?.limits)
+  const c = new Compiler(normaliseTypes(fieldTypes), options?.now ?? Date.now(), options?.limits, options?.scope)
   const test = query === undefined || query === null ? always : c.node(query)
   return { test, named: c.named }
 }
@@ -167,13 +170,36 @@ class Compiler {
   readonly named: Array<{ name: string; test: Test }> = []
   private readonly clauses: ClauseBudget | undefined
   private nestedDepth = 0
+  /** The fields of the documents being queried: the root's, or a nested query's path's. */
+  private types: ReadonlyMap<string, FieldSpec> | undefined
 
   constructor(
-    private readonly types: ReadonlyMap<string, FieldSpec> | undefined,
+    types: ReadonlyMap<string, FieldSpec> | undefined,
     private readonly now: number,
     private readonly limits: QueryLimits | undefined,
+    scope?: string,
   ) {
     this.clauses = limits && new ClauseBudget(limits.maxClauseCount)
+    this.types = types && inScope(types, scope)
+  }
+
+  /**
+   * `nested`: its query tested on each object of the path, a document holding the path's fields
+   * alone; the names inside it are not the root document's (OpenSearch reports them in inner hits).
+   */
+  private nested(body: unknown): NamedTest {
+    const q = parseNestedQuery(body)
+    if (this.limits) checkNestedDepth(++this.nestedDepth, this.limits.maxNestedDepth)
+    const outer = this.types
+    const names = this.named.length
+    // OpenSearch parses the whole query (its depth limit included) before it looks the path up.
+    this.types = outer && scopedSpecs(outer, q.path)
+    const inner = this.node(q.query)
+    this.types = outer
+    this.named.length = names
+    this.nestedDepth--
+    if (outer && !checkNestedPath(outer, q)) return { test: never, name: q.name }
+    return { test: (d) => nestedDocs(d, q.path).some(inner), name: q.name }
   }
 
   node(q: unknown): Test {
@@ -207,13 +233,8 @@ class Compiler {
         if (!isObject(body) || body.filter === undefined) throw new ParsingError("[constant_score] requires a 'filter' element")
         return { test: this.node(body.filter), name: nameOf(body) }
       }
-      case 'nested': {
-        if (!isObject(body) || body.query === undefined) throw new ParsingError("[nested] requires 'query' field")
-        if (this.limits) checkNestedDepth(++this.nestedDepth, this.limits.maxNestedDepth)
-        const test = this.node(body.query)
-        this.nestedDepth--
-        return { test, name: nameOf(body) }
-      }
+      case 'nested':
+        return this.nested(body)
       case 'dis_max': {
         if (!isObject(body)) throw new ParsingError('[dis_max] malformed')
         const qs = clauses(body.queries).map((x) => this.node(x))

@@ -9,6 +9,7 @@ import { compile, expandFieldPattern, kindOf, type FieldSpec, type Test } from '
 import { type DocView, fieldPath, isObject } from './doc'
 import { translateQueryString, type QueryableField } from './query-string'
 import { compileIntervals } from './intervals'
+import { allSpecs, combineScores, inScope, nestedDocs, nestedScope, parseNestedQuery, scopedSpecs } from './nested'
 
 const K1 = 1.2
 const B = 0.75
@@ -43,10 +44,12 @@ function leafBoost(q: unknown): number {
 }
 
 class Builder {
-  readonly needs: Needs = new Map()
   constructor(
     private readonly types: ReadonlyMap<string, FieldSpec>,
     private readonly now: number,
+    readonly needs: Needs = new Map(),
+    /** The documents scored: the root ('') or a nested query's path. */
+    private readonly scope?: string,
   ) {}
 
   /** A scorer for a query, or undefined when nothing in it searches text. */
@@ -95,6 +98,8 @@ class Builder {
       }
       case 'function_score':
         return isObject(body) ? this.node(body.query) : undefined
+      case 'nested':
+        return this.nested(body)
       case 'boosting': {
         if (!isObject(body)) return undefined
         // The positive query's score, times negative_boost where the negative query matches too.
@@ -162,8 +167,23 @@ class Builder {
     }
   }
 
+  /** Each matching nested document scored in its path's scope, combined by `score_mode` (an unscored query's matches score 1 each). */
+  private nested(body: unknown): Scorer | undefined {
+    const q = parseNestedQuery(body)
+    if (q.scoreMode === 'none') return () => 0
+    const inner = new Builder(scopedSpecs(this.types, q.path), this.now, this.needs, q.path)
+    const score = inner.node(q.query)
+    if (score === undefined && q.scoreMode !== 'sum') return undefined
+    const test = inner.test(q.query)
+    return (d, st) => {
+      const scores: number[] = []
+      for (const n of nestedDocs(d, q.path)) if (test(n)) scores.push(score ? score(n, st) : 1)
+      return q.boost * combineScores(scores, q.scoreMode)
+    }
+  }
+
   private test(q: unknown): Test {
-    return compile(q, this.types, { now: this.now }).test
+    return compile(q, this.types, { now: this.now, scope: this.scope }).test
   }
 
   /**
@@ -259,7 +279,7 @@ export function singleMatch(
   const fields = Object.keys(query.match)
   if (fields.length !== 1) return undefined
   const field = fields[0]
-  const spec = types.get(field)
+  const spec = scopedSpecs(types, '').get(field)
   if (!spec || kindOf(spec.type) !== 'text') return undefined
   const v = query.match[field]
   const p: Record<string, unknown> = isObject(v) ? v : { query: v }
@@ -289,6 +309,8 @@ export function constantScore(q: unknown): number {
     if (scoring.length === 0 && clauses(body.filter).length === 0 && clauses(body.must_not).length === 0) return boostOf(body)
     return boostOf(body) * scoring.reduce((n: number, c) => n + constantScore(c), 0)
   }
+  // Every matching nested document scores the same: their average, max or min is that score.
+  if (type === 'nested' && isObject(body)) return body.score_mode === 'none' ? 0 : boostOf(body) * constantScore(body.query)
   return type === 'constant_score' || type === 'match_all' ? boostOf(body) : leafBoost(q)
 }
 
@@ -300,7 +322,7 @@ export interface Relevance {
 /** The relevance of a query over an index with these fields, or undefined when it searches no text. */
 export function relevance(query: unknown, types: ReadonlyMap<string, FieldSpec> | undefined, now: number): Relevance | undefined {
   if (!types || query === undefined) return undefined
-  const b = new Builder(types, now)
+  const b = new Builder(inScope(types), now)
   let score: Scorer | undefined
   try {
     score = b.node(query)
@@ -312,15 +334,28 @@ export function relevance(query: unknown, types: ReadonlyMap<string, FieldSpec> 
 
 /** Counts one document into the statistics the relevance needs. */
 export function countStats(needs: Needs, types: ReadonlyMap<string, FieldSpec>, d: DocView, stats: Stats): void {
+  const all = allSpecs(types)
   for (const [field, terms] of needs) {
-    const spec = types.get(field)
-    const tokens = d.tokens(fieldPath(spec?.path ?? field))
-    if (tokens.length === 0) continue
-    let s = stats.get(field)
-    if (!s) stats.set(field, (s = { docs: 0, tokens: 0, df: new Map() }))
-    s.docs++
-    s.tokens += tokens.length
-    const seen = new Set(tokens)
-    for (const t of terms) if (seen.has(t)) s.df.set(t, (s.df.get(t) ?? 0) + 1)
+    const fp = fieldPath(all.get(field)?.path ?? field)
+    // A field of nested documents is counted in each of them, as Lucene counts its documents.
+    const scope = nestedScope(all, field)
+    if (scope === '') countDoc(stats, field, terms, d.tokens(fp))
+    else for (const n of nestedDocs(d, scope)) countDoc(stats, field, terms, n.tokens(fp))
   }
+}
+
+function countDoc(stats: Stats, field: string, terms: Set<string>, tokens: string[]): void {
+  if (tokens.length === 0) return
+  let s = stats.get(field)
+  if (!s) stats.set(field, (s = { docs: 0, tokens: 0, df: new Map() }))
+  s.docs++
+  s.tokens += tokens.length
+  const seen = new Set(tokens)
+  for (const t of terms) if (seen.has(t)) s.df.set(t, (s.df.get(t) ?? 0) + 1)
+}
+
+/** Whether a relevance scores fields of nested documents: their statistics are counted from the documents, not the text index's. */
+export function scoresNested(needs: Needs, types: ReadonlyMap<string, FieldSpec>): boolean {
+  for (const field of needs.keys()) if (nestedScope(types, field) !== '') return true
+  return false
 }
