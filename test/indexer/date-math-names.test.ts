@@ -12,6 +12,11 @@ const today = () => {
   return `${d.getUTCFullYear()}.${pad(d.getUTCMonth() + 1)}.${pad(d.getUTCDate())}`
 }
 const month = () => today().slice(0, 7)
+/** The month as a clock `hours` east of UTC reads it (the next one for half of the last day of a month at +12:00). */
+const monthAt = (hours: number) => {
+  const d = new Date(Date.now() + hours * 3_600_000)
+  return `${d.getUTCFullYear()}.${pad(d.getUTCMonth() + 1)}`
+}
 const path = (name: string) => `/${encodeURIComponent(name)}`
 
 beforeAll(async () => {
@@ -33,7 +38,9 @@ describe('date math index names', () => {
     expect(written._index).toBe(`dm2-${month()}`)
     const got = await ok(api.call('admin', 'GET', `${path('<dm2-{now/M{yyyy.MM}}>')}/_doc/1`))
     expect({ index: got._index, found: got.found }).toEqual({ index: `dm2-${month()}`, found: true })
-    const found = await ok(api.call('admin', 'POST', `${path('<dm2-{now/M{yyyy.MM|+12:00}}>')}/_search`, {}))
+    const east = path('<dm4-{now/M{yyyy.MM|+12:00}}>')
+    expect((await ok(api.call('admin', 'PUT', `${east}/_doc/1?refresh=true`, { a: 1 }), 201))._index).toBe(`dm4-${monthAt(12)}`)
+    const found = await ok(api.call('admin', 'POST', `${east}/_search`, {}))
     expect(found.hits.total.value).toBe(1)
     // Date math first, then the wildcard.
     const aliases = await ok(api.call('admin', 'GET', `${path('<dm-{now/d}*>')}/_alias`))
