@@ -20,7 +20,16 @@ const monthAt = (hours: number) => {
 const path = (name: string) => `/${encodeURIComponent(name)}`
 
 beforeAll(async () => {
-  api = await startIndexApi({ users: { admin: { roles: ['all_access'] } } })
+  api = await startIndexApi({
+    roles: `
+_meta: { type: roles, config_version: 2 }
+dm_only:
+  index_permissions:
+    - index_patterns: ["dm-*"]
+      allowed_actions: ["read", "write", "create_index"]
+`,
+    users: { admin: { roles: ['all_access'] }, dina: { roles: ['dm_only'] } },
+  })
 })
 
 afterAll(async () => {
@@ -76,5 +85,24 @@ describe('date math index names', () => {
     // An escaped brace is text.
     const escaped = await api.call('admin', 'GET', `${path('<th\\{x\\}>')}/_alias`)
     expect({ status: escaped.status, reason: escaped.body.error.reason }).toEqual({ status: 404, reason: 'no such index [th{x}]' })
+  })
+
+  test('the resolved name is what is authorized: a date math name opens no index the caller may not use', async () => {
+    await ok(api.call('admin', 'PUT', path('<secret-{now/d}>')))
+    await ok(api.call('admin', 'PUT', `${path('<secret-{now/d}>')}/_doc/1?refresh=true`, { a: 1 }), 201)
+    for (const [method, target, body] of [
+      ['POST', `${path('<secret-{now/d}>')}/_search`, {}],
+      ['GET', `${path('<secret-{now/d}>')}/_doc/1`, undefined],
+      ['PUT', `${path('<secret-{now/d}>')}/_doc/2`, { a: 2 }],
+      ['POST', '/_mget', { docs: [{ _index: '<secret-{now/d}>', _id: '1' }] }],
+    ] as const) {
+      const r = await api.call('dina', method, target, body)
+      const denied = r.status === 403 || r.body?.docs?.[0]?.error?.type === 'security_exception'
+      expect({ target, denied }).toEqual({ target, denied: true })
+    }
+    const bulk = await ok(api.call('dina', 'POST', '/_bulk', ndjson([{ index: { _index: '<secret-{now/d}>', _id: '3' } }, { a: 3 }])))
+    expect(bulk.items[0].index.status).toBe(403)
+    // Her own pattern, named by date math, is hers.
+    expect((await ok(api.call('dina', 'PUT', `${path('<dm-{now/d}>')}/_doc/9?refresh=true`, { a: 9 }), 201))._index).toBe(`dm-${today()}`)
   })
 })
