@@ -1,5 +1,5 @@
 /** Index-name rules and the resolution of index expressions, as OpenSearch's IndexNameExpressionResolver. */
-import { IndexClosed, IndexNotFound, InvalidIndexName } from './errors'
+import { IllegalArgument, IndexClosed, IndexNotFound, InvalidIndexName } from './errors'
 import type { ResolveOptions } from './port'
 
 const BAD_CHARS = ['\\', '/', '*', '?', '"', '<', '>', '|', ' ', ',', '#', ':']
@@ -146,6 +146,9 @@ class Resolution {
       const uuid = this.ns.closedUuid?.(index)
       if (uuid !== undefined) {
         if (this.ignoreUnavailable) return
+        // Closed indices alone asked for, where no closed index may be read: the request contradicts itself.
+        if (this.opts.closed && !this.opts.open && !this.opts.hidden)
+          throw new IllegalArgument('To expand [CLOSE] wildcard, please set forbid_closed_indices to `false`')
         throw new IndexClosed(index, uuid)
       }
     }
@@ -165,15 +168,15 @@ class Resolution {
   }
 
   wildcard(part: string): void {
-    const { opts, forbidClosed, ns } = this
+    const { opts, ns } = this
     if (!opts.open && !opts.hidden && !opts.closed) return
     const re = wildcardToRegExp(part)
     const { ds: dsList, aliases: aliasList, indices: indexList } = this.all()
     // Hidden things match a wildcard only with expand_wildcards=hidden, or a dot-pattern for a dot-name.
     const visible = (name: string, hidden: boolean) => (hidden ? opts.hidden || (part.startsWith('.') && name.startsWith('.')) : opts.open)
-    // Closed indices match only with expand_wildcards=closed (and never for data operations).
+    // Closed indices match only with expand_wildcards=closed; a data operation then fails on them (add).
     const stateOk = (ix: { name: string; hidden: boolean; closed?: boolean }) =>
-      ix.closed ? opts.closed && !forbidClosed && (!ix.hidden || visible(ix.name, true)) : visible(ix.name, ix.hidden)
+      ix.closed ? opts.closed && (!ix.hidden || visible(ix.name, true)) : visible(ix.name, ix.hidden)
     let matched = false
     for (const ix of indexList)
       if (re.test(ix.name) && stateOk(ix)) {
@@ -181,7 +184,7 @@ class Resolution {
         matched = true
       }
     // What an alias or data stream matched by a wildcard leads to follows the same state rule.
-    const reachable = (index: string) => ns.closedUuid?.(index) === undefined || (opts.closed && !forbidClosed)
+    const reachable = (index: string) => ns.closedUuid?.(index) === undefined || opts.closed
     for (const a of aliasList)
       if (re.test(a.alias) && visible(a.alias, a.hidden)) {
         if (reachable(a.index)) this.add(a.index, a.filter)

@@ -365,6 +365,17 @@ export function storeDetailsContract(store: () => Store, dataNodes = 1): void {
       // Wildcards skip it for data; ignore_unavailable skips it by name.
       expect(total(await store().search({ index: 'c*' }))).toBe(1)
       expect(total(await store().search({ index: 'c1,c2', ignore_unavailable: true }))).toBe(1)
+      // A search that expands wildcards to closed indices fails on them (skips them with ignore_unavailable);
+      // closed ones alone are a contradiction.
+      expect(await closed(store().search({ index: 'c*', expand_wildcards: 'open,closed' }))).toBe('index_closed_exception')
+      expect(await closed(store().search({ index: 'c*', expand_wildcards: 'all' }))).toBe('index_closed_exception')
+      expect(await closed(store().search({ index: 'ca*', expand_wildcards: 'open,closed' }))).toBe('index_closed_exception')
+      expect(total(await store().search({ index: 'c*', expand_wildcards: 'open,closed', ignore_unavailable: true }))).toBe(1)
+      const alone = await error(store().search({ index: 'c*', expand_wildcards: 'closed' }))
+      expect([alone?.type, alone?.reason]).toEqual([
+        'illegal_argument_exception',
+        'To expand [CLOSE] wildcard, please set forbid_closed_indices to `false`',
+      ])
       expect(await store().resolve('c*')).toEqual(['c2'])
       expect(await store().resolve('c*', { expand_wildcards: 'closed' })).toEqual(['c1'])
       expect(await store().resolve('c*', { expand_wildcards: 'open,closed' })).toEqual(['c1', 'c2'])
