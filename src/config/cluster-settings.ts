@@ -155,7 +155,8 @@ export class ClusterSettings {
       }
       return next
     })
-    this.cached = undefined
+    // This node's next search sees the change at once (latest() would answer the old values once more).
+    this.cached = { at: this.now(), snapshot: this.compose(result), persisted: result }
     return result
   }
 

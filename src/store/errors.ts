@@ -185,6 +185,32 @@ export class ShardsFailed extends StoreError {
   }
 }
 
+/**
+ * A query no shard could build: OpenSearch answers search_phase_execution_exception, each shard's
+ * query_shard_exception ("failed to create query: ...") caused by `why`. The root cause is `why`
+ * itself when it is an OpenSearch exception (type `exception`, then also the top `caused_by`),
+ * else the query_shard_exception.
+ */
+export class QueryCreationFailed extends StoreError {
+  constructor(readonly why: { type: string; reason: string }) {
+    super('search_phase_execution_exception', 400, `failed to create query: ${why.reason}`)
+  }
+
+  override toOpenSearch() {
+    const shard = { type: 'query_shard_exception', reason: this.reason }
+    const own = this.why.type === 'exception'
+    return {
+      root_cause: [own ? this.why : shard],
+      type: this.type,
+      reason: 'all shards failed',
+      phase: 'query',
+      grouped: true,
+      failed_shards: [{ shard: 0, reason: { ...shard, caused_by: this.why } }],
+      ...(own ? { caused_by: this.why } : {}),
+    }
+  }
+}
+
 /** Sorting/aggregating on something that cannot be sorted (text without fielddata, unmapped field). */
 export class QueryShardError extends StoreError {
   constructor(reason: string) {

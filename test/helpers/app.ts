@@ -21,7 +21,7 @@ import type { PluginRoute } from '../../src/http/route'
 import { Journal } from '../../src/journal/journal'
 import { createSecurity } from '../../src/security'
 import { runBootstrap } from '../../src/setup/bootstrap'
-import { type EmbeddedStoreOptions, openEmbeddedStore } from '../../src/store/embedded'
+import { type EmbeddedStoreOptions, openEmbeddedStore, searchLimitsOf } from '../../src/store/embedded'
 import type { Store } from '../../src/store/port'
 
 export interface TestUser {
@@ -177,11 +177,16 @@ export async function startTestApp(opts: TestAppOptions): Promise<TestApp> {
 
   let current: { deps: Deps; routes: TestRoutes; server: { url: string; stop(): void } }
   const start = async (bootstrap: boolean) => {
-    const bare = openEmbeddedStore(opts.store === 'memory' ? ':memory:' : join(dataDir, 'store.db'), opts.storeOptions)
+    // The store's search limits follow the cluster settings, as backend.ts wires them.
+    let settingsRef: ClusterSettings | undefined
+    const searchLimits = () => searchLimitsOf(settingsRef?.latest() ?? node.values)
+    const storeFile = opts.store === 'memory' ? ':memory:' : join(dataDir, 'store.db')
+    const bare = openEmbeddedStore(storeFile, { searchLimits, ...opts.storeOptions })
     const store = opts.wrapStore ? opts.wrapStore(bare) : bare
     const persistence = opts.settingsIn === 'memory' ? memoryPersistence() : storeSettingsPersistence(store)
     // No settings cache: a test's change is seen by the very next operation.
     const settings = new ClusterSettings(node, persistence, Date.now, 0)
+    settingsRef = settings
     const { security } = await createSecurity({ node, dataDir, log, env: {} })
     const journal = new Journal(join(dataDir, 'journal.db'))
     const deps: Deps = { node, settings, store, security, log, dataDir, now: Date.now, journal }

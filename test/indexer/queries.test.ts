@@ -152,6 +152,25 @@ describe('relevance', () => {
     expect(await top(both)).toEqual([['2', 1.3]])
   })
 
+  test('a long field is scored by the length its norm keeps (Lucene rounds lengths past 24 tokens)', async () => {
+    await api.call('admin', 'PUT', '/lengths', { mappings: { properties: { t: { type: 'text' } } } })
+    const words = (n: number, mod: number, w: string) => Array.from({ length: n }, (_, i) => `${w}${(i + 1) % mod}`).join(' ')
+    const docs = [`alpha ${words(57, 13, 'w')}`, 'alpha beta gamma', `alpha ${words(300, 7, 'z')}`]
+    const lines = docs.flatMap((t, i) => [{ index: { _id: String(i + 1) } }, { t }])
+    await api.call('admin', 'POST', '/lengths/_bulk?refresh=true', lines.map((l) => JSON.stringify(l) + '\n').join(''))
+    const r = await api.call('admin', 'POST', '/lengths/_search', { query: { match: { t: 'alpha' } } })
+    // OpenSearch 3.4 on the same documents: 58 tokens are kept as 56, 301 as 280 (the exact lengths
+    // score 0.0760 and 0.0370 where the norms give these).
+    const expected: Array<[string, number]> = [
+      ['2', 0.100978404],
+      ['1', 0.0777394],
+      ['3', 0.039408416],
+    ]
+    const got = r.body.hits.hits.map((h: any) => [h._id, h._score])
+    expect(got.map(([id]: [string]) => id)).toEqual(expected.map(([id]) => id))
+    for (const [i, [, score]] of expected.entries()) expect(got[i][1]).toBeCloseTo(score, 7)
+  })
+
   test("a phrase scores by its own frequency, not by its terms' (a repeated term weighs no more)", async () => {
     await api.call('admin', 'PUT', '/phrases', { mappings: { properties: { msg: { type: 'text' } } } })
     const docs = ['quick brown quick', 'quick brown fox', 'slow fox']

@@ -138,3 +138,18 @@ test('while a search evaluates for seconds, GET / keeps being answered', async (
   await r.json()
   expect(answered).toBeGreaterThan(10)
 }, 30_000)
+
+test('a significant_terms background that reads for seconds yields to GET / and stops at the time budget', async () => {
+  // The background filter is what costs here: 200 regular expressions over every document.
+  const regexps = Array.from({ length: 200 }, (_, i) => ({ regexp: { body: `(ab)*a${i}` } }))
+  const heavy = post('/hostile/_search', {
+    size: 0,
+    timeout: '2s',
+    aggs: { s: { significant_terms: { field: 'tag.keyword', background_filter: { bool: { should: regexps } } } } },
+  })
+  const answered = await pollRoot(heavy)
+  const r = await heavy
+  expect(r.status).toBe(200)
+  expect(((await r.json()) as { timed_out: boolean }).timed_out).toBe(true)
+  expect(answered).toBeGreaterThan(10)
+}, 30_000)

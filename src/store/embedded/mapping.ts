@@ -15,6 +15,7 @@ import { isIntegerType, Malformed, MALFORMED_IGNORABLE, parseLeaf } from '../que
 import { numericSetting } from '../query/limits'
 import { describeNested } from '../query/nested'
 import { wildcardToRegExp } from '../names'
+import { normalizerOf } from '../query/normalizer'
 import { own, setOwn } from '../own'
 import { FIELD_TYPES } from '../port'
 
@@ -57,7 +58,31 @@ export function validateMappings(m: Mappings, opts: { put?: boolean } = {}): Map
     }
   }
   walk(m.properties, '')
-  return m
+  return isObject(m.properties) ? { ...m, properties: withWildcardDefaults(m.properties) } : m
+}
+
+/**
+ * A `wildcard` field as OpenSearch (3.4) keeps it: `doc_values` true unless it says false, and no
+ * `index` (the field is always indexed), its multi-fields likewise.
+ */
+function withWildcardDefaults(props: Record<string, FieldMapping>): Record<string, FieldMapping> {
+  const out: Record<string, FieldMapping> = {}
+  for (const [name, def] of Object.entries(props)) {
+    if (!isObject(def)) {
+      setOwn(out, name, def)
+      continue
+    }
+    let d: FieldMapping = def
+    if (def.type === 'wildcard') {
+      const { type, normalizer, doc_values, index: _index, fields, ...rest } = def as Record<string, unknown>
+      d = { type, ...(normalizer === undefined ? {} : { normalizer }), doc_values: doc_values ?? true, ...rest } as FieldMapping
+      if (fields !== undefined) d.fields = fields as FieldMapping['fields']
+    }
+    if (isObject(d.properties)) d = { ...d, properties: withWildcardDefaults(d.properties) }
+    if (isObject(d.fields)) d = { ...d, fields: withWildcardDefaults(d.fields) }
+    setOwn(out, name, d)
+  }
+  return out
 }
 
 /**
@@ -188,17 +213,38 @@ export function fieldSpecs(m: Mappings, ignoreMalformed = false): Map<string, Fi
       }
       // A multi-field is a field of its own: OpenSearch indexes it whatever its parent's `index` says.
       const skips = MALFORMED_IGNORABLE.has(kindOf(type)) && ((def.ignore_malformed as boolean | undefined) ?? ignoreMalformed)
-      if (def.index !== false)
-        out.set(path, { type, ignore_above: def.ignore_above, format: def.format, ...(skips ? { ignore_malformed: true } : {}) })
-      if (def.fields)
-        for (const [sub, sdef] of Object.entries(def.fields))
-          out.set(`${path}.${sub}`, { type: sdef.type ?? 'keyword', path, ignore_above: sdef.ignore_above, format: sdef.format })
+      out.set(path, { ...specOf(def), ...(skips ? { ignore_malformed: true } : {}) })
+      if (def.fields) for (const [sub, sdef] of Object.entries(def.fields)) out.set(`${path}.${sub}`, { ...specOf(sdef), path })
     }
   }
   walk(m.properties, '', '')
   if (nested.paths.size > 0) describeNested(out, nested)
   return out
 }
+
+/** What a leaf's mapping tells its queries (a multi-field's type defaults to keyword). */
+function specOf(def: FieldMapping): FieldSpec {
+  const type = def.type ?? 'keyword'
+  const flags = def as Record<string, unknown>
+  const spec: FieldSpec = { type, ignore_above: def.ignore_above, format: def.format }
+  if (typeof flags.normalizer === 'string') spec.normalizer = flags.normalizer
+  // A wildcard field is always indexed (OpenSearch drops its `index`).
+  if (String(def.index) === 'false' && type !== 'wildcard') spec.index = false
+  if (String(flags.doc_values) === 'false') spec.doc_values = false
+  if (isObject(flags.index_prefixes)) spec.index_prefixes = true
+  if (String(flags.fielddata) === 'true') spec.fielddata = true
+  return spec
+}
+
+/**
+ * Whether a field's values go to the `fv` table: indexed, or kept as doc values (which OpenSearch
+ * also searches, since 3.0).
+ */
+const keepsValues = (def: FieldMapping): boolean =>
+  String(def.index) !== 'false' || String((def as Record<string, unknown>).doc_values) !== 'false'
+
+/** A keyword as its field indexes it (its normalizer applied). */
+const normalized = (def: FieldMapping, k: string): string => normalizerOf(def as FieldSpec)?.(k) ?? k
 
 /** Leaf fields mapped with `store: true`, by path, with their types (what `stored_fields` can return). */
 export function storedFields(m: Mappings): Map<string, string> {
@@ -497,13 +543,14 @@ class Walk {
   private keywords(list: unknown[], def: FieldMapping, type: string, path: string): boolean {
     if (kindOf(type) !== 'keyword' || def.fields || def.ignore_above !== undefined || !list.every((v) => typeof v === 'string'))
       return false
-    const out = def.index !== false ? this.out : undefined
-    if (out) for (const v of list) out.push([path, v as string])
+    const out = keepsValues(def) ? this.out : undefined
+    const norm = normalizerOf(def as FieldSpec)
+    if (out) for (const v of list) out.push([path, norm ? norm(v as string) : (v as string)])
     return true
   }
 
   private leaf(v: unknown, def: FieldMapping, type: string, path: string): void {
-    const idx = def.index !== false && this.out !== undefined
+    const idx = keepsValues(def) && this.out !== undefined
     const kind = kindOf(type)
     const key = parseLeaf(kind, type, v, def.format)
     if (key instanceof Malformed) {
@@ -513,14 +560,14 @@ class Walk {
     }
     if (kind === 'keyword') {
       const k = keywordOf(v)!
-      if (idx && (def.ignore_above === undefined || k.length <= def.ignore_above)) this.out!.push([path, k])
+      if (idx && (def.ignore_above === undefined || k.length <= def.ignore_above)) this.out!.push([path, normalized(def, k)])
     } else if (key !== undefined && idx) this.out!.push([path, key]) // the raw number: the evaluator re-checks candidates against the source
     if (def.fields && this.out) {
       const k = keywordOf(v)!
       for (const [sub, sdef] of Object.entries(def.fields)) {
         const st = sdef.type ?? 'keyword'
-        if (kindOf(st) === 'keyword' && sdef.index !== false && (sdef.ignore_above === undefined || k.length <= sdef.ignore_above))
-          this.out.push([`${path}.${sub}`, k])
+        if (kindOf(st) === 'keyword' && keepsValues(sdef) && (sdef.ignore_above === undefined || k.length <= sdef.ignore_above))
+          this.out.push([`${path}.${sub}`, normalized(sdef, k)])
       }
     }
   }

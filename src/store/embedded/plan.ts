@@ -6,6 +6,7 @@
 import { analyze } from '../query/analysis'
 import { expandFieldPattern, kindOf, toBool, toNumber, leafParts, rangeZone } from '../query/compile'
 import { translateQueryString } from '../query/query-string'
+import { normalizedParams } from '../query/normalizer'
 import { intervalsCandidates } from '../query/intervals'
 import { termsField } from './text-fields'
 import { ftsPrefixQuery, ftsTermQuery } from './text-index'
@@ -280,7 +281,7 @@ class Planner {
       case 'prefix':
       case 'range': {
         const { field, params } = leafParts(type, body)
-        if (params.case_insensitive === true) return null
+        if (toBool(params.case_insensitive) === true) return null
         if (field === '_id' && type === 'term') return this.ids([String(params.value)])
         if (type !== 'range' && this.text(field)) return this.textLeaf(type, field, params.value)
         return this.leaf(type, field, params)
@@ -294,7 +295,7 @@ class Planner {
         // A trailing `*` alone is a prefix; the evaluator still checks (long terms are skipped there).
         const { field, params } = leafParts(type, body)
         const value = params.value ?? params.wildcard
-        if (params.case_insensitive === true || typeof value !== 'string' || !/^(?:[^*?\\]|\\.)*\*$/.test(value)) return null
+        if (toBool(params.case_insensitive) === true || typeof value !== 'string' || !/^(?:[^*?\\]|\\.)*\*$/.test(value)) return null
         const prefix = value.slice(0, -1).replace(/\\(.)/g, '$1')
         const p = this.text(field) ? this.textLeaf('prefix', field, prefix) : this.leaf('prefix', field, { value: prefix })
         return p && { ...p, exact: false }
@@ -566,7 +567,9 @@ class Planner {
     return undefined
   }
 
-  private leaf(type: string, field: string, p: Record<string, unknown>): Plan | null {
+  private leaf(type: string, field: string, given: Record<string, unknown>): Plan | null {
+    // The values as the field indexed them (compile.ts normalizes the same way).
+    const p = normalizedParams(type, this.meta.specs.get(field), given)
     // A path below a flat_object reads the root's `_valueAndPath` keys: the path, then the value.
     const root = this.meta.specs.has(field) ? undefined : flatObjectRoot(this.meta.specs, field)
     const under = root === undefined ? undefined : valueAndPathKey(field.slice(root.length + 1), '')

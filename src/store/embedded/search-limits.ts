@@ -14,6 +14,8 @@ export interface SearchLimits {
   maxOpenPitContext: number
   /** `point_in_time.max_keep_alive` in milliseconds */
   maxPitKeepAliveMs: number
+  /** `search.allow_expensive_queries` */
+  allowExpensiveQueries: boolean
 }
 
 export const DEFAULT_SEARCH_LIMITS: SearchLimits = {
@@ -22,6 +24,7 @@ export const DEFAULT_SEARCH_LIMITS: SearchLimits = {
   defaultSearchTimeoutMs: -1,
   maxOpenPitContext: 300,
   maxPitKeepAliveMs: 86_400_000,
+  allowExpensiveQueries: true,
 }
 
 const time = (v: unknown, key: string): number | undefined => {
@@ -38,6 +41,10 @@ export function searchLimitsOf(values: ReadonlyMap<string, unknown>): Partial<Se
     maxOpenPitContext: num('search.max_open_pit_context'),
     defaultSearchTimeoutMs: time(values.get('search.default_search_timeout'), 'search.default_search_timeout'),
     maxPitKeepAliveMs: time(values.get('point_in_time.max_keep_alive'), 'point_in_time.max_keep_alive'),
+    allowExpensiveQueries:
+      typeof values.get('search.allow_expensive_queries') === 'boolean'
+        ? (values.get('search.allow_expensive_queries') as boolean)
+        : undefined,
   }
   for (const k of Object.keys(out) as Array<keyof SearchLimits>) if (out[k] === undefined) delete out[k]
   return out

@@ -45,7 +45,7 @@ function searchTargets(
   core: StoreCore,
   expression: string | string[] | undefined,
   opts: ResolveOptions,
-  maxClauseCount?: number,
+  node?: SearchLimits,
 ): SearchTarget[] {
   const resolved = core.resolveTargets(expression, { ...opts, forbidClosed: true })
   // Every acknowledged write is searchable: the field values still pending go in first (refresh.ts).
@@ -58,7 +58,7 @@ function searchTargets(
       specs: scopedSpecs(meta.specs, ''),
       shards: resolved.size,
       filters,
-      limits: maxClauseCount === undefined ? undefined : indexLimits(meta.settings, maxClauseCount),
+      limits: node === undefined ? undefined : indexLimits(meta.settings, node.maxClauseCount, node.allowExpensiveQueries),
       rows: (query: unknown, limit?: number) => {
         // A bounded page is fetched in one call; open-ended reads go page by page.
         if (limit !== undefined) {
@@ -173,7 +173,7 @@ export async function search(core: StoreCore, params: SearchParams): Promise<Sea
       specs: t.specs && scopedSpecs(t.specs, ''),
       shards: pit.targets.length,
       filters: null,
-      limits: indexLimits(core.cat.byIx.get(t.ix)?.settings, limits.maxClauseCount),
+      limits: indexLimits(core.cat.byIx.get(t.ix)?.settings, limits.maxClauseCount, limits.allowExpensiveQueries),
       rows: () => pitRows(core, t),
     }))
     return runSearch(targets, body, {
@@ -186,7 +186,7 @@ export async function search(core: StoreCore, params: SearchParams): Promise<Sea
     })
   }
   const started = performance.now()
-  const targets = searchTargets(core, params.index, params, limits.maxClauseCount)
+  const targets = searchTargets(core, params.index, params, limits)
   body = withRewrittenQuery(
     core,
     body,
@@ -223,7 +223,7 @@ export async function count(core: StoreCore, params: CountParams): Promise<Count
   for (const k of Object.keys(body)) if (k !== 'query') throw new ParsingError(`request does not support [${k}]`)
   checkJsonDepth(body)
   const limits = core.limits()
-  const targets = searchTargets(core, params.index, params, limits.maxClauseCount)
+  const targets = searchTargets(core, params.index, params, limits)
   let n: number
   try {
     n = await runCount(

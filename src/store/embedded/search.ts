@@ -16,6 +16,7 @@ import { allSpecs } from '../query/nested'
 import type { QueryLimits } from '../query/limits'
 import { filterSource, sourceSpec } from '../source-filter'
 import { BucketBudget, instantiate, parseAggs, results, type TargetCtx } from './aggs'
+import { countBackgrounds } from './aggs-significant'
 import './aggs-types'
 import { collectColumnar, columnarPlan, type ColumnSource } from './aggs-columnar'
 import { Pacer } from './pacer'
@@ -181,11 +182,14 @@ interface TargetScan {
 /** How a reading step ends: 'next' index, 'stop' the whole scan, or undefined when the step did not apply. */
 type Step = 'next' | 'stop' | undefined
 
-export async function runSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptions): Promise<SearchResponse> {
+export async function runSearch(given: SearchTarget[], body: SearchBody, opts: SearchOptions): Promise<SearchResponse> {
   const started = performance.now()
+  const targets = given.map((t) => ({ ...t, documents: (query: unknown) => documentsOf(t, query, opts.now) }))
   const plan = planSearch(targets, body, opts)
   const got: Gathered = { entries: [], total: 0, maxScore: 0, seqCeiling: undefined }
   if (plan.hasAggs) for (const t of targets) for (const a of plan.aggs.values()) a.see?.(t)
+  if (plan.hasAggs && !(await countBackgrounds(body.aggs ?? body.aggregations, targets, opts.now, plan.pace)))
+    return respond(plan, got, targets, started)
   // Aggregations over columns from the field-value index, no source parsed; the page of hits, if
   // one is wanted, is then read as a search without aggregations reads it (an event browser's
   // newest 500 beside its histogram), and the columns count the matches.
@@ -205,6 +209,18 @@ export async function runSearch(targets: SearchTarget[], body: SearchBody, opts:
     got.maxScore = read.maxScore
   }
   return respond(plan, got, targets, started)
+}
+
+/**
+ * An index's documents that a query matches, its alias filters aside (as OpenSearch reads a shard's
+ * whole reader); null for each document read that does not match, where a paced reader may pause.
+ */
+function* documentsOf(target: SearchTarget, query: unknown, now: number): Iterable<DocView | null> {
+  const { test } = compile(query, target.specs, { now, limits: target.limits })
+  for (const row of target.rows(query)) {
+    const d = new DocView(sourceOf(row), row.id, target.name)
+    yield test(d) ? d : null
+  }
 }
 
 /** `min_score` and `terminate_after` (0: no limit), as OpenSearch reads them. */

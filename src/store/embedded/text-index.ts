@@ -72,7 +72,7 @@ function textFields(specs: ReadonlyMap<string, FieldSpec>): TextField[] {
   if (!list) {
     list = []
     for (const [name, spec] of specs)
-      if (kindOf(spec.type) === 'text')
+      if (kindOf(spec.type) === 'text' && spec.index !== false)
         list.push({ path: fieldPath(spec.path ?? name), terms: termsField(name), lengths: lengthsField(name) })
     textFieldsOf.set(specs, list)
   }

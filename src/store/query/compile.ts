@@ -25,7 +25,10 @@ import { requiredLiteralSets } from './regex-literals'
 import { editDistanceWithin, fuzzyEdits } from './fuzzy'
 import { type QueryableField, translateQueryString } from './query-string'
 import { compileIntervals } from './intervals'
+import { combinedTest, parseCombinedFields } from './combined-fields'
 import { checkNestedPath, inScope, nestedDocs, parseNestedQuery, scopedSpecs } from './nested'
+import { normalizedParams, normalizerOf } from './normalizer'
+import { joiningRefusal, refusal, searchable } from './query-guards'
 import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, planeDistance, rawValuesAt } from './geo'
 
 export { kindOf, type FieldSpec } from './field-spec'
@@ -128,6 +131,17 @@ function fitting(folded: string[], keywords: string[], limit: number): string[] 
   return folded.filter((_, i) => keywords[i].length <= limit)
 }
 
+/** A field read through its normalizer: its values as the field indexes them. */
+function normalizedField(f: Field, norm: (s: string) => string): Field {
+  const each = (xs: string[]) => xs.map(norm)
+  return {
+    ...f,
+    raw: (d) => f.raw(d).map((v) => (typeof v === 'string' ? norm(v) : v)),
+    keywords: (d) => each(f.keywords(d)),
+    tokens: (d) => each(f.tokens(d)),
+  }
+}
+
 function keywordField(name: string, fp: FieldPath): Field {
   return {
     name,
@@ -170,6 +184,8 @@ class Compiler {
   readonly named: Array<{ name: string; test: Test }> = []
   private readonly clauses: ClauseBudget | undefined
   private nestedDepth = 0
+  /** Inside a query_string's translation: a field that refuses a query matches nothing there (see admit). */
+  private queryStrings = 0
   /** The fields of the documents being queried: the root's, or a nested query's path's. */
   private types: ReadonlyMap<string, FieldSpec> | undefined
 
@@ -190,6 +206,8 @@ class Compiler {
   private nested(body: unknown): NamedTest {
     const q = parseNestedQuery(body)
     if (this.limits) checkNestedDepth(++this.nestedDepth, this.limits.maxNestedDepth)
+    const refused = joiningRefusal(this.limits)
+    if (refused) throw refused
     const outer = this.types
     const names = this.named.length
     // OpenSearch parses the whole query (its depth limit included) before it looks the path up.
@@ -246,11 +264,15 @@ class Compiler {
         return { test: (d) => d.id !== undefined && ids.has(d.id), name: nameOf(body) }
       }
       case 'query_string':
-      case 'simple_query_string':
-        return {
-          test: this.node(translateQueryString(body, type === 'simple_query_string', (p) => this.expandFields(p))),
-          name: nameOf(body),
+      case 'simple_query_string': {
+        const q = translateQueryString(body, type === 'simple_query_string', (p) => this.expandFields(p))
+        this.queryStrings++
+        try {
+          return { test: this.node(q), name: nameOf(body) }
+        } finally {
+          this.queryStrings--
         }
+      }
       case 'function_score': {
         // Scores are constant here: a function_score matches what its query (and filters) match.
         if (!isObject(body)) throw new ParsingError('[function_score] malformed query')
@@ -304,6 +326,10 @@ class Compiler {
       }
       case 'multi_match':
         return this.multiMatch(body)
+      case 'combined_fields': {
+        const q = parseCombinedFields(body, this.types, (p) => this.expandFields(p), minimumShouldMatch)
+        return { test: combinedTest(q), name: q.name }
+      }
       case 'fuzzy': {
         const parts = leafParts(type, body, 'value')
         const field = this.field(parts.field)
@@ -385,7 +411,9 @@ class Compiler {
     return expandFieldPattern(this.types, pattern)
   }
 
-  private fuzzy(f: Field, p: Record<string, unknown>): Test {
+  private fuzzy(f: Field, given: Record<string, unknown>): Test {
+    const p = this.admit('fuzzy', f, given)
+    if (p === undefined) return never
     if (p.value === undefined || p.value === null || isObject(p.value)) throw new ParsingError('[fuzzy] query requires a value')
     const value = String(p.value)
     const max = fuzzyEdits(p.fuzziness, value)
@@ -444,7 +472,8 @@ class Compiler {
       for (const c of list) {
         const leaf = literalLeaf(c)
         const f = leaf && this.field(leaf.field)
-        if (leaf && f && (f.kind === 'keyword' || f.kind === 'auto')) {
+        // A normalized field's literals are left to leaf(), which normalizes them.
+        if (leaf && f && (f.kind === 'keyword' || f.kind === 'auto') && !normalizerOf(this.types?.get(leaf.field))) {
           if (!registered && leaf.name !== undefined) this.node(c)
           const key = `${leaf.ci}\u0000${leaf.field}`
           const g = groups.get(key) ?? groups.set(key, { f, ci: leaf.ci, leaves: [] }).get(key)!
@@ -479,8 +508,10 @@ class Compiler {
   field(name: string): Field | undefined {
     if (this.fields.has(name)) return this.fields.get(name)
     const f = this.resolveField(name)
-    this.fields.set(name, f)
-    return f
+    const norm = f && normalizerOf(this.types?.get(name))
+    const g: Field | undefined = f && norm ? normalizedField(f, norm) : f
+    this.fields.set(name, g)
+    return g
   }
 
   private resolveField(name: string): Field | undefined {
@@ -583,6 +614,7 @@ class Compiler {
     if (name === '_seq_no' || name === '_version' || name === '_primary_term') return always
     if (name === '_source') throw new QueryShardError('The _source field is not searchable')
     const f = this.field(name)
+    if (f !== undefined && !searchable(name, this.types?.get(name))) return never
     if (f === undefined) {
       // An object field in a mapping exists when any of its sub-fields does.
       if (!this.types) return never
@@ -597,8 +629,10 @@ class Compiler {
     }
   }
 
-  private leaf(type: string, f: Field, p: Record<string, unknown>): Test {
-    const ci = p.case_insensitive === true
+  private leaf(type: string, f: Field, given: Record<string, unknown>): Test {
+    const p = this.admit(type, f, given)
+    if (p === undefined) return never
+    const ci = toBool(p.case_insensitive) === true
     switch (type) {
       case 'term':
         if (!('value' in p)) throw new ParsingError('[term] query requires a value')
@@ -640,6 +674,22 @@ class Compiler {
         return this.phrase(f, p, true)
     }
     throw new ParsingError(`unknown query [${type}]`)
+  }
+
+  /**
+   * A query on a mapped field as the field takes it: refused as OpenSearch refuses it (in a
+   * query_string, and in rule evaluation, the query matches nothing: undefined), its values
+   * normalized by the field's normalizer.
+   */
+  private admit(type: string, f: Field, p: Record<string, unknown>): Record<string, unknown> | undefined {
+    const spec = this.types?.get(f.name)
+    if (spec === undefined) return p
+    const refused = refusal(type, f.name, spec, p, this.limits)
+    if (refused) {
+      if (this.queryStrings > 0 || !this.limits) return undefined
+      throw refused
+    }
+    return normalizedParams(type, spec, p)
   }
 
   /**

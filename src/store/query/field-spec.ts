@@ -8,6 +8,16 @@ export interface FieldSpec {
   format?: string
   /** Malformed values are skipped (and the field listed in the document's `_ignored`) instead of refused. */
   ignore_malformed?: boolean
+  /** The mapping's `normalizer` (only `lowercase` is known): values are compared as it leaves them. */
+  normalizer?: string
+  /** `index: false`: queries run on the doc values, if the field keeps them (see query-guards.ts). */
+  index?: false
+  /** `doc_values: false` */
+  doc_values?: false
+  /** A text field with `index_prefixes`: its prefix queries are cheap. */
+  index_prefixes?: true
+  /** A text field with `fielddata: true`: aggregations read its analysed tokens (significant_terms). */
+  fielddata?: true
 }
 export type Kind = 'keyword' | 'text' | 'number' | 'date' | 'boolean' | 'ip' | 'object' | 'auto'
 

@@ -18,6 +18,8 @@ export interface QueryLimits {
   maxClauseCount: number
   /** `index.query.max_nested_depth` (levels of `nested` queries) */
   maxNestedDepth: number
+  /** `search.allow_expensive_queries` (true when absent); see query-guards.ts */
+  allowExpensiveQueries?: boolean
 }
 
 export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxRegexLength: 1000, maxClauseCount: 1024, maxNestedDepth: 20 }
@@ -99,11 +101,13 @@ export class ClauseBudget {
 export function indexLimits(
   settings: Record<string, unknown> | undefined,
   maxClauseCount = DEFAULT_QUERY_LIMITS.maxClauseCount,
+  allowExpensiveQueries = true,
 ): QueryLimits {
   const read = (key: string, dflt: number) => numericSetting(settings, key, dflt)
   return {
     maxRegexLength: read('index.max_regex_length', DEFAULT_QUERY_LIMITS.maxRegexLength),
     maxNestedDepth: read('index.query.max_nested_depth', DEFAULT_QUERY_LIMITS.maxNestedDepth),
     maxClauseCount,
+    allowExpensiveQueries,
   }
 }

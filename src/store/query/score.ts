@@ -5,11 +5,13 @@
  * others keep the constant score 1 (and their index order), as their matches are equally good.
  */
 import { analyze } from './analysis'
-import { compile, expandFieldPattern, kindOf, type FieldSpec, type Test } from './compile'
+import { compile, expandFieldPattern, kindOf, minimumShouldMatch, type FieldSpec, type Test } from './compile'
+import { combinedScore, parseCombinedFields } from './combined-fields'
 import { type DocView, fieldPath, isObject } from './doc'
 import { translateQueryString, type QueryableField } from './query-string'
 import { compileIntervals } from './intervals'
 import { allSpecs, combineScores, inScope, nestedDocs, nestedScope, parseNestedQuery, scopedSpecs } from './nested'
+import { normLength } from './norms'
 
 const K1 = 1.2
 const B = 0.75
@@ -123,6 +125,11 @@ class Builder {
       }
       case 'multi_match':
         return isObject(body) ? this.multiMatch(body) : undefined
+      case 'combined_fields': {
+        const q = parseCombinedFields(body, this.types, (p) => expandFieldPattern(this.types, p), minimumShouldMatch)
+        for (const f of q.fields) this.need(f.name, q.terms)
+        return (d, st) => combinedScore(q, d, st)
+      }
       case 'intervals': {
         const q = compileIntervals(body, this.types)
         return (d) => q.score(d)
@@ -263,8 +270,9 @@ class Builder {
  */
 export function bm25(tf: number, len: number, df: number, s: FieldStats): number {
   const idf = Math.log(1 + (s.docs - df + 0.5) / (df + 0.5))
-  // Lucene's BM25 since 8.0: without the constant (k1 + 1) factor of the textbook formula (LUCENE-8563).
-  return (idf * tf) / (tf + K1 * (1 - B + (B * len) / (s.tokens / s.docs)))
+  // Lucene's BM25 since 8.0: without the constant (k1 + 1) factor of the textbook formula (LUCENE-8563),
+  // the document's length as its norm keeps it; the average from the exact totals.
+  return (idf * tf) / (tf + K1 * (1 - B + (B * normLength(len)) / (s.tokens / s.docs)))
 }
 
 /**
