@@ -4,7 +4,7 @@
  * the not-containing/not-contained-by/non-overlapping differences. Each is made once its
  * sub-iterators are on the document and does Lucene's `reset` in its constructor.
  */
-import { Heap } from './heap'
+import { Heap } from '../lucene-queue'
 import { IntervalIterator, NO_MORE, SpanIterator } from './iterators'
 
 /** OrderedIntervalsSource's iterator: minimal intervals holding one interval of each sub-iterator, in order, none overlapping. */

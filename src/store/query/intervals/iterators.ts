@@ -5,7 +5,7 @@
  * The algorithms are Lucene's own, step for step, so that the intervals (minimal ones, in
  * Lucene's order) and hence the matches and the scores are the same.
  */
-import { Heap } from './heap'
+import { Heap } from '../lucene-queue'
 
 /** Lucene's IntervalIterator.NO_MORE_INTERVALS (Integer.MAX_VALUE). */
 export const NO_MORE = 2147483647

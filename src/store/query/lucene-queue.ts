@@ -1,13 +1,18 @@
 /**
  * Lucene's PriorityQueue (a binary heap, least element on top by `lessThan`), ported as it is:
- * the interval iterators pop and re-add sub-iterators, and which of two equal ones comes out
- * first follows its sift order.
+ * the interval iterators pop and re-add sub-iterators, and a significant_terms reduce keeps its
+ * best buckets in one; which of two equal elements comes out first follows its sift order, which
+ * OpenSearch's answers show.
  */
 export class Heap<T> {
   private readonly heap: Array<T | undefined> = [undefined]
   private count = 0
 
-  constructor(private readonly lessThan: (a: T, b: T) => boolean) {}
+  constructor(
+    private readonly lessThan: (a: T, b: T) => boolean,
+    /** Lucene's maxSize, for insertWithOverflow. */
+    private readonly maxSize = Infinity,
+  ) {}
 
   size(): number {
     return this.count
@@ -20,6 +25,15 @@ export class Heap<T> {
   add(element: T): void {
     this.heap[++this.count] = element
     this.upHeap(this.count)
+  }
+
+  /** Adds `element` while there is room, else puts it in place of the top if the top is less. */
+  insertWithOverflow(element: T): void {
+    if (this.count < this.maxSize) this.add(element)
+    else if (this.count > 0 && !this.lessThan(element, this.heap[1] as T)) {
+      this.heap[1] = element
+      this.downHeap(1)
+    }
   }
 
   pop(): T | undefined {
