@@ -6,6 +6,8 @@ import type { Query, ResolveOptions } from '../store/port'
 import { resolveIndicesBoost } from './indices-boost'
 import { badRequest, type RequestContext } from './context'
 import { aggregationLookups, searchQuery } from './read-gate'
+import { readFilter } from './dls'
+import { confineToReadFilter } from './whole-index-aggs'
 
 export const SEARCH_ACTION = 'indices:data/read/search'
 
@@ -58,7 +60,12 @@ export async function gateSearch(ctx: RequestContext, req: SearchRequest): Promi
     )
   }
   body.query = await searchQuery(ctx, body.query as Query | undefined, indices)
-  for (const key of ['aggs', 'aggregations']) if (body[key] !== undefined) body[key] = await aggregationLookups(ctx, body[key])
+  const filter = await readFilter(ctx, indices)
+  for (const key of ['aggs', 'aggregations'])
+    if (body[key] !== undefined) {
+      body[key] = await aggregationLookups(ctx, body[key])
+      if (filter !== undefined) body[key] = confineToReadFilter(body[key], filter)
+    }
   if (body.indices_boost !== undefined) body.indices_boost = await resolveIndicesBoost(ctx, body.indices_boost, indices, req.options)
   return { indices, body }
 }

@@ -400,3 +400,28 @@ describe('terms: min_doc_count and sum_other_doc_count as a shard answers them',
     expect(await terms({ size: 5, min_doc_count: 2, order: { _key: 'desc' } })).toEqual([9, 'd2 c3'])
   })
 })
+
+describe('aggregations that read the whole index', () => {
+  test('terms with min_doc_count 0 lists the terms no matched document holds, with no documents (as 20_terms.yml "min_doc_count")', async () => {
+    const got = await aggs({
+      query: { term: { host: 'c' } },
+      aggs: { h: { terms: { field: 'host', min_doc_count: 0 }, aggs: { m: { max: { field: 'bytes' } } } } },
+    })
+    expect(got.h.buckets).toEqual([
+      { key: 'c', doc_count: 1, m: { value: 100 } },
+      { key: 'a', doc_count: 0, m: { value: null } },
+      { key: 'b', doc_count: 0, m: { value: null } },
+    ])
+  })
+
+  test('a caller whose reads are filtered (DLS) learns no term of a document it cannot read through them', async () => {
+    // min_doc_count 0 lists nothing unmatched for her (read as 1); without the confinement: b and c with 0 documents.
+    expect((await aggs({ aggs: { h: { terms: { field: 'host', min_doc_count: 0 } } } }, 'alice')).h.buckets).toEqual([
+      { key: 'a', doc_count: 2 },
+    ])
+    // The background of significant_terms is what she may read: her 2 documents, not the index's 5.
+    const sig = { query: { term: { bytes: 10 } }, aggs: { s: { significant_terms: { field: 'tags', min_doc_count: 1 } } } }
+    expect((await aggs(sig, 'alice')).s.bg_count).toBe(2)
+    expect((await aggs(sig)).s.bg_count).toBe(5)
+  })
+})

@@ -15,6 +15,7 @@ import { analyze } from '../query/analysis'
 import { editDistanceWithin } from '../query/fuzzy'
 import {
   type Agg,
+  aggDefs,
   type Aggs,
   type AggSpec,
   type AggValue,
@@ -31,6 +32,7 @@ import { compareKeys, type Key } from './aggs-order'
 import { DuplicateSpotter } from './duplicate-text'
 import { HEURISTICS, heuristic, type Heuristic } from './significance'
 import { bestOf, reduceOrder } from './significant-order'
+import type { Pacer } from './pacer'
 
 const COMMON = ['field', 'size', 'shard_size', 'min_doc_count', 'shard_min_doc_count', 'include', 'exclude', 'background_filter']
 const FIELDS: Record<string, string[]> = {
@@ -133,11 +135,8 @@ function countInto(bg: Background, values: AggValue[]): void {
   for (const v of unique(values)) bg.df.set(v.key, (bg.df.get(v.key) ?? 0) + 1)
 }
 
-/** The yield of a long read (pacer.ts): false once the search is out of time. */
-interface Pace {
-  due(): boolean
-  pause(): Promise<boolean>
-}
+/** The yield of a long read: false once the search is out of time. */
+type Pace = Pick<Pacer, 'due' | 'pause'>
 
 /**
  * The backgrounds of a request's significant aggregations, at any depth, counted before its
@@ -165,22 +164,16 @@ export async function countBackgrounds(aggs: unknown, targets: TargetCtx[], now:
 
 /** The significant aggregations a request's `aggs` holds, at any depth (a malformed one is left to the aggregation's own errors). */
 function* significantAggs(aggs: unknown, now: number): Generator<SignificantAgg> {
-  if (!isObject(aggs)) return
-  for (const [name, def] of Object.entries(aggs)) {
-    if (!isObject(def)) continue
-    for (const [type, params] of Object.entries(def)) {
-      if (type === 'aggs' || type === 'aggregations') yield* significantAggs(params, now)
-      else if ((type === 'significant_terms' || type === 'significant_text') && isObject(params)) {
-        const spec: AggSpec = { name, type, params, subs: () => new Map(), now }
-        let agg: SignificantAgg | undefined
-        try {
-          agg = type === 'significant_terms' ? new SignificantTermsAgg(spec) : new SignificantTextAgg(spec)
-        } catch {
-          continue
-        }
-        yield agg
-      }
+  for (const { name, type, params } of aggDefs(aggs)) {
+    if (type !== 'significant_terms' && type !== 'significant_text') continue
+    const spec: AggSpec = { name, type, params, subs: () => new Map(), now }
+    let agg: SignificantAgg
+    try {
+      agg = type === 'significant_terms' ? new SignificantTermsAgg(spec) : new SignificantTextAgg(spec)
+    } catch {
+      continue // its own parse reports it
     }
+    yield agg
   }
 }
 

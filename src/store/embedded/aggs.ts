@@ -28,6 +28,20 @@ export interface TargetCtx {
    * background set); null for each document read that does not match (a reader may pause there).
    */
   documents?(query: unknown): Iterable<DocView | null>
+  /** Every value of a field in the index, by field: read ahead (aggs-whole-index.ts) for `terms` with `min_doc_count: 0`. */
+  allTerms?: Map<string, Map<Key, AggValue>>
+}
+
+/** Every aggregation a request's `aggs` holds, at any depth, as written (malformed ones are left to their parsing). */
+export function* aggDefs(aggs: unknown): Generator<{ name: string; type: string; params: Record<string, unknown> }> {
+  if (!isObject(aggs)) return
+  for (const [name, def] of Object.entries(aggs)) {
+    if (!isObject(def)) continue
+    for (const [type, params] of Object.entries(def)) {
+      if (type === 'aggs' || type === 'aggregations') yield* aggDefs(params)
+      else if (type !== 'meta' && isObject(params)) yield { name, type, params }
+    }
+  }
 }
 
 export interface Agg {
@@ -392,8 +406,16 @@ class TermsAgg extends FieldAgg implements Agg {
     return termsKeyFilter(this.name, this.params, { kind: spec ? kindOf(spec.type) : 'keyword', type: spec?.type, index: t.name })
   }
 
+  /** The indices read (min_doc_count 0 lists their terms that no matched document holds). */
+  private readonly targets = new Set<TargetCtx>()
+
+  see(t: TargetCtx): void {
+    this.targets.add(t)
+  }
+
   collect(d: DocView, t: TargetCtx): void {
     if (this.ipFor !== t) {
+      this.targets.add(t)
       this.ipFor = t
       if (t.specs?.get(this.field)?.type === 'ip') this.ip = true
       this.accepts = this.filterFor(t)
@@ -460,7 +482,17 @@ class TermsAgg extends FieldAgg implements Agg {
     }
   }
 
+  /** With `min_doc_count: 0`, the terms of the indices' other documents, as buckets of no documents. */
+  private addUnmatched(): void {
+    for (const t of this.targets) {
+      const accepts = this.filterFor(t)
+      for (const v of t.allTerms?.get(this.field)?.values() ?? [])
+        if (!this.buckets.has(v.key) && (!accepts || accepts(v.key))) this.bucket(v)
+    }
+  }
+
   result(): Record<string, unknown> {
+    if (this.minDocCount === 0) this.addUnmatched()
     // Sub-aggregation results are made for the buckets shown, unless the order reads them.
     const bySub = this.order.some(([by]) => by !== '_count' && by !== '_key')
     const compare = this.ip ? compareIps : compareKeys

@@ -16,7 +16,7 @@ import { allSpecs } from '../query/nested'
 import type { QueryLimits } from '../query/limits'
 import { filterSource, sourceSpec } from '../source-filter'
 import { BucketBudget, instantiate, parseAggs, results, type TargetCtx } from './aggs'
-import { countBackgrounds } from './aggs-significant'
+import { readWholeIndices } from './aggs-whole-index'
 import './aggs-types'
 import { collectColumnar, columnarPlan, type ColumnSource } from './aggs-columnar'
 import { Pacer } from './pacer'
@@ -188,7 +188,7 @@ export async function runSearch(given: SearchTarget[], body: SearchBody, opts: S
   const plan = planSearch(targets, body, opts)
   const got: Gathered = { entries: [], total: 0, maxScore: 0, seqCeiling: undefined }
   if (plan.hasAggs) for (const t of targets) for (const a of plan.aggs.values()) a.see?.(t)
-  if (plan.hasAggs && !(await countBackgrounds(body.aggs ?? body.aggregations, targets, opts.now, plan.pace)))
+  if (plan.hasAggs && !(await readWholeIndices(body.aggs ?? body.aggregations, targets, opts.now, plan.pace)))
     return respond(plan, got, targets, started)
   // Aggregations over columns from the field-value index, no source parsed; the page of hits, if
   // one is wanted, is then read as a search without aggregations reads it (an event browser's
