@@ -4,8 +4,9 @@
  * `min_doc_count: 0`. A caller whose reads are filtered (DLS, a feature's filter) must not learn
  * through them the terms of documents it cannot read: its background is confined to the filter
  * (ANDed into `background_filter`), and `min_doc_count: 0` lists no term of an unmatched document
- * (read as 1). OpenSearch's security plugin filters the shard's reader itself; svc-ext reads as its
- * service account in platform mode, so the gate confines them in both modes.
+ * (read as 1). OpenSearch's security plugin filters the shard's reader itself (platform mode
+ * streams the index API to it with the caller's credentials); the embedded store reads whole
+ * indices, so the gate confines what they read to what the caller may.
  */
 import { isObject } from '../store/query/doc'
 import type { Query } from '../store/port'
