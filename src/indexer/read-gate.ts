@@ -89,7 +89,16 @@ export async function aggregationLookups(ctx: RequestContext, aggs: unknown): Pr
  * by the store with the service's rights, as the platform resolves DLS.
  */
 export async function searchQuery(ctx: RequestContext, query: Query | undefined, indices: string[]): Promise<Query | undefined> {
-  const filter = await readFilter(ctx, indices)
+  return filteredQuery(ctx, query, indices, await readFilter(ctx, indices))
+}
+
+/** `searchQuery` for a caller whose read filter over the indices is already at hand. */
+export async function filteredQuery(
+  ctx: RequestContext,
+  query: Query | undefined,
+  indices: string[],
+  filter: Query | undefined,
+): Promise<Query | undefined> {
   let q = await resolveLookups(ctx, query)
   // more_like_this becomes the terms it selects, weighed over what the caller may read.
   if (q !== undefined && hasMoreLikeThis(q))

@@ -5,7 +5,7 @@
 import type { Query, ResolveOptions } from '../store/port'
 import { resolveIndicesBoost } from './indices-boost'
 import { badRequest, type RequestContext } from './context'
-import { aggregationLookups, searchQuery } from './read-gate'
+import { aggregationLookups, filteredQuery } from './read-gate'
 import { readFilter } from './dls'
 import { confineToReadFilter } from './whole-index-aggs'
 
@@ -59,8 +59,9 @@ export async function gateSearch(ctx: RequestContext, req: SearchRequest): Promi
       'action_request_validation_exception',
     )
   }
-  body.query = await searchQuery(ctx, body.query as Query | undefined, indices)
+  // The caller's read filter, computed once: ANDed into the query, and confining what aggregations read of whole indices.
   const filter = await readFilter(ctx, indices)
+  body.query = await filteredQuery(ctx, body.query as Query | undefined, indices, filter)
   for (const key of ['aggs', 'aggregations'])
     if (body[key] !== undefined) {
       body[key] = await aggregationLookups(ctx, body[key])
