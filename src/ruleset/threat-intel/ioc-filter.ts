@@ -16,6 +16,7 @@
  * request carries.
  */
 import { IOC_TYPES, type IocType, type KeyProbe, maskV6, probeKeys } from './ioc-types'
+import { fmix32 } from '../../murmur3'
 
 /** Bits per key at capacity, and bits set per key: a false positive per ~1,100 keys probed. */
 const BITS_PER_KEY = 16
@@ -27,14 +28,8 @@ const V4_WORDS = 2 ** 24 / 32
 /** The smallest capacity (keys): 64 KiB of bits. */
 const MIN_KEYS = 1 << 15
 
-/** A 32-bit finalizer (murmur3's). */
-function mix(h: number): number {
-  h ^= h >>> 16
-  h = Math.imul(h, 0x85ebca6b)
-  h ^= h >>> 13
-  h = Math.imul(h, 0xc2b2ae35)
-  return (h ^ (h >>> 16)) >>> 0
-}
+/** A 32-bit finalizer (murmur3's), unsigned. */
+const mix = (h: number): number => fmix32(h) >>> 0
 
 export class IocFilter {
   /** IPv6 keys per prefix length, the /24 blocks of IPv4 keys, then the Bloom filter's bits. */

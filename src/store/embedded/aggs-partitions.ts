@@ -9,6 +9,7 @@
 import { IllegalArgument, StoreError } from '../errors'
 import { parseIp } from '../query/ip'
 import type { Key } from './aggs-order'
+import { fmix32 } from '../../murmur3'
 
 /** The test of one partition for a field of this mapped type (undefined: unmapped, read as keywords). */
 export function partitionFilter(include: Record<string, unknown>, type: string | undefined): (key: Key) => boolean {
@@ -115,11 +116,5 @@ function murmurhash3(data: Uint8Array, seed: number): number {
       k1 = Math.imul(k1, c2)
       h1 ^= k1
   }
-  h1 ^= data.length
-  h1 ^= h1 >>> 16
-  h1 = Math.imul(h1, 0x85ebca6b)
-  h1 ^= h1 >>> 13
-  h1 = Math.imul(h1, 0xc2b2ae35)
-  h1 ^= h1 >>> 16
-  return h1 | 0
+  return fmix32(h1 ^ data.length) | 0
 }
