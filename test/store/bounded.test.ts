@@ -127,6 +127,40 @@ describe('query limits', () => {
   })
 })
 
+describe('the request breaker counts every distinct key a search holds, whole-index reads too', () => {
+  // 60 documents, each its own keyword; one of them matches the query.
+  const load = () =>
+    s.bulk({
+      body: Array.from({ length: 60 }, (_, i) => [
+        { index: { _index: 'rk' } },
+        { k: `k${i}`, n: i, bits: [...i.toString(2).padStart(6, '0')].map((b) => (b === '1' ? 'yes' : 'no')).join(' ') },
+      ]).flat(),
+      refresh: true,
+    })
+  const one = { term: { n: 7 } }
+  const searches: Array<[string, unknown]> = [
+    ['terms keys collected', { aggs: { a: { terms: { field: 'k.keyword', size: 5 } } } }],
+    ['significant_terms background', { query: one, aggs: { a: { significant_terms: { field: 'k.keyword' } } } }],
+    ['terms min_doc_count 0 (every value of the field)', { query: one, aggs: { a: { terms: { field: 'k.keyword', min_doc_count: 0 } } } }],
+    [
+      // Two words in 60 orders: few terms, but each document's six words are a sequence of its own.
+      'significant_text filter_duplicate_text sequences',
+      { aggs: { a: { significant_text: { field: 'bits', filter_duplicate_text: true, background_filter: one } } } },
+    ],
+  ]
+  for (const [name, body] of searches)
+    test(name, async () => {
+      await load()
+      limits = { maxRequestKeys: 1000 }
+      const r = await s.search({ index: 'rk', body: { size: 0, ...(body as object) } })
+      expect(r.aggregations!.a).toBeDefined()
+      limits = { maxRequestKeys: 40 }
+      const e = await failure(s.search({ index: 'rk', body: { size: 0, ...(body as object) } }))
+      expect([e.status, e.type]).toEqual([429, 'circuit_breaking_exception'])
+      expect(e.reason).toContain('[40] distinct keys per request')
+    })
+})
+
 describe('time budget', () => {
   test('a search past its timeout answers timed_out with the hits found so far', async () => {
     await s.bulk({ body: Array.from({ length: 300 }, (_, i) => [{ index: { _index: 'tb' } }, { n: i, s: 'abc' }]).flat(), refresh: true })

@@ -114,11 +114,11 @@ interface Background {
 /** Backgrounds are counted once per index, field and filter for the whole request, whatever the buckets asking. */
 const BACKGROUNDS = new WeakMap<TargetCtx, Map<string, Background>>()
 
-function backgroundOf(t: TargetCtx, field: string, filter: unknown, terms: Terms): Background {
+function backgroundOf(t: TargetCtx, field: string, filter: unknown, terms: Terms, budget: Budget): Background {
   const { byField, id, bg } = cachedBackground(t, field, filter)
   if (bg) return bg
   const counted: Background = { size: 0, df: new Map() }
-  for (const d of t.documents?.(filter ?? { match_all: {} }) ?? []) if (d) countInto(counted, terms(d))
+  for (const d of t.documents?.(filter ?? { match_all: {} }) ?? []) if (d) countInto(counted, terms(d), budget)
   byField.set(id, counted)
   return counted
 }
@@ -130,13 +130,19 @@ function cachedBackground(t: TargetCtx, field: string, filter: unknown) {
   return { byField, id, bg: byField.get(id) }
 }
 
-function countInto(bg: Background, values: AggValue[]): void {
+function countInto(bg: Background, values: AggValue[], budget: Budget): void {
   bg.size++
-  for (const v of unique(values)) bg.df.set(v.key, (bg.df.get(v.key) ?? 0) + 1)
+  for (const v of unique(values)) {
+    const n = bg.df.get(v.key)
+    if (n === undefined) budget.candidate()
+    bg.df.set(v.key, (n ?? 0) + 1)
+  }
 }
 
 /** The yield of a long read: false once the search is out of time. */
 type Pace = Pick<Pacer, 'due' | 'pause'>
+type Budget = Pick<BucketBudget, 'candidate'>
+const NO_BUDGET: Budget = { candidate: () => {} }
 
 /**
  * The backgrounds of a request's significant aggregations, at any depth, counted before its
@@ -144,7 +150,7 @@ type Pace = Pick<Pacer, 'due' | 'pause'>
  * aggregation answers, an index's whole background was read in one go, holding the node for as
  * long. Out of time, what was counted stands (the search answers `timed_out`); false then.
  */
-export async function countBackgrounds(aggs: unknown, targets: TargetCtx[], now: number, pace: Pace): Promise<boolean> {
+export async function countBackgrounds(aggs: unknown, targets: TargetCtx[], now: number, pace: Pace, budget: Budget): Promise<boolean> {
   for (const agg of significantAggs(aggs, now))
     for (const t of targets) {
       const spec = agg.field === undefined ? undefined : t.specs?.get(agg.field)
@@ -156,7 +162,7 @@ export async function countBackgrounds(aggs: unknown, targets: TargetCtx[], now:
       const terms = agg.termsOf(t, spec)
       for (const d of t.documents?.(agg.background ?? { match_all: {} }) ?? []) {
         if (pace.due() && !(await pace.pause())) return false
-        if (d) countInto(counted, terms(d))
+        if (d) countInto(counted, terms(d), budget)
       }
     }
   return true
@@ -286,7 +292,9 @@ abstract class SignificantAgg implements Agg {
     }
     const mapped = [...this.targets].filter((t) => t.specs?.get(field) !== undefined)
     if (mapped.length === 0) return { buckets: [] }
-    const backgrounds = mapped.map((t) => backgroundOf(t, field, this.params.background, this.terms(t, t.specs!.get(field)!)))
+    const backgrounds = mapped.map((t) =>
+      backgroundOf(t, field, this.params.background, this.terms(t, t.specs!.get(field)!), this.budget ?? NO_BUDGET),
+    )
     const supersetSize = backgrounds.reduce((n, bg) => n + bg.size, 0)
     const { heuristic: score, shardMinDocCount, shardSize, minDocCount, size } = this.params
     // In the order of the shard's term ordinals: the first term to break a heuristic's rule names the error.
@@ -377,7 +385,8 @@ class SignificantTextAgg extends SignificantAgg {
     super(spec, budget)
     const p = spec.params
     this.sources = Array.isArray(p.source_fields) ? p.source_fields.map(String) : [this.field ?? '']
-    if (p.filter_duplicate_text === true || p.filter_duplicate_text === 'true') this.spotter = new DuplicateSpotter()
+    if (p.filter_duplicate_text === true || p.filter_duplicate_text === 'true')
+      this.spotter = new DuplicateSpotter(() => budget?.candidate())
   }
 
   protected noField(): StoreError {

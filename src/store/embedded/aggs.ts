@@ -13,6 +13,7 @@ import { compareIps, compareKeys, parseOrder, topBuckets, type Key, type Order }
 import { setOwn } from '../own'
 import { DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 import { FLAT_OBJECT, flatObjectRoot } from '../query/flat-object'
+import { DEFAULT_SEARCH_LIMITS } from './search-limits'
 
 /** The index a document came from, with its mapping (undefined = typed by value). */
 export interface TargetCtx {
@@ -96,7 +97,10 @@ export type Factory = (budget?: BucketBudget) => Agg
 export class BucketBudget {
   private count = 0
   private candidates = 0
-  constructor(readonly max: number) {}
+  constructor(
+    readonly max: number,
+    private readonly maxKeys = DEFAULT_SEARCH_LIMITS.maxRequestKeys,
+  ) {}
   add(n = 1): void {
     this.count += n
     if (this.count > this.max)
@@ -114,18 +118,16 @@ export class BucketBudget {
    * key it saw). Bounded as OpenSearch's request circuit breaker bounds its ordinals.
    */
   candidate(): void {
-    if (++this.candidates > MAX_CANDIDATES)
+    if (++this.candidates > this.maxKeys)
       throw new StoreError(
         'circuit_breaking_exception',
         429,
-        `[request] Data too large, data for [<terms keys>] would be larger than the limit of [${MAX_CANDIDATES}] distinct keys per request`,
+        `[request] Data too large, data for [<terms keys>] would be larger than the limit of [${this.maxKeys}] distinct keys per request`,
         { durability: 'TRANSIENT' },
       )
   }
 }
 
-/** Distinct terms keys one request may collect (about 100 MiB): the embedded store's request breaker. */
-const MAX_CANDIDATES = 1_000_000
 export type Aggs = Map<string, Factory>
 
 export type { Key } from './aggs-order'

@@ -15,6 +15,9 @@ export class DuplicateSpotter {
   private readonly seen = new Map<number, number>()
   private readonly window: number[] = []
 
+  /** `onNew` is told of each sequence seen for the first time (the request's budget of distinct keys: they grow with the matched text). */
+  constructor(private readonly onNew: () => void = () => {}) {}
+
   /** A new document: its first five tokens complete no sequence. */
   startDocument(): void {
     this.window.length = 0
@@ -27,6 +30,7 @@ export class DuplicateSpotter {
     if (this.window.length < WINDOW) return 0
     const key = this.window.reduce((k, x) => k * 256 + x, 0)
     const hits = this.seen.get(key) ?? 0
+    if (hits === 0) this.onNew()
     if (hits < MAX_HITS) this.seen.set(key, hits + 1)
     return hits
   }

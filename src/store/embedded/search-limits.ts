@@ -16,6 +16,12 @@ export interface SearchLimits {
   maxPitKeepAliveMs: number
   /** `search.allow_expensive_queries` */
   allowExpensiveQueries: boolean
+  /**
+   * OpenSearch's request circuit breaker (`indices.breaker.request.limit`, 60% of the JVM heap),
+   * counted in the distinct keys one search may hold (terms keys, significant backgrounds, a
+   * whole field's values): about 100 bytes each. Not a setting; a store option for tests.
+   */
+  maxRequestKeys: number
 }
 
 export const DEFAULT_SEARCH_LIMITS: SearchLimits = {
@@ -25,6 +31,7 @@ export const DEFAULT_SEARCH_LIMITS: SearchLimits = {
   maxOpenPitContext: 300,
   maxPitKeepAliveMs: 86_400_000,
   allowExpensiveQueries: true,
+  maxRequestKeys: 1_000_000,
 }
 
 const time = (v: unknown, key: string): number | undefined => {

@@ -183,6 +183,7 @@ export async function search(core: StoreCore, params: SearchParams): Promise<Sea
       pitId: pit.id,
       timeoutMs,
       maxBuckets: limits.maxBuckets,
+      maxRequestKeys: limits.maxRequestKeys,
     })
   }
   const started = performance.now()
@@ -203,6 +204,7 @@ export async function search(core: StoreCore, params: SearchParams): Promise<Sea
       restTotalHitsAsInt: params.rest_total_hits_as_int,
       timeoutMs,
       maxBuckets: limits.maxBuckets,
+      maxRequestKeys: limits.maxRequestKeys,
     })
     noteSearch(
       metas.map((m) => m.meta),

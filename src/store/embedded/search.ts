@@ -87,6 +87,8 @@ export interface SearchOptions {
   timeoutMs?: number
   /** `search.max_buckets` */
   maxBuckets?: number
+  /** The request breaker's distinct keys (SearchLimits.maxRequestKeys) */
+  maxRequestKeys?: number
 }
 
 type SortValue = string | number | undefined
@@ -134,6 +136,8 @@ interface Plan {
   trackLimit: number
   countCap: number | undefined
   aggs: ReturnType<typeof instantiate>
+  /** The request's bucket and distinct-key budget, which whole-index reads draw on too. */
+  budget: BucketBudget
   hasAggs: boolean
   spec: ReturnType<typeof sourceSpec>
   /** `_id` and stored fields of each hit (stored-fields.ts). */
@@ -188,7 +192,7 @@ export async function runSearch(given: SearchTarget[], body: SearchBody, opts: S
   const plan = planSearch(targets, body, opts)
   const got: Gathered = { entries: [], total: 0, maxScore: 0, seqCeiling: undefined }
   if (plan.hasAggs) for (const t of targets) for (const a of plan.aggs.values()) a.see?.(t)
-  if (plan.hasAggs && !(await readWholeIndices(body.aggs ?? body.aggregations, targets, opts.now, plan.pace)))
+  if (plan.hasAggs && !(await readWholeIndices(body.aggs ?? body.aggregations, targets, opts.now, plan.pace, plan.budget)))
     return respond(plan, got, targets, started)
   // Aggregations over columns from the field-value index, no source parsed; the page of hits, if
   // one is wanted, is then read as a search without aggregations reads it (an event browser's
@@ -288,7 +292,8 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
   const track = body.track_total_hits ?? 10_000
   const trackLimit = track === true ? Infinity : track === false ? 0 : Number(track)
   const aggDefs = parseAggs(body.aggs ?? body.aggregations, opts.now)
-  const aggs = instantiate(aggDefs, new BucketBudget(opts.maxBuckets ?? 65_535))
+  const budget = new BucketBudget(opts.maxBuckets ?? 65_535, opts.maxRequestKeys)
+  const aggs = instantiate(aggDefs, budget)
   const hasAggs = aggs.size > 0
   const window = from + size
   const fetch = hitFetch(body, targets[0]?.name ?? '')
@@ -320,6 +325,7 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
     // Past track_total_hits only "more than that" is reported, as OpenSearch does: counting stops there.
     countCap: Number.isFinite(trackLimit) ? trackLimit + 1 : undefined,
     aggs,
+    budget,
     hasAggs,
     spec,
     fetch,
