@@ -124,7 +124,8 @@ export function differences(a: unknown, b: unknown, path = '', key = ''): string
   // A score among sort values is a float in OpenSearch, a double here.
   if (typeof a === 'number' && typeof b === 'number' && key === 'sort' && !Number.isInteger(b))
     return close(a, b, SORT_SCORE_TOLERANCE) ? [] : [`${path}: ${a} vs ${b}`]
-  if (typeof a === 'number' && typeof b === 'number' && !(Number.isInteger(a) && Number.isInteger(b)))
+  // Integers past 2^53 are doubles as much as fractions are (a sum of longs, a sum of squares).
+  if (typeof a === 'number' && typeof b === 'number' && !(Number.isSafeInteger(a) && Number.isSafeInteger(b)))
     return close(a, b, SUM_TOLERANCE) ? [] : [`${path}: ${a} vs ${b}`]
   if (a === b) return []
   if (Array.isArray(a) && Array.isArray(b)) {
