@@ -133,6 +133,8 @@ describe('buckets', () => {
       aggs: {
         h: { histogram: { field: 'bytes', interval: 25 } },
         r: { range: { field: 'bytes', ranges: [{ to: 20 }, { from: 20, to: 50 }, { from: 50 }] } },
+        // Keys print bounds as Java's Double.toString does, as OpenSearch's keys do.
+        rj: { range: { field: 'bytes', ranges: [{ to: 0.0001 }, { from: 10_000_000 }] } },
         dr: { date_range: { field: 'at', ranges: [{ to: '2026-02-01' }, { from: '2026-02-01' }] } },
         f: { filters: { filters: { a: { term: { host: 'a' } }, big: { range: { bytes: { gte: 40 } } } }, other_bucket_key: 'rest' } },
         noTags: { missing: { field: 'tags' } },
@@ -150,6 +152,7 @@ describe('buckets', () => {
       ['20.0-50.0', 3],
       ['50.0-*', 1],
     ])
+    expect(r.rj.buckets.map((b: any) => b.key)).toEqual(['*-1.0E-4', '1.0E7-*'])
     expect(r.dr.buckets.map((b: any) => b.doc_count)).toEqual([1, 4])
     expect(r.dr.buckets[1].from_as_string).toBe('2026-02-01T00:00:00.000Z')
     expect(r.f.buckets).toEqual({ a: { doc_count: 2 }, big: { doc_count: 2 }, rest: { doc_count: 1 } })

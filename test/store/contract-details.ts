@@ -396,6 +396,65 @@ export function storeDetailsContract(store: () => Store, dataNodes = 1): void {
       expect(await store().resolve('c*', { expand_wildcards: 'all' })).toEqual([])
     })
 
+    test('geo aggregations answer OpenSearch 3.4’s numbers: points as doc values quantize them, a geohash is its cell’s corner', async () => {
+      await store().createIndex({ index: 'geo', body: { mappings: { properties: { loc: { type: 'geo_point' } } } } })
+      const points = [
+        { lat: 40.1, lon: -70.2 },
+        '52.37,4.89',
+        [151.21, -33.87],
+        { lat: -33.86, lon: 151.2 },
+        'u173zq',
+        [
+          [2.35, 48.85],
+          [13.4, 52.52],
+        ],
+      ]
+      await store().bulk({ index: 'geo', body: points.flatMap((loc) => [{ index: {} }, { loc }]), refresh: true })
+      const centroid = { geo_centroid: { field: 'loc' } }
+      const r = await store().search({
+        index: 'geo',
+        body: {
+          size: 0,
+          aggs: {
+            b: { geo_bounds: { field: 'loc' } },
+            c: centroid,
+            t: { geotile_grid: { field: 'loc', precision: 3 }, aggs: { c: centroid } },
+            h: { geohash_grid: { field: 'loc', precision: 2, size: 3 } },
+            d: { geo_distance: { field: 'loc', origin: '52.37,4.89', unit: 'km', ranges: [{ to: 1000 }, { from: 1000 }] } },
+          },
+        },
+      })
+      expect(r.aggregations).toEqual({
+        b: {
+          bounds: {
+            top_left: { lat: 52.51999998930842, lon: -70.20000002346933 },
+            bottom_right: { lat: -33.87000001966953, lon: 151.20999991893768 },
+          },
+        },
+        c: { location: { lat: 25.49740371826504, lon: 36.819845118692946 }, count: 7 },
+        t: {
+          buckets: [
+            { key: '3/4/2', doc_count: 3, c: { location: { lat: 51.52795652858913, lon: 6.382228990551084 }, count: 4 } },
+            { key: '3/7/4', doc_count: 2, c: { location: { lat: -33.86500002583489, lon: 151.2049999460578 }, count: 2 } },
+            { key: '3/2/3', doc_count: 1, c: { location: { lat: 40.099999965168536, lon: -70.20000002346933 }, count: 1 } },
+          ],
+        },
+        h: {
+          buckets: [
+            { key: 'u1', doc_count: 2 },
+            { key: 'r3', doc_count: 2 },
+            { key: 'u3', doc_count: 1 },
+          ],
+        },
+        d: {
+          buckets: [
+            { key: '*-1000.0', from: 0, to: 1000, doc_count: 3 },
+            { key: '1000.0-*', from: 1000, doc_count: 3 },
+          ],
+        },
+      })
+    })
+
     test('an unknown name starting with _ is an invalid index name, not a missing index', async () => {
       const e = await error(store().getIndex({ index: '_foo' }))
       expect(e?.type).toBe('invalid_index_name_exception')

@@ -11,6 +11,7 @@ import { IllegalArgument, StoreError } from '../errors'
 import { isObject } from '../query/doc'
 import { own } from '../own'
 import type { Key } from './aggs-order'
+import { javaDouble } from './java-double'
 
 export type GapPolicy = 'skip' | 'insert_zeros'
 /** One level's aggregation definitions (an `aggs` object). */
@@ -97,19 +98,6 @@ export function keyText(of: Buckets, b: Rendered): string {
   const key = keyOf(of, b)
   if (typeof key === 'string') return key
   return of.type === 'terms' && Number.isInteger(key) ? String(key) : javaDouble(key)
-}
-
-/** A double as Java's Double.toString writes it (1.0, 0.5, 1.0E7, 1.0E-4). */
-export function javaDouble(n: number): string {
-  if (Number.isNaN(n)) return 'NaN'
-  if (!Number.isFinite(n)) return n > 0 ? 'Infinity' : '-Infinity'
-  const abs = Math.abs(n)
-  if (abs !== 0 && (abs < 1e-3 || abs >= 1e7)) {
-    const [mantissa, exponent] = n.toExponential().split('e')
-    return `${mantissa.includes('.') ? mantissa : `${mantissa}.0`}E${Number(exponent)}`
-  }
-  const s = String(n)
-  return s.includes('.') ? s : `${s}.0`
 }
 
 /** What a path names when it is not a number: the Java class OpenSearch names in its error. */

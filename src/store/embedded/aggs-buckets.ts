@@ -3,6 +3,7 @@
  * intervals, time zones, offsets, `min_doc_count`, `extended_bounds`, `hard_bounds`), `range`,
  * `date_range`, `filters` and `missing`. Each bucket runs its own sub-aggregations.
  */
+import { javaDouble } from './java-double'
 import { decimalFormat, type DecimalFormat } from './decimal-format'
 import { IllegalArgument, ParsingError } from '../errors'
 import { compile, toNumber, type Test } from '../query/compile'
@@ -419,7 +420,7 @@ class RangeAgg extends FieldAgg implements Agg {
   }
 
   private text(v: number): string {
-    return this.dates ? formatInZone(v, this.zone, this.format) : Number.isInteger(v) ? `${v}.0` : String(v)
+    return this.dates ? formatInZone(v, this.zone, this.format) : javaDouble(v)
   }
 
   result(): Record<string, unknown> {

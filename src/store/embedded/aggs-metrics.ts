@@ -8,6 +8,7 @@ import { FieldParseError, IllegalArgument, ShardsFailed, StoreError } from '../e
 import { type DocView, isObject } from '../query/doc'
 import { jsonToken } from '../../json'
 import { type Agg, type AggSpec, type AggValue, defineAgg, defineCheckedAgg, FieldAgg, fieldParam, type TargetCtx } from './aggs'
+import { javaDouble } from './java-double'
 import { kindOf } from '../query/compile'
 import { MergingDigest } from './t-digest'
 import { DoubleHdrHistogram, HistogramOutOfBounds } from './hdr-histogram'
@@ -383,14 +384,6 @@ function keyedValues(entries: Array<{ key: number; value: number | null }>, keye
     if (e.value_as_string !== undefined) values[`${k}_as_string`] = e.value_as_string
   }
   return { values }
-}
-
-/** A double as Java prints it (Double.toString): the keys OpenSearch gives percentiles ("99.0", "1.7040672E12"). */
-function javaDouble(x: number): string {
-  const a = Math.abs(x)
-  if (a === 0 || (a >= 1e-3 && a < 1e7)) return Number.isInteger(x) ? `${x}.0` : String(x)
-  const [mantissa, exponent] = x.toExponential().split('e')
-  return `${mantissa.includes('.') ? mantissa : `${mantissa}.0`}E${Number(exponent)}`
 }
 
 /** `percentile_ranks`: the percentage of values at or below each of `values`. */

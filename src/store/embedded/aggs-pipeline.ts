@@ -20,7 +20,6 @@ import {
   bucketValue,
   type Defs,
   type GapPolicy,
-  javaDouble,
   keyOf,
   keyText,
   parsePath,
@@ -32,6 +31,7 @@ import {
 } from './aggs-buckets-path'
 import { extendedStatsResult, type Moments, statsResult } from './aggs-metrics'
 import { compareKeys } from './aggs-order'
+import { javaDouble } from './java-double'
 import { decimalFormat, type DecimalFormat } from './decimal-format'
 import * as MovingFunctions from './moving-functions'
 import { compileScript, Int, num, primitiveName, type Script, ScriptFailure, type Value } from './painless-expression'

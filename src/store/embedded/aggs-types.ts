@@ -2,6 +2,7 @@
 import './aggs-adjacency-matrix'
 import './aggs-buckets'
 import './aggs-composite'
+import './aggs-geo'
 import './aggs-ip-range'
 import './aggs-metrics'
 import './aggs-multi-terms'

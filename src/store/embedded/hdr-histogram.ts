@@ -7,7 +7,7 @@
  * or widens when it cannot move without dropping counts off its top. Answers are bucket edges in
  * units, so the unit's history matters to the last digit and is kept as the library keeps it.
  */
-import { javaDouble } from './aggs-buckets-path'
+import { javaDouble } from './java-double'
 import { StoreError } from '../errors'
 
 /** The largest value the library accepts: the power of two nearest below Double.MAX_VALUE / 4. */

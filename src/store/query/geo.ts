@@ -39,7 +39,8 @@ function decodeGeohash(hash: string): GeoPoint | undefined {
       even = !even
     }
   }
-  return { lat: (latLo + latHi) / 2, lon: (lonLo + lonHi) / 2 }
+  // Its cell's lower left corner, as OpenSearch reads a geohash (`u173zq` is `u173zq000000`).
+  return { lat: latLo, lon: lonLo }
 }
 
 function num(v: unknown): number | undefined {
@@ -129,6 +130,12 @@ const UNITS: Array<[RegExp, number]> = [
   [/^(NM|nmi|nauticalmiles?)$/, 1852],
 ]
 
+/** Meters in one `unit` (`km`, `mi`, `NM`...), or undefined for a name OpenSearch does not know. */
+export function unitMeters(unit: string): number | undefined {
+  for (const [re, factor] of UNITS) if (re.test(unit)) return factor
+  return undefined
+}
+
 /** A distance (`"12km"`, `"1.5mi"`, a number of meters) in meters. */
 export function parseDistance(v: unknown, query = 'geo_distance'): number {
   if (typeof v === 'number' && Number.isFinite(v)) return v
@@ -137,7 +144,8 @@ export function parseDistance(v: unknown, query = 'geo_distance'): number {
   if (!m) throw new ParsingError(`failed to parse [${v}] as a distance`)
   const n = Number(m[1])
   if (m[2] === '') return n
-  for (const [re, factor] of UNITS) if (re.test(m[2])) return n * factor
+  const factor = unitMeters(m[2])
+  if (factor !== undefined) return n * factor
   throw new ParsingError(`failed to parse [${v}] as a distance: unknown distance unit [${m[2]}]`)
 }
 
