@@ -455,6 +455,36 @@ export function storeDetailsContract(store: () => Store, dataNodes = 1): void {
       })
     })
 
+    test('the _geo_distance sort orders by OpenSearch’s haversine from the points doc values hold; no point is infinitely far', async () => {
+      await store().createIndex({ index: 'geosort', body: { mappings: { properties: { loc: { type: 'geo_point' } } } } })
+      const points: Record<string, unknown> = {
+        near: '52.37,4.89',
+        paris: [2.35, 48.85],
+        nyc: { lat: 40.7128, lon: -74.006 },
+        sydney: [151.21, -33.87],
+      }
+      await store().bulk({
+        index: 'geosort',
+        body: [
+          ...Object.entries(points).flatMap(([id, loc]) => [{ index: { _id: id } }, { loc }]),
+          { index: { _id: 'none' } },
+          { other: 1 },
+        ],
+        refresh: true,
+      })
+      const sorted = async (sort: unknown) => {
+        const r = await store().search({ index: 'geosort', body: { _source: false, sort: [sort] as never } })
+        return r.hits.hits.map((h) => [h._id, h.sort?.[0]])
+      }
+      const asc = await sorted({ _geo_distance: { loc: { lat: 52.37, lon: 4.89 }, unit: 'km' } })
+      expect(asc.map(([id]) => id)).toEqual(['near', 'paris', 'nyc', 'sydney', 'none'])
+      // OpenSearch 3.4's values (the point 4.6 mm from the origin is 0 in its haversine); to 1e-12, as its cosines come from a table.
+      const want = [0, 430.424447599713, 5862.234777837517, 16643.82457271818]
+      asc.slice(0, 4).forEach(([, v], i) => expect(Math.abs((v as number) - want[i])).toBeLessThanOrEqual(1e-12 * want[i]))
+      const desc = await sorted({ _geo_distance: { loc: '52.37,4.89', order: 'desc' } })
+      expect(desc.map(([id]) => id)).toEqual(['none', 'sydney', 'nyc', 'paris', 'near'])
+    })
+
     test('an unknown name starting with _ is an invalid index name, not a missing index', async () => {
       const e = await error(store().getIndex({ index: '_foo' }))
       expect(e?.type).toBe('invalid_index_name_exception')

@@ -1,38 +1,27 @@
 /**
  * Aggregations over `geo_point` fields, as OpenSearch answers them (what map visualizations ask):
  * `geo_bounds`, `geo_centroid`, the `geotile_grid` and `geohash_grid` cells, and `geo_distance`
- * rings around an origin. OpenSearch reads points from doc values, which keep each coordinate as a
- * 32-bit integer (Lucene's GeoEncodingUtils): every point is read so quantized here too, so bounds
- * and centroids answer its digits (40.1 reads 40.099999965168536) and cells their keys.
+ * rings around an origin. Points are read as doc values hold them (docValuePoint), so bounds and
+ * centroids answer OpenSearch's digits (40.1 reads 40.099999965168536) and cells its keys.
  */
 import { FieldParseError, IllegalArgument } from '../errors'
 import { type DocView, isObject } from '../query/doc'
-import { arcDistance, type GeoPoint, geoPointsOf, parseDistance, parseGeoPoint, planeDistance, rawValuesAt, unitMeters } from '../query/geo'
+import {
+  arcDistance,
+  docValuePoint,
+  type GeoPoint,
+  geoPointsOf,
+  parseDistance,
+  parseGeoPoint,
+  planeDistance,
+  rawValuesAt,
+  type StoredPoint,
+  unitMeters,
+} from '../query/geo'
 import { setOwn } from '../own'
 import { type Agg, type AggSpec, type BucketBudget, defineCheckedAgg, fieldParam, instantiate, results, type TargetCtx } from './aggs'
 import { CompensatedSum } from './compensated-sum'
 import { javaDouble } from './java-double'
-
-const LAT_DECODE = 180 / 2 ** 32
-const LON_DECODE = 360 / 2 ** 32
-/** The largest encoded coordinate: 90 and 180 are encoded as the double below them. */
-const MAX_ENCODED = 2 ** 31 - 1
-
-const encodeLat = (lat: number): number => (lat === 90 ? MAX_ENCODED : Math.floor(lat / LAT_DECODE))
-const encodeLon = (lon: number): number => (lon === 180 ? MAX_ENCODED : Math.floor(lon / LON_DECODE))
-
-/** A point as doc values hold it: each coordinate's encoding, and the coordinates decoded from it. */
-interface Stored extends GeoPoint {
-  latBits: number
-  lonBits: number
-}
-
-function stored(p: GeoPoint): Stored | undefined {
-  if (!(p.lat >= -90 && p.lat <= 90 && p.lon >= -180 && p.lon <= 180)) return undefined
-  const latBits = encodeLat(p.lat)
-  const lonBits = encodeLon(p.lon)
-  return { latBits, lonBits, lat: latBits * LAT_DECODE, lon: lonBits * LON_DECODE }
-}
 
 /**
  * The points of field `field` in a document, in doc-values order (by latitude, then longitude,
@@ -45,7 +34,7 @@ class GeoReader {
     private readonly aggType: string,
   ) {}
 
-  points(d: DocView, t: TargetCtx): Stored[] {
+  points(d: DocView, t: TargetCtx): StoredPoint[] {
     let path = this.paths.get(t.name)
     if (!this.paths.has(t.name)) {
       const spec = t.specs?.get(this.field)
@@ -55,10 +44,10 @@ class GeoReader {
       this.paths.set(t.name, path)
     }
     if (path === undefined) return []
-    const out: Stored[] = []
+    const out: StoredPoint[] = []
     for (const v of rawValuesAt(d.source, path))
       for (const p of geoPointsOf(v)) {
-        const s = stored(p)
+        const s = docValuePoint(p)
         if (s) out.push(s)
       }
     if (out.length > 1) out.sort((a, b) => a.latBits - b.latBits || a.lonBits - b.lonBits)
@@ -174,9 +163,9 @@ abstract class GridAgg implements Agg {
     }
   }
 
-  protected abstract cell(p: Stored): Cell
+  protected abstract cell(p: StoredPoint): Cell
 
-  private inBox(p: Stored): boolean {
+  private inBox(p: StoredPoint): boolean {
     const b = this.box
     if (!b) return true
     if (p.lat > b.top || p.lat < b.bottom) return false
@@ -223,7 +212,7 @@ class GeotileGridAgg extends GridAgg {
   }
 
   /** GeoTileUtils: x from the longitude, y from the latitude's Web Mercator projection, both clipped to the grid. */
-  protected cell(p: Stored): Cell {
+  protected cell(p: StoredPoint): Cell {
     const tiles = 2 ** this.zoom
     const clip = (n: number) => Math.min(tiles - 1, Math.max(0, n))
     const x = p.lon === -180 ? 0 : clip(Math.floor(((p.lon + 180) / 360) * tiles))
@@ -260,7 +249,7 @@ class GeohashGridAgg extends GridAgg {
   }
 
   /** The geohash of the point's encoded coordinates: their bits from the highest, longitude first, five to a character. */
-  protected cell(p: Stored): Cell {
+  protected cell(p: StoredPoint): Cell {
     let lon = p.lonBits + 2 ** 31
     let lat = p.latBits + 2 ** 31
     let key = ''

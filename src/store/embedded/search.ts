@@ -21,6 +21,7 @@ import './aggs-types'
 import { collectColumnar, columnarPlan, type ColumnSource } from './aggs-columnar'
 import { Pacer } from './pacer'
 import { hitFetch, type HitFetch } from './stored-fields'
+import { type GeoSort, geoSortReader, isGeoSort, parseGeoSort } from './geo-sort'
 
 export interface Row {
   rid: number
@@ -98,6 +99,8 @@ interface SortField {
   missing: '_last' | '_first' | SortValue
   unmappedType?: string
   mode?: string
+  /** A `_geo_distance` sort's points, unit and mode. */
+  geo?: GeoSort
 }
 
 /**
@@ -649,7 +652,10 @@ function parseSort(sort: SearchBody['sort']): SortField[] {
     if (!isObject(s)) throw new ParsingError('[sort] malformed')
     for (const [field, v] of Object.entries(s)) {
       if (typeof v === 'string') out.push(sortField(field, v))
-      else if (isObject(v)) {
+      else if (isGeoSort(field, v)) {
+        const body = v as Record<string, unknown>
+        out.push({ ...sortField(field, body.order as string | undefined), geo: parseGeoSort(body) })
+      } else if (isObject(v)) {
         const f = sortField(field, v.order as string | undefined)
         if (v.missing !== undefined) f.missing = v.missing as SortField['missing']
         if (typeof v.unmapped_type === 'string') f.unmappedType = v.unmapped_type
@@ -691,6 +697,8 @@ function sortReader(s: SortField, target: SearchTarget): KeyReader {
       return (_, row) => row.seq
     case '_index':
       return () => target.name
+    case '_geo_distance':
+      if (s.geo) return geoSortReader(s.geo, s.order, target.specs)
   }
   const values = valueReader(s.field, target, s.unmappedType)
   const missing = s.missing === '_last' || s.missing === '_first' ? undefined : s.missing

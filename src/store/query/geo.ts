@@ -149,14 +149,23 @@ export function parseDistance(v: unknown, query = 'geo_distance'): number {
   throw new ParsingError(`failed to parse [${v}] as a distance: unknown distance unit [${m[2]}]`)
 }
 
-const rad = (d: number) => (d * Math.PI) / 180
+/** Java's Math.toRadians (one multiplication: the last bit of a distance depends on it). */
+const rad = (d: number) => d * 0.017453292519943295
 
-/** The haversine (arc) distance between two points, in meters. */
+const HALF_BITS = new Float64Array(1)
+const HALF_WORDS = new Uint32Array(HALF_BITS.buffer)
+
+/**
+ * The haversine (arc) distance between two points, in meters, as OpenSearch measures it (Lucene's
+ * SloppyMath.haversinMeters, with exact cosines where Lucene reads a table): in `1 - cos` form,
+ * with the key's last three bits cleared, so points a few millimeters apart are 0 there and here.
+ */
 export function arcDistance(a: GeoPoint, b: GeoPoint): number {
-  const dLat = rad(b.lat - a.lat)
-  const dLon = rad(b.lon - a.lon)
-  const h = Math.sin(dLat / 2) ** 2 + Math.cos(rad(a.lat)) * Math.cos(rad(b.lat)) * Math.sin(dLon / 2) ** 2
-  return 2 * EARTH_MEAN_RADIUS * Math.asin(Math.min(1, Math.sqrt(h)))
+  const x1 = rad(a.lat)
+  const x2 = rad(b.lat)
+  HALF_BITS[0] = 1 - Math.cos(x1 - x2) + Math.cos(x1) * Math.cos(x2) * (1 - Math.cos(rad(a.lon - b.lon)))
+  HALF_WORDS[0] &= 0xfffffff8
+  return EARTH_MEAN_RADIUS * 2 * Math.asin(Math.min(1, Math.sqrt(HALF_BITS[0] * 0.5)))
 }
 
 /** The plane (equirectangular) distance, cheaper and less exact far from the equator. */
@@ -294,4 +303,28 @@ export function inBox(p: GeoPoint, b: GeoBoxQuery): boolean {
   if (p.lat > b.top || p.lat < b.bottom) return false
   // A box whose left edge is east of its right edge crosses the dateline.
   return b.left <= b.right ? p.lon >= b.left && p.lon <= b.right : p.lon >= b.left || p.lon <= b.right
+}
+
+const LAT_DECODE = 180 / 2 ** 32
+const LON_DECODE = 360 / 2 ** 32
+/** The largest encoded coordinate: 90 and 180 are encoded as the double below them. */
+const MAX_ENCODED = 2 ** 31 - 1
+
+const encodeLat = (lat: number): number => (lat === 90 ? MAX_ENCODED : Math.floor(lat / LAT_DECODE))
+const encodeLon = (lon: number): number => (lon === 180 ? MAX_ENCODED : Math.floor(lon / LON_DECODE))
+
+/**
+ * A point as OpenSearch's doc values hold it (Lucene's GeoEncodingUtils): each coordinate as a
+ * 32-bit integer, and the coordinates decoded from it, which aggregations and sorts read.
+ */
+export interface StoredPoint extends GeoPoint {
+  latBits: number
+  lonBits: number
+}
+
+export function docValuePoint(p: GeoPoint): StoredPoint | undefined {
+  if (!(p.lat >= -90 && p.lat <= 90 && p.lon >= -180 && p.lon <= 180)) return undefined
+  const latBits = encodeLat(p.lat)
+  const lonBits = encodeLon(p.lon)
+  return { latBits, lonBits, lat: latBits * LAT_DECODE, lon: lonBits * LON_DECODE }
 }
