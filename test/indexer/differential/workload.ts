@@ -321,6 +321,34 @@ function moreCalls(index: string, r: Random, docs: Json[]): Op[] {
       },
     },
     { name: 'count after delete_by_query', request: { method: 'GET', path: `/${index}/_count` } },
+    ...geo(index, r),
+  ]
+}
+
+/** Geo aggregations and the `_geo_distance` sort over `loc` (docs without it sort as infinitely far, then by seq). */
+function geo(index: string, r: Random): Op[] {
+  const origin = r.pick<unknown>(['52.37,4.89', { lat: 0, lon: 0 }, [151.2, -33.8], 'u173zq'])
+  const aggs = r.pick<Json>([
+    { g: { geotile_grid: { field: 'loc', precision: r.pick([0, 2, 5, 9]) }, aggs: { c: { geo_centroid: { field: 'loc' } } } } },
+    { g: { geohash_grid: { field: 'loc', precision: r.pick([1, 3, 6, 12]), size: r.int(1, 20) } } },
+    { g: { geo_bounds: { field: 'loc', wrap_longitude: r.chance(0.5) } }, c: { geo_centroid: { field: 'loc' } } },
+    {
+      g: {
+        geo_distance: {
+          field: 'loc',
+          origin,
+          unit: r.pick(['km', 'mi']),
+          ranges: [{ to: 1000 }, { from: 1000, to: 5000 }, { from: 5000, ...(r.chance(0.5) ? { key: 'far' } : {}) }],
+          ...(r.chance(0.3) ? { keyed: true, distance_type: 'plane' } : {}),
+        },
+        aggs: { m: { max: { field: 'seq' } } },
+      },
+    },
+  ])
+  const sort = [{ _geo_distance: { loc: origin, order: r.pick(['asc', 'desc']), unit: r.pick(['km', 'm']) } }, { seq: 'asc' }]
+  return [
+    { name: 'geo aggregations', request: { method: 'POST', path: `/${index}/_search`, body: { size: 0, aggs } } },
+    { name: 'geo distance sort', request: { method: 'POST', path: `/${index}/_search`, body: { size: 10, _source: ['seq'], sort } } },
   ]
 }
 
