@@ -21,6 +21,7 @@ import {
   FieldAgg,
   fieldParam,
   instantiate,
+  keyedBuckets,
   OneValue,
   reader,
   results,
@@ -434,10 +435,7 @@ class RangeAgg extends FieldAgg implements Agg {
         ...results(r.bucket.subs),
       }
     })
-    if (!this.keyed) return { buckets }
-    const out: Record<string, unknown> = {}
-    for (const { key, ...b } of buckets) setOwn(out, key, b)
-    return { buckets: out }
+    return keyedBuckets(buckets, this.keyed)
   }
 }
 

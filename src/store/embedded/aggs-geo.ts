@@ -18,8 +18,17 @@ import {
   type StoredPoint,
   unitMeters,
 } from '../query/geo'
-import { setOwn } from '../own'
-import { type Agg, type AggSpec, type BucketBudget, defineCheckedAgg, fieldParam, instantiate, results, type TargetCtx } from './aggs'
+import {
+  type Agg,
+  type AggSpec,
+  type BucketBudget,
+  defineCheckedAgg,
+  fieldParam,
+  instantiate,
+  keyedBuckets,
+  results,
+  type TargetCtx,
+} from './aggs'
 import { CompensatedSum } from './compensated-sum'
 import { javaDouble } from './java-double'
 
@@ -365,10 +374,7 @@ class GeoDistanceAgg implements Agg {
       doc_count: r.count,
       ...results(r.subs),
     }))
-    if (!this.keyed) return { buckets }
-    const out: Record<string, unknown> = {}
-    for (const { key, ...b } of buckets) setOwn(out, key, b)
-    return { buckets: out }
+    return keyedBuckets(buckets, this.keyed)
   }
 }
 

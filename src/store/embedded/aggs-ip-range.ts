@@ -15,10 +15,10 @@ import {
   FieldAgg,
   fieldParam,
   instantiate,
+  keyedBuckets,
   results,
   type TargetCtx,
 } from './aggs'
-import { setOwn } from '../own'
 
 const ADDRESSES = 1n << 128n
 
@@ -69,10 +69,7 @@ class IpRangeAgg extends FieldAgg implements Agg {
       doc_count: r.count,
       ...results(r.subs),
     }))
-    if (!this.keyed) return { buckets }
-    const out: Record<string, unknown> = {}
-    for (const { key, ...b } of buckets) setOwn(out, key, b)
-    return { buckets: out }
+    return keyedBuckets(buckets, this.keyed)
   }
 }
 

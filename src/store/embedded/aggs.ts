@@ -269,6 +269,14 @@ export function instantiate(aggs: Aggs, budget?: BucketBudget): Map<string, Agg>
   return new Map([...aggs].map(([n, f]) => [n, f(budget)]))
 }
 
+/** Range-like buckets as a list, or with `keyed` as an object by their keys (range, ip_range, geo_distance). */
+export function keyedBuckets(buckets: Array<{ key: string } & Record<string, unknown>>, keyed: boolean): Record<string, unknown> {
+  if (!keyed) return { buckets }
+  const out: Record<string, unknown> = {}
+  for (const { key, ...b } of buckets) setOwn(out, key, b)
+  return { buckets: out }
+}
+
 export function results(aggs: Map<string, Agg>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const [n, a] of aggs) if (!a.late) setOwn(out, n, a.result())
