@@ -85,8 +85,9 @@ export function geoSortReader(
     // No point: OpenSearch's value is Infinity, last ascending and first descending (answered as null).
     if (all.length === 0) return Infinity
     if (all.length === 1) return all[0]
-    if (mode === 'min') return Math.min(...all)
-    if (mode === 'max') return Math.max(...all)
+    // Loops, not spreads: a document may hold more points than a call takes arguments.
+    if (mode === 'min') return all.reduce((a, b) => (b < a ? b : a))
+    if (mode === 'max') return all.reduce((a, b) => (b > a ? b : a))
     if (mode === 'avg') return all.reduce((a, b) => a + b, 0) / all.length
     all.sort((a, b) => a - b)
     const mid = all.length >> 1
