@@ -253,6 +253,20 @@ describe('points in time', () => {
 })
 
 describe('large sources', () => {
+  test('a document of 150,000 geo points sorts by distance and aggregates (reduced by loops: a spread of a million distances overflows the stack)', async () => {
+    await s.createIndex({ index: 'g', body: { mappings: { properties: { loc: { type: 'geo_point' } } } } })
+    await s.index({
+      index: 'g',
+      id: '1',
+      body: { loc: Array.from({ length: 150_000 }, (_, i) => [i % 180, (i % 90) - 45]) },
+      refresh: true,
+    })
+    const sorted = await s.search({ index: 'g', body: { _source: false, sort: [{ _geo_distance: { loc: '0,0', mode: 'max' } } as never] } })
+    expect(sorted.hits.hits[0].sort?.[0]).toBeGreaterThan(15_000_000)
+    const r = await s.search({ index: 'g', body: { size: 0, aggs: { c: { geo_centroid: { field: 'loc' } } } } })
+    expect((r.aggregations!.c as { count: number }).count).toBe(150_000)
+  })
+
   test('read when their row is reached, parsed once per version: updates, deletes and PITs see the right one', async () => {
     const big = (v: string) => ({ user: 'alice', v, messages: Array.from({ length: 200 }, (_, i) => `${v}-${i}`.padEnd(500, '.')) })
     await s.index({ index: 'big', id: '1', body: big('one'), refresh: true })
