@@ -455,6 +455,22 @@ export function storeDetailsContract(store: () => Store, dataNodes = 1): void {
       })
     })
 
+    test('across the dateline: plane distances do not wrap in geo_distance aggregations, and the geo_distance query measures arcs whatever its type', async () => {
+      await store().createIndex({ index: 'dateline', body: { mappings: { properties: { loc: { type: 'geo_point' } } } } })
+      await store().index({ index: 'dateline', id: '1', body: { loc: { lat: 0, lon: -179.9 } }, refresh: true })
+      const ring = (type: string) => ({
+        geo_distance: { field: 'loc', origin: '0,179.9', unit: 'km', distance_type: type, ranges: [{ to: 100 }, { from: 100 }] },
+      })
+      const r = await store().search({ index: 'dateline', body: { size: 0, aggs: { plane: ring('plane'), arc: ring('arc') } } })
+      const counts = (a: unknown) => (a as { buckets: Array<{ doc_count: number }> }).buckets.map((b) => b.doc_count)
+      expect([counts(r.aggregations!.plane), counts(r.aggregations!.arc)]).toEqual([
+        [0, 1],
+        [1, 0],
+      ])
+      const near = { geo_distance: { distance: '50km', distance_type: 'plane', loc: { lat: 0, lon: 179.9 } } }
+      expect((await store().count({ index: 'dateline', body: { query: near } })).count).toBe(1)
+    })
+
     test('the _geo_distance sort orders by OpenSearch’s haversine from the points doc values hold; no point is infinitely far', async () => {
       await store().createIndex({ index: 'geosort', body: { mappings: { properties: { loc: { type: 'geo_point' } } } } })
       const points: Record<string, unknown> = {

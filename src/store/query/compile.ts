@@ -29,7 +29,7 @@ import { combinedTest, parseCombinedFields } from './combined-fields'
 import { checkNestedPath, inScope, nestedDocs, parseNestedQuery, scopedSpecs } from './nested'
 import { normalizedParams, normalizerOf } from './normalizer'
 import { joiningRefusal, refusal, searchable } from './query-guards'
-import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, planeDistance, rawValuesAt } from './geo'
+import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, rawValuesAt } from './geo'
 
 export { kindOf, type FieldSpec } from './field-spec'
 export type FieldTypes = ReadonlyMap<string, FieldSpec> | Record<string, string | FieldSpec>
@@ -380,11 +380,11 @@ class Compiler {
     if (type === 'geo_distance') {
       const g = parseGeoDistance(body)
       const path = this.geoPath(g.field, g.ignoreUnmapped, 'geo_distance')
-      const dist = g.plane ? planeDistance : arcDistance
+      // OpenSearch's query measures arcs whatever `distance_type` says (Lucene's distance query): so here.
       const test: Test =
         path === undefined
           ? never
-          : (d) => rawValuesAt(d.source, path).some((v) => geoPointsOf(v).some((p) => dist(g.center, p) <= g.meters))
+          : (d) => rawValuesAt(d.source, path).some((v) => geoPointsOf(v).some((p) => arcDistance(g.center, p) <= g.meters))
       return { test, name: g.name }
     }
     const g = parseGeoBoundingBox(body)

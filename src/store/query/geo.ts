@@ -168,11 +168,13 @@ export function arcDistance(a: GeoPoint, b: GeoPoint): number {
   return EARTH_MEAN_RADIUS * 2 * Math.asin(Math.min(1, Math.sqrt(HALF_BITS[0] * 0.5)))
 }
 
-/** The plane (equirectangular) distance, cheaper and less exact far from the equator. */
+/**
+ * The plane (equirectangular) distance, cheaper and less exact far from the equator. As
+ * OpenSearch's GeoUtils.planeDistance, the longitude difference is not wrapped at the dateline:
+ * 179 and -179 are 358 degrees apart on the plane.
+ */
 export function planeDistance(a: GeoPoint, b: GeoPoint): number {
-  let dLon = Math.abs(b.lon - a.lon)
-  if (dLon > 180) dLon = 360 - dLon
-  const x = rad(dLon) * Math.cos(rad((a.lat + b.lat) / 2))
+  const x = rad(b.lon - a.lon) * Math.cos(rad((b.lat + a.lat) / 2))
   const y = rad(b.lat - a.lat)
   return Math.sqrt(x * x + y * y) * EARTH_MEAN_RADIUS
 }
@@ -199,7 +201,6 @@ export interface GeoDistanceQuery {
   field: string
   center: GeoPoint
   meters: number
-  plane: boolean
   ignoreUnmapped: boolean
   name?: string
 }
@@ -219,13 +220,13 @@ export function parseGeoDistance(body: unknown): GeoDistanceQuery {
     typeof body.distance === 'number' && typeof body.unit === 'string' ? `${body.distance}${body.unit}` : body.distance,
   )
   if (!(meters > 0) && meters !== 0) throw new ParsingError(`[geo_distance] invalid distance [${String(body.distance)}]`)
+  // Read and checked, not used: OpenSearch's query measures arcs whatever the type.
   const type = String(body.distance_type ?? 'arc')
   if (type !== 'arc' && type !== 'plane') throw new ParsingError(`No geo distance for [${type}]`)
   const out: GeoDistanceQuery = {
     field: fields[0],
     center: checkPoint(given, 'geo_distance', method),
     meters,
-    plane: type === 'plane',
     ignoreUnmapped: body.ignore_unmapped === true,
   }
   if (typeof body._name === 'string') out.name = body._name
