@@ -161,6 +161,35 @@ describe('the request breaker counts every distinct key a search holds, whole-in
     })
 })
 
+describe('auto_date_histogram', () => {
+  test('keeps at most 10,000 documents for its sub-aggregations, and walks no span past a million buckets', async () => {
+    await s.bulk({
+      body: Array.from({ length: 10_001 }, (_, i) => [
+        { index: { _index: 'ad' } },
+        { t: new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString(), v: i },
+      ]).flat(),
+      refresh: true,
+    })
+    const plain = await s.search({ index: 'ad', body: { size: 0, aggs: { h: { auto_date_histogram: { field: 't' } } } } })
+    expect((plain.aggregations!.h as { interval: string }).interval).toBe('1d')
+    const sub = await failure(
+      s.search({
+        index: 'ad',
+        body: { size: 0, aggs: { h: { auto_date_histogram: { field: 't' }, aggs: { s: { sum: { field: 'v' } } } } } },
+      }),
+    )
+    expect([sub.status, sub.reason]).toEqual([400, expect.stringContaining('reads at most [10000] documents')])
+    await s.bulk({
+      body: [{ index: { _index: 'far' } }, { t: '1900-01-01' }, { index: { _index: 'far' } }, { t: '2100-01-01' }],
+      refresh: true,
+    })
+    const huge = await failure(
+      s.search({ index: 'far', body: { size: 0, aggs: { h: { auto_date_histogram: { field: 't', buckets: 100_000_000 } } } } }),
+    )
+    expect([huge.status, huge.reason]).toEqual([400, expect.stringContaining('more than [1000000] buckets')])
+  })
+})
+
 describe('time budget', () => {
   test('a search past its timeout answers timed_out with the hits found so far', async () => {
     await s.bulk({ body: Array.from({ length: 300 }, (_, i) => [{ index: { _index: 'tb' } }, { n: i, s: 'abc' }]).flat(), refresh: true })

@@ -1,5 +1,6 @@
 /** Every aggregation type defined outside aggs.ts registers itself when its module loads. */
 import './aggs-adjacency-matrix'
+import './aggs-auto-date'
 import './aggs-buckets'
 import './aggs-composite'
 import './aggs-geo'

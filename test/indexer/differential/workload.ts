@@ -325,7 +325,7 @@ function moreCalls(index: string, r: Random, docs: Json[]): Op[] {
   ]
 }
 
-/** Geo aggregations and the `_geo_distance` sort over `loc` (docs without it sort as infinitely far, then by seq). */
+/** Geo aggregations and the `_geo_distance` sort over `loc` (docs without it sort as infinitely far, then by seq); an auto_date_histogram. */
 function geo(index: string, r: Random): Op[] {
   const origin = r.pick<unknown>(['52.37,4.89', { lat: 0, lon: 0 }, [151.2, -33.8], 'u173zq'])
   const aggs = r.pick<Json>([
@@ -346,7 +346,12 @@ function geo(index: string, r: Random): Op[] {
     },
   ])
   const sort = [{ _geo_distance: { loc: origin, order: r.pick(['asc', 'desc']), unit: r.pick(['km', 'm']) } }, { seq: 'asc' }]
+  const auto = {
+    auto_date_histogram: { field: r.pick(['ts', 'day']), buckets: r.int(1, 12) },
+    ...(r.chance(0.5) ? { aggs: { m: { max: { field: 'seq' } } } } : {}),
+  }
   return [
+    { name: 'auto date histogram', request: { method: 'POST', path: `/${index}/_search`, body: { size: 0, aggs: { h: auto } } } },
     { name: 'geo aggregations', request: { method: 'POST', path: `/${index}/_search`, body: { size: 0, aggs } } },
     { name: 'geo distance sort', request: { method: 'POST', path: `/${index}/_search`, body: { size: 10, _source: ['seq'], sort } } },
   ]
