@@ -16,6 +16,7 @@ import { type Zone, zoneOf } from '../query/zones'
 import {
   type Agg,
   type AggSpec,
+  type Aggs,
   type BucketBudget,
   defineCheckedAgg,
   FieldAgg,
@@ -77,6 +78,8 @@ class AutoDateHistogramAgg extends FieldAgg implements Agg {
   /** Documents with one date and no sub-aggregations: how many per date. */
   private readonly single = new Map<number, number>()
   private readonly kept: Kept[] = []
+  /** The sub-aggregations' definitions, parsed once (not per document). */
+  private readonly subs: Aggs
 
   constructor(
     private readonly spec: AggSpec,
@@ -93,6 +96,7 @@ class AutoDateHistogramAgg extends FieldAgg implements Agg {
     this.first = min
     this.zone = zoneOf(typeof p.time_zone === 'string' ? p.time_zone : undefined)
     this.format = typeof p.format === 'string' ? p.format : undefined
+    this.subs = spec.subs()
   }
 
   see(t: TargetCtx): void {
@@ -103,7 +107,7 @@ class AutoDateHistogramAgg extends FieldAgg implements Agg {
     this.see(t)
     const dates = [...new Set(this.read(d, t).flatMap((v) => (typeof v.key === 'number' ? [v.key] : [])))].sort((a, b) => a - b)
     if (dates.length === 0) return
-    const subs = this.spec.subs().size > 0
+    const subs = this.subs.size > 0
     if (!subs && dates.length === 1) {
       const n = this.single.get(dates[0])
       if (n === undefined) this.budget?.candidate()
@@ -190,7 +194,7 @@ class AutoDateHistogramAgg extends FieldAgg implements Agg {
     const inner = keys.length > this.target ? (rounding.inner.find((n) => Math.ceil(keys.length / n) <= this.target) ?? 1) : 1
     const starts = keys.filter((_, i) => i % inner === 0)
     this.budget?.add(starts.length)
-    const buckets = starts.map((key) => ({ key, count: 0, subs: instantiate(this.spec.subs(), this.budget) }))
+    const buckets = starts.map((key) => ({ key, count: 0, subs: instantiate(this.subs, this.budget) }))
     // Each document to the bucket holding each of its keys at the shard's rounding (summed as the merges sum them).
     const at = (k: number) => {
       let lo = 0

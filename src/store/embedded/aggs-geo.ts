@@ -20,6 +20,7 @@ import {
 } from '../query/geo'
 import {
   type Agg,
+  type Aggs,
   type AggSpec,
   type BucketBudget,
   defineCheckedAgg,
@@ -156,12 +157,15 @@ abstract class GridAgg implements Agg {
   private readonly buckets = new Map<string, GridBucket>()
   private readonly size: number
   private readonly box?: { top: number; left: number; bottom: number; right: number }
+  /** The sub-aggregations' definitions, parsed once. */
+  private readonly subs: Aggs
 
   constructor(
     private readonly spec: AggSpec,
     private readonly budget?: BucketBudget,
   ) {
     this.reader = new GeoReader(fieldParam(spec.type, spec.params), spec.type)
+    this.subs = spec.subs()
     const p = spec.params
     this.size = positiveInt(spec, 'size') ?? 10_000
     positiveInt(spec, 'shard_size')
@@ -190,10 +194,9 @@ abstract class GridAgg implements Agg {
       seen.add(c.key)
       let b = this.buckets.get(c.key)
       if (!b) {
-        const subs = this.spec.subs()
-        if (subs.size === 0) this.budget?.candidate()
+        if (this.subs.size === 0) this.budget?.candidate()
         else this.budget?.add()
-        this.buckets.set(c.key, (b = { ...c, count: 0, subs: instantiate(subs, this.budget) }))
+        this.buckets.set(c.key, (b = { ...c, count: 0, subs: instantiate(this.subs, this.budget) }))
       }
       b.count++
       for (const sub of b.subs.values()) sub.collect(d, t)
@@ -206,7 +209,7 @@ abstract class GridAgg implements Agg {
       return 0
     }
     const shown = [...this.buckets.values()].sort((a, b) => b.count - a.count || later(a, b)).slice(0, this.size)
-    if (this.spec.subs().size === 0) this.budget?.add(shown.length)
+    if (this.subs.size === 0) this.budget?.add(shown.length)
     return { buckets: shown.map((b) => ({ key: b.key, doc_count: b.count, ...results(b.subs) })) }
   }
 }
