@@ -23,6 +23,7 @@ import {
   type Aggs,
   type AggSpec,
   type BucketBudget,
+  collectInRanges,
   defineCheckedAgg,
   fieldParam,
   instantiate,
@@ -358,15 +359,13 @@ class GeoDistanceAgg implements Agg {
   }
 
   collect(d: DocView, t: TargetCtx): void {
-    const points = this.reader.points(d, t)
-    if (points.length === 0) return
     const dist = this.plane ? planeDistance : arcDistance
-    const distances = points.map((p) => dist(this.origin, p) / this.unit)
-    for (const r of this.rings) {
-      if (!distances.some((x) => (r.from === undefined || x >= r.from) && (r.to === undefined || x < r.to))) continue
-      r.count++
-      for (const sub of r.subs.values()) sub.collect(d, t)
-    }
+    collectInRanges(
+      this.rings,
+      this.reader.points(d, t).map((p) => dist(this.origin, p) / this.unit),
+      d,
+      t,
+    )
   }
 
   result(): Record<string, unknown> {

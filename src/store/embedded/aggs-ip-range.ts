@@ -11,6 +11,7 @@ import {
   type AggSpec,
   type Aggs,
   type BucketBudget,
+  collectInRanges,
   defineCheckedAgg,
   FieldAgg,
   fieldParam,
@@ -53,12 +54,7 @@ class IpRangeAgg extends FieldAgg implements Agg {
       const ip = typeof v.key === 'string' ? parseIp(v.key) : undefined
       if (ip !== undefined) ips.push(ip)
     }
-    if (ips.length === 0) return
-    for (const r of this.ranges) {
-      if (!ips.some((ip) => (r.from === undefined || ip >= r.from) && (r.to === undefined || ip < r.to))) continue
-      r.count++
-      for (const sub of r.subs.values()) sub.collect(d, t)
-    }
+    collectInRanges(this.ranges, ips, d, t)
   }
 
   result(): Record<string, unknown> {

@@ -269,6 +269,24 @@ export function instantiate(aggs: Aggs, budget?: BucketBudget): Map<string, Agg>
   return new Map([...aggs].map(([n, f]) => [n, f(budget)]))
 }
 
+/**
+ * A document into each range (from inclusive, to exclusive) holding one of its values, once per
+ * range whatever how many values fall there (ip_range, geo_distance).
+ */
+export function collectInRanges<V extends number | bigint>(
+  ranges: ReadonlyArray<{ from?: V; to?: V; count: number; subs: Map<string, Agg> }>,
+  values: readonly V[],
+  d: DocView,
+  t: TargetCtx,
+): void {
+  if (values.length === 0) return
+  for (const r of ranges) {
+    if (!values.some((v) => (r.from === undefined || v >= r.from) && (r.to === undefined || v < r.to))) continue
+    r.count++
+    for (const sub of r.subs.values()) sub.collect(d, t)
+  }
+}
+
 /** Range-like buckets as a list, or with `keyed` as an object by their keys (range, ip_range, geo_distance). */
 export function keyedBuckets(buckets: Array<{ key: string } & Record<string, unknown>>, keyed: boolean): Record<string, unknown> {
   if (!keyed) return { buckets }
