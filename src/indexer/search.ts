@@ -241,8 +241,11 @@ async function searchWithExtras(ctx: RequestContext, req: SearchRequest): Promis
   const body: Record<string, unknown> = { ...req.body }
   for (const k of extras) delete body[k]
   const filter = body._source
-  // Full sources for the extras, filtered after; `stored_fields` keeps its own say over `_source`.
-  if (filter !== undefined && body.stored_fields === undefined) body._source = true
+  // Full sources for the extras, filtered after. `stored_fields` keeps its own say over `_source` in
+  // the answer, but the extras that read the source (fields, doc values, highlights) still get it.
+  const stored = body.stored_fields !== undefined
+  const readSource = stored && (fetch.length > 0 || docValues.length > 0 || highlight !== undefined)
+  if ((filter !== undefined && !stored) || readSource) body._source = true
   const postFiltered = req.body.post_filter === undefined ? undefined : withPostFilter(req.body.post_filter, body)
   const inner = { ...req, body: postFiltered?.hits ?? body }
   // Collapsing runs its own pages: only the indices (authorized as the search) are needed first.
@@ -268,6 +271,8 @@ async function searchWithExtras(ctx: RequestContext, req: SearchRequest): Promis
   if (highlight) await highlightHits(ctx, res.hits.hits, highlight, req.body.query, mappings)
   if (docValues.length > 0) addDocValueFields(res.hits.hits, docValues, (i) => mappings.get(i))
   if (fetch.length > 0) addFetchFields(res.hits.hits, fetch, (i) => mappings.get(i))
+  // Read for the extras only: stored_fields alone answers no source, as OpenSearch.
+  if (readSource && filter === undefined) for (const h of res.hits.hits) delete h._source
   if (filter !== undefined) {
     const spec = sourceSpec(filter as never)
     // The top-level hits only: inner hits have their own `_source` option.

@@ -89,6 +89,21 @@ describe('stored_fields', () => {
     expect(disabled.body.hits.hits).toEqual([{ _index: 'pq', _score: 1, _version: 1 }])
   })
 
+  test('beside stored_fields, fields and docvalue_fields still read the source (330_fetch_fields), which stays out of the answer', async () => {
+    for (const source of [false, undefined]) {
+      const r = await search({
+        size: 1,
+        stored_fields: ['s'],
+        fields: ['k'],
+        docvalue_fields: ['n'],
+        ...(source === undefined ? {} : { _source: source }),
+      })
+      expect(r.body.hits.hits).toEqual([{ _index: 'pq', _id: '1', _score: 1, fields: { s: ['one'], k: ['a'], n: [1] } }])
+    }
+    const shown = await search({ size: 1, stored_fields: ['s'], fields: ['k'], _source: ['t'] })
+    expect(shown.body.hits.hits[0]).toMatchObject({ _source: { t: 'quick fox' }, fields: { s: ['one'], k: ['a'] } })
+  })
+
   test('conflicting options are refused as OpenSearch refuses them', async () => {
     const mixed = await get('/pq/_search?stored_fields=_none_,k')
     expect([mixed.status, mixed.body.error.type, mixed.body.error.reason]).toEqual([
