@@ -244,7 +244,9 @@ async function searchWithExtras(ctx: RequestContext, req: SearchRequest): Promis
   // Full sources for the extras, filtered after. `stored_fields` keeps its own say over `_source` in
   // the answer, but the extras that read the source (fields, doc values, highlights) still get it.
   const stored = body.stored_fields !== undefined
-  const readSource = stored && (fetch.length > 0 || docValues.length > 0 || highlight !== undefined)
+  // `_none_` reads nothing at all (the store refuses a source beside it).
+  const none = [body.stored_fields].flat().includes('_none_')
+  const readSource = stored && !none && (fetch.length > 0 || docValues.length > 0 || highlight !== undefined)
   if ((filter !== undefined && !stored) || readSource) body._source = true
   const postFiltered = req.body.post_filter === undefined ? undefined : withPostFilter(req.body.post_filter, body)
   const inner = { ...req, body: postFiltered?.hits ?? body }

@@ -102,6 +102,8 @@ describe('stored_fields', () => {
     }
     const shown = await search({ size: 1, stored_fields: ['s'], fields: ['k'], _source: ['t'] })
     expect(shown.body.hits.hits[0]).toMatchObject({ _source: { t: 'quick fox' }, fields: { s: ['one'], k: ['a'] } })
+    const marked = await search({ stored_fields: ['s'], query: { term: { k: 'a' } }, highlight: { fields: { k: {} } } })
+    expect(marked.body.hits.hits).toEqual([{ _index: 'pq', _id: '1', _score: 1, fields: { s: ['one'] }, highlight: { k: ['<em>a</em>'] } }])
   })
 
   test('conflicting options are refused as OpenSearch refuses them', async () => {
