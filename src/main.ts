@@ -85,6 +85,9 @@ async function main(argv: string[]): Promise<number> {
     case 'serve': {
       const node = await loadNodeConfig(configFile(cmd))
       const log = createLogger({ level: node.values.get('log.level') as Level })
+      // Bun ends the process on a rejection nobody handles: a background read failing as a platform
+      // node goes away must not take the node down with it. Logged, as one line, and served on.
+      process.on('unhandledRejection', (e) => log.error('unhandled rejection in background work', { error: e as Error }))
       // Everything the node writes (store, WAL, journal, snapshots, secrets) is for its own user only.
       process.umask(0o077)
       let server: Awaited<ReturnType<typeof startServer>>

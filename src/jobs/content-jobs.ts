@@ -120,8 +120,15 @@ export class ContentJobs {
     this.syncCron?.stop()
     if (this.stopped) return
     const seconds = minutes * 60
-    this.syncCron = new Cron('* * * * * *', { interval: seconds, startAt: new Date(this.deps.now() + seconds * 1000), protect: true }, () =>
-      this.scheduledSync(),
+    this.syncCron = new Cron(
+      '* * * * * *',
+      {
+        interval: seconds,
+        startAt: new Date(this.deps.now() + seconds * 1000),
+        protect: true,
+        catch: this.logFailure('scheduled content sync'),
+      },
+      () => this.scheduledSync(),
     )
   }
 
@@ -143,15 +150,28 @@ export class ContentJobs {
     void this.pingOnce()
     this.pingCron = new Cron(
       '* * * * * *',
-      { interval: DAY_SECONDS, startAt: new Date(this.deps.now() + DAY_SECONDS * 1000), protect: true },
+      {
+        interval: DAY_SECONDS,
+        startAt: new Date(this.deps.now() + DAY_SECONDS * 1000),
+        protect: true,
+        catch: this.logFailure('telemetry ping'),
+      },
       () => this.pingOnce(),
     )
   }
 
+  /**
+   * What a scheduled run's failure does: it is logged. Without it croner leaves the rejection
+   * unhandled, which ends the process (a platform node lost while settings are read, say).
+   */
+  private logFailure(what: string): (e: unknown) => void {
+    return (e) => this.deps.log.warn(`${what} failed`, { error: e as Error })
+  }
+
   private async pingOnce(): Promise<void> {
-    const s = await this.deps.settings.snapshot()
-    if (!s.bool('plugins.content_manager.telemetry.enabled')) return
     try {
+      const s = await this.deps.settings.snapshot()
+      if (!s.bool('plugins.content_manager.telemetry.enabled')) return
       await this.deps.ping()
       this.deps.journal.record('job.run', TELEMETRY_JOB_ID, {})
     } catch (e) {
