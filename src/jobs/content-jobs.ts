@@ -119,17 +119,7 @@ export class ContentJobs {
   private scheduleSync(minutes: number): void {
     this.syncCron?.stop()
     if (this.stopped) return
-    const seconds = minutes * 60
-    this.syncCron = new Cron(
-      '* * * * * *',
-      {
-        interval: seconds,
-        startAt: new Date(this.deps.now() + seconds * 1000),
-        protect: true,
-        catch: this.logFailure('scheduled content sync'),
-      },
-      () => this.scheduledSync(),
-    )
+    this.syncCron = this.every(minutes * 60, 'scheduled content sync', () => this.scheduledSync())
   }
 
   /** One firing of the sync job: the setting decides, whatever the stored document says. */
@@ -148,24 +138,25 @@ export class ContentJobs {
     this.pingCron?.stop()
     if (this.stopped) return
     void this.pingOnce()
-    this.pingCron = new Cron(
-      '* * * * * *',
-      {
-        interval: DAY_SECONDS,
-        startAt: new Date(this.deps.now() + DAY_SECONDS * 1000),
-        protect: true,
-        catch: this.logFailure('telemetry ping'),
-      },
-      () => this.pingOnce(),
-    )
+    this.pingCron = this.every(DAY_SECONDS, 'telemetry ping', () => this.pingOnce())
   }
 
   /**
-   * What a scheduled run's failure does: it is logged. Without it croner leaves the rejection
-   * unhandled, which ends the process (a platform node lost while settings are read, say).
+   * A job run every `seconds`, first that long from now, one run at a time. A failed run is logged:
+   * without `catch` croner leaves its rejection unhandled, which ends the process (a platform node
+   * lost while settings are read, say).
    */
-  private logFailure(what: string): (e: unknown) => void {
-    return (e) => this.deps.log.warn(`${what} failed`, { error: e as Error })
+  private every(seconds: number, what: string, run: () => Promise<void>): Cron {
+    return new Cron(
+      '* * * * * *',
+      {
+        interval: seconds,
+        startAt: new Date(this.deps.now() + seconds * 1000),
+        protect: true,
+        catch: (e) => this.deps.log.warn(`${what} failed`, { error: e as Error }),
+      },
+      run,
+    )
   }
 
   private async pingOnce(): Promise<void> {
