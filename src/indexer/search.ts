@@ -200,13 +200,15 @@ async function gatedSearch(ctx: RequestContext, req: SearchRequest): Promise<{ r
   return { res: await ctx.store.search(params), indices }
 }
 
+/** `stored_fields: _none_` (alone or in a list): no stored field, no metadata, no source. */
+const storedNone = (stored: unknown): boolean => [stored].flat().includes('_none_')
+
 /**
  * Runs a search through the gate; `highlight` and `collapse` are worked out here on the hits the
  * store returns (full sources are read for them, and the caller's `_source` filter applied after).
  */
 export async function searchAs(ctx: RequestContext, req: SearchRequest): Promise<SearchResponse> {
-  const stored = req.body.stored_fields
-  if (req.body.fields !== undefined && (stored === '_none_' || (Array.isArray(stored) && stored.includes('_none_'))))
+  if (req.body.fields !== undefined && storedNone(req.body.stored_fields))
     throw new ShardsFailed(
       'search_exception',
       '[stored_fields] cannot be disabled when using the [fields] option',
@@ -245,8 +247,7 @@ async function searchWithExtras(ctx: RequestContext, req: SearchRequest): Promis
   // the answer, but the extras that read the source (fields, doc values, highlights) still get it.
   const stored = body.stored_fields !== undefined
   // `_none_` reads nothing at all (the store refuses a source beside it).
-  const none = [body.stored_fields].flat().includes('_none_')
-  const readSource = stored && !none && (fetch.length > 0 || docValues.length > 0 || highlight !== undefined)
+  const readSource = stored && !storedNone(body.stored_fields) && (fetch.length > 0 || docValues.length > 0 || highlight !== undefined)
   if ((filter !== undefined && !stored) || readSource) body._source = true
   const postFiltered = req.body.post_filter === undefined ? undefined : withPostFilter(req.body.post_filter, body)
   const inner = { ...req, body: postFiltered?.hits ?? body }
