@@ -241,9 +241,19 @@ async function writeSecurityConfig(dir: string, admin: { name: string; password:
   )
 }
 
+/**
+ * A node's ports lie below the kernel's ephemeral range: while a node is down (a test that kills
+ * and restarts one), an outgoing connection could otherwise be given its port as a local port, and
+ * the node would not start again (seen in CI: the suites after a node-loss test met a node that
+ * never came back).
+ */
 async function freePortBase(count: number): Promise<number> {
+  const range = '/proc/sys/net/ipv4/ip_local_port_range'
+  const ephemeralLow = existsSync(range) ? Number(readFileSync(range, 'utf8').trim().split(/\s+/)[0]) : 32_768
+  const low = 10_000
+  const high = Math.max(low + 1000, Math.min(40_000, (ephemeralLow || 32_768) - 200))
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20000 + Math.floor(Math.random() * 20000)
+    const base = low + Math.floor(Math.random() * (high - low))
     const ports = [...Array(count).keys()].flatMap((i) => [base + i, base + 100 + i])
     const ok = await Promise.all(ports.map(portIsFree))
     if (ok.every(Boolean)) return base
@@ -359,6 +369,10 @@ export async function startOpenSearch(o: OpenSearchOptions): Promise<RunningOpen
     )
     const line = await startLine(logFile, from, pidFile, 180_000)
     if (!line?.startsWith('{"started"')) {
+      // A JVM that failed its start but lives on would hold the node's data directory lock: a
+      // second try would fail on it.
+      const pid = Number(existsSync(pidFile) ? readFileSync(pidFile, 'utf8').trim() : '')
+      if (pid > 0) signalPid(pid, 'SIGKILL')
       throw new Error(`OpenSearch ${names[i]} did not start (${line ?? 'no answer in 180 s'}); see ${join(home(i), 'jvm.log')}`)
     }
     const started = JSON.parse(line) as { version: string; pid: number }

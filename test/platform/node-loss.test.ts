@@ -38,13 +38,21 @@ describeOnOpenSearch('an OpenSearch node lost under load', () => {
   afterAll(async () => {
     if (attached) return
     await node?.stop()
-    // The suites after this one share the cluster: the node comes back (a second try if the first
-    // start fails), or this file fails here rather than every later one on a refused connection.
-    await os.startNode(LOST).catch(() => os.startNode(LOST))
+    // The suites after this one share the cluster: the node comes back (three tries, a pause
+    // between), or this file fails here rather than every later one on a refused connection.
+    for (let attempt = 1; ; attempt++) {
+      const failed = await os.startNode(LOST).then(
+        () => null,
+        (e: unknown) => e,
+      )
+      if (!failed) break
+      if (attempt === 3) throw failed
+      await Bun.sleep(5000)
+    }
     const green = await os.request('GET', '/_cluster/health?wait_for_status=green&timeout=60s')
     await platform?.stop()
     expect(green.body.status).toBe('green')
-  }, 180_000)
+  }, OPENSEARCH_START_MS)
 
   test.skipIf(attached)(
     'every acknowledged session survives; svc-ext serves throughout and reports yellow',
