@@ -1,20 +1,18 @@
 /**
  * Aggregations over `geo_point` fields, as OpenSearch answers them (what map visualizations ask):
  * `geo_bounds`, `geo_centroid`, the `geotile_grid` and `geohash_grid` cells, and `geo_distance`
- * rings around an origin. Points are read as doc values hold them (docValuePoint), so bounds and
+ * rings around an origin. Points are read as doc values hold them (docValuePoints), so bounds and
  * centroids answer OpenSearch's digits (40.1 reads 40.099999965168536) and cells its keys.
  */
 import { FieldParseError, IllegalArgument } from '../errors'
 import { type DocView, isObject } from '../query/doc'
 import {
   arcDistance,
-  docValuePoint,
+  docValuePoints,
   type GeoPoint,
-  geoPointsOf,
   parseDistance,
   parseGeoPoint,
   planeDistance,
-  rawValuesAt,
   type StoredPoint,
   unitMeters,
 } from '../query/geo'
@@ -55,12 +53,7 @@ class GeoReader {
       this.paths.set(t.name, path)
     }
     if (path === undefined) return []
-    const out: StoredPoint[] = []
-    for (const v of rawValuesAt(d.source, path))
-      for (const p of geoPointsOf(v)) {
-        const s = docValuePoint(p)
-        if (s) out.push(s)
-      }
+    const out = docValuePoints(d.source, path)
     if (out.length > 1) out.sort((a, b) => a.latBits - b.latBits || a.lonBits - b.lonBits)
     return out
   }

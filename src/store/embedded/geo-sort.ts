@@ -1,6 +1,6 @@
 /**
  * The `_geo_distance` sort: each document by its distance from the request's point(s), as
- * OpenSearch sorts it. Distances are measured from the points doc values hold (docValuePoint) to
+ * OpenSearch sorts it. Distances are measured from the points doc values hold (docValuePoints) to
  * every origin given, in `unit` (meters by default), arc or plane; a document holding several
  * points (or sorted against several origins) takes the least (`mode: min`, ascending's default),
  * the greatest (`max`, descending's), their mean (`avg`) or `median`. A document without the field
@@ -8,7 +8,7 @@
  */
 import { IllegalArgument, ParsingError } from '../errors'
 import { type DocView, isObject } from '../query/doc'
-import { arcDistance, docValuePoint, type GeoPoint, geoPointsOf, parseGeoPoint, planeDistance, rawValuesAt, unitMeters } from '../query/geo'
+import { arcDistance, docValuePoints, type GeoPoint, parseGeoPoint, planeDistance, unitMeters } from '../query/geo'
 import type { FieldSpec } from '../query/compile'
 
 export interface GeoSort {
@@ -77,11 +77,7 @@ export function geoSortReader(
   const mode = geo.mode ?? (order === 1 ? 'min' : 'max')
   return (d) => {
     const all: number[] = []
-    for (const v of rawValuesAt(d.source, path))
-      for (const p of geoPointsOf(v)) {
-        const stored = docValuePoint(p)
-        if (stored) for (const o of geo.origins) all.push(distance(o, stored) / geo.unit)
-      }
+    for (const stored of docValuePoints(d.source, path)) for (const o of geo.origins) all.push(distance(o, stored) / geo.unit)
     // No point: OpenSearch's value is Infinity, last ascending and first descending (answered as null).
     if (all.length === 0) return Infinity
     if (all.length === 1) return all[0]

@@ -329,3 +329,14 @@ export function docValuePoint(p: GeoPoint): StoredPoint | undefined {
   const lonBits = encodeLon(p.lon)
   return { latBits, lonBits, lat: latBits * LAT_DECODE, lon: lonBits * LON_DECODE }
 }
+
+/** Every point a document's source holds at `path`, as doc values hold them (out-of-range points left out). */
+export function docValuePoints(source: unknown, path: string): StoredPoint[] {
+  const out: StoredPoint[] = []
+  for (const v of rawValuesAt(source, path))
+    for (const p of geoPointsOf(v)) {
+      const s = docValuePoint(p)
+      if (s) out.push(s)
+    }
+  return out
+}
