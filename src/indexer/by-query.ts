@@ -69,7 +69,9 @@ async function writeBatch(ctx: RequestContext, plan: Plan, hits: SearchHit[], co
       lines.push({ delete: { _index: h._index, _id: h._id, if_seq_no: h._seq_no, if_primary_term: h._primary_term } })
       continue
     }
-    const source = structuredClone(h._source ?? {}) as Record<string, unknown>
+    // An index keeping no source (`_source: {enabled: false}`) has nothing to write back or copy.
+    if (h._source === undefined) throw badRequest(`[${h._index}][${h._id}] didn't store _source`)
+    const source = structuredClone(h._source) as Record<string, unknown>
     // The script's ctx.op: `noop` leaves the document (counted), `delete` deletes it (the copy, for a reindex).
     const op = plan.edit?.(source) ?? 'index'
     if (op === 'noop') {

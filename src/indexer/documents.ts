@@ -87,10 +87,14 @@ async function getDoc(ctx: RequestContext, sourceOnly: boolean): Promise<unknown
   if (realtime !== undefined) params.realtime = realtime
   const refresh = refreshParam(ctx)
   if (refresh !== undefined) params.refresh = refresh
+  if (sourceOnly && params._source === false)
+    throw badRequest('Validation Failed: 1: fetching source can not be disabled;', 'action_request_validation_exception')
   const res = await readDocument(ctx, params)
   if (sourceOnly) {
     if (!res.found) throw new OpenSearchHttpError(404, 'resource_not_found_exception', `Document not found [${name}]/[${id}]`)
-    return res._source ?? {}
+    // An index keeping no source (`_source: {enabled: false}`).
+    if (res._source === undefined) throw new OpenSearchHttpError(404, 'resource_not_found_exception', `Source not found [${name}]/[${id}]`)
+    return res._source
   }
   return res.found ? res : new Reply(404, res)
 }
@@ -217,7 +221,14 @@ export async function scriptedUpdate(
         if (op !== 'index') return noop(name, id, 0, -2, 0)
         res = await ctx.store.create({ index: name, id, body: source, ...written })
       } else {
-        const source = structuredClone(cur._source ?? {}) as Record<string, unknown>
+        // An index keeping no source (`_source: {enabled: false}`) answers none: nothing to edit.
+        if (cur._source === undefined)
+          throw new OpenSearchHttpError(400, 'document_source_missing_exception', `[${id}]: document source missing`, {
+            index: name,
+            shard: '0',
+            index_uuid: '_na_',
+          })
+        const source = structuredClone(cur._source) as Record<string, unknown>
         const op = edit(source)
         if (op === 'noop') return noop(name, id, cur._version!, cur._seq_no!, cur._primary_term!)
         const expected = { if_seq_no: cas.if_seq_no ?? cur._seq_no!, if_primary_term: cas.if_primary_term ?? cur._primary_term! }

@@ -11,6 +11,7 @@ import { kindOf, type FieldSpec } from '../store/query/compile'
 import { analyze } from '../store/query/analysis'
 import { parseDate } from '../store/query/dates'
 import { fieldPath, isObject } from '../store/query/doc'
+import { sourceDisabled } from '../store/source-filter'
 import { badRequest } from './context'
 import { addHitFields, type NamedField } from './hit-fields'
 import { formatDate } from './docvalue-fields'
@@ -67,8 +68,7 @@ export function addFetchFields(hits: SearchHit[], fields: FetchField[], mappingO
     mappingOf,
     (hit, name, spec, f) => (hit._source ? fetched(hit._source, name, spec, f.format) : []),
     (index, mapping) => {
-      const source = (mapping as { _source?: { enabled?: unknown } })._source
-      if (source?.enabled === false || source?.enabled === 'false')
+      if (sourceDisabled(mapping))
         throw badRequest(
           `Unable to retrieve the requested [fields] since _source is disabled in the mappings for index [${index}]`,
           'illegal_argument_exception',

@@ -34,6 +34,8 @@ export interface SearchRequest {
   body: Record<string, unknown>
   options: ResolveOptions
   restTotalHitsAsInt?: boolean
+  /** SearchParams.read_disabled_source: set here, for what OpenSearch reads from doc values. */
+  readDisabledSource?: boolean
 }
 
 /**

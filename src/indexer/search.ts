@@ -5,8 +5,18 @@
  */
 import { mergeGlobalResults, splitGlobalAggs } from './global-aggs'
 import { jsonToken } from '../json'
-import type { Mappings, Query, ResolveOptions, SearchBody, SearchHit, SearchParams, SearchResponse, SortClause } from '../store/port'
-import { filterSource, sourceSpec } from '../store/source-filter'
+import type {
+  Mappings,
+  Query,
+  ResolveOptions,
+  SearchBody,
+  SearchHit,
+  SearchParams,
+  SearchResponse,
+  SortClause,
+  SourceFilter,
+} from '../store/port'
+import { filterSource, filtersSource, sourceDisabled, sourceDisabledReason, sourceSpec } from '../store/source-filter'
 import { checkJsonDepth } from '../store/query/limits'
 import { addDocValueFields, checkScriptFields, parseDocValueFields } from './docvalue-fields'
 import { addFetchFields, parseFetchFields } from './fetch-fields'
@@ -197,6 +207,7 @@ async function gatedSearch(ctx: RequestContext, req: SearchRequest): Promise<{ r
   const params: SearchParams = { body: body as SearchBody, ...req.options }
   if (body.pit === undefined) params.index = req.expression
   if (req.restTotalHitsAsInt) params.rest_total_hits_as_int = true
+  if (req.readDisabledSource) params.read_disabled_source = true
   return { res: await ctx.store.search(params), indices }
 }
 
@@ -250,7 +261,10 @@ async function searchWithExtras(ctx: RequestContext, req: SearchRequest): Promis
   const readSource = stored && !storedNone(body.stored_fields) && (fetch.length > 0 || docValues.length > 0 || highlight !== undefined)
   if ((filter !== undefined && !stored) || readSource) body._source = true
   const postFiltered = req.body.post_filter === undefined ? undefined : withPostFilter(req.body.post_filter, body)
-  const inner = { ...req, body: postFiltered?.hits ?? body }
+  // What OpenSearch reads from doc values is read from the source of an index that shows none
+  // (`_source: {enabled: false}`): asked of the store, hidden again below.
+  const readDisabledSource = docValues.length > 0 || collapse !== undefined
+  const inner = { ...req, body: postFiltered?.hits ?? body, ...(readDisabledSource ? { readDisabledSource } : {}) }
   // Collapsing runs its own pages: only the indices (authorized as the search) are needed first.
   const plain = collapse ? undefined : await gatedSearch(ctx, inner)
   if (plain && postFiltered?.aggregations)
@@ -271,9 +285,21 @@ async function searchWithExtras(ctx: RequestContext, req: SearchRequest): Promis
     for (const [name, m] of Object.entries(got)) mappings.set(name, m.mappings)
   }
   const res = plain ? plain.res : await collapsed(ctx, inner, collapse!, [...mappings.values()], (i) => mappings.get(i), indices)
-  if (highlight) await highlightHits(ctx, res.hits.hits, highlight, req.body.query, mappings)
+  const bare = (h: SearchHit) => sourceDisabled(mappings.get(h._index))
+  // The store refuses a source filter on such an index; the filter is applied here after the extras.
+  const bareIndex = filtersSource(filter as SourceFilter | undefined) ? indices.find((i) => sourceDisabled(mappings.get(i))) : undefined
+  if (bareIndex !== undefined) throw new ShardsFailed('illegal_argument_exception', sourceDisabledReason(bareIndex), bareIndex)
+  if (highlight)
+    await highlightHits(
+      ctx,
+      readDisabledSource ? res.hits.hits.filter((h) => !bare(h)) : res.hits.hits,
+      highlight,
+      req.body.query,
+      mappings,
+    )
   if (docValues.length > 0) addDocValueFields(res.hits.hits, docValues, (i) => mappings.get(i))
   if (fetch.length > 0) addFetchFields(res.hits.hits, fetch, (i) => mappings.get(i))
+  if (readDisabledSource) for (const h of res.hits.hits) if (bare(h)) delete h._source
   // Read for the extras only: stored_fields alone answers no source, as OpenSearch.
   if (readSource && filter === undefined) for (const h of res.hits.hits) delete h._source
   if (filter !== undefined) {

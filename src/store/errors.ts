@@ -68,6 +68,13 @@ export class DocumentMissing extends StoreError {
   }
 }
 
+/** An update of a document its index keeps no source of (`_source: {enabled: false}`). */
+export class DocumentSourceMissing extends StoreError {
+  constructor(index: string, id: string, uuid?: string) {
+    super('document_source_missing_exception', 400, `[${id}]: document source missing`, { ...indexMeta(index, uuid), shard: '0' })
+  }
+}
+
 export class IndexClosed extends StoreError {
   constructor(index: string, uuid?: string) {
     super('index_closed_exception', 400, 'closed', indexMeta(index, uuid))

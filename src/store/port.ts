@@ -88,6 +88,8 @@ export const Mappings = T.Object(
     /** `[{name: {match, unmatch, path_match, path_unmatch, match_mapping_type, mapping}}]`, first match wins. */
     dynamic_templates: T.Optional(T.Array(T.Record(T.String(), Json))),
     _meta: T.Optional(Json),
+    /** `{enabled: false}`: no source is kept (source-filter.ts `sourceDisabled`). */
+    _source: T.Optional(T.Object({ enabled: T.Optional(T.Union([T.Boolean(), T.String()])) }, { additionalProperties: true })),
   },
   { additionalProperties: true },
 )
@@ -411,6 +413,12 @@ export interface SearchParams extends ResolveOptions {
   body?: SearchBody
   /** Answer `hits.total` as a plain number, like `?rest_total_hits_as_int=true`. */
   rest_total_hits_as_int?: boolean
+  /**
+   * The sources of indices whose mapping disables `_source` too, for the index API's features
+   * that OpenSearch reads from doc values (docvalue_fields, collapse); it hides them again. Set by
+   * this code only, never from a request; a platform store ignores it.
+   */
+  read_disabled_source?: boolean
 }
 
 export interface CountParams extends ResolveOptions {

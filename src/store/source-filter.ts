@@ -75,3 +75,24 @@ function mayMatchBelow(p: string, path: string): boolean {
   const below = `${path}.`
   return star < 0 ? p.startsWith(below) : head.startsWith(below) || below.startsWith(head)
 }
+
+/**
+ * Whether a mapping disables `_source` (`_source: {enabled: false}`): OpenSearch then keeps no
+ * source, so it answers none (hits, get, mget), refuses what needs one (updates, by-query,
+ * reindex, source filters) and reads doc values for the rest. The embedded store keeps the text
+ * (its queries read it) and answers as OpenSearch.
+ */
+export function sourceDisabled(mappings: unknown): boolean {
+  const source = isObject(mappings) ? mappings._source : undefined
+  return isObject(source) && (source.enabled === false || source.enabled === 'false')
+}
+
+/** Whether `_source` (body) or its parameters name fields: OpenSearch refuses that for an index without a source. */
+export function filtersSource(filter: SourceFilter | undefined, includes?: string | string[], excludes?: string | string[]): boolean {
+  const spec = sourceSpec(filter, includes, excludes)
+  return spec !== null && spec !== undefined && (spec.includes.length > 0 || spec.excludes.length > 0)
+}
+
+/** OpenSearch's words for a source filter on an index without a source. */
+export const sourceDisabledReason = (index: string) =>
+  `unable to fetch fields from _source field: _source is disabled in the mappings for index [${index}]`

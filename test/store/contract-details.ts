@@ -550,5 +550,45 @@ export function storeDetailsContract(store: () => Store, dataNodes = 1): void {
       expect(a.search.query_total).toBe(1)
       expect(a.translog.operations).toBe(3)
     })
+
+    describe('a mapping with `_source: {enabled: false}` (as OpenSearch 3.4 answered each request)', () => {
+      const setUp = async () => {
+        await store().createIndex({
+          index: 'nosrc',
+          body: { mappings: { _source: { enabled: false }, properties: { a: { type: 'keyword' }, n: { type: 'long' } } } },
+        })
+        await store().index({ index: 'nosrc', id: '1', body: { a: 'x', n: 5 }, refresh: true })
+      }
+
+      test('hits, top_hits and get show no source; queries, sorts and aggregations still read the fields', async () => {
+        await setUp()
+        const r = await store().search({
+          index: 'nosrc',
+          body: { query: { term: { a: 'x' } }, sort: [{ n: 'desc' }], aggs: { a: { terms: { field: 'a' } }, top: { top_hits: {} } } },
+        })
+        expect(r.hits.hits.map((h) => [h._id, h._source, h.sort])).toEqual([['1', undefined, [5]]])
+        expect((r.aggregations!.a as { buckets: unknown[] }).buckets).toEqual([{ key: 'x', doc_count: 1 }])
+        const top = (r.aggregations!.top as { hits: { hits: Array<Record<string, unknown>> } }).hits.hits
+        expect(top.map((h) => [h._id, h._source])).toEqual([['1', undefined]])
+        expect((await store().search({ index: 'nosrc', body: { _source: true } })).hits.hits[0]._source).toBeUndefined()
+        const got = await store().get({ index: 'nosrc', id: '1', _source_includes: ['a'] })
+        expect([got.found, got.found ? got._source : 'missing']).toEqual([true, undefined])
+      })
+
+      test('a source filter in a search or top_hits is refused; an update of a stored document misses its source', async () => {
+        await setUp()
+        for (const body of [{ _source: ['a'] }, { size: 0, aggs: { top: { top_hits: { _source: { excludes: ['n'] } } } } }]) {
+          const e = await error(store().search({ index: 'nosrc', body }))
+          // Each shard refuses it (illegal_argument_exception under search_phase_execution_exception).
+          expect(e?.status).toBe(400)
+          expect(e?.reason).toBe('unable to fetch fields from _source field: _source is disabled in the mappings for index [nosrc]')
+        }
+        const e = await error(store().update({ index: 'nosrc', id: '1', body: { doc: { a: 'y' } } }))
+        expect([e?.status, e?.type, e?.reason]).toEqual([400, 'document_source_missing_exception', '[1]: document source missing'])
+        // A missing document is still missed, and an upsert of one is written.
+        expect((await error(store().update({ index: 'nosrc', id: '2', body: { doc: { a: 'y' } } })))?.status).toBe(404)
+        expect((await store().update({ index: 'nosrc', id: '2', body: { doc: { a: 'y' }, doc_as_upsert: true } })).result).toBe('created')
+      })
+    })
   })
 }

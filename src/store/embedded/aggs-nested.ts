@@ -23,7 +23,15 @@ function enter(t: TargetCtx, path: string, agg: string, made: Map<TargetCtx, Sco
   const kind = t.specs ? nestedPathKind(t.specs, path) : 'nested'
   // OpenSearch fails the shard (500); the request is at fault, so its words with a 400 here.
   if (kind === 'object') throw new ShardsFailed('aggregation_execution_exception', `[${agg}] nested path [${path}] is not nested`, t.name)
-  if (kind === 'nested') inner = { name: t.name, shards: t.shards, specs: t.specs && scopedSpecs(t.specs, path), scope: path, outer: t }
+  if (kind === 'nested')
+    inner = {
+      name: t.name,
+      shards: t.shards,
+      sourceDisabled: t.sourceDisabled,
+      specs: t.specs && scopedSpecs(t.specs, path),
+      scope: path,
+      outer: t,
+    }
   made.set(t, inner)
   return inner
 }

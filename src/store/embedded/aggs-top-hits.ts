@@ -2,12 +2,12 @@
  * `top_hits`: the best documents of a bucket, by a field sort or in index order (every match
  * scores 1 here). Memory stays bounded by from + size.
  */
-import { IllegalArgument, ParsingError } from '../errors'
+import { IllegalArgument, ParsingError, ShardsFailed } from '../errors'
 import type { DocView } from '../query/doc'
 import { isObject } from '../query/doc'
 import { NestedDoc, nestedIdentity } from '../query/nested'
 import type { SourceFilter } from '../port'
-import { filterSource, sourceSpec } from '../source-filter'
+import { filterSource, sourceDisabledReason, sourceSpec } from '../source-filter'
 import { type Agg, type AggSpec, defineCheckedAgg, type Key, reader, type TargetCtx } from './aggs'
 import { compareKeys } from './aggs-order'
 
@@ -21,7 +21,8 @@ interface Entry {
   seq: number
   index: string
   id: string | undefined
-  source: Record<string, unknown>
+  /** Undefined for an index without a source (its hits show none). */
+  source: Record<string, unknown> | undefined
   /** A nested document: its place (`_nested`), its source being its own object. */
   nested?: NestedDoc
 }
@@ -91,6 +92,7 @@ class TopHitsAgg implements Agg {
   }
 
   collect(d: DocView, t: TargetCtx): void {
+    if (t.sourceDisabled && this.spec) throw new ShardsFailed('illegal_argument_exception', sourceDisabledReason(t.name), t.name)
     this.total++
     const window = this.from + this.size
     if (window === 0) return
@@ -101,7 +103,7 @@ class TopHitsAgg implements Agg {
       seq: this.total,
       index: t.name,
       id: d.id,
-      source: d.source as Record<string, unknown>,
+      source: t.sourceDisabled ? undefined : (d.source as Record<string, unknown>),
       nested,
     })
     if (this.entries.length >= 2 * window + 64) {
@@ -115,7 +117,7 @@ class TopHitsAgg implements Agg {
     const sortedByField = this.sort.length > 0 && !(this.sort.length === 1 && this.sort[0].field === '_score')
     const hits = this.entries.slice(this.from, this.from + this.size).map((e) => {
       // A nested document's source filters read full paths, and show its own object.
-      const filtered = filterSource(e.source, this.spec)
+      const filtered = e.source && filterSource(e.source, this.spec)
       const src = e.nested && filtered !== undefined ? (e.nested.own(filtered) ?? {}) : filtered
       return {
         _index: e.index,

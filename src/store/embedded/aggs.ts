@@ -24,6 +24,8 @@ export interface TargetCtx {
    * shards' digests only when there are several (aggs-metrics.ts). Absent: those read so far.
    */
   shards?: number
+  /** The index's mapping disables `_source` (source-filter.ts): hits show none. */
+  sourceDisabled?: boolean
   /**
    * The index's documents a query matches, whatever the search's query (a significant_terms
    * background set); null for each document read that does not match (a reader may pause there).

@@ -2,12 +2,21 @@
  * Writing one document: index, create, update (partial merge or upsert) and delete, with the
  * `if_seq_no` and version checks, auto-created targets, mapping growth and the field-value keys.
  */
-import { DocumentMissing, IllegalArgument, IndexNotFound, MapperParsing, ParsingError, StoreError, VersionConflict } from '../errors'
+import {
+  DocumentMissing,
+  DocumentSourceMissing,
+  IllegalArgument,
+  IndexNotFound,
+  MapperParsing,
+  ParsingError,
+  StoreError,
+  VersionConflict,
+} from '../errors'
 import type { DeleteParams, IndexParams, SourceFilter, UpdateParams, WriteParams, WriteResponse } from '../port'
 import { MAX_JSON_DEPTH, nestingExceeds } from '../query/limits'
 import { isObject } from '../query/doc'
 import { own, setOwn } from '../own'
-import { filterSource, sourceSpec } from '../source-filter'
+import { filterSource, sourceDisabled, sourceSpec } from '../source-filter'
 import { shardCopies } from '../settings'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
@@ -230,6 +239,7 @@ function updatedSource(
   }
   if (u.doc === undefined)
     throw new StoreError('action_request_validation_exception', 400, 'Validation Failed: 1: script or doc is missing;')
+  if (sourceDisabled(meta.mappings)) throw new DocumentSourceMissing(meta.name, id, meta.uuid)
   const old = JSON.parse(existing.src) as Record<string, unknown>
   const merged = deepMerge(old, u.doc as Record<string, unknown>)
   if (u.detect_noop !== false && deepEqual(merged.value, old) && !merged.changed)

@@ -4,7 +4,7 @@ import { noteGet } from './activity'
 import { STORED_SIZE } from './stored-size'
 import { IllegalArgument, IndexClosed, IndexNotFound } from '../errors'
 import type { GetParams, GetResponse } from '../port'
-import { filterSource, sourceSpec } from '../source-filter'
+import { filterSource, sourceDisabled, sourceSpec } from '../source-filter'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 import { createDataStreamNow } from './data-streams'
@@ -49,7 +49,7 @@ export async function getDocument(core: StoreCore, params: GetParams): Promise<G
       ? null
       : sourceSpec(params._source, params._source_includes, params._source_excludes)
   const full = JSON.parse(row.src) as Record<string, unknown>
-  const source = filterSource(full, spec)
+  const source = sourceDisabled(meta.mappings) ? undefined : filterSource(full, spec)
   const fields = stored.length > 0 ? storedValues(meta, full, stored) : undefined
   const ignored = ignoredFields(full, meta.specs)
   return {

@@ -8,6 +8,7 @@ import { DEFAULT_MAX_TERMS_COUNT, rewriteTerms } from '../query/terms'
 import { checkJsonDepth, indexLimits } from '../query/limits'
 import { isObject } from '../query/doc'
 import { scopedSpecs } from '../query/nested'
+import { sourceDisabled } from '../source-filter'
 import { parseTimeValue } from '../settings'
 import type { StoreCore } from './core'
 import { getRow, readTarget } from './documents'
@@ -57,6 +58,7 @@ function searchTargets(
       // What root documents hold: a nested document's fields are read through a nested query or aggregation.
       specs: scopedSpecs(meta.specs, ''),
       shards: resolved.size,
+      sourceDisabled: sourceDisabled(meta.mappings),
       filters,
       limits: node === undefined ? undefined : indexLimits(meta.settings, node.maxClauseCount, node.allowExpensiveQueries),
       rows: (query: unknown, limit?: number) => {
@@ -172,6 +174,7 @@ export async function search(core: StoreCore, params: SearchParams): Promise<Sea
       name: t.name,
       specs: t.specs && scopedSpecs(t.specs, ''),
       shards: pit.targets.length,
+      sourceDisabled: sourceDisabled(core.cat.byIx.get(t.ix)?.mappings),
       filters: null,
       limits: indexLimits(core.cat.byIx.get(t.ix)?.settings, limits.maxClauseCount, limits.allowExpensiveQueries),
       rows: () => pitRows(core, t),
@@ -184,6 +187,7 @@ export async function search(core: StoreCore, params: SearchParams): Promise<Sea
       timeoutMs,
       maxBuckets: limits.maxBuckets,
       maxRequestKeys: limits.maxRequestKeys,
+      readDisabledSource: params.read_disabled_source,
     })
   }
   const started = performance.now()
@@ -194,7 +198,7 @@ export async function search(core: StoreCore, params: SearchParams): Promise<Sea
     targets.map((t) => t.name),
   )
   const metas = targets.map((t) => ({ meta: core.indexMeta(t.name), filters: t.filters }))
-  const key = answerKey(metas, body as Record<string, unknown>, [params.rest_total_hits_as_int, limits])
+  const key = answerKey(metas, body as Record<string, unknown>, [params.rest_total_hits_as_int, params.read_disabled_source, limits])
   const cached = key === undefined ? undefined : cachedAnswer(core, metas[0].meta, key, started)
   if (cached) return cached
   try {
@@ -205,6 +209,7 @@ export async function search(core: StoreCore, params: SearchParams): Promise<Sea
       timeoutMs,
       maxBuckets: limits.maxBuckets,
       maxRequestKeys: limits.maxRequestKeys,
+      readDisabledSource: params.read_disabled_source,
     })
     noteSearch(
       metas.map((m) => m.meta),

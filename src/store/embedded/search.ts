@@ -5,8 +5,8 @@
  * aggregation buckets), whatever the number of matches.
  */
 import { ignoredFields } from '../query/malformed'
-import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
-import type { SearchBody, SearchHit, SearchResponse } from '../port'
+import { IllegalArgument, ParsingError, QueryShardError, ShardsFailed } from '../errors'
+import type { SearchBody, SearchHit, SearchResponse, SourceFilter } from '../port'
 import { compile, kindOf, matchedNames, toNumber, type CompiledQuery, type FieldSpec } from '../query/compile'
 import { parseDate } from '../query/dates'
 import { DocView, fieldPath, isObject, keywordOf } from '../query/doc'
@@ -14,7 +14,7 @@ import { compareCodePoints } from '../query/fold'
 import { constantScore, countStats, relevance, scoresNested, type Needs, type Stats } from '../query/score'
 import { allSpecs } from '../query/nested'
 import type { QueryLimits } from '../query/limits'
-import { filterSource, sourceSpec } from '../source-filter'
+import { filterSource, filtersSource, sourceDisabledReason, sourceSpec } from '../source-filter'
 import { BucketBudget, instantiate, parseAggs, results, type TargetCtx } from './aggs'
 import { readWholeIndices } from './aggs-whole-index'
 import './aggs-types'
@@ -90,6 +90,8 @@ export interface SearchOptions {
   maxBuckets?: number
   /** The request breaker's distinct keys (SearchLimits.maxRequestKeys) */
   maxRequestKeys?: number
+  /** SearchParams.read_disabled_source */
+  readDisabledSource?: boolean
 }
 
 type SortValue = string | number | undefined
@@ -301,6 +303,9 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
   const window = from + size
   const fetch = hitFetch(body, targets[0]?.name ?? '')
   const spec = fetch.spec
+  const bare = opts.readDisabledSource ? undefined : targets.find((t) => t.sourceDisabled)
+  if (bare && filtersSource(body._source as SourceFilter | undefined))
+    throw new ShardsFailed('illegal_argument_exception', sourceDisabledReason(bare.name), bare.name)
   // Relevance (BM25) when matches are ranked by score: no sort (or `_score` alone), a page
   // wanted, and a query that searches text in some index. Other queries score 1 everywhere. A
   // sort on fields scores too when `_score` is one of its keys or track_scores asks for scores.
@@ -359,7 +364,7 @@ function keep(
     rid: row.rid,
     target,
     row: { rid: row.rid, id: row.id, seq: row.seq, ver: row.ver },
-    source: filterSource(source, plan.spec),
+    source: target.sourceDisabled && !plan.opts.readDisabledSource ? undefined : filterSource(source, plan.spec),
   }
   if (plan.fetch.stored.length > 0) e.fields = target.storedValues?.(source, plan.fetch.stored)
   const ignored = target.specs ? ignoredFields(source, target.specs) : []
