@@ -571,6 +571,8 @@ export function storeDetailsContract(store: () => Store, dataNodes = 1): void {
         const top = (r.aggregations!.top as { hits: { hits: Array<Record<string, unknown>> } }).hits.hits
         expect(top.map((h) => [h._id, h._source])).toEqual([['1', undefined]])
         expect((await store().search({ index: 'nosrc', body: { _source: true } })).hits.hits[0]._source).toBeUndefined()
+        // The index API's flag for what it reads from doc values: never a URL parameter of the platform's.
+        expect((await store().search({ index: 'nosrc', read_disabled_source: true, body: {} })).hits.hits.map((h) => h._id)).toEqual(['1'])
         const got = await store().get({ index: 'nosrc', id: '1', _source_includes: ['a'] })
         expect([got.found, got.found ? got._source : 'missing']).toEqual([true, undefined])
       })

@@ -92,6 +92,9 @@ function query(params: object, ...pathAndBody: string[]): Query {
   return out
 }
 
+/** A search's URL parameters: OpenSearch reads doc values itself, so the embedded store's `read_disabled_source` is not one. */
+const searchQuery = (p: SearchParams | CountParams): Query => query(p, 'index', 'body', 'read_disabled_source')
+
 /** `_source` as a query parameter: a boolean, a field list, or includes/excludes. */
 function sourceQuery(params: GetParams): Query {
   const out = query(params, 'index', 'id', '_source')
@@ -439,7 +442,7 @@ export class PlatformStore implements Store {
   async search(p: SearchParams): Promise<SearchResponse> {
     const sent = forPlatform(p.body ?? {})
     if (!sent.exact) return evaluatedSearch(this.evaluating(p), p.body ?? {}, sent.body)
-    return this.body({ method: 'POST', path: path(names(p.index), '_search'), query: query(p, 'index', 'body'), body: sent.body })
+    return this.body({ method: 'POST', path: path(names(p.index), '_search'), query: searchQuery(p), body: sent.body })
   }
 
   async count(p: CountParams): Promise<CountResponse> {
@@ -451,7 +454,7 @@ export class PlatformStore implements Store {
   /** Superset searches of `p`'s indices and their mappings, for the in-process evaluation. */
   private evaluating(p: SearchParams | CountParams): EvaluatedSearchDeps {
     return {
-      search: (body) => this.body({ method: 'POST', path: path(names(p.index), '_search'), query: query(p, 'index', 'body'), body: body }),
+      search: (body) => this.body({ method: 'POST', path: path(names(p.index), '_search'), query: searchQuery(p), body: body }),
       mapping: async (index) => (await this.getMapping({ index }))[index]?.mappings,
     }
   }
