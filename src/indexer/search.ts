@@ -16,7 +16,7 @@ import type {
   SortClause,
   SourceFilter,
 } from '../store/port'
-import { filterSource, filtersSource, sourceDisabled, sourceDisabledReason, sourceSpec } from '../store/source-filter'
+import { filterSource, filtersSource, noSourceToFilter, sourceDisabled, sourceSpec } from '../store/source-filter'
 import { checkJsonDepth } from '../store/query/limits'
 import { addDocValueFields, checkScriptFields, parseDocValueFields } from './docvalue-fields'
 import { addFetchFields, parseFetchFields } from './fetch-fields'
@@ -288,7 +288,7 @@ async function searchWithExtras(ctx: RequestContext, req: SearchRequest): Promis
   const bare = (h: SearchHit) => sourceDisabled(mappings.get(h._index))
   // The store refuses a source filter on such an index; the filter is applied here after the extras.
   const bareIndex = filtersSource(filter as SourceFilter | undefined) ? indices.find((i) => sourceDisabled(mappings.get(i))) : undefined
-  if (bareIndex !== undefined) throw new ShardsFailed('illegal_argument_exception', sourceDisabledReason(bareIndex), bareIndex)
+  if (bareIndex !== undefined) throw noSourceToFilter(bareIndex)
   if (highlight)
     await highlightHits(
       ctx,

@@ -7,6 +7,7 @@ import type { Source, SourceFilter } from './port'
 import { setOwn } from './own'
 import { wildcardToRegExp } from './names'
 import { isObject } from './query/doc'
+import { ShardsFailed } from './errors'
 
 export interface SourceSpec {
   includes: string[]
@@ -93,6 +94,10 @@ export function filtersSource(filter: SourceFilter | undefined, includes?: strin
   return spec !== null && spec !== undefined && (spec.includes.length > 0 || spec.excludes.length > 0)
 }
 
-/** OpenSearch's words for a source filter on an index without a source. */
-export const sourceDisabledReason = (index: string) =>
-  `unable to fetch fields from _source field: _source is disabled in the mappings for index [${index}]`
+/** OpenSearch's refusal of a source filter on an index without a source: each shard fails it. */
+export const noSourceToFilter = (index: string): ShardsFailed =>
+  new ShardsFailed(
+    'illegal_argument_exception',
+    `unable to fetch fields from _source field: _source is disabled in the mappings for index [${index}]`,
+    index,
+  )

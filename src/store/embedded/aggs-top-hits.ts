@@ -2,12 +2,12 @@
  * `top_hits`: the best documents of a bucket, by a field sort or in index order (every match
  * scores 1 here). Memory stays bounded by from + size.
  */
-import { IllegalArgument, ParsingError, ShardsFailed } from '../errors'
+import { IllegalArgument, ParsingError } from '../errors'
 import type { DocView } from '../query/doc'
 import { isObject } from '../query/doc'
 import { NestedDoc, nestedIdentity } from '../query/nested'
 import type { SourceFilter } from '../port'
-import { filterSource, sourceDisabledReason, sourceSpec } from '../source-filter'
+import { filterSource, noSourceToFilter, sourceSpec } from '../source-filter'
 import { type Agg, type AggSpec, defineCheckedAgg, type Key, reader, type TargetCtx } from './aggs'
 import { compareKeys } from './aggs-order'
 
@@ -92,7 +92,7 @@ class TopHitsAgg implements Agg {
   }
 
   collect(d: DocView, t: TargetCtx): void {
-    if (t.sourceDisabled && this.spec) throw new ShardsFailed('illegal_argument_exception', sourceDisabledReason(t.name), t.name)
+    if (t.sourceDisabled && this.spec) throw noSourceToFilter(t.name)
     this.total++
     const window = this.from + this.size
     if (window === 0) return

@@ -5,7 +5,7 @@
  * aggregation buckets), whatever the number of matches.
  */
 import { ignoredFields } from '../query/malformed'
-import { IllegalArgument, ParsingError, QueryShardError, ShardsFailed } from '../errors'
+import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
 import type { SearchBody, SearchHit, SearchResponse, SourceFilter } from '../port'
 import { compile, kindOf, matchedNames, toNumber, type CompiledQuery, type FieldSpec } from '../query/compile'
 import { parseDate } from '../query/dates'
@@ -14,7 +14,7 @@ import { compareCodePoints } from '../query/fold'
 import { constantScore, countStats, relevance, scoresNested, type Needs, type Stats } from '../query/score'
 import { allSpecs } from '../query/nested'
 import type { QueryLimits } from '../query/limits'
-import { filterSource, filtersSource, sourceDisabledReason, sourceSpec } from '../source-filter'
+import { filterSource, filtersSource, noSourceToFilter, sourceSpec } from '../source-filter'
 import { BucketBudget, instantiate, parseAggs, results, type TargetCtx } from './aggs'
 import { readWholeIndices } from './aggs-whole-index'
 import './aggs-types'
@@ -304,8 +304,7 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
   const fetch = hitFetch(body, targets[0]?.name ?? '')
   const spec = fetch.spec
   const bare = opts.readDisabledSource ? undefined : targets.find((t) => t.sourceDisabled)
-  if (bare && filtersSource(body._source as SourceFilter | undefined))
-    throw new ShardsFailed('illegal_argument_exception', sourceDisabledReason(bare.name), bare.name)
+  if (bare && filtersSource(body._source as SourceFilter | undefined)) throw noSourceToFilter(bare.name)
   // Relevance (BM25) when matches are ranked by score: no sort (or `_score` alone), a page
   // wanted, and a query that searches text in some index. Other queries score 1 everywhere. A
   // sort on fields scores too when `_score` is one of its keys or track_scores asks for scores.
