@@ -551,6 +551,25 @@ export function storeDetailsContract(store: () => Store, dataNodes = 1): void {
       expect(a.translog.operations).toBe(3)
     })
 
+    test('top_hits shows each hit’s _version, _seq_no and _primary_term when asked', async () => {
+      await store().index({ index: 'th', id: '1', body: { g: 'a', n: 1 } })
+      await store().index({ index: 'th', id: '1', body: { g: 'a', n: 2 } })
+      await store().index({ index: 'th', id: '2', body: { g: 'a', n: 3 }, refresh: true })
+      const top = (params: Record<string, unknown>) =>
+        store()
+          .search({ index: 'th', body: { size: 0, aggs: { t: { top_hits: { sort: [{ n: 'asc' }], ...params } } } } })
+          .then((r) => (r.aggregations!.t as { hits: { hits: Array<Record<string, unknown>> } }).hits.hits)
+      const pick = (h: Record<string, unknown>) => [h._id, h._version, h._seq_no, h._primary_term]
+      expect((await top({ seq_no_primary_term: true, version: true })).map(pick)).toEqual([
+        ['1', 2, 1, 1],
+        ['2', 1, 2, 1],
+      ])
+      expect((await top({})).map(pick)).toEqual([
+        ['1', undefined, undefined, undefined],
+        ['2', undefined, undefined, undefined],
+      ])
+    })
+
     describe('a mapping with `_source: {enabled: false}` (as OpenSearch 3.4 answered each request)', () => {
       const setUp = async () => {
         await store().createIndex({

@@ -25,6 +25,9 @@ interface Entry {
   source: Record<string, unknown> | undefined
   /** A nested document: its place (`_nested`), its source being its own object. */
   nested?: NestedDoc
+  /** The (root) document's `_seq_no` and `_version`. */
+  seqNo?: number
+  version?: number
 }
 
 function parseSort(sort: unknown): SortSpec[] {
@@ -46,6 +49,9 @@ class TopHitsAgg implements Agg {
   private readonly from: number
   private readonly sort: SortSpec[]
   private readonly spec: ReturnType<typeof sourceSpec>
+  /** `seq_no_primary_term` and `version`: each hit's `_seq_no` and `_primary_term`, its `_version`. */
+  private readonly seqNo: boolean
+  private readonly version: boolean
   private readers = new Map<string, Array<((d: DocView) => Array<{ key: Key }>) | undefined>>()
 
   constructor(private readonly agg: AggSpec) {
@@ -60,6 +66,8 @@ class TopHitsAgg implements Agg {
       )
     this.sort = parseSort(p.sort)
     this.spec = sourceSpec(p._source as SourceFilter | undefined)
+    this.seqNo = p.seq_no_primary_term === true
+    this.version = p.version === true
   }
 
   private keysOf(d: DocView, t: TargetCtx): Array<Key | undefined> {
@@ -98,7 +106,10 @@ class TopHitsAgg implements Agg {
     if (window === 0) return
     if (this.sort.length === 0 && this.entries.length >= window) return // index order: the first ones win
     const nested = d instanceof NestedDoc ? d : undefined
+    const root = nested ? nested.root : d
     this.entries.push({
+      seqNo: root.seq,
+      version: root.version,
       keys: this.keysOf(d, t),
       seq: this.total,
       index: t.name,
@@ -123,6 +134,8 @@ class TopHitsAgg implements Agg {
         _index: e.index,
         _id: e.id,
         ...(e.nested ? { _nested: nestedIdentity(e.nested) } : {}),
+        ...(this.version && e.version !== undefined ? { _version: e.version } : {}),
+        ...(this.seqNo && e.seqNo !== undefined ? { _seq_no: e.seqNo, _primary_term: 1 } : {}),
         _score: sortedByField ? null : 1,
         ...(src !== undefined ? { _source: src } : {}),
         ...(sortedByField ? { sort: e.keys.map((k) => (k === undefined ? null : k)) } : {}),

@@ -510,7 +510,7 @@ async function fullScan(plan: Plan, got: Gathered, { target, query, compiled, re
     if (seqAfter !== undefined && row.seq <= seqAfter) continue
     if (got.seqCeiling !== undefined && row.seq > got.seqCeiling) continue
     const source = sourceOf(row)
-    const d = new DocView(source, row.id, target.name)
+    const d = new DocView(source, row.id, target.name, row.seq, row.ver)
     if (!compiled.test(d)) continue
     const score = (rel && (scoring || plan.sortScores || minScore !== undefined) ? rel.score(d, stats) : plan.unscored) * boost
     // As Lucene compares them: a 32-bit score against the float min_score (a score a client read back passes).

@@ -94,6 +94,9 @@ export class DocView {
     readonly source: Source,
     readonly id?: string,
     readonly index?: string,
+    /** The stored document's `_seq_no` and `_version`, where a reader shows them (top_hits). */
+    readonly seq?: number,
+    readonly version?: number,
   ) {}
 
   values(f: FieldPath): unknown[] {
