@@ -13,6 +13,7 @@ import { parseDate } from '../store/query/dates'
 import { fieldPath, isObject } from '../store/query/doc'
 import { sourceDisabled } from '../store/source-filter'
 import { badRequest } from './context'
+import { ShardsFailed } from '../store/errors'
 import { addHitFields, type NamedField } from './hit-fields'
 import { formatDate } from './docvalue-fields'
 
@@ -68,10 +69,12 @@ export function addFetchFields(hits: SearchHit[], fields: FetchField[], mappingO
     mappingOf,
     (hit, name, spec, f) => (hit._source ? fetched(hit._source, name, spec, f.format) : []),
     (index, mapping) => {
+      // Each shard refuses it, as OpenSearch's do (search_phase_execution_exception around it).
       if (sourceDisabled(mapping))
-        throw badRequest(
-          `Unable to retrieve the requested [fields] since _source is disabled in the mappings for index [${index}]`,
+        throw new ShardsFailed(
           'illegal_argument_exception',
+          `Unable to retrieve the requested [fields] since _source is disabled in the mappings for index [${index}]`,
+          index,
         )
     },
   )

@@ -282,9 +282,14 @@ describe('fields and post_filter (shapes of OpenSearch 3.4)', () => {
     await ok(api.call('admin', 'PUT', '/sourceless', { mappings: { _source: { enabled: false }, properties: { k: { type: 'keyword' } } } }))
     await indexDocs(api, 'sourceless', [{ _id: '1', k: 'a' }])
     const none = await api.call('admin', 'POST', '/sourceless/_search', { fields: ['k'] })
-    expect([none.status, none.body.error.reason]).toEqual([
+    // As OpenSearch 3.4 answered: each shard's refusal under search_phase_execution_exception.
+    expect([none.status, none.body.error.type, none.body.error.root_cause[0]]).toEqual([
       400,
-      'Unable to retrieve the requested [fields] since _source is disabled in the mappings for index [sourceless]',
+      'search_phase_execution_exception',
+      {
+        type: 'illegal_argument_exception',
+        reason: 'Unable to retrieve the requested [fields] since _source is disabled in the mappings for index [sourceless]',
+      },
     ])
   })
 
