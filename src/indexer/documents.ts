@@ -4,6 +4,7 @@
 import { suggestion } from './suggestion'
 import { UpdateBody, type GetParams, type IndexParams, type Refresh, type Source, type WriteResponse } from '../store/port'
 import { OpenSearchHttpError } from '../http/errors'
+import { DocumentSourceMissing } from '../store/errors'
 import { badRequest, type RequestContext } from './context'
 import { requireNoPipeline } from './ingest'
 import { echoesSource, GET_ACTION, guardUpdate, readDocument } from './read-gate'
@@ -222,12 +223,7 @@ export async function scriptedUpdate(
         res = await ctx.store.create({ index: name, id, body: source, ...written })
       } else {
         // An index keeping no source (`_source: {enabled: false}`) answers none: nothing to edit.
-        if (cur._source === undefined)
-          throw new OpenSearchHttpError(400, 'document_source_missing_exception', `[${id}]: document source missing`, {
-            index: name,
-            shard: '0',
-            index_uuid: '_na_',
-          })
+        if (cur._source === undefined) throw new DocumentSourceMissing(name, id)
         const source = structuredClone(cur._source) as Record<string, unknown>
         const op = edit(source)
         if (op === 'noop') return noop(name, id, cur._version!, cur._seq_no!, cur._primary_term!)

@@ -88,9 +88,9 @@ export function sourceDisabled(mappings: unknown): boolean {
   return isObject(source) && (source.enabled === false || source.enabled === 'false')
 }
 
-/** Whether `_source` (body) or its parameters name fields: OpenSearch refuses that for an index without a source. */
-export function filtersSource(filter: SourceFilter | undefined, includes?: string | string[], excludes?: string | string[]): boolean {
-  const spec = sourceSpec(filter, includes, excludes)
+/** Whether `_source` (a search body's) names fields: OpenSearch refuses that for an index without a source. */
+export function filtersSource(filter: SourceFilter | undefined): boolean {
+  const spec = sourceSpec(filter)
   return spec !== null && spec !== undefined && (spec.includes.length > 0 || spec.excludes.length > 0)
 }
 
