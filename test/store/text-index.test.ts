@@ -12,6 +12,7 @@ import { openEmbeddedStore } from '../../src/store/embedded'
 import { postingsOf } from '../../src/store/embedded/text-index'
 import { latestVersion, SCHEMA_MIGRATIONS } from '../../src/store/embedded/migrations'
 import { dropFields } from '../helpers/older-store'
+import { lengthsField, termsField } from '../../src/store/embedded/text-fields'
 import type { BulkLine, SearchBody } from '../../src/store/port'
 import { nextSeed } from '../../scripts/bench/lib/random'
 
@@ -332,7 +333,17 @@ describe('text index: an older data directory', () => {
       ),
     )
     expect(termIds.size).toBeGreaterThan(0)
+    // Schema 4 listed each text field's length in the document's keys too, by its lengths id.
+    const fields = db.query('SELECT f, ix, name FROM fields').all() as Array<{ f: number; ix: number; name: string }>
+    const lengthsOf = new Map(
+      fields.flatMap((t) => {
+        const l = termIds.has(t.f) && fields.find((l) => l.ix === t.ix && l.name === lengthsField(t.name.slice(termsField('').length)))
+        return l ? [[t.f, l.f] as const] : []
+      }),
+    )
+    expect(lengthsOf.size).toBe(termIds.size)
     const tokens = db.query('SELECT term FROM txi WHERE doc = ?')
+    const lengths = db.query('SELECT f, len FROM tl WHERE rid = ?')
     for (const { rid, keys } of db.query('SELECT rid, keys FROM docs').all() as Array<{ rid: number; keys: string }>) {
       const byField = new Map<number, Set<string>>()
       for (const [term] of tokens.values(rid) as Array<[string]>) {
@@ -341,7 +352,11 @@ describe('text index: an older data directory', () => {
         byField.get(f)!.add(term.slice(term.indexOf('_') + 1))
       }
       for (const [f, terms] of byField) for (const t of terms) db.query('INSERT INTO fv (f, v, rid, w) VALUES (?, ?, ?, 1)').run(f, t, rid)
-      const listed = [...(JSON.parse(keys) as unknown[]), ...[...byField].map(([f, terms]) => [f, [...terms].join(' ')])]
+      const listed = [
+        ...(JSON.parse(keys) as unknown[]),
+        ...[...byField].map(([f, terms]) => [f, [...terms].join(' ')]),
+        ...(lengths.values(rid) as Array<[number, number]>).map(([f, len]) => [lengthsOf.get(f), len]),
+      ]
       db.query('UPDATE docs SET keys = ? WHERE rid = ?').run(JSON.stringify(listed), rid)
     }
     for (const table of ['txi', 'tx', 'tl']) db.run(`DROP TABLE ${table}`)
@@ -365,6 +380,99 @@ describe('text index: an older data directory', () => {
         after.close()
       }
     } finally {
+      await scanned.close()
+    }
+  }, 60_000)
+})
+
+describe('text index: keys written before schema 8', () => {
+  test("migrating a schema-7 store takes the text lengths out of the documents' keys; later rewrites keep the counters exact", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'text-index-')), 'store.db')
+    const a = openEmbeddedStore(file)
+    await fill(a, 9)
+    await a.close()
+    // What schema 7 wrote: each text field's length in the document's keys too, by its lengths id.
+    const db = new Database(file)
+    const fields = db.query('SELECT f, ix, name FROM fields').all() as Array<{ f: number; ix: number; name: string }>
+    const lengthsId = (t: number) => {
+      const terms = fields.find((r) => r.f === t)!
+      return fields.find((r) => r.ix === terms.ix && r.name === lengthsField(terms.name.slice(termsField('').length)))!.f
+    }
+    const lengths = db.query('SELECT f, len FROM tl WHERE rid = ?')
+    let listed = 0
+    for (const { rid, keys } of db.query('SELECT rid, keys FROM docs').all() as Array<{ rid: number; keys: string }>) {
+      const extra = (lengths.values(rid) as Array<[number, number]>).map(([f, len]) => [lengthsId(f), len])
+      listed += extra.length
+      db.query('UPDATE docs SET keys = ? WHERE rid = ?').run(JSON.stringify([...(JSON.parse(keys) as unknown[]), ...extra]), rid)
+    }
+    expect(listed).toBeGreaterThan(500)
+    const keysBefore = db.query('SELECT rid, keys FROM docs ORDER BY rid').all() as Array<{ rid: number; keys: string }>
+    db.run('PRAGMA user_version = 7')
+    db.close()
+
+    const b = openEmbeddedStore(file)
+    const scanned = openEmbeddedStore(':memory:', { scanOnly: true })
+    try {
+      expect(b.migration).toMatchObject({ from: 7, to: latestVersion(SCHEMA_MIGRATIONS) })
+      await fill(scanned, 9)
+      await differential(b, scanned, 'ti-*')
+      // Rewrites after the migration read the lengths from tl: updates and deletes on both stores.
+      for (const store of [b, scanned]) {
+        for (let i = 1; i < 300; i += 9)
+          await store.update({ index: 'ti-a', id: String(i), body: { doc: { msg: `after ${i} fox` }, doc_as_upsert: true } })
+        for (let i = 2; i < 300; i += 17) await store.delete({ index: 'ti-c', id: String(i) })
+        await store.refresh({ index: 'ti-*' })
+      }
+      await differential(b, scanned, 'ti-*')
+    } finally {
+      await b.close()
+      await scanned.close()
+    }
+    const after = new Database(file)
+    try {
+      const lengthIds = new Set(fields.filter((r) => r.name.startsWith('\u0000len ')).map((r) => r.f))
+      const rows = after.query('SELECT rid, keys FROM docs ORDER BY rid').all() as Array<{ rid: number; keys: string }>
+      expect(rows.some(({ keys }) => (JSON.parse(keys) as Array<[number]>).some(([f]) => lengthIds.has(f)))).toBe(false)
+      // The field values stay as they were: only the lengths left.
+      const untouched = new Map(keysBefore.map((r) => [r.rid, (JSON.parse(r.keys) as Array<[number]>).filter(([f]) => !lengthIds.has(f))]))
+      const same = rows.filter((r) => JSON.stringify(JSON.parse(r.keys)) === JSON.stringify(untouched.get(r.rid)))
+      expect(same.length).toBeGreaterThan(rows.length * 0.8)
+    } finally {
+      after.close()
+    }
+  }, 60_000)
+
+  test('one bulk that writes, rewrites and deletes the same documents keeps the counters exact', async () => {
+    const indexed = openEmbeddedStore(':memory:')
+    const scanned = openEmbeddedStore(':memory:', { scanOnly: true })
+    try {
+      for (const store of [indexed, scanned]) {
+        await fill(store, 11)
+        await store.bulk({
+          index: 'ti-a',
+          body: [
+            { index: { _id: 'n1' } },
+            { msg: 'fresh quick fox', title: 'new one' },
+            { update: { _id: 'n1' } },
+            { doc: { msg: 'fresher lazy dog dog' } },
+            { index: { _id: 'n2' } },
+            { msg: 'gone soon fox' },
+            { delete: { _id: 'n2' } },
+            { update: { _id: '1' } },
+            { doc: { title: 'fox fox fox' } },
+            { index: { _id: '2' } },
+            { n: 2 },
+            { index: { _id: 'bad' } },
+            { msg: 'never fox', n: 'not a number' },
+            { update: { _id: 'n1' } },
+            { doc: { title: null } },
+          ],
+          refresh: true,
+        })
+      }
+      await differential(indexed, scanned, 'ti-*')
+    } finally {
+      await indexed.close()
       await scanned.close()
     }
   }, 60_000)

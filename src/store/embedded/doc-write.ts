@@ -30,7 +30,7 @@ import { keepForPits } from './pits'
 import { ridRange } from './rids'
 import { pendingRid } from './refresh'
 import { isLengthsField } from './text-fields'
-import { insertValues, type Key, textKeys } from './text-index'
+import { heldLengths, insertValues, type Key, textKeys } from './text-index'
 import { countValues, diffKeys, forgetRow, KEEP_FROM, type KeptRow, keepRow, keptRow, keysText } from './kept-keys'
 import { DocView } from '../query/doc'
 import { noteFailedWrite, noteLogged, noteWrite } from './activity'
@@ -212,7 +212,8 @@ function deleteRow(core: StoreCore, meta: IndexMeta, id: string, existing: DocRo
   const version = nextVersion(existing, p, id, meta)
   core.rewrote(meta)
   keepForPits(core, meta, existing)
-  core.pendingStats.move(meta.lengthIds, removeKeys(core, meta, existing), undefined, onUndo(core))
+  removeKeys(core, existing)
+  removeText(core, meta, existing.rid)
   core.db.query('DELETE FROM docs WHERE rid = ?').run(existing.rid)
   adjustCount(core, meta, -1, -(existing.len ?? storedSize(existing.src, existing.keys)))
   noteLogged(meta, id.length)
@@ -285,7 +286,7 @@ function storeRow(
   const text = textKeys(meta.specs, new DocView(source, id, meta.name), (name) => textFieldId(core, meta, name))
   const seq = core.nextSeq(meta)
   let src = sourceJson(source)
-  const written = keysText(text.listed.length === 0 ? keys : [...keys, ...text.listed], kept?.text, existing !== null)
+  const written = keysText(keys, kept?.text, existing !== null)
   let keysJson = written.json
   let rid: number
   let toInsert = keys
@@ -303,9 +304,10 @@ function storeRow(
     keepForPits(core, meta, existing, seq)
     // Only the keys that changed: a document holding a long list (an integration's 10,000 rule
     // ids) rewritten to add one would otherwise delete and insert every key of the list.
-    const { old, fresh, counts } = kept ? keptKeys(core, existing, kept, keys) : replaceKeys(core, meta, existing, keys)
-    const had = hadText(meta, old)
-    if (had || text.lengths.length > 0) core.pendingText.set(existing.rid, text.lengths.length > 0 ? text : null, had, onUndo(core))
+    const { fresh, counts } = kept ? keptKeys(core, existing, kept, keys) : replaceKeys(core, existing, keys)
+    const old = heldLengths(core.db, meta, core.pendingText, existing.rid)
+    if (old.length > 0 || text.lengths.length > 0)
+      core.pendingText.set(existing.rid, text.lengths.length > 0 ? text : null, old.length > 0, onUndo(core))
     toInsert = fresh
     core.pendingStats.move(meta.lengthIds, old, text.listed, onUndo(core))
     core.db.query('UPDATE docs SET seq = ?, ver = ?, src = ?, keys = ? WHERE rid = ?').run(seq, version, src, keysJson, existing.rid)
@@ -315,7 +317,7 @@ function storeRow(
     noteLogged(meta, len)
     if (counts) {
       const keysBytes = (core.db.query('SELECT octet_length(keys) AS n FROM docs WHERE rid = ?').get(rid) as { n: number }).n
-      keepRow(core, rid, { uuid: meta.uuid, seq, keysBytes, len, values: keys, counts, listed: text.listed, text: written })
+      keepRow(core, rid, { uuid: meta.uuid, seq, keysBytes, len, values: keys, counts, text: written })
     }
   } else {
     rid = meta.nextRid++
@@ -409,9 +411,6 @@ function textFieldId(core: StoreCore, meta: IndexMeta, name: string): number {
   return f
 }
 
-/** Whether keys of a document list a text field's length: it has `tx` and `tl` rows. */
-const hadText = (meta: IndexMeta, keys: readonly Key[]): boolean => keys.some(([f]) => meta.lengthIds.has(f))
-
 function newFieldId(core: StoreCore, meta: IndexMeta, name: string, multi: number): number {
   const r = core.db.query('INSERT INTO fields (ix, name, multi) VALUES (?, ?, ?)').run(meta.ix, name, multi)
   const f = Number(r.lastInsertRowid)
@@ -450,16 +449,18 @@ function noteMultiValued(core: StoreCore, meta: IndexMeta, keys: Array<[number, 
   }
 }
 
-/** Removes a document's fv and text rows; returns its keys (their text lengths move the BM25 counters). */
-function removeKeys(core: StoreCore, meta: IndexMeta, row: DocRow): Key[] {
+/** Removes a document's fv rows. */
+function removeKeys(core: StoreCore, row: DocRow): void {
   const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
-  const keys = JSON.parse(row.keys) as Key[]
-  let text = false
-  for (const [f, v] of keys)
-    if (meta.lengthIds.has(f)) text = true
-    else del.run(f, v, row.rid)
-  if (text) core.pendingText.set(row.rid, null, true, onUndo(core))
-  return keys
+  for (const [f, v] of JSON.parse(row.keys) as Key[]) del.run(f, v, row.rid)
+}
+
+/** Removes a document's text rows: its lengths leave the BM25 counters. */
+function removeText(core: StoreCore, meta: IndexMeta, rid: number): void {
+  const old = heldLengths(core.db, meta, core.pendingText, rid)
+  if (old.length === 0) return
+  core.pendingText.set(rid, null, true, onUndo(core))
+  core.pendingStats.move(meta.lengthIds, old, undefined, onUndo(core))
 }
 
 const onUndo =
@@ -480,30 +481,26 @@ function byField(keys: readonly Key[]): Map<number, Set<string | number>> {
 
 /**
  * Removes the fv rows of `row` a rewrite to `next` does not keep: the value keys `next` lacks.
- * Answers the row's keys (their lengths leave the text statistics) and the value keys still to
- * insert. Linear in the keys with one set lookup each: an integration listing 10,000 rules is
- * rewritten once per rule created.
+ * Answers the value keys still to insert. Linear in the keys with one set lookup each: an
+ * integration listing 10,000 rules is rewritten once per rule created.
  */
-function replaceKeys(core: StoreCore, meta: IndexMeta, row: DocRow, next: Key[]): RewrittenKeys {
+function replaceKeys(core: StoreCore, row: DocRow, next: Key[]): RewrittenKeys {
   const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
-  const old = JSON.parse(row.keys) as Key[]
   const wanted = byField(next)
   const kept: Key[] = []
-  for (const key of old) {
-    if (meta.lengthIds.has(key[0])) continue
+  for (const key of JSON.parse(row.keys) as Key[]) {
     if (wanted.get(key[0])?.has(key[1])) kept.push(key)
     else del.run(key[0], key[1], row.rid)
   }
   // A long list is kept for the next rewrite (kept-keys.ts).
   const counts = next.length >= KEEP_FROM ? countValues(next) : undefined
-  if (kept.length === 0) return { old, fresh: next, counts }
+  if (kept.length === 0) return { fresh: next, counts }
   const keep = byField(kept)
-  return { old, fresh: next.filter(([f, v]) => !keep.get(f)?.has(v)), counts }
+  return { fresh: next.filter(([f, v]) => !keep.get(f)?.has(v)), counts }
 }
 
-/** What a rewrite does to a row's keys: its keys before (the text lengths among them matter), the fv keys to insert, and the counts to keep. */
+/** What a rewrite does to a row's keys: the fv keys to insert, and the counts to keep. */
 interface RewrittenKeys {
-  old: Key[]
   fresh: Key[]
   counts?: KeptRow['counts']
 }
@@ -515,7 +512,7 @@ function keptKeys(core: StoreCore, row: DocRow, kept: KeptRow, next: Key[]): Rew
   const { removed, added } = diffKeys(kept, next)
   const del = core.db.query('DELETE FROM fv WHERE f = ? AND v = ? AND rid = ?')
   for (const [f, v] of removed) del.run(f, v, row.rid)
-  return { old: kept.listed, fresh: added, counts: next.length >= KEEP_FROM ? kept.counts : undefined }
+  return { fresh: added, counts: next.length >= KEEP_FROM ? kept.counts : undefined }
 }
 
 /**

@@ -21,8 +21,6 @@ export interface KeptRow {
   len: number
   values: Key[]
   counts: Map<number, Map<string | number, number>>
-  /** The keys that are no fv rows (text lengths): they move the text statistics. */
-  listed: Key[]
   /** The `keys` column as written (before its room): `written`'s JSON, with where each key ends in it. */
   text: KeysText
 }

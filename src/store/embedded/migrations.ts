@@ -271,6 +271,22 @@ function moreTemplateKinds(db: Database): void {
 }
 
 /**
+ * A document's keys list its fv values only from this version on: the text fields' lengths, which
+ * steps 5-7 listed there too, are read from `tl` when a document is rewritten or deleted (every
+ * refresh tested each key against them, and ingest paid for writing them).
+ */
+function lengthsOutOfKeys(db: Database): void {
+  const lengthIds = (db.query('SELECT f, name FROM fields').all() as Array<{ f: number; name: string }>)
+    .filter((r) => isLengthsField(r.name))
+    .map((r) => r.f)
+  if (lengthIds.length === 0) return
+  db.query(
+    `UPDATE docs SET keys = (SELECT json_group_array(json(k.value)) FROM json_each(docs.keys) k WHERE k.value ->> 0 NOT IN (SELECT value FROM json_each(?1)))
+     WHERE EXISTS (SELECT 1 FROM json_each(docs.keys) k WHERE k.value ->> 0 IN (SELECT value FROM json_each(?1)))`,
+  ).run(JSON.stringify(lengthIds))
+}
+
+/**
  * Every schema step, oldest first. Step 1 is idempotent so it also brings a file written before
  * schema versions existed (user_version 0, tables present) up to version 1. Append, never edit.
  */
@@ -290,6 +306,7 @@ export const SCHEMA_MIGRATIONS: readonly Migration[] = [
   },
   { version: 6, description: 'field values written by refreshes: the rowid up to which each index has them', up: deferredFieldValues },
   { version: 7, description: 'component templates and legacy index templates', up: moreTemplateKinds },
+  { version: 8, description: "documents' keys list no text field lengths (read from tl)", up: lengthsOutOfKeys },
 ]
 
 export const latestVersion = (migrations: readonly Migration[]): number => migrations.at(-1)?.version ?? 0

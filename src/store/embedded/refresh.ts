@@ -59,15 +59,13 @@ export function refreshIndex(core: RefreshTarget, meta: IndexMeta, limit = Infin
   const started = performance.now()
   const from = meta.indexedRid
   const upto = Math.min(meta.nextRid, from + limit)
-  // A keyword array may repeat a value: OR IGNORE, as for a single write. Text lengths are in no
-  // table (an index without text fields lists none: its statement does without the test).
-  const select = `INSERT OR IGNORE INTO fv (f, v, rid) SELECT k.value ->> 0, ${BOUND_VALUE}, d.rid FROM docs d, jsonb_each(d.keys) k
-       WHERE d.rid >= ? AND d.rid < ?`
-  if (meta.lengthIds.size === 0) core.db.query(`${select} ORDER BY 1, 2, 3`).run(from, upto)
-  else
-    core.db
-      .query(`${select} AND k.value ->> 0 NOT IN (SELECT value FROM json_each(?)) ORDER BY 1, 2, 3`)
-      .run(from, upto, JSON.stringify([...meta.lengthIds]))
+  // A keyword array may repeat a value: OR IGNORE, as for a single write.
+  core.db
+    .query(
+      `INSERT OR IGNORE INTO fv (f, v, rid) SELECT k.value ->> 0, ${BOUND_VALUE}, d.rid FROM docs d, jsonb_each(d.keys) k
+       WHERE d.rid >= ? AND d.rid < ? ORDER BY 1, 2, 3`,
+    )
+    .run(from, upto)
   core.db.query('UPDATE indices SET indexed_rid = ? WHERE ix = ?').run(upto, meta.ix)
   meta.indexedRid = upto
   core.onUndo(() => (meta.indexedRid = Math.min(meta.indexedRid, from)))

@@ -10,8 +10,9 @@
  * BM25 needs each field's length in each document: `tl` holds it (one row per text field of a
  * document, appended in rid order), and the term counts come from FTS5's positions (`txi`). The
  * field's document and token totals are counters on its lengths id's `fields` row, moved by the
- * lengths the document's `keys` list. Deleting a document deletes its `tx` and `tl` rows in the
- * same transaction (FTS5's contentless_delete), so updates, deletes and retention keep it exact.
+ * lengths a write brings and those `tl` (or the transaction's pending rows) held before it.
+ * Deleting a document deletes its `tx` and `tl` rows in the same transaction (FTS5's
+ * contentless_delete), so updates, deletes and retention keep it exact.
  *
  * Tokens come from the same DocView.tokens the evaluator and the scan-time statistics use, so the
  * postings, the counters and the scores are exactly what a scan computes.
@@ -86,10 +87,7 @@ export interface TextRows {
   body: string
   /** Its `tl` rows: each text field's terms id and token count. */
   lengths: Array<[f: number, len: number]>
-  /**
-   * What the document's `keys` list: each field's lengths id and token count, which is in no
-   * table but moves the field's counters.
-   */
+  /** The same counts by each field's lengths id: what moves the field's counters. */
   listed: Key[]
 }
 
@@ -165,9 +163,56 @@ export function writeText(db: Database, gone: readonly number[], docs: ReadonlyA
   }
   insertTriples(db, 'INSERT INTO tl (rid, f, len)', lengths)
   if (gone.length > 0) db.query('DELETE FROM tx WHERE rowid IN (SELECT value FROM json_each(?))').run(JSON.stringify(gone))
-  if (bodies.length > 0)
+  if (bodies.length > BOUND_ROWS)
     db.query('INSERT INTO tx (rowid, body) SELECT value ->> 0, value ->> 1 FROM json_each(?)').run(JSON.stringify(bodies))
+  else if (bodies.length > 0) {
+    // Bound rather than handed over as JSON (a quarter of FTS5's insert time went to JSON.stringify
+    // and json_each), padded with NULL rows to one of a few sizes, so few statements are cached.
+    const size = paddedSize(bodies.length)
+    const binds: Array<number | string | null> = bodies.flat()
+    for (let i = bodies.length; i < size; i++) binds.push(null, null)
+    db.query(`INSERT INTO tx (rowid, body) SELECT column1, column2 FROM (VALUES ${VALUES2[size]}) WHERE column1 IS NOT NULL`).run(...binds)
+  }
 }
+
+/** Rows bound in one statement at most (two variables each, far below SQLite's 32,766). */
+const BOUND_ROWS = 4096
+const paddedSize = (n: number): number => (n <= 16 ? 16 : 2 ** Math.ceil(Math.log2(n)))
+const VALUES2: Record<number, string> = {}
+for (let size = 16; size <= BOUND_ROWS; size *= 2) VALUES2[size] = Array(size).fill('(?, ?)').join(', ')
+
+/**
+ * The counts a document's text held before this write, by lengths id: its pending rows when the
+ * transaction wrote them (not in `tl` yet), else its `tl` rows. Empty when it had no text.
+ */
+export function heldLengths(db: Database, meta: IndexMeta, pending: PendingText, rid: number): Key[] {
+  if (meta.lengthIds.size === 0) return []
+  const held = pending.held(rid)
+  if (held !== undefined) return held?.listed ?? []
+  const rows = db.query('SELECT f, len FROM tl WHERE rid = ?').values(rid) as Array<[number, number]>
+  return rows.length === 0 ? [] : rows.map(([f, len]) => [lengthsIdOf(meta, f), len])
+}
+
+/** A text field's lengths id from its terms id (`tl` rows name the terms id, the counters the lengths id). */
+function lengthsIdOf(meta: IndexMeta, termsId: number): number {
+  let ids = lengthsIds.get(meta)
+  let f = ids?.get(termsId)
+  if (f === undefined) {
+    // Made again when a field is new to it: fields are only ever added.
+    ids = new Map()
+    for (const [name, t] of meta.fieldIds)
+      if (name.startsWith(termsField(''))) {
+        const l = meta.fieldIds.get(lengthsField(name.slice(termsField('').length)))
+        if (l !== undefined) ids.set(t, l)
+      }
+    lengthsIds.set(meta, ids)
+    f = ids.get(termsId)
+    if (f === undefined) throw new Error(`text field ${termsId} of index [${meta.name}] has no lengths id`)
+  }
+  return f
+}
+
+const lengthsIds = new WeakMap<IndexMeta, Map<number, number>>()
 
 /** Removes the text rows of every document of a rid range (an index deleted). */
 export function removeTextRange(db: Database, [lo, hi]: [number, number]): void {
@@ -187,6 +232,11 @@ export class PendingText {
 
   get size(): number {
     return this.docs.size
+  }
+
+  /** The document's text as this transaction left it: undefined when it wrote none, null when it has none. */
+  held(rid: number): TextRows | null | undefined {
+    return this.docs.get(rid)?.text
   }
 
   /** The document's text is now `text` (null: it has none, or it is deleted). */
