@@ -196,3 +196,60 @@ describe('time-filtered views equal an evaluator-only scan', () => {
     }
   })
 })
+
+describe('a large index counts a time filter and its pills from columns', () => {
+  // Past COLUMN_COUNT_FROM (50k) documents the exact total is read from columns and kept until the
+  // next write: totals must be the scan's, before and after writes.
+  const store = openEmbeddedStore(':memory:')
+  const M = 60_000
+  const doc = (i: number) => ({ '@timestamp': iso(i), host: `h${i % 40}`, outcome: i % 3 === 0 ? 'success' : 'failure' })
+  beforeAll(async () => {
+    const mappings = { properties: { '@timestamp': { type: 'date' }, host: { type: 'keyword' }, outcome: { type: 'keyword' } } }
+    await store.createIndex({ index: 'big', body: { mappings } })
+    for (let from = 0; from < M; from += 5000)
+      await store.bulk({
+        index: 'big',
+        body: Array.from({ length: 5000 }, (_, k) => [{ index: { _id: String(from + k) } }, doc(from + k)]).flat(),
+      })
+    await store.refresh({ index: 'big' })
+  }, 60_000)
+  afterAll(() => store.close())
+
+  const range = (from: number, to: number) => ({ range: { '@timestamp': { gte: iso(from), lte: iso(to) } } })
+  const queries = [
+    { bool: { filter: [{ match_all: {} }, range(6000, 59_000)], must_not: [{ match_phrase: { outcome: 'success' } }] } },
+    { bool: { filter: [range(0, M), { match_phrase: { host: 'h7' } }] } },
+    { bool: { filter: [range(100, 50_000), { term: { outcome: 'failure' } }], must_not: [{ terms: { host: ['h1', 'h2'] } }] } },
+  ]
+  const scan = (q: Record<string, unknown>) => ({ bool: { must_not: [{ bool: { must_not: [q] } }] } })
+  const totals = async () => {
+    const out: unknown[] = []
+    for (const query of queries)
+      for (const body of [
+        { size: 3, sort: [{ '@timestamp': 'desc' }], track_total_hits: true },
+        { size: 0, track_total_hits: true },
+        { size: 2, track_total_hits: 55_000 },
+      ]) {
+        const indexed = await store.search({ index: 'big', body: { ...body, query } })
+        const scanned = await store.search({ index: 'big', body: { ...body, query: scan(query) } })
+        expect({ query, body, total: indexed.hits.total, ids: indexed.hits.hits.map((h) => h._id) }).toEqual({
+          query,
+          body,
+          total: scanned.hits.total,
+          ids: scanned.hits.hits.map((h) => h._id),
+        })
+        out.push(indexed.hits.total)
+      }
+    return out
+  }
+
+  test('totals equal the scan, and follow writes', async () => {
+    const before = await totals()
+    // A match deleted, one rewritten out of the pills, new ones added: the kept positions must not answer.
+    await store.delete({ index: 'big', id: '7001' })
+    await store.index({ index: 'big', id: '7000', body: { ...doc(7000), outcome: 'success' } })
+    await store.bulk({ index: 'big', body: [{ index: { _id: 'n1' } }, doc(7007), { index: { _id: 'n2' } }, doc(7008)], refresh: true })
+    const after = await totals()
+    expect(after).not.toEqual(before)
+  }, 60_000)
+})

@@ -440,6 +440,15 @@ export function columns(
  * field has a document with two values (no column).
  */
 function pick(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, parts: ConjunctionParts): Int32Array | undefined {
+  // A search counts, pages and aggregates the same conjunction: picked once until the next write.
+  const key = JSON.stringify([parts.ranges, ...[parts.kept, parts.dropped].map((plans) => plans.map((p) => [p.sql, p.params]))])
+  const known = core.caches.picks.get(meta, key)
+  if (known !== undefined) return known ?? undefined
+  const picked = pickNow(core, meta, layout, parts)
+  return core.caches.picks.set(meta, key, picked ?? null, picked?.length ?? 1) ?? undefined
+}
+
+function pickNow(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, parts: ConjunctionParts): Int32Array | undefined {
   const { count } = layout
   // How many of the required sets each position is in; excluded ones are marked.
   const met = new Uint16Array(count)
@@ -666,6 +675,8 @@ export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown, cap
   if (beside !== undefined) return beside
   const matches = matchesOf(core, meta, plan)
   if (matches) return cap === undefined ? matches.length : Math.min(cap, matches.length)
+  const picked = cap === undefined || cap > COLUMN_COUNT_FROM ? countByColumns(core, meta, query) : undefined
+  if (picked !== undefined) return cap === undefined ? picked : Math.min(cap, picked)
   // A document with several matching values (an array, a flat_object's leaves) has one row per value.
   const distinct = plan.distinct || (plan.field !== undefined && !meta.multiValued.has(plan.field))
   if (cap !== undefined) {
@@ -675,6 +686,22 @@ export function exactCount(core: StoreCore, meta: IndexMeta, query: unknown, cap
   const n = distinct ? 'count(*)' : 'count(DISTINCT rid)'
   return (core.db.query(`SELECT ${n} AS n FROM (${plan.sql})`).get(...plan.params) as { n: number }).n
 }
+
+/**
+ * A time filter and its pills counted from columns (pick), when the index is large: a negated
+ * pill beside a broad time filter counted in SQL merged every match's rows (60 ms over 300k
+ * events), where the columns, kept until the next write, answer in a few. Undefined for other
+ * queries, or where a field has no column.
+ */
+function countByColumns(core: StoreCore, meta: IndexMeta, query: unknown): number | undefined {
+  if (core.scanOnly || meta.docCount < COLUMN_COUNT_FROM) return undefined
+  const parts = conjunctionParts(query, meta, core.now())
+  if (!parts || parts.ranges.length === 0) return undefined
+  return pick(core, meta, layoutOf(core, meta), parts)?.length
+}
+
+/** Documents from which a conjunction's count reads columns (below, its rows cost less than whole columns). */
+const COLUMN_COUNT_FROM = 50_000
 
 /**
  * A range on a field every document holds once (a data stream's timestamp) counted as the index's
