@@ -226,7 +226,7 @@ describe('a large index counts a time filter and its pills from columns', () => 
     const out: unknown[] = []
     for (const query of queries)
       for (const body of [
-        { size: 3, sort: [{ '@timestamp': 'desc' }], track_total_hits: true },
+        { size: 3, sort: [{ '@timestamp': 'desc' as const }], track_total_hits: true },
         { size: 0, track_total_hits: true },
         { size: 2, track_total_hits: 55_000 },
       ]) {
