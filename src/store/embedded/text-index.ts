@@ -195,24 +195,23 @@ export function heldLengths(db: Database, meta: IndexMeta, pending: PendingText,
 
 /** A text field's lengths id from its terms id (`tl` rows name the terms id, the counters the lengths id). */
 function lengthsIdOf(meta: IndexMeta, termsId: number): number {
-  let ids = lengthsIds.get(meta)
-  let f = ids?.get(termsId)
-  if (f === undefined) {
-    // Made again when a field is new to it: fields are only ever added.
-    ids = new Map()
-    for (const [name, t] of meta.fieldIds)
-      if (name.startsWith(termsField(''))) {
-        const l = meta.fieldIds.get(lengthsField(name.slice(termsField('').length)))
-        if (l !== undefined) ids.set(t, l)
-      }
-    lengthsIds.set(meta, ids)
-    f = ids.get(termsId)
-    if (f === undefined) throw new Error(`text field ${termsId} of index [${meta.name}] has no lengths id`)
+  let names = fieldNames.get(meta)
+  let name = names?.get(termsId)
+  // Made again when a field is new to it, or an id it knew was given back (a write taken back).
+  if (name === undefined || meta.fieldIds.get(termsField(name)) !== termsId) {
+    names = new Map()
+    const prefix = termsField('')
+    for (const [key, t] of meta.fieldIds) if (key.startsWith(prefix)) names.set(t, key.slice(prefix.length))
+    fieldNames.set(meta, names)
+    name = names.get(termsId)
   }
+  const f = name === undefined ? undefined : meta.fieldIds.get(lengthsField(name))
+  if (f === undefined) throw new Error(`text field ${termsId} of index [${meta.name}] has no lengths id`)
   return f
 }
 
-const lengthsIds = new WeakMap<IndexMeta, Map<number, number>>()
+/** Each index's text fields by terms id. */
+const fieldNames = new WeakMap<IndexMeta, Map<number, string>>()
 
 /** Removes the text rows of every document of a rid range (an index deleted). */
 export function removeTextRange(db: Database, [lo, hi]: [number, number]): void {
