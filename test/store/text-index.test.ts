@@ -264,6 +264,32 @@ describe('text index: sorted pages read from the sort field', () => {
     }
     expect(pages.slice(0, 4)).toEqual(pages.slice(4))
   })
+
+  test('past the last value, the documents without one come after every write (the count of valued documents is kept only until the next)', async () => {
+    const pages: unknown[] = []
+    for (const scanOnly of [false, true]) {
+      const store = openEmbeddedStore(':memory:', { scanOnly })
+      const page = async () => shape(await store.search({ index: 'v', body: { size: 5, sort: [{ n: 'desc' }], search_after: [2] } }))
+      await store.bulk({ index: 'v', body: [1, 2, 3].flatMap((n) => [{ index: { _id: `n${n}` } }, { n }]), refresh: true })
+      pages.push(await page(), await page())
+      // A document loses its value (as many documents as before), one without a value comes, then gets one.
+      await store.index({ index: 'v', id: 'n3', body: { other: 3 }, refresh: true })
+      pages.push(await page())
+      await store.index({ index: 'v', id: 'none', body: { other: 1 }, refresh: true })
+      pages.push(await page())
+      await store.index({ index: 'v', id: 'none', body: { n: 0 }, refresh: true })
+      pages.push(await page())
+      await store.close()
+    }
+    expect(pages.slice(0, 5)).toEqual(pages.slice(5))
+    expect(pages.slice(0, 5).map((p) => (p as ReturnType<typeof shape>).hits.map((h) => h[1]))).toEqual([
+      ['n1'],
+      ['n1'],
+      ['n1', 'n3'],
+      ['n1', 'n3', 'none'],
+      ['n1', 'none', 'n3'],
+    ])
+  })
 })
 
 describe('text index: store size', () => {

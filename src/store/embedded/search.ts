@@ -475,7 +475,7 @@ async function topKPage(plan: Plan, got: Gathered, { target, query, compiled, af
   }
   // Documents without a value sort last and were not read: enough when the window is full, or
   // when the walk read every match that has a value and no match lacks one.
-  const valued = exhausted ? target.valuedCount?.(query, sort[0].field) : undefined
+  const valued = exhausted && taken.length < window ? target.valuedCount?.(query, sort[0].field) : undefined
   const complete = taken.length >= window || (valued !== undefined && valued === target.exactCount!(query))
   if (!complete) return undefined
   for (const e of taken) got.entries.push(e)
