@@ -232,6 +232,35 @@ describe('text index: indexed plans answer as the scanning evaluator', () => {
   })
 })
 
+describe('text index: one transaction of many documents', () => {
+  test('a bulk of more text rows than one statement binds (4,096) writes them all, as smaller ones do', async () => {
+    const indexed = openEmbeddedStore(':memory:')
+    const scanned = openEmbeddedStore(':memory:', { scanOnly: true })
+    try {
+      for (const store of [indexed, scanned])
+        for (const size of [5000, 17, 3]) {
+          const body: BulkLine[] = []
+          for (let i = 0; i < size; i++) body.push({ index: {} }, { msg: `w${i % 7} common size${size}` })
+          await store.bulk({ index: 'many', body, refresh: true })
+        }
+      for (const query of [
+        { match: { msg: 'common' } },
+        { match: { msg: 'size5000' } },
+        { match: { msg: 'size17 w3' } },
+        { match: { msg: 'w6' } },
+      ]) {
+        const counts = await Promise.all([indexed, scanned].map((s) => s.count({ index: 'many', body: { query } })))
+        expect({ query, count: counts[0].count }).toEqual({ query, count: counts[1].count })
+        expect(counts[0].count).toBeGreaterThan(0)
+      }
+      expect((await indexed.count({ index: 'many', body: { query: { match: { msg: 'common' } } } })).count).toBe(5020)
+    } finally {
+      await indexed.close()
+      await scanned.close()
+    }
+  }, 60_000)
+})
+
 describe('text index: sorted pages read from the sort field', () => {
   test('documents without the sort value come last, also when the total is only a lower bound', async () => {
     const body: SearchBody = { size: 10, sort: [{ 'k.keyword': 'asc' }], track_total_hits: 2 }
