@@ -346,6 +346,20 @@ describe('text index: store size', () => {
   }, 60_000)
 })
 
+/**
+ * What schemas 4-7 listed in a document's keys beside its values: each text field's length, by
+ * the field's lengths id (read here from `tl`, which names the terms id).
+ */
+function lengthsListed(db: Database): (rid: number) => Array<[number, number]> {
+  const fields = db.query('SELECT f, ix, name FROM fields').all() as Array<{ f: number; ix: number; name: string }>
+  const lengthsId = (t: number) => {
+    const terms = fields.find((r) => r.f === t)!
+    return fields.find((r) => r.ix === terms.ix && r.name === lengthsField(terms.name.slice(termsField('').length)))!.f
+  }
+  const lengths = db.query('SELECT f, len FROM tl WHERE rid = ?')
+  return (rid) => (lengths.values(rid) as Array<[number, number]>).map(([f, len]) => [lengthsId(f), len])
+}
+
 describe('text index: an older data directory', () => {
   test('migrating a schema-3 store builds the postings and counters', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'text-index-')), 'store.db')
@@ -389,16 +403,8 @@ describe('text index: an older data directory', () => {
     )
     expect(termIds.size).toBeGreaterThan(0)
     // Schema 4 listed each text field's length in the document's keys too, by its lengths id.
-    const fields = db.query('SELECT f, ix, name FROM fields').all() as Array<{ f: number; ix: number; name: string }>
-    const lengthsOf = new Map(
-      fields.flatMap((t) => {
-        const l = termIds.has(t.f) && fields.find((l) => l.ix === t.ix && l.name === lengthsField(t.name.slice(termsField('').length)))
-        return l ? [[t.f, l.f] as const] : []
-      }),
-    )
-    expect(lengthsOf.size).toBe(termIds.size)
+    const listedLengths = lengthsListed(db)
     const tokens = db.query('SELECT term FROM txi WHERE doc = ?')
-    const lengths = db.query('SELECT f, len FROM tl WHERE rid = ?')
     for (const { rid, keys } of db.query('SELECT rid, keys FROM docs').all() as Array<{ rid: number; keys: string }>) {
       const byField = new Map<number, Set<string>>()
       for (const [term] of tokens.values(rid) as Array<[string]>) {
@@ -410,7 +416,7 @@ describe('text index: an older data directory', () => {
       const listed = [
         ...(JSON.parse(keys) as unknown[]),
         ...[...byField].map(([f, terms]) => [f, [...terms].join(' ')]),
-        ...(lengths.values(rid) as Array<[number, number]>).map(([f, len]) => [lengthsOf.get(f), len]),
+        ...listedLengths(rid),
       ]
       db.query('UPDATE docs SET keys = ? WHERE rid = ?').run(JSON.stringify(listed), rid)
     }
@@ -448,15 +454,11 @@ describe('text index: keys written before schema 8', () => {
     await a.close()
     // What schema 7 wrote: each text field's length in the document's keys too, by its lengths id.
     const db = new Database(file)
-    const fields = db.query('SELECT f, ix, name FROM fields').all() as Array<{ f: number; ix: number; name: string }>
-    const lengthsId = (t: number) => {
-      const terms = fields.find((r) => r.f === t)!
-      return fields.find((r) => r.ix === terms.ix && r.name === lengthsField(terms.name.slice(termsField('').length)))!.f
-    }
-    const lengths = db.query('SELECT f, len FROM tl WHERE rid = ?')
+    const fields = db.query('SELECT f, name FROM fields').all() as Array<{ f: number; name: string }>
+    const listedLengths = lengthsListed(db)
     let listed = 0
     for (const { rid, keys } of db.query('SELECT rid, keys FROM docs').all() as Array<{ rid: number; keys: string }>) {
-      const extra = (lengths.values(rid) as Array<[number, number]>).map(([f, len]) => [lengthsId(f), len])
+      const extra = listedLengths(rid)
       listed += extra.length
       db.query('UPDATE docs SET keys = ? WHERE rid = ?').run(JSON.stringify([...(JSON.parse(keys) as unknown[]), ...extra]), rid)
     }
