@@ -261,6 +261,39 @@ describe('text index: one transaction of many documents', () => {
   }, 60_000)
 })
 
+describe('text index: a common term', () => {
+  test("a term in thousands of documents is ranked from the field's lengths read at once, as the scan ranks it, after every write", async () => {
+    const indexed = openEmbeddedStore(':memory:')
+    const scanned = openEmbeddedStore(':memory:', { scanOnly: true })
+    const doc = (i: number, extra = '') => ({
+      msg: `${i % 2 === 0 ? 'common' : 'rare'} ${'filler '.repeat(i % 9)}${i % 5 === 0 ? 'common' : ''} ${extra}`,
+    })
+    try {
+      for (const store of [indexed, scanned]) {
+        const body: BulkLine[] = []
+        for (let i = 0; i < 6000; i++) body.push({ index: { _id: String(i) } }, doc(i))
+        await store.bulk({ index: 'c', body, refresh: true })
+      }
+      const page = async (store: Store) =>
+        shape(await store.search({ index: 'c', body: { query: { match: { msg: 'common' } }, size: 12, track_total_hits: true } }))
+      expect(await page(indexed)).toEqual(await page(scanned))
+      // Shorter documents rank first: rewritten ones move, and the lengths read before must not answer.
+      for (const store of [indexed, scanned]) {
+        for (const id of ['7', '4001']) await store.index({ index: 'c', id, body: { msg: 'common common common' } })
+        await store.index({ index: 'c', id: '0', body: { msg: 'common '.concat('filler '.repeat(30)) } })
+        await store.refresh({ index: 'c' })
+      }
+      const after = await page(indexed)
+      expect(after).toEqual(await page(scanned))
+      expect(after.hits.slice(0, 2).map((h) => h[1])).toEqual(['7', '4001'])
+      expect(after.hits.map((h) => h[1])).not.toContain('0')
+    } finally {
+      await indexed.close()
+      await scanned.close()
+    }
+  }, 60_000)
+})
+
 describe('text index: sorted pages read from the sort field', () => {
   test('documents without the sort value come last, also when the total is only a lower bound', async () => {
     const body: SearchBody = { size: 10, sort: [{ 'k.keyword': 'asc' }], track_total_hits: 2 }

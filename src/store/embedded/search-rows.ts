@@ -25,7 +25,7 @@ import {
 import { ridRange } from './rids'
 import { indexedKind } from './mapping'
 import { singleMatch, type Stats } from '../query/score'
-import { topByPostings } from './text-index'
+import { readFieldLengths, topByPostings } from './text-index'
 import type { Row } from './search'
 
 /** Rows read per statement: no SQLite cursor stays open while a search yields the event loop. */
@@ -739,7 +739,14 @@ export function topByScore(
 ): { total: number; top: Array<{ row: Row; score: number }> } | undefined {
   const m = singleMatch(query, meta.specs)
   core.textVisible()
-  const ranked = m && topByPostings(core.db, meta, m, stats, window)
+  const lengthsOf = (f: number) => {
+    const key = String(f)
+    const known = core.caches.lengths.get(meta, key)
+    if (known !== undefined) return known ?? undefined
+    const read = readFieldLengths(core.db, meta, f)
+    return core.caches.lengths.set(meta, key, read, read?.lens.length ?? 1) ?? undefined
+  }
+  const ranked = m && topByPostings(core.db, meta, m, stats, window, lengthsOf)
   if (!ranked) return undefined
   const rows = withSources(
     core,

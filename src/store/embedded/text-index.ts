@@ -24,6 +24,7 @@ import { DocView, fieldPath, type FieldPath } from '../query/doc'
 import { bm25, type FieldStats, type Needs, type Stats } from '../query/score'
 import { plainTokensJoined } from '../query/analysis'
 import type { IndexMeta } from './catalog'
+import { ridRange } from './rids'
 
 export type Key = [f: number, v: string | number]
 
@@ -371,20 +372,32 @@ export function topByPostings(
   m: { field: string; terms: string[]; and: boolean; boost: number },
   stats: Stats,
   window: number,
+  lengthsOf?: (f: number) => FieldLengths | undefined,
 ): { total: number; top: Array<{ rid: number; score: number }> } | undefined {
   const f = meta.fieldIds.get(termsField(m.field))
   const s = stats.get(m.field)
   if (f === undefined || !s) return { total: 0, top: [] }
+  // A common term's lengths come from the field's lengths read at once, not a `tl` lookup per posting.
+  const postings = (t: string, df: number) => postingsOf(db, f, ftsToken(f, t), df >= lengthsFrom(s.docs) ? lengthsOf?.(f) : undefined)
   const sums = new Map<number, number>()
   const seen = m.and ? new Map<number, number>() : undefined
-  for (const t of m.terms) {
+  const single = m.terms.length === 1 ? m.terms[0] : undefined
+  const df1 = single === undefined ? 0 : (s.df.get(single) ?? 0)
+  // One term: each posting is a hit with its score (no sum to keep per document).
+  const scored: Iterable<[number, number]> =
+    single !== undefined
+      ? (function* () {
+          if (df1 > 0) for (const [rid, tf, len] of postings(single, df1)) yield [rid, bm25(tf, len, df1, s)]
+        })()
+      : sums
+  for (const t of single === undefined ? m.terms : []) {
     const df = s.df.get(t) ?? 0
     if (df === 0) {
       if (m.and) return { total: 0, top: [] }
       continue
     }
     // Each document's terms are added in the query's order, as the scan adds them.
-    for (const [rid, tf, len] of postingsOf(db, f, ftsToken(f, t))) {
+    for (const [rid, tf, len] of postings(t, df)) {
       sums.set(rid, (sums.get(rid) ?? 0) + bm25(tf, len, df, s))
       seen?.set(rid, (seen.get(rid) ?? 0) + 1)
     }
@@ -393,7 +406,7 @@ export function topByPostings(
   const before = (a: { rid: number; score: number }, b: { rid: number; score: number }) =>
     a.score > b.score || (a.score === b.score && a.rid < b.rid)
   let total = 0
-  for (const [rid, sum] of sums) {
+  for (const [rid, sum] of scored) {
     if (seen && seen.get(rid) !== m.terms.length) continue
     total++
     const hit = { rid, score: m.boost * sum }
@@ -420,10 +433,13 @@ const SMALL_WINDOW = 256
  * SQLite sort them first, a fifth of a common word's time (50k documents: 68 -> 52 ms). Should a
  * document come back out of order, the grouped query answers instead.
  */
-export function postingsOf(db: Database, f: number, token: string): Array<[number, number, number]> {
-  const rows = db.query('SELECT i.doc, l.len FROM txi i JOIN tl l ON l.rid = i.doc AND l.f = ? WHERE i.term = ?').values(f, token) as Array<
-    [number, number]
-  >
+export function postingsOf(db: Database, f: number, token: string, lengths?: FieldLengths): Array<[number, number, number]> {
+  const rows = (
+    lengths
+      ? db.query('SELECT doc, 0 FROM txi WHERE term = ?').values(token)
+      : db.query('SELECT i.doc, l.len FROM txi i JOIN tl l ON l.rid = i.doc AND l.f = ? WHERE i.term = ?').values(f, token)
+  ) as Array<[number, number]>
+  if (lengths) for (const row of rows) row[1] = lengths.lens[row[0] - lengths.lo]
   const out: Array<[number, number, number]> = []
   let last: [number, number, number] | undefined
   for (const [rid, len] of rows) {
@@ -432,6 +448,34 @@ export function postingsOf(db: Database, f: number, token: string): Array<[numbe
     else out.push((last = [rid, 1, len]))
   }
   return out
+}
+
+/**
+ * A text field's length in each document of an index (`lens[rid - lo]`, 0 where it has none), read
+ * from `tl` in one pass: a word in a third of 1M documents joined `tl` once per posting, three
+ * fifths of its time.
+ */
+export interface FieldLengths {
+  lo: number
+  lens: Uint16Array
+}
+
+/** Postings of a term in at least this share of the field's documents read the field's lengths at once. */
+const lengthsFrom = (docs: number): number => Math.max(LENGTHS_FROM_DOCS, docs / 8)
+const LENGTHS_FROM_DOCS = 2048
+
+/** The lengths of field `f` (terms id) over the index's documents; null when one does not fit 16 bits. */
+export function readFieldLengths(db: Database, meta: IndexMeta, f: number): FieldLengths | null {
+  const [lo] = ridRange(meta.ix)
+  const lens = new Uint16Array(Math.max(0, meta.nextRid - lo))
+  const rows = db.query('SELECT rid, len FROM tl WHERE rid >= ? AND rid < ? AND f = ?').values(lo, meta.nextRid, f) as Array<
+    [number, number]
+  >
+  for (const [rid, len] of rows) {
+    if (len > 0xffff) return null
+    lens[rid - lo] = len
+  }
+  return { lo, lens }
 }
 
 const groupedPostings = (db: Database, f: number, token: string) =>
