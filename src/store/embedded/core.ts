@@ -88,8 +88,8 @@ export class StoreCore {
     columns: new IndexCaches<Column | null>(4_000_000, rewritesOf),
     /** The matching rids of conjunctions (search-rows.ts's matchesOf), 8 bytes each: 16 MiB at most. */
     matches: new IndexCaches<Float64Array | null>(2_000_000),
-    /** Text fields' lengths per document (text-index.ts's readFieldLengths), 2 bytes each: 16 MiB at most. */
-    lengths: new IndexCaches<FieldLengths | null>(8_000_000),
+    /** Text fields' lengths per document (text-index.ts's fieldLengths), 2 bytes each: 16 MiB at most; grown with added documents. */
+    lengths: new IndexCaches<FieldLengths | null>(8_000_000, rewritesOf),
     /** The column positions of time filters and their pills (search-rows.ts's pick), 4 bytes each: 16 MiB at most. */
     picks: new IndexCaches<Int32Array | null>(4_000_000),
     /** Answers of size-0 searches (request-cache.ts), in characters: 32 MiB of UTF-16 at most. */

@@ -25,7 +25,7 @@ import {
 import { ridRange } from './rids'
 import { indexedKind } from './mapping'
 import { singleMatch, type Stats } from '../query/score'
-import { readFieldLengths, topByPostings } from './text-index'
+import { fieldLengths, topByPostings } from './text-index'
 import type { Row } from './search'
 
 /** Rows read per statement: no SQLite cursor stays open while a search yields the event loop. */
@@ -742,9 +742,10 @@ export function topByScore(
   const lengthsOf = (f: number) => {
     const key = String(f)
     const known = core.caches.lengths.get(meta, key)
-    if (known !== undefined) return known ?? undefined
-    const read = readFieldLengths(core.db, meta, f)
-    return core.caches.lengths.set(meta, key, read, read?.lens.length ?? 1) ?? undefined
+    if (known === null) return undefined
+    const read = fieldLengths(core.db, meta, f, known)
+    if (read !== known) core.caches.lengths.set(meta, key, read, read?.lens.length ?? 1)
+    return read ?? undefined
   }
   const ranked = m && topByPostings(core.db, meta, m, stats, window, lengthsOf)
   if (!ranked) return undefined
