@@ -379,35 +379,36 @@ export function topByPostings(
   if (f === undefined || !s) return { total: 0, top: [] }
   // A common term's lengths come from the field's lengths read at once, not a `tl` lookup per posting.
   const postings = (t: string, df: number) => postingsOf(db, f, ftsToken(f, t), df >= lengthsFrom(s.docs) ? lengthsOf?.(f) : undefined)
-  const sums = new Map<number, number>()
-  const seen = m.and ? new Map<number, number>() : undefined
-  const single = m.terms.length === 1 ? m.terms[0] : undefined
-  const df1 = single === undefined ? 0 : (s.df.get(single) ?? 0)
-  // One term: each posting is a hit with its score (no sum to keep per document).
-  const scored: Iterable<[number, number]> =
-    single !== undefined
-      ? (function* () {
-          if (df1 > 0) for (const [rid, tf, len] of postings(single, df1)) yield [rid, bm25(tf, len, df1, s)]
-        })()
-      : sums
-  for (const t of single === undefined ? m.terms : []) {
-    const df = s.df.get(t) ?? 0
-    if (df === 0) {
-      if (m.and) return { total: 0, top: [] }
-      continue
+  // Each matching document with its score: one term's postings are its documents already (their
+  // tuples take the score in place); several terms' scores are summed per document.
+  let scored: Iterable<readonly [number, number, ...number[]]>
+  if (m.terms.length === 1) {
+    const df = s.df.get(m.terms[0]) ?? 0
+    const list = df === 0 ? [] : postings(m.terms[0], df)
+    for (const p of list) p[1] = bm25(p[1], p[2], df, s)
+    scored = list
+  } else {
+    const sums = new Map<number, number>()
+    const seen = new Map<number, number>()
+    for (const t of m.terms) {
+      const df = s.df.get(t) ?? 0
+      if (df === 0) {
+        if (m.and) return { total: 0, top: [] }
+        continue
+      }
+      // Each document's terms are added in the query's order, as the scan adds them.
+      for (const [rid, tf, len] of postings(t, df)) {
+        sums.set(rid, (sums.get(rid) ?? 0) + bm25(tf, len, df, s))
+        if (m.and) seen.set(rid, (seen.get(rid) ?? 0) + 1)
+      }
     }
-    // Each document's terms are added in the query's order, as the scan adds them.
-    for (const [rid, tf, len] of postings(t, df)) {
-      sums.set(rid, (sums.get(rid) ?? 0) + bm25(tf, len, df, s))
-      seen?.set(rid, (seen.get(rid) ?? 0) + 1)
-    }
+    scored = m.and ? [...sums].filter(([rid]) => seen.get(rid) === m.terms.length) : sums
   }
   const top: Array<{ rid: number; score: number }> = []
   const before = (a: { rid: number; score: number }, b: { rid: number; score: number }) =>
     a.score > b.score || (a.score === b.score && a.rid < b.rid)
   let total = 0
   for (const [rid, sum] of scored) {
-    if (seen && seen.get(rid) !== m.terms.length) continue
     total++
     const hit = { rid, score: m.boost * sum }
     // A small window is kept sorted as it fills (a common term's matches are never all sorted).
