@@ -43,6 +43,14 @@ export class IndexCaches<T> {
     return entry.value
   }
 
+  /** The entry for `key`, made by `make` (and kept, `cells` of it) when there is none. */
+  remember(meta: IndexMeta, key: string, make: () => T, cells: (value: T) => number = () => 1): T {
+    const known = this.get(meta, key)
+    if (known !== undefined) return known
+    const value = make()
+    return this.set(meta, key, value, cells(value))
+  }
+
   set(meta: IndexMeta, key: string, value: T, cells = 1): T {
     if (cells > this.budget) return value
     this.forget(meta, key)

@@ -58,11 +58,11 @@ function probeOf(core: StoreCore, meta: IndexMeta): PlanProbe {
     // Kept until the index's next write: a dashboard repeating a search plans it without counting
     // again. Counts only choose between equivalent plans: a stale one could cost time, never change an answer.
     count: (sql, params, cap) => {
-      const key = `${cap} ${sql} ${JSON.stringify(params)}`
-      const known = core.caches.counts.get(meta, key)
-      if (known !== undefined) return known
-      const n = (core.db.query(`SELECT count(*) AS n FROM (${sql} LIMIT ${Math.floor(cap)})`).get(...params) as { n: number }).n
-      return core.caches.counts.set(meta, key, n)
+      return core.caches.counts.remember(
+        meta,
+        `${cap} ${sql} ${JSON.stringify(params)}`,
+        () => (core.db.query(`SELECT count(*) AS n FROM (${sql} LIMIT ${Math.floor(cap)})`).get(...params) as { n: number }).n,
+      )
     },
     // Writes refuse a data stream document without one timestamp (doc-write.ts's checkDataStream).
     singleValued: (field) => {
@@ -309,10 +309,11 @@ export function valuedCount(core: StoreCore, meta: IndexMeta, query: unknown, fi
   // Kept until the index's next write: a page past the last value of an index (search_after on
   // several indices) asks it of every index on every page, and counting a field's rows over 200k
   // documents took 4 ms each time.
-  const key = `valued ${sql} ${JSON.stringify(params)}`
-  const known = core.caches.counts.get(meta, key)
-  if (known !== undefined) return known
-  return core.caches.counts.set(meta, key, (core.db.query(sql).get(...params) as { n: number }).n)
+  return core.caches.counts.remember(
+    meta,
+    `valued ${sql} ${JSON.stringify(params)}`,
+    () => (core.db.query(sql).get(...params) as { n: number }).n,
+  )
 }
 
 /**
@@ -449,10 +450,13 @@ export function columns(
 function pick(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, parts: ConjunctionParts): Int32Array | undefined {
   // A search counts, pages and aggregates the same conjunction: picked once until the next write.
   const key = JSON.stringify([parts.ranges, ...[parts.kept, parts.dropped].map((plans) => plans.map((p) => [p.sql, p.params]))])
-  const known = core.caches.picks.get(meta, key)
-  if (known !== undefined) return known ?? undefined
-  const picked = pickNow(core, meta, layout, parts)
-  return core.caches.picks.set(meta, key, picked ?? null, picked?.length ?? 1) ?? undefined
+  const picked = core.caches.picks.remember(
+    meta,
+    key,
+    () => pickNow(core, meta, layout, parts) ?? null,
+    (p) => p?.length ?? 1,
+  )
+  return picked ?? undefined
 }
 
 function pickNow(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, parts: ConjunctionParts): Int32Array | undefined {
@@ -659,12 +663,18 @@ const MATCHES_KEPT = 16_384
  */
 function matchesOf(core: StoreCore, meta: IndexMeta, plan: Plan): Float64Array | undefined {
   if (!plan.conjunction) return undefined
-  const key = `${plan.sql} ${JSON.stringify(plan.params)}`
-  const known = core.caches.matches.get(meta, key)
-  if (known !== undefined) return known ?? undefined
-  const rows = core.db.query(`SELECT rid FROM (${plan.sql}) ORDER BY rid LIMIT ${MATCHES_KEPT + 1}`).values(...plan.params) as number[][]
-  const rids = rows.length > MATCHES_KEPT ? null : Float64Array.from(rows, (r) => r[0])
-  return core.caches.matches.set(meta, key, rids, rids ? rids.length : 1) ?? undefined
+  const rids = core.caches.matches.remember(
+    meta,
+    `${plan.sql} ${JSON.stringify(plan.params)}`,
+    () => {
+      const rows = core.db
+        .query(`SELECT rid FROM (${plan.sql}) ORDER BY rid LIMIT ${MATCHES_KEPT + 1}`)
+        .values(...plan.params) as number[][]
+      return rows.length > MATCHES_KEPT ? null : Float64Array.from(rows, (r) => r[0])
+    },
+    (r) => r?.length ?? 1,
+  )
+  return rids ?? undefined
 }
 
 /** Matches below which a query's aggregations read documents rather than columns. */
