@@ -159,6 +159,18 @@ function shape(r: Awaited<ReturnType<Store['search']>>) {
   return { total: r.hits.total, hits: r.hits.hits.map((h) => [h._index, h._id, h._score, h.sort]), aggregations: r.aggregations }
 }
 
+/** `run` with an indexed store and a scan-only one, both in memory, closed after. */
+async function withBothStores(run: (indexed: Store, scanned: Store) => Promise<void>): Promise<void> {
+  const indexed = openEmbeddedStore(':memory:')
+  const scanned = openEmbeddedStore(':memory:', { scanOnly: true })
+  try {
+    await run(indexed, scanned)
+  } finally {
+    await indexed.close()
+    await scanned.close()
+  }
+}
+
 async function differential(indexed: Store, scanned: Store, index: string): Promise<number> {
   let compared = 0
   for (const q of QUERIES)
@@ -234,9 +246,7 @@ describe('text index: indexed plans answer as the scanning evaluator', () => {
 
 describe('text index: one transaction of many documents', () => {
   test('a bulk of more text rows than one statement binds (4,096) writes them all, as smaller ones do', async () => {
-    const indexed = openEmbeddedStore(':memory:')
-    const scanned = openEmbeddedStore(':memory:', { scanOnly: true })
-    try {
+    await withBothStores(async (indexed, scanned) => {
       for (const store of [indexed, scanned])
         for (const size of [5000, 17, 3]) {
           const body: BulkLine[] = []
@@ -254,21 +264,14 @@ describe('text index: one transaction of many documents', () => {
         expect(counts[0].count).toBeGreaterThan(0)
       }
       expect((await indexed.count({ index: 'many', body: { query: { match: { msg: 'common' } } } })).count).toBe(5020)
-    } finally {
-      await indexed.close()
-      await scanned.close()
-    }
+    })
   }, 60_000)
 })
 
 describe('text index: a common term', () => {
   test("a term in thousands of documents is ranked from the field's lengths read at once, as the scan ranks it, after every write", async () => {
-    const indexed = openEmbeddedStore(':memory:')
-    const scanned = openEmbeddedStore(':memory:', { scanOnly: true })
-    const doc = (i: number, extra = '') => ({
-      msg: `${i % 2 === 0 ? 'common' : 'rare'} ${'filler '.repeat(i % 9)}${i % 5 === 0 ? 'common' : ''} ${extra}`,
-    })
-    try {
+    const doc = (i: number) => ({ msg: `${i % 2 === 0 ? 'common' : 'rare'} ${'filler '.repeat(i % 9)}${i % 5 === 0 ? 'common' : ''}` })
+    await withBothStores(async (indexed, scanned) => {
       for (const store of [indexed, scanned]) {
         const body: BulkLine[] = []
         for (let i = 0; i < 6000; i++) body.push({ index: { _id: String(i) } }, doc(i))
@@ -293,10 +296,7 @@ describe('text index: a common term', () => {
       expect(after).toEqual(await page(scanned))
       expect(after.hits.slice(0, 3).map((h) => h[1])).toEqual(['new', '7', '4001'])
       expect(after.hits.map((h) => h[1])).not.toContain('0')
-    } finally {
-      await indexed.close()
-      await scanned.close()
-    }
+    })
   }, 60_000)
 })
 
@@ -539,9 +539,7 @@ describe('text index: keys written before schema 8', () => {
   }, 60_000)
 
   test('one bulk that writes, rewrites and deletes the same documents keeps the counters exact', async () => {
-    const indexed = openEmbeddedStore(':memory:')
-    const scanned = openEmbeddedStore(':memory:', { scanOnly: true })
-    try {
+    await withBothStores(async (indexed, scanned) => {
       for (const store of [indexed, scanned]) {
         await fill(store, 11)
         await store.bulk({
@@ -567,10 +565,7 @@ describe('text index: keys written before schema 8', () => {
         })
       }
       await differential(indexed, scanned, 'ti-*')
-    } finally {
-      await indexed.close()
-      await scanned.close()
-    }
+    })
   }, 60_000)
 })
 
