@@ -416,7 +416,7 @@ export class StoreCore {
    * of MiB before a full collection. A 100k-event `_bulk` ingest over HTTP, same runs: peak RSS
    * 250-258 MiB instead of 282-339, node CPU per event +3% (within the runs' spread); a 48 MiB
    * growth allowance costs ~1% and peaks at 266-276 MiB. Before the refresh rather than after its
-   * commit: the refresh's sort (SQLite's sorter holds the batch's keys, ~15 MiB for 8,192 events)
+   * commit: the refresh's sort (SQLite's sorter holds the batch's keys up to the page cache's size)
    * then does not peak on top of that garbage.
    */
   private readonly batchHeap = new HeapGrowth(BATCH_HEAP_GROWTH)

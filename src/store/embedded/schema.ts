@@ -38,7 +38,9 @@ export function prepareDatabase(
   // pages: SQLite's 1000 meant 16 MiB of WAL at 16 KiB pages, copied and fsynced in one 10-20 ms
   // stall every few hundred writes (the p99 of concurrent writers). 256 pages is SQLite's own 4 MiB.
   db.run('PRAGMA wal_autocheckpoint = 256')
-  db.run('PRAGMA temp_store = MEMORY')
+  // Sorts past the page cache (a refresh's batch of keys, a large ORDER BY) spill to a temporary
+  // file, not to the heap: MEMORY held a 1M-event ingest's peak RSS at 308 MiB, FILE at 243-253.
+  db.run('PRAGMA temp_store = FILE')
   db.run('PRAGMA cache_size = -16000') // 16 MiB page cache: bounded memory at any data size
   const result = migrate(db, file, migrations)
   // Points in time do not outlive the process.
