@@ -8,78 +8,23 @@
  * Answers OpenSearch's `{tokens: [{token, start_offset, end_offset, type, position}]}` (or
  * `detail` with `explain`), at most `index.analyze.max_token_count` (10,000) tokens.
  */
-import { standardTokens } from '../store/query/analysis'
+import {
+  ANALYZERS,
+  ENGLISH_STOP,
+  FILTERS,
+  stopFilter,
+  TOKENIZERS,
+  type Analyzer,
+  type Filter,
+  type Token,
+  type Tokenizer,
+} from '../store/query/analyzers'
 import { isObject } from '../store/query/doc'
 import type { FieldMapping, Mappings } from '../store/port'
 import { badRequest, type RequestContext } from './context'
 import type { IndexRouter } from './router'
 
 export const ANALYZE_ACTION = 'indices:admin/analyze'
-
-interface Token {
-  token: string
-  start_offset: number
-  end_offset: number
-  type: string
-  position: number
-}
-
-type Tokenizer = (text: string) => Array<{ token: string; start: number; end: number; type: string }>
-type Filter = (tokens: Token[]) => Token[]
-
-const ENGLISH_STOP = new Set(
-  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(
-    ' ',
-  ),
-)
-
-function regexTokenizer(re: RegExp, type: string, lower = false): Tokenizer {
-  return (text) => {
-    const out: ReturnType<Tokenizer> = []
-    for (const m of text.matchAll(re))
-      out.push({ token: lower ? m[0].toLowerCase() : m[0], start: m.index, end: m.index + m[0].length, type })
-    return out
-  }
-}
-
-const TOKENIZERS: Record<string, Tokenizer> = {
-  standard: (text) => standardTokens(text).map((t) => ({ ...t, type: /^\p{N}+$/u.test(t.token) ? '<NUM>' : '<ALPHANUM>' })),
-  letter: regexTokenizer(/\p{L}+/gu, 'word'),
-  lowercase: regexTokenizer(/\p{L}+/gu, 'word', true),
-  whitespace: regexTokenizer(/\S+/g, 'word'),
-  keyword: (text) => (text === '' ? [] : [{ token: text, start: 0, end: text.length, type: 'word' }]),
-}
-
-function stopFilter(words: Set<string>, ignoreCase = false): Filter {
-  return (tokens) => tokens.filter((t) => !words.has(ignoreCase ? t.token.toLowerCase() : t.token))
-}
-
-const FILTERS: Record<string, Filter> = {
-  lowercase: (ts) => ts.map((t) => ({ ...t, token: t.token.toLowerCase() })),
-  uppercase: (ts) => ts.map((t) => ({ ...t, token: t.token.toUpperCase() })),
-  asciifolding: (ts) => ts.map((t) => ({ ...t, token: t.token.normalize('NFD').replace(/\p{M}+/gu, '') })),
-  stop: stopFilter(ENGLISH_STOP),
-  trim: (ts) => ts.map((t) => ({ ...t, token: t.token.trim() })),
-  reverse: (ts) => ts.map((t) => ({ ...t, token: [...t.token].reverse().join('') })),
-  unique: (ts) => {
-    const seen = new Set<string>()
-    return ts.filter((t) => !seen.has(t.token) && (seen.add(t.token), true))
-  },
-}
-
-interface Analyzer {
-  name: string
-  tokenizer: Tokenizer
-  filters: Filter[]
-}
-
-const ANALYZERS: Record<string, () => Analyzer> = {
-  standard: () => ({ name: 'standard', tokenizer: TOKENIZERS.standard, filters: [FILTERS.lowercase] }),
-  simple: () => ({ name: 'simple', tokenizer: TOKENIZERS.lowercase, filters: [] }),
-  whitespace: () => ({ name: 'whitespace', tokenizer: TOKENIZERS.whitespace, filters: [] }),
-  keyword: () => ({ name: 'keyword', tokenizer: TOKENIZERS.keyword, filters: [] }),
-  stop: () => ({ name: 'stop', tokenizer: TOKENIZERS.lowercase, filters: [FILTERS.stop] }),
-}
 
 function tokenizerOf(spec: unknown): Tokenizer {
   if (typeof spec === 'string') {

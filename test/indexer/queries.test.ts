@@ -122,6 +122,31 @@ describe('prefix variants of match (answers of OpenSearch 3.4 on the same docume
   })
 })
 
+describe("a query's analyzer, and regular expressions in query_string (answers of OpenSearch 3.4 on the same documents)", () => {
+  const match = (type: string, query: string, extra: Record<string, unknown>) => ids({ [type]: { title: { query, ...extra } } })
+
+  test('match, match_phrase, match_bool_prefix and multi_match analyse their text with the analyzer named', async () => {
+    expect(await match('match', 'Quick', { analyzer: 'whitespace' })).toEqual([])
+    expect(await match('match', 'Quick', { analyzer: 'simple' })).toEqual(['1', '3'])
+    expect(await match('match', 'quick dog', { analyzer: 'keyword' })).toEqual([])
+    expect(await match('match', 'the turtle', { analyzer: 'stop', operator: 'and' })).toEqual(['4'])
+    expect(await match('match', 'the turtle', { operator: 'and' })).toEqual([])
+    expect(await match('match_phrase', 'Brown Fox', { analyzer: 'whitespace' })).toEqual([])
+    expect(await match('match_phrase', 'Brown Fox', { analyzer: 'simple' })).toEqual(['1'])
+    expect(await match('match_bool_prefix', 'Lazy bro', { analyzer: 'whitespace' })).toEqual(['1', '2'])
+    expect(await ids({ multi_match: { query: 'Quick', fields: ['title'], analyzer: 'whitespace' } })).toEqual([])
+    expect(await ids({ multi_match: { query: 'Quick', fields: ['title'], analyzer: 'standard' } })).toEqual(['1', '3'])
+  })
+
+  test('a query_string regular expression ignores case on a text field, not on a keyword; the regexp query never', async () => {
+    expect(await ids({ query_string: { query: 'title:/QUI.*/' } })).toEqual(['1', '3'])
+    expect(await ids({ query_string: { query: '/QUI.*/', default_field: 'title' } })).toEqual(['1', '3'])
+    expect(await ids({ query_string: { query: 'status:/OPEN/' } })).toEqual([])
+    expect(await ids({ query_string: { query: 'status:/open/' } })).toEqual(['1', '3'])
+    expect(await ids({ regexp: { title: 'QUI.*' } })).toEqual([])
+  })
+})
+
 describe('relevance', () => {
   test('compound queries combine scores as Lucene does (values from OpenSearch 3.4)', async () => {
     await api.call('admin', 'PUT', '/scored', { mappings: { properties: { msg: { type: 'text' }, kw: { type: 'keyword' } } } })

@@ -11,6 +11,7 @@ import { ignoredFields } from './malformed'
 import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
 import { checkNestedDepth, checkRegexLength, ClauseBudget, type QueryLimits } from './limits'
 import { analyze } from './analysis'
+import { queryTerms } from './analyzers'
 import { parseDate, parseDateMath } from './dates'
 import { type Zone, zoneOf } from './zones'
 import { type DocView, type FieldPath, fieldPath, isObject, keywordOf, asDocView, type Source } from './doc'
@@ -897,7 +898,7 @@ class Compiler {
       }
       return this.term(f, query, false)
     }
-    const qt = analyze(String(query))
+    const qt = queryTerms(p.analyzer)(String(query))
     if (qt.length === 0) return p.zero_terms_query === 'all' ? always : never
     const and = String(p.operator ?? 'or').toLowerCase() === 'and'
     const need = and
@@ -935,7 +936,7 @@ class Compiler {
         `failed to create query: Can only use phrase prefix queries on text fields - not on [${f.name}] which is of type [${type}]`,
       )
     }
-    const qt = analyze(String(query))
+    const qt = queryTerms(p.analyzer)(String(query))
     if (qt.length === 0) return p.zero_terms_query === 'all' ? always : never
     const slop = Number(p.slop ?? 0)
     if (!Number.isInteger(slop) || slop < 0)

@@ -250,7 +250,14 @@ class Parser {
       const re = this.lx.text.slice(this.lx.pos + 1, end)
       this.lx.pos = end + 1
       this.boost()
-      return this.onFields(field, re, (f) => ({ regexp: { [f.name]: { value: re } } }), false)
+      // On a text field OpenSearch (3.0 on) matches the expression ignoring ASCII case, as the
+      // field's analyzer would have lower-cased its terms; on a keyword field it is exact.
+      return this.onFields(
+        field,
+        re,
+        (f) => ({ regexp: { [f.name]: { value: re, ...(f.kind === 'text' ? { case_insensitive: true } : {}) } } }),
+        false,
+      )
     }
     if (!this.o.simple) {
       const cmp = /^(>=|<=|>|<)/.exec(this.lx.text.slice(this.lx.pos))

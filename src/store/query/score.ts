@@ -5,6 +5,7 @@
  * others keep the constant score 1 (and their index order), as their matches are equally good.
  */
 import { analyze } from './analysis'
+import { queryTerms } from './analyzers'
 import { compile, expandFieldPattern, kindOf, minimumShouldMatch, type FieldSpec, type Test } from './compile'
 import { combinedScore, parseCombinedFields } from './combined-fields'
 import { type DocView, fieldPath, isObject } from './doc'
@@ -120,8 +121,9 @@ class Builder {
         const v = body[field]
         const query = isObject(v) ? v.query : v
         const boost = isObject(v) ? boostOf(v) : 1
-        if (type === 'match_phrase' && !(isObject(v) && Number(v.slop ?? 0) > 0)) return this.phrase(field, query, boost)
-        return this.text(field, query, boost, type === 'match_bool_prefix')
+        const analyzer = isObject(v) ? v.analyzer : undefined
+        if (type === 'match_phrase' && !(isObject(v) && Number(v.slop ?? 0) > 0)) return this.phrase(field, query, boost, analyzer)
+        return this.text(field, query, boost, type === 'match_bool_prefix', analyzer)
       }
       case 'multi_match':
         return isObject(body) ? this.multiMatch(body) : undefined
@@ -157,7 +159,9 @@ class Builder {
     }
     const kind = String(body.type ?? 'best_fields')
     const prefixLast = kind === 'bool_prefix'
-    const parts = [...boosts].map(([f, b]) => this.text(f, body.query, b, prefixLast)).filter((s): s is Scorer => s !== undefined)
+    const parts = [...boosts]
+      .map(([f, b]) => this.text(f, body.query, b, prefixLast, body.analyzer))
+      .filter((s): s is Scorer => s !== undefined)
     if (parts.length === 0) return undefined
     const boost = boostOf(body)
     const sum = kind === 'most_fields' || kind === 'bool_prefix'
@@ -197,10 +201,10 @@ class Builder {
    * An exact phrase's BM25, as Lucene's PhraseQuery scores it: the phrase's frequency in the
    * field (not each term's), weighted by the sum of its terms' idf.
    */
-  private phrase(field: string, query: unknown, boost: number): Scorer | undefined {
+  private phrase(field: string, query: unknown, boost: number, analyzer?: unknown): Scorer | undefined {
     const spec = this.types.get(field)
     if (!spec || kindOf(spec.type) !== 'text' || (typeof query !== 'string' && typeof query !== 'number')) return undefined
-    const qt = analyze(String(query))
+    const qt = queryTerms(analyzer)(String(query))
     if (qt.length === 0) return undefined
     const fp = fieldPath(spec.path ?? field)
     this.need(field, qt)
@@ -229,10 +233,10 @@ class Builder {
    * BM25 of the analysed query terms in one text field. With `prefixLast` (match_bool_prefix) the
    * last term is a prefix query, which scores a constant 1 in a document holding a token it starts.
    */
-  private text(field: string, query: unknown, boost: number, prefixLast = false): Scorer | undefined {
+  private text(field: string, query: unknown, boost: number, prefixLast = false, analyzer?: unknown): Scorer | undefined {
     const spec = this.types.get(field)
     if (!spec || kindOf(spec.type) !== 'text' || (typeof query !== 'string' && typeof query !== 'number')) return undefined
-    const analysed = analyze(String(query))
+    const analysed = queryTerms(analyzer)(String(query))
     const prefix = prefixLast ? analysed.pop() : undefined
     if (prefix !== undefined && analysed.length === 0) {
       const fp = fieldPath(spec.path ?? field)
