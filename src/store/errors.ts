@@ -98,14 +98,23 @@ export class StrictMappingViolation extends StoreError {
 }
 
 export class MapperParsing extends StoreError {
-  /** `cause` becomes OpenSearch's `caused_by` (e.g. the illegal_argument_exception under a mapping failure). */
-  constructor(reason: string, cause?: StoreError) {
+  /** `inner` becomes OpenSearch's `caused_by` (e.g. the illegal_argument_exception under a mapping failure). */
+  constructor(
+    reason: string,
+    private readonly inner?: StoreError,
+  ) {
     super(
       'mapper_parsing_exception',
       400,
       reason,
-      cause ? { caused_by: { type: cause.type, reason: cause.reason, ...cause.metadata } } : {},
+      inner ? { caused_by: { type: inner.type, reason: inner.reason, ...inner.metadata } } : {},
     )
+  }
+
+  /** OpenSearch's root cause is the deepest of its own exceptions: a mapping failure under this one, not a Java one. */
+  override toOpenSearch(): ReturnType<StoreError['toOpenSearch']> {
+    const out = super.toOpenSearch()
+    return this.inner instanceof MapperParsing ? { ...out, root_cause: this.inner.toOpenSearch().root_cause } : out
   }
 }
 

@@ -24,7 +24,15 @@ import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
 import { STORED_SIZE } from './stored-size'
 import { randomId } from './ids'
-import { checkMappingLimits, fieldSpecs, mappingLimits, mergeMappings, validateMappings, ignoresMalformed } from './mapping'
+import {
+  checkFieldAliases,
+  checkMappingLimits,
+  fieldSpecs,
+  mappingLimits,
+  mergeMappings,
+  validateMappings,
+  ignoresMalformed,
+} from './mapping'
 import { MAX_IX, ridRange } from './rids'
 import { composeIndex } from './templates/compose'
 import { matchTemplate } from './templates/match'
@@ -83,6 +91,7 @@ export function createIndexNow(core: StoreCore, name: string, body: CreateIndexB
   }
 
   checkMappingLimits(mappings, mappingLimits(settings))
+  checkFieldAliases(mappings)
   const ix = freeIx(core)
   core.db
     .query(
@@ -275,6 +284,7 @@ export async function putMapping(
 
 export function setMappings(core: StoreCore, meta: IndexMeta, mappings: Mappings): void {
   checkMappingLimits(mappings, mappingLimits(meta.settings))
+  checkFieldAliases(mappings)
   const before = { mappings: meta.mappings, specs: meta.specs }
   core.db.query('UPDATE indices SET mappings = ? WHERE ix = ?').run(JSON.stringify(mappings), meta.ix)
   meta.mappings = mappings

@@ -52,6 +52,10 @@ export function validateMappings(m: Mappings, opts: { put?: boolean } = {}): Map
       const type = def.type === undefined ? (def.properties !== undefined ? 'object' : 'object') : def.type
       if (typeof type !== 'string' || !KNOWN_TYPES.has(type))
         throw new MapperParsing(`Failed to parse mapping: No handler for type [${String(type)}] declared on field [${name}]`)
+      if (type === 'alias' && typeof def.path !== 'string') {
+        const cause = new MapperParsing(`The [path] property must be specified for field [${name}].`)
+        throw new MapperParsing(`Failed to parse mapping [_doc]: ${cause.reason}`, cause)
+      }
       checkDynamic(def.dynamic)
       walk(def.properties, path)
       if (def.fields !== undefined) walk(def.fields, path)
@@ -191,6 +195,7 @@ function mergeProps(base: Record<string, FieldMapping>, update: Record<string, F
 /** Flat `path -> FieldSpec` of every searchable field, multi-fields included (`msg.keyword`). */
 export function fieldSpecs(m: Mappings, ignoreMalformed = false): Map<string, FieldSpec> {
   const out = new Map<string, FieldSpec>()
+  const aliases: Array<[alias: string, target: string]> = []
   const nested = { paths: new Map<string, { parent: string; inParent: boolean; inRoot: boolean }>(), objects: new Set<string>() }
   // `scope`: the nested path the fields are under ('' = the root document).
   const walk = (props: Record<string, FieldMapping> | undefined, prefix: string, scope: string) => {
@@ -211,6 +216,10 @@ export function fieldSpecs(m: Mappings, ignoreMalformed = false): Map<string, Fi
         walk(def.properties, path, type === 'nested' ? path : scope)
         continue
       }
+      if (type === 'alias') {
+        aliases.push([path, String((def as Record<string, unknown>).path)])
+        continue
+      }
       // A multi-field is a field of its own: OpenSearch indexes it whatever its parent's `index` says.
       const skips = MALFORMED_IGNORABLE.has(kindOf(type)) && ((def.ignore_malformed as boolean | undefined) ?? ignoreMalformed)
       out.set(path, { ...specOf(def), ...(skips ? { ignore_malformed: true } : {}) })
@@ -219,6 +228,12 @@ export function fieldSpecs(m: Mappings, ignoreMalformed = false): Map<string, Fi
   }
   walk(m.properties, '', '')
   if (nested.paths.size > 0) describeNested(out, nested)
+  // An alias reads its field: the field's spec under the alias's name (OpenSearch refuses an alias
+  // of an alias, or of an object, when the mapping is put).
+  for (const [alias, target] of aliases) {
+    const spec = out.get(target)
+    if (spec && spec.alias === undefined) out.set(alias, { ...spec, path: spec.path ?? target, alias: target })
+  }
   return out
 }
 
@@ -336,6 +351,36 @@ const depthError = (limit: number, path: string) =>
 const totalError = (limit: number) => new IllegalArgument(`Limit of total fields [${limit}] has been exceeded`)
 
 /** The three limits over a whole mapping, as OpenSearch checks every mapping update. */
+/**
+ * Every field alias of a whole mapping names a field of it (a leaf or a multi-field, not an object
+ * and not another alias), as OpenSearch checks when a mapping is made or merged.
+ */
+export function checkFieldAliases(m: Mappings): void {
+  const types = new Map<string, string>()
+  const aliases: Array<[alias: string, target: string]> = []
+  const walk = (props: Record<string, FieldMapping> | undefined, prefix: string) => {
+    for (const [name, def] of Object.entries(props ?? {})) {
+      const path = prefix ? `${prefix}.${name}` : name
+      const type = def.type ?? 'object'
+      types.set(path, type)
+      if (type === 'alias') aliases.push([path, String((def as Record<string, unknown>).path)])
+      walk(def.properties, path)
+      for (const sub of Object.keys(def.fields ?? {})) types.set(`${path}.${sub}`, def.fields![sub].type ?? 'keyword')
+    }
+  }
+  walk(m.properties, '')
+  for (const [alias, target] of aliases) {
+    const type = types.get(target)
+    const why =
+      type === undefined || type === 'object' || type === 'nested'
+        ? 'an alias must refer to an existing field in the mappings.'
+        : type === 'alias'
+          ? 'an alias cannot refer to another alias.'
+          : undefined
+    if (why) throw new MapperParsing(`Invalid [path] value [${target}] for field alias [${alias}]: ${why}`)
+  }
+}
+
 export function checkMappingLimits(m: Mappings, limits: MappingLimits): void {
   let total = 0
   let nested = 0
@@ -467,6 +512,7 @@ class Walk {
 
   private value(value: unknown, def: FieldMapping, path: string, dynamic: string, indexed: boolean): void {
     const type = def.type ?? 'object'
+    if (type === 'alias') throw new MapperParsing('failed to parse', new IllegalArgument(`Cannot write to a field alias [${path}].`))
     if (type === 'object' || type === 'nested') {
       if (def.enabled === false) return
       const dyn = dynamicOf(def, dynamic)

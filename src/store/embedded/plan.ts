@@ -8,6 +8,7 @@ import { expandFieldPattern, kindOf, toBool, toNumber, leafParts, rangeZone } fr
 import { translateQueryString } from '../query/query-string'
 import { normalizedParams } from '../query/normalizer'
 import { intervalsCandidates } from '../query/intervals'
+import { storedName } from '../query/field-spec'
 import { termsField } from './text-fields'
 import { ftsPrefixQuery, ftsTermQuery } from './text-index'
 import { parseDateMath } from '../query/dates'
@@ -484,7 +485,7 @@ class Planner {
   /** `term` or `prefix` on a text field: the unanalysed value against the field's tokens in the text index. */
   private textLeaf(type: string, field: string, value: unknown): Plan | null {
     if (value === null || value === undefined || isObject(value) || Array.isArray(value)) return null
-    const f = this.meta.fieldIds.get(termsField(field))
+    const f = this.meta.fieldIds.get(termsField(storedName(this.meta.specs, field)))
     if (f === undefined) return EMPTY // no document ever had a token there
     const v = String(value)
     if (type === 'term') return { sql: TEXT_MATCH, params: [ftsTermQuery(f, v)], cost: 1, exact: true, distinct: true }
@@ -567,7 +568,8 @@ class Planner {
     return undefined
   }
 
-  private leaf(type: string, field: string, given: Record<string, unknown>): Plan | null {
+  private leaf(type: string, named: string, given: Record<string, unknown>): Plan | null {
+    const field = storedName(this.meta.specs, named)
     // The values as the field indexed them (compile.ts normalizes the same way).
     const p = normalizedParams(type, this.meta.specs.get(field), given)
     // A path below a flat_object reads the root's `_valueAndPath` keys: the path, then the value.

@@ -5,6 +5,7 @@
  */
 import { isObject } from '../query/doc'
 import { scopedSpecs } from '../query/nested'
+import { storedName } from '../query/field-spec'
 import type { Column, ColumnLayout, Columns, Ordinals } from './aggs-columnar'
 import type { IndexMeta } from './catalog'
 import type { StoreCore } from './core'
@@ -169,12 +170,13 @@ export function sortedRows(
   core: StoreCore,
   meta: IndexMeta,
   query: unknown,
-  field: string,
+  sorted: string,
   order: 1 | -1,
   after: string | number | undefined,
   window: number,
 ): Iterable<{ row: Row; value: string | number }> | undefined {
   if (core.scanOnly) return undefined
+  const field = storedName(meta.specs, sorted)
   // Root documents, whose order this is, hold no field of nested documents.
   const spec = scopedSpecs(meta.specs, '').get(field)
   const kind = spec ? indexedKind(spec) : undefined
@@ -298,7 +300,7 @@ function broad(core: StoreCore, meta: IndexMeta, plan: Plan, window: number): nu
 /** How many of the query's matches hold a value of the field, from the field's index. */
 export function valuedCount(core: StoreCore, meta: IndexMeta, query: unknown, field: string): number | undefined {
   if (core.scanOnly) return undefined
-  const f = meta.fieldIds.get(field)
+  const f = meta.fieldIds.get(storedName(meta.specs, field))
   if (f === undefined) return 0
   const all = matchesAll(query)
   const plan = all ? null : planOf(core, meta, query)
@@ -516,7 +518,8 @@ function positionOf({ position, lo }: ColumnLayout, rid: number): number {
  * One field's column, kept until the index's next write; documents added since it was read
  * have their values appended (the layout is then dense). Null when a document has two values.
  */
-function columnOf(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, field: string, boolean: boolean): Column | null {
+function columnOf(core: StoreCore, meta: IndexMeta, layout: ColumnLayout, named: string, boolean: boolean): Column | null {
+  const field = storedName(meta.specs, named)
   const key = `${boolean ? 'b' : 'v'}:${field}`
   let column = core.caches.columns.get(meta, key)
   if (column && column.nextRid !== layout.nextRid) {

@@ -20,6 +20,7 @@
 import { lengthsField, termsField } from './text-fields'
 import type { Database } from 'bun:sqlite'
 import { kindOf, type FieldSpec } from '../query/compile'
+import { storedName } from '../query/field-spec'
 import { DocView, fieldPath, type FieldPath } from '../query/doc'
 import { bm25, type FieldStats, type Needs, type Stats } from '../query/score'
 import { plainTokensJoined } from '../query/analysis'
@@ -74,7 +75,8 @@ function textFields(specs: ReadonlyMap<string, FieldSpec>): TextField[] {
   if (!list) {
     list = []
     for (const [name, spec] of specs)
-      if (kindOf(spec.type) === 'text' && spec.index !== false)
+      // An alias's text is its field's, indexed under the field's name.
+      if (kindOf(spec.type) === 'text' && spec.index !== false && spec.alias === undefined)
         list.push({ path: fieldPath(spec.path ?? name), terms: termsField(name), lengths: lengthsField(name) })
     textFieldsOf.set(specs, list)
   }
@@ -345,12 +347,13 @@ export function termStats(db: Database, meta: IndexMeta, needs: Needs): Stats {
   const stats: Stats = new Map()
   const df = db.query('SELECT count(*) AS n FROM tx WHERE tx MATCH ?')
   for (const [field, terms] of needs) {
-    const lengths = meta.fieldIds.get(lengthsField(field))
+    const stored = storedName(meta.specs, field)
+    const lengths = meta.fieldIds.get(lengthsField(stored))
     if (lengths === undefined) continue
     const row = db.query('SELECT tdocs, ttokens FROM fields WHERE f = ?').get(lengths) as { tdocs: number; ttokens: number } | null
     if (!row || row.tdocs === 0) continue
     const s: FieldStats = { docs: row.tdocs, tokens: row.ttokens, df: new Map() }
-    const t = meta.fieldIds.get(termsField(field))
+    const t = meta.fieldIds.get(termsField(stored))
     if (t !== undefined)
       for (const term of terms) {
         const n = (df.get(ftsTermQuery(t, term)) as { n: number }).n
@@ -374,7 +377,7 @@ export function topByPostings(
   window: number,
   lengthsOf?: (f: number) => FieldLengths | undefined,
 ): { total: number; top: Array<{ rid: number; score: number }> } | undefined {
-  const f = meta.fieldIds.get(termsField(m.field))
+  const f = meta.fieldIds.get(termsField(storedName(meta.specs, m.field)))
   const s = stats.get(m.field)
   if (f === undefined || !s) return { total: 0, top: [] }
   // A common term's lengths come from the field's lengths read at once, not a `tl` lookup per posting.

@@ -1095,7 +1095,11 @@ export function expandFieldPattern(types: ReadonlyMap<string, FieldSpec>, patter
       .map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
       .join('.*')}$`,
   )
-  return [...types].filter(([n, s]) => re.test(n) && kindOf(s.type) !== 'object').map(([n, s]) => ({ name: n, kind: kindOf(s.type) }))
+  // An alias stands for its field, once (OpenSearch resolves a pattern's names to their fields' names).
+  const named = new Map<string, QueryableField>()
+  for (const [n, s] of types)
+    if (re.test(n) && kindOf(s.type) !== 'object') named.set(s.alias ?? n, { name: s.alias ?? n, kind: kindOf(s.type) })
+  return [...named.values()]
 }
 
 /** Whether at least `need` of the matchers match some token. */

@@ -18,7 +18,16 @@ export interface FieldSpec {
   index_prefixes?: true
   /** A text field with `fielddata: true`: aggregations read its analysed tokens (significant_terms). */
   fielddata?: true
+  /** A field alias (`type: alias`): the field it names, whose spec (and source path) this one copies. */
+  alias?: string
 }
+
+/**
+ * The field a name is stored under: an alias's target, else the name. The stores keep a field's
+ * values (index rows, columns, postings) under its own name only; whatever looks them up by name
+ * goes through this, so that an alias reads what its field holds.
+ */
+export const storedName = (specs: ReadonlyMap<string, FieldSpec> | undefined, name: string): string => specs?.get(name)?.alias ?? name
 export type Kind = 'keyword' | 'text' | 'number' | 'date' | 'boolean' | 'ip' | 'object' | 'auto'
 
 export function kindOf(type: string): Kind {
