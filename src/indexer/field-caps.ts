@@ -73,10 +73,14 @@ async function fieldCaps(ctx: RequestContext) {
   }
   for (const index of indices) {
     for (const [name, searchable, aggregatable] of METADATA) if (wanted(name)) add(name, name, index, searchable, aggregatable)
-    for (const f of mappedFields(mappings[index].mappings)) {
+    const fields = mappedFields(mappings[index].mappings)
+    const byPath = new Map(fields.map((f) => [f.path, f]))
+    for (const f of fields) {
       if (!wanted(f.path)) continue
-      const c = capabilities(f)
-      add(f.path, f.type, index, c.searchable, c.aggregatable, f.def.meta)
+      // An alias is reported as the field it names (its type and capabilities).
+      const named = f.type === 'alias' ? (byPath.get(String(f.def.path)) ?? f) : f
+      const c = capabilities(named)
+      add(f.path, named.type, index, c.searchable, c.aggregatable, f.def.meta)
     }
   }
   const fields: Record<string, Record<string, unknown>> = {}

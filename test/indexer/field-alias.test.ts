@@ -78,6 +78,18 @@ describe('an alias reads the field it names', () => {
   })
 })
 
+test('field capabilities report an alias as the field it names; _mapping/field shows the alias', async () => {
+  const caps = await ok(api.call('admin', 'GET', '/al/_field_caps?fields=*alias'))
+  expect(caps.fields).toEqual({
+    msg_alias: { text: { type: 'text', searchable: true, aggregatable: false } },
+    raw_alias: { keyword: { type: 'keyword', searchable: true, aggregatable: true } },
+    n_alias: { long: { type: 'long', searchable: true, aggregatable: true } },
+    ts_alias: { date: { type: 'date', searchable: true, aggregatable: true } },
+  })
+  const field = await ok(api.call('admin', 'GET', '/al/_mapping/field/n_alias'))
+  expect(field).toEqual({ al: { mappings: { n_alias: { full_name: 'n_alias', mapping: { n_alias: { type: 'alias', path: 'n' } } } } } })
+})
+
 describe('what OpenSearch refuses', () => {
   test('a document with a value under an alias', async () => {
     const r = await api.call('admin', 'POST', '/al/_doc/9', { n_alias: 3 })
