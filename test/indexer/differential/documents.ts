@@ -44,8 +44,15 @@ export const MAPPING = {
     labels: { type: 'flat_object' },
     user: { properties: { name: { type: 'keyword' }, age: { type: 'integer' } } },
     items: { properties: { code: { type: 'keyword' }, qty: { type: 'long' } } },
+    kw_alias: { type: 'alias', path: 'kw' },
+    n_alias: { type: 'alias', path: 'n_long' },
+    msg_alias: { type: 'alias', path: 'msg' },
+    ts_alias: { type: 'alias', path: 'ts' },
   },
 }
+
+/** The fields with an alias (in MAPPING), by the alias: queries and sorts name them either way. */
+export const ALIAS_OF: Record<string, string> = { kw: 'kw_alias', n_long: 'n_alias', msg: 'msg_alias', ts: 'ts_alias' }
 
 // Text without emoji and CJK: the embedded analyzer keeps `emoji😀` and `日本語` as one token each where
 // Lucene's standard tokenizer splits them (README, "Differences between the modes"); keywords keep them.

@@ -1,5 +1,5 @@
 /** Random queries and aggregations over the differential index, built from values its documents hold. */
-import { FIELDS, sentence, valuesOf } from './documents'
+import { ALIAS_OF, FIELDS, sentence, valuesOf } from './documents'
 import type { Random } from './random'
 
 type Docs = Record<string, unknown>[]
@@ -20,7 +20,18 @@ function someValue(r: Random, docs: Docs, field: string): unknown {
   return values.length > 0 ? r.pick(values) : 'absent'
 }
 
+/** A leaf query, naming its field by its alias now and then (the field's values, read through the alias). */
 function leaf(r: Random, docs: Docs): Json {
+  const q = fieldLeaf(r, docs)
+  if (!r.chance(0.15)) return q
+  const [type, body] = Object.entries(q)[0] as [string, Json]
+  if (type === 'exists')
+    return typeof body.field === 'string' && ALIAS_OF[body.field] ? { exists: { ...body, field: ALIAS_OF[body.field] } } : q
+  const keys = Object.keys(body)
+  return keys.length === 1 && ALIAS_OF[keys[0]] ? { [type]: { [ALIAS_OF[keys[0]]]: body[keys[0]] } } : q
+}
+
+function fieldLeaf(r: Random, docs: Docs): Json {
   if (r.chance(0.3)) return moreLeaf(r, docs)
   switch (r.int(0, 13)) {
     case 0: {
@@ -314,5 +325,5 @@ export function sortClause(r: Random, keywordsOnly = false): Json[] {
   const f = r.pick(keywordsOnly ? keywords : [...keywords, 'n_long', 'n_double', 'ts', 'day', 'n_short', 'n_float'])
   const order = r.pick(['asc', 'desc'])
   const missing = keywords.includes(f) && r.chance(0.3) ? { missing: r.pick(['_first', '_last']) } : {}
-  return [{ [f]: { order, ...missing } }, { seq: 'asc' }]
+  return [{ [ALIAS_OF[f] && r.chance(0.2) ? ALIAS_OF[f] : f]: { order, ...missing } }, { seq: 'asc' }]
 }
