@@ -1,6 +1,6 @@
 // query_string, simple_query_string, fuzzy, multi_match types and function_score over real HTTP.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startIndexApi, type TestServer } from './helpers'
+import { ok, startIndexApi, type TestServer } from './helpers'
 
 let api: TestServer
 
@@ -144,6 +144,56 @@ describe("a query's analyzer, and regular expressions in query_string (answers o
     expect(await ids({ query_string: { query: 'status:/OPEN/' } })).toEqual([])
     expect(await ids({ query_string: { query: 'status:/open/' } })).toEqual(['1', '3'])
     expect(await ids({ regexp: { title: 'QUI.*' } })).toEqual([])
+  })
+})
+
+describe('a value the field cannot read (answers of OpenSearch 3.4 on the same requests)', () => {
+  const refusal = async (query: unknown) => {
+    const r = await api.call('admin', 'POST', '/typed/_search', { query })
+    expect(r.status).toBe(400)
+    expect(r.body.error.type).toBe('search_phase_execution_exception')
+    expect(r.body.error.root_cause[0].type).toBe('query_shard_exception')
+    return [r.body.error.root_cause[0].reason, r.body.error.failed_shards[0].reason.caused_by]
+  }
+  const count = async (query: unknown) => ok(api.call('admin', 'POST', '/typed/_search', { query })).then((b) => b.hits.total.value)
+
+  test('term, terms, match and a numeric range fail the query, as each shard fails it', async () => {
+    await ok(
+      api.call('admin', 'PUT', '/typed', {
+        mappings: {
+          properties: { n: { type: 'long' }, d: { type: 'double' }, b: { type: 'boolean' }, ip: { type: 'ip' }, ts: { type: 'date' } },
+        },
+      }),
+    )
+    await ok(api.call('admin', 'POST', '/typed/_doc/1?refresh=true', { n: 1, d: 1.5, b: true, ip: '10.0.0.1', ts: '2026-01-01' }), 201)
+    const number = (s: string) => [
+      `failed to create query: For input string: "${s}"`,
+      { type: 'number_format_exception', reason: `For input string: "${s}"` },
+    ]
+    expect(await refusal({ term: { n: 'abc' } })).toEqual(number('abc'))
+    expect(await refusal({ term: { d: 'x' } })).toEqual(number('x'))
+    expect(await refusal({ terms: { n: ['abc'] } })).toEqual(number('abc'))
+    expect(await refusal({ range: { n: { gte: 'abc' } } })).toEqual(number('abc'))
+    const bool = "Can't parse boolean value [maybe], expected [true] or [false]"
+    expect(await refusal({ term: { b: 'maybe' } })).toEqual([
+      `failed to create query: ${bool}`,
+      { type: 'illegal_argument_exception', reason: bool },
+    ])
+    expect(await refusal({ match: { b: 'maybe' } })).toEqual([
+      `failed to create query: ${bool}`,
+      { type: 'illegal_argument_exception', reason: bool },
+    ])
+    const ip = "'notanip' is not an IP string literal."
+    expect(await refusal({ term: { ip: 'notanip' } })).toEqual([
+      `failed to create query: ${ip}`,
+      { type: 'illegal_argument_exception', reason: ip },
+    ])
+    // What reads fine, or leniently: a decimal on a long matches nothing, a network is a term of an ip.
+    expect(await count({ term: { n: 1.5 } })).toBe(0)
+    expect(await count({ term: { ip: '10.0.0.0/8' } })).toBe(1)
+    expect(await count({ match: { n: { query: 'abc', lenient: true } } })).toBe(0)
+    expect(await count({ query_string: { query: 'n:abc' } })).toBe(0)
+    expect(await count({ multi_match: { query: 'abc', fields: ['*'] } })).toBe(0)
   })
 })
 

@@ -33,6 +33,8 @@ import { joiningRefusal, refusal, searchable } from './query-guards'
 import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, rawValuesAt } from './geo'
 
 export { kindOf, type FieldSpec } from './field-spec'
+export { toBool, toNumber } from './values'
+import { toBool, toNumber } from './values'
 export type FieldTypes = ReadonlyMap<string, FieldSpec> | Record<string, string | FieldSpec>
 
 export interface CompileOptions {
@@ -105,25 +107,6 @@ interface Field {
   keywords(d: DocView): string[]
   folded(d: DocView): string[]
   tokens(d: DocView): string[]
-}
-
-// Decimal text only, as Java's number parsing reads it (surrounding blanks allowed); JavaScript's
-// Number() would also take hexadecimal, binary and octal literals.
-const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/
-
-export const toNumber = (v: unknown): number | undefined => {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined
-  if (typeof v === 'string' && DECIMAL.test(v)) {
-    const n = Number(v)
-    return Number.isFinite(n) ? n : undefined
-  }
-  return undefined
-}
-
-export const toBool = (v: unknown): boolean | undefined => {
-  if (v === true || v === 'true') return true
-  if (v === false || v === 'false' || v === '') return false
-  return undefined
 }
 
 /** A field read through one path: its values, keywords, folded keywords and tokens, cached per document. */
@@ -896,7 +879,13 @@ class Compiler {
         const k = keywordOf(query)!
         return prefixLast ? this.strings(f, false, (s) => s.startsWith(k)) : (d) => f.keywords(d).includes(k)
       }
-      return this.term(f, query, false)
+      if (p.lenient !== true && p.lenient !== 'true') return this.term(f, query, false)
+      // Lenient (a multi_match over `*`): a value the field cannot read matches nothing there.
+      try {
+        return this.term(f, query, false)
+      } catch {
+        return never
+      }
     }
     const qt = queryTerms(p.analyzer)(String(query))
     if (qt.length === 0) return p.zero_terms_query === 'all' ? always : never

@@ -6,6 +6,8 @@
 import { QueryCreationFailed } from '../errors'
 import { type FieldSpec, kindOf } from './field-spec'
 import type { QueryLimits } from './limits'
+import { parseIp } from './ip'
+import { toBool, toNumber } from './values'
 
 /** Whether a caller's query may run on this field (undefined) or the error OpenSearch answers. */
 export function refusal(
@@ -17,9 +19,39 @@ export function refusal(
 ): QueryCreationFailed | undefined {
   const unsearchable = unsearchableWhy(field, spec)
   if (unsearchable) return new QueryCreationFailed({ type: 'illegal_argument_exception', reason: unsearchable })
+  const unreadable = unreadableValue(type, spec, p)
+  if (unreadable) return new QueryCreationFailed(unreadable)
   if (limits?.allowExpensiveQueries !== false) return undefined
   const kind = expensiveKind(type, spec, p)
   return kind === undefined ? undefined : expensive(kind)
+}
+
+/**
+ * A value a number, boolean or ip field cannot read, in a query that looks it up as the field's
+ * term (term, terms, match and match_phrase unless `lenient`; a numeric range's bounds): OpenSearch
+ * fails the query on each shard, caused by its parser's exception. (Rule evaluation and query_string
+ * match nothing instead: see compile.ts's admit.)
+ */
+function unreadableValue(type: string, spec: FieldSpec, p: Record<string, unknown>): { type: string; reason: string } | undefined {
+  const kind = kindOf(spec.type)
+  if (kind !== 'number' && kind !== 'boolean' && kind !== 'ip') return undefined
+  let values: unknown[]
+  if (type === 'term') values = [p.value]
+  else if (type === 'terms') values = Array.isArray(p.value) ? p.value : []
+  else if ((type === 'match' || type === 'match_phrase') && p.lenient !== true && p.lenient !== 'true') values = [p.query]
+  else if (type === 'range' && kind === 'number') values = [p.gt, p.gte, p.lt, p.lte, p.from, p.to]
+  else return undefined
+  for (const v of values) {
+    // Absent bounds, and objects or arrays, which the query's own checks refuse.
+    if (v === null || v === undefined || typeof v === 'object') continue
+    const text = String(v)
+    if (kind === 'number' && toNumber(v) === undefined) return { type: 'number_format_exception', reason: `For input string: "${text}"` }
+    if (kind === 'boolean' && toBool(v) === undefined)
+      return { type: 'illegal_argument_exception', reason: `Can't parse boolean value [${text}], expected [true] or [false]` }
+    if (kind === 'ip' && !text.includes('/') && parseIp(text) === undefined)
+      return { type: 'illegal_argument_exception', reason: `'${text}' is not an IP string literal.` }
+  }
+  return undefined
 }
 
 /** Whether the field answers `exists` (neither indexed nor kept as doc values: nothing to find). */

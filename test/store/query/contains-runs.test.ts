@@ -74,11 +74,21 @@ const TYPES = [undefined, { f: 'keyword', g: 'keyword', t: 'text', k: { type: 'k
 
 test('one test per field of contains / prefix / suffix wildcards and terms answers as the clauses one by one, names included', () => {
   let matched = 0
+  let refused = 0
   for (const types of TYPES)
     for (let i = 0; i < 300; i++) {
       const q = query()
       const grouped = compileNamedQuery(q, types)
-      const single = compileNamedQuery(q, types, LIMITS)
+      let single: ReturnType<typeof compileNamedQuery>
+      try {
+        single = compileNamedQuery(q, types, LIMITS)
+      } catch (e) {
+        // A caller's search refuses a term the long field `n` cannot read, as OpenSearch fails it
+        // (rule evaluation matches nothing there): only with the mapping, and only for that.
+        expect({ types, error: String(e) }).toMatchObject({ types: TYPES[1], error: expect.stringContaining('For input string') })
+        refused++
+        continue
+      }
       for (let j = 0; j < 20; j++) {
         const d = doc()
         const a = grouped(d)
@@ -86,6 +96,7 @@ test('one test per field of contains / prefix / suffix wildcards and terms answe
         if (a) matched++
       }
     }
+  expect(refused).toBeLessThan(150)
   expect(matched).toBeGreaterThan(500)
   expect(matched).toBeLessThan(12_000) // not every pair
 })
