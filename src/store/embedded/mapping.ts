@@ -350,7 +350,6 @@ const depthError = (limit: number, path: string) =>
   new IllegalArgument(`Limit of mapping depth [${limit}] has been exceeded due to object field [${path}]`)
 const totalError = (limit: number) => new IllegalArgument(`Limit of total fields [${limit}] has been exceeded`)
 
-/** The three limits over a whole mapping, as OpenSearch checks every mapping update. */
 /**
  * Every field alias of a whole mapping names a field of it (a leaf or a multi-field, not an object
  * and not another alias), as OpenSearch checks when a mapping is made or merged.
@@ -381,6 +380,7 @@ export function checkFieldAliases(m: Mappings): void {
   }
 }
 
+/** The three limits over a whole mapping, as OpenSearch checks every mapping update. */
 export function checkMappingLimits(m: Mappings, limits: MappingLimits): void {
   let total = 0
   let nested = 0

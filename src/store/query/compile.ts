@@ -12,6 +12,7 @@ import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
 import { checkNestedDepth, checkRegexLength, ClauseBudget, type QueryLimits } from './limits'
 import { analyze } from './analysis'
 import { queryTerms } from './analyzers'
+import { toBool, toNumber } from './values'
 import { parseDate, parseDateMath } from './dates'
 import { type Zone, zoneOf } from './zones'
 import { type DocView, type FieldPath, fieldPath, isObject, keywordOf, asDocView, type Source } from './doc'
@@ -34,7 +35,6 @@ import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance,
 
 export { kindOf, type FieldSpec } from './field-spec'
 export { toBool, toNumber } from './values'
-import { toBool, toNumber } from './values'
 export type FieldTypes = ReadonlyMap<string, FieldSpec> | Record<string, string | FieldSpec>
 
 export interface CompileOptions {
