@@ -227,6 +227,20 @@ export class QueryCreationFailed extends StoreError {
   }
 }
 
+/**
+ * A search whose shards answered but whose answers cannot be merged (sort values of different
+ * kinds): OpenSearch fails the fetch phase with no shard failure, the reason only under `caused_by`.
+ */
+export class ReduceFailed extends StoreError {
+  constructor(readonly why: { type: string; reason: string }) {
+    super('search_phase_execution_exception', 400, '')
+  }
+
+  override toOpenSearch() {
+    return { root_cause: [], type: this.type, reason: '', phase: 'fetch', grouped: true, failed_shards: [], caused_by: this.why }
+  }
+}
+
 /** Sorting/aggregating on something that cannot be sorted (text without fielddata, unmapped field). */
 export class QueryShardError extends StoreError {
   constructor(reason: string) {

@@ -197,6 +197,29 @@ describe('a value the field cannot read (answers of OpenSearch 3.4 on the same r
   })
 })
 
+test('a sort over indices where the field is unsigned_long in one and another type elsewhere is refused, as OpenSearch 3.4 refuses it', async () => {
+  await ok(api.call('admin', 'PUT', '/mixed_1', { mappings: { properties: { counter: { type: 'unsigned_long' } } } }))
+  await ok(api.call('admin', 'PUT', '/mixed_2', { mappings: { properties: { counter: { type: 'long' } } } }))
+  await ok(api.call('admin', 'PUT', '/mixed_3', { mappings: { properties: { counter: { type: 'double' } } } }))
+  const r = await api.call('admin', 'POST', '/mixed_*/_search', { sort: [{ counter: 'asc' }] })
+  expect(r.status).toBe(400)
+  expect(r.body.error).toEqual({
+    root_cause: [],
+    type: 'search_phase_execution_exception',
+    reason: '',
+    phase: 'fetch',
+    grouped: true,
+    failed_shards: [],
+    caused_by: {
+      type: 'illegal_argument_exception',
+      reason: "Can't do sort across indices, as a field has [unsigned_long] type in one index, and different type in another index!",
+    },
+  })
+  // Longs and doubles merge; the unsigned_long index alone sorts too.
+  await ok(api.call('admin', 'POST', '/mixed_2,mixed_3/_search', { sort: [{ counter: 'asc' }] }))
+  await ok(api.call('admin', 'POST', '/mixed_1/_search', { sort: [{ counter: 'asc' }] }))
+})
+
 describe('relevance', () => {
   test('compound queries combine scores as Lucene does (values from OpenSearch 3.4)', async () => {
     await api.call('admin', 'PUT', '/scored', { mappings: { properties: { msg: { type: 'text' }, kw: { type: 'keyword' } } } })

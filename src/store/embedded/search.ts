@@ -5,7 +5,7 @@
  * aggregation buckets), whatever the number of matches.
  */
 import { ignoredFields } from '../query/malformed'
-import { IllegalArgument, ParsingError, QueryShardError } from '../errors'
+import { IllegalArgument, ParsingError, QueryShardError, ReduceFailed } from '../errors'
 import type { SearchBody, SearchHit, SearchResponse, SourceFilter } from '../port'
 import { compile, kindOf, matchedNames, toNumber, type CompiledQuery, type FieldSpec } from '../query/compile'
 import { parseDate } from '../query/dates'
@@ -286,6 +286,7 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
       `Result window is too large, from + size must be less than or equal to: [${opts.maxResultWindow}] but was [${from + size}]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.`,
     )
   const sort = parseSort(body.sort)
+  checkSortKinds(sort, targets)
   // `_score` descending alone is relevance order (no sort values); ascending is a sort like any other.
   const sorted = sort.length > 0 && !(sort.length === 1 && byRelevance(sort[0]))
   const after = body.search_after
@@ -686,6 +687,22 @@ type KeyReader = (d: DocView, row: Row, score: number) => SortValue
 function sortKeys(sort: SortField[], target: SearchTarget): (d: DocView, row: Row, score?: number) => SortValue[] {
   const readers: KeyReader[] = sort.map((s) => sortReader(s, target))
   return (d, row, score = 1) => readers.map((r) => r(d, row, score))
+}
+
+/**
+ * Sort values from several indices are merged as one kind: OpenSearch refuses to merge an
+ * `unsigned_long` field's with another type's (longs and doubles merge as numbers).
+ */
+function checkSortKinds(sort: SortField[], targets: SearchTarget[]): void {
+  if (targets.length < 2) return
+  for (const { field } of sort) {
+    const types = new Set(targets.map((t) => t.specs && allSpecs(t.specs).get(field)?.type).filter((x) => x !== undefined))
+    if (types.has('unsigned_long') && types.size > 1)
+      throw new ReduceFailed({
+        type: 'illegal_argument_exception',
+        reason: "Can't do sort across indices, as a field has [unsigned_long] type in one index, and different type in another index!",
+      })
+  }
 }
 
 function sortReader(s: SortField, target: SearchTarget): KeyReader {
