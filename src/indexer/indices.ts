@@ -144,7 +144,8 @@ async function putSettings(ctx: RequestContext) {
   const body = await ctx.json()
   if (body === undefined) throw badRequest('Validation Failed: 1: no settings to update;', 'action_request_validation_exception')
   const settings = (body.settings !== undefined && Object.keys(body).length === 1 ? body.settings : body) as IndexSettings
-  return ctx.store.putSettings({ index: expression!, body: settings, ...options })
+  const preserve = ctx.flag('preserve_existing', false)
+  return ctx.store.putSettings({ index: expression!, body: settings, ...options, ...(preserve ? { preserve_existing: true } : {}) })
 }
 
 async function refresh(ctx: RequestContext) {

@@ -740,7 +740,10 @@ export interface Store {
   getSettings(
     params: { index?: string | string[] } & ResolveOptions,
   ): Promise<Record<string, { settings: { index: Record<string, unknown> } }>>
-  putSettings(params: { index: string | string[]; body: IndexSettings } & ResolveOptions): Promise<Acknowledged>
+  /** `preserve_existing`: only the settings an index does not have yet are set on it. */
+  putSettings(
+    params: { index: string | string[]; body: IndexSettings; preserve_existing?: boolean } & ResolveOptions,
+  ): Promise<Acknowledged>
   /** Concrete index names for an expression (comma lists, `*`, `-exclusions`, aliases, data streams). */
   resolve(expression: string | string[] | undefined, options?: ResolveOptions): Promise<string[]>
   /** Per-index figures for `_cat/indices`, in name order. */

@@ -172,6 +172,14 @@ export function runStoreContract(name: string, makeStore: () => Store | Promise<
         await store.putSettings({ index: 'm', body: { index: { number_of_replicas: 0 } } })
         expect((await store.getSettings({ index: 'm' })).m.settings.index.number_of_replicas).toBe('0')
         await expect(store.putSettings({ index: 'm', body: { number_of_shards: 3 } })).rejects.toBeInstanceOf(IllegalArgument)
+        // preserve_existing sets only what the index does not have yet.
+        await store.putSettings({
+          index: 'm',
+          body: { index: { number_of_replicas: 1, max_result_window: 5000 } },
+          preserve_existing: true,
+        })
+        const kept = (await store.getSettings({ index: 'm' })).m.settings.index
+        expect([kept.number_of_replicas, kept.max_result_window]).toEqual(['0', '5000'])
       })
     })
 

@@ -314,7 +314,7 @@ export async function getSettings(
 
 export async function putSettings(
   core: StoreCore,
-  params: { index: string | string[]; body: IndexSettings } & ResolveOptions,
+  params: { index: string | string[]; body: IndexSettings; preserve_existing?: boolean } & ResolveOptions,
 ): Promise<Acknowledged> {
   const body = isObject(params.body) && isObject(params.body.settings) ? params.body.settings : params.body
   const update = flattenSettings(body as Record<string, unknown>)
@@ -340,6 +340,7 @@ export async function putSettings(
       const before = meta.settings
       const next = { ...before }
       for (const [k, v] of Object.entries(update)) {
+        if (params.preserve_existing && k in before) continue
         if (v === null) delete next[k]
         else next[k] = v
       }

@@ -170,7 +170,9 @@ export class EmbeddedStore implements Store {
     return indices.getSettings(this.core, params)
   }
 
-  async putSettings(params: { index: string | string[]; body: IndexSettings } & ResolveOptions): Promise<Acknowledged> {
+  async putSettings(
+    params: { index: string | string[]; body: IndexSettings; preserve_existing?: boolean } & ResolveOptions,
+  ): Promise<Acknowledged> {
     return indices.putSettings(this.core, params)
   }
 

@@ -229,7 +229,9 @@ export class PlatformStore implements Store {
     return this.body({ method: 'GET', path: path(names(p.index), '_settings'), query: query(p, 'index') })
   }
 
-  async putSettings(p: { index: string | string[]; body: IndexSettings } & ResolveOptions): Promise<Acknowledged> {
+  async putSettings(
+    p: { index: string | string[]; body: IndexSettings; preserve_existing?: boolean } & ResolveOptions,
+  ): Promise<Acknowledged> {
     return this.body({ method: 'PUT', path: path(names(p.index), '_settings'), query: query(p, 'index', 'body'), body: p.body })
   }
 
