@@ -200,7 +200,7 @@ export const SourceFilter = T.Union([
 export type SourceFilter = Static<typeof SourceFilter>
 
 export const SortOrder = T.Union([T.Literal('asc'), T.Literal('desc')])
-/** `"field"`, `{"field": "desc"}`, `{"field": {"order", "missing", "unmapped_type", "mode"}}`, or a list of them. */
+/** `"field"`, `{"field": "desc"}`, `{"field": {"order", "missing", "unmapped_type", "mode", "nested"}}`, or a list of them. */
 export const SortClause = T.Union([
   T.String(),
   T.Record(
@@ -213,6 +213,8 @@ export const SortClause = T.Union([
           missing: T.Optional(T.Union([T.String(), T.Number()])),
           unmapped_type: T.Optional(T.String()),
           mode: T.Optional(T.String()),
+          /** A nested documents' field: their path, and the query those whose values count match. */
+          nested: T.Optional(T.Object({ path: T.Optional(T.String()), filter: T.Optional(T.Unknown()) }, { additionalProperties: true })),
         },
         { additionalProperties: true },
       ),

@@ -287,3 +287,53 @@ describe('nested and reverse_nested aggregations', () => {
     ])
   })
 })
+
+describe('a sort on a field of nested documents (answers of OpenSearch 3.4 on the same documents)', () => {
+  const sorted = async (sort: unknown) => {
+    const body = await ok(api.call('admin', 'POST', '/nsort/_search', { sort: [sort] }))
+    return body.hits.hits.map((h: any) => [h._id, h.sort[0]])
+  }
+
+  test('nested.path reads the nested documents values, by the mode; nested.filter keeps those it matches', async () => {
+    await ok(
+      api.call('admin', 'PUT', '/nsort', {
+        mappings: { properties: { nf: { type: 'nested', properties: { d: { type: 'long' }, k: { type: 'keyword' } } } } },
+      }),
+    )
+    await indexDocs(api, 'nsort', [
+      {
+        _id: '1',
+        nf: [
+          { d: 5, k: 'a' },
+          { d: 1, k: 'b' },
+        ],
+      },
+      { _id: '2', nf: [{ d: 3, k: 'a' }] },
+      { _id: '3', x: 1 },
+    ])
+    // The document without a value sorts last (its sort value is OpenSearch's extreme there, null here: README).
+    expect((await sorted({ 'nf.d': { order: 'asc', nested: { path: 'nf' } } })).slice(0, 2)).toEqual([
+      ['1', 1],
+      ['2', 3],
+    ])
+    expect((await sorted({ 'nf.d': { order: 'desc', nested: { path: 'nf', filter: { term: { 'nf.k': 'a' } } } } })).slice(0, 2)).toEqual([
+      ['1', 5],
+      ['2', 3],
+    ])
+    expect((await sorted({ 'nf.d': { order: 'asc', mode: 'avg', nested: { path: 'nf' } } })).slice(0, 2)).toEqual([
+      ['1', 3],
+      ['2', 3],
+    ])
+    expect((await sorted({ 'nf.d': { order: 'desc', nested: { path: 'nf', filter: { term: { 'nf.k': 'b' } } } } })).slice(0, 1)).toEqual([
+      ['1', 1],
+    ])
+    // Without the nested context no root document holds a value: index order.
+    expect((await sorted({ 'nf.d': 'desc' })).map(([id]: [string]) => id)).toEqual(['1', '2', '3'])
+    const r = await api.call('admin', 'POST', '/nsort/_search', { sort: [{ 'nf.d': { order: 'asc', nested: { path: 'nope' } } }] })
+    expect(r.status).toBe(400)
+    expect(r.body.error.root_cause[0]).toMatchObject({
+      type: 'query_shard_exception',
+      reason: '[nested] failed to find nested object under path [nope]',
+    })
+  })
+})

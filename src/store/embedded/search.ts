@@ -12,7 +12,7 @@ import { parseDate } from '../query/dates'
 import { DocView, fieldPath, isObject, keywordOf } from '../query/doc'
 import { compareCodePoints } from '../query/fold'
 import { constantScore, countStats, relevance, scoresNested, type Needs, type Stats } from '../query/score'
-import { allSpecs } from '../query/nested'
+import { allSpecs, nestedDocs, nestedPathKind, scopedSpecs } from '../query/nested'
 import type { QueryLimits } from '../query/limits'
 import { filterSource, filtersSource, noSourceToFilter, sourceSpec } from '../source-filter'
 import { BucketBudget, instantiate, parseAggs, results, type TargetCtx } from './aggs'
@@ -103,6 +103,8 @@ interface SortField {
   mode?: string
   /** A `_geo_distance` sort's points, unit and mode. */
   geo?: GeoSort
+  /** A field of nested documents: their path, and the query those whose values count match (`now` for its date math). */
+  nested?: { path: string; filter?: unknown; now: number }
 }
 
 /**
@@ -271,6 +273,7 @@ function hitPaths(
       !sort[0].field.startsWith('_') &&
       sort[0].missing === '_last' &&
       sort[0].mode === undefined &&
+      sort[0].nested === undefined &&
       targets.every((t) => t.sortedRows !== undefined),
   }
 }
@@ -285,7 +288,7 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
     throw new IllegalArgument(
       `Result window is too large, from + size must be less than or equal to: [${opts.maxResultWindow}] but was [${from + size}]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.`,
     )
-  const sort = parseSort(body.sort)
+  const sort = parseSort(body.sort, opts.now)
   checkSortKinds(sort, targets)
   // `_score` descending alone is relevance order (no sort values); ascending is a sort like any other.
   const sorted = sort.length > 0 && !(sort.length === 1 && byRelevance(sort[0]))
@@ -644,7 +647,7 @@ export async function runCount(targets: SearchTarget[], query: unknown, now: num
   return n
 }
 
-function parseSort(sort: SearchBody['sort']): SortField[] {
+function parseSort(sort: SearchBody['sort'], now: number): SortField[] {
   if (sort === undefined) return []
   const list = Array.isArray(sort) ? sort : [sort]
   const out: SortField[] = []
@@ -665,6 +668,7 @@ function parseSort(sort: SearchBody['sort']): SortField[] {
         if (v.missing !== undefined) f.missing = v.missing as SortField['missing']
         if (typeof v.unmapped_type === 'string') f.unmappedType = v.unmapped_type
         if (typeof v.mode === 'string') f.mode = v.mode
+        if (v.nested?.path !== undefined) f.nested = { path: v.nested.path, filter: v.nested.filter, now }
         out.push(f)
       } else throw new ParsingError(`[sort] malformed for field [${field}]`)
     }
@@ -721,7 +725,7 @@ function sortReader(s: SortField, target: SearchTarget): KeyReader {
     case '_geo_distance':
       if (s.geo) return geoSortReader(s.geo, s.order, target.specs)
   }
-  const values = valueReader(s.field, target, s.unmappedType)
+  const values = s.nested ? nestedValueReader(s.field, s.nested, target, s.unmappedType) : valueReader(s.field, target, s.unmappedType)
   const missing = s.missing === '_last' || s.missing === '_first' ? undefined : s.missing
   const mode = s.mode ?? (s.order === 1 ? 'min' : 'max')
   return (d) => {
@@ -736,6 +740,31 @@ function sortReader(s: SortField, target: SearchTarget): KeyReader {
     let best = vs[0]
     for (const v of vs) if (compareValues(v, best) * (mode === 'max' ? -1 : 1) < 0) best = v
     return best
+  }
+}
+
+/**
+ * The values of a nested documents' field, from those under the sort's path that its filter
+ * matches (OpenSearch's `nested` sort option); a path that is not nested is refused as there.
+ */
+function nestedValueReader(
+  field: string,
+  nested: NonNullable<SortField['nested']>,
+  target: SearchTarget,
+  unmappedType?: string,
+): (d: DocView) => Array<string | number> {
+  const { path } = nested
+  if (target.specs && nestedPathKind(target.specs, path) !== 'nested')
+    throw new QueryShardError(`[nested] failed to find nested object under path [${path}]`)
+  const values = valueReader(field, { ...target, specs: target.specs && scopedSpecs(target.specs, path) }, unmappedType)
+  const test =
+    nested.filter === undefined
+      ? undefined
+      : compile(nested.filter, target.specs, { now: nested.now, limits: target.limits, scope: path }).test
+  return (d) => {
+    const out: Array<string | number> = []
+    for (const n of nestedDocs(d, path)) if (!test || test(n)) out.push(...values(n))
+    return out
   }
 }
 
