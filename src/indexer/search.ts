@@ -257,8 +257,12 @@ async function searchWithExtras(ctx: RequestContext, req: SearchRequest): Promis
   // Full sources for the extras, filtered after. `stored_fields` keeps its own say over `_source` in
   // the answer, but the extras that read the source (fields, doc values, highlights) still get it.
   const stored = body.stored_fields !== undefined
-  // `_none_` reads nothing at all (the store refuses a source beside it).
-  const readSource = stored && !storedNone(body.stored_fields) && (fetch.length > 0 || docValues.length > 0 || highlight !== undefined)
+  // `_none_` reads nothing at all (the store refuses a source beside it), but OpenSearch still
+  // highlights such hits: their sources are read here and dropped again with their ids.
+  const none = stored && storedNone(body.stored_fields)
+  const highlightBare = none && highlight !== undefined && filter === undefined
+  if (highlightBare) delete body.stored_fields
+  const readSource = highlightBare || (stored && !none && (fetch.length > 0 || docValues.length > 0 || highlight !== undefined))
   if ((filter !== undefined && !stored) || readSource) body._source = true
   const postFiltered = req.body.post_filter === undefined ? undefined : withPostFilter(req.body.post_filter, body)
   // What OpenSearch reads from doc values is read from the source of an index that shows none
@@ -302,6 +306,7 @@ async function searchWithExtras(ctx: RequestContext, req: SearchRequest): Promis
   if (readDisabledSource) for (const h of res.hits.hits) if (bare(h)) delete h._source
   // Read for the extras only: stored_fields alone answers no source, as OpenSearch.
   if (readSource && filter === undefined) for (const h of res.hits.hits) delete h._source
+  if (highlightBare) for (const h of res.hits.hits) delete (h as Partial<SearchHit>)._id
   if (filter !== undefined) {
     const spec = sourceSpec(filter as never)
     // The top-level hits only: inner hits have their own `_source` option.

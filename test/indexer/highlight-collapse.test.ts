@@ -223,6 +223,22 @@ describe('highlight', () => {
   })
 })
 
+test('stored_fields _none_ still highlights its hits, which carry neither _id nor _source (as OpenSearch 3.4)', async () => {
+  const res = await search({ stored_fields: '_none_', query: { match: { message: 'disk' } }, highlight: { fields: { message: {} } } })
+  expect(res.hits.hits).toEqual([{ _index: 'logs', _score: expect.any(Number), highlight: { message: ['<em>disk</em> quota exceeded'] } }])
+  const r = await api.call('admin', 'POST', '/logs/_search', {
+    stored_fields: '_none_',
+    _source: true,
+    query: { match: { message: 'disk' } },
+    highlight: { fields: { message: {} } },
+  })
+  expect(r.status).toBe(400)
+  expect(r.body.error.root_cause[0]).toEqual({
+    type: 'search_exception',
+    reason: '[stored_fields] cannot be disabled if [_source] is requested',
+  })
+})
+
 describe('docvalue_fields', () => {
   test('keyword values sorted and unique, numbers, formats; text fields refused', async () => {
     const res = await search({
