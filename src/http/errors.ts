@@ -113,7 +113,7 @@ const INTERNAL: Record<ErrorFamily, ErrorAnswer> = {
  * (`index`, `resource.id`, ...); an ApiError there takes the type the security plugin or OpenSearch
  * gives its status, and a refused Content-Type is OpenSearch's plain message.
  */
-export function errorAnswer(error: unknown, family: ErrorFamily): ErrorAnswer {
+export function errorAnswer(error: unknown, family: ErrorFamily, nodeId?: string): ErrorAnswer {
   const typed = hasOpenSearchType(error)
   if (family === 'plugin') {
     if (error instanceof ApiError)
@@ -121,13 +121,23 @@ export function errorAnswer(error: unknown, family: ErrorFamily): ErrorAnswer {
     if (typed && error.status < 500) return { status: error.status, body: { message: error.reason, status: error.status } }
     return INTERNAL.plugin
   }
-  if (error instanceof StoreError) return { status: error.status, body: { error: error.toOpenSearch(), status: error.status } }
+  if (error instanceof StoreError)
+    return { status: error.status, body: { error: withShardNodes(error.toOpenSearch(), nodeId), status: error.status } }
   if (error instanceof OpenSearchHttpError)
     return { status: error.status, body: openSearchBody(error.status, error.type, error.reason, error.details) }
   if (error instanceof UnsupportedContentType) return { status: 406, body: { error: error.message, status: 406 } }
   if (error instanceof ApiError)
     return { status: error.status, body: openSearchBody(error.status, apiErrorType(error.status), error.message), headers: error.headers }
   return INTERNAL.index
+}
+
+/** Each failed shard names the node that held it (this one), after its index, as OpenSearch's do. */
+function withShardNodes<T extends Record<string, unknown>>(error: T, nodeId: string | undefined): T {
+  if (nodeId === undefined || !Array.isArray(error.failed_shards)) return error
+  const failedShards = error.failed_shards.map((f: Record<string, unknown>) =>
+    f.node !== undefined ? f : { shard: f.shard, index: f.index, node: nodeId, ...f },
+  )
+  return { ...error, failed_shards: failedShards }
 }
 
 /** Authentication and authorization failures as the security plugin types them; an over-size body as OpenSearch. */

@@ -8,6 +8,7 @@ import { errorAnswer } from '../http/errors'
 import type { IndexRouter } from './router'
 import { checkSearchBody, SEARCH_KEYS, searchAs, type SearchRequest } from './search'
 import type { ResolveOptions } from '../store/port'
+import { nodeIdOf } from './node-info'
 
 /** OpenSearch's keys of an msearch header line. */
 const HEADER_KEYS = new Set([
@@ -92,7 +93,7 @@ async function msearch(ctx: RequestContext) {
       const res = await searchAs(ctx, req)
       responses.push({ ...res, status: 200 })
     } catch (e) {
-      const answer = errorAnswer(e, 'index')
+      const answer = errorAnswer(e, 'index', nodeIdOf(ctx))
       if (answer.unexpected) throw e
       responses.push(answer.body)
     }

@@ -7,8 +7,13 @@ import type { RequestContext } from './context'
 
 /** A stable node id from the cluster and node names (22 base64url characters, like OpenSearch's). */
 export function nodeIdOf(ctx: RequestContext): string {
+  return nodeIdFrom(ctx.deps.node.values)
+}
+
+/** nodeIdOf, from the node's settings (what the index router holds before a request has a context). */
+export function nodeIdFrom(values: ReadonlyMap<string, unknown>): string {
   return new Bun.CryptoHasher('sha256')
-    .update(`${ctx.deps.node.values.get('cluster.name')}/${ctx.deps.node.values.get('node.name')}`)
+    .update(`${values.get('cluster.name')}/${values.get('node.name')}`)
     .digest('base64url')
     .slice(0, 22)
 }

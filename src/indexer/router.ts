@@ -11,6 +11,7 @@ import { failureOf } from '../http/validate'
 import { errorAnswer } from '../http/errors'
 import { remoteAddressOf } from '../http/remote'
 import { badRequest, RequestContext, type IndexApiDeps } from './context'
+import { nodeIdFrom } from './node-info'
 
 export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE'
 
@@ -77,7 +78,7 @@ export class IndexRouter {
       if (result instanceof Reply) return respond(request.method, result.status, result.body, pretty, result.contentType)
       return respond(request.method, 200, result, pretty)
     } catch (error) {
-      const answer = errorAnswer(error, 'index')
+      const answer = errorAnswer(error, 'index', nodeIdFrom(this.deps.node.values))
       if (answer.unexpected) {
         this.deps.log.error('index API request failed', {
           method: request.method,

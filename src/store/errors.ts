@@ -208,6 +208,9 @@ export class ShardsFailed extends StoreError {
  * else the query_shard_exception.
  */
 export class QueryCreationFailed extends StoreError {
+  /** The index whose shard failed (named by the search that compiled the query: the compiler knows none). */
+  index?: string
+
   constructor(readonly why: { type: string; reason: string }) {
     super('search_phase_execution_exception', 400, `failed to create query: ${why.reason}`)
   }
@@ -221,7 +224,7 @@ export class QueryCreationFailed extends StoreError {
       reason: 'all shards failed',
       phase: 'query',
       grouped: true,
-      failed_shards: [{ shard: 0, reason: { ...shard, caused_by: this.why } }],
+      failed_shards: [{ shard: 0, ...(this.index === undefined ? {} : { index: this.index }), reason: { ...shard, caused_by: this.why } }],
       ...(own ? { caused_by: this.why } : {}),
     }
   }

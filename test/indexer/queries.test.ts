@@ -153,6 +153,9 @@ describe('a value the field cannot read (answers of OpenSearch 3.4 on the same r
     expect(r.status).toBe(400)
     expect(r.body.error.type).toBe('search_phase_execution_exception')
     expect(r.body.error.root_cause[0].type).toBe('query_shard_exception')
+    // The failed shard names its index and the node (this one, as _nodes names it).
+    const nodes = await ok(api.call('admin', 'GET', '/_nodes'))
+    expect(r.body.error.failed_shards[0]).toMatchObject({ shard: 0, index: 'typed', node: Object.keys(nodes.nodes)[0] })
     return [r.body.error.root_cause[0].reason, r.body.error.failed_shards[0].reason.caused_by]
   }
   const count = async (query: unknown) => ok(api.call('admin', 'POST', '/typed/_search', { query })).then((b) => b.hits.total.value)

@@ -5,7 +5,7 @@
  * aggregation buckets), whatever the number of matches.
  */
 import { ignoredFields } from '../query/malformed'
-import { IllegalArgument, ParsingError, QueryShardError, ReduceFailed } from '../errors'
+import { IllegalArgument, ParsingError, QueryCreationFailed, QueryShardError, ReduceFailed } from '../errors'
 import type { SearchBody, SearchHit, SearchResponse, SourceFilter } from '../port'
 import { compile, kindOf, matchedNames, toNumber, type CompiledQuery, type FieldSpec } from '../query/compile'
 import { parseDate } from '../query/dates'
@@ -227,10 +227,20 @@ export async function runSearch(given: SearchTarget[], body: SearchBody, opts: S
  * whole reader); null for each document read that does not match, where a paced reader may pause.
  */
 function* documentsOf(target: SearchTarget, query: unknown, now: number): Iterable<DocView | null> {
-  const { test } = compile(query, target.specs, { now, limits: target.limits })
+  const { test } = compileOn(target, query, now)
   for (const row of target.rows(query)) {
     const d = new DocView(sourceOf(row), row.id, target.name)
     yield test(d) ? d : null
+  }
+}
+
+/** A caller's query compiled for one index: a query its shard cannot build names the index, as OpenSearch's failed shards do. */
+function compileOn(target: SearchTarget, query: unknown, now: number): CompiledQuery {
+  try {
+    return compile(query, target.specs, { now, limits: target.limits })
+  } catch (e) {
+    if (e instanceof QueryCreationFailed) e.index ??= target.name
+    throw e
   }
 }
 
@@ -394,7 +404,7 @@ async function scanTarget(plan: Plan, got: Gathered, target: SearchTarget, rel: 
   const query = target.filters
     ? { bool: { must: [body.query ?? { match_all: {} }], filter: target.filters } }
     : (body.query ?? { match_all: {} })
-  const compiled = compile(query, target.specs, { now: opts.now, limits: target.limits })
+  const compiled = compileOn(target, query, opts.now)
   // Ranked by a match on one text field: scored from the postings, only the page read.
   const ranked =
     rel && plan.scoring && !plan.hasAggs && !plan.cutoff && target.topByScore ? target.topByScore(query, stats, plan.window) : undefined
@@ -632,7 +642,7 @@ export async function runCount(targets: SearchTarget[], query: unknown, now: num
   scan: for (const target of targets) {
     const q = target.filters ? { bool: { must: [query ?? { match_all: {} }], filter: target.filters } } : (query ?? { match_all: {} })
     // Compiled first: it validates the query and enforces the limits, whichever way it is answered.
-    const { test } = compile(q, target.specs, { now, limits: target.limits })
+    const { test } = compileOn(target, q, now)
     // An index that answers the query exactly (e.g. a term on a keyword) is counted in SQL, no document parsed.
     const exact = target.exactCount?.(query ?? { match_all: {} })
     if (exact !== undefined) {
