@@ -340,7 +340,7 @@ export async function putSettings(
       const before = meta.settings
       const next = { ...before }
       for (const [k, v] of Object.entries(update)) {
-        if (params.preserve_existing && k in before) continue
+        if (params.preserve_existing && Object.hasOwn(before, k)) continue
         if (v === null) delete next[k]
         else next[k] = v
       }

@@ -19,7 +19,9 @@ export function refusal(
 ): QueryCreationFailed | undefined {
   const unsearchable = unsearchableWhy(field, spec)
   if (unsearchable) return new QueryCreationFailed({ type: 'illegal_argument_exception', reason: unsearchable })
-  const unreadable = unreadableValue(type, spec, p)
+  // A caller's search only: rule evaluation keeps reading each value of a list on its own (a
+  // value the field cannot read matches nothing there, the list's others still match).
+  const unreadable = limits === undefined ? undefined : unreadableValue(type, spec, p)
   if (unreadable) return new QueryCreationFailed(unreadable)
   if (limits?.allowExpensiveQueries !== false) return undefined
   const kind = expensiveKind(type, spec, p)
@@ -29,8 +31,8 @@ export function refusal(
 /**
  * A value a number, boolean or ip field cannot read, in a query that looks it up as the field's
  * term (term, terms, match and match_phrase unless `lenient`; a numeric range's bounds): OpenSearch
- * fails the query on each shard, caused by its parser's exception. (Rule evaluation and query_string
- * match nothing instead: see compile.ts's admit.)
+ * fails the query on each shard, caused by its parser's exception. (query_string matches nothing
+ * instead: see compile.ts's admit; rule evaluation is not refused at all: see refusal.)
  */
 function unreadableValue(type: string, spec: FieldSpec, p: Record<string, unknown>): { type: string; reason: string } | undefined {
   const kind = kindOf(spec.type)

@@ -48,6 +48,14 @@ describe('term / terms', () => {
     expect(hit({ term: { msg: 'quick' } }, { msg: 'The Quick fox' }, types)).toBe(true)
     expect(hit({ term: { msg: 'Quick' } }, { msg: 'The Quick fox' }, types)).toBe(false)
   })
+  test('rule evaluation (no request limits) reads each value of a list on its own: one the field cannot read matches nothing', () => {
+    const types: FieldTypes = { n: 'long', b: 'boolean', ip: 'ip' }
+    expect(hit({ terms: { n: ['abc', 5] } }, { n: 5 }, types)).toBe(true)
+    expect(hit({ terms: { n: ['abc', 5] } }, { n: 6 }, types)).toBe(false)
+    expect(hit({ term: { n: 'abc' } }, { n: 5 }, types)).toBe(false)
+    expect(hit({ terms: { b: ['maybe', true] } }, { b: true }, types)).toBe(true)
+    expect(hit({ terms: { ip: ['x', '10.0.0.1'] } }, { ip: '10.0.0.1' }, types)).toBe(true)
+  })
   test('unmapped field in a mapped index matches nothing; .keyword multi-field honours ignore_above', () => {
     const types: FieldTypes = { msg: 'text', 'msg.keyword': { type: 'keyword', path: 'msg', ignore_above: 5 } }
     expect(hit({ term: { other: 'x' } }, { other: 'x' }, types)).toBe(false)
