@@ -8,88 +8,13 @@
  * Answers OpenSearch's `{tokens: [{token, start_offset, end_offset, type, position}]}` (or
  * `detail` with `explain`), at most `index.analyze.max_token_count` (10,000) tokens.
  */
-import {
-  ANALYZERS,
-  ENGLISH_STOP,
-  FILTERS,
-  stopFilter,
-  TOKENIZERS,
-  type Analyzer,
-  type Filter,
-  type Token,
-  type Tokenizer,
-} from '../store/query/analyzers'
+import { ANALYZERS, analyzerOf, FILTERS, indexAnalysis, TOKENIZERS, type Analyzer, type Token } from '../store/query/analyzers'
 import { isObject } from '../store/query/doc'
 import type { FieldMapping, Mappings } from '../store/port'
 import { badRequest, type RequestContext } from './context'
 import type { IndexRouter } from './router'
 
 export const ANALYZE_ACTION = 'indices:admin/analyze'
-
-function tokenizerOf(spec: unknown): Tokenizer {
-  if (typeof spec === 'string') {
-    const t = TOKENIZERS[spec]
-    if (!t) throw badRequest(`failed to find global tokenizer under [${spec}]`, 'illegal_argument_exception')
-    return t
-  }
-  if (isObject(spec) && typeof spec.type === 'string') return tokenizerOf(spec.type)
-  throw badRequest('[tokenizer] must be a name or an object with a [type]', 'illegal_argument_exception')
-}
-
-function filterOf(spec: unknown): Filter {
-  if (typeof spec === 'string') {
-    const f = FILTERS[spec]
-    if (!f) throw badRequest(`failed to find global filter under [${spec}]`, 'illegal_argument_exception')
-    return f
-  }
-  if (isObject(spec) && typeof spec.type === 'string') {
-    if (spec.type === 'stop') {
-      const words = spec.stopwords
-      const list =
-        words === undefined || words === '_english_'
-          ? ENGLISH_STOP
-          : words === '_none_'
-            ? new Set<string>()
-            : new Set([words].flat().map(String))
-      return stopFilter(list, spec.ignore_case === true)
-    }
-    if (spec.type === 'length') {
-      const min = Number(spec.min ?? 0)
-      const max = Number(spec.max ?? Number.MAX_SAFE_INTEGER)
-      return (ts) => ts.filter((t) => t.token.length >= min && t.token.length <= max)
-    }
-    return filterOf(spec.type)
-  }
-  throw badRequest('[filter] must be a name or an object with a [type]', 'illegal_argument_exception')
-}
-
-function analyzerOf(name: string): Analyzer {
-  const a = ANALYZERS[name]
-  if (!a) throw badRequest(`failed to find global analyzer [${name}]`, 'illegal_argument_exception')
-  return a()
-}
-
-/** The analysis components an index's settings define (`index.analysis.{analyzer,tokenizer,filter}`), over the built-in ones. */
-function indexAnalysis(analysis: unknown) {
-  const section = (k: string): Record<string, unknown> => {
-    const v = isObject(analysis) ? analysis[k] : undefined
-    return isObject(v) ? v : {}
-  }
-  const tokenizer = (spec: unknown): Tokenizer =>
-    typeof spec === 'string' && isObject(section('tokenizer')[spec]) ? tokenizerOf(section('tokenizer')[spec]) : tokenizerOf(spec)
-  const filter = (spec: unknown): Filter =>
-    typeof spec === 'string' && isObject(section('filter')[spec]) ? filterOf(section('filter')[spec]) : filterOf(spec)
-  const analyzer = (name: string): Analyzer | undefined => {
-    const d = section('analyzer')[name]
-    if (!isObject(d)) return undefined
-    if (d.type === 'custom' || d.tokenizer !== undefined)
-      return { name, tokenizer: tokenizer(d.tokenizer ?? 'standard'), filters: [d.filter ?? []].flat().map(filter) }
-    const base = analyzerOf(String(d.type ?? 'standard'))
-    const stop = d.stopwords === undefined ? [] : [filterOf({ type: 'stop', stopwords: d.stopwords })]
-    return { ...base, name, filters: [...base.filters, ...stop] }
-  }
-  return { tokenizer, filter, analyzer }
-}
 
 function mappingOf(m: Mappings, field: string): FieldMapping | undefined {
   const parts = field.split('.')

@@ -1,11 +1,13 @@
 /**
  * The built-in analyzers (`standard`, `simple`, `whitespace`, `keyword`, `stop`), their tokenizers
- * and token filters: what `_analyze` answers with (indexer/analyze.ts), and what a full-text
- * query's `analyzer` parameter analyses its text with (`queryTerms`). Documents' text fields are
- * indexed with `standard` (analysis.ts), so another analyzer changes only the query's terms, as
- * a search analyzer does in OpenSearch.
+ * and token filters, and those an index's `analysis` settings build of them: what `_analyze`
+ * answers with (indexer/analyze.ts), and what a full-text query's `analyzer` parameter analyses
+ * its text with (`queryTerms`). Documents' text fields are indexed with `standard` (analysis.ts),
+ * so another analyzer changes only the query's terms, as a search analyzer does in OpenSearch.
  */
+import { IllegalArgument } from '../errors'
 import { analyze, standardTokens } from './analysis'
+import { isObject } from './doc'
 
 export interface Token {
   token: string
@@ -72,16 +74,90 @@ export const ANALYZERS: Record<string, () => Analyzer> = {
   stop: () => ({ name: 'stop', tokenizer: TOKENIZERS.lowercase, filters: [FILTERS.stop] }),
 }
 
+function tokenizerOf(spec: unknown): Tokenizer {
+  if (typeof spec === 'string') {
+    const t = TOKENIZERS[spec]
+    if (!t) throw new IllegalArgument(`failed to find global tokenizer under [${spec}]`)
+    return t
+  }
+  if (isObject(spec) && typeof spec.type === 'string') return tokenizerOf(spec.type)
+  throw new IllegalArgument('[tokenizer] must be a name or an object with a [type]')
+}
+
+function filterOf(spec: unknown): Filter {
+  if (typeof spec === 'string') {
+    const f = FILTERS[spec]
+    if (!f) throw new IllegalArgument(`failed to find global filter under [${spec}]`)
+    return f
+  }
+  if (isObject(spec) && typeof spec.type === 'string') {
+    if (spec.type === 'stop') {
+      const words = spec.stopwords
+      const list =
+        words === undefined || words === '_english_'
+          ? ENGLISH_STOP
+          : words === '_none_'
+            ? new Set<string>()
+            : new Set([words].flat().map(String))
+      return stopFilter(list, spec.ignore_case === true)
+    }
+    if (spec.type === 'length') {
+      const min = Number(spec.min ?? 0)
+      const max = Number(spec.max ?? Number.MAX_SAFE_INTEGER)
+      return (ts) => ts.filter((t) => t.token.length >= min && t.token.length <= max)
+    }
+    return filterOf(spec.type)
+  }
+  throw new IllegalArgument('[filter] must be a name or an object with a [type]')
+}
+
+export function analyzerOf(name: string): Analyzer {
+  const a = ANALYZERS[name]
+  if (!a) throw new IllegalArgument(`failed to find global analyzer [${name}]`)
+  return a()
+}
+
+/** The analysis components an index's settings define (`index.analysis.{analyzer,tokenizer,filter}`), over the built-in ones. */
+export function indexAnalysis(analysis: unknown) {
+  const section = (k: string): Record<string, unknown> => {
+    const v = isObject(analysis) ? analysis[k] : undefined
+    return isObject(v) ? v : {}
+  }
+  const tokenizer = (spec: unknown): Tokenizer =>
+    typeof spec === 'string' && isObject(section('tokenizer')[spec]) ? tokenizerOf(section('tokenizer')[spec]) : tokenizerOf(spec)
+  const filter = (spec: unknown): Filter =>
+    typeof spec === 'string' && isObject(section('filter')[spec]) ? filterOf(section('filter')[spec]) : filterOf(spec)
+  const analyzer = (name: string): Analyzer | undefined => {
+    const d = section('analyzer')[name]
+    if (!isObject(d)) return undefined
+    if (d.type === 'custom' || d.tokenizer !== undefined)
+      return { name, tokenizer: tokenizer(d.tokenizer ?? 'standard'), filters: [d.filter ?? []].flat().map(filter) }
+    const base = analyzerOf(String(d.type ?? 'standard'))
+    const stop = d.stopwords === undefined ? [] : [filterOf({ type: 'stop', stopwords: d.stopwords })]
+    return { ...base, name, filters: [...base.filters, ...stop] }
+  }
+  return { tokenizer, filter, analyzer }
+}
+
 /**
- * The terms a full-text query's text is analysed into with the `analyzer` it names: `standard`
- * unless it names another built-in one (a name an index's settings define is analysed as `standard`:
- * the store does not build an index's own analyzers).
+ * The analyzer a full-text query names: one the index's `analysis` settings define, else a
+ * built-in one; undefined for any other name.
  */
-export function queryTerms(analyzer: unknown): (text: string) => string[] {
+export function namedAnalyzer(name: string, analysis?: unknown): Analyzer | undefined {
+  const own = analysis === undefined ? undefined : indexAnalysis(analysis).analyzer(name)
+  return own ?? (Object.hasOwn(ANALYZERS, name) ? ANALYZERS[name]() : undefined)
+}
+
+/**
+ * The terms a full-text query's text is analysed into with the `analyzer` it names (see
+ * namedAnalyzer; `standard` when it names none, or one neither defines: a caller's search is
+ * refused such a name before, see query-guards.ts's analyzerRefusal).
+ */
+export function queryTerms(analyzer: unknown, analysis?: unknown): (text: string) => string[] {
   if (analyzer === undefined || analyzer === 'standard' || typeof analyzer !== 'string') return analyze
-  const make = Object.hasOwn(ANALYZERS, analyzer) ? ANALYZERS[analyzer] : undefined
-  if (!make) return analyze
-  const { tokenizer, filters } = make()
+  const named = namedAnalyzer(analyzer, analysis)
+  if (!named) return analyze
+  const { tokenizer, filters } = named
   return (text) => {
     let tokens: Token[] = tokenizer(text).map((t, i) => ({
       token: t.token,

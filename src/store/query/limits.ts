@@ -20,6 +20,8 @@ export interface QueryLimits {
   maxNestedDepth: number
   /** `search.allow_expensive_queries` (true when absent); see query-guards.ts */
   allowExpensiveQueries?: boolean
+  /** The index's `index.analysis` settings, nested: the analyzers a full-text query may name besides the built-in ones. */
+  analysis?: Record<string, unknown>
 }
 
 export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxRegexLength: 1000, maxClauseCount: 1024, maxNestedDepth: 20 }
@@ -109,5 +111,21 @@ export function indexLimits(
     maxNestedDepth: read('index.query.max_nested_depth', DEFAULT_QUERY_LIMITS.maxNestedDepth),
     maxClauseCount,
     allowExpensiveQueries,
+    analysis: analysisOf(settings),
   }
 }
+
+/** `index.analysis.*` of flat settings, nested (`{analyzer: {my: {tokenizer: ...}}}`). */
+function analysisOf(settings: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(settings ?? {})) {
+    if (!key.startsWith(ANALYSIS)) continue
+    const parts = key.slice(ANALYSIS.length).split('.')
+    if (parts.some((p) => p === '__proto__' || p === 'constructor' || p === 'prototype')) continue
+    let at = out
+    for (const part of parts.slice(0, -1)) at = (Object.hasOwn(at, part) ? at[part] : (at[part] = {})) as Record<string, unknown>
+    at[parts[parts.length - 1]] = value
+  }
+  return out
+}
+const ANALYSIS = 'index.analysis.'

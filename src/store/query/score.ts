@@ -53,6 +53,8 @@ class Builder {
     readonly needs: Needs = new Map(),
     /** The documents scored: the root ('') or a nested query's path. */
     private readonly scope?: string,
+    /** The index's `analysis` settings: the analyzers a query may name (see queryTerms). */
+    private readonly analysis?: unknown,
   ) {}
 
   /** A scorer for a query, or undefined when nothing in it searches text. */
@@ -182,7 +184,7 @@ class Builder {
   private nested(body: unknown): Scorer | undefined {
     const q = parseNestedQuery(body)
     if (q.scoreMode === 'none') return () => 0
-    const inner = new Builder(scopedSpecs(this.types, q.path), this.now, this.needs, q.path)
+    const inner = new Builder(scopedSpecs(this.types, q.path), this.now, this.needs, q.path, this.analysis)
     const score = inner.node(q.query)
     if (score === undefined && q.scoreMode !== 'sum') return undefined
     const test = inner.test(q.query)
@@ -204,7 +206,7 @@ class Builder {
   private phrase(field: string, query: unknown, boost: number, analyzer?: unknown): Scorer | undefined {
     const spec = this.types.get(field)
     if (!spec || kindOf(spec.type) !== 'text' || (typeof query !== 'string' && typeof query !== 'number')) return undefined
-    const qt = queryTerms(analyzer)(String(query))
+    const qt = queryTerms(analyzer, this.analysis)(String(query))
     if (qt.length === 0) return undefined
     const fp = fieldPath(spec.path ?? field)
     this.need(field, qt)
@@ -236,7 +238,7 @@ class Builder {
   private text(field: string, query: unknown, boost: number, prefixLast = false, analyzer?: unknown): Scorer | undefined {
     const spec = this.types.get(field)
     if (!spec || kindOf(spec.type) !== 'text' || (typeof query !== 'string' && typeof query !== 'number')) return undefined
-    const analysed = queryTerms(analyzer)(String(query))
+    const analysed = queryTerms(analyzer, this.analysis)(String(query))
     const prefix = prefixLast ? analysed.pop() : undefined
     if (prefix !== undefined && analysed.length === 0) {
       const fp = fieldPath(spec.path ?? field)
@@ -332,9 +334,14 @@ export interface Relevance {
 }
 
 /** The relevance of a query over an index with these fields, or undefined when it searches no text. */
-export function relevance(query: unknown, types: ReadonlyMap<string, FieldSpec> | undefined, now: number): Relevance | undefined {
+export function relevance(
+  query: unknown,
+  types: ReadonlyMap<string, FieldSpec> | undefined,
+  now: number,
+  analysis?: unknown,
+): Relevance | undefined {
   if (!types || query === undefined) return undefined
-  const b = new Builder(inScope(types), now)
+  const b = new Builder(inScope(types), now, undefined, undefined, analysis)
   let score: Scorer | undefined
   try {
     score = b.node(query)
