@@ -201,31 +201,55 @@ export class ShardsFailed extends StoreError {
   }
 }
 
+/** An exception as OpenSearch renders it: its type, reason and cause. */
+export interface ExceptionCause {
+  type: string
+  reason: string
+  caused_by?: ExceptionCause
+}
+
 /**
- * A query no shard could build: OpenSearch answers search_phase_execution_exception, each shard's
- * query_shard_exception ("failed to create query: ...") caused by `why`. The root cause is `why`
- * itself when it is an OpenSearch exception (type `exception`, then also the top `caused_by`),
- * else the query_shard_exception.
+ * Exceptions OpenSearch's own classes raise (the others are Java's: a number format, an illegal
+ * argument): a root cause is the first OpenSearch exception down a failure's causes.
+ */
+const OPENSEARCH_EXCEPTIONS = new Set(['exception', 'parse_exception', 'query_shard_exception'])
+
+/**
+ * A query no shard could build: OpenSearch answers search_phase_execution_exception with each
+ * shard's failure. By `form`: `wrapped` (default), a query_shard_exception "failed to create
+ * query: ..." caused by `why`; `shard`, a query_shard_exception of `why`'s reason itself (an
+ * analyzer not found); `direct`, `why` itself (a date range's bound its format cannot read). The
+ * root cause is the first OpenSearch exception down the shard's failure (then also the top
+ * `caused_by`, for a wrapped one); a query_shard_exception names the index and its uuid.
  */
 export class QueryCreationFailed extends StoreError {
-  /** The index whose shard failed (named by the search that compiled the query: the compiler knows none). */
+  /** The index whose shard failed, and its uuid (named by the search that compiled the query: the compiler knows none). */
   index?: string
+  indexUuid?: string
 
-  constructor(readonly why: { type: string; reason: string }) {
-    super('search_phase_execution_exception', 400, `failed to create query: ${why.reason}`)
+  constructor(
+    readonly why: ExceptionCause,
+    private readonly form: 'wrapped' | 'shard' | 'direct' = 'wrapped',
+  ) {
+    super('search_phase_execution_exception', 400, form === 'wrapped' ? `failed to create query: ${why.reason}` : why.reason)
   }
 
   override toOpenSearch() {
-    const shard = { type: 'query_shard_exception', reason: this.reason }
-    const own = this.why.type === 'exception'
+    const named =
+      this.index === undefined ? {} : { index: this.index, ...(this.indexUuid === undefined ? {} : { index_uuid: this.indexUuid }) }
+    const shardException = { type: 'query_shard_exception', reason: this.reason, ...named }
+    const shard: ExceptionCause =
+      this.form === 'direct' ? this.why : this.form === 'shard' ? shardException : { ...shardException, caused_by: this.why }
+    const deepest = this.form === 'wrapped' && OPENSEARCH_EXCEPTIONS.has(this.why.type)
+    const { caused_by: _, ...root } = deepest ? this.why : shard
     return {
-      root_cause: [own ? this.why : shard],
+      root_cause: [root],
       type: this.type,
       reason: 'all shards failed',
       phase: 'query',
       grouped: true,
-      failed_shards: [{ shard: 0, ...(this.index === undefined ? {} : { index: this.index }), reason: { ...shard, caused_by: this.why } }],
-      ...(own ? { caused_by: this.why } : {}),
+      failed_shards: [{ shard: 0, ...(this.index === undefined ? {} : { index: this.index }), reason: shard }],
+      ...(deepest ? { caused_by: this.why } : {}),
     }
   }
 }

@@ -81,9 +81,12 @@ describe('fields with nothing to search', () => {
   }
 
   test('term, terms, range and prefix are refused: query_shard_exception, failed to create query', async () => {
+    // A query_shard_exception names the index and its uuid, as OpenSearch's does.
     const both = (f: string) => ({
       type: 'query_shard_exception',
       reason: `failed to create query: Cannot search on field [${f}] since it is both not indexed, and does not have doc_values enabled.`,
+      index: 'nx',
+      index_uuid: expect.any(String),
     })
     expect(await error({ term: { k: 'abc' } })).toEqual(both('k'))
     expect(await error({ terms: { k: ['abc'] } })).toEqual(both('k'))
@@ -93,6 +96,8 @@ describe('fields with nothing to search', () => {
     expect(await error({ match: { t: 'hello' } })).toEqual({
       type: 'query_shard_exception',
       reason: 'failed to create query: Cannot search on field [t] since it is not indexed.',
+      index: 'nx',
+      index_uuid: expect.any(String),
     })
   })
 

@@ -138,6 +138,39 @@ describe("a query's analyzer, and regular expressions in query_string (answers o
     expect(await ids({ multi_match: { query: 'Quick', fields: ['title'], analyzer: 'standard' } })).toEqual(['1', '3'])
   })
 
+  test("an analyzer the index's settings define is the one a query names; a name neither defines fails the query", async () => {
+    await ok(
+      api.call('admin', 'PUT', '/analysed', {
+        settings: { analysis: { analyzer: { ws_lower: { type: 'custom', tokenizer: 'whitespace', filter: ['lowercase'] } } } },
+        mappings: { properties: { t: { type: 'text' }, n: { type: 'long' } } },
+      }),
+    )
+    await ok(api.call('admin', 'PUT', '/analysed/_doc/1?refresh=true', { t: 'Hello-World foo', n: 3 }), 201)
+    const hits = async (query: unknown) => ok(api.call('admin', 'POST', '/analysed/_search', { query })).then((b) => b.hits.total.value)
+    // The field holds `hello` and `world`: `ws_lower` keeps `hello-world` one term; standard splits it.
+    expect(await hits({ match: { t: { query: 'Hello-World', analyzer: 'ws_lower' } } })).toBe(0)
+    expect(await hits({ match: { t: { query: 'Hello-World FOO', analyzer: 'ws_lower' } } })).toBe(1)
+    expect(await hits({ match: { t: { query: 'Hello-World' } } })).toBe(1)
+    for (const [type, query] of [
+      ['match', { match: { t: { query: 'hello', analyzer: 'nope' } } }],
+      ['match_phrase', { match_phrase: { t: { query: 'hello', analyzer: 'nope' } } }],
+      ['multi_match', { multi_match: { query: 'hello', fields: ['t'], analyzer: 'nope' } }],
+      ['query_string', { query_string: { query: 'hello', analyzer: 'nope' } }],
+      // Whatever the field's type.
+      ['match', { match: { n: { query: '3', analyzer: 'nope' } } }],
+    ] as const) {
+      const r = await api.call('admin', 'POST', '/analysed/_search', { query })
+      expect(r.status).toBe(400)
+      const uuid = (await ok(api.call('admin', 'GET', '/analysed/_settings'))).analysed.settings.index.uuid
+      const shard = { type: 'query_shard_exception', reason: `[${type}] analyzer [nope] not found`, index: 'analysed', index_uuid: uuid }
+      expect(r.body.error).toMatchObject({ type: 'search_phase_execution_exception', reason: 'all shards failed', root_cause: [shard] })
+      expect(r.body.error.failed_shards[0]).toMatchObject({ shard: 0, index: 'analysed', reason: shard })
+      expect(r.body.error.failed_shards[0].reason.caused_by).toBeUndefined()
+    }
+    // A built-in analyzer is found on every index.
+    expect(await hits({ match: { t: { query: 'HELLO', analyzer: 'simple' } } })).toBe(1)
+  })
+
   test('a query_string regular expression ignores case on a text field, not on a keyword; the regexp query never', async () => {
     expect(await ids({ query_string: { query: 'title:/QUI.*/' } })).toEqual(['1', '3'])
     expect(await ids({ query_string: { query: '/QUI.*/', default_field: 'title' } })).toEqual(['1', '3'])

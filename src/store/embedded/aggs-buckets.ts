@@ -5,9 +5,9 @@
  */
 import { javaDouble } from './java-double'
 import { decimalFormat, type DecimalFormat } from './decimal-format'
-import { IllegalArgument, ParsingError } from '../errors'
+import { IllegalArgument, ParsingError, QueryCreationFailed } from '../errors'
 import { compile, toNumber, type Test } from '../query/compile'
-import { parseDate, parseDateMath } from '../query/dates'
+import { dateValueFailure, parseDate, parseDateMath } from '../query/dates'
 import { type DocView, isObject } from '../query/doc'
 import { setOwn } from '../own'
 import {
@@ -256,7 +256,13 @@ class DateHistogramAgg extends KeyedHistogram {
     const p = spec.params
     // Bounds are read in the aggregation's time zone, as its keys are.
     const zone = zoneOf(typeof p.time_zone === 'string' ? p.time_zone : undefined)
-    const date = (v: unknown) => parseDateMath(v, false, spec.now, typeof p.format === 'string' ? p.format : undefined, zone)
+    const format = typeof p.format === 'string' ? p.format : undefined
+    // A bound its format cannot read fails the shard, as a range query's does.
+    const date = (v: unknown) => {
+      const unreadable = dateValueFailure(v, format)
+      if (unreadable) throw new QueryCreationFailed(unreadable, 'direct')
+      return parseDateMath(v, false, spec.now, format, zone)
+    }
     super(spec, boundsOf(p.extended_bounds, date), boundsOf(p.hard_bounds, date), budget)
     this.zone = zone
     this.format = typeof p.format === 'string' ? p.format : undefined
@@ -378,8 +384,14 @@ class RangeAgg extends FieldAgg implements Agg {
   private bounds(given: unknown[], budget?: BucketBudget, buckets?: Bucket[]): Array<RangeDef & { bucket: Bucket }> {
     const conv = (v: unknown, what: string): number | undefined => {
       if (v === undefined || v === null) return undefined
-      if (this.dates) return parseDateMath(v, false, this.spec.now, this.format, this.zone)
-      return num(v, what)
+      if (!this.dates) return num(v, what)
+      if (this.formatLearnt) return parseDateMath(v, false, this.spec.now, this.format, this.zone)
+      // Read again in the field's format once an index names it (see): a bound only that format reads waits for it.
+      try {
+        return parseDateMath(v, false, this.spec.now, this.format, this.zone)
+      } catch {
+        return undefined
+      }
     }
     const ranges = given.map((r: unknown, i) => {
       if (!isObject(r)) throw new ParsingError('[ranges] must hold objects')

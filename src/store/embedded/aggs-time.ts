@@ -6,6 +6,7 @@
 import { IllegalArgument } from '../errors'
 import { startOfUnit, type CalendarUnit } from '../query/dates'
 import { fromLocal, type Zone } from '../query/zones'
+import { formatPattern, isPattern, NAMED_PATTERNS } from '../query/date-pattern'
 
 export type { CalendarUnit }
 
@@ -88,30 +89,8 @@ export function formatInZone(utc: number, zone: Zone, format?: string): string {
   if (format === undefined || format.includes('date_optional_time') || format === 'date_time') {
     return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}${offset}`
   }
-  // A Java-style pattern: the common letters; quoted text is kept.
+  // A Java pattern (date-pattern.ts); a built-in format's name this store does not render reads as the default.
   const first = format.split('||')[0]
-  return first.replace(/'([^']*)'|yyyy|uuuu|yy|MM|dd|HH|mm|ss|SSS|XXX|Z/g, (t, quoted) => {
-    if (quoted !== undefined) return quoted
-    switch (t) {
-      case 'yyyy':
-      case 'uuuu':
-        return String(d.getUTCFullYear())
-      case 'yy':
-        return pad(d.getUTCFullYear() % 100)
-      case 'MM':
-        return pad(d.getUTCMonth() + 1)
-      case 'dd':
-        return pad(d.getUTCDate())
-      case 'HH':
-        return pad(d.getUTCHours())
-      case 'mm':
-        return pad(d.getUTCMinutes())
-      case 'ss':
-        return pad(d.getUTCSeconds())
-      case 'SSS':
-        return pad(d.getUTCMilliseconds(), 3)
-      default:
-        return offset
-    }
-  })
+  const pattern = Object.hasOwn(NAMED_PATTERNS, first) ? NAMED_PATTERNS[first] : isPattern(first) ? first : undefined
+  return pattern === undefined ? formatInZone(utc, zone) : formatPattern(d, off, pattern)
 }

@@ -5,7 +5,7 @@
  * and the list of (field, value) pairs the embedded store indexes for SQL lookups.
  */
 import { isGeoValue } from '../query/geo'
-import { IllegalArgument, MapperParsing, ParsingError, StrictMappingViolation } from '../errors'
+import { type ExceptionCause, IllegalArgument, MapperParsing, ParsingError, StoreError, StrictMappingViolation } from '../errors'
 import type { FieldMapping, Mappings } from '../port'
 import { isObject, keywordOf } from '../query/doc'
 import { type FieldSpec, kindOf } from '../query/compile'
@@ -602,7 +602,7 @@ class Walk {
     if (key instanceof Malformed) {
       // `ignore_malformed` (the field's, else the index's): the value is skipped, the document kept.
       if (MALFORMED_IGNORABLE.has(kind) && ((def.ignore_malformed as boolean | undefined) ?? this.ignoreMalformed)) return
-      throw this.bad(path, type, v, key.cause)
+      throw this.bad(path, type, v, key.cause, key.causedBy)
     }
     if (kind === 'keyword') {
       const k = keywordOf(v)!
@@ -618,12 +618,18 @@ class Walk {
     }
   }
 
-  private bad(path: string, type: string, v: unknown, cause?: string): MapperParsing {
+  private bad(path: string, type: string, v: unknown, cause?: string, causedBy?: ExceptionCause): MapperParsing {
     const preview = typeof v === 'string' ? v : JSON.stringify(v)
-    // The why goes under caused_by (an illegal_argument_exception), as OpenSearch answers it.
+    // The why goes under caused_by (an illegal_argument_exception, and what caused it), as OpenSearch answers it.
+    const why =
+      cause === undefined
+        ? undefined
+        : causedBy === undefined
+          ? new IllegalArgument(cause)
+          : new StoreError('illegal_argument_exception', 400, cause, { caused_by: causedBy })
     return new MapperParsing(
       `failed to parse field [${path}] of type [${type}] in document with id '${this.id}'. Preview of field's value: '${preview}'`,
-      cause === undefined ? undefined : new IllegalArgument(cause),
+      why,
     )
   }
 

@@ -55,6 +55,7 @@ function searchTargets(
     const meta = core.indexMeta(name)
     return {
       name,
+      uuid: meta.uuid,
       // What root documents hold: a nested document's fields are read through a nested query or aggregation.
       specs: scopedSpecs(meta.specs, ''),
       shards: resolved.size,
@@ -172,6 +173,7 @@ export async function search(core: StoreCore, params: SearchParams): Promise<Sea
     )
     const targets: SearchTarget[] = pit.targets.map((t) => ({
       name: t.name,
+      uuid: t.uuid,
       specs: t.specs && scopedSpecs(t.specs, ''),
       shards: pit.targets.length,
       sourceDisabled: sourceDisabled(core.cat.byIx.get(t.ix)?.mappings),

@@ -5,6 +5,7 @@
  * aggregation buckets), whatever the number of matches.
  */
 import { ignoredFields } from '../query/malformed'
+import { rewriteRefusal } from '../query/query-guards'
 import { IllegalArgument, ParsingError, QueryCreationFailed, QueryShardError, ReduceFailed } from '../errors'
 import type { SearchBody, SearchHit, SearchResponse, SourceFilter } from '../port'
 import { compile, kindOf, matchedNames, toNumber, type CompiledQuery, type FieldSpec } from '../query/compile'
@@ -36,6 +37,8 @@ export interface Row {
 const sourceOf = (row: Row): Record<string, unknown> => (row.parsed ? row.parsed() : (JSON.parse(row.src) as Record<string, unknown>))
 
 export interface SearchTarget extends TargetCtx {
+  /** The index's uuid (a failed shard's query_shard_exception names it). */
+  uuid?: string
   /** Alias filters that apply (null: none). */
   filters: Array<Record<string, unknown>> | null
   /** OpenSearch's query limits for this index (none: trusted internal reads). */
@@ -196,7 +199,9 @@ type Step = 'next' | 'stop' | undefined
 export async function runSearch(given: SearchTarget[], body: SearchBody, opts: SearchOptions): Promise<SearchResponse> {
   const started = performance.now()
   const targets = given.map((t) => ({ ...t, documents: (query: unknown) => documentsOf(t, query, opts.now) }))
-  const plan = planSearch(targets, body, opts)
+  // The query each shard rewrites first, whichever way it is answered after (see rewriteRefusal).
+  for (const t of targets) if (t.limits && body.query !== undefined) compileOn(t, body.query, opts.now)
+  const plan = namingShard(targets, () => planSearch(targets, body, opts))
   const got: Gathered = { entries: [], total: 0, maxScore: 0, seqCeiling: undefined }
   if (plan.hasAggs) for (const t of targets) for (const a of plan.aggs.values()) a.see?.(t)
   if (plan.hasAggs && !(await readWholeIndices(body.aggs ?? body.aggregations, targets, opts.now, plan.pace, plan.budget)))
@@ -237,9 +242,22 @@ function* documentsOf(target: SearchTarget, query: unknown, now: number): Iterab
 /** A caller's query compiled for one index: a query its shard cannot build names the index, as OpenSearch's failed shards do. */
 function compileOn(target: SearchTarget, query: unknown, now: number): CompiledQuery {
   try {
+    const refused = target.limits === undefined ? undefined : rewriteRefusal(query, target.specs)
+    if (refused) throw refused
     return compile(query, target.specs, { now, limits: target.limits })
   } catch (e) {
-    if (e instanceof QueryCreationFailed) e.index ??= target.name
+    if (e instanceof QueryCreationFailed && e.index === undefined) [e.index, e.indexUuid] = [target.name, target.uuid]
+    throw e
+  }
+}
+
+/** `plan()`, a query or aggregation its shards cannot build named by the (first) index, as OpenSearch's failed shards are. */
+function namingShard<T>(targets: SearchTarget[], plan: () => T): T {
+  try {
+    return plan()
+  } catch (e) {
+    if (e instanceof QueryCreationFailed && e.index === undefined && targets.length > 0)
+      [e.index, e.indexUuid] = [targets[0].name, targets[0].uuid]
     throw e
   }
 }
@@ -330,7 +348,7 @@ function planSearch(targets: SearchTarget[], body: SearchBody, opts: SearchOptio
     body.indices_boost && body.indices_boost.length > 0 ? new Map(body.indices_boost.flatMap((e) => Object.entries(e))) : undefined
   const rels =
     (sortScores && window > 0) || ranked || minScore !== undefined
-      ? targets.map((t) => relevance(body.query, t.specs, opts.now))
+      ? targets.map((t) => relevance(body.query, t.specs, opts.now, t.limits?.analysis))
       : undefined
   return {
     body,
@@ -824,7 +842,7 @@ function searchAfterKey(after: unknown[], sort: SortField[], target: SearchTarge
   return after.map((v, i) => {
     if (v === null || v === undefined) return undefined
     const spec = target.specs?.get(sort[i].field)
-    if (spec && kindOf(spec.type) === 'date' && typeof v === 'string') return parseDate(v) ?? v
+    if (spec && kindOf(spec.type) === 'date' && typeof v === 'string') return parseDate(v, spec.format) ?? parseDate(v) ?? v
     if (spec && kindOf(spec.type) === 'number' && typeof v === 'string') return toNumber(v) ?? v
     return typeof v === 'number' || typeof v === 'string' ? v : keywordOf(v)
   })

@@ -30,7 +30,7 @@ import { compileIntervals } from './intervals'
 import { combinedTest, parseCombinedFields } from './combined-fields'
 import { checkNestedPath, inScope, nestedDocs, parseNestedQuery, scopedSpecs } from './nested'
 import { normalizedParams, normalizerOf } from './normalizer'
-import { joiningRefusal, refusal, searchable } from './query-guards'
+import { analyzerRefusal, joiningRefusal, refusal, searchable } from './query-guards'
 import { arcDistance, geoPointsOf, inBox, parseGeoBoundingBox, parseGeoDistance, rawValuesAt } from './geo'
 
 export { kindOf, type FieldSpec } from './field-spec'
@@ -217,6 +217,8 @@ class Compiler {
     const body = q[type]
     // Lucene counts leaf queries towards maxClauseCount, not the compound ones holding them.
     if (!COMPOUND.has(type)) this.clauses?.spend(1)
+    const unknown = analyzerRefusal(type, body, this.limits)
+    if (unknown) throw unknown
     const { test, name } = this.compound(type, body) ?? this.fieldQuery(type, body)
     if (name !== undefined) this.named.push({ name, test })
     return test
@@ -887,7 +889,7 @@ class Compiler {
         return never
       }
     }
-    const qt = queryTerms(p.analyzer)(String(query))
+    const qt = queryTerms(p.analyzer, this.limits?.analysis)(String(query))
     if (qt.length === 0) return p.zero_terms_query === 'all' ? always : never
     const and = String(p.operator ?? 'or').toLowerCase() === 'and'
     const need = and
@@ -925,7 +927,7 @@ class Compiler {
         `failed to create query: Can only use phrase prefix queries on text fields - not on [${f.name}] which is of type [${type}]`,
       )
     }
-    const qt = queryTerms(p.analyzer)(String(query))
+    const qt = queryTerms(p.analyzer, this.limits?.analysis)(String(query))
     if (qt.length === 0) return p.zero_terms_query === 'all' ? always : never
     const slop = Number(p.slop ?? 0)
     if (!Number.isInteger(slop) || slop < 0)

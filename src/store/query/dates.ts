@@ -1,33 +1,67 @@
-import { IllegalArgument } from '../errors'
+import { type ExceptionCause, IllegalArgument } from '../errors'
 import { fromLocal, type Zone } from './zones'
+import { dateFieldFailure, isPattern, readPattern, utc } from './date-pattern'
 
 /**
  * Dates as OpenSearch reads them with the default `strict_date_optional_time||epoch_millis`:
- * ISO-8601 strings (UTC unless they carry an offset), `yyyy/MM/dd HH:mm:ss`, and epoch millis.
+ * ISO-8601 strings (UTC unless they carry an offset), `yyyy/MM/dd HH:mm:ss`, and epoch millis;
+ * a format's Java patterns as Java reads them (date-pattern.ts).
  * Returns epoch milliseconds or undefined when the value is not a date.
  */
 const ISO =
   /^([+-]?\d{4,})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ](\d{1,2})(?::(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?)?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i
+/** `strict_date_optional_time` (the default's): four-digit years, two-digit fields, `T` before the time. */
+const STRICT_ISO = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2})(?::(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?)?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i
 // No fraction (the empty group stands in its place), so the offset is the eighth group as in ISO.
 const SLASHED = /^(\d{4})\/(\d{2})\/(\d{2})(?: (\d{2}):(\d{2}):(\d{2}))?()(?: ([+-]\d{2}:?\d{2}|Z))?$/
 
 export function parseDate(value: unknown, format?: string, zone?: Zone, roundUp = false): number | undefined {
+  const parts = format?.split('||')
+  // A number is an instant already (the store reads its own values back as epoch milliseconds).
+  if (parts === undefined || typeof value !== 'string' || !parts.some(isPattern)) return parseNamed(value, format, zone, roundUp)
+  for (const part of parts) {
+    const ms = isPattern(part)
+      ? patternDate(value, part, zone, roundUp)
+      : part.startsWith('epoch_') && !/^-?\d+(\.\d+)?$/.test(value)
+        ? undefined
+        : parseNamed(value, part, zone, roundUp)
+    if (ms !== undefined) return ms
+  }
+  return undefined
+}
+
+/**
+ * A value read with a Java pattern (date-pattern.ts), strictly as OpenSearch reads it; a pattern
+ * with letters it does not read falls back to the ISO reading the store had for every pattern.
+ */
+function patternDate(value: string, pattern: string, zone: Zone | undefined, roundUp: boolean): number | undefined {
+  const read = readPattern(value, pattern, zone, roundUp)
+  if (read === 'unsupported') return parseNamed(value, undefined, zone, roundUp)
+  return 'ms' in read ? read.ms : undefined
+}
+
+/** A value in a built-in format (`strict_date_optional_time`, `epoch_millis`, ...; ISO dates or epoch numbers), or the default ones. */
+function parseNamed(value: unknown, format: string | undefined, zone: Zone | undefined, roundUp: boolean): number | undefined {
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return undefined
     return format?.includes('epoch_second') && !format.includes('epoch_millis') ? value * 1000 : Math.trunc(value)
   }
   if (typeof value !== 'string' || value === '') return undefined
-  if (/^-?\d+(\.\d+)?$/.test(value) && (value.length > 8 || format?.includes('epoch'))) {
+  // Digits are epoch milliseconds where the format reads them so (the default's ISO part reads four as a year only).
+  if (/^-?\d+(\.\d+)?$/.test(value) && (value.length > 8 || format?.includes('epoch') || (format === undefined && value.length !== 4))) {
     const n = Number(value)
     return format?.includes('epoch_second') && !format.includes('epoch_millis') ? n * 1000 : Math.trunc(n)
   }
-  const m = ISO.exec(value) ?? SLASHED.exec(value)
+  // Named, the default is strict (a caller's query reads a mapping's default so: query-guards.ts); unnamed, this
+  // store's own reads (keys, sort values, dynamic dates) stay lenient.
+  const strict = format !== undefined && format.includes('strict_date_optional_time')
+  const m = strict ? STRICT_ISO.exec(value) : (ISO.exec(value) ?? SLASHED.exec(value))
   if (!m) return undefined
   const [, y, mo = '1', d = '1', h = '0', mi = '0', s = '0', frac = '', offset] = m
   const month = Number(mo)
   const day = Number(d)
   if (month < 1 || month > 12 || day < 1 || day > 31 || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return undefined
-  let ms = Date.UTC(Number(y), month - 1, day, Number(h), Number(mi), Number(s), Number((frac + '000').slice(0, 3)))
+  let ms = utc(Number(y), month - 1, day, Number(h), Number(mi), Number(s), Number((frac + '000').slice(0, 3)))
   if (new Date(ms).getUTCDate() !== day) return undefined
   if (roundUp && frac === '') ms = lastMillisecond(ms, m)
   if (offset && offset.toUpperCase() !== 'Z') {
@@ -87,22 +121,22 @@ export function parseDateMath(value: unknown, roundUp: boolean, now: number, for
     }
     if (anchor === undefined) throw new IllegalArgument(`failed to parse date field [${value}]`)
     if (!math) return anchor
-    if (!zone || (zone.fixed && zone.offsetAt(0) === 0)) return applyMath(anchor, math, roundUp, value)
-    return fromLocal(applyMath(anchor + zone.offsetAt(anchor), math, roundUp, value), zone)
+    if (!zone || (zone.fixed && zone.offsetAt(0) === 0)) return applyMath(anchor, math, roundUp)
+    return fromLocal(applyMath(anchor + zone.offsetAt(anchor), math, roundUp), zone)
   }
   const ms = parseDate(value, format, zone)
   if (ms === undefined) throw new IllegalArgument(`failed to parse date field [${String(value)}]`)
   return ms
 }
 
-function applyMath(start: number, math: string, roundUp: boolean, whole: string): number {
+function applyMath(start: number, math: string, roundUp: boolean): number {
   const d = new Date(start)
   let i = 0
   while (i < math.length) {
     const op = math[i++]
     if (op === '/') {
       const unit = math[i++]
-      if (!unit || !UNIT.test(unit)) throw new IllegalArgument(`unit [${unit}] not supported for date math [${whole}]`)
+      if (!unit || !UNIT.test(unit)) throw new IllegalArgument(`unit [${unit}] not supported for date math [${math}]`)
       round(d, unit)
       if (roundUp) {
         add(d, unit, 1)
@@ -110,11 +144,11 @@ function applyMath(start: number, math: string, roundUp: boolean, whole: string)
       }
       continue
     }
-    if (op !== '+' && op !== '-') throw new IllegalArgument(`operator not supported for date math [${whole}]`)
+    if (op !== '+' && op !== '-') throw new IllegalArgument(`operator not supported for date math [${math}]`)
     let digits = ''
     while (i < math.length && /\d/.test(math[i])) digits += math[i++]
     const unit = math[i++]
-    if (!unit || !UNIT.test(unit)) throw new IllegalArgument(`unit [${unit}] not supported for date math [${whole}]`)
+    if (!unit || !UNIT.test(unit)) throw new IllegalArgument(`unit [${unit}] not supported for date math [${math}]`)
     add(d, unit, (op === '-' ? -1 : 1) * (digits === '' ? 1 : Number(digits)))
   }
   return d.getTime()
@@ -177,4 +211,23 @@ const ROUNDING: Record<string, CalendarUnit> = {
 function round(d: Date, unit: string): void {
   const calendar = ROUNDING[unit]
   if (calendar) startOfUnit(d, calendar)
+}
+
+/**
+ * Why a date query's value does not read as a date, as OpenSearch's parse_exception: its date
+ * math's anchor (`abc` of `abc||+1d`) the format cannot read, caused by Java's failure; or its
+ * date math itself (`now+1x`).
+ */
+export function dateValueFailure(v: unknown, format: string | undefined): ExceptionCause | undefined {
+  try {
+    parseDateMath(v, false, 0, format)
+    return undefined
+  } catch (e) {
+    if (!(e instanceof IllegalArgument)) return undefined
+    if (!e.reason.startsWith('failed to parse date field')) return { type: 'parse_exception', reason: e.reason }
+    const text = String(v)
+    const anchor = text.startsWith('now') || !text.includes('||') ? text : text.slice(0, text.indexOf('||'))
+    const cause = dateFieldFailure(anchor, format)
+    return { type: 'parse_exception', reason: `${cause.reason}: [${cause.reason}]`, caused_by: cause }
+  }
 }

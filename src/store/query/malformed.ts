@@ -4,13 +4,18 @@
  * read (`_ignored`, which lists the fields a document's values were skipped from) share.
  */
 import { type FieldSpec, kindOf } from './field-spec'
+import type { ExceptionCause } from '../errors'
 import { parseDate } from './dates'
+import { dateFieldFailure } from './date-pattern'
 import { type FieldPath, fieldPath } from './doc'
 import { parseIp } from './ip'
 
-/** A value its field's type cannot read; `cause` is OpenSearch's words for why, when it gives some. */
+/** A value its field's type cannot read; `cause` is OpenSearch's words for why, when it gives some (and what caused that). */
 export class Malformed {
-  constructor(readonly cause?: string) {}
+  constructor(
+    readonly cause?: string,
+    readonly causedBy?: ExceptionCause,
+  ) {}
 }
 
 const INT_RANGE: Record<string, [number, number]> = {
@@ -38,8 +43,12 @@ export function parseLeaf(kind: string, type: string, v: unknown, format?: strin
         return new Malformed(`Value [${v}] is out of range for ${type === 'integer' ? 'an integer' : `a ${type}`}`)
       return n
     }
-    case 'date':
-      return parseDate(v, format) ?? new Malformed()
+    case 'date': {
+      const ms = parseDate(v, format)
+      if (ms !== undefined) return ms
+      const why = dateFieldFailure(typeof v === 'string' ? v : JSON.stringify(v), format)
+      return new Malformed(why.reason, why.caused_by)
+    }
     case 'boolean':
       if (v !== true && v !== false && v !== 'true' && v !== 'false' && v !== '')
         return new Malformed(`Failed to parse value [${v}] as only [true] or [false] are allowed.`)

@@ -4,6 +4,10 @@
  * while the cluster setting `search.allow_expensive_queries` is false.
  */
 import { QueryCreationFailed } from '../errors'
+import { dateValueFailure } from './dates'
+import { DEFAULT_DATE_FORMAT } from './date-pattern'
+import { namedAnalyzer } from './analyzers'
+import { isObject } from './doc'
 import { type FieldSpec, kindOf } from './field-spec'
 import type { QueryLimits } from './limits'
 import { parseIp } from './ip'
@@ -21,8 +25,8 @@ export function refusal(
   if (unsearchable) return new QueryCreationFailed({ type: 'illegal_argument_exception', reason: unsearchable })
   // A caller's search only: rule evaluation keeps reading each value of a list on its own (a
   // value the field cannot read matches nothing there, the list's others still match).
-  const unreadable = limits === undefined ? undefined : unreadableValue(type, spec, p)
-  if (unreadable) return new QueryCreationFailed(unreadable)
+  const unreadable = limits === undefined ? undefined : (unreadableValue(type, spec, p) ?? unreadableDate(type, spec, p))
+  if (unreadable) return unreadable instanceof QueryCreationFailed ? unreadable : new QueryCreationFailed(unreadable)
   if (limits?.allowExpensiveQueries !== false) return undefined
   const kind = expensiveKind(type, spec, p)
   return kind === undefined ? undefined : expensive(kind)
@@ -56,6 +60,58 @@ function unreadableValue(type: string, spec: FieldSpec, p: Record<string, unknow
   return undefined
 }
 
+/**
+ * A value a date field cannot read (its format, or the range's own), where unreadableValue looks:
+ * OpenSearch's parse_exception (see dateFailure). A term's shard wraps it in a
+ * query_shard_exception; a range's bound fails its shard with the parse_exception itself.
+ */
+function unreadableDate(type: string, spec: FieldSpec, p: Record<string, unknown>): QueryCreationFailed | undefined {
+  if (kindOf(spec.type) !== 'date') return undefined
+  let values: unknown[]
+  let format = spec.format ?? DEFAULT_DATE_FORMAT
+  if (type === 'term') values = [p.value]
+  else if (type === 'terms') values = Array.isArray(p.value) ? p.value : []
+  else if ((type === 'match' || type === 'match_phrase') && p.lenient !== true && p.lenient !== 'true') values = [p.query]
+  else if (type === 'range') {
+    values = [p.gt, p.gte, p.lt, p.lte, p.from, p.to]
+    if (typeof p.format === 'string') format = p.format
+  } else return undefined
+  for (const v of values) {
+    if (v === null || v === undefined || typeof v === 'object') continue
+    const cause = dateValueFailure(v, format)
+    if (cause) return new QueryCreationFailed(cause, type === 'range' ? 'direct' : 'wrapped')
+  }
+  return undefined
+}
+
+const BOOL_ORDER = ['must', 'must_not', 'filter', 'should']
+
+/**
+ * A date range's bound its format cannot read, anywhere in a caller's query: OpenSearch reads
+ * those bounds when it rewrites the query, before any other part of it is built, so this failure
+ * is the one it answers whatever else the query holds (see unreadableDate for the shape).
+ */
+export function rewriteRefusal(query: unknown, specs: ReadonlyMap<string, FieldSpec> | undefined): QueryCreationFailed | undefined {
+  if (specs === undefined) return undefined
+  let found: QueryCreationFailed | undefined
+  const visit = (node: unknown): void => {
+    if (found || node === null || typeof node !== 'object') return
+    if (Array.isArray(node)) return node.forEach(visit)
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'range' && isObject(value))
+        for (const [field, p] of Object.entries(value)) {
+          const spec = specs.get(field)
+          if (spec && isObject(p)) found ??= unreadableDate('range', spec, p)
+        }
+      // A bool query rewrites its clauses in this order.
+      if (key === 'bool' && isObject(value)) for (const occur of BOOL_ORDER) visit(value[occur])
+      else visit(value)
+    }
+  }
+  visit(query)
+  return found
+}
+
 /** Whether the field answers `exists` (neither indexed nor kept as doc values: nothing to find). */
 export const searchable = (field: string, spec: FieldSpec | undefined): boolean => spec === undefined || !unsearchableWhy(field, spec)
 
@@ -67,6 +123,27 @@ function unsearchableWhy(field: string, spec: FieldSpec): string | undefined {
   if (spec.doc_values === false)
     return `Cannot search on field [${field}] since it is both not indexed, and does not have doc_values enabled.`
   return undefined
+}
+
+/** Queries that analyse their text with the `analyzer` they name: per field, or for the whole query. */
+const FIELD_ANALYZED = new Set(['match', 'match_phrase', 'match_phrase_prefix', 'match_bool_prefix'])
+const QUERY_ANALYZED = new Set(['multi_match', 'query_string', 'simple_query_string', 'combined_fields'])
+
+/**
+ * A caller's full-text query naming an analyzer neither the index's settings nor the built-in
+ * ones define: OpenSearch fails it on each shard ("[match] analyzer [x] not found"), whatever the
+ * field's type. (Rule evaluation has no index settings to look in: the name is analysed as `standard`.)
+ */
+export function analyzerRefusal(type: string, body: unknown, limits: QueryLimits | undefined): QueryCreationFailed | undefined {
+  if (limits === undefined || !isObject(body)) return undefined
+  let name: unknown
+  if (QUERY_ANALYZED.has(type)) name = body.analyzer
+  else if (FIELD_ANALYZED.has(type)) {
+    const params = Object.values(body)[0]
+    name = isObject(params) ? params.analyzer : undefined
+  }
+  if (typeof name !== 'string' || namedAnalyzer(name, limits.analysis) !== undefined) return undefined
+  return new QueryCreationFailed({ type: 'query_shard_exception', reason: `[${type}] analyzer [${name}] not found` }, 'shard')
 }
 
 /** A `nested` query (a join) under `search.allow_expensive_queries: false`. */

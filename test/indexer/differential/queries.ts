@@ -11,7 +11,7 @@ const ALL_NUMERIC = [...FIELDS.integral, ...FIELDS.fractional]
 // and of non-text clauses, terms buckets of `min_doc_count: 0`, sorts on `ip`, `scaled_float` values
 // read back (sums, sort values), fixed intervals in a time zone with daylight saving, percentiles
 // (t-digest interpolation), a `missing` sort value of a number or date (OpenSearch's own extreme,
-// which a JavaScript number cannot carry back in `search_after`), range bounds outside their format.
+// which a JavaScript number cannot carry back in `search_after`).
 // n_double holds 1e300 and -1e300: their sums cancel, and what is left depends on the order of addition.
 const AGG_NUMERIC = ALL_NUMERIC.filter((f) => f !== 'n_scaled' && f !== 'n_double')
 
@@ -52,6 +52,16 @@ function fieldLeaf(r: Random, docs: Docs): Json {
       // A term on a date names every instant of its value (a whole day, an hour...); `day` reads yyyy-MM-dd only.
       if (r.chance(0.1)) return { term: { day: r.pick(['2024-03-31', '2024-03-26']) } }
       if (r.chance(0.1)) return { term: { ts: r.pick(['2024-03-31', '2024-04-01T15', '2024-03-26', '2024-04-01T15:29:00Z']) } }
+      // A pattern format reads a bound strictly (a bound it cannot read fails the query); the field's own (`day`) too.
+      if (r.chance(0.15))
+        return {
+          range: {
+            [r.pick(['ts', 'day'])]: {
+              [r.pick(['gte', 'lte', 'gt', 'lt'])]: r.pick(['2024-03-29', '29/03/2024', '2024-03-29 10:15', '2024-3-29', '20240329']),
+              ...(r.chance(0.7) ? { format: r.pick(['yyyy-MM-dd', 'dd/MM/yyyy', 'yyyy-MM-dd HH:mm', 'yyyyMMdd']) } : {}),
+            },
+          },
+        }
       const from = r.pick(['2024-03-27T00:00:00Z', '2024-03-29T12:00:00+02:00', 'now-10y', '2024-03-30T22:00:00', '2024-03-31||/d'])
       const to = r.pick(['2024-04-02', '2024-04-05T10:00:00Z', 'now', '2024-03-31T03:00:00||+1d/d', '2024-04-01||/M'])
       // A time zone reads the bounds without an offset and places their rounding (DST moves on 2024-03-31 in Europe).
@@ -189,8 +199,8 @@ function dateHistogram(r: Random): Json {
       ...(zoned ? { time_zone: r.pick(ZONES) } : {}),
       ...(r.chance(0.4) ? { offset: r.pick(['+6h', '-1h', '+30m', '-1d']) } : {}),
       ...(r.chance(0.3) ? { min_doc_count: r.pick([0, 1, 2]) } : {}),
-      // Bounds the format does not read are refused there, read anyway here (README).
-      ...(r.chance(0.3) && !bounded ? { format: 'yyyy-MM-dd HH:mm' } : {}),
+      // Bounds the format does not read are refused on both.
+      ...(r.chance(0.3) ? { format: 'yyyy-MM-dd HH:mm' } : {}),
       ...(bounded
         ? r.pick([
             { extended_bounds: { min: '2024-03-20', max: '2024-04-10' }, min_doc_count: 0 },
