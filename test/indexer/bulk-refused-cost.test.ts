@@ -44,8 +44,16 @@ async function timedBulk(from: number, refused: boolean): Promise<{ ms: number; 
 describe('refused bulk items', () => {
   test('cost no more than accepted ones', async () => {
     await timedBulk(0, false) // the stream maps the schema fields once, as a running stream has
-    const accepted = await timedBulk(N, false)
-    const refused = await timedBulk(2 * N, true)
+    // The best of rounds taken in turn: one pause of a shared machine (a collection, a checkpoint)
+    // does not decide it, while the 8x a refusal cost before would in every round.
+    let accepted = { ms: Infinity, items: [] as any[] }
+    let refused = { ms: Infinity, items: [] as any[] }
+    for (let round = 0; round < 4; round++) {
+      const a = await timedBulk((1 + 2 * round) * N, false)
+      const r = await timedBulk((2 + 2 * round) * N, true)
+      if (a.ms < accepted.ms) accepted = a
+      if (r.ms < refused.ms) refused = r
+    }
     expect(accepted.items.every((i) => i.create.status === 201)).toBe(true)
     expect(refused.items).toHaveLength(N)
     for (const i of refused.items) {
@@ -53,7 +61,7 @@ describe('refused bulk items', () => {
       expect(i.create.error.type).toBe('strict_dynamic_mapping_exception')
     }
     expect(refused.items[0].create.error.reason).toContain('dynamic introduction of [winlog] within [_doc] is not allowed')
-    // Both requests pay the same HTTP, parsing and authorization; the slack covers a shared machine.
+    // Both requests pay the same HTTP, parsing and authorization; the slack covers what is left of the machine's noise.
     expect(refused.ms).toBeLessThan(accepted.ms * 1.5)
   })
 })

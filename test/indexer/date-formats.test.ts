@@ -138,6 +138,36 @@ describe('documents under a pattern format', () => {
   })
 })
 
+describe('the default format and dynamic mapping', () => {
+  test("a mapping's default reads strict ISO dates and epoch milliseconds only", async () => {
+    const all = 'Failed to parse with all enclosed parsers'
+    await ok(api.call('admin', 'PUT', '/iso', { mappings: { properties: { d: { type: 'date' } } } }))
+    for (const value of ['2024-3-29', '2024-03-29 10:15', '2024/03/29', '20240329x'])
+      expect(await write('iso', '', value)).toEqual([400, 'date_time_parse_exception', all])
+    expect(await write('iso', '', '2024-03-29T10:15')).toEqual([1711707300000, '2024-03-29T10:15:00.000Z'])
+    expect(await write('iso', '', '2024')).toEqual([1704067200000, '2024-01-01T00:00:00.000Z'])
+    expect(await write('iso', '', '20240329')).toEqual([20240329, '1970-01-01T05:37:20.329Z'])
+  })
+
+  test('a slashed date maps with the format that reads it; a space-separated one as text', async () => {
+    await ok(
+      api.call('admin', 'PUT', '/dyn/_doc/1?refresh=true', {
+        a: '2024/01/05 10:00:00',
+        b: '2024-01-05 10:00:00',
+        c: '2024-01-05',
+        d: '2024/01/05',
+      }),
+      201,
+    )
+    const { properties } = (await ok(api.call('admin', 'GET', '/dyn/_mapping'))).dyn.mappings
+    const slashed = { type: 'date', format: 'yyyy/MM/dd HH:mm:ss||yyyy/MM/dd||epoch_millis', print_format: 'yyyy/MM/dd HH:mm:ss' }
+    expect(properties.a).toEqual(slashed)
+    expect(properties.b.type).toBe('text')
+    expect(properties.c).toEqual({ type: 'date' })
+    expect(properties.d).toEqual(slashed)
+  })
+})
+
 describe('searches over a pattern format', () => {
   beforeAll(async () => {
     await ok(api.call('admin', 'PUT', '/rq', { mappings: { properties: { d: { type: 'date', format: 'dd/MM/yyyy HH:mm' } } } }))

@@ -9,7 +9,7 @@ import { type ExceptionCause, IllegalArgument, MapperParsing, ParsingError, Stor
 import type { FieldMapping, Mappings } from '../port'
 import { isObject, keywordOf } from '../query/doc'
 import { type FieldSpec, kindOf } from '../query/compile'
-import { looksLikeDate, parseDate } from '../query/dates'
+import { dynamicDate, looksLikeDate, parseDate } from '../query/dates'
 import { FLAT_OBJECT, flatLeaves, valueAndPathField, valueAndPathKey } from '../query/flat-object'
 import { isIntegerType, Malformed, MALFORMED_IGNORABLE, parseLeaf } from '../query/malformed'
 import { numericSetting } from '../query/limits'
@@ -657,8 +657,8 @@ class Walk {
     let def: FieldMapping
     if (template) def = template
     else if (typeof sample === 'string') {
-      const dateDetection = this.root.date_detection !== false
-      if (dateDetection && looksLikeDate(sample)) def = { type: 'date' }
+      const date = this.root.date_detection !== false ? dynamicDate(sample) : undefined
+      if (date) def = { type: 'date', ...date }
       else if (this.root.numeric_detection === true && sample.trim() !== '' && Number.isFinite(Number(sample)))
         def = { type: Number.isInteger(Number(sample)) ? 'long' : 'float' }
       else def = { type: 'text', fields: { keyword: { type: 'keyword', ignore_above: 256 } } }

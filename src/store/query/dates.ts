@@ -11,8 +11,7 @@ import { dateFieldFailure, isPattern, readPattern, utc } from './date-pattern'
 const ISO =
   /^([+-]?\d{4,})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ](\d{1,2})(?::(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?)?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i
 /** `strict_date_optional_time` (the default's): four-digit years, two-digit fields, `T` before the time. */
-const STRICT_ISO = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2})(?::(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?)?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i
-// No fraction (the empty group stands in its place), so the offset is the eighth group as in ISO.
+const STRICT_ISO = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2})(?::(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?)?)?$/
 const SLASHED = /^(\d{4})\/(\d{2})\/(\d{2})(?: (\d{2}):(\d{2}):(\d{2}))?()(?: ([+-]\d{2}:?\d{2}|Z))?$/
 
 export function parseDate(value: unknown, format?: string, zone?: Zone, roundUp = false): number | undefined {
@@ -47,8 +46,10 @@ function parseNamed(value: unknown, format: string | undefined, zone: Zone | und
     return format?.includes('epoch_second') && !format.includes('epoch_millis') ? value * 1000 : Math.trunc(value)
   }
   if (typeof value !== 'string' || value === '') return undefined
-  // Digits are epoch milliseconds where the format reads them so (the default's ISO part reads four as a year only).
-  if (/^-?\d+(\.\d+)?$/.test(value) && (value.length > 8 || format?.includes('epoch') || (format === undefined && value.length !== 4))) {
+  // Digits are epoch milliseconds where the format reads them so; four of them are a year to a date format before it.
+  const epoch = format === undefined || format.includes('epoch')
+  const yearFirst = value.length === 4 && (format === undefined || (!format.startsWith('epoch') && /date|year/.test(format)))
+  if (/^-?\d+(\.\d+)?$/.test(value) && epoch && !yearFirst) {
     const n = Number(value)
     return format?.includes('epoch_second') && !format.includes('epoch_millis') ? n * 1000 : Math.trunc(n)
   }
@@ -92,10 +93,24 @@ function lastMillisecond(ms: number, m: RegExpExecArray): number {
   return end.getTime() - 1
 }
 
-/** Strings that dynamic mapping turns into `date` fields (OpenSearch's `dynamic_date_formats`). */
-export function looksLikeDate(s: string): boolean {
-  return (/^\d{4}-\d{2}-\d{2}(?:[T ]|$)/.test(s) || /^\d{4}\/\d{2}\/\d{2}(?: |$)/.test(s)) && parseDate(s) !== undefined
+/** The format dynamic mapping gives a field first seen as a slashed date, and the one it prints with (OpenSearch's). */
+const SLASHED_FORMAT = 'yyyy/MM/dd HH:mm:ss||yyyy/MM/dd||epoch_millis'
+const SLASHED_PRINT = 'yyyy/MM/dd HH:mm:ss'
+
+/**
+ * How dynamic mapping maps a string that is a date by OpenSearch's `dynamic_date_formats`: a
+ * strict ISO date as a `date` of the default format, `yyyy/MM/dd[ HH:mm:ss]` with the format that
+ * reads it; undefined for any other string (`2024-01-05 10:15` is text there).
+ */
+export function dynamicDate(s: string): { format?: string; print_format?: string } | undefined {
+  if (/^\d{4}-\d{2}-\d{2}/.test(s)) return parseDate(s, 'strict_date_optional_time') === undefined ? undefined : {}
+  if (/^\d{4}\/\d{2}\/\d{2}/.test(s) && parseDate(s, SLASHED_FORMAT) !== undefined)
+    return { format: SLASHED_FORMAT, print_format: SLASHED_PRINT }
+  return undefined
 }
+
+/** Strings that dynamic mapping turns into `date` fields (see dynamicDate). */
+export const looksLikeDate = (s: string): boolean => dynamicDate(s) !== undefined
 
 const UNIT = /^[yMwdhHms]$/
 

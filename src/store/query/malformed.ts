@@ -6,7 +6,7 @@
 import { type FieldSpec, kindOf } from './field-spec'
 import type { ExceptionCause } from '../errors'
 import { parseDate } from './dates'
-import { dateFieldFailure } from './date-pattern'
+import { DEFAULT_DATE_FORMAT, dateFieldFailure } from './date-pattern'
 import { type FieldPath, fieldPath } from './doc'
 import { parseIp } from './ip'
 
@@ -44,7 +44,8 @@ export function parseLeaf(kind: string, type: string, v: unknown, format?: strin
       return n
     }
     case 'date': {
-      const ms = parseDate(v, format)
+      // A mapping without a format reads OpenSearch's default, strictly.
+      const ms = parseDate(v, format ?? DEFAULT_DATE_FORMAT)
       if (ms !== undefined) return ms
       const why = dateFieldFailure(typeof v === 'string' ? v : JSON.stringify(v), format)
       return new Malformed(why.reason, why.caused_by)

@@ -62,7 +62,7 @@ function unreadableValue(type: string, spec: FieldSpec, p: Record<string, unknow
 
 /**
  * A value a date field cannot read (its format, or the range's own), where unreadableValue looks:
- * OpenSearch's parse_exception (see dateFailure). A term's shard wraps it in a
+ * OpenSearch's parse_exception (dates.ts's dateValueFailure). A term's shard wraps it in a
  * query_shard_exception; a range's bound fails its shard with the parse_exception itself.
  */
 function unreadableDate(type: string, spec: FieldSpec, p: Record<string, unknown>): QueryCreationFailed | undefined {
