@@ -210,6 +210,46 @@ describe('searches over a pattern format', () => {
   })
 })
 
+describe("aggregations render dates in their own format, else the field's", () => {
+  beforeAll(async () => {
+    await ok(
+      api.call('admin', 'PUT', '/ag', { mappings: { properties: { d: { type: 'date', format: 'dd/MM/yyyy HH:mm||epoch_millis' } } } }),
+    )
+    const days = ['01/01/2024 00:00', '01/01/2024 23:59', '02/01/2024 00:00', '31/12/2023 23:30', '15/01/2024 12:00']
+    const lines = days.flatMap((d, i) => [JSON.stringify({ index: { _id: String(i) } }), JSON.stringify({ d })])
+    await ok(api.call('admin', 'POST', '/ag/_bulk?refresh=true', lines.join('\n') + '\n'))
+  })
+  const aggs = async (body: unknown) => (await ok(api.call('admin', 'POST', '/ag/_search', { size: 0, aggs: body }))).aggregations
+
+  test('metrics, terms and stats', async () => {
+    const m = await aggs({
+      lo: { min: { field: 'd' } },
+      hi: { max: { field: 'd', format: "yyyy-MM-dd'T'HH" } },
+      s: { stats: { field: 'd' } },
+    })
+    expect(m.lo.value_as_string).toBe('31/12/2023 23:30')
+    expect(m.hi.value_as_string).toBe('2024-01-15T12')
+    expect([m.s.min_as_string, m.s.avg_as_string, m.s.sum_as_string]).toEqual(['31/12/2023 23:30', '04/01/2024 07:05', '17/01/2240 11:29'])
+    const t = await aggs({ own: { terms: { field: 'd', size: 2 } }, given: { terms: { field: 'd', size: 2, format: 'EEE dd MMM yyyy' } } })
+    expect(t.own.buckets.map((b: any) => b.key_as_string)).toEqual(['31/12/2023 23:30', '01/01/2024 00:00'])
+    expect(t.given.buckets.map((b: any) => b.key_as_string)).toEqual(['Sun 31 Dec 2023', 'Mon 01 Jan 2024'])
+  })
+
+  test("a histogram's bounds read in the field's format; composite keys in the source's, and its after", async () => {
+    const h = await aggs({
+      h: { date_histogram: { field: 'd', calendar_interval: 'day', hard_bounds: { min: '01/01/2024 00:00', max: '02/01/2024 00:00' } } },
+    })
+    expect(h.h.buckets.map((b: any) => [b.key_as_string, b.doc_count])).toEqual([['01/01/2024 00:00', 2]])
+    const day = { date_histogram: { field: 'd', calendar_interval: 'day', format: 'dd.MM.yy' } }
+    const c = await aggs({ c: { composite: { size: 2, after: { day: '31.12.23' }, sources: [{ day }] } } })
+    expect(c.c.buckets.map((b: any) => [b.key.day, b.doc_count])).toEqual([
+      ['01.01.24', 2],
+      ['02.01.24', 1],
+    ])
+    expect(c.c.after_key).toEqual({ day: '02.01.24' })
+  })
+})
+
 describe('a date query value its format cannot read', () => {
   beforeAll(async () => {
     await ok(

@@ -8,6 +8,7 @@ import { decimalFormat, type DecimalFormat } from './decimal-format'
 import { IllegalArgument, ParsingError, QueryCreationFailed } from '../errors'
 import { compile, toNumber, type Test } from '../query/compile'
 import { dateValueFailure, parseDate, parseDateMath } from '../query/dates'
+import { DEFAULT_DATE_FORMAT } from '../query/date-pattern'
 import { type DocView, isObject } from '../query/doc'
 import { setOwn } from '../own'
 import {
@@ -79,8 +80,8 @@ abstract class KeyedHistogram extends FieldAgg implements Agg {
 
   constructor(
     protected readonly spec: AggSpec,
-    protected readonly extended: Bounds,
-    protected readonly hard: Bounds,
+    protected extended: Bounds,
+    protected hard: Bounds,
     protected readonly budget?: BucketBudget,
   ) {
     super(fieldParam(spec.type, spec.params), spec.type)
@@ -256,16 +257,11 @@ class DateHistogramAgg extends KeyedHistogram {
     const p = spec.params
     // Bounds are read in the aggregation's time zone, as its keys are.
     const zone = zoneOf(typeof p.time_zone === 'string' ? p.time_zone : undefined)
-    const format = typeof p.format === 'string' ? p.format : undefined
-    // A bound its format cannot read fails the shard, as a range query's does.
-    const date = (v: unknown) => {
-      const unreadable = dateValueFailure(v, format)
-      if (unreadable) throw new QueryCreationFailed(unreadable, 'direct')
-      return parseDateMath(v, false, spec.now, format, zone)
-    }
-    super(spec, boundsOf(p.extended_bounds, date), boundsOf(p.hard_bounds, date), budget)
+    super(spec, {}, {}, budget)
     this.zone = zone
     this.format = typeof p.format === 'string' ? p.format : undefined
+    // Bounds read in the aggregation's format now, else in the field's once an index names it (prepare).
+    if (this.format !== undefined) this.readBounds(this.format)
     const given = [p.calendar_interval, p.fixed_interval, p.interval].filter((v) => v !== undefined)
     if (given.length === 0) throw new IllegalArgument('Invalid interval specified, must be non-null and non-empty')
     if (given.length > 1) throw new IllegalArgument('Cannot use more than one of [interval], [calendar_interval] and [fixed_interval]')
@@ -319,7 +315,21 @@ class DateHistogramAgg extends KeyedHistogram {
     if (this.formatFor !== t) {
       this.formatFor = t
       this.fieldFormat ??= t.specs?.get(this.field)?.format
+      if (!this.boundsRead) this.readBounds(this.format ?? this.fieldFormat ?? DEFAULT_DATE_FORMAT)
     }
+  }
+  private boundsRead = false
+  /** `extended_bounds` and `hard_bounds` read in `format`: one it cannot read fails the shard, as a range query's bound does. */
+  private readBounds(format: string): void {
+    this.boundsRead = true
+    const { params, now } = this.spec
+    const date = (v: unknown) => {
+      const unreadable = dateValueFailure(v, format)
+      if (unreadable) throw new QueryCreationFailed(unreadable, 'direct')
+      return parseDateMath(v, false, now, format, this.zone)
+    }
+    this.extended = boundsOf(params.extended_bounds, date)
+    this.hard = boundsOf(params.hard_bounds, date)
   }
   /** In a zone of one offset, a bucket is every instant from its key to the next (dates are whole milliseconds). */
   protected span(): boolean {

@@ -22,7 +22,7 @@ import {
   type ValueReader,
 } from './aggs'
 import { compareKeys } from './aggs-order'
-import { calendarUnit, fixedInterval, roundCalendar, roundFixed } from './aggs-time'
+import { calendarUnit, dateText, fixedInterval, roundCalendar, roundFixed } from './aggs-time'
 import { zoneOf } from '../query/zones'
 
 type Value = Key | null
@@ -36,6 +36,8 @@ interface Source {
   key: (v: { key: Key }) => Value | undefined
   readers: Map<string, ValueReader | undefined>
   type: string
+  /** A date_histogram source's `format`: its keys are rendered in it, and `after` read with it. */
+  format?: string
 }
 
 function parseSource(def: unknown): Source {
@@ -77,6 +79,7 @@ function parseSource(def: unknown): Source {
       const fixed = unit ? undefined : fixedInterval(String(given))
       return {
         ...base,
+        ...(typeof p.format === 'string' ? { format: p.format } : {}),
         key: (v) => {
           const ms = typeof v.key === 'number' ? v.key : parseDate(v.key)
           if (ms === undefined) return undefined
@@ -126,7 +129,9 @@ class CompositeAgg implements Agg {
       this.after = this.sources.map((s) => {
         if (!(s.name in after)) throw new IllegalArgument(`[after] has no value for source [${s.name}]`)
         const v = after[s.name]
-        return v === null ? null : (v as Key)
+        if (v === null) return null
+        // A formatted key comes back as its text.
+        return s.format !== undefined && typeof v === 'string' ? (parseDate(v, s.format) ?? v) : (v as Key)
       })
     }
   }
@@ -174,7 +179,13 @@ class CompositeAgg implements Agg {
 
   result(): Record<string, unknown> {
     const page = this.sorted().slice(0, this.size)
-    const keyObject = (tuple: Value[]) => Object.fromEntries(this.sources.map((s, i) => [s.name, tuple[i]]))
+    const keyObject = (tuple: Value[]) =>
+      Object.fromEntries(
+        this.sources.map((s, i) => [
+          s.name,
+          s.format !== undefined && typeof tuple[i] === 'number' ? dateText(tuple[i], s.format) : tuple[i],
+        ]),
+      )
     return {
       ...(page.length > 0 ? { after_key: keyObject(page[page.length - 1].key) } : {}),
       buckets: page.map((b) => ({ key: keyObject(b.key), doc_count: b.count, ...results(b.subs) })),

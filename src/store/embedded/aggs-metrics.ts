@@ -9,6 +9,7 @@ import { type DocView, isObject } from '../query/doc'
 import { jsonToken } from '../../json'
 import { type Agg, type AggSpec, type AggValue, defineAgg, defineCheckedAgg, FieldAgg, fieldParam, type TargetCtx } from './aggs'
 import { javaDouble } from './java-double'
+import { dateText } from './aggs-time'
 import { kindOf } from '../query/compile'
 import { MergingDigest } from './t-digest'
 import { DoubleHdrHistogram, HistogramOutOfBounds } from './hdr-histogram'
@@ -16,6 +17,9 @@ import { DoubleHdrHistogram, HistogramOutOfBounds } from './hdr-histogram'
 /** Numbers of a field in a document (dates as millis); `asDate` is set when the field holds dates. */
 abstract class NumericAgg extends FieldAgg implements Agg {
   protected asDate = false
+  /** What dates render with: the aggregation's `format`, else the field's (see dateText). */
+  protected dateFormat?: string
+  private dateFormatFor?: TargetCtx
   /**
    * A document's values are added in ascending order, as OpenSearch reads them from doc values:
    * set where the order of adding shows in the answer (a digest).
@@ -35,6 +39,10 @@ abstract class NumericAgg extends FieldAgg implements Agg {
         throw new IllegalArgument(`Field [${this.field}] of type [keyword] is not supported for aggregation [${this.spec.type}]`)
       if (v.date) this.asDate = true
       this.add(v.key)
+    }
+    if (this.dateFormatFor !== t) {
+      this.dateFormatFor = t
+      this.dateFormat = typeof this.spec.params.format === 'string' ? this.spec.params.format : t.specs?.get(this.field)?.format
     }
   }
 }
@@ -62,7 +70,7 @@ class StatsAgg extends NumericAgg {
     return { count: this.count, sum: this.sum, sumSq: this.sumSq, min: this.min, max: this.max }
   }
   protected base(): Record<string, unknown> {
-    return statsResult(this.moments, this.asDate ? (v) => new Date(v).toISOString() : undefined)
+    return statsResult(this.moments, this.asDate ? (v) => dateText(v, this.dateFormat) : undefined)
   }
   result(): Record<string, unknown> {
     return this.base()

@@ -5,7 +5,7 @@
  */
 import { IllegalArgument } from '../errors'
 import { startOfUnit, type CalendarUnit } from '../query/dates'
-import { fromLocal, type Zone } from '../query/zones'
+import { fromLocal, type Zone, zoneOf } from '../query/zones'
 import { formatPattern, isPattern, NAMED_PATTERNS } from '../query/date-pattern'
 
 export type { CalendarUnit }
@@ -77,6 +77,10 @@ export function roundFixed(utc: number, interval: number, offset: number, zone: 
 }
 
 const pad = (n: number, w = 2) => String(Math.abs(n)).padStart(w, '0')
+
+/** A date value as an aggregation renders it without a time zone (`value_as_string`, a terms key): in `format`, else ISO. */
+export const dateText = (ms: number, format?: string): string => formatInZone(ms, UTC, format)
+const UTC = zoneOf('UTC')
 
 /** OpenSearch's default rendering of a date key in a zone: `2020-01-01T00:00:00.000+01:00` (or `Z`). */
 export function formatInZone(utc: number, zone: Zone, format?: string): string {

@@ -2,7 +2,7 @@
  * Aggregations over matching documents: `terms` (with sub-aggregations), `cardinality`,
  * `value_count`, `min`, `max`, `sum`, `avg`, `filter` — OpenSearch's response shapes.
  */
-import { formatInZone } from './aggs-time'
+import { dateText } from './aggs-time'
 import { zoneOf } from '../query/zones'
 import { CompensatedSum } from './compensated-sum'
 import { IllegalArgument, ParsingError, QueryShardError, StoreError } from '../errors'
@@ -438,6 +438,8 @@ class TermsAgg extends FieldAgg implements Agg {
 
   /** The indices read (min_doc_count 0 lists their terms that no matched document holds). */
   private readonly targets = new Set<TargetCtx>()
+  /** What a date key renders with: the aggregation's `format`, else the field's (OpenSearch's doc value format). */
+  private dateFormat?: string
 
   see(t: TargetCtx): void {
     this.targets.add(t)
@@ -449,6 +451,7 @@ class TermsAgg extends FieldAgg implements Agg {
       this.ipFor = t
       if (t.specs?.get(this.field)?.type === 'ip') this.ip = true
       this.accepts = this.filterFor(t)
+      this.dateFormat = typeof this.params.format === 'string' ? this.params.format : t.specs?.get(this.field)?.format
     }
     let values = this.read(d, t)
     if (values.length === 0 && this.params.missing !== undefined) values = this.missing(t)
@@ -482,7 +485,7 @@ class TermsAgg extends FieldAgg implements Agg {
       // With sub-aggregations a key carries their state: a bucket from the start.
       if (this.subs.size === 0) this.budget?.candidate()
       else this.budget?.add()
-      const asString = v.asString ?? (v.date ? new Date(v.key as number).toISOString() : undefined)
+      const asString = v.date ? dateText(v.key as number, this.dateFormat) : v.asString
       const aggs = this.subs.size === 0 ? NO_SUBS : instantiate(this.subs, this.budget)
       this.buckets.set(v.key, (b = { key: v.key, asString, count: 0, aggs, list: aggs === NO_SUBS ? [] : [...aggs.values()], subs: {} }))
     }
@@ -573,9 +576,10 @@ class MetricAgg extends FieldAgg implements Agg {
     private readonly params: Record<string, unknown>,
   ) {
     super(fieldParam(type, params), type)
+    if (typeof params.format === 'string') this.format = params.format
   }
 
-  /** A date field's own format renders `value_as_string`, as in OpenSearch. */
+  /** The aggregation's `format`, else a date field's own, renders `value_as_string`, as in OpenSearch. */
   private format?: string
   private formatFor?: TargetCtx
 
@@ -605,7 +609,7 @@ class MetricAgg extends FieldAgg implements Agg {
 
   result(): Record<string, unknown> {
     const dated = (value: number | null) =>
-      value !== null && this.asDate ? { value, value_as_string: formatInZone(value, zoneOf(undefined), this.format) } : { value }
+      value !== null && this.asDate ? { value, value_as_string: dateText(value, this.format) } : { value }
     switch (this.type) {
       case 'cardinality':
         return { value: this.distinct.size }
