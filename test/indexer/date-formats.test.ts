@@ -230,6 +230,16 @@ describe("aggregations render dates in their own format, else the field's", () =
     expect(m.lo.value_as_string).toBe('31/12/2023 23:30')
     expect(m.hi.value_as_string).toBe('2024-01-15T12')
     expect([m.s.min_as_string, m.s.avg_as_string, m.s.sum_as_string]).toEqual(['31/12/2023 23:30', '04/01/2024 07:05', '17/01/2240 11:29'])
+    const p = await aggs({
+      avg: { avg: { field: 'd' } },
+      own: { percentiles: { field: 'd', percents: [50] } },
+      given: { percentiles: { field: 'd', percents: [50], format: 'yyyy' } },
+      ranks: { percentile_ranks: { field: 'd', values: [1704067200000] } },
+    })
+    expect(p.avg.value_as_string).toBe('04/01/2024 07:05')
+    expect([p.own.values['50.0_as_string'], p.given.values['50.0_as_string']]).toEqual(['01/01/2024 23:59', '2024'])
+    // A rank renders as the field's dates do, as OpenSearch renders it.
+    expect(p.ranks.values['1.7040672E12_as_string']).toBe('01/01/1970 00:00')
     const t = await aggs({ own: { terms: { field: 'd', size: 2 } }, given: { terms: { field: 'd', size: 2, format: 'EEE dd MMM yyyy' } } })
     expect(t.own.buckets.map((b: any) => b.key_as_string)).toEqual(['31/12/2023 23:30', '01/01/2024 00:00'])
     expect(t.given.buckets.map((b: any) => b.key_as_string)).toEqual(['Sun 31 Dec 2023', 'Mon 01 Jan 2024'])

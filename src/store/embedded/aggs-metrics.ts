@@ -30,6 +30,10 @@ abstract class NumericAgg extends FieldAgg implements Agg {
   }
   protected abstract add(v: number): void
   abstract result(): Record<string, unknown>
+  /** How a date field's values render (undefined for numbers). */
+  protected dateText(): ((v: number) => string) | undefined {
+    return this.asDate ? (v) => dateText(v, this.dateFormat) : undefined
+  }
   collect(d: DocView, t: TargetCtx): void {
     let values = this.read(d, t)
     if (values.length === 0 && this.spec.params.missing !== undefined) values = [{ key: Number(this.spec.params.missing) }]
@@ -70,7 +74,7 @@ class StatsAgg extends NumericAgg {
     return { count: this.count, sum: this.sum, sumSq: this.sumSq, min: this.min, max: this.max }
   }
   protected base(): Record<string, unknown> {
-    return statsResult(this.moments, this.asDate ? (v) => dateText(v, this.dateFormat) : undefined)
+    return statsResult(this.moments, this.dateText())
   }
   result(): Record<string, unknown> {
     return this.base()
@@ -376,14 +380,18 @@ class PercentilesAgg extends SketchAgg {
     return keyedValues(
       this.percents.map((pct) => ({ key: pct, value: this.answers()?.percentile(pct) ?? null })),
       this.keyed,
-      this.asDate,
+      this.dateText(),
     )
   }
 }
 
 /** A percentiles-like result: `values` as a map by key ("99.0", with `_as_string` for dates), or a list when not keyed. */
-function keyedValues(entries: Array<{ key: number; value: number | null }>, keyed: boolean, asDate: boolean): Record<string, unknown> {
-  const dated = entries.map((e) => ({ ...e, ...(e.value !== null && asDate ? { value_as_string: new Date(e.value).toISOString() } : {}) }))
+function keyedValues(
+  entries: Array<{ key: number; value: number | null }>,
+  keyed: boolean,
+  asString?: (v: number) => string,
+): Record<string, unknown> {
+  const dated = entries.map((e) => ({ ...e, ...(e.value !== null && asString ? { value_as_string: asString(e.value) } : {}) }))
   if (!keyed) return { values: dated }
   const values: Record<string, unknown> = {}
   for (const e of dated) {
@@ -406,7 +414,7 @@ class PercentileRanksAgg extends SketchAgg {
   }
   result(): Record<string, unknown> {
     const entries = this.values.map((x) => ({ key: x, value: this.answers()?.rank(x) ?? null }))
-    return keyedValues(entries, this.spec.params.keyed !== false, this.asDate)
+    return keyedValues(entries, this.spec.params.keyed !== false, this.dateText())
   }
 }
 

@@ -618,7 +618,7 @@ class MetricAgg extends FieldAgg implements Agg {
       case 'sum':
         return { value: this.total.value }
       case 'avg':
-        return { value: this.count === 0 ? null : this.total.value / this.count }
+        return dated(this.count === 0 ? null : this.total.value / this.count)
       case 'min':
         return dated(this.count === 0 ? null : this.min)
       default:

@@ -53,8 +53,8 @@ function parseNamed(value: unknown, format: string | undefined, zone: Zone | und
     const n = Number(value)
     return format?.includes('epoch_second') && !format.includes('epoch_millis') ? n * 1000 : Math.trunc(n)
   }
-  // Named, the default is strict (a caller's query reads a mapping's default so: query-guards.ts); unnamed, this
-  // store's own reads (keys, sort values, dynamic dates) stay lenient.
+  // Named, the default is strict (as documents and callers' queries read a mapping's default: malformed.ts,
+  // query-guards.ts); unnamed, this store's own reads (keys, sort values) stay lenient.
   const strict = format !== undefined && format.includes('strict_date_optional_time')
   const m = strict ? STRICT_ISO.exec(value) : (ISO.exec(value) ?? SLASHED.exec(value))
   if (!m) return undefined
