@@ -4,6 +4,7 @@
  * evaluator and every query rewrite recurse), clause counts, regex length.
  */
 import { IllegalArgument, QueryShardError, StoreError } from '../errors'
+import { nestKeys } from '../flat-keys'
 
 /** A numeric index setting (`index.*` limits) when it is set to a finite number, else its default. */
 export function numericSetting(settings: Record<string, unknown> | undefined, key: string, dflt: number): number {
@@ -117,15 +118,7 @@ export function indexLimits(
 
 /** `index.analysis.*` of flat settings, nested (`{analyzer: {my: {tokenizer: ...}}}`). */
 function analysisOf(settings: Record<string, unknown> | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(settings ?? {})) {
-    if (!key.startsWith(ANALYSIS)) continue
-    const parts = key.slice(ANALYSIS.length).split('.')
-    if (parts.some((p) => p === '__proto__' || p === 'constructor' || p === 'prototype')) continue
-    let at = out
-    for (const part of parts.slice(0, -1)) at = (Object.hasOwn(at, part) ? at[part] : (at[part] = {})) as Record<string, unknown>
-    at[parts[parts.length - 1]] = value
-  }
-  return out
+  const flat = Object.entries(settings ?? {}).filter(([key]) => key.startsWith(ANALYSIS))
+  return nestKeys(Object.fromEntries(flat.map(([key, value]) => [key.slice(ANALYSIS.length), value])))
 }
 const ANALYSIS = 'index.analysis.'

@@ -41,15 +41,8 @@ export function refusal(
 function unreadableValue(type: string, spec: FieldSpec, p: Record<string, unknown>): { type: string; reason: string } | undefined {
   const kind = kindOf(spec.type)
   if (kind !== 'number' && kind !== 'boolean' && kind !== 'ip') return undefined
-  let values: unknown[]
-  if (type === 'term') values = [p.value]
-  else if (type === 'terms') values = Array.isArray(p.value) ? p.value : []
-  else if ((type === 'match' || type === 'match_phrase') && p.lenient !== true && p.lenient !== 'true') values = [p.query]
-  else if (type === 'range' && kind === 'number') values = [p.gt, p.gte, p.lt, p.lte, p.from, p.to]
-  else return undefined
-  for (const v of values) {
-    // Absent bounds, and objects or arrays, which the query's own checks refuse.
-    if (v === null || v === undefined || typeof v === 'object') continue
+  if (type === 'range' && kind !== 'number') return undefined
+  for (const v of lookedUp(type, p)) {
     const text = String(v)
     if (kind === 'number' && toNumber(v) === undefined) return { type: 'number_format_exception', reason: `For input string: "${text}"` }
     if (kind === 'boolean' && toBool(v) === undefined)
@@ -61,23 +54,30 @@ function unreadableValue(type: string, spec: FieldSpec, p: Record<string, unknow
 }
 
 /**
+ * The values a query looks up as the field's terms: a term's, a terms list's, a match's or
+ * match_phrase's text (unless `lenient`), a range's bounds. Absent bounds, and objects or arrays
+ * (which the query's own checks refuse), are left out.
+ */
+function lookedUp(type: string, p: Record<string, unknown>): Array<string | number | boolean | bigint> {
+  let values: unknown[]
+  if (type === 'term') values = [p.value]
+  else if (type === 'terms') values = Array.isArray(p.value) ? p.value : []
+  else if ((type === 'match' || type === 'match_phrase') && p.lenient !== true && p.lenient !== 'true') values = [p.query]
+  else if (type === 'range') values = [p.gt, p.gte, p.lt, p.lte, p.from, p.to]
+  else values = []
+  return values.filter((v): v is string | number | boolean | bigint => v !== null && v !== undefined && typeof v !== 'object')
+}
+
+/**
  * A value a date field cannot read (its format, or the range's own), where unreadableValue looks:
  * OpenSearch's parse_exception (dates.ts's dateValueFailure). A term's shard wraps it in a
  * query_shard_exception; a range's bound fails its shard with the parse_exception itself.
  */
 function unreadableDate(type: string, spec: FieldSpec, p: Record<string, unknown>): QueryCreationFailed | undefined {
   if (kindOf(spec.type) !== 'date') return undefined
-  let values: unknown[]
-  let format = spec.format ?? DEFAULT_DATE_FORMAT
-  if (type === 'term') values = [p.value]
-  else if (type === 'terms') values = Array.isArray(p.value) ? p.value : []
-  else if ((type === 'match' || type === 'match_phrase') && p.lenient !== true && p.lenient !== 'true') values = [p.query]
-  else if (type === 'range') {
-    values = [p.gt, p.gte, p.lt, p.lte, p.from, p.to]
-    if (typeof p.format === 'string') format = p.format
-  } else return undefined
-  for (const v of values) {
-    if (v === null || v === undefined || typeof v === 'object') continue
+  // A range reads its bounds in its own format, when it names one.
+  const format = type === 'range' && typeof p.format === 'string' ? p.format : (spec.format ?? DEFAULT_DATE_FORMAT)
+  for (const v of lookedUp(type, p)) {
     const cause = dateValueFailure(v, format)
     if (cause) return new QueryCreationFailed(cause, type === 'range' ? 'direct' : 'wrapped')
   }
